@@ -1,0 +1,42 @@
+# Quick start: `make run` launches the app on the demo data; `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: run test lint unit browser bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Stamps re-run the install when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(VENV)/.installed $@
+
+/usr/bin/chromium:
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+run: $(VENV)/.installed
+	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(VENV)/.installed-dev /usr/bin/chromium lint
+	$(PY) -m pytest -n 2 --dist loadfile
+
+bench: $(VENV)/.installed
+	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) tests/artifacts .pytest_cache .ruff_cache

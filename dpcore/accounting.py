@@ -1,0 +1,265 @@
+"""Privacy budgets, conversions between them, and composition.
+
+Three budget types, frozen and validated on construction:
+
+- :class:`PureDP` — ε-differential privacy;
+- :class:`ApproxDP` — (ε, δ)-differential privacy with 0 < δ < 1;
+- :class:`ZCDP` — ρ-zero-concentrated differential privacy (Bun & Steinke 2016).
+
+Arithmetic on budgets is exact in decimal: every amount is taken at its shortest decimal
+representation (``repr``) and added as a :class:`~decimal.Decimal`, so ten spends of 0.1 use up a
+total of 1.0 exactly — no spurious overspend from binary rounding, and no real overspend either.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import ClassVar, Literal
+
+from scipy.optimize import minimize_scalar
+
+from dpcore._validate import open_unit_interval, positive_number
+
+Kind = Literal["pure", "approx", "zcdp"]
+
+SYMBOLS = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
+
+
+class BudgetExceededError(ValueError):
+    """A spend asked for more privacy budget than remains.
+
+    Attributes ``requested``, ``remaining`` and ``difference`` map each budget component
+    (``epsilon``, ``delta`` or ``rho``) to a float.
+    """
+
+    def __init__(
+        self,
+        requested: dict[str, float],
+        remaining: dict[str, float],
+    ) -> None:
+        self.requested = requested
+        self.remaining = remaining
+        self.difference = {k: requested[k] - remaining[k] for k in requested}
+        super().__init__(
+            "Privacy budget exceeded. "
+            f"Requested {format_components(requested)}; "
+            f"Remaining {format_components(remaining)}; "
+            f"Difference {format_components(self.difference)}. "
+            "Lower the cost of this release or start a new ledger."
+        )
+
+
+def format_components(components: dict[str, float | Decimal]) -> str:
+    """Render ``{"epsilon": 0.5, "delta": 1e-6}`` as ``ε = 0.5, δ = 1e-06``."""
+    return ", ".join(f"{SYMBOLS[k]} = {float(v):.6g}" for k, v in components.items())
+
+
+@dataclass(frozen=True)
+class PureDP:
+    """ε-differential privacy (Dwork et al. 2006)."""
+
+    epsilon: float
+    kind: ClassVar[Kind] = "pure"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", positive_number("epsilon", self.epsilon))
+
+    def components(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon}
+
+    def to_zcdp(self) -> ZCDP:
+        r"""ε-DP implies ρ-zCDP with :math:`\rho = \varepsilon^2 / 2` (Bun & Steinke 2016, Prop. 1.4)."""
+        return ZCDP(self.epsilon**2 / 2)
+
+    def __str__(self) -> str:
+        return f"{format_components(self.components())} (pure DP)"
+
+
+@dataclass(frozen=True)
+class ApproxDP:
+    """(ε, δ)-differential privacy with 0 < δ < 1. Use :class:`PureDP` when δ = 0."""
+
+    epsilon: float
+    delta: float
+    kind: ClassVar[Kind] = "approx"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", positive_number("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", open_unit_interval("delta", self.delta))
+
+    def components(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon, "delta": self.delta}
+
+    def __str__(self) -> str:
+        return f"{format_components(self.components())} (approximate DP)"
+
+
+@dataclass(frozen=True)
+class ZCDP:
+    """ρ-zero-concentrated differential privacy (Bun & Steinke 2016)."""
+
+    rho: float
+    kind: ClassVar[Kind] = "zcdp"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", positive_number("rho", self.rho))
+
+    def components(self) -> dict[str, float]:
+        return {"rho": self.rho}
+
+    def to_approx_dp(self, delta: float) -> ApproxDP:
+        r"""The smallest ε such that ρ-zCDP implies (ε, δ)-DP, by Canonne, Kamath & Steinke (2020).
+
+        CKS 2020 (*The Discrete Gaussian for Differential Privacy*, Prop. 12 / Cor. 13) show that
+        ρ-zCDP implies (ε, δ)-DP for every Rényi order α > 1 with
+
+        .. math:: \varepsilon(\alpha) = \alpha\rho
+                  + \frac{\log(1/\delta) + (\alpha - 1)\log(1 - 1/\alpha) - \log\alpha}{\alpha - 1}.
+
+        Every α gives a valid ε, so a numerical minimum over α is sound even if it is not exact.
+        The result is never looser than the classic :math:`\rho + 2\sqrt{\rho\log(1/\delta)}`,
+        which is returned instead whenever the search does not beat it.
+        """
+        delta = open_unit_interval("delta", delta)
+        log_inv_delta = -math.log(delta)
+        classic = self.rho + 2 * math.sqrt(self.rho * log_inv_delta)
+
+        def epsilon_at(log_alpha_minus_1: float) -> float:
+            alpha = 1 + math.exp(log_alpha_minus_1)
+            return alpha * self.rho + (
+                log_inv_delta + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)
+            ) / (alpha - 1)
+
+        # The classic bound's optimum sits at alpha - 1 = sqrt(log(1/delta) / rho); search around it.
+        centre = 0.5 * math.log(log_inv_delta / self.rho)
+        best = minimize_scalar(
+            epsilon_at, bounds=(centre - 12, centre + 12), method="bounded", options={"xatol": 1e-10}
+        )
+        tight = float(best.fun) if best.success and math.isfinite(best.fun) else classic
+        return ApproxDP(min(tight, classic), delta)
+
+    def __str__(self) -> str:
+        return f"{format_components(self.components())} (zCDP)"
+
+
+Budget = PureDP | ApproxDP | ZCDP
+
+
+def _check_budget(name: str, value: object) -> Budget:
+    if not isinstance(value, PureDP | ApproxDP | ZCDP):
+        raise TypeError(
+            f"`{name}` must be a PureDP, ApproxDP or ZCDP budget, got {type(value).__name__} "
+            f"{value!r}"
+        )
+    return value
+
+
+def common_kind(budgets: tuple[Budget, ...]) -> Kind:
+    """The kind in which budgets of mixed kinds can be combined soundly.
+
+    Pure DP converts losslessly into zCDP (ρ = ε²/2) and into approximate DP (δ = 0). zCDP and
+    approximate DP do not mix: converting zCDP requires a choice of δ that only the caller can make.
+    """
+    kinds = {b.kind for b in budgets}
+    if len(kinds) == 1:
+        return kinds.pop()
+    if kinds == {"pure", "zcdp"}:
+        return "zcdp"
+    if kinds == {"pure", "approx"}:
+        return "approx"
+    raise ValueError(
+        "cannot combine zCDP and (ε, δ)-DP budgets without choosing δ: convert the ZCDP budget "
+        "first with `.to_approx_dp(delta)`, or express every budget in zCDP"
+    )
+
+
+def exact_components(budget: Budget, kind: Kind) -> dict[str, Decimal]:
+    """Budget components in ``kind`` as exact decimals (zero allowed, e.g. δ of a pure budget)."""
+    if budget.kind == kind:
+        return {k: Decimal(repr(v)) for k, v in budget.components().items()}
+    if budget.kind == "pure" and kind == "zcdp":
+        return exact_components(budget.to_zcdp(), kind)
+    if budget.kind == "pure" and kind == "approx":
+        return {"epsilon": Decimal(repr(budget.epsilon)), "delta": Decimal(0)}
+    raise ValueError(
+        f"a {type(budget).__name__} budget cannot be expressed as {kind!r} without choosing δ; "
+        "convert it explicitly first"
+    )
+
+
+def _from_components(kind: Kind, components: dict[str, Decimal]) -> Budget:
+    values = {k: float(v) for k, v in components.items()}
+    return {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP}[kind](**values)
+
+
+def sequential(*budgets: Budget) -> Budget:
+    r"""Basic sequential composition: the costs of mechanisms run on the same data add up.
+
+    ε and δ add for (approximate) DP (Dwork & Roth 2014, Thm. 3.16); ρ adds for zCDP
+    (Bun & Steinke 2016, Lemma 2.3). Pure-DP budgets mixed with zCDP are converted with
+    :math:`\rho = \varepsilon^2/2`; mixed with (ε, δ)-DP they count δ = 0.
+    """
+    if not budgets:
+        raise ValueError("`budgets` must contain at least one budget, got none")
+    checked = tuple(_check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
+    kind = common_kind(checked)
+    parts = [exact_components(b, kind) for b in checked]
+    return _from_components(kind, {k: sum(p[k] for p in parts) for k in parts[0]})
+
+
+def parallel(*budgets: Budget) -> Budget:
+    """Parallel composition over disjoint strata: the cost is the largest single cost.
+
+    Each person is in exactly one stratum, so they are exposed only to that stratum's mechanism
+    (McSherry 2009, Thm. 4). For (ε, δ) budgets ε and δ are each maximised, which is an upper bound.
+    """
+    if not budgets:
+        raise ValueError("`budgets` must contain at least one budget, got none")
+    checked = tuple(_check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
+    kind = common_kind(checked)
+    parts = [exact_components(b, kind) for b in checked]
+    return _from_components(kind, {k: max(p[k] for p in parts) for k in parts[0]})
+
+
+def remaining_after(total: Budget, spent: list[Budget] | tuple[Budget, ...]) -> dict[str, Decimal]:
+    """Exact remaining budget, component by component, in the total's kind (may be zero)."""
+    left = exact_components(total, total.kind)
+    for cost in spent:
+        for k, v in exact_components(cost, total.kind).items():
+            left[k] -= v
+    return left
+
+
+def check_affordable(total: Budget, spent: list[Budget] | tuple[Budget, ...], cost: Budget) -> None:
+    """Raise :class:`BudgetExceededError` if ``cost`` does not fit in what ``spent`` leaves."""
+    _check_budget("cost", cost)
+    requested = exact_components(cost, total.kind)
+    left = remaining_after(total, spent)
+    if any(requested[k] > left[k] for k in requested):
+        raise BudgetExceededError(
+            {k: float(v) for k, v in requested.items()}, {k: float(v) for k, v in left.items()}
+        )
+
+
+class BudgetAccountant:
+    """An in-memory odometer: spends against a fixed total, refusing any overspend.
+
+    The persistent, multi-process version is :class:`dpcore.ledger.Ledger`.
+    """
+
+    def __init__(self, total: Budget) -> None:
+        self.total = _check_budget("total", total)
+        self._spent: list[Budget] = []
+
+    def spend(self, cost: Budget) -> None:
+        check_affordable(self.total, self._spent, cost)
+        self._spent.append(cost)
+
+    def remaining(self) -> dict[str, float]:
+        return {k: float(v) for k, v in remaining_after(self.total, self._spent).items()}
+
+    @property
+    def spent(self) -> tuple[Budget, ...]:
+        return tuple(self._spent)
