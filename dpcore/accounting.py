@@ -135,7 +135,10 @@ class ZCDP:
         # The classic bound's optimum sits at alpha - 1 = sqrt(log(1/delta) / rho); search around it.
         centre = 0.5 * math.log(log_inv_delta / self.rho)
         best = minimize_scalar(
-            epsilon_at, bounds=(centre - 12, centre + 12), method="bounded", options={"xatol": 1e-10}
+            epsilon_at,
+            bounds=(centre - 12, centre + 12),
+            method="bounded",
+            options={"xatol": 1e-10},
         )
         tight = float(best.fun) if best.success and math.isfinite(best.fun) else classic
         return ApproxDP(min(tight, classic), delta)
@@ -221,6 +224,19 @@ def parallel(*budgets: Budget) -> Budget:
     kind = common_kind(checked)
     parts = [exact_components(b, kind) for b in checked]
     return _from_components(kind, {k: max(p[k] for p in parts) for k in parts[0]})
+
+
+def scale(budget: Budget, fraction: float) -> Budget:
+    """The budget times ``fraction`` (0 < fraction ≤ 1): every component (ε, δ or ρ) is scaled.
+
+    Used to split a budget between mechanisms under sequential composition: ``scale(b, f)`` and
+    ``scale(b, 1 - f)`` compose back to ``b``.
+    """
+    _check_budget("budget", budget)
+    fraction = positive_number("fraction", fraction)
+    if fraction > 1:
+        raise ValueError(f"`fraction` must be a number with 0 < fraction <= 1, got {fraction!r}")
+    return type(budget)(**{k: v * fraction for k, v in budget.components().items()})
 
 
 def remaining_after(total: Budget, spent: list[Budget] | tuple[Budget, ...]) -> dict[str, Decimal]:

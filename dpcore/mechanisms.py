@@ -194,6 +194,8 @@ def noise_source(kind: NoiseKind, *, rng: np.random.Generator | int | None = Non
         return SimulationNoise(rng=rng)
     if kind == "secure":
         if rng is not None:
-            raise ValueError("`rng` must be None for secure noise: OpenDP's sampler cannot be seeded")
+            raise ValueError(
+                "`rng` must be None for secure noise: OpenDP's sampler cannot be seeded"
+            )
         return SecureNoise()
     raise ValueError(f"`kind` must be 'simulation' or 'secure', got {kind!r}")
