@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import ClassVar, Literal
 
 from scipy.optimize import minimize_scalar
@@ -25,6 +25,7 @@ from dpcore._validate import open_unit_interval, positive_number
 Kind = Literal["pure", "approx", "zcdp"]
 
 SYMBOLS = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
+_SMALLEST_EPSILON = 1e-12
 
 
 class BudgetExceededError(ValueError):
@@ -141,7 +142,9 @@ class ZCDP:
             options={"xatol": 1e-10},
         )
         tight = float(best.fun) if best.success and math.isfinite(best.fun) else classic
-        return ApproxDP(min(tight, classic), delta)
+        # For tiny ρ and large δ the optimum is ≤ 0: then every ε > 0 is valid, so take the
+        # a negligible positive ε rather than an invalid one.
+        return ApproxDP(max(min(tight, classic), _SMALLEST_EPSILON), delta)
 
     def __str__(self) -> str:
         return f"{format_components(self.components())} (zCDP)"
@@ -183,7 +186,9 @@ def exact_components(budget: Budget, kind: Kind) -> dict[str, Decimal]:
     if budget.kind == kind:
         return {k: Decimal(repr(v)) for k, v in budget.components().items()}
     if budget.kind == "pure" and kind == "zcdp":
-        return exact_components(budget.to_zcdp(), kind)
+        # ρ = ε²/2 in exact decimal: a 17-digit ε squares to at most 34 digits.
+        with localcontext(prec=80):
+            return {"rho": Decimal(repr(budget.epsilon)) ** 2 / 2}
     if budget.kind == "pure" and kind == "approx":
         return {"epsilon": Decimal(repr(budget.epsilon)), "delta": Decimal(0)}
     raise ValueError(
@@ -194,6 +199,11 @@ def exact_components(budget: Budget, kind: Kind) -> dict[str, Decimal]:
 
 def _from_components(kind: Kind, components: dict[str, Decimal]) -> Budget:
     values = {k: float(v) for k, v in components.items()}
+    if values.get("delta", 0.0) >= 1:
+        raise ValueError(
+            f"the combined budget has δ = {values['delta']:.6g} ≥ 1, which protects nobody; "
+            "lower the δ of the budgets being combined"
+        )
     return {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP}[kind](**values)
 
 
