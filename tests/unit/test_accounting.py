@@ -291,7 +291,9 @@ def test_zcdp_to_approx_grows_with_rho(rho, factor, delta):
 def test_zcdp_to_approx_shrinks_with_delta(rho, delta, factor):
     small = ZCDP(rho).to_approx_dp(delta).epsilon
     large = ZCDP(rho).to_approx_dp(delta * factor).epsilon
-    assert large < small
+    assert large <= small
+    if small > 1e-9:  # strictly, except where both sit at the clamp for a non-positive optimum
+        assert large < small
 
 
 @pytest.mark.parametrize("delta", [0, 0.0, 1, 1.0, 1.5, -1e-6, math.nan, math.inf])
