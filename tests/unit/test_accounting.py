@@ -285,7 +285,11 @@ def test_zcdp_to_approx_reference_value():
     delta=st.floats(1e-12, 0.1),
 )
 def test_zcdp_to_approx_grows_with_rho(rho, factor, delta):
-    assert ZCDP(rho).to_approx_dp(delta).epsilon < ZCDP(rho * factor).to_approx_dp(delta).epsilon
+    small = ZCDP(rho).to_approx_dp(delta).epsilon
+    large = ZCDP(rho * factor).to_approx_dp(delta).epsilon
+    assert small <= large
+    if large > 1e-9:  # strictly, except where both sit at the clamp for a non-positive optimum
+        assert small < large
 
 
 @HYPOTHESIS
