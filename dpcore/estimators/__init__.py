@@ -1,0 +1,132 @@
+"""Private estimators. Mean estimators take a budget from :mod:`dpcore.accounting` and ``rng``.
+
+The functions below release one estimate (or ``replicates`` simulated estimates) from a 1-D array of
+values or from any per-group statistics object (:class:`~dpcore.strata.Strata`); the estimator
+classes (:class:`LaplaceMean`, :class:`GaussianMean`, :class:`CoinPressMean`) are what
+:func:`stratified_mean` and the Monte Carlo engine take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore.accounting import Budget
+from dpcore.estimators.coinpress import CoinPressMean, default_rho_split
+from dpcore.estimators.mean import GaussianMean, GroupStats, LaplaceMean
+from dpcore.estimators.stratified import (
+    STRATEGIES,
+    StrategyResult,
+    global_and_group_means,
+    global_only_mean,
+    run_strategy,
+    stratified_mean,
+)
+from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
+from dpcore.strata import Strata
+
+__all__ = [
+    "STRATEGIES",
+    "CoinPressMean",
+    "GaussianMean",
+    "LaplaceMean",
+    "MeanRelease",
+    "StrategyResult",
+    "coinpress_mean",
+    "default_rho_split",
+    "gaussian_mean",
+    "global_and_group_means",
+    "global_only_mean",
+    "laplace_mean",
+    "run_strategy",
+    "stratified_mean",
+]
+
+
+@dataclass(frozen=True)
+class MeanRelease:
+    """A private mean: ``estimate`` is a float for an array input, else one value per group
+    (with a leading replicate axis when simulated). ``intervals`` holds CoinPress's interval
+    after each step, shape (steps, [replicates,] [k,] 2)."""
+
+    estimate: float | np.ndarray
+    cost: Budget
+    intervals: np.ndarray | None = None
+
+
+def _release(
+    estimator: LaplaceMean | GaussianMean | CoinPressMean,
+    data: np.ndarray | GroupStats,
+    budget: Budget,
+    rng: np.random.Generator | int | None,
+    replicates: int | None,
+    noise: NoiseKind | NoiseSource,
+) -> MeanRelease:
+    single = not hasattr(data, "clipped_sums")
+    stats = Strata.from_values(data) if single else data
+    source = noise_source(noise, rng=rng) if isinstance(noise, str) else noise
+    intervals = None
+    if isinstance(estimator, CoinPressMean):
+        estimate, intervals = estimator.run(stats, budget, replicates=replicates, noise=source)
+    else:
+        estimate = estimator.group_estimates(stats, budget, replicates=replicates, noise=source)
+    if single:
+        estimate = estimate[..., 0] if replicates else float(estimate[0])
+        intervals = None if intervals is None else intervals[..., 0, :]
+    return MeanRelease(estimate, budget, intervals)
+
+
+def laplace_mean(
+    data: np.ndarray | GroupStats,
+    budget: Budget,
+    *,
+    bounds: tuple[float, float] | None = None,
+    radius: float | None = None,
+    gamma: float = 0.1,
+    n_public: bool = True,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> MeanRelease:
+    """Clipped mean plus Laplace noise under ε-DP; see :class:`LaplaceMean` (AAAI 2024, eq. 3)."""
+    estimator = LaplaceMean(bounds=bounds, radius=radius, gamma=gamma, n_public=n_public)
+    return _release(estimator, data, budget, rng, replicates, noise)
+
+
+def gaussian_mean(
+    data: np.ndarray | GroupStats,
+    budget: Budget,
+    *,
+    bounds: tuple[float, float] | None = None,
+    radius: float | None = None,
+    gamma: float = 0.1,
+    n_public: bool = True,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> MeanRelease:
+    """Clipped mean plus Gaussian noise under ρ-zCDP; see :class:`GaussianMean` (AAAI 2024, eq. 1)."""
+    estimator = GaussianMean(bounds=bounds, radius=radius, gamma=gamma, n_public=n_public)
+    return _release(estimator, data, budget, rng, replicates, noise)
+
+
+def coinpress_mean(
+    data: np.ndarray | GroupStats,
+    budget: Budget,
+    *,
+    prior: tuple[float, float],
+    sigma: float,
+    steps: int = 2,
+    rho_split: tuple[float, ...] | None = None,
+    beta: float = 0.01,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> MeanRelease:
+    """Univariate CoinPress (UVMRec) under ρ-zCDP; see :class:`CoinPressMean` (AAAI 2024, Alg. 1–2).
+
+    Returns the estimate and the interval after each step.
+    """
+    estimator = CoinPressMean(prior=prior, sigma=sigma, steps=steps, rho_split=rho_split, beta=beta)
+    return _release(estimator, data, budget, rng, replicates, noise)

@@ -1,0 +1,168 @@
+"""Clipped private means: Laplace (ε-DP) and Gaussian (ρ-zCDP, or (ε, δ)-DP).
+
+Rosenblatt, Stoyanovich & Musco (AAAI 2024), eq. 1 (Gaussian mechanism) and eq. 3 (clipped mean plus
+Laplace noise). Every estimator here works on per-group sufficient statistics (any object with
+``sizes`` and ``clipped_sums(low, high)``, such as :class:`dpcore.strata.Strata`) and returns one
+estimate per group, vectorized over Monte Carlo replicates: shape ``(replicates, k)``, or ``(k,)``
+when ``replicates`` is None.
+
+Privacy model. With ``n_public=True`` (the paper's setting) each group's size n_g is treated as
+public, neighbouring datasets differ by replacing one person's value, and the clipped mean has
+sensitivity (U − L)/n_g. With ``n_public=False`` neighbours differ by adding or removing one person:
+the budget is split in half between a noisy count (sensitivity 1) and a noisy clipped sum
+(sensitivity max(|L|, |U|)), and the estimate is their ratio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from dpcore._validate import finite_number, positive_number
+from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
+from dpcore.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
+
+
+class GroupStats(Protocol):
+    """What an estimator may know about the data: sizes and clipped sums, nothing row-level."""
+
+    sizes: np.ndarray
+
+    def clipped_sums(self, low: np.ndarray, high: np.ndarray) -> np.ndarray: ...
+
+
+def require_budget(budget: object, allowed: tuple[type, ...], estimator: str) -> Budget:
+    """Refuse a budget type the estimator's mechanism cannot account for, naming the fix."""
+    if not isinstance(budget, allowed):
+        names = " or ".join(t.__name__ for t in allowed)
+        raise TypeError(
+            f"`budget` for the {estimator} must be {names}, got {budget!r}"
+            + (" (convert with PureDP.to_zcdp())" if ZCDP in allowed else "")
+        )
+    return budget
+
+
+def validate_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
+    """User clipping bounds [L, U] with L < U, both finite."""
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        raise TypeError(f"`bounds` must be a pair (L, U), got {bounds!r}")
+    low, high = finite_number("bounds[0]", bounds[0]), finite_number("bounds[1]", bounds[1])
+    if not low < high:
+        raise ValueError(f"`bounds` must satisfy L < U, got L = {low!r}, U = {high!r}")
+    return low, high
+
+
+@dataclass(frozen=True)
+class ClippedMean:
+    r"""Clipping rule shared by the Laplace and Gaussian means.
+
+    Either user bounds ``bounds=(L, U)``, or the paper's clip around ±R (AAAI 2024, eq. 3):
+    values are clipped to :math:`\pm\big(R + \sqrt{\log(n_g)/\gamma}\big)`, wide enough that, for
+    unit-variance Gaussian groups with means in [−R, R], no value is clipped with probability
+    1 − O(γ). The radius rule uses n_g, so it requires ``n_public=True``.
+    """
+
+    bounds: tuple[float, float] | None = None
+    radius: float | None = None
+    gamma: float = 0.1
+    n_public: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.bounds is None) == (self.radius is None):
+            raise ValueError(
+                "give exactly one of `bounds` (L, U) or `radius` (the paper's R), got "
+                f"bounds={self.bounds!r}, radius={self.radius!r}"
+            )
+        if self.bounds is not None:
+            object.__setattr__(self, "bounds", validate_bounds(self.bounds))
+        else:
+            object.__setattr__(self, "radius", positive_number("radius", self.radius))
+            object.__setattr__(self, "gamma", positive_number("gamma", self.gamma))
+            if not self.n_public:
+                raise ValueError(
+                    "the paper's clip radius depends on the group size, so `n_public` must be True "
+                    "with `radius`; give explicit `bounds` to treat group sizes as private"
+                )
+
+    def interval(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-group clipping interval, shape (k,) each."""
+        if self.bounds is not None:
+            low, high = self.bounds
+            return np.full(sizes.shape, low), np.full(sizes.shape, high)
+        half = self.radius + np.sqrt(np.log(sizes) / self.gamma)
+        return -half, half
+
+    def _noisy_means(
+        self,
+        stats: GroupStats,
+        replicates: int | None,
+        add_noise,
+        mean_scale_factor: float,
+        count_scale_factor: float,
+    ) -> np.ndarray:
+        """Shared body: ``add_noise(values, scale_per_unit_sensitivity × sensitivity)``."""
+        sizes = np.asarray(stats.sizes, dtype=float)
+        low, high = self.interval(sizes)
+        sums = stats.clipped_sums(low, high)
+        shape = sizes.shape if replicates is None else (replicates, *sizes.shape)
+        if self.n_public:
+            noisy = add_noise(np.broadcast_to(sums, shape), mean_scale_factor * (high - low))
+            return noisy / sizes
+        noisy_sum = add_noise(
+            np.broadcast_to(sums, shape),
+            count_scale_factor * np.maximum(np.abs(low), np.abs(high)),
+        )
+        noisy_count = add_noise(np.broadcast_to(sizes, shape), count_scale_factor)
+        # A noisy count below 1 would blow the ratio up; 1 is the smallest meaningful group size.
+        return noisy_sum / np.maximum(noisy_count, 1.0)
+
+
+@dataclass(frozen=True)
+class LaplaceMean(ClippedMean):
+    r"""Clipped mean plus Laplace noise under ε-DP (AAAI 2024, eq. 3).
+
+    .. math:: \hat p_g = \frac{1}{n_g}\sum_{x\in G_g}\mathrm{clip}_{[L,U]}(x)
+              + \mathrm{Lap}\!\left(\frac{U - L}{n_g\,\varepsilon}\right)
+
+    with n_g public. With ``n_public=False`` the ε is halved between the count and the sum.
+    """
+
+    name = "Laplace mean"
+
+    def group_estimates(
+        self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
+    ) -> np.ndarray:
+        epsilon = require_budget(budget, (PureDP,), self.name).epsilon
+        if self.n_public:
+            return self._noisy_means(stats, replicates, noise.add_laplace, 1 / epsilon, 0.0)
+        return self._noisy_means(stats, replicates, noise.add_laplace, 0.0, 2 / epsilon)
+
+
+@dataclass(frozen=True)
+class GaussianMean(ClippedMean):
+    r"""Clipped mean plus Gaussian noise (AAAI 2024, eq. 1).
+
+    Under ρ-zCDP, :math:`\sigma = \Delta/\sqrt{2\rho}` with Δ = (U − L)/n_g (n_g public). An
+    (ε, δ) budget uses the analytic Gaussian σ of Balle & Wang (2018). With ``n_public=False`` the
+    budget is halved between the count and the sum.
+    """
+
+    name = "Gaussian mean"
+
+    def group_estimates(
+        self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
+    ) -> np.ndarray:
+        budget = require_budget(budget, (ZCDP, ApproxDP), self.name)
+        if isinstance(budget, ZCDP):
+            whole, half = (
+                zcdp_gaussian_sigma(1.0, budget.rho),
+                zcdp_gaussian_sigma(1.0, budget.rho / 2),
+            )
+        else:
+            whole = gaussian_sigma(1.0, budget.epsilon, budget.delta, "analytic")
+            half = gaussian_sigma(1.0, budget.epsilon / 2, budget.delta / 2, "analytic")
+        if self.n_public:
+            return self._noisy_means(stats, replicates, noise.add_gaussian, whole, 0.0)
+        return self._noisy_means(stats, replicates, noise.add_gaussian, 0.0, half)

@@ -1,0 +1,164 @@
+"""Stratified and whole-population ("vanilla") strategies for releasing group and global means.
+
+- :func:`stratified_mean` — Rosenblatt, Stoyanovich & Musco (AAAI 2024), eq. 4 and appendix B Alg. 3
+  (StratCoinpress): estimate every group with the full budget (parallel composition over disjoint
+  groups) and recombine the **DP group estimates** with public shares. Total cost: one group's cost.
+- :func:`global_only_mean` — vanilla (i): one global estimate with the full budget, used as every
+  group's estimate.
+- :func:`global_and_group_means` — vanilla (ii): a global estimate and separate group estimates,
+  splitting the budget between them under sequential composition.
+
+Every function is vectorized over Monte Carlo replicates (``replicates=R`` gives arrays (R, k) and
+(R,)) and takes its noise from a :class:`~dpcore.mechanisms.NoiseSource`: ``"simulation"`` (numpy,
+seeded by ``rng``) for previews, ``"secure"`` (OpenDP) for releases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from dpcore._validate import open_unit_interval, positive_int
+from dpcore.accounting import Budget, parallel, scale, sequential
+from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
+from dpcore.strata import PublicShares, Strata
+
+Strategy = Literal["stratified", "global_only", "global_and_groups"]
+STRATEGIES: dict[str, str] = {
+    "stratified": "Stratified: each group with the full budget, recombined",
+    "global_only": "Vanilla (i): one global estimate used for every group",
+    "global_and_groups": "Vanilla (ii): global and group estimates, budget split",
+}
+
+
+class MeanEstimator(Protocol):
+    name: str
+
+    def group_estimates(
+        self, stats: Strata, budget: Budget, *, replicates: int | None, noise: NoiseSource
+    ) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """Group and global estimates of one strategy, with the privacy cost of releasing both.
+
+    ``group_estimates`` has shape (k,) or (replicates, k); ``global_estimate`` () or (replicates,).
+    """
+
+    strategy: Strategy
+    group_estimates: np.ndarray
+    global_estimate: np.ndarray
+    cost: Budget
+
+
+def share_values(shares: PublicShares | np.ndarray | list[float], k: int) -> np.ndarray:
+    """Recombination weights as a (k,) array: nonnegative, finite, summing to 1."""
+    values = np.asarray(shares.values if isinstance(shares, PublicShares) else shares, dtype=float)
+    if values.shape != (k,):
+        raise ValueError(f"`shares` must have one entry per group ({k}), got shape {values.shape}")
+    if not np.all(np.isfinite(values) & (values >= 0)) or not np.isclose(values.sum(), 1.0):
+        raise ValueError(f"`shares` must be nonnegative and sum to 1, got {values!r}")
+    return values
+
+
+def _noise(noise: NoiseKind | NoiseSource, rng) -> NoiseSource:
+    return noise_source(noise, rng=rng) if isinstance(noise, str) else noise
+
+
+def _replicates(replicates: int | None) -> int | None:
+    return None if replicates is None else positive_int("replicates", replicates)
+
+
+def stratified_mean(
+    strata: Strata,
+    estimator: MeanEstimator,
+    budget: Budget,
+    shares: PublicShares | np.ndarray,
+    *,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> StrategyResult:
+    r"""Stratified estimate (AAAI 2024, eq. 4; Alg. 3).
+
+    .. math:: \hat\mu_{strat} = \sum_{g=1}^{k} w_g\,\hat\mu_g
+
+    where :math:`\hat\mu_g` are the DP group estimates, each with the full ``budget``, and
+    :math:`w_g` the public shares (|G_g|/n in the paper). Each person is in exactly one group, so the
+    release costs ``budget`` (parallel composition); the recombination is post-processing.
+    """
+    weights = share_values(shares, strata.k)
+    groups = estimator.group_estimates(
+        strata, budget, replicates=_replicates(replicates), noise=_noise(noise, rng)
+    )
+    return StrategyResult("stratified", groups, groups @ weights, parallel(*[budget] * strata.k))
+
+
+def global_only_mean(
+    strata: Strata,
+    estimator: MeanEstimator,
+    budget: Budget,
+    *,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> StrategyResult:
+    """Vanilla (i): one estimate of the population mean with the full budget, reused per group."""
+    whole = estimator.group_estimates(
+        strata.pooled, budget, replicates=_replicates(replicates), noise=_noise(noise, rng)
+    )[..., 0]
+    groups = np.repeat(whole[..., None], strata.k, axis=-1)
+    return StrategyResult("global_only", groups, whole, budget)
+
+
+def global_and_group_means(
+    strata: Strata,
+    estimator: MeanEstimator,
+    budget: Budget,
+    *,
+    global_fraction: float = 0.5,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> StrategyResult:
+    """Vanilla (ii): a global estimate with ``global_fraction`` of the budget, and group estimates
+    with the rest (parallel over groups); the two releases compose sequentially to ``budget``.
+    """
+    fraction = open_unit_interval("global_fraction", global_fraction)
+    global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
+    source, reps = _noise(noise, rng), _replicates(replicates)
+    whole = estimator.group_estimates(strata.pooled, global_budget, replicates=reps, noise=source)[
+        ..., 0
+    ]
+    groups = estimator.group_estimates(strata, group_budget, replicates=reps, noise=source)
+    return StrategyResult(
+        "global_and_groups", groups, whole, sequential(global_budget, group_budget)
+    )
+
+
+def run_strategy(
+    strategy: Strategy,
+    strata: Strata,
+    estimator: MeanEstimator,
+    budget: Budget,
+    shares: PublicShares | np.ndarray,
+    *,
+    global_fraction: float = 0.5,
+    rng: np.random.Generator | int | None = None,
+    replicates: int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
+) -> StrategyResult:
+    """Dispatch on the strategy name (the Compare page and the Monte Carlo engine use this)."""
+    common = {"rng": rng, "replicates": replicates, "noise": noise}
+    if strategy == "stratified":
+        return stratified_mean(strata, estimator, budget, shares, **common)
+    if strategy == "global_only":
+        return global_only_mean(strata, estimator, budget, **common)
+    if strategy == "global_and_groups":
+        return global_and_group_means(
+            strata, estimator, budget, global_fraction=global_fraction, **common
+        )
+    raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")

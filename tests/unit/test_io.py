@@ -1,0 +1,250 @@
+"""read_table: every bad upload gets an actionable ValueError; good CSV/Parquet round-trip."""
+
+from __future__ import annotations
+
+import gzip
+import io
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dpcore.io import read_table
+
+
+def sample_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "age": [39, 50, 38, 53],
+            "sex": pd.Series(["Male", "Female", None, "Male"], dtype="str"),
+            "hours_per_week": [40.0, 13.5, np.nan, 40.0],
+            "income_over_50k": [0, 1, 0, 1],
+        }
+    )
+
+
+def to_parquet_bytes(df: pd.DataFrame | pa.Table) -> bytes:
+    buf = io.BytesIO()
+    table = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# good files
+# --------------------------------------------------------------------------------------------
+
+
+def test_csv_round_trip():
+    df = sample_frame()
+    data = df.to_csv(index=False).encode("utf-8")
+    got = read_table(data, "people.csv")
+    pd.testing.assert_frame_equal(got, df)
+
+
+def test_csv_gz_and_txt_and_uppercase_extensions():
+    df = sample_frame()
+    text = df.to_csv(index=False).encode("utf-8")
+    pd.testing.assert_frame_equal(read_table(gzip.compress(text), "people.CSV.GZ"), df)
+    pd.testing.assert_frame_equal(read_table(text, "people.txt"), df)
+
+
+def test_parquet_round_trip():
+    df = sample_frame()
+    got = read_table(to_parquet_bytes(df), "people.parquet")
+    pd.testing.assert_frame_equal(got, df)
+    pd.testing.assert_frame_equal(read_table(to_parquet_bytes(df), "people.pq"), df)
+
+
+def test_parquet_with_a_stored_index_keeps_it_as_a_column():
+    df = sample_frame().set_index("age")
+    buf = io.BytesIO()
+    df.to_parquet(buf)
+    got = read_table(buf.getvalue(), "p.parquet")
+    assert list(got.columns) == ["age", "sex", "hours_per_week", "income_over_50k"]
+
+
+def test_whitespace_is_stripped_and_missing_tokens_become_missing():
+    data = (
+        b"\xef\xbb\xbf age , sex ,hours , note\n"  # UTF-8 BOM, padded names
+        b" 39, Male , 40 , ok\n"
+        b"50 ,?, NA , ?\n"
+        b" 12,Female,NaN , NA\n"
+        b"\n"  # blank lines are not rows
+        b"7,, 1 ,\n"
+        b"   \n\n"
+    )
+    got = read_table(data, "adult.csv")
+    assert list(got.columns) == ["age", "sex", "hours", "note"]
+    assert got["age"].tolist() == [39, 50, 12, 7]
+    assert got["age"].dtype == np.int64
+    assert got["hours"].dtype == np.float64  # " 40 " and " NA " handled
+    assert got["hours"].isna().tolist() == [False, True, True, False]
+    assert got["sex"].tolist()[0] == "Male" and got["sex"].tolist()[2] == "Female"
+    assert got["sex"].isna().tolist() == [False, True, False, True]
+    assert got["note"].isna().tolist() == [False, True, True, True]
+
+
+def test_missing_tokens_in_parquet_strings():
+    df = pd.DataFrame({" g ": pd.Series([" a ", "?", "NA", ""], dtype="str"), "x": [1, 2, 3, 4]})
+    got = read_table(to_parquet_bytes(df), "p.parquet")
+    assert list(got.columns) == ["g", "x"]
+    assert got["g"].iloc[0] == "a" and got["g"].isna().tolist() == [False, True, True, True]
+
+
+def test_other_delimiters_are_detected():
+    got = read_table(b"a;b;c\n1;x;2.5\n3;y;4\n", "semi.csv")
+    assert list(got.columns) == ["a", "b", "c"] and got["c"].tolist() == [2.5, 4.0]
+    got = read_table(b"a\tb\n1\tx\n", "tabs.txt")
+    assert list(got.columns) == ["a", "b"]
+
+
+def test_quoted_fields_with_separators_and_newlines():
+    got = read_table(b'name,x\n"Doe, Jane",1\n"two\nlines",2\n', "q.csv")
+    assert got["name"].tolist() == ["Doe, Jane", "two\nlines"]
+
+
+def test_text_column_stays_text():
+    got = read_table(b"zip,x\n1,a\n2,b\nx3,c\n", "t.csv")
+    assert not pd.api.types.is_numeric_dtype(got["zip"])
+
+
+# --------------------------------------------------------------------------------------------
+# bad files
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "filename", "match"),
+    [
+        (b"", "a.csv", r"'a.csv' is empty \(0 bytes\).*header row"),
+        (b"  \n\t\n", "a.csv", r"empty \(only whitespace\)"),
+        (b"", "a.parquet", r"empty"),
+        (b"", "a.csv.gz", r"empty"),
+        (b"a,b\n", "a.csv", r"header row \(a, b\) but no data rows"),
+        (b"a,b\n\n\n", "a.csv", r"no data rows"),
+    ],
+)
+def test_empty_and_header_only(data, filename, match):
+    with pytest.raises(ValueError, match=match):
+        read_table(data, filename)
+
+
+def test_non_utf8_text_names_the_byte_offset():
+    data = "name,city\nJosé,Zürich\n".encode("latin-1")
+    with pytest.raises(ValueError) as err:
+        read_table(data, "latin.csv")
+    msg = str(err.value)
+    assert "not valid UTF-8" in msg
+    assert "byte 0xe9 at byte offset 13 (line 2)" in msg
+    assert "Re-save the file with UTF-8 encoding" in msg
+
+
+def test_utf16_text_is_recognised():
+    with pytest.raises(ValueError, match=r"UTF-16, not UTF-8.*CSV UTF-8"):
+        read_table(b"\xff\xfe\x00\x01a\x00,\x00b\x00", "u16.csv")
+    with pytest.raises(ValueError, match="UTF-16"):
+        read_table("a,b\n1,2\n".encode("utf-16"), "u16.csv")
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", r"looks like a PNG image, not a CSV"),
+        (b"PK\x03\x04\x14\x00\x06\x00", r"Excel workbook \(.xlsx\).*Export the sheet as CSV"),
+        (b"%PDF-1.7\n", r"PDF"),
+        (b"PAR1\x00\x00", r"Parquet file, not a CSV.*\.parquet"),
+        (gzip.compress(b"a,b\n1,2\n"), r"gzip.*\.csv\.gz"),
+        (bytes(range(256)) * 4, r"looks like a binary file, not CSV"),
+        (b"a,b\n1,2\n3,\x004\n", r"binary file"),
+    ],
+)
+def test_binary_uploads_are_refused_as_csv(data, match):
+    with pytest.raises(ValueError, match=match):
+        read_table(data, "upload.csv")
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"a,b\n1,2\n3,4,5\n", r"line 3 has 3 fields, but the header has 2 columns"),
+        (b"a,b\n1,2\n3\n", r"line 3 has 1 field, but the header has 2 columns"),
+        (b"a,b,c\n1,2,3\n4,5,6\n7,8\n9,10,11\n", r"line 4 has 2 fields, but the header has 3"),
+        (b'a,b\n\n1,2\n"x\ny",3\n3,4,5\n', r"line 6 has 3 fields"),  # counts physical lines
+        (b"a;b\n1;2\n3;4;5\n", r"line 3 has 3 fields.*';'"),
+    ],
+)
+def test_ragged_rows_name_the_first_offending_line(data, match):
+    with pytest.raises(ValueError, match=match):
+        read_table(data, "ragged.csv")
+
+
+def test_unclosed_quote():
+    with pytest.raises(ValueError, match=r"lines 3 to 4 .* unclosed double quote"):
+        read_table(b'a,b\n1,2\n"oops,3\n4,5\n', "q.csv")
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"a,b,a\n1,2,3\n", r"duplicate column names.*'a' in columns 1, 3"),
+        (b"a, a\n1,2\n", r"duplicate column names \(after trimming spaces\).*'a'"),
+    ],
+)
+def test_duplicate_csv_columns(data, match):
+    with pytest.raises(ValueError, match=match):
+        read_table(data, "dups.csv")
+
+
+def test_duplicate_parquet_columns():
+    table = pa.table([pa.array([1, 2]), pa.array([3, 4])], names=["x", "x"])
+    with pytest.raises(ValueError, match=r"duplicate column names.*'x' in columns 1, 2"):
+        read_table(to_parquet_bytes(table), "dups.parquet")
+
+
+def test_row_limit():
+    data = b"a\n" + b"1\n" * 11
+    assert len(read_table(data, "rows.csv", max_rows=11)) == 11
+    with pytest.raises(ValueError, match=r"more than 10 rows, the limit"):
+        read_table(data, "rows.csv", max_rows=10)
+    pq_data = to_parquet_bytes(pd.DataFrame({"a": range(11)}))
+    with pytest.raises(ValueError, match=r"more than 10 rows"):
+        read_table(pq_data, "rows.parquet", max_rows=10)
+
+
+def test_broken_parquet_files():
+    with pytest.raises(ValueError, match=r"not a valid Parquet file.*'PAR1'"):
+        read_table(b"a,b\n1,2\n", "renamed.parquet")
+    good = to_parquet_bytes(sample_frame())
+    damaged = good[:4] + b"\x00" * (len(good) - 8) + good[-4:]
+    with pytest.raises(ValueError, match=r"could not be read as Parquet"):
+        read_table(damaged, "damaged.parquet")
+    with pytest.raises(ValueError, match=r"not a valid Parquet file"):
+        read_table(good[: len(good) // 2], "truncated.parquet")
+
+
+def test_parquet_without_rows():
+    with pytest.raises(ValueError, match=r"columns \(a\) but no data rows"):
+        read_table(to_parquet_bytes(pd.DataFrame({"a": pd.Series([], dtype=float)})), "e.pq")
+
+
+def test_bad_gzip():
+    with pytest.raises(ValueError, match=r"not a valid gzip file"):
+        read_table(b"a,b\n1,2\n", "plain.csv.gz")
+
+
+@pytest.mark.parametrize("filename", ["data.xlsx", "data.json", "data", "data.csv.zip"])
+def test_unsupported_extension_lists_supported_ones(filename):
+    with pytest.raises(ValueError, match=r"unsupported file type.*\.csv, \.txt.*\.parquet, \.pq"):
+        read_table(b"a,b\n1,2\n", filename)
+
+
+def test_argument_types():
+    with pytest.raises(TypeError, match="`data` must be bytes"):
+        read_table("a,b\n1,2\n", "a.csv")
+    with pytest.raises(TypeError, match="`filename`"):
+        read_table(b"a,b\n1,2\n", None)
+    with pytest.raises(ValueError, match="`max_rows`"):
+        read_table(b"a,b\n1,2\n", "a.csv", max_rows=0)
