@@ -1,0 +1,56 @@
+"""Cached data loaders and plain-language summaries of a dataset for display."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+import streamlit as st
+from pandas.api import types
+
+from dpcore import datasets
+from dpcore.ledger import LedgerRecord
+
+
+@st.cache_data(show_spinner="Loading the demo data…")
+def load_demo() -> pd.DataFrame:
+    """The demo dataset, read from disk once per server process."""
+    return datasets.load_demo()
+
+
+def kind_of(column: pd.Series) -> str:
+    """A plain-language type name for a column ("whole number", "text", …)."""
+    if types.is_bool_dtype(column):
+        return "yes / no"
+    if types.is_integer_dtype(column):
+        return "whole number"
+    if types.is_numeric_dtype(column):
+        return "decimal number"
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return "category"
+    return "text"
+
+
+def describe_columns(frame: pd.DataFrame, descriptions: dict[str, str]) -> pd.DataFrame:
+    """One row per column: name, plain-language type, storage dtype and description."""
+    return pd.DataFrame(
+        {
+            "column": frame.columns,
+            "type": [kind_of(frame[c]) for c in frame.columns],
+            "dtype": [str(frame[c].dtype) for c in frame.columns],
+            "description": [descriptions.get(c, "") for c in frame.columns],
+        }
+    )
+
+
+def history_table(records: list[LedgerRecord]) -> pd.DataFrame:
+    """The ledger's spends, oldest first, as a table for display."""
+    return pd.DataFrame(
+        {
+            "when (UTC)": [
+                datetime.fromisoformat(r.created_at).strftime("%Y-%m-%d %H:%M:%S") for r in records
+            ],
+            "release": [r.label for r in records],
+            "cost": [str(r.cost) for r in records],
+        }
+    )

@@ -1,0 +1,61 @@
+"""The sidebar shared by every page: the dataset in use and the budget left in the ledger."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore.accounting import SYMBOLS, ZCDP
+from dpcore.ledger import Ledger
+from strata_ui import constants
+from strata_ui.state import LedgerUnavailableError, get_dataset, get_state, open_ledger
+
+
+def render_sidebar() -> None:
+    """Draw the intro line, the active dataset and the remaining privacy budget."""
+    with st.sidebar:
+        st.markdown("**Strata Lab** — who pays for DP noise?")
+        _render_dataset()
+        _render_budget()
+
+
+def render_remaining_budget(ledger: Ledger) -> None:
+    """Show what ``ledger`` has left as a metric, a progress bar and an (ε, δ) equivalent."""
+    remaining = ledger.remaining()
+    total = ledger.total.components()
+    # The first component is the one that runs out: ρ for zCDP, ε for pure or approximate DP.
+    key = next(iter(remaining))
+    left, whole = remaining[key], total[key]
+    st.metric(
+        f"{SYMBOLS[key]} remaining",
+        f"{left:.4g} of {whole:.4g}",
+        help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.total}.",
+    )
+    st.progress(min(max(left / whole, 0.0), 1.0), text=f"{left / whole:.0%} of the budget left")
+    if left <= 0:
+        st.caption("Budget used up: this ledger allows no more releases.")
+    elif key == "rho":
+        delta = constants.DISPLAY_DELTA
+        epsilon = ZCDP(left).to_approx_dp(delta).epsilon
+        st.caption(f"Equivalent to (ε = {epsilon:.3g}, δ = {_format_delta(delta)})-DP.")
+
+
+def _format_delta(delta: float) -> str:
+    """Scientific notation without padding: ``1e-6`` rather than Python's ``1e-06``."""
+    mantissa, exponent = f"{delta:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _render_dataset() -> None:
+    frame = get_dataset()
+    st.subheader("Dataset", divider="gray")
+    st.markdown(f"{get_state().dataset_name}  \n{len(frame):,} rows × {frame.shape[1]} columns")
+
+
+def _render_budget() -> None:
+    st.subheader("Privacy budget", divider="gray")
+    try:
+        ledger = open_ledger()
+    except LedgerUnavailableError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    render_remaining_budget(ledger)

@@ -1,0 +1,111 @@
+"""App tests: every page renders through st.navigation without an exception (AppTest layer)."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.accounting import ZCDP
+from dpcore.ledger import LEDGER_PATH_ENV, Ledger
+from strata_ui import constants
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+APP_PATH = REPO_ROOT / "app.py"
+
+
+def start_app() -> AppTest:
+    """Run the app once, on its default page."""
+    at = AppTest.from_file(APP_PATH, default_timeout=30)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def visit(at: AppTest, page: constants.PageSpec) -> AppTest:
+    at.switch_page(page.path)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def sidebar_text(at: AppTest) -> str:
+    """Every piece of text the sidebar shows, joined for substring checks."""
+    return " ".join(
+        [m.value for m in at.sidebar.markdown]
+        + [f"{m.label} {m.value}" for m in at.sidebar.metric]
+        + [c.value for c in at.sidebar.caption]
+        + [e.value for e in at.sidebar.error]
+    )
+
+
+def test_upload_limit_matches_server_config():
+    config = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == constants.MAX_UPLOAD_MB
+
+
+def test_default_page_is_data():
+    at = start_app()
+    assert [t.value for t in at.title] == ["Data"]
+
+
+@pytest.mark.parametrize("page", constants.PAGES, ids=lambda p: p.title)
+def test_every_page_renders_its_title(page):
+    at = visit(start_app(), page)
+    assert [t.value for t in at.title] == [page.title]
+
+
+def test_data_page_previews_the_demo_data():
+    at = start_app()
+    rows = f"{32_561:,}"
+    assert [m.value for m in at.metric if m.label == "Rows"] == [rows]
+    preview, columns = at.dataframe
+    assert preview.value.shape == (constants.PREVIEW_ROWS, 10)
+    assert list(columns.value["column"]) == list(preview.value.columns)
+    assert any(rows in c.value for c in at.caption)
+
+
+def test_compare_page_warns_its_views_are_not_private():
+    compare = next(p for p in constants.PAGES if p.title == "Compare")
+    at = visit(start_app(), compare)
+    assert any("not themselves differentially private" in i.value for i in at.info)
+
+
+def test_release_page_lists_ledger_history():
+    Ledger(None, constants.DEFAULT_LEDGER_NAME, constants.DEFAULT_LEDGER_TOTAL).spend(
+        "mean age by sex", ZCDP(0.25), {}
+    )
+    release = next(p for p in constants.PAGES if p.title == "Release")
+    at = visit(start_app(), release)
+    (history,) = at.dataframe
+    assert list(history.value["release"]) == ["mean age by sex"]
+
+
+def test_sidebar_shows_dataset_and_remaining_budget_from_the_ledger():
+    Ledger(None, "default", ZCDP(1.0)).spend("t", ZCDP(0.25), {})
+    at = start_app()
+    text = sidebar_text(at)
+    assert "UCI Adult (demo)" in text
+    assert "32,561 rows × 10 columns" in text
+    assert "0.75" in text
+    epsilon = ZCDP(0.75).to_approx_dp(constants.DISPLAY_DELTA).epsilon
+    assert f"Equivalent to (ε = {epsilon:.3g}, δ = 1e-6)-DP." in text
+    assert at.sidebar.progress[0].value == 75
+    assert not at.sidebar.error
+
+
+@pytest.mark.parametrize("unusable", ["directory", "file under a file"])
+def test_sidebar_explains_an_unusable_ledger_path(unusable, tmp_path, monkeypatch):
+    if unusable == "directory":
+        path = tmp_path
+    else:
+        (tmp_path / "not-a-folder").write_text("")
+        path = tmp_path / "not-a-folder" / "ledger.sqlite"
+    monkeypatch.setenv(LEDGER_PATH_ENV, str(path))
+    at = start_app()
+    (error,) = at.sidebar.error
+    assert LEDGER_PATH_ENV in error.value
+    assert str(path) in error.value
+    for title in ("Budget", "Release"):
+        page = next(p for p in constants.PAGES if p.title == title)
+        assert any(LEDGER_PATH_ENV in e.value for e in visit(at, page).main.error)

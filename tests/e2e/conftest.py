@@ -1,0 +1,115 @@
+"""Browser-test fixtures: Debian's chromium and one Streamlit server per test session."""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dpcore.ledger import LEDGER_PATH_ENV
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SERVER_START_TIMEOUT_SECONDS = 60
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Launch Debian's chromium: `playwright install` cannot download browsers here."""
+    return {
+        **browser_type_launch_args,
+        "executable_path": "/usr/bin/chromium",
+        "args": [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    }
+
+
+def free_port() -> int:
+    """A port nothing listens on now; each xdist worker picks its own."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def is_healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().decode() == "ok"
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+@contextlib.contextmanager
+def running_app(workdir: Path) -> Iterator[str]:
+    """Serve app.py on a free local port with a throwaway ledger in ``workdir``; yield its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, LEDGER_PATH_ENV: str(workdir / "ledger.sqlite")}
+    stderr_path = workdir / "stderr.log"
+    with open(workdir / "stdout.log", "w") as stdout, open(stderr_path, "w") as stderr:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(port),
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+        )
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
+        while not is_healthy(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"Streamlit did not come up at {url} within {SERVER_START_TIMEOUT_SECONDS} s "
+                    f"(exit code {server.poll()}). stderr:\n{stderr_path.read_text()}"
+                )
+            time.sleep(0.25)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """One server shared by the session's browser tests."""
+    with running_app(tmp_path_factory.mktemp("streamlit")) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app_url(tmp_path):
+    """A server no browser has visited yet, for behaviour that depends on the first request."""
+    with running_app(tmp_path) as url:
+        yield url

@@ -1,0 +1,55 @@
+"""Browser tests: every page loads in chromium without an exception; screenshots are saved."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from strata_ui.constants import PAGES
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+LOAD_TIMEOUT_MS = 30_000
+# Lets data grids and charts finish painting after the script run ends.
+SETTLE_MS = 750
+
+
+def save_full_page_screenshot(page: Page, path: Path) -> None:
+    """Screenshot the whole app, not just the viewport.
+
+    Streamlit scrolls inside its main and sidebar containers, so `full_page=True` alone captures
+    one screen; grow the viewport to the taller content's height first.
+    """
+    content_height = page.evaluate(
+        """() => Math.max(...['stMain', 'stSidebarContent'].map(
+            id => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight ?? 0))"""
+    )
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    page.set_viewport_size({"width": width, "height": max(height, content_height)})
+    page.wait_for_timeout(SETTLE_MS)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=path, full_page=True)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("spec", PAGES, ids=lambda p: p.title)
+def test_page_loads_without_exception(page: Page, app_url: str, spec):
+    # The default page lives at the root; st.navigation serves the others at /<url_path>.
+    path = "" if spec == PAGES[0] else spec.url_path
+    page.goto(f"{app_url}/{path}")
+    expect(page.get_by_role("heading", name=spec.title, exact=True, level=1)).to_be_visible(
+        timeout=LOAD_TIMEOUT_MS
+    )
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_be_hidden(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(SETTLE_MS)
+
+    save_full_page_screenshot(page, SCREENSHOTS / f"{spec.url_path}.png")
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+@pytest.mark.e2e
+def test_deep_link_is_the_first_visit_to_a_fresh_server(page: Page, fresh_app_url: str):
+    page.goto(f"{fresh_app_url}/budget")
+    expect(page.get_by_role("heading", name="Budget", exact=True, level=1)).to_be_visible(
+        timeout=LOAD_TIMEOUT_MS
+    )
+    expect(page.get_by_text("who pays for DP noise?")).to_be_visible()
