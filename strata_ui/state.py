@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import Budget
 from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger, default_ledger_path
 from strata_ui import constants
@@ -23,13 +23,41 @@ _STATE_KEY = "_strata_lab_app_state"
 
 @dataclass
 class AppState:
-    """Choices a user has made in this browser session."""
+    """Choices a user has made in this browser session.
 
+    Defaults give sensible results on the demo data: mean hours worked per week, stratified by
+    race × sex, clipped to the public range [0, 100] hours, at ε = 1.
+    """
+
+    # Data
     dataset_name: str = DEMO_DATASET_NAME
-    value_column: str | None = None
-    strata_columns: list[str] = field(default_factory=list)
-    estimator: str | None = None
-    budget: Budget | None = None
+    uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
+    dataset_fingerprint: str = "demo"  # cache key of the dataset in use
+    value_column: str | None = "hours_per_week"
+    # Strata
+    strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])
+    bucket_edges: dict[str, list[float]] = field(default_factory=dict)
+    min_group_size: int = 2
+    small_groups: Literal["merge", "drop"] = "merge"
+    share_source: Literal["data", "table", "holdout"] = "data"
+    share_table: dict[str, float] = field(default_factory=dict)
+    holdout_fraction: float = 0.1
+    # Estimator (bounds are public: typed by the user, never read off the data)
+    estimator: Literal["laplace", "gaussian", "coinpress"] = "laplace"
+    clip_low: float | None = 0.0
+    clip_high: float | None = 100.0
+    n_public: bool = True
+    coinpress_sigma: float = 15.0
+    coinpress_steps: int = 3
+    coinpress_beta: float = 0.01
+    # Budget
+    budget_kind: Literal["pure", "zcdp"] = "pure"
+    epsilon: float = constants.EPSILON_DEFAULT
+    rho: float = 0.5
+    global_fraction: float = 0.5  # vanilla (ii): share of the budget for the global estimate
+    # Compare (simulation only; never spends budget)
+    replicates: int = constants.MC_REPLICATES_DEFAULT
+    seed: int = 0
     ledger_name: str = constants.DEFAULT_LEDGER_NAME
 
 
@@ -48,8 +76,9 @@ def get_state() -> AppState:
 
 
 def get_dataset() -> pd.DataFrame:
-    """The dataset in use: the demo data (the only source so far)."""
-    return load_demo()
+    """The dataset in use: the user's validated upload if any, else the demo data."""
+    uploaded = get_state().uploaded
+    return load_demo() if uploaded is None else uploaded
 
 
 class LedgerUnavailableError(RuntimeError):

@@ -1,0 +1,171 @@
+"""From the session's choices to dpcore objects, cached so a rerun never redoes a pass over rows.
+
+Pages call these and show any ``ValueError``/``TypeError`` with ``st.error``: every message is
+written for the user. Caches are keyed on primitives (dataset fingerprint, column names, numbers,
+frozen dataclasses) and, for simulations, a seed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import simulate
+from dpcore.accounting import ZCDP, Budget, PureDP
+from dpcore.estimators import CoinPressMean, GaussianMean, LaplaceMean
+from dpcore.estimators.stratified import Strategy
+from dpcore.strata import (
+    PublicShares,
+    Strata,
+    shares_from_counts,
+    shares_from_holdout,
+    shares_from_table,
+    split_holdout,
+)
+from strata_ui.state import AppState, get_dataset
+
+Estimator = LaplaceMean | GaussianMean | CoinPressMean
+
+ESTIMATOR_LABELS = {
+    "laplace": "Laplace mean (ε-DP)",
+    "gaussian": "Gaussian mean (ρ-zCDP)",
+    "coinpress": "CoinPress (ρ-zCDP, adaptive)",
+}
+SHARE_SOURCE_LABELS = {
+    "data": "Group counts from the data, treated as public",
+    "table": "A table of public shares (e.g. census figures)",
+    "holdout": "A public holdout split of the data",
+}
+# Holdout splits are drawn with a fixed seed so the split (and the cache) is stable across reruns.
+HOLDOUT_SEED = 20240101
+
+
+def _edges_key(state: AppState) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    return tuple(
+        (column, tuple(state.bucket_edges[column]))
+        for column in state.strata_columns
+        if column in state.bucket_edges
+    )
+
+
+@st.cache_data(max_entries=16, show_spinner="Grouping rows and computing group statistics…")
+def _build_strata(
+    _frame: pd.DataFrame,
+    fingerprint: str,
+    by: tuple[str, ...],
+    value: str,
+    edges: tuple[tuple[str, tuple[float, ...]], ...],
+    min_group_size: int,
+    small_groups: str,
+    holdout_fraction: float | None,
+) -> tuple[Strata, PublicShares | None]:
+    """One pass over the rows per distinct configuration (``fingerprint`` stands for ``_frame``)."""
+    frame, public = _frame, None
+    if holdout_fraction is not None:
+        frame, public = split_holdout(_frame, holdout_fraction, rng=HOLDOUT_SEED)
+    strata = Strata.from_frame(
+        frame, by=list(by), value=value, edges={c: list(e) for c, e in edges} or None,
+        min_group_size=min_group_size, small_groups=small_groups,
+    )  # fmt: skip
+    return strata, None if public is None else shares_from_holdout(strata, public)
+
+
+def current_strata(state: AppState) -> tuple[Strata, PublicShares]:
+    """The session's strata and recombination shares; ``ValueError`` explains what to fix."""
+    if not state.strata_columns:
+        raise ValueError("Choose at least one column to group by on the Strata page.")
+    if state.value_column is None:
+        raise ValueError("Choose the value column to estimate on the Data page.")
+    holdout = state.holdout_fraction if state.share_source == "holdout" else None
+    strata, holdout_shares = _build_strata(
+        get_dataset(), state.dataset_fingerprint, tuple(state.strata_columns),
+        state.value_column, _edges_key(state), state.min_group_size, state.small_groups, holdout,
+    )  # fmt: skip
+    if state.share_source == "table":
+        return strata, shares_from_table(strata, state.share_table)
+    if holdout_shares is not None:
+        return strata, holdout_shares
+    return strata, shares_from_counts(strata)
+
+
+def current_estimator(state: AppState) -> Estimator:
+    """The estimator configured on the Estimator page."""
+    if state.clip_low is None or state.clip_high is None:
+        raise ValueError(
+            "Enter public lower and upper bounds for the value on the Estimator page. They must "
+            "come from outside knowledge (e.g. 0 to 100 hours a week), never from the data."
+        )
+    bounds = (state.clip_low, state.clip_high)
+    if state.estimator == "laplace":
+        return LaplaceMean(bounds=bounds, n_public=state.n_public)
+    if state.estimator == "gaussian":
+        return GaussianMean(bounds=bounds, n_public=state.n_public)
+    return CoinPressMean(
+        prior=bounds, sigma=state.coinpress_sigma, steps=state.coinpress_steps,
+        beta=state.coinpress_beta,
+    )  # fmt: skip
+
+
+def budget_for(state: AppState, value: float | None = None) -> Budget:
+    """The per-release budget in the estimator's own accounting.
+
+    Laplace is ε-DP; a ρ-zCDP budget runs it at ε = √(2ρ), which is ρ-zCDP (Bun & Steinke 2016,
+    Prop. 1.4). Gaussian and CoinPress satisfy zCDP but never pure ε-DP, so an ε budget is refused.
+    ``value`` overrides the slider's ε or ρ (for sweeps).
+    """
+    if state.budget_kind == "pure":
+        epsilon = state.epsilon if value is None else value
+        if state.estimator != "laplace":
+            raise ValueError(
+                f"The {ESTIMATOR_LABELS[state.estimator]} adds Gaussian noise, which cannot meet "
+                "pure ε-DP. Switch the Budget page to ρ-zCDP, or choose the Laplace mean."
+            )
+        return PureDP(epsilon)
+    rho = state.rho if value is None else value
+    return PureDP(math.sqrt(2 * rho)) if state.estimator == "laplace" else ZCDP(rho)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _simulate(
+    _strata: Strata,
+    strata_key: tuple,
+    estimator: Estimator,
+    budget: Budget,
+    strategy: Strategy,
+    shares: tuple[float, ...],
+    global_fraction: float,
+    replicates: int,
+    seed: int,
+) -> pd.DataFrame:
+    return simulate.monte_carlo(
+        _strata, estimator, budget, strategy=strategy,
+        shares=PublicShares(np.array(shares), "data", "cached"),
+        global_fraction=global_fraction, replicates=replicates, rng=seed,
+    )  # fmt: skip
+
+
+def strata_key(state: AppState) -> tuple:
+    """Everything that determines the strata, as a hashable cache key."""
+    return (
+        state.dataset_fingerprint, tuple(state.strata_columns), state.value_column,
+        _edges_key(state), state.min_group_size, state.small_groups, state.share_source,
+        state.holdout_fraction if state.share_source == "holdout" else None,
+    )  # fmt: skip
+
+
+def simulate_strategy(
+    state: AppState,
+    strategy: Strategy,
+    budget: Budget | None = None,
+) -> pd.DataFrame:
+    """Cached Monte Carlo frame (:func:`dpcore.simulate.monte_carlo`) for the session's setup."""
+    strata, shares = current_strata(state)
+    return _simulate(
+        strata, strata_key(state), current_estimator(state),
+        budget_for(state) if budget is None else budget, strategy,
+        tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
+        state.seed,
+    )  # fmt: skip
