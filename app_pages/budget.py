@@ -32,9 +32,10 @@ st.caption(
     "any ρ converts to a familiar (ε, δ)-DP guarantee."
 )
 
-planned = get_state().budget
+state = get_state()
+planned = f"ε = {state.epsilon:g}" if state.budget_kind == "pure" else f"ρ = {state.rho:g}"
 st.subheader("Next release")
-st.markdown(f"**Budget per release:** {planned or 'not chosen yet'}")
+st.markdown(f"**Budget per release:** {planned}")
 
 st.caption(
     ":material/upcoming: Coming next: set the budget of the next release with ε or ρ and see how "

@@ -212,8 +212,9 @@ class Ledger:
         stored = _decode_budget(*row)
         if stored != self._total:
             raise ValueError(
-                f"ledger {self._name!r} in {str(self._path)!r} already has total {stored}, but "
-                f"`total` is {self._total}; open it with its stored total or choose another `name`"
+                f"ledger {self._name!r} in {str(self._path)!r} already has total {stored!r}, but "
+                f"`total` is {self._total!r}; open it with its stored total or choose another "
+                "`name`"
             )
 
     @property
@@ -320,7 +321,10 @@ class Ledger:
             conn.close()
 
     def _costs(self, conn: sqlite3.Connection) -> list[Budget]:
-        rows = conn.execute("SELECT kind, cost FROM spends WHERE ledger = ?", (self._name,))
+        # A fixed order keeps the decimal sums reproducible whichever index SQLite picks.
+        rows = conn.execute(
+            "SELECT kind, cost FROM spends WHERE ledger = ? ORDER BY id", (self._name,)
+        )
         return [_decode_budget(kind, cost) for kind, cost in rows]
 
     def _records(self, conn: sqlite3.Connection, with_key: str | None = None) -> list[LedgerRecord]:

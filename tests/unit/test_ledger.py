@@ -348,11 +348,22 @@ def test_default_path_falls_back_to_xdg_then_home(
 def test_reopening_with_a_different_total_raises(db: pathlib.Path) -> None:
     Ledger(db, "survey", PureDP(1.0))
     with pytest.raises(ValueError) as excinfo:
-        Ledger(db, "survey", PureDP(2.0))
+        Ledger(db, "survey", PureDP(1.0000001))  # shown in full, not rounded to "ε = 1"
     message = str(excinfo.value)
-    assert "'survey'" in message and "ε = 1 " in message and "ε = 2 " in message
-    with pytest.raises(ValueError, match="already has total ε = 1"):
+    assert "'survey'" in message
+    assert "already has total PureDP(epsilon=1.0)" in message
+    assert "`total` is PureDP(epsilon=1.0000001)" in message
+    with pytest.raises(ValueError, match=r"`total` is ZCDP\(rho=1.0\)"):
         Ledger(db, "survey", ZCDP(1.0))
+    assert Ledger(db, "survey", PureDP(1)).total == PureDP(1.0)
+
+
+def test_newer_schema_version_is_refused(db: pathlib.Path) -> None:
+    Ledger(db, "x", PureDP(1.0))
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA user_version = 2")
+    with pytest.raises(ValueError, match="has ledger schema version 2; .* reads version 1"):
+        Ledger(db, "x", PureDP(1.0))
 
 
 # --- concurrency --------------------------------------------------------------------------------
