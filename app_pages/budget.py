@@ -1,9 +1,13 @@
 """Budget: the privacy budget, what it allows, and what is left."""
 
+import math
+
+import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import format_components
-from strata_ui.sidebar import render_remaining_budget
+from dpcore.accounting import ZCDP, Budget, PureDP, format_components, parallel, scale, sequential
+from strata_ui import constants, pipeline
+from strata_ui.sidebar import _format_delta, render_remaining_budget
 from strata_ui.state import LedgerUnavailableError, get_state, open_ledger
 
 st.title("Budget")
@@ -33,11 +37,156 @@ st.caption(
 )
 
 state = get_state()
-planned = f"ε = {state.epsilon:g}" if state.budget_kind == "pure" else f"ρ = {state.rho:g}"
-st.subheader("Next release")
-st.markdown(f"**Budget per release:** {planned}")
+st.subheader("Budget of the next release")
+st.markdown(
+    "Set how much privacy each release may use. **ε** (pure DP) bounds how much any one person "
+    "can change the odds of any output; **ρ** (zero-concentrated DP) is the natural unit for "
+    "Gaussian noise, and converts to an (ε, δ) guarantee."
+)
+KIND_LABELS = {"pure": "ε — pure differential privacy", "zcdp": "ρ — zero-concentrated DP (zCDP)"}
+state.budget_kind = st.radio(
+    "Budget unit",
+    list(KIND_LABELS),
+    index=list(KIND_LABELS).index(state.budget_kind),
+    format_func=KIND_LABELS.__getitem__,
+    horizontal=True,
+    key="budget.kind",
+    help="ε suits the Laplace mean; Gaussian and CoinPress need ρ.",
+)
+st.caption("Laplace works with either; with ρ it runs at ε = √(2ρ), which meets ρ-zCDP.")
 
+
+def _nearest(options: tuple[float, ...], value: float) -> float:
+    return min(options, key=lambda o: abs(o - value) / o)
+
+
+if state.budget_kind == "pure":
+    state.epsilon = st.select_slider(
+        "ε per release (log scale)",
+        options=constants.EPSILON_OPTIONS,
+        value=_nearest(constants.EPSILON_OPTIONS, state.epsilon),
+        format_func=lambda v: f"{v:g}",
+        key="budget.epsilon",
+        help="Smaller ε = stronger privacy and more noise. Each step multiplies ε by about 1.5.",
+    )
+    st.caption(
+        f"ε = {state.epsilon:g}: any one person changes the chance of any result by at most a "
+        f"factor e^ε = {math.exp(state.epsilon):.3g}."
+    )
+else:
+    state.rho = st.select_slider(
+        "ρ per release (log scale)",
+        options=constants.RHO_OPTIONS,
+        value=_nearest(constants.RHO_OPTIONS, state.rho),
+        format_func=lambda v: f"{v:g}",
+        key="budget.rho",
+        help="Smaller ρ = stronger privacy and more noise. Each step multiplies ρ by about 1.5.",
+    )
+    st.caption(f"ρ = {state.rho:g}-zCDP; its (ε, δ) equivalents are below.")
+
+native: Budget = PureDP(state.epsilon) if state.budget_kind == "pure" else ZCDP(state.rho)
+rho = native.to_zcdp().rho if state.budget_kind == "pure" else native.rho
+rows = [
+    {
+        "δ": _format_delta(delta) + (" (main)" if delta == constants.DISPLAY_DELTA else ""),
+        "ε": native.epsilon if state.budget_kind == "pure" else ZCDP(rho).to_approx_dp(delta).epsilon,
+    }
+    for delta in constants.EQUIVALENT_DELTAS
+]
+if state.budget_kind == "pure":
+    st.markdown(
+        f"**Equivalents:** ε = {state.epsilon:g} is (ε = {state.epsilon:g}, δ = 0)-DP for every δ, "
+        f"and ρ = ε²/2 = {rho:.4g}-zCDP."
+    )
+else:
+    main_eps = ZCDP(rho).to_approx_dp(constants.DISPLAY_DELTA).epsilon
+    st.markdown(
+        f"**Equivalents:** ρ = {rho:g}-zCDP implies (ε = {main_eps:.3g}, "
+        f"δ = {_format_delta(constants.DISPLAY_DELTA)})-DP. Other δ:"
+    )
+    st.dataframe(
+        pd.DataFrame(rows).style.format({"ε": "{:.3g}"}), hide_index=True, width="content"
+    )
+
+try:
+    budget = pipeline.budget_for(state)
+except (ValueError, TypeError) as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+
+st.caption(f"The {pipeline.ESTIMATOR_LABELS[state.estimator]} will run at {budget}.")
+
+st.subheader("What each strategy costs under composition")
+state.global_fraction = st.slider(
+    "Vanilla (ii): share of the budget for the global estimate",
+    min_value=constants.GLOBAL_FRACTION_MIN,
+    max_value=constants.GLOBAL_FRACTION_MAX,
+    value=float(state.global_fraction),
+    step=0.05,
+    key="budget.global_fraction",
+    help="Vanilla (ii) releases a global estimate and group estimates; they share one budget.",
+)
 st.caption(
-    ":material/upcoming: Coming next: set the budget of the next release with ε or ρ and see how "
-    "much noise it adds."
+    f"The global estimate gets {state.global_fraction:.0%} of the budget and the groups the "
+    f"other {1 - state.global_fraction:.0%}; both touch everyone, so their costs add up."
+)
+
+try:
+    strata, _ = pipeline.current_strata(state)
+    k = strata.k
+except (ValueError, TypeError) as exc:
+    st.warning(f"{exc} Assuming 2 groups for the table.", icon=":material/warning:")
+    k = 2
+
+
+def _native(b: Budget) -> str:
+    return format_components(b.components())
+
+
+def _approx(b: Budget) -> str:
+    if b.kind == "pure":
+        return f"ε = {b.epsilon:.4g}, δ = 0"
+    eps = b.to_approx_dp(constants.DISPLAY_DELTA).epsilon
+    return f"ε = {eps:.4g}, δ = {_format_delta(constants.DISPLAY_DELTA)}"
+
+
+groups = [budget] * k
+global_part = scale(budget, state.global_fraction)
+group_part = scale(budget, 1 - state.global_fraction)
+ledger_rows = [
+    ("Stratified", f"{k} disjoint groups, each with the full budget", parallel(*groups)),
+    ("Stratified", "Total: parallel composition = one group's cost", parallel(*groups)),
+    ("Vanilla (i)", "One global estimate, full budget", budget),
+    ("Vanilla (i)", "Total", budget),
+    ("Vanilla (ii)", f"Global estimate ({state.global_fraction:.0%})", global_part),
+    (
+        "Vanilla (ii)",
+        f"{k} group estimates ({1 - state.global_fraction:.0%}, parallel over groups)",
+        parallel(*[group_part] * k),
+    ),
+    (
+        "Vanilla (ii)",
+        "Total: sequential composition (the parts add up)",
+        sequential(global_part, parallel(*[group_part] * k)),
+    ),
+]
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "strategy": strategy,
+                "part": part,
+                "cost": _native(cost),
+                f"(ε, δ = {_format_delta(constants.DISPLAY_DELTA)})": _approx(cost),
+            }
+            for strategy, part, cost in ledger_rows
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+)
+st.caption(
+    "Each person is in exactly one group, so estimating all groups separately costs the budget "
+    "of one group (parallel composition); releasing a global estimate too means everyone is "
+    "touched twice, so the costs add (sequential composition)."
 )

@@ -1,24 +1,79 @@
-"""Data: the table under study and what each column means."""
+"""Data: the table under study, where it comes from, and the value to estimate."""
 
 import streamlit as st
+from pandas.api import types
 
 from dpcore.datasets import DEMO_COLUMNS
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.state import get_dataset, get_state
+from strata_ui.uploads import handle_upload, restore_demo
 
 st.title("Data")
 st.markdown(
     "The table every page works from. Each row is one person, and differential privacy "
     "protects each row: adding or removing one person barely changes what the app releases."
 )
+state = get_state()
 
+# ---- upload ------------------------------------------------------------------------------
+st.subheader("Your own data")
+upload = st.file_uploader(
+    f"Upload a CSV or Parquet file (up to {MAX_UPLOAD_MB} MB) to use in place of the demo data",
+    type=["csv", "txt", "gz", "parquet", "pq"],
+    key=f"upload_{state.upload_generation}",
+    help="One row per person, with a header row. CSV files must be UTF-8 text (a gzip-compressed "
+    ".csv.gz works too). The file stays in this browser session and is never saved.",
+)
+if upload is not None:
+    error = handle_upload(state, upload.getvalue(), upload.name)
+    if error is not None:
+        kept = "the demo data" if state.uploaded is None else f"“{state.dataset_name}”"
+        st.error(f"{error}\n\nStill using {kept}.", icon=":material/error:")
+    else:
+        st.success(f"Using “{state.dataset_name}”.", icon=":material/check_circle:")
+if state.uploaded is not None and st.button("Use the demo data again", icon=":material/undo:"):
+    restore_demo(state)
+    st.rerun()
+
+# ---- the dataset in use ----------------------------------------------------------------
 frame = get_dataset()
-st.subheader(get_state().dataset_name)
+is_demo = state.uploaded is None
+st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
 rows.metric("Rows", f"{len(frame):,}")
 columns.metric("Columns", frame.shape[1])
 
+# ---- value column ----------------------------------------------------------------------
+st.subheader("Value to estimate")
+numeric = [c for c in frame.columns if types.is_numeric_dtype(frame[c])]
+if not numeric:
+    state.value_column = None
+    st.error(
+        "This table has no numeric column, so there is no value to average. Upload a table with "
+        "at least one column of numbers (or 0/1, true/false).",
+        icon=":material/error:",
+    )
+else:
+    current = state.value_column if state.value_column in numeric else None
+    state.value_column = st.selectbox(
+        "Value column",
+        numeric,
+        index=None if current is None else numeric.index(current),
+        placeholder="Choose a numeric column",
+        help="The private mean of this column is what the other pages estimate.",
+    )
+    st.caption(
+        "Only numeric columns are offered: a differentially private mean clips each value to "
+        "public bounds and adds noise, which needs numbers. Text columns can still split people "
+        "into groups on the Strata page."
+    )
+    if state.value_column is None:
+        st.warning("Choose the value column to estimate.", icon=":material/warning:")
+    elif state.value_column in state.strata_columns:
+        state.strata_columns = [c for c in state.strata_columns if c != state.value_column]
+
+# ---- preview ---------------------------------------------------------------------------
 st.subheader("Preview")
 st.caption(
     f"First {PREVIEW_ROWS} of {len(frame):,} rows, shown as they are: this curator's view of the "
@@ -27,13 +82,9 @@ st.caption(
 st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True)
 
 st.subheader("Columns")
-st.dataframe(describe_columns(frame, DEMO_COLUMNS), hide_index=True)
-st.caption(
-    "Source: UCI Adult, 1994 US Census extract (Becker & Kohavi, 1996), CC BY 4.0. "
-    "The `score` column comes from a demo classifier."
-)
-
-st.caption(
-    f":material/upcoming: Coming next: upload your own CSV file (up to {MAX_UPLOAD_MB} MB) in "
-    "place of the demo data."
-)
+st.dataframe(describe_columns(frame, DEMO_COLUMNS if is_demo else {}), hide_index=True)
+if is_demo:
+    st.caption(
+        "Source: UCI Adult, 1994 US Census extract (Becker & Kohavi, 1996), CC BY 4.0. "
+        "The `score` column comes from a demo classifier."
+    )

@@ -1,21 +1,213 @@
-"""Strata: the demographic columns that split people into groups."""
+"""Strata: the columns that split people into groups, group sizes, and public group shares."""
 
+import dataclasses
+
+import pandas as pd
 import streamlit as st
+from pandas.api import types
 
-from strata_ui.state import get_state
+from dpcore import theory
+from dpcore.strata import OTHER_LABEL
+from strata_ui import charts_strata, pipeline
+from strata_ui.constants import (
+    HOLDOUT_FRACTION_MAX,
+    HOLDOUT_FRACTION_MIN,
+    MAX_GROUPS,
+    MIN_GROUP_SIZE_MIN,
+    SMALL_GROUP_SHARE,
+)
+from strata_ui.state import get_dataset, get_state
+from strata_ui.uploads import format_edges, parse_edges
+
+ERROR = ":material/error:"
+
+
+@st.cache_data(max_entries=64, show_spinner="Fitting a Dirichlet prior to the group shares…")
+def fitted_alpha(shares: tuple[float, ...]) -> float:
+    """Dirichlet α of the observed shares (cached on the rounded shares)."""
+    return theory.dirichlet_alpha(list(shares))
+
 
 st.title("Strata")
 st.markdown(
     "Pick the columns that split people into groups (strata), such as race × sex. Everyone falls "
     "in exactly one group, so estimating every group separately costs the budget of one group."
 )
+state = get_state()
+frame = get_dataset()
 
-strata = get_state().strata_columns
-st.subheader("Current choice")
-st.markdown(f"**Strata columns:** {' × '.join(strata) if strata else 'none yet'}")
+# ---- grouping columns ------------------------------------------------------------------
+st.subheader("Group by")
+options = [c for c in frame.columns if c != state.value_column]
+state.strata_columns = st.multiselect(
+    "Grouping columns",
+    options,
+    default=[c for c in state.strata_columns if c in options],
+    placeholder="Choose one or more columns",
+    help="Choosing several columns makes intersectional groups, e.g. race × sex. At most "
+    f"{MAX_GROUPS:,} groups.",
+)
+numeric = [c for c in state.strata_columns if types.is_numeric_dtype(frame[c])]
+numeric = [c for c in numeric if not types.is_bool_dtype(frame[c])]
+if numeric:
+    st.markdown(
+        "**Bucket edges for numeric columns.** Type the edges from outside knowledge (e.g. "
+        "standard age bands), never from this data's quantiles or range: those would leak "
+        "information about the people in it."
+    )
+for column in numeric:
+    text = st.text_input(
+        f"Bucket edges for `{column}`",
+        value=format_edges(state.bucket_edges.get(column, [])),
+        placeholder="comma-separated, e.g. 25, 35, 50, 65",
+        help="Edges 25, 35 make the buckets < 25, [25, 35) and ≥ 35.",
+    )
+    try:
+        edges = parse_edges(text, column)
+    except ValueError as exc:
+        st.error(str(exc), icon=ERROR)
+        continue
+    if edges:
+        state.bucket_edges[column] = edges
+    else:
+        state.bucket_edges.pop(column, None)
+        st.warning(
+            f"`{column}` is numeric: enter bucket edges for it above (comma-separated, e.g. "
+            "25, 35, 50, 65), or remove it from the grouping columns.",
+            icon=":material/warning:",
+        )
 
+size, policy = st.columns(2)
+state.min_group_size = int(
+    size.number_input(
+        "Minimum group size (rows)",
+        min_value=MIN_GROUP_SIZE_MIN,
+        value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
+        step=1,
+        help="Smaller groups are merged or dropped: a tiny group's private mean is mostly noise.",
+    )
+)
+policy_labels = {"merge": f"Merge them into “{OTHER_LABEL}”", "drop": "Drop them"}
+state.small_groups = policy.radio(
+    "Groups below the minimum size",
+    list(policy_labels),
+    index=list(policy_labels).index(state.small_groups),
+    format_func=policy_labels.get,
+    horizontal=True,
+)
+
+# ---- groups -----------------------------------------------------------------------------
+# Shares from a table are checked further down, next to the table, so build the groups first.
+grouping = dataclasses.replace(state, share_source="data")
+grouping = state if state.share_source == "holdout" else grouping
+try:
+    strata, _ = pipeline.current_strata(grouping)
+except (ValueError, TypeError) as exc:
+    st.error(str(exc), icon=ERROR)
+    st.stop()
+
+policy_text = (
+    f"merged into “{OTHER_LABEL}”" if state.small_groups == "merge" else "dropped (not estimated)"
+)
 st.caption(
-    ":material/upcoming: Coming next: choose the columns, see how many people each group holds, "
-    "and say where the public group shares come from — counts from the data treated as public, a "
-    "table you supply, or a separate public sample."
+    f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}. Rows with a "
+    f"missing value in `{strata.value}` are left out."
+)
+for message in strata.report.messages():
+    st.info(message, icon=":material/info:")
+
+sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
+n_groups, n_rows, smallest = st.columns(3)
+n_groups.metric("Groups", f"{strata.k:,}")
+n_rows.metric("Rows used", f"{strata.n:,}")
+smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
+st.plotly_chart(charts_strata.group_size_chart(sizes))
+n_small = int(sizes["small"].sum())
+st.caption(
+    f"{n_small:,} of {strata.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the rows "
+    "(highlighted): their private estimates will be the noisiest. The sizes are the curator's view "
+    "of the confidential data, not differentially private."
+)
+
+# ---- public shares ---------------------------------------------------------------------
+st.subheader("Public group shares")
+st.markdown(
+    "The population estimate recombines the group estimates weighted by each group's share of "
+    "the population. Those shares must be public; say where they come from."
+)
+sources = list(pipeline.SHARE_SOURCE_LABELS)
+state.share_source = st.radio(
+    "Source of the shares",
+    sources,
+    index=sources.index(state.share_source),
+    format_func=pipeline.SHARE_SOURCE_LABELS.get,
+)
+if state.share_source == "table":
+    edited = st.data_editor(
+        pd.DataFrame(
+            {
+                "group": list(strata.labels),
+                "share": [state.share_table.get(g) for g in strata.labels],
+            }
+        ).astype({"share": "float64"}),
+        column_config={
+            "group": st.column_config.TextColumn("group", disabled=True),
+            "share": st.column_config.NumberColumn(
+                "share", min_value=None, format="%.4f", help="Proportion, percentage or count."
+            ),
+        },
+        hide_index=True,
+        key=f"share_table_{hash(strata.labels)}",
+    )
+    state.share_table = {
+        str(g): float(s) for g, s in zip(edited["group"], edited["share"], strict=True)
+        if pd.notna(s)
+    }  # fmt: skip
+    st.caption(
+        "Shares may be proportions, percentages or counts (e.g. census figures); they are rescaled "
+        "to sum to 1."
+    )
+elif state.share_source == "holdout":
+    state.holdout_fraction = st.slider(
+        "Share of rows set aside as the public holdout",
+        min_value=HOLDOUT_FRACTION_MIN,
+        max_value=HOLDOUT_FRACTION_MAX,
+        value=min(max(state.holdout_fraction, HOLDOUT_FRACTION_MIN), HOLDOUT_FRACTION_MAX),
+        step=0.05,
+        format="%.2f",
+        help="These rows are treated as public and are not used for the private estimates.",
+    )
+else:
+    st.caption(
+        "The group counts of this data are used as if they were public. They are not protected "
+        "by differential privacy; prefer published shares for a real release."
+    )
+try:
+    _, shares = pipeline.current_strata(state)
+except (ValueError, TypeError) as exc:
+    st.error(str(exc), icon=ERROR)
+else:
+    st.success(f"Shares in use: {shares.description}.", icon=":material/check_circle:")
+
+# ---- theory: how uneven are the groups? -------------------------------------------------
+st.subheader("How much extra error does stratifying cost?")
+shares_key = tuple(round(float(s), 6) for s in strata.sizes / strata.n)
+alpha = fitted_alpha(shares_key)
+observed = theory.observed_log_sizes(strata.sizes)
+st.metric("Dirichlet α of the group shares", f"{alpha:.3g}")
+st.markdown(
+    "α summarises how uneven the group shares are: a small α (well below 1) means one or two "
+    "groups dominate and the rest are small; a large α means groups of similar size."
+)
+curves = charts_strata.log_size_curves(strata.n, strata.k, charts_strata.alpha_grid(alpha))
+st.plotly_chart(
+    charts_strata.figure1_chart(curves, n=strata.n, k=strata.k, alpha_fit=alpha, observed=observed)
+)
+st.caption(
+    "After Figure 1 of Rosenblatt, Stoyanovich & Musco (AAAI 2024). The noise that stratifying "
+    "adds to the population estimate grows with the sum of the logs of the group sizes. It is "
+    "largest when all groups are equal (top dashed line) and smallest when one group holds almost "
+    "everyone (bottom dotted line); the solid curve is its expected value when group shares look "
+    "like random draws with unevenness α. The diamond is this dataset: the closer it sits to the "
+    "bottom line, the less extra error stratifying costs the population estimate."
 )

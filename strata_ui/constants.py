@@ -22,6 +22,30 @@ DEFAULT_LEDGER_NAME = "default"
 DEFAULT_LEDGER_TOTAL = ZCDP(1.0)
 
 MC_REPLICATES_DEFAULT = 1000
+MC_REPLICATES_MIN = 100
+MC_REPLICATES_MAX = 5000
+
+
+def _log_options(low: float, high: float) -> tuple[float, ...]:
+    """Round numbers from ``low`` to ``high`` on a log scale: 1, 1.5, 2, 3, 5, 7 per decade."""
+    values = {
+        round(m * 10.0**e, 10)
+        for e in range(-8, 4)
+        for m in (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    }
+    return tuple(sorted(v for v in values if low <= v <= high))
+
+
+# Budget sliders move on a log scale (Streamlit's own sliders are linear), over these values.
+EPSILON_OPTIONS = _log_options(EPSILON_MIN, EPSILON_MAX)
+RHO_OPTIONS = _log_options(RHO_MIN, RHO_MAX)
+# δ values at which a zCDP budget's (ε, δ)-DP equivalent is shown (display only).
+EQUIVALENT_DELTAS = (1e-5, 1e-6, 1e-8)
+GLOBAL_FRACTION_MIN = 0.1
+GLOBAL_FRACTION_MAX = 0.9
+COINPRESS_STEPS_MAX = 10
+# The privacy–utility curve on the Compare page: this many budgets, log-spaced over the range.
+SWEEP_POINTS = 8
 PREVIEW_ROWS = 100
 
 
@@ -45,3 +69,10 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("Release", "app_pages/release.py", "release", ":material/publish:"),
     PageSpec("Learn", "app_pages/learn.py", "learn", ":material/school:"),
 )
+
+# Strata page
+MIN_GROUP_SIZE_MIN = 2
+HOLDOUT_FRACTION_MIN = 0.05
+HOLDOUT_FRACTION_MAX = 0.5
+SMALL_GROUP_SHARE = 0.01  # groups under this share of the rows are flagged on the size chart
+ALPHA_AXIS = (0.01, 10.0)  # x range of the Figure-1 style plot (extended to show the fitted α)

@@ -25,6 +25,7 @@ from dpcore.strata import (
     shares_from_table,
     split_holdout,
 )
+from strata_ui import constants
 from strata_ui.state import AppState, get_dataset
 
 Estimator = LaplaceMean | GaussianMean | CoinPressMean
@@ -169,3 +170,80 @@ def simulate_strategy(
         tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
         state.seed,
     )  # fmt: skip
+
+
+# Summaries of Monte Carlo frames for the Compare page's charts (tidy frames, cached per budget).
+
+METRICS = ("global", "worst group", "parity")
+
+
+def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per replicate: global error, worst group error and parity error (Def. 10, ω = 1/k).
+
+    Errors are normalized absolute errors (fractions, not %), as in :func:`dpcore.metrics`.
+    """
+    groups = frame[frame["level"] == "group"]
+    whole = frame[frame["level"] == "global"].set_index("replicate")["error"]
+    parity = simulate.parity_by_replicate(frame)
+    return pd.DataFrame(
+        {
+            "replicate": whole.index.to_numpy(),
+            "global": whole.to_numpy(),
+            "worst group": groups.groupby("replicate")["error"].max().reindex(whole.index).to_numpy(),
+            "parity": parity.reindex(whole.index).to_numpy(),
+        }
+    )
+
+
+def group_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per group: size, mean error and its 5th/95th percentiles over replicates, smallest first."""
+    groups = frame[frame["level"] == "group"]
+    summary = groups.groupby("group", sort=False).agg(
+        size=("size", "first"),
+        mean=("error", "mean"),
+        q05=("error", lambda e: float(np.quantile(e, 0.05))),
+        q95=("error", lambda e: float(np.quantile(e, 0.95))),
+    )
+    return summary.reset_index().sort_values("size", kind="stable", ignore_index=True)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _metrics(
+    _strata: Strata,
+    strata_key: tuple,
+    estimator: Estimator,
+    budget: Budget,
+    strategy: Strategy,
+    shares: tuple[float, ...],
+    global_fraction: float,
+    replicates: int,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    frame = _simulate(
+        _strata, strata_key, estimator, budget, strategy, shares, global_fraction, replicates, seed
+    )
+    return replicate_metrics(frame), group_summary(frame)
+
+
+def simulate_metrics(
+    state: AppState,
+    strategy: Strategy,
+    budget: Budget | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Cached (:func:`replicate_metrics`, :func:`group_summary`) of :func:`simulate_strategy`."""
+    strata, shares = current_strata(state)
+    return _metrics(
+        strata, strata_key(state), current_estimator(state),
+        budget_for(state) if budget is None else budget, strategy,
+        tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
+        state.seed,
+    )  # fmt: skip
+
+
+def sweep_values(state: AppState, points: int = 8) -> tuple[float, ...]:
+    """``points`` log-spaced ε (or ρ) values over the slider's range, to 2 significant digits."""
+    if state.budget_kind == "pure":
+        low, high = constants.EPSILON_MIN, constants.EPSILON_MAX
+    else:
+        low, high = constants.RHO_MIN, constants.RHO_MAX
+    return tuple(float(f"{v:.2g}") for v in np.geomspace(low, high, points))

@@ -33,6 +33,7 @@ class AppState:
     dataset_name: str = DEMO_DATASET_NAME
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
+    upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
     value_column: str | None = "hours_per_week"
     # Strata
     strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])
@@ -58,6 +59,9 @@ class AppState:
     # Compare (simulation only; never spends budget)
     replicates: int = constants.MC_REPLICATES_DEFAULT
     seed: int = 0
+    vanilla_strategy: Literal["global_only", "global_and_groups"] = "global_only"
+    group_error_log_axis: bool = False
+    sweep_metric: Literal["global", "worst group", "parity"] = "parity"
     ledger_name: str = constants.DEFAULT_LEDGER_NAME
 
 
