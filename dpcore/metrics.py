@@ -56,7 +56,7 @@ def worst_group_error(group_errors: np.ndarray) -> np.ndarray:
 def worst_to_best_ratio(group_errors: np.ndarray) -> np.ndarray:
     """Worst-group error over best-group error: 1 means every group pays the same.
 
-    Infinite when the best group's error is exactly 0.
+    Infinite when the best group's error is exactly 0 and another's is not; NaN when all are 0.
     """
     errors = np.asarray(group_errors, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -17,6 +17,9 @@ from scipy.special import digamma, gammaincinv
 
 from dpcore._validate import positive_int, positive_number
 
+# Shares this even are indistinguishable from equal groups; both fits report at most this α.
+ALPHA_MAX = 1e3
+
 
 def _check_n_k(n: float, k: int) -> tuple[float, int]:
     n = positive_number("n", n)
@@ -83,6 +86,8 @@ def dirichlet_alpha(
     :math:`k\psi(k\alpha) - k\psi(\alpha) + \sum_i\log g_i = 0`. It leans on the log of the
     smallest shares, so tiny or rounded shares move it a lot.
 
+    Both methods return at most :data:`ALPHA_MAX` (1000): near-equal shares.
+
     For New York ACS 2018 race shares [0.70, 0.12, 0.086, 0.056, 0.029, …] (k = 9) the paper reports
     α ≈ 0.13; ``"sorted"`` gives about 0.1 and ``"mle"`` about 0.33, depending on the unreported tail.
     """
@@ -90,7 +95,14 @@ def dirichlet_alpha(
     k = values.size
     if method == "mle":
         total_log = np.log(values).sum()
-        return float(brentq(lambda a: k * digamma(k * a) - k * digamma(a) + total_log, 1e-8, 1e8))
+
+        def score(a: float) -> float:  # d/dα of the log-likelihood; decreasing in α
+            return k * digamma(k * a) - k * digamma(a) + total_log
+
+        # Equal shares push the MLE to infinity; report the cap, as the sorted fit does.
+        if score(ALPHA_MAX) >= 0:
+            return ALPHA_MAX
+        return float(brentq(score, 1e-8, ALPHA_MAX))
     if method != "sorted":
         raise ValueError(f"`method` must be 'sorted' or 'mle', got {method!r}")
     draws = max(200, 20_000 // k) if draws is None else positive_int("draws", draws)
@@ -103,5 +115,5 @@ def dirichlet_alpha(
         sorted_shares = np.sort(gammas / gammas.sum(axis=1, keepdims=True), axis=1)[:, ::-1]
         return float(np.sum((sorted_shares.mean(axis=0) - observed) ** 2))
 
-    best = minimize_scalar(distance, bounds=(np.log(1e-3), np.log(1e3)), method="bounded")
+    best = minimize_scalar(distance, bounds=(np.log(1e-3), np.log(ALPHA_MAX)), method="bounded")
     return float(np.exp(best.x))

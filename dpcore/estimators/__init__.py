@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore._validate import positive_int
 from dpcore.accounting import Budget
 from dpcore.estimators.coinpress import CoinPressMean, default_rho_split
 from dpcore.estimators.mean import GaussianMean, GroupStats, LaplaceMean
@@ -63,6 +64,7 @@ def _release(
     replicates: int | None,
     noise: NoiseKind | NoiseSource,
 ) -> MeanRelease:
+    replicates = None if replicates is None else positive_int("replicates", replicates)
     single = not hasattr(data, "clipped_sums")
     stats = Strata.from_values(data) if single else data
     source = noise_source(noise, rng=rng) if isinstance(noise, str) else noise

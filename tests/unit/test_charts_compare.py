@@ -1,0 +1,118 @@
+"""Unit tests of the Compare page's figure builders (no streamlit involved)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from strata_ui import charts_compare as charts
+
+STRATEGIES = ("stratified", "global_only")
+
+
+@pytest.fixture
+def metrics() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    frames = {
+        s: pd.DataFrame(
+            {
+                "replicate": np.arange(200),
+                "global": rng.exponential(scale, 200),
+                "worst group": rng.exponential(10 * scale, 200),
+                "parity": rng.exponential(2 * scale, 200),
+            }
+        )
+        for s, scale in zip(STRATEGIES, (0.01, 0.02), strict=True)
+    }
+    return charts.stack(frames)
+
+
+@pytest.fixture
+def groups() -> pd.DataFrame:
+    base = pd.DataFrame(
+        {"group": ["big", "small", "mid"], "size": [1000, 10, 100], "mean": [0.01, 0.2, 0.05]}
+    )
+    frames = {}
+    for i, s in enumerate(STRATEGIES):
+        frame = base.assign(mean=base["mean"] * (i + 1))
+        frames[s] = frame.assign(q05=frame["mean"] / 2, q95=frame["mean"] * 2)
+    return charts.stack(frames)
+
+
+def test_distribution_has_one_box_per_strategy_in_percent(metrics):
+    fig = charts.distribution_figure(metrics, "global", title="T")
+    assert [t.name for t in fig.data] == ["Stratified", "Vanilla (i)"]
+    assert [t.marker.color for t in fig.data] == list(charts.PALETTE[:2])
+    np.testing.assert_allclose(fig.data[0].x, 100 * metrics.loc[:199, "global"])
+    assert fig.layout.title.text == "T"
+    assert "%" in fig.layout.xaxis.title.text
+
+
+def test_distribution_summary_states_each_median(metrics):
+    text = charts.distribution_summary(metrics, "parity")
+    for s in STRATEGIES:
+        median = np.median(metrics.loc[metrics["strategy"] == s, "parity"])
+        assert f"{100 * median:.3g}%" in text
+    assert text.startswith("Median parity error — Stratified:")
+
+
+def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups):
+    fig = charts.group_error_figure(groups)
+    assert len(fig.data) == 2
+    assert list(fig.data[0].x) == ["small", "mid", "big"]
+    assert list(fig.layout.xaxis.categoryarray) == ["small", "mid", "big"]
+    np.testing.assert_allclose(fig.data[0].y, [20, 5, 1])
+    np.testing.assert_allclose(fig.data[0].error_y.array, [20, 5, 1])  # q95 − mean
+    np.testing.assert_allclose(fig.data[0].error_y.arrayminus, [10, 2.5, 0.5])  # mean − q05
+    assert fig.data[0].customdata[0][0] == 10  # size in hover
+    assert fig.layout.yaxis.type == "linear"
+    assert charts.group_error_figure(groups, log_y=True).layout.yaxis.type == "log"
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+
+
+def test_group_summary_names_smallest_and_largest(groups):
+    text = charts.group_error_summary(groups)
+    assert "small, n = 10): Stratified 20%, Vanilla (i) 40%" in text
+    assert "big, n = 1,000): Stratified 1%, Vanilla (i) 2%" in text
+
+
+def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
+    runs = [
+        (value, s, metrics[metrics["strategy"] == s].assign(parity=lambda f, v=value: f.parity / v))
+        for value in (0.1, 1.0, 10.0)
+        for s in STRATEGIES
+    ]
+    sweep = charts.sweep_frame(runs)
+    assert len(sweep) == 3 * 2 * 3
+    assert (sweep["q05"] <= sweep["mean"]).all() and (sweep["mean"] <= sweep["q95"]).all()
+    fig = charts.sweep_figure(sweep, "parity", current=1.0)
+    assert len(fig.data) == 7  # band, band, line per strategy + the current budget
+    upper, lower, line = fig.data[:3]
+    assert lower.fill == "tonexty" and upper.line.width == 0
+    assert line.name == "Stratified" and line.mode == "lines+markers"
+    assert list(line.x) == [0.1, 1.0, 10.0]
+    assert np.all(np.asarray(upper.y) >= np.asarray(line.y))
+    assert np.all(np.asarray(lower.y) <= np.asarray(line.y))
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    marker = fig.data[-1]
+    assert marker.name == "your ε = 1" and list(marker.x) == [1.0, 1.0]
+    assert marker.y[0] > 0 and marker.y[1] >= max(upper.y)
+    assert len(charts.sweep_figure(sweep, "parity").data) == 6
+    text = charts.sweep_summary(sweep, "parity")
+    assert text.startswith("Mean parity error from ε = 0.1 to ε = 10 — Stratified")
+
+
+def test_long_group_labels_are_wrapped():
+    assert charts._tick("Amer-Indian-Eskimo × Female", 119) == (
+        "Amer-Indian-<br>Eskimo<br>× Female<br>n = 119"
+    )
+
+
+def test_palette_is_okabe_ito():
+    assert charts.PALETTE == ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
+
+
+@pytest.mark.parametrize(
+    "fraction, text", [(0.000204, "0.0204%"), (0.126, "12.6%"), (195.6, "19,560%")]
+)
+def test_percentages_read_without_exponents(fraction, text):
+    assert charts._pct(fraction) == text

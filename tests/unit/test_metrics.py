@@ -1,0 +1,70 @@
+"""Error metrics: normalized error, parity error (AAAI 2024, Def. 10), worst-group summaries.
+
+Expected values are worked out by hand in each test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcore.metrics import normalized_error, parity_error, worst_group_error, worst_to_best_ratio
+
+
+def test_normalized_error_by_hand():
+    assert normalized_error(11.0, 10.0) == pytest.approx(0.1)
+    assert normalized_error(9.0, 10.0) == pytest.approx(0.1)
+    assert normalized_error(-3.0, -2.0) == pytest.approx(0.5)  # |(-3) - (-2)| / |-2|
+    assert normalized_error(2.0, -2.0) == pytest.approx(2.0)
+    got = normalized_error(np.array([[1.0, 4.0], [3.0, 0.0]]), np.array([2.0, 4.0]))
+    np.testing.assert_allclose(got, [[0.5, 0.0], [0.5, 1.0]])
+
+
+@pytest.mark.parametrize("truth", [0.0, [1.0, 0.0], math.nan, math.inf])
+def test_normalized_error_undefined_truth_raises(truth):
+    with pytest.raises(ValueError, match="truth"):
+        normalized_error(np.ones(np.shape(truth)), truth)
+
+
+def test_parity_error_default_omega_is_one_over_k():
+    # k = 2 groups with truths 10 and 20, global truth 15.
+    groups = np.array([12.0, 19.0])  # errors 0.2 and 0.05 -> average 0.125
+    glob = 18.0  # error 3/15 = 0.2, weighted by 1/k = 1/2 -> 0.1
+    assert parity_error(groups, np.array([10.0, 20.0]), glob, 15.0) == pytest.approx(0.225)
+
+
+def test_parity_error_explicit_omega_and_replicates():
+    truth = np.array([1.0, 2.0, 4.0])
+    groups = np.array(
+        [
+            [1.0, 2.0, 4.0],  # exact groups
+            [2.0, 1.0, 2.0],  # errors 1, 0.5, 0.5 -> mean 2/3
+        ]
+    )
+    glob = np.array([5.0, 2.5])  # global truth 2 -> errors 1.5, 0.25
+    got = parity_error(groups, truth, glob, 2.0, omega=2.0)
+    np.testing.assert_allclose(got, [2 * 1.5 + 0.0, 2 * 0.25 + 2 / 3])
+    default = parity_error(groups, truth, glob, 2.0)
+    np.testing.assert_allclose(default, [1.5 / 3, 0.25 / 3 + 2 / 3])
+
+
+@pytest.mark.parametrize("omega", [0.0, -1.0, math.inf, math.nan])
+def test_parity_error_rejects_bad_omega(omega):
+    with pytest.raises(ValueError, match="omega"):
+        parity_error(np.ones(2), np.ones(2), 1.0, 1.0, omega=omega)
+
+
+def test_parity_error_zero_group_truth_raises():
+    with pytest.raises(ValueError, match="truth"):
+        parity_error(np.ones(2), np.array([1.0, 0.0]), 1.0, 1.0)
+
+
+def test_worst_group_error_and_ratio():
+    errors = np.array([[0.1, 0.4, 0.2], [0.3, 0.3, 0.3], [0.0, 0.5, 0.1]])
+    np.testing.assert_allclose(worst_group_error(errors), [0.4, 0.3, 0.5])
+    ratio = worst_to_best_ratio(errors)
+    np.testing.assert_allclose(ratio[:2], [4.0, 1.0])
+    assert math.isinf(ratio[2])  # best group exact
+    assert worst_group_error(np.array([0.2, 0.7])) == pytest.approx(0.7)

@@ -1,0 +1,125 @@
+"""Unit tests of strata_ui.uploads: what an upload does to the session, and typed bucket edges."""
+
+import pandas as pd
+import pytest
+
+from dpcore.datasets import DEMO_DATASET_NAME
+from strata_ui.state import AppState
+from strata_ui.uploads import fingerprint, format_edges, handle_upload, parse_edges, restore_demo
+
+GOOD = b"id,group,hours\n1,a,40\n2,b,35\n3,a,50\n"
+
+BAD_FILES = {
+    "empty": (b"", "x.csv", "empty"),
+    "header only": (b"a,b\n", "x.csv", "no data rows"),
+    "not UTF-8": ("name,x\nJos\xe9,1\n".encode("latin-1"), "x.csv", "UTF-8"),
+    "binary": (bytes(range(256)) * 4, "x.csv", "binary"),
+    "wrong field count": (b"a,b\n1,2\n3,4,5\n6,7\n", "x.csv", "line 3 has 3 fields"),
+    "broken parquet": (b"hello", "x.parquet", "not a valid Parquet file"),
+    "unsupported type": (b"a,b\n1,2\n", "x.xlsx", "xlsx"),
+}
+
+
+def uploaded_state() -> AppState:
+    state = AppState()
+    assert handle_upload(state, GOOD, "good.csv") is None
+    return state
+
+
+def test_good_upload_replaces_the_dataset_and_resets_column_choices():
+    state = AppState()
+    assert handle_upload(state, GOOD, "good.csv") is None
+    assert list(state.uploaded.columns) == ["id", "group", "hours"]
+    assert state.dataset_name == "good.csv"
+    assert state.dataset_fingerprint == fingerprint(GOOD)
+    assert len(state.dataset_fingerprint) == 16
+    assert state.value_column is None
+    assert state.strata_columns == []
+    assert state.bucket_edges == {}
+    assert state.clip_low is None and state.clip_high is None
+
+
+def test_same_file_again_keeps_the_choices():
+    state = uploaded_state()
+    state.value_column, state.strata_columns = "hours", ["group"]
+    state.bucket_edges = {"id": [2.0]}
+    assert handle_upload(state, GOOD, "good.csv") is None
+    assert (state.value_column, state.strata_columns) == ("hours", ["group"])
+    assert state.bucket_edges == {"id": [2.0]}
+
+
+def test_a_different_file_resets_the_choices():
+    state = uploaded_state()
+    state.value_column, state.strata_columns = "hours", ["group"]
+    assert handle_upload(state, GOOD + b"4,b,20\n", "other.csv") is None
+    assert (state.value_column, state.strata_columns, state.dataset_name) == (
+        None,
+        [],
+        "other.csv",
+    )
+
+
+@pytest.mark.parametrize("case", BAD_FILES, ids=str)
+def test_bad_file_returns_a_message_and_keeps_the_demo(case):
+    data, name, words = BAD_FILES[case]
+    state = AppState()
+    before = AppState()
+    message = handle_upload(state, data, name)
+    assert message is not None and words in message
+    assert state == before  # nothing changed: the demo and its defaults are still in use
+
+
+@pytest.mark.parametrize("case", BAD_FILES, ids=str)
+def test_bad_file_keeps_the_previous_upload(case):
+    data, name, words = BAD_FILES[case]
+    state = uploaded_state()
+    state.value_column, state.strata_columns = "hours", ["group"]
+    frame = state.uploaded
+    assert words in handle_upload(state, data, name)
+    assert state.uploaded is frame
+    assert (state.dataset_name, state.dataset_fingerprint) == ("good.csv", fingerprint(GOOD))
+    assert (state.value_column, state.strata_columns) == ("hours", ["group"])
+
+
+def test_restore_demo_brings_back_the_demo_defaults_and_empties_the_uploader():
+    state = uploaded_state()
+    generation = state.upload_generation
+    restore_demo(state)
+    assert state.uploaded is None
+    assert state.dataset_name == DEMO_DATASET_NAME
+    assert state.dataset_fingerprint == "demo"
+    assert state.value_column == "hours_per_week"
+    assert state.strata_columns == ["race", "sex"]
+    assert (state.clip_low, state.clip_high) == (0.0, 100.0)
+    assert state.upload_generation == generation + 1
+
+
+def test_upload_after_demo_restore_is_read_again():
+    state = uploaded_state()
+    restore_demo(state)
+    assert handle_upload(state, GOOD, "good.csv") is None
+    assert isinstance(state.uploaded, pd.DataFrame)
+
+
+@pytest.mark.parametrize(
+    ("text", "edges"),
+    [("25, 35, 50, 65", [25.0, 35.0, 50.0, 65.0]), ("", []), (" 1.5;2 ,", [1.5, 2.0])],
+)
+def test_parse_edges(text, edges):
+    assert parse_edges(text, "age") == edges
+    assert parse_edges(format_edges(edges), "age") == edges
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("25, thirty, 50", "“thirty” is not a number"),
+        ("25, inf", "“inf” is not a finite number"),
+        ("25, 20", "must increase"),
+        ("25, 25", "must increase"),
+    ],
+)
+def test_parse_edges_names_the_problem(text, words):
+    with pytest.raises(ValueError, match="`age`") as info:
+        parse_edges(text, "age")
+    assert words in str(info.value)
