@@ -89,7 +89,7 @@ rho = native.to_zcdp().rho if state.budget_kind == "pure" else native.rho
 rows = [
     {
         "δ": _format_delta(delta) + (" (main)" if delta == constants.DISPLAY_DELTA else ""),
-        "ε": native.epsilon if state.budget_kind == "pure" else ZCDP(rho).to_approx_dp(delta).epsilon,
+        "ε": ZCDP(rho).to_approx_dp(delta).epsilon,
     }
     for delta in constants.EQUIVALENT_DELTAS
 ]
@@ -104,9 +104,7 @@ else:
         f"**Equivalents:** ρ = {rho:g}-zCDP implies (ε = {main_eps:.3g}, "
         f"δ = {_format_delta(constants.DISPLAY_DELTA)})-DP. Other δ:"
     )
-    st.dataframe(
-        pd.DataFrame(rows).style.format({"ε": "{:.3g}"}), hide_index=True, width="content"
-    )
+    st.dataframe(pd.DataFrame(rows).style.format({"ε": "{:.3g}"}), hide_index=True, width="content")
 
 try:
     budget = pipeline.budget_for(state)

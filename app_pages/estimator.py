@@ -137,6 +137,6 @@ if bounds_ok:
         except (ValueError, TypeError) as exc:
             st.warning(str(exc), icon=":material/warning:")
         else:
-            st.caption(f"Each release will use {budget} (set it on the Budget page).")
+            st.caption(f"Each release will use {budget}; set the budget on the Budget page.")
 else:
     st.info("Enter valid public bounds to configure the estimator.", icon=":material/info:")

@@ -208,6 +208,7 @@ st.caption(
     "adds to the population estimate grows with the sum of the logs of the group sizes. It is "
     "largest when all groups are equal (top dashed line) and smallest when one group holds almost "
     "everyone (bottom dotted line); the solid curve is its expected value when group shares look "
-    "like random draws with unevenness α. The diamond is this dataset: the closer it sits to the "
-    "bottom line, the less extra error stratifying costs the population estimate."
+    "like random draws with unevenness α (for very small α it falls below the best case and "
+    "leaves the chart: the bound is loose there). The diamond is this dataset: the closer it "
+    "sits to the bottom line, the less extra error stratifying costs the population estimate."
 )

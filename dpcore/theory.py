@@ -105,7 +105,7 @@ def dirichlet_alpha(
         return float(brentq(score, 1e-8, ALPHA_MAX))
     if method != "sorted":
         raise ValueError(f"`method` must be 'sorted' or 'mle', got {method!r}")
-    draws = max(200, 20_000 // k) if draws is None else positive_int("draws", draws)
+    draws = max(20, 20_000 // k) if draws is None else positive_int("draws", draws)
     # Uniforms kept away from 0 and 1 so the inverse CDF stays finite for every α searched.
     uniforms = (np.random.default_rng(20240101).random((draws, k)) * (1 - 2e-12)) + 1e-12
     observed = np.sort(values)[::-1]

@@ -28,11 +28,8 @@ MC_REPLICATES_MAX = 5000
 
 def _log_options(low: float, high: float) -> tuple[float, ...]:
     """Round numbers from ``low`` to ``high`` on a log scale: 1, 1.5, 2, 3, 5, 7 per decade."""
-    values = {
-        round(m * 10.0**e, 10)
-        for e in range(-8, 4)
-        for m in (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
-    }
+    mantissas = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    values = {round(m * 10.0**e, 10) for e in range(-8, 4) for m in mantissas}
     return tuple(sorted(v for v in values if low <= v <= high))
 
 

@@ -157,14 +157,10 @@ def strata_key(state: AppState) -> tuple:
     )  # fmt: skip
 
 
-def simulate_strategy(
-    state: AppState,
-    strategy: Strategy,
-    budget: Budget | None = None,
-) -> pd.DataFrame:
-    """Cached Monte Carlo frame (:func:`dpcore.simulate.monte_carlo`) for the session's setup."""
+def _simulation_args(state: AppState, strategy: Strategy, budget: Budget | None) -> tuple:
+    """Arguments of the cached simulation functions, hashable except the leading Strata."""
     strata, shares = current_strata(state)
-    return _simulate(
+    return (
         strata, strata_key(state), current_estimator(state),
         budget_for(state) if budget is None else budget, strategy,
         tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
@@ -184,13 +180,14 @@ def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
     """
     groups = frame[frame["level"] == "group"]
     whole = frame[frame["level"] == "global"].set_index("replicate")["error"]
-    parity = simulate.parity_by_replicate(frame)
+    parity = simulate.parity_by_replicate(frame).reindex(whole.index)
+    worst = groups.groupby("replicate")["error"].max().reindex(whole.index)
     return pd.DataFrame(
         {
             "replicate": whole.index.to_numpy(),
             "global": whole.to_numpy(),
-            "worst group": groups.groupby("replicate")["error"].max().reindex(whole.index).to_numpy(),
-            "parity": parity.reindex(whole.index).to_numpy(),
+            "worst group": worst.to_numpy(),
+            "parity": parity.to_numpy(),
         }
     )
 
@@ -230,14 +227,9 @@ def simulate_metrics(
     strategy: Strategy,
     budget: Budget | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Cached (:func:`replicate_metrics`, :func:`group_summary`) of :func:`simulate_strategy`."""
-    strata, shares = current_strata(state)
-    return _metrics(
-        strata, strata_key(state), current_estimator(state),
-        budget_for(state) if budget is None else budget, strategy,
-        tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
-        state.seed,
-    )  # fmt: skip
+    """Cached (:func:`replicate_metrics`, :func:`group_summary`) of the session's Monte Carlo run
+    (:func:`dpcore.simulate.monte_carlo`, cached per budget, strategy and seed)."""
+    return _metrics(*_simulation_args(state, strategy, budget))
 
 
 def sweep_values(state: AppState, points: int = 8) -> tuple[float, ...]:

@@ -1,0 +1,282 @@
+"""Plotly figures and one-line summaries for the Compare page.
+
+Every builder takes tidy frames (from :mod:`strata_ui.pipeline`) and returns a figure or a sentence;
+nothing here imports streamlit, so the figures are unit-tested directly. Errors come in as
+normalized absolute errors (fractions) and are shown in percent. Colours are the Okabe–Ito
+colour-blind-safe palette.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
+STRATEGY_NAMES = {
+    "stratified": "Stratified",
+    "global_only": "Vanilla (i)",
+    "global_and_groups": "Vanilla (ii)",
+}
+STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
+MARKER_COLOUR = PALETTE[3]  # the current budget on the sweep
+METRIC_NAMES = {
+    "global": "global error",
+    "worst group": "worst-group error",
+    "parity": "parity error",
+}
+FONT = {"family": "sans-serif", "size": 14}
+TICK_WIDTH = 12  # characters per line of a group label
+
+
+def _name(strategy: str) -> str:
+    return STRATEGY_NAMES.get(strategy, strategy)
+
+
+def _colour(strategy: str) -> str:
+    return STRATEGY_COLOURS.get(strategy, PALETTE[4])
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
+def _pct(value: float) -> str:
+    """A fraction as a percentage with three significant digits: 0.000204 → ``0.0204%``."""
+    percent = 100 * value
+    return f"{percent:,.0f}%" if abs(percent) >= 1000 else f"{percent:.3g}%"
+
+
+def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+    fig.update_layout(
+        title={"text": title},
+        xaxis_title={"text": x_title},
+        yaxis_title={"text": y_title},
+        font=FONT,
+        legend={"title": {"text": "Strategy"}},
+        margin={"t": 60, "b": 40},
+    )
+    return fig
+
+
+def _strategies(frame: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(frame["strategy"]))
+
+
+def stack(by_strategy: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate per-strategy frames into one tidy frame with a ``strategy`` column."""
+    return pd.concat(
+        [frame.assign(strategy=strategy) for strategy, frame in by_strategy.items()],
+        ignore_index=True,
+    )
+
+
+# 1 and 3: distribution of one per-replicate metric, one box per strategy.
+
+
+def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> go.Figure:
+    """Box plots (mean marked) of ``metric`` (%) over replicates, one per strategy.
+
+    ``metrics`` is a stacked :func:`strata_ui.pipeline.replicate_metrics` frame (column ``strategy``).
+    """
+    fig = go.Figure()
+    for strategy in _strategies(metrics):
+        values = 100 * metrics.loc[metrics["strategy"] == strategy, metric].to_numpy()
+        fig.add_trace(
+            go.Box(
+                x=values,
+                name=_name(strategy),
+                orientation="h",
+                marker_color=_colour(strategy),
+                boxmean=True,
+                boxpoints="outliers",
+                hovertemplate="%{x:.3g}%<extra>" + _name(strategy) + "</extra>",
+            )
+        )
+    fig.update_layout(showlegend=False, height=300)
+    return _layout(
+        fig, title, f"{METRIC_NAMES.get(metric, metric).capitalize()} (%, normalized absolute)", ""
+    )
+
+
+def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
+    """``"Median global error — Stratified: 0.0204%; Vanilla (i): 0.00523%."``"""
+    parts = [
+        f"{_name(s)}: {_pct(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
+        for s in _strategies(metrics)
+    ]
+    return f"Median {METRIC_NAMES.get(metric, metric)} — " + "; ".join(parts) + "."
+
+
+# 2: per-group error, groups ordered by size.
+
+
+def _tick(group: str, size: int) -> str:
+    """A group's axis label on short lines: ``White<br>× Male<br>n = 19,174``."""
+    lines = []
+    for i, part in enumerate(str(group).split(" × ")):
+        wrapped = textwrap.wrap(part, TICK_WIDTH, break_on_hyphens=True) or [part]
+        lines += [("× " if i and j == 0 else "") + line for j, line in enumerate(wrapped)]
+    return "<br>".join([*lines, f"n = {int(size):,}"])
+
+
+def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figure:
+    """Mean error per group (%) with 5–95% bars, one marker series per strategy.
+
+    ``groups`` is a stacked :func:`strata_ui.pipeline.group_summary` frame: ``strategy``,
+    ``group``, ``size``, ``mean``, ``q05``, ``q95``. Groups run from smallest to largest.
+    """
+    order = groups.drop_duplicates("group").sort_values("size", kind="stable")
+    fig = go.Figure()
+    for strategy in _strategies(groups):
+        rows = groups[groups["strategy"] == strategy].set_index("group").loc[order["group"]]
+        mean = 100 * rows["mean"].to_numpy()
+        fig.add_trace(
+            go.Scatter(
+                x=list(rows.index),
+                y=mean,
+                name=_name(strategy),
+                mode="markers",
+                marker={"color": _colour(strategy), "size": 9},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": 100 * rows["q95"].to_numpy() - mean,
+                    "arrayminus": mean - 100 * rows["q05"].to_numpy(),
+                    "color": _colour(strategy),
+                },
+                customdata=np.column_stack(
+                    [rows["size"].to_numpy(), 100 * rows["q05"], 100 * rows["q95"]]
+                ),
+                hovertemplate=(
+                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}%"
+                    "<br>5–95%: %{customdata[1]:.3g}% – %{customdata[2]:.3g}%"
+                    f"<extra>{_name(strategy)}</extra>"
+                ),
+            )
+        )
+    fig.update_layout(scattermode="group", height=440)
+    fig.update_xaxes(
+        categoryorder="array",
+        categoryarray=list(order["group"]),
+        tickvals=list(order["group"]),
+        ticktext=[_tick(g, n) for g, n in zip(order["group"], order["size"], strict=True)],
+        tickangle=0,
+        tickfont={"size": 11},
+    )
+    fig.update_yaxes(type="log" if log_y else "linear")
+    return _layout(
+        fig,
+        "Error in each group, smallest group first",
+        "Group, smallest to largest (n = people in the group)",
+        "Mean error (%), 5–95% bars",
+    )
+
+
+def group_error_summary(groups: pd.DataFrame) -> str:
+    """The smallest and largest groups' mean errors under every strategy."""
+    order = groups.drop_duplicates("group").sort_values("size", kind="stable")
+    sentences = []
+    for which, row in (("Smallest", order.iloc[0]), ("largest", order.iloc[-1])):
+        rows = groups[groups["group"] == row["group"]]
+        errors = ", ".join(
+            f"{_name(s)} {_pct(float(rows.loc[rows['strategy'] == s, 'mean'].iloc[0]))}"
+            for s in _strategies(groups)
+        )
+        sentences.append(f"{which} group ({row['group']}, n = {int(row['size']):,}): {errors}")
+    return "Mean group error — " + "; ".join(sentences) + "."
+
+
+# 4: the privacy–utility curve.
+
+
+def sweep_frame(runs: Iterable[tuple[float, str, pd.DataFrame]]) -> pd.DataFrame:
+    """Summarise ``(budget value, strategy, replicate metrics)`` runs for :func:`sweep_figure`.
+
+    One row per budget, strategy and metric with the mean and the 5th/95th percentiles, the same
+    shape as :func:`dpcore.simulate.budget_sweep`.
+    """
+    rows = []
+    for value, strategy, metrics in runs:
+        for metric in METRIC_NAMES:
+            errors = metrics[metric].to_numpy()
+            low, high = np.quantile(errors, [0.05, 0.95])
+            rows.append((value, strategy, metric, errors.mean(), low, high))
+    return pd.DataFrame(rows, columns=["budget", "strategy", "metric", "mean", "q05", "q95"])
+
+
+def sweep_figure(
+    sweep: pd.DataFrame,
+    metric: str,
+    *,
+    symbol: str = "ε",
+    current: float | None = None,
+) -> go.Figure:
+    """Mean ``metric`` (%) against the budget on log–log axes, with a 5–95% band per strategy."""
+    fig = go.Figure()
+    rows = sweep[sweep["metric"] == metric].sort_values("budget")
+    for strategy in _strategies(rows):
+        part = rows[rows["strategy"] == strategy]
+        x, colour, name = part["budget"].to_numpy(), _colour(strategy), _name(strategy)
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=100 * part["q95"].to_numpy(), mode="lines", line={"width": 0},
+                showlegend=False, legendgroup=strategy, hoverinfo="skip", name=f"{name} 95%",
+            )
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=100 * part["q05"].to_numpy(), mode="lines", line={"width": 0},
+                fill="tonexty", fillcolor=_rgba(colour, 0.2), showlegend=False,
+                legendgroup=strategy, hoverinfo="skip", name=f"{name} 5%",
+            )
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=100 * part["mean"].to_numpy(), mode="lines+markers", name=name,
+                legendgroup=strategy, line={"color": colour, "width": 2.5},
+                hovertemplate=f"{symbol} = %{{x:.3g}}<br>mean %{{y:.3g}}%<extra>{name}</extra>",
+            )
+        )  # fmt: skip
+    # Label whole decades only: minor log ticks (2, 5) crowd the axis.
+    fig.update_xaxes(type="log", dtick=1)
+    fig.update_yaxes(type="log", dtick=1)
+    if current is not None:
+        # A trace rather than a shape: shapes on log axes take log10 coordinates, which renderers
+        # disagree about; a trace sits at the data value and gets a legend entry.
+        band = 100 * rows[["q05", "mean", "q95"]].to_numpy()
+        band = band[np.isfinite(band) & (band > 0)]
+        low, high = (band.min(), band.max()) if band.size else (1e-3, 1e2)
+        fig.add_trace(
+            go.Scatter(
+                x=[current, current], y=[low, high], mode="lines", name=f"your {symbol} = {current:g}",
+                line={"color": MARKER_COLOUR, "dash": "dot", "width": 2}, hoverinfo="skip",
+            )
+        )  # fmt: skip
+    fig.update_layout(height=440)
+    unit = "ε, pure DP" if symbol == "ε" else "ρ, zCDP"
+    return _layout(
+        fig,
+        f"Privacy–utility curve: mean {METRIC_NAMES.get(metric, metric)} as the budget grows",
+        f"Privacy budget per release ({unit}, log scale)",
+        "Mean error (%, log scale), 5–95% band",
+    )
+
+
+def sweep_summary(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> str:
+    """Each strategy's mean error at the smallest and largest budget of the sweep."""
+    rows = sweep[sweep["metric"] == metric]
+    low, high = rows["budget"].min(), rows["budget"].max()
+    parts = []
+    for strategy in _strategies(rows):
+        part = rows[rows["strategy"] == strategy].set_index("budget")["mean"]
+        parts.append(f"{_name(strategy)} {_pct(part[low])} → {_pct(part[high])}")
+    return (
+        f"Mean {METRIC_NAMES.get(metric, metric)} from {symbol} = {low:g} to {symbol} = {high:g} — "
+        + "; ".join(parts)
+        + "."
+    )

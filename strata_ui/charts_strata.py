@@ -1,0 +1,208 @@
+"""Plotly figures for the Strata page: group sizes and the paper's Figure 1 for this dataset.
+
+Builders take plain arrays or tidy frames and return ``plotly.graph_objects.Figure``; they never
+import streamlit. The curves come from :mod:`dpcore.theory` (Rosenblatt, Stoyanovich & Musco,
+AAAI 2024, Prop. 8 and Thm. 9). Colours are the colour-blind-safe Okabe–Ito palette.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpcore import theory
+from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
+
+# Okabe & Ito (2008), "Color Universal Design".
+BLUE = "#0072B2"
+ORANGE = "#E69F00"
+GREEN = "#009E73"
+VERMILLION = "#D55E00"
+PURPLE = "#CC79A7"
+SKY = "#56B4E9"
+YELLOW = "#F0E442"
+BLACK = "#000000"
+
+# Above this many groups the bar labels would overlap; the axis then just counts groups.
+MAX_LABELLED_BARS = 40
+
+WORST = "Worst case, equal groups: k·log(n/k) (Prop. 8)"
+EXPECTED = "Expected if shares are Dirichlet(α): k(ψ(α) − ψ(kα) + log n) (Thm. 9)"
+BEST = "Best case, one majority group: (k − 1) + log(n − k)"
+CURVES = (WORST, EXPECTED, BEST)
+_CURVE_STYLE = {
+    WORST: {"color": VERMILLION, "dash": "dash"},
+    EXPECTED: {"color": BLUE, "dash": "solid"},
+    BEST: {"color": GREEN, "dash": "dot"},
+}
+
+
+def group_size_frame(
+    labels: Sequence[str], sizes: Sequence[int], *, small_share: float = SMALL_GROUP_SHARE
+) -> pd.DataFrame:
+    """One row per group, largest first: ``group``, ``size``, ``share`` and ``small``.
+
+    ``small`` flags groups holding less than ``small_share`` of all rows: their DP estimates
+    are the noisiest.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(labels) != sizes.size:
+        raise ValueError(f"need one size per label, got {len(labels)} labels, {sizes.size} sizes")
+    frame = pd.DataFrame({"group": list(labels), "size": sizes})
+    frame["share"] = frame["size"] / frame["size"].sum()
+    frame["small"] = frame["share"] < small_share
+    return frame.sort_values(["size", "group"], ascending=[False, True], ignore_index=True)
+
+
+def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SHARE) -> go.Figure:
+    """Bar chart of group sizes (log scale), largest first, small groups in a second colour.
+
+    ``frame`` is the output of :func:`group_size_frame`.
+    """
+    k = len(frame)
+    fig = go.Figure()
+    names = {
+        False: f"Groups with ≥ {small_share:.0%} of rows",
+        True: f"Small groups (< {small_share:.0%} of rows)",
+    }
+    for small, colour in ((False, BLUE), (True, VERMILLION)):
+        part = frame[frame["small"] == small]
+        if part.empty:
+            continue
+        fig.add_trace(
+            go.Bar(
+                x=part["group"],
+                y=part["size"],
+                customdata=part["share"],
+                name=names[small],
+                marker_color=colour,
+                hovertemplate="<b>%{x}</b><br>%{y:,} rows<br>%{customdata:.2%} of all rows"
+                "<extra></extra>",
+            )
+        )
+    labelled = k <= MAX_LABELLED_BARS
+    fig.update_layout(
+        title=f"How many people each group holds ({k:,} groups, largest first)",
+        xaxis={
+            "title": "group" if labelled else f"groups, largest first ({k:,} groups)",
+            "categoryorder": "array",
+            "categoryarray": list(frame["group"]),
+            "showticklabels": labelled,
+            "tickangle": -30 if labelled else 0,
+        },
+        yaxis={"title": "rows (log scale)", "type": "log", **_decade_ticks(frame["size"])},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
+        bargap=0.15,
+        margin={"t": 90},
+        height=460,
+    )
+    return fig
+
+
+def _decade_ticks(sizes: pd.Series) -> dict:
+    """Label only 1, 10, 100, ... on a log axis that spans a decade or more (else Plotly's own)."""
+    low, high = float(sizes.min()), float(sizes.max())
+    if high / low < 10:
+        return {"tickformat": ","}
+    return {"dtick": 1, "tickformat": ","}
+
+
+def _one_three_ticks(low: float, high: float) -> list[float]:
+    """Ticks 0.01, 0.03, 0.1, 0.3, 1, 3, 10, ... within [low, high]."""
+    ticks = [m * 10.0**e for e in range(-4, 5) for m in (1, 3)]
+    return [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+
+
+def log_size_curves(n: int, k: int, alphas: np.ndarray) -> pd.DataFrame:
+    """Tidy frame (``alpha``, ``curve``, ``value``) of the three Figure-1 curves for ``n``, ``k``.
+
+    Values are :math:`\\sum_i \\log|G_i|`: Prop. 8's :math:`k\\log(n/k)`, Thm. 9's
+    :math:`k(\\psi(\\alpha) - \\psi(k\\alpha) + \\log n)` and the benchmark
+    :math:`(k - 1) + \\log(n - k)`.
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    worst = theory.worst_case_log_sizes(n, k)
+    best = theory.best_case_log_sizes(n, k)
+    expected = [theory.dirichlet_expected_log_sizes(n, k, a) for a in alphas]
+    return pd.concat(
+        [
+            pd.DataFrame({"alpha": alphas, "curve": WORST, "value": worst}),
+            pd.DataFrame({"alpha": alphas, "curve": EXPECTED, "value": expected}),
+            pd.DataFrame({"alpha": alphas, "curve": BEST, "value": best}),
+        ],
+        ignore_index=True,
+    )
+
+
+def alpha_grid(alpha_fit: float | None = None, points: int = 200) -> np.ndarray:
+    """α values on a log grid over :data:`ALPHA_AXIS`, widened to include ``alpha_fit``."""
+    low, high = ALPHA_AXIS
+    if alpha_fit is not None:
+        low, high = min(low, alpha_fit / 2), max(high, alpha_fit * 2)
+    return np.logspace(np.log10(low), np.log10(high), points)
+
+
+def figure1_chart(
+    curves: pd.DataFrame, *, n: int, k: int, alpha_fit: float, observed: float
+) -> go.Figure:
+    """The paper's Figure 1 for this dataset, with the dataset marked at (α̂, Σ log n_g).
+
+    ``curves`` is the output of :func:`log_size_curves`. The y axis spans the best- to the
+    worst-case line (plus a margin): below it Thm. 9's bound falls under the best case and says
+    nothing more.
+    """
+    fig = go.Figure()
+    for name in CURVES:
+        part = curves[curves["curve"] == name]
+        style = _CURVE_STYLE[name]
+        fig.add_trace(
+            go.Scatter(
+                x=part["alpha"],
+                y=part["value"],
+                mode="lines",
+                name=name,
+                line={"color": style["color"], "dash": style["dash"], "width": 2.5},
+                hovertemplate="α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[alpha_fit],
+            y=[observed],
+            mode="markers+text",
+            name="This dataset (fitted α, observed Σ log|G_i|)",
+            marker={"color": BLACK, "size": 12, "symbol": "diamond"},
+            text=[f"this dataset: α ≈ {alpha_fit:.2g}, Σ log|G_i| = {observed:.1f}"],
+            textposition="top center",
+            hovertemplate="This dataset<br>fitted α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}"
+            "<extra></extra>",
+        )
+    )
+    worst = theory.worst_case_log_sizes(n, k)
+    best = theory.best_case_log_sizes(n, k)
+    low, high = min(best, observed), max(worst, observed)
+    pad = 0.12 * (high - low) if high > low else 1.0
+    alphas = curves["alpha"]
+    ticks = _one_three_ticks(alphas.min(), alphas.max())
+    fig.update_layout(
+        title=f"Extra error from stratifying, for this dataset's n = {n:,} rows and k = {k:,} "
+        "groups",
+        xaxis={
+            "title": "Dirichlet α of the group shares (log scale; small = a few dominant groups)",
+            "type": "log",
+            "range": [np.log10(alphas.min()) - 0.03, np.log10(alphas.max()) + 0.03],
+            "tickvals": ticks,
+            "ticktext": [f"{t:g}" for t in ticks],
+        },
+        yaxis={
+            "title": "sum of log group sizes, Σ log|G_i| (higher = more noise)",
+            "range": [low - pad, high + 1.6 * pad],
+        },
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        margin={"b": 150},
+        height=540,
+    )
+    return fig

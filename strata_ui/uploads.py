@@ -1,0 +1,103 @@
+"""Turning what a user uploads or types into session state, with messages they can act on.
+
+No numerics here: files are parsed by :func:`dpcore.io.read_table`; this module only decides what
+an upload does to the session's choices, and parses typed lists of bucket edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+from dpcore.datasets import DEMO_DATASET_NAME
+from dpcore.io import read_table
+from strata_ui.state import AppState
+
+DEMO_FINGERPRINT = "demo"
+DEMO_VALUE_COLUMN = "hours_per_week"
+DEMO_STRATA_COLUMNS = ("race", "sex")
+DEMO_BOUNDS = (0.0, 100.0)
+
+
+def fingerprint(data: bytes) -> str:
+    """The first 16 hex digits of the SHA-256 of a file's bytes: the dataset's cache key."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
+    """Make an uploaded file the session's dataset; return an error message, or None on success.
+
+    A file that cannot be read leaves the session untouched (the previous dataset stays in use).
+    Choices that depend on the columns (value column, grouping columns, bucket edges, a public
+    shares table, the value's public bounds) are reset only when the file differs from the one in
+    use, so a rerun with the same file keeps them.
+    """
+    key = fingerprint(data)
+    if key == state.dataset_fingerprint and state.uploaded is not None:
+        return None  # the same file again (every rerun): nothing to parse, nothing to reset
+    try:
+        frame = read_table(data, filename)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    state.uploaded = frame
+    state.dataset_name = filename
+    state.dataset_fingerprint = key
+    state.value_column = None
+    state.strata_columns = []
+    state.bucket_edges = {}
+    state.share_table = {}
+    # Bounds are public facts about the value column; the old ones say nothing about the new file.
+    state.clip_low = None
+    state.clip_high = None
+    return None
+
+
+def restore_demo(state: AppState) -> None:
+    """Go back to the demo data and its default choices (hours per week by race × sex, 0–100)."""
+    state.uploaded = None
+    state.dataset_name = DEMO_DATASET_NAME
+    state.dataset_fingerprint = DEMO_FINGERPRINT
+    state.value_column = DEMO_VALUE_COLUMN
+    state.strata_columns = list(DEMO_STRATA_COLUMNS)
+    state.bucket_edges = {}
+    state.share_table = {}
+    state.clip_low, state.clip_high = DEMO_BOUNDS
+    state.upload_generation += 1  # a fresh, empty uploader widget
+
+
+def parse_edges(text: str, column: str) -> list[float]:
+    """Parse typed bucket edges such as ``"25, 35, 50, 65"`` into increasing numbers.
+
+    Returns an empty list for blank text. Raises ``ValueError`` naming the bad token, or saying
+    the edges are not strictly increasing.
+    """
+    tokens = [t.strip() for t in text.replace(";", ",").split(",")]
+    edges: list[float] = []
+    for token in tokens:
+        if not token:
+            continue
+        try:
+            edge = float(token)
+        except ValueError:
+            raise ValueError(
+                f"Bucket edges for `{column}`: “{token}” is not a number. Type numbers separated "
+                "by commas, e.g. 25, 35, 50, 65."
+            ) from None
+        if not math.isfinite(edge):
+            raise ValueError(
+                f"Bucket edges for `{column}`: “{token}” is not a finite number. Type numbers "
+                "separated by commas, e.g. 25, 35, 50, 65."
+            )
+        edges.append(edge)
+    for low, high in zip(edges, edges[1:], strict=False):
+        if high <= low:
+            raise ValueError(
+                f"Bucket edges for `{column}` must increase from left to right, but {high:g} "
+                f"follows {low:g}. Example: 25, 35, 50, 65."
+            )
+    return edges
+
+
+def format_edges(edges: list[float]) -> str:
+    """The inverse of :func:`parse_edges`, for pre-filling a text box."""
+    return ", ".join(f"{e:g}" for e in edges)

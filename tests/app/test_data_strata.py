@@ -1,0 +1,282 @@
+"""App tests of the Data and Strata pages: uploads, choices, charts, and every bad input.
+
+Each bad input must show a clear ``st.error`` (or warning) naming the problem, and never an
+exception. Uploads go through the real ``st.file_uploader`` path (AppTest can stage files).
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.datasets import DEMO_DATASET_NAME
+from strata_ui.state import _STATE_KEY, AppState
+
+REPO = Path(__file__).resolve().parents[2]
+STRATA = "app_pages/strata.py"
+DEMO_ROWS = f"{32_561:,}"
+
+GOOD_CSV = b"name,group,hours,score\nann,a,40,0.5\nbob,b,35,0.25\ncy,a,50,1\ndee,b,20,0\n"
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=30)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def state_of(at: AppTest) -> AppState:
+    return at.session_state[_STATE_KEY]
+
+
+def upload(at: AppTest, data: bytes, name: str = "mine.csv") -> AppTest:
+    at.file_uploader[0].set_value((name, data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def strata_page(at: AppTest, **changes) -> AppTest:
+    """Open the Strata page after applying ``changes`` to the session's AppState."""
+    state = state_of(at)
+    for name, value in changes.items():
+        setattr(state, name, value)
+    at.switch_page(STRATA)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def errors(at: AppTest) -> str:
+    return " ".join(e.value for e in at.main.error)
+
+
+def rows_metric(at: AppTest) -> str:
+    return next(m.value for m in at.main.metric if m.label == "Rows")
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def values(array) -> np.ndarray:
+    if isinstance(array, dict):  # Plotly's base64 typed array
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+    return np.asarray(array)
+
+
+# ---- Data page ---------------------------------------------------------------------------
+
+
+def test_data_page_offers_numeric_value_columns_with_the_demo_default():
+    at = start()
+    (value,) = at.main.selectbox
+    assert value.value == "hours_per_week"
+    assert "race" not in value.options and "age" in value.options
+    assert any("Only numeric columns" in c.value for c in at.main.caption)
+    assert any("not differentially private" in c.value for c in at.main.caption)
+    assert at.main.file_uploader and not at.main.error
+
+
+def test_choosing_a_value_column_is_stored():
+    at = start()
+    at.main.selectbox[0].select("age").run()
+    assert state_of(at).value_column == "age"
+
+
+def test_good_upload_replaces_the_demo():
+    at = upload(start(), GOOD_CSV)
+    assert "mine.csv" in " ".join(s.value for s in at.main.success)
+    assert rows_metric(at) == "4"
+    assert [h.value for h in at.main.subheader if h.value == "mine.csv"]
+    (value,) = at.main.selectbox
+    assert value.options == ["hours", "score"]
+    assert value.value is None
+    state = state_of(at)
+    assert state.dataset_name == "mine.csv" and state.strata_columns == []
+    assert len(state.dataset_fingerprint) == 16
+    # A rerun with the same file keeps the user's choice.
+    at.main.selectbox[0].select("hours").run()
+    at.run()
+    assert state_of(at).value_column == "hours"
+
+
+BAD_UPLOADS = {
+    "empty file": (b"", "mine.csv", "empty"),
+    "header only": (b"a,b\n", "mine.csv", "no data rows"),
+    "not UTF-8": ("name,x\nJos\xe9,1\n".encode("latin-1"), "mine.csv", "UTF-8"),
+    "binary": (bytes(range(256)) * 4, "mine.csv", "binary"),
+    "wrong number of fields": (b"a,b\n1,2\n3,4,5\n", "mine.csv", "line 3 has 3 fields"),
+    "broken parquet": (b"not parquet", "mine.parquet", "not a valid Parquet file"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_UPLOADS, ids=str)
+def test_bad_upload_shows_an_error_and_keeps_the_demo(case):
+    data, name, words = BAD_UPLOADS[case]
+    at = upload(start(), data, name)
+    assert words in errors(at)
+    assert "Still using the demo data" in errors(at)
+    assert rows_metric(at) == DEMO_ROWS
+    assert state_of(at).dataset_name == DEMO_DATASET_NAME
+
+
+def test_bad_upload_after_a_good_one_keeps_the_good_one():
+    at = upload(start(), GOOD_CSV)
+    at.main.selectbox[0].select("hours").run()
+    upload(at, b"a,b\n", "bad.csv")
+    assert "no data rows" in errors(at) and "Still using “mine.csv”" in errors(at)
+    assert rows_metric(at) == "4"
+    assert state_of(at).value_column == "hours"
+
+
+def test_use_the_demo_data_again():
+    at = upload(start(), GOOD_CSV)
+    (button,) = at.main.button
+    assert button.label == "Use the demo data again"
+    button.click().run()
+    assert not at.exception
+    assert rows_metric(at) == DEMO_ROWS
+    state = state_of(at)
+    assert state.uploaded is None and state.dataset_fingerprint == "demo"
+    assert (state.value_column, state.strata_columns) == ("hours_per_week", ["race", "sex"])
+    assert (state.clip_low, state.clip_high) == (0.0, 100.0)
+    assert not at.main.button  # the uploader was emptied, so there is nothing to undo
+
+
+def test_table_without_numeric_columns_says_so():
+    at = upload(start(), b"a,b\nx,y\nz,w\n")
+    assert "no numeric column" in errors(at)
+    assert not at.main.selectbox
+
+
+# ---- Strata page: the demo -----------------------------------------------------------------
+
+
+def test_strata_page_shows_group_sizes_and_figure_1_for_the_demo():
+    at = strata_page(start())
+    assert not at.main.error
+    assert at.main.multiselect[0].value == ["race", "sex"]
+    sizes, fig1 = figures(at)
+
+    assert "10 groups" in sizes["layout"]["title"]["text"]
+    assert sizes["layout"]["yaxis"]["type"] == "log"
+    assert sizes["layout"]["yaxis"]["title"]["text"] == "rows (log scale)"
+    big, small = sizes["data"]
+    assert big["x"][0] == "White × Male"
+    assert "Other × Female" in small["x"] and "Small groups" in small["name"]
+
+    assert fig1["layout"]["xaxis"]["type"] == "log"
+    assert "Dirichlet α" in fig1["layout"]["xaxis"]["title"]["text"]
+    assert "Σ log|G_i|" in fig1["layout"]["yaxis"]["title"]["text"]
+    assert "n = 32,561" in fig1["layout"]["title"]["text"]
+    marker = fig1["data"][-1]
+    assert marker["name"].startswith("This dataset")
+    assert values(marker["y"])[0] == pytest.approx(65.836, abs=1e-2)
+    alpha = next(m.value for m in at.main.metric if "Dirichlet α" in m.label)
+    assert float(alpha) == pytest.approx(values(marker["x"])[0], rel=1e-2)
+    assert any("small α" in m.value for m in at.main.markdown)
+    assert any("Figure 1" in c.value for c in at.main.caption)
+    assert any("Group counts from the data" in s.value for s in at.main.success)
+
+
+def test_small_group_policy_is_stated_and_applied():
+    at = strata_page(start())
+    at.main.number_input[0].set_value(150).run()
+    assert any("merged into “Other (merged)”" in i.value for i in at.main.info)
+    assert any("Policy: groups with fewer than 150 rows are merged" in c.value for c in at.caption)
+    at.main.radio[0].set_value("drop").run()
+    assert not at.exception
+    assert state_of(at).small_groups == "drop"
+    assert any("dropped" in i.value for i in at.main.info)
+
+
+def test_holdout_shares():
+    at = strata_page(start())
+    at.main.radio[1].set_value("holdout").run()
+    assert not at.exception and not at.main.error
+    assert at.main.slider[0].value == pytest.approx(0.1)
+    assert any("holdout" in s.value.lower() for s in at.main.success)
+
+
+def test_share_table_is_prefilled_and_accepted():
+    shares = {"a": 3, "b": 1}
+    at = upload(start(), GOOD_CSV)
+    at = strata_page(
+        at, value_column="hours", strata_columns=["group"], share_source="table",
+        share_table=shares,
+    )  # fmt: skip
+    assert not at.main.error, errors(at)
+    assert any("rescaled from a total of 4" in s.value for s in at.main.success)
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [({"a": 0.5}, "missing shares for 1 group"), ({"a": 0.5, "b": -0.1}, "negative")],
+    ids=["missing group", "negative share"],
+)
+def test_bad_share_table_shows_an_error(table, words):
+    at = upload(start(), GOOD_CSV)
+    at = strata_page(
+        at, value_column="hours", strata_columns=["group"], share_source="table",
+        share_table=table,
+    )  # fmt: skip
+    assert words in errors(at)
+    assert len(at.get("plotly_chart")) == 2  # the groups are still shown
+
+
+# ---- Strata page: bad choices ------------------------------------------------------------------
+
+
+def test_non_numeric_value_column_shows_the_dpcore_message():
+    at = strata_page(start(), value_column="race", strata_columns=["sex"])
+    assert "must be numeric" in errors(at)
+    assert not at.get("plotly_chart")
+
+
+def test_entirely_missing_value_column():
+    at = upload(start(), b"group,hours,empty\na,1,\nb,2,\na,3,\nb,4,\n")
+    at = strata_page(at, value_column="empty", strata_columns=["group"])
+    assert "no usable values" in errors(at)
+
+
+def test_no_value_column_chosen():
+    at = upload(start(), GOOD_CSV)
+    at = strata_page(at, strata_columns=["group"])
+    assert "Choose the value column" in errors(at)
+
+
+def test_single_group():
+    at = upload(start(), b"group,hours\na,1\na,2\na,3\n")
+    at = strata_page(at, value_column="hours", strata_columns=["group"])
+    assert "at least 2 groups" in errors(at)
+
+
+def test_more_than_5000_groups():
+    rows = "".join(f"p{i},{h}\n" for i in range(6000) for h in (1, 2))
+    at = upload(start(), ("id,hours\n" + rows).encode())
+    at = strata_page(at, value_column="hours", strata_columns=["id"])
+    assert "6,000 groups is more than the limit of 5,000" in errors(at)
+
+
+def test_numeric_grouping_column_needs_public_edges():
+    at = strata_page(start(), strata_columns=["age"])
+    assert any("enter bucket edges" in w.value for w in at.main.warning)
+    assert "bucket edges" in errors(at)
+    (edges,) = at.main.text_input
+    edges.set_value("25, thirty, 50").run()
+    assert "“thirty” is not a number" in errors(at)
+    at.main.text_input[0].set_value("25, 35, 50, 65").run()
+    assert not at.exception and not at.main.error
+    assert state_of(at).bucket_edges == {"age": [25.0, 35.0, 50.0, 65.0]}
+    sizes, _ = figures(at)
+    groups = [g for trace in sizes["data"] for g in trace["x"]]
+    assert sorted(groups) == sorted(["< 25", "[25, 35)", "[35, 50)", "[50, 65)", "≥ 65"])
+
+
+def test_no_grouping_column():
+    at = strata_page(start(), strata_columns=[])
+    assert "Choose at least one column" in errors(at)

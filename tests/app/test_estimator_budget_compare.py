@@ -1,0 +1,162 @@
+"""App tests of the Estimator, Budget and Compare pages (AppTest layer), and the product claim."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from streamlit.testing.v1 import AppTest
+
+from dpcore.accounting import PureDP
+from dpcore.estimators import LaplaceMean
+from dpcore.simulate import monte_carlo, parity_by_replicate
+from dpcore.strata import Strata, shares_from_counts
+from strata_ui import constants
+from strata_ui.data import load_demo
+
+REPO = Path(__file__).resolve().parents[2]
+PURE_ERROR = "cannot meet pure ε-DP"
+
+
+def start(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=30)
+    at.run()
+    if page is not None:
+        go(at, page)
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def summaries(at: AppTest) -> list[str]:
+    return [m.value for m in at.main.markdown if m.value.startswith(("Median", "Mean"))]
+
+
+def errors(at: AppTest) -> str:
+    return " ".join(e.value for e in at.main.error)
+
+
+@pytest.mark.parametrize("page", ["estimator", "budget", "compare"])
+def test_page_renders_with_defaults_and_no_error(page):
+    at = start(page)
+    assert not at.main.error, errors(at)
+
+
+def test_compare_shows_the_banner_and_four_labelled_charts():
+    at = start("compare")
+    assert any("not themselves differentially private" in i.value for i in at.info)
+    figures = charts(at)
+    assert len(figures) == 4
+    for figure in figures:
+        layout = figure["layout"]
+        assert layout["title"]["text"]
+        assert layout["xaxis"]["title"]["text"]
+        assert layout["yaxis"]["title"]["text"] or figure["data"][0]["type"] == "box"
+    # Every chart has a one-sentence summary stating numbers for both strategies.
+    assert len(summaries(at)) == 4
+    assert all("Stratified" in s and "Vanilla (i)" in s and "%" in s for s in summaries(at))
+
+
+def test_moving_the_budget_changes_the_numbers():
+    at = start("compare")
+    before, sweep_before = summaries(at), charts(at)[3]
+    at.select_slider(key="compare.budget.pure").set_value(0.1).run()
+    assert not at.exception
+    after = summaries(at)
+    assert after[0] != before[0]  # global error
+    assert after[2] != before[2]  # parity error
+    assert at.get("plotly_chart")  # still drawn
+    # The sweep is the same curve with the marker moved.
+    sweep_after = charts(at)[3]
+    assert sweep_after["data"][:-1] == sweep_before["data"][:-1]
+    assert sweep_after["data"][-1]["name"] == "your ε = 0.1"
+
+
+def test_budget_slider_on_budget_page_reaches_compare():
+    at = start("budget")
+    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    go(at, "compare")
+    assert at.select_slider(key="compare.budget.pure").value == 2.0
+    assert "ε = 2" in " ".join(c.value for c in at.main.caption)
+
+
+def test_log_axis_toggle_and_vanilla_choice():
+    at = start("compare")
+    assert charts(at)[1]["layout"]["yaxis"]["type"] == "linear"
+    at.toggle(key="compare.log_axis").set_value(True).run()
+    assert charts(at)[1]["layout"]["yaxis"]["type"] == "log"
+    at.radio(key="compare.vanilla").set_value("global_and_groups").run()
+    assert not at.exception
+    assert [t["name"] for t in charts(at)[0]["data"]] == ["Stratified", "Vanilla (ii)"]
+
+
+@pytest.mark.parametrize("low, high", [(100.0, 100.0), (100.0, 0.0)])
+def test_bounds_out_of_order_show_an_error_not_an_exception(low, high):
+    at = start("estimator")
+    at.number_input(key="estimator.clip_high").set_value(high).run()
+    at.number_input(key="estimator.clip_low").set_value(low).run()
+    assert not at.exception
+    assert "lower bound L must be below the upper bound U" in errors(at)
+    go(at, "compare")
+    assert "L < U" in errors(at)
+    assert not at.get("plotly_chart")
+
+
+def test_coinpress_with_pure_epsilon_is_refused_with_the_reason():
+    at = start("estimator")
+    at.radio(key="estimator.method").set_value("coinpress").run()
+    assert not at.exception
+    assert at.slider(key="estimator.coinpress_steps").value == 3
+    for page in ("budget", "compare"):
+        go(at, page)
+        assert PURE_ERROR in errors(at)
+    # Switching the budget to ρ fixes it.
+    go(at, "budget")
+    at.radio(key="budget.kind").set_value("zcdp").run()
+    assert not at.main.error, errors(at)
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    assert len(at.get("plotly_chart")) == 4
+
+
+def test_budget_page_shows_equivalents_and_composition_costs():
+    at = start("budget")
+    text = " ".join(m.value for m in at.main.markdown)
+    assert "ρ = ε²/2 = 0.5-zCDP" in text
+    table = at.main.dataframe[-1].value
+    totals = table[table["part"].str.startswith("Total")]
+    assert list(totals["cost"]) == ["ε = 1"] * 3
+    at.slider(key="budget.global_fraction").set_value(0.2).run()
+    table = at.main.dataframe[-1].value
+    assert "ε = 0.2" in list(table["cost"])
+    at.radio(key="budget.kind").set_value("zcdp").run()
+    assert "δ = 1e-6" in " ".join(m.value for m in at.main.markdown)
+    deltas = at.main.dataframe[-2].value
+    assert len(deltas) == len(constants.EQUIVALENT_DELTAS)
+
+
+def test_stratified_beats_vanilla_i_on_parity_error_on_the_demo_data():
+    """The product claim (AAAI 2024, Sec. 5): stratification lowers parity error (Def. 10)."""
+    strata = Strata.from_frame(load_demo(), by=["race", "sex"], value="hours_per_week")
+    estimator, budget = LaplaceMean(bounds=(0.0, 100.0)), PureDP(1.0)
+    shares = shares_from_counts(strata)
+    parity = {}
+    for strategy in ("stratified", "global_only"):
+        frame = monte_carlo(
+            strata, estimator, budget, strategy=strategy, shares=shares, replicates=500, rng=7
+        )
+        parity[strategy] = parity_by_replicate(frame).to_numpy()
+    assert parity["stratified"].mean() < parity["global_only"].mean()
+    test = stats.mannwhitneyu(parity["stratified"], parity["global_only"], alternative="less")
+    assert test.pvalue < 1e-6
+    assert np.median(parity["stratified"]) < np.median(parity["global_only"])
