@@ -19,13 +19,18 @@ def save_full_page_screenshot(page: Page, path: Path) -> None:
     Streamlit scrolls inside its main and sidebar containers, so `full_page=True` alone captures
     one screen; grow the viewport to the taller content's height first.
     """
-    content_height = page.evaluate(
-        """() => Math.max(...['stMain', 'stSidebarContent'].map(
-            id => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight ?? 0))"""
-    )
-    width, height = page.viewport_size["width"], page.viewport_size["height"]
-    page.set_viewport_size({"width": width, "height": max(height, content_height)})
-    page.wait_for_timeout(SETTLE_MS)
+    width = page.viewport_size["width"]
+    # Charts below the fold draw only once visible and then lengthen the page: grow the viewport
+    # until the content height stops changing (a few rounds at most).
+    for _ in range(4):
+        content_height = page.evaluate(
+            """() => Math.max(...['stMain', 'stSidebarContent'].map(
+                id => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight ?? 0))"""
+        )
+        if content_height <= page.viewport_size["height"]:
+            break
+        page.set_viewport_size({"width": width, "height": content_height})
+        page.wait_for_timeout(SETTLE_MS)
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=path, full_page=True)
 
