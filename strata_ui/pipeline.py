@@ -129,25 +129,6 @@ def budget_for(state: AppState, value: float | None = None) -> Budget:
     return PureDP(math.sqrt(2 * rho)) if state.estimator == "laplace" else ZCDP(rho)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _simulate(
-    _strata: Strata,
-    strata_key: tuple,
-    estimator: Estimator,
-    budget: Budget,
-    strategy: Strategy,
-    shares: tuple[float, ...],
-    global_fraction: float,
-    replicates: int,
-    seed: int,
-) -> pd.DataFrame:
-    return simulate.monte_carlo(
-        _strata, estimator, budget, strategy=strategy,
-        shares=PublicShares(np.array(shares), "data", "cached"),
-        global_fraction=global_fraction, replicates=replicates, rng=seed,
-    )  # fmt: skip
-
-
 def strata_key(state: AppState) -> tuple:
     """Everything that determines the strata, as a hashable cache key."""
     return (
@@ -157,20 +138,7 @@ def strata_key(state: AppState) -> tuple:
     )  # fmt: skip
 
 
-def _simulation_args(state: AppState, strategy: Strategy, budget: Budget | None) -> tuple:
-    """Arguments of the cached simulation functions, hashable except the leading Strata."""
-    strata, shares = current_strata(state)
-    return (
-        strata, strata_key(state), current_estimator(state),
-        budget_for(state) if budget is None else budget, strategy,
-        tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
-        state.seed,
-    )  # fmt: skip
-
-
 # Summaries of Monte Carlo frames for the Compare page's charts (tidy frames, cached per budget).
-
-METRICS = ("global", "worst group", "parity")
 
 
 def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
@@ -216,9 +184,11 @@ def _metrics(
     replicates: int,
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    frame = _simulate(
-        _strata, strata_key, estimator, budget, strategy, shares, global_fraction, replicates, seed
-    )
+    """Run the Monte Carlo once per key and keep only its summaries (the frame is not needed)."""
+    frame = simulate.monte_carlo(
+        _strata, estimator, budget, strategy=strategy,
+        shares=np.array(shares), global_fraction=global_fraction, replicates=replicates, rng=seed,
+    )  # fmt: skip
     return replicate_metrics(frame), group_summary(frame)
 
 
@@ -229,7 +199,13 @@ def simulate_metrics(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Cached (:func:`replicate_metrics`, :func:`group_summary`) of the session's Monte Carlo run
     (:func:`dpcore.simulate.monte_carlo`, cached per budget, strategy and seed)."""
-    return _metrics(*_simulation_args(state, strategy, budget))
+    strata, shares = current_strata(state)
+    return _metrics(
+        strata, strata_key(state), current_estimator(state),
+        budget_for(state) if budget is None else budget, strategy,
+        tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
+        state.seed,
+    )  # fmt: skip
 
 
 def sweep_values(state: AppState, points: int = 8) -> tuple[float, ...]:
