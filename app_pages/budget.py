@@ -7,8 +7,8 @@ import streamlit as st
 
 from dpcore.accounting import ZCDP, Budget, PureDP, format_components, parallel, scale, sequential
 from strata_ui import constants, pipeline
-from strata_ui.sidebar import _format_delta, render_remaining_budget
-from strata_ui.state import LedgerUnavailableError, get_state, open_ledger
+from strata_ui.sidebar import format_delta, render_remaining_budget
+from strata_ui.state import get_state, open_ledger_or_stop
 
 st.title("Budget")
 st.markdown(
@@ -17,11 +17,7 @@ st.markdown(
     "and stronger privacy."
 )
 
-try:
-    ledger = open_ledger()
-except LedgerUnavailableError as exc:
-    st.error(str(exc), icon=":material/error:")
-    st.stop()
+ledger = open_ledger_or_stop()
 
 st.subheader(f"Ledger “{ledger.name}”")
 total, spent, remaining = st.columns(3)
@@ -88,7 +84,7 @@ native: Budget = PureDP(state.epsilon) if state.budget_kind == "pure" else ZCDP(
 rho = native.to_zcdp().rho if state.budget_kind == "pure" else native.rho
 rows = [
     {
-        "δ": _format_delta(delta) + (" (main)" if delta == constants.DISPLAY_DELTA else ""),
+        "δ": format_delta(delta) + (" (main)" if delta == constants.DISPLAY_DELTA else ""),
         "ε": ZCDP(rho).to_approx_dp(delta).epsilon,
     }
     for delta in constants.EQUIVALENT_DELTAS
@@ -102,7 +98,7 @@ else:
     main_eps = ZCDP(rho).to_approx_dp(constants.DISPLAY_DELTA).epsilon
     st.markdown(
         f"**Equivalents:** ρ = {rho:g}-zCDP implies (ε = {main_eps:.3g}, "
-        f"δ = {_format_delta(constants.DISPLAY_DELTA)})-DP. Other δ:"
+        f"δ = {format_delta(constants.DISPLAY_DELTA)})-DP. Other δ:"
     )
     st.dataframe(pd.DataFrame(rows).style.format({"ε": "{:.3g}"}), hide_index=True, width="content")
 
@@ -145,7 +141,7 @@ def _approx(b: Budget) -> str:
     if b.kind == "pure":
         return f"ε = {b.epsilon:.4g}, δ = 0"
     eps = b.to_approx_dp(constants.DISPLAY_DELTA).epsilon
-    return f"ε = {eps:.4g}, δ = {_format_delta(constants.DISPLAY_DELTA)}"
+    return f"ε = {eps:.4g}, δ = {format_delta(constants.DISPLAY_DELTA)}"
 
 
 groups = [budget] * k
@@ -175,7 +171,7 @@ st.dataframe(
                 "strategy": strategy,
                 "part": part,
                 "cost": _native(cost),
-                f"(ε, δ = {_format_delta(constants.DISPLAY_DELTA)})": _approx(cost),
+                f"(ε, δ = {format_delta(constants.DISPLAY_DELTA)})": _approx(cost),
             }
             for strategy, part, cost in ledger_rows
         ]

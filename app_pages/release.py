@@ -3,7 +3,7 @@
 import streamlit as st
 
 from strata_ui.data import history_table
-from strata_ui.state import LedgerUnavailableError, open_ledger
+from strata_ui.state import open_ledger_or_stop
 
 st.title("Release")
 st.markdown(
@@ -11,11 +11,7 @@ st.markdown(
     "the budget for real, once, and records the release in the ledger below."
 )
 
-try:
-    ledger = open_ledger()
-except LedgerUnavailableError as exc:
-    st.error(str(exc), icon=":material/error:")
-    st.stop()
+ledger = open_ledger_or_stop()
 
 st.subheader(f"Released so far from ledger “{ledger.name}”")
 records = ledger.history()

@@ -36,10 +36,10 @@ def render_remaining_budget(ledger: Ledger) -> None:
     elif key == "rho":
         delta = constants.DISPLAY_DELTA
         epsilon = ZCDP(left).to_approx_dp(delta).epsilon
-        st.caption(f"Equivalent to (ε = {epsilon:.3g}, δ = {_format_delta(delta)})-DP.")
+        st.caption(f"Equivalent to (ε = {epsilon:.3g}, δ = {format_delta(delta)})-DP.")
 
 
-def _format_delta(delta: float) -> str:
+def format_delta(delta: float) -> str:
     """Scientific notation without padding: ``1e-6`` rather than Python's ``1e-06``."""
     mantissa, exponent = f"{delta:.0e}".split("e")
     return f"{mantissa}e{int(exponent)}"

@@ -109,3 +109,12 @@ def open_ledger() -> Ledger:
             f"`{LEDGER_PATH_ENV}` to a writable file path, for example "
             "`~/strata-lab-ledger.sqlite`, and restart the app."
         ) from exc
+
+
+def open_ledger_or_stop() -> Ledger:
+    """Open the ledger for a page; if it cannot be opened, show why and stop the page there."""
+    try:
+        return open_ledger()
+    except LedgerUnavailableError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
