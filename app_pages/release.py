@@ -1,29 +1,117 @@
-"""Release: commit a planned release and keep the record."""
+"""Release: review the planned release, commit it once, download it, and keep the ledger."""
 
 import streamlit as st
 
-from strata_ui.data import history_table
-from strata_ui.state import open_ledger_or_stop
+from dpcore.accounting import BudgetExceededError
+from dpcore.release import STRATEGY_LABELS, ReleaseRecord, plan_key, release
+from strata_ui import release_ui
+from strata_ui.pipeline import ESTIMATOR_LABELS, current_plan
+from strata_ui.state import get_state, open_ledger_or_stop
 
 st.title("Release")
 st.markdown(
-    "Preview a release with its error and confidence intervals, then commit it. Committing spends "
-    "the budget for real, once, and records the release in the ledger below."
+    "Review the release planned on the previous pages, then commit it. Committing draws the noise "
+    "with OpenDP's vetted samplers, spends the budget for real — once — and records the result "
+    "in the ledger. Only differentially private outputs are shown and exported."
 )
 
+state = get_state()
 ledger = open_ledger_or_stop()
+gauge_col, plan_col = st.columns([1, 2])
+with gauge_col:
+    release_ui.render_gauge(ledger)
 
-st.subheader(f"Released so far from ledger “{ledger.name}”")
-records = ledger.history()
-if records:
-    st.dataframe(history_table(records), hide_index=True)
-else:
-    st.markdown(
-        ":material/inbox: No releases yet. Each committed release will be listed here with its "
-        "cost and time."
+with plan_col:
+    st.subheader("Planned release")
+    strategies = list(STRATEGY_LABELS)
+    state.release_strategy = st.radio(
+        "What to release",
+        strategies,
+        index=strategies.index(state.release_strategy),
+        format_func=STRATEGY_LABELS.__getitem__,
+        key="release.strategy",
+        help="Groups are disjoint, so releasing every group's estimate costs one group's budget.",
+    )
+    state.release_label = st.text_input(
+        "Name of the release",
+        value=state.release_label,
+        placeholder="e.g. Mean weekly hours by race × sex, 2026",
+        key="release.label",
+        help="Shown in the ledger and the downloads. Renaming plans a new release.",
+    )
+    state.release_level = st.select_slider(
+        "Interval level",
+        options=(0.8, 0.9, 0.95, 0.99),
+        value=state.release_level,
+        format_func=lambda v: f"{v:.0%}",
+        key="release.level",
     )
 
-st.caption(
-    ":material/upcoming: Coming next: preview and commit a release of the estimate set up on the "
-    "Estimator page."
-)
+try:
+    plan = current_plan(state)
+except (ValueError, TypeError) as exc:
+    st.error(f"The release is not ready: {exc}", icon=":material/error:")
+    st.stop()
+
+key = plan_key(plan)
+with plan_col:
+    spec = plan.spec
+    st.markdown(
+        f"- **Statistic:** mean of `{spec.value}`\n"
+        f"- **Data:** {plan.dataset.name}, {plan.dataset.rows:,} rows "
+        f"(SHA-256 `{plan.dataset.fingerprint[:12]}…`)\n"
+        f"- **Strata:** {' × '.join(spec.by)} — {plan.strata.k} groups; shares: "
+        f"{plan.shares.description.lower()}\n"
+        f"- **Estimator:** {ESTIMATOR_LABELS[state.estimator]} — `{plan.estimator!r}`\n"
+        f"- **Noise:** OpenDP vetted samplers"
+    )
+    for line in release_ui.cost_lines(plan.cost, ledger):
+        st.markdown(line)
+
+st.subheader("Commit")
+existing = ledger.get(key)
+if existing is None:
+    confirmed = st.checkbox(
+        "I understand that committing spends this budget for good.", key="release.confirm"
+    )
+    if st.button(
+        "Commit release", type="primary", disabled=not confirmed, key="release.commit",
+        icon=":material/lock:",
+    ):  # fmt: skip
+        try:
+            with st.spinner("Drawing the noise and recording the release…"):
+                record = release(plan, ledger, noise="secure")
+        except BudgetExceededError as exc:
+            st.error(
+                f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
+            )
+        else:
+            state.release_flash = (
+                "Released and recorded: the budget was spent once. Committing this plan again "
+                "shows this same release."
+                if record.spent
+                else "This plan had already been released; nothing more was spent."
+            )
+            st.rerun()  # redraw the gauge and the sidebar with the new balance
+    else:
+        st.caption(
+            "Nothing is spent until you commit. Preview the error of this plan on the Compare "
+            "page first; previews never touch the budget."
+        )
+else:
+    if state.release_flash:
+        st.success(state.release_flash, icon=":material/check_circle:")
+        state.release_flash = None
+    st.info(
+        f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (ledger "
+        f"record #{existing.id}). Committing it again would spend nothing; to release anew, "
+        "change the plan or its name.",
+        icon=":material/verified:",
+    )
+    release_ui.render_record(ReleaseRecord.from_ledger(existing), "release.current")
+
+st.subheader("Release history")
+release_ui.render_history(ledger)
+
+with st.expander("Manage ledgers", icon=":material/settings:"):
+    release_ui.render_ledger_admin(ledger)

@@ -48,7 +48,9 @@ __all__ = [
     "BudgetExceededError",
     "Ledger",
     "LedgerRecord",
+    "LedgerSummary",
     "default_ledger_path",
+    "list_ledgers",
 ]
 
 LEDGER_PATH_ENV = "STRATA_LAB_LEDGER"
@@ -282,6 +284,43 @@ class Ledger:
             check_affordable(self._total, self._costs(conn), cost)
             return self._insert(conn, label, cost, payload_json, key)
 
+    def check_affordable(self, cost: Budget) -> None:
+        """Raise ``BudgetExceededError`` (Requested / Remaining / Difference) if ``cost`` exceeds
+        what remains now. Records nothing: :meth:`spend` checks again inside its transaction."""
+        _check_budget("cost", cost)
+        exact_components(cost, self._total.kind)
+        with self._connect() as conn:
+            check_affordable(self._total, self._costs(conn), cost)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None, name: str) -> Ledger:
+        """Open an existing ledger with its stored total; ``ValueError`` if there is none."""
+        for summary in list_ledgers(path):
+            if summary.name == name:
+                return cls(path, name, summary.total)
+        raise ValueError(f"`name` must be an existing ledger, got {name!r}")
+
+    def archive(self) -> str:
+        """Start this ledger afresh, keeping its history under a new name; return that name.
+
+        In one transaction the spends move to ``"<name> (archived <UTC time>)"``, a ledger with
+        the same total, and this ledger's creation time is reset. Nothing is deleted. Resetting
+        a budget does not undo the privacy loss of past releases; callers must ask for explicit
+        confirmation before calling this.
+        """
+        archived = f"{self._name} (archived {_utc_now()[:19]}Z)"
+        with self._connect() as conn, _transaction(conn):
+            conn.execute(
+                "INSERT INTO ledgers (name, kind, total, created_at) "
+                "SELECT ?, kind, total, created_at FROM ledgers WHERE name = ?",
+                (archived, self._name),
+            )
+            conn.execute("UPDATE spends SET ledger = ? WHERE ledger = ?", (archived, self._name))
+            conn.execute(
+                "UPDATE ledgers SET created_at = ? WHERE name = ?", (_utc_now(), self._name)
+            )
+        return archived
+
     def remaining(self) -> dict[str, float]:
         """What is left of the total, per component, e.g. ``{"rho": 0.75}`` (exact, may be 0)."""
         with self._connect() as conn:
@@ -361,6 +400,40 @@ class Ledger:
         # Decoded from the stored text so the record equals what history() will return.
         payload = json.loads(payload_json)
         return LedgerRecord(cursor.lastrowid, self._name, label, cost, payload, key, created_at)
+
+
+@dataclass(frozen=True)
+class LedgerSummary:
+    """One ledger in a file: its name, total, creation time and number of releases."""
+
+    name: str
+    total: Budget
+    created_at: str
+    releases: int
+
+
+def list_ledgers(path: str | os.PathLike | None = None) -> list[LedgerSummary]:
+    """Every ledger in the file at ``path`` (default :func:`default_ledger_path`), oldest first.
+
+    An absent file has no ledgers; it is not created.
+    """
+    file = pathlib.Path(default_ledger_path() if path is None else path).expanduser()
+    if not file.exists():
+        return []
+    conn = sqlite3.connect(file, timeout=_BUSY_TIMEOUT_SECONDS)
+    try:
+        rows = conn.execute(
+            "SELECT l.name, l.kind, l.total, l.created_at, COUNT(s.id) FROM ledgers l "
+            "LEFT JOIN spends s ON s.ledger = l.name GROUP BY l.name ORDER BY l.created_at, l.name"
+        ).fetchall()
+    except sqlite3.OperationalError:  # a new file whose tables are not there yet
+        return []
+    finally:
+        conn.close()
+    return [
+        LedgerSummary(name, _decode_budget(kind, total), created, count)
+        for name, kind, total, created, count in rows
+    ]
 
 
 @contextlib.contextmanager

@@ -39,9 +39,11 @@ __all__ = [
     "LABEL_SEPARATOR",
     "MISSING_LABEL",
     "OTHER_LABEL",
+    "HOLDOUT_SEED",
     "PublicShares",
     "Strata",
     "StrataReport",
+    "StrataSpec",
     "shares_from_counts",
     "shares_from_holdout",
     "shares_from_table",
@@ -1157,3 +1159,85 @@ def shares_from_holdout(strata: Strata, public_df: pd.DataFrame) -> PublicShares
         description=description,
         labels=strata.labels,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# A recipe for strata and shares
+# --------------------------------------------------------------------------------------------
+
+HOLDOUT_SEED = 20240101
+"""Seed of the holdout split, fixed so that the split (and every cache and release) is stable."""
+
+
+@dataclass(frozen=True)
+class StrataSpec:
+    """How to build a :class:`Strata` and its :class:`PublicShares` from a frame.
+
+    Plain values only, so a spec can key a cache, be written into a release's metadata and be
+    printed into a script that rebuilds the same groups from the same file.
+
+    Attributes
+    ----------
+    by, value, edges, min_group_size, small_groups
+        Passed to :meth:`Strata.from_frame` (``edges`` as ``((column, (e0, e1, ...)), ...)``).
+    share_source
+        ``"data"`` (:func:`shares_from_counts`), ``"table"`` (:func:`shares_from_table` with
+        ``share_table``) or ``"holdout"`` (:func:`split_holdout` with ``holdout_fraction`` and
+        :data:`HOLDOUT_SEED`, then :func:`shares_from_holdout`).
+    """
+
+    by: tuple[str, ...]
+    value: str
+    edges: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    min_group_size: int = 2
+    small_groups: Literal["merge", "drop"] = "merge"
+    share_source: ShareSource = "data"
+    share_table: tuple[tuple[str, float], ...] = ()
+    holdout_fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "by", tuple(self.by))
+        set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
+        set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
+        if self.share_source not in ("data", "table", "holdout"):
+            raise ValueError(
+                f"`share_source` must be 'data', 'table' or 'holdout', got {self.share_source!r}"
+            )
+        if (self.share_source == "holdout") != (self.holdout_fraction is not None):
+            raise ValueError(
+                "`holdout_fraction` must be given exactly when `share_source` is 'holdout', got "
+                f"{self.holdout_fraction!r} with {self.share_source!r}"
+            )
+
+    def build(self, frame: pd.DataFrame) -> tuple[Strata, PublicShares]:
+        """Group ``frame``'s rows and compute the recombination shares."""
+        private, public = frame, None
+        if self.share_source == "holdout":
+            private, public = split_holdout(frame, self.holdout_fraction, rng=HOLDOUT_SEED)
+        strata = Strata.from_frame(
+            private,
+            by=list(self.by),
+            value=self.value,
+            edges={c: list(e) for c, e in self.edges} or None,
+            min_group_size=self.min_group_size,
+            small_groups=self.small_groups,
+        )
+        if public is not None:
+            return strata, shares_from_holdout(strata, public)
+        if self.share_source == "table":
+            return strata, shares_from_table(strata, dict(self.share_table))
+        return strata, shares_from_counts(strata)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (lists instead of tuples)."""
+        return {
+            "by": list(self.by),
+            "value": self.value,
+            "edges": {c: list(e) for c, e in self.edges},
+            "min_group_size": self.min_group_size,
+            "small_groups": self.small_groups,
+            "share_source": self.share_source,
+            "share_table": dict(self.share_table),
+            "holdout_fraction": self.holdout_fraction,
+        }

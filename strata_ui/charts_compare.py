@@ -115,13 +115,18 @@ def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
 # 2: per-group error, groups ordered by size.
 
 
-def _tick(group: str, size: int) -> str:
-    """A group's axis label on short lines: ``White<br>× Male<br>n = 19,174``."""
+def wrap_label(group: str) -> str:
+    """A group label on short lines for an axis: ``White<br>× Male``."""
     lines = []
     for i, part in enumerate(str(group).split(" × ")):
         wrapped = textwrap.wrap(part, TICK_WIDTH, break_on_hyphens=True) or [part]
         lines += [("× " if i and j == 0 else "") + line for j, line in enumerate(wrapped)]
-    return "<br>".join([*lines, f"n = {int(size):,}"])
+    return "<br>".join(lines)
+
+
+def _tick(group: str, size: int) -> str:
+    """A group's axis label with its size: ``White<br>× Male<br>n = 19,174``."""
+    return f"{wrap_label(group)}<br>n = {int(size):,}"
 
 
 def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figure:

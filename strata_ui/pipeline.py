@@ -17,14 +17,8 @@ from dpcore import simulate
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.estimators import CoinPressMean, GaussianMean, LaplaceMean
 from dpcore.estimators.stratified import Strategy
-from dpcore.strata import (
-    PublicShares,
-    Strata,
-    shares_from_counts,
-    shares_from_holdout,
-    shares_from_table,
-    split_holdout,
-)
+from dpcore.release import DatasetRef, MeanPlan
+from dpcore.strata import PublicShares, Strata, StrataSpec
 from strata_ui import constants
 from strata_ui.state import AppState, get_dataset
 
@@ -40,56 +34,41 @@ SHARE_SOURCE_LABELS = {
     "table": "A table of public shares (e.g. census figures)",
     "holdout": "A public holdout split of the data",
 }
-# Holdout splits are drawn with a fixed seed so the split (and the cache) is stable across reruns.
-HOLDOUT_SEED = 20240101
 
 
-def _edges_key(state: AppState) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    return tuple(
-        (column, tuple(state.bucket_edges[column]))
-        for column in state.strata_columns
-        if column in state.bucket_edges
+def strata_spec(state: AppState) -> StrataSpec:
+    """The session's grouping choices as a :class:`~dpcore.strata.StrataSpec`."""
+    if not state.strata_columns:
+        raise ValueError("Choose at least one column to group by on the Strata page.")
+    if state.value_column is None:
+        raise ValueError("Choose the value column to estimate on the Data page.")
+    return StrataSpec(
+        by=tuple(state.strata_columns),
+        value=state.value_column,
+        edges=tuple(
+            (column, tuple(state.bucket_edges[column]))
+            for column in state.strata_columns
+            if column in state.bucket_edges
+        ),
+        min_group_size=state.min_group_size,
+        small_groups=state.small_groups,
+        share_source=state.share_source,
+        share_table=tuple(state.share_table.items()) if state.share_source == "table" else (),
+        holdout_fraction=state.holdout_fraction if state.share_source == "holdout" else None,
     )
 
 
 @st.cache_data(max_entries=16, show_spinner="Grouping rows and computing group statistics…")
 def _build_strata(
-    _frame: pd.DataFrame,
-    fingerprint: str,
-    by: tuple[str, ...],
-    value: str,
-    edges: tuple[tuple[str, tuple[float, ...]], ...],
-    min_group_size: int,
-    small_groups: str,
-    holdout_fraction: float | None,
-) -> tuple[Strata, PublicShares | None]:
-    """One pass over the rows per distinct configuration (``fingerprint`` stands for ``_frame``)."""
-    frame, public = _frame, None
-    if holdout_fraction is not None:
-        frame, public = split_holdout(_frame, holdout_fraction, rng=HOLDOUT_SEED)
-    strata = Strata.from_frame(
-        frame, by=list(by), value=value, edges={c: list(e) for c, e in edges} or None,
-        min_group_size=min_group_size, small_groups=small_groups,
-    )  # fmt: skip
-    return strata, None if public is None else shares_from_holdout(strata, public)
+    _frame: pd.DataFrame, fingerprint: str, spec: StrataSpec
+) -> tuple[Strata, PublicShares]:
+    """One pass over the rows per distinct spec (``fingerprint`` stands for ``_frame``)."""
+    return spec.build(_frame)
 
 
 def current_strata(state: AppState) -> tuple[Strata, PublicShares]:
     """The session's strata and recombination shares; ``ValueError`` explains what to fix."""
-    if not state.strata_columns:
-        raise ValueError("Choose at least one column to group by on the Strata page.")
-    if state.value_column is None:
-        raise ValueError("Choose the value column to estimate on the Data page.")
-    holdout = state.holdout_fraction if state.share_source == "holdout" else None
-    strata, holdout_shares = _build_strata(
-        get_dataset(), state.dataset_fingerprint, tuple(state.strata_columns),
-        state.value_column, _edges_key(state), state.min_group_size, state.small_groups, holdout,
-    )  # fmt: skip
-    if state.share_source == "table":
-        return strata, shares_from_table(strata, state.share_table)
-    if holdout_shares is not None:
-        return strata, holdout_shares
-    return strata, shares_from_counts(strata)
+    return _build_strata(get_dataset(), state.dataset_fingerprint, strata_spec(state))
 
 
 def current_estimator(state: AppState) -> Estimator:
@@ -129,13 +108,26 @@ def budget_for(state: AppState, value: float | None = None) -> Budget:
     return PureDP(math.sqrt(2 * rho)) if state.estimator == "laplace" else ZCDP(rho)
 
 
+@st.cache_data(max_entries=4, show_spinner="Fingerprinting the dataset…")
+def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRef:
+    return DatasetRef.of(_frame, name)
+
+
+def current_plan(state: AppState) -> MeanPlan:
+    """The release the session would commit: its strata, estimator, budget and strategy."""
+    strata, shares = current_strata(state)
+    return MeanPlan(
+        strata=strata, shares=shares,
+        dataset=_dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name),
+        spec=strata_spec(state), estimator=current_estimator(state), budget=budget_for(state),
+        strategy=state.release_strategy, global_fraction=state.global_fraction,
+        level=state.release_level, label=state.release_label,
+    )  # fmt: skip
+
+
 def strata_key(state: AppState) -> tuple:
     """Everything that determines the strata, as a hashable cache key."""
-    return (
-        state.dataset_fingerprint, tuple(state.strata_columns), state.value_column,
-        _edges_key(state), state.min_group_size, state.small_groups, state.share_source,
-        state.holdout_fraction if state.share_source == "holdout" else None,
-    )  # fmt: skip
+    return (state.dataset_fingerprint, strata_spec(state))
 
 
 # Summaries of Monte Carlo frames for the Compare page's charts (tidy frames, cached per budget).

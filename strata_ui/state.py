@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.datasets import DEMO_DATASET_NAME
-from dpcore.ledger import LEDGER_PATH_ENV, Ledger, default_ledger_path
+from dpcore.ledger import LEDGER_PATH_ENV, Ledger, default_ledger_path, list_ledgers
 from strata_ui import constants
 from strata_ui.data import load_demo
 
@@ -62,7 +62,12 @@ class AppState:
     vanilla_strategy: Literal["global_only", "global_and_groups"] = "global_only"
     group_error_log_axis: bool = False
     sweep_metric: Literal["global", "worst group", "parity"] = "parity"
+    # Release
     ledger_name: str = constants.DEFAULT_LEDGER_NAME
+    release_strategy: Literal["stratified", "global_only", "global_and_groups"] = "stratified"
+    release_level: float = 0.95
+    release_label: str = ""  # empty: a label is made from the value and grouping columns
+    release_flash: str | None = None  # shown once after the rerun that follows a commit
 
 
 def get_state() -> AppState:
@@ -101,7 +106,8 @@ def open_ledger() -> Ledger:
     """Open this session's ledger, or raise :class:`LedgerUnavailableError` with a clear message."""
     name = get_state().ledger_name
     try:
-        return Ledger(None, name, constants.DEFAULT_LEDGER_TOTAL)
+        totals = {summary.name: summary.total for summary in list_ledgers()}
+        return Ledger(None, name, totals.get(name, constants.DEFAULT_LEDGER_TOTAL))
     except Exception as exc:
         raise LedgerUnavailableError(
             f"Could not open the privacy budget ledger at `{ledger_path_for_display()}` "

@@ -1,0 +1,147 @@
+"""Plotly figures for the Release page and the HTML report: the budget gauge and a release's
+estimates with their noise intervals. No streamlit here, so the figures are unit-tested directly.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import shutil
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpcore.release import ReleaseRecord
+from strata_ui.charts_compare import FONT, PALETTE, wrap_label
+
+GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
+
+
+def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go.Figure:
+    """A gauge of the budget left in a ledger, from 0 to its total."""
+    fig = go.Figure(
+        go.Indicator(
+            mode="gauge+number",
+            value=left,
+            number={"valueformat": ".4g", "suffix": f" of {total:.4g}"},
+            gauge={
+                "axis": {"range": [0, total], "tickformat": ".3g"},
+                "bar": {"color": PALETTE[0]},
+                "steps": [
+                    {"range": [a * total, b * total], "color": colour}
+                    for a, b, colour in GAUGE_STEPS
+                ],
+            },
+            title={"text": f"{symbol} left in ledger “{ledger_name}”"},
+        )
+    )
+    fig.update_layout(font=FONT, height=240, margin={"l": 30, "r": 30, "t": 60, "b": 10})
+    return fig
+
+
+def release_figure(record: ReleaseRecord) -> go.Figure:
+    """Each released estimate with its noise interval; the population estimate drawn apart."""
+    frame = record.frame
+    level = record.metadata["plan"]["level"]
+    groups = frame[frame["level"] == "group"]
+    population = frame[frame["level"] == "population"]
+    fig = go.Figure()
+    for part, colour, name in (
+        (groups, PALETTE[0], "group estimate"),
+        (population, PALETTE[3], "whole population"),
+    ):
+        if part.empty:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[wrap_label(g) for g in part["group"]],
+                y=part["estimate"],
+                mode="markers",
+                marker={"color": colour, "size": 10},
+                name=name,
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": part["high"] - part["estimate"],
+                    "arrayminus": part["estimate"] - part["low"],
+                    "color": colour,
+                },
+                hovertemplate="%{x}<br>estimate %{y:.4g}<extra></extra>",
+            )
+        )
+    value = record.metadata["plan"]["strata"]["value"]
+    fig.update_layout(
+        title={
+            "text": f"{record.metadata['title']} — DP estimates with {level:.0%} noise intervals"
+        },
+        xaxis_title={"text": "Group"},
+        yaxis_title={"text": f"Mean of {value}"},
+        font=FONT,
+        legend={"orientation": "h", "y": -0.35},
+        margin={"b": 140},
+    )
+    return fig
+
+
+def release_summary(record: ReleaseRecord) -> str:
+    """One sentence: the population estimate and the widest group interval."""
+    frame = record.frame
+    whole = frame[frame["level"] == "population"].iloc[0]
+    text = (
+        f"Whole-population estimate {whole['estimate']:.4g} "
+        f"(interval {whole['low']:.4g} to {whole['high']:.4g})."
+    )
+    groups = frame[frame["level"] == "group"]
+    if not groups.empty:
+        widest = groups.loc[(groups["high"] - groups["low"]).idxmax()]
+        text += (
+            f" The widest group interval is {widest['group']}'s, "
+            f"{widest['high'] - widest['low']:.3g} wide: small groups pay most for privacy."
+        )
+    return text
+
+
+def static_image_available() -> bool:
+    """Kaleido draws static images with a Chromium browser (Debian's ``chromium`` here)."""
+    return shutil.which("chromium") is not None or shutil.which("chromium-browser") is not None
+
+
+def html_report(record: ReleaseRecord) -> str:
+    """A self-contained HTML report: metadata, the output table, the chart (interactive when
+    online, as a static PNG when Chromium is available for kaleido)."""
+    figure = release_figure(record)
+    title = html.escape(record.metadata["title"])
+    if static_image_available():
+        png = figure.to_image(format="png", width=1000, height=560, scale=1)
+        encoded = base64.b64encode(png).decode()
+        image = f'<img alt="{title}" src="data:image/png;base64,{encoded}" width="1000">'
+    else:
+        image = (
+            "<p><em>No static image: Chromium was not found, so kaleido could not draw one. "
+            "The interactive chart above needs an internet connection.</em></p>"
+        )
+    metadata = record.metadata
+    rows = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in (
+            ("Released at (UTC)", metadata["released_at"]),
+            ("Dataset", metadata["plan"]["dataset"]["name"]),
+            ("Dataset SHA-256", metadata["plan"]["dataset"]["fingerprint"]),
+            ("Estimator", metadata["plan"]["estimator"]),
+            ("Strategy", metadata["plan"]["strategy"]),
+            ("Noise", metadata["noise"]),
+            ("Budget", metadata["budget"]),
+            ("Ledger", metadata["ledger"]["name"]),
+            ("Intervals", metadata["intervals"]),
+            ("Software", metadata["software"]),
+        )
+    )
+    table = pd.DataFrame(record.outputs).to_html(index=False, float_format="%.6g", escape=True)
+    chart = figure.to_html(full_html=False, include_plotlyjs="cdn")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
+        f"<body style='font-family: sans-serif; max-width: 1040px; margin: auto'>"
+        f"<h1>{title}</h1><p>Differentially private release. Every number below is a DP output."
+        f"</p><table>{rows}</table><h2>Estimates</h2>{table}<h2>Chart</h2>{chart}"
+        f"<h2>Static image</h2>{image}</body></html>"
+    )

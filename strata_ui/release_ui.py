@@ -1,0 +1,196 @@
+"""Widgets of the Release page: a release's outputs and downloads, the history, ledger admin."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import streamlit as st
+
+from dpcore.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
+from dpcore.ledger import Ledger, list_ledgers
+from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
+from strata_ui import constants
+from strata_ui.charts_release import (
+    budget_gauge,
+    html_report,
+    release_figure,
+    release_summary,
+    static_image_available,
+)
+from strata_ui.data import history_table
+from strata_ui.state import get_state
+
+OUTPUT_COLUMNS = {
+    "level": "level",
+    "group": "group",
+    "estimate": "DP estimate",
+    "low": "interval low",
+    "high": "interval high",
+    "public_share": "public share",
+}
+
+
+def render_gauge(ledger: Ledger) -> None:
+    remaining, total = ledger.remaining(), ledger.total.components()
+    key = next(iter(remaining))
+    st.plotly_chart(
+        budget_gauge(remaining[key], total[key], SYMBOLS[key], ledger.name),
+        key=f"release.gauge.{ledger.name}",
+    )
+
+
+def render_record(record: ReleaseRecord, key: str) -> None:
+    """A release's DP outputs as a table and a chart, then its four downloads."""
+    st.dataframe(
+        record.frame.rename(columns=OUTPUT_COLUMNS),
+        hide_index=True,
+        column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
+    )
+    st.plotly_chart(release_figure(record), key=f"{key}.chart")
+    st.caption(release_summary(record) + " " + record.metadata["intervals"].capitalize() + ".")
+    render_downloads(record, key)
+
+
+def _file_stem(record: ReleaseRecord) -> str:
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", record.metadata["title"]).strip("-").lower()
+    return f"{stem or 'release'}-{record.key[-8:]}"
+
+
+def render_downloads(record: ReleaseRecord, key: str) -> None:
+    stem = _file_stem(record)
+    csv_col, json_col, script_col, html_col = st.columns(4)
+    csv_col.download_button(
+        "CSV", to_csv(record), f"{stem}.csv", "text/csv", key=f"{key}.csv",
+        icon=":material/download:", on_click="ignore",
+        help="Estimates and intervals; metadata in the leading # lines. Formulas are escaped.",
+    )  # fmt: skip
+    json_col.download_button(
+        "JSON", to_json(record), f"{stem}.json", "application/json", key=f"{key}.json",
+        icon=":material/download:", on_click="ignore", help="Estimates and full metadata.",
+    )  # fmt: skip
+    script_col.download_button(
+        "Python script", to_script(record), f"{stem}.py", "text/x-python", key=f"{key}.py",
+        icon=":material/code:", on_click="ignore",
+        help="Redoes the release with dpcore's public API on the same data.",
+    )  # fmt: skip
+    html_col.download_button(
+        "HTML report", functools.partial(html_report, record), f"{stem}.html", "text/html",
+        key=f"{key}.html", icon=":material/description:", on_click="ignore",
+        help="Metadata, table and chart in one file.",
+    )  # fmt: skip
+    if not static_image_available():
+        st.caption(
+            "The HTML report has no static image: Chromium, which kaleido needs to draw one, "
+            "is not installed (`apt-get install chromium`)."
+        )
+
+
+def render_history(ledger: Ledger) -> None:
+    records = ledger.history()
+    if not records:
+        st.markdown(":material/inbox: No releases yet in this ledger.")
+        return
+    st.dataframe(history_table(records), hide_index=True)
+    releases = {}
+    for record in records:
+        try:
+            releases[record.id] = ReleaseRecord.from_ledger(record)
+        except ValueError:  # a spend recorded by other tools, with no release payload
+            continue
+    if not releases:
+        return
+    chosen = st.selectbox(
+        "Download a past release again",
+        list(reversed(releases)),
+        format_func=lambda i: (
+            f"#{i} · {releases[i].metadata['title']} · {releases[i].metadata['released_at'][:19]}"
+        ),
+        key="release.history.choice",
+    )
+    render_downloads(releases[chosen], f"release.history.{chosen}")
+
+
+def render_ledger_admin(ledger: Ledger) -> None:
+    """Switch ledgers, start a new one, or reset this one — each behind explicit confirmation."""
+    state = get_state()
+    summaries = list_ledgers(ledger.path)
+    names = [s.name for s in summaries]
+    chosen = st.selectbox(
+        "Ledger in use",
+        names,
+        index=names.index(ledger.name),
+        key="release.ledger.switch",
+        help="Every ledger in the file, archived ones included. Releases charge the one in use.",
+    )
+    if chosen != ledger.name:
+        state.ledger_name = chosen
+        st.rerun()
+    new_col, reset_col = st.columns(2)
+    with new_col, st.form("release.ledger.new", border=True):
+        st.markdown("**Start a new ledger**")
+        name = st.text_input("Name", key="release.ledger.new_name")
+        rho = st.number_input(
+            "Total budget ρ (zCDP)",
+            min_value=constants.RHO_MIN,
+            max_value=constants.RHO_MAX,
+            value=constants.DEFAULT_LEDGER_TOTAL.rho,
+            key="release.ledger.new_rho",
+        )
+        confirm = st.checkbox(
+            "I confirm: start a new ledger and use it for the next releases",
+            key="release.ledger.new_confirm",
+        )
+        if st.form_submit_button("Start new ledger"):
+            _start_ledger(name, rho, confirm, names)
+    with reset_col, st.form("release.ledger.reset", border=True):
+        st.markdown(f"**Reset “{ledger.name}”**")
+        st.caption(
+            "Its history is kept as an archived ledger. A reset does not undo the privacy loss "
+            "of past releases: only reset when the data or its owner's policy changes."
+        )
+        typed = st.text_input(
+            f"Type the ledger's name ({ledger.name}) to confirm", key="release.ledger.reset_name"
+        )
+        if st.form_submit_button("Archive and reset"):
+            if typed != ledger.name:
+                st.error(
+                    f"Nothing reset: type the ledger's name exactly ({ledger.name}) to confirm.",
+                    icon=":material/error:",
+                )
+            else:
+                archived = ledger.archive()
+                st.success(f"Reset. The old history is kept as “{archived}”.")
+
+
+def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -> None:
+    name = name.strip()
+    if not confirmed:
+        st.error("Nothing started: tick the confirmation box first.", icon=":material/error:")
+    elif not name:
+        st.error("Nothing started: give the new ledger a name.", icon=":material/error:")
+    elif name in existing:
+        st.error(
+            f"Nothing started: a ledger called “{name}” already exists. Choose another name, or "
+            "switch to it above.",
+            icon=":material/error:",
+        )
+    else:
+        Ledger(None, name, ZCDP(rho))
+        get_state().ledger_name = name
+        st.rerun()
+
+
+def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
+    """The cost in its own units, the ledger's charge, and what is left before and after."""
+    charge = {k: float(v) for k, v in exact_components(cost, ledger.total.kind).items()}
+    remaining = ledger.remaining()
+    after = {k: remaining[k] - charge[k] for k in remaining}
+    lines = [f"Cost: **{cost}**, charged to the ledger as **{format_components(charge)}**."]
+    if cost.kind == "pure" and ledger.total.kind == "zcdp":
+        lines[0] += " (ε-DP counts as ρ = ε²/2.)"
+    lines.append(
+        f"Left in “{ledger.name}”: **{format_components(remaining)}** now, "
+        f"**{format_components(after)}** after this release."
+    )
+    return lines
