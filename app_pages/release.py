@@ -65,11 +65,14 @@ with plan_col:
         f"- **Estimator:** {ESTIMATOR_LABELS[state.estimator]} — `{plan.estimator!r}`\n"
         f"- **Noise:** OpenDP vetted samplers"
     )
-    for line in release_ui.cost_lines(plan.cost, ledger):
-        st.markdown(line)
+    existing = ledger.get(key)
+    if existing is None:
+        for line in release_ui.cost_lines(plan.cost, ledger):
+            st.markdown(line)
+    else:
+        st.markdown(f"Cost: **{plan.cost}**, already paid by ledger record #{existing.id}.")
 
 st.subheader("Commit")
-existing = ledger.get(key)
 if existing is None:
     confirmed = st.checkbox(
         "I understand that committing spends this budget for good.", key="release.confirm"

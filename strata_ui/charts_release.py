@@ -23,9 +23,9 @@ def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go
         go.Indicator(
             mode="gauge+number",
             value=left,
-            number={"valueformat": ".4g", "suffix": f" of {total:.4g}"},
+            number={"valueformat": ".4~g", "suffix": f" of {total:.4g}"},
             gauge={
-                "axis": {"range": [0, total], "tickformat": ".3g"},
+                "axis": {"range": [0, total], "tickformat": ".3~g"},
                 "bar": {"color": PALETTE[0]},
                 "steps": [
                     {"range": [a * total, b * total], "color": colour}
@@ -35,7 +35,7 @@ def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go
             title={"text": f"{symbol} left in ledger “{ledger_name}”"},
         )
     )
-    fig.update_layout(font=FONT, height=240, margin={"l": 30, "r": 30, "t": 60, "b": 10})
+    fig.update_layout(font=FONT, height=260, margin={"l": 45, "r": 45, "t": 70, "b": 10})
     return fig
 
 

@@ -45,10 +45,11 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     st.dataframe(
         record.frame.rename(columns=OUTPUT_COLUMNS),
         hide_index=True,
+        height="auto",
         column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
     )
     st.plotly_chart(release_figure(record), key=f"{key}.chart")
-    st.caption(release_summary(record) + " " + record.metadata["intervals"].capitalize() + ".")
+    st.caption(f"{release_summary(record)} The intervals are {record.metadata['intervals']}.")
     render_downloads(record, key)
 
 
