@@ -5,6 +5,7 @@ import streamlit as st
 from dpcore.estimators import STRATEGIES
 from strata_ui import charts_compare as charts
 from strata_ui import constants, pipeline
+from strata_ui.analyses import module_for
 from strata_ui.state import get_state
 
 st.title("Compare")
@@ -19,6 +20,9 @@ st.markdown(
 )
 
 state = get_state()
+if state.analysis != "mean":
+    module_for(state.analysis).render_compare()
+    st.stop()
 strata_text = " × ".join(state.strata_columns) or "none yet"
 st.caption(
     f"Estimating the mean of **{state.value_column or 'no column yet'}** by **{strata_text}** "

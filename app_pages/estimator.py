@@ -3,15 +3,30 @@
 import streamlit as st
 
 from strata_ui import constants, pipeline
+from strata_ui.analyses import ANALYSIS_HELP, ANALYSIS_LABELS, module_for
 from strata_ui.state import get_state
 
 st.title("Estimator")
+state = get_state()
+analyses = list(ANALYSIS_LABELS)
+state.analysis = st.radio(
+    "What to estimate",
+    analyses,
+    index=analyses.index(state.analysis),
+    format_func=ANALYSIS_LABELS.__getitem__,
+    horizontal=True,
+    key="estimator.analysis",
+    help="Each analysis uses the strata from the Strata page.",
+)
+st.caption(ANALYSIS_HELP[state.analysis])
+if state.analysis != "mean":
+    module_for(state.analysis).render_estimator()
+    st.stop()
+
 st.markdown(
     "Choose how each mean is estimated privately. Every method clips values to a public range, "
     "averages them, and adds random noise sized to hide any one person."
 )
-
-state = get_state()
 
 ESTIMATOR_HELP = {
     "laplace": "Adds Laplace noise; meets pure ε-DP. Simple and the paper's main example.",

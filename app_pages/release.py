@@ -5,7 +5,8 @@ import streamlit as st
 from dpcore.accounting import BudgetExceededError
 from dpcore.release import STRATEGY_LABELS, ReleaseRecord, plan_key, release
 from strata_ui import release_ui
-from strata_ui.pipeline import ESTIMATOR_LABELS, current_plan
+from strata_ui.analyses import module_for
+from strata_ui.pipeline import current_plan
 from strata_ui.state import get_state, open_ledger_or_stop
 
 st.title("Release")
@@ -23,15 +24,17 @@ with gauge_col:
 
 with plan_col:
     st.subheader("Planned release")
-    strategies = list(STRATEGY_LABELS)
-    state.release_strategy = st.radio(
-        "What to release",
-        strategies,
-        index=strategies.index(state.release_strategy),
-        format_func=STRATEGY_LABELS.__getitem__,
-        key="release.strategy",
-        help="Groups are disjoint, so releasing every group's estimate costs one group's budget.",
-    )
+    if state.analysis == "mean":
+        strategies = list(STRATEGY_LABELS)
+        state.release_strategy = st.radio(
+            "What to release",
+            strategies,
+            index=strategies.index(state.release_strategy),
+            format_func=STRATEGY_LABELS.__getitem__,
+            key="release.strategy",
+            help="Groups are disjoint, so releasing every group's estimate costs one group's "
+            "budget.",
+        )
     state.release_label = st.text_input(
         "Name of the release",
         value=state.release_label,
@@ -48,23 +51,19 @@ with plan_col:
     )
 
 try:
-    plan = current_plan(state)
+    plan = (
+        current_plan(state)
+        if state.analysis == "mean"
+        else module_for(state.analysis).current_plan()
+    )
 except (ValueError, TypeError) as exc:
     st.error(f"The release is not ready: {exc}", icon=":material/error:")
     st.stop()
 
 key = plan_key(plan)
 with plan_col:
-    spec = plan.spec
-    st.markdown(
-        f"- **Statistic:** mean of `{spec.value}`\n"
-        f"- **Data:** {plan.dataset.name}, {plan.dataset.rows:,} rows "
-        f"(SHA-256 `{plan.dataset.fingerprint[:12]}…`)\n"
-        f"- **Strata:** {' × '.join(spec.by)} — {plan.strata.k} groups; shares: "
-        f"{plan.shares.description.lower()}\n"
-        f"- **Estimator:** {ESTIMATOR_LABELS[state.estimator]} — `{plan.estimator!r}`\n"
-        f"- **Noise:** OpenDP vetted samplers"
-    )
+    st.markdown("\n".join(f"- {line}" for line in plan.review_lines()))
+    st.markdown("- **Noise:** OpenDP vetted samplers")
     existing = ledger.get(key)
     if existing is None:
         for line in release_ui.cost_lines(plan.cost, ledger):
@@ -73,6 +72,9 @@ with plan_col:
         st.markdown(f"Cost: **{plan.cost}**, already paid by ledger record #{existing.id}.")
 
 st.subheader("Commit")
+if state.release_flash:  # set just before the rerun that follows a commit or a ledger reset
+    st.success(state.release_flash, icon=":material/check_circle:")
+    state.release_flash = None
 if existing is None:
     confirmed = st.checkbox(
         "I understand that committing spends this budget for good.", key="release.confirm"
@@ -102,9 +104,6 @@ if existing is None:
             "page first; previews never touch the budget."
         )
 else:
-    if state.release_flash:
-        st.success(state.release_flash, icon=":material/check_circle:")
-        state.release_flash = None
     st.info(
         f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (ledger "
         f"record #{existing.id}). Committing it again would spend nothing; to release anew, "

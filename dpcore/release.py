@@ -29,6 +29,7 @@ import uuid
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,7 @@ from dpcore.strata import PublicShares, Strata, StrataReport, StrataSpec
 __all__ = [
     "DatasetRef",
     "MeanPlan",
+    "ReleasePlan",
     "ReleaseRecord",
     "budget_in_units",
     "escape_cell",
@@ -162,6 +164,7 @@ class MeanPlan:
         """Everything that defines the release, JSON-ready (the plan's identity)."""
         return {
             "kind": "mean",
+            "statistic": f"mean of {self.spec.value}",
             "label": self.label,
             "dataset": {"name": self.dataset.name, "fingerprint": self.dataset.fingerprint,
                         "rows": self.dataset.rows},
@@ -229,6 +232,15 @@ class MeanPlan:
         global_q = np.quantile(draws.global_estimate - global_truth, tails)
         return group_q, global_q
 
+    def review_lines(self) -> list[str]:
+        """Markdown lines that describe the plan for a person about to commit it."""
+        return [
+            f"**Statistic:** mean of `{self.spec.value}`, {STRATEGY_LABELS[self.strategy]}",
+            _data_line(self.dataset),
+            _strata_line(self.spec, self.strata, self.shares),
+            f"**Estimator:** {self.estimator.name} — `{self.estimator!r}`",
+        ]
+
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""
         estimator = type(self.estimator).__name__
@@ -290,7 +302,39 @@ def _constant_strata(labels: tuple[str, ...], sizes: np.ndarray, centres: np.nda
     )  # fmt: skip
 
 
-ReleasePlan = MeanPlan
+def _data_line(dataset: DatasetRef) -> str:
+    return (
+        f"**Data:** {dataset.name}, {dataset.rows:,} rows (SHA-256 `{dataset.fingerprint[:12]}…`)"
+    )
+
+
+def _strata_line(spec: StrataSpec, strata: Strata, shares: PublicShares | None) -> str:
+    line = f"**Strata:** {' × '.join(spec.by)} — {strata.k} groups"
+    return line if shares is None else f"{line}; shares: {shares.description.lower()}"
+
+
+class ReleasePlan(Protocol):
+    """What :func:`release` needs from a plan (:class:`MeanPlan` and the other analyses' plans).
+
+    ``run`` returns one dict per released estimate with at least ``level`` ("group" or
+    "population"), ``group``, ``estimate``, ``low`` and ``high``; ``parameters`` is the plan's
+    JSON-ready identity and includes ``statistic``, ``dataset``, ``strata`` and ``estimator``;
+    ``script_body`` is Python that rebuilds the plan from a frame named ``frame``.
+    """
+
+    label: str
+    level: float
+
+    @property
+    def cost(self) -> Budget: ...
+
+    def parameters(self) -> dict: ...
+
+    def review_lines(self) -> list[str]: ...
+
+    def run(self, noise: NoiseSource) -> list[dict]: ...
+
+    def script_body(self) -> str: ...
 
 
 def plan_key(plan: ReleasePlan) -> str:
@@ -468,7 +512,8 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("dataset_sha256", plan["dataset"]["fingerprint"]),
         ("estimator", json.dumps(plan["estimator"])),
         ("strata", json.dumps(plan["strata"])),
-        ("strategy", plan["strategy"]),
+        ("statistic", plan["statistic"]),
+        ("strategy", plan.get("strategy", "")),
         ("mechanism", metadata["noise"]),
         ("budget", own),
         ("budget_equivalents", equivalents),
@@ -488,7 +533,9 @@ def to_csv(record: ReleaseRecord) -> str:
     for name, value in _metadata_lines(record.metadata):
         buffer.write(f"# {name}: {str(escape_cell(value)).replace(chr(10), ' ')}\n")
     frame = record.frame.map(escape_cell)
-    frame.to_csv(buffer, index=False, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    # Every text cell quoted: read_csv(comment="#") would cut an unquoted label such as "Apt #4"
+    # at the "#" and lose the rest of its row; numbers stay unquoted, so they read as numbers.
+    frame.to_csv(buffer, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     return buffer.getvalue()
 
 
@@ -515,8 +562,11 @@ def to_script(record: ReleaseRecord) -> str:
             "with open(PATH, 'rb') as handle:\n"
             "    frame = read_table(handle.read(), PATH)\n"
         )
+    # The title goes into the docstring as a literal with every quote escaped, so no title can
+    # end the docstring early (a title containing \"\"\" made the script a syntax error).
+    title = repr(record.metadata["title"]).replace('"', '\\"')
     return (
-        f'"""Reproduce the release {record.metadata["title"]!r} '
+        f'"""Reproduce the release {title} '
         f"({record.metadata['released_at']}).\n\n"
         "Running this spends privacy budget from the ledger below, unless this exact release is\n"
         'already recorded there. Set NOISE = "simulation" for a dry run on a scratch ledger.\n"""\n\n'

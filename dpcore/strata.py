@@ -608,6 +608,32 @@ class Strata:
             edges=self.edges,
         )
 
+    def assign(self, df: pd.DataFrame) -> np.ndarray:
+        """The group index of each row of ``df`` under this stratification's rules.
+
+        Rows are grouped by :attr:`by` with :attr:`edges` exactly as in :meth:`from_frame`. A row
+        whose group was merged goes to ``"Other (merged)"``; a row whose group was dropped, or
+        that matches no group, gets -1. Lets estimators that need other columns than
+        :attr:`value` (e.g. a ratio of two sums) use the same groups.
+        """
+        df = _check_frame(df)
+        missing = [c for c in self.by if c not in df.columns]
+        if missing:
+            raise ValueError(
+                f"`df` lacks the grouping column(s) {', '.join(map(repr, missing))}; available "
+                f"columns: {', '.join(str(c) for c in df.columns)}"
+            )
+        col_codes, col_labels = _group_rows(df, self.by, self.edges)
+        codes, labels = _combine_codes(col_codes, col_labels)
+        index = {label: g for g, label in enumerate(self.labels)}
+        merged_into = index.get(OTHER_LABEL, -1)
+        merged = set(self.report.merged_groups)
+        lookup = np.array(
+            [index.get(label, merged_into if label in merged else -1) for label in labels],
+            dtype=np.int64,
+        )
+        return lookup[codes]
+
     @classmethod
     def from_values(cls, values: object, *, label: str = "All", value: str = "value") -> Strata:
         """A single-group :class:`Strata` over a 1-D array of finite values (no grouping)."""

@@ -69,13 +69,13 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
                 hovertemplate="%{x}<br>estimate %{y:.4g}<extra></extra>",
             )
         )
-    value = record.metadata["plan"]["strata"]["value"]
+    statistic = record.metadata["plan"]["statistic"]
     fig.update_layout(
         title={
             "text": f"{record.metadata['title']} — DP estimates with {level:.0%} noise intervals"
         },
         xaxis_title={"text": "Group"},
-        yaxis_title={"text": f"Mean of {value}"},
+        yaxis_title={"text": statistic[:1].upper() + statistic[1:]},
         font=FONT,
         legend={"orientation": "h", "y": -0.35},
         margin={"b": 140},

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import Literal
+from typing import Literal, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -18,7 +18,7 @@ from dpcore.ledger import LEDGER_PATH_ENV, Ledger, default_ledger_path, list_led
 from strata_ui import constants
 from strata_ui.data import load_demo
 
-_STATE_KEY = "_strata_lab_app_state"
+SettingsT = TypeVar("SettingsT")
 
 
 @dataclass
@@ -29,6 +29,8 @@ class AppState:
     race × sex, clipped to the public range [0, 100] hours, at ε = 1.
     """
 
+    # What to estimate: the stratified mean, or one of the analyses in strata_ui.analyses
+    analysis: Literal["mean", "ratio", "gvdp", "synth"] = "mean"
     # Data
     dataset_name: str = DEMO_DATASET_NAME
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
@@ -70,18 +72,33 @@ class AppState:
     release_flash: str | None = None  # shown once after the rerun that follows a commit
 
 
-def get_state() -> AppState:
-    """This session's :class:`AppState`, created with defaults on first use."""
-    state = st.session_state.get(_STATE_KEY)
-    if not isinstance(state, AppState):
-        # Also reached when Streamlit reloads this module after an edit: the stored object is an
+def settings_key(cls: type) -> str:
+    """The ``st.session_state`` key under which :func:`get_settings` keeps ``cls``'s instance."""
+    return f"_strata_lab_settings.{cls.__module__}.{cls.__qualname__}"
+
+
+def get_settings(cls: type[SettingsT]) -> SettingsT:
+    """This session's instance of the settings dataclass ``cls``, created with defaults.
+
+    Each analysis (ratio, general estimator, synthetic data) keeps its choices in its own
+    dataclass, defined next to its widgets, so adding one never touches :class:`AppState`.
+    """
+    key = settings_key(cls)
+    settings = st.session_state.get(key)
+    if not isinstance(settings, cls):
+        # Also reached when Streamlit reloads a module after an edit: the stored object is an
         # instance of the old class, so carry its values over and let new fields take defaults.
         carried = {
-            f.name: getattr(state, f.name) for f in fields(AppState) if hasattr(state, f.name)
+            f.name: getattr(settings, f.name) for f in fields(cls) if hasattr(settings, f.name)
         }
-        state = AppState(**carried)
-        st.session_state[_STATE_KEY] = state
-    return state
+        settings = cls(**carried)
+        st.session_state[key] = settings
+    return settings
+
+
+def get_state() -> AppState:
+    """This session's :class:`AppState`, created with defaults on first use."""
+    return get_settings(AppState)
 
 
 def get_dataset() -> pd.DataFrame:

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.datasets import DEMO_DATASET_NAME
-from strata_ui.state import _STATE_KEY, AppState
+from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]
 STRATA = "app_pages/strata.py"
@@ -30,7 +30,7 @@ def start() -> AppTest:
 
 
 def state_of(at: AppTest) -> AppState:
-    return at.session_state[_STATE_KEY]
+    return at.session_state[settings_key(AppState)]
 
 
 def upload(at: AppTest, data: bytes, name: str = "mine.csv") -> AppTest:
