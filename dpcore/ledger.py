@@ -303,13 +303,19 @@ class Ledger:
     def archive(self) -> str:
         """Start this ledger afresh, keeping its history under a new name; return that name.
 
-        In one transaction the spends move to ``"<name> (archived <UTC time>)"``, a ledger with
-        the same total, and this ledger's creation time is reset. Nothing is deleted. Resetting
-        a budget does not undo the privacy loss of past releases; callers must ask for explicit
-        confirmation before calling this.
+        In one transaction the spends move to ``"<name> (archived <UTC time>)"`` (with ``#2``,
+        ``#3``, ... added if the ledger was archived before within the same second), a ledger
+        with the same total, and this ledger's creation time is reset. Nothing is deleted.
+        Resetting a budget does not undo the privacy loss of past releases; callers must ask for
+        explicit confirmation before calling this.
         """
-        archived = f"{self._name} (archived {_utc_now()[:19]}Z)"
+        stamp = f"{self._name} (archived {_utc_now()[:19]}Z"
         with self._connect() as conn, _transaction(conn):
+            # A second reset within the same second (e.g. a double click) needs a name of its own.
+            archived, n = f"{stamp})", 1
+            while conn.execute("SELECT 1 FROM ledgers WHERE name = ?", (archived,)).fetchone():
+                n += 1
+                archived = f"{stamp} #{n})"
             conn.execute(
                 "INSERT INTO ledgers (name, kind, total, created_at) "
                 "SELECT ?, kind, total, created_at FROM ledgers WHERE name = ?",

@@ -173,7 +173,10 @@ class MeanPlan:
                           **_init_fields(self.estimator)},
             "budget": {"kind": self.budget.kind, **self.budget.components()},
             "strategy": self.strategy,
-            "global_fraction": self.global_fraction,
+            # The split matters only when both a global and group estimates are released.
+            "global_fraction": (
+                self.global_fraction if self.strategy == "global_and_groups" else None
+            ),
             "level": self.level,
         }  # fmt: skip
 
@@ -562,9 +565,9 @@ def to_script(record: ReleaseRecord) -> str:
             "with open(PATH, 'rb') as handle:\n"
             "    frame = read_table(handle.read(), PATH)\n"
         )
-    # The title goes into the docstring as a literal with every quote escaped, so no title can
-    # end the docstring early (a title containing \"\"\" made the script a syntax error).
-    title = repr(record.metadata["title"]).replace('"', '\\"')
+    # The docstring shows the title's repr. Escape its backslashes and quotes so that the
+    # docstring reads exactly that and no title can end it early (\"\"\" was a syntax error).
+    title = repr(record.metadata["title"]).replace("\\", "\\\\").replace('"', '\\"')
     return (
         f'"""Reproduce the release {title} '
         f"({record.metadata['released_at']}).\n\n"

@@ -112,21 +112,29 @@ def render_history(ledger: Ledger) -> None:
     render_downloads(releases[chosen], f"release.history.{chosen}")
 
 
+LEDGER_SWITCH_KEY = "release.ledger.switch"
+
+
+def _switch_ledger() -> None:
+    # A callback runs before the page, so the sidebar and the page open the chosen ledger.
+    get_state().ledger_name = st.session_state[LEDGER_SWITCH_KEY]
+
+
 def render_ledger_admin(ledger: Ledger) -> None:
     """Switch ledgers, start a new one, or reset this one — each behind explicit confirmation."""
-    state = get_state()
     summaries = list_ledgers(ledger.path)
     names = [s.name for s in summaries]
-    chosen = st.selectbox(
+    # A keyed selectbox keeps its own value across reruns (its `index` only seeds it), so set it
+    # to the ledger in use: otherwise, after "Start new ledger" it would still hold the old name
+    # and switch the session straight back, charging the next release to the old ledger.
+    st.session_state[LEDGER_SWITCH_KEY] = ledger.name
+    st.selectbox(
         "Ledger in use",
         names,
-        index=names.index(ledger.name),
-        key="release.ledger.switch",
+        key=LEDGER_SWITCH_KEY,
+        on_change=_switch_ledger,
         help="Every ledger in the file, archived ones included. Releases charge the one in use.",
     )
-    if chosen != ledger.name:
-        state.ledger_name = chosen
-        st.rerun()
     new_col, reset_col = st.columns(2)
     with new_col, st.form("release.ledger.new", border=True):
         st.markdown("**Start a new ledger**")
@@ -161,7 +169,9 @@ def render_ledger_admin(ledger: Ledger) -> None:
                 )
             else:
                 archived = ledger.archive()
-                st.success(f"Reset. The old history is kept as “{archived}”.")
+                # Rerun so the gauge, the sidebar and the Commit section show the emptied ledger.
+                get_state().release_flash = f"Reset. The old history is kept as “{archived}”."
+                st.rerun()
 
 
 def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -> None:
@@ -190,8 +200,15 @@ def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
     lines = [f"Cost: **{cost}**, charged to the ledger as **{format_components(charge)}**."]
     if cost.kind == "pure" and ledger.total.kind == "zcdp":
         lines[0] += " (ε-DP counts as ρ = ε²/2.)"
-    lines.append(
-        f"Left in “{ledger.name}”: **{format_components(remaining)}** now, "
-        f"**{format_components(after)}** after this release."
-    )
+    if any(value < 0 for value in after.values()):
+        lines.append(
+            f":warning: **Not affordable:** “{ledger.name}” has only "
+            f"**{format_components(remaining)}** left. Committing will be refused; lower the "
+            "budget on the Budget page or start a new ledger below."
+        )
+    else:
+        lines.append(
+            f"Left in “{ledger.name}”: **{format_components(remaining)}** now, "
+            f"**{format_components(after)}** after this release."
+        )
     return lines

@@ -1,0 +1,249 @@
+"""App tests of the Release page: commit once, refuse an overspend, manage ledgers, history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from dpcore.accounting import PureDP
+from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
+from strata_ui.state import AppState, settings_key
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_LABEL = "Mean of hours_per_week by race × sex"
+DOWNLOADS = ["CSV", "JSON", "Python script", "HTML report"]
+
+
+def start(page: str = "release") -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.run()
+    return go(at, page)
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def text(elements) -> str:
+    return " ".join(e.value for e in elements)
+
+
+def submit(at: AppTest, label: str) -> AppTest:
+    """Click a form's submit button (AppTest keys them by form and label)."""
+    [button] = [b for b in at.button if b.label == label]
+    button.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def commit(at: AppTest) -> AppTest:
+    at.checkbox(key="release.confirm").check().run()
+    at.button(key="release.commit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def ledgers() -> dict[str, LedgerSummary]:
+    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
+    return {summary.name: summary for summary in list_ledgers()}
+
+
+def sidebar_left(at: AppTest) -> str:
+    return at.sidebar.metric[0].value
+
+
+def has_commit_button(at: AppTest) -> bool:
+    return any(b.key == "release.commit" for b in at.button)
+
+
+def downloads(at: AppTest, key: str) -> list[str]:
+    """Labels of the download buttons whose widget key starts with ``key``."""
+    return [d.proto.label for d in at.get("download_button") if f"-{key}." in d.proto.id]
+
+
+def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
+    at = start()
+    assert not at.main.error, text(at.main.error)
+    page = text(at.main.markdown)
+    assert "mean of `hours_per_week`" in page
+    assert "UCI Adult (demo), 32,561 rows" in page
+    assert "race × sex — 10 groups" in page
+    assert "Cost: **ε = 1 (pure DP)**, charged to the ledger as **ρ = 0.5**." in page
+    assert "Left in “default”: **ρ = 1** now, **ρ = 0.5** after this release." in page
+
+    assert at.button(key="release.commit").disabled
+    at.checkbox(key="release.confirm").check().run()
+    assert not at.button(key="release.commit").disabled
+    assert ledgers()["default"].releases == 0  # ticking the box spends nothing
+
+    at.button(key="release.commit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Released and recorded: the budget was spent once." in text(at.success)
+    ledger = Ledger.open(None, "default")
+    [record] = ledger.history()
+    assert record.cost == PureDP(1.0)
+    assert ledger.remaining() == {"rho": 0.5}  # exactly ε²/2 = 0.5 of the ρ = 1 ledger
+    assert sidebar_left(at) == "0.5 of 1"
+
+    [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
+    assert list(table["group"]) == [row["group"] for row in record.payload["outputs"]]
+    np.testing.assert_allclose(
+        table["DP estimate"], [row["estimate"] for row in record.payload["outputs"]]
+    )
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    titles = [spec["layout"].get("title", {}).get("text", "") for spec in specs]
+    assert f"{DEFAULT_LABEL} — DP estimates with 95% noise intervals" in titles
+    gauge = next(spec["data"][0] for spec in specs if spec["data"][0]["type"] == "indicator")
+    assert gauge["value"] == 0.5
+    assert downloads(at, "release.current") == DOWNLOADS
+    assert not has_commit_button(at)
+
+    at.run()  # a rerun (or a refresh) spends nothing and shows the flash no more
+    assert not at.exception
+    assert not at.success
+    assert "Committing it again would spend nothing" in text(at.info)
+    assert not has_commit_button(at)
+    assert len(ledger.history()) == 1
+    assert ledger.remaining() == {"rho": 0.5}
+
+
+def test_a_second_session_committing_the_same_plan_spends_nothing():
+    first, second = start(), start()
+    second.checkbox(key="release.confirm").check().run()
+    commit(first)
+    second.button(key="release.commit").click().run()  # clicked after the first commit landed
+    assert not second.exception, [e.value for e in second.exception]
+    assert not second.main.error, text(second.main.error)
+    assert "Committing it again would spend nothing" in text(second.info)
+    assert sidebar_left(second) == "0.5 of 1"
+    assert len(Ledger.open(None, "default").history()) == 1
+
+
+def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
+    at = start()
+    at.text_input(key="release.ledger.new_name").input("tiny")
+    at.number_input(key="release.ledger.new_rho").set_value(0.01)
+    at.checkbox(key="release.ledger.new_confirm").check()
+    submit(at, "Start new ledger")
+    assert ledgers()["tiny"].total.components() == {"rho": 0.01}
+    # The session now uses the new ledger.
+    assert at.selectbox(key="release.ledger.switch").value == "tiny"
+    assert sidebar_left(at) == "0.01 of 0.01"
+    assert "**Not affordable:** “tiny” has only **ρ = 0.01** left." in text(at.main.markdown)
+
+    commit(at)
+    error = text(at.main.error)
+    assert "Release refused: this ledger cannot afford it." in error
+    for part in ("Requested ρ = 0.5", "Remaining ρ = 0.01", "Difference ρ = 0.49"):
+        assert part in error
+    assert {name: s.releases for name, s in ledgers().items()} == {"default": 0, "tiny": 0}
+
+    # Switching back charges the default ledger again.
+    at.selectbox(key="release.ledger.switch").select("default").run()
+    assert not at.exception
+    assert sidebar_left(at) == "1 of 1"
+    assert "Left in “default”: **ρ = 1** now" in text(at.main.markdown)
+
+
+def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():
+    at = start()
+    at.text_input(key="release.ledger.new_name").input("second")
+    submit(at, "Start new ledger")
+    assert "Nothing started: tick the confirmation box first." in text(at.main.error)
+    assert set(ledgers()) == {"default"}
+
+    at.checkbox(key="release.ledger.new_confirm").check()
+    at.text_input(key="release.ledger.new_name").input("default")
+    submit(at, "Start new ledger")
+    assert "a ledger called “default” already exists" in text(at.main.error)
+
+    at.text_input(key="release.ledger.new_name").input("   ")
+    submit(at, "Start new ledger")
+    assert "give the new ledger a name" in text(at.main.error)
+    assert set(ledgers()) == {"default"}
+    assert at.selectbox(key="release.ledger.switch").value == "default"
+
+
+def test_reset_needs_the_exact_name_then_archives_the_history():
+    at = commit(start())
+    outputs = Ledger.open(None, "default").history()[0].payload["outputs"]
+
+    at.text_input(key="release.ledger.reset_name").input("Default")
+    submit(at, "Archive and reset")
+    assert "Nothing reset: type the ledger's name exactly (default) to confirm." in text(
+        at.main.error
+    )
+    assert {name: s.releases for name, s in ledgers().items()} == {"default": 1}
+    assert Ledger.open(None, "default").remaining() == {"rho": 0.5}
+
+    at.text_input(key="release.ledger.reset_name").input("default")
+    submit(at, "Archive and reset")
+    [archived] = [name for name in ledgers() if name != "default"]
+    assert archived.startswith("default (archived ")
+    assert f"Reset. The old history is kept as “{archived}”." in text(at.success)
+    assert {name: s.releases for name, s in ledgers().items()} == {archived: 1, "default": 0}
+    assert Ledger.open(None, archived).history()[0].payload["outputs"] == outputs
+    assert Ledger.open(None, "default").remaining() == {"rho": 1.0}
+    # The page and the sidebar show the emptied ledger at once.
+    assert sidebar_left(at) == "1 of 1"
+    assert has_commit_button(at)
+    assert "No releases yet in this ledger." in text(at.main.markdown)
+    assert at.selectbox(key="release.ledger.switch").options == [archived, "default"]
+
+
+def test_a_gaussian_estimator_with_an_epsilon_budget_shows_how_to_fix_it():
+    at = start("estimator")
+    at.radio(key="estimator.method").set_value("gaussian").run()
+    go(at, "release")
+    error = text(at.main.error)
+    assert error.startswith("The release is not ready:")
+    assert "cannot meet pure ε-DP. Switch the Budget page to ρ-zCDP" in error
+    assert not has_commit_button(at)
+    assert not at.main.dataframe
+
+
+def test_bounds_out_of_order_or_missing_show_an_error_not_a_traceback():
+    at = start("estimator")
+    at.number_input(key="estimator.clip_high").set_value(50.0).run()
+    at.number_input(key="estimator.clip_low").set_value(60.0).run()
+    go(at, "release")
+    assert "The release is not ready: `bounds` must satisfy L < U" in text(at.main.error)
+    assert not has_commit_button(at)
+
+    # A number input that starts with a value cannot be emptied, so clear the bound in the state.
+    at.session_state[settings_key(AppState)].clip_low = None
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Enter public lower and upper bounds for the value on the Estimator page" in text(
+        at.main.error
+    )
+    assert not has_commit_button(at)
+    assert ledgers()["default"].releases == 0
+
+
+def test_history_lists_both_releases_and_offers_each_for_download():
+    at = commit(start())
+    at.text_input(key="release.label").input("Second release").run()
+    assert has_commit_button(at)  # renaming plans a new release
+    commit(at)
+    assert Ledger.open(None, "default").remaining() == {"rho": 0.0}  # 2 × ρ 0.5, exactly
+
+    [history] = [d.value for d in at.main.dataframe if "release" in d.value.columns]
+    assert list(history["release"]) == [DEFAULT_LABEL, "Second release"]
+    assert list(history["cost"]) == ["ε = 1 (pure DP)"] * 2
+    choice = at.selectbox(key="release.history.choice")
+    assert [option.split(" · ")[:2] for option in choice.options] == [
+        ["#2", "Second release"],
+        ["#1", DEFAULT_LABEL],
+    ]
+    choice.select_index(1).run()
+    assert downloads(at, "release.history.1") == DOWNLOADS
+    choice = at.selectbox(key="release.history.choice")
+    choice.select_index(0).run()
+    assert downloads(at, "release.history.2") == DOWNLOADS

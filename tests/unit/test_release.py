@@ -1,0 +1,702 @@
+"""Committing a release: one spend per plan, DP-only records, honest noise intervals, exports."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import csv
+import io
+import json
+import os
+import pathlib
+import platform
+import re
+import struct
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from importlib import metadata as importlib_metadata
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpcore import ledger as ledger_module
+from dpcore.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.estimators import GaussianMean, LaplaceMean
+from dpcore.io import read_table
+from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger, list_ledgers
+from dpcore.mechanisms import noise_source
+from dpcore.release import (
+    DatasetRef,
+    MeanPlan,
+    ReleaseRecord,
+    budget_in_units,
+    escape_cell,
+    fingerprint_frame,
+    plan_key,
+    release,
+    to_csv,
+    to_json,
+    to_script,
+)
+from dpcore.strata import StrataSpec
+from strata_ui import charts_release
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+HOURS = (0.0, 100.0)  # public bounds on hours worked per week
+EPSILON_1 = PureDP(1.0)
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@pytest.fixture(scope="module")
+def demo() -> pd.DataFrame:
+    return load_demo()
+
+
+@pytest.fixture
+def ledger() -> Ledger:
+    """The default ledger in the file the autouse fixture points STRATA_LAB_LEDGER at."""
+    return Ledger(None, "default", ZCDP(1.0))
+
+
+def make_plan(
+    frame: pd.DataFrame,
+    *,
+    name: str = DEMO_DATASET_NAME,
+    by: tuple[str, ...] = ("race", "sex"),
+    value: str = "hours_per_week",
+    spec_options: dict | None = None,
+    estimator: LaplaceMean | GaussianMean | None = None,
+    budget: PureDP | ZCDP = EPSILON_1,
+    **plan_options,
+) -> MeanPlan:
+    """A plan built from scratch: spec, strata, shares, fingerprint, estimator and budget."""
+    spec = StrataSpec(by=by, value=value, **(spec_options or {}))
+    strata, shares = spec.build(frame)
+    return MeanPlan(
+        strata=strata,
+        shares=shares,
+        dataset=DatasetRef.of(frame, name),
+        spec=spec,
+        estimator=LaplaceMean(bounds=HOURS) if estimator is None else estimator,
+        budget=budget,
+        **plan_options,
+    )
+
+
+def regions(seed: int = 0) -> pd.DataFrame:
+    """Three regions of 600, 150 and 40 people; about a quarter of the values lie outside
+    [0, 100], so the clipped means differ clearly from the raw ones."""
+    rng = np.random.default_rng(seed)
+    sizes = {"north": 600, "south": 150, "east": 40}
+    region = np.repeat(list(sizes), list(sizes.values()))
+    return pd.DataFrame({"region": region, "hours": rng.normal(70.0, 40.0, region.size)})
+
+
+def numbers_in(value: object) -> list[float]:
+    """Every number anywhere in a JSON-like value."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in numbers_in(v)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in numbers_in(v)]
+    return []
+
+
+def run_script(script: str, tmp_path: pathlib.Path, ledger_file: pathlib.Path, cwd: pathlib.Path):
+    path = tmp_path / "reproduce_release.py"
+    path.write_text(script, encoding="utf-8")
+    env = {**os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
+        timeout=120,
+    )  # fmt: skip
+
+
+# --- fingerprints and keys ----------------------------------------------------------------------
+
+
+def test_fingerprint_is_stable_across_calls_copies_and_reads(demo):
+    fingerprint = fingerprint_frame(demo)
+    assert HEX64.fullmatch(fingerprint)
+    assert fingerprint_frame(demo) == fingerprint
+    assert fingerprint_frame(demo.copy()) == fingerprint
+    assert fingerprint_frame(load_demo()) == fingerprint  # the same file read again
+
+
+def test_fingerprint_changes_with_a_cell_a_column_name_or_a_dtype(demo):
+    fingerprint = fingerprint_frame(demo)
+    number = demo.copy()
+    number.loc[17, "hours_per_week"] += 1
+    text = demo.copy()
+    text.loc[0, "race"] = "Other"
+    renamed = demo.rename(columns={"hours_per_week": "hours"})
+    as_float = demo.astype({"hours_per_week": "float64"})  # same values, another dtype
+    as_object = demo.astype({"race": object})
+    variants = [fingerprint_frame(f) for f in (number, text, renamed, as_float, as_object)]
+    assert all(HEX64.fullmatch(v) for v in variants)
+    assert len({fingerprint, *variants}) == 6
+
+
+@pytest.mark.parametrize("not_a_frame", [{"a": [1, 2]}, np.zeros((2, 2)), pd.Series([1.0]), None])
+def test_fingerprint_rejects_non_frames(not_a_frame):
+    with pytest.raises(TypeError, match="must be a pandas DataFrame"):
+        fingerprint_frame(not_a_frame)
+
+
+def test_plan_key_is_the_same_for_the_same_plan_built_from_scratch(demo):
+    key = plan_key(make_plan(demo))
+    assert re.fullmatch(r"release-[0-9a-f]{32}", key)
+    assert plan_key(make_plan(load_demo())) == key
+    # Equal plans compare equal too (strata and shares are not part of the identity).
+    assert make_plan(demo) == make_plan(load_demo())
+
+
+def test_plan_key_differs_whenever_the_release_would_differ(demo):
+    changed_cell = demo.copy()
+    changed_cell.loc[0, "hours_per_week"] = 99
+    variants = {
+        "label": make_plan(demo, label="Weekly hours, 2026"),
+        "budget": make_plan(demo, budget=PureDP(0.5)),
+        "bounds": make_plan(demo, estimator=LaplaceMean(bounds=(0.0, 99.0))),
+        "private sizes": make_plan(demo, estimator=LaplaceMean(bounds=HOURS, n_public=False)),
+        "estimator": make_plan(demo, estimator=GaussianMean(bounds=HOURS), budget=ZCDP(0.5)),
+        "strategy": make_plan(demo, strategy="global_only"),
+        "level": make_plan(demo, level=0.9),
+        "grouping": make_plan(demo, by=("sex",)),
+        "small groups": make_plan(demo, spec_options={"min_group_size": 200}),
+        "shares": make_plan(
+            demo, spec_options={"share_source": "holdout", "holdout_fraction": 0.1}
+        ),
+        "data": make_plan(changed_cell),
+        "dataset name": make_plan(demo, name="adult.csv"),
+    }
+    keys = {what: plan_key(plan) for what, plan in variants.items()}
+    base = plan_key(make_plan(demo))
+    assert base not in keys.values(), [w for w, k in keys.items() if k == base]
+    assert len(set(keys.values())) == len(keys)
+
+
+# --- release: one spend, refusal before noise ---------------------------------------------------
+
+
+def test_release_spends_the_cost_once_and_a_second_submit_returns_the_record(demo, ledger):
+    plan = make_plan(demo)
+    first = release(plan, ledger)  # secure: OpenDP's samplers
+    assert first.spent
+    assert first.key == plan_key(plan)
+    assert "OpenDP" in first.metadata["noise"]
+    # ε = 1 pure DP is charged as exactly ρ = ε²/2 = 0.5 against the ρ = 1 ledger.
+    assert ledger.remaining() == {"rho": 0.5}
+    assert ledger.spent() == {"rho": 0.5}
+    assert [r.cost for r in ledger.history()] == [PureDP(1.0)]
+
+    again = release(plan, ledger)  # double submit
+    rebuilt = release(make_plan(load_demo()), ledger, noise="simulation", rng=1)  # a refresh
+    for repeat in (again, rebuilt):
+        assert not repeat.spent
+        assert repeat.outputs == first.outputs
+        assert repeat.metadata == first.metadata
+    assert len(ledger.history()) == 1
+    assert ledger.remaining() == {"rho": 0.5}
+
+
+def test_two_threads_committing_the_same_plan_spend_once(demo, ledger, monkeypatch):
+    plan = make_plan(demo)
+    both_drawn = threading.Barrier(2, timeout=30)
+    draw = MeanPlan.run
+
+    def run_then_wait(self, noise):
+        rows = draw(self, noise)
+        both_drawn.wait()  # both threads have passed the key lookup and drawn their noise
+        return rows
+
+    monkeypatch.setattr(MeanPlan, "run", run_then_wait)
+    with ThreadPoolExecutor(2) as pool:
+        futures = [
+            pool.submit(release, plan, ledger, noise="simulation", rng=seed) for seed in (1, 2)
+        ]
+        records = [f.result(timeout=60) for f in futures]
+    assert sorted(r.spent for r in records) == [False, True]
+    assert records[0].outputs == records[1].outputs  # the loser returns the winner's release
+    assert len(ledger.history()) == 1
+    assert ledger.remaining() == {"rho": 0.5}
+
+
+def test_unaffordable_plan_is_refused_before_any_noise_is_drawn(demo, monkeypatch):
+    ledger = Ledger(None, "small", ZCDP(0.1))
+    draws = []
+    monkeypatch.setattr(MeanPlan, "run", lambda self, noise: draws.append(noise) or [])
+    with pytest.raises(BudgetExceededError) as refused:
+        release(make_plan(demo), ledger, noise="simulation", rng=0)
+    message = str(refused.value)
+    assert "Requested ρ = 0.5" in message
+    assert "Remaining ρ = 0.1" in message
+    assert "Difference ρ = 0.4" in message
+    assert draws == []
+    assert ledger.history() == []
+    assert ledger.remaining() == {"rho": 0.1}
+
+
+def test_the_last_of_the_budget_can_be_spent_exactly_and_no_more(demo, ledger):
+    release(make_plan(demo, label="first half"), ledger, noise="simulation", rng=0)
+    release(make_plan(demo, label="second half"), ledger, noise="simulation", rng=1)
+    assert ledger.remaining() == {"rho": 0.0}
+    with pytest.raises(BudgetExceededError, match="Remaining ρ = 0;"):
+        release(make_plan(demo, label="one too many"), ledger, noise="simulation", rng=2)
+    assert [r.label for r in ledger.history()] == ["first half", "second half"]
+
+
+def test_bad_arguments_raise_and_record_nothing(demo, ledger):
+    plan = make_plan(demo)
+    with pytest.raises(ValueError, match="'secure' or 'simulation'"):
+        release(plan, ledger, noise="fast")
+    with pytest.raises(TypeError, match="must be a Ledger"):
+        release(plan, str(ledger.path))
+    with pytest.raises(ValueError, match="cannot be seeded"):
+        release(plan, ledger, noise="secure", rng=0)
+    assert ledger.history() == []
+
+
+# --- what a record holds ------------------------------------------------------------------------
+
+
+def test_the_record_holds_dp_outputs_and_public_parameters_only(demo, ledger):
+    plan = make_plan(demo)
+    record = release(plan, ledger, noise="simulation", rng=3)
+    payload = ledger.history()[0].payload
+    assert set(payload) == {"outputs", "metadata"}
+    assert payload == {"outputs": record.outputs, "metadata": record.metadata}
+
+    by_group = demo.groupby(["race", "sex"])["hours_per_week"]
+    exact = np.concatenate(  # the demo's hours lie in [0, 100]: clipped statistics = raw ones
+        [by_group.mean(), by_group.sum(), [demo["hours_per_week"].mean()]]
+    )
+    assert demo["hours_per_week"].between(*HOURS).all()
+    recorded = np.array(numbers_in(payload))
+    near = np.isclose(recorded[:, None], exact[None, :], rtol=1e-9, atol=0)
+    assert not near.any(), f"raw statistics in the record: {recorded[near.any(axis=1)]}"
+
+    assert [row["level"] for row in record.outputs] == ["group"] * 10 + ["population"]
+    for row in record.outputs:
+        expected = {"level", "group", "estimate", "low", "high"}
+        assert set(row) == expected | ({"public_share"} if row["level"] == "group" else set())
+        assert row["low"] < row["estimate"] < row["high"]
+
+
+def test_metadata_describes_data_estimator_noise_budget_time_and_software(demo, ledger):
+    plan = make_plan(demo)
+    before = datetime.now(UTC)
+    metadata = release(plan, ledger, noise="simulation", rng=4).metadata
+
+    assert metadata["title"] == "Mean of hours_per_week by race × sex"
+    assert metadata["key"] == plan_key(plan)
+    assert metadata["plan"] == json.loads(json.dumps(plan.parameters()))
+    dataset = metadata["plan"]["dataset"]
+    assert dataset == {
+        "name": DEMO_DATASET_NAME,
+        "fingerprint": dataset["fingerprint"],
+        "rows": 32561,
+    }
+    assert HEX64.fullmatch(dataset["fingerprint"])
+    assert dataset["fingerprint"] == fingerprint_frame(demo)
+    assert metadata["plan"]["estimator"] == {
+        "class": "LaplaceMean", "bounds": [0.0, 100.0], "radius": None, "gamma": 0.1,
+        "n_public": True,
+    }  # fmt: skip
+    assert metadata["plan"]["strata"]["by"] == ["race", "sex"]
+    assert "simulation" in metadata["noise"] and "not for publication" in metadata["noise"]
+    assert "95% noise intervals" in metadata["intervals"]
+    assert metadata["budget"] == {
+        "kind": "pure", "epsilon": 1.0, "rho": 0.5,
+        "approx_dp": [{"epsilon": 1.0, "delta": 0.0}],
+    }  # fmt: skip
+    assert metadata["ledger"]["name"] == "default"
+    released_at = datetime.fromisoformat(metadata["released_at"])
+    assert released_at.utcoffset() == timedelta(0)
+    assert before <= released_at <= datetime.now(UTC)
+    software = metadata["software"]
+    assert software["python"] == platform.python_version()
+    for package in ("strata-lab", "numpy", "scipy", "pandas", "opendp"):
+        assert software[package] == importlib_metadata.version(package)
+
+
+# --- noise intervals ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "strategy, level", [("stratified", 0.95), ("global_only", 0.9), ("global_and_groups", 0.8)]
+)
+def test_noise_intervals_cover_the_clipped_means_at_the_nominal_level(strategy, level):
+    frame = regions()
+    clipped = frame.assign(hours=frame["hours"].clip(*HOURS))
+    truth = clipped.groupby("region")["hours"].mean().to_dict()
+    truth["All"] = clipped["hours"].mean()  # shares are the group counts: Σ w_g μ_g = μ
+    raw = frame.groupby("region")["hours"].mean()
+    assert (raw - clipped.groupby("region")["hours"].mean()).min() > 3  # clipping matters
+
+    plan = make_plan(frame, name="regions.csv", by=("region",), value="hours",
+                     strategy=strategy, level=level)  # fmt: skip
+    noise = noise_source("simulation", rng=20240501 + int(100 * level))
+    expected = ["All"] if strategy == "global_only" else ["north", "south", "east", "All"]
+    runs = 300
+    covered: dict[str, int] = {}
+    for _ in range(runs):
+        rows = plan.run(noise)
+        assert [row["group"] for row in rows] == expected
+        for row in rows:
+            hit = row["low"] <= truth[row["group"]] <= row["high"]
+            covered[row["group"]] = covered.get(row["group"], 0) + hit
+    for group, hits in covered.items():
+        test = stats.binomtest(hits, runs, level)
+        assert test.pvalue > 0.001, f"{group}: {hits}/{runs} covered, nominal {level:.0%}"
+
+
+# --- exports ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cell, expected",
+    [
+        ("=SUM(A1)", "'=SUM(A1)"),
+        ("+1", "'+1"),
+        ("-1", "'-1"),
+        ("@x", "'@x"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"),
+        ("White × Male", "White × Male"),
+        ("a=b", "a=b"),
+        ("", ""),
+    ],
+)
+def test_escape_cell_neutralises_text_formulas(cell, expected):
+    assert escape_cell(cell) == expected
+
+
+@pytest.mark.parametrize("number", [-1.5, -3, 0, 2.25, np.float64(-0.5), np.int64(-7)])
+def test_escape_cell_leaves_numbers_alone(number):
+    escaped = escape_cell(number)
+    assert escaped == number
+    assert type(escaped) is type(number)
+
+
+@pytest.fixture
+def formula_record(ledger) -> ReleaseRecord:
+    """A release whose group labels look like spreadsheet formulas and whose estimates are < 0."""
+    labels = ["=SUM(A1)", "+cmd", "-2", "@x", "plain", "Apt #4"]
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {"group": np.repeat(labels, 30), "change": rng.uniform(-100.0, 0.0, 30 * len(labels))}
+    )
+    plan = make_plan(frame, name="changes.csv", by=("group",), value="change",
+                     estimator=LaplaceMean(bounds=(-100.0, 0.0)),
+                     label="=HYPERLINK(\"http://example.com\")")  # fmt: skip
+    return release(plan, ledger, noise="simulation", rng=6)
+
+
+def test_csv_escapes_formula_cells_keeps_numbers_and_carries_metadata(formula_record):
+    text = to_csv(formula_record)
+    comments = [line for line in text.splitlines() if line.startswith("#")]
+    metadata = formula_record.metadata
+    for expected in (
+        '# release: \'=HYPERLINK("http://example.com")',
+        "# dataset: changes.csv",
+        f"# dataset_sha256: {metadata['plan']['dataset']['fingerprint']}",
+        "# budget: ε = 1, ρ = 0.5",
+        f"# mechanism: {metadata['noise']}",
+        f"# key: {formula_record.key}",
+    ):
+        assert expected in comments, expected
+
+    rows = list(csv.reader(line for line in io.StringIO(text) if not line.startswith("#")))
+    assert rows[0] == ["level", "group", "estimate", "low", "high", "public_share"]
+    for row in rows[1:]:
+        for cell in row:
+            try:
+                float(cell)
+            except ValueError:
+                assert not cell.startswith(FORMULA_PREFIXES), f"unescaped formula cell {cell!r}"
+    groups = {row[1] for row in rows[1:]}
+    assert groups == {"'=SUM(A1)", "'+cmd", "'-2", "'@x", "plain", "Apt #4", "All"}
+
+    table = pd.read_csv(io.StringIO(text), comment="#")  # the documented way to read it back
+    assert len(table) == 7
+    for column in ("estimate", "low", "high"):
+        assert pd.api.types.is_float_dtype(table[column]), column
+        assert table[column].notna().all(), column
+    assert (table["estimate"] < 0).all()  # negative numbers were not escaped
+    np.testing.assert_allclose(table["estimate"], formula_record.frame["estimate"], rtol=1e-15)
+    assert table.loc[table["group"] == "Apt #4", "public_share"].item() == pytest.approx(1 / 6)
+
+
+def test_json_round_trips_without_the_script(formula_record):
+    text = to_json(formula_record)
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not strict JSON: {constant}")
+
+    loaded = json.loads(text, parse_constant=refuse)
+    expected = {k: v for k, v in formula_record.metadata.items() if k != "script"}
+    assert loaded == {"metadata": expected, "outputs": formula_record.outputs}
+
+
+@pytest.mark.parametrize(
+    "title", ['Hours """ by sex', 'ends with a quote"', "back\\slash", "it's\nmultiline"]
+)
+def test_script_compiles_whatever_the_title(demo, ledger, title):
+    record = release(make_plan(demo, by=("sex",), label=title), ledger, noise="simulation", rng=7)
+    script = to_script(record)
+    tree = ast.parse(script)  # a title must not be able to end the docstring early
+    assert ast.get_docstring(tree).startswith(f"Reproduce the release {title!r} (")
+    assert f"label={title!r}," in script
+
+
+@pytest.mark.slow
+def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
+    plan = make_plan(demo)
+    record = release(plan, ledger, noise="simulation", rng=8)
+    script = to_script(record)
+    assert "frame = load_demo()" in script
+
+    # Same ledger: the script rebuilds an identical plan (same key) and prints the record.
+    done = run_script(script, tmp_path, ledger.path, REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == to_csv(record) + "\n"
+    assert len(ledger.history()) == 1
+    assert ledger.remaining() == {"rho": 0.5}
+
+    # A fresh ledger: the same plan is released anew with OpenDP noise, charged exactly once.
+    fresh = tmp_path / "fresh.sqlite"
+    done = run_script(script, tmp_path, fresh, REPO)
+    assert done.returncode == 0, done.stderr
+    redone = Ledger.open(fresh, "default")
+    [entry] = redone.history()
+    assert entry.key == record.key
+    assert entry.cost == PureDP(1.0)
+    assert redone.remaining() == {"rho": 0.5}
+    assert "OpenDP" in entry.payload["metadata"]["noise"]
+    assert entry.payload["outputs"] != record.outputs  # fresh noise
+    assert f"# key: {record.key}" in done.stdout
+    assert len(ledger.history()) == 1
+
+
+@pytest.mark.slow
+def test_script_for_an_uploaded_file_reads_it_and_checks_its_fingerprint(ledger, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    file = folder / "survey 2026.csv"
+    regions(seed=9).to_csv(file, index=False)
+    frame = read_table(file.read_bytes(), file.name)
+    plan = make_plan(frame, name=file.name, by=("region",), value="hours")
+    record = release(plan, ledger, noise="simulation", rng=10)
+    script = to_script(record)
+    assert f"PATH = {file.name!r}" in script
+    assert "read_table(handle.read(), PATH)" in script
+
+    done = run_script(script, tmp_path, ledger.path, folder)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == to_csv(record) + "\n"
+    assert len(ledger.history()) == 1
+
+    lines = file.read_text().splitlines()
+    lines[1] = lines[1].rsplit(",", 1)[0] + ",12.5"  # someone edited one value
+    file.write_text("\n".join(lines) + "\n")
+    done = run_script(script, tmp_path, ledger.path, folder)
+    assert done.returncode == 1
+    assert "This is not the data the release was made from (fingerprint differs)." in done.stderr
+    assert done.stdout == ""
+    assert len(ledger.history()) == 1
+    assert ledger.remaining() == {"rho": 0.5}
+
+
+# --- budgets in every unit ----------------------------------------------------------------------
+
+
+def test_budget_in_units_pure_dp_adds_rho_and_delta_zero():
+    assert budget_in_units(PureDP(2.0)) == {
+        "kind": "pure", "epsilon": 2.0, "rho": 2.0, "approx_dp": [{"epsilon": 2.0, "delta": 0.0}]
+    }  # fmt: skip
+
+
+def test_budget_in_units_approx_dp_is_its_own_equivalent():
+    assert budget_in_units(ApproxDP(0.5, 1e-6)) == {
+        "kind": "approx", "epsilon": 0.5, "delta": 1e-6,
+        "approx_dp": [{"epsilon": 0.5, "delta": 1e-6}],
+    }  # fmt: skip
+
+
+def test_budget_in_units_zcdp_gives_the_tight_epsilon_at_each_delta():
+    rho = 0.5
+    units = budget_in_units(ZCDP(rho))
+    assert (units["kind"], units["rho"]) == ("zcdp", rho)
+    assert [e["delta"] for e in units["approx_dp"]] == [1e-5, 1e-6, 1e-8]
+    # Canonne, Kamath & Steinke (2020), Cor. 13, minimised over a fine grid of Rényi orders α.
+    alpha = 1 + np.geomspace(1e-3, 1e4, 400_001)
+    for equivalent in units["approx_dp"]:
+        log_inv_delta = -np.log(equivalent["delta"])
+        curve = alpha * rho + (
+            log_inv_delta + (alpha - 1) * np.log1p(-1 / alpha) - np.log(alpha)
+        ) / (alpha - 1)
+        classic = rho + 2 * np.sqrt(rho * log_inv_delta)
+        assert equivalent["epsilon"] == pytest.approx(curve.min(), rel=1e-6)
+        assert equivalent["epsilon"] < classic
+    epsilons = [e["epsilon"] for e in units["approx_dp"]]
+    assert epsilons == sorted(epsilons)  # a smaller δ costs a larger ε
+
+
+# --- ledger additions ---------------------------------------------------------------------------
+
+
+def test_check_affordable_raises_without_recording(tmp_path):
+    ledger = Ledger(tmp_path / "l.sqlite", "survey", ZCDP(1.0))
+    ledger.spend("first", ZCDP(0.75), {})
+    assert ledger.check_affordable(ZCDP(0.25)) is None  # exactly what is left
+    for cost, requested in ((ZCDP(0.3), "ρ = 0.3"), (PureDP(1.0), "ρ = 0.5")):
+        with pytest.raises(BudgetExceededError) as refused:
+            ledger.check_affordable(cost)
+        message = str(refused.value)
+        assert f"Requested {requested}" in message
+        assert "Remaining ρ = 0.25" in message and "Difference" in message
+    with pytest.raises(ValueError, match="cannot be expressed"):
+        ledger.check_affordable(ApproxDP(0.1, 1e-6))
+    assert len(ledger.history()) == 1
+    assert ledger.remaining() == {"rho": 0.25}
+
+
+def test_open_uses_the_stored_total_and_refuses_unknown_names(tmp_path):
+    file = tmp_path / "l.sqlite"
+    created = Ledger(file, "survey", ApproxDP(2.0, 1e-6))
+    created.spend("mean", PureDP(0.5), {"mean": 1.0})
+    opened = Ledger.open(file, "survey")
+    assert opened.total == ApproxDP(2.0, 1e-6)
+    assert opened.history() == created.history()
+    with pytest.raises(ValueError, match="existing ledger, got 'census'"):
+        Ledger.open(file, "census")
+    missing = tmp_path / "missing.sqlite"
+    with pytest.raises(ValueError, match="existing ledger"):
+        Ledger.open(missing, "survey")
+    assert not missing.exists()
+
+
+def test_archive_keeps_every_record_and_empties_the_live_ledger(tmp_path):
+    file = tmp_path / "l.sqlite"
+    ledger = Ledger(file, "survey", ZCDP(1.0))
+    old = [ledger.spend("a", ZCDP(0.5), {"x": 1}, key="k1"), ledger.spend("b", ZCDP(0.5), {})]
+    archived = ledger.archive()
+    assert archived.startswith("survey (archived ") and archived.endswith("Z)")
+
+    summaries = {s.name: s for s in list_ledgers(file)}
+    assert set(summaries) == {"survey", archived}
+    assert (summaries[archived].releases, summaries[archived].total) == (2, ZCDP(1.0))
+    assert (summaries["survey"].releases, summaries["survey"].total) == (0, ZCDP(1.0))
+    kept = Ledger.open(file, archived).history()
+    assert [(r.id, r.label, r.cost, r.payload, r.key) for r in kept] == [
+        (r.id, r.label, r.cost, r.payload, r.key) for r in old
+    ]
+    assert ledger.history() == []
+    assert ledger.remaining() == {"rho": 1.0}
+    # The live ledger starts afresh: the same key is a new spend there.
+    again = ledger.spend("a", ZCDP(0.5), {"x": 2}, key="k1")
+    assert again.id not in {r.id for r in old}
+    assert ledger.remaining() == {"rho": 0.5}
+
+
+def test_archiving_twice_within_a_second_keeps_both_archives(tmp_path, monkeypatch):
+    monkeypatch.setattr(ledger_module, "_utc_now", lambda: "2026-01-02T03:04:05.678901+00:00")
+    ledger = Ledger(tmp_path / "l.sqlite", "survey", ZCDP(1.0))
+    ledger.spend("a", ZCDP(0.5), {})
+    first = ledger.archive()
+    ledger.spend("b", ZCDP(0.25), {})
+    second = ledger.archive()  # e.g. a double click on "Archive and reset"
+    assert first == "survey (archived 2026-01-02T03:04:05Z)"
+    assert second == "survey (archived 2026-01-02T03:04:05Z #2)"
+    releases = {s.name: s.releases for s in list_ledgers(tmp_path / "l.sqlite")}
+    assert releases == {first: 1, second: 1, "survey": 0}
+
+
+def test_list_ledgers_on_a_missing_file_is_empty_and_creates_nothing(tmp_path):
+    missing = tmp_path / "nowhere" / "ledger.sqlite"
+    assert list_ledgers(missing) == []
+    assert not missing.parent.exists()
+
+
+# --- charts and the HTML report -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("left, total", [(0.5, 1.0), (2.0, 8.0)])
+def test_budget_gauge_shows_what_is_left_on_a_zero_to_total_scale(left, total):
+    indicator = charts_release.budget_gauge(left, total, "ρ", "survey").data[0]
+    assert indicator.value == left
+    assert tuple(indicator.gauge.axis.range) == (0, total)
+    assert [tuple(s.range) for s in indicator.gauge.steps] == [
+        (0.0, 0.1 * total),
+        (0.1 * total, total),
+    ]
+    assert indicator.title.text == "ρ left in ledger “survey”"
+
+
+@pytest.fixture
+def demo_record(demo, ledger) -> ReleaseRecord:
+    return release(
+        make_plan(demo, label="Hours <b>by</b> group"), ledger, noise="simulation", rng=11
+    )
+
+
+def test_release_figure_draws_each_estimate_with_its_interval(demo_record):
+    fig = charts_release.release_figure(demo_record)
+    assert fig.layout.title.text == "Hours <b>by</b> group — DP estimates with 95% noise intervals"
+    assert fig.layout.xaxis.title.text == "Group"
+    assert fig.layout.yaxis.title.text == "Mean of hours_per_week"
+    assert [t.name for t in fig.data] == ["group estimate", "whole population"]
+    frame = demo_record.frame
+    for trace, part in zip(fig.data, (frame.iloc[:-1], frame.iloc[-1:]), strict=True):
+        assert len(trace.x) == len(part)
+        np.testing.assert_allclose(trace.y, part["estimate"])
+        np.testing.assert_allclose(trace.error_y.array, part["high"] - part["estimate"])
+        np.testing.assert_allclose(trace.error_y.arrayminus, part["estimate"] - part["low"])
+        assert trace.error_y.symmetric is False
+
+
+def test_release_figure_of_a_population_only_release_has_one_point(demo, ledger):
+    plan = make_plan(demo, strategy="global_only")
+    fig = charts_release.release_figure(release(plan, ledger, noise="simulation", rng=12))
+    assert [t.name for t in fig.data] == ["whole population"]
+    assert list(fig.data[0].x) == ["All"]
+
+
+@pytest.mark.slow
+def test_html_report_has_title_table_and_a_static_png(demo_record):
+    if not charts_release.static_image_available():
+        pytest.skip("Chromium is not installed, so kaleido cannot draw a static image")
+    html = charts_release.html_report(demo_record)
+    assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
+    assert "<b>by</b>" not in html.split("<h2>Chart</h2>")[0]  # the title is escaped as text
+    table = html.split("<h2>Estimates</h2>")[1].split("<h2>Chart</h2>")[0]
+    for row in demo_record.outputs:
+        assert f"<td>{row['group']}</td>" in table
+        assert f"{row['estimate']:.6g}" in table
+    encoded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert encoded, "no embedded PNG"
+    png = base64.b64decode(encoded.group(1))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (1000, 560)  # IHDR width and height
+    assert "No static image" not in html
+
+
+def test_html_report_says_so_when_no_static_image_can_be_drawn(demo_record, monkeypatch):
+    monkeypatch.setattr(charts_release, "static_image_available", lambda: False)
+    html = charts_release.html_report(demo_record)
+    assert "No static image: Chromium was not found" in html
+    assert "data:image/png" not in html
+    assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
+    assert demo_record.metadata["plan"]["dataset"]["fingerprint"] in html
