@@ -172,8 +172,12 @@ def _table_columns(
 def _shared_codes(real: pd.Series, synthetic: pd.Series) -> tuple[np.ndarray, np.ndarray, list]:
     """Codes of both columns' values (as text) over the sorted union of their categories."""
     values = np.concatenate([real.astype(str).to_numpy(), synthetic.astype(str).to_numpy()])
-    categories, codes = np.unique(values, return_inverse=True)
-    return codes[: len(real)], codes[len(real) :], categories.tolist()
+    codes, uniques = pd.factorize(values)  # hashing; sorting only the few categories
+    order = np.argsort(uniques)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    codes = rank[codes]
+    return codes[: len(real)], codes[len(real) :], uniques[order].tolist()
 
 
 def _encoded(
