@@ -235,6 +235,14 @@ class MeanPlan:
         global_q = np.quantile(draws.global_estimate - global_truth, tails)
         return group_q, global_q
 
+    @property
+    def interval_description(self) -> str:
+        """What the intervals cover, for the release's metadata."""
+        return (
+            f"{self.level:.0%} noise intervals by parametric bootstrap of the DP noise "
+            f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
+        )
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         return [
@@ -330,6 +338,9 @@ class ReleasePlan(Protocol):
 
     @property
     def cost(self) -> Budget: ...
+
+    @property
+    def interval_description(self) -> str: ...
 
     def parameters(self) -> dict: ...
 
@@ -476,10 +487,7 @@ def release(
         },
         "software": _versions(),
         "script": plan.script_body(),
-        "intervals": (
-            f"{plan.level:.0%} noise intervals by parametric bootstrap of the DP noise "
-            f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
-        ),
+        "intervals": plan.interval_description,
     }
     payload = {"outputs": outputs, "metadata": metadata}
     record = ledger.spend(plan.label, plan.cost, payload, key=key)

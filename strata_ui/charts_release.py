@@ -1,5 +1,5 @@
 """Plotly figures for the Release page and the HTML report: the budget gauge and a release's
-estimates with their noise intervals. No streamlit here, so the figures are unit-tested directly.
+estimates with their intervals. No streamlit here, so the figures are unit-tested directly.
 """
 
 from __future__ import annotations
@@ -71,9 +71,7 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         )
     statistic = record.metadata["plan"]["statistic"]
     fig.update_layout(
-        title={
-            "text": f"{record.metadata['title']} — DP estimates with {level:.0%} noise intervals"
-        },
+        title={"text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals"},
         xaxis_title={"text": "Group"},
         yaxis_title={"text": statistic[:1].upper() + statistic[1:]},
         font=FONT,
@@ -83,20 +81,26 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
     return fig
 
 
+def _number(value: float, spec: str) -> str:
+    return "undefined" if pd.isna(value) else format(value, spec)
+
+
 def release_summary(record: ReleaseRecord) -> str:
     """One sentence: the population estimate and the widest group interval."""
     frame = record.frame
+    for column in ("estimate", "low", "high"):
+        frame[column] = pd.to_numeric(frame[column])  # None (undefined) becomes NaN
     whole = frame[frame["level"] == "population"].iloc[0]
     text = (
-        f"Whole-population estimate {whole['estimate']:.4g} "
-        f"(interval {whole['low']:.4g} to {whole['high']:.4g})."
+        f"Whole-population estimate {_number(whole['estimate'], '.4g')} "
+        f"(interval {_number(whole['low'], '.4g')} to {_number(whole['high'], '.4g')})."
     )
-    groups = frame[frame["level"] == "group"]
-    if not groups.empty:
-        widest = groups.loc[(groups["high"] - groups["low"]).idxmax()]
+    widths = (frame["high"] - frame["low"])[frame["level"] == "group"].dropna()
+    if not widths.empty:
+        widest = frame.loc[widths.idxmax()]
         text += (
             f" The widest group interval is {widest['group']}'s, "
-            f"{widest['high'] - widest['low']:.3g} wide: small groups pay most for privacy."
+            f"{widths.max():.3g} wide: small groups pay most for privacy."
         )
     return text
 

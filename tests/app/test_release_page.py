@@ -98,7 +98,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     )
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     titles = [spec["layout"].get("title", {}).get("text", "") for spec in specs]
-    assert f"{DEFAULT_LABEL} — DP estimates with 95% noise intervals" in titles
+    assert f"{DEFAULT_LABEL} — DP estimates with 95% intervals" in titles
     gauge = next(spec["data"][0] for spec in specs if spec["data"][0]["type"] == "indicator")
     assert gauge["value"] == 0.5
     assert downloads(at, "release.current") == DOWNLOADS

@@ -654,7 +654,7 @@ def demo_record(demo, ledger) -> ReleaseRecord:
 
 def test_release_figure_draws_each_estimate_with_its_interval(demo_record):
     fig = charts_release.release_figure(demo_record)
-    assert fig.layout.title.text == "Hours <b>by</b> group — DP estimates with 95% noise intervals"
+    assert fig.layout.title.text == "Hours <b>by</b> group — DP estimates with 95% intervals"
     assert fig.layout.xaxis.title.text == "Group"
     assert fig.layout.yaxis.title.text == "Mean of hours_per_week"
     assert [t.name for t in fig.data] == ["group estimate", "whole population"]

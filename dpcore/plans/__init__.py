@@ -1,0 +1,1 @@
+"""Release plans for the analyses besides the mean (see dpcore.release.ReleasePlan)."""
