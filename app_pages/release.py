@@ -38,17 +38,18 @@ with plan_col:
     state.release_label = st.text_input(
         "Name of the release",
         value=state.release_label,
-        placeholder="e.g. Mean weekly hours by race × sex, 2026",
+        placeholder="Leave empty for a name made from the statistic and the strata",
         key="release.label",
         help="Shown in the ledger and the downloads. Renaming plans a new release.",
     )
-    state.release_level = st.select_slider(
-        "Interval level",
-        options=(0.8, 0.9, 0.95, 0.99),
-        value=state.release_level,
-        format_func=lambda v: f"{v:.0%}",
-        key="release.level",
-    )
+    if state.analysis != "synth":  # synthetic rows have no intervals
+        state.release_level = st.select_slider(
+            "Interval level",
+            options=(0.8, 0.9, 0.95, 0.99),
+            value=state.release_level,
+            format_func=lambda v: f"{v:.0%}",
+            key="release.level",
+        )
 
 try:
     plan = (

@@ -11,6 +11,7 @@ from dpcore.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_co
 from dpcore.ledger import Ledger, list_ledgers
 from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
 from strata_ui import constants
+from strata_ui.analyses import ANALYSIS_LABELS, module_for
 from strata_ui.charts_release import (
     budget_gauge,
     html_report,
@@ -40,8 +41,22 @@ def render_gauge(ledger: Ledger) -> None:
     )
 
 
+def _analysis_hook(record: ReleaseRecord, name: str):
+    """The analysis module's own ``name`` (e.g. ``render_record``) for this record, if any.
+
+    Records whose rows are not estimates with intervals (synthetic data) render themselves.
+    """
+    kind = record.metadata.get("plan", {}).get("kind", "mean")
+    if kind == "mean" or kind not in ANALYSIS_LABELS:
+        return None
+    return getattr(module_for(kind), name, None)
+
+
 def render_record(record: ReleaseRecord, key: str) -> None:
     """A release's DP outputs as a table and a chart, then its four downloads."""
+    if (hook := _analysis_hook(record, "render_record")) is not None:
+        hook(record, key)
+        return
     st.dataframe(
         record.frame.rename(columns=OUTPUT_COLUMNS),
         hide_index=True,
@@ -59,6 +74,9 @@ def _file_stem(record: ReleaseRecord) -> str:
 
 
 def render_downloads(record: ReleaseRecord, key: str) -> None:
+    if (hook := _analysis_hook(record, "render_downloads")) is not None:
+        hook(record, key)
+        return
     stem = _file_stem(record)
     csv_col, json_col, script_col, html_col = st.columns(4)
     csv_col.download_button(

@@ -1,0 +1,447 @@
+"""Synthetic data per group (dpcore.plans.synth): prepared rows, checks, fast scoring, sweeps and
+the release plan (AAAI 2024 arXiv, appendix C)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.accounting import ZCDP, BudgetExceededError, PureDP
+from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.ledger import LEDGER_PATH_ENV, Ledger
+from dpcore.mechanisms import noise_source
+from dpcore.metrics import workload_error_by_group
+from dpcore.plans.synth import (
+    ALL_ROWS,
+    INTERVALS_NOTE,
+    MAX_ROWS,
+    GroupWorkload,
+    SynthConfig,
+    SynthPlan,
+    _Encoded,
+    build_workload,
+    check_config,
+    prepare_rows,
+    real_table,
+    run_synthesis,
+    sweep_errors,
+    sweep_metrics,
+    synth_domain,
+)
+from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
+from dpcore.strata import OTHER_LABEL, StrataSpec
+from dpcore.synth import MAX_HISTOGRAM_CELLS, bucketize
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+AGE_EDGES = (("age", (30.0, 50.0)),)
+
+
+def survey(seed: int = 0) -> pd.DataFrame:
+    """Three regions of 400, 150 and 50 people with three text columns, an age and a 0/1 flag.
+
+    The columns depend on the region, so per-group models have something to learn.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = {"north": 400, "south": 150, "east": 50}
+    region = np.repeat(list(sizes), list(sizes.values()))
+    shift = pd.Series(region).map({"north": 0.0, "south": 0.3, "east": 0.6}).to_numpy()
+    n = region.size
+    pick = lambda options, p: np.where(rng.random(n) < p, options[0], options[1])  # noqa: E731
+    return pd.DataFrame(
+        {
+            "region": region,
+            "job": pick(("office", "field"), 0.7 - shift / 2),
+            "car": pick(("yes", "no"), 0.2 + shift),
+            "pet": pick(("cat", "dog"), 0.5),
+            "age": rng.integers(18, 80, n),
+            "flag": (rng.random(n) < 0.3 + shift / 2).astype(int),
+        }
+    )
+
+
+def config(**options) -> SynthConfig:
+    defaults = {
+        "columns": ("job", "car", "pet", "age", "flag"),
+        "method": "independent",
+        "n_rows": 600,
+        "edges": AGE_EDGES,
+        "categorical": ("flag",),
+    }
+    return SynthConfig(**(defaults | options))
+
+
+def parts(frame: pd.DataFrame, **spec_options):
+    spec = StrataSpec(by=("region",), value="age", **spec_options)
+    strata, shares = spec.build(frame)
+    return spec, strata, shares
+
+
+def make_plan(frame: pd.DataFrame, *, name: str = "survey.csv", **options) -> SynthPlan:
+    spec, strata, shares = parts(frame)
+    plan_options = {"epsilon": 1.0, "config": config()} | options
+    return SynthPlan(
+        frame=frame, strata=strata, shares=shares, dataset=DatasetRef.of(frame, name), spec=spec,
+        **plan_options,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return survey()
+
+
+@pytest.fixture
+def ledger() -> Ledger:
+    return Ledger(None, "default", ZCDP(1.0))
+
+
+# --- configuration and rows ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n_rows": 5}, "`n_rows` must be between 10 and 100,000, got 5"),
+        ({"n_rows": MAX_ROWS + 1}, "`n_rows` must be between"),
+        ({"edges": (("age", (50, 30)),)}, "strictly increasing, got [50.0, 30.0]"),
+        ({"edges": (("age", (float("nan"),)),)}, "finite numbers"),
+        ({"categorical": ("age", "flag")}, "have both bucket `edges` and are listed"),
+        ({"method": "gan"}, "`method` must be one of"),
+        ({"columns": ("job", "job")}, "must not repeat a column"),
+    ],
+)
+def test_config_refuses_bad_values_naming_them(options, message):
+    with pytest.raises(ValueError, match=None) as error:
+        config(**options)
+    assert message in str(error.value)
+
+
+def test_config_keys_mwem_settings_only_when_used():
+    assert "rounds" not in config(rounds=3).to_dict()
+    assert config(method="mwem", rounds=3).to_dict()["rounds"] == 3
+    json.dumps(config().to_dict())
+
+
+def test_prepare_rows_keeps_output_columns_and_turns_chosen_numbers_into_text(frame):
+    spec, strata, _ = parts(frame)
+    prepared = prepare_rows(frame, spec, strata, config())
+    assert list(prepared.rows.columns) == ["job", "car", "pet", "age", "flag", "region"]
+    assert len(prepared.rows) == len(frame) and prepared.messages() == []
+    assert set(prepared.rows["flag"]) == {"0", "1"}
+    assert prepared.rows["age"].dtype == frame["age"].dtype
+
+
+def test_prepare_rows_leaves_out_the_holdout_and_dropped_groups(frame):
+    spec, strata, _ = parts(frame, share_source="holdout", holdout_fraction=0.2)
+    prepared = prepare_rows(frame, spec, strata, config())
+    assert prepared.n_holdout == 120 and len(prepared.rows) == 480
+    assert "120 rows form the public holdout" in prepared.messages()[0]
+
+    spec, strata, _ = parts(frame, min_group_size=100, small_groups="drop")
+    prepared = prepare_rows(frame, spec, strata, config())
+    assert prepared.n_dropped == 50 and set(prepared.rows["region"]) == {"north", "south"}
+    assert "50 rows belong to groups dropped" in prepared.messages()[0]
+
+
+def test_prepare_rows_refuses_merged_groups_and_says_how_to_fix_it(frame):
+    frame3 = frame.assign(region=frame["region"].where(frame["region"] != "south", "west"))
+    frame3.loc[frame3.index[-20:], "region"] = "south"  # east (30) and south (20) get merged
+    spec, strata, _ = parts(frame3, min_group_size=40)
+    assert OTHER_LABEL in strata.labels
+    with pytest.raises(ValueError, match="drop small groups instead of merging them"):
+        prepare_rows(frame3, spec, strata, config())
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+def checked(frame, cfg, strategies=("stratified",), **spec_options):
+    spec, strata, shares = parts(frame, **spec_options)
+    return check_config(prepare_rows(frame, spec, strata, cfg), cfg, spec, shares, strategies)
+
+
+def test_check_returns_domain_sizes(frame):
+    sizes = checked(frame, config())
+    assert sizes == {"job": 2, "car": 2, "pet": 2, "age": 3, "flag": 2, "region": 3}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"columns": ("job", "car")}, "Choose at least 3 columns to synthesize besides the strata"),
+        ({"edges": ()}, "Column `age` is numeric: type public bucket edges"),
+        ({"edges": (("region", (1.0,)),)}, "group the rows on the Strata page"),
+    ],
+)
+def test_check_refuses_what_cannot_work_with_a_fix(frame, options, message):
+    with pytest.raises(ValueError) as error:
+        checked(frame, config(**options))
+    assert message in str(error.value)
+
+
+def test_a_group_that_would_get_no_synthetic_rows_is_refused_with_the_rows_needed():
+    lopsided = survey(2)
+    lopsided["region"] = ["north"] * 580 + ["south"] * 10 + ["east"] * 10
+    with pytest.raises(ValueError) as error:
+        checked(lopsided, config(n_rows=10))
+    assert "With 10 synthetic rows, 2 group(s) would get no rows (east, south)" in str(error.value)
+    assert "raise the number of rows to at least 60" in str(error.value)
+    assert checked(lopsided, config(n_rows=60))
+    assert checked(lopsided, config(n_rows=10), strategies=("vanilla",))  # no shares used
+
+
+def test_histogram_too_large_names_the_cell_count_and_suggests_mwem():
+    rng = np.random.default_rng(1)
+    wide = pd.DataFrame({f"c{i}": rng.integers(0, 13, 300).astype(str) for i in range(6)})
+    wide["region"] = np.repeat(["a", "b", "c"], 100)
+    wide["age"] = 1.0
+    cfg = SynthConfig(columns=tuple(f"c{i}" for i in range(6)), method="histogram", n_rows=100)
+    spec, strata, shares = parts(wide)
+    prepared = prepare_rows(wide, spec, strata, cfg)
+    cells = 13**6
+    assert cells > MAX_HISTOGRAM_CELLS
+    with pytest.raises(ValueError) as error:
+        check_config(prepared, cfg, spec, shares, ("stratified",))
+    assert f"has {cells:,} cells" in str(error.value)
+    assert "Use MWEM" in str(error.value) and "fewer columns" in str(error.value)
+    # Vanilla models the strata column too: 3 × as many cells.
+    narrow = SynthConfig(columns=("c0", "c1", "c2", "c3", "c4"), method="histogram", n_rows=100)
+    check_config(prepare_rows(wide, spec, strata, narrow), narrow, spec, shares, ("stratified",))
+    with pytest.raises(ValueError, match=f"vanilla model .* has {3 * 13**5:,} cells"):
+        check_config(prepare_rows(wide, spec, strata, narrow), narrow, spec, shares, ("vanilla",))
+
+
+# --- scoring and sweeps -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
+def test_group_workload_scores_like_workload_error_by_group(frame, strategy):
+    spec, strata, shares = parts(frame)
+    cfg = config()
+    prepared = prepare_rows(frame, spec, strata, cfg)
+    data = run_synthesis(prepared, cfg, spec, shares, epsilon=0.5, strategy=strategy, rng=3)
+    workload = build_workload(prepared, cfg, spec)
+    ours = workload.score(data.frame)
+    real = bucketize(prepared.rows, dict(cfg.edges))
+    reference = workload_error_by_group(real, data.frame, ["region"], way=3)
+    pd.testing.assert_series_equal(
+        ours.groups.sort_index(), reference.groups.sort_index(), check_names=False
+    )
+    assert ours.overall == pytest.approx(reference.overall, abs=1e-12)
+    assert synth_domain(prepared, cfg, spec) == {c: tuple(v) for c, v in data.domain.items()}
+
+
+def test_group_workload_scores_zero_for_the_real_rows_and_one_per_missing_group(frame):
+    spec, strata, _ = parts(frame)
+    cfg = config()
+    prepared = prepare_rows(frame, spec, strata, cfg)
+    workload = build_workload(prepared, cfg, spec)
+    real = real_table(prepared, cfg, spec)
+    assert workload.score(real).worst == 0 and workload.score(real).overall == 0
+    errors = workload.score(real[real["region"] != "east"])
+    assert errors.groups["east"] == 1.0  # no synthetic rows: ‖M_S(G)/|G|‖₁ = 1 per marginal
+    assert isinstance(workload, GroupWorkload) and workload.labels == ("east", "north", "south")
+
+
+@pytest.mark.parametrize("method", ["independent", "mwem", "histogram"])
+@pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
+def test_encoded_draws_equal_synthesize_for_the_same_seed(frame, method, strategy):
+    spec, strata, shares = parts(frame)
+    cfg = config(method=method, rounds=3)
+    prepared = prepare_rows(frame, spec, strata, cfg)
+    fast = _Encoded.of(prepared, cfg, spec, shares, strategy).draw(
+        cfg, 2.0, np.random.default_rng(11)
+    )
+    slow = run_synthesis(
+        prepared, cfg, spec, shares, epsilon=2.0, strategy=strategy,
+        rng=np.random.default_rng(11),
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(fast, slow.frame)
+
+
+def test_sweep_errors_is_tidy_and_metrics_follow_the_definitions(frame):
+    spec, strata, shares = parts(frame)
+    cfg = config()
+    prepared = prepare_rows(frame, spec, strata, cfg)
+    errors = sweep_errors(prepared, cfg, spec, shares, epsilons=(0.5, 4.0), runs=2, rng=5)
+    assert list(errors.columns) == [
+        "epsilon", "strategy", "run", "level", "group", "size", "error",
+    ]  # fmt: skip
+    assert len(errors) == 2 * 2 * 2 * 4  # ε × strategy × run × (3 groups + all rows)
+    population = errors[errors["level"] == "population"]
+    assert set(population["group"]) == {ALL_ROWS} and set(population["size"]) == {600}
+    sizes = errors[errors["level"] == "group"].groupby("group")["size"].first()
+    assert sizes.to_dict() == {"east": 50, "north": 400, "south": 150}
+    assert errors["error"].between(0, 2).all()
+    # Same seed, same numbers; the seed changes them.
+    again = sweep_errors(prepared, cfg, spec, shares, epsilons=(0.5, 4.0), runs=2, rng=5)
+    pd.testing.assert_frame_equal(errors, again)
+    other = sweep_errors(prepared, cfg, spec, shares, epsilons=(0.5,), runs=1, rng=6)
+    assert not np.allclose(other["error"], errors["error"].iloc[: len(other)])
+
+    metrics = sweep_metrics(errors)
+    assert len(metrics) == 8
+    row = metrics.iloc[0]
+    part = errors[(errors["epsilon"] == row["epsilon"]) & (errors["strategy"] == row["strategy"])]
+    part = part[part["run"] == row["run"]]
+    groups = part[part["level"] == "group"]["error"]
+    overall = part[part["level"] == "population"]["error"].iloc[0]
+    assert row["worst group"] == groups.max()
+    assert row["parity"] == pytest.approx(overall / 3 + groups.mean())
+    assert row["disparity"] == pytest.approx(groups.max() - groups.min())
+    assert row["overall"] == overall
+    # More budget, less error on all rows (on average over the runs).
+    mean = metrics.groupby("epsilon")["overall"].mean()
+    assert mean[4.0] < mean[0.5]
+
+
+def test_stratified_independent_beats_vanilla_where_groups_differ(frame):
+    """Independent marginals cannot express region × job: stratifying restores it."""
+    spec, strata, shares = parts(frame)
+    cfg = config(n_rows=3000)
+    prepared = prepare_rows(frame, spec, strata, cfg)
+    errors = sweep_errors(prepared, cfg, spec, shares, epsilons=(8.0,), runs=3, rng=0)
+    metrics = sweep_metrics(errors).groupby("strategy").mean(numeric_only=True)
+    assert metrics.loc["stratified", "parity"] < metrics.loc["vanilla", "parity"]
+
+
+# --- the plan -----------------------------------------------------------------------------------
+
+
+def test_plan_costs_epsilon_once_for_both_strategies(frame):
+    for strategy in ("stratified", "vanilla"):
+        plan = make_plan(frame, strategy=strategy, epsilon=0.7)
+        assert plan.cost == PureDP(0.7)
+    assert make_plan(frame).interval_description == INTERVALS_NOTE
+
+
+@pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
+def test_plan_runs_to_rows_of_the_output_columns_within_the_domain(frame, strategy):
+    plan = make_plan(frame, strategy=strategy, config=config(method="mwem", rounds=3))
+    rows = plan.run(noise_source("simulation", rng=0))
+    table = pd.DataFrame(rows)
+    assert len(table) == 600
+    assert list(table.columns) == ["job", "car", "pet", "age", "flag", "region"]
+    assert list(table.columns) == list(plan.columns)
+    assert set(table["age"]) <= {"< 30", "[30, 50)", "≥ 50"}
+    assert set(table["flag"]) <= {"0", "1"} and set(table["region"]) <= set(frame["region"])
+    assert all(isinstance(v, str) for row in rows for v in row.values())
+    if strategy == "stratified":  # rows by public share: 400, 150 and 50 of 600
+        assert table["region"].value_counts().to_dict() == {"north": 400, "south": 150, "east": 50}
+
+
+def test_plan_parameters_are_json_and_name_the_statistic(frame):
+    plan = make_plan(frame, config=config(method="mwem"))
+    parameters = json.loads(json.dumps(plan.parameters()))
+    assert parameters["kind"] == "synth"
+    assert parameters["statistic"] == "synthetic data (MWEM)"
+    assert parameters["budget"] == {"kind": "pure", "epsilon": 1.0}
+    assert parameters["estimator"]["class"] == "synthesize"
+    assert parameters["estimator"]["edges"] == {"age": [30.0, 50.0]}
+    assert parameters["strata"]["by"] == ["region"]
+    assert parameters["strategy"] == "stratified"
+    assert parameters["columns"] == ["job", "car", "pet", "age", "flag", "region"]
+    assert plan.label == "Synthetic data (MWEM), stratified by region"
+
+
+def test_plan_key_is_stable_and_changes_with_every_choice(frame):
+    key = plan_key(make_plan(frame))
+    assert plan_key(make_plan(frame.copy())) == key
+    assert plan_key(make_plan(frame, level=0.8)) == key  # no intervals: the level is no choice
+    changed = [
+        make_plan(frame, epsilon=0.5),
+        make_plan(frame, strategy="vanilla"),
+        make_plan(frame, label="Another"),
+        make_plan(frame, config=config(n_rows=700)),
+        make_plan(frame, config=config(method="histogram")),
+        make_plan(frame, config=config(edges=(("age", (40.0,)),))),
+        make_plan(frame.assign(pet="cat")),
+    ]
+    keys = {plan_key(p) for p in changed}
+    assert key not in keys and len(keys) == len(changed)
+
+
+def test_plan_refuses_bad_input_on_construction(frame):
+    with pytest.raises(ValueError, match="`epsilon` must be a finite number > 0, got -1.0"):
+        make_plan(frame, epsilon=-1.0)
+    with pytest.raises(ValueError, match="`strategy` must be one of"):
+        make_plan(frame, strategy="global_only")
+    with pytest.raises(ValueError, match="Column `age` is numeric"):
+        make_plan(frame, config=config(edges=()))
+
+
+def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):
+    text = "\n".join(make_plan(frame).review_lines())
+    assert "600 rows of `job`, `car`, `pet`, `age`, `flag`, `region`" in text
+    assert "region — 3 groups, one model each with the full ε" in text
+    assert "**Public bucket edges:** age: 30, 50" in text
+    assert "category lists of `job`, `car`, `pet`, `flag`, `region` are read from the data" in text
+    vanilla = "\n".join(make_plan(frame, strategy="vanilla").review_lines())
+    assert "one model for all rows; region modelled as columns" in vanilla
+
+
+def test_release_spends_the_cost_once_and_refuses_a_small_ledger(frame, ledger):
+    plan = make_plan(frame)
+    record = release(plan, ledger, noise="simulation", rng=1)
+    assert record.spent and ledger.remaining() == {"rho": 0.5}
+    assert record.metadata["plan"]["kind"] == "synth" and len(record.outputs) == 600
+    again = release(make_plan(frame), ledger, noise="simulation", rng=2)
+    assert not again.spent and again.outputs == record.outputs
+    assert ledger.remaining() == {"rho": 0.5}
+
+    tiny = Ledger(None, "tiny", ZCDP(0.1))
+    with pytest.raises(BudgetExceededError):
+        release(plan, tiny, noise="simulation", rng=1)
+    assert tiny.history() == [] and tiny.remaining() == {"rho": 0.1}
+
+
+def test_csv_of_a_release_escapes_formula_categories(ledger):
+    evil = survey(3)
+    evil["pet"] = evil["pet"].map({"cat": '=HYPERLINK("http://x")', "dog": "+1"})
+    record = release(make_plan(evil), ledger, noise="simulation", rng=0)
+    text = to_csv(record)
+    assert "# statistic: synthetic data (independent marginals)" in text
+    assert '"\'=HYPERLINK(""http://x"")"' in text and '"\'+1"' in text
+    table = pd.read_csv(pd.io.common.StringIO(text), comment="#")
+    assert list(table.columns) == ["job", "car", "pet", "age", "flag", "region"]
+    assert set(table["pet"]) <= {'\'=HYPERLINK("http://x")', "'+1"}
+
+
+def run_script(script: str, tmp_path: pathlib.Path, ledger_file: pathlib.Path):
+    path = tmp_path / "reproduce_release.py"
+    path.write_text(script, encoding="utf-8")
+    env = {**os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, str(path)], cwd=REPO, env=env, capture_output=True, encoding="utf-8",
+        timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path):
+    demo = load_demo()
+    spec = StrataSpec(by=("race", "sex"), value="hours_per_week")
+    strata, shares = spec.build(demo)
+    plan = SynthPlan(
+        frame=demo, strata=strata, shares=shares, dataset=DatasetRef.of(demo, DEMO_DATASET_NAME),
+        spec=spec, epsilon=1.0, strategy="stratified",
+        config=SynthConfig(
+            columns=("age", "workclass", "education", "income_over_50k"), method="mwem",
+            n_rows=300, edges=(("age", (25.0, 45.0, 65.0)),), categorical=("income_over_50k",),
+            rounds=3,
+        ),
+    )  # fmt: skip
+    record = release(plan, ledger, noise="simulation", rng=4)
+    script = to_script(record)
+    assert "frame = load_demo()" in script and "SynthConfig(columns=('age'" in script
+    done = run_script(script, tmp_path, ledger.path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == to_csv(record) + "\n"  # same plan, same key: the recorded release
+    assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 0.5}
