@@ -2,16 +2,35 @@
 
 import streamlit as st
 
-from strata_ui.constants import PAGES
+from strata_ui.constants import PAGES, WORKSHOP_HIDDEN_PAGES
 from strata_ui.sidebar import render_sidebar
 
 st.set_page_config(page_title="Strata Lab", layout="wide")
 
+workshop = render_sidebar()
+# Workshop mode leaves the Release page out of the menu. It stays routable (hidden) so that a deep
+# link gets a notice instead of "page not found", and never reaches the page's commit button.
 navigation = st.navigation(
     [
-        st.Page(page.path, title=page.title, icon=page.icon, url_path=page.url_path, default=i == 0)
+        st.Page(
+            page.path,
+            title=page.title,
+            icon=page.icon,
+            url_path=page.url_path,
+            default=i == 0,
+            visibility="hidden"
+            if workshop and page.url_path in WORKSHOP_HIDDEN_PAGES
+            else "visible",
+        )
         for i, page in enumerate(PAGES)
     ]
 )
-render_sidebar()
+if workshop and navigation.url_path in WORKSHOP_HIDDEN_PAGES:
+    st.title(navigation.title)
+    st.info(
+        f"{navigation.title} is hidden in workshop mode: nothing can be released or spent here. "
+        "Switch workshop mode off in the sidebar to use it.",
+        icon=":material/school:",
+    )
+    st.stop()
 navigation.run()

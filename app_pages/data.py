@@ -17,21 +17,30 @@ st.markdown(
 state = get_state()
 
 # ---- upload ------------------------------------------------------------------------------
-st.subheader("Your own data")
-upload = st.file_uploader(
-    f"Upload a CSV or Parquet file (up to {MAX_UPLOAD_MB} MB) to use in place of the demo data",
-    type=["csv", "txt", "gz", "parquet", "pq"],
-    key=f"upload_{state.upload_generation}",
-    help="One row per person, with a header row. CSV files must be UTF-8 text (a gzip-compressed "
-    ".csv.gz works too). The file stays in this browser session and is never saved.",
-)
-if upload is not None:
-    error = handle_upload(state, upload.getvalue(), upload.name)
-    if error is not None:
-        kept = "the demo data" if state.uploaded is None else f"“{state.dataset_name}”"
-        st.error(f"{error}\n\nStill using {kept}.", icon=":material/error:")
-    else:
-        st.success(f"Using “{state.dataset_name}”.", icon=":material/check_circle:")
+if state.workshop_mode:
+    st.info(
+        "Workshop mode: the app uses its built-in data only, so no one's file ends up on a "
+        "projector. Switch workshop mode off in the sidebar to upload your own data.",
+        icon=":material/school:",
+    )
+else:
+    st.subheader("Your own data")
+    upload = st.file_uploader(
+        f"Upload a CSV or Parquet file (up to {MAX_UPLOAD_MB} MB) to use in place of the demo data",
+        type=["csv", "txt", "gz", "parquet", "pq"],
+        key=f"upload_{state.upload_generation}",
+        help="One row per person, with a header row. CSV files must be UTF-8 text (a "
+        "gzip-compressed .csv.gz works too). The file stays in this browser session and is "
+        "never saved.",
+    )
+    if upload is not None:
+        error = handle_upload(state, upload.getvalue(), upload.name)
+        if error is not None:
+            kept = "the demo data" if state.uploaded is None else f"“{state.dataset_name}”"
+            st.error(f"{error}\n\nStill using {kept}.", icon=":material/error:")
+        else:
+            st.success(f"Using “{state.dataset_name}”.", icon=":material/check_circle:")
+# An upload, or a Learn preset's built-in data (allowed in workshop mode).
 if state.uploaded is not None and st.button("Use the demo data again", icon=":material/undo:"):
     restore_demo(state)
     st.rerun()

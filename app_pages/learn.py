@@ -1,6 +1,9 @@
-"""Learn: the ideas behind the app, in plain language, with the papers they come from."""
+"""Learn: interactive explainers and one-click presets that rebuild the papers' results."""
 
 import streamlit as st
+
+from strata_ui.learn_explainers import EXPLAINERS
+from strata_ui.learn_presets import PRESETS
 
 st.title("Learn")
 st.markdown(
@@ -8,6 +11,36 @@ st.markdown(
     "whether any one person's data was used. Noise hurts small groups most. This app shows how "
     "much, and what stratifying by group does about it."
 )
+
+st.subheader("Explainers")
+st.caption(
+    "Open one at a time: each has a chart that moves with its sliders, a few sentences, and the "
+    "formula with its source. Explainers simulate; they never spend privacy budget."
+)
+# Lazy expanders: an explainer runs only while it is open, so the page stays fast.
+for explainer in EXPLAINERS:
+    box = st.expander(
+        explainer.title,
+        icon=explainer.icon,
+        key=f"learn.open.{explainer.key}",
+        on_change="rerun",
+    )
+    if box.open:
+        with box:
+            explainer.render()
+
+st.subheader("Presets: the papers' results, rebuilt")
+st.caption(
+    "Open a preset to load its data and settings and see our result beside the paper's, with "
+    "every difference from the paper stated."
+)
+for preset in PRESETS:
+    box = st.expander(
+        preset.title, icon=preset.icon, key=f"learn.preset.open.{preset.key}", on_change="rerun"
+    )
+    if box.open:
+        with box:
+            preset.render()
 
 st.subheader("The privacy promise in this app")
 st.markdown(
@@ -30,10 +63,9 @@ st.markdown(
     "- Covington, He, Honaker & Kamath. *Unbiased Statistical Estimation and Valid Confidence "
     "Intervals Under Differential Privacy.*\n"
     "- Raskhodnikova, Sivakumar, Smith & Swanberg. *Differentially Private Sampling from "
-    "Distributions.* NeurIPS 2021."
-)
-
-st.caption(
-    ":material/upcoming: Coming next: guided presets that reproduce the papers' results, with an "
-    "explanation beside every control."
+    "Distributions.* NeurIPS 2021.\n"
+    "- Dwork & Roth. *The Algorithmic Foundations of Differential Privacy.* 2014.\n"
+    "- Balle & Wang. *Improving the Gaussian Mechanism for Differential Privacy.* ICML 2018.\n"
+    "- Biswas, Dong, Kamath & Ullman. *CoinPress: Practical Private Mean and Covariance "
+    "Estimation.* NeurIPS 2020."
 )

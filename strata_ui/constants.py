@@ -73,3 +73,21 @@ HOLDOUT_FRACTION_MIN = 0.05
 HOLDOUT_FRACTION_MAX = 0.5
 SMALL_GROUP_SHARE = 0.01  # groups under this share of the rows are flagged on the size chart
 ALPHA_AXIS = (0.01, 10.0)  # x range of the Figure-1 style plot (extended to show the fitted α)
+
+# Learn page and workshop mode
+# Charts in workshop mode fit a projector (about 1024 × 768, some 650 px under the browser bar)
+# with bigger text.
+WORKSHOP_CHART_HEIGHT = 500
+WORKSHOP_FONT_SIZE = 18
+LEARN_CHART_HEIGHT = 480
+LEARN_FONT_SIZE = 14
+# Pages left out of the navigation menu in workshop mode (their URL shows a notice instead).
+WORKSHOP_HIDDEN_PAGES = ("release",)
+# The query parameter that carries workshop mode in the URL (a shared link opens in workshop mode).
+WORKSHOP_QUERY_KEY = "workshop"
+# Sliders on the Learn page: group sizes and Dirichlet α move on log scales.
+GROUP_SIZE_OPTIONS = (*(m * 10**e for e in range(1, 6) for m in (1, 2, 5)), 1_000_000)
+ALPHA_OPTIONS = _log_options(0.01, 10.0)
+LEARN_DELTA_OPTIONS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
+# Datasets loaded by a Learn preset carry this fingerprint prefix: built-in, not an upload.
+PRESET_FINGERPRINT_PREFIX = "preset:"

@@ -1,4 +1,4 @@
-"""The sidebar shared by every page: the dataset in use and the budget left in the ledger."""
+"""The sidebar shared by every page: the dataset in use, the budget left, and workshop mode."""
 
 from __future__ import annotations
 
@@ -8,14 +8,43 @@ from dpcore.accounting import SYMBOLS, ZCDP
 from dpcore.ledger import Ledger
 from strata_ui import constants
 from strata_ui.state import LedgerUnavailableError, get_dataset, get_state, open_ledger
+from strata_ui.uploads import restore_demo
 
 
-def render_sidebar() -> None:
-    """Draw the intro line, the active dataset and the remaining privacy budget."""
+def render_sidebar() -> bool:
+    """Draw the intro line, the active dataset, the remaining privacy budget and the workshop
+    switch; return whether workshop mode is on (``app.py`` needs it to build the navigation)."""
     with st.sidebar:
         st.markdown("**Strata Lab** — who pays for DP noise?")
+        workshop = _render_workshop_switch()
         _render_dataset()
         _render_budget()
+    return workshop
+
+
+def _workshop_switched() -> None:
+    """Switching workshop mode on puts an uploaded file away: workshops use built-in data only."""
+    state = get_state()
+    if not st.session_state[constants.WORKSHOP_QUERY_KEY] or state.uploaded is None:
+        return
+    if not state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
+        restore_demo(state)
+
+
+def _render_workshop_switch() -> bool:
+    state = get_state()
+    # Bound to the URL (?workshop=true), so a shared link or a reload stays in workshop mode.
+    state.workshop_mode = st.toggle(
+        "Workshop mode",
+        key=constants.WORKSHOP_QUERY_KEY,
+        bind="query-params",
+        on_change=_workshop_switched,
+        help="For teaching: the built-in demo data only (no uploads), no Release page, and "
+        "charts sized for a projector. Nothing can spend privacy budget.",
+    )
+    if state.workshop_mode:
+        st.caption("Demo data only · Release hidden · projector-sized charts")
+    return state.workshop_mode
 
 
 def render_remaining_budget(ledger: Ledger) -> None:

@@ -1,0 +1,422 @@
+r"""The Learn page's interactive explainers, one function each, listed in :data:`EXPLAINERS`.
+
+Each explainer is drawn inside its own expander, and only while that expander is open, so the page
+stays fast. An explainer has: two or three plain sentences, controls with a caption or help text
+beside each, a chart (through :func:`strata_ui.learn_common.show_chart`, which adds the one-sentence
+summary and projector sizing), and the formula with its source (:func:`strata_ui.learn_common.formula`).
+Explainers only simulate: they never spend budget or change the plan on the other pages.
+
+Adding an explainer
+-------------------
+Write ``render_<name>() -> None`` (in a new module such as ``strata_ui/learn_ratio.py`` if it is
+long), keep its choices in a settings dataclass through :func:`strata_ui.state.get_settings`, prefix
+its widget keys with ``learn.<key>.`` and its chart keys with ``learn.chart.<key>.``, and append an
+:class:`Explainer` to :data:`EXPLAINERS`. Planned next (issue 8), not written yet:
+
+- ``ratio_ci`` — "Why confidence intervals break under DP" (Miao & Li 2022: the ratio of noisy
+  sums, and intervals with no correction vs the analytical correction);
+- ``gvdp_bounds`` — "Loose bounds, still valid" (Covington et al.: GVDP's intervals stay valid as
+  the clipping bounds loosen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import theory
+from strata_ui import charts_learn, charts_strata, constants, learn_math
+from strata_ui.learn_common import (
+    LearnSettings,
+    current_strata_or_none,
+    fitted_alpha,
+    formula,
+    nearest,
+    show_chart,
+    unit_of,
+)
+from strata_ui.sidebar import format_delta
+from strata_ui.state import get_settings, get_state
+
+
+@dataclass(frozen=True)
+class Explainer:
+    """One explainer: its key (for widget keys), expander title and icon, and the function that
+    draws it inside the open expander."""
+
+    key: str
+    title: str
+    icon: str
+    render: Callable[[], None]
+
+
+# ---- What ε means -------------------------------------------------------------------------------
+
+
+def render_epsilon() -> None:
+    """Laplace and Gaussian noise on two neighbouring datasets, and the e^ε ratio between them."""
+    settings = get_settings(LearnSettings)
+    st.markdown(
+        "Differential privacy promises that adding or removing **one person** changes the chance "
+        "of any published result by at most a factor **e^ε**. Here a count is published with "
+        "noise, once on a dataset D and once on D′, which has one more person. Slide ε and watch "
+        "how far apart the two curves are."
+    )
+    left, right = st.columns(2)
+    with left:
+        settings.epsilon = st.select_slider(
+            "ε, the privacy budget (log scale)",
+            options=constants.EPSILON_OPTIONS,
+            value=nearest(constants.EPSILON_OPTIONS, settings.epsilon),
+            format_func=lambda v: f"{v:g}",
+            key="learn.epsilon.epsilon",
+            help="Smaller ε means stronger privacy: wider noise and curves that overlap more.",
+        )
+        st.caption("Smaller ε → wider noise → the two curves are harder to tell apart.")
+    with right:
+        settings.delta = st.select_slider(
+            "δ, the Gaussian's small failure chance (log scale)",
+            options=constants.LEARN_DELTA_OPTIONS,
+            value=nearest(constants.LEARN_DELTA_OPTIONS, settings.delta),
+            format_func=format_delta,
+            key="learn.epsilon.delta",
+            help="Gaussian noise cannot meet the e^ε limit everywhere; δ is the chance it may "
+            "exceed it. Laplace noise needs no δ.",
+        )
+        st.caption("Smaller δ → a wider Gaussian. Laplace ignores δ.")
+    noise = learn_math.neighbour_noise(settings.epsilon, settings.delta)
+    show_chart(
+        charts_learn.epsilon_density_figure(noise),
+        key="learn.chart.epsilon.density",
+        summary=charts_learn.epsilon_density_summary(noise),
+    )
+    show_chart(
+        charts_learn.epsilon_ratio_figure(noise),
+        key="learn.chart.epsilon.ratio",
+        summary=charts_learn.epsilon_ratio_summary(noise),
+    )
+    formula(
+        r"\frac{p(x \mid D)}{p(x \mid D')} = \exp\!\left(\frac{|x - f(D')| - |x - f(D)|}{b}\right)"
+        r"\le e^{\Delta / b} = e^{\varepsilon}, \qquad b = \frac{\Delta}{\varepsilon}",
+        "the Laplace mechanism, Dwork, McSherry, Nissim & Smith (2006); Dwork & Roth (2014), "
+        "Thm. 3.6. The Gaussian's σ is the analytic Gaussian mechanism of Balle & Wang (2018), "
+        "Thm. 8. Here Δ = 1: one person changes a count by one.",
+    )
+
+
+# ---- Why small groups pay more ------------------------------------------------------------------
+
+
+def render_small_groups() -> None:
+    """Expected error of a group's Laplace mean against its size, with the current groups marked."""
+    settings = get_settings(LearnSettings)
+    state = get_state()
+    st.markdown(
+        "The noise added to a group's average does not depend on how many people the group has, "
+        "but the average does: one person moves the average of **n_g** people by only 1/n_g of "
+        "the value range. So the noise needed shrinks as **1/(n_g·ε)**, and small groups get "
+        "the least accurate numbers."
+    )
+    left, right = st.columns(2)
+    with left:
+        settings.group_size = st.select_slider(
+            "Size of a group, n_g (people, log scale)",
+            options=constants.GROUP_SIZE_OPTIONS,
+            value=nearest(constants.GROUP_SIZE_OPTIONS, settings.group_size),
+            format_func=lambda v: f"{v:,}",
+            key="learn.small_groups.size",
+            help="Each step multiplies the group size by about 2 to 2.5.",
+        )
+        st.caption("The diamond on the chart follows this size.")
+    with right:
+        settings.group_epsilon = st.select_slider(
+            "ε, the privacy budget (log scale)",
+            options=constants.EPSILON_OPTIONS,
+            value=nearest(constants.EPSILON_OPTIONS, settings.group_epsilon),
+            format_func=lambda v: f"{v:g}",
+            key="learn.small_groups.epsilon",
+            help="Doubling ε halves every group's expected error.",
+        )
+        st.caption("A bigger ε lowers the whole line; it never changes its slope.")
+    if state.clip_low is None or state.clip_high is None or state.clip_low >= state.clip_high:
+        bounds = (0.0, 1.0)
+        st.info(
+            "No public bounds for the value are set on the Estimator page: the chart uses 0 to 1.",
+            icon=":material/info:",
+        )
+    else:
+        bounds = (float(state.clip_low), float(state.clip_high))
+    width = bounds[1] - bounds[0]
+    unit = unit_of(state.value_column)
+    strata, message = current_strata_or_none()
+    groups = None
+    if strata is None:
+        st.info(f"No groups to mark: {message}", icon=":material/info:")
+    else:
+        groups = pd.DataFrame(
+            {
+                "group": list(strata.labels),
+                "size": strata.sizes,
+                "error": learn_math.laplace_mean_error(strata.sizes, settings.group_epsilon, width),
+            }
+        )
+    chosen_error = float(
+        learn_math.laplace_mean_error(settings.group_size, settings.group_epsilon, width)
+    )
+    chosen = (float(settings.group_size), chosen_error)
+    show_chart(
+        charts_learn.group_error_figure(
+            learn_math.error_curve(settings.group_epsilon, width),
+            groups,
+            epsilon=settings.group_epsilon,
+            bounds=bounds,
+            chosen=chosen,
+            unit=unit,
+        ),
+        key="learn.chart.small_groups",
+        summary=charts_learn.group_error_summary(
+            groups, epsilon=settings.group_epsilon, chosen=chosen, unit=unit
+        ),
+    )
+    st.caption(
+        "Group sizes come from the confidential data (the curator's view, not differentially "
+        "private). The line is the Laplace mean with each group's size treated as public."
+    )
+    formula(
+        r"E\,\lvert \hat p_g - p_g \rvert = E\,\lvert \mathrm{Lap}(b_g) \rvert = b_g"
+        r"= \frac{U - L}{n_g\,\varepsilon}",
+        "the clipped mean plus Laplace noise, Rosenblatt, Stoyanovich & Musco (AAAI 2024), eq. 2 "
+        "(eq. 3 in the arXiv version), with sensitivity (U − L)/n_g; a Laplace(b) variable's mean "
+        "absolute value is b.",
+    )
+
+
+# ---- Stratify or not ----------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _expected_shares(k: int, alpha: float) -> np.ndarray:
+    return learn_math.expected_sorted_shares(k, alpha)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _mle_alpha(shares: tuple[float, ...]) -> float:
+    return theory.dirichlet_alpha(list(shares), method="mle")
+
+
+def _reading(
+    sizes: np.ndarray, alpha: float, alpha_fit: float, shares: tuple[float, ...]
+) -> learn_math.Figure1Reading:
+    """Theorem 9 read at ``alpha``; the (slow) α fits come from caches keyed on the shares."""
+    return learn_math.figure1_reading(
+        sizes, alpha, alpha_sorted=alpha_fit, alpha_mle=_mle_alpha(shares)
+    )
+
+
+def render_stratify() -> None:
+    """The current groups' size profile, their fitted Dirichlet α, and Figure 1 with the data."""
+    settings = get_settings(LearnSettings)
+    st.markdown(
+        "Estimating each group separately (stratifying) adds up k noisy numbers, so the "
+        "population figure gets noisier. How much noisier depends on how uneven the groups are: "
+        "the paper measures it by the **sum of the logs of the group sizes**, and summarises "
+        "unevenness by a Dirichlet **α** (small α: a few big groups and many small ones)."
+    )
+    strata, message = current_strata_or_none()
+    if strata is None:
+        st.info(f"Choose groups first: {message}", icon=":material/info:")
+        return
+    if strata.k < 2:
+        st.info("Stratifying needs at least two groups: add a grouping column on the Strata page.")
+        return
+    shares = tuple(round(float(s), 6) for s in strata.sizes / strata.n)
+    alpha_fit = fitted_alpha(shares)
+    if settings.alpha is None:
+        settings.alpha = nearest(constants.ALPHA_OPTIONS, alpha_fit)
+    settings.alpha = st.select_slider(
+        "Dirichlet α to compare with (log scale)",
+        options=constants.ALPHA_OPTIONS,
+        value=nearest(constants.ALPHA_OPTIONS, settings.alpha),
+        format_func=lambda v: f"{v:g}",
+        key="learn.stratify.alpha",
+        help="Small α: one or two groups hold almost everyone. Large α: groups of similar size.",
+    )
+    st.caption(
+        f"It starts at the α fitted to these groups ({alpha_fit:.2g}). Slide it to see what "
+        "groups look like at other α (dashed line, top) and where Theorem 9 puts them (bottom)."
+    )
+    sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
+    fit, total, position = st.columns(3)
+    reading = _reading(strata.sizes, float(settings.alpha), alpha_fit, shares)
+    fit.metric("Fitted Dirichlet α", f"{alpha_fit:.2g}")
+    total.metric("Σ log n_g of these groups", f"{reading.observed:.1f}")
+    position.metric(
+        "From worst case towards best",
+        f"{100 * reading.better_observed:.0f}%",
+        help="0%: all groups equal (most extra noise); 100%: one group holds almost everyone.",
+    )
+    show_chart(
+        charts_learn.share_profile_figure(
+            sizes, _expected_shares(strata.k, float(settings.alpha)), alpha=settings.alpha
+        ),
+        key="learn.chart.stratify.sizes",
+        summary=charts_learn.share_profile_summary(sizes, alpha_fit=alpha_fit),
+    )
+    curves = charts_strata.log_size_curves(strata.n, strata.k, charts_strata.alpha_grid(alpha_fit))
+    show_chart(
+        charts_learn.figure1_with_alpha(
+            curves,
+            n=strata.n,
+            k=strata.k,
+            alpha_fit=alpha_fit,
+            observed=reading.observed,
+            alpha_marks={f"Thm. 9 at your α = {settings.alpha:g}": settings.alpha},
+        ),
+        key="learn.chart.stratify.figure1",
+        summary=charts_learn.figure1_summary(reading),
+    )
+    st.caption(
+        "Group sizes are the curator's view of the confidential data, not differentially private."
+    )
+    formula(
+        r"\underbrace{(k-1) + \log(n-k)}_{\text{one majority group}} \;\lesssim\;"
+        r"E\Big[\sum_{i=1}^{k} \log |G_i|\Big] \le k\big(\psi(\alpha) - \psi(k\alpha) + \log n\big)"
+        r"\;\le\; \underbrace{k \log(n/k)}_{\text{equal groups}}",
+        "Rosenblatt, Stoyanovich & Musco (AAAI 2024), Prop. 8 (worst case) and Thm. 9 (the "
+        "Dirichlet bound; ψ is the digamma function), plotted as their Figure 1. The bound falls "
+        "below the best case for very small α, where it is loose.",
+    )
+
+
+# ---- CoinPress step by step ---------------------------------------------------------------------
+
+
+def render_coinpress() -> None:
+    """CoinPress's interval shrinking over t steps on one group of the current strata."""
+    settings = get_settings(LearnSettings)
+    state = get_state()
+    st.markdown(
+        "CoinPress does not need tight bounds up front. It starts from a wide public interval, "
+        "spends a little budget to find a noisy mean, and keeps only an interval around it that "
+        "is almost sure to hold the true mean; each step clips less and so needs less noise."
+    )
+    strata, message = current_strata_or_none()
+    if strata is None:
+        st.info(f"Choose groups first: {message}", icon=":material/info:")
+        return
+    if state.clip_low is None or state.clip_high is None:
+        st.info(
+            "Enter public bounds for the value on the Estimator page: CoinPress starts from them.",
+            icon=":material/info:",
+        )
+        return
+    labels = list(strata.labels)
+    if settings.coinpress_group not in labels:
+        settings.coinpress_group = labels[-1]  # groups are ordered largest first
+    sizes = dict(zip(labels, strata.sizes, strict=True))
+    group_col, steps_col, rho_col = st.columns(3)
+    with group_col:
+        settings.coinpress_group = st.selectbox(
+            "Group",
+            labels,
+            index=labels.index(settings.coinpress_group),
+            format_func=lambda g: f"{g} (n = {sizes[g]:,})",
+            key="learn.coinpress.group",
+            help="Small groups need more steps, or more budget, to narrow the interval.",
+        )
+        st.caption("Starts at the smallest group.")
+    with steps_col:
+        settings.coinpress_steps = st.slider(
+            "Steps t",
+            min_value=1,
+            max_value=constants.COINPRESS_STEPS_MAX,
+            value=int(settings.coinpress_steps),
+            key="learn.coinpress.steps",
+            help="Each step gets a share of ρ: the last step 3/4, the earlier steps 1/4 together.",
+        )
+        st.caption("More steps spread the same budget thinner.")
+    with rho_col:
+        settings.coinpress_rho = st.select_slider(
+            "ρ, the budget (zCDP, log scale)",
+            options=constants.RHO_OPTIONS,
+            value=nearest(constants.RHO_OPTIONS, settings.coinpress_rho),
+            format_func=lambda v: f"{v:g}",
+            key="learn.coinpress.rho",
+            help="zero-concentrated DP; ρ = ε²/2 matches a pure ε budget.",
+        )
+        st.caption("A bigger ρ: less noise per step, narrower intervals.")
+    g = labels.index(settings.coinpress_group)
+    steps = learn_math.coinpress_steps(
+        strata,
+        g,
+        prior=(float(state.clip_low), float(state.clip_high)),
+        sigma=state.coinpress_sigma,
+        steps=int(settings.coinpress_steps),
+        rho=float(settings.coinpress_rho),
+        beta=state.coinpress_beta,
+        rng=state.seed,
+    )
+    unit = unit_of(state.value_column)
+    true_mean = float(strata.means[g])
+    show_chart(
+        charts_learn.coinpress_figure(
+            steps,
+            group=settings.coinpress_group,
+            size=int(strata.sizes[g]),
+            true_mean=true_mean,
+            value=str(state.value_column),
+            unit=unit,
+        ),
+        key="learn.chart.coinpress",
+        summary=charts_learn.coinpress_summary(
+            steps, true_mean=true_mean, unit=unit, group=settings.coinpress_group
+        ),
+    )
+    st.caption(
+        f"Prior [ℓ, r] = [{state.clip_low:g}, {state.clip_high:g}], σ = {state.coinpress_sigma:g} "
+        f"and β = {state.coinpress_beta:g} come from the Estimator page; the noise is a seeded "
+        f"simulation (seed {state.seed} from the Compare page): nothing is released or spent. The "
+        "true mean is the curator's view of the confidential data, not private."
+    )
+    formula(
+        r"Z_i = \frac{1}{n}\sum_{x} \mathrm{clip}_{[\ell_{i-1} - w_i,\; r_{i-1} + w_i]}(x)"
+        r"+ N\!\Big(0, \tfrac{\Delta_i^2}{2\rho_i}\Big), \quad"
+        r"[\ell_i, r_i] = Z_i \pm \sqrt{2\Big(\tfrac{\sigma^2}{n} + \tfrac{\Delta_i^2}{2\rho_i}\Big)"
+        r"\log\tfrac{2}{\beta_i}}",
+        "UVM and UVMRec, Rosenblatt, Stoyanovich & Musco (AAAI 2024), appendix B, Alg. 1–2, after "
+        "Biswas, Dong, Kamath & Ullman (2020). Here w_i = σ√(2 log(2n/β_i)) and "
+        "Δ_i = (r − ℓ + 2w_i)/n.",
+    )
+
+
+EXPLAINERS: tuple[Explainer, ...] = (
+    Explainer(
+        "epsilon",
+        "What ε means: noise on two neighbouring datasets",
+        ":material/tune:",
+        render_epsilon,
+    ),
+    Explainer(
+        "small_groups",
+        "Why small groups pay more: error ∝ 1/(n·ε)",
+        ":material/group_remove:",
+        render_small_groups,
+    ),
+    Explainer(
+        "stratify",
+        "Stratify or not: how uneven are the groups?",
+        ":material/stacked_bar_chart:",
+        render_stratify,
+    ),
+    Explainer(
+        "coinpress",
+        "CoinPress step by step: an interval that shrinks",
+        ":material/compress:",
+        render_coinpress,
+    ),
+    # Hooks for the next two (see the module docstring): "ratio_ci" and "gvdp_bounds".
+)

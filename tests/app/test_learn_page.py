@@ -1,0 +1,228 @@
+"""App tests of the Learn page (explainers and presets) and of workshop mode (AppTest layer)."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.ledger import Ledger
+from strata_ui import constants
+from strata_ui.learn_explainers import EXPLAINERS
+from strata_ui.learn_presets import PRESETS
+from strata_ui.state import AppState, settings_key
+
+REPO = Path(__file__).resolve().parents[2]
+WORKSHOP = constants.WORKSHOP_QUERY_KEY
+# Per explainer/preset: a widget to move, its new value, and which charts must change.
+MOVES = {
+    "epsilon": ("learn.epsilon.epsilon", 0.1, [0, 1]),
+    "small_groups": ("learn.small_groups.size", 100, [0]),
+    "stratify": ("learn.stratify.alpha", 1.0, [0, 1]),
+    "coinpress": ("learn.coinpress.steps", 5, [0]),
+    "figure1": ("learn.preset.figure1.alpha", 0.5, [0]),
+    "figure3": ("learn.preset.figure3.rho", 0.1, [0, 1]),
+}
+OPEN_KEYS = {e.key: f"learn.open.{e.key}" for e in EXPLAINERS} | {
+    p.key: f"learn.preset.open.{p.key}" for p in PRESETS
+}
+
+
+def start(page: str = "learn", **query: str) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    if page != "data":
+        at.switch_page(f"app_pages/{page}.py")
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def open_item(at: AppTest, key: str) -> AppTest:
+    """Open an explainer's or preset's (lazy) expander, as a click on its header does."""
+    at.session_state[OPEN_KEYS[key]] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def specs(at: AppTest) -> list[str]:
+    return [chart.proto.spec for chart in at.get("plotly_chart")]
+
+
+def widget(at: AppTest, key: str):
+    for kind in ("select_slider", "slider", "radio", "selectbox"):
+        for element in getattr(at, kind):
+            if element.key == key:
+                return element
+    raise KeyError(key)
+
+
+def state_of(at: AppTest) -> AppState:
+    return at.session_state[settings_key(AppState)]
+
+
+def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
+    at = start()
+    assert [t.value for t in at.title] == ["Learn"]
+    labels = [e.label for e in at.expander]
+    assert labels == [e.title for e in EXPLAINERS] + [p.title for p in PRESETS]
+    assert not at.get("plotly_chart")  # nothing is computed until an expander opens
+    assert len(EXPLAINERS) == 4 and len(PRESETS) == 2
+
+
+@pytest.mark.parametrize("key", list(MOVES), ids=list(MOVES))
+def test_each_item_renders_and_moving_its_slider_changes_the_chart(key):
+    at = open_item(start(), key)
+    before = specs(at)
+    assert before, "no chart drawn"
+    for spec in before:
+        layout = json.loads(spec)["layout"]
+        assert layout["title"]["text"]
+        assert layout["xaxis"]["title"]["text"]
+    # The formula is typeset and cites its source; every chart has a summary sentence under it.
+    assert at.latex and any(c.value.startswith("Source:") for c in at.caption)
+    assert not at.main.error, [e.value for e in at.main.error]
+    name, value, changed = MOVES[key]
+    widget(at, name).set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = specs(at)
+    assert len(after) == len(before)
+    for i in changed:
+        assert after[i] != before[i], f"chart {i} did not move"
+
+
+def test_each_open_item_reruns_quickly():
+    """Reruns with everything open stay well under a second (cached work, lazy expanders)."""
+    at = start()
+    for key in OPEN_KEYS:
+        at.session_state[OPEN_KEYS[key]] = True
+    at.run()  # first run fills the caches
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 9
+    started = time.perf_counter()
+    at.run()
+    assert time.perf_counter() - started < 1.0
+
+
+def test_explainers_explain_every_control():
+    at = start()
+    for key in OPEN_KEYS:
+        at.session_state[OPEN_KEYS[key]] = True
+    at.run()
+    controls = [*at.select_slider, *at.slider, *at.radio, *at.selectbox]
+    learn_controls = [c for c in controls if (c.key or "").startswith("learn.")]
+    assert len(learn_controls) == 11
+    assert all(c.help for c in learn_controls), [c.key for c in learn_controls if not c.help]
+
+
+def test_epsilon_explainer_states_the_e_to_the_epsilon_bound():
+    at = open_item(start(), "epsilon")
+    widget(at, "learn.epsilon.epsilon").set_value(2.0).run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "e^ε = 7.39" in text
+    ratio = json.loads(specs(at)[1])
+    assert "max ratio = e^ε = 7.39" in [a["text"] for a in ratio["layout"]["annotations"]]
+
+
+def test_coinpress_explainer_follows_the_chosen_group():
+    at = open_item(start(), "coinpress")
+    groups = widget(at, "learn.coinpress.group")
+    assert groups.value == "Other × Female"  # the smallest demo group
+    before = specs(at)[0]
+    groups.set_value("White × Male").run()
+    assert "White × Male" in json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
+    assert specs(at)[0] != before
+
+
+def test_explainers_explain_what_is_missing_without_groups():
+    at = start("data")
+    state_of(at).strata_columns = []
+    at.switch_page("app_pages/learn.py")
+    for key in ("small_groups", "stratify", "coinpress"):
+        at.session_state[OPEN_KEYS[key]] = True
+    at.run()
+    assert not at.exception
+    infos = " ".join(i.value for i in at.info)
+    assert "Choose at least one column to group by" in infos
+    assert len(at.get("plotly_chart")) == 1  # the error curve still draws, without group markers
+
+
+def test_figure1_preset_shows_the_paper_beside_ours():
+    at = open_item(start(), "figure1")
+    claims = at.dataframe[-1].value
+    assert list(claims.columns) == ["claim", "paper", "ours"]
+    assert "≈ 80%" in set(claims["paper"]) and "72%" in set(claims["ours"])
+    settings = at.dataframe[-2].value
+    assert "✱ no" in set(settings["same as the paper?"])
+    widget(at, "learn.preset.figure1.groups").set_value("sex_race").run()
+    assert "k = 18" in json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
+
+
+def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
+    at = open_item(start(), "figure3")
+    claims = at.dataframe[-1].value
+    assert claims["claim"].str.contains("converges").any()
+    at.button(key="learn.preset.figure3.load").click().run()
+    assert not at.exception
+    state = state_of(at)
+    assert state.dataset_name.startswith("Synthetic Gaussian mixture")
+    assert (state.estimator, state.budget_kind, state.rho) == ("coinpress", "zcdp", 0.5)
+    assert state.strata_columns == ["group"] and state.value_column == "value"
+    at.switch_page("app_pages/strata.py").run()
+    assert not at.exception and not at.main.error
+    # Ten Dirichlet groups; with this seed one holds a single row and is left out (min size 2).
+    assert {m.label: m.value for m in at.metric}["Groups"] == "9"
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception and not at.main.error
+    assert len(at.get("plotly_chart")) == 4
+
+
+def test_workshop_mode_hides_upload_and_returns_to_the_demo():
+    at = start("data")
+    at.file_uploader[0].set_value(("mine.csv", b"age,score\n30,0.5\n40,0.7\n", "text/csv")).run()
+    assert state_of(at).dataset_name == "mine.csv"
+    at.run()  # the sidebar is drawn before the page: it shows the upload from the next run on
+    assert "mine.csv" in " ".join(m.value for m in at.sidebar.markdown)
+    at.sidebar.toggle(key=WORKSHOP).set_value(True).run()
+    assert not at.exception
+    state = state_of(at)
+    assert state.workshop_mode and state.uploaded is None
+    assert state.dataset_name == "UCI Adult (demo)" and state.value_column == "hours_per_week"
+    assert not at.get("file_uploader")
+    assert any("Workshop mode" in i.value for i in at.info)
+    assert "UCI Adult (demo)" in " ".join(m.value for m in at.sidebar.markdown)
+    # Switching it off brings the uploader back.
+    at.sidebar.toggle(key=WORKSHOP).set_value(False).run()
+    assert at.get("file_uploader")
+
+
+def test_workshop_mode_keeps_a_presets_built_in_data():
+    at = open_item(start(), "figure3")
+    at.button(key="learn.preset.figure3.load").click().run()
+    at.sidebar.toggle(key=WORKSHOP).set_value(True).run()
+    assert state_of(at).dataset_name.startswith("Synthetic Gaussian mixture")
+
+
+def test_workshop_mode_hides_release_and_a_deep_link_spends_nothing():
+    ledger = Ledger(None, constants.DEFAULT_LEDGER_NAME, constants.DEFAULT_LEDGER_TOTAL)
+    at = start("release", **{WORKSHOP: "true"})  # a shared link: /release?workshop=true
+    assert state_of(at).workshop_mode
+    assert [t.value for t in at.title] == ["Release"]
+    assert any("Release is hidden in workshop mode" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "release.commit"]
+    assert not at.checkbox
+    assert not ledger.history()
+
+
+def test_workshop_mode_sizes_learn_charts_for_a_projector():
+    at = start(**{WORKSHOP: "true"})
+    open_item(at, "epsilon")
+    open_item(at, "stratify")
+    for spec in specs(at):
+        layout = json.loads(spec)["layout"]
+        assert layout["height"] <= constants.WORKSHOP_CHART_HEIGHT
+        assert layout["font"]["size"] == constants.WORKSHOP_FONT_SIZE

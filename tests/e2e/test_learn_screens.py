@@ -1,0 +1,88 @@
+"""Browser tests of the Learn page: open every explainer and preset, screenshot each, and check
+workshop mode hides the Release page (screenshots: tests/artifacts/screenshots/learn-*.png)."""
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from strata_ui import constants
+from strata_ui.learn_explainers import EXPLAINERS
+from strata_ui.learn_presets import PRESETS
+from tests.e2e.test_pages import LOAD_TIMEOUT_MS, SCREENSHOTS, SETTLE_MS, save_full_page_screenshot
+
+# A laptop-sized window; the workshop screenshot uses a projector's 1024 × 768.
+VIEWPORT = {"width": 1366, "height": 900}
+PROJECTOR = {"width": 1024, "height": 768}
+
+
+def settle(page: Page) -> None:
+    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(SETTLE_MS)
+
+
+def open_learn(page: Page, url: str) -> None:
+    page.goto(f"{url}/learn")
+    expect(page.get_by_role("heading", name="Learn", exact=True, level=1)).to_be_visible(
+        timeout=LOAD_TIMEOUT_MS
+    )
+    settle(page)
+
+
+def open_expander(page: Page, title: str) -> Locator:
+    """Click an expander's header, wait for its charts, and return the expander."""
+    expander = page.get_by_test_id("stExpander").filter(has_text=title)
+    expander.locator("summary").click()
+    settle(page)
+    expect(expander.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(SETTLE_MS)
+    return expander
+
+
+def screenshot_expander(page: Page, expander: Locator, name: str) -> None:
+    """Grow the viewport to the whole page (charts draw lazily), then capture the expander."""
+    save_full_page_screenshot(page, SCREENSHOTS / f"{name}-page.png")
+    expander.screenshot(path=SCREENSHOTS / f"{name}.png")
+    (SCREENSHOTS / f"{name}-page.png").unlink()
+    page.set_viewport_size(VIEWPORT)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("item", EXPLAINERS + PRESETS, ids=lambda item: item.key)
+def test_each_explainer_and_preset_opens_and_draws(page: Page, app_url: str, item):
+    page.set_viewport_size(VIEWPORT)
+    open_learn(page, app_url)
+    expander = open_expander(page, item.title)
+    expect(expander.get_by_test_id("stMarkdown").first).to_be_visible()
+    # Every formula is typeset and cites its source.
+    expect(expander.locator(".katex").first).to_be_visible()
+    expect(expander.get_by_text("Source:").first).to_be_visible()
+    screenshot_expander(page, expander, f"learn-{item.key}")
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+@pytest.mark.e2e
+def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
+    page: Page, fresh_app_url: str
+):
+    page.set_viewport_size(PROJECTOR)
+    open_learn(page, fresh_app_url)
+    nav = page.get_by_test_id("stSidebarNav")
+    expect(nav.get_by_role("link", name="Release")).to_be_visible()
+    page.get_by_test_id("stSidebar").get_by_text("Workshop mode").click()
+    settle(page)
+    expect(nav.get_by_role("link", name="Release")).to_have_count(0)
+    expander = open_expander(page, EXPLAINERS[0].title)
+    expander.get_by_test_id("stPlotlyChart").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(SETTLE_MS)
+    page.screenshot(path=SCREENSHOTS / "learn-workshop.png")
+    # Each chart fits on the projector's screen.
+    for chart in expander.get_by_test_id("stPlotlyChart").all():
+        assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
+    # The URL carries workshop mode: a deep link to the Release page shows a notice, no commit.
+    assert "workshop=true" in page.url
+    page.goto(f"{fresh_app_url}/release?workshop=true")
+    expect(page.get_by_text("Release is hidden in workshop mode")).to_be_visible(
+        timeout=LOAD_TIMEOUT_MS
+    )
+    expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
+    settle(page)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
