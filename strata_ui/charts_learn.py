@@ -1,6 +1,6 @@
 """Plotly figures and one-sentence summaries for the Learn page's explainers and presets.
 
-Builders take the tidy frames and small result objects of :mod:`strata_ui.learn_math` and return a
+Builders take the tidy frames and small result objects of :mod:`dpcore.teaching` and return a
 ``plotly.graph_objects.Figure`` or a sentence; nothing here imports streamlit, so every title, axis
 label and plotted number is unit-tested. Every figure has a title and axis titles with units; colours
 are the colour-blind-safe Okabe–Ito palette; :func:`sized` fits a figure to a projector.
@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore import theory
+from dpcore.teaching import FIGURE3_STRATEGIES, Figure1Reading, NeighbourNoise
 from strata_ui import charts_strata
 from strata_ui.charts_compare import FONT
 from strata_ui.charts_strata import BLACK, BLUE, GREEN, ORANGE, SKY, VERMILLION
@@ -25,7 +26,6 @@ from strata_ui.constants import (
     WORKSHOP_CHART_HEIGHT,
     WORKSHOP_FONT_SIZE,
 )
-from strata_ui.learn_math import FIGURE3_STRATEGIES, Figure1Reading, NeighbourNoise
 
 # Above this many groups, markers on the error curve are not labelled (the labels would overlap).
 MAX_LABELLED_GROUPS = 12
@@ -283,7 +283,7 @@ def group_error_figure(
 ) -> go.Figure:
     """Expected error of a group's Laplace mean against group size, log–log, groups marked.
 
-    ``curve`` is :func:`strata_ui.learn_math.error_curve`; ``groups`` has ``group``, ``size``,
+    ``curve`` is :func:`dpcore.teaching.error_curve`; ``groups`` has ``group``, ``size``,
     ``error`` (or is None); ``chosen`` is the slider's (size, error).
     """
     fig = go.Figure()

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import theory
-from strata_ui import charts_learn, charts_strata, constants, learn_math
+from dpcore import teaching, theory
+from strata_ui import charts_learn, charts_strata, constants
 from strata_ui.learn_common import (
     LearnSettings,
     current_strata_or_none,
@@ -88,7 +88,7 @@ def render_epsilon() -> None:
             "exceed it. Laplace noise needs no δ.",
         )
         st.caption("Smaller δ → a wider Gaussian. Laplace ignores δ.")
-    noise = learn_math.neighbour_noise(settings.epsilon, settings.delta)
+    noise = teaching.neighbour_noise(settings.epsilon, settings.delta)
     show_chart(
         charts_learn.epsilon_density_figure(noise),
         key="learn.chart.epsilon.density",
@@ -161,16 +161,16 @@ def render_small_groups() -> None:
             {
                 "group": list(strata.labels),
                 "size": strata.sizes,
-                "error": learn_math.laplace_mean_error(strata.sizes, settings.group_epsilon, width),
+                "error": teaching.laplace_mean_error(strata.sizes, settings.group_epsilon, width),
             }
         )
     chosen_error = float(
-        learn_math.laplace_mean_error(settings.group_size, settings.group_epsilon, width)
+        teaching.laplace_mean_error(settings.group_size, settings.group_epsilon, width)
     )
     chosen = (float(settings.group_size), chosen_error)
     show_chart(
         charts_learn.group_error_figure(
-            learn_math.error_curve(settings.group_epsilon, width),
+            teaching.error_curve(settings.group_epsilon, width),
             groups,
             epsilon=settings.group_epsilon,
             bounds=bounds,
@@ -200,7 +200,7 @@ def render_small_groups() -> None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _expected_shares(k: int, alpha: float) -> np.ndarray:
-    return learn_math.expected_sorted_shares(k, alpha)
+    return teaching.expected_sorted_shares(k, alpha)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -210,9 +210,9 @@ def _mle_alpha(shares: tuple[float, ...]) -> float:
 
 def _reading(
     sizes: np.ndarray, alpha: float, alpha_fit: float, shares: tuple[float, ...]
-) -> learn_math.Figure1Reading:
+) -> teaching.Figure1Reading:
     """Theorem 9 read at ``alpha``; the (slow) α fits come from caches keyed on the shares."""
-    return learn_math.figure1_reading(
+    return teaching.figure1_reading(
         sizes, alpha, alpha_sorted=alpha_fit, alpha_mle=_mle_alpha(shares)
     )
 
@@ -350,7 +350,7 @@ def render_coinpress() -> None:
         )
         st.caption("A bigger ρ: less noise per step, narrower intervals.")
     g = labels.index(settings.coinpress_group)
-    steps = learn_math.coinpress_steps(
+    steps = teaching.coinpress_steps(
         strata,
         g,
         prior=(float(state.clip_low), float(state.clip_high)),

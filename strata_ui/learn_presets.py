@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dpcore import theory
+from dpcore import teaching, theory
 from dpcore.datasets import synthetic_gaussian_mixture
-from strata_ui import charts_learn, charts_strata, constants, learn_math
+from strata_ui import charts_learn, charts_strata, constants
 from strata_ui.learn_common import LearnSettings, formula, nearest, show_chart
 from strata_ui.state import AppState, get_settings, get_state
 
@@ -75,13 +75,13 @@ FIGURE1_GROUPS = {
     "race": "RAC1P, 9 groups (the paper's example)",
     "sex_race": "SEX × RAC1P, 18 groups (the paper's Table 3)",
 }
-FIGURE1_ALPHA_OPTIONS = tuple(sorted({*constants.ALPHA_OPTIONS, learn_math.PAPER_NY_ALPHA}))
+FIGURE1_ALPHA_OPTIONS = tuple(sorted({*constants.ALPHA_OPTIONS, teaching.PAPER_NY_ALPHA}))
 
 
 @st.cache_data(max_entries=4, show_spinner="Fitting α to the census group sizes…")
 def _figure1_fit(by: str) -> tuple[pd.DataFrame, float, float]:
     """The census group sizes and their two α fits (do not depend on the α read off)."""
-    sizes = learn_math.acs_ny_sizes(by)
+    sizes = teaching.acs_ny_sizes(by)
     shares = sizes["size"].to_numpy() / sizes["size"].sum()
     return (
         sizes,
@@ -90,9 +90,9 @@ def _figure1_fit(by: str) -> tuple[pd.DataFrame, float, float]:
     )
 
 
-def _figure1(by: str, alpha: float) -> tuple[pd.DataFrame, learn_math.Figure1Reading]:
+def _figure1(by: str, alpha: float) -> tuple[pd.DataFrame, teaching.Figure1Reading]:
     sizes, alpha_sorted, alpha_mle = _figure1_fit(by)
-    reading = learn_math.figure1_reading(
+    reading = teaching.figure1_reading(
         sizes["size"].to_numpy(), alpha, alpha_sorted=alpha_sorted, alpha_mle=alpha_mle
     )
     return sizes, reading
@@ -155,8 +155,8 @@ def render_figure1() -> None:
             ("α axis", "not stated; text discusses α in [0.2, 1)", "0.01 to 10, log scale", False),
         ]
     )  # fmt: skip
-    marks = {f"paper's α ≈ {learn_math.PAPER_NY_ALPHA:g}": learn_math.PAPER_NY_ALPHA}
-    if alpha != learn_math.PAPER_NY_ALPHA:
+    marks = {f"paper's α ≈ {teaching.PAPER_NY_ALPHA:g}": teaching.PAPER_NY_ALPHA}
+    if alpha != teaching.PAPER_NY_ALPHA:
         marks[f"read at α = {alpha:g}"] = alpha
     curves = charts_strata.log_size_curves(
         reading.n, reading.k, charts_strata.alpha_grid(reading.alpha_sorted)
@@ -172,8 +172,8 @@ def render_figure1() -> None:
         subtitle=f"New York 2018 census (the paper's Table 3), n = {reading.n:,}, k = {reading.k}",
     )
     show_chart(fig, key="learn.chart.preset.figure1", summary=charts_learn.figure1_summary(reading))
-    at_paper = learn_math.position_between(
-        theory.dirichlet_expected_log_sizes(reading.n, reading.k, learn_math.PAPER_NY_ALPHA),
+    at_paper = teaching.position_between(
+        theory.dirichlet_expected_log_sizes(reading.n, reading.k, teaching.PAPER_NY_ALPHA),
         reading.best,
         reading.worst,
     )
@@ -228,14 +228,14 @@ FIGURE3_EXPLORE_N = 10_000
 
 @st.cache_data(max_entries=16, show_spinner="Simulating the synthetic mixture (cached)…")
 def _figure3(rho: float, data_seeds: int, replicates: int, seed: int) -> pd.DataFrame:
-    return learn_math.figure3_study(rho, data_seeds=data_seeds, replicates=replicates, seed=seed)
+    return teaching.figure3_study(rho, data_seeds=data_seeds, replicates=replicates, seed=seed)
 
 
 def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N) -> None:
     """Make one Figure-3 synthetic dataset the session's data, with the preset's settings, so the
     Strata, Estimator and Compare pages show it (built-in data: allowed in workshop mode)."""
     state.uploaded = synthetic_gaussian_mixture(
-        n, k=learn_math.FIGURE3_K, alpha=learn_math.FIGURE3_ALPHA, rng=0
+        n, k=teaching.FIGURE3_K, alpha=teaching.FIGURE3_ALPHA, rng=0
     )
     state.dataset_name = f"Synthetic Gaussian mixture (AAAI 2024 appendix B), n = {n:,}"
     state.dataset_fingerprint = f"{constants.PRESET_FINGERPRINT_PREFIX}figure3:{n}:0"
@@ -246,10 +246,10 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
     state.bucket_edges = {}
     state.share_source = "data"
     state.share_table = {}
-    state.clip_low, state.clip_high = learn_math.FIGURE3_PRIOR
+    state.clip_low, state.clip_high = teaching.FIGURE3_PRIOR
     state.estimator = "coinpress"
-    state.coinpress_sigma = learn_math.FIGURE3_SIGMA
-    state.coinpress_steps = learn_math.FIGURE3_STEPS
+    state.coinpress_sigma = teaching.FIGURE3_SIGMA
+    state.coinpress_steps = teaching.FIGURE3_STEPS
     state.budget_kind = "zcdp"
     state.rho = rho
 
@@ -300,7 +300,7 @@ def render_figure3() -> None:
         summary=charts_learn.figure3_summary(study),
     )
     by_n = study.set_index(["strategy", "n"])
-    small, large = min(learn_math.FIGURE3_SIZES), max(learn_math.FIGURE3_SIZES)
+    small, large = min(teaching.FIGURE3_SIZES), max(teaching.FIGURE3_SIZES)
     claims_table(
         [
             (

@@ -1,4 +1,4 @@
-"""Unit tests of the Learn page's numbers (strata_ui.learn_math) and figures (strata_ui.charts_learn).
+"""Unit tests of the Learn page's numbers (dpcore.teaching) and figures (strata_ui.charts_learn).
 
 No streamlit: every plotted number, title and axis label is checked on the figure's JSON.
 """
@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from dpcore import teaching as lm
 from dpcore import theory
 from dpcore.datasets import load_demo
 from dpcore.strata import Strata
 from strata_ui import charts_learn as cl
 from strata_ui import charts_strata as cs
 from strata_ui import constants
-from strata_ui import learn_math as lm
 
 OKABE_ITO = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"}
 
