@@ -91,6 +91,11 @@ if existing is None:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
             )
+        except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
+            st.error(
+                f"Release failed before anything was spent: {exc} Try committing again.",
+                icon=":material/error:",
+            )
         else:
             state.release_flash = (
                 "Released and recorded: the budget was spent once. Committing this plan again "

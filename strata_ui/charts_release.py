@@ -110,10 +110,10 @@ def static_image_available() -> bool:
     return shutil.which("chromium") is not None or shutil.which("chromium-browser") is not None
 
 
-def html_report(record: ReleaseRecord) -> str:
+def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
     """A self-contained HTML report: metadata, the output table, the chart (interactive when
     online, as a static PNG when Chromium is available for kaleido)."""
-    figure = release_figure(record)
+    figure = release_figure(record) if figure is None else figure
     title = html.escape(record.metadata["title"])
     if static_image_available():
         png = figure.to_image(format="png", width=1000, height=560, scale=1)

@@ -29,6 +29,8 @@ OUTPUT_COLUMNS = {
     "low": "interval low",
     "high": "interval high",
     "public_share": "public share",
+    "coefficient": "coefficient",
+    "std_error": "standard error",
 }
 
 
@@ -52,6 +54,12 @@ def _analysis_hook(record: ReleaseRecord, name: str):
     return getattr(module_for(kind), name, None)
 
 
+def figure_for(record: ReleaseRecord):
+    """The release's chart: its analysis's own ``release_figure`` if it has one, else the
+    generic estimates-with-intervals chart."""
+    return (_analysis_hook(record, "release_figure") or release_figure)(record)
+
+
 def render_record(record: ReleaseRecord, key: str) -> None:
     """A release's DP outputs as a table and a chart, then its four downloads."""
     if (hook := _analysis_hook(record, "render_record")) is not None:
@@ -63,7 +71,7 @@ def render_record(record: ReleaseRecord, key: str) -> None:
         height="auto",
         column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
     )
-    st.plotly_chart(release_figure(record), key=f"{key}.chart")
+    st.plotly_chart(figure_for(record), key=f"{key}.chart")
     st.caption(f"{release_summary(record)} The intervals are {record.metadata['intervals']}.")
     render_downloads(record, key)
 
@@ -94,7 +102,7 @@ def render_downloads(record: ReleaseRecord, key: str) -> None:
         help="Redoes the release with dpcore's public API on the same data.",
     )  # fmt: skip
     html_col.download_button(
-        "HTML report", functools.partial(html_report, record), f"{stem}.html", "text/html",
+        "HTML report", functools.partial(html_report, record, figure_for(record)), f"{stem}.html", "text/html",
         key=f"{key}.html", icon=":material/description:", on_click="ignore",
         help="Metadata, table and chart in one file.",
     )  # fmt: skip
