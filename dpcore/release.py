@@ -443,7 +443,8 @@ def release(
     Parameters
     ----------
     plan
-        A :class:`MeanPlan`.
+        A :class:`ReleasePlan`: :class:`MeanPlan`, or the ``RatioPlan``, ``GvdpPlan`` and
+        ``SynthPlan`` of :mod:`dpcore.plans`.
     ledger
         The budget ledger to charge.
     noise
