@@ -65,6 +65,10 @@ key = plan_key(plan)
 with plan_col:
     st.markdown("\n".join(f"- {line}" for line in plan.review_lines()))
     st.markdown("- **Noise:** OpenDP vetted samplers")
+    st.caption(
+        "This review is the curator's view: row and group counts above come from the data "
+        "without noise. Only the committed estimates and the files below are DP outputs."
+    )
     existing = ledger.get(key)
     if existing is None:
         for line in release_ui.cost_lines(plan.cost, ledger):
@@ -94,6 +98,13 @@ if existing is None:
         except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
             st.error(
                 f"Release failed before anything was spent: {exc} Try committing again.",
+                icon=":material/error:",
+            )
+        except Exception as exc:  # OpenDP or storage failures: say what happened, keep the page
+            st.error(
+                f"The release could not be completed ({type(exc).__name__}: {exc}). The ledger "
+                "records a spend only together with its result, so check the history below "
+                "before trying again.",
                 icon=":material/error:",
             )
         else:

@@ -207,6 +207,23 @@ def _from_components(kind: Kind, components: dict[str, Decimal]) -> Budget:
     return {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP}[kind](**values)
 
 
+def pure_epsilon_within(rho: float) -> float:
+    r"""The largest float ε whose pure-DP cost fits a ρ-zCDP budget exactly.
+
+    ε-DP implies :math:`\varepsilon^2/2`-zCDP (Bun & Steinke 2016, Prop. 1.4), so an ε-DP
+    mechanism run at :math:`\varepsilon = \sqrt{2\rho}` meets ρ-zCDP. Rounded to a float, the
+    square root can overshoot by an ulp, and the ledger's exact arithmetic would then refuse a
+    release that spends the last of a budget; so ε steps down until :math:`\varepsilon^2/2 \le \rho`
+    holds exactly.
+    """
+    rho = ZCDP(rho).rho
+    limit = exact_components(ZCDP(rho), "zcdp")["rho"]
+    epsilon = math.sqrt(2 * rho)
+    while exact_components(PureDP(epsilon), "zcdp")["rho"] > limit:
+        epsilon = math.nextafter(epsilon, 0.0)
+    return epsilon
+
+
 def sequential(*budgets: Budget) -> Budget:
     r"""Basic sequential composition: the costs of mechanisms run on the same data add up.
 

@@ -186,7 +186,10 @@ class MeanPlan:
             self.strategy, self.strata, self.estimator, self.budget, self.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
-        group_half, global_half = self._noise_quantiles(result.group_estimates)
+        if self.sizes_public:
+            group_half, global_half = self._noise_quantiles(result.group_estimates)
+        else:  # intervals built from the exact sizes would give those sizes away
+            group_half, global_half = [None] * self.strata.k, None
         rows = []
         if self.strategy != "global_only":
             for g, label in enumerate(self.strata.labels):
@@ -195,16 +198,22 @@ class MeanPlan:
         rows.append(self._row("population", "All", result.global_estimate, global_half))
         return rows
 
-    def _row(self, level: str, group: str, estimate: float, half: np.ndarray) -> dict:
-        # Basic (pivot) interval: estimate − upper error quantile, estimate − lower one.
+    def _row(self, level: str, group: str, estimate: float, half: np.ndarray | None) -> dict:
+        # Basic (pivot) interval: estimate − upper error quantile, estimate − lower one
+        # (Davison & Hinkley 1997, §5.2); None where no interval is released.
         estimate = float(estimate)
         return {
             "level": level,
             "group": group,
             "estimate": estimate,
-            "low": estimate - float(half[1]),
-            "high": estimate - float(half[0]),
+            "low": None if half is None else estimate - float(half[1]),
+            "high": None if half is None else estimate - float(half[0]),
         }
+
+    @property
+    def sizes_public(self) -> bool:
+        """CoinPress and the clipped means with ``n_public=True`` treat group sizes as public."""
+        return getattr(self.estimator, "n_public", True)
 
     def _noise_quantiles(self, group_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r"""Quantiles of the estimation error due to the DP noise, by parametric bootstrap.
@@ -238,6 +247,11 @@ class MeanPlan:
     @property
     def interval_description(self) -> str:
         """What the intervals cover, for the release's metadata."""
+        if not self.sizes_public:
+            return (
+                "no intervals: group sizes are private in this release, and an interval computed "
+                "from the exact sizes would reveal them"
+            )
         return (
             f"{self.level:.0%} noise intervals by parametric bootstrap of the DP noise "
             f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
@@ -351,9 +365,11 @@ class ReleasePlan(Protocol):
     def script_body(self) -> str: ...
 
 
-def plan_key(plan: ReleasePlan) -> str:
-    """Idempotency key: the SHA-256 of the plan's parameters (dataset fingerprint included)."""
-    text = json.dumps(plan.parameters(), sort_keys=True, default=list)
+def plan_key(plan: ReleasePlan, noise: NoiseKind = "secure") -> str:
+    """Idempotency key: the SHA-256 of the plan's parameters (dataset fingerprint included) and
+    the noise kind, so a numpy dry run never stands in for the OpenDP release of the same plan."""
+    identity = {**plan.parameters(), "noise": noise}
+    text = json.dumps(identity, sort_keys=True, default=list)
     return "release-" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -467,7 +483,7 @@ def release(
         raise TypeError(f"`ledger` must be a Ledger, got {type(ledger).__name__}")
     if noise not in NOISE_DESCRIPTIONS:
         raise ValueError(f"`noise` must be 'secure' or 'simulation', got {noise!r}")
-    key = plan_key(plan)
+    key = plan_key(plan, noise)
     if (existing := ledger.get(key)) is not None:
         return ReleaseRecord.from_ledger(existing)
     ledger.check_affordable(plan.cost)
@@ -480,6 +496,7 @@ def release(
         "key": key,
         "plan": plan.parameters(),
         "noise": NOISE_DESCRIPTIONS[noise],
+        "noise_kind": noise,
         "budget": budget_in_units(plan.cost),
         "ledger": {
             "name": ledger.name,
@@ -544,7 +561,7 @@ def to_csv(record: ReleaseRecord) -> str:
     buffer = io.StringIO()
     for name, value in _metadata_lines(record.metadata):
         buffer.write(f"# {name}: {str(escape_cell(value)).replace(chr(10), ' ')}\n")
-    frame = record.frame.map(escape_cell)
+    frame = record.frame.map(escape_cell).rename(columns=escape_cell)
     # Every text cell quoted: read_csv(comment="#") would cut an unquoted label such as "Apt #4"
     # at the "#" and lose the rest of its row; numbers stay unquoted, so they read as numbers.
     frame.to_csv(buffer, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
@@ -581,7 +598,8 @@ def to_script(record: ReleaseRecord) -> str:
         f'"""Reproduce the release {title} '
         f"({record.metadata['released_at']}).\n\n"
         "Running this spends privacy budget from the ledger below, unless this exact release is\n"
-        'already recorded there. Set NOISE = "simulation" for a dry run on a scratch ledger.\n"""\n\n'
+        'already recorded there. A numpy dry run (NOISE = "simulation") is charged like a\n'
+        'release: point STRATA_LAB_LEDGER at a scratch file first.\n"""\n\n'
         f"{loader}"
         "from dpcore.accounting import ZCDP, ApproxDP, PureDP  # noqa: F401\n"
         "from dpcore.ledger import Ledger\n"
@@ -591,7 +609,8 @@ def to_script(record: ReleaseRecord) -> str:
         "    raise SystemExit('This is not the data the release was made from (fingerprint "
         "differs).')\n\n"
         f"{record.metadata['script']}\n"
-        'NOISE = "secure"\n'
+        f"NOISE = {record.metadata.get('noise_kind', 'secure')!r}  # as recorded; another kind "
+        "is another release\n"
         f"ledger = Ledger(None, {record.metadata['ledger']['name']!r}, "
         f"{record.metadata['ledger']['total_code']})\n"
         "result = release(plan, ledger, noise=NOISE)\n"

@@ -39,9 +39,17 @@ def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go
     return fig
 
 
-def release_figure(record: ReleaseRecord) -> go.Figure:
-    """Each released estimate with its noise interval; the population estimate drawn apart."""
+def _numeric_frame(record: ReleaseRecord) -> pd.DataFrame:
+    """The record's rows with undefined (None) estimates and interval ends as NaN."""
     frame = record.frame
+    for column in ("estimate", "low", "high"):
+        frame[column] = pd.to_numeric(frame[column])
+    return frame
+
+
+def release_figure(record: ReleaseRecord) -> go.Figure:
+    """Each released estimate with its interval; the population estimate drawn apart."""
+    frame = _numeric_frame(record)
     level = record.metadata["plan"]["level"]
     groups = frame[frame["level"] == "group"]
     population = frame[frame["level"] == "population"]
@@ -87,9 +95,7 @@ def _number(value: float, spec: str) -> str:
 
 def release_summary(record: ReleaseRecord) -> str:
     """One sentence: the population estimate and the widest group interval."""
-    frame = record.frame
-    for column in ("estimate", "low", "high"):
-        frame[column] = pd.to_numeric(frame[column])  # None (undefined) becomes NaN
+    frame = _numeric_frame(record)
     whole = frame[frame["level"] == "population"].iloc[0]
     text = (
         f"Whole-population estimate {_number(whole['estimate'], '.4g')} "

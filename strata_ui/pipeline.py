@@ -7,14 +7,12 @@ frozen dataclasses) and, for simulations, a seed.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpcore import simulate
-from dpcore.accounting import ZCDP, Budget, PureDP
+from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
 from dpcore.estimators import CoinPressMean, GaussianMean, LaplaceMean
 from dpcore.estimators.stratified import Strategy
 from dpcore.release import DatasetRef, MeanPlan
@@ -105,7 +103,7 @@ def budget_for(state: AppState, value: float | None = None) -> Budget:
             )
         return PureDP(epsilon)
     rho = state.rho if value is None else value
-    return PureDP(math.sqrt(2 * rho)) if state.estimator == "laplace" else ZCDP(rho)
+    return PureDP(pure_epsilon_within(rho)) if state.estimator == "laplace" else ZCDP(rho)
 
 
 @st.cache_data(max_entries=4, show_spinner="Fingerprinting the dataset…")

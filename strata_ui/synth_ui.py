@@ -30,6 +30,7 @@ import pandas as pd
 import streamlit as st
 from pandas.api import types
 
+from dpcore.accounting import pure_epsilon_within
 from dpcore.plans.synth import (
     MAX_ROWS,
     METHOD_NAMES,
@@ -182,7 +183,7 @@ def synth_epsilon(state: AppState) -> tuple[float, str]:
     if state.budget_kind == "pure":
         epsilon, note = float(state.epsilon), f"ε = {state.epsilon:g} from the Budget page."
     else:
-        epsilon = math.sqrt(2 * state.rho)
+        epsilon = pure_epsilon_within(state.rho)
         note = (
             f"The Budget page sets ρ = {state.rho:g} (zCDP). These synthesizers are pure ε-DP, "
             "and ε-DP implies ε²/2-zCDP, so they run at ε = √(2ρ) = "

@@ -53,7 +53,15 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng, open_unit_interval, positive_int, positive_number
-from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP, _check_budget, exact_components
+from dpcore.accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    PureDP,
+    _check_budget,
+    exact_components,
+    pure_epsilon_within,
+)
 from dpcore.estimators.ratio import (
     COMPOSITIONS,
     MECHANISMS,
@@ -733,9 +741,7 @@ def release_arguments(
     delta = open_unit_interval("delta", delta)
     if mechanism == "laplace":
         if isinstance(budget, ZCDP):
-            epsilon = math.sqrt(2 * budget.rho)
-            while not _fits(PureDP(epsilon), budget):  # √ may round up by an ulp
-                epsilon = math.nextafter(epsilon, 0.0)
+            epsilon = pure_epsilon_within(budget.rho)
         else:
             epsilon = budget.epsilon
         return {"epsilon": epsilon, "delta": None, "mechanism": "laplace", "composition": "basic"}

@@ -42,6 +42,8 @@ def sidebar_text(at: AppTest) -> str:
 def test_upload_limit_matches_server_config():
     config = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == constants.MAX_UPLOAD_MB
+    # Preview tables hold confidential numbers: Streamlit's own table export stays off.
+    assert config["client"]["disableDataExport"] is True
 
 
 def test_default_page_is_data():

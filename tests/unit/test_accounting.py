@@ -24,7 +24,9 @@ from dpcore.accounting import (
     BudgetExceededError,
     PureDP,
     check_affordable,
+    exact_components,
     parallel,
+    pure_epsilon_within,
     remaining_after,
     sequential,
 )
@@ -662,3 +664,14 @@ def test_accountant_with_approx_total_tracks_both_components():
 def test_composed_delta_of_one_or_more_is_refused_with_a_clear_message():
     with pytest.raises(ValueError, match=r"combined budget has δ = 1\.2 ≥ 1"):
         sequential(ApproxDP(1, 0.6), ApproxDP(1, 0.6))
+
+
+@pytest.mark.parametrize("rho", [1.0, 0.2, 0.3, 0.5, 1e-4, 7.0, 0.123456789])
+def test_pure_epsilon_within_is_the_largest_epsilon_that_fits_exactly(rho):
+    epsilon = pure_epsilon_within(rho)
+    limit = exact_components(ZCDP(rho), "zcdp")["rho"]
+    assert exact_components(PureDP(epsilon), "zcdp")["rho"] <= limit
+    above = math.nextafter(epsilon, math.inf)
+    assert exact_components(PureDP(above), "zcdp")["rho"] > limit
+    # A ledger of exactly ρ affords it: the last of a budget can be spent.
+    check_affordable(ZCDP(rho), [], PureDP(epsilon))

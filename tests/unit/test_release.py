@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import base64
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -201,7 +202,7 @@ def test_release_spends_the_cost_once_and_a_second_submit_returns_the_record(dem
     assert [r.cost for r in ledger.history()] == [PureDP(1.0)]
 
     again = release(plan, ledger)  # double submit
-    rebuilt = release(make_plan(load_demo()), ledger, noise="simulation", rng=1)  # a refresh
+    rebuilt = release(make_plan(load_demo()), ledger)  # a refresh rebuilds the plan
     for repeat in (again, rebuilt):
         assert not repeat.spent
         assert repeat.outputs == first.outputs
@@ -299,7 +300,7 @@ def test_metadata_describes_data_estimator_noise_budget_time_and_software(demo, 
     metadata = release(plan, ledger, noise="simulation", rng=4).metadata
 
     assert metadata["title"] == "Mean of hours_per_week by race × sex"
-    assert metadata["key"] == plan_key(plan)
+    assert metadata["key"] == plan_key(plan, "simulation")
     assert metadata["plan"] == json.loads(json.dumps(plan.parameters()))
     dataset = metadata["plan"]["dataset"]
     assert dataset == {
@@ -464,7 +465,7 @@ def test_script_compiles_whatever_the_title(demo, ledger, title):
 @pytest.mark.slow
 def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     plan = make_plan(demo)
-    record = release(plan, ledger, noise="simulation", rng=8)
+    record = release(plan, ledger)  # OpenDP noise, so the script (NOISE as recorded) matches
     script = to_script(record)
     assert "frame = load_demo()" in script
 
@@ -700,3 +701,25 @@ def test_html_report_says_so_when_no_static_image_can_be_drawn(demo_record, monk
     assert "data:image/png" not in html
     assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
     assert demo_record.metadata["plan"]["dataset"]["fingerprint"] in html
+
+
+def test_csv_header_is_escaped_like_the_cells(formula_record):
+    outputs = [{"=HYPERLINK(1)" if k == "group" else k: v for k, v in row.items()}
+               for row in formula_record.outputs]  # fmt: skip
+    record = dataclasses.replace(formula_record, outputs=outputs)
+    header = next(line for line in to_csv(record).splitlines() if not line.startswith("#"))
+    assert '"\'=HYPERLINK(1)"' in header.split(",")
+
+
+def test_a_dry_run_never_stands_in_for_the_real_release(demo, ledger):
+    plan = make_plan(demo)
+    dry = release(plan, ledger, noise="simulation", rng=1)
+    assert dry.spent and dry.key != plan_key(plan)
+    assert plan_key(plan) == plan_key(plan, "secure") != plan_key(plan, "simulation")
+
+
+def test_private_group_sizes_release_no_intervals(demo, ledger):
+    plan = make_plan(demo, estimator=LaplaceMean(bounds=(0.0, 100.0), n_public=False))
+    record = release(plan, ledger, noise="simulation", rng=2)
+    assert all(row["low"] is None and row["high"] is None for row in record.outputs)
+    assert record.metadata["intervals"].startswith("no intervals: group sizes are private")
