@@ -1236,6 +1236,13 @@ class StrataSpec:
                 f"{self.holdout_fraction!r} with {self.share_source!r}"
             )
 
+    def private_rows(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The confidential rows: all of ``frame``, or its non-holdout part when the shares come
+        from a public holdout (the split :meth:`build` makes)."""
+        if self.share_source == "holdout":
+            return split_holdout(frame, self.holdout_fraction, rng=HOLDOUT_SEED)[0]
+        return frame
+
     def build(self, frame: pd.DataFrame) -> tuple[Strata, PublicShares]:
         """Group ``frame``'s rows and compute the recombination shares."""
         private, public = frame, None

@@ -331,7 +331,8 @@ def current_sums(state: AppState, config: RatioConfig) -> tuple[GroupRatioSums, 
     """The groups' exact sums (cached) and their cache key."""
     strata, _ = pipeline.current_strata(state)
     key = (pipeline.strata_key(state), _columns_key(config))
-    return _group_sums(get_dataset(), strata, key[0], key[1]), key
+    private = pipeline.strata_spec(state).private_rows(get_dataset())  # holdout rows are public
+    return _group_sums(private, strata, key[0], key[1]), key
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

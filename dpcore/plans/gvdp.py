@@ -67,7 +67,7 @@ from dpcore.estimators.gvdp import (
 )
 from dpcore.mechanisms import NoiseSource
 from dpcore.release import DatasetRef, _data_line
-from dpcore.strata import HOLDOUT_SEED, PublicShares, Strata, StrataSpec, split_holdout
+from dpcore.strata import PublicShares, Strata, StrataSpec
 
 __all__ = [
     "ALL",
@@ -630,11 +630,8 @@ class GvdpData:
 
 
 def private_part(frame: pd.DataFrame, spec: StrataSpec) -> pd.DataFrame:
-    """The confidential rows: all of ``frame``, or its non-holdout part when the shares come
-    from a public holdout (the same split as :meth:`StrataSpec.build`)."""
-    if spec.share_source == "holdout":
-        return split_holdout(frame, spec.holdout_fraction, rng=HOLDOUT_SEED)[0]
-    return frame
+    """The confidential rows (:meth:`StrataSpec.private_rows`)."""
+    return spec.private_rows(frame)
 
 
 def prepare_data(

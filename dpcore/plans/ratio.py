@@ -892,7 +892,7 @@ class RatioPlan:
             raise TypeError(f"`spec` must be a StrataSpec, got {type(spec).__name__}")
         strata, _ = spec.build(frame)
         sums = group_ratio_sums(
-            frame, strata, s_column=s_column, y_column=y_column, w_column=w_column,
+            spec.private_rows(frame), strata, s_column=s_column, y_column=y_column, w_column=w_column,
             bounds=bounds, binary_y=binary_y,
         )  # fmt: skip
         return cls(
