@@ -698,7 +698,8 @@ def _render_k_diagnostic(settings, state, model, data, bounds, run, key) -> None
     st.subheader("7. Choosing k: the subsets at several k")
     st.info(
         "Non-private curator diagnostic: the subset estimates below are computed from the "
-        "confidential data without noise. Use them to choose k; never publish them.",
+        "confidential data without noise, so never publish them, and prefer to choose k on "
+        "public or holdout data: a k tuned on the confidential data depends on it.",
         icon=PREVIEW_ICON,
     )
     st.markdown(

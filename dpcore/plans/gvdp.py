@@ -1336,7 +1336,9 @@ class GvdpPlan:
             "the bag of little bootstraps approximates the estimator's sampling distribution and "
             "the public bounds hold (with probability ≥ 1 − β = "
             f"{1 - self.beta:g} over the noise). The 'All' rows of a stratified release are the "
-            "share-weighted sums of the DP group estimates"
+            "share-weighted sums of the DP group estimates. Row counts (each group's, when "
+            "stratified) are treated as public: they set the subsets per group and the variance "
+            "bounds (paper §2.2)"
         )
 
     def parameters(self) -> dict:
@@ -1401,7 +1403,7 @@ class GvdpPlan:
             )
             lines.append(
                 f"**Rows:** {data.rows:,} complete rows{dropped}; subsets of b = {b:,} rows in "
-                f"every group, so k per group: {per_group}"
+                f"every group, so k per group: {per_group} (group sizes are treated as public)"
             )
         else:
             lines.append(
