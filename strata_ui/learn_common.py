@@ -50,10 +50,17 @@ class LearnSettings:
     coinpress_group: str | None = None  # None: the smallest group
     coinpress_steps: int = 3
     coinpress_rho: float = 0.5
+    # Why confidence intervals break under DP
+    ratio_ci_n: int = 5000
+    ratio_ci_weighted: bool = False
+    # Loose bounds, still valid
+    gvdp_bounds_rho: float = 0.1
     # Presets
     figure1_groups: str = "race"
     figure1_alpha: float = 0.13
     figure3_rho: float = 0.5
+    table1_setting: str = "weighted-5000"
+    gvdp_ols_panel: str = "c"
 
 
 def show_chart(fig: go.Figure, *, key: str, summary: str) -> None:

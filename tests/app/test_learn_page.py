@@ -1,9 +1,12 @@
 """App tests of the Learn page (explainers and presets) and of workshop mode (AppTest layer)."""
 
+import base64
 import json
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -23,6 +26,10 @@ MOVES = {
     "coinpress": ("learn.coinpress.steps", 5, [0]),
     "figure1": ("learn.preset.figure1.alpha", 0.5, [0]),
     "figure3": ("learn.preset.figure3.rho", 0.1, [0, 1]),
+    "ratio_ci": ("learn.ratio_ci.n", 20_000, [0, 1]),
+    "gvdp_bounds": ("learn.gvdp_bounds.rho", 1.0, [0, 1]),
+    "ratio_table1": ("learn.preset.ratio_table1.setting", "unweighted-10000", [1]),
+    "gvdp_ols": ("learn.preset.gvdp_ols.panel", "a", [0, 1]),
 }
 OPEN_KEYS = {e.key: f"learn.open.{e.key}" for e in EXPLAINERS} | {
     p.key: f"learn.preset.open.{p.key}" for p in PRESETS
@@ -61,6 +68,19 @@ def widget(at: AppTest, key: str):
     raise KeyError(key)
 
 
+def plotted(array) -> np.ndarray:
+    """A chart spec's array, including Plotly's base64 typed arrays."""
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+    return np.asarray(array, dtype=float)
+
+
+def table_with(at: AppTest, column: str) -> pd.DataFrame:
+    """The one dataframe on the page that has ``column``."""
+    (frame,) = [d.value for d in at.dataframe if column in d.value.columns]
+    return frame
+
+
 def state_of(at: AppTest) -> AppState:
     return at.session_state[settings_key(AppState)]
 
@@ -71,7 +91,7 @@ def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
     labels = [e.label for e in at.expander]
     assert labels == [e.title for e in EXPLAINERS] + [p.title for p in PRESETS]
     assert not at.get("plotly_chart")  # nothing is computed until an expander opens
-    assert len(EXPLAINERS) == 4 and len(PRESETS) == 2
+    assert len(EXPLAINERS) == 6 and len(PRESETS) == 4
 
 
 @pytest.mark.parametrize("key", list(MOVES), ids=list(MOVES))
@@ -102,7 +122,7 @@ def test_each_open_item_reruns_quickly():
         at.session_state[OPEN_KEYS[key]] = True
     at.run()  # first run fills the caches
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 9
+    assert len(at.get("plotly_chart")) == 17
     started = time.perf_counter()
     at.run()
     assert time.perf_counter() - started < 1.0
@@ -115,7 +135,7 @@ def test_explainers_explain_every_control():
     at.run()
     controls = [*at.select_slider, *at.slider, *at.radio, *at.selectbox]
     learn_controls = [c for c in controls if (c.key or "").startswith("learn.")]
-    assert len(learn_controls) == 11
+    assert len(learn_controls) == 16
     assert all(c.help for c in learn_controls), [c.key for c in learn_controls if not c.help]
 
 
@@ -181,6 +201,68 @@ def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
     assert len(at.get("plotly_chart")) == 4
 
 
+def test_ratio_ci_explainer_shows_the_undercoverage_and_its_fix():
+    at = open_item(start(), "ratio_ci")
+    text = " ".join(m.value for m in at.markdown)
+    assert "7.6%" in text  # the paper's worst case, in the plain sentences
+    assert "Intervals that ignore the DP noise cover the true ratio only" in text
+    coverage = json.loads(specs(at)[0])
+    no_correction = next(t for t in coverage["data"] if t["name"] == "No correction")
+    assert plotted(no_correction["y"])[0] < 40  # ε = 0.1: far below the nominal 95%
+    assert "unweighted" in coverage["layout"]["title"]["subtitle"]["text"]
+    widget(at, "learn.ratio_ci.weighted").set_value(True).run()
+    assert not at.exception
+    assert " weighted rows" in json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
+    assert any("eq. 1" in c.value and "§2.4.3" in c.value for c in at.caption)
+
+
+def test_gvdp_bounds_explainer_compares_gvdp_with_clipping():
+    at = open_item(start(), "gvdp_bounds")
+    estimates, coverage = (json.loads(spec) for spec in specs(at))
+    assert estimates["layout"]["xaxis"]["type"] == "log"
+    names = [t["name"] for t in estimates["data"]]
+    assert any(n.startswith("GVDP") for n in names) and any(n.startswith("clipped") for n in names)
+    assert "ρ = 0.1" in estimates["layout"]["title"]["subtitle"]["text"]
+    text = " ".join(m.value for m in at.markdown)
+    assert "GVDP's intervals hold the true mean" in text
+    widget(at, "learn.gvdp_bounds.rho").set_value(0.01).run()
+    assert "ρ = 0.01" in json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
+
+
+def test_ratio_table1_preset_shows_the_paper_beside_ours():
+    at = open_item(start(), "ratio_table1")
+    overview = json.loads(specs(at)[0])
+    assert overview["layout"]["title"]["text"].startswith("Table 1 rebuilt")
+    claims, settings = table_with(at, "claim"), table_with(at, "setting")
+    assert "7.6%" in set(claims["paper"])
+    worst = claims.loc[claims["claim"].str.startswith("no correction covers"), "ours"].iloc[0]
+    assert float(worst.rstrip("%")) < 15
+    effective = claims.loc[claims["claim"].str.endswith("weighted n = 5,000"), "ours"].iloc[0]
+    assert "3,080.1 expected" in effective
+    assert "✱ no" in set(settings["same as the paper?"])
+    full = table_with(at, "Coverage (ours)")  # the whole table, in a popover
+    assert len(full) == 16 * 4
+    text = " ".join(m.value for m in at.markdown)
+    assert "±1.4 percentage points" in text and "3,032" in text and "3,082" in text
+    widget(at, "learn.preset.ratio_table1.setting").set_value("unweighted-5000").run()
+    assert "n = 5,000 unweighted" in json.loads(specs(at)[1])["layout"]["title"]["subtitle"]["text"]
+
+
+def test_gvdp_ols_preset_reruns_figure_2_and_states_the_differences():
+    at = open_item(start(), "gvdp_ols")
+    figure2 = json.loads(specs(at)[0])
+    assert "n = 50,000, k = 1,000" in figure2["layout"]["title"]["subtitle"]["text"]
+    claims = table_with(at, "claim")
+    assert claims["claim"].str.contains("essentially identical").any()
+    assert claims["ours"].str.contains("median width").any()
+    settings = table_with(at, "setting")
+    assert "400 (25 rows)" in set(settings["here"])
+    text = " ".join(m.value for m in at.markdown)
+    assert "k = 400 (25 rows)" in text
+    widget(at, "learn.preset.gvdp_ols.panel").set_value("b").run()
+    assert "n = 10,000, k = 400" in json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
+
+
 def test_workshop_mode_hides_upload_and_returns_to_the_demo():
     at = start("data")
     at.file_uploader[0].set_value(("mine.csv", b"age,score\n30,0.5\n40,0.7\n", "text/csv")).run()
@@ -220,8 +302,8 @@ def test_workshop_mode_hides_release_and_a_deep_link_spends_nothing():
 
 def test_workshop_mode_sizes_learn_charts_for_a_projector():
     at = start(**{WORKSHOP: "true"})
-    open_item(at, "epsilon")
-    open_item(at, "stratify")
+    for key in ("epsilon", "stratify", "ratio_ci", "gvdp_bounds", "ratio_table1", "gvdp_ols"):
+        open_item(at, key)
     for spec in specs(at):
         layout = json.loads(spec)["layout"]
         assert layout["height"] <= constants.WORKSHOP_CHART_HEIGHT

@@ -86,3 +86,30 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
     expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+# The explainers and presets that rebuild the ratio and GVDP papers: each also on a projector.
+PAPER_ITEMS = [
+    i
+    for i in EXPLAINERS + PRESETS
+    if i.key in {"ratio_ci", "gvdp_bounds", "ratio_table1", "gvdp_ols"}
+]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("item", PAPER_ITEMS, ids=lambda item: item.key)
+def test_paper_items_fit_a_projector_in_workshop_mode(page: Page, app_url: str, item):
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{app_url}/learn?{constants.WORKSHOP_QUERY_KEY}=true")
+    expect(page.get_by_role("heading", name="Learn", exact=True, level=1)).to_be_visible(
+        timeout=LOAD_TIMEOUT_MS
+    )
+    settle(page)
+    expander = open_expander(page, item.title)
+    charts = expander.get_by_test_id("stPlotlyChart")
+    for chart in charts.all():
+        chart.scroll_into_view_if_needed()
+        assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
+    screenshot_expander(page, expander, f"learn-workshop-{item.key}")
+    page.set_viewport_size(PROJECTOR)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
