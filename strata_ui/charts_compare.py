@@ -40,7 +40,7 @@ def _colour(strategy: str) -> str:
     return STRATEGY_COLOURS.get(strategy, PALETTE[4])
 
 
-def _rgba(hex_colour: str, alpha: float) -> str:
+def rgba(hex_colour: str, alpha: float) -> str:
     red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({red}, {green}, {blue}, {alpha})"
 
@@ -236,7 +236,7 @@ def sweep_figure(
         fig.add_trace(
             go.Scatter(
                 x=x, y=100 * part["q05"].to_numpy(), mode="lines", line={"width": 0},
-                fill="tonexty", fillcolor=_rgba(colour, 0.2), showlegend=False,
+                fill="tonexty", fillcolor=rgba(colour, 0.2), showlegend=False,
                 legendgroup=strategy, hoverinfo="skip", name=f"{name} 5%",
             )
         )  # fmt: skip

@@ -24,14 +24,14 @@ from dpcore.teaching import (
     NeighbourNoise,
 )
 from strata_ui import charts_ratio, charts_strata
-from strata_ui.charts_compare import FONT
+from strata_ui.charts_compare import FONT, rgba
 from strata_ui.charts_ratio import (
     METHOD_COLOURS,
     METHOD_NAMES,
     METHOD_SYMBOLS,
-    _method_in_text,
     binomial_band,
     log_ticks,
+    method_in_text,
 )
 from strata_ui.charts_strata import BLACK, BLUE, GREEN, ORANGE, SKY, VERMILLION
 from strata_ui.constants import (
@@ -43,11 +43,6 @@ from strata_ui.constants import (
 
 # Above this many groups, markers on the error curve are not labelled (the labels would overlap).
 MAX_LABELLED_GROUPS = 12
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red}, {green}, {blue}, {alpha})"
 
 
 def _style(
@@ -156,7 +151,7 @@ def epsilon_density_figure(noise: NeighbourNoise) -> go.Figure:
             go.Scatter(
                 x=tail["x"], y=tail[column], mode="lines", fill="tozeroy", name=name,
                 legendgroup=name, showlegend=first, line={"color": VERMILLION, "width": 0},
-                fillcolor=_rgba(VERMILLION, 0.45), hoverinfo="skip",
+                fillcolor=rgba(VERMILLION, 0.45), hoverinfo="skip",
             ),
             row=1, col=2,
         )  # fmt: skip
@@ -221,7 +216,7 @@ def epsilon_ratio_figure(noise: NeighbourNoise) -> go.Figure:
         fig.add_trace(
             go.Scatter(
                 x=[x[0], x[-1]], y=[math.exp(eps)] * 2, mode="lines", fill="tonexty",
-                fillcolor=_rgba(GREEN, 0.15), name=band, legendgroup=band, showlegend=col == 1,
+                fillcolor=rgba(GREEN, 0.15), name=band, legendgroup=band, showlegend=col == 1,
                 line={"color": GREEN, "dash": "dot", "width": 1.5}, hoverinfo="skip",
             ),
             row=1, col=col,
@@ -701,7 +696,7 @@ def _band(
     for y, fill, show in ((low, None, False), (high, "tonexty", legend)):
         fig.add_trace(
             go.Scatter(
-                x=x, y=[y, y], mode="lines", fill=fill, fillcolor=_rgba(BLACK, 0.1),
+                x=x, y=[y, y], mode="lines", fill=fill, fillcolor=rgba(BLACK, 0.1),
                 line={"color": BLACK, "width": 0}, name=name, legendgroup=name, showlegend=show,
                 hoverinfo="skip",
             ),
@@ -1073,7 +1068,7 @@ def table1_setting_summary(comparison: pd.DataFrame, *, weighted: bool, n: int) 
     return (
         f"For {_ratio_setting(n, weighted)}, our coverage is within {100 * gap.max():.1f} "
         f"percentage points of the paper's everywhere (largest: "
-        f"{_method_in_text(worst['method'])} at ε = {worst['epsilon']:g}, "
+        f"{method_in_text(worst['method'])} at ε = {worst['epsilon']:g}, "
         f"{_pct(worst['ours_coverage'])} vs {_pct(worst['paper_coverage'])}); the corrected "
         f"intervals' mean widths are {ratio.min():.2f} to {ratio.max():.2f} times the paper's."
     )
@@ -1106,7 +1101,7 @@ def gvdp_ols_figure(intervals: pd.DataFrame, *, n: int, k: int, level: float = 0
                 error_y={"type": "data", "symmetric": False,
                          "array": part["high_c"] - part["estimate_c"],
                          "arrayminus": part["estimate_c"] - part["low_c"],
-                         "color": _rgba(colour, 0.55), "thickness": 1.2, "width": 0},
+                         "color": rgba(colour, 0.55), "thickness": 1.2, "width": 0},
                 customdata=np.column_stack([part["run"] + 1, part["coefficient"]]),
                 hovertemplate="run %{customdata[0]}, coefficient β%{customdata[1]}<br>"
                 "estimate − truth %{y:.4g}<extra></extra>",
@@ -1209,7 +1204,7 @@ def gvdp_ols_coverage_figure(
         )  # fmt: skip
     # Shapes go in after the traces: Plotly skips them on a subplot that has no data yet.
     fig.add_hrect(
-        y0=100 * low, y1=100 * high, fillcolor=_rgba(BLACK, 0.1), line_width=0, layer="below",
+        y0=100 * low, y1=100 * high, fillcolor=rgba(BLACK, 0.1), line_width=0, layer="below",
         row=1, col=1,
     )  # fmt: skip
     fig.add_hline(y=100 * level, line={"color": BLACK, "dash": "dot", "width": 2}, row=1, col=1)

@@ -50,7 +50,7 @@ def _method(method: str) -> str:
     return METHOD_NAMES.get(method, method)
 
 
-def _method_in_text(method: str) -> str:
+def method_in_text(method: str) -> str:
     """The method's name inside a sentence: ``analytical correction``, ``Monte Carlo correction``."""
     name = _method(method)
     return name if name.startswith("Monte Carlo") else name[:1].lower() + name[1:]
@@ -404,7 +404,7 @@ def coverage_summary(frame: pd.DataFrame, *, level: float) -> str:
     if not best.empty:
         worst = best.loc[best["coverage"].idxmin()]
         text += (
-            f" Lowest corrected coverage: {worst['group']} ({_method_in_text(worst['method'])} "
+            f" Lowest corrected coverage: {worst['group']} ({method_in_text(worst['method'])} "
             f"{worst['coverage']:.0%}, with {worst['flagged']:.0%} of releases degenerate)."
         )
     return text
@@ -494,7 +494,7 @@ def width_summary(sweep: pd.DataFrame, *, symbol: str, group: str) -> str:
         for method, part in block.groupby("method", sort=False):
             widths = part.set_index("budget")["median_width"]
             lines.append(
-                f"{_method_in_text(method)} {_fmt(widths.get(low))} → {_fmt(widths.get(high))}"
+                f"{method_in_text(method)} {_fmt(widths.get(low))} → {_fmt(widths.get(high))}"
             )
         parts.append(f"{COMPOSITION_NAMES.get(composition, composition)}: {', '.join(lines)}")
     return (
@@ -557,7 +557,7 @@ def score_summary(frame: pd.DataFrame) -> str:
     counts = best["method"].value_counts()
     wins = "; ".join(f"{_method(m)} {counts[m]}" for m in counts.index)
     whole = valid[valid["group"] == ALL_GROUPS]
-    scores = ", ".join(f"{_method_in_text(m)} {s:.3g}" for m, s in zip(
+    scores = ", ".join(f"{method_in_text(m)} {s:.3g}" for m, s in zip(
         whole["method"], whole[column], strict=True))  # fmt: skip
     return (
         f"Lowest {which} score (the best trade-off of width and misses) in {best.shape[0]} groups: "
@@ -635,8 +635,9 @@ def table1_summary(comparison: pd.DataFrame) -> str:
     ratio = rows["ours_width"] / rows["paper_width"]
     off = rows[(ratio - 1).abs() > 0.1]
     text = (
-        f"Coverage agrees within {corrected_gap:.1%} for the public and corrected intervals; the "
-        f"largest gap overall is {gap.max():.1%} ({_method_in_text(worst['method'])}, "
+        f"Coverage agrees within {100 * corrected_gap:.1f} percentage points for the public and "
+        f"corrected intervals; the largest gap overall is {100 * gap.max():.1f} points "
+        f"({method_in_text(worst['method'])}, "
         f"{'weighted' if worst['weighted'] else 'unweighted'}, n = {int(worst['n']):,}, "
         f"ε = {worst['epsilon']:g})."
     )

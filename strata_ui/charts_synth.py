@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.charts_compare import FONT, PALETTE, _rgba, wrap_label
+from strata_ui.charts_compare import FONT, PALETTE, rgba, wrap_label
 
 STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
 STRATEGY_COLOURS = {"stratified": PALETTE[0], "vanilla": PALETTE[1]}
@@ -197,7 +197,7 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
         fig.add_trace(
             go.Scatter(
                 x=x, y=part["min"], mode="lines", line={"width": 0}, fill="tonexty",
-                fillcolor=_rgba(colour, 0.2), showlegend=False, legendgroup=strategy,
+                fillcolor=rgba(colour, 0.2), showlegend=False, legendgroup=strategy,
                 hoverinfo="skip", name=f"{name} lowest run",
             )
         )  # fmt: skip

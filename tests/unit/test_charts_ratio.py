@@ -232,7 +232,9 @@ def test_table1_figure_summary_and_table():
     assert diagonal.name == "same as the paper" and list(diagonal.x) == list(diagonal.y)
     assert fig.layout.xaxis2.range == (0.9, 1.0)  # the zoom panel
     text = charts.table1_summary(comparison)
-    assert text.startswith("Coverage agrees within 1.0% for the public and corrected intervals;")
+    assert text.startswith(
+        "Coverage agrees within 1.0 percentage points for the public and corrected intervals;"
+    )
     assert "except in 2 cells (weighted ε = 0.2)" in text
     table = charts.table1_display(comparison)
     assert {"Coverage (ours)", "Coverage (paper)", "Width (ours)", "Width (paper)"} <= set(table)
