@@ -273,8 +273,9 @@ def epsilon_ratio_summary(noise: NeighbourNoise) -> str:
         f"Laplace: the largest ratio anywhere is e^ε = {laplace.max():.3g}, so no output makes "
         "D more than e^ε times likelier than D′. Gaussian: the ratio passes e^ε for "
         f"outputs below {_fmt(noise.low_cut)} (or above {_fmt(noise.high_cut)} the other way), "
-        f"which D produces with probability {noise.tail_probability:.2g}; δ = {_delta(noise.delta)} "
-        "accounts for that small chance."
+        f"which D produces with probability {noise.tail_probability:.2g}. Only the part of that "
+        "probability above e^ε times D′'s counts against the guarantee, and it is at most "
+        f"δ = {_delta(noise.delta)} (Balle & Wang 2018, Thm. 5)."
     )
 
 
