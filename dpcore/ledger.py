@@ -340,10 +340,14 @@ class Ledger:
         total = exact_components(self._total, self._total.kind)
         return {k: float(total[k] - left[k]) for k in total}
 
-    def history(self) -> list[LedgerRecord]:
-        """Every spend recorded in this ledger, oldest first."""
+    def history(self, *, payloads: bool = True) -> list[LedgerRecord]:
+        """Every spend recorded in this ledger, oldest first.
+
+        ``payloads=False`` leaves each record's payload empty (``{}``): listing a ledger then
+        never reads or decodes the stored results, which may be large (synthetic rows).
+        """
         with self._connect() as conn:
-            return self._records(conn)
+            return self._records(conn, payloads=payloads)
 
     def get(self, key: str) -> LedgerRecord | None:
         """The record spent with idempotency key ``key``, or ``None`` if there is none."""
@@ -372,9 +376,12 @@ class Ledger:
         )
         return [_decode_budget(kind, cost) for kind, cost in rows]
 
-    def _records(self, conn: sqlite3.Connection, with_key: str | None = None) -> list[LedgerRecord]:
+    def _records(
+        self, conn: sqlite3.Connection, with_key: str | None = None, *, payloads: bool = True
+    ) -> list[LedgerRecord]:
+        payload_column = "payload" if payloads else "'{}'"
         sql = (
-            "SELECT id, ledger, label, kind, cost, payload, key, created_at FROM spends "
+            f"SELECT id, ledger, label, kind, cost, {payload_column}, key, created_at FROM spends "
             "WHERE ledger = ?"
         )
         params: tuple[str, ...] = (self._name,)

@@ -114,28 +114,27 @@ def render_downloads(record: ReleaseRecord, key: str) -> None:
 
 
 def render_history(ledger: Ledger) -> None:
-    records = ledger.history()
+    """The ledger's releases as a table, and the downloads of the one chosen."""
+    records = ledger.history(payloads=False)  # results are read only for the chosen release
     if not records:
         st.markdown(":material/inbox: No releases yet in this ledger.")
         return
     st.dataframe(history_table(records), hide_index=True)
-    releases = {}
-    for record in records:
-        try:
-            releases[record.id] = ReleaseRecord.from_ledger(record)
-        except ValueError:  # a spend recorded by other tools, with no release payload
-            continue
-    if not releases:
+    keyed = {record.id: record for record in records if record.key}
+    if not keyed:
         return
     chosen = st.selectbox(
         "Download a past release again",
-        list(reversed(releases)),
-        format_func=lambda i: (
-            f"#{i} · {releases[i].metadata['title']} · {releases[i].metadata['released_at'][:19]}"
-        ),
+        list(reversed(keyed)),
+        format_func=lambda i: f"#{i} · {keyed[i].label} · {keyed[i].created_at[:19]}",
         key="release.history.choice",
     )
-    render_downloads(releases[chosen], f"release.history.{chosen}")
+    try:
+        record = ReleaseRecord.from_ledger(ledger.get(keyed[chosen].key))
+    except ValueError as exc:  # a spend recorded by other tools, with no release payload
+        st.caption(f"Nothing to download: {exc}.")
+        return
+    render_downloads(record, f"release.history.{chosen}")
 
 
 LEDGER_SWITCH_KEY = "release.ledger.switch"

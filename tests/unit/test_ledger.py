@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import multiprocessing.synchronize
@@ -530,3 +531,13 @@ def test_sigkill_inside_a_spend_leaves_the_ledger_consistent(tmp_path: pathlib.P
     assert reopened.remaining() == {"epsilon": 0.25}
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_history_without_payloads_lists_the_same_spends_and_reads_no_results(db) -> None:
+    ledger = Ledger(db, "survey", ZCDP(1.0))
+    ledger.spend("big", ZCDP(0.25), {"rows": list(range(1000))}, key="k1")
+    ledger.spend("small", ZCDP(0.125), {"count": 7})
+    full, light = ledger.history(), ledger.history(payloads=False)
+    assert [r.payload for r in light] == [{}, {}]
+    assert [dataclasses.replace(r, payload={}) for r in full] == light
+    assert ledger.get("k1").payload == {"rows": list(range(1000))}
