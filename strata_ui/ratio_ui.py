@@ -200,11 +200,25 @@ def _bound_problem(name: str, value: float | None, at_least_one: bool, hint: str
     return f"The upper bound of the {name} must be a finite number {relation}, got {shown}. {hint}"
 
 
-def check_settings(settings: RatioSettings, frame: pd.DataFrame) -> list[tuple[str, str]]:
+@st.cache_data(max_entries=64, show_spinner=False)
+def _label_is_binary(_frame: pd.DataFrame, fingerprint: str, column: str) -> bool:
+    """Whether every number in ``column`` is 0 or 1, once per data set and column."""
+    return _is_binary(_frame, column)
+
+
+def _is_binary(frame: pd.DataFrame, column: str) -> bool:
+    values = pd.to_numeric(frame[column], errors="coerce").dropna()
+    return bool(values.isin([0, 1]).all())
+
+
+def check_settings(
+    settings: RatioSettings, frame: pd.DataFrame, fingerprint: str | None = None
+) -> list[tuple[str, str]]:
     """Everything wrong with the columns and bounds, as (severity, message) pairs.
 
     Reads the data only to check that the label is 0/1 when it is declared binary; the message
-    never shows a value from the data.
+    never shows a value from the data. With ``frame``'s ``fingerprint`` the check is cached
+    (it scans the whole column), otherwise it is done every call.
     """
     problems = []
     roles = {"s_column": settings.s_column, "y_column": settings.y_column}
@@ -239,8 +253,12 @@ def check_settings(settings: RatioSettings, frame: pd.DataFrame) -> list[tuple[s
     y = settings.y_column
     if settings.binary_y and y is not None and not any(p[0] == "error" for p in problems):
         if y in frame.columns and _column_problem(frame, "y_column", y) is None:
-            values = pd.to_numeric(frame[y], errors="coerce").dropna()
-            if not values.isin([0, 1]).all():
+            binary = (
+                _is_binary(frame, y)
+                if fingerprint is None
+                else _label_is_binary(frame, fingerprint, y)
+            )
+            if not binary:
                 problems.append(
                     (
                         "error",
@@ -261,9 +279,15 @@ def resolve(
     state: AppState, settings: RatioSettings, frame: pd.DataFrame, budget: Budget | None = None
 ) -> RatioConfig:
     """The validated configuration, or :class:`RatioSettingsError` listing what to fix."""
-    problems = check_settings(settings, frame)
+    problems = check_settings(settings, frame, state.dataset_fingerprint)
     if problems:
         raise RatioSettingsError(problems)
+    return _configure(state, settings, budget)
+
+
+def _configure(state: AppState, settings: RatioSettings, budget: Budget | None) -> RatioConfig:
+    """The configuration of settings that :func:`check_settings` accepted, at ``budget`` (the
+    Budget page's when ``None``); :class:`RatioSettingsError` when the budget does not fit."""
     weighted = settings.w_column is not None
     bounds = RatioBounds(
         float(settings.s_bound),
@@ -875,8 +899,9 @@ def render_compare() -> None:
     resampled = None
     if settings.bootstrap:
         strata, _ = pipeline.current_strata(state)
+        private = pipeline.strata_spec(state).private_rows(frame)  # holdout rows are public
         resampled = _bootstrap(
-            frame, strata, sums_key, _columns_key(config), settings.replicates, state.seed
+            private, strata, sums_key, _columns_key(config), settings.replicates, state.seed
         )
     run = _runner(sums, resampled, sums_key, settings, state)
     # The width sweep varies only the DP noise: width hardly depends on resampling the rows, and
@@ -884,7 +909,7 @@ def render_compare() -> None:
     sweep_run = _runner(sums, None, sums_key, settings, state)
     current = run(config, ("none", "monte_carlo", "analytical"))
     _render_coverage(current, config, settings)
-    _render_width(state, settings, current, sweep_run, symbol, chosen)
+    _render_width(state, settings, config, current, sweep_run, symbol, chosen)
     _render_score(current, symbol, chosen)
     st.caption(
         f"Simulations took {time.perf_counter() - started:.2f} s (repeat visits are cached)."
@@ -929,13 +954,13 @@ def _render_coverage(current: pd.DataFrame, config: RatioConfig, settings: Ratio
 def _render_width(
     state: AppState,
     settings: RatioSettings,
+    config: RatioConfig,
     current: pd.DataFrame,
     run,
     symbol: str,
     chosen: float,
 ) -> None:
     st.subheader(f"2. Interval width as {symbol} grows")
-    config = resolve(state, settings, get_dataset())
     groups = [ALL_GROUPS, *(g for g in dict.fromkeys(current["group"]) if g != ALL_GROUPS)]
     if settings.sweep_group not in groups:
         settings.sweep_group = ALL_GROUPS
@@ -991,10 +1016,14 @@ def _render_width(
 def _config_for(
     state: AppState, settings: RatioSettings, budget: Budget, composition: str | None = None
 ) -> RatioConfig:
-    """The configuration at another budget (and accounting), for the width sweep."""
+    """The configuration at another budget (and accounting), for the width sweep.
+
+    The columns and bounds were checked by the page's :func:`resolve` on this rerun; only the
+    budget and the accounting change here, so the data is not read again.
+    """
     if composition is not None:
         settings = dataclasses.replace(settings, composition=composition)
-    return resolve(state, settings, get_dataset(), budget)
+    return _configure(state, settings, budget)
 
 
 def _render_score(current: pd.DataFrame, symbol: str, chosen: float) -> None:

@@ -224,7 +224,11 @@ def current_config(settings: SynthSettings, frame: pd.DataFrame, strata: list[st
 def _prepare(
     _frame: pd.DataFrame, _strata: Strata, fingerprint: str, spec: StrataSpec, config: SynthConfig
 ) -> PreparedRows:
-    return prepare_rows(_frame, spec, _strata, config)
+    prepared = prepare_rows(_frame, spec, _strata, config)
+    # Count the categories now, so the cached rows carry them: check_config (every rerun) and
+    # the plan's own check then read them instead of scanning every column again.
+    prepared.domain_sizes(config, spec)
+    return prepared
 
 
 def resolve(strategies: tuple[str, ...]) -> Resolved:
@@ -265,6 +269,13 @@ def _preview(
 @st.cache_data(max_entries=8, show_spinner="Counting the real rows' 3-way tables…")
 def _workload(_resolved: Resolved, key: tuple) -> GroupWorkload:
     return build_workload(_resolved.prepared, _resolved.config, _resolved.spec)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _metrics(
+    _errors: pd.DataFrame, key: tuple, shares_key: tuple, epsilons: tuple, runs: int, seed: int
+) -> pd.DataFrame:
+    return sweep_metrics(_errors)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -544,7 +555,10 @@ def render_compare() -> None:
     except (ValueError, TypeError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
-    metrics = sweep_metrics(errors)
+    metrics = _metrics(
+        errors, resolved.key, resolved.shares_key, tuple(sorted(errors["epsilon"].unique())),
+        settings.runs, settings.seed,
+    )  # fmt: skip
     epsilon = charts.nearest_epsilon(errors, resolved.epsilon)
     st.caption(
         f"{settings.runs} run(s) per ε and strategy at ε = "
@@ -597,7 +611,7 @@ def current_plan() -> SynthPlan:
             resolved.frame, state.dataset_fingerprint, state.dataset_name
         ),
         spec=resolved.spec, config=resolved.config, epsilon=resolved.epsilon,
-        strategy=settings.strategy, label=state.release_label,
+        strategy=settings.strategy, label=state.release_label, prepared=resolved.prepared,
     )  # fmt: skip
 
 

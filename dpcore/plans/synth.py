@@ -38,7 +38,6 @@ Never imports streamlit or plotly.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -251,6 +250,22 @@ class PreparedRows:
     n_input: int
     n_holdout: int = 0
     n_dropped: int = 0
+    _distinct: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    def n_distinct(self, column: str) -> int:
+        """Distinct values of ``column`` (as text), counted once per column and kept: the rows
+        never change, and they are kept with the rows when these are pickled (e.g. cached)."""
+        if column not in self._distinct:
+            self._distinct[column] = int(self.rows[column].astype(str).nunique())
+        return self._distinct[column]
+
+    def domain_sizes(self, config: SynthConfig, spec: StrataSpec) -> dict[str, int]:
+        """:func:`domain_sizes` of :attr:`rows`, with the distinct counts of :meth:`n_distinct`."""
+        edges = _all_edges(config, spec)
+        return {
+            c: len(edges[c]) + 1 if c in edges else self.n_distinct(c)
+            for c in _output_columns(config, spec.by)
+        }
 
     def messages(self) -> list[str]:
         out = []
@@ -375,7 +390,7 @@ def check_config(
         raise ValueError(f"Bucket edges were given for {unused}, which are not synthesized.")
     if len(rows) == 0:
         raise ValueError("No rows are left to synthesize after the Strata page's choices.")
-    sizes = domain_sizes(rows, config, spec)
+    sizes = prepared.domain_sizes(config, spec)
     limits = {"histogram": MAX_HISTOGRAM_CELLS, "mwem": MAX_MWEM_CELLS}
     if config.method in limits:
         model_sizes = {c: sizes[c] for c in model}
@@ -761,6 +776,10 @@ class SynthPlan:
         A name for the release; part of its identity.
     level
         Unused (synthetic rows have no intervals); kept for the ReleasePlan protocol.
+    prepared
+        ``prepare_rows(frame, spec, strata, config)`` when the caller already has it (e.g.
+        cached), so it is not computed again; computed here when left out. Not part of the
+        plan's identity (``frame``, ``spec`` and ``config`` determine it).
     """
 
     frame: pd.DataFrame = field(compare=False, repr=False)
@@ -773,6 +792,7 @@ class SynthPlan:
     strategy: Strategy = "stratified"
     label: str = ""
     level: float = field(default=0.95, compare=False)
+    prepared: PreparedRows | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.frame, pd.DataFrame):
@@ -792,12 +812,20 @@ class SynthPlan:
                 f"{' × '.join(self.spec.by)}"
             )
             object.__setattr__(self, "label", label)
+        # The rows run() models, computed once (unless the caller passed them).
+        if self.prepared is None:
+            prepared = prepare_rows(self.frame, self.spec, self.strata, self.config)
+            object.__setattr__(self, "prepared", prepared)
+        elif not isinstance(self.prepared, PreparedRows):
+            raise TypeError(
+                f"`prepared` must be a PreparedRows, got {type(self.prepared).__name__}"
+            )
+        elif tuple(self.prepared.rows.columns) != self.columns:
+            raise ValueError(
+                f"`prepared` holds the columns {list(self.prepared.rows.columns)}, but the plan "
+                f"synthesizes {list(self.columns)}; pass prepare_rows(frame, spec, strata, config)"
+            )
         check_config(self.prepared, self.config, self.spec, self.shares, (self.strategy,))
-
-    @functools.cached_property
-    def prepared(self) -> PreparedRows:
-        """The rows :meth:`run` models (:func:`prepare_rows`), computed once."""
-        return prepare_rows(self.frame, self.spec, self.strata, self.config)
 
     @property
     def cost(self) -> Budget:

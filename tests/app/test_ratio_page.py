@@ -172,6 +172,21 @@ def test_bad_input_shows_what_to_fix_and_no_traceback(case):
     assert not at.get("plotly_chart")  # no preview from unusable settings
 
 
+def test_the_cached_binary_label_check_follows_the_data_set_and_the_column():
+    at = choose_ratio(start())
+    assert not at.main.error, text(at.main.error)
+    frame = load_demo().copy()
+    frame.loc[0, "income_over_50k"] = 2
+    state(at).uploaded, state(at).dataset_fingerprint = frame, "ratio-test-label-2"
+    at.run()
+    assert "The label column `income_over_50k` has values other than 0 and 1" in text(at.main.error)
+    state(at).uploaded, state(at).dataset_fingerprint = None, "demo"
+    at.run()
+    assert not at.main.error, text(at.main.error)
+    at.selectbox(key="ratio.y_column").set_value("hours_per_week").run()
+    assert "The label column `hours_per_week` has values other than 0 and 1" in text(at.main.error)
+
+
 def test_rows_with_missing_values_are_dropped_and_counted():
     at = start()
     nan_scores(at)

@@ -239,6 +239,21 @@ def test_compare_refuses_a_histogram_that_only_vanilla_cannot_afford():
     assert not at.get("plotly_chart")
 
 
+def test_cached_category_counts_follow_the_bucket_edges_and_columns():
+    at = start()
+    at.radio(key="synth.method").set_value("histogram").run()
+    set_columns(at, [*DEMO_COLUMNS[:6], "occupation"])
+    assert not at.main.error  # 6 age buckets: 907,200 cells per group
+    set_edges(at, "20, 25, 30, 35, 45, 55, 65")  # 8 age buckets
+    assert "each group's model has 1,209,600 cells" in text(at.main.error)
+    set_edges(at, "25, 35, 45, 55, 65")
+    assert not at.main.error, text(at.main.error)
+    at.radio(key="synth.strategy").set_value("vanilla").run()
+    assert "has 9,072,000 cells" in text(at.main.error)
+    set_columns(at, [*DEMO_COLUMNS[:5], "occupation"])  # income (2 values) left out
+    assert "has 4,536,000 cells" in text(at.main.error)
+
+
 def upload(at: AppTest) -> pd.DataFrame:
     """Replace the demo with an upload whose categories look like spreadsheet formulas."""
     rng = np.random.default_rng(0)

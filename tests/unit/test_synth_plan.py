@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import pickle
 import subprocess
 import sys
 
@@ -18,6 +19,7 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.metrics import workload_error_by_group
+from dpcore.plans import synth as synth_plans
 from dpcore.plans.synth import (
     ALL_ROWS,
     INTERVALS_NOTE,
@@ -28,6 +30,7 @@ from dpcore.plans.synth import (
     _Encoded,
     build_workload,
     check_config,
+    domain_sizes,
     prepare_rows,
     real_table,
     run_synthesis,
@@ -170,6 +173,24 @@ def checked(frame, cfg, strategies=("stratified",), **spec_options):
 def test_check_returns_domain_sizes(frame):
     sizes = checked(frame, config())
     assert sizes == {"job": 2, "car": 2, "pet": 2, "age": 3, "flag": 2, "region": 3}
+
+
+def test_prepared_rows_count_categories_once_and_keep_them_through_pickling(frame, monkeypatch):
+    spec, strata, _ = parts(frame)
+    prepared = prepare_rows(frame, spec, strata, config())
+    sizes = prepared.domain_sizes(config(), spec)
+    assert sizes == domain_sizes(prepared.rows, config(), spec)
+    # Edges are applied on every call, so other edges give other sizes from the same counts.
+    assert prepared.domain_sizes(config(edges=(("age", (40.0,)),)), spec)["age"] == 2
+    copy = pickle.loads(pickle.dumps(prepared))  # as st.cache_data returns it
+    monkeypatch.setattr(pd.Series, "nunique", lambda *a, **k: pytest.fail("counted again"))
+    assert copy.domain_sizes(config(), spec) == sizes
+    assert checked_prepared(copy, spec) == sizes
+
+
+def checked_prepared(prepared, spec, cfg=None):
+    shares = parts(survey())[2]
+    return check_config(prepared, cfg or config(), spec, shares, ("stratified",))
 
 
 @pytest.mark.parametrize(
@@ -375,6 +396,21 @@ def test_plan_refuses_bad_input_on_construction(frame):
         make_plan(frame, strategy="global_only")
     with pytest.raises(ValueError, match="Column `age` is numeric"):
         make_plan(frame, config=config(edges=()))
+
+
+def test_plan_uses_prepared_rows_it_is_given_without_changing_its_identity(frame, monkeypatch):
+    spec, strata, _ = parts(frame)
+    prepared = prepare_rows(frame, spec, strata, config())
+    built = make_plan(frame)
+    monkeypatch.setattr(synth_plans, "prepare_rows", lambda *a: pytest.fail("prepared again"))
+    given = make_plan(frame, prepared=prepared)
+    assert given.prepared is prepared and given == built
+    assert plan_key(given) == plan_key(built) and "prepared" not in repr(given)
+    assert given.parameters() == built.parameters()
+    with pytest.raises(ValueError, match="`prepared` holds the columns"):
+        make_plan(frame, config=config(columns=("job", "car", "pet", "age")), prepared=prepared)
+    with pytest.raises(TypeError, match="`prepared` must be a PreparedRows"):
+        make_plan(frame, prepared=prepared.rows)
 
 
 def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):
