@@ -672,8 +672,9 @@ def gvdp_ols_study(
 def gvdp_ols_summary(intervals: pd.DataFrame) -> pd.DataFrame:
     """Per coefficient of :func:`gvdp_ols_study`: coverage (GVDP and non-private), their binomial
     standard errors, median interval widths and the width ratio GVDP / non-private, plus a row
-    ``coefficient = 0`` pooling all coefficients. Medians, because a few GVDP runs (the β
-    failure event) have enormous intervals that dominate a mean."""
+    ``coefficient = 0`` pooling all coefficients. Medians, because in the β failure event a
+    coefficient falls back to its public variance bound and its interval widens a few times,
+    which would pull a mean of widths up."""
     frame = intervals.assign(
         width=intervals["high"] - intervals["low"],
         np_width=intervals["np_high"] - intervals["np_low"],

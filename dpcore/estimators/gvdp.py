@@ -42,6 +42,15 @@ Where this module deviates from the paper's text (each is repeated where it appl
   sampling variance to every iterate (as a public implementation does) counts the one sampling
   error t times as independent and understates the variance.
 - **PSD projection clips negative eigenvalues at 0** (:func:`psd_projection`), not :math:`|\lambda|`.
+- **The variance bound is floored, and falls back to the public bound when it fails.** We use
+  :math:`\max(\tilde S_j, 0) + c_j` instead of Cor. D.1's :math:`\tilde S_j + c_j` (never
+  smaller, so valid whenever that is, and never below the public margin :math:`c_j > 0`), and
+  the public :math:`v_j` (``bounds.variance_high``) for a coordinate whose Cor. D.1 bound is
+  ≤ 0 (only possible in the failure event of Thm. 2.10). Both the whitening
+  :math:`S = (k\tilde\Sigma)^{1/2}` (Alg. 3 line 2, App. C.6) and the interval (Thm. 2.12)
+  use it; see :func:`_variance_bound`. A near-zero :math:`s_j` would otherwise inflate the
+  starting radius :math:`r_0/\min_j s_j` (Alg. 3 line 4), hence the noise on every
+  coordinate, by up to ~10⁵.
 
 Everything here is numpy; noise goes through a :class:`~dpcore.mechanisms.NoiseSource`, so a real
 release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use numpy.
@@ -107,7 +116,6 @@ RIDGE = 1e-6
 r"""Logistic ridge :math:`\lambda = 10^{-6} n`: negligible against the Hessian (of order n) but
 keeps a separated resample's Newton system solvable."""
 
-_VARIANCE_FLOOR = 1e-12  # relative to the public variance bound; keeps the whitening invertible
 _GUIDE_BINS = 1 << 12  # bins of the Poisson inverse-CDF guide table (exact; see _poisson)
 
 Data = np.ndarray | Mapping[str, np.ndarray] | tuple[np.ndarray, np.ndarray]
@@ -319,7 +327,9 @@ class GVDPResult:
         The interval's variance, ``sampling_variance + noise_variance``.
     sampling_variance : ndarray, shape (d,)
         :math:`\tilde\Sigma_{jj}`, the private upper bound on the estimator's sampling variance
-        (Thm. 2.10 / Cor. D.1, after the PSD projection).
+        (Thm. 2.10 / Cor. D.1, with the negative part of the estimate clipped), or the public
+        ``bounds.variance_high`` for a coordinate whose Cor. D.1 bound came out ≤ 0 (see
+        :func:`_variance_bound`). The mean step whitens with :math:`\sqrt{k\,\tilde\Sigma_{jj}}`.
     noise_variance : ndarray, shape (d,)
         :math:`(\Sigma_{\tilde\theta})_{jj} = 1/\sum_m \sigma_{\theta,m,j}^{-2}`, the variance of
         the privacy noise in ``estimate`` (Thm. 2.11).
@@ -490,9 +500,10 @@ def gvdp(
     releases :math:`\tilde\mu_m = \frac1k\sum_i y_i + N(0, \sigma_m^2 I)` with
     :math:`\sigma_m = 2(r_{m-1}+\gamma_1)/(k\sqrt{2\rho_m})`, and sets
     :math:`r_m = \gamma_2\sqrt{1/k + \sigma_m^2}`. The variance part uses :math:`s = \tau`
-    (``bounds.spread``); the mean part uses :math:`s = \sqrt{k\tilde\Sigma}` (App. C.6). Both BLB
-    summaries come from the same partition and resamples (Alg. 1 lines 2–3); each part is private
-    on its own and the parts compose. The number of rows n is treated as public (paper §2.2).
+    (``bounds.spread``); the mean part uses :math:`s = \sqrt{k\tilde\Sigma}` (App. C.6), with
+    :math:`\tilde\Sigma` from :func:`_variance_bound` (floored; the public :math:`v_j` where
+    Cor. D.1's bound came out ≤ 0). Both BLB summaries come from the same partition and
+    resamples (Alg. 1 lines 2–3); each part is private on its own and the parts compose. The number of rows n is treated as public (paper §2.2).
     Errors about the data (shapes, rank, subset size, a singular resample) are raised before any
     noise is drawn, so no budget is spent on a failed run.
     """
@@ -1138,6 +1149,41 @@ def _variance_upper_bound(
     return np.diagonal(psd_projection(diagonal), axis1=-2, axis2=-1).copy()
 
 
+def _variance_bound(
+    iterates: np.ndarray, variances: np.ndarray, beta_ub: float, high: np.ndarray
+) -> np.ndarray:
+    r"""The variance bound :math:`\tilde\Sigma_{jj}` GVDP uses, for both the whitening of the mean
+    step (Alg. 3 line 2, App. C.6) and the interval (Thm. 2.12): never below Cor. D.1's.
+
+    With :math:`\tilde S_j` the precision-weighted variance iterate and :math:`c_j = b_j
+    \Phi^{-1}(1 - \beta^{ub}/d)` (see :func:`_variance_upper_bound`),
+
+    .. math:: \tilde\Sigma_{jj} = \max(\tilde S_j, 0) + c_j \text{ if } \tilde S_j + c_j > 0,
+              \qquad \tilde\Sigma_{jj} = v_j \text{ otherwise.}
+
+    - **Floor** :math:`\max(\tilde S_j, 0)`: the BLB variance is ≥ 0, so a negative estimate is
+      clipped before the margin is added. The result is ≥ Cor. D.1's :math:`\tilde S_j + c_j`,
+      so it bounds :math:`\hat V_j^{BLB}` whenever that does (Thm. 2.10), and it is ≥
+      :math:`c_j > 0`. Without it a bound near 0, whose :math:`s_j = \sqrt{k\tilde\Sigma_{jj}}`
+      is near 0, inflates the whitened starting radius :math:`r_0 \max_j s_j^{-1}` (Alg. 3
+      line 4), hence the noise on *every* coordinate (by ~10⁵ when the bound hit 0).
+    - **Fallback** to the public :math:`v_j` (``bounds.variance_high``): Cor. D.1's bound ≤ 0 can
+      only happen in its failure event (a positive variance is not bounded by 0), which the
+      release itself reveals. :math:`v_j` bounds :math:`\operatorname{Var}(\hat\theta_j)` by
+      assumption, whatever the noise, so that coordinate keeps a valid scale and interval, at the
+      cost of a wider interval on it alone.
+
+    :math:`c_j` depends only on public inputs (the CoinPress noise scales do not depend on the
+    data) and :math:`\tilde S_j` is the ρ_Σ-zCDP release, so this is post-processing: the mean
+    step's whitening is still fixed before it touches the data (Thm. C.2) and the accounting is
+    unchanged.
+    """
+    paper = _variance_upper_bound(iterates, variances, beta_ub)
+    combined, spread = _precision_weighted(iterates, variances)
+    margin = -np.sqrt(spread) * ndtri(beta_ub / combined.shape[-1])
+    return np.where(paper > 0, np.maximum(combined, 0.0) + margin, high)
+
+
 def _release(
     theta_blb: np.ndarray,
     var_blb: np.ndarray,
@@ -1159,10 +1205,9 @@ def _release(
         plan.beta_part,
         noise,
     )
-    sampling = _variance_upper_bound(v_iter, v_var, plan.beta_part)
-    # App. C.6: Cov(θ̂ᵢᴮᴸᴮ) ≈ kΣ for √n-consistent estimators; the floor only matters in the
-    # β-probability event that the variance bound came out ≤ 0, and keeps S invertible there.
-    scale = np.sqrt(k * np.maximum(sampling, _VARIANCE_FLOOR * high))
+    sampling = _variance_bound(v_iter, v_var, plan.beta_part, high)
+    # App. C.6: Cov(θ̂ᵢᴮᴸᴮ) ≈ kΣ for √n-consistent estimators, so S = (kΣ̃)^{1/2} (Alg. 3 line 2).
+    scale = np.sqrt(k * sampling)
     m_iter, m_var = _coinpress(
         theta_blb, bounds.center, bounds.radius, scale, plan.rho.mean_steps, plan.beta_part, noise
     )

@@ -9,6 +9,7 @@ sampler fails them.
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -31,6 +32,7 @@ from dpcore.estimators.gvdp import (
     _precision_weighted,
     _tail_radius,
     _uniform_multinomial,
+    _variance_bound,
     _variance_upper_bound,
     blb_variance_spread,
     gvdp,
@@ -321,6 +323,20 @@ def test_variance_upper_bound_adds_the_quantile_and_clips_at_zero():
     np.testing.assert_allclose(bound, [2.0 + z * math.sqrt(0.5), 0.0])
 
 
+def test_variance_bound_clips_the_estimate_at_zero_and_falls_back_to_the_public_bound():
+    """max(S̃, 0) + c where Cor. D.1's S̃ + c is positive (never below it, never below c > 0);
+    the public v_j where Cor. D.1's bound is ≤ 0 (its failure event)."""
+    iterates = np.array([[1.0, -1.0, -5.0], [3.0, -1.0, -5.0]])
+    variances = np.ones((2, 3))
+    high = np.array([10.0, 20.0, 30.0])
+    c = ndtri(1 - 0.03 / 3) * math.sqrt(0.5)  # ≈ 1.64: S̃ = −1 still gives a positive D.1 bound
+    paper = _variance_upper_bound(iterates, variances, 0.03)
+    np.testing.assert_allclose(paper, [2.0 + c, c - 1.0, 0.0])
+    bound = _variance_bound(iterates, variances, 0.03, high)
+    np.testing.assert_allclose(bound, [2.0 + c, c, 30.0])
+    assert np.all(bound >= paper) and np.all(bound > 0)
+
+
 def test_precision_weighting_is_unbiased_with_the_stated_variance():
     rng = np.random.default_rng(15)
     sds = np.array([4.0, 1.0, 0.5])[:, None]
@@ -382,6 +398,76 @@ def test_release_spends_exactly_rho_through_the_noise_it_draws():
             assert spent[-1] == pytest.approx(rho_m, rel=1e-9)
             radius = gamma2 * math.sqrt(1 / k + sigma.flat[0] ** 2)
     assert math.fsum(spent) == pytest.approx(0.37, rel=1e-9)
+
+
+class ShiftedVarianceNoise:
+    """Numpy noise whose draw in the last release of the variance step (release t of 2t) is moved
+    by ``shift`` standard deviations on one coordinate: a possible, if very unlikely, draw that
+    forces the failure event of the variance bound (Thm. 2.10) there. Later steps project nothing
+    of the variance part, so the other coordinates keep the bounds of the unshifted run."""
+
+    kind = "simulation"
+
+    def __init__(self, seed: int, t: int, shift: float, coordinate: int = 0) -> None:
+        self.rng, self.t, self.shift = np.random.default_rng(seed), t, shift
+        self.coordinate, self.calls = coordinate, 0
+
+    def add_laplace(self, values, scale):  # pragma: no cover - GVDP is Gaussian only
+        raise AssertionError("GVDP must not use Laplace noise")
+
+    def add_gaussian(self, values, sigma):
+        sigma = np.broadcast_to(sigma, np.shape(values))
+        out = np.asarray(values, dtype=float) + sigma * self.rng.standard_normal(np.shape(values))
+        self.calls += 1
+        if self.calls == self.t:
+            out[..., self.coordinate] += self.shift * sigma[..., self.coordinate]
+        return out
+
+
+BLOWUP_N, BLOWUP_K, BLOWUP_R, BLOWUP_RHO = 5_000, 100, 10, 0.5  # the setting of the review
+
+
+def blowup_bounds() -> GVDPBounds:
+    """OLS bounds 100× too loose at n = 5,000 (the variance scales like 1/n)."""
+    return GVDPBounds.overestimated(
+        OLS_BETA,
+        ols_sampling_variance() * OLS_N / BLOWUP_N,
+        100,
+        resamples=BLOWUP_R,
+        subset_size=BLOWUP_N // BLOWUP_K,
+    )
+
+
+def test_a_failed_variance_bound_widens_only_its_own_interval():
+    """Regression: when Cor. D.1's bound on one coordinate came out ≤ 0, the whitening scale of
+    that coordinate used to be ~1e-6·√(k v_j), the starting radius r₀/min s_j (Alg. 3 line 4)
+    exploded and every interval came out ~1e5 times too wide. Now that coordinate falls back to
+    the public v_j (scale and interval) and the other coordinates get no more noise than in a
+    normal run with the same draws."""
+    X, y = ols_data(np.random.default_rng(40), n=BLOWUP_N)
+    bounds = blowup_bounds()
+    t = 5
+    common = dict(k=BLOWUP_K, rho=BLOWUP_RHO, t=t, resamples=BLOWUP_R, bounds=bounds, rng=41)
+    normal = gvdp((X, y), "ols", noise=ShiftedVarianceNoise(42, t, 0.0), **common)
+    failed = gvdp((X, y), "ols", noise=ShiftedVarianceNoise(42, t, -20.0), **common)
+    # The forced draw really is the failure event on coordinate 0, and only there.
+    paper = _variance_upper_bound(
+        failed.variance_iterates, failed.variance_iterate_variances, 0.03 / 3
+    )
+    assert paper[0] == 0.0 and np.all(paper[1:] > 0)
+    assert np.all(normal.sampling_variance < bounds.variance_high)
+    # Fallback: the public bound, in the scale and in the interval of coordinate 0.
+    assert failed.sampling_variance[0] == bounds.variance_high[0]
+    np.testing.assert_array_equal(failed.sampling_variance[1:], normal.sampling_variance[1:])
+    assert failed.variance[0] >= bounds.variance_high[0]
+    # No blow-up: the other coordinates' noise can only shrink (min s_j can only grow) ...
+    assert np.all(failed.noise_variance[1:] <= normal.noise_variance[1:] * (1 + 1e-12))
+    # ... and coordinate 0 is wider by about √(v_0 / Σ̃_00), not by orders of magnitude.
+    width_normal, width_failed = normal.high - normal.low, failed.high - failed.low
+    assert np.all(width_failed <= 50 * np.median(width_normal))
+    ratio = width_failed[0] / width_normal[0]
+    assert 1 < ratio <= 1.5 * math.sqrt(bounds.variance_high[0] / normal.sampling_variance[0])
+    assert np.all(np.isfinite(failed.estimate))
 
 
 # ---- the public API -------------------------------------------------------------------------------
@@ -679,3 +765,39 @@ def test_logistic_coverage_sanity():
     # Clopper–Pearson lower bound above 0.85 would fail only if coverage were far below nominal.
     assert all(binomial_low(int(c), 100, alpha=0.001) > 0.80 for c in covered), covered
     assert np.all(result.coverage >= 0.88), result.coverage
+
+
+@pytest.mark.slow
+def test_no_interval_blows_up_when_the_variance_bound_fails(monkeypatch):
+    """Regression for the review's setting (OLS, n = 5,000, k = 100, bounds 100× too loose,
+    ρ = 0.5, d = 5 with intercept): the variance bound of Cor. D.1 fails (comes out ≤ 0) in a few
+    of 600 runs; those runs used to give intervals ~1e5 times the median width. Now every interval
+    stays within a small multiple of its coordinate's median and coverage is nominal."""
+    module = importlib.import_module("dpcore.estimators.gvdp")
+    original, paper_bounds = module._variance_upper_bound, []
+
+    def spy(*args):
+        paper_bounds.append(original(*args))
+        return paper_bounds[-1]
+
+    monkeypatch.setattr(module, "_variance_upper_bound", spy)
+    result = gvdp_coverage(
+        lambda rng: ols_data(rng, n=BLOWUP_N),
+        OLS_BETA,
+        "ols",
+        replications=600,
+        k=BLOWUP_K,
+        rho=BLOWUP_RHO,
+        resamples=BLOWUP_R,
+        bounds=blowup_bounds(),
+        rng=0,
+    )
+    (paper,) = paper_bounds
+    failed = paper <= 0
+    assert failed.any(axis=1).sum() >= 2  # the seed does reach the failure event
+    width = result.high - result.low
+    ratio = width / np.median(width, axis=0)
+    assert ratio.max() < 10, ratio.max()  # was ~1e5 in the failed runs
+    # The fallback coordinates' intervals are ~2.5× wider but their noise grows with them, so
+    # they cover at about the nominal rate (not always): only the pooled coverage is checked.
+    assert np.all(result.coverage >= 0.92), result.coverage
