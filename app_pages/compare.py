@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dpcore.estimators import STRATEGIES
+from dpcore.analyses.mean.strategies import STRATEGIES
 from strata_ui import charts_compare as charts
 from strata_ui import constants, pipeline
 from strata_ui.analyses import module_for

@@ -3,7 +3,8 @@
 import streamlit as st
 
 from dpcore.accounting import BudgetExceededError
-from dpcore.release import STRATEGY_LABELS, ReleaseRecord, plan_key, release
+from dpcore.analyses.mean.plan import STRATEGY_LABELS
+from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import release_ui
 from strata_ui.analyses import module_for
 from strata_ui.pipeline import current_plan

@@ -19,7 +19,8 @@ import time
 
 import numpy as np
 
-from dpcore.estimators.gvdp import GVDPBounds, gvdp, gvdp_coverage, nonprivate_ci
+from dpcore.analyses.gvdp.bounds import GVDPBounds
+from dpcore.analyses.gvdp.estimator import gvdp, gvdp_coverage, nonprivate_ci
 
 OLS_BETA = np.array([1.0, 2.0, -1.0, 0.5, 0.25])
 OLS_CORR, OLS_SIGMA = 0.5, 10.0

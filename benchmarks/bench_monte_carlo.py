@@ -13,9 +13,9 @@ import time
 import numpy as np
 
 from dpcore.accounting import ZCDP
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.simulate import monte_carlo
 from dpcore.datasets import synthetic_gaussian_mixture
-from dpcore.estimators import CoinPressMean
-from dpcore.simulate import monte_carlo
 from dpcore.strata import Strata
 
 N, K, STEPS, REPLICATES, BASELINE_REPLICATES = 1_000_000, 100, 5, 1000, 10

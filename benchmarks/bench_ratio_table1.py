@@ -11,7 +11,7 @@ import time
 
 import pandas as pd
 
-from dpcore.estimators.ratio import load_table1, ratio_study
+from dpcore.analyses.ratio.study import load_table1, ratio_study
 
 REPS = 1000
 METHODS = {"none": "nc", "monte_carlo": "mc", "analytical": "an"}

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 
+from dpcore.analyses.synth.encoding import METHODS, bucketize
+from dpcore.analyses.synth.synthesizers import synthesize
 from dpcore.datasets import load_demo
 from dpcore.metrics import mean_error_by_group, synthetic_parity_error, workload_error_by_group
-from dpcore.sampling import METHODS, bucketize, synthesize
 
 COLUMNS = [
     "age",

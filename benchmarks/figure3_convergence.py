@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from dpcore.accounting import ZCDP
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.datasets import synthetic_gaussian_mixture
-from dpcore.estimators import CoinPressMean, run_strategy
 from dpcore.strata import Strata, shares_from_counts
 
 SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)

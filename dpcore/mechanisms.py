@@ -199,3 +199,25 @@ def noise_source(kind: NoiseKind, *, rng: np.random.Generator | int | None = Non
             )
         return SecureNoise()
     raise ValueError(f"`kind` must be 'simulation' or 'secure', got {kind!r}")
+
+
+def as_noise_source(
+    noise: NoiseKind | NoiseSource | None, *, rng: np.random.Generator | int | None = None
+) -> NoiseSource:
+    """The one normaliser of every estimator's ``noise`` argument.
+
+    ``None`` or ``"simulation"``: numpy noise seeded by ``rng`` (previews and dry runs);
+    ``"secure"``: OpenDP's samplers, which cannot be seeded, so ``rng`` is left to the caller's
+    post-processing; a :class:`NoiseSource`: used as it is (a caller sharing one source between
+    several draws).
+    """
+    if noise is None or noise == "simulation":
+        return SimulationNoise(rng=rng)
+    if noise == "secure":
+        return SecureNoise()
+    if isinstance(noise, str) or not (
+        callable(getattr(noise, "add_laplace", None))
+        and callable(getattr(noise, "add_gaussian", None))
+    ):
+        raise TypeError(f"`noise` must be a NoiseSource, 'simulation' or 'secure', got {noise!r}")
+    return noise

@@ -15,7 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.plans.gvdp import ALL, DP, INTERCEPT, NON_PRIVATE
+from dpcore.analyses.gvdp.groups import ALL, DP, NON_PRIVATE
+from dpcore.analyses.gvdp.model import INTERCEPT
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_compare import FONT, PALETTE, wrap_label
 

@@ -16,13 +16,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore import theory
-from dpcore.teaching import (
-    FIGURE3_STRATEGIES,
-    LOOSE_MEAN,
-    LOOSE_METHODS,
-    Figure1Reading,
-    NeighbourNoise,
-)
+from dpcore.analyses.gvdp.teaching import LOOSE_MEAN, LOOSE_METHODS
+from dpcore.analyses.mean.teaching import FIGURE3_STRATEGIES, Figure1Reading
+from dpcore.teaching import NeighbourNoise
 from strata_ui import charts_ratio, charts_strata
 from strata_ui.charts_compare import FONT, rgba
 from strata_ui.charts_ratio import (

@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy.special import ndtri
 
-from dpcore.estimators.ratio import RatioComparison
-from dpcore.plans.ratio import ALL_GROUPS
+from dpcore.analyses.ratio.intervals import RatioComparison
+from dpcore.analyses.ratio.preview import ALL_GROUPS
 from strata_ui.charts_compare import FONT, PALETTE
 
 METHOD_NAMES = {

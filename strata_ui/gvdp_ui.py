@@ -15,32 +15,30 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.accounting import ZCDP
-from dpcore.estimators.gvdp import nonprivate_ci
-from dpcore.plans.gvdp import (
-    BOUNDS_MODES,
-    DP,
-    MODELS,
-    NON_PRIVATE,
-    STRATEGIES,
-    GvdpBoundsSpec,
-    GvdpData,
-    GvdpModel,
-    GvdpPlan,
-    RunSettings,
+from dpcore.analyses.gvdp.data import GvdpData, prepare_data
+from dpcore.analyses.gvdp.diagnostics import (
     blb_diagnostic,
-    comparison_frame,
     coverage_frame,
     coverage_on_data,
     coverage_synthetic,
-    groups_frame,
     k_ladder,
-    nonprivate,
-    prepare_data,
-    run_groups,
-    run_population,
     synthetic_coefficients,
     synthetic_description,
 )
+from dpcore.analyses.gvdp.estimator import nonprivate_ci
+from dpcore.analyses.gvdp.groups import (
+    DP,
+    NON_PRIVATE,
+    STRATEGIES,
+    RunSettings,
+    comparison_frame,
+    groups_frame,
+    nonprivate,
+    run_groups,
+    run_population,
+)
+from dpcore.analyses.gvdp.model import BOUNDS_MODES, MODELS, GvdpBoundsSpec, GvdpModel
+from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.strata import StrataSpec
 from strata_ui import charts_gvdp as charts
 from strata_ui import pipeline

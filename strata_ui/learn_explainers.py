@@ -26,6 +26,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import teaching, theory
+from dpcore.analyses.gvdp import teaching as gvdp_teaching
+from dpcore.analyses.mean import teaching as mean_teaching
+from dpcore.analyses.ratio import teaching as ratio_teaching
 from strata_ui import charts_learn, charts_strata, constants
 from strata_ui.learn_common import (
     LearnSettings,
@@ -158,16 +161,18 @@ def render_small_groups() -> None:
             {
                 "group": list(strata.labels),
                 "size": strata.sizes,
-                "error": teaching.laplace_mean_error(strata.sizes, settings.group_epsilon, width),
+                "error": mean_teaching.laplace_mean_error(
+                    strata.sizes, settings.group_epsilon, width
+                ),
             }
         )
     chosen_error = float(
-        teaching.laplace_mean_error(settings.group_size, settings.group_epsilon, width)
+        mean_teaching.laplace_mean_error(settings.group_size, settings.group_epsilon, width)
     )
     chosen = (float(settings.group_size), chosen_error)
     show_chart(
         charts_learn.group_error_figure(
-            teaching.error_curve(settings.group_epsilon, width),
+            mean_teaching.error_curve(settings.group_epsilon, width),
             groups,
             epsilon=settings.group_epsilon,
             bounds=bounds,
@@ -197,7 +202,7 @@ def render_small_groups() -> None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _expected_shares(k: int, alpha: float) -> np.ndarray:
-    return teaching.expected_sorted_shares(k, alpha)
+    return mean_teaching.expected_sorted_shares(k, alpha)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -207,9 +212,9 @@ def _mle_alpha(shares: tuple[float, ...]) -> float:
 
 def _reading(
     sizes: np.ndarray, alpha: float, alpha_fit: float, shares: tuple[float, ...]
-) -> teaching.Figure1Reading:
+) -> mean_teaching.Figure1Reading:
     """Theorem 9 read at ``alpha``; the (slow) α fits come from caches keyed on the shares."""
-    return teaching.figure1_reading(
+    return mean_teaching.figure1_reading(
         sizes, alpha, alpha_sorted=alpha_fit, alpha_mle=_mle_alpha(shares)
     )
 
@@ -347,7 +352,7 @@ def render_coinpress() -> None:
         )
         st.caption("A bigger ρ: less noise per step, narrower intervals.")
     g = labels.index(settings.coinpress_group)
-    steps = teaching.coinpress_steps(
+    steps = mean_teaching.coinpress_steps(
         strata,
         g,
         prior=(float(state.clip_low), float(state.clip_high)),
@@ -400,7 +405,7 @@ RATIO_CI_WEIGHTING = {
 
 @st.cache_data(max_entries=32, show_spinner="Simulating 400 releases per ε (cached)…")
 def _ratio_sweep(n: int, weighted: bool, seed: int) -> pd.DataFrame:
-    return teaching.ratio_coverage_sweep(n, weighted=weighted, seed=seed)
+    return ratio_teaching.ratio_coverage_sweep(n, weighted=weighted, seed=seed)
 
 
 def render_ratio_ci() -> None:
@@ -417,8 +422,8 @@ def render_ratio_ci() -> None:
     with left:
         settings.ratio_ci_n = st.select_slider(
             "Rows in the data, n (log scale)",
-            options=teaching.RATIO_CI_SIZES,
-            value=nearest(teaching.RATIO_CI_SIZES, settings.ratio_ci_n),
+            options=ratio_teaching.RATIO_CI_SIZES,
+            value=nearest(ratio_teaching.RATIO_CI_SIZES, settings.ratio_ci_n),
             format_func=lambda v: f"{v:,}",
             key="learn.ratio_ci.n",
             help="The noise does not grow with n but the sums do, so with more rows the noise "
@@ -452,7 +457,7 @@ def render_ratio_ci() -> None:
         "The paper's simulation (§3): s ~ Beta(2, 2), y ~ Bernoulli(s/1.1), so the true ratio "
         "Σs/Σy is 1.1; classic Gaussian noise (eq. 5), δ = 1e-6, ε split evenly over the 5 "
         "released sums (6 weighted); Monte Carlo correction with B = 200 draws; "
-        f"{teaching.RATIO_CI_REPS} data sets, the same for every ε, seed {seed} (from the "
+        f"{ratio_teaching.RATIO_CI_REPS} data sets, the same for every ε, seed {seed} (from the "
         "Compare page). Releases whose noisy sums leave no interval count as misses, as in the "
         "paper's code. Simulated data only: nothing is released or spent."
     )
@@ -483,7 +488,7 @@ GVDP_BOUNDS_RHO_OPTIONS = tuple(v for v in constants.RHO_OPTIONS if 0.01 <= v <=
     max_entries=16, show_spinner="Running GVDP on 100 simulated data sets per bound (cached)…"
 )
 def _loose_bounds(rho: float, seed: int) -> pd.DataFrame:
-    return teaching.loose_bounds_study(rho, seed=seed)
+    return gvdp_teaching.loose_bounds_study(rho, seed=seed)
 
 
 def render_gvdp_bounds() -> None:
@@ -511,7 +516,7 @@ def render_gvdp_bounds() -> None:
     rho = float(settings.gvdp_bounds_rho)
     study = _loose_bounds(rho, seed)
     show_chart(
-        charts_learn.loose_bounds_figure(study, rho=rho, n=teaching.LOOSE_N),
+        charts_learn.loose_bounds_figure(study, rho=rho, n=gvdp_teaching.LOOSE_N),
         key="learn.chart.gvdp_bounds.estimates",
         summary=charts_learn.loose_bounds_summary(study),
     )
@@ -521,9 +526,9 @@ def render_gvdp_bounds() -> None:
         summary=charts_learn.loose_coverage_summary(study),
     )
     st.caption(
-        f"n = {teaching.LOOSE_N:,} rows x ~ N(1, 1), {teaching.LOOSE_REPLICATIONS} data sets "
-        f"(seed {seed}), the same for every c. GVDP: k = {teaching.LOOSE_K} subsets of "
-        f"{teaching.LOOSE_N // teaching.LOOSE_K} rows, {teaching.LOOSE_RESAMPLES} bootstrap "
+        f"n = {gvdp_teaching.LOOSE_N:,} rows x ~ N(1, 1), {gvdp_teaching.LOOSE_REPLICATIONS} data sets "
+        f"(seed {seed}), the same for every c. GVDP: k = {gvdp_teaching.LOOSE_K} subsets of "
+        f"{gvdp_teaching.LOOSE_N // gvdp_teaching.LOOSE_K} rows, {gvdp_teaching.LOOSE_RESAMPLES} bootstrap "
         "resamples each, t = 5 CoinPress steps, ρ split evenly between the mean and its "
         "variance; its variance bound is c times the true one. Clipped mean: every row clipped "
         "to [−c, c], Gaussian noise for ρ-zCDP; its interval adds the noise variance to the "

@@ -23,10 +23,12 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dpcore import teaching, theory
+from dpcore import theory
+from dpcore.analyses.gvdp import teaching as gvdp_teaching
+from dpcore.analyses.mean import teaching as mean_teaching
+from dpcore.analyses.ratio import teaching as ratio_teaching
+from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from dpcore.datasets import synthetic_gaussian_mixture
-from dpcore.estimators.ratio import load_table1, ratio_study
-from dpcore.plans.ratio import table1_comparison
 from strata_ui import charts_learn, charts_ratio, charts_strata, constants
 from strata_ui.learn_common import LearnSettings, formula, nearest, show_chart
 from strata_ui.state import AppState, get_settings, get_state
@@ -75,13 +77,13 @@ FIGURE1_GROUPS = {
     "race": "RAC1P, 9 groups (the paper's example)",
     "sex_race": "SEX × RAC1P, 18 groups (the paper's Table 3)",
 }
-FIGURE1_ALPHA_OPTIONS = tuple(sorted({*constants.ALPHA_OPTIONS, teaching.PAPER_NY_ALPHA}))
+FIGURE1_ALPHA_OPTIONS = tuple(sorted({*constants.ALPHA_OPTIONS, mean_teaching.PAPER_NY_ALPHA}))
 
 
 @st.cache_data(max_entries=4, show_spinner="Fitting α to the census group sizes…")
 def _figure1_fit(by: str) -> tuple[pd.DataFrame, float, float]:
     """The census group sizes and their two α fits (do not depend on the α read off)."""
-    sizes = teaching.acs_ny_sizes(by)
+    sizes = mean_teaching.acs_ny_sizes(by)
     shares = sizes["size"].to_numpy() / sizes["size"].sum()
     return (
         sizes,
@@ -90,9 +92,9 @@ def _figure1_fit(by: str) -> tuple[pd.DataFrame, float, float]:
     )
 
 
-def _figure1(by: str, alpha: float) -> tuple[pd.DataFrame, teaching.Figure1Reading]:
+def _figure1(by: str, alpha: float) -> tuple[pd.DataFrame, mean_teaching.Figure1Reading]:
     sizes, alpha_sorted, alpha_mle = _figure1_fit(by)
-    reading = teaching.figure1_reading(
+    reading = mean_teaching.figure1_reading(
         sizes["size"].to_numpy(), alpha, alpha_sorted=alpha_sorted, alpha_mle=alpha_mle
     )
     return sizes, reading
@@ -155,8 +157,8 @@ def render_figure1() -> None:
             ("α axis", "not stated; text discusses α in [0.2, 1)", "0.01 to 10, log scale", False),
         ]
     )  # fmt: skip
-    marks = {f"paper's α ≈ {teaching.PAPER_NY_ALPHA:g}": teaching.PAPER_NY_ALPHA}
-    if alpha != teaching.PAPER_NY_ALPHA:
+    marks = {f"paper's α ≈ {mean_teaching.PAPER_NY_ALPHA:g}": mean_teaching.PAPER_NY_ALPHA}
+    if alpha != mean_teaching.PAPER_NY_ALPHA:
         marks[f"read at α = {alpha:g}"] = alpha
     curves = charts_strata.log_size_curves(
         reading.n, reading.k, charts_strata.alpha_grid(reading.alpha_sorted)
@@ -172,8 +174,8 @@ def render_figure1() -> None:
         subtitle=f"New York 2018 census (the paper's Table 3), n = {reading.n:,}, k = {reading.k}",
     )
     show_chart(fig, key="learn.chart.preset.figure1", summary=charts_learn.figure1_summary(reading))
-    at_paper = teaching.position_between(
-        theory.dirichlet_expected_log_sizes(reading.n, reading.k, teaching.PAPER_NY_ALPHA),
+    at_paper = mean_teaching.position_between(
+        theory.dirichlet_expected_log_sizes(reading.n, reading.k, mean_teaching.PAPER_NY_ALPHA),
         reading.best,
         reading.worst,
     )
@@ -228,14 +230,14 @@ FIGURE3_EXPLORE_N = 10_000
 
 @st.cache_data(max_entries=16, show_spinner="Simulating the synthetic mixture (cached)…")
 def _figure3(rho: float, data_seeds: int, replicates: int, seed: int) -> pd.DataFrame:
-    return teaching.figure3_study(rho, data_seeds=data_seeds, replicates=replicates, seed=seed)
+    return mean_teaching.figure3_study(rho, data_seeds=data_seeds, replicates=replicates, seed=seed)
 
 
 def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N) -> None:
     """Make one Figure-3 synthetic dataset the session's data, with the preset's settings, so the
     Strata, Estimator and Compare pages show it (built-in data: allowed in workshop mode)."""
     state.uploaded = synthetic_gaussian_mixture(
-        n, k=teaching.FIGURE3_K, alpha=teaching.FIGURE3_ALPHA, rng=0
+        n, k=mean_teaching.FIGURE3_K, alpha=mean_teaching.FIGURE3_ALPHA, rng=0
     )
     state.dataset_name = f"Synthetic Gaussian mixture (AAAI 2024 appendix B), n = {n:,}"
     state.dataset_fingerprint = f"{constants.PRESET_FINGERPRINT_PREFIX}figure3:{n}:0"
@@ -246,10 +248,10 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
     state.bucket_edges = {}
     state.share_source = "data"
     state.share_table = {}
-    state.clip_low, state.clip_high = teaching.FIGURE3_PRIOR
+    state.clip_low, state.clip_high = mean_teaching.FIGURE3_PRIOR
     state.estimator = "coinpress"
-    state.coinpress_sigma = teaching.FIGURE3_SIGMA
-    state.coinpress_steps = teaching.FIGURE3_STEPS
+    state.coinpress_sigma = mean_teaching.FIGURE3_SIGMA
+    state.coinpress_steps = mean_teaching.FIGURE3_STEPS
     state.budget_kind = "zcdp"
     state.rho = rho
 
@@ -300,7 +302,7 @@ def render_figure3() -> None:
         summary=charts_learn.figure3_summary(study),
     )
     by_n = study.set_index(["strategy", "n"])
-    small, large = min(teaching.FIGURE3_SIZES), max(teaching.FIGURE3_SIZES)
+    small, large = min(mean_teaching.FIGURE3_SIZES), max(mean_teaching.FIGURE3_SIZES)
     claims_table(
         [
             (
@@ -457,9 +459,9 @@ def render_ratio_table1() -> None:
             ("weighted n = 5,000, ε = 0.2: mean width, Monte Carlo; analytical",
              "8.783; 1.532", f"{big_mc['ours_width']:.3f}; {big_an['ours_width']:.3f}"),
             ("Kish effective n, weighted n = 5,000", "3,032 (Tab. 1), 3,082 (Tab. 2)",
-             f"{effective[(True, 5000)]:,.1f}; {teaching.kish_effective_n(5000):,.1f} expected"),
+             f"{effective[(True, 5000)]:,.1f}; {ratio_teaching.kish_effective_n(5000):,.1f} expected"),
             ("Kish effective n, weighted n = 10,000", "6,161",
-             f"{effective[(True, 10000)]:,.1f}; {teaching.kish_effective_n(10000):,.1f} expected"),
+             f"{effective[(True, 10000)]:,.1f}; {ratio_teaching.kish_effective_n(10000):,.1f} expected"),
         ]
     )  # fmt: skip
     with st.popover("The whole table: ours beside the paper's", icon=":material/table_view:"):
@@ -488,7 +490,7 @@ def render_ratio_table1() -> None:
         "weighted ε = 0.2 widths and scores are means dominated by a few releases whose noisy "
         "denominator is near 0, so they change a lot from run to run. For weighted n = 5,000 "
         f"the paper prints an effective n of 3,032; ours is {effective[(True, 5000)]:,.1f} and "
-        f"its expected value {teaching.kish_effective_n(5000):,.1f}, which matches the 3,082 "
+        f"its expected value {ratio_teaching.kish_effective_n(5000):,.1f}, which matches the 3,082 "
         "of the paper's own Table 2 (same design), so 3,032 looks like a misprint."
     )
     formula(
@@ -509,14 +511,14 @@ def render_ratio_table1() -> None:
 
 GVDP_OLS_PANEL_NAMES = {
     key: f"({key}) n = {n:,}, k = {k:,}" + (f" (paper: {paper_k:,})" if paper_k != k else "")
-    for key, (n, k, paper_k, _) in teaching.GVDP_OLS_PANELS.items()
+    for key, (n, k, paper_k, _) in gvdp_teaching.GVDP_OLS_PANELS.items()
 }
 
 
 @st.cache_data(max_entries=16, show_spinner="Running GVDP on simulated OLS data (cached)…")
 def _gvdp_ols(panel: str, seed: int) -> pd.DataFrame:
-    n, k, _, replications = teaching.GVDP_OLS_PANELS[panel]
-    return teaching.gvdp_ols_study(n, k, replications=replications, seed=seed)
+    n, k, _, replications = gvdp_teaching.GVDP_OLS_PANELS[panel]
+    return gvdp_teaching.gvdp_ols_study(n, k, replications=replications, seed=seed)
 
 
 def render_gvdp_ols() -> None:
@@ -529,9 +531,9 @@ def render_gvdp_ols() -> None:
         "width depends on k, not on n. This preset reruns a smaller version of it."
     )
     seed = get_state().seed
-    studies = {panel: _gvdp_ols(panel, seed) for panel in teaching.GVDP_OLS_PANELS}
-    summaries = {panel: teaching.gvdp_ols_summary(frame) for panel, frame in studies.items()}
-    runs = ", ".join(str(r[3]) for r in teaching.GVDP_OLS_PANELS.values())
+    studies = {panel: _gvdp_ols(panel, seed) for panel in gvdp_teaching.GVDP_OLS_PANELS}
+    summaries = {panel: gvdp_teaching.gvdp_ols_summary(frame) for panel, frame in studies.items()}
+    runs = ", ".join(str(r[3]) for r in gvdp_teaching.GVDP_OLS_PANELS.values())
     settings_table(
         [
             ("model", "OLS, d = 5, Gaussian X and error", "the same, no intercept", True),
@@ -546,7 +548,7 @@ def render_gvdp_ols() -> None:
             ("runs per panel", "100", runs, False),
         ]
     )  # fmt: skip
-    panels = list(teaching.GVDP_OLS_PANELS)
+    panels = list(gvdp_teaching.GVDP_OLS_PANELS)
     if settings.gvdp_ols_panel not in panels:
         settings.gvdp_ols_panel = "c"
     settings.gvdp_ols_panel = st.radio(
@@ -560,7 +562,7 @@ def render_gvdp_ols() -> None:
         "its bootstrap to mimic the estimator's sampling distribution.",
     )
     panel = settings.gvdp_ols_panel
-    n, k, _, _ = teaching.GVDP_OLS_PANELS[panel]
+    n, k, _, _ = gvdp_teaching.GVDP_OLS_PANELS[panel]
     intervals, summary = studies[panel], summaries[panel]
     show_chart(
         charts_learn.gvdp_ols_figure(intervals, n=n, k=k),
@@ -608,7 +610,7 @@ def render_gvdp_ols() -> None:
         "sentences quoted above. Its text describes the data only in words; we follow the "
         "authors' public code (scikit-learn's make_regression with effective rank 4 and noise "
         "10) in distribution, but keep one β = "
-        f"({', '.join(f'{b:g}' for b in teaching.GVDP_OLS_BETA)}) for every run where the code "
+        f"({', '.join(f'{b:g}' for b in gvdp_teaching.GVDP_OLS_BETA)}) for every run where the code "
         "draws a new one, and set the bounds 100 times the true values about 0 where the code "
         "scales the (non-private) bootstrap estimates. Widths are medians: in a few runs (the "
         "small-probability event β allows) the interval is enormous, and a mean would show only "

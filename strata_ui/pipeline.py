@@ -11,11 +11,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import simulate
 from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
-from dpcore.estimators import CoinPressMean, GaussianMean, LaplaceMean
-from dpcore.estimators.stratified import Strategy
-from dpcore.release import DatasetRef, MeanPlan
+from dpcore.analyses.mean import simulate
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.plan import MeanPlan
+from dpcore.analyses.mean.strategies import Strategy
+from dpcore.release import DatasetRef
 from dpcore.strata import PublicShares, Strata, StrataSpec
 from strata_ui import constants
 from strata_ui.state import AppState, get_dataset

@@ -25,20 +25,17 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.accounting import ZCDP, Budget, PureDP
-from dpcore.estimators.ratio import RatioBounds, load_table1, ratio_study
-from dpcore.plans.ratio import (
+from dpcore.analyses.ratio.budget import release_arguments, release_cost
+from dpcore.analyses.ratio.groups import GroupRatioSums, bootstrap_group_sums, group_ratio_sums
+from dpcore.analyses.ratio.plan import RatioPlan
+from dpcore.analyses.ratio.preview import (
     ALL_GROUPS,
-    GroupRatioSums,
-    RatioPlan,
     RatioResult,
-    bootstrap_group_sums,
     estimate_ratios,
-    group_ratio_sums,
-    release_arguments,
-    release_cost,
     simulate_ratio_intervals,
-    table1_comparison,
 )
+from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
+from dpcore.analyses.ratio.sums import RatioBounds
 from strata_ui import charts_ratio as charts
 from strata_ui import constants, pipeline
 from strata_ui.data import kind_of

@@ -31,27 +31,29 @@ import streamlit as st
 from pandas.api import types
 
 from dpcore.accounting import pure_epsilon_within
-from dpcore.plans.synth import (
+from dpcore.analyses.synth.config import (
     MAX_ROWS,
     METHOD_NAMES,
     MIN_MODEL_COLUMNS,
     MIN_ROWS,
     STRATEGIES,
-    SWEEP_EPSILONS,
-    GroupWorkload,
     PreparedRows,
     SynthConfig,
-    SynthPlan,
-    build_workload,
     check_config,
     prepare_rows,
     run_synthesis,
+)
+from dpcore.analyses.synth.encoding import METHODS
+from dpcore.analyses.synth.plan import SynthPlan
+from dpcore.analyses.synth.workload import (
+    SWEEP_EPSILONS,
+    GroupWorkload,
+    build_workload,
     sweep_errors,
     sweep_metrics,
 )
 from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
 from dpcore.strata import PublicShares, Strata, StrataSpec
-from dpcore.synth import METHODS
 from strata_ui import charts_synth as charts
 from strata_ui import constants, pipeline
 from strata_ui.state import AppState, get_dataset, get_settings, get_state

@@ -9,8 +9,8 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import PureDP
-from dpcore.estimators import LaplaceMean
-from dpcore.simulate import monte_carlo, parity_by_replicate
+from dpcore.analyses.mean.estimators import LaplaceMean
+from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
 from dpcore.strata import Strata, shares_from_counts
 from strata_ui import constants
 from strata_ui.data import load_demo

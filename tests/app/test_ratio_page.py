@@ -12,9 +12,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import ZCDP
+from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.datasets import load_demo
 from dpcore.ledger import Ledger
-from dpcore.plans.ratio import ALL_GROUPS
 from strata_ui.ratio_ui import PREVIEW_BANNER, RatioSettings
 from strata_ui.state import AppState, settings_key
 

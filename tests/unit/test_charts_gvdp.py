@@ -7,25 +7,23 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import ZCDP
-from dpcore.estimators.gvdp import GVDPCoverage, nonprivate_ci
-from dpcore.ledger import Ledger
-from dpcore.plans.gvdp import (
+from dpcore.analyses.gvdp.data import prepare_data
+from dpcore.analyses.gvdp.diagnostics import blb_diagnostic, coverage_frame
+from dpcore.analyses.gvdp.estimator import GVDPCoverage, nonprivate_ci
+from dpcore.analyses.gvdp.groups import (
     ALL,
     DP,
     NON_PRIVATE,
-    GvdpBoundsSpec,
-    GvdpModel,
-    GvdpPlan,
     RunSettings,
-    blb_diagnostic,
     comparison_frame,
-    coverage_frame,
     groups_frame,
     nonprivate,
-    prepare_data,
     run_groups,
     run_population,
 )
+from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.ledger import Ledger
 from dpcore.release import release
 from dpcore.strata import StrataSpec
 from strata_ui import charts_gvdp as charts

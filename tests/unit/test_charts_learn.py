@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpcore import teaching as lm
-from dpcore import theory
+from dpcore import teaching, theory
+from dpcore.analyses.gvdp import teaching as gvdp_teaching
+from dpcore.analyses.mean import teaching as mean_teaching
+from dpcore.analyses.ratio import teaching as ratio_teaching
 from dpcore.datasets import load_demo
 from dpcore.strata import Strata
 from strata_ui import charts_learn as cl
@@ -72,7 +74,7 @@ def demo_strata() -> Strata:
 
 @pytest.mark.parametrize("epsilon", [0.01, 0.1, 1.0, 3.0, 10.0])
 def test_laplace_ratio_is_bounded_by_and_reaches_e_to_the_epsilon(epsilon):
-    noise = lm.neighbour_noise(epsilon, 1e-6)
+    noise = teaching.neighbour_noise(epsilon, 1e-6)
     laplace = noise.frame[noise.frame["mechanism"] == "Laplace"]
     assert noise.laplace_b == pytest.approx(1 / epsilon)
     assert laplace["ratio"].max() == pytest.approx(math.exp(epsilon), rel=1e-12)
@@ -90,7 +92,7 @@ def test_laplace_ratio_is_bounded_by_and_reaches_e_to_the_epsilon(epsilon):
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
 def test_gaussian_ratio_leaves_the_band_where_and_as_often_as_stated(epsilon):
     delta = 1e-5
-    noise = lm.neighbour_noise(epsilon, delta)
+    noise = teaching.neighbour_noise(epsilon, delta)
     gaussian = noise.frame[noise.frame["mechanism"] == "Gaussian"]
     assert gaussian["ratio"].max() > math.exp(epsilon)  # no hard cap: why δ is needed
     outside = gaussian.loc[gaussian["ratio"] > math.exp(epsilon), "x"]
@@ -108,7 +110,7 @@ def test_gaussian_ratio_leaves_the_band_where_and_as_often_as_stated(epsilon):
 
 
 def test_epsilon_figures_are_labelled_and_show_the_band():
-    noise = lm.neighbour_noise(1.0, 1e-6)
+    noise = teaching.neighbour_noise(1.0, 1e-6)
     density = as_json(cl.epsilon_density_figure(noise))
     assert_accessible(density, x_unit="people", y_unit="per person")
     ratio = as_json(cl.epsilon_ratio_figure(noise))
@@ -131,7 +133,7 @@ def test_epsilon_figures_are_labelled_and_show_the_band():
 
 
 def test_epsilon_summaries_state_the_numbers():
-    noise = lm.neighbour_noise(1.0, 1e-6)
+    noise = teaching.neighbour_noise(1.0, 1e-6)
     text = cl.epsilon_ratio_summary(noise)
     assert "e^ε = 2.72" in text and "δ = 1e-6" in text
     assert f"{noise.tail_probability:.2g}" in text
@@ -143,20 +145,22 @@ def test_epsilon_summaries_state_the_numbers():
 
 def test_expected_error_is_inversely_proportional_to_n_and_epsilon():
     sizes = np.array([10, 100, 1000, 12345])
-    errors = lm.laplace_mean_error(sizes, 0.5, 100.0)
+    errors = mean_teaching.laplace_mean_error(sizes, 0.5, 100.0)
     np.testing.assert_allclose(errors * sizes, 100.0 / 0.5)
-    np.testing.assert_allclose(lm.laplace_mean_error(sizes, 1.0, 100.0) * 2, errors)
-    curve = lm.error_curve(2.0, 100.0)
+    np.testing.assert_allclose(mean_teaching.laplace_mean_error(sizes, 1.0, 100.0) * 2, errors)
+    curve = mean_teaching.error_curve(2.0, 100.0)
     np.testing.assert_allclose(curve["error"] * curve["size"], 50.0)
     with pytest.raises(ValueError, match="sizes"):
-        lm.laplace_mean_error(np.array([0, 10]), 1.0, 1.0)
+        mean_teaching.laplace_mean_error(np.array([0, 10]), 1.0, 1.0)
 
 
 def test_expected_error_matches_simulated_laplace_noise():
     rng = np.random.default_rng(0)
     n, epsilon, width = 250, 0.7, 100.0
     draws = rng.laplace(0, width / (n * epsilon), 200_000)
-    assert np.abs(draws).mean() == pytest.approx(lm.laplace_mean_error(n, epsilon, width), rel=0.01)
+    assert np.abs(draws).mean() == pytest.approx(
+        mean_teaching.laplace_mean_error(n, epsilon, width), rel=0.01
+    )
 
 
 def test_group_error_figure_marks_groups_on_the_curve(demo_strata):
@@ -164,13 +168,13 @@ def test_group_error_figure_marks_groups_on_the_curve(demo_strata):
         {
             "group": list(demo_strata.labels),
             "size": demo_strata.sizes,
-            "error": lm.laplace_mean_error(demo_strata.sizes, 1.0, 100.0),
+            "error": mean_teaching.laplace_mean_error(demo_strata.sizes, 1.0, 100.0),
         }
     )
-    chosen = (1000.0, float(lm.laplace_mean_error(1000, 1.0, 100.0)))
+    chosen = (1000.0, float(mean_teaching.laplace_mean_error(1000, 1.0, 100.0)))
     fig = as_json(
         cl.group_error_figure(
-            lm.error_curve(1.0, 100.0), groups, epsilon=1.0, bounds=(0, 100), chosen=chosen,
+            mean_teaching.error_curve(1.0, 100.0), groups, epsilon=1.0, bounds=(0, 100), chosen=chosen,
             unit="hours per week",
         )
     )  # fmt: skip
@@ -196,8 +200,8 @@ def test_group_error_figure_marks_groups_on_the_curve(demo_strata):
 
 
 def test_expected_sorted_shares_are_sorted_and_sum_to_one():
-    even = lm.expected_sorted_shares(5, 1000.0)
-    sparse = lm.expected_sorted_shares(5, 0.05)
+    even = mean_teaching.expected_sorted_shares(5, 1000.0)
+    sparse = mean_teaching.expected_sorted_shares(5, 0.05)
     for shares in (even, sparse):
         assert shares.sum() == pytest.approx(1)
         assert np.all(np.diff(shares) <= 1e-12)
@@ -207,7 +211,9 @@ def test_expected_sorted_shares_are_sorted_and_sum_to_one():
 
 def test_share_profile_and_figure1_charts(demo_strata):
     sizes = cs.group_size_frame(demo_strata.labels, demo_strata.sizes)
-    fig = as_json(cl.share_profile_figure(sizes, lm.expected_sorted_shares(10, 0.3), alpha=0.3))
+    fig = as_json(
+        cl.share_profile_figure(sizes, mean_teaching.expected_sorted_shares(10, 0.3), alpha=0.3)
+    )
     assert_accessible(fig, x_unit="group", y_unit="people")
     typical = fig["data"][-1]
     assert "α = 0.3" in typical["name"]
@@ -226,9 +232,9 @@ def test_share_profile_and_figure1_charts(demo_strata):
 
 
 def test_position_between_worst_and_best():
-    assert lm.position_between(10.0, best=10.0, worst=30.0) == 1
-    assert lm.position_between(30.0, best=10.0, worst=30.0) == 0
-    assert lm.position_between(25.0, best=10.0, worst=30.0) == pytest.approx(0.25)
+    assert mean_teaching.position_between(10.0, best=10.0, worst=30.0) == 1
+    assert mean_teaching.position_between(30.0, best=10.0, worst=30.0) == 0
+    assert mean_teaching.position_between(25.0, best=10.0, worst=30.0) == pytest.approx(0.25)
 
 
 # ---- CoinPress step by step ---------------------------------------------------------------------
@@ -236,7 +242,7 @@ def test_position_between_worst_and_best():
 
 def test_coinpress_steps_shrink_and_match_the_estimator(demo_strata):
     g = demo_strata.k - 1  # the smallest group
-    steps = lm.coinpress_steps(
+    steps = mean_teaching.coinpress_steps(
         demo_strata, g, prior=(0.0, 100.0), sigma=15.0, steps=3, rho=0.5, beta=0.01, rng=3
     )
     assert list(steps["step"]) == [0, 1, 2, 3]
@@ -244,11 +250,11 @@ def test_coinpress_steps_shrink_and_match_the_estimator(demo_strata):
     assert steps["rho"].sum() == pytest.approx(0.5)
     assert steps["width"].iloc[-1] < steps["width"].iloc[0]
     # Deterministic in the seed; a different seed moves the intervals.
-    again = lm.coinpress_steps(
+    again = mean_teaching.coinpress_steps(
         demo_strata, g, prior=(0.0, 100.0), sigma=15.0, steps=3, rho=0.5, beta=0.01, rng=3
     )
     pd.testing.assert_frame_equal(steps, again)
-    other = lm.coinpress_steps(
+    other = mean_teaching.coinpress_steps(
         demo_strata, g, prior=(0.0, 100.0), sigma=15.0, steps=3, rho=0.5, beta=0.01, rng=4
     )
     assert not np.allclose(other["low"], steps["low"])
@@ -270,7 +276,7 @@ def test_coinpress_steps_shrink_and_match_the_estimator(demo_strata):
 def test_coinpress_widths_shrink_with_more_budget(demo_strata):
     g = demo_strata.k - 1
     widths = [
-        lm.coinpress_steps(
+        mean_teaching.coinpress_steps(
             demo_strata, g, prior=(0.0, 100.0), sigma=15.0, steps=2, rho=rho, beta=0.01, rng=0
         )["width"].iloc[-1]
         for rho in (0.01, 0.1, 1.0)
@@ -282,17 +288,19 @@ def test_coinpress_widths_shrink_with_more_budget(demo_strata):
 
 
 def test_acs_ny_sizes_reproduce_the_papers_example():
-    race = lm.acs_ny_sizes("race")
+    race = mean_teaching.acs_ny_sizes("race")
     assert len(race) == 9 and race["size"].sum() == 196_967
     shares = (race["size"] / race["size"].sum()).to_numpy()
     np.testing.assert_allclose(shares[:5], [0.70, 0.12, 0.086, 0.056, 0.029], atol=0.005)
-    assert len(lm.acs_ny_sizes("sex_race")) == 18
+    assert len(mean_teaching.acs_ny_sizes("sex_race")) == 18
     with pytest.raises(ValueError, match="`by`"):
-        lm.acs_ny_sizes("age")
+        mean_teaching.acs_ny_sizes("age")
 
 
 def test_figure1_reading_at_the_papers_alpha():
-    reading = lm.figure1_reading(lm.acs_ny_sizes("race")["size"].to_numpy(), 0.13)
+    reading = mean_teaching.figure1_reading(
+        mean_teaching.acs_ny_sizes("race")["size"].to_numpy(), 0.13
+    )
     assert (reading.n, reading.k) == (196_967, 9)
     assert reading.best < reading.expected_at_read < reading.worst
     # The paper: "approximately ~80% better than the worst case"; we read 72% (see the preset).
@@ -306,7 +314,9 @@ def test_figure1_reading_at_the_papers_alpha():
 
 
 def test_figure3_study_gap_shrinks_and_figures_are_labelled():
-    study = lm.figure3_study(0.5, data_seeds=3, replicates=20, sizes=(1_000, 10_000, 100_000))
+    study = mean_teaching.figure3_study(
+        0.5, data_seeds=3, replicates=20, sizes=(1_000, 10_000, 100_000)
+    )
     gap = study[study["strategy"] == "gap"].set_index("n")["error"]
     assert gap[1_000] > gap[10_000] > gap[100_000]
     strat = study[study["strategy"] == "stratified"].set_index("n")
@@ -315,7 +325,7 @@ def test_figure3_study_gap_shrinks_and_figures_are_labelled():
     assert_accessible(error_fig, x_unit="log scale", y_unit="%")
     assert error_fig["layout"]["xaxis"]["ticktext"] == ["1,000", "10,000", "100,000"]
     names = [t["name"] for t in error_fig["data"]]
-    assert names[:2] == list(lm.FIGURE3_STRATEGIES.values())
+    assert names[:2] == list(mean_teaching.FIGURE3_STRATEGIES.values())
     gap_fig = as_json(cl.figure3_gap_figure(study, rho=0.5))
     assert_accessible(gap_fig, x_unit="log scale", y_unit="percentage points")
     np.testing.assert_allclose(values(gap_fig["data"][0]["y"]), 100 * gap.to_numpy())
@@ -325,12 +335,14 @@ def test_figure3_study_gap_shrinks_and_figures_are_labelled():
 
 
 def test_sized_fits_a_projector_in_workshop_mode():
-    fig = cl.epsilon_density_figure(lm.neighbour_noise(1.0, 1e-6))
+    fig = cl.epsilon_density_figure(teaching.neighbour_noise(1.0, 1e-6))
     fig.update_layout(height=900)
     small = cl.sized(fig, workshop=True)
     assert small.layout.height == constants.WORKSHOP_CHART_HEIGHT
     assert small.layout.font.size == constants.WORKSHOP_FONT_SIZE
-    normal = cl.sized(cl.epsilon_density_figure(lm.neighbour_noise(1.0, 1e-6)), workshop=False)
+    normal = cl.sized(
+        cl.epsilon_density_figure(teaching.neighbour_noise(1.0, 1e-6)), workshop=False
+    )
     assert normal.layout.font.size == constants.LEARN_FONT_SIZE
 
 
@@ -339,7 +351,7 @@ def test_sized_fits_a_projector_in_workshop_mode():
 
 @pytest.fixture(scope="module")
 def ratio_sweep() -> pd.DataFrame:
-    return lm.ratio_coverage_sweep(5000, weighted=False, reps=400, seed=0)
+    return ratio_teaching.ratio_coverage_sweep(5000, weighted=False, reps=400, seed=0)
 
 
 def binomial_tolerance(reps: int, level: float = 0.95, sds: float = 3.0) -> float:
@@ -348,14 +360,14 @@ def binomial_tolerance(reps: int, level: float = 0.95, sds: float = 3.0) -> floa
 
 def test_ratio_sweep_no_correction_undercovers_and_corrections_hold(ratio_sweep):
     by = ratio_sweep.set_index(["method", "epsilon"])
-    assert set(ratio_sweep["epsilon"]) == set(lm.RATIO_CI_EPSILONS)
-    assert set(ratio_sweep["method"]) == set(lm.RATIO_CI_METHODS)
+    assert set(ratio_sweep["epsilon"]) == set(ratio_teaching.RATIO_CI_EPSILONS)
+    assert set(ratio_sweep["method"]) == set(ratio_teaching.RATIO_CI_METHODS)
     tolerance = binomial_tolerance(400)
     # Small ε: ignoring the noise covers far below 95%; both corrections are back at 95%.
     assert by.loc[("none", 0.1), "coverage"] < 0.3
     assert by.loc[("none", 0.2), "coverage"] < 0.5
     for method in ("monte_carlo", "analytical", "public"):
-        for eps in lm.RATIO_CI_EPSILONS:
+        for eps in ratio_teaching.RATIO_CI_EPSILONS:
             assert abs(by.loc[(method, eps), "coverage"] - 0.95) <= tolerance, (method, eps)
     # The uncorrected interval improves as ε grows (less noise) and has the public width.
     none = ratio_sweep[ratio_sweep["method"] == "none"].sort_values("epsilon")
@@ -375,21 +387,31 @@ def test_ratio_sweep_no_correction_undercovers_and_corrections_hold(ratio_sweep)
 
 
 def test_ratio_sweep_weighted_needs_more_noise():
-    weighted = lm.ratio_coverage_sweep(5000, weighted=True, epsilons=(0.2, 1.0), reps=200)
+    weighted = ratio_teaching.ratio_coverage_sweep(
+        5000, weighted=True, epsilons=(0.2, 1.0), reps=200
+    )
     by = weighted.set_index(["method", "epsilon"])["coverage"]
     # The paper's Table 1: no correction covers 7.6% at ε = 0.2 and 39.8% at ε = 1.
     assert by[("none", 0.2)] < 0.2 and by[("none", 1.0)] < 0.6
     assert weighted["weighted"].all()
-    assert weighted["effective_n"].iloc[0] == pytest.approx(lm.kish_effective_n(5000), rel=0.005)
+    assert weighted["effective_n"].iloc[0] == pytest.approx(
+        ratio_teaching.kish_effective_n(5000), rel=0.005
+    )
 
 
 def test_kish_effective_n_is_the_closed_form_of_the_papers_weights():
-    assert lm.kish_effective_n(5000) == pytest.approx(3080.12, abs=0.01)
-    assert lm.kish_effective_n(10000) == pytest.approx(6160.24, abs=0.01)
+    assert ratio_teaching.kish_effective_n(5000) == pytest.approx(3080.12, abs=0.01)
+    assert ratio_teaching.kish_effective_n(10000) == pytest.approx(6160.24, abs=0.01)
     # The paper's Table 2 (3,082) and Table 1 at n = 10,000 (6,161) agree; Table 1's 3,032 doesn't.
-    assert abs(lm.kish_effective_n(5000) - 3082) < 3 < abs(lm.kish_effective_n(5000) - 3032)
+    assert (
+        abs(ratio_teaching.kish_effective_n(5000) - 3082)
+        < 3
+        < abs(ratio_teaching.kish_effective_n(5000) - 3032)
+    )
     w = np.clip(np.random.default_rng(0).standard_exponential(2_000_000), 1 / 3, 3)
-    assert lm.kish_effective_n(1) == pytest.approx(w.mean() ** 2 / (w**2).mean(), rel=2e-3)
+    assert ratio_teaching.kish_effective_n(1) == pytest.approx(
+        w.mean() ** 2 / (w**2).mean(), rel=2e-3
+    )
 
 
 def test_ratio_figures_plot_the_sweep(ratio_sweep):
@@ -426,7 +448,7 @@ def test_ratio_summaries_state_the_numbers(ratio_sweep):
 
 @pytest.fixture(scope="module")
 def loose_study() -> pd.DataFrame:
-    return lm.loose_bounds_study(0.1, seed=0)
+    return gvdp_teaching.loose_bounds_study(0.1, seed=0)
 
 
 def test_clipped_mean_noise_grows_in_proportion_to_the_range():
@@ -434,7 +456,7 @@ def test_clipped_mean_noise_grows_in_proportion_to_the_range():
     z = np.random.default_rng(1).standard_normal(50)
     halves, sds = [], []
     for c in (10, 100, 1000):
-        estimate, half, sd = lm.clipped_gaussian_mean(x, -c, c, 0.1, z)
+        estimate, half, sd = gvdp_teaching.clipped_gaussian_mean(x, -c, c, 0.1, z)
         assert sd == pytest.approx(2 * c / (5000 * math.sqrt(0.2)))
         np.testing.assert_allclose(estimate, x.mean(axis=1) + sd * z)  # nothing clipped
         # The interval: the noise variance added to the rows' sampling variance.
@@ -447,7 +469,7 @@ def test_clipped_mean_noise_grows_in_proportion_to_the_range():
     # Once the noise dominates the interval, it grows ∝ c too.
     assert halves[2] / halves[1] == pytest.approx(10, rel=0.02)
     # A range that is too tight biases the mean: E[clip(X, −1, 1)] for X ~ N(1, 1).
-    tight, _, _ = lm.clipped_gaussian_mean(x, -1, 1, 1e9, np.zeros(50))
+    tight, _, _ = gvdp_teaching.clipped_gaussian_mean(x, -1, 1, 1e9, np.zeros(50))
     expected = stats.norm.expect(lambda v: np.clip(v, -1, 1), loc=1, scale=1)
     assert tight.mean() == pytest.approx(expected, abs=0.005)
     assert expected < 0.65
@@ -455,8 +477,8 @@ def test_clipped_mean_noise_grows_in_proportion_to_the_range():
 
 def test_loose_bounds_study_gvdp_stays_valid_while_clipping_pays(loose_study):
     by = loose_study.set_index(["method", "factor"])
-    reps = lm.LOOSE_REPLICATIONS
-    assert set(loose_study["factor"]) == set(map(float, lm.LOOSE_FACTORS))
+    reps = gvdp_teaching.LOOSE_REPLICATIONS
+    assert set(loose_study["factor"]) == set(map(float, gvdp_teaching.LOOSE_FACTORS))
     assert (loose_study["reps"] == reps).all()
     # GVDP: coverage near nominal at bounds 100× too loose (binomial tolerance), and everywhere.
     assert abs(by.loc[("gvdp", 100.0), "coverage"] - 0.95) <= binomial_tolerance(reps)
@@ -484,21 +506,21 @@ def test_loose_bounds_study_gvdp_stays_valid_while_clipping_pays(loose_study):
 def test_loose_bounds_study_reuses_the_data_for_every_factor():
     """Common random numbers: the first data set and GVDP's noise draws are shared, so at equal
     bounds the release is identical."""
-    one = lm.loose_bounds_study(0.5, factors=(10,), replications=5, seed=3)
-    two = lm.loose_bounds_study(0.5, factors=(1, 10), replications=5, seed=3)
+    one = gvdp_teaching.loose_bounds_study(0.5, factors=(10,), replications=5, seed=3)
+    two = gvdp_teaching.loose_bounds_study(0.5, factors=(1, 10), replications=5, seed=3)
     pd.testing.assert_frame_equal(
         one.reset_index(drop=True), two[two["factor"] == 10].reset_index(drop=True)
     )
 
 
 def test_loose_bounds_figures(loose_study):
-    fig = as_json(cl.loose_bounds_figure(loose_study, rho=0.1, n=lm.LOOSE_N))
+    fig = as_json(cl.loose_bounds_figure(loose_study, rho=0.1, n=gvdp_teaching.LOOSE_N))
     assert_accessible(fig, x_unit="log scale", y_unit="units of x")
     assert fig["layout"]["xaxis"]["type"] == "log"
     assert fig["layout"]["xaxis"]["ticktext"] == ["1×", "3×", "10×", "30×", "100×", "1000×"]
     traces = {t["name"]: t for t in fig["data"]}
     gvdp = loose_study[loose_study["method"] == "gvdp"].sort_values("factor")
-    marker = traces[lm.LOOSE_METHODS["gvdp"]]
+    marker = traces[gvdp_teaching.LOOSE_METHODS["gvdp"]]
     np.testing.assert_allclose(values(marker["y"]), gvdp["estimate"])
     np.testing.assert_allclose(values(marker["error_y"]["array"]), gvdp["high"] - gvdp["estimate"])
     np.testing.assert_allclose(
@@ -509,7 +531,7 @@ def test_loose_bounds_figures(loose_study):
     coverage = as_json(cl.loose_coverage_figure(loose_study, rho=0.1))
     assert_accessible(coverage, x_unit="log scale", y_unit="%")
     clipped = loose_study[loose_study["method"] == "clipped"].sort_values("factor")
-    line = next(t for t in coverage["data"] if t["name"] == lm.LOOSE_METHODS["clipped"])
+    line = next(t for t in coverage["data"] if t["name"] == gvdp_teaching.LOOSE_METHODS["clipped"])
     np.testing.assert_allclose(values(line["y"]), 100 * clipped["coverage"])
     text = cl.loose_bounds_summary(loose_study)
     assert "GVDP's interval widens" in text and "clips 5" in text
@@ -524,8 +546,7 @@ def test_loose_bounds_figures(loose_study):
 
 @pytest.fixture(scope="module")
 def table1() -> pd.DataFrame:
-    from dpcore.estimators.ratio import load_table1, ratio_study
-    from dpcore.plans.ratio import table1_comparison
+    from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 
     study = ratio_study(reps=200, B=50, rng=0, n=5000)
     return table1_comparison(study, load_table1())
@@ -569,52 +590,55 @@ def test_table1_overview_reuses_the_ratio_pages_chart(table1):
 
 
 def test_gvdp_ols_design_has_effective_rank_d_minus_one():
-    s = lm.gvdp_ols_singular_values()
+    s = gvdp_teaching.gvdp_ols_singular_values()
     np.testing.assert_allclose(s, [1.0, 0.957361, 0.865015, 0.748763, 0.636358], atol=1e-6)
     sklearn = pytest.importorskip("sklearn.datasets")
     X = sklearn.make_low_rank_matrix(
         n_samples=500, n_features=5, effective_rank=4, tail_strength=0.5, random_state=0
     )
     np.testing.assert_allclose(np.linalg.svd(X, compute_uv=False), s, rtol=1e-10)
-    covariance, factor = lm.gvdp_ols_design()
+    covariance, factor = gvdp_teaching.gvdp_ols_design()
     np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(covariance))[::-1], s**2, rtol=1e-10)
     np.testing.assert_allclose(factor @ factor.T, covariance, atol=1e-12)
 
 
 def test_gvdp_ols_sampling_variance_is_right_and_constant_in_n():
-    small, large = lm.gvdp_ols_sampling_variance(10_000), lm.gvdp_ols_sampling_variance(100_000)
+    small, large = (
+        gvdp_teaching.gvdp_ols_sampling_variance(10_000),
+        gvdp_teaching.gvdp_ols_sampling_variance(100_000),
+    )
     np.testing.assert_allclose(small, large, rtol=1e-3)
     # Monte Carlo check at n = 2,000: the spread of OLS estimates over 400 data sets.
     rng = np.random.default_rng(0)
-    n, beta = 2_000, np.array(lm.GVDP_OLS_BETA)
-    _, factor = lm.gvdp_ols_design()
+    n, beta = 2_000, np.array(gvdp_teaching.GVDP_OLS_BETA)
+    _, factor = gvdp_teaching.gvdp_ols_design()
     fits = []
     for _ in range(400):
         X = rng.standard_normal((n, 5)) @ factor.T
-        y = X @ beta + rng.normal(0, lm.GVDP_OLS_NOISE * math.sqrt(n), n)
+        y = X @ beta + rng.normal(0, gvdp_teaching.GVDP_OLS_NOISE * math.sqrt(n), n)
         fits.append(np.linalg.lstsq(X, y, rcond=None)[0])
     # The sample variance of 400 draws is within ±20% of the truth with overwhelming probability.
     np.testing.assert_allclose(
-        np.var(fits, axis=0, ddof=1), lm.gvdp_ols_sampling_variance(n), rtol=0.2
+        np.var(fits, axis=0, ddof=1), gvdp_teaching.gvdp_ols_sampling_variance(n), rtol=0.2
     )
 
 
 @pytest.fixture(scope="module")
 def ols_intervals() -> pd.DataFrame:
-    return lm.gvdp_ols_study(10_000, 400, replications=20, seed=0)
+    return gvdp_teaching.gvdp_ols_study(10_000, 400, replications=20, seed=0)
 
 
 def test_gvdp_ols_study_shapes_and_coverage(ols_intervals):
     assert len(ols_intervals) == 20 * 5
     assert set(ols_intervals["coefficient"]) == {1, 2, 3, 4, 5}
     np.testing.assert_allclose(
-        ols_intervals.groupby("coefficient")["truth"].first(), lm.GVDP_OLS_BETA
+        ols_intervals.groupby("coefficient")["truth"].first(), gvdp_teaching.GVDP_OLS_BETA
     )
     covered = (ols_intervals["low"] <= ols_intervals["truth"]) & (
         ols_intervals["truth"] <= ols_intervals["high"]
     )
     assert (covered == ols_intervals["covered"]).all()
-    summary = lm.gvdp_ols_summary(ols_intervals)
+    summary = gvdp_teaching.gvdp_ols_summary(ols_intervals)
     pooled = summary[summary["coefficient"] == 0].iloc[0]
     assert pooled["intervals"] == 100
     assert pooled["coverage"] == pytest.approx(ols_intervals["covered"].mean())
@@ -622,7 +646,7 @@ def test_gvdp_ols_study_shapes_and_coverage(ols_intervals):
     assert pooled["coverage"] >= 0.85
     # GVDP pays for privacy with width; non-private OLS matches its exact sampling variance.
     assert pooled["width_ratio"] > 2
-    expected = 2 * 1.959964 * np.sqrt(lm.gvdp_ols_sampling_variance(10_000))
+    expected = 2 * 1.959964 * np.sqrt(gvdp_teaching.gvdp_ols_sampling_variance(10_000))
     per = summary[summary["coefficient"] > 0]
     np.testing.assert_allclose(per["np_width"], expected, rtol=0.1)
 
@@ -632,13 +656,15 @@ def test_gvdp_ols_width_is_set_by_k_not_n():
     """The paper's Figure 2: (c) n = 50,000 and (d) n = 100,000 with k = 1,000 look the same."""
     widths = []
     for n in (50_000, 100_000):
-        summary = lm.gvdp_ols_summary(lm.gvdp_ols_study(n, 1_000, replications=6, seed=1))
+        summary = gvdp_teaching.gvdp_ols_summary(
+            gvdp_teaching.gvdp_ols_study(n, 1_000, replications=6, seed=1)
+        )
         widths.append(summary[summary["coefficient"] == 0]["width"].iloc[0])
     assert widths[0] == pytest.approx(widths[1], rel=0.15)
 
 
 def test_gvdp_ols_figures(ols_intervals):
-    summary = lm.gvdp_ols_summary(ols_intervals)
+    summary = gvdp_teaching.gvdp_ols_summary(ols_intervals)
     fig = as_json(cl.gvdp_ols_figure(ols_intervals, n=10_000, k=400))
     assert_accessible(fig, x_unit="rank", y_unit="units of β")
     assert "n = 10,000, k = 400" in fig["layout"]["title"]["subtitle"]["text"]

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.estimators.ratio import RatioComparison
-from dpcore.plans.ratio import ALL_GROUPS
+from dpcore.analyses.ratio.intervals import RatioComparison
+from dpcore.analyses.ratio.preview import ALL_GROUPS
 from strata_ui import charts_ratio as charts
 from strata_ui.charts_compare import PALETTE
 

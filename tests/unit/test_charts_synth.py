@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpcore.plans.synth import sweep_metrics
+from dpcore.analyses.synth.workload import sweep_metrics
 from strata_ui import charts_synth as charts
 from strata_ui.charts_compare import PALETTE
 

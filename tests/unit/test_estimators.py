@@ -16,16 +16,12 @@ from scipy import stats
 from scipy.special import ndtr
 
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.estimators import (
-    CoinPressMean,
-    GaussianMean,
-    LaplaceMean,
-    coinpress_mean,
-    default_rho_split,
-    gaussian_mean,
+from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
+from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.functions import coinpress_mean, gaussian_mean, laplace_mean
+from dpcore.analyses.mean.strategies import (
     global_and_group_means,
     global_only_mean,
-    laplace_mean,
     run_strategy,
     stratified_mean,
 )

@@ -18,27 +18,23 @@ from scipy import optimize, stats
 from scipy.special import expit, ndtri
 
 from dpcore.accounting import ZCDP
-from dpcore.estimators.gvdp import (
-    ESTIMATORS,
-    GVDPBounds,
-    RhoSpent,
-    _coinpress_step,
+from dpcore.analyses.gvdp.blb import (
     _fit_logistic,
     _fit_mean,
     _fit_ols,
     _fit_weighted_mean,
     _partition_and_resample,
     _poisson,
+    _uniform_multinomial,
+)
+from dpcore.analyses.gvdp.bounds import ESTIMATORS, GVDPBounds, RhoSpent, blb_variance_spread
+from dpcore.analyses.gvdp.estimator import gvdp, gvdp_coverage, gvdp_stratified, nonprivate_ci
+from dpcore.analyses.gvdp.private import (
+    _coinpress_step,
     _precision_weighted,
     _tail_radius,
-    _uniform_multinomial,
     _variance_bound,
     _variance_upper_bound,
-    blb_variance_spread,
-    gvdp,
-    gvdp_coverage,
-    gvdp_stratified,
-    nonprivate_ci,
     psd_projection,
 )
 from dpcore.strata import PublicShares
@@ -773,7 +769,7 @@ def test_no_interval_blows_up_when_the_variance_bound_fails(monkeypatch):
     ρ = 0.5, d = 5 with intercept): the variance bound of Cor. D.1 fails (comes out ≤ 0) in a few
     of 600 runs; those runs used to give intervals ~1e5 times the median width. Now every interval
     stays within a small multiple of its coordinate's median and coverage is nominal."""
-    module = importlib.import_module("dpcore.estimators.gvdp")
+    module = importlib.import_module("dpcore.analyses.gvdp.private")
     original, paper_bounds = module._variance_upper_bound, []
 
     def spy(*args):

@@ -15,31 +15,23 @@ import pytest
 from scipy import stats
 
 from dpcore.accounting import ZCDP, PureDP
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.estimators.gvdp import ROWS_PER_COEFFICIENT, GVDPBounds
-from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
-from dpcore.mechanisms import noise_source
-from dpcore.plans.gvdp import (
-    ALL,
-    GvdpBoundsSpec,
-    GvdpModel,
-    GvdpPlan,
-    RunSettings,
+from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
+from dpcore.analyses.gvdp.data import fit_risk, prepare_data, private_part, subsets_for
+from dpcore.analyses.gvdp.diagnostics import (
     blb_diagnostic,
     coverage_frame,
     coverage_on_data,
     coverage_synthetic,
-    fit_risk,
     k_ladder,
-    nonprivate,
-    prepare_data,
-    private_part,
-    run_groups,
-    run_population,
-    subsets_for,
     synthetic_coefficients,
     synthetic_truth,
 )
+from dpcore.analyses.gvdp.groups import ALL, RunSettings, nonprivate, run_groups, run_population
+from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
+from dpcore.mechanisms import noise_source
 from dpcore.release import plan_key, release, to_csv, to_script
 from dpcore.strata import StrataSpec
 
@@ -421,7 +413,7 @@ def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path)
     )  # fmt: skip
     record = release(plan, ledger, noise="simulation", rng=7)
     script = to_script(record)
-    assert "from dpcore.plans.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan" in script
+    assert "from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan" in script
     path = tmp_path / "reproduce.py"
     path.write_text(script, encoding="utf-8")
     env = {**os.environ, LEDGER_PATH_ENV: str(ledger.path), "PYTHONIOENCODING": "utf-8"}
@@ -439,7 +431,7 @@ def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path)
 
 
 def test_coverage_frame_has_the_binomial_band_and_clopper_pearson_bars():
-    from dpcore.estimators.gvdp import GVDPCoverage
+    from dpcore.analyses.gvdp.estimator import GVDPCoverage
 
     R = 40
     truth = np.zeros(2)

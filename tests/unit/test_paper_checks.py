@@ -17,9 +17,11 @@ import numpy as np
 import pytest
 
 from dpcore.accounting import ZCDP, PureDP
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.estimators import LaplaceMean
+from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
+from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.datasets import load_demo, synthetic_gaussian_mixture
-from dpcore.estimators import CoinPressMean, LaplaceMean, run_strategy
-from dpcore.simulate import monte_carlo, parity_by_replicate
 from dpcore.strata import Strata, shares_from_counts
 
 SIZES = (1_000, 10_000, 100_000)

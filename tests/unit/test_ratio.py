@@ -17,23 +17,16 @@ import pytest
 from scipy import stats
 
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.estimators.ratio import (
-    SUM_NAMES,
-    RatioBounds,
-    RatioRelease,
-    RatioSums,
+from dpcore.analyses.ratio.intervals import (
     compare_ratios,
-    load_table1,
     nonprivate_ratio_ci,
     ratio_ci,
     ratio_ci_from_sums,
     ratio_interval,
-    ratio_study,
-    ratio_sums,
-    release_ratio_sums,
-    simulate_calibration_sums,
-    zcdp_rho,
 )
+from dpcore.analyses.ratio.noise import RatioRelease, release_ratio_sums, zcdp_rho
+from dpcore.analyses.ratio.study import load_table1, ratio_study, simulate_calibration_sums
+from dpcore.analyses.ratio.sums import SUM_NAMES, RatioBounds, RatioSums, ratio_sums
 from dpcore.mechanisms import SimulationNoise, gaussian_sigma
 from dpcore.metrics import coverage, interval_score
 

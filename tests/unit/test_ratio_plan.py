@@ -16,31 +16,23 @@ import pytest
 from scipy import stats
 
 from dpcore.accounting import ZCDP, PureDP
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.estimators.ratio import (
-    RatioBounds,
-    compare_ratios,
-    load_table1,
-    ratio_study,
-    ratio_sums,
-    zcdp_rho,
-)
-from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
-from dpcore.mechanisms import SimulationNoise
-from dpcore.plans.ratio import (
+from dpcore.analyses.ratio.budget import release_arguments, release_cost
+from dpcore.analyses.ratio.groups import GroupRatioSums, bootstrap_group_sums, group_ratio_sums
+from dpcore.analyses.ratio.intervals import compare_ratios
+from dpcore.analyses.ratio.noise import zcdp_rho
+from dpcore.analyses.ratio.plan import RatioPlan
+from dpcore.analyses.ratio.preview import (
     ALL_GROUPS,
-    GroupRatioSums,
-    RatioPlan,
-    bootstrap_group_sums,
     estimate_ratios,
-    group_ratio_sums,
     recombine,
-    release_arguments,
-    release_cost,
     select_group,
     simulate_ratio_intervals,
-    table1_comparison,
 )
+from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
+from dpcore.analyses.ratio.sums import RatioBounds, ratio_sums
+from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
+from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
 from dpcore.strata import Strata, StrataSpec
 

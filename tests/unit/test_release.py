@@ -27,14 +27,14 @@ from scipy import stats
 
 from dpcore import ledger as ledger_module
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.estimators import GaussianMean, LaplaceMean
 from dpcore.io import read_table
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger, list_ledgers
 from dpcore.mechanisms import noise_source
 from dpcore.release import (
     DatasetRef,
-    MeanPlan,
     ReleaseRecord,
     budget_in_units,
     escape_cell,

@@ -16,6 +16,25 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import PureDP, sequential
+from dpcore.analyses.sampling.samplers import (
+    bernoulli_sample,
+    bernoulli_sampler_epsilon,
+    clipped_proportion,
+    kary_distribution,
+    kary_laplace_scale,
+    kary_sample,
+    product_bernoulli_min_n,
+    product_bernoulli_sample,
+    product_bernoulli_sampler_rho,
+    project_simplex,
+)
+from dpcore.analyses.synth.encoding import bucketize
+from dpcore.analyses.synth.synthesizers import (
+    MAX_HISTOGRAM_CELLS,
+    MAX_MWEM_CELLS,
+    SyntheticData,
+    synthesize,
+)
 from dpcore.datasets import load_demo
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import (
@@ -26,21 +45,6 @@ from dpcore.metrics import (
     workload_error,
     workload_error_by_group,
 )
-from dpcore.sampling import (
-    bernoulli_sample,
-    bernoulli_sampler_epsilon,
-    bucketize,
-    clipped_proportion,
-    kary_distribution,
-    kary_laplace_scale,
-    kary_sample,
-    product_bernoulli_min_n,
-    product_bernoulli_sample,
-    product_bernoulli_sampler_rho,
-    project_simplex,
-    synthesize,
-)
-from dpcore.synth import MAX_HISTOGRAM_CELLS, MAX_MWEM_CELLS, SyntheticData
 
 Z = 5.0  # standard errors allowed in every statistical check
 

@@ -10,9 +10,16 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import ZCDP, PureDP
-from dpcore.estimators import CoinPressMean, LaplaceMean, run_strategy
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.estimators import LaplaceMean
+from dpcore.analyses.mean.simulate import (
+    GLOBAL_LABEL,
+    budget_sweep,
+    monte_carlo,
+    parity_by_replicate,
+)
+from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.metrics import parity_error
-from dpcore.simulate import GLOBAL_LABEL, budget_sweep, monte_carlo, parity_by_replicate
 from dpcore.strata import PublicShares, Strata, shares_from_counts
 
 COLUMNS = ["replicate", "group", "level", "size", "estimate", "truth", "error"]

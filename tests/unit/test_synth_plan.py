@@ -15,32 +15,34 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import ZCDP, BudgetExceededError, PureDP
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.ledger import LEDGER_PATH_ENV, Ledger
-from dpcore.mechanisms import noise_source
-from dpcore.metrics import workload_error_by_group
-from dpcore.plans import synth as synth_plans
-from dpcore.plans.synth import (
+from dpcore.analyses.synth import plan as synth_plans
+from dpcore.analyses.synth.config import (
     ALL_ROWS,
-    INTERVALS_NOTE,
     MAX_ROWS,
-    GroupWorkload,
     SynthConfig,
-    SynthPlan,
-    _Encoded,
-    build_workload,
     check_config,
     domain_sizes,
     prepare_rows,
-    real_table,
     run_synthesis,
+)
+from dpcore.analyses.synth.encoding import bucketize
+from dpcore.analyses.synth.plan import INTERVALS_NOTE, SynthPlan
+from dpcore.analyses.synth.synthesizers import MAX_HISTOGRAM_CELLS
+from dpcore.analyses.synth.workload import (
+    GroupWorkload,
+    _Encoded,
+    build_workload,
+    real_table,
     sweep_errors,
     sweep_metrics,
     synth_domain,
 )
+from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.ledger import LEDGER_PATH_ENV, Ledger
+from dpcore.mechanisms import noise_source
+from dpcore.metrics import workload_error_by_group
 from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
 from dpcore.strata import OTHER_LABEL, StrataSpec
-from dpcore.synth import MAX_HISTOGRAM_CELLS, bucketize
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 AGE_EDGES = (("age", (30.0, 50.0)),)

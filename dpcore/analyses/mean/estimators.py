@@ -24,6 +24,8 @@ from dpcore._validate import finite_number, positive_number
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
 
+__all__ = ["ClippedMean", "GaussianMean", "GroupStats", "LaplaceMean"]
+
 
 class GroupStats(Protocol):
     """What an estimator may know about the data: sizes and clipped sums, nothing row-level."""

@@ -14,8 +14,10 @@ import numpy as np
 
 from dpcore._validate import positive_int, positive_number
 from dpcore.accounting import ZCDP, Budget
-from dpcore.estimators.mean import GroupStats, require_budget, validate_bounds
+from dpcore.analyses.mean.estimators import GroupStats, require_budget, validate_bounds
 from dpcore.mechanisms import NoiseSource
+
+__all__ = ["CoinPressMean", "default_rho_split"]
 
 
 def default_rho_split(steps: int) -> tuple[float, ...]:

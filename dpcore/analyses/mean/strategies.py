@@ -25,6 +25,16 @@ from dpcore.accounting import Budget, parallel, scale, sequential
 from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
 from dpcore.strata import PublicShares, Strata
 
+__all__ = [
+    "STRATEGIES",
+    "Strategy",
+    "StrategyResult",
+    "global_and_group_means",
+    "global_only_mean",
+    "run_strategy",
+    "stratified_mean",
+]
+
 Strategy = Literal["stratified", "global_only", "global_and_groups"]
 STRATEGIES: dict[str, str] = {
     "stratified": "Stratified: each group with the full budget, recombined",

@@ -1,134 +1,63 @@
-"""DP synthetic data for categorical tables, vanilla or stratified, and the numerics they share
-with the samplers of :mod:`dpcore.sampling` (simplex projection, vectorized categorical draws).
-
-Three synthesizers (:func:`synthesize`), each of the select–measure–project family discussed in
-Rosenblatt, Stoyanovich & Musco (AAAI 2024, appendix C):
-
-- ``"independent"`` — noisy 1-way marginals, rows drawn from their product;
-- ``"mwem"`` — MWEM (Hardt, Ligett & McSherry 2012) over a workload of marginals: the exponential
-  mechanism selects a marginal, the Laplace mechanism measures it, multiplicative updates project
-  the dense joint distribution onto the measurements;
-- ``"histogram"`` — the noisy full-joint histogram, i.e. the k-ary sampler of Raskhodnikova et al.
-  (NeurIPS 2021, Alg. 3) on the joint domain.
-
-**Vanilla** fits one model on all rows. **Stratified** (``strata=...``) fits one model per group,
-each with the *full* ε — the groups are disjoint, so the release costs ε by parallel composition
-(McSherry 2009, Thm. 4) — and draws ``n_rows × share`` rows from each group's model, where the
-shares are public and supplied by the caller (AAAI 2024, "Stratified Data Synthesis").
-
-Privacy model: pure ε-DP, neighbouring tables differ by adding or removing one row (one person).
-Every Laplace draw goes through a :class:`~dpcore.mechanisms.NoiseSource` (numpy for previews,
-OpenDP for releases); drawing rows from a fitted model is post-processing and uses the numpy
-``rng``. Numeric columns are bucketed with public ``edges`` only, never edges derived from data.
-
-Pure numpy/pandas; never imports streamlit or plotly.
+"""ε-DP synthesizers, vanilla and stratified (Rosenblatt, Stoyanovich & Musco, AAAI 2024
+arXiv, appendix C): independent 1-way marginals, a full histogram, and MWEM over marginals.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng, positive_int, positive_number
 from dpcore.accounting import PureDP
-from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
-from dpcore.strata import LABEL_SEPARATOR, PublicShares, _bucket_labels, _is_numeric_group_dtype
+from dpcore.analyses.sampling.samplers import draw_categorical, project_simplex
+from dpcore.analyses.synth.encoding import (
+    Method,
+    _allocate,
+    _assign_groups,
+    _check_columns,
+    _check_domain,
+    _check_edges,
+    _check_frame,
+    _check_method,
+    _check_shares,
+    _encode,
+    _names,
+)
+from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.strata import (
+    LABEL_SEPARATOR,
+    PublicShares,
+)
 
 __all__ = [
     "MAX_HISTOGRAM_CELLS",
     "MAX_MWEM_CELLS",
-    "METHODS",
     "SyntheticData",
-    "bucketize",
-    "draw_categorical",
-    "project_simplex",
     "synthesize",
 ]
 
-Method = Literal["independent", "mwem", "histogram"]
-METHODS: dict[str, str] = {
-    "independent": "Independent noisy 1-way marginals",
-    "mwem": "MWEM: select marginals, measure them, project with multiplicative weights",
-    "histogram": "Noisy histogram of the full joint domain",
-}
 
 MAX_HISTOGRAM_CELLS = 1_000_000
-"""Largest joint domain (cells) that ``method="histogram"`` accepts."""
+
 
 MAX_MWEM_CELLS = 8_000_000
-"""Largest joint domain that ``method="mwem"`` keeps in memory (64 MB as float64)."""
+
 
 ALL_ROWS_LABEL = "All"
-"""Group label of a vanilla (unstratified) synthesis in :attr:`SyntheticData.group_rows`."""
+
 
 _MWEM_INIT_FRACTION = 0.3  # share of ε for the 1-way marginals that initialise MWEM
+
+
 _MWEM_FINAL_SWEEPS = 3  # passes over all measurements after the last round
+
+
 _MWEM_FLOOR = 1e-6  # uniform mass mixed into every MWEM target; keeps the model positive
-
-
-# --------------------------------------------------------------------------------------------
-# Shared numerics: projection onto the simplex, categorical draws
-# --------------------------------------------------------------------------------------------
-
-
-def project_simplex(values: np.ndarray) -> np.ndarray:
-    r"""Euclidean projection onto the probability simplex along the last axis.
-
-    .. math:: \Pi(x) = \arg\min_{q \in \Delta_k} \lVert x - q \rVert_2 = \max(x - \tau, 0),
-
-    with the sort-based threshold of Held, Wolfe & Crowder (1974) (Duchi et al. 2008, Fig. 1):
-    sort :math:`u_1 \ge \dots \ge u_k`, let
-    :math:`\rho = \max\{j : u_j - (\sum_{i \le j} u_i - 1)/j > 0\}` and
-    :math:`\tau = (\sum_{i \le \rho} u_i - 1)/\rho`. Cost :math:`O(k \log k)` per row, vectorized
-    over leading axes.
-
-    :math:`\Pi(x)` is also a nearest point of the simplex in :math:`\ell_1`:
-    :math:`\lVert x - \Pi(x)\rVert_1 = \sum_i (x_i)_- + |\sum_i (x_i)_+ - 1|`, the
-    :math:`\ell_1` distance from x to the simplex (if :math:`\tau \ge 0`, positive coordinates
-    only move down and negative ones up to 0; if :math:`\tau < 0`, every coordinate moves up).
-    So the accuracy proof of Raskhodnikova
-    et al. (NeurIPS 2021, Thm. 1.4), which uses :math:`\lVert \Pi(x) - x \rVert_1 \le
-    \lVert p - x \rVert_1` for every distribution p, applies to this projection unchanged.
-    """
-    x = np.asarray(values, dtype=float)
-    if x.ndim == 0 or x.shape[-1] == 0 or not np.all(np.isfinite(x)):
-        raise ValueError(f"`values` must be a non-empty array of finite numbers, got {values!r}")
-    u = -np.sort(-x, axis=-1)
-    excess = np.cumsum(u, axis=-1) - 1.0
-    positive = u - excess / np.arange(1, x.shape[-1] + 1) > 0  # a prefix of True values
-    rho = positive.sum(axis=-1, keepdims=True)
-    tau = np.take_along_axis(excess, rho - 1, axis=-1) / rho
-    return np.maximum(x - tau, 0.0)
-
-
-def draw_categorical(
-    probs: np.ndarray, size: int, *, rng: np.random.Generator | int | None
-) -> np.ndarray:
-    """``size`` independent draws from each distribution in ``probs`` (..., k), by inverse CDF.
-
-    Returns integer codes of shape ``probs.shape[:-1] + (size,)``. All rows are drawn with one
-    ``searchsorted`` over the concatenated CDFs, each shifted by its row number.
-    """
-    p = np.asarray(probs, dtype=float)
-    k = p.shape[-1]
-    cdf = np.cumsum(p.reshape(-1, k), axis=1)
-    cdf /= cdf[:, -1:]
-    rows = np.arange(cdf.shape[0])[:, None]
-    u = as_rng(rng).random((cdf.shape[0], size))
-    flat = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right")
-    codes = np.minimum(flat.reshape(u.shape) - rows * k, k - 1)
-    return codes.reshape(p.shape[:-1] + (size,))
-
-
-# --------------------------------------------------------------------------------------------
-# Result
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -181,265 +110,6 @@ class SyntheticData:
                 f"`group_rows` must add up to the {len(self.frame):,} rows of `frame`, got "
                 f"{int(self.group_rows.sum()):,}"
             )
-
-
-# --------------------------------------------------------------------------------------------
-# Encoding: numeric columns bucketed with public edges, categories as integer codes
-# --------------------------------------------------------------------------------------------
-
-
-def _check_edges(edges: object) -> dict[str, np.ndarray]:
-    if edges is None:
-        return {}
-    if not isinstance(edges, Mapping):
-        raise TypeError(
-            f"`edges` must be a mapping {{column: [e0, e1, ...]}}, got {type(edges).__name__}"
-        )
-    out = {}
-    for col, seq in edges.items():
-        try:
-            arr = np.asarray(seq, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"`edges[{col!r}]` must be a list of numbers, got {seq!r}") from None
-        if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
-            raise ValueError(
-                f"`edges[{col!r}]` must be a non-empty list of finite numbers, got {seq!r}"
-            )
-        if np.any(np.diff(arr) <= 0):
-            raise ValueError(f"`edges[{col!r}]` must be strictly increasing, got {seq!r}")
-        out[col] = arr
-    return out
-
-
-def _bucket_codes(series: pd.Series, name: str, edges: np.ndarray) -> tuple[np.ndarray, tuple]:
-    """Bucket codes of a numeric column (Strata's convention: a value at an edge goes up)."""
-    if not _is_numeric_group_dtype(series):
-        raise ValueError(
-            f"`edges` were given for column {name!r}, but it is not numeric (dtype "
-            f"{series.dtype}); bucket edges apply to numeric columns only"
-        )
-    x = series.to_numpy(dtype=float, na_value=np.nan)
-    if np.isnan(x).any():
-        raise ValueError(f"column {name!r} has missing values; drop or impute them first")
-    labels = tuple(_bucket_labels(tuple(float(e) for e in edges)))
-    return np.searchsorted(edges, x, side="right").astype(np.int64), labels
-
-
-def bucketize(frame: pd.DataFrame, edges: Mapping[str, Sequence[float]]) -> pd.DataFrame:
-    """A copy of ``frame`` with each numeric column of ``edges`` replaced by its bucket labels.
-
-    Edges :math:`e_0 < \\dots < e_m` are public cut points; the buckets are ``"< e0"``,
-    ``"[e0, e1)"``, …, ``"≥ em"`` (the convention of :class:`~dpcore.strata.Strata`; a value at
-    an edge goes to the upper bucket). Use it to compare real rows with :func:`synthesize` output.
-    """
-    frame = _check_frame(frame)
-    out = frame.copy()
-    for col, arr in _check_edges(edges).items():
-        if col not in frame.columns:
-            raise ValueError(f"`edges` names unknown column {col!r}; {_available(frame)}")
-        codes, labels = _bucket_codes(frame[col], col, arr)
-        out[col] = pd.Categorical.from_codes(codes, categories=list(labels))
-    return out
-
-
-def _category_codes(
-    series: pd.Series, name: str, domain: Sequence[str] | None
-) -> tuple[np.ndarray, tuple]:
-    if _is_numeric_group_dtype(series):
-        raise ValueError(
-            f"column {name!r} is numeric (dtype {series.dtype}) and needs public bucket edges, "
-            f"e.g. `edges={{{name!r}: [25, 45, 65]}}`; Strata Lab never derives edges from the "
-            "data. If the numbers are category codes, convert the column to text first"
-        )
-    if series.isna().any():
-        raise ValueError(f"column {name!r} has missing values; give them an explicit category")
-    values = series.astype(str).to_numpy()
-    labels = tuple(sorted(pd.unique(values))) if domain is None else tuple(domain)
-    codes = pd.Index(labels).get_indexer(values).astype(np.int64)
-    if np.any(codes < 0):
-        outside = sorted(set(values[codes < 0]))[:5]
-        raise ValueError(f"column {name!r} has values outside `domain[{name!r}]`: {outside}")
-    return codes, labels
-
-
-def _encode(
-    frame: pd.DataFrame,
-    columns: tuple[str, ...],
-    edges: Mapping[str, np.ndarray],
-    domain: Mapping[str, Sequence[str]],
-) -> tuple[np.ndarray, dict[str, tuple[str, ...]]]:
-    """Integer codes (n, len(columns)) and each column's categories."""
-    codes, labels = [], {}
-    for col in columns:
-        if col in edges:
-            c, labels[col] = _bucket_codes(frame[col], col, edges[col])
-        else:
-            c, labels[col] = _category_codes(frame[col], col, domain.get(col))
-        codes.append(c)
-    return np.column_stack(codes), labels
-
-
-# --------------------------------------------------------------------------------------------
-# Validation
-# --------------------------------------------------------------------------------------------
-
-
-def _check_frame(frame: object) -> pd.DataFrame:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    return frame
-
-
-def _available(frame: pd.DataFrame) -> str:
-    return "available columns: " + ", ".join(str(c) for c in frame.columns)
-
-
-def _check_method(method: object) -> Method:
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {sorted(METHODS)}, got {method!r}")
-    return method
-
-
-def _names(name: str, value: object) -> tuple[str, ...]:
-    names = (value,) if isinstance(value, str) else value
-    names = tuple(names) if isinstance(names, Iterable) else (None,)
-    if not all(isinstance(c, str) for c in names):
-        raise TypeError(f"`{name}` must be a column name or a list of column names, got {value!r}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"`{name}` must not repeat a column, got {list(names)}")
-    return names
-
-
-def _check_columns(
-    frame: pd.DataFrame, columns: object, strata: tuple[str, ...], edges: Mapping
-) -> tuple[str, ...]:
-    if columns is None:
-        columns = tuple(
-            c for c in frame.columns if c in edges or not _is_numeric_group_dtype(frame[c])
-        )
-        if not columns:
-            raise ValueError(
-                "`frame` has no categorical columns to synthesize; pass public bucket `edges` "
-                "for numeric columns, or name the `columns`"
-            )
-    columns = _names("columns", columns)
-    if not columns:
-        raise ValueError("`columns` must name at least one column, got none")
-    unknown = [c for c in (*columns, *strata, *edges) if c not in frame.columns]
-    if unknown:
-        raise ValueError(f"unknown column(s) {unknown}; {_available(frame)}")
-    unused = [c for c in edges if c not in columns and c not in strata]
-    if unused:
-        raise ValueError(f"`edges` were given for {unused}, which are not synthesized columns")
-    if not [c for c in columns if c not in strata]:
-        raise ValueError(
-            f"`columns` {list(columns)} has no column besides the `strata`; add columns to model"
-        )
-    return columns
-
-
-def _check_domain(domain: object, output: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
-    if domain is None:
-        return {}
-    if not isinstance(domain, Mapping):
-        raise TypeError(f"`domain` must be a mapping {{column: categories}}, got {domain!r}")
-    unused = [c for c in domain if c not in output]
-    if unused:
-        raise ValueError(f"`domain` was given for {unused}, which are not synthesized columns")
-    out = {}
-    for col, cats in domain.items():
-        cats = tuple(str(c) for c in cats)
-        if not cats or len(set(cats)) != len(cats):
-            raise ValueError(f"`domain[{col!r}]` must list distinct categories, got {cats!r}")
-        out[col] = cats
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Groups and public shares
-# --------------------------------------------------------------------------------------------
-
-
-def _share_items(shares: object) -> list[tuple[object, float]]:
-    if isinstance(shares, PublicShares):
-        if not shares.labels:
-            raise ValueError("`shares` must record the group labels it is aligned with")
-        return list(zip(shares.labels, shares.values.tolist(), strict=True))
-    if isinstance(shares, pd.Series):
-        return list(shares.items())
-    if isinstance(shares, Mapping):
-        return list(shares.items())
-    raise TypeError(
-        "`shares` must be a PublicShares, a mapping {group: share} or a Series indexed by group, "
-        f"got {type(shares).__name__}"
-    )
-
-
-def _group_key(key: object, strata: tuple[str, ...]) -> tuple[str, ...]:
-    parts = (
-        tuple(str(k) for k in key)
-        if isinstance(key, tuple)
-        else tuple(str(key).split(LABEL_SEPARATOR) if len(strata) > 1 else (str(key),))
-    )
-    if len(parts) != len(strata):
-        raise ValueError(
-            f"`shares` key {key!r} must give one value per strata column {list(strata)}, e.g. "
-            f"{LABEL_SEPARATOR.join(strata)!r} or a tuple"
-        )
-    return parts
-
-
-def _check_shares(
-    shares: object, strata: tuple[str, ...], labels: Mapping[str, tuple[str, ...]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Group codes (g, s) in the strata columns' categories, and their shares (g,)."""
-    keys, values = [], []
-    for key, share in _share_items(shares):
-        parts = _group_key(key, strata)
-        for col, part in zip(strata, parts, strict=True):
-            if part not in labels[col]:
-                raise ValueError(
-                    f"`shares` has group {key!r}, but {part!r} is not a category of {col!r} "
-                    f"({list(labels[col])})"
-                )
-        keys.append([labels[col].index(part) for col, part in zip(strata, parts, strict=True)])
-        values.append(share)
-    weights = np.asarray(values, dtype=float)
-    if weights.size == 0 or not np.all(np.isfinite(weights) & (weights >= 0)):
-        raise ValueError(f"`shares` must be finite and >= 0, got {values!r}")
-    if not math.isclose(weights.sum(), 1.0, abs_tol=1e-9):
-        raise ValueError(f"`shares` must sum to 1, got a sum of {weights.sum()!r}")
-    groups = np.asarray(keys, dtype=np.int64)
-    if len(np.unique(groups, axis=0)) != len(groups):
-        raise ValueError("`shares` lists a group more than once")
-    return groups, weights
-
-
-def _assign_groups(row_codes: np.ndarray, groups: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
-    """Index of each row's group in ``groups``; raises if a row's group has no public share."""
-    lookup = np.full(math.prod(sizes), -1, dtype=np.int64)
-    lookup[np.ravel_multi_index(groups.T, sizes)] = np.arange(len(groups))
-    index = lookup[np.ravel_multi_index(row_codes.T, sizes)]
-    if np.any(index < 0):
-        raise ValueError(
-            f"{int(np.sum(index < 0)):,} rows belong to groups without a public share in "
-            "`shares`; give every group of the data a share (it may be 0)"
-        )
-    return index
-
-
-def _allocate(n_rows: int, weights: np.ndarray) -> np.ndarray:
-    """Rows per group, :math:`\\approx n w_g`, by largest remainders (Hamilton's method)."""
-    exact = n_rows * weights
-    counts = np.floor(exact).astype(np.int64)
-    short = n_rows - int(counts.sum())
-    counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
-    return counts
-
-
-# --------------------------------------------------------------------------------------------
-# Measurement and models
-# --------------------------------------------------------------------------------------------
 
 
 def _marginal_counts(
@@ -636,19 +306,6 @@ def _fit_and_sample(
     return _sample_joint(joint, size, rng), chosen
 
 
-# --------------------------------------------------------------------------------------------
-# Public entry point
-# --------------------------------------------------------------------------------------------
-
-
-def _source(noise: object, generator: np.random.Generator) -> NoiseSource:
-    if isinstance(noise, str):
-        return noise_source(noise, rng=generator if noise == "simulation" else None)
-    if not hasattr(noise, "add_laplace"):
-        raise TypeError(f"`noise` must be 'simulation', 'secure' or a NoiseSource, got {noise!r}")
-    return noise
-
-
 def _fit_groups(
     codes: np.ndarray,
     index: np.ndarray,
@@ -818,7 +475,7 @@ def synthesize(
         groups, weights = np.zeros((1, 0), dtype=np.int64), np.ones(1)
         index = np.zeros(len(frame), dtype=np.int64)
     generator = as_rng(rng)
-    source = _source(noise, generator)
+    source = as_noise_source(noise, rng=generator)
     fitted = _fit_groups(
         codes[:, : len(model_cols)],
         index,

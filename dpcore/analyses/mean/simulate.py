@@ -15,10 +15,12 @@ import pandas as pd
 
 from dpcore._validate import as_rng, positive_int
 from dpcore.accounting import Budget
-from dpcore.estimators.stratified import MeanEstimator, Strategy, run_strategy
+from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import normalized_error, parity_error
 from dpcore.strata import PublicShares, Strata, shares_from_counts
+
+__all__ = ["GLOBAL_LABEL", "budget_sweep", "monte_carlo", "parity_by_replicate"]
 
 GLOBAL_LABEL = "All (global)"
 CHUNK = 250

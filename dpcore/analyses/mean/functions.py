@@ -14,35 +14,12 @@ import numpy as np
 
 from dpcore._validate import positive_int
 from dpcore.accounting import Budget
-from dpcore.estimators.coinpress import CoinPressMean, default_rho_split
-from dpcore.estimators.mean import GaussianMean, GroupStats, LaplaceMean
-from dpcore.estimators.stratified import (
-    STRATEGIES,
-    StrategyResult,
-    global_and_group_means,
-    global_only_mean,
-    run_strategy,
-    stratified_mean,
-)
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.estimators import GaussianMean, GroupStats, LaplaceMean
 from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
 from dpcore.strata import Strata
 
-__all__ = [
-    "STRATEGIES",
-    "CoinPressMean",
-    "GaussianMean",
-    "LaplaceMean",
-    "MeanRelease",
-    "StrategyResult",
-    "coinpress_mean",
-    "default_rho_split",
-    "gaussian_mean",
-    "global_and_group_means",
-    "global_only_mean",
-    "laplace_mean",
-    "run_strategy",
-    "stratified_mean",
-]
+__all__ = ["MeanRelease", "coinpress_mean", "gaussian_mean", "laplace_mean"]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Differentially private samplers (Raskhodnikova, Sivakumar, Smith & Swanberg, NeurIPS 2021) and
-the synthetic-data entry points of :mod:`dpcore.synth`, re-exported here.
+the numerics the synthesizers share with them (simplex projection, vectorized categorical draws).
 
 A DP *sampler* takes a dataset of n i.i.d. draws from an unknown distribution P and outputs one
 draw whose distribution is close to P in total variation, while the output is differentially
@@ -13,7 +13,7 @@ private with respect to the dataset (their Def. 1.1 and 1.3):
 
 **Neighbouring relation.** The paper's, used by every sampler here: datasets of the same size n
 that differ in *one record replaced* (replace-one). n itself is public. (The synthesizers of
-:mod:`dpcore.synth` use add/remove-one instead, Strata Lab's default.)
+:mod:`dpcore.analyses.synth` use add/remove-one instead, Strata Lab's default.)
 
 Each function is vectorized over independent runs (``runs=R``): R independent executions of the
 mechanism, each with its own privacy cost — R releases cost R times as much by composition, so
@@ -30,23 +30,11 @@ import math
 import numpy as np
 
 from dpcore._validate import as_rng, positive_int, positive_number
-from dpcore.mechanisms import NoiseKind, NoiseSource
-from dpcore.synth import (
-    METHODS,
-    SyntheticData,
-    _source,
-    bucketize,
-    draw_categorical,
-    project_simplex,
-    synthesize,
-)
+from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 
 __all__ = [
-    "METHODS",
-    "SyntheticData",
     "bernoulli_sample",
     "bernoulli_sampler_epsilon",
-    "bucketize",
     "clipped_proportion",
     "kary_distribution",
     "kary_laplace_scale",
@@ -55,8 +43,57 @@ __all__ = [
     "product_bernoulli_sample",
     "product_bernoulli_sampler_rho",
     "project_simplex",
-    "synthesize",
 ]
+
+
+def project_simplex(values: np.ndarray) -> np.ndarray:
+    r"""Euclidean projection onto the probability simplex along the last axis.
+
+    .. math:: \Pi(x) = \arg\min_{q \in \Delta_k} \lVert x - q \rVert_2 = \max(x - \tau, 0),
+
+    with the sort-based threshold of Held, Wolfe & Crowder (1974) (Duchi et al. 2008, Fig. 1):
+    sort :math:`u_1 \ge \dots \ge u_k`, let
+    :math:`\rho = \max\{j : u_j - (\sum_{i \le j} u_i - 1)/j > 0\}` and
+    :math:`\tau = (\sum_{i \le \rho} u_i - 1)/\rho`. Cost :math:`O(k \log k)` per row, vectorized
+    over leading axes.
+
+    :math:`\Pi(x)` is also a nearest point of the simplex in :math:`\ell_1`:
+    :math:`\lVert x - \Pi(x)\rVert_1 = \sum_i (x_i)_- + |\sum_i (x_i)_+ - 1|`, the
+    :math:`\ell_1` distance from x to the simplex (if :math:`\tau \ge 0`, positive coordinates
+    only move down and negative ones up to 0; if :math:`\tau < 0`, every coordinate moves up).
+    So the accuracy proof of Raskhodnikova
+    et al. (NeurIPS 2021, Thm. 1.4), which uses :math:`\lVert \Pi(x) - x \rVert_1 \le
+    \lVert p - x \rVert_1` for every distribution p, applies to this projection unchanged.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim == 0 or x.shape[-1] == 0 or not np.all(np.isfinite(x)):
+        raise ValueError(f"`values` must be a non-empty array of finite numbers, got {values!r}")
+    u = -np.sort(-x, axis=-1)
+    excess = np.cumsum(u, axis=-1) - 1.0
+    positive = u - excess / np.arange(1, x.shape[-1] + 1) > 0  # a prefix of True values
+    rho = positive.sum(axis=-1, keepdims=True)
+    tau = np.take_along_axis(excess, rho - 1, axis=-1) / rho
+    return np.maximum(x - tau, 0.0)
+
+
+def draw_categorical(
+    probs: np.ndarray, size: int, *, rng: np.random.Generator | int | None
+) -> np.ndarray:
+    """``size`` independent draws from each distribution in ``probs`` (..., k), by inverse CDF.
+
+    Returns integer codes of shape ``probs.shape[:-1] + (size,)``. All rows are drawn with one
+    ``searchsorted`` over the concatenated CDFs, each shifted by its row number.
+    """
+    p = np.asarray(probs, dtype=float)
+    k = p.shape[-1]
+    cdf = np.cumsum(p.reshape(-1, k), axis=1)
+    cdf /= cdf[:, -1:]
+    rows = np.arange(cdf.shape[0])[:, None]
+    u = as_rng(rng).random((cdf.shape[0], size))
+    flat = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right")
+    codes = np.minimum(flat.reshape(u.shape) - rows * k, k - 1)
+    return codes.reshape(p.shape[:-1] + (size,))
+
 
 BIAS_BOUNDS = (1 / 3, 2 / 3)
 """The bias interval of the bounded-bias samplers (NeurIPS 2021, §6)."""
@@ -121,7 +158,7 @@ def kary_distribution(
     codes = _check_codes(data, k)
     scale = kary_laplace_scale(codes.size, epsilon)
     empirical = np.bincount(codes, minlength=k) / codes.size
-    noisy = _source(noise, as_rng(rng)).add_laplace(
+    noisy = as_noise_source(noise, rng=as_rng(rng)).add_laplace(
         np.broadcast_to(empirical, (_runs(runs), k)), scale
     )
     return _squeeze(project_simplex(noisy), runs)

@@ -1,0 +1,264 @@
+"""The general estimator's sufficient data: the model's usable rows, grouped.
+
+:func:`prepare_data` drops rows with a missing model value, groups the rest with the strata and
+checks, per group, that the bag of little bootstraps has enough rows per subset (and, for a
+binary column, enough of each value) before any noise is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import (
+    positive_int,
+)
+from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
+from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
+from dpcore.strata import PublicShares, Strata, StrataSpec
+
+__all__ = [
+    "MAX_FIT_RISK",
+    "GvdpData",
+    "fit_risk",
+    "prepare_data",
+    "private_part",
+    "subsets_for",
+]
+
+
+MAX_FIT_RISK = 0.05
+
+
+def subsets_for(rows: int, subset_rows: int) -> int:
+    r""":math:`k_g = \max(1, \lfloor n_g / b \rfloor)`: a group's subsets at subset size b."""
+    return max(1, positive_int("rows", rows) // positive_int("subset_rows", subset_rows))
+
+
+def fit_risk(rare: int, rows: int, k: int, resamples: int) -> float:
+    r"""Approximate probability that a 0/1 column is constant in some BLB subset or resample.
+
+    A regression with a 0/1 column (a covariate, or a logistic outcome) cannot be fitted on a
+    subset, or a resample, in which the column takes one value only: OLS has a singular
+    :math:`X^\top WX` and the BLB stops; a logistic fit drifts to a huge coefficient that the
+    ridge barely holds (paper App. F.1 meets the same problem with rare classes). With m rows of
+    the rarer value among n rows split into k subsets of b = n/k rows, a subset misses them all
+    with probability ≈ :math:`e^{-m/k}` (Poisson), and one of its r resamples of n draws misses
+    its ≈ m/k rare rows with probability ≈ :math:`(1 - m/(kb))^n \approx e^{-m}`; by the union
+    bound the run fails with probability at most about
+    :math:`k e^{-m/k}\,[k > 1] + k r e^{-m}`.
+    """
+    if rare <= 0:
+        return 1.0
+    risk = k * math.exp(-rare / k) if k > 1 else 0.0
+    risk += k * resamples * math.exp(-rare)
+    return min(1.0, risk)
+
+
+def _risk_message(column: str, outcome: bool, where: str, k: int, b: int, risk: float) -> str:
+    role = f"the outcome {column!r}" if outcome else f"covariate {column!r}"
+    fix = "lower k" + ("" if outcome else f", drop {column!r} from the covariates")
+    if where != "the data":
+        fix += ", merge small groups on the Strata page, or fit the whole population only"
+    return (
+        f"{role} is 0/1 and its rarer value is scarce in {where}: split into k = {k:,} subsets "
+        f"of {b:,} rows, a subset or a bootstrap resample would have it constant — and the fit "
+        f"would fail — with probability ≈ {100 * risk:.2g}%. To fix it: {fix}."
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class GvdpData:
+    """A model's rows for the whole population and for every group (confidential).
+
+    ``population`` and ``groups[g]`` are GVDP-ready data (see :func:`gvdp`); ``rows`` counts the
+    population's complete rows and ``group_rows`` each group's. ``n_input`` rows of the private
+    part of the frame were read; ``n_missing`` had a missing or infinite model column and were
+    dropped; ``n_ungrouped`` complete rows belong to a group dropped on the Strata page (they
+    count for the population, not for the groups). ``group_error`` says why the groups cannot be
+    fitted (a too-small group, a constant covariate in a group…); None when they can.
+    ``binary`` names the model's 0/1 columns that a fit needs to vary (regression covariates and a
+    logistic outcome), with the count of their rarer value in the population (``rare``) and in
+    every group (``group_rare``, shape (groups, len(binary))), for :func:`fit_risk`.
+    """
+
+    model: GvdpModel
+    labels: tuple[str, ...]
+    shares: np.ndarray
+    share_description: str
+    population: object
+    rows: int
+    groups: tuple[object, ...]
+    group_rows: np.ndarray
+    n_input: int
+    n_missing: int
+    n_ungrouped: int
+    group_error: str | None = None
+    binary: tuple[str, ...] = ()
+    rare: tuple[int, ...] = ()
+    group_rare: np.ndarray | None = None
+
+    def messages(self) -> list[str]:
+        """Plain sentences about dropped rows (empty when every row was used)."""
+        out = []
+        if self.n_missing:
+            columns = ", ".join(f"`{c}`" for c in self.model.columns)
+            out.append(
+                f"{self.n_missing:,} of {self.n_input:,} rows have a missing or infinite value in "
+                f"{columns} and were dropped (a row with any model column missing is left out)."
+            )
+        if self.n_ungrouped:
+            out.append(
+                f"{self.n_ungrouped:,} rows belong to a group dropped on the Strata page: they "
+                "count for the whole population but not in the per-group estimates."
+            )
+        return out
+
+    def subset_rows(self, k: int) -> int:
+        r"""Subset size :math:`b = \lfloor N/k \rfloor` for ``k`` subsets of the population,
+        refused with "use k ≤ …" when below the minimum."""
+        k = positive_int("k", k)
+        b = self.rows // k
+        if b < self.model.min_rows:
+            most = self.rows // self.model.min_rows
+            raise ValueError(
+                f"`k` = {k:,} leaves subsets of {b:,} rows (N = {self.rows:,}); GVDP needs at "
+                f"least {self.model.min_rows} rows per subset ({ROWS_PER_COEFFICIENT} per "
+                f"coefficient): use k ≤ {most:,}"
+            )
+        return b
+
+    def group_subsets(self, k: int) -> np.ndarray:
+        """Each group's :math:`k_g` at the population's subset size."""
+        b = self.subset_rows(k)
+        return np.array([subsets_for(int(n), b) for n in self.group_rows], dtype=int)
+
+    def check_k(self, k: int, resamples: int) -> int:
+        """The subset size b for ``k``; ``ValueError`` when subsets are too small or a 0/1 column
+        would too likely be constant in one (:func:`fit_risk` > :data:`MAX_FIT_RISK`)."""
+        b = self.subset_rows(k)
+        for column, rare in zip(self.binary, self.rare, strict=True):
+            risk = fit_risk(rare, self.rows, k, resamples)
+            if risk > MAX_FIT_RISK:
+                most = max(
+                    (
+                        c
+                        for c in range(1, k)
+                        if fit_risk(rare, self.rows, c, resamples) <= MAX_FIT_RISK
+                    ),  # fmt: skip
+                    default=None,
+                )
+                message = _risk_message(
+                    column, column == self.model.outcome, "the data", k, b, risk
+                )
+                if most is not None:
+                    message = message.replace("lower k", f"use k ≤ {most:,}")
+                raise ValueError(message)
+        return b
+
+    def group_problem(self, k: int, resamples: int) -> str | None:
+        """Why the groups cannot be fitted with ``k`` (see :meth:`check_k`), or None."""
+        if self.group_error is not None:
+            return self.group_error
+        subsets = self.group_subsets(k)
+        for g, label in enumerate(self.labels):
+            n_g, k_g = int(self.group_rows[g]), int(subsets[g])
+            for c, column in enumerate(self.binary):
+                risk = fit_risk(int(self.group_rare[g, c]), n_g, k_g, resamples)
+                if risk > MAX_FIT_RISK:
+                    return _risk_message(
+                        column, column == self.model.outcome, f"group {label!r}", k_g,
+                        n_g // k_g, risk,
+                    )  # fmt: skip
+        return None
+
+
+def private_part(frame: pd.DataFrame, spec: StrataSpec) -> pd.DataFrame:
+    """The confidential rows (:meth:`StrataSpec.private_rows`)."""
+    return spec.private_rows(frame)
+
+
+def prepare_data(
+    frame: pd.DataFrame,
+    model: GvdpModel,
+    spec: StrataSpec,
+    *,
+    strata: Strata | None = None,
+    shares: PublicShares | None = None,
+) -> GvdpData:
+    """The model's rows for the population and every group of ``spec`` (built if not given).
+
+    Errors about the population (unknown or non-numeric column, too few rows, a 0/1 outcome that
+    is not, collinear covariates) raise ``ValueError``; errors that concern only the groups are
+    kept in :attr:`GvdpData.group_error`, so the whole population can still be fitted.
+    """
+    if not isinstance(model, GvdpModel):
+        raise TypeError(f"`model` must be a GvdpModel, got {type(model).__name__}")
+    if not isinstance(spec, StrataSpec):
+        raise TypeError(f"`spec` must be a StrataSpec, got {type(spec).__name__}")
+    if strata is None or shares is None:
+        strata, shares = spec.build(frame)
+    private = private_part(frame, spec)
+    rows = model.rows(private)
+    population = rows.data()
+    codes = strata.assign(private)
+    groups, group_rows, error = [], [], None
+    for g, label in enumerate(strata.labels):
+        mask = codes == g
+        group_rows.append(int(np.sum(rows.complete & mask)))
+        if error is None:
+            try:
+                groups.append(rows.data(mask, where=f"group {label!r}"))
+            except ValueError as exc:
+                error = str(exc)
+    n_complete = int(rows.complete.sum())
+    binary, rare, group_rare = _binary_columns(rows, codes, len(strata.labels))
+    return GvdpData(
+        model=model,
+        labels=tuple(strata.labels),
+        shares=np.asarray(shares.values, dtype=float),
+        share_description=shares.description,
+        population=population,
+        rows=n_complete,
+        groups=tuple(groups) if error is None else (),
+        group_rows=np.array(group_rows, dtype=int),
+        n_input=len(private),
+        n_missing=len(private) - n_complete,
+        n_ungrouped=int(np.sum(rows.complete & (codes < 0))),
+        group_error=error,
+        binary=binary,
+        rare=rare,
+        group_rare=group_rare,
+    )
+
+
+def _binary_columns(
+    rows: ModelRows, codes: np.ndarray, groups: int
+) -> tuple[tuple[str, ...], tuple[int, ...], np.ndarray]:
+    """The 0/1 columns a fit needs to vary and the counts of their rarer value (population and
+    per group); see :func:`fit_risk`."""
+    model = rows.model
+    if model.kind == "mean":
+        return (), (), np.zeros((groups, 0), dtype=int)
+    candidates = list(model.covariates) + ([model.outcome] if model.kind == "logistic" else [])
+    block = rows.values[rows.complete]
+    group_codes = codes[rows.complete]
+    names, rare, per_group = [], [], []
+    for column in candidates:
+        values = block[:, model.columns.index(column)]
+        distinct = np.unique(values)
+        if distinct.size != 2:
+            continue
+        low = values == distinct[0]
+        names.append(column)
+        rare.append(int(min(low.sum(), (~low).sum())))
+        in_group = group_codes[:, None] == np.arange(groups)[None, :]
+        lows = (in_group & low[:, None]).sum(axis=0)
+        per_group.append(np.minimum(lows, in_group.sum(axis=0) - lows))
+    group_rare = (
+        np.column_stack(per_group).astype(int) if per_group else np.zeros((groups, 0), dtype=int)
+    )
+    return tuple(names), tuple(rare), group_rare

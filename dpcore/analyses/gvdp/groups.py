@@ -1,0 +1,276 @@
+"""GVDP on the whole population or in every group, recombined with public shares, and
+the non-private reference beside it (Covington et al., Alg. 1; AAAI 2024 eq. 3 for the
+recombination).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+
+from dpcore._validate import (
+    as_rng,
+    open_unit_interval,
+    positive_int,
+    positive_number,
+)
+from dpcore.analyses.gvdp.data import GvdpData
+from dpcore.analyses.gvdp.estimator import (
+    GVDPResult,
+    NonPrivateCI,
+    gvdp,
+    nonprivate_ci,
+)
+from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.mechanisms import NoiseSource
+
+__all__ = [
+    "ALL",
+    "DP",
+    "NON_PRIVATE",
+    "STRATEGIES",
+    "GroupedGvdp",
+    "NonPrivate",
+    "RunSettings",
+    "comparison_frame",
+    "groups_frame",
+    "nonprivate",
+    "run_groups",
+    "run_population",
+]
+
+
+Strategy = Literal["stratified", "global_only"]
+
+
+STRATEGIES: dict[str, str] = {
+    "stratified": "per group (stratified), recombined with public shares",
+    "global_only": "whole population only",
+}
+
+
+ALL = "All"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The GVDP settings shared by every run (paper Alg. 1 inputs besides data and bounds)."""
+
+    k: int
+    rho: float
+    resamples: int = 10
+    steps: int = 5
+    beta: float = 0.03
+    mean_fraction: float = 0.5
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", positive_int("k", self.k))
+        object.__setattr__(self, "rho", positive_number("rho", self.rho))
+        resamples = positive_int("resamples", self.resamples)
+        if resamples < 2:
+            raise ValueError(
+                f"`resamples` must be >= 2 (the BLB variance needs two resamples), got {resamples}"
+            )
+        object.__setattr__(self, "steps", positive_int("steps", self.steps))
+        for name in ("beta", "mean_fraction", "level"):
+            object.__setattr__(self, name, open_unit_interval(name, getattr(self, name)))
+
+    def gvdp_kwargs(self) -> dict:
+        return {
+            "rho": self.rho, "t": self.steps, "resamples": self.resamples, "level": self.level,
+            "mean_fraction": self.mean_fraction, "beta": self.beta,
+        }  # fmt: skip
+
+
+def run_population(
+    data: GvdpData,
+    bounds: GvdpBoundsSpec,
+    settings: RunSettings,
+    *,
+    rng: np.random.Generator | int | None = None,
+    noise: NoiseSource | None = None,
+) -> GVDPResult:
+    """One GVDP run (paper Alg. 1) on the population's complete rows with k subsets."""
+    _check_model_bounds(bounds, data.model)
+    data.check_k(settings.k, settings.resamples)  # "use k ≤ …" before anything runs
+    return gvdp(
+        data.population, data.model.estimator, k=settings.k,
+        bounds=bounds.for_rows(data.rows, settings.k, settings.resamples),
+        rng=rng, noise=noise, **settings.gvdp_kwargs(),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedGvdp:
+    r"""Per-group GVDP runs and their recombination :math:`\sum_g w_g\tilde\theta_g` with
+    :math:`\operatorname{Var} = \sum_g w_g^2 \operatorname{Var}_g` (as
+    :func:`~dpcore.estimators.gvdp.gvdp_stratified`)."""
+
+    labels: tuple[str, ...]
+    results: tuple[GVDPResult, ...]
+    subsets: np.ndarray
+    shares: np.ndarray
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    variance: np.ndarray
+
+
+def run_groups(
+    data: GvdpData,
+    bounds: GvdpBoundsSpec,
+    settings: RunSettings,
+    *,
+    rng: np.random.Generator | int | None = None,
+    noise: NoiseSource | None = None,
+) -> GroupedGvdp:
+    r"""GVDP in every group with the full ρ (parallel composition), recombined with the public
+    shares.
+
+    Mirrors :func:`~dpcore.estimators.gvdp.gvdp_stratified` with the app's rule for k: every group
+    uses the population's subset size b, so group g gets :math:`k_g = \max(1, \lfloor n_g/b
+    \rfloor)` subsets, and its variance bound is scaled to its own :math:`n_g` rows. A failure is
+    reported with the group's name. The recombination uses the **DP** group estimates.
+    """
+    _check_model_bounds(bounds, data.model)
+    data.check_k(settings.k, settings.resamples)
+    problem = data.group_problem(settings.k, settings.resamples)
+    if problem is not None:
+        raise ValueError(problem)
+    subsets = data.group_subsets(settings.k)
+    # One independent stream per group, so a group's draws do not depend on the groups before it.
+    streams = as_rng(rng).spawn(len(data.groups))
+    results = []
+    for label, group, n_g, k_g, gen in zip(
+        data.labels, data.groups, data.group_rows, subsets, streams, strict=True
+    ):
+        try:
+            results.append(
+                gvdp(
+                    group,
+                    data.model.estimator,
+                    k=int(k_g),
+                    bounds=bounds.for_rows(int(n_g), int(k_g), settings.resamples),
+                    rng=gen,
+                    noise=noise,
+                    **settings.gvdp_kwargs(),
+                )  # fmt: skip
+            )
+        except ValueError as exc:
+            raise ValueError(f"group {label!r} ({n_g:,} rows, k = {k_g}): {exc}") from exc
+    estimate, variance, low, high = _recombine(
+        data.shares, [r.estimate for r in results], [r.variance for r in results], settings.level
+    )
+    return GroupedGvdp(
+        labels=data.labels, results=tuple(results), subsets=subsets, shares=data.shares,
+        estimate=estimate, low=low, high=high, variance=variance,
+    )  # fmt: skip
+
+
+def _recombine(shares, estimates, variances, level):
+    weights = np.asarray(shares, dtype=float)
+    estimate = weights @ np.stack(estimates)
+    variance = (weights**2) @ np.stack(variances)
+    half = ndtri(0.5 + level / 2) * np.sqrt(variance)
+    return estimate, variance, estimate - half, estimate + half
+
+
+@dataclass(frozen=True, eq=False)
+class NonPrivate:
+    """The ordinary estimates and intervals (**not private**: curator previews only)."""
+
+    population: NonPrivateCI
+    groups: tuple[NonPrivateCI, ...]
+    recombined: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+
+def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
+    """:func:`~dpcore.estimators.gvdp.nonprivate_ci` for the population and every group, and the
+    share-weighted recombination of the group estimates (what the DP recombination targets)."""
+    estimator = data.model.estimator
+    population = nonprivate_ci(data.population, estimator, level)
+    groups = tuple(nonprivate_ci(g, estimator, level) for g in data.groups)
+    recombined = None
+    if groups:
+        estimate, _, low, high = _recombine(
+            data.shares, [g.estimate for g in groups], [g.variance for g in groups], level
+        )
+        recombined = (estimate, low, high)
+    return NonPrivate(population, groups, recombined)
+
+
+def _check_model_bounds(bounds: object, model: GvdpModel) -> None:
+    if not isinstance(bounds, GvdpBoundsSpec):
+        raise TypeError(f"`bounds` must be a GvdpBoundsSpec, got {type(bounds).__name__}")
+    if bounds.coefficients != model.coefficients:
+        raise ValueError(
+            f"`bounds` are for the coefficients {list(bounds.coefficients)}, but the model "
+            f"estimates {list(model.coefficients)}"
+        )
+
+
+DP = "DP (GVDP)"
+
+
+NON_PRIVATE = "Non-private"
+
+
+def comparison_frame(model: GvdpModel, result: GVDPResult, reference: NonPrivateCI) -> pd.DataFrame:
+    """Per coefficient, the DP and the non-private estimate and interval (long format)."""
+    rows = []
+    for method, fit in ((DP, result), (NON_PRIVATE, reference)):
+        for j, name in enumerate(model.coefficients):
+            rows.append(
+                {
+                    "coefficient": name, "method": method, "estimate": float(fit.estimate[j]),
+                    "low": float(fit.low[j]), "high": float(fit.high[j]),
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def groups_frame(
+    model: GvdpModel, grouped: GroupedGvdp, reference: NonPrivate, rows: np.ndarray
+) -> pd.DataFrame:
+    """Per group and coefficient, the DP and non-private estimates, plus the recombined rows
+    (``group`` = :data:`ALL`, ``level`` = "population")."""
+    out = []
+    fits = [
+        (
+            label,
+            "group",
+            int(n),
+            int(k),
+            dp.estimate,
+            dp.low,
+            dp.high,
+            np_.estimate,
+            np_.low,
+            np_.high,
+        )  # fmt: skip
+        for label, n, k, dp, np_ in zip(
+            grouped.labels, rows, grouped.subsets, grouped.results, reference.groups, strict=True
+        )
+    ]
+    if reference.recombined is not None:
+        fits.append(
+            (ALL, "population", int(np.sum(rows)), int(np.sum(grouped.subsets)),
+             grouped.estimate, grouped.low, grouped.high, *reference.recombined)
+        )  # fmt: skip
+    for label, level, n, k, est, low, high, np_est, np_low, np_high in fits:
+        for j, name in enumerate(model.coefficients):
+            for method, values in ((DP, (est, low, high)), (NON_PRIVATE, (np_est, np_low, np_high))):  # fmt: skip
+                out.append(
+                    {
+                        "level": level, "group": label, "rows": n, "subsets": k,
+                        "coefficient": name, "method": method,
+                        "estimate": float(values[0][j]), "low": float(values[1][j]),
+                        "high": float(values[2][j]),
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(out)

@@ -1,0 +1,276 @@
+r"""The calibration ratio's sufficient statistics: every group's clipped sums.
+
+For every group :math:`G_g` the target is :math:`r_g = \sum_{G_g} w s / \sum_{G_g} w y` (Miao &
+Li 2022, §2.1). :func:`group_ratio_sums` computes every group's sums in one vectorized pass;
+:func:`bootstrap_group_sums` resamples the rows within groups for the Compare page.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import as_rng, positive_int
+from dpcore.analyses.ratio.sums import (
+    RatioBounds,
+    RatioSums,
+)
+from dpcore.strata import Strata
+
+__all__ = [
+    "GroupRatioSums",
+    "bootstrap_group_sums",
+    "group_ratio_sums",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class GroupRatioSums:
+    """The exact clipped sums of every group (§2.3.1), aligned with ``labels``.
+
+    ``sums`` is a :class:`~dpcore.estimators.ratio.RatioSums` of arrays of shape ``(k,)``. The
+    counts say what happened to the rows: ``n_missing`` rows were dropped for a missing or
+    infinite s, y or w, and ``n_ungrouped`` rows belong to no group (their group was dropped on
+    the Strata page). ``rows`` counts the rows summed per group. Everything here is confidential:
+    use it for releases and previews, never show it as a release.
+    """
+
+    labels: tuple[str, ...]
+    sums: RatioSums
+    rows: np.ndarray
+    n_input: int
+    n_missing: int
+    n_ungrouped: int
+    s_column: str
+    y_column: str
+    w_column: str | None
+    bounds: RatioBounds
+    binary_y: bool
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    @property
+    def truth(self) -> np.ndarray:
+        """The exact ratio Σws/Σwy of the clipped rows per group (NaN where Σwy = 0)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.asarray(self.sums.ws) / np.asarray(self.sums.wy)
+        return np.where(np.asarray(self.sums.wy) > 0, ratio, np.nan)
+
+    @property
+    def global_truth(self) -> float:
+        """The exact ratio over every grouped row (NaN if Σwy = 0)."""
+        wy = float(np.sum(self.sums.wy))
+        return float(np.sum(self.sums.ws)) / wy if wy > 0 else math.nan
+
+    def messages(self) -> list[str]:
+        """Plain sentences about dropped rows (empty when every row was used)."""
+        out = []
+        columns = ", ".join(f"`{c}`" for c in (self.s_column, self.y_column, self.w_column) if c)
+        if self.n_missing:
+            out.append(
+                f"{self.n_missing:,} of {self.n_input:,} rows have a missing or infinite value in "
+                f"{columns} and were dropped (rows with any of them missing are left out)."
+            )
+        if self.n_ungrouped:
+            out.append(
+                f"{self.n_ungrouped:,} rows belong to a group dropped on the Strata page and are "
+                "not counted."
+            )
+        return out
+
+
+def _numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.ndarray:
+    """A column as float64 with NaN for missing values; refuses unknown and non-numeric columns."""
+    if not isinstance(column, str):
+        raise TypeError(f"`{parameter}` must be a column name (str), got {column!r}")
+    if column not in frame.columns:
+        available = ", ".join(str(c) for c in frame.columns)
+        raise ValueError(
+            f"`{parameter}` names column {column!r}, which the data does not have; available "
+            f"columns: {available}"
+        )
+    series = frame[column]
+    dtype = series.dtype
+    numeric = pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+    )
+    if not numeric:
+        raise TypeError(
+            f"`{parameter}` column {column!r} must be numeric, got dtype {dtype}; choose a column "
+            "of numbers (or 0/1, true/false)"
+        )
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _check_columns(
+    s_column: object, y_column: object, w_column: object
+) -> tuple[str, str, str | None]:
+    names = {"s_column": s_column, "y_column": y_column}
+    if w_column is not None:
+        names["w_column"] = w_column
+    for parameter, column in names.items():
+        if not isinstance(column, str):
+            raise TypeError(f"`{parameter}` must be a column name (str), got {column!r}")
+    seen: dict[str, str] = {}
+    for parameter, column in names.items():
+        if column in seen:
+            raise ValueError(
+                f"`{parameter}` and `{seen[column]}` must be different columns, got {column!r} "
+                "for both"
+            )
+        seen[column] = parameter
+    return s_column, y_column, w_column
+
+
+def _check_bounds(bounds: object, weighted: bool, binary_y: bool) -> RatioBounds:
+    if not isinstance(bounds, RatioBounds):
+        raise TypeError(f"`bounds` must be a RatioBounds, got {type(bounds).__name__} {bounds!r}")
+    if weighted and bounds.w < 1:
+        raise ValueError(
+            f"`bounds.w` must be >= 1 for weighted data: weights are clipped to [0, u_w] and a "
+            f"bound below 1 would shrink even a unit weight, got {bounds.w!r}"
+        )
+    if not weighted and bounds.w != 1:
+        raise ValueError(f"`bounds.w` must be 1 without a weight column, got {bounds.w!r}")
+    if binary_y and bounds.y != 1:
+        raise ValueError(f"`bounds.y` must be 1 for a binary label (y is 0 or 1), got {bounds.y!r}")
+    return bounds
+
+
+def _row_matrix(
+    frame: pd.DataFrame,
+    strata: Strata,
+    s_column: str,
+    y_column: str,
+    w_column: str | None,
+    bounds: RatioBounds,
+    binary_y: bool,
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], int, int]:
+    """Group index and per-row summands of every usable row.
+
+    Returns ``(codes, X, names, n_missing, n_ungrouped)``: X has one column per released sum
+    (names in :class:`RatioSums` order), each row's clipped w, ws, wy, ws², wys (, w², wy²).
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
+    if not isinstance(strata, Strata):
+        raise TypeError(f"`strata` must be a Strata, got {type(strata).__name__}")
+    if not isinstance(binary_y, bool):
+        raise TypeError(f"`binary_y` must be True or False, got {binary_y!r}")
+    s_column, y_column, w_column = _check_columns(s_column, y_column, w_column)
+    bounds = _check_bounds(bounds, w_column is not None, binary_y)
+    s = _numeric_values(frame, "s_column", s_column)
+    y = _numeric_values(frame, "y_column", y_column)
+    w = None if w_column is None else _numeric_values(frame, "w_column", w_column)
+    codes = strata.assign(frame)
+    finite = np.isfinite(s) & np.isfinite(y)
+    if w is not None:
+        finite &= np.isfinite(w)
+    grouped = codes >= 0
+    keep = finite & grouped
+    n_missing = int(np.count_nonzero(~finite))
+    n_ungrouped = int(np.count_nonzero(finite & ~grouped))
+    s, y, codes = s[keep], y[keep], codes[keep]
+    if binary_y and not np.all((y == 0) | (y == 1)):
+        raise ValueError(
+            f"`y_column` {y_column!r} must contain only 0 and 1 when the label is declared binary "
+            "(`binary_y=True`); declare it not binary, or choose a 0/1 column"
+        )
+    s, y = np.clip(s, 0.0, bounds.s), np.clip(y, 0.0, bounds.y)
+    w = np.ones_like(s) if w is None else np.clip(w[keep], 0.0, bounds.w)
+    ws, wy = w * s, w * y
+    columns = {"w": w, "ws": ws, "wy": wy, "wss": ws * s, "wys": wy * s}
+    if w_column is not None:
+        columns["ww"] = w * w
+    if not binary_y:
+        columns["wyy"] = wy * y
+    return codes, np.column_stack(list(columns.values())), tuple(columns), n_missing, n_ungrouped
+
+
+def group_ratio_sums(
+    frame: pd.DataFrame,
+    strata: Strata,
+    *,
+    s_column: str,
+    y_column: str,
+    w_column: str | None = None,
+    bounds: RatioBounds,
+    binary_y: bool,
+) -> GroupRatioSums:
+    r"""Every group's clipped sums :math:`\sum w, \sum ws, \sum wy, \sum ws^2, \sum wys` (§2.3.1).
+
+    Rows are grouped with ``strata.assign(frame)`` — the groups of the Strata page, merged groups
+    included; rows of dropped groups are left out. Rows with a missing or infinite s, y or w are
+    dropped (and counted). Values are clipped to the public ``bounds`` (lower bounds 0): s to
+    [0, u_s], y to [0, u_y], w to [0, u_w]. ``binary_y=True`` declares y ∈ {0, 1} (a public fact,
+    checked here, never inferred), so Σwy² = Σwy is not released; without ``w_column`` every weight
+    is 1 and Σw² = Σw is not released. One vectorized pass (``np.bincount``).
+    """
+    codes, matrix, names, n_missing, n_ungrouped = _row_matrix(
+        frame, strata, s_column, y_column, w_column, bounds, binary_y
+    )
+    k = strata.k
+    totals = {
+        name: np.bincount(codes, weights=matrix[:, i], minlength=k) for i, name in enumerate(names)
+    }
+    return GroupRatioSums(
+        labels=tuple(strata.labels),
+        sums=RatioSums(**totals),
+        rows=np.bincount(codes, minlength=k),
+        n_input=len(frame),
+        n_missing=n_missing,
+        n_ungrouped=n_ungrouped,
+        s_column=s_column,
+        y_column=y_column,
+        w_column=w_column,
+        bounds=bounds,
+        binary_y=binary_y,
+    )
+
+
+def bootstrap_group_sums(
+    frame: pd.DataFrame,
+    strata: Strata,
+    *,
+    s_column: str,
+    y_column: str,
+    w_column: str | None = None,
+    bounds: RatioBounds,
+    binary_y: bool,
+    replicates: int,
+    rng: np.random.Generator | int | None = None,
+) -> RatioSums:
+    """Group sums of ``replicates`` bootstrap resamples of the rows, shape ``(replicates, k)``.
+
+    Each group's rows are resampled with replacement, keeping its size (a stratified
+    nonparametric bootstrap, Efron & Tibshirani 1993 §8): the sampling variation that the
+    delta-method part of the interval (eq. 1–4) is for. Vectorized: per group and block of
+    replicates, uniform row indices are counted with ``np.bincount`` and the counts multiply the
+    per-row summands, so no Python loop runs per replicate. For the Compare page only.
+    """
+    replicates = positive_int("replicates", replicates)
+    generator = as_rng(rng)
+    codes, matrix, names, _, _ = _row_matrix(
+        frame, strata, s_column, y_column, w_column, bounds, binary_y
+    )
+    order = np.argsort(codes, kind="stable")
+    codes, matrix = codes[order], matrix[order]
+    offsets = np.searchsorted(codes, np.arange(strata.k + 1))
+    out = np.zeros((replicates, strata.k, len(names)))
+    for g in range(strata.k):
+        rows = matrix[offsets[g] : offsets[g + 1]]
+        n = rows.shape[0]
+        if n == 0:
+            continue
+        step = max(1, (1 << 22) // n)  # ~4M draws per block keeps memory small
+        for start in range(0, replicates, step):
+            r = min(step, replicates - start)
+            index = generator.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
+            counts = np.bincount(index.ravel(), minlength=r * n).reshape(r, n)
+            out[start : start + r, g] = counts @ rows
+    return RatioSums.from_stack(names, out)

@@ -1,0 +1,116 @@
+r"""DP synthetic data for categorical tables, vanilla or stratified, per group of the Strata page.
+
+Three synthesizers (:func:`synthesize`), each of the select–measure–project family discussed in
+Rosenblatt, Stoyanovich & Musco (AAAI 2024, appendix C):
+
+- ``"independent"`` — noisy 1-way marginals, rows drawn from their product;
+- ``"mwem"`` — MWEM (Hardt, Ligett & McSherry 2012) over a workload of marginals: the exponential
+  mechanism selects a marginal, the Laplace mechanism measures it, multiplicative updates project
+  the dense joint distribution onto the measurements;
+- ``"histogram"`` — the noisy full-joint histogram, i.e. the k-ary sampler of Raskhodnikova et al.
+  (NeurIPS 2021, Alg. 3) on the joint domain.
+
+**Vanilla** fits one model on all rows. **Stratified** (``strata=...``) fits one model per group,
+each with the *full* ε — the groups are disjoint, so the release costs ε by parallel composition
+(McSherry 2009, Thm. 4) — and draws ``n_rows × share`` rows from each group's model, where the
+shares are public and supplied by the caller (AAAI 2024, "Stratified Data Synthesis").
+
+Privacy model: pure ε-DP, neighbouring tables differ by adding or removing one row (one person).
+Every Laplace draw goes through a :class:`~dpcore.mechanisms.NoiseSource` (numpy for previews,
+OpenDP for releases); drawing rows from a fitted model is post-processing and uses the numpy
+``rng``. Numeric columns are bucketed with public ``edges`` only, never edges derived from data.
+
+Builds on :func:`synthesize` and the stratified synthesis of Rosenblatt, Stoyanovich &
+Musco (AAAI 2024 arXiv, "Stratified Data Synthesis" and appendix C): one private model per group
+of the Strata page, each with the full ε (disjoint groups compose in parallel), rows drawn from
+each group's model in proportion to its public share. "Vanilla" fits one model to every row, with
+the strata columns modelled like any other column. The pieces:
+
+- :class:`SynthConfig` — what to synthesize (columns, public bucket edges, synthesizer, rows);
+- :func:`prepare_rows` — the rows a synthesis uses: the Strata page's groups (holdout removed,
+  dropped groups left out), numeric columns chosen as categories turned into text;
+- :func:`check_config` — refuses what cannot work, with a message saying how to fix it (numeric
+  column without edges, too few columns, a joint domain too large for the synthesizer, groups
+  that would get no synthetic rows);
+- :func:`run_synthesis` — one vanilla or stratified synthesis (a preview with ``"simulation"``
+  noise, or a release with ``"secure"`` noise);
+- :class:`GroupWorkload` — the real rows' marginals per group, computed once, so many synthetic
+  tables are scored quickly with Def. 14's 3-way workload error (same numbers as
+  :func:`dpcore.metrics.workload_error_by_group`);
+- :func:`sweep_errors` and :func:`sweep_metrics` — per-group errors of vanilla and stratified
+  synthesis over several ε and seeds, and their overall, worst-group and parity errors
+  (Def. 11, Fig. 9);
+- :class:`SynthPlan` — the release plan committed on the Release page (follows
+  :class:`dpcore.release.ReleasePlan`); its outputs are the synthetic rows.
+
+Privacy accounting: every synthesizer here is ε-DP under add/remove-one neighbours. Stratified,
+each group's model is fitted on that group's rows alone with ε, so the release costs ε by
+parallel composition (McSherry 2009, Thm. 4); the group list and shares are public inputs.
+Drawing rows from the fitted models is post-processing. A zCDP ledger is charged ρ = ε²/2
+(Bun & Steinke 2016, Prop. 1.4).
+
+What is *not* protected, and must be said on screen: the category lists of columns whose
+categories are read from the data (:attr:`SyntheticData.domain_from_data`), and the
+group shares when they are the data's own group counts treated as public.
+"""
+
+from dpcore.analyses.synth.config import (
+    ALL_ROWS,
+    MAX_ROWS,
+    METHOD_NAMES,
+    MIN_MODEL_COLUMNS,
+    MIN_ROWS,
+    STRATEGIES,
+    PreparedRows,
+    SynthConfig,
+    check_config,
+    domain_sizes,
+    prepare_rows,
+    run_synthesis,
+)
+from dpcore.analyses.synth.encoding import METHODS, Method, bucketize
+from dpcore.analyses.synth.plan import INTERVALS_NOTE, SynthPlan
+from dpcore.analyses.synth.synthesizers import (
+    MAX_HISTOGRAM_CELLS,
+    MAX_MWEM_CELLS,
+    SyntheticData,
+    synthesize,
+)
+from dpcore.analyses.synth.workload import (
+    SWEEP_EPSILONS,
+    GroupWorkload,
+    build_workload,
+    sweep_errors,
+    sweep_metrics,
+    synth_domain,
+)
+
+__all__ = [
+    "ALL_ROWS",
+    "GroupWorkload",
+    "INTERVALS_NOTE",
+    "MAX_HISTOGRAM_CELLS",
+    "MAX_MWEM_CELLS",
+    "MAX_ROWS",
+    "METHODS",
+    "METHOD_NAMES",
+    "MIN_MODEL_COLUMNS",
+    "MIN_ROWS",
+    "Method",
+    "PreparedRows",
+    "STRATEGIES",
+    "SWEEP_EPSILONS",
+    "SynthConfig",
+    "SynthPlan",
+    "SyntheticData",
+    "bucketize",
+    "build_workload",
+    "check_config",
+    "domain_sizes",
+    "prepare_rows",
+    "run_synthesis",
+    "sweep_errors",
+    "sweep_metrics",
+    "synth_domain",
+    "synthesize",
+]

@@ -1,0 +1,407 @@
+"""What to synthesize from a table, the rows it is synthesized from, and the checks that
+refuse a configuration before any noise is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import positive_int
+from dpcore.analyses.synth.encoding import (
+    METHODS,
+    _allocate,
+)
+from dpcore.analyses.synth.synthesizers import (
+    MAX_HISTOGRAM_CELLS,
+    MAX_MWEM_CELLS,
+    Method,
+    SyntheticData,
+    synthesize,
+)
+from dpcore.mechanisms import NoiseKind, NoiseSource
+from dpcore.strata import (
+    HOLDOUT_SEED,
+    OTHER_LABEL,
+    PublicShares,
+    Strata,
+    StrataSpec,
+    _is_numeric_group_dtype,
+    split_holdout,
+)
+
+__all__ = [
+    "ALL_ROWS",
+    "MAX_ROWS",
+    "METHOD_NAMES",
+    "MIN_MODEL_COLUMNS",
+    "MIN_ROWS",
+    "STRATEGIES",
+    "PreparedRows",
+    "SynthConfig",
+    "check_config",
+    "domain_sizes",
+    "prepare_rows",
+    "run_synthesis",
+]
+
+
+Strategy = Literal["stratified", "vanilla"]
+
+
+STRATEGIES: dict[str, str] = {
+    "stratified": "Stratified: one model per group, rows drawn in proportion to public shares",
+    "vanilla": "Vanilla: one model for all rows, the strata columns modelled like the others",
+}
+
+
+METHOD_NAMES: dict[str, str] = {
+    "independent": "independent marginals",
+    "mwem": "MWEM",
+    "histogram": "full histogram",
+}
+
+
+MIN_MODEL_COLUMNS = 3
+
+
+MIN_ROWS = 10
+
+
+MAX_ROWS = 100_000
+
+
+ALL_ROWS = "All"
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """What to synthesize; plain values only, so it keys caches and prints into scripts.
+
+    Attributes
+    ----------
+    columns
+        Columns to synthesize besides the strata columns (which are always added).
+    method
+        ``"independent"``, ``"mwem"`` or ``"histogram"`` (see :func:`dpcore.synth.synthesize`).
+    n_rows
+        Synthetic rows to draw (public), between :data:`MIN_ROWS` and :data:`MAX_ROWS`.
+    edges
+        Public bucket edges of numeric columns, ``((column, (e0, e1, ...)), ...)``; never derived
+        from the data.
+    categorical
+        Numeric columns whose values are categories (e.g. a 0/1 outcome): turned into text and
+        modelled as categories read from the data.
+    rounds, way
+        MWEM's rounds and largest marginal order (ignored by the other methods).
+    """
+
+    columns: tuple[str, ...]
+    method: Method = "mwem"
+    n_rows: int = 10_000
+    edges: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    categorical: tuple[str, ...] = ()
+    rounds: int = 6
+    way: int = 3
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        if not all(isinstance(c, str) for c in columns):
+            raise TypeError(f"`columns` must be column names, got {self.columns!r}")
+        if len(set(columns)) != len(columns):
+            raise ValueError(f"`columns` must not repeat a column, got {list(columns)}")
+        set_(self, "columns", columns)
+        if self.method not in METHODS:
+            raise ValueError(f"`method` must be one of {sorted(METHODS)}, got {self.method!r}")
+        n_rows = positive_int("n_rows", self.n_rows)
+        if not MIN_ROWS <= n_rows <= MAX_ROWS:
+            raise ValueError(
+                f"`n_rows` must be between {MIN_ROWS:,} and {MAX_ROWS:,}, got {n_rows:,}"
+            )
+        set_(self, "n_rows", n_rows)
+        edges = []
+        for column, values in self.edges:
+            values = tuple(float(v) for v in values)
+            if not values or not all(math.isfinite(v) for v in values):
+                raise ValueError(
+                    f"`edges[{column!r}]` must be a non-empty list of finite numbers, got "
+                    f"{list(values)}"
+                )
+            if any(b <= a for a, b in zip(values, values[1:], strict=False)):
+                raise ValueError(
+                    f"`edges[{column!r}]` must be strictly increasing, got {list(values)}"
+                )
+            edges.append((str(column), values))
+        if len({c for c, _ in edges}) != len(edges):
+            raise ValueError(f"`edges` lists a column twice: {[c for c, _ in edges]}")
+        set_(self, "edges", tuple(edges))
+        set_(self, "categorical", tuple(self.categorical))
+        both = sorted(set(self.categorical) & {c for c, _ in edges})
+        if both:
+            raise ValueError(
+                f"{both} have both bucket `edges` and are listed as `categorical`; choose one"
+            )
+        set_(self, "rounds", positive_int("rounds", self.rounds))
+        set_(self, "way", positive_int("way", self.way))
+
+    def to_dict(self) -> dict:
+        """JSON-ready form; MWEM's settings only when they are used (they key the plan)."""
+        out = {
+            "columns": list(self.columns),
+            "method": self.method,
+            "n_rows": self.n_rows,
+            "edges": {c: list(e) for c, e in self.edges},
+            "categorical": list(self.categorical),
+        }
+        if self.method == "mwem":
+            out |= {"rounds": self.rounds, "way": self.way}
+        return out
+
+
+def _model_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ...]:
+    return tuple(c for c in config.columns if c not in strata)
+
+
+def _output_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ...]:
+    return _model_columns(config, strata) + tuple(strata)
+
+
+def _all_edges(config: SynthConfig, spec: StrataSpec) -> dict[str, tuple[float, ...]]:
+    """Bucket edges of every output column: the Strata page's for strata columns."""
+    return {**dict(config.edges), **{c: e for c, e in spec.edges if c in spec.by}}
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedRows:
+    """The confidential rows a synthesis models, and what was left out on the way.
+
+    ``rows`` holds the output columns only (numeric columns chosen as categories as text).
+    ``n_holdout`` rows form the public holdout of the Strata page and ``n_dropped`` rows belong to
+    groups dropped there as too small; neither is modelled.
+    """
+
+    rows: pd.DataFrame
+    n_input: int
+    n_holdout: int = 0
+    n_dropped: int = 0
+    _distinct: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    def n_distinct(self, column: str) -> int:
+        """Distinct values of ``column`` (as text), counted once per column and kept: the rows
+        never change, and they are kept with the rows when these are pickled (e.g. cached)."""
+        if column not in self._distinct:
+            self._distinct[column] = int(self.rows[column].astype(str).nunique())
+        return self._distinct[column]
+
+    def domain_sizes(self, config: SynthConfig, spec: StrataSpec) -> dict[str, int]:
+        """:func:`domain_sizes` of :attr:`rows`, with the distinct counts of :meth:`n_distinct`."""
+        edges = _all_edges(config, spec)
+        return {
+            c: len(edges[c]) + 1 if c in edges else self.n_distinct(c)
+            for c in _output_columns(config, spec.by)
+        }
+
+    def messages(self) -> list[str]:
+        out = []
+        if self.n_holdout:
+            out.append(
+                f"{self.n_holdout:,} rows form the public holdout that gives the group shares; "
+                "they are not synthesized."
+            )
+        if self.n_dropped:
+            out.append(
+                f"{self.n_dropped:,} rows belong to groups dropped on the Strata page as too small; "
+                "they are not synthesized."
+            )
+        return out
+
+
+def prepare_rows(
+    frame: pd.DataFrame, spec: StrataSpec, strata: Strata, config: SynthConfig
+) -> PreparedRows:
+    """The rows to synthesize: the Strata page's private rows in its groups, output columns only.
+
+    With ``share_source="holdout"`` the public holdout (:func:`~dpcore.strata.split_holdout`,
+    seed :data:`~dpcore.strata.HOLDOUT_SEED`, as in :meth:`StrataSpec.build`) is removed. Rows of
+    groups dropped as too small are left out, as they are for the mean. A group merged into
+    ``"Other (merged)"`` is refused: synthetic rows keep the strata columns, so every group must
+    be one combination of their values.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
+    if not isinstance(strata, Strata):
+        raise TypeError(f"`strata` must be a Strata, got {type(strata).__name__}")
+    if tuple(strata.by) != tuple(spec.by):
+        raise ValueError(f"`strata` groups by {strata.by}, but `spec` by {spec.by}")
+    if OTHER_LABEL in strata.labels:
+        merged = strata.report.merged_groups
+        raise ValueError(
+            f"Synthetic rows keep {' and '.join(spec.by)} as columns, so every group must be one "
+            f"combination of their values, but the Strata page merged {len(merged)} small groups "
+            f"into “{OTHER_LABEL}” ({', '.join(merged[:5])}{' …' if len(merged) > 5 else ''}). "
+            "On the Strata page, drop small groups instead of merging them, or lower the minimum "
+            "group size."
+        )
+    output = _output_columns(config, spec.by)
+    unknown = [c for c in (*output, *config.categorical) if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"The data has no column(s) {unknown}; available columns: "
+            + ", ".join(str(c) for c in frame.columns)
+        )
+    private, n_holdout = frame, 0
+    if spec.share_source == "holdout":
+        private, public = split_holdout(frame, spec.holdout_fraction, rng=HOLDOUT_SEED)
+        n_holdout = len(public)
+    keep = strata.assign(private) >= 0
+    rows = private.loc[keep, list(output)].reset_index(drop=True)
+    for column in config.categorical:
+        if column in rows.columns:
+            values = rows[column]
+            text = values.astype(str)
+            rows[column] = text.where(values.notna(), None)
+    return PreparedRows(
+        rows=rows,
+        n_input=len(frame),
+        n_holdout=n_holdout,
+        n_dropped=int((~keep).sum()),
+    )
+
+
+def domain_sizes(rows: pd.DataFrame, config: SynthConfig, spec: StrataSpec) -> dict[str, int]:
+    """Categories per output column: buckets for columns with edges, else distinct values."""
+    edges = _all_edges(config, spec)
+    return {
+        c: len(edges[c]) + 1 if c in edges else int(rows[c].astype(str).nunique())
+        for c in _output_columns(config, spec.by)
+    }
+
+
+def _cells_text(sizes: Mapping[str, int]) -> str:
+    return " × ".join(f"{c} ({k})" for c, k in sizes.items())
+
+
+def check_config(
+    prepared: PreparedRows,
+    config: SynthConfig,
+    spec: StrataSpec,
+    shares: PublicShares,
+    strategies: Sequence[Strategy] = ("stratified",),
+) -> dict[str, int]:
+    """Refuse a configuration that cannot run, with a message saying what to change.
+
+    Checks, in order: enough columns besides the strata (:data:`MIN_MODEL_COLUMNS`); every
+    numeric column has public edges or is chosen as categories; the joint domain of each
+    strategy's model fits the synthesizer (:data:`~dpcore.synth.MAX_HISTOGRAM_CELLS`,
+    :data:`~dpcore.synth.MAX_MWEM_CELLS`); stratified, every group with a positive share gets at
+    least one synthetic row. Returns the domain sizes (:func:`domain_sizes`).
+    """
+    clash = sorted(({c for c, _ in config.edges} | set(config.categorical)) & set(spec.by))
+    if clash:
+        raise ValueError(
+            f"{clash} group the rows on the Strata page, which sets their buckets; remove them "
+            "from the synthesizer's bucket edges and categorical columns."
+        )
+    model = _model_columns(config, spec.by)
+    if len(model) < MIN_MODEL_COLUMNS:
+        raise ValueError(
+            f"Choose at least {MIN_MODEL_COLUMNS} columns to synthesize besides the strata "
+            f"columns ({', '.join(spec.by)}): the error charts compare 3-way marginals. Got "
+            f"{len(model)}: {', '.join(model) or 'none'}."
+        )
+    rows = prepared.rows
+    edges = _all_edges(config, spec)
+    for column in model:
+        if column not in edges and column not in config.categorical:
+            if _is_numeric_group_dtype(rows[column]):
+                raise ValueError(
+                    f"Column `{column}` is numeric: type public bucket edges for it (e.g. "
+                    f"“25, 45, 65”), or treat its values as categories. Strata Lab never derives "
+                    "edges from the data."
+                )
+    unused = [c for c in edges if c not in _output_columns(config, spec.by)]
+    if unused:
+        raise ValueError(f"Bucket edges were given for {unused}, which are not synthesized.")
+    if len(rows) == 0:
+        raise ValueError("No rows are left to synthesize after the Strata page's choices.")
+    sizes = prepared.domain_sizes(config, spec)
+    limits = {"histogram": MAX_HISTOGRAM_CELLS, "mwem": MAX_MWEM_CELLS}
+    if config.method in limits:
+        model_sizes = {c: sizes[c] for c in model}
+        for strategy in strategies:
+            shown = model_sizes if strategy == "stratified" else sizes
+            cells = math.prod(shown.values())
+            if cells > limits[config.method]:
+                where = (
+                    "each group's model"
+                    if strategy == "stratified"
+                    else "the vanilla model (strata columns included)"
+                )
+                advice = (
+                    "Use MWEM (up to "
+                    f"{MAX_MWEM_CELLS:,} cells) or independent marginals, or synthesize fewer "
+                    "columns or use coarser bucket edges."
+                    if config.method == "histogram"
+                    else "Use independent marginals, or synthesize fewer columns or use coarser "
+                    "bucket edges."
+                )
+                raise ValueError(
+                    f"The {METHOD_NAMES[config.method]} of {where} has {cells:,} cells "
+                    f"({_cells_text(shown)}), above its limit of {limits[config.method]:,}. "
+                    + advice
+                )
+    if "stratified" in strategies:
+        counts = _allocate(config.n_rows, np.asarray(shares.values))
+        empty = [lab for lab, c, s in zip(shares.labels, counts, shares.values, strict=True)
+                 if c == 0 and s > 0]  # fmt: skip
+        if empty:
+            smallest = float(np.min(shares.values[shares.values > 0]))
+            raise ValueError(
+                f"With {config.n_rows:,} synthetic rows, {len(empty)} group(s) would get no rows "
+                f"({', '.join(empty[:5])}): raise the number of rows to at least "
+                f"{math.ceil(1 / smallest):,}."
+            )
+    return sizes
+
+
+def run_synthesis(
+    prepared: PreparedRows,
+    config: SynthConfig,
+    spec: StrataSpec,
+    shares: PublicShares,
+    *,
+    epsilon: float,
+    strategy: Strategy,
+    noise: NoiseKind | NoiseSource = "simulation",
+    rng: np.random.Generator | int | None = None,
+) -> SyntheticData:
+    r"""One ε-DP synthetic table of :func:`_output_columns`, vanilla or stratified.
+
+    Stratified: :func:`~dpcore.synth.synthesize` with ``strata=spec.by`` and the public
+    ``shares`` (AAAI 2024, "Stratified Data Synthesis"); vanilla: one model of every column.
+    Both cost ε (pure DP). ``noise="simulation"`` makes a preview that spends nothing and must
+    not be published; ``"secure"`` draws OpenDP noise for a release.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")
+    stratified = strategy == "stratified"
+    return synthesize(
+        prepared.rows,
+        list(_output_columns(config, spec.by)),
+        method=config.method,
+        epsilon=epsilon,
+        n_rows=config.n_rows,
+        strata=list(spec.by) if stratified else None,
+        shares=shares if stratified else None,
+        rng=rng,
+        edges={c: list(e) for c, e in _all_edges(config, spec).items()} or None,
+        rounds=config.rounds,
+        way=config.way,
+        noise=noise,
+    )

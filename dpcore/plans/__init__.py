@@ -1,1 +1,0 @@
-"""Release plans for the analyses besides the mean (see dpcore.release.ReleasePlan)."""

@@ -1,0 +1,178 @@
+"""Committing a plan: an idempotency key, one charge to the ledger, a record to keep."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata as importlib_metadata
+
+import numpy as np
+import pandas as pd
+
+from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
+from dpcore.ledger import Ledger, LedgerRecord
+from dpcore.mechanisms import NoiseKind, noise_source
+from dpcore.release.plan import ReleasePlan
+
+__all__ = [
+    "ReleaseRecord",
+    "budget_in_units",
+    "plan_key",
+    "release",
+]
+
+
+# δ values at which a budget's (ε, δ)-DP equivalent is written into the metadata.
+EQUIVALENT_DELTAS = (1e-5, 1e-6, 1e-8)
+
+
+def plan_key(plan: ReleasePlan, noise: NoiseKind = "secure") -> str:
+    """Idempotency key: the SHA-256 of the plan's parameters (dataset fingerprint included) and
+    the noise kind, so a numpy dry run never stands in for the OpenDP release of the same plan."""
+    identity = {**plan.parameters(), "noise": noise}
+    text = json.dumps(identity, sort_keys=True, default=list)
+    return "release-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def budget_in_units(budget: Budget) -> dict:
+    r"""A budget in every unit: its own, ρ-zCDP where it converts, and (ε, δ)-DP equivalents.
+
+    Pure ε-DP is :math:`\rho = \varepsilon^2/2` zCDP (Bun & Steinke 2016, Prop. 1.4); ρ-zCDP is
+    (ε, δ)-DP for every δ > 0 (Canonne, Kamath & Steinke 2020, the tight conversion).
+    """
+    units: dict = {"kind": budget.kind, **budget.components()}
+    if isinstance(budget, PureDP):
+        units["rho"] = budget.to_zcdp().rho
+        units["approx_dp"] = [{"epsilon": budget.epsilon, "delta": 0.0}]
+    elif isinstance(budget, ZCDP):
+        units["approx_dp"] = [
+            {"epsilon": budget.to_approx_dp(d).epsilon, "delta": d} for d in EQUIVALENT_DELTAS
+        ]
+    elif isinstance(budget, ApproxDP):
+        units["approx_dp"] = [{"epsilon": budget.epsilon, "delta": budget.delta}]
+    return units
+
+
+def _versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for package in ("strata-lab", "numpy", "scipy", "pandas", "opendp"):
+        try:
+            versions[package] = importlib_metadata.version(package)
+        except importlib_metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+NOISE_DESCRIPTIONS = {
+    "secure": "OpenDP vetted samplers (make_laplace / make_gaussian) — release grade",
+    "simulation": "numpy simulation noise — a dry run, not for publication",
+}
+
+
+@dataclass(frozen=True)
+class ReleaseRecord:
+    """A committed release as stored in the ledger.
+
+    Attributes
+    ----------
+    outputs
+        One dict per released estimate (DP outputs only).
+    metadata
+        Dataset fingerprint, estimator, parameters, mechanism, budget in every unit, timestamp,
+        software versions and the ledger charge.
+    key
+        The idempotency key the release was recorded under.
+    spent
+        ``True`` if this call spent the budget; ``False`` if the plan had been released before
+        and this is the recorded release.
+    """
+
+    outputs: list[dict]
+    metadata: dict
+    key: str
+    spent: bool
+    ledger_record: LedgerRecord = field(repr=False)
+
+    @classmethod
+    def from_ledger(cls, record: LedgerRecord, *, spent: bool = False) -> ReleaseRecord:
+        """Read a release back from a ledger record (for history and downloads)."""
+        payload = record.payload
+        if "outputs" not in payload or "metadata" not in payload:
+            raise ValueError(
+                f"ledger record {record.id} ({record.label!r}) is not a Strata Lab release"
+            )
+        return cls(payload["outputs"], payload["metadata"], record.key or "", spent, record)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.outputs)
+
+
+def release(
+    plan: ReleasePlan,
+    ledger: Ledger,
+    *,
+    noise: NoiseKind = "secure",
+    rng: np.random.Generator | int | None = None,
+) -> ReleaseRecord:
+    """Run ``plan`` with ``noise`` and charge its cost to ``ledger`` exactly once.
+
+    Parameters
+    ----------
+    plan
+        A :class:`ReleasePlan`: :class:`MeanPlan`, or the ``RatioPlan``, ``GvdpPlan`` and
+        ``SynthPlan`` of :mod:`dpcore.plans`.
+    ledger
+        The budget ledger to charge.
+    noise
+        ``"secure"`` (OpenDP; the default, for anything published) or ``"simulation"`` (numpy,
+        seeded by ``rng``; a dry run that is recorded like a release and says so).
+    rng
+        Seed for ``noise="simulation"``; the secure source cannot be seeded.
+
+    Returns
+    -------
+    ReleaseRecord
+        ``spent=False`` when the plan was already released against this ledger.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the ledger cannot afford the plan; nothing is drawn or recorded.
+    """
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"`ledger` must be a Ledger, got {type(ledger).__name__}")
+    if noise not in NOISE_DESCRIPTIONS:
+        raise ValueError(f"`noise` must be 'secure' or 'simulation', got {noise!r}")
+    key = plan_key(plan, noise)
+    if (existing := ledger.get(key)) is not None:
+        return ReleaseRecord.from_ledger(existing)
+    ledger.check_affordable(plan.cost)
+    outputs = plan.run(noise_source(noise, rng=rng))
+    run_id = uuid.uuid4().hex
+    metadata = {
+        "title": plan.label,
+        "released_at": datetime.now(UTC).isoformat(),
+        "run_id": run_id,
+        "key": key,
+        "plan": plan.parameters(),
+        "noise": NOISE_DESCRIPTIONS[noise],
+        "noise_kind": noise,
+        "budget": budget_in_units(plan.cost),
+        "ledger": {
+            "name": ledger.name,
+            "total": str(ledger.total),
+            "total_code": repr(ledger.total),
+        },
+        "software": _versions(),
+        "script": plan.script_body(),
+        "intervals": plan.interval_description,
+    }
+    payload = {"outputs": outputs, "metadata": metadata}
+    record = ledger.spend(plan.label, plan.cost, payload, key=key)
+    # A concurrent commit of the same plan may have won the race; its record is the release.
+    return ReleaseRecord.from_ledger(record, spent=record.payload["metadata"]["run_id"] == run_id)
