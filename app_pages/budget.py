@@ -126,8 +126,7 @@ st.caption(
 )
 
 try:
-    strata, _ = pipeline.current_strata(state)
-    k = strata.k
+    k = pipeline.current_grouping(state).k
 except (ValueError, TypeError) as exc:
     st.warning(f"{exc} Assuming 2 groups for the table.", icon=":material/warning:")
     k = 2

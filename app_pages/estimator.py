@@ -45,6 +45,14 @@ state.estimator = st.radio(
 )
 st.caption(ESTIMATOR_HELP[state.estimator])
 
+try:
+    values = pipeline.current_values(state)
+except (ValueError, TypeError) as exc:  # the estimator below can still be configured
+    st.error(str(exc), icon=":material/error:")
+else:
+    for message in values.messages():
+        st.info(message, icon=":material/info:")
+
 st.subheader("Public bounds on the value")
 st.markdown(
     f"Values of **{state.value_column or 'the value column'}** are clipped to [L, U] before "

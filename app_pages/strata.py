@@ -7,7 +7,7 @@ import streamlit as st
 from pandas.api import types
 
 from dpcore import theory
-from dpcore.strata import OTHER_LABEL
+from dpcore.grouping import OTHER_LABEL
 from strata_ui import charts_strata, pipeline
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -98,10 +98,11 @@ state.small_groups = policy.radio(
 
 # ---- groups -----------------------------------------------------------------------------
 # Shares from a table are checked further down, next to the table, so build the groups first.
-grouping = dataclasses.replace(state, share_source="data")
-grouping = state if state.share_source == "holdout" else grouping
+grouping_state = (
+    state if state.share_source == "holdout" else dataclasses.replace(state, share_source="data")
+)
 try:
-    strata, _ = pipeline.current_strata(grouping)
+    grouping = pipeline.current_grouping(grouping_state)
 except (ValueError, TypeError) as exc:
     st.error(str(exc), icon=ERROR)
     st.stop()
@@ -109,22 +110,19 @@ except (ValueError, TypeError) as exc:
 policy_text = (
     f"merged into “{OTHER_LABEL}”" if state.small_groups == "merge" else "dropped (not estimated)"
 )
-st.caption(
-    f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}. Rows with a "
-    f"missing value in `{strata.value}` are left out."
-)
-for message in strata.report.messages():
+st.caption(f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}.")
+for message in grouping.report.messages():
     st.info(message, icon=":material/info:")
 
-sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
+sizes = charts_strata.group_size_frame(grouping.labels, grouping.sizes)
 n_groups, n_rows, smallest = st.columns(3)
-n_groups.metric("Groups", f"{strata.k:,}")
-n_rows.metric("Rows used", f"{strata.n:,}")
+n_groups.metric("Groups", f"{grouping.k:,}")
+n_rows.metric("Rows used", f"{grouping.n:,}")
 smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
 st.plotly_chart(charts_strata.group_size_chart(sizes))
 n_small = int(sizes["small"].sum())
 st.caption(
-    f"{n_small:,} of {strata.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the rows "
+    f"{n_small:,} of {grouping.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the rows "
     "(highlighted): their private estimates will be the noisiest. The sizes are the curator's view "
     "of the confidential data, not differentially private."
 )
@@ -146,8 +144,8 @@ if state.share_source == "table":
     edited = st.data_editor(
         pd.DataFrame(
             {
-                "group": list(strata.labels),
-                "share": [state.share_table.get(g) for g in strata.labels],
+                "group": list(grouping.labels),
+                "share": [state.share_table.get(g) for g in grouping.labels],
             }
         ).astype({"share": "float64"}),
         column_config={
@@ -157,7 +155,7 @@ if state.share_source == "table":
             ),
         },
         hide_index=True,
-        key=f"share_table_{hash(strata.labels)}",
+        key=f"share_table_{hash(grouping.labels)}",
     )
     state.share_table = {
         str(g): float(s) for g, s in zip(edited["group"], edited["share"], strict=True)
@@ -183,7 +181,7 @@ else:
         "by differential privacy; prefer published shares for a real release."
     )
 try:
-    _, shares = pipeline.current_strata(state)
+    shares = pipeline.current_grouping(state).shares
 except (ValueError, TypeError) as exc:
     st.error(str(exc), icon=ERROR)
 else:
@@ -191,17 +189,19 @@ else:
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")
-shares_key = tuple(round(float(s), 6) for s in strata.sizes / strata.n)
+shares_key = tuple(round(float(s), 6) for s in grouping.sizes / grouping.n)
 alpha = fitted_alpha(shares_key)
-observed = theory.observed_log_sizes(strata.sizes)
+observed = theory.observed_log_sizes(grouping.sizes)
 st.metric("Dirichlet α of the group shares", f"{alpha:.3g}")
 st.markdown(
     "α summarises how uneven the group shares are: a small α (well below 1) means one or two "
     "groups dominate and the rest are small; a large α means groups of similar size."
 )
-curves = charts_strata.log_size_curves(strata.n, strata.k, charts_strata.alpha_grid(alpha))
+curves = charts_strata.log_size_curves(grouping.n, grouping.k, charts_strata.alpha_grid(alpha))
 st.plotly_chart(
-    charts_strata.figure1_chart(curves, n=strata.n, k=strata.k, alpha_fit=alpha, observed=observed)
+    charts_strata.figure1_chart(
+        curves, n=grouping.n, k=grouping.k, alpha_fit=alpha, observed=observed
+    )
 )
 st.caption(
     "After Figure 1 of Rosenblatt, Stoyanovich & Musco (AAAI 2024). The noise that stratifying "

@@ -1,6 +1,6 @@
 """Rerun time of the Compare page after the budget moves (AppTest, demo data, 1000 replicates).
 
-Opens the Compare page once (warm: Strata built, privacy–utility sweep simulated), then moves the
+Opens the Compare page once (warm: GroupValues built, privacy–utility sweep simulated), then moves the
 ε slider to several new values and times each ``at.run()``. Each new ε runs a fresh vectorized Monte
 Carlo for both strategies; the Strata and the sweep come from the cache. Prints the median and the
 maximum rerun time (floor: ≤ 1 s).

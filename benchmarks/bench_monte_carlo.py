@@ -15,8 +15,8 @@ import numpy as np
 from dpcore.accounting import ZCDP
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.simulate import monte_carlo
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.datasets import synthetic_gaussian_mixture
-from dpcore.strata import Strata
 
 N, K, STEPS, REPLICATES, BASELINE_REPLICATES = 1_000_000, 100, 5, 1000, 10
 BUDGET = ZCDP(0.5)
@@ -46,9 +46,9 @@ def baseline(groups: list[np.ndarray], replicates: int, rng: np.random.Generator
 def main() -> None:
     frame = synthetic_gaussian_mixture(N, K, alpha=1.0, rng=0)
     start = time.perf_counter()
-    strata = Strata.from_frame(frame, by=["group"], value="value")
+    strata = GroupValues.from_frame(frame, by=["group"], value="value")
     build = time.perf_counter() - start
-    print(f"data: n = {strata.n:,}, k = {strata.k} groups (build Strata once: {build:.2f} s)")
+    print(f"data: n = {strata.n:,}, k = {strata.k} groups (build GroupValues once: {build:.2f} s)")
 
     monte_carlo(strata, ESTIMATOR, BUDGET, replicates=10, rng=1)  # warm-up
     start = time.perf_counter()

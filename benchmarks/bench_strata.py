@@ -1,6 +1,6 @@
 """Timing of Strata construction and clipped sums (prints numbers; not a test).
 
-Builds a :class:`dpcore.strata.Strata` for n = 1,000,000 rows in k = 100 groups (two grouping
+Builds the mean's :class:`~dpcore.analyses.mean.statistics.GroupValues` for n = 1,000,000 rows in k = 100 groups (two grouping
 columns, 10 x 10 categories) and times one ``clipped_sums`` call with (1000, 100) bounds, i.e.
 R = 1000 Monte Carlo replicates.
 
@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from dpcore.strata import Strata
+from dpcore.analyses.mean.statistics import GroupValues
 
 
 def main(n: int = 1_000_000, reps: int = 1000, seed: int = 0) -> None:
@@ -31,7 +31,7 @@ def main(n: int = 1_000_000, reps: int = 1000, seed: int = 0) -> None:
     best_build = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        strata = Strata.from_frame(df, ["a", "b"], "x")
+        strata = GroupValues.from_frame(df, ["a", "b"], "x")
         best_build = min(best_build, time.perf_counter() - t0)
     centre = rng.normal(40.0, 5.0, (reps, strata.k))
     radius = rng.uniform(1.0, 30.0, (reps, strata.k))
@@ -40,7 +40,9 @@ def main(n: int = 1_000_000, reps: int = 1000, seed: int = 0) -> None:
         t0 = time.perf_counter()
         out = strata.clipped_sums(centre - radius, centre + radius)
         best_clip = min(best_clip, time.perf_counter() - t0)
-    print(f"Strata.from_frame: n={strata.n:,}, k={strata.k}: {best_build * 1e3:.0f} ms (best of 3)")
+    print(
+        f"GroupValues.from_frame: n={strata.n:,}, k={strata.k}: {best_build * 1e3:.0f} ms (best of 3)"
+    )
     print(
         f"clipped_sums with bounds of shape {centre.shape} -> {out.shape}: "
         f"{best_clip * 1e3:.1f} ms (best of 3)"

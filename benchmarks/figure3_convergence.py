@@ -24,9 +24,10 @@ import pandas as pd
 
 from dpcore.accounting import ZCDP
 from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.datasets import synthetic_gaussian_mixture
-from dpcore.strata import Strata, shares_from_counts
+from dpcore.shares import shares_from_counts
 
 SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 DATA_SEEDS = range(10)
@@ -47,7 +48,7 @@ def run() -> pd.DataFrame:
     for n in SIZES:
         for seed in DATA_SEEDS:
             df = synthetic_gaussian_mixture(n, k=K, alpha=ALPHA, rng=seed)
-            strata = Strata.from_frame(df, "group", "value")
+            strata = GroupValues.from_frame(df, "group", "value")
             shares = shares_from_counts(strata)
             truth = strata.global_mean
             for j, strategy in enumerate(STRATEGIES):

@@ -7,9 +7,11 @@ and what was received, e.g. "`epsilon` must be a finite number > 0, got -1.0".
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from numbers import Real
 
 import numpy as np
+import pandas as pd
 
 
 def real_number(name: str, value: object) -> float:
@@ -57,3 +59,52 @@ def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
     raise TypeError(f"`rng` must be a numpy Generator, an int seed or None, got {rng!r}")
+
+
+def data_frame(name: str, value: object) -> pd.DataFrame:
+    """``value`` itself if it is a pandas DataFrame; ``TypeError`` naming the parameter otherwise."""
+    if not isinstance(value, pd.DataFrame):
+        raise TypeError(f"`{name}` must be a pandas DataFrame, got {type(value).__name__}")
+    return value
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, owner: str = "") -> None:
+    """Refuse columns ``frame`` does not have, listing the ones it has.
+
+    ``owner`` names the frame for grouping columns ("`public_df` lacks the grouping column(s)
+    …"); without it the message is "unknown column(s) …".
+    """
+    unknown = [c for c in columns if c not in frame.columns]
+    if unknown:
+        head = f"`{owner}` lacks the grouping column(s)" if owner else "unknown column(s)"
+        raise ValueError(
+            f"{head} {', '.join(repr(c) for c in unknown)}; "
+            f"available columns: {', '.join(str(c) for c in frame.columns)}"
+        )
+
+
+def numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.ndarray:
+    """Column ``column`` of ``frame`` as float64 with NaN for missing values.
+
+    Numbers and 0/1 or true/false columns qualify; an unknown or non-numeric column is refused
+    with a message naming the ``parameter`` and listing the available columns.
+    """
+    if not isinstance(column, str):
+        raise TypeError(f"`{parameter}` must be a column name (str), got {column!r}")
+    if column not in frame.columns:
+        available = ", ".join(str(c) for c in frame.columns)
+        raise ValueError(
+            f"`{parameter}` names column {column!r}, which the data does not have; available "
+            f"columns: {available}"
+        )
+    series = frame[column]
+    dtype = series.dtype
+    numeric = pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+    )
+    if not numeric:
+        raise ValueError(
+            f"`{parameter}` column {column!r} must be numeric, got dtype {dtype}; choose a column "
+            "of numbers (or 0/1 or true/false)."
+        )
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import positive_int, positive_number
-from dpcore.strata import LABEL_SEPARATOR
+from dpcore.grouping import LABEL_SEPARATOR
 
 
 def normalized_error(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -263,7 +263,7 @@ def workload_error(
     where the two agree; we normalise each table by its own row count so tables of different
     sizes compare (a group's synthetic rows rarely number exactly its real rows). In [0, 2].
     Values are compared as text; numeric columns must be bucketed alike first
-    (:func:`dpcore.sampling.bucketize`).
+    (:func:`dpcore.analyses.synth.bucketize`).
     """
     columns = _table_columns(real, synthetic, columns, ())
     groups = (np.zeros(len(real), np.int64), np.zeros(len(synthetic), np.int64), 1)

@@ -203,7 +203,7 @@ def sweep_frame(runs: Iterable[tuple[float, str, pd.DataFrame]]) -> pd.DataFrame
     """Summarise ``(budget value, strategy, replicate metrics)`` runs for :func:`sweep_figure`.
 
     One row per budget, strategy and metric with the mean and the 5th/95th percentiles, the same
-    shape as :func:`dpcore.simulate.budget_sweep`.
+    shape as :func:`dpcore.analyses.mean.simulate.budget_sweep`.
     """
     rows = []
     for value, strategy, metrics in runs:

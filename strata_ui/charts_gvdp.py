@@ -1,6 +1,6 @@
 """Plotly figures and one-sentence summaries for the general estimator with valid CIs (GVDP).
 
-Every builder takes the tidy frames of :mod:`dpcore.plans.gvdp` and returns a figure or a
+Every builder takes the tidy frames of :mod:`dpcore.analyses.gvdp` and returns a figure or a
 sentence; nothing here imports streamlit, so the figures are unit-tested directly. Colours are
 the Okabe–Ito palette of :mod:`strata_ui.charts_compare`: DP results blue, non-private orange,
 recombined (population) vermillion.
@@ -109,7 +109,7 @@ def _error_bars(part: pd.DataFrame, colour: str) -> dict:
 def comparison_figure(frame: pd.DataFrame, *, kind: str, outcome: str, level: float) -> go.Figure:
     """Per coefficient, the DP estimate and the non-private estimate with their intervals.
 
-    ``frame`` is :func:`dpcore.plans.gvdp.comparison_frame`: ``coefficient``, ``method``,
+    ``frame`` is :func:`dpcore.analyses.gvdp.comparison_frame`: ``coefficient``, ``method``,
     ``estimate``, ``low``, ``high``. One panel (own y-axis) per coefficient: coefficients have
     different units and scales.
     """
@@ -198,7 +198,7 @@ def group_figure(
     """Each group's DP and non-private estimate of ``coefficient``, smallest group first, and the
     recombined population estimate at the right.
 
-    ``frame`` is :func:`dpcore.plans.gvdp.groups_frame`. ``y_range`` (e.g. the public range of
+    ``frame`` is :func:`dpcore.analyses.gvdp.groups_frame`. ``y_range`` (e.g. the public range of
     the coefficient) fixes the axis; intervals running past it are cut at the edge, and their
     ends are in the hover text.
     """
@@ -375,7 +375,7 @@ def group_summary(frame: pd.DataFrame, coefficient: str) -> str:
 
 def coverage_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
     """Observed coverage per coefficient (Clopper–Pearson 95% bars) against the nominal level and
-    the binomial band of coverages consistent with it (``dpcore.plans.gvdp.coverage_frame``)."""
+    the binomial band of coverages consistent with it (``dpcore.analyses.gvdp.coverage_frame``)."""
     coefficients = list(frame["coefficient"])
     first = frame.iloc[0]
     nominal, low, high = (100 * float(first[c]) for c in ("nominal", "band_low", "band_high"))
@@ -448,7 +448,7 @@ def k_diagnostic_figure(
     the full-data standard error (right) of ``coefficient`` at each k, with the full-data
     non-private values as dashed lines (paper Fig. 3 and App. G.4).
 
-    ``frame`` is :attr:`dpcore.plans.gvdp.BlbDiagnostic.frame`.
+    ``frame`` is :attr:`dpcore.analyses.gvdp.BlbDiagnostic.frame`.
     """
     part = frame[frame["coefficient"] == coefficient]
     fig = make_subplots(

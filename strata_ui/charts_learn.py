@@ -984,7 +984,7 @@ TABLE1_SETTINGS = {
 def table1_setting_figure(comparison: pd.DataFrame, *, weighted: bool, n: int) -> go.Figure:
     """One Table 1 setting: coverage (left) and mean width (right, log) against ε, ours (solid,
     filled) beside the paper's (dashed, open) for each interval method (``comparison`` is
-    :func:`dpcore.plans.ratio.table1_comparison`)."""
+    :func:`dpcore.analyses.ratio.table1_comparison`)."""
     rows = comparison[
         (comparison["weighted"] == weighted)
         & (comparison["n"] == n)

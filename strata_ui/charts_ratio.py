@@ -1,6 +1,6 @@
 """Plotly figures, tables and one-sentence summaries for the calibration-ratio analysis.
 
-Every builder takes a tidy frame (from :mod:`dpcore.plans.ratio`) and returns a figure, a frame
+Every builder takes a tidy frame (from :mod:`dpcore.analyses.ratio`) and returns a figure, a frame
 for display, or a sentence; nothing here imports streamlit, so everything is unit-tested directly.
 Colours are the Okabe–Ito palette of :mod:`strata_ui.charts_compare`, and every method also has
 its own marker symbol or line dash, so no chart relies on colour alone.
@@ -333,7 +333,7 @@ def _category_order(frame: pd.DataFrame) -> list[str]:
 def coverage_figure(frame: pd.DataFrame, *, level: float, title: str) -> go.Figure:
     """Coverage per group and method with the nominal level and its binomial band.
 
-    ``frame`` is :func:`dpcore.plans.ratio.simulate_ratio_intervals`' output (group, rows,
+    ``frame`` is :func:`dpcore.analyses.ratio.simulate_ratio_intervals`' output (group, rows,
     method, coverage, flagged, reps).
     """
     reps = int(frame["reps"].iloc[0])

@@ -1,7 +1,7 @@
 """Plotly figures and one-sentence summaries for synthetic data (Compare and Release pages).
 
-Builders take the tidy frames of :func:`dpcore.plans.synth.sweep_errors` and
-:func:`dpcore.plans.synth.sweep_metrics` (or a release's rows) and return a figure or a sentence;
+Builders take the tidy frames of :func:`dpcore.analyses.synth.sweep_errors` and
+:func:`dpcore.analyses.synth.sweep_metrics` (or a release's rows) and return a figure or a sentence;
 nothing here imports streamlit, so they are unit-tested directly. Errors are Def. 14's 3-way
 workload error (AAAI 2024 arXiv, appendix C): the average L1 distance between the real and the
 synthetic marginal proportions, from 0 (identical) to 2 (disjoint). Colours are Okabe–Ito, with
@@ -78,7 +78,7 @@ def nearest_epsilon(frame: pd.DataFrame, epsilon: float) -> float:
 def group_table(errors: pd.DataFrame, epsilon: float) -> pd.DataFrame:
     """Per group and strategy at ``epsilon``: size, mean error over runs, lowest and highest run.
 
-    Groups run from smallest to largest; ``errors`` is a :func:`~dpcore.plans.synth.sweep_errors`
+    Groups run from smallest to largest; ``errors`` is a :func:`~dpcore.analyses.synth.sweep_errors`
     frame.
     """
     rows = errors[(errors["level"] == "group") & np.isclose(errors["epsilon"], epsilon)]

@@ -2,7 +2,7 @@
 & Kamath): the Estimator-page settings and previews, the Compare-page coverage study, and the
 release plan for the Release page (see :mod:`strata_ui.analyses`).
 
-Numerics live in :mod:`dpcore.plans.gvdp`; figures in :mod:`strata_ui.charts_gvdp`. Every cached
+Numerics live in :mod:`dpcore.analyses.gvdp`; figures in :mod:`strata_ui.charts_gvdp`. Every cached
 computation is keyed on primitives (dataset fingerprint, frozen settings, a seed).
 """
 
@@ -39,7 +39,7 @@ from dpcore.analyses.gvdp.groups import (
 )
 from dpcore.analyses.gvdp.model import BOUNDS_MODES, MODELS, GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
-from dpcore.strata import StrataSpec
+from dpcore.grouping import GroupingSpec
 from strata_ui import charts_gvdp as charts
 from strata_ui import pipeline
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
@@ -215,10 +215,10 @@ def current_settings(settings: GvdpSettings, state: AppState, model: GvdpModel) 
     )  # fmt: skip
 
 
-def _spec_and_data(state: AppState, model: GvdpModel) -> tuple[StrataSpec, GvdpData]:
-    spec = pipeline.strata_spec(state)
-    strata, shares = pipeline.current_strata(state)
-    data = _prepared(get_dataset(), state.dataset_fingerprint, spec, model, strata, shares)
+def _spec_and_data(state: AppState, model: GvdpModel) -> tuple[GroupingSpec, GvdpData]:
+    spec = pipeline.grouping_spec(state)
+    grouping = pipeline.current_grouping(state)
+    data = _prepared(get_dataset(), state.dataset_fingerprint, spec, model, grouping)
     return spec, data
 
 
@@ -247,12 +247,12 @@ def current_plan() -> GvdpPlan:
 
 
 @st.cache_data(max_entries=16, show_spinner="Preparing the model's rows…")
-def _prepared(_frame, fingerprint: str, spec: StrataSpec, model: GvdpModel, _strata, _shares):
-    """The model's rows per group (``fingerprint`` and ``spec`` stand for the frame and strata)."""
-    return prepare_data(_frame, model, spec, strata=_strata, shares=_shares)
+def _prepared(_frame, fingerprint: str, spec: GroupingSpec, model: GvdpModel, _grouping):
+    """The model's rows per group (``fingerprint`` and ``spec`` stand for the frame and groups)."""
+    return prepare_data(_frame, model, _grouping)
 
 
-def _key(state: AppState, spec: StrataSpec, model: GvdpModel) -> tuple:
+def _key(state: AppState, spec: GroupingSpec, model: GvdpModel) -> tuple:
     return (state.dataset_fingerprint, spec, model)
 
 
@@ -391,7 +391,7 @@ def _render_model(settings: GvdpSettings) -> GvdpModel | None:
         return None
 
 
-def _render_strategy(settings: GvdpSettings, spec: StrataSpec) -> None:
+def _render_strategy(settings: GvdpSettings, spec: GroupingSpec) -> None:
     st.subheader("2. Groups")
     options = list(STRATEGIES)
     settings.strategy = st.radio(

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore import theory
-from dpcore.strata import Strata
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.grouping import Grouping
 from strata_ui import charts_learn, pipeline
 from strata_ui.state import get_state
 
@@ -75,13 +76,20 @@ def formula(latex: str, source: str) -> None:
     st.caption(f"Source: {source}")
 
 
-def current_strata_or_none() -> tuple[Strata | None, str | None]:
-    """The session's strata, or (None, a message saying what to fix on the other pages)."""
+def current_grouping_or_none() -> tuple[Grouping | None, str | None]:
+    """The session's groups, or (None, a message saying what to fix on the other pages)."""
     try:
-        strata, _ = pipeline.current_strata(get_state())
+        return pipeline.current_grouping(get_state()), None
     except (ValueError, TypeError) as exc:
         return None, str(exc)
-    return strata, None
+
+
+def current_values_or_none() -> tuple[GroupValues | None, str | None]:
+    """The session's groups with their values of the value column, or (None, what to fix)."""
+    try:
+        return pipeline.current_values(get_state()), None
+    except (ValueError, TypeError) as exc:
+        return None, str(exc)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

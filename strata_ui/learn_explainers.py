@@ -32,7 +32,8 @@ from dpcore.analyses.ratio import teaching as ratio_teaching
 from strata_ui import charts_learn, charts_strata, constants
 from strata_ui.learn_common import (
     LearnSettings,
-    current_strata_or_none,
+    current_grouping_or_none,
+    current_values_or_none,
     fitted_alpha,
     formula,
     nearest,
@@ -152,7 +153,7 @@ def render_small_groups() -> None:
         bounds = (float(state.clip_low), float(state.clip_high))
     width = bounds[1] - bounds[0]
     unit = unit_of(state.value_column)
-    strata, message = current_strata_or_none()
+    strata, message = current_grouping_or_none()
     groups = None
     if strata is None:
         st.info(f"No groups to mark: {message}", icon=":material/info:")
@@ -228,7 +229,7 @@ def render_stratify() -> None:
         "the paper measures it by the **sum of the logs of the group sizes**, and summarises "
         "unevenness by a Dirichlet **α** (small α: a few big groups and many small ones)."
     )
-    strata, message = current_strata_or_none()
+    strata, message = current_grouping_or_none()
     if strata is None:
         st.info(f"Choose groups first: {message}", icon=":material/info:")
         return
@@ -306,7 +307,7 @@ def render_coinpress() -> None:
         "spends a little budget to find a noisy mean, and keeps only an interval around it that "
         "is almost sure to hold the true mean; each step clips less and so needs less noise."
     )
-    strata, message = current_strata_or_none()
+    strata, message = current_values_or_none()
     if strata is None:
         st.info(f"Choose groups first: {message}", icon=":material/info:")
         return

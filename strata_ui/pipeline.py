@@ -16,9 +16,10 @@ from dpcore.analyses.mean import simulate
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.release import DatasetRef
-from dpcore.strata import PublicShares, Strata, StrataSpec
 from strata_ui import constants
 from strata_ui.state import AppState, get_dataset
 
@@ -36,15 +37,12 @@ SHARE_SOURCE_LABELS = {
 }
 
 
-def strata_spec(state: AppState) -> StrataSpec:
-    """The session's grouping choices as a :class:`~dpcore.strata.StrataSpec`."""
+def grouping_spec(state: AppState) -> GroupingSpec:
+    """The session's grouping choices as a :class:`~dpcore.grouping.GroupingSpec`."""
     if not state.strata_columns:
         raise ValueError("Choose at least one column to group by on the Strata page.")
-    if state.value_column is None:
-        raise ValueError("Choose the value column to estimate on the Data page.")
-    return StrataSpec(
+    return GroupingSpec(
         by=tuple(state.strata_columns),
-        value=state.value_column,
         edges=tuple(
             (column, tuple(state.bucket_edges[column]))
             for column in state.strata_columns
@@ -58,17 +56,35 @@ def strata_spec(state: AppState) -> StrataSpec:
     )
 
 
-@st.cache_data(max_entries=16, show_spinner="Grouping rows and computing group statistics…")
-def _build_strata(
-    _frame: pd.DataFrame, fingerprint: str, spec: StrataSpec
-) -> tuple[Strata, PublicShares]:
-    """One pass over the rows per distinct spec (``fingerprint`` stands for ``_frame``)."""
+@st.cache_data(max_entries=16, show_spinner="Grouping rows…")
+def _build_grouping(_frame: pd.DataFrame, fingerprint: str, spec: GroupingSpec) -> Grouping:
+    """One pass over the grouping columns per distinct spec (``fingerprint`` stands for
+    ``_frame``)."""
     return spec.build(_frame)
 
 
-def current_strata(state: AppState) -> tuple[Strata, PublicShares]:
-    """The session's strata and recombination shares; ``ValueError`` explains what to fix."""
-    return _build_strata(get_dataset(), state.dataset_fingerprint, strata_spec(state))
+def current_grouping(state: AppState) -> Grouping:
+    """The session's groups and recombination shares; ``ValueError`` explains what to fix."""
+    return _build_grouping(get_dataset(), state.dataset_fingerprint, grouping_spec(state))
+
+
+def grouping_key(state: AppState) -> tuple:
+    """Everything that determines the groups, as a hashable cache key."""
+    return (state.dataset_fingerprint, grouping_spec(state))
+
+
+@st.cache_data(max_entries=16, show_spinner="Sorting each group's values…")
+def _build_values(_grouping: Grouping, _frame: pd.DataFrame, key: tuple, value: str) -> GroupValues:
+    """The mean's statistics per grouping and value column (``key`` stands for the grouping)."""
+    return GroupValues.from_grouping(_grouping, _frame, value)
+
+
+def current_values(state: AppState) -> GroupValues:
+    """Each group's values of the value column (the mean's statistics), cached."""
+    if state.value_column is None:
+        raise ValueError("Choose the value column to estimate on the Data page.")
+    grouping = current_grouping(state)
+    return _build_values(grouping, get_dataset(), grouping_key(state), state.value_column)
 
 
 def current_estimator(state: AppState) -> Estimator:
@@ -114,20 +130,14 @@ def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRe
 
 
 def current_plan(state: AppState) -> MeanPlan:
-    """The release the session would commit: its strata, estimator, budget and strategy."""
-    strata, shares = current_strata(state)
+    """The release the session would commit: its groups, estimator, budget and strategy."""
     return MeanPlan(
-        strata=strata, shares=shares,
+        values=current_values(state),
         dataset=_dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name),
-        spec=strata_spec(state), estimator=current_estimator(state), budget=budget_for(state),
+        spec=grouping_spec(state), estimator=current_estimator(state), budget=budget_for(state),
         strategy=state.release_strategy, global_fraction=state.global_fraction,
         level=state.release_level, label=state.release_label,
     )  # fmt: skip
-
-
-def strata_key(state: AppState) -> tuple:
-    """Everything that determines the strata, as a hashable cache key."""
-    return (state.dataset_fingerprint, strata_spec(state))
 
 
 # Summaries of Monte Carlo frames for the Compare page's charts (tidy frames, cached per budget).
@@ -166,8 +176,8 @@ def group_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _metrics(
-    _strata: Strata,
-    strata_key: tuple,
+    _values: GroupValues,
+    values_key: tuple,
     estimator: Estimator,
     budget: Budget,
     strategy: Strategy,
@@ -178,7 +188,7 @@ def _metrics(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the Monte Carlo once per key and keep only its summaries (the frame is not needed)."""
     frame = simulate.monte_carlo(
-        _strata, estimator, budget, strategy=strategy,
+        _values, estimator, budget, strategy=strategy,
         shares=np.array(shares), global_fraction=global_fraction, replicates=replicates, rng=seed,
     )  # fmt: skip
     return replicate_metrics(frame), group_summary(frame)
@@ -190,12 +200,12 @@ def simulate_metrics(
     budget: Budget | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Cached (:func:`replicate_metrics`, :func:`group_summary`) of the session's Monte Carlo run
-    (:func:`dpcore.simulate.monte_carlo`, cached per budget, strategy and seed)."""
-    strata, shares = current_strata(state)
+    (:func:`dpcore.analyses.mean.simulate.monte_carlo`, cached per budget, strategy and seed)."""
+    values = current_values(state)
     return _metrics(
-        strata, strata_key(state), current_estimator(state),
+        values, (grouping_key(state), state.value_column), current_estimator(state),
         budget_for(state) if budget is None else budget, strategy,
-        tuple(float(v) for v in shares.values), state.global_fraction, state.replicates,
+        tuple(float(v) for v in values.shares.values), state.global_fraction, state.replicates,
         state.seed,
     )  # fmt: skip
 

@@ -5,11 +5,11 @@ Release pages (see :mod:`strata_ui.analyses`).
   preview of every group's ratio with its interval and a comparison of two groups;
 - :func:`render_compare`: coverage, width and interval score over simulated releases, and the
   paper's Table 1 preset;
-- :func:`current_plan`: the :class:`~dpcore.plans.ratio.RatioPlan` the Release page commits.
+- :func:`current_plan`: the :class:`~dpcore.analyses.ratio.RatioPlan` the Release page commits.
 
 Choices live in :class:`RatioSettings` (via :func:`strata_ui.state.get_settings`); the budget
 (ε or ρ) comes from the Budget page and the interval level is shared with the Release page
-(``AppState.release_level``). Numerics live in :mod:`dpcore.plans.ratio`, figures in
+(``AppState.release_level``). Numerics live in :mod:`dpcore.analyses.ratio`, figures in
 :mod:`strata_ui.charts_ratio`; everything slow is cached with ``st.cache_data`` on primitives and
 a seed.
 """
@@ -337,10 +337,12 @@ def budget_message(exc: Exception, budget: Budget) -> str:
 
 
 @st.cache_data(max_entries=32, show_spinner="Summing each group's scores and labels…")
-def _group_sums(_frame: pd.DataFrame, _strata, strata_key: tuple, columns: tuple) -> GroupRatioSums:
+def _group_sums(
+    _frame: pd.DataFrame, _grouping, grouping_key: tuple, columns: tuple
+) -> GroupRatioSums:
     s, y, w, bounds, binary = columns
     return group_ratio_sums(
-        _frame, _strata, s_column=s, y_column=y, w_column=w, bounds=bounds, binary_y=binary
+        _frame, _grouping, s_column=s, y_column=y, w_column=w, bounds=bounds, binary_y=binary
     )
 
 
@@ -350,10 +352,9 @@ def _columns_key(config: RatioConfig) -> tuple:
 
 def current_sums(state: AppState, config: RatioConfig) -> tuple[GroupRatioSums, tuple]:
     """The groups' exact sums (cached) and their cache key."""
-    strata, _ = pipeline.current_strata(state)
-    key = (pipeline.strata_key(state), _columns_key(config))
-    private = pipeline.strata_spec(state).private_rows(get_dataset())  # holdout rows are public
-    return _group_sums(private, strata, key[0], key[1]), key
+    key = (pipeline.grouping_key(state), _columns_key(config))
+    grouping = pipeline.current_grouping(state)
+    return _group_sums(get_dataset(), grouping, key[0], key[1]), key
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -368,11 +369,11 @@ def _preview(
 
 @st.cache_data(max_entries=8, show_spinner="Resampling the rows of every group…")
 def _bootstrap(
-    _frame: pd.DataFrame, _strata, sums_key: tuple, columns: tuple, replicates: int, seed: int
+    _frame: pd.DataFrame, _grouping, sums_key: tuple, columns: tuple, replicates: int, seed: int
 ):
     s, y, w, bounds, binary = columns
     return bootstrap_group_sums(
-        _frame, _strata, s_column=s, y_column=y, w_column=w, bounds=bounds, binary_y=binary,
+        _frame, _grouping, s_column=s, y_column=y, w_column=w, bounds=bounds, binary_y=binary,
         replicates=replicates, rng=seed,
     )  # fmt: skip
 
@@ -895,11 +896,10 @@ def render_compare() -> None:
     started = time.perf_counter()
     resampled = None
     if settings.bootstrap:
-        strata, _ = pipeline.current_strata(state)
-        private = pipeline.strata_spec(state).private_rows(frame)  # holdout rows are public
         resampled = _bootstrap(
-            private, strata, sums_key, _columns_key(config), settings.replicates, state.seed
-        )
+            frame, pipeline.current_grouping(state), sums_key, _columns_key(config),
+            settings.replicates, state.seed,
+        )  # fmt: skip
     run = _runner(sums, resampled, sums_key, settings, state)
     # The width sweep varies only the DP noise: width hardly depends on resampling the rows, and
     # its points stay cached when the bootstrap is switched on.
@@ -1099,11 +1099,10 @@ def current_plan() -> RatioPlan:
         config = resolve(state, settings, frame)
     except RatioSettingsError as exc:
         raise ValueError(f"{exc} Fix it on the Estimator page.") from None
-    strata, _ = pipeline.current_strata(state)
     sums, _ = current_sums(state, config)
     dataset = pipeline._dataset_ref(frame, state.dataset_fingerprint, state.dataset_name)
     return RatioPlan(
-        sums=sums, strata=strata, dataset=dataset, spec=pipeline.strata_spec(state),
+        sums=sums, dataset=dataset, spec=pipeline.grouping_spec(state),
         **config.release, method=config.method, scale=config.scale, B=config.B,
         level=state.release_level, label=state.release_label,
     )  # fmt: skip

@@ -5,7 +5,7 @@ appendix C) for the Estimator, Compare and Release pages (see :mod:`strata_ui.an
   rows and seed, then a preview of DP synthetic rows (simulation noise, never downloadable);
 - :func:`render_compare`: per-group 3-way workload error of vanilla and stratified synthesis, and
   the overall, worst-group and parity error across ε;
-- :func:`current_plan`: the :class:`~dpcore.plans.synth.SynthPlan` the Release page commits;
+- :func:`current_plan`: the :class:`~dpcore.analyses.synth.SynthPlan` the Release page commits;
 - :func:`render_record` and :func:`render_downloads`: a committed synthetic release on the Release
   page (its rows, a chart, and CSV / JSON / script downloads), for ``release_ui`` to call.
 
@@ -15,7 +15,7 @@ for download. The rows can be downloaded only from the Release page, after the b
 in the ledger and the noise is drawn with OpenDP.
 
 Choices live in :class:`SynthSettings` (via :func:`strata_ui.state.get_settings`); the groups
-come from the Strata page and ε from the Budget page. Numerics live in :mod:`dpcore.plans.synth`,
+come from the Strata page and ε from the Budget page. Numerics live in :mod:`dpcore.analyses.synth`,
 figures in :mod:`strata_ui.charts_synth`.
 """
 
@@ -52,8 +52,9 @@ from dpcore.analyses.synth.workload import (
     sweep_errors,
     sweep_metrics,
 )
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
-from dpcore.strata import PublicShares, Strata, StrataSpec
+from dpcore.shares import PublicShares
 from strata_ui import charts_synth as charts
 from strata_ui import constants, pipeline
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
@@ -113,9 +114,8 @@ class Resolved:
     """Everything a preview, a simulation or a plan needs, validated."""
 
     frame: pd.DataFrame
-    strata: Strata
-    shares: PublicShares
-    spec: StrataSpec
+    grouping: Grouping
+    spec: GroupingSpec
     config: SynthConfig
     prepared: PreparedRows
     epsilon: float
@@ -125,6 +125,10 @@ class Resolved:
     def key(self) -> tuple:
         """Cache key of the prepared rows."""
         return (get_state().dataset_fingerprint, self.spec, self.config)
+
+    @property
+    def shares(self) -> PublicShares:
+        return self.grouping.shares
 
     @property
     def shares_key(self) -> tuple:
@@ -224,9 +228,13 @@ def current_config(settings: SynthSettings, frame: pd.DataFrame, strata: list[st
 
 @st.cache_data(max_entries=16, show_spinner="Selecting the rows to synthesize…")
 def _prepare(
-    _frame: pd.DataFrame, _strata: Strata, fingerprint: str, spec: StrataSpec, config: SynthConfig
+    _frame: pd.DataFrame,
+    _grouping: Grouping,
+    fingerprint: str,
+    spec: GroupingSpec,
+    config: SynthConfig,
 ) -> PreparedRows:
-    prepared = prepare_rows(_frame, spec, _strata, config)
+    prepared = prepare_rows(_frame, spec, _grouping, config)
     # Count the categories now, so the cached rows carry them: check_config (every rerun) and
     # the plan's own check then read them instead of scanning every column again.
     prepared.domain_sizes(config, spec)
@@ -237,13 +245,13 @@ def resolve(strategies: tuple[str, ...]) -> Resolved:
     """The session's validated synthesis for ``strategies``; ``ValueError`` says what to fix."""
     state, settings = get_state(), get_settings(SynthSettings)
     frame = get_dataset()
-    strata, shares = pipeline.current_strata(state)
-    spec = pipeline.strata_spec(state)
+    grouping = pipeline.current_grouping(state)
+    spec = pipeline.grouping_spec(state)
     config = current_config(settings, frame, list(spec.by))
     epsilon, _ = synth_epsilon(state)
-    prepared = _prepare(frame, strata, state.dataset_fingerprint, spec, config)
-    sizes = check_config(prepared, config, spec, shares, strategies)
-    return Resolved(frame, strata, shares, spec, config, prepared, epsilon, sizes)
+    prepared = _prepare(frame, grouping, state.dataset_fingerprint, spec, config)
+    sizes = check_config(prepared, config, spec, grouping.shares, strategies)
+    return Resolved(frame, grouping, spec, config, prepared, epsilon, sizes)
 
 
 # ---- cached computations ------------------------------------------------------------------------
@@ -351,7 +359,7 @@ def _render_columns(settings: SynthSettings, frame: pd.DataFrame, by: list[str])
         "are always included. Every extra column multiplies the number of combinations.",
     )
     st.caption(
-        f"The strata columns {', '.join(by) or '(none chosen)'} are always included (Strata "
+        f"The strata columns {', '.join(by) or '(none chosen)'} are always included (GroupValues "
         "page). Numeric columns need public bucket edges, or can be treated as categories."
     )
     numeric = [c for c in settings.columns if is_numeric(frame[c])]
@@ -608,7 +616,7 @@ def current_plan() -> SynthPlan:
     state, settings = get_state(), get_settings(SynthSettings)
     resolved = resolve((settings.strategy,))
     return SynthPlan(
-        frame=resolved.frame, strata=resolved.strata, shares=resolved.shares,
+        frame=resolved.frame, grouping=resolved.grouping,
         dataset=pipeline._dataset_ref(
             resolved.frame, state.dataset_fingerprint, state.dataset_name
         ),

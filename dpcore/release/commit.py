@@ -125,7 +125,7 @@ def release(
     ----------
     plan
         A :class:`ReleasePlan`: :class:`MeanPlan`, or the ``RatioPlan``, ``GvdpPlan`` and
-        ``SynthPlan`` of :mod:`dpcore.plans`.
+        ``SynthPlan`` of :mod:`dpcore.analyses`.
     ledger
         The budget ledger to charge.
     noise

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from dpcore.accounting import Budget
+from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
-from dpcore.strata import PublicShares, Strata, StrataSpec
+from dpcore.shares import PublicShares
 
 __all__ = [
     "DatasetRef",
@@ -67,8 +68,8 @@ def _data_line(dataset: DatasetRef) -> str:
     )
 
 
-def _strata_line(spec: StrataSpec, strata: Strata, shares: PublicShares | None) -> str:
-    line = f"**Strata:** {' × '.join(spec.by)} — {strata.k} groups"
+def _strata_line(spec: GroupingSpec, k: int, shares: PublicShares | None) -> str:
+    line = f"**Strata:** {' × '.join(spec.by)} — {k} groups"
     return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 
 

@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from dpcore.accounting import PureDP
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
-from dpcore.strata import Strata, shares_from_counts
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.shares import shares_from_counts
 from strata_ui import constants
 from strata_ui.data import load_demo
 
@@ -147,7 +148,7 @@ def test_budget_page_shows_equivalents_and_composition_costs():
 
 def test_stratified_beats_vanilla_i_on_parity_error_on_the_demo_data():
     """The product claim (AAAI 2024, Sec. 5): stratification lowers parity error (Def. 10)."""
-    strata = Strata.from_frame(load_demo(), by=["race", "sex"], value="hours_per_week")
+    strata = GroupValues.from_frame(load_demo(), by=["race", "sex"], value="hours_per_week")
     estimator, budget = LaplaceMean(bounds=(0.0, 100.0)), PureDP(1.0)
     shares = shares_from_counts(strata)
     parity = {}

@@ -23,9 +23,9 @@ from dpcore.analyses.gvdp.groups import (
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
 from dpcore.release import release
-from dpcore.strata import StrataSpec
 from strata_ui import charts_gvdp as charts
 from strata_ui.charts_compare import PALETTE
 from tests.unit.test_gvdp_plan import OLS, OLS_BOUNDS, SPEC, survey
@@ -35,7 +35,8 @@ SETTINGS = RunSettings(k=60, rho=0.5)
 
 @pytest.fixture(scope="module")
 def data():
-    return prepare_data(survey(), OLS, SPEC)
+    source = survey()
+    return prepare_data(source, OLS, SPEC.build(source))
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +201,7 @@ def test_k_diagnostic_figure_has_violins_per_k_and_reference_lines(diagnostic, d
 
 def test_release_figure_has_a_panel_per_coefficient(tmp_path):
     plan = GvdpPlan.build(
-        survey(), spec=StrataSpec(by=("region",), value="hours"), dataset_name="survey.csv",
+        survey(), spec=GroupingSpec(by=("region",)), dataset_name="survey.csv",
         model=GvdpModel("ols", "hours", ("age",)),
         bounds=GvdpBoundsSpec("box", ("intercept", "age"), spread=(200.0, 5.0),
                               low=(-100.0, -5.0), high=(200.0, 5.0)),

@@ -15,9 +15,9 @@ from scipy import stats
 from dpcore import teaching, theory
 from dpcore.analyses.gvdp import teaching as gvdp_teaching
 from dpcore.analyses.mean import teaching as mean_teaching
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.ratio import teaching as ratio_teaching
 from dpcore.datasets import load_demo
-from dpcore.strata import Strata
 from strata_ui import charts_learn as cl
 from strata_ui import charts_strata as cs
 from strata_ui import constants
@@ -65,8 +65,8 @@ def assert_accessible(fig: dict, *, x_unit: str, y_unit: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_strata() -> Strata:
-    return Strata.from_frame(load_demo(), ["race", "sex"], "hours_per_week")
+def demo_strata() -> GroupValues:
+    return GroupValues.from_frame(load_demo(), ["race", "sex"], "hours_per_week")
 
 
 # ---- What ε means -------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ SIZES = {"Other × Female": 109, "White × Male": 19_174}
 
 
 def errors_frame(runs: int = 2) -> pd.DataFrame:
-    """A :func:`dpcore.plans.synth.sweep_errors`-shaped frame; runs differ by ±0.05."""
+    """A :func:`dpcore.analyses.synth.sweep_errors`-shaped frame; runs differ by ±0.05."""
     rows = []
     for (epsilon, strategy), values in GROUP_ERRORS.items():
         for run in range(runs):

@@ -19,13 +19,14 @@ from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.functions import coinpress_mean, gaussian_mean, laplace_mean
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
     global_and_group_means,
     global_only_mean,
     run_strategy,
     stratified_mean,
 )
-from dpcore.strata import Strata, shares_from_counts
+from dpcore.shares import shares_from_counts
 
 R = 20_000  # replicates for the noise-law checks
 Z = 4.5  # standard errors of slack in the seeded statistical checks
@@ -48,11 +49,11 @@ def frame() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def strata(frame: pd.DataFrame) -> Strata:
-    return Strata.from_frame(frame, "group", "value")
+def strata(frame: pd.DataFrame) -> GroupValues:
+    return GroupValues.from_frame(frame, "group", "value")
 
 
-def raw_groups(frame: pd.DataFrame, strata: Strata) -> list[np.ndarray]:
+def raw_groups(frame: pd.DataFrame, strata: GroupValues) -> list[np.ndarray]:
     """The raw rows of each group, in the order of ``strata.labels``."""
     return [frame.loc[frame["group"] == lab, "value"].to_numpy() for lab in strata.labels]
 
@@ -396,7 +397,7 @@ def test_coinpress_interval_covers_true_mean_with_probability_1_minus_beta():
             "value": rng.normal(np.repeat(mu, n_g), 1.0),
         }
     )
-    s = Strata.from_frame(df, "group", "value")
+    s = GroupValues.from_frame(df, "group", "value")
     truth = mu[[int(lab[1:]) for lab in s.labels]]
     release = coinpress_mean(
         s, ZCDP(0.1), prior=(-10.0, 10.0), sigma=1.0, beta=beta, rng=8, replicates=reps

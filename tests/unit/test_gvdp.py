@@ -37,7 +37,7 @@ from dpcore.analyses.gvdp.private import (
     _variance_upper_bound,
     psd_projection,
 )
-from dpcore.strata import PublicShares
+from dpcore.shares import PublicShares
 
 # ---- data generators used by several tests ------------------------------------------------------
 

@@ -16,7 +16,7 @@ from scipy import stats
 
 from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
-from dpcore.analyses.gvdp.data import fit_risk, prepare_data, private_part, subsets_for
+from dpcore.analyses.gvdp.data import fit_risk, prepare_data, subsets_for
 from dpcore.analyses.gvdp.diagnostics import (
     blb_diagnostic,
     coverage_frame,
@@ -30,14 +30,14 @@ from dpcore.analyses.gvdp.groups import ALL, RunSettings, nonprivate, run_groups
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.grouping import GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.release import plan_key, release, to_csv, to_script
-from dpcore.strata import StrataSpec
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SIZES = {"north": 1800, "south": 900, "east": 300}
-SPEC = StrataSpec(by=("region",), value="hours")
+SPEC = GroupingSpec(by=("region",))
 OLS = GvdpModel("ols", "hours", ("age", "union"))
 MEAN = GvdpModel("mean", "hours")
 LOGIT = GvdpModel("logistic", "employed", ("age",))
@@ -72,7 +72,7 @@ def frame() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def ols_data(frame):
-    return prepare_data(frame, OLS, SPEC)
+    return prepare_data(frame, OLS, SPEC.build(frame))
 
 
 @pytest.fixture
@@ -128,16 +128,16 @@ def test_model_names_its_coefficients_and_statistic():
 
 def test_unknown_and_text_columns_are_refused_by_name(frame):
     with pytest.raises(ValueError, match="'salary' is not in the data; available columns: region"):
-        prepare_data(frame, GvdpModel("mean", "salary"), SPEC)
+        prepare_data(frame, GvdpModel("mean", "salary"), SPEC.build(frame))
     with pytest.raises(ValueError, match=r"`covariates` column 'job' is not numeric \(dtype"):
-        prepare_data(frame, GvdpModel("ols", "hours", ("job",)), SPEC)
+        prepare_data(frame, GvdpModel("ols", "hours", ("job",)), SPEC.build(frame))
 
 
 def test_missing_values_drop_the_row_and_are_counted(frame):
     holes = frame.copy()
     holes.loc[[0, 1, 2], "age"] = np.nan
     holes.loc[[2, 3], "hours"] = np.inf
-    data = prepare_data(holes, OLS, SPEC)
+    data = prepare_data(holes, OLS, SPEC.build(holes))
     assert data.n_missing == 4 and data.rows == len(frame) - 4
     assert data.population[0].shape == (len(frame) - 4, 3)
     assert data.group_rows.sum() == len(frame) - 4
@@ -146,17 +146,18 @@ def test_missing_values_drop_the_row_and_are_counted(frame):
 
 
 def test_rows_of_dropped_groups_count_for_the_population_only(frame):
-    spec = StrataSpec(by=("region",), value="hours", min_group_size=500, small_groups="drop")
-    data = prepare_data(frame, MEAN, spec)
+    spec = GroupingSpec(by=("region",), min_group_size=500, small_groups="drop")
+    data = prepare_data(frame, MEAN, spec.build(frame))
     assert data.labels == ("north", "south")
     assert data.n_ungrouped == SIZES["east"] and data.rows == len(frame)
     assert "belong to a group dropped on the Strata page" in data.messages()[0]
 
 
 def test_holdout_shares_keep_the_holdout_rows_out(frame):
-    spec = StrataSpec(by=("region",), value="hours", share_source="holdout", holdout_fraction=0.1)
-    assert len(private_part(frame, spec)) == 2700
-    data = prepare_data(frame, MEAN, spec)
+    spec = GroupingSpec(by=("region",), share_source="holdout", holdout_fraction=0.1)
+    grouping = spec.build(frame)
+    assert int(grouping.private.sum()) == 2700
+    data = prepare_data(frame, MEAN, grouping)
     assert data.rows == 2700 and data.shares.sum() == pytest.approx(1.0)
 
 
@@ -176,16 +177,18 @@ def test_holdout_shares_keep_the_holdout_rows_out(frame):
 )
 def test_population_problems_are_refused_with_the_fix(frame, change, model, message):
     with pytest.raises(ValueError, match=message):
-        prepare_data(change(frame), model, SPEC)
+        source = change(frame)
+        prepare_data(source, model, SPEC.build(source))
 
 
 def test_problems_in_one_group_leave_the_population_usable(frame):
     coded = frame.assign(code=frame["region"].map({"north": 1, "south": 2, "east": 3}))
-    data = prepare_data(coded, GvdpModel("ols", "hours", ("age", "code")), SPEC)
+    data = prepare_data(coded, GvdpModel("ols", "hours", ("age", "code")), SPEC.build(coded))
     assert data.groups == () and data.rows == len(frame)
     assert "covariate 'code' is constant in group 'north'" in data.group_error
     assert "fit the whole population only" in data.group_error
-    tiny = prepare_data(frame.iloc[: SIZES["north"] + SIZES["south"] + 10], OLS, SPEC)
+    source = frame.iloc[: SIZES["north"] + SIZES["south"] + 10]
+    tiny = prepare_data(source, OLS, SPEC.build(source))
     assert "group 'east' has 10 complete rows; GVDP needs at least 15" in tiny.group_error
 
 
@@ -271,7 +274,7 @@ def test_fit_risk_bounds_the_chance_that_a_subset_misses_a_rare_value():
 
 def test_rare_binary_values_refuse_a_large_k_with_a_smaller_one(frame):
     rare = frame.assign(union=(np.arange(len(frame)) % 100 == 0).astype(int))  # 30 union members
-    data = prepare_data(rare, OLS, SPEC)
+    data = prepare_data(rare, OLS, SPEC.build(rare))
     assert data.binary == ("union",) and data.rare == (30,)
     with pytest.raises(ValueError, match=r"covariate 'union' is 0/1 .* use k ≤ \d+"):
         data.check_k(60, 10)
@@ -294,7 +297,7 @@ def test_groups_are_recombined_from_their_dp_estimates(ols_data):
 
 
 def test_a_group_failure_names_the_group(frame):
-    data = prepare_data(frame, OLS, SPEC)
+    data = prepare_data(frame, OLS, SPEC.build(frame))
     with pytest.raises(ValueError, match="`bounds` are for the coefficients"):
         run_groups(data, MEAN_BOUNDS, SETTINGS, rng=0)
 
@@ -405,7 +408,7 @@ def test_release_spends_rho_once_and_is_refused_by_a_small_ledger(frame, ledger,
 def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
     plan = GvdpPlan.build(
-        demo, spec=StrataSpec(by=("sex",), value="hours_per_week"),
+        demo, spec=GroupingSpec(by=("sex",)),
         dataset_name=DEMO_DATASET_NAME, model=GvdpModel("mean", "hours_per_week"),
         bounds=GvdpBoundsSpec("guess", ("hours_per_week",), spread=(15.0,), guess=(40.0,),
                               factor=100.0),
@@ -465,7 +468,7 @@ def test_synthetic_coverage_is_not_below_the_nominal_level(kind, d, n, k):
 
 
 def test_coverage_on_the_data_covers_the_full_sample_estimate(frame):
-    data = prepare_data(frame, MEAN, SPEC)
+    data = prepare_data(frame, MEAN, SPEC.build(frame))
     coverage = coverage_on_data(data, MEAN_BOUNDS, SETTINGS, replications=60, rng=12)
     assert coverage.replications == 60
     np.testing.assert_allclose(coverage.truth, [frame["hours"].mean()])

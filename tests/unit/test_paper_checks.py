@@ -20,9 +20,10 @@ from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.datasets import load_demo, synthetic_gaussian_mixture
-from dpcore.strata import Strata, shares_from_counts
+from dpcore.shares import shares_from_counts
 
 SIZES = (1_000, 10_000, 100_000)
 DATA_SEEDS = range(5)
@@ -37,7 +38,7 @@ def figure3_errors(n: int) -> dict[str, np.ndarray]:
     out = {key: [] for key in ("strat", "strat_var", "van", "van_var", "strat_abs")}
     for seed in DATA_SEEDS:
         df = synthetic_gaussian_mixture(n, k=10, alpha=1.0, rng=seed)
-        strata = Strata.from_frame(df, "group", "value")
+        strata = GroupValues.from_frame(df, "group", "value")
         shares = shares_from_counts(strata)
         truth = strata.global_mean
         for key, strategy, noise_seed in (
@@ -99,8 +100,8 @@ def test_figure3_one_percent_error_for_large_n(figure3):
 
 
 @pytest.fixture(scope="module")
-def demo_strata() -> Strata:
-    return Strata.from_frame(load_demo(), ["race", "sex"], "hours_per_week")
+def demo_strata() -> GroupValues:
+    return GroupValues.from_frame(load_demo(), ["race", "sex"], "hours_per_week")
 
 
 def test_demo_stratified_parity_error_beats_vanilla(demo_strata):

@@ -1,4 +1,4 @@
-"""Ratio of sums with DP confidence intervals (Miao & Li, JDS 2022): dpcore.estimators.ratio.
+"""Ratio of sums with DP confidence intervals (Miao & Li, JDS 2022): dpcore.analyses.ratio.
 
 Expected values are derived by hand in the tests (row-level formulas, the mechanisms' noise
 formulas written out, closed forms of the corrections), never copied from the implementation's

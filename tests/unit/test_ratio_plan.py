@@ -31,13 +31,13 @@ from dpcore.analyses.ratio.preview import (
 from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from dpcore.analyses.ratio.sums import RatioBounds, ratio_sums
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
 from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
-from dpcore.strata import Strata, StrataSpec
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = StrataSpec(by=("race", "sex"), value="hours_per_week")
+SPEC = GroupingSpec(by=("race", "sex"))
 COLUMNS = {"s_column": "score", "y_column": "income_over_50k"}
 UNIT = RatioBounds()
 
@@ -48,13 +48,13 @@ def demo() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def strata(demo) -> Strata:
-    return SPEC.build(demo)[0]
+def grouping(demo) -> Grouping:
+    return SPEC.build(demo)
 
 
 @pytest.fixture(scope="module")
-def sums(demo, strata) -> GroupRatioSums:
-    return group_ratio_sums(demo, strata, **COLUMNS, bounds=UNIT, binary_y=True)
+def sums(demo, grouping) -> GroupRatioSums:
+    return group_ratio_sums(demo, grouping, **COLUMNS, bounds=UNIT, binary_y=True)
 
 
 def make_plan(demo, **options) -> RatioPlan:
@@ -85,9 +85,9 @@ def weighted_frame(seed: int = 0, n: int = 600) -> pd.DataFrame:
 # ---- group sums ---------------------------------------------------------------------------------
 
 
-def test_group_sums_equal_ratio_sums_of_each_groups_rows(demo, strata, sums):
-    codes = strata.assign(demo)
-    for g, label in enumerate(strata.labels):
+def test_group_sums_equal_ratio_sums_of_each_groups_rows(demo, grouping, sums):
+    codes = grouping.assign(demo)
+    for g, label in enumerate(grouping.labels):
         rows = demo[codes == g]
         expected = ratio_sums(rows["score"], rows["income_over_50k"], bounds=UNIT, binary_y=True)
         for name in expected.released:
@@ -100,17 +100,17 @@ def test_group_sums_equal_ratio_sums_of_each_groups_rows(demo, strata, sums):
 
 def test_weighted_sums_clip_drop_missing_rows_and_say_how_many():
     frame = weighted_frame()
-    spec = StrataSpec(by=("region",), value="value")
-    strata = spec.build(frame)[0]
+    spec = GroupingSpec(by=("region",))
+    grouping = spec.build(frame)
     bounds = RatioBounds(0.8, 1.0, 3.0)
-    got = group_ratio_sums(frame, strata, s_column="score", y_column="label", w_column="weight",
+    got = group_ratio_sums(frame, grouping, s_column="score", y_column="label", w_column="weight",
                            bounds=bounds, binary_y=True)  # fmt: skip
     assert got.n_missing == 4 and got.rows.sum() == len(frame) - 4
     assert "4 of 600 rows" in got.messages()[0] and "`weight`" in got.messages()[0]
     assert got.sums.released == ("w", "ws", "wy", "ww", "wss", "wys")  # Σw² released: weighted
     keep = frame.dropna(subset=["score", "weight"])
-    codes = strata.assign(keep)
-    for g in range(strata.k):
+    codes = grouping.assign(keep)
+    for g in range(grouping.k):
         rows = keep[codes == g]
         expected = ratio_sums(rows["score"], rows["label"], rows["weight"], bounds=bounds,
                               binary_y=True)  # fmt: skip
@@ -121,7 +121,7 @@ def test_weighted_sums_clip_drop_missing_rows_and_say_how_many():
 @pytest.mark.parametrize(
     ("options", "error", "match"),
     [
-        ({"s_column": "race"}, TypeError, "`s_column` column 'race' must be numeric"),
+        ({"s_column": "race"}, ValueError, "`s_column` column 'race' must be numeric"),
         ({"y_column": "nope"}, ValueError, "`y_column` names column 'nope'"),
         ({"y_column": "score"}, ValueError, "`y_column` and `s_column` must be different"),
         ({"y_column": "hours_per_week"}, ValueError, "must contain only 0 and 1"),
@@ -132,11 +132,11 @@ def test_weighted_sums_clip_drop_missing_rows_and_say_how_many():
     ],
 )  # fmt: skip
 def test_bad_columns_and_bounds_are_refused_naming_the_parameter(
-    demo, strata, options, error, match
+    demo, grouping, options, error, match
 ):
     arguments = {**COLUMNS, "bounds": UNIT, "binary_y": True, **options}
     with pytest.raises(error, match=match):
-        group_ratio_sums(demo, strata, **arguments)
+        group_ratio_sums(demo, grouping, **arguments)
 
 
 def test_bounds_must_be_positive():
@@ -281,9 +281,9 @@ def test_parameters_are_json_ready_and_the_key_is_stable(demo):
     assert plan_key(plan) not in changed and len(changed) == 6
 
 
-def test_plan_refuses_impossible_settings_before_anything_runs(demo, strata, sums):
+def test_plan_refuses_impossible_settings_before_anything_runs(demo, grouping, sums):
     dataset = DatasetRef.of(demo, DEMO_DATASET_NAME)
-    base = {"sums": sums, "strata": strata, "dataset": dataset, "spec": SPEC, "delta": 1e-6}
+    base = {"sums": sums, "dataset": dataset, "spec": SPEC, "delta": 1e-6}
     with pytest.raises(ValueError, match="classic Gaussian mechanism"):
         RatioPlan(**base, epsilon=8.0, mechanism="gaussian")
     with pytest.raises(ValueError, match="`method` must be one of"):
@@ -351,8 +351,8 @@ def test_analytical_coverage_of_a_known_ratio_passes_a_binomial_test():
     # 400 independent groups of 1,000 rows, each a fresh dataset with true ratio 1.1, released
     # once at ε = 1: 400 replicates of sampling and DP noise together.
     frame = calibration_frame(400, 1000, seed=11)
-    strata = StrataSpec(by=("group",), value="value").build(frame)[0]
-    sums = group_ratio_sums(frame, strata, s_column="s", y_column="y", bounds=UNIT, binary_y=True)
+    grouping = GroupingSpec(by=("group",)).build(frame)
+    sums = group_ratio_sums(frame, grouping, s_column="s", y_column="y", bounds=UNIT, binary_y=True)
     covered = {}
     for method in ("analytical", "none"):
         result = estimate_ratios(sums, epsilon=1.0, delta=1e-6, mechanism="gaussian",
@@ -382,11 +382,11 @@ def test_simulated_coverage_width_and_score(sums):
     pd.testing.assert_frame_equal(frame, same)  # seeded
 
 
-def test_bootstrap_resamples_keep_group_sizes_and_average_to_the_data(demo, strata, sums):
-    boot = bootstrap_group_sums(demo, strata, **COLUMNS, bounds=UNIT, binary_y=True,
+def test_bootstrap_resamples_keep_group_sizes_and_average_to_the_data(demo, grouping, sums):
+    boot = bootstrap_group_sums(demo, grouping, **COLUMNS, bounds=UNIT, binary_y=True,
                                 replicates=200, rng=0)  # fmt: skip
-    assert boot.shape == (200, strata.k)
-    np.testing.assert_array_equal(boot.w, np.broadcast_to(sums.sums.w, (200, strata.k)))
+    assert boot.shape == (200, grouping.k)
+    np.testing.assert_array_equal(boot.w, np.broadcast_to(sums.sums.w, (200, grouping.k)))
     mean_ws = np.asarray(boot.ws).mean(axis=0)
     sd = np.asarray(boot.ws).std(axis=0) / math.sqrt(200)
     assert np.all(np.abs(mean_ws - sums.sums.ws) < 5 * sd + 1e-9)

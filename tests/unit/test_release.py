@@ -29,7 +29,9 @@ from dpcore import ledger as ledger_module
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.grouping import GroupingSpec
 from dpcore.io import read_table
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger, list_ledgers
 from dpcore.mechanisms import noise_source
@@ -45,7 +47,6 @@ from dpcore.release import (
     to_json,
     to_script,
 )
-from dpcore.strata import StrataSpec
 from strata_ui import charts_release
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -77,12 +78,10 @@ def make_plan(
     budget: PureDP | ZCDP = EPSILON_1,
     **plan_options,
 ) -> MeanPlan:
-    """A plan built from scratch: spec, strata, shares, fingerprint, estimator and budget."""
-    spec = StrataSpec(by=by, value=value, **(spec_options or {}))
-    strata, shares = spec.build(frame)
+    """A plan built from scratch: spec, groups and values, fingerprint, estimator and budget."""
+    spec = GroupingSpec(by=by, **(spec_options or {}))
     return MeanPlan(
-        strata=strata,
-        shares=shares,
+        values=GroupValues.from_grouping(spec.build(frame), frame, value),
         dataset=DatasetRef.of(frame, name),
         spec=spec,
         estimator=LaplaceMean(bounds=HOURS) if estimator is None else estimator,
@@ -158,7 +157,7 @@ def test_plan_key_is_the_same_for_the_same_plan_built_from_scratch(demo):
     key = plan_key(make_plan(demo))
     assert re.fullmatch(r"release-[0-9a-f]{32}", key)
     assert plan_key(make_plan(load_demo())) == key
-    # Equal plans compare equal too (strata and shares are not part of the identity).
+    # Equal plans compare equal too (the group values are not part of the identity).
     assert make_plan(demo) == make_plan(load_demo())
 
 

@@ -1,4 +1,4 @@
-"""Unit tests for ``dpcore.sampling`` (DP samplers, synthesizers) and the synthetic-data metrics of
+"""Unit tests for ``dpcore.analyses.sampling`` (DP samplers, synthesizers) and the synthetic-data metrics of
 ``dpcore.metrics`` (workload error, errors of means, parity error, max disparity).
 
 Samplers follow Raskhodnikova, Sivakumar, Smith & Swanberg (NeurIPS 2021); synthesizers and
@@ -393,7 +393,7 @@ def test_histogram_with_large_epsilon_reproduces_the_joint(small_frame):
 
 
 def test_shares_accept_tuples_labels_and_public_shares(small_frame):
-    from dpcore.strata import PublicShares
+    from dpcore.shares import PublicShares
 
     two = {("a", "False"): 0.5, "b × True": 0.5, ("c", "True"): 0.0, ("c", "False"): 0.0}
     two |= {("a", "True"): 0.0, ("b", "False"): 0.0}

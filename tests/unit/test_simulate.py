@@ -18,16 +18,17 @@ from dpcore.analyses.mean.simulate import (
     monte_carlo,
     parity_by_replicate,
 )
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.metrics import parity_error
-from dpcore.strata import PublicShares, Strata, shares_from_counts
+from dpcore.shares import PublicShares, shares_from_counts
 
 COLUMNS = ["replicate", "group", "level", "size", "estimate", "truth", "error"]
 ESTIMATOR = LaplaceMean(bounds=(0.0, 100.0))  # every value lies inside: clipping is a no-op
 
 
 @pytest.fixture(scope="module")
-def strata() -> Strata:
+def strata() -> GroupValues:
     rng = np.random.default_rng(21)
     sizes = {"north": 300, "south": 120, "east": 60, "west": 20}
     df = pd.DataFrame(
@@ -36,7 +37,7 @@ def strata() -> Strata:
             "value": rng.uniform(20.0, 80.0, sum(sizes.values())),
         }
     )
-    return Strata.from_frame(df, "region", "value")
+    return GroupValues.from_frame(df, "region", "value")
 
 
 @pytest.mark.parametrize("strategy", ["stratified", "global_only", "global_and_groups"])

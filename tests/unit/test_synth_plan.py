@@ -1,4 +1,4 @@
-"""Synthetic data per group (dpcore.plans.synth): prepared rows, checks, fast scoring, sweeps and
+"""Synthetic data per group (dpcore.analyses.synth): prepared rows, checks, fast scoring, sweeps and
 the release plan (AAAI 2024 arXiv, appendix C)."""
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from dpcore.analyses.synth.workload import (
     synth_domain,
 )
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.grouping import OTHER_LABEL, GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.metrics import workload_error_by_group
 from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
-from dpcore.strata import OTHER_LABEL, StrataSpec
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 AGE_EDGES = (("age", (30.0, 50.0)),)
@@ -83,16 +83,16 @@ def config(**options) -> SynthConfig:
 
 
 def parts(frame: pd.DataFrame, **spec_options):
-    spec = StrataSpec(by=("region",), value="age", **spec_options)
-    strata, shares = spec.build(frame)
-    return spec, strata, shares
+    spec = GroupingSpec(by=("region",), **spec_options)
+    grouping = spec.build(frame)
+    return spec, grouping, grouping.shares
 
 
 def make_plan(frame: pd.DataFrame, *, name: str = "survey.csv", **options) -> SynthPlan:
-    spec, strata, shares = parts(frame)
+    spec, grouping, _ = parts(frame)
     plan_options = {"epsilon": 1.0, "config": config()} | options
     return SynthPlan(
-        frame=frame, strata=strata, shares=shares, dataset=DatasetRef.of(frame, name), spec=spec,
+        frame=frame, grouping=grouping, dataset=DatasetRef.of(frame, name), spec=spec,
         **plan_options,
     )  # fmt: skip
 
@@ -135,8 +135,8 @@ def test_config_keys_mwem_settings_only_when_used():
 
 
 def test_prepare_rows_keeps_output_columns_and_turns_chosen_numbers_into_text(frame):
-    spec, strata, _ = parts(frame)
-    prepared = prepare_rows(frame, spec, strata, config())
+    spec, grouping, _ = parts(frame)
+    prepared = prepare_rows(frame, spec, grouping, config())
     assert list(prepared.rows.columns) == ["job", "car", "pet", "age", "flag", "region"]
     assert len(prepared.rows) == len(frame) and prepared.messages() == []
     assert set(prepared.rows["flag"]) == {"0", "1"}
@@ -144,13 +144,13 @@ def test_prepare_rows_keeps_output_columns_and_turns_chosen_numbers_into_text(fr
 
 
 def test_prepare_rows_leaves_out_the_holdout_and_dropped_groups(frame):
-    spec, strata, _ = parts(frame, share_source="holdout", holdout_fraction=0.2)
-    prepared = prepare_rows(frame, spec, strata, config())
+    spec, grouping, _ = parts(frame, share_source="holdout", holdout_fraction=0.2)
+    prepared = prepare_rows(frame, spec, grouping, config())
     assert prepared.n_holdout == 120 and len(prepared.rows) == 480
     assert "120 rows form the public holdout" in prepared.messages()[0]
 
-    spec, strata, _ = parts(frame, min_group_size=100, small_groups="drop")
-    prepared = prepare_rows(frame, spec, strata, config())
+    spec, grouping, _ = parts(frame, min_group_size=100, small_groups="drop")
+    prepared = prepare_rows(frame, spec, grouping, config())
     assert prepared.n_dropped == 50 and set(prepared.rows["region"]) == {"north", "south"}
     assert "50 rows belong to groups dropped" in prepared.messages()[0]
 
@@ -158,18 +158,18 @@ def test_prepare_rows_leaves_out_the_holdout_and_dropped_groups(frame):
 def test_prepare_rows_refuses_merged_groups_and_says_how_to_fix_it(frame):
     frame3 = frame.assign(region=frame["region"].where(frame["region"] != "south", "west"))
     frame3.loc[frame3.index[-20:], "region"] = "south"  # east (30) and south (20) get merged
-    spec, strata, _ = parts(frame3, min_group_size=40)
-    assert OTHER_LABEL in strata.labels
+    spec, grouping, _ = parts(frame3, min_group_size=40)
+    assert OTHER_LABEL in grouping.labels
     with pytest.raises(ValueError, match="drop small groups instead of merging them"):
-        prepare_rows(frame3, spec, strata, config())
+        prepare_rows(frame3, spec, grouping, config())
 
 
 # --- checks -------------------------------------------------------------------------------------
 
 
 def checked(frame, cfg, strategies=("stratified",), **spec_options):
-    spec, strata, shares = parts(frame, **spec_options)
-    return check_config(prepare_rows(frame, spec, strata, cfg), cfg, spec, shares, strategies)
+    spec, grouping, shares = parts(frame, **spec_options)
+    return check_config(prepare_rows(frame, spec, grouping, cfg), cfg, spec, shares, strategies)
 
 
 def test_check_returns_domain_sizes(frame):
@@ -178,8 +178,8 @@ def test_check_returns_domain_sizes(frame):
 
 
 def test_prepared_rows_count_categories_once_and_keep_them_through_pickling(frame, monkeypatch):
-    spec, strata, _ = parts(frame)
-    prepared = prepare_rows(frame, spec, strata, config())
+    spec, grouping, _ = parts(frame)
+    prepared = prepare_rows(frame, spec, grouping, config())
     sizes = prepared.domain_sizes(config(), spec)
     assert sizes == domain_sizes(prepared.rows, config(), spec)
     # Edges are applied on every call, so other edges give other sizes from the same counts.
@@ -226,8 +226,8 @@ def test_histogram_too_large_names_the_cell_count_and_suggests_mwem():
     wide["region"] = np.repeat(["a", "b", "c"], 100)
     wide["age"] = 1.0
     cfg = SynthConfig(columns=tuple(f"c{i}" for i in range(6)), method="histogram", n_rows=100)
-    spec, strata, shares = parts(wide)
-    prepared = prepare_rows(wide, spec, strata, cfg)
+    spec, grouping, shares = parts(wide)
+    prepared = prepare_rows(wide, spec, grouping, cfg)
     cells = 13**6
     assert cells > MAX_HISTOGRAM_CELLS
     with pytest.raises(ValueError) as error:
@@ -236,9 +236,9 @@ def test_histogram_too_large_names_the_cell_count_and_suggests_mwem():
     assert "Use MWEM" in str(error.value) and "fewer columns" in str(error.value)
     # Vanilla models the strata column too: 3 × as many cells.
     narrow = SynthConfig(columns=("c0", "c1", "c2", "c3", "c4"), method="histogram", n_rows=100)
-    check_config(prepare_rows(wide, spec, strata, narrow), narrow, spec, shares, ("stratified",))
+    check_config(prepare_rows(wide, spec, grouping, narrow), narrow, spec, shares, ("stratified",))
     with pytest.raises(ValueError, match=f"vanilla model .* has {3 * 13**5:,} cells"):
-        check_config(prepare_rows(wide, spec, strata, narrow), narrow, spec, shares, ("vanilla",))
+        check_config(prepare_rows(wide, spec, grouping, narrow), narrow, spec, shares, ("vanilla",))
 
 
 # --- scoring and sweeps -------------------------------------------------------------------------
@@ -246,9 +246,9 @@ def test_histogram_too_large_names_the_cell_count_and_suggests_mwem():
 
 @pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
 def test_group_workload_scores_like_workload_error_by_group(frame, strategy):
-    spec, strata, shares = parts(frame)
+    spec, grouping, shares = parts(frame)
     cfg = config()
-    prepared = prepare_rows(frame, spec, strata, cfg)
+    prepared = prepare_rows(frame, spec, grouping, cfg)
     data = run_synthesis(prepared, cfg, spec, shares, epsilon=0.5, strategy=strategy, rng=3)
     workload = build_workload(prepared, cfg, spec)
     ours = workload.score(data.frame)
@@ -262,9 +262,9 @@ def test_group_workload_scores_like_workload_error_by_group(frame, strategy):
 
 
 def test_group_workload_scores_zero_for_the_real_rows_and_one_per_missing_group(frame):
-    spec, strata, _ = parts(frame)
+    spec, grouping, _ = parts(frame)
     cfg = config()
-    prepared = prepare_rows(frame, spec, strata, cfg)
+    prepared = prepare_rows(frame, spec, grouping, cfg)
     workload = build_workload(prepared, cfg, spec)
     real = real_table(prepared, cfg, spec)
     assert workload.score(real).worst == 0 and workload.score(real).overall == 0
@@ -276,9 +276,9 @@ def test_group_workload_scores_zero_for_the_real_rows_and_one_per_missing_group(
 @pytest.mark.parametrize("method", ["independent", "mwem", "histogram"])
 @pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
 def test_encoded_draws_equal_synthesize_for_the_same_seed(frame, method, strategy):
-    spec, strata, shares = parts(frame)
+    spec, grouping, shares = parts(frame)
     cfg = config(method=method, rounds=3)
-    prepared = prepare_rows(frame, spec, strata, cfg)
+    prepared = prepare_rows(frame, spec, grouping, cfg)
     fast = _Encoded.of(prepared, cfg, spec, shares, strategy).draw(
         cfg, 2.0, np.random.default_rng(11)
     )
@@ -290,9 +290,9 @@ def test_encoded_draws_equal_synthesize_for_the_same_seed(frame, method, strateg
 
 
 def test_sweep_errors_is_tidy_and_metrics_follow_the_definitions(frame):
-    spec, strata, shares = parts(frame)
+    spec, grouping, shares = parts(frame)
     cfg = config()
-    prepared = prepare_rows(frame, spec, strata, cfg)
+    prepared = prepare_rows(frame, spec, grouping, cfg)
     errors = sweep_errors(prepared, cfg, spec, shares, epsilons=(0.5, 4.0), runs=2, rng=5)
     assert list(errors.columns) == [
         "epsilon", "strategy", "run", "level", "group", "size", "error",
@@ -327,9 +327,9 @@ def test_sweep_errors_is_tidy_and_metrics_follow_the_definitions(frame):
 
 def test_stratified_independent_beats_vanilla_where_groups_differ(frame):
     """Independent marginals cannot express region × job: stratifying restores it."""
-    spec, strata, shares = parts(frame)
+    spec, grouping, shares = parts(frame)
     cfg = config(n_rows=3000)
-    prepared = prepare_rows(frame, spec, strata, cfg)
+    prepared = prepare_rows(frame, spec, grouping, cfg)
     errors = sweep_errors(prepared, cfg, spec, shares, epsilons=(8.0,), runs=3, rng=0)
     metrics = sweep_metrics(errors).groupby("strategy").mean(numeric_only=True)
     assert metrics.loc["stratified", "parity"] < metrics.loc["vanilla", "parity"]
@@ -401,8 +401,8 @@ def test_plan_refuses_bad_input_on_construction(frame):
 
 
 def test_plan_uses_prepared_rows_it_is_given_without_changing_its_identity(frame, monkeypatch):
-    spec, strata, _ = parts(frame)
-    prepared = prepare_rows(frame, spec, strata, config())
+    spec, grouping, _ = parts(frame)
+    prepared = prepare_rows(frame, spec, grouping, config())
     built = make_plan(frame)
     monkeypatch.setattr(synth_plans, "prepare_rows", lambda *a: pytest.fail("prepared again"))
     given = make_plan(frame, prepared=prepared)
@@ -465,10 +465,10 @@ def run_script(script: str, tmp_path: pathlib.Path, ledger_file: pathlib.Path):
 @pytest.mark.slow
 def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
-    spec = StrataSpec(by=("race", "sex"), value="hours_per_week")
-    strata, shares = spec.build(demo)
+    spec = GroupingSpec(by=("race", "sex"))
+    grouping = spec.build(demo)
     plan = SynthPlan(
-        frame=demo, strata=strata, shares=shares, dataset=DatasetRef.of(demo, DEMO_DATASET_NAME),
+        frame=demo, grouping=grouping, dataset=DatasetRef.of(demo, DEMO_DATASET_NAME),
         spec=spec, epsilon=1.0, strategy="stratified",
         config=SynthConfig(
             columns=("age", "workclass", "education", "income_over_50k"), method="mwem",

@@ -82,14 +82,7 @@ release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use n
 """
 
 from dpcore.analyses.gvdp.bounds import ESTIMATORS, GVDPBounds, RhoSpent, blb_variance_spread
-from dpcore.analyses.gvdp.data import (
-    MAX_FIT_RISK,
-    GvdpData,
-    fit_risk,
-    prepare_data,
-    private_part,
-    subsets_for,
-)
+from dpcore.analyses.gvdp.data import MAX_FIT_RISK, GvdpData, fit_risk, prepare_data, subsets_for
 from dpcore.analyses.gvdp.diagnostics import (
     BlbDiagnostic,
     blb_diagnostic,
@@ -175,7 +168,6 @@ __all__ = [
     "nonprivate",
     "nonprivate_ci",
     "prepare_data",
-    "private_part",
     "run_groups",
     "run_population",
     "subsets_for",

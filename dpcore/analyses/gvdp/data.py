@@ -18,14 +18,13 @@ from dpcore._validate import (
 )
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
-from dpcore.strata import PublicShares, Strata, StrataSpec
+from dpcore.grouping import DROPPED_CODE, Grouping
 
 __all__ = [
     "MAX_FIT_RISK",
     "GvdpData",
     "fit_risk",
     "prepare_data",
-    "private_part",
     "subsets_for",
 ]
 
@@ -176,37 +175,25 @@ class GvdpData:
         return None
 
 
-def private_part(frame: pd.DataFrame, spec: StrataSpec) -> pd.DataFrame:
-    """The confidential rows (:meth:`StrataSpec.private_rows`)."""
-    return spec.private_rows(frame)
+def prepare_data(frame: pd.DataFrame, model: GvdpModel, grouping: Grouping) -> GvdpData:
+    """The model's rows for the population and every group of ``grouping``.
 
-
-def prepare_data(
-    frame: pd.DataFrame,
-    model: GvdpModel,
-    spec: StrataSpec,
-    *,
-    strata: Strata | None = None,
-    shares: PublicShares | None = None,
-) -> GvdpData:
-    """The model's rows for the population and every group of ``spec`` (built if not given).
-
-    Errors about the population (unknown or non-numeric column, too few rows, a 0/1 outcome that
-    is not, collinear covariates) raise ``ValueError``; errors that concern only the groups are
-    kept in :attr:`GvdpData.group_error`, so the whole population can still be fitted.
+    ``grouping`` is built from ``frame``; its public holdout rows are never read. Errors about
+    the population (unknown or non-numeric column, too few rows, a 0/1 outcome that is not,
+    collinear covariates) raise ``ValueError``; errors that concern only the groups are kept in
+    :attr:`GvdpData.group_error`, so the whole population can still be fitted.
     """
     if not isinstance(model, GvdpModel):
         raise TypeError(f"`model` must be a GvdpModel, got {type(model).__name__}")
-    if not isinstance(spec, StrataSpec):
-        raise TypeError(f"`spec` must be a StrataSpec, got {type(spec).__name__}")
-    if strata is None or shares is None:
-        strata, shares = spec.build(frame)
-    private = private_part(frame, spec)
-    rows = model.rows(private)
+    if not isinstance(grouping, Grouping):
+        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    private = grouping.private
+    codes = grouping.codes_for(frame)[private]
+    private_rows = frame[private] if not private.all() else frame
+    rows = model.rows(private_rows)
     population = rows.data()
-    codes = strata.assign(private)
     groups, group_rows, error = [], [], None
-    for g, label in enumerate(strata.labels):
+    for g, label in enumerate(grouping.labels):
         mask = codes == g
         group_rows.append(int(np.sum(rows.complete & mask)))
         if error is None:
@@ -215,19 +202,19 @@ def prepare_data(
             except ValueError as exc:
                 error = str(exc)
     n_complete = int(rows.complete.sum())
-    binary, rare, group_rare = _binary_columns(rows, codes, len(strata.labels))
+    binary, rare, group_rare = _binary_columns(rows, codes, grouping.k)
     return GvdpData(
         model=model,
-        labels=tuple(strata.labels),
-        shares=np.asarray(shares.values, dtype=float),
-        share_description=shares.description,
+        labels=tuple(grouping.labels),
+        shares=np.asarray(grouping.shares.values, dtype=float),
+        share_description=grouping.shares.description,
         population=population,
         rows=n_complete,
         groups=tuple(groups) if error is None else (),
         group_rows=np.array(group_rows, dtype=int),
-        n_input=len(private),
-        n_missing=len(private) - n_complete,
-        n_ungrouped=int(np.sum(rows.complete & (codes < 0))),
+        n_input=len(private_rows),
+        n_missing=len(private_rows) - n_complete,
+        n_ungrouped=int(np.sum(rows.complete & (codes == DROPPED_CODE))),
         group_error=error,
         binary=binary,
         rare=rare,

@@ -53,7 +53,7 @@ def coverage_on_data(
     r"""Coverage of the full-data non-private estimate over fresh GVDP randomness on fixed data.
 
     Each replication redraws the BLB partition and resamples and the privacy noise on the same
-    rows (:func:`~dpcore.estimators.gvdp.gvdp_coverage` with a generator that returns the data).
+    rows (:func:`~dpcore.analyses.gvdp.gvdp_coverage` with a generator that returns the data).
     The truth is the ordinary full-data estimate :math:`\hat\theta`. This is not the paper's
     coverage of θ (that needs fresh samples from the population, :func:`coverage_synthetic`):
     since the interval also allows for sampling error, it should cover :math:`\hat\theta` *at

@@ -26,9 +26,8 @@ from dpcore.analyses.gvdp.bounds import (
     _frozen,
 )
 from dpcore.analyses.gvdp.private import _readonly, _release
-from dpcore.analyses.mean.strategies import share_values
 from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
-from dpcore.strata import PublicShares
+from dpcore.shares import PublicShares, share_values
 
 __all__ = [
     "GVDPCoverage",

@@ -109,7 +109,7 @@ def run_population(
 class GroupedGvdp:
     r"""Per-group GVDP runs and their recombination :math:`\sum_g w_g\tilde\theta_g` with
     :math:`\operatorname{Var} = \sum_g w_g^2 \operatorname{Var}_g` (as
-    :func:`~dpcore.estimators.gvdp.gvdp_stratified`)."""
+    :func:`~dpcore.analyses.gvdp.gvdp_stratified`)."""
 
     labels: tuple[str, ...]
     results: tuple[GVDPResult, ...]
@@ -132,7 +132,7 @@ def run_groups(
     r"""GVDP in every group with the full ρ (parallel composition), recombined with the public
     shares.
 
-    Mirrors :func:`~dpcore.estimators.gvdp.gvdp_stratified` with the app's rule for k: every group
+    Mirrors :func:`~dpcore.analyses.gvdp.gvdp_stratified` with the app's rule for k: every group
     uses the population's subset size b, so group g gets :math:`k_g = \max(1, \lfloor n_g/b
     \rfloor)` subsets, and its variance bound is scaled to its own :math:`n_g` rows. A failure is
     reported with the group's name. The recombination uses the **DP** group estimates.
@@ -190,7 +190,7 @@ class NonPrivate:
 
 
 def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
-    """:func:`~dpcore.estimators.gvdp.nonprivate_ci` for the population and every group, and the
+    """:func:`~dpcore.analyses.gvdp.nonprivate_ci` for the population and every group, and the
     share-weighted recombination of the group estimates (what the DP recombination targets)."""
     estimator = data.model.estimator
     population = nonprivate_ci(data.population, estimator, level)

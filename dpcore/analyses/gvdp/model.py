@@ -112,7 +112,7 @@ class GvdpModel:
 
     @property
     def estimator(self) -> str:
-        """The :func:`~dpcore.estimators.gvdp.gvdp` estimator name."""
+        """The :func:`~dpcore.analyses.gvdp.gvdp` estimator name."""
         return self.kind
 
     @property
@@ -130,7 +130,7 @@ class GvdpModel:
 
     @property
     def min_rows(self) -> int:
-        """Rows a GVDP subset needs (:data:`~dpcore.estimators.gvdp.ROWS_PER_COEFFICIENT` per
+        """Rows a GVDP subset needs (:data:`~dpcore.analyses.gvdp.ROWS_PER_COEFFICIENT` per
         coordinate)."""
         return ROWS_PER_COEFFICIENT * self.d
 

@@ -21,10 +21,10 @@ from dpcore.analyses.gvdp.groups import (
     run_population,
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release import DatasetRef
 from dpcore.release.plan import _data_line
-from dpcore.strata import StrataSpec
 
 __all__ = [
     "GvdpPlan",
@@ -82,7 +82,7 @@ class GvdpPlan:
     k
         BLB subsets of the population; groups use the same subset size b = ⌊N/k⌋.
     resamples, steps, beta, mean_fraction
-        r, t, β and the estimate's share of ρ (:func:`~dpcore.estimators.gvdp.gvdp`).
+        r, t, β and the estimate's share of ρ (:func:`~dpcore.analyses.gvdp.gvdp`).
     level
         Confidence level of the intervals.
     label
@@ -93,7 +93,7 @@ class GvdpPlan:
 
     data: GvdpData = field(compare=False, repr=False)
     dataset: DatasetRef
-    spec: StrataSpec
+    spec: GroupingSpec
     model: GvdpModel
     bounds: GvdpBoundsSpec
     budget: ZCDP
@@ -111,8 +111,8 @@ class GvdpPlan:
             raise TypeError(f"`data` must be GvdpData, got {type(self.data).__name__}")
         if not isinstance(self.dataset, DatasetRef):
             raise TypeError(f"`dataset` must be a DatasetRef, got {type(self.dataset).__name__}")
-        if not isinstance(self.spec, StrataSpec):
-            raise TypeError(f"`spec` must be a StrataSpec, got {type(self.spec).__name__}")
+        if not isinstance(self.spec, GroupingSpec):
+            raise TypeError(f"`spec` must be a GroupingSpec, got {type(self.spec).__name__}")
         if not isinstance(self.model, GvdpModel) or self.data.model != self.model:
             raise ValueError("`data` must be prepared for `model` (prepare_data(frame, model, …))")
         if not isinstance(self.budget, ZCDP):
@@ -142,7 +142,7 @@ class GvdpPlan:
         cls,
         frame: pd.DataFrame,
         *,
-        spec: StrataSpec,
+        spec: GroupingSpec,
         dataset_name: str,
         model: GvdpModel,
         bounds: GvdpBoundsSpec,
@@ -158,7 +158,7 @@ class GvdpPlan:
     ) -> GvdpPlan:
         """The plan for ``frame``: groups from ``spec``, rows from ``model``'s columns."""
         return cls(
-            data=prepare_data(frame, model, spec), dataset=DatasetRef.of(frame, dataset_name),
+            data=prepare_data(frame, model, spec.build(frame)), dataset=DatasetRef.of(frame, dataset_name),
             spec=spec, model=model, bounds=bounds, budget=budget, k=k, strategy=strategy,
             resamples=resamples, steps=steps, beta=beta, mean_fraction=mean_fraction,
             level=level, label=label,
@@ -291,8 +291,8 @@ class GvdpPlan:
         )
         return (
             "from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan\n"
-            "from dpcore.strata import StrataSpec\n\n"
-            f"spec = StrataSpec({spec_arguments})\n"
+            "from dpcore.grouping import GroupingSpec\n\n"
+            f"spec = GroupingSpec({spec_arguments})\n"
             "plan = GvdpPlan.build(\n"
             "    frame,\n"
             "    spec=spec,\n"

@@ -76,9 +76,9 @@ def loose_bounds_study(
     and method (common random numbers). For a factor c both methods get the same public range
     :math:`[-c\mu, c\mu]` (μ = 1; the paper's §3: "μ ∈ [−100, 100]" for c = 100):
 
-    - **GVDP** (Covington et al., Alg. 1; :func:`dpcore.estimators.gvdp.gvdp_coverage`) reads it
+    - **GVDP** (Covington et al., Alg. 1; :func:`dpcore.analyses.gvdp.gvdp_coverage`) reads it
       as a bound on the *mean*, with the sampling variance bounded by c times its true value
-      (:meth:`~dpcore.estimators.gvdp.GVDPBounds.overestimated`); k BLB subsets, ``resamples``
+      (:meth:`~dpcore.analyses.gvdp.GVDPBounds.overestimated`); k BLB subsets, ``resamples``
       resamples each, t = 5 CoinPress steps, ρ split evenly between mean and variance. The BLB and
       the noise draws are the same for every factor (one seed), so only the bounds change.
     - **Clipped mean** (:func:`clipped_gaussian_mean`) clips *every row* to that range and adds

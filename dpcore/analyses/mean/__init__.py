@@ -3,6 +3,8 @@ r"""Private means per group and for the whole population (Rosenblatt, Stoyanovic
 
 The modules:
 
+- :mod:`.statistics` — each group's values sorted with prefix sums (:class:`GroupValues`), the
+  sufficient statistics every mean estimator reads;
 - :mod:`.estimators` — clipped means with Laplace (ε-DP, eq. 3) or Gaussian (ρ-zCDP, eq. 1) noise;
 - :mod:`.coinpress` — univariate CoinPress (appendix B, Alg. 1–2);
 - :mod:`.strategies` — stratified (eq. 4, Alg. 3) and whole-population ("vanilla") strategies;
@@ -25,6 +27,7 @@ from dpcore.analyses.mean.simulate import (
     monte_carlo,
     parity_by_replicate,
 )
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
     STRATEGIES,
     Strategy,
@@ -41,6 +44,7 @@ __all__ = [
     "GLOBAL_LABEL",
     "GaussianMean",
     "GroupStats",
+    "GroupValues",
     "LaplaceMean",
     "MeanPlan",
     "MeanRelease",

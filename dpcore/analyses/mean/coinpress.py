@@ -3,7 +3,7 @@
 Biswas, Dong, Kamath & Ullman (2020), restated in Rosenblatt, Stoyanovich & Musco (AAAI 2024),
 appendix B: Alg. 1 (UVM, one step) and Alg. 2 (UVMRec, t steps). Vectorized over Monte Carlo
 replicates and groups: every step is one call to ``stats.clipped_sums`` with (replicates, k) bounds,
-which costs O(log n_g) per group and replicate after the one sort done by :class:`~dpcore.strata.Strata`.
+which costs O(log n_g) per group and replicate after the one sort done by :class:`~dpcore.analyses.mean.statistics.GroupValues`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Rosenblatt, Stoyanovich & Musco (AAAI 2024), eq. 1 (Gaussian mechanism) and eq. 3 (clipped mean plus
 Laplace noise). Every estimator here works on per-group sufficient statistics (any object with
-``sizes`` and ``clipped_sums(low, high)``, such as :class:`dpcore.strata.Strata`) and returns one
+``sizes`` and ``clipped_sums(low, high)``, such as :class:`~dpcore.analyses.mean.statistics.GroupValues`) and returns one
 estimate per group, vectorized over Monte Carlo replicates: shape ``(replicates, k)``, or ``(k,)``
 when ``replicates`` is None.
 

@@ -1,7 +1,7 @@
 """Private estimators. Mean estimators take a budget from :mod:`dpcore.accounting` and ``rng``.
 
 The functions below release one estimate (or ``replicates`` simulated estimates) from a 1-D array of
-values or from any per-group statistics object (:class:`~dpcore.strata.Strata`); the estimator
+values or from any per-group statistics object (:class:`~dpcore.analyses.mean.statistics.GroupValues`); the estimator
 classes (:class:`LaplaceMean`, :class:`GaussianMean`, :class:`CoinPressMean`) are what
 :func:`stratified_mean` and the Monte Carlo engine take.
 """
@@ -16,8 +16,8 @@ from dpcore._validate import positive_int
 from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, GroupStats, LaplaceMean
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
-from dpcore.strata import Strata
 
 __all__ = ["MeanRelease", "coinpress_mean", "gaussian_mean", "laplace_mean"]
 
@@ -43,7 +43,7 @@ def _release(
 ) -> MeanRelease:
     replicates = None if replicates is None else positive_int("replicates", replicates)
     single = not hasattr(data, "clipped_sums")
-    stats = Strata.from_values(data) if single else data
+    stats = GroupValues.from_values(data) if single else data
     source = noise_source(noise, rng=rng) if isinstance(noise, str) else noise
     intervals = None
     if isinstance(estimator, CoinPressMean):

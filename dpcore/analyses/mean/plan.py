@@ -12,10 +12,12 @@ from dpcore._validate import open_unit_interval
 from dpcore.accounting import Budget, _check_budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy, run_strategy
+from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource, noise_source
 from dpcore.release.plan import DatasetRef, _data_line, _init_fields, _strata_line
-from dpcore.strata import PublicShares, Strata, StrataReport, StrataSpec
+from dpcore.shares import PublicShares
 
 __all__ = [
     "MeanPlan",
@@ -42,14 +44,16 @@ class MeanPlan:
 
     Parameters
     ----------
-    strata, shares
-        The groups and their public recombination shares, built by ``spec`` from the data that
-        ``dataset`` fingerprints. Not part of the plan's identity (the spec and fingerprint are).
+    values
+        Each group's values of the value column and the groups' public recombination shares
+        (:class:`~dpcore.analyses.mean.statistics.GroupValues`), built from the grouping of
+        ``spec`` on the data that ``dataset`` fingerprints. Not part of the plan's identity (the
+        spec, the value column and the fingerprint are).
     dataset, spec
-        Where the strata come from; written into the metadata and the reproduction script.
+        Where the groups come from; written into the metadata and the reproduction script.
     estimator
-        :class:`~dpcore.estimators.LaplaceMean`, :class:`~dpcore.estimators.GaussianMean` or
-        :class:`~dpcore.estimators.CoinPressMean`.
+        :class:`~dpcore.analyses.mean.LaplaceMean`, :class:`~dpcore.analyses.mean.GaussianMean` or
+        :class:`~dpcore.analyses.mean.CoinPressMean`.
     budget
         The budget of the release; every strategy composes to exactly this cost (disjoint groups
         in parallel, AAAI 2024 eq. 4; a global and group release split it sequentially).
@@ -63,10 +67,9 @@ class MeanPlan:
         A name for the release; part of its identity, so renaming plans a new release.
     """
 
-    strata: Strata = field(compare=False, repr=False)
-    shares: PublicShares = field(compare=False, repr=False)
+    values: GroupValues = field(compare=False, repr=False)
     dataset: DatasetRef
-    spec: StrataSpec
+    spec: GroupingSpec
     estimator: MeanEstimator
     budget: Budget
     strategy: Strategy = "stratified"
@@ -75,8 +78,11 @@ class MeanPlan:
     label: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.strata, Strata):
-            raise TypeError(f"`strata` must be a Strata, got {type(self.strata).__name__}")
+        if not isinstance(self.values, GroupValues) or self.values.shares is None:
+            raise TypeError(
+                "`values` must be GroupValues built from a grouping (they carry its shares), got "
+                f"{type(self.values).__name__}"
+            )
         if not isinstance(self.estimator, LaplaceMean | GaussianMean | CoinPressMean):
             raise TypeError(
                 "`estimator` must be a LaplaceMean, GaussianMean or CoinPressMean, got "
@@ -90,22 +96,33 @@ class MeanPlan:
         open_unit_interval("global_fraction", self.global_fraction)
         open_unit_interval("level", self.level)
         if not self.label.strip():
-            default = f"Mean of {self.spec.value} by {' × '.join(self.spec.by)}"
+            default = f"Mean of {self.value} by {' × '.join(self.spec.by)}"
             object.__setattr__(self, "label", default)
 
     @property
     def cost(self) -> Budget:
         return self.budget
 
+    @property
+    def value(self) -> str:
+        """The value column."""
+        return self.values.value
+
+    @property
+    def shares(self) -> PublicShares:
+        """The public recombination shares of the estimated groups."""
+        return self.values.shares
+
     def parameters(self) -> dict:
         """Everything that defines the release, JSON-ready (the plan's identity)."""
         return {
             "kind": "mean",
-            "statistic": f"mean of {self.spec.value}",
+            "statistic": f"mean of {self.value}",
             "label": self.label,
             "dataset": {"name": self.dataset.name, "fingerprint": self.dataset.fingerprint,
                         "rows": self.dataset.rows},
             "strata": self.spec.to_dict(),
+            "value": self.value,
             "estimator": {"class": type(self.estimator).__name__,
                           **_init_fields(self.estimator)},
             "budget": {"kind": self.budget.kind, **self.budget.components()},
@@ -120,16 +137,16 @@ class MeanPlan:
     def run(self, noise: NoiseSource) -> list[dict]:
         """Draw the release: one row per released estimate with its noise interval."""
         result = run_strategy(
-            self.strategy, self.strata, self.estimator, self.budget, self.shares,
+            self.strategy, self.values, self.estimator, self.budget, self.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
         if self.sizes_public:
             group_half, global_half = self._noise_quantiles(result.group_estimates)
         else:  # intervals built from the exact sizes would give those sizes away
-            group_half, global_half = [None] * self.strata.k, None
+            group_half, global_half = [None] * self.values.k, None
         rows = []
         if self.strategy != "global_only":
-            for g, label in enumerate(self.strata.labels):
+            for g, label in enumerate(self.values.labels):
                 rows.append(self._row("group", label, result.group_estimates[g], group_half[g]))
                 rows[-1]["public_share"] = float(self.shares.values[g])
         rows.append(self._row("population", "All", result.global_estimate, global_half))
@@ -165,7 +182,7 @@ class MeanPlan:
         """
         low, high = _public_range(self.estimator)
         centres = np.clip(np.asarray(group_estimates, dtype=float), low, high)
-        stand_in = _constant_strata(self.strata.labels, self.strata.sizes, centres)
+        stand_in = _constant_values(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
             self.strategy, stand_in, self.estimator, self.budget, self.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
@@ -197,9 +214,9 @@ class MeanPlan:
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         return [
-            f"**Statistic:** mean of `{self.spec.value}`, {STRATEGY_LABELS[self.strategy]}",
+            f"**Statistic:** mean of `{self.value}`, {STRATEGY_LABELS[self.strategy]}",
             _data_line(self.dataset),
-            _strata_line(self.spec, self.strata, self.shares),
+            _strata_line(self.spec, self.values.k, self.shares),
             f"**Estimator:** {self.estimator.name} — `{self.estimator!r}`",
         ]
 
@@ -211,14 +228,13 @@ class MeanPlan:
             f"{f.name}={getattr(self.spec, f.name)!r}" for f in fields(self.spec)
         )
         return (
-            f"from dpcore.analyses.mean import {estimator}, MeanPlan\n"
-            "from dpcore.release import DatasetRef\n"
-            "from dpcore.strata import StrataSpec\n\n"
-            f"spec = StrataSpec({spec_arguments})\n"
-            "strata, shares = spec.build(frame)\n"
+            f"from dpcore.analyses.mean import {estimator}, GroupValues, MeanPlan\n"
+            "from dpcore.grouping import GroupingSpec\n"
+            "from dpcore.release import DatasetRef\n\n"
+            f"spec = GroupingSpec({spec_arguments})\n"
+            f"values = GroupValues.from_grouping(spec.build(frame), frame, {self.value!r})\n"
             "plan = MeanPlan(\n"
-            "    strata=strata,\n"
-            "    shares=shares,\n"
+            "    values=values,\n"
             f"    dataset=DatasetRef.of(frame, {self.dataset.name!r}),\n"
             "    spec=spec,\n"
             f"    estimator={estimator}({arguments}),\n"
@@ -239,13 +255,14 @@ def _public_range(estimator: MeanEstimator) -> tuple[float, float]:
     return estimator.bounds
 
 
-def _constant_strata(labels: tuple[str, ...], sizes: np.ndarray, centres: np.ndarray) -> Strata:
+def _constant_values(
+    labels: tuple[str, ...], sizes: np.ndarray, centres: np.ndarray
+) -> GroupValues:
     """Groups of the given sizes in which every value equals the group's centre."""
     values = np.repeat(centres, sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
-    return Strata(
-        by=("group",), value="value", labels=labels, sizes=sizes, sums=centres * sizes,
+    return GroupValues(
+        value="value", labels=labels, sizes=sizes, sums=centres * sizes,
         sumsq=centres**2 * sizes, sorted_values=values, offsets=offsets,
         prefix=np.concatenate([[0.0], np.cumsum(values)]),
-        report=StrataReport(n_input_rows=int(sizes.sum()), value_column="value"),
     )  # fmt: skip

@@ -15,10 +15,11 @@ import pandas as pd
 
 from dpcore._validate import as_rng, positive_int
 from dpcore.accounting import Budget
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import normalized_error, parity_error
-from dpcore.strata import PublicShares, Strata, shares_from_counts
+from dpcore.shares import PublicShares
 
 __all__ = ["GLOBAL_LABEL", "budget_sweep", "monte_carlo", "parity_by_replicate"]
 
@@ -28,7 +29,7 @@ Progress = Callable[[int, int], None]
 
 
 def _estimates(
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budget: Budget,
     strategy: Strategy,
@@ -54,8 +55,15 @@ def _estimates(
     return np.concatenate(groups), np.concatenate(whole)
 
 
+def _default_shares(values: GroupValues) -> np.ndarray:
+    """The values' public shares, else their group counts treated as public."""
+    if values.shares is not None:
+        return values.shares.values
+    return values.sizes / values.n
+
+
 def monte_carlo(
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budget: Budget,
     *,
@@ -71,11 +79,11 @@ def monte_carlo(
     Returns a tidy frame with one row per replicate and group, plus one row per replicate for the
     global estimate (``group == GLOBAL_LABEL``, ``level == "global"``). Columns: ``replicate``,
     ``group``, ``level``, ``size``, ``estimate``, ``truth``, ``error`` (normalized absolute error,
-    :func:`dpcore.metrics.normalized_error`). ``shares`` default to the data's own counts treated
-    as public. ``progress(done, total)`` is called after each chunk.
+    :func:`dpcore.metrics.normalized_error`). ``shares`` default to the
+    values' own public shares (else their counts, treated as public). ``progress(done, total)`` is called after each chunk.
     """
     replicates = positive_int("replicates", replicates)
-    shares = shares_from_counts(strata) if shares is None else shares
+    shares = _default_shares(strata) if shares is None else shares
     groups, whole = _estimates(
         strata, estimator, budget, strategy, shares, global_fraction, replicates, as_rng(rng),
         progress,
@@ -110,7 +118,7 @@ def parity_by_replicate(frame: pd.DataFrame, omega: float | None = None) -> pd.S
 
 
 def budget_sweep(
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budgets: Sequence[Budget],
     strategies: Sequence[Strategy],

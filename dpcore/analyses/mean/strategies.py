@@ -22,8 +22,9 @@ import numpy as np
 
 from dpcore._validate import open_unit_interval, positive_int
 from dpcore.accounting import Budget, parallel, scale, sequential
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
-from dpcore.strata import PublicShares, Strata
+from dpcore.shares import PublicShares, share_values
 
 __all__ = [
     "STRATEGIES",
@@ -47,7 +48,7 @@ class MeanEstimator(Protocol):
     name: str
 
     def group_estimates(
-        self, stats: Strata, budget: Budget, *, replicates: int | None, noise: NoiseSource
+        self, stats: GroupValues, budget: Budget, *, replicates: int | None, noise: NoiseSource
     ) -> np.ndarray: ...
 
 
@@ -64,16 +65,6 @@ class StrategyResult:
     cost: Budget
 
 
-def share_values(shares: PublicShares | np.ndarray | list[float], k: int) -> np.ndarray:
-    """Recombination weights as a (k,) array: nonnegative, finite, summing to 1."""
-    values = np.asarray(shares.values if isinstance(shares, PublicShares) else shares, dtype=float)
-    if values.shape != (k,):
-        raise ValueError(f"`shares` must have one entry per group ({k}), got shape {values.shape}")
-    if not np.all(np.isfinite(values) & (values >= 0)) or not np.isclose(values.sum(), 1.0):
-        raise ValueError(f"`shares` must be nonnegative and sum to 1, got {values!r}")
-    return values
-
-
 def _noise(noise: NoiseKind | NoiseSource, rng) -> NoiseSource:
     return noise_source(noise, rng=rng) if isinstance(noise, str) else noise
 
@@ -83,7 +74,7 @@ def _replicates(replicates: int | None) -> int | None:
 
 
 def stratified_mean(
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budget: Budget,
     shares: PublicShares | np.ndarray,
@@ -108,7 +99,7 @@ def stratified_mean(
 
 
 def global_only_mean(
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budget: Budget,
     *,
@@ -125,7 +116,7 @@ def global_only_mean(
 
 
 def global_and_group_means(
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budget: Budget,
     *,
@@ -151,7 +142,7 @@ def global_and_group_means(
 
 def run_strategy(
     strategy: Strategy,
-    strata: Strata,
+    strata: GroupValues,
     estimator: MeanEstimator,
     budget: Budget,
     shares: PublicShares | np.ndarray,

@@ -14,10 +14,10 @@ from scipy.special import gammaincinv
 from dpcore import theory
 from dpcore.accounting import ZCDP
 from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.datasets import synthetic_gaussian_mixture
 from dpcore.mechanisms import SimulationNoise, laplace_scale
-from dpcore.strata import Strata, shares_from_counts
 
 
 def laplace_mean_error(sizes: np.ndarray | float, epsilon: float, width: float) -> np.ndarray:
@@ -69,7 +69,7 @@ def position_between(value: float, best: float, worst: float) -> float:
 
 
 def coinpress_steps(
-    strata: Strata,
+    strata: GroupValues,
     group: int,
     *,
     prior: tuple[float, float],
@@ -82,7 +82,7 @@ def coinpress_steps(
     r"""The interval after each step of univariate CoinPress on one group (seeded simulation).
 
     Alg. 1–2 of AAAI 2024, appendix B (Biswas, Dong, Kamath & Ullman 2020), through
-    :meth:`dpcore.estimators.CoinPressMean.run`: step i clips to
+    :meth:`dpcore.analyses.mean.CoinPressMean.run`: step i clips to
     :math:`[\ell - w, r + w]`, :math:`w = \sigma\sqrt{2\log(2n/\beta_i)}`, adds
     :math:`N(0, s_i^2)`, :math:`s_i = (r - \ell + 2w)/(n\sqrt{2\rho_i})`, and keeps
     :math:`Z \pm \sqrt{2(\sigma^2/n + s_i^2)\log(2/\beta_i)}`.
@@ -268,8 +268,8 @@ def figure3_study(
             df = synthetic_gaussian_mixture(
                 n, k=FIGURE3_K, alpha=FIGURE3_ALPHA, rng=seed + data_seed
             )
-            strata = Strata.from_frame(df, "group", "value")
-            shares = shares_from_counts(strata)
+            strata = GroupValues.from_frame(df, "group", "value")
+            shares = strata.shares
             truth = strata.global_mean
             for j, strategy in enumerate(FIGURE3_STRATEGIES):
                 result = run_strategy(

@@ -137,7 +137,7 @@ def release_arguments(
       which is (ε, δ)-DP — weaker than pure ε-DP, charged its exact zCDP cost.
     - ``ApproxDP(ε, δ)``: its own ε and δ.
     - ``ZCDP(ρ)``: the Gaussian with ``composition="zcdp"``, σ_i = Δ_i/√(2ρ/m): the estimator takes
-      (ε, δ), so ρ is converted to the ε at which :func:`~dpcore.estimators.ratio.zcdp_rho` gives
+      (ε, δ), so ρ is converted to the ε at which :func:`~dpcore.analyses.ratio.zcdp_rho` gives
       ρ back (ρ → ε by the tight conversion of Canonne, Kamath & Steinke 2020; ``delta`` is only
       the bridge and the noise does not depend on it), then nudged down until the exact cost is at
       most ρ. Laplace runs at ε = √(2ρ), which is ρ-zCDP (Bun & Steinke 2016, Prop. 1.4). The

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int
+from dpcore._validate import as_rng, numeric_values, positive_int
 from dpcore.analyses.ratio.sums import (
     RatioBounds,
     RatioSums,
 )
-from dpcore.strata import Strata
+from dpcore.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
 
 __all__ = [
     "GroupRatioSums",
@@ -31,7 +31,7 @@ __all__ = [
 class GroupRatioSums:
     """The exact clipped sums of every group (§2.3.1), aligned with ``labels``.
 
-    ``sums`` is a :class:`~dpcore.estimators.ratio.RatioSums` of arrays of shape ``(k,)``. The
+    ``sums`` is a :class:`~dpcore.analyses.ratio.RatioSums` of arrays of shape ``(k,)``. The
     counts say what happened to the rows: ``n_missing`` rows were dropped for a missing or
     infinite s, y or w, and ``n_ungrouped`` rows belong to no group (their group was dropped on
     the Strata page). ``rows`` counts the rows summed per group. Everything here is confidential:
@@ -84,29 +84,6 @@ class GroupRatioSums:
         return out
 
 
-def _numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.ndarray:
-    """A column as float64 with NaN for missing values; refuses unknown and non-numeric columns."""
-    if not isinstance(column, str):
-        raise TypeError(f"`{parameter}` must be a column name (str), got {column!r}")
-    if column not in frame.columns:
-        available = ", ".join(str(c) for c in frame.columns)
-        raise ValueError(
-            f"`{parameter}` names column {column!r}, which the data does not have; available "
-            f"columns: {available}"
-        )
-    series = frame[column]
-    dtype = series.dtype
-    numeric = pd.api.types.is_bool_dtype(dtype) or (
-        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
-    )
-    if not numeric:
-        raise TypeError(
-            f"`{parameter}` column {column!r} must be numeric, got dtype {dtype}; choose a column "
-            "of numbers (or 0/1, true/false)"
-        )
-    return series.to_numpy(dtype=np.float64, na_value=np.nan)
-
-
 def _check_columns(
     s_column: object, y_column: object, w_column: object
 ) -> tuple[str, str, str | None]:
@@ -144,37 +121,38 @@ def _check_bounds(bounds: object, weighted: bool, binary_y: bool) -> RatioBounds
 
 def _row_matrix(
     frame: pd.DataFrame,
-    strata: Strata,
+    grouping: Grouping,
     s_column: str,
     y_column: str,
     w_column: str | None,
     bounds: RatioBounds,
     binary_y: bool,
-) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], int, int]:
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], int, int, int]:
     """Group index and per-row summands of every usable row.
 
-    Returns ``(codes, X, names, n_missing, n_ungrouped)``: X has one column per released sum
-    (names in :class:`RatioSums` order), each row's clipped w, ws, wy, ws², wys (, w², wy²).
+    Returns ``(codes, X, names, n_input, n_missing, n_ungrouped)``: X has one column per released
+    sum (names in :class:`RatioSums` order), each row's clipped w, ws, wy, ws², wys (, w², wy²);
+    the counts are of confidential rows (the public holdout is never read).
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    if not isinstance(strata, Strata):
-        raise TypeError(f"`strata` must be a Strata, got {type(strata).__name__}")
+    if not isinstance(grouping, Grouping):
+        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    codes = grouping.codes_for(frame)
     if not isinstance(binary_y, bool):
         raise TypeError(f"`binary_y` must be True or False, got {binary_y!r}")
     s_column, y_column, w_column = _check_columns(s_column, y_column, w_column)
     bounds = _check_bounds(bounds, w_column is not None, binary_y)
-    s = _numeric_values(frame, "s_column", s_column)
-    y = _numeric_values(frame, "y_column", y_column)
-    w = None if w_column is None else _numeric_values(frame, "w_column", w_column)
-    codes = strata.assign(frame)
+    s = numeric_values(frame, "s_column", s_column)
+    y = numeric_values(frame, "y_column", y_column)
+    w = None if w_column is None else numeric_values(frame, "w_column", w_column)
+    private = codes != HOLDOUT_CODE
     finite = np.isfinite(s) & np.isfinite(y)
     if w is not None:
         finite &= np.isfinite(w)
-    grouped = codes >= 0
-    keep = finite & grouped
-    n_missing = int(np.count_nonzero(~finite))
-    n_ungrouped = int(np.count_nonzero(finite & ~grouped))
+    keep = finite & (codes >= 0)
+    n_missing = int(np.count_nonzero(private & ~finite))
+    n_ungrouped = int(np.count_nonzero(finite & (codes == DROPPED_CODE)))
     s, y, codes = s[keep], y[keep], codes[keep]
     if binary_y and not np.all((y == 0) | (y == 1)):
         raise ValueError(
@@ -189,12 +167,13 @@ def _row_matrix(
         columns["ww"] = w * w
     if not binary_y:
         columns["wyy"] = wy * y
-    return codes, np.column_stack(list(columns.values())), tuple(columns), n_missing, n_ungrouped
+    matrix = np.column_stack(list(columns.values()))
+    return codes, matrix, tuple(columns), int(private.sum()), n_missing, n_ungrouped
 
 
 def group_ratio_sums(
     frame: pd.DataFrame,
-    strata: Strata,
+    grouping: Grouping,
     *,
     s_column: str,
     y_column: str,
@@ -204,25 +183,25 @@ def group_ratio_sums(
 ) -> GroupRatioSums:
     r"""Every group's clipped sums :math:`\sum w, \sum ws, \sum wy, \sum ws^2, \sum wys` (§2.3.1).
 
-    Rows are grouped with ``strata.assign(frame)`` — the groups of the Strata page, merged groups
-    included; rows of dropped groups are left out. Rows with a missing or infinite s, y or w are
+    Rows are grouped by ``grouping`` (built from ``frame``) — the groups of the Strata page,
+    merged groups included; rows of dropped groups and of the public holdout are left out. Rows with a missing or infinite s, y or w are
     dropped (and counted). Values are clipped to the public ``bounds`` (lower bounds 0): s to
     [0, u_s], y to [0, u_y], w to [0, u_w]. ``binary_y=True`` declares y ∈ {0, 1} (a public fact,
     checked here, never inferred), so Σwy² = Σwy is not released; without ``w_column`` every weight
     is 1 and Σw² = Σw is not released. One vectorized pass (``np.bincount``).
     """
-    codes, matrix, names, n_missing, n_ungrouped = _row_matrix(
-        frame, strata, s_column, y_column, w_column, bounds, binary_y
+    codes, matrix, names, n_input, n_missing, n_ungrouped = _row_matrix(
+        frame, grouping, s_column, y_column, w_column, bounds, binary_y
     )
-    k = strata.k
+    k = grouping.k
     totals = {
         name: np.bincount(codes, weights=matrix[:, i], minlength=k) for i, name in enumerate(names)
     }
     return GroupRatioSums(
-        labels=tuple(strata.labels),
+        labels=tuple(grouping.labels),
         sums=RatioSums(**totals),
         rows=np.bincount(codes, minlength=k),
-        n_input=len(frame),
+        n_input=n_input,
         n_missing=n_missing,
         n_ungrouped=n_ungrouped,
         s_column=s_column,
@@ -235,7 +214,7 @@ def group_ratio_sums(
 
 def bootstrap_group_sums(
     frame: pd.DataFrame,
-    strata: Strata,
+    grouping: Grouping,
     *,
     s_column: str,
     y_column: str,
@@ -255,14 +234,14 @@ def bootstrap_group_sums(
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
-    codes, matrix, names, _, _ = _row_matrix(
-        frame, strata, s_column, y_column, w_column, bounds, binary_y
+    codes, matrix, names, *_ = _row_matrix(
+        frame, grouping, s_column, y_column, w_column, bounds, binary_y
     )
     order = np.argsort(codes, kind="stable")
     codes, matrix = codes[order], matrix[order]
-    offsets = np.searchsorted(codes, np.arange(strata.k + 1))
-    out = np.zeros((replicates, strata.k, len(names)))
-    for g in range(strata.k):
+    offsets = np.searchsorted(codes, np.arange(grouping.k + 1))
+    out = np.zeros((replicates, grouping.k, len(names)))
+    for g in range(grouping.k):
         rows = matrix[offsets[g] : offsets[g + 1]]
         n = rows.shape[0]
         if n == 0:

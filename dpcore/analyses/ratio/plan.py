@@ -28,10 +28,10 @@ from dpcore.analyses.ratio.sums import (
     RatioBounds,
     Scale,
 )
+from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release import DatasetRef
 from dpcore.release.plan import _data_line, _strata_line
-from dpcore.strata import Strata, StrataSpec
 
 __all__ = [
     "MC_SEED",
@@ -81,13 +81,13 @@ class RatioPlan:
 
     Parameters
     ----------
-    sums, strata
-        The groups' exact clipped sums (:func:`group_ratio_sums`) and their :class:`Strata`, built
-        from the data ``dataset`` fingerprints with ``spec``. Not part of the plan's identity.
+    sums
+        The groups' exact clipped sums (:func:`group_ratio_sums`), over the grouping that ``spec``
+        builds from the data ``dataset`` fingerprints. Not part of the plan's identity.
     dataset, spec
         Where the groups come from; written into the metadata and the reproduction script.
     epsilon, delta, mechanism, composition
-        Passed to :func:`~dpcore.estimators.ratio.release_ratio_sums` (see
+        Passed to :func:`~dpcore.analyses.ratio.release_ratio_sums` (see
         :func:`release_arguments` for how a ledger budget maps to them). ``delta`` is None for
         Laplace.
     method, scale, B
@@ -101,9 +101,8 @@ class RatioPlan:
     """
 
     sums: GroupRatioSums = field(compare=False, repr=False)
-    strata: Strata = field(compare=False, repr=False)
     dataset: DatasetRef
-    spec: StrataSpec
+    spec: GroupingSpec
     epsilon: float
     delta: float | None
     mechanism: Mechanism
@@ -117,14 +116,10 @@ class RatioPlan:
     def __post_init__(self) -> None:
         if not isinstance(self.sums, GroupRatioSums):
             raise TypeError(f"`sums` must be GroupRatioSums, got {type(self.sums).__name__}")
-        if not isinstance(self.strata, Strata):
-            raise TypeError(f"`strata` must be a Strata, got {type(self.strata).__name__}")
-        if tuple(self.strata.labels) != self.sums.labels:
-            raise ValueError("`sums` must be computed on `strata` (their group labels differ)")
         if not isinstance(self.dataset, DatasetRef):
             raise TypeError(f"`dataset` must be a DatasetRef, got {type(self.dataset).__name__}")
-        if not isinstance(self.spec, StrataSpec):
-            raise TypeError(f"`spec` must be a StrataSpec, got {type(self.spec).__name__}")
+        if not isinstance(self.spec, GroupingSpec):
+            raise TypeError(f"`spec` must be a GroupingSpec, got {type(self.spec).__name__}")
         for name, options in (("method", METHODS), ("scale", SCALES)):
             value = getattr(self, name)
             if value not in options:
@@ -147,7 +142,7 @@ class RatioPlan:
         cls,
         frame: pd.DataFrame,
         *,
-        spec: StrataSpec,
+        spec: GroupingSpec,
         dataset_name: str,
         s_column: str,
         y_column: str,
@@ -165,15 +160,14 @@ class RatioPlan:
         label: str = "",
     ) -> RatioPlan:
         """The plan for ``frame``: groups from ``spec``, sums from the named columns."""
-        if not isinstance(spec, StrataSpec):
-            raise TypeError(f"`spec` must be a StrataSpec, got {type(spec).__name__}")
-        strata, _ = spec.build(frame)
+        if not isinstance(spec, GroupingSpec):
+            raise TypeError(f"`spec` must be a GroupingSpec, got {type(spec).__name__}")
         sums = group_ratio_sums(
-            spec.private_rows(frame), strata, s_column=s_column, y_column=y_column, w_column=w_column,
+            frame, spec.build(frame), s_column=s_column, y_column=y_column, w_column=w_column,
             bounds=bounds, binary_y=binary_y,
         )  # fmt: skip
         return cls(
-            sums=sums, strata=strata, dataset=DatasetRef.of(frame, dataset_name), spec=spec,
+            sums=sums, dataset=DatasetRef.of(frame, dataset_name), spec=spec,
             epsilon=epsilon, delta=delta, mechanism=mechanism, composition=composition,
             method=method, scale=scale, B=B, level=level, label=label,
         )  # fmt: skip
@@ -300,7 +294,7 @@ class RatioPlan:
             f"**Statistic:** {self.statistic} per group, and for all groups together "
             "(recombined from the noisy group sums: no extra budget)",
             _data_line(self.dataset),
-            _strata_line(self.spec, self.strata, None),
+            _strata_line(self.spec, self.sums.k, None),
             f"**Columns:** score `{sums.s_column}` in [0, {b.s:g}], label `{sums.y_column}` "
             f"{y_range}, weight {weight} — public bounds; {rows:,} rows used{dropped}",
             f"**Mechanism:** {noise}: {scales}",
@@ -318,8 +312,8 @@ class RatioPlan:
         sums = self.sums
         return (
             "from dpcore.analyses.ratio import RatioBounds, RatioPlan\n"
-            "from dpcore.strata import StrataSpec\n\n"
-            f"spec = StrataSpec({spec_arguments})\n"
+            "from dpcore.grouping import GroupingSpec\n\n"
+            f"spec = GroupingSpec({spec_arguments})\n"
             "plan = RatioPlan.build(\n"
             "    frame,\n"
             "    spec=spec,\n"

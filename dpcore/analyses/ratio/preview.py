@@ -70,7 +70,7 @@ def recombine(release: RatioRelease) -> RatioRelease:
 
 def select_group(ci: RatioCI, index: int | np.ndarray | tuple) -> RatioCI:
     """The part of a vectorized :class:`RatioCI` at ``index`` (e.g. one group), for
-    :func:`~dpcore.estimators.ratio.compare_ratios`."""
+    :func:`~dpcore.analyses.ratio.compare_ratios`."""
     if not isinstance(ci, RatioCI):
         raise TypeError(f"`ci` must be a RatioCI, got {type(ci).__name__}")
 
@@ -161,7 +161,7 @@ def estimate_ratios(
 ) -> RatioResult:
     """Release every group's sums once and form the group and global intervals (§2.3–2.4).
 
-    The release is :func:`~dpcore.estimators.ratio.release_ratio_sums` on the ``(k,)`` sums (each
+    The release is :func:`~dpcore.analyses.ratio.release_ratio_sums` on the ``(k,)`` sums (each
     group its own noise; parallel composition). ``noise`` defaults to numpy simulation noise from
     ``rng`` (a preview); a release passes OpenDP's :class:`~dpcore.mechanisms.SecureNoise`.
     ``rng`` also seeds the Monte Carlo correction (post-processing).

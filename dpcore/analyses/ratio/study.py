@@ -358,7 +358,7 @@ _METHOD_CODES = {"public": "public", "none": "nc", "monte_carlo": "mc", "analyti
 
 
 def table1_comparison(study: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Our :func:`~dpcore.estimators.ratio.ratio_study` rows beside the paper's Table 1.
+    """Our :func:`~dpcore.analyses.ratio.ratio_study` rows beside the paper's Table 1.
 
     One row per setting (weighted, n, ε), composition and method with width, coverage and score
     from both (the paper's are NaN for settings it did not run, e.g. zCDP). ``study`` must be on

@@ -38,7 +38,7 @@ def ratio_coverage_sweep(
     r"""Coverage and width of 95% ratio intervals across ε: no correction, Monte Carlo and
     analytical correction, and the non-private interval (Miao & Li 2022, §3, Table 1's design).
 
-    The paper's simulation through :func:`dpcore.estimators.ratio.ratio_study`: s ~ Beta(2, 2),
+    The paper's simulation through :func:`dpcore.analyses.ratio.ratio_study`: s ~ Beta(2, 2),
     y ~ Bernoulli(s/1.1) (true ratio 1.1), w ~ Exp(1) clipped to [1/3, 3] when ``weighted``;
     classic Gaussian mechanism (eq. 5), δ = 1e-6 and ε split evenly over the released sums; ``reps``
     data sets, each released once per ε (common random numbers across ε). The corrected variance

@@ -24,16 +24,16 @@ from dpcore.analyses.synth.synthesizers import (
     SyntheticData,
     synthesize,
 )
-from dpcore.mechanisms import NoiseKind, NoiseSource
-from dpcore.strata import (
-    HOLDOUT_SEED,
+from dpcore.grouping import (
+    DROPPED_CODE,
+    HOLDOUT_CODE,
     OTHER_LABEL,
-    PublicShares,
-    Strata,
-    StrataSpec,
-    _is_numeric_group_dtype,
-    split_holdout,
+    Grouping,
+    GroupingSpec,
+    is_numeric_group_dtype,
 )
+from dpcore.mechanisms import NoiseKind, NoiseSource
+from dpcore.shares import PublicShares
 
 __all__ = [
     "ALL_ROWS",
@@ -88,7 +88,7 @@ class SynthConfig:
     columns
         Columns to synthesize besides the strata columns (which are always added).
     method
-        ``"independent"``, ``"mwem"`` or ``"histogram"`` (see :func:`dpcore.synth.synthesize`).
+        ``"independent"``, ``"mwem"`` or ``"histogram"`` (see :func:`dpcore.analyses.synth.synthesize`).
     n_rows
         Synthetic rows to draw (public), between :data:`MIN_ROWS` and :data:`MAX_ROWS`.
     edges
@@ -172,7 +172,7 @@ def _output_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ..
     return _model_columns(config, strata) + tuple(strata)
 
 
-def _all_edges(config: SynthConfig, spec: StrataSpec) -> dict[str, tuple[float, ...]]:
+def _all_edges(config: SynthConfig, spec: GroupingSpec) -> dict[str, tuple[float, ...]]:
     """Bucket edges of every output column: the Strata page's for strata columns."""
     return {**dict(config.edges), **{c: e for c, e in spec.edges if c in spec.by}}
 
@@ -199,7 +199,7 @@ class PreparedRows:
             self._distinct[column] = int(self.rows[column].astype(str).nunique())
         return self._distinct[column]
 
-    def domain_sizes(self, config: SynthConfig, spec: StrataSpec) -> dict[str, int]:
+    def domain_sizes(self, config: SynthConfig, spec: GroupingSpec) -> dict[str, int]:
         """:func:`domain_sizes` of :attr:`rows`, with the distinct counts of :meth:`n_distinct`."""
         edges = _all_edges(config, spec)
         return {
@@ -223,24 +223,23 @@ class PreparedRows:
 
 
 def prepare_rows(
-    frame: pd.DataFrame, spec: StrataSpec, strata: Strata, config: SynthConfig
+    frame: pd.DataFrame, spec: GroupingSpec, grouping: Grouping, config: SynthConfig
 ) -> PreparedRows:
     """The rows to synthesize: the Strata page's private rows in its groups, output columns only.
 
-    With ``share_source="holdout"`` the public holdout (:func:`~dpcore.strata.split_holdout`,
-    seed :data:`~dpcore.strata.HOLDOUT_SEED`, as in :meth:`StrataSpec.build`) is removed. Rows of
-    groups dropped as too small are left out, as they are for the mean. A group merged into
-    ``"Other (merged)"`` is refused: synthetic rows keep the strata columns, so every group must
-    be one combination of their values.
+    ``grouping`` is ``spec.build(frame)``. The public holdout (if the shares come from one) is
+    not synthesized, nor are rows of groups dropped as too small, as for the mean. A group merged
+    into ``"Other (merged)"`` is refused: synthetic rows keep the strata columns, so every group
+    must be one combination of their values.
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    if not isinstance(strata, Strata):
-        raise TypeError(f"`strata` must be a Strata, got {type(strata).__name__}")
-    if tuple(strata.by) != tuple(spec.by):
-        raise ValueError(f"`strata` groups by {strata.by}, but `spec` by {spec.by}")
-    if OTHER_LABEL in strata.labels:
-        merged = strata.report.merged_groups
+    if not isinstance(grouping, Grouping):
+        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    if tuple(grouping.by) != tuple(spec.by):
+        raise ValueError(f"`grouping` groups by {grouping.by}, but `spec` by {spec.by}")
+    if OTHER_LABEL in grouping.labels:
+        merged = grouping.report.merged_groups
         raise ValueError(
             f"Synthetic rows keep {' and '.join(spec.by)} as columns, so every group must be one "
             f"combination of their values, but the Strata page merged {len(merged)} small groups "
@@ -255,12 +254,9 @@ def prepare_rows(
             f"The data has no column(s) {unknown}; available columns: "
             + ", ".join(str(c) for c in frame.columns)
         )
-    private, n_holdout = frame, 0
-    if spec.share_source == "holdout":
-        private, public = split_holdout(frame, spec.holdout_fraction, rng=HOLDOUT_SEED)
-        n_holdout = len(public)
-    keep = strata.assign(private) >= 0
-    rows = private.loc[keep, list(output)].reset_index(drop=True)
+    codes = grouping.codes_for(frame)
+    keep = codes >= 0
+    rows = frame.loc[keep, list(output)].reset_index(drop=True)
     for column in config.categorical:
         if column in rows.columns:
             values = rows[column]
@@ -269,12 +265,12 @@ def prepare_rows(
     return PreparedRows(
         rows=rows,
         n_input=len(frame),
-        n_holdout=n_holdout,
-        n_dropped=int((~keep).sum()),
+        n_holdout=int(np.count_nonzero(codes == HOLDOUT_CODE)),
+        n_dropped=int(np.count_nonzero(codes == DROPPED_CODE)),
     )
 
 
-def domain_sizes(rows: pd.DataFrame, config: SynthConfig, spec: StrataSpec) -> dict[str, int]:
+def domain_sizes(rows: pd.DataFrame, config: SynthConfig, spec: GroupingSpec) -> dict[str, int]:
     """Categories per output column: buckets for columns with edges, else distinct values."""
     edges = _all_edges(config, spec)
     return {
@@ -290,7 +286,7 @@ def _cells_text(sizes: Mapping[str, int]) -> str:
 def check_config(
     prepared: PreparedRows,
     config: SynthConfig,
-    spec: StrataSpec,
+    spec: GroupingSpec,
     shares: PublicShares,
     strategies: Sequence[Strategy] = ("stratified",),
 ) -> dict[str, int]:
@@ -298,8 +294,8 @@ def check_config(
 
     Checks, in order: enough columns besides the strata (:data:`MIN_MODEL_COLUMNS`); every
     numeric column has public edges or is chosen as categories; the joint domain of each
-    strategy's model fits the synthesizer (:data:`~dpcore.synth.MAX_HISTOGRAM_CELLS`,
-    :data:`~dpcore.synth.MAX_MWEM_CELLS`); stratified, every group with a positive share gets at
+    strategy's model fits the synthesizer (:data:`~dpcore.analyses.synth.MAX_HISTOGRAM_CELLS`,
+    :data:`~dpcore.analyses.synth.MAX_MWEM_CELLS`); stratified, every group with a positive share gets at
     least one synthetic row. Returns the domain sizes (:func:`domain_sizes`).
     """
     clash = sorted(({c for c, _ in config.edges} | set(config.categorical)) & set(spec.by))
@@ -319,7 +315,7 @@ def check_config(
     edges = _all_edges(config, spec)
     for column in model:
         if column not in edges and column not in config.categorical:
-            if _is_numeric_group_dtype(rows[column]):
+            if is_numeric_group_dtype(rows[column]):
                 raise ValueError(
                     f"Column `{column}` is numeric: type public bucket edges for it (e.g. "
                     f"“25, 45, 65”), or treat its values as categories. Strata Lab never derives "
@@ -373,7 +369,7 @@ def check_config(
 def run_synthesis(
     prepared: PreparedRows,
     config: SynthConfig,
-    spec: StrataSpec,
+    spec: GroupingSpec,
     shares: PublicShares,
     *,
     epsilon: float,
@@ -383,7 +379,7 @@ def run_synthesis(
 ) -> SyntheticData:
     r"""One ε-DP synthetic table of :func:`_output_columns`, vanilla or stratified.
 
-    Stratified: :func:`~dpcore.synth.synthesize` with ``strata=spec.by`` and the public
+    Stratified: :func:`~dpcore.analyses.synth.synthesize` with ``strata=spec.by`` and the public
     ``shares`` (AAAI 2024, "Stratified Data Synthesis"); vanilla: one model of every column.
     Both cost ε (pure DP). ``noise="simulation"`` makes a preview that spends nothing and must
     not be published; ``"secure"`` draws OpenDP noise for a release.

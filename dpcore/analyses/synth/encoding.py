@@ -13,12 +13,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.strata import (
-    LABEL_SEPARATOR,
-    PublicShares,
-    _bucket_labels,
-    _is_numeric_group_dtype,
-)
+from dpcore.grouping import LABEL_SEPARATOR, bucket_labels, is_numeric_group_dtype
+from dpcore.shares import PublicShares
 
 Method = Literal["independent", "mwem", "histogram"]
 METHODS: dict[str, str] = {
@@ -59,8 +55,8 @@ def _check_edges(edges: object) -> dict[str, np.ndarray]:
 
 
 def _bucket_codes(series: pd.Series, name: str, edges: np.ndarray) -> tuple[np.ndarray, tuple]:
-    """Bucket codes of a numeric column (Strata's convention: a value at an edge goes up)."""
-    if not _is_numeric_group_dtype(series):
+    """Bucket codes of a numeric column (GroupValues's convention: a value at an edge goes up)."""
+    if not is_numeric_group_dtype(series):
         raise ValueError(
             f"`edges` were given for column {name!r}, but it is not numeric (dtype "
             f"{series.dtype}); bucket edges apply to numeric columns only"
@@ -68,7 +64,7 @@ def _bucket_codes(series: pd.Series, name: str, edges: np.ndarray) -> tuple[np.n
     x = series.to_numpy(dtype=float, na_value=np.nan)
     if np.isnan(x).any():
         raise ValueError(f"column {name!r} has missing values; drop or impute them first")
-    labels = tuple(_bucket_labels(tuple(float(e) for e in edges)))
+    labels = tuple(bucket_labels(tuple(float(e) for e in edges)))
     return np.searchsorted(edges, x, side="right").astype(np.int64), labels
 
 
@@ -76,7 +72,7 @@ def bucketize(frame: pd.DataFrame, edges: Mapping[str, Sequence[float]]) -> pd.D
     """A copy of ``frame`` with each numeric column of ``edges`` replaced by its bucket labels.
 
     Edges :math:`e_0 < \\dots < e_m` are public cut points; the buckets are ``"< e0"``,
-    ``"[e0, e1)"``, …, ``"≥ em"`` (the convention of :class:`~dpcore.strata.Strata`; a value at
+    ``"[e0, e1)"``, …, ``"≥ em"`` (the convention of :class:`~dpcore.analyses.mean.statistics.GroupValues`; a value at
     an edge goes to the upper bucket). Use it to compare real rows with :func:`synthesize` output.
     """
     frame = _check_frame(frame)
@@ -92,7 +88,7 @@ def bucketize(frame: pd.DataFrame, edges: Mapping[str, Sequence[float]]) -> pd.D
 def _category_codes(
     series: pd.Series, name: str, domain: Sequence[str] | None
 ) -> tuple[np.ndarray, tuple]:
-    if _is_numeric_group_dtype(series):
+    if is_numeric_group_dtype(series):
         raise ValueError(
             f"column {name!r} is numeric (dtype {series.dtype}) and needs public bucket edges, "
             f"e.g. `edges={{{name!r}: [25, 45, 65]}}`; Strata Lab never derives edges from the "
@@ -157,7 +153,7 @@ def _check_columns(
 ) -> tuple[str, ...]:
     if columns is None:
         columns = tuple(
-            c for c in frame.columns if c in edges or not _is_numeric_group_dtype(frame[c])
+            c for c in frame.columns if c in edges or not is_numeric_group_dtype(frame[c])
         )
         if not columns:
             raise ValueError(

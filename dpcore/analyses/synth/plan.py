@@ -21,14 +21,11 @@ from dpcore.analyses.synth.config import (
     run_synthesis,
 )
 from dpcore.analyses.synth.encoding import METHODS
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release import DatasetRef
 from dpcore.release.plan import _data_line
-from dpcore.strata import (
-    PublicShares,
-    Strata,
-    StrataSpec,
-)
+from dpcore.shares import PublicShares
 
 __all__ = [
     "INTERVALS_NOTE",
@@ -77,8 +74,8 @@ class SynthPlan:
     ----------
     frame
         The confidential rows (not part of the plan's identity; ``dataset`` fingerprints them).
-    strata, shares
-        Built by ``spec`` from ``frame`` (the Strata page's groups and public shares).
+    grouping
+        ``spec.build(frame)``: the Strata page's groups and their public shares.
     dataset, spec
         Where the data and the groups come from; written into the metadata and the script.
     config
@@ -92,16 +89,15 @@ class SynthPlan:
     level
         Unused (synthetic rows have no intervals); kept for the ReleasePlan protocol.
     prepared
-        ``prepare_rows(frame, spec, strata, config)`` when the caller already has it (e.g.
+        ``prepare_rows(frame, spec, grouping, config)`` when the caller already has it (e.g.
         cached), so it is not computed again; computed here when left out. Not part of the
         plan's identity (``frame``, ``spec`` and ``config`` determine it).
     """
 
     frame: pd.DataFrame = field(compare=False, repr=False)
-    strata: Strata = field(compare=False, repr=False)
-    shares: PublicShares = field(compare=False, repr=False)
+    grouping: Grouping = field(compare=False, repr=False)
     dataset: DatasetRef
-    spec: StrataSpec
+    spec: GroupingSpec
     config: SynthConfig
     epsilon: float
     strategy: Strategy = "stratified"
@@ -112,8 +108,8 @@ class SynthPlan:
     def __post_init__(self) -> None:
         if not isinstance(self.frame, pd.DataFrame):
             raise TypeError(f"`frame` must be a pandas DataFrame, got {type(self.frame).__name__}")
-        if not isinstance(self.shares, PublicShares) or not self.shares.labels:
-            raise TypeError("`shares` must be a PublicShares with group labels")
+        if not isinstance(self.grouping, Grouping):
+            raise TypeError(f"`grouping` must be a Grouping, got {type(self.grouping).__name__}")
         if not isinstance(self.config, SynthConfig):
             raise TypeError(f"`config` must be a SynthConfig, got {type(self.config).__name__}")
         object.__setattr__(self, "epsilon", positive_number("epsilon", self.epsilon))
@@ -129,7 +125,7 @@ class SynthPlan:
             object.__setattr__(self, "label", label)
         # The rows run() models, computed once (unless the caller passed them).
         if self.prepared is None:
-            prepared = prepare_rows(self.frame, self.spec, self.strata, self.config)
+            prepared = prepare_rows(self.frame, self.spec, self.grouping, self.config)
             object.__setattr__(self, "prepared", prepared)
         elif not isinstance(self.prepared, PreparedRows):
             raise TypeError(
@@ -138,9 +134,14 @@ class SynthPlan:
         elif tuple(self.prepared.rows.columns) != self.columns:
             raise ValueError(
                 f"`prepared` holds the columns {list(self.prepared.rows.columns)}, but the plan "
-                f"synthesizes {list(self.columns)}; pass prepare_rows(frame, spec, strata, config)"
+                f"synthesizes {list(self.columns)}; pass prepare_rows(frame, spec, grouping, config)"
             )
         check_config(self.prepared, self.config, self.spec, self.shares, (self.strategy,))
+
+    @property
+    def shares(self) -> PublicShares:
+        """The public shares rows are drawn in (stratified)."""
+        return self.grouping.shares
 
     @property
     def cost(self) -> Budget:
@@ -229,13 +230,11 @@ class SynthPlan:
         return (
             "from dpcore.analyses.synth import SynthConfig, SynthPlan\n"
             "from dpcore.release import DatasetRef\n"
-            "from dpcore.strata import StrataSpec\n\n"
-            f"spec = StrataSpec({spec})\n"
-            "strata, shares = spec.build(frame)\n"
+            "from dpcore.grouping import GroupingSpec\n\n"
+            f"spec = GroupingSpec({spec})\n"
             "plan = SynthPlan(\n"
             "    frame=frame,\n"
-            "    strata=strata,\n"
-            "    shares=shares,\n"
+            "    grouping=spec.build(frame),\n"
             f"    dataset=DatasetRef.of(frame, {self.dataset.name!r}),\n"
             "    spec=spec,\n"
             f"    config={self.config!r},\n"

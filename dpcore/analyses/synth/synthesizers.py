@@ -28,11 +28,9 @@ from dpcore.analyses.synth.encoding import (
     _encode,
     _names,
 )
+from dpcore.grouping import LABEL_SEPARATOR
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
-from dpcore.strata import (
-    LABEL_SEPARATOR,
-    PublicShares,
-)
+from dpcore.shares import PublicShares
 
 __all__ = [
     "MAX_HISTOGRAM_CELLS",

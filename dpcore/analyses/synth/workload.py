@@ -30,14 +30,10 @@ from dpcore.analyses.synth.encoding import (
     _encode,
 )
 from dpcore.analyses.synth.synthesizers import _assemble, _fit_groups
+from dpcore.grouping import LABEL_SEPARATOR, GroupingSpec, bucket_labels
 from dpcore.mechanisms import as_noise_source
 from dpcore.metrics import GroupErrors, synthetic_parity_error
-from dpcore.strata import (
-    LABEL_SEPARATOR,
-    PublicShares,
-    StrataSpec,
-    _bucket_labels,
-)
+from dpcore.shares import PublicShares
 
 __all__ = [
     "SWEEP_EPSILONS",
@@ -95,8 +91,8 @@ class GroupWorkload:
         way: int = 3,
     ) -> GroupWorkload:
         """Count the real marginals. ``real`` holds categories (bucket numeric columns first,
-        e.g. with :func:`dpcore.synth.bucketize`) within ``domain`` (e.g. a synthesis'
-        :attr:`~dpcore.synth.SyntheticData.domain`)."""
+        e.g. with :func:`dpcore.analyses.synth.bucketize`) within ``domain`` (e.g. a synthesis'
+        :attr:`~dpcore.analyses.synth.SyntheticData.domain`)."""
         strata, columns = tuple(strata), tuple(columns)
         way = positive_int("way", way)
         if way > len(columns):
@@ -160,20 +156,22 @@ def _tables(group: np.ndarray, cell: np.ndarray, n_groups: int, n_cells: int) ->
 
 
 def synth_domain(
-    prepared: PreparedRows, config: SynthConfig, spec: StrataSpec
+    prepared: PreparedRows, config: SynthConfig, spec: GroupingSpec
 ) -> dict[str, tuple[str, ...]]:
-    """Each output column's categories in the order :func:`~dpcore.synth.synthesize` codes them:
+    """Each output column's categories in the order :func:`~dpcore.analyses.synth.synthesize` codes them:
     bucket labels for columns with edges, else the sorted distinct values (as text)."""
     edges = _all_edges(config, spec)
     return {
-        c: tuple(_bucket_labels(tuple(edges[c])))
+        c: tuple(bucket_labels(tuple(edges[c])))
         if c in edges
         else tuple(sorted(pd.unique(prepared.rows[c].astype(str).to_numpy())))
         for c in _output_columns(config, spec.by)
     }
 
 
-def build_workload(prepared: PreparedRows, config: SynthConfig, spec: StrataSpec) -> GroupWorkload:
+def build_workload(
+    prepared: PreparedRows, config: SynthConfig, spec: GroupingSpec
+) -> GroupWorkload:
     """The :class:`GroupWorkload` of the prepared rows: 3-way marginals (fewer with fewer
     columns) of the columns besides the strata, per group of the strata columns."""
     model = _model_columns(config, spec.by)
@@ -183,12 +181,12 @@ def build_workload(prepared: PreparedRows, config: SynthConfig, spec: StrataSpec
     )  # fmt: skip
 
 
-def real_table(prepared: PreparedRows, config: SynthConfig, spec: StrataSpec) -> pd.DataFrame:
+def real_table(prepared: PreparedRows, config: SynthConfig, spec: GroupingSpec) -> pd.DataFrame:
     """The prepared rows with numeric columns bucketed by the public edges (all text)."""
     rows = prepared.rows.copy()
     for column, edges in _all_edges(config, spec).items():
         values = rows[column].to_numpy(dtype=float, na_value=np.nan)
-        labels = np.asarray(_bucket_labels(tuple(edges)), dtype=object)
+        labels = np.asarray(bucket_labels(tuple(edges)), dtype=object)
         rows[column] = labels[np.searchsorted(np.asarray(edges), values, side="right")]
     return rows.astype(str)
 
@@ -197,7 +195,7 @@ def real_table(prepared: PreparedRows, config: SynthConfig, spec: StrataSpec) ->
 class _Encoded:
     """The rows encoded once for many simulated syntheses of one strategy.
 
-    :func:`~dpcore.synth.synthesize` validates and encodes its input on every call (about half
+    :func:`~dpcore.analyses.synth.synthesize` validates and encodes its input on every call (about half
     the time of a run on the demo data); a sweep runs it dozens of times on the same rows.
     :meth:`draw` does what ``synthesize(..., noise="simulation", rng=rng)`` does after its
     encoding, in the same order of random draws, so for the same seed it returns the same table
@@ -218,7 +216,7 @@ class _Encoded:
         cls,
         prepared: PreparedRows,
         config: SynthConfig,
-        spec: StrataSpec,
+        spec: GroupingSpec,
         shares: PublicShares,
         strategy: Strategy,
     ) -> _Encoded:
@@ -251,7 +249,7 @@ class _Encoded:
 def sweep_errors(
     prepared: PreparedRows,
     config: SynthConfig,
-    spec: StrataSpec,
+    spec: GroupingSpec,
     shares: PublicShares,
     *,
     epsilons: Sequence[float],

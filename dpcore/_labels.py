@@ -1,0 +1,29 @@
+"""Group labels and the wording of messages about them, shared by grouping and shares."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+LABEL_SEPARATOR = " × "
+"""Joins the per-column parts of an intersectional group label, e.g. ``"White × Male"``."""
+
+MISSING_LABEL = "(missing)"
+"""Category given to a missing value in a grouping column."""
+
+OTHER_LABEL = "Other (merged)"
+"""Label of the group that collects groups smaller than ``min_group_size``."""
+
+MAX_LISTED = 10  # group labels spelled out in one message before "and N more"
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``"1 row"``, ``"1,234 rows"``."""
+    word = singular if count == 1 else (plural_form or singular + "s")
+    return f"{count:,} {word}"
+
+
+def list_labels(labels: Sequence[str]) -> str:
+    """Quoted labels, the first :data:`MAX_LISTED` of them, then "and N more"."""
+    shown = ", ".join(f"“{lab}”" for lab in labels[:MAX_LISTED])
+    rest = len(labels) - MAX_LISTED
+    return shown + (f" and {rest:,} more" if rest > 0 else "")

@@ -1,0 +1,439 @@
+r"""The mean's sufficient statistics: each group's values, sorted, with prefix sums.
+
+Built once from a :class:`~dpcore.grouping.Grouping` and a value column by
+:meth:`GroupValues.from_grouping`. Per group we keep the size :math:`n_g` (rows with a usable
+value), :math:`\sum x`, :math:`\sum x^2` and the sorted values with prefix sums, so that any
+clipped sum :math:`\sum_{x \in G_g} \min(\max(x, a), b)` costs :math:`O(\log n_g)` — what
+StratCoinpress needs at every step (Rosenblatt, Stoyanovich & Musco, AAAI 2024, appendix B).
+
+Rows whose value is missing or infinite are left out *within* their group: the groups themselves
+come from the grouping columns alone. A group with no usable value at all cannot be estimated and
+is left out, with its public share; :meth:`GroupValues.messages` says which.
+
+Pure numpy/pandas; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import list_labels, plural
+from dpcore._validate import data_frame, numeric_values
+from dpcore.grouping import Grouping, SmallGroups
+from dpcore.shares import PublicShares
+
+__all__ = ["GroupValues"]
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    if arr.flags.writeable:
+        arr = arr.copy()
+        arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GroupValues:
+    """Disjoint groups of one value column with their per-group sufficient statistics.
+
+    Build it with :meth:`from_grouping` (or :meth:`from_frame`, which groups first). Groups keep
+    the grouping's order; all per-group arrays are aligned with :attr:`labels` and read-only.
+
+    Attributes
+    ----------
+    value
+        Value column.
+    labels
+        One label per group.
+    sizes
+        ``(k,)`` int64 group sizes :math:`n_g`: rows with a usable value.
+    sums, sumsq
+        ``(k,)`` float64 :math:`\\sum_{x \\in G_g} x` and :math:`\\sum_{x \\in G_g} x^2`.
+    sorted_values
+        ``(n,)`` float64: each group's values sorted ascending, groups concatenated in order.
+    offsets
+        ``(k+1,)`` int64: group ``g`` is ``sorted_values[offsets[g]:offsets[g+1]]``.
+    prefix
+        ``(n+1,)`` float64 with ``prefix[0] = 0`` and ``prefix[i] = sum(sorted_values[:i])``.
+    shares
+        The public recombination shares of these groups (the grouping's, rescaled when a group
+        with no usable value was left out); None for a bare array (:meth:`from_values`).
+    n_missing
+        Rows of the groups whose value was missing or infinite (left out).
+    empty_groups
+        Labels of the groups left out because none of their rows has a usable value.
+    by
+        The grouping columns (empty for :meth:`from_values`).
+    """
+
+    value: str
+    labels: tuple[str, ...]
+    sizes: np.ndarray
+    sums: np.ndarray
+    sumsq: np.ndarray
+    sorted_values: np.ndarray
+    offsets: np.ndarray
+    prefix: np.ndarray
+    shares: PublicShares | None = None
+    n_missing: int = 0
+    empty_groups: tuple[str, ...] = ()
+    by: tuple[str, ...] = ()
+    # Per-group prefix sums restarting at 0 for each group (group g occupies
+    # [offsets[g] + g, offsets[g+1] + g + 1)); more accurate than differences of `prefix`.
+    _local_prefix: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "by", tuple(self.by))
+        set_(self, "labels", tuple(str(lab) for lab in self.labels))
+        for name, dtype in (
+            ("sizes", np.int64),
+            ("sums", np.float64),
+            ("sumsq", np.float64),
+            ("sorted_values", np.float64),
+            ("offsets", np.int64),
+            ("prefix", np.float64),
+        ):
+            set_(self, name, _frozen(np.asarray(getattr(self, name), dtype=dtype)))
+        k, n = len(self.labels), self.sorted_values.shape[0]
+        if k < 1 or len(set(self.labels)) != k:
+            raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")
+        for name, shape in (
+            ("sizes", (k,)),
+            ("sums", (k,)),
+            ("sumsq", (k,)),
+            ("sorted_values", (n,)),
+            ("offsets", (k + 1,)),
+            ("prefix", (n + 1,)),
+        ):
+            if getattr(self, name).shape != shape:
+                raise ValueError(
+                    f"`{name}` must have shape {shape}, got {getattr(self, name).shape}"
+                )
+        if self.offsets[0] != 0 or not np.array_equal(np.diff(self.offsets), self.sizes):
+            raise ValueError("`offsets` must start at 0 and step by `sizes`")
+        if np.any(self.sizes < 1):
+            raise ValueError(f"`sizes` must all be >= 1, got {self.sizes}")
+        if self.shares is not None and self.shares.values.shape != (k,):
+            raise ValueError(f"`shares` must have one share per group ({k})")
+        step = np.diff(self.sorted_values)
+        inside = np.ones(step.shape, dtype=bool)
+        inside[self.offsets[1:-1] - 1] = False  # a group boundary may step down
+        if not np.all(step[inside] >= 0):
+            raise ValueError("`sorted_values` must be sorted ascending within each group")
+        local = np.empty(n + k, dtype=np.float64)
+        for g in range(k):
+            a, b = self.offsets[g], self.offsets[g + 1]
+            local[a + g] = 0.0
+            np.cumsum(self.sorted_values[a:b], out=local[a + g + 1 : b + g + 1])
+        local.setflags(write=False)
+        set_(self, "_local_prefix", local)
+
+    def __repr__(self) -> str:
+        return (
+            f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, "
+            f"labels={list(self.labels[:5])!r}{' ...' if self.k > 5 else ''})"
+        )
+
+    # ---- derived quantities -----------------------------------------------------------------
+
+    @property
+    def k(self) -> int:
+        """Number of groups."""
+        return len(self.labels)
+
+    @property
+    def n(self) -> int:
+        """Number of values over all groups."""
+        return int(self.sorted_values.shape[0])
+
+    @property
+    def means(self) -> np.ndarray:
+        """``(k,)`` true (non-private) group means :math:`\\bar x_g = \\sum x / n_g`."""
+        return self.sums / self.sizes
+
+    @property
+    def global_mean(self) -> float:
+        """True (non-private) mean over all values, :math:`\\sum_g \\sum x / n`."""
+        return float(self.sums.sum() / self.n)
+
+    def group_values(self, g: int) -> np.ndarray:
+        """Sorted values of group ``g`` (a read-only view)."""
+        return self.sorted_values[self.offsets[g] : self.offsets[g + 1]]
+
+    def messages(self) -> list[str]:
+        """Plain sentences about the rows and groups left out (empty when none was)."""
+        out = []
+        if self.n_missing:
+            verb = "was" if self.n_missing == 1 else "were"
+            out.append(
+                f"{plural(self.n_missing, 'row')} with a missing or infinite value in "
+                f"`{self.value}` {verb} left out."
+            )
+        if self.empty_groups:
+            out.append(
+                f"{plural(len(self.empty_groups), 'group')} "
+                f"{'has' if len(self.empty_groups) == 1 else 'have'} no usable value in "
+                f"`{self.value}` and {'is' if len(self.empty_groups) == 1 else 'are'} not "
+                f"estimated: {list_labels(self.empty_groups)}."
+            )
+        return out
+
+    # ---- clipped sums -------------------------------------------------------------------------
+
+    def clipped_sums(self, low: object, high: object) -> np.ndarray:
+        """Per-group sums of values clipped to ``[low, high]``.
+
+        .. math::
+            S_g(a, b) = \\sum_{x \\in G_g} \\min(\\max(x, a), b)
+                      = a \\cdot \\#\\{x < a\\} + \\sum_{a \\le x \\le b} x + b \\cdot \\#\\{x > b\\}
+
+        computed with two binary searches in the group's sorted values and prefix sums, i.e.
+        :math:`O(\\log n_g)` per group and bound pair (used by StratCoinpress, paper appendix B).
+
+        Parameters
+        ----------
+        low, high
+            Scalars or arrays broadcastable to shape ``(..., k)``, e.g. ``(R, k)`` for R Monte
+            Carlo replicates. Must satisfy ``low <= high`` elementwise; infinite bounds are allowed
+            (``low=-inf, high=inf`` gives the plain sums).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 array of the broadcast shape of ``low``, ``high`` and ``(k,)``.
+
+        Raises
+        ------
+        TypeError
+            If a bound is not numeric.
+        ValueError
+            If a bound is NaN, the shapes do not broadcast to ``(..., k)``, or ``low > high``
+            somewhere.
+        """
+        lo = _bound_array("low", low)
+        hi = _bound_array("high", high)
+        try:
+            shape = np.broadcast_shapes(lo.shape, hi.shape, (self.k,))
+        except ValueError:
+            raise ValueError(
+                f"`low` and `high` must broadcast to shape (..., k) with k={self.k} groups, "
+                f"got shapes {lo.shape} and {hi.shape}"
+            ) from None
+        lo = np.broadcast_to(lo, shape)
+        hi = np.broadcast_to(hi, shape)
+        bad = lo > hi
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"`low` must be <= `high` elementwise, got low={lo[where]!r} > high={hi[where]!r} "
+                f"at index {where}"
+            )
+        out = np.empty(shape, dtype=np.float64)
+        with np.errstate(invalid="ignore"):  # inf * 0 in the discarded branch of np.where
+            for g in range(self.k):
+                a, b = int(self.offsets[g]), int(self.offsets[g + 1])
+                vals = self.sorted_values[a:b]
+                local = self._local_prefix[a + g : b + g + 1]
+                size = b - a
+                lg, hg = lo[..., g], hi[..., g]
+                i = np.searchsorted(vals, lg, side="left")  # count(x < low)
+                j = np.searchsorted(vals, hg, side="right")  # count(x <= high)
+                below = np.where(i > 0, lg * i, 0.0)
+                above = np.where(j < size, hg * (size - j), 0.0)
+                out[..., g] = below + (local[j] - local[i]) + above
+        return out
+
+    # ---- construction -------------------------------------------------------------------------
+
+    def subset(self, keep: object) -> GroupValues:
+        """A new :class:`GroupValues` with only some groups, in their current order.
+
+        Parameters
+        ----------
+        keep
+            Boolean mask of shape ``(k,)`` or integer group indices. At least one group.
+        """
+        keep_arr = np.asarray(keep)
+        if keep_arr.dtype == bool:
+            if keep_arr.shape != (self.k,):
+                raise ValueError(
+                    f"`keep` as a mask must have shape ({self.k},), got {keep_arr.shape}"
+                )
+            idx = np.flatnonzero(keep_arr)
+        elif np.issubdtype(keep_arr.dtype, np.integer) and keep_arr.ndim == 1:
+            idx = np.unique(keep_arr)
+            if idx.size and (idx[0] < 0 or idx[-1] >= self.k):
+                raise ValueError(f"`keep` indices must be in [0, {self.k}), got {keep_arr}")
+        else:
+            raise TypeError(
+                f"`keep` must be a boolean mask or integer indices, got dtype {keep_arr.dtype}"
+            )
+        if idx.size == 0:
+            raise ValueError("`keep` must keep at least one group, got none")
+        mask = np.zeros(self.k, dtype=bool)
+        mask[idx] = True
+        pieces = [self.group_values(int(g)) for g in idx]
+        sorted_values = np.concatenate(pieces)
+        sizes = self.sizes[idx]
+        return GroupValues(
+            value=self.value,
+            labels=tuple(self.labels[int(g)] for g in idx),
+            sizes=sizes,
+            sums=self.sums[idx],
+            sumsq=self.sumsq[idx],
+            sorted_values=sorted_values,
+            offsets=np.concatenate([[0], np.cumsum(sizes)]),
+            prefix=np.concatenate([[0.0], np.cumsum(sorted_values)]),
+            shares=None if self.shares is None else self.shares.restricted(mask),
+            by=self.by,
+        )
+
+    @classmethod
+    def from_values(
+        cls, values: object, *, label: str = "All", value: str = "value"
+    ) -> GroupValues:
+        """A single-group :class:`GroupValues` over a 1-D array of finite values (no grouping)."""
+        array = np.asarray(values, dtype=float)
+        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+            raise ValueError(
+                f"`values` must be a non-empty 1-D array of finite numbers, got shape "
+                f"{array.shape} with {int(np.sum(~np.isfinite(array)))} non-finite entries"
+            )
+        ordered = np.sort(array)
+        prefix = np.concatenate([[0.0], np.cumsum(ordered)])
+        return cls(
+            value=value,
+            labels=(label,),
+            sizes=np.array([ordered.size]),
+            sums=np.array([prefix[-1]]),
+            sumsq=np.array([float(np.dot(ordered, ordered))]),
+            sorted_values=ordered,
+            offsets=np.array([0, ordered.size]),
+            prefix=prefix,
+        )
+
+    @functools.cached_property
+    def pooled(self) -> GroupValues:
+        """The whole population as one group, for whole-population ("vanilla") estimates.
+
+        Sorted once on first use and cached on this object.
+        """
+        return GroupValues.from_values(self.sorted_values, label="All", value=self.value)
+
+    @classmethod
+    def from_grouping(cls, grouping: Grouping, frame: pd.DataFrame, value: str) -> GroupValues:
+        """Each group's values of column ``value``, sorted once.
+
+        ``frame`` is the frame ``grouping`` was built from. Rows outside the groups (public
+        holdout, dropped small groups) are not read; within a group, rows whose value is missing
+        or infinite are left out and counted. A group left with no value is left out as a whole
+        (:attr:`empty_groups`), with its public share; the other shares are rescaled.
+
+        The sort is done once (values, then a stable radix sort by group code); estimators never
+        touch rows again.
+
+        Raises
+        ------
+        ValueError
+            A non-numeric or unknown value column; a value column that is also a grouping
+            column; no usable value in any group.
+        """
+        if not isinstance(grouping, Grouping):
+            raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+        codes = grouping.codes_for(data_frame("frame", frame))
+        if value in grouping.by:
+            raise ValueError(
+                f"`value` column {value!r} is also a grouping column in `by`; choose a value "
+                "column that is not used for grouping"
+            )
+        x = numeric_values(frame, "value", value)
+        in_group = codes >= 0
+        usable = in_group & np.isfinite(x)
+        if not usable.any():
+            raise ValueError(
+                f"`value` column {value!r} has no usable values: all "
+                f"{int(in_group.sum()):,} rows of the groups are missing or infinite; choose "
+                "another value column"
+            )
+        counts = np.bincount(codes[usable], minlength=grouping.k)
+        has_values = counts > 0
+        # Renumber the groups that have values, keeping the grouping's order.
+        new_code = np.cumsum(has_values) - 1
+        row_code = new_code[codes[usable]]
+        x = x[usable]
+        k = int(has_values.sum())
+        by_value = np.argsort(x)
+        code_dtype = np.int16 if k <= np.iinfo(np.int16).max else np.int64
+        by_group = np.argsort(row_code[by_value].astype(code_dtype), kind="stable")
+        sorted_values = x[by_value[by_group]]
+        sizes = counts[has_values].astype(np.int64)
+        offsets = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        starts = offsets[:-1]
+        prefix = np.empty(sorted_values.size + 1, dtype=np.float64)
+        prefix[0] = 0.0
+        np.cumsum(sorted_values, out=prefix[1:])
+        return cls(
+            value=value,
+            labels=tuple(
+                lab for lab, keep in zip(grouping.labels, has_values, strict=True) if keep
+            ),
+            sizes=sizes,
+            sums=np.add.reduceat(sorted_values, starts),
+            sumsq=np.add.reduceat(sorted_values * sorted_values, starts),
+            sorted_values=sorted_values,
+            offsets=offsets,
+            prefix=prefix,
+            shares=grouping.shares.restricted(has_values),
+            n_missing=int(in_group.sum() - usable.sum()),
+            empty_groups=tuple(
+                lab for lab, keep in zip(grouping.labels, has_values, strict=True) if not keep
+            ),
+            by=grouping.by,
+        )
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        by: str | Sequence[str],
+        value: str,
+        edges: Mapping[str, Sequence[float]] | None = None,
+        *,
+        min_group_size: int = 2,
+        small_groups: SmallGroups = "merge",
+        max_groups: int = 5000,
+    ) -> GroupValues:
+        """:meth:`Grouping.from_frame` of ``df``'s rows, then :meth:`from_grouping` of ``value``.
+
+        Shares are the group counts treated as public.
+        """
+        df = data_frame("df", df)
+        if isinstance(value, str) and (value == by or (not isinstance(by, str) and value in by)):
+            raise ValueError(
+                f"`value` column {value!r} is also a grouping column in `by`; choose a value "
+                "column that is not used for grouping"
+            )
+        grouping = Grouping.from_frame(
+            df, by, edges, min_group_size=min_group_size, small_groups=small_groups,
+            max_groups=max_groups,
+        )  # fmt: skip
+        return cls.from_grouping(grouping, df, value)
+
+
+def _bound_array(name: str, bound: object) -> np.ndarray:
+    try:
+        arr = np.asarray(bound, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`{name}` must be a number or an array of numbers, got {type(bound).__name__}"
+        ) from None
+    if np.isnan(arr).any():
+        raise ValueError(f"`{name}` must not contain NaN, got {bound!r}")
+    return arr

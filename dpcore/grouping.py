@@ -1,0 +1,657 @@
+r"""Groups (strata) of a table: the one grouping that every analysis shares.
+
+A :class:`Grouping` splits the rows of a frame into disjoint groups
+:math:`G_1 \cup \dots \cup G_k` — one group per combination of the ``by`` columns, as in
+Rosenblatt, Stoyanovich & Musco (AAAI 2024, "Problem statement") — applies the small-group policy
+(merge into :data:`OTHER_LABEL` or drop), and carries the public shares that recombine group
+estimates (paper eq. 3). It reads the grouping columns only: which column an analysis then
+estimates, and which of that column's values are missing, never changes the groups, their sizes
+or the merges. Each analysis computes its own statistics from :attr:`Grouping.codes`.
+
+:class:`GroupingSpec` is the recipe: plain values that key a cache, go into a release's metadata
+and are printed into a script that rebuilds the same groups from the same file.
+
+Privacy note: bucket edges for numeric grouping columns are never derived from the data
+(quantiles would leak information about individuals); callers pass them in ``edges``.
+
+Pure numpy/pandas; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import LABEL_SEPARATOR, MISSING_LABEL, OTHER_LABEL, list_labels, plural
+from dpcore._validate import data_frame, positive_int, require_columns
+from dpcore.shares import (
+    HOLDOUT_SEED,
+    PublicShares,
+    ShareSource,
+    holdout_mask,
+    shares_from_counts,
+    shares_from_holdout,
+    shares_from_table,
+)
+
+__all__ = [
+    "DROPPED_CODE",
+    "HOLDOUT_CODE",
+    "LABEL_SEPARATOR",
+    "MISSING_LABEL",
+    "OTHER_LABEL",
+    "Grouping",
+    "GroupingReport",
+    "GroupingSpec",
+    "bucket_labels",
+    "is_numeric_group_dtype",
+]
+
+DROPPED_CODE = -1
+"""Code of a confidential row whose group was dropped as too small (or matches no group)."""
+
+HOLDOUT_CODE = -2
+"""Code of a row of the public holdout: not confidential, never estimated from."""
+
+SmallGroups = Literal["merge", "drop"]
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupingReport:
+    """What grouping did to the rows, for the UI to state on screen.
+
+    Attributes
+    ----------
+    n_input_rows
+        Confidential rows that were grouped (the public holdout is not counted).
+    merged_groups
+        Labels of the groups smaller than ``min_group_size`` that were merged into
+        :data:`OTHER_LABEL`.
+    dropped_groups
+        Labels of the groups smaller than ``min_group_size`` that were dropped (either because
+        ``small_groups="drop"``, or because even their merged group was too small).
+    n_rows_merged
+        Rows in :data:`OTHER_LABEL` (0 if there is no such group).
+    n_rows_dropped_small
+        Rows dropped with ``dropped_groups``.
+    min_group_size
+        The minimum group size that was applied.
+    merged_group_too_small
+        True if the small groups were to be merged, but their merged group was itself smaller
+        than ``min_group_size`` and was therefore dropped.
+    """
+
+    n_input_rows: int
+    merged_groups: tuple[str, ...] = ()
+    dropped_groups: tuple[str, ...] = ()
+    n_rows_merged: int = 0
+    n_rows_dropped_small: int = 0
+    min_group_size: int = 2
+    merged_group_too_small: bool = False
+
+    @property
+    def n_rows_used(self) -> int:
+        """Rows that made it into the groups."""
+        return self.n_input_rows - self.n_rows_dropped_small
+
+    def messages(self) -> list[str]:
+        """Plain-language sentences describing every group that was merged or dropped.
+
+        Returns an empty list when every group was kept as it is.
+        """
+        out: list[str] = []
+        small = f"fewer than {plural(self.min_group_size, 'row')}"
+        if self.merged_groups:
+            out.append(
+                f"{plural(len(self.merged_groups), 'group')} with {small} "
+                f"({plural(self.n_rows_merged, 'row')} in total) "
+                f"{'was' if len(self.merged_groups) == 1 else 'were'} merged into "
+                f"“{OTHER_LABEL}”: {list_labels(self.merged_groups)}."
+            )
+        if self.dropped_groups:
+            count = plural(len(self.dropped_groups), "group")
+            rows = plural(self.n_rows_dropped_small, "row")
+            verb = "was" if len(self.dropped_groups) == 1 else "were"
+            if self.merged_group_too_small:
+                out.append(
+                    f"{count} with {small} {verb} dropped ({rows} in total): even merged into "
+                    f"“{OTHER_LABEL}” they would have {small}. "
+                    f"Groups: {list_labels(self.dropped_groups)}."
+                )
+            else:
+                out.append(
+                    f"{count} with {small} {verb} dropped ({rows} in total): "
+                    f"{list_labels(self.dropped_groups)}."
+                )
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Grouping rules: per-column codes and labels, combined into intersections
+# --------------------------------------------------------------------------------------------
+
+
+def is_numeric_group_dtype(series: pd.Series) -> bool:
+    """Numeric for a grouping column (needs bucket edges): ints and floats, not bools."""
+    dtype = series.dtype
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _fmt_edge(e: float) -> str:
+    if float(e).is_integer() and abs(e) < 1e15:
+        return str(int(e))
+    return repr(float(e))
+
+
+def bucket_labels(edges: tuple[float, ...]) -> list[str]:
+    """``["< e0", "[e0, e1)", ..., "≥ eN"]`` for edges e0 < ... < eN."""
+    txt = [_fmt_edge(e) for e in edges]
+    labels = [f"< {txt[0]}"]
+    labels += [f"[{a}, {b})" for a, b in zip(txt[:-1], txt[1:], strict=True)]
+    labels.append(f"≥ {txt[-1]}")
+    return labels
+
+
+def _column_codes(
+    series: pd.Series,
+    name: str,
+    edges: tuple[float, ...] | None,
+    *,
+    numeric_as_categories: bool = False,
+) -> tuple[np.ndarray, list[str]]:
+    """Per-row group codes (int64, 0..c-1) of one grouping column and the label of each code.
+
+    Numeric columns with ``edges`` are bucketed (values at an edge go to the upper bucket);
+    other columns group by their values' string form. Missing values get :data:`MISSING_LABEL`.
+    """
+    if edges is not None:
+        if not is_numeric_group_dtype(series):
+            raise ValueError(
+                f"`edges` were given for column {name!r}, but it is not numeric "
+                f"(dtype {series.dtype}); bucket edges apply to numeric columns only."
+            )
+        x = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        codes = np.searchsorted(np.asarray(edges), x, side="right").astype(np.int64)
+        labels = bucket_labels(edges)
+        missing = np.isnan(x)
+        if missing.any():
+            codes[missing] = len(labels)
+            labels.append(MISSING_LABEL)
+        return codes, labels
+
+    if is_numeric_group_dtype(series) and not numeric_as_categories:
+        raise ValueError(
+            f"`by` column {name!r} is numeric (dtype {series.dtype}). Strata Lab never derives "
+            "bucket edges from the private data (its quantiles or range would leak information "
+            "about individuals), so pass public bucket edges, e.g. "
+            f"`edges={{{name!r}: [25, 45, 65]}}`. If the numbers are category codes, convert the "
+            "column to text first."
+        )
+    raw_codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    raw_codes = np.asarray(raw_codes, dtype=np.int64)
+    # Values with the same string form (e.g. 1 and "1") share one group, so labels are unique.
+    strings = np.array([str(u) for u in uniques] + [MISSING_LABEL], dtype=object)
+    str_codes, str_uniques = pd.factorize(strings)
+    # Sentinel -1 (missing) indexes the appended MISSING_LABEL entry.
+    codes = np.asarray(str_codes, dtype=np.int64)[raw_codes]
+    return codes, [str(u) for u in str_uniques]
+
+
+def _combine_codes(
+    codes_per_col: list[np.ndarray], labels_per_col: list[list[str]]
+) -> tuple[np.ndarray, list[str]]:
+    """Combine per-column codes into compact intersection codes and their joined labels."""
+    cur, uniq = pd.factorize(codes_per_col[0])
+    cur = np.asarray(cur, dtype=np.int64)
+    combos = np.asarray(uniq, dtype=np.int64)[:, None]
+    for codes_j, labels_j in zip(codes_per_col[1:], labels_per_col[1:], strict=True):
+        radix = len(labels_j)
+        key = cur * radix + codes_j  # < n * radix: no overflow for any realistic table
+        cur, uniq = pd.factorize(key)
+        cur = np.asarray(cur, dtype=np.int64)
+        uniq = np.asarray(uniq, dtype=np.int64)
+        combos = np.column_stack([combos[uniq // radix], uniq % radix])
+    labels = [
+        LABEL_SEPARATOR.join(labels_per_col[j][c] for j, c in enumerate(row))
+        for row in combos.tolist()
+    ]
+    return cur, labels
+
+
+def _intersection_codes(
+    df: pd.DataFrame,
+    by: tuple[str, ...],
+    edges: Mapping[str, tuple[float, ...]],
+    *,
+    numeric_as_categories: bool = False,
+) -> tuple[np.ndarray, list[str]]:
+    """Per-row intersection codes of ``by`` under the grouping rules, and their labels."""
+    codes, labels = [], []
+    for col in by:
+        c, lab = _column_codes(
+            df[col], col, edges.get(col), numeric_as_categories=numeric_as_categories
+        )
+        codes.append(c)
+        labels.append(lab)
+    return _combine_codes(codes, labels)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _check_by(df: pd.DataFrame, by: object) -> tuple[str, ...]:
+    if isinstance(by, str):
+        by = (by,)
+    if not isinstance(by, Iterable):
+        raise TypeError(f"`by` must be a column name or a list of column names, got {by!r}")
+    by = tuple(by)
+    if not by:
+        raise ValueError("`by` must name at least one grouping column, got none")
+    for col in by:
+        if not isinstance(col, str):
+            raise TypeError(f"column names must be strings, got {type(col).__name__} {col!r}")
+    if len(set(by)) != len(by):
+        raise ValueError(f"`by` must not repeat a column, got {list(by)}")
+    require_columns(df, by)
+    return by
+
+
+def _check_edges(edges: object, by: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+    if edges is None:
+        return {}
+    if not isinstance(edges, Mapping):
+        raise TypeError(
+            f"`edges` must be a mapping {{column: [e0, e1, ...]}}, got {type(edges).__name__}"
+        )
+    out: dict[str, tuple[float, ...]] = {}
+    for col, seq in edges.items():
+        if col not in by:
+            raise ValueError(
+                f"`edges` has bucket edges for {col!r}, which is not a grouping column in `by` "
+                f"({', '.join(by)})"
+            )
+        try:
+            arr = np.asarray(seq, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`edges[{col!r}]` must be a list of numbers, got {seq!r}") from None
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"`edges[{col!r}]` must be a non-empty list of numbers, got {seq!r}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"`edges[{col!r}]` must contain finite numbers only, got {seq!r}")
+        if np.any(np.diff(arr) <= 0):
+            raise ValueError(f"`edges[{col!r}]` must be strictly increasing, got {seq!r}")
+        out[col] = tuple(float(e) for e in arr)
+    return out
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    if arr.flags.writeable:
+        arr = arr.copy()
+        arr.setflags(write=False)
+    return arr
+
+
+# --------------------------------------------------------------------------------------------
+# Grouping
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Grouping:
+    """Disjoint groups of a frame's rows: one code per row, labels, sizes and public shares.
+
+    Build it with :meth:`GroupingSpec.build` (the app's way: shares from the chosen source) or
+    :meth:`from_frame`. Groups are ordered by descending size, then label; per-group arrays are
+    aligned with :attr:`labels` and read-only.
+
+    Attributes
+    ----------
+    by
+        Grouping columns.
+    labels
+        One label per group, e.g. ``"White × Male"`` (parts joined with :data:`LABEL_SEPARATOR`).
+    codes
+        ``(rows,)`` int64, one per row of the frame the grouping was built from: the group index,
+        :data:`DROPPED_CODE` for a confidential row of a group dropped as too small, or
+        :data:`HOLDOUT_CODE` for a row of the public holdout.
+    sizes
+        ``(k,)`` int64 group sizes :math:`n_g` (confidential rows).
+    shares
+        The public recombination shares (:class:`~dpcore.shares.PublicShares`), aligned with
+        :attr:`labels`.
+    report
+        What happened to the groups (:class:`GroupingReport`).
+    edges
+        Bucket edges of numeric grouping columns, ``{column: (e0, e1, ...)}``.
+    """
+
+    by: tuple[str, ...]
+    labels: tuple[str, ...]
+    codes: np.ndarray
+    sizes: np.ndarray
+    shares: PublicShares
+    report: GroupingReport
+    edges: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "by", tuple(self.by))
+        set_(self, "labels", tuple(str(lab) for lab in self.labels))
+        set_(self, "edges", {c: tuple(float(v) for v in e) for c, e in self.edges.items()})
+        set_(self, "codes", _frozen(np.asarray(self.codes, dtype=np.int64)))
+        set_(self, "sizes", _frozen(np.asarray(self.sizes, dtype=np.int64)))
+        k = len(self.labels)
+        if k < 1 or len(set(self.labels)) != k:
+            raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")
+        if self.sizes.shape != (k,) or np.any(self.sizes < 1):
+            raise ValueError(f"`sizes` must be {k} group sizes >= 1, got {self.sizes}")
+        if not isinstance(self.shares, PublicShares) or self.shares.values.shape != (k,):
+            raise ValueError(f"`shares` must be PublicShares for the {k} groups")
+
+    def __repr__(self) -> str:
+        return (
+            f"Grouping(by={self.by!r}, k={self.k}, n={self.n}, "
+            f"labels={list(self.labels[:5])!r}{' ...' if self.k > 5 else ''})"
+        )
+
+    @property
+    def k(self) -> int:
+        """Number of groups."""
+        return len(self.labels)
+
+    @property
+    def n(self) -> int:
+        """Confidential rows in the groups."""
+        return int(self.sizes.sum())
+
+    @property
+    def private(self) -> np.ndarray:
+        """``(rows,)`` bool: the confidential rows (every row but the public holdout)."""
+        return self.codes != HOLDOUT_CODE
+
+    def codes_for(self, frame: pd.DataFrame) -> np.ndarray:
+        """:attr:`codes`, after checking that ``frame`` is the frame they were built from."""
+        data_frame("frame", frame)
+        if len(frame) != self.codes.size:
+            raise ValueError(
+                f"`frame` has {len(frame):,} rows, but the grouping was built from a frame of "
+                f"{self.codes.size:,} rows; build the grouping from the same frame"
+            )
+        return self.codes
+
+    def assign(self, df: pd.DataFrame, *, unseen_to_other: bool = False) -> np.ndarray:
+        """The group index of each row of another frame ``df`` under this grouping's rules.
+
+        A row whose group was merged goes to :data:`OTHER_LABEL`; a row whose group was dropped,
+        or that matches no group, gets :data:`DROPPED_CODE` — or, with ``unseen_to_other``, goes
+        to :data:`OTHER_LABEL` too when that group exists (the rule for a public holdout, whose
+        rows may fall in groups the confidential rows do not have). A numeric column without
+        edges is then read as categories rather than refused.
+        """
+        df = data_frame("df", df)
+        require_columns(df, self.by, owner="df")
+        codes, labels = _intersection_codes(
+            df, self.by, self.edges, numeric_as_categories=unseen_to_other
+        )
+        index = {label: g for g, label in enumerate(self.labels)}
+        other = index.get(OTHER_LABEL, DROPPED_CODE)
+        merged = set(self.report.merged_groups)
+        lookup = np.array(
+            [
+                index.get(label, other if unseen_to_other or label in merged else DROPPED_CODE)
+                for label in labels
+            ],
+            dtype=np.int64,
+        )
+        return lookup[codes]
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        by: str | Sequence[str],
+        edges: Mapping[str, Sequence[float]] | None = None,
+        *,
+        min_group_size: int = 2,
+        small_groups: SmallGroups = "merge",
+        max_groups: int = 5000,
+    ) -> Grouping:
+        """Group every row of ``df``; the shares are the group counts treated as public.
+
+        Parameters
+        ----------
+        df
+            The (validated) data, one row per person.
+        by
+            One or more grouping columns; groups are all combinations present in the data
+            (intersections), labelled ``"a × b"``. Text, categorical, boolean and object columns
+            group by their values (a missing value becomes the category ``"(missing)"``). A
+            numeric column needs public bucket edges in ``edges``.
+        edges
+            ``{column: [e0, e1, ..., eN]}``, strictly increasing finite numbers, for numeric
+            grouping columns. Buckets are ``"< e0"``, ``"[e0, e1)"``, ..., ``"≥ eN"``, so no row is
+            lost; a value equal to an edge :math:`e_i` goes to ``"[e_i, e_{i+1})"``. Missing
+            values go to ``"(missing)"``. Edges are never derived from the data: quantiles of the
+            private data would leak information about individuals.
+        min_group_size
+            Groups with fewer rows are merged into one group ``"Other (merged)"``
+            (``small_groups="merge"``) or dropped (``small_groups="drop"``). If the merged group
+            is itself smaller than ``min_group_size``, it is dropped too.
+        max_groups
+            Upper limit on the number of groups after the small-group policy.
+
+        Raises
+        ------
+        TypeError
+            If ``df`` is not a DataFrame or a column name is not a string.
+        ValueError
+            Unknown columns; a numeric grouping column without edges; bad edges; an empty frame;
+            fewer than 2 or more than ``max_groups`` groups.
+
+        Notes
+        -----
+        A category whose text is literally ``"(missing)"`` shares a group with missing values.
+        """
+        df = data_frame("df", df)
+        by = _check_by(df, by)
+        edges_map = _check_edges(edges, by)
+        min_group_size = positive_int("min_group_size", min_group_size)
+        max_groups = positive_int("max_groups", max_groups)
+        if small_groups not in ("merge", "drop"):
+            raise ValueError(f"`small_groups` must be 'merge' or 'drop', got {small_groups!r}")
+        if len(df) == 0:
+            raise ValueError("the table has no rows; upload or choose a table with data")
+        codes, labels = _intersection_codes(df, by, edges_map)
+        row_code, final_labels, final_sizes, report = _apply_policy(
+            codes, labels, by, min_group_size, small_groups, max_groups
+        )
+        shares = PublicShares(
+            values=final_sizes / final_sizes.sum(),
+            source="data",
+            description="Group counts from the data, treated as public",
+            labels=final_labels,
+        )
+        return cls(
+            by=by,
+            labels=final_labels,
+            codes=row_code,
+            sizes=final_sizes,
+            shares=shares,
+            report=report,
+            edges=edges_map,
+        )
+
+    def with_shares(self, shares: PublicShares) -> Grouping:
+        """The same groups with other public shares."""
+        return dataclasses.replace(self, shares=shares)
+
+
+def _apply_policy(
+    codes: np.ndarray,
+    labels: list[str],
+    by: tuple[str, ...],
+    min_group_size: int,
+    small_groups: SmallGroups,
+    max_groups: int,
+) -> tuple[np.ndarray, tuple[str, ...], np.ndarray, GroupingReport]:
+    """Merge or drop small groups, order the rest by size, and recode every row."""
+    sizes = np.bincount(codes, minlength=len(labels)).astype(np.int64)
+    small = sizes < min_group_size
+    keep_labels = [lab for lab, s in zip(labels, small, strict=True) if not s]
+    keep_sizes = sizes[~small].tolist()
+    new_code = np.full(len(labels), DROPPED_CODE, dtype=np.int64)
+    new_code[~small] = np.arange(len(keep_labels))
+    merged: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    n_merged = n_dropped_small = 0
+    too_small = False
+    if small.any():
+        small_idx = sorted(np.flatnonzero(small), key=lambda g: (-sizes[g], labels[g]))
+        small_labels = tuple(labels[i] for i in small_idx)
+        small_rows = int(sizes[small].sum())
+        if small_groups == "merge" and small_rows >= min_group_size:
+            if OTHER_LABEL in keep_labels:
+                raise ValueError(
+                    f"a group is already labelled {OTHER_LABEL!r}, so small groups cannot be "
+                    "merged into it; rename that category or use small_groups='drop'"
+                )
+            new_code[small] = len(keep_labels)
+            keep_labels.append(OTHER_LABEL)
+            keep_sizes.append(small_rows)
+            merged, n_merged = small_labels, small_rows
+        else:
+            dropped, n_dropped_small = small_labels, small_rows
+            too_small = small_groups == "merge"
+
+    k = len(keep_labels)
+    if k == 0:
+        raise ValueError(
+            f"no rows are left: every group has fewer than {min_group_size:,} rows "
+            f"({len(labels):,} groups from {', '.join(by)}); choose coarser grouping columns "
+            "or a smaller `min_group_size`"
+        )
+    if k < 2:
+        raise ValueError(
+            f"a stratification needs at least 2 groups; got 1: {keep_labels[0]!r}. "
+            "Choose another grouping column (or more of them)."
+        )
+    if k > max_groups:
+        raise ValueError(
+            f"{k:,} groups is more than the limit of {max_groups:,}; use fewer or coarser "
+            "grouping columns (e.g. wider buckets)"
+        )
+
+    # final order: descending size, then label
+    order = sorted(range(k), key=lambda g: (-keep_sizes[g], keep_labels[g]))
+    rank = np.empty(k, dtype=np.int64)
+    rank[order] = np.arange(k)
+    final_code = np.where(new_code >= 0, rank[np.maximum(new_code, 0)], DROPPED_CODE)
+    report = GroupingReport(
+        n_input_rows=int(codes.size),
+        merged_groups=merged,
+        dropped_groups=dropped,
+        n_rows_merged=n_merged,
+        n_rows_dropped_small=n_dropped_small,
+        min_group_size=min_group_size,
+        merged_group_too_small=too_small,
+    )
+    final_sizes = np.array([keep_sizes[g] for g in order], dtype=np.int64)
+    return final_code[codes], tuple(keep_labels[g] for g in order), final_sizes, report
+
+
+# --------------------------------------------------------------------------------------------
+# A recipe for the grouping and its shares
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupingSpec:
+    """How to build a :class:`Grouping` and its public shares from a frame.
+
+    Plain values only, so a spec can key a cache, be written into a release's metadata and be
+    printed into a script that rebuilds the same groups from the same file.
+
+    Attributes
+    ----------
+    by, edges, min_group_size, small_groups
+        Passed to :meth:`Grouping.from_frame` (``edges`` as ``((column, (e0, e1, ...)), ...)``).
+    share_source
+        ``"data"`` (:func:`~dpcore.shares.shares_from_counts`), ``"table"``
+        (:func:`~dpcore.shares.shares_from_table` with ``share_table``) or ``"holdout"``
+        (:func:`~dpcore.shares.holdout_mask` with ``holdout_fraction`` and
+        :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`).
+    """
+
+    by: tuple[str, ...]
+    edges: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    min_group_size: int = 2
+    small_groups: SmallGroups = "merge"
+    share_source: ShareSource = "data"
+    share_table: tuple[tuple[str, float], ...] = ()
+    holdout_fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "by", (self.by,) if isinstance(self.by, str) else tuple(self.by))
+        set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
+        set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
+        if self.share_source not in ("data", "table", "holdout"):
+            raise ValueError(
+                f"`share_source` must be 'data', 'table' or 'holdout', got {self.share_source!r}"
+            )
+        if (self.share_source == "holdout") != (self.holdout_fraction is not None):
+            raise ValueError(
+                "`holdout_fraction` must be given exactly when `share_source` is 'holdout', got "
+                f"{self.holdout_fraction!r} with {self.share_source!r}"
+            )
+
+    def build(self, frame: pd.DataFrame) -> Grouping:
+        """Group ``frame``'s confidential rows and compute the recombination shares.
+
+        With ``share_source="holdout"`` a public holdout is set aside first (its rows get
+        :data:`HOLDOUT_CODE`); the groups and their sizes come from the other rows.
+        """
+        frame = data_frame("frame", frame)
+        public = np.zeros(len(frame), dtype=bool)
+        if self.share_source == "holdout":
+            public = holdout_mask(len(frame), self.holdout_fraction, rng=HOLDOUT_SEED)
+        private = frame[~public] if public.any() else frame
+        grouping = Grouping.from_frame(
+            private,
+            by=self.by,
+            edges={c: list(e) for c, e in self.edges} or None,
+            min_group_size=self.min_group_size,
+            small_groups=self.small_groups,
+        )
+        if public.any():
+            codes = np.full(len(frame), HOLDOUT_CODE, dtype=np.int64)
+            codes[~public] = grouping.codes
+            grouping = dataclasses.replace(grouping, codes=codes)
+            return grouping.with_shares(shares_from_holdout(grouping, frame[public]))
+        if self.share_source == "table":
+            return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)))
+        return grouping.with_shares(shares_from_counts(grouping))
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (lists instead of tuples)."""
+        return {
+            "by": list(self.by),
+            "edges": {c: list(e) for c, e in self.edges},
+            "min_group_size": self.min_group_size,
+            "small_groups": self.small_groups,
+            "share_source": self.share_source,
+            "share_table": dict(self.share_table),
+            "holdout_fraction": self.holdout_fraction,
+        }

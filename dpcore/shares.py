@@ -1,0 +1,376 @@
+r"""Public group shares: the weights that recombine group estimates into a population estimate.
+
+The stratified estimate of the population mean recombines group estimates with weights
+:math:`w_g = |G_g| / n` (Rosenblatt, Stoyanovich & Musco, AAAI 2024, eq. 3), which the paper
+assumes are public. :class:`PublicShares` holds such weights together with where they came from:
+the group counts of the data treated as public (:func:`shares_from_counts`), a user-supplied
+table (:func:`shares_from_table`), or a disjoint public holdout (:func:`holdout_mask`,
+:func:`shares_from_holdout`).
+
+The functions take the groups as a :class:`~dpcore.grouping.Grouping` (anything with ``labels``,
+``sizes``, ``report`` and ``assign``); they never read a value column.
+
+Pure numpy/pandas; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from numbers import Real
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import OTHER_LABEL, list_labels, plural
+from dpcore._validate import as_rng, data_frame, open_unit_interval, require_columns
+
+if TYPE_CHECKING:
+    from dpcore.grouping import Grouping
+
+__all__ = [
+    "HOLDOUT_SEED",
+    "PublicShares",
+    "ShareSource",
+    "holdout_mask",
+    "share_values",
+    "shares_from_counts",
+    "shares_from_holdout",
+    "shares_from_table",
+    "split_holdout",
+]
+
+ShareSource = Literal["data", "table", "holdout"]
+
+HOLDOUT_SEED = 20240101
+"""Seed of the holdout split, fixed so that the split (and every cache and release) is stable."""
+
+
+@dataclass(frozen=True, eq=False)
+class PublicShares:
+    r"""Public group proportions :math:`w_g = |G_g| / n` used to recombine group estimates.
+
+    The stratified population estimate is :math:`\hat p_{strat} = \sum_g w_g \hat p_g`
+    (AAAI 2024, eq. 3); the paper assumes the :math:`w_g` are public.
+
+    Attributes
+    ----------
+    values
+        ``(k,)`` nonnegative, summing to 1, aligned with the groups' labels.
+    source
+        ``"data"`` (group counts of the private data treated as public), ``"table"``
+        (user-supplied) or ``"holdout"`` (a disjoint public part of the data).
+    description
+        One sentence for the UI saying where the shares come from.
+    labels
+        The group labels the shares are aligned with (empty if not recorded).
+    """
+
+    values: np.ndarray
+    source: ShareSource
+    description: str
+    labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        values = np.array(self.values, dtype=np.float64)
+        if values.ndim != 1 or values.size == 0:
+            raise ValueError(f"`values` must be a non-empty 1-D array, got shape {values.shape}")
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise ValueError(f"`values` must be finite and >= 0, got {values}")
+        if not math.isclose(float(values.sum()), 1.0, rel_tol=0, abs_tol=1e-9):
+            raise ValueError(f"`values` must sum to 1, got a sum of {values.sum()!r}")
+        if self.source not in ("data", "table", "holdout"):
+            raise ValueError(f"`source` must be 'data', 'table' or 'holdout', got {self.source!r}")
+        labels = tuple(self.labels)
+        if labels and len(labels) != values.size:
+            raise ValueError(
+                f"`labels` must have one label per share ({values.size}), got {len(labels)}"
+            )
+        values.setflags(write=False)
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "labels", labels)
+
+    def restricted(self, keep: np.ndarray) -> PublicShares:
+        """The shares of the groups ``keep`` (a boolean mask), rescaled to sum to 1.
+
+        For an analysis that has to leave out groups with no usable value: the population it
+        estimates is then the remaining groups', and the description says so.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        if keep.all():
+            return self
+        kept = self.values[keep]
+        total = float(kept.sum())
+        if total <= 0:
+            raise ValueError("the groups left have no public share; nothing can be recombined")
+        left_out = int((~keep).sum())
+        return PublicShares(
+            values=kept / total,
+            source=self.source,
+            description=(
+                f"{self.description}; rescaled over the {plural(int(keep.sum()), 'group')} "
+                f"estimated ({plural(left_out, 'group')} left out)"
+            ),
+            labels=tuple(lab for lab, k in zip(self.labels, keep, strict=True) if k),
+        )
+
+
+def share_values(shares: PublicShares | np.ndarray | list[float], k: int) -> np.ndarray:
+    """Recombination weights as a (k,) array: nonnegative, finite, summing to 1."""
+    values = np.asarray(shares.values if isinstance(shares, PublicShares) else shares, dtype=float)
+    if values.shape != (k,):
+        raise ValueError(f"`shares` must have one entry per group ({k}), got shape {values.shape}")
+    if not np.all(np.isfinite(values) & (values >= 0)) or not np.isclose(values.sum(), 1.0):
+        raise ValueError(f"`shares` must be nonnegative and sum to 1, got {values!r}")
+    return values
+
+
+def _check_grouping(grouping: object, needs: tuple[str, ...] = ("labels", "sizes", "report")):
+    if not all(hasattr(grouping, name) for name in needs):
+        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    return grouping
+
+
+def shares_from_counts(grouping: Grouping) -> PublicShares:
+    """Group counts of the data, :math:`n_g / n`, treated as public.
+
+    This is the paper's setting when the group sizes are known publicly (e.g. from a census).
+    The counts of the uploaded data are *not* privacy-protected; the UI must say so. Any groups
+    with ``labels`` and ``sizes`` will do (e.g. a mean's
+    :class:`~dpcore.analyses.mean.statistics.GroupValues`, whose sizes count usable values).
+    """
+    grouping = _check_grouping(grouping, ("labels", "sizes"))
+    sizes = np.asarray(grouping.sizes, dtype=float)
+    return PublicShares(
+        values=sizes / sizes.sum(),
+        source="data",
+        description="Group counts from the data, treated as public",
+        labels=tuple(grouping.labels),
+    )
+
+
+def _table_items(table: object) -> list[tuple[str, object]]:
+    if isinstance(table, pd.DataFrame):
+        missing = [c for c in ("group", "share") if c not in table.columns]
+        if missing:
+            raise ValueError(
+                "`table` as a DataFrame must have columns 'group' and 'share', missing "
+                f"{', '.join(repr(c) for c in missing)}; got columns "
+                f"{', '.join(str(c) for c in table.columns)}"
+            )
+        items = list(zip(table["group"].tolist(), table["share"].tolist(), strict=True))
+    elif isinstance(table, pd.Series):
+        items = list(zip(table.index.tolist(), table.tolist(), strict=True))
+    elif isinstance(table, Mapping):
+        items = list(table.items())
+    else:
+        raise TypeError(
+            "`table` must be a mapping {group: share}, a pandas Series indexed by group, or a "
+            f"DataFrame with columns 'group' and 'share', got {type(table).__name__}"
+        )
+    out = [(str(g).strip(), s) for g, s in items]
+    dups = sorted(g for g, count in Counter(g for g, _ in out).items() if count > 1)
+    if dups:
+        raise ValueError(f"`table` lists these groups more than once: {list_labels(dups)}")
+    return out
+
+
+def shares_from_table(
+    grouping: Grouping, table: Mapping[str, float] | pd.Series | pd.DataFrame
+) -> PublicShares:
+    """User-supplied public shares, e.g. census proportions, aligned with ``grouping.labels``.
+
+    Parameters
+    ----------
+    grouping
+        The groups the shares are for.
+    table
+        ``{group label: share}``, a Series indexed by group label, or a DataFrame with columns
+        ``"group"`` and ``"share"``. Shares may be proportions, percentages or counts: they are
+        rescaled to sum to 1 (the description says so when the total was not 1).
+
+    Returns
+    -------
+    PublicShares
+        ``source="table"``.
+
+    Raises
+    ------
+    ValueError
+        A group without a share (all missing ones are listed); a group not in ``grouping``
+        (listed); a negative, NaN or infinite share (groups named); all shares zero; a group
+        listed twice.
+
+    Notes
+    -----
+    Labels are compared after stripping surrounding whitespace. The share of
+    ``"Other (merged)"`` may be given directly or as the shares of all the groups that were
+    merged into it (then they are added up). Shares of groups that were dropped as too small are
+    ignored (those rows are not estimated).
+    """
+    grouping = _check_grouping(grouping)
+    items = _table_items(table)
+    labels = tuple(grouping.labels)
+    known = set(labels)
+    merged = set(grouping.report.merged_groups)
+    dropped = set(grouping.report.dropped_groups)
+    keys = {g for g, _ in items}
+
+    extra = [g for g, _ in items if g not in known | merged | dropped]
+    if extra:
+        raise ValueError(
+            f"`table` has shares for {plural(len(extra), 'group')} that are not among the "
+            f"groups: {list_labels(extra)}. Expected labels like "
+            f"{list_labels(list(labels)[:3])}"
+        )
+    values: dict[str, float] = {}
+    bad: list[str] = []
+    for g, s in items:
+        if isinstance(s, bool) or not isinstance(s, Real | np.integer | np.floating):
+            try:
+                s = float(s)  # e.g. numeric text from a data editor
+            except (TypeError, ValueError):
+                bad.append(g)
+                continue
+        s = float(s)
+        if not math.isfinite(s) or s < 0:
+            bad.append(g)
+        values[g] = s
+    if bad:
+        raise ValueError(
+            f"`table` shares must be finite numbers >= 0; these groups have a negative, missing, "
+            f"infinite or non-numeric share: {list_labels(bad)}"
+        )
+    given_merged = sorted(keys & merged)
+    if OTHER_LABEL in known and OTHER_LABEL not in keys and given_merged:
+        absent = sorted(merged - keys)
+        if not absent:
+            values[OTHER_LABEL] = sum(values[g] for g in given_merged)
+            keys = keys | {OTHER_LABEL}
+        else:
+            raise ValueError(
+                f"`table` gives shares for some of the groups merged into {OTHER_LABEL!r} but is "
+                f"missing {list_labels(absent)}; give a share for each of them, or one share "
+                f"for {OTHER_LABEL!r}"
+            )
+    elif OTHER_LABEL in keys and given_merged:
+        raise ValueError(
+            f"`table` gives a share for {OTHER_LABEL!r} and also for groups merged into it "
+            f"({list_labels(given_merged)}); give one or the other"
+        )
+    missing = [lab for lab in labels if lab not in keys]
+    if missing:
+        raise ValueError(
+            f"`table` is missing shares for {plural(len(missing), 'group')}: "
+            f"{list_labels(missing)}; give a share for every group"
+        )
+    raw = np.array([values[lab] for lab in labels], dtype=np.float64)
+    total = float(raw.sum())
+    if total <= 0:
+        raise ValueError("`table` shares are all zero; at least one group needs a share > 0")
+    description = "User-supplied table of public shares"
+    if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
+        description += f" (rescaled from a total of {total:g} to sum to 1)"
+    ignored = sorted(keys & dropped)
+    if ignored:
+        description += f"; shares of {plural(len(ignored), 'dropped small group')} ignored"
+    return PublicShares(values=raw / total, source="table", description=description, labels=labels)
+
+
+def holdout_mask(
+    rows: int, fraction: float, *, rng: np.random.Generator | int | None
+) -> np.ndarray:
+    """``(rows,)`` bool: a simple random sample without replacement of ``round(fraction * rows)``
+    rows, the public holdout.
+
+    Raises ``ValueError`` when either part would be empty.
+    """
+    fraction = open_unit_interval("fraction", fraction)
+    gen = as_rng(rng)
+    n_public = int(round(fraction * rows))
+    if n_public == 0 or n_public == rows:
+        raise ValueError(
+            f"`fraction` = {fraction!r} of {rows:,} rows leaves one part empty; use a fraction "
+            f"between {1 / max(rows, 1):.3g} and {1 - 1 / max(rows, 1):.3g} or more rows"
+        )
+    public = np.zeros(rows, dtype=bool)
+    public[gen.choice(rows, size=n_public, replace=False)] = True
+    return public
+
+
+def split_holdout(
+    df: pd.DataFrame, fraction: float, *, rng: np.random.Generator | int | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split rows into a private part and a disjoint public holdout (:func:`holdout_mask`).
+
+    Both parts keep the original row order and index.
+
+    Notes
+    -----
+    The rows of the public part are treated as public: their privacy is not protected. This
+    models having a public survey of the same population; use it to illustrate, and prefer
+    genuinely public shares for a real release.
+    """
+    df = data_frame("df", df)
+    public = holdout_mask(len(df), fraction, rng=rng)
+    return df.iloc[~public], df.iloc[public]
+
+
+def shares_from_holdout(grouping: Grouping, public_df: pd.DataFrame) -> PublicShares:
+    """Group proportions in a public holdout, grouped by the same rules as ``grouping``.
+
+    Parameters
+    ----------
+    grouping
+        The groups of the private part.
+    public_df
+        The public part, disjoint from the private rows (see :func:`holdout_mask`).
+
+    Returns
+    -------
+    PublicShares
+        ``source="holdout"``.
+
+    Notes
+    -----
+    Rows are grouped with ``grouping.by`` and its edges and ``"(missing)"`` exactly as the
+    private rows. A private group absent from the holdout gets share 0. Holdout rows whose group
+    is not one of ``grouping``'s groups (groups merged or dropped as too small there, or unseen)
+    count toward ``"Other (merged)"`` if that group exists, and are ignored otherwise.
+
+    Raises
+    ------
+    ValueError
+        Missing grouping columns, or no holdout row falls in any group.
+    """
+    grouping = _check_grouping(grouping)
+    public_df = data_frame("public_df", public_df)
+    require_columns(public_df, grouping.by, owner="public_df")
+    n_rows = len(public_df)
+    if n_rows == 0:
+        raise ValueError("`public_df` has no rows; a public holdout needs rows to count")
+    codes = grouping.assign(public_df, unseen_to_other=True)
+    counted = codes[codes >= 0]
+    if counted.size == 0:
+        raise ValueError(
+            "none of the holdout rows fall in the groups of the data; check that the holdout "
+            "comes from the same table"
+        )
+    counts = np.bincount(counted, minlength=len(grouping.labels))
+    total_rows = n_rows + grouping.report.n_input_rows
+    description = (
+        f"Public holdout: {100 * n_rows / total_rows:.3g}% of rows ({n_rows:,}), disjoint from "
+        "the data used for estimation"
+    )
+    absent = int(np.sum(counts == 0))
+    if absent:
+        description += f"; {plural(absent, 'group')} absent from the holdout get share 0"
+    return PublicShares(
+        values=counts / counts.sum(),
+        source="holdout",
+        description=description,
+        labels=tuple(grouping.labels),
+    )
