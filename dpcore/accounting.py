@@ -153,7 +153,7 @@ class ZCDP:
 Budget = PureDP | ApproxDP | ZCDP
 
 
-def _check_budget(name: str, value: object) -> Budget:
+def check_budget(name: str, value: object) -> Budget:
     if not isinstance(value, PureDP | ApproxDP | ZCDP):
         raise TypeError(
             f"`{name}` must be a PureDP, ApproxDP or ZCDP budget, got {type(value).__name__} "
@@ -233,7 +233,7 @@ def sequential(*budgets: Budget) -> Budget:
     """
     if not budgets:
         raise ValueError("`budgets` must contain at least one budget, got none")
-    checked = tuple(_check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
+    checked = tuple(check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
     kind = common_kind(checked)
     parts = [exact_components(b, kind) for b in checked]
     return _from_components(kind, {k: sum(p[k] for p in parts) for k in parts[0]})
@@ -247,7 +247,7 @@ def parallel(*budgets: Budget) -> Budget:
     """
     if not budgets:
         raise ValueError("`budgets` must contain at least one budget, got none")
-    checked = tuple(_check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
+    checked = tuple(check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
     kind = common_kind(checked)
     parts = [exact_components(b, kind) for b in checked]
     return _from_components(kind, {k: max(p[k] for p in parts) for k in parts[0]})
@@ -259,7 +259,7 @@ def scale(budget: Budget, fraction: float) -> Budget:
     Used to split a budget between mechanisms under sequential composition: ``scale(b, f)`` and
     ``scale(b, 1 - f)`` compose back to ``b``.
     """
-    _check_budget("budget", budget)
+    check_budget("budget", budget)
     fraction = positive_number("fraction", fraction)
     if fraction > 1:
         raise ValueError(f"`fraction` must be a number with 0 < fraction <= 1, got {fraction!r}")
@@ -277,7 +277,7 @@ def remaining_after(total: Budget, spent: list[Budget] | tuple[Budget, ...]) -> 
 
 def check_affordable(total: Budget, spent: list[Budget] | tuple[Budget, ...], cost: Budget) -> None:
     """Raise :class:`BudgetExceededError` if ``cost`` does not fit in what ``spent`` leaves."""
-    _check_budget("cost", cost)
+    check_budget("cost", cost)
     requested = exact_components(cost, total.kind)
     left = remaining_after(total, spent)
     if any(requested[k] > left[k] for k in requested):
@@ -293,7 +293,7 @@ class BudgetAccountant:
     """
 
     def __init__(self, total: Budget) -> None:
-        self.total = _check_budget("total", total)
+        self.total = check_budget("total", total)
         self._spent: list[Budget] = []
 
     def spend(self, cost: Budget) -> None:

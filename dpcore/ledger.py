@@ -36,9 +36,9 @@ from decimal import Decimal
 from dpcore.accounting import (
     Budget,
     BudgetExceededError,
-    _check_budget,
     _from_components,
     check_affordable,
+    check_budget,
     exact_components,
     remaining_after,
 )
@@ -178,7 +178,7 @@ class Ledger:
         # Absolute, so a later os.chdir cannot point the per-operation connections elsewhere.
         self._path = pathlib.Path(path).expanduser().absolute()
         self._name = _non_empty_str("name", name)
-        self._total = _check_budget("total", total)
+        self._total = check_budget("total", total)
         self._path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._create_or_open()
@@ -272,7 +272,7 @@ class Ledger:
             (zCDP against (ε, δ) or the reverse).
         """
         label = _non_empty_str("label", label)
-        _check_budget("cost", cost)
+        check_budget("cost", cost)
         # Fail on an impossible kind before the key lookup could mask it with an old record.
         exact_components(cost, self._total.kind)
         payload_json = _encode_payload(payload)
@@ -287,7 +287,7 @@ class Ledger:
     def check_affordable(self, cost: Budget) -> None:
         """Raise ``BudgetExceededError`` (Requested / Remaining / Difference) if ``cost`` exceeds
         what remains now. Records nothing: :meth:`spend` checks again inside its transaction."""
-        _check_budget("cost", cost)
+        check_budget("cost", cost)
         exact_components(cost, self._total.kind)
         with self._connect() as conn:
             check_affordable(self._total, self._costs(conn), cost)

@@ -215,7 +215,9 @@ def as_noise_source(
         return SimulationNoise(rng=rng)
     if noise == "secure":
         return SecureNoise()
-    if isinstance(noise, str) or not (
+    if isinstance(noise, str):
+        raise ValueError(f"`noise` must be 'simulation', 'secure' or a NoiseSource, got {noise!r}")
+    if not (
         callable(getattr(noise, "add_laplace", None))
         and callable(getattr(noise, "add_gaussian", None))
     ):

@@ -232,14 +232,10 @@ def current_plan() -> GvdpPlan:
     model = current_model(settings)
     spec, data = _spec_and_data(state, model)
     run = current_settings(settings, state, model)
-    frame = get_dataset()
     return GvdpPlan(
-        data=data,
-        dataset=pipeline._dataset_ref(frame, state.dataset_fingerprint, state.dataset_name),
-        spec=spec, model=model, bounds=current_bounds(settings, model), budget=ZCDP(run.rho),
-        k=run.k, strategy=settings.strategy, resamples=run.resamples, steps=run.steps,
-        beta=run.beta, mean_fraction=run.mean_fraction, level=run.level,
-        label=state.release_label,
+        data=data, header=pipeline.plan_header(state, ZCDP(run.rho)), model=model,
+        bounds=current_bounds(settings, model), k=run.k, strategy=settings.strategy,
+        resamples=run.resamples, steps=run.steps, beta=run.beta, mean_fraction=run.mean_fraction,
     )  # fmt: skip
 
 

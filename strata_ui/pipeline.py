@@ -19,7 +19,7 @@ from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.grouping import Grouping, GroupingSpec
-from dpcore.release import DatasetRef
+from dpcore.release import DatasetRef, PlanHeader
 from strata_ui import constants
 from strata_ui.state import AppState, get_dataset
 
@@ -129,14 +129,22 @@ def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRe
     return DatasetRef.of(_frame, name)
 
 
+def plan_header(state: AppState, budget: Budget) -> PlanHeader:
+    """The header of the release the session would commit at ``budget``: the data in use, the
+    groups of the Strata page, and the name and level of the Release page."""
+    return PlanHeader(
+        dataset=_dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name),
+        spec=grouping_spec(state), budget=budget, label=state.release_label,
+        level=state.release_level,
+    )  # fmt: skip
+
+
 def current_plan(state: AppState) -> MeanPlan:
     """The release the session would commit: its groups, estimator, budget and strategy."""
     return MeanPlan(
-        values=current_values(state),
-        dataset=_dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name),
-        spec=grouping_spec(state), estimator=current_estimator(state), budget=budget_for(state),
-        strategy=state.release_strategy, global_fraction=state.global_fraction,
-        level=state.release_level, label=state.release_label,
+        values=current_values(state), header=plan_header(state, budget_for(state)),
+        estimator=current_estimator(state), strategy=state.release_strategy,
+        global_fraction=state.global_fraction,
     )  # fmt: skip
 
 

@@ -1100,9 +1100,8 @@ def current_plan() -> RatioPlan:
     except RatioSettingsError as exc:
         raise ValueError(f"{exc} Fix it on the Estimator page.") from None
     sums, _ = current_sums(state, config)
-    dataset = pipeline._dataset_ref(frame, state.dataset_fingerprint, state.dataset_name)
     return RatioPlan(
-        sums=sums, dataset=dataset, spec=pipeline.grouping_spec(state),
-        **config.release, method=config.method, scale=config.scale, B=config.B,
-        level=state.release_level, label=state.release_label,
+        sums=sums, header=pipeline.plan_header(state, config.budget),
+        mechanism=settings.mechanism, composition=settings.composition, delta=settings.delta,
+        method=config.method, scale=config.scale, B=config.B,
     )  # fmt: skip

@@ -30,7 +30,7 @@ import pandas as pd
 import streamlit as st
 from pandas.api import types
 
-from dpcore.accounting import pure_epsilon_within
+from dpcore.accounting import PureDP, pure_epsilon_within
 from dpcore.analyses.synth.config import (
     MAX_ROWS,
     METHOD_NAMES,
@@ -617,11 +617,8 @@ def current_plan() -> SynthPlan:
     resolved = resolve((settings.strategy,))
     return SynthPlan(
         frame=resolved.frame, grouping=resolved.grouping,
-        dataset=pipeline._dataset_ref(
-            resolved.frame, state.dataset_fingerprint, state.dataset_name
-        ),
-        spec=resolved.spec, config=resolved.config, epsilon=resolved.epsilon,
-        strategy=settings.strategy, label=state.release_label, prepared=resolved.prepared,
+        header=pipeline.plan_header(state, PureDP(resolved.epsilon)), config=resolved.config,
+        strategy=settings.strategy, prepared=resolved.prepared,
     )  # fmt: skip
 
 

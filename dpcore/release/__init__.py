@@ -20,15 +20,29 @@ past release in the ledger can be downloaded again.
 
 from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
 from dpcore.release.exports import escape_cell, to_csv, to_json, to_script
-from dpcore.release.plan import DatasetRef, ReleasePlan, fingerprint_frame
+from dpcore.release.plan import (
+    DatasetRef,
+    PlanHeader,
+    ReleaseOutput,
+    ReleasePlan,
+    ReleaseRow,
+    SyntheticRow,
+    fingerprint_frame,
+    init_arguments,
+)
 
 __all__ = [
     "DatasetRef",
+    "PlanHeader",
+    "ReleaseOutput",
     "ReleasePlan",
     "ReleaseRecord",
+    "ReleaseRow",
+    "SyntheticRow",
     "budget_in_units",
     "escape_cell",
     "fingerprint_frame",
+    "init_arguments",
     "plan_key",
     "release",
     "to_csv",

@@ -13,6 +13,7 @@ from importlib import metadata as importlib_metadata
 import numpy as np
 import pandas as pd
 
+from dpcore._validate import as_rng
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.ledger import Ledger, LedgerRecord
 from dpcore.mechanisms import NoiseKind, noise_source
@@ -124,15 +125,18 @@ def release(
     Parameters
     ----------
     plan
-        A :class:`ReleasePlan`: :class:`MeanPlan`, or the ``RatioPlan``, ``GvdpPlan`` and
-        ``SynthPlan`` of :mod:`dpcore.analyses`.
+        A :class:`ReleasePlan` of an analysis (``MeanPlan``, ``RatioPlan``, ``GvdpPlan``,
+        ``SynthPlan``).
     ledger
         The budget ledger to charge.
     noise
         ``"secure"`` (OpenDP; the default, for anything published) or ``"simulation"`` (numpy,
         seeded by ``rng``; a dry run that is recorded like a release and says so).
     rng
-        Seed for ``noise="simulation"``; the secure source cannot be seeded.
+        Seed for ``noise="simulation"``: it drives the numpy noise and every random step of the
+        plan's post-processing (bootstrap partitions, synthetic rows), so the same seed gives the
+        same release. The secure source cannot be seeded; its post-processing draws fresh
+        randomness.
 
     Returns
     -------
@@ -152,10 +156,13 @@ def release(
     if (existing := ledger.get(key)) is not None:
         return ReleaseRecord.from_ledger(existing)
     ledger.check_affordable(plan.cost)
-    outputs = plan.run(noise_source(noise, rng=rng))
+    generator = as_rng(rng)
+    # One stream for the numpy noise and the post-processing; a seed for OpenDP is refused.
+    source = noise_source(noise, rng=generator if noise == "simulation" else rng)
+    outputs = [row.to_dict() for row in plan.run(source, generator)]
     run_id = uuid.uuid4().hex
     metadata = {
-        "title": plan.label,
+        "title": plan.header.label,
         "released_at": datetime.now(UTC).isoformat(),
         "run_id": run_id,
         "key": key,
@@ -173,6 +180,6 @@ def release(
         "intervals": plan.interval_description,
     }
     payload = {"outputs": outputs, "metadata": metadata}
-    record = ledger.spend(plan.label, plan.cost, payload, key=key)
+    record = ledger.spend(plan.header.label, plan.cost, payload, key=key)
     # A concurrent commit of the same plan may have won the race; its record is the release.
     return ReleaseRecord.from_ledger(record, spent=record.payload["metadata"]["run_id"] == run_id)

@@ -91,10 +91,10 @@ def to_script(record: ReleaseRecord) -> str:
     plan = record.metadata["plan"]
     dataset = plan["dataset"]
     if dataset["name"] == DEMO_DATASET_NAME:
-        loader = "from dpcore.datasets import load_demo\n\nframe = load_demo()\n"
+        loader = "from dpcore import load_demo\n\nframe = load_demo()\n"
     else:
         loader = (
-            "from dpcore.io import read_table\n\n"
+            "from dpcore import read_table\n\n"
             f"PATH = {dataset['name']!r}  # the file the release was made from\n"
             "with open(PATH, 'rb') as handle:\n"
             "    frame = read_table(handle.read(), PATH)\n"
@@ -109,9 +109,7 @@ def to_script(record: ReleaseRecord) -> str:
         'already recorded there. A numpy dry run (NOISE = "simulation") is charged like a\n'
         'release: point STRATA_LAB_LEDGER at a scratch file first.\n"""\n\n'
         f"{loader}"
-        "from dpcore.accounting import ZCDP, ApproxDP, PureDP  # noqa: F401\n"
-        "from dpcore.ledger import Ledger\n"
-        "from dpcore.release import fingerprint_frame, release, to_csv\n\n"
+        "from dpcore import ZCDP, ApproxDP, Ledger, PureDP, fingerprint_frame, release, to_csv\n\n"
         f"EXPECTED_SHA256 = {dataset['fingerprint']!r}\n"
         "if fingerprint_frame(frame) != EXPECTED_SHA256:\n"
         "    raise SystemExit('This is not the data the release was made from (fingerprint "

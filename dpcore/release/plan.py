@@ -1,24 +1,34 @@
-"""What every release plan provides (:class:`ReleasePlan`) and what it says about its data."""
+"""What every release plan shares: its header, its typed output rows, and the protocol
+:func:`~dpcore.release.commit.release` relies on."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import Budget
+from dpcore._validate import open_unit_interval
+from dpcore.accounting import Budget, check_budget
 from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.shares import PublicShares
 
 __all__ = [
     "DatasetRef",
+    "PlanHeader",
+    "ReleaseOutput",
     "ReleasePlan",
+    "ReleaseRow",
+    "SyntheticRow",
     "fingerprint_frame",
+    "init_arguments",
 ]
 
 
@@ -49,7 +59,7 @@ class DatasetRef:
         return cls(name=name, fingerprint=fingerprint_frame(frame), rows=len(frame))
 
 
-def _init_fields(obj: object) -> dict:
+def init_arguments(obj: object) -> dict:
     """Constructor arguments of a frozen dataclass, as plain JSON-ready values."""
     return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj) if f.init}
 
@@ -62,28 +72,169 @@ def _plain(value: object) -> object:
     return value
 
 
-def _data_line(dataset: DatasetRef) -> str:
-    return (
-        f"**Data:** {dataset.name}, {dataset.rows:,} rows (SHA-256 `{dataset.fingerprint[:12]}…`)"
-    )
+@dataclass(frozen=True)
+class PlanHeader:
+    """What every release plan says about itself, whatever it releases.
+
+    Attributes
+    ----------
+    dataset
+        The data the plan was made from (name, fingerprint, rows).
+    spec
+        How the groups and their public shares are built from that data.
+    budget
+        The budget the release is planned at (the Budget page's). Each plan states its exact
+        cost separately (``plan.cost``), in the accounting of its mechanism.
+    label
+        A name for the release; part of its identity, so renaming plans a new release. Empty:
+        each plan makes one from its statistic and groups (:meth:`named`).
+    level
+        Confidence level of the release's intervals (unused by releases without intervals).
+    """
+
+    dataset: DatasetRef
+    spec: GroupingSpec
+    budget: Budget
+    label: str = ""
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dataset, DatasetRef):
+            raise TypeError(f"`dataset` must be a DatasetRef, got {type(self.dataset).__name__}")
+        if not isinstance(self.spec, GroupingSpec):
+            raise TypeError(f"`spec` must be a GroupingSpec, got {type(self.spec).__name__}")
+        check_budget("budget", self.budget)
+        if not isinstance(self.label, str):
+            raise TypeError(f"`label` must be a str, got {type(self.label).__name__}")
+        object.__setattr__(self, "level", open_unit_interval("level", self.level))
+
+    @property
+    def by(self) -> str:
+        """The grouping columns, joined for a sentence (``"race × sex"``)."""
+        return " × ".join(self.spec.by)
+
+    def named(self, default: str) -> PlanHeader:
+        """This header, with ``default`` as its label when none was given."""
+        return self if self.label.strip() else dataclasses.replace(self, label=default)
+
+    def identity(self, *, kind: str, statistic: str) -> dict:
+        """The JSON-ready part of a plan's parameters that every plan shares."""
+        return {
+            "kind": kind,
+            "statistic": statistic,
+            "label": self.label,
+            "dataset": {
+                "name": self.dataset.name,
+                "fingerprint": self.dataset.fingerprint,
+                "rows": self.dataset.rows,
+            },
+            "strata": self.spec.to_dict(),
+            "budget": {"kind": self.budget.kind, **self.budget.components()},
+            "level": self.level,
+        }
+
+    def data_line(self) -> str:
+        """The review line about the data."""
+        return (
+            f"**Data:** {self.dataset.name}, {self.dataset.rows:,} rows "
+            f"(SHA-256 `{self.dataset.fingerprint[:12]}…`)"
+        )
+
+    def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
+        """The review line about the groups (and where their shares come from)."""
+        line = f"**Strata:** {self.by} — {k} groups"
+        return line if shares is None else f"{line}; shares: {shares.description.lower()}"
+
+    def script(self) -> str:
+        """Python lines that rebuild this header, as ``header``, from a frame named ``frame``."""
+        spec_arguments = ", ".join(
+            f"{f.name}={getattr(self.spec, f.name)!r}" for f in fields(self.spec)
+        )
+        return (
+            "from dpcore import ZCDP, ApproxDP, DatasetRef, GroupingSpec, PlanHeader, PureDP\n\n"
+            "header = PlanHeader(\n"
+            f"    dataset=DatasetRef.of(frame, {self.dataset.name!r}),\n"
+            f"    spec=GroupingSpec({spec_arguments}),\n"
+            f"    budget={self.budget!r},\n"
+            f"    label={self.label!r},\n"
+            f"    level={self.level!r},\n"
+            ")\n"
+        )
 
 
-def _strata_line(spec: GroupingSpec, k: int, shares: PublicShares | None) -> str:
-    line = f"**Strata:** {' × '.join(spec.by)} — {k} groups"
-    return line if shares is None else f"{line}; shares: {shares.description.lower()}"
+def _finite_or_none(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class ReleaseRow:
+    """One released estimate: a group's (``level="group"``) or the population's.
+
+    ``low`` and ``high`` are None where no interval is released; an undefined estimate is None.
+    Analyses add their own fields in subclasses (:meth:`extra`). Non-finite numbers become None,
+    so every row serialises to JSON.
+    """
+
+    level: Literal["group", "population"]
+    group: str
+    estimate: float | None
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.level not in ("group", "population"):
+            raise ValueError(f"`level` must be 'group' or 'population', got {self.level!r}")
+        for name in ("estimate", "low", "high"):
+            object.__setattr__(self, name, _finite_or_none(getattr(self, name)))
+
+    def extra(self) -> dict:
+        """The analysis' own columns, after the common ones."""
+        return {}
+
+    def to_dict(self) -> dict:
+        """The row as stored in the ledger and exported."""
+        return {
+            "level": self.level,
+            "group": self.group,
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            **self.extra(),
+        }
+
+
+@dataclass(frozen=True)
+class SyntheticRow:
+    """One released synthetic record: its value in every released column, as text."""
+
+    values: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, record: Mapping[str, object]) -> SyntheticRow:
+        return cls(tuple((str(k), str(v)) for k, v in record.items()))
+
+    def to_dict(self) -> dict:
+        return dict(self.values)
+
+
+ReleaseOutput = ReleaseRow | SyntheticRow
 
 
 class ReleasePlan(Protocol):
-    """What :func:`release` needs from a plan (:class:`MeanPlan` and the other analyses' plans).
+    """What :func:`~dpcore.release.commit.release` needs from a plan (each analysis' plan).
 
-    ``run`` returns one dict per released estimate with at least ``level`` ("group" or
-    "population"), ``group``, ``estimate``, ``low`` and ``high``; ``parameters`` is the plan's
-    JSON-ready identity and includes ``statistic``, ``dataset``, ``strata`` and ``estimator``;
-    ``script_body`` is Python that rebuilds the plan from a frame named ``frame``.
+    ``header`` is the plan's :class:`PlanHeader` (label, level, data, groups, budget); ``run``
+    draws the release with the noise source given and ``rng`` for any post-processing
+    randomness, one typed row per released estimate (or synthetic record); ``parameters`` is
+    the plan's JSON-ready identity (:meth:`PlanHeader.identity` plus the analysis' own
+    ``estimator`` entry); ``script_body`` is Python that rebuilds the plan from a frame named
+    ``frame``.
     """
 
-    label: str
-    level: float
+    header: PlanHeader
 
     @property
     def cost(self) -> Budget: ...
@@ -95,6 +246,6 @@ class ReleasePlan(Protocol):
 
     def review_lines(self) -> list[str]: ...
 
-    def run(self, noise: NoiseSource) -> list[dict]: ...
+    def run(self, noise: NoiseSource, rng: np.random.Generator) -> Sequence[ReleaseOutput]: ...
 
     def script_body(self) -> str: ...

@@ -25,7 +25,7 @@ from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
-from dpcore.release import release
+from dpcore.release import DatasetRef, PlanHeader, release
 from strata_ui import charts_gvdp as charts
 from strata_ui.charts_compare import PALETTE
 from tests.unit.test_gvdp_plan import OLS, OLS_BOUNDS, SPEC, survey
@@ -200,12 +200,16 @@ def test_k_diagnostic_figure_has_violins_per_k_and_reference_lines(diagnostic, d
 
 
 def test_release_figure_has_a_panel_per_coefficient(tmp_path):
+    frame = survey()
+    header = PlanHeader(
+        dataset=DatasetRef.of(frame, "survey.csv"), spec=GroupingSpec(by=("region",)),
+        budget=ZCDP(0.5),
+    )  # fmt: skip
     plan = GvdpPlan.build(
-        survey(), spec=GroupingSpec(by=("region",)), dataset_name="survey.csv",
-        model=GvdpModel("ols", "hours", ("age",)),
+        frame, header=header, model=GvdpModel("ols", "hours", ("age",)),
         bounds=GvdpBoundsSpec("box", ("intercept", "age"), spread=(200.0, 5.0),
                               low=(-100.0, -5.0), high=(200.0, 5.0)),
-        budget=ZCDP(0.5), k=60,
+        k=60,
     )  # fmt: skip
     record = release(plan, Ledger(tmp_path / "l.sqlite", "t", ZCDP(1.0)), noise="simulation")
     figure = charts.release_figure(record)

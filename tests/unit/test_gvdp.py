@@ -570,7 +570,7 @@ def run(data, estimator="ols", **changes):
         ({"bounds": (0.0, 1.0)}, TypeError, "`bounds` must be a GVDPBounds, got tuple"),
         ({"bounds": GVDPBounds([0.0], 1.0, [1.0])}, ValueError, "d = 1 coordinates .* d = 2"),
         ({"noise": object()}, TypeError, "`noise` must be"),
-        ({"noise": "loud"}, ValueError, "`kind`"),
+        ({"noise": "loud"}, ValueError, "`noise` must be 'simulation', 'secure'"),
         ({"rng": "seed"}, TypeError, "`rng`"),
     ],
 )

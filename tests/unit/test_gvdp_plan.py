@@ -33,7 +33,7 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
 from dpcore.mechanisms import noise_source
-from dpcore.release import plan_key, release, to_csv, to_script
+from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SIZES = {"north": 1800, "south": 900, "east": 300}
@@ -81,12 +81,22 @@ def ledger() -> Ledger:
     return Ledger(None, "default", ZCDP(1.0))
 
 
-def make_plan(frame, **changes) -> GvdpPlan:
-    options = dict(
-        spec=SPEC, dataset_name="survey.csv", model=OLS, bounds=OLS_BOUNDS, budget=ZCDP(0.5),
-        k=60,
+RHO_HALF = ZCDP(0.5)
+
+
+def make_plan(frame, *, budget=RHO_HALF, level=0.95, label="", **changes) -> GvdpPlan:
+    header = PlanHeader(
+        dataset=DatasetRef.of(frame, "survey.csv"), spec=SPEC, budget=budget, label=label,
+        level=level,
     )  # fmt: skip
-    return GvdpPlan.build(frame, **(options | changes))
+    options = dict(model=OLS, bounds=OLS_BOUNDS, k=60)
+    return GvdpPlan.build(frame, header=header, **(options | changes))
+
+
+def rows_of(plan: GvdpPlan, seed: int | None = None) -> pd.DataFrame:
+    """One simulated release of ``plan`` as a frame of its output rows."""
+    rows = plan.run(noise_source("simulation", rng=seed), np.random.default_rng(seed))
+    return pd.DataFrame([row.to_dict() for row in rows])
 
 
 # --- the model -----------------------------------------------------------------------------------
@@ -286,14 +296,14 @@ def test_rare_binary_values_refuse_a_large_k_with_a_smaller_one(frame):
 
 def test_groups_are_recombined_from_their_dp_estimates(ols_data):
     grouped = run_groups(ols_data, OLS_BOUNDS, SETTINGS, rng=1)
-    estimates = np.stack([r.estimate for r in grouped.results])
-    variances = np.stack([r.variance for r in grouped.results])
+    estimates = np.stack([r.estimate for r in grouped.groups])
+    variances = np.stack([r.variance for r in grouped.groups])
     np.testing.assert_allclose(grouped.estimate, ols_data.shares @ estimates)
     np.testing.assert_allclose(grouped.variance, ols_data.shares**2 @ variances)
     half = stats.norm.ppf(0.975) * np.sqrt(grouped.variance)
     np.testing.assert_allclose(grouped.high - grouped.low, 2 * half)
-    assert [r.k for r in grouped.results] == [36, 18, 6]
-    assert all(r.cost == ZCDP(0.5) for r in grouped.results)
+    assert [r.k for r in grouped.groups] == [36, 18, 6] == list(grouped.subsets)
+    assert all(r.cost == ZCDP(0.5) for r in grouped.groups)
 
 
 def test_a_group_failure_names_the_group(frame):
@@ -316,8 +326,8 @@ def test_population_and_nonprivate_runs_agree_roughly(ols_data):
 def test_plan_costs_exactly_rho_and_names_itself(frame):
     plan = make_plan(frame)
     assert plan.cost == ZCDP(0.5)
-    assert plan.label == "GVDP OLS coefficients of hours ~ 1 + age + union by region"
-    assert make_plan(frame, strategy="global_only").label.endswith("union")
+    assert plan.header.label == "GVDP OLS coefficients of hours ~ 1 + age + union by region"
+    assert make_plan(frame, strategy="global_only").header.label.endswith("union")
     assert "cover the population parameter" in plan.interval_description
 
 
@@ -363,8 +373,7 @@ def test_plan_refuses_a_pure_epsilon_budget_and_unusable_groups(frame):
 
 def test_stratified_run_releases_every_group_and_the_recombination(frame):
     plan = make_plan(frame)
-    rows = plan.run(noise_source("simulation", rng=3))
-    table = pd.DataFrame(rows)
+    table = rows_of(plan, 3)
     assert len(table) == (3 + 1) * 3
     assert list(table.columns) == [
         "level", "group", "coefficient", "estimate", "low", "high", "std_error", "public_share",
@@ -377,7 +386,7 @@ def test_stratified_run_releases_every_group_and_the_recombination(frame):
         assert part["public_share"].sum() == pytest.approx(1.0)
         recombined = float(part["public_share"] @ part["estimate"])
         assert population.loc[coefficient, "estimate"] == pytest.approx(recombined)
-    whole = pd.DataFrame(make_plan(frame, strategy="global_only").run(noise_source("simulation")))
+    whole = rows_of(make_plan(frame, strategy="global_only"))
     assert list(whole["level"]) == ["population"] * 3 and "public_share" not in whole
 
 
@@ -407,16 +416,19 @@ def test_release_spends_rho_once_and_is_refused_by_a_small_ledger(frame, ledger,
 @pytest.mark.slow
 def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
+    header = PlanHeader(
+        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=GroupingSpec(by=("sex",)),
+        budget=ZCDP(0.3), level=0.9,
+    )  # fmt: skip
     plan = GvdpPlan.build(
-        demo, spec=GroupingSpec(by=("sex",)),
-        dataset_name=DEMO_DATASET_NAME, model=GvdpModel("mean", "hours_per_week"),
+        demo, header=header, model=GvdpModel("mean", "hours_per_week"),
         bounds=GvdpBoundsSpec("guess", ("hours_per_week",), spread=(15.0,), guess=(40.0,),
                               factor=100.0),
-        budget=ZCDP(0.3), k=500, level=0.9,
+        k=500,
     )  # fmt: skip
     record = release(plan, ledger, noise="simulation", rng=7)
     script = to_script(record)
-    assert "from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan" in script
+    assert "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan" in script
     path = tmp_path / "reproduce.py"
     path.write_text(script, encoding="utf-8")
     env = {**os.environ, LEDGER_PATH_ENV: str(ledger.path), "PYTHONIOENCODING": "utf-8"}

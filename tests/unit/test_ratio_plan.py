@@ -34,7 +34,7 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
 from dpcore.mechanisms import SimulationNoise
-from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
+from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = GroupingSpec(by=("race", "sex"))
@@ -57,12 +57,25 @@ def sums(demo, grouping) -> GroupRatioSums:
     return group_ratio_sums(demo, grouping, **COLUMNS, bounds=UNIT, binary_y=True)
 
 
-def make_plan(demo, **options) -> RatioPlan:
+def header(demo, *, epsilon: float = 1.0, label: str = "", level: float = 0.95) -> PlanHeader:
+    return PlanHeader(
+        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=SPEC, budget=PureDP(epsilon),
+        label=label, level=level,
+    )  # fmt: skip
+
+
+def make_plan(demo, *, epsilon=1.0, label="", level=0.95, **options) -> RatioPlan:
     arguments = {
-        "spec": SPEC, "dataset_name": DEMO_DATASET_NAME, **COLUMNS, "bounds": UNIT,
-        "binary_y": True, "epsilon": 1.0, "delta": 1e-6, "mechanism": "gaussian",
-    }  # fmt: skip
-    return RatioPlan.build(demo, **{**arguments, **options})
+        **COLUMNS,
+        "bounds": UNIT,
+        "binary_y": True,
+        "delta": 1e-6,
+        "mechanism": "gaussian",
+    }
+    return RatioPlan.build(
+        demo, header=header(demo, epsilon=epsilon, label=label, level=level),
+        **{**arguments, **options},
+    )  # fmt: skip
 
 
 def weighted_frame(seed: int = 0, n: int = 600) -> pd.DataFrame:
@@ -252,7 +265,7 @@ def test_a_pure_budget_keeps_its_epsilon_and_adds_delta_for_gaussian_noise():
 
 def test_plan_rows_have_intervals_or_a_reason(demo):
     plan = make_plan(demo)
-    rows = plan.run(SimulationNoise(rng=3))
+    rows = [row.to_dict() for row in plan.run(SimulationNoise(rng=3), np.random.default_rng(3))]
     assert [row["level"] for row in rows] == ["group"] * 10 + ["population"]
     assert rows[-1]["group"] == ALL_GROUPS
     for row in rows:
@@ -270,8 +283,9 @@ def test_parameters_are_json_ready_and_the_key_is_stable(demo):
     parameters = plan.parameters()
     json.dumps(parameters, allow_nan=False)
     assert parameters["statistic"] == "calibration ratio Σscore/Σincome_over_50k"
-    assert parameters["budget"] == {"kind": "zcdp", "rho": plan.cost.rho}
-    assert plan.label == "Calibration ratio Σscore/Σincome_over_50k by race × sex"
+    assert parameters["budget"] == {"kind": "pure", "epsilon": 1.0}  # the budget planned at
+    assert parameters["estimator"]["epsilon"] == 1.0 and plan.cost.kind == "zcdp"
+    assert plan.header.label == "Calibration ratio Σscore/Σincome_over_50k by race × sex"
     assert plan_key(plan) == plan_key(make_plan(demo.copy()))
     changed = {
         plan_key(make_plan(demo, **options))
@@ -282,14 +296,13 @@ def test_parameters_are_json_ready_and_the_key_is_stable(demo):
 
 
 def test_plan_refuses_impossible_settings_before_anything_runs(demo, grouping, sums):
-    dataset = DatasetRef.of(demo, DEMO_DATASET_NAME)
-    base = {"sums": sums, "dataset": dataset, "spec": SPEC, "delta": 1e-6}
+    base = {"sums": sums, "header": header(demo), "delta": 1e-6}
     with pytest.raises(ValueError, match="classic Gaussian mechanism"):
-        RatioPlan(**base, epsilon=8.0, mechanism="gaussian")
+        RatioPlan(**{**base, "header": header(demo, epsilon=8.0)}, mechanism="gaussian")
     with pytest.raises(ValueError, match="`method` must be one of"):
-        RatioPlan(**base, epsilon=1.0, mechanism="gaussian", method="bootstrap")
+        RatioPlan(**base, mechanism="gaussian", method="bootstrap")
     with pytest.raises(TypeError, match="`sums` must be GroupRatioSums"):
-        RatioPlan(**{**base, "sums": sums.sums}, epsilon=1.0, mechanism="gaussian")
+        RatioPlan(**{**base, "sums": sums.sums}, mechanism="gaussian")
 
 
 def test_release_charges_exactly_the_cost_once(demo):

@@ -37,6 +37,7 @@ from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger, list_led
 from dpcore.mechanisms import noise_source
 from dpcore.release import (
     DatasetRef,
+    PlanHeader,
     ReleaseRecord,
     budget_in_units,
     escape_cell,
@@ -76,16 +77,19 @@ def make_plan(
     spec_options: dict | None = None,
     estimator: LaplaceMean | GaussianMean | None = None,
     budget: PureDP | ZCDP = EPSILON_1,
+    label: str = "",
+    level: float = 0.95,
     **plan_options,
 ) -> MeanPlan:
     """A plan built from scratch: spec, groups and values, fingerprint, estimator and budget."""
     spec = GroupingSpec(by=by, **(spec_options or {}))
+    header = PlanHeader(
+        dataset=DatasetRef.of(frame, name), spec=spec, budget=budget, label=label, level=level
+    )
     return MeanPlan(
         values=GroupValues.from_grouping(spec.build(frame), frame, value),
-        dataset=DatasetRef.of(frame, name),
-        spec=spec,
+        header=header,
         estimator=LaplaceMean(bounds=HOURS) if estimator is None else estimator,
-        budget=budget,
         **plan_options,
     )
 
@@ -215,8 +219,8 @@ def test_two_threads_committing_the_same_plan_spend_once(demo, ledger, monkeypat
     both_drawn = threading.Barrier(2, timeout=30)
     draw = MeanPlan.run
 
-    def run_then_wait(self, noise):
-        rows = draw(self, noise)
+    def run_then_wait(self, noise, rng):
+        rows = draw(self, noise, rng)
         both_drawn.wait()  # both threads have passed the key lookup and drawn their noise
         return rows
 
@@ -352,11 +356,11 @@ def test_noise_intervals_cover_the_clipped_means_at_the_nominal_level(strategy, 
     runs = 300
     covered: dict[str, int] = {}
     for _ in range(runs):
-        rows = plan.run(noise)
-        assert [row["group"] for row in rows] == expected
+        rows = plan.run(noise, np.random.default_rng(0))
+        assert [row.group for row in rows] == expected
         for row in rows:
-            hit = row["low"] <= truth[row["group"]] <= row["high"]
-            covered[row["group"]] = covered.get(row["group"], 0) + hit
+            hit = row.low <= truth[row.group] <= row.high
+            covered[row.group] = covered.get(row.group, 0) + hit
     for group, hits in covered.items():
         test = stats.binomtest(hits, runs, level)
         assert test.pvalue > 0.001, f"{group}: {hits}/{runs} covered, nominal {level:.0%}"

@@ -42,7 +42,7 @@ from dpcore.grouping import OTHER_LABEL, GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.metrics import workload_error_by_group
-from dpcore.release import DatasetRef, plan_key, release, to_csv, to_script
+from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 AGE_EDGES = (("age", (30.0, 50.0)),)
@@ -88,13 +88,22 @@ def parts(frame: pd.DataFrame, **spec_options):
     return spec, grouping, grouping.shares
 
 
-def make_plan(frame: pd.DataFrame, *, name: str = "survey.csv", **options) -> SynthPlan:
+def make_plan(
+    frame: pd.DataFrame,
+    *,
+    name: str = "survey.csv",
+    epsilon: float = 1.0,
+    label: str = "",
+    level: float = 0.95,
+    **options,
+) -> SynthPlan:
     spec, grouping, _ = parts(frame)
-    plan_options = {"epsilon": 1.0, "config": config()} | options
-    return SynthPlan(
-        frame=frame, grouping=grouping, dataset=DatasetRef.of(frame, name), spec=spec,
-        **plan_options,
+    header = PlanHeader(
+        dataset=DatasetRef.of(frame, name), spec=spec, budget=PureDP(epsilon), label=label,
+        level=level,
     )  # fmt: skip
+    plan_options = {"config": config()} | options
+    return SynthPlan(frame=frame, grouping=grouping, header=header, **plan_options)
 
 
 @pytest.fixture(scope="module")
@@ -348,7 +357,10 @@ def test_plan_costs_epsilon_once_for_both_strategies(frame):
 @pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
 def test_plan_runs_to_rows_of_the_output_columns_within_the_domain(frame, strategy):
     plan = make_plan(frame, strategy=strategy, config=config(method="mwem", rounds=3))
-    rows = plan.run(noise_source("simulation", rng=0))
+    rows = [
+        row.to_dict()
+        for row in plan.run(noise_source("simulation", rng=0), np.random.default_rng(0))
+    ]
     table = pd.DataFrame(rows)
     assert len(table) == 600
     assert list(table.columns) == ["job", "car", "pet", "age", "flag", "region"]
@@ -371,7 +383,7 @@ def test_plan_parameters_are_json_and_name_the_statistic(frame):
     assert parameters["strata"]["by"] == ["region"]
     assert parameters["strategy"] == "stratified"
     assert parameters["columns"] == ["job", "car", "pet", "age", "flag", "region"]
-    assert plan.label == "Synthetic data (MWEM), stratified by region"
+    assert plan.header.label == "Synthetic data (MWEM), stratified by region"
 
 
 def test_plan_key_is_stable_and_changes_with_every_choice(frame):
@@ -467,9 +479,11 @@ def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path)
     demo = load_demo()
     spec = GroupingSpec(by=("race", "sex"))
     grouping = spec.build(demo)
+    header = PlanHeader(
+        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=spec, budget=PureDP(1.0)
+    )
     plan = SynthPlan(
-        frame=demo, grouping=grouping, dataset=DatasetRef.of(demo, DEMO_DATASET_NAME),
-        spec=spec, epsilon=1.0, strategy="stratified",
+        frame=demo, grouping=grouping, header=header, strategy="stratified",
         config=SynthConfig(
             columns=("age", "workclass", "education", "income_over_50k"), method="mwem",
             n_rows=300, edges=(("age", (25.0, 45.0, 65.0)),), categorical=("income_over_50k",),

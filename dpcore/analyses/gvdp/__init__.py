@@ -109,7 +109,6 @@ from dpcore.analyses.gvdp.groups import (
     DP,
     NON_PRIVATE,
     STRATEGIES,
-    GroupedGvdp,
     NonPrivate,
     RunSettings,
     comparison_frame,
@@ -126,7 +125,7 @@ from dpcore.analyses.gvdp.model import (
     GvdpModel,
     ModelRows,
 )
-from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.analyses.gvdp.plan import GvdpPlan, GvdpRow
 
 __all__ = [
     "ALL",
@@ -138,11 +137,11 @@ __all__ = [
     "GVDPCoverage",
     "GVDPResult",
     "GVDPStratifiedResult",
-    "GroupedGvdp",
     "GvdpBoundsSpec",
     "GvdpData",
     "GvdpModel",
     "GvdpPlan",
+    "GvdpRow",
     "INTERCEPT",
     "MAX_FIT_RISK",
     "MODELS",

@@ -22,9 +22,13 @@ from dpcore.analyses.gvdp.bounds import (
 )
 
 NEWTON_STEPS = 25
+"""Fixed Newton (IRLS) iterations of the logistic fit, started from 0 (our choice; see
+:func:`_fit_logistic`)."""
 
 
 RIDGE = 1e-6
+r"""Logistic ridge :math:`\lambda = 10^{-6} n`: negligible against the Hessian (of order n) but
+keeps a separated resample's Newton system solvable."""
 
 
 _GUIDE_BINS = 1 << 12  # bins of the Poisson inverse-CDF guide table (exact; see _poisson)

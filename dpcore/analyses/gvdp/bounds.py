@@ -43,6 +43,7 @@ ESTIMATORS: dict[str, str] = {
 
 
 ROWS_PER_COEFFICIENT = 5
+"""Each BLB subset must hold at least this many rows per estimated coordinate (our choice)."""
 
 
 Data = np.ndarray | Mapping[str, np.ndarray] | tuple[np.ndarray, np.ndarray]

@@ -30,6 +30,8 @@ __all__ = [
 
 
 MAX_FIT_RISK = 0.05
+"""Refuse a run whose BLB fit would fail with a larger (approximate) probability (our choice;
+see :func:`fit_risk`)."""
 
 
 def subsets_for(rows: int, subset_rows: int) -> int:

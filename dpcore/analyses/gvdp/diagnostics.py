@@ -26,7 +26,7 @@ from dpcore.analyses.gvdp.estimator import (
     gvdp_coverage,
     nonprivate_ci,
 )
-from dpcore.analyses.gvdp.groups import RunSettings, _check_model_bounds, run_population
+from dpcore.analyses.gvdp.groups import RunSettings, check_model_bounds, run_population
 from dpcore.analyses.gvdp.model import INTERCEPT, MODELS, GvdpBoundsSpec, ModelKind
 
 __all__ = [
@@ -60,7 +60,7 @@ def coverage_on_data(
     least* at the nominal rate, and falling below flags a bias — subsets too small for the
     estimator (lower k; App. G.1) or bounds that clip.
     """
-    _check_model_bounds(bounds, data.model)
+    check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
     truth = nonprivate_ci(data.population, data.model.estimator, settings.level).estimate
     return gvdp_coverage(
@@ -72,6 +72,8 @@ def coverage_on_data(
 
 
 SYNTHETIC_SLOPE = 0.5
+"""Every covariate's coefficient in the synthetic models; the intercept is 1 (OLS) or −1
+(logistic), the mean 1 (the paper's §3 example N(μ = 1, σ² = 1))."""
 
 
 def synthetic_truth(kind: ModelKind, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +253,7 @@ def blb_diagnostic(
     App. G.1). Runs :func:`gvdp` with simulation noise and keeps only the subset arrays, which are
     computed from the confidential data without noise: a curator's diagnostic, never a release.
     """
-    _check_model_bounds(bounds, data.model)
+    check_model_bounds(bounds, data.model)
     gen = as_rng(rng)
     frames, failed = [], {}
     for k in ks:

@@ -26,7 +26,8 @@ from dpcore.analyses.gvdp.bounds import (
     _frozen,
 )
 from dpcore.analyses.gvdp.private import _readonly, _release
-from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
+from dpcore.intervals import Interval
+from dpcore.mechanisms import NoiseKind, NoiseSource, SimulationNoise, as_noise_source
 from dpcore.shares import PublicShares, share_values
 
 __all__ = [
@@ -41,8 +42,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class GVDPResult:
+METHOD = "GVDP (Covington et al.)"
+NON_PRIVATE_METHOD = "non-private (sandwich variance)"
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GVDPResult(Interval):
     r"""One GVDP release: per-coordinate estimate, interval and variance, with diagnostics.
 
     Attributes
@@ -71,13 +76,10 @@ class GVDPResult:
     """
 
     estimator: Estimator
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     variance: np.ndarray
     sampling_variance: np.ndarray
     noise_variance: np.ndarray
-    level: float
+    method: str = METHOD
     mean_iterates: np.ndarray
     mean_iterate_variances: np.ndarray
     variance_iterates: np.ndarray
@@ -91,16 +93,13 @@ class GVDPResult:
     resamples: int
 
 
-@dataclass(frozen=True, eq=False)
-class NonPrivateCI:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class NonPrivateCI(Interval):
     """Ordinary (non-private) estimate and normal interval. **Not private**: a curator preview."""
 
     estimator: Estimator
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     variance: np.ndarray
-    level: float
+    method: str = NON_PRIVATE_METHOD
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,8 +127,8 @@ class GVDPCoverage:
         return self.estimates.shape[0]
 
 
-@dataclass(frozen=True, eq=False)
-class GVDPStratifiedResult:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GVDPStratifiedResult(Interval):
     r"""Per-group GVDP releases and their recombination :math:`\sum_g w_g \tilde\theta_g`.
 
     ``estimate``, ``low``, ``high``, ``variance`` (shape (d,)) describe the recombined estimate,
@@ -140,12 +139,14 @@ class GVDPStratifiedResult:
     labels: tuple[str, ...]
     groups: tuple[GVDPResult, ...]
     shares: np.ndarray
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     variance: np.ndarray
-    level: float
     cost: ZCDP
+    method: str = METHOD
+
+    @property
+    def subsets(self) -> np.ndarray:
+        """Each group's number of BLB subsets :math:`k_g`."""
+        return np.array([group.k for group in self.groups], dtype=int)
 
 
 def gvdp(
@@ -243,7 +244,7 @@ def gvdp(
     _check_bounds(bounds, d)
     gen = as_rng(rng)
     theta_blb, var_blb = _blb(rows, estimator, plan.k, plan.resamples, gen)
-    release = _release(theta_blb, var_blb, bounds, plan, _noise(noise, gen))
+    release = _release(theta_blb, var_blb, bounds, plan, as_noise_source(noise, rng=gen))
     return GVDPResult(
         estimator=estimator,
         **release,
@@ -278,8 +279,9 @@ def nonprivate_ci(data: Data, estimator: Estimator, level: float = 0.95) -> NonP
     estimate, variance = _NONPRIVATE[estimator](*rows)
     half = ndtri(0.5 + level / 2) * np.sqrt(variance)
     return NonPrivateCI(
-        estimator, *map(_readonly, (estimate, estimate - half, estimate + half, variance)), level
-    )
+        estimator=estimator, estimate=_readonly(estimate), low=_readonly(estimate - half),
+        high=_readonly(estimate + half), variance=_readonly(variance), level=level,
+    )  # fmt: skip
 
 
 def gvdp_stratified(
@@ -311,34 +313,33 @@ def gvdp_stratified(
     variance is the conservative GVDP variance, so the combined interval is conservative too.
 
     ``k`` and ``bounds`` are either one value for every group or one per group (groups differ in
-    size, and the variance bound refers to each group's own n). Other arguments as :func:`gvdp`.
+    size, and the variance bound refers to each group's own n). Every group draws from its own
+    stream spawned from ``rng``; a failure names the group. Other arguments as :func:`gvdp`.
     """
     labels, datasets = _group_items(groups)
     weights = share_values(shares, len(datasets))
     ks = _per_group("k", k, len(datasets), (int, np.integer))
     all_bounds = _per_group("bounds", bounds, len(datasets), (GVDPBounds,))
     gen = as_rng(rng)
-    source = _noise(noise, gen)
-    common = dict(
-        rho=rho,
-        t=t,
-        resamples=resamples,
-        level=level,
-        mean_fraction=mean_fraction,
-        beta=beta,
-        rng=gen,
-        noise=source,
-    )
-    results = tuple(
-        gvdp(group, estimator, k=k_g, bounds=b_g, **common)
-        for group, k_g, b_g in zip(datasets, ks, all_bounds, strict=True)
-    )
+    source = as_noise_source(noise, rng=gen)
+    common = dict(rho=rho, t=t, resamples=resamples, level=level, mean_fraction=mean_fraction,
+                  beta=beta, noise=source)  # fmt: skip
+    # One independent stream per group, so a group's draws do not depend on the groups before it.
+    streams = gen.spawn(len(datasets))
+    results = []
+    for label, group, k_g, b_g, stream in zip(
+        labels, datasets, ks, all_bounds, streams, strict=True
+    ):
+        try:
+            results.append(gvdp(group, estimator, k=k_g, bounds=b_g, rng=stream, **common))
+        except ValueError as exc:
+            raise ValueError(f"group {label!r} (k = {k_g}): {exc}") from exc
     estimate = weights @ np.stack([r.estimate for r in results])
     variance = (weights**2) @ np.stack([r.variance for r in results])
     half = ndtri(0.5 + results[0].level / 2) * np.sqrt(variance)
     return GVDPStratifiedResult(
         labels=labels,
-        groups=results,
+        groups=tuple(results),
         shares=_readonly(weights),
         estimate=_readonly(estimate),
         low=_readonly(estimate - half),
@@ -400,7 +401,7 @@ def gvdp_coverage(
             raise ValueError(f"`generate` must return n = {plan.n} rows every time")
         blbs.append(_blb(rows, estimator, plan.k, plan.resamples, gen))
     theta_blb, var_blb = (np.stack(parts) for parts in zip(*blbs, strict=True))
-    release = _release(theta_blb, var_blb, bounds, plan, noise_source("simulation", rng=gen))
+    release = _release(theta_blb, var_blb, bounds, plan, SimulationNoise(rng=gen))
     return GVDPCoverage(
         truth=truth,
         estimates=release["estimate"],
@@ -418,17 +419,6 @@ def _check_bounds(bounds: object, d: int) -> None:
         raise ValueError(
             f"`bounds` are for d = {bounds.d} coordinates but the estimate has d = {d}"
         )
-
-
-def _noise(noise: object, rng: np.random.Generator) -> NoiseSource:
-    """The privacy-noise source; numpy noise shares ``rng``, OpenDP's cannot be seeded."""
-    if noise is None or noise == "simulation":
-        return noise_source("simulation", rng=rng)
-    if isinstance(noise, str):
-        return noise_source(noise)
-    if not callable(getattr(noise, "add_gaussian", None)):
-        raise TypeError(f"`noise` must be 'simulation', 'secure' or a NoiseSource, got {noise!r}")
-    return noise
 
 
 def _group_items(groups: object) -> tuple[tuple[str, ...], list]:

@@ -13,7 +13,6 @@ import pandas as pd
 from scipy.special import ndtri
 
 from dpcore._validate import (
-    as_rng,
     open_unit_interval,
     positive_int,
     positive_number,
@@ -21,8 +20,10 @@ from dpcore._validate import (
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.estimator import (
     GVDPResult,
+    GVDPStratifiedResult,
     NonPrivateCI,
     gvdp,
+    gvdp_stratified,
     nonprivate_ci,
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
@@ -33,7 +34,6 @@ __all__ = [
     "DP",
     "NON_PRIVATE",
     "STRATEGIES",
-    "GroupedGvdp",
     "NonPrivate",
     "RunSettings",
     "comparison_frame",
@@ -54,6 +54,7 @@ STRATEGIES: dict[str, str] = {
 
 
 ALL = "All"
+"""Group label of the population rows of a release (as in :class:`~dpcore.release.MeanPlan`)."""
 
 
 @dataclass(frozen=True)
@@ -96,29 +97,13 @@ def run_population(
     noise: NoiseSource | None = None,
 ) -> GVDPResult:
     """One GVDP run (paper Alg. 1) on the population's complete rows with k subsets."""
-    _check_model_bounds(bounds, data.model)
+    check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)  # "use k ≤ …" before anything runs
     return gvdp(
         data.population, data.model.estimator, k=settings.k,
         bounds=bounds.for_rows(data.rows, settings.k, settings.resamples),
         rng=rng, noise=noise, **settings.gvdp_kwargs(),
     )  # fmt: skip
-
-
-@dataclass(frozen=True, eq=False)
-class GroupedGvdp:
-    r"""Per-group GVDP runs and their recombination :math:`\sum_g w_g\tilde\theta_g` with
-    :math:`\operatorname{Var} = \sum_g w_g^2 \operatorname{Var}_g` (as
-    :func:`~dpcore.analyses.gvdp.gvdp_stratified`)."""
-
-    labels: tuple[str, ...]
-    results: tuple[GVDPResult, ...]
-    subsets: np.ndarray
-    shares: np.ndarray
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    variance: np.ndarray
 
 
 def run_groups(
@@ -128,48 +113,33 @@ def run_groups(
     *,
     rng: np.random.Generator | int | None = None,
     noise: NoiseSource | None = None,
-) -> GroupedGvdp:
+) -> GVDPStratifiedResult:
     r"""GVDP in every group with the full ρ (parallel composition), recombined with the public
-    shares.
+    shares: :func:`~dpcore.analyses.gvdp.gvdp_stratified` with the app's rule for k.
 
-    Mirrors :func:`~dpcore.analyses.gvdp.gvdp_stratified` with the app's rule for k: every group
-    uses the population's subset size b, so group g gets :math:`k_g = \max(1, \lfloor n_g/b
-    \rfloor)` subsets, and its variance bound is scaled to its own :math:`n_g` rows. A failure is
-    reported with the group's name. The recombination uses the **DP** group estimates.
+    Every group uses the population's subset size b, so group g gets :math:`k_g = \max(1,
+    \lfloor n_g/b \rfloor)` subsets, and its variance bound is scaled to its own :math:`n_g`
+    rows. The recombination uses the **DP** group estimates.
     """
-    _check_model_bounds(bounds, data.model)
+    check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
     problem = data.group_problem(settings.k, settings.resamples)
     if problem is not None:
         raise ValueError(problem)
     subsets = data.group_subsets(settings.k)
-    # One independent stream per group, so a group's draws do not depend on the groups before it.
-    streams = as_rng(rng).spawn(len(data.groups))
-    results = []
-    for label, group, n_g, k_g, gen in zip(
-        data.labels, data.groups, data.group_rows, subsets, streams, strict=True
-    ):
-        try:
-            results.append(
-                gvdp(
-                    group,
-                    data.model.estimator,
-                    k=int(k_g),
-                    bounds=bounds.for_rows(int(n_g), int(k_g), settings.resamples),
-                    rng=gen,
-                    noise=noise,
-                    **settings.gvdp_kwargs(),
-                )  # fmt: skip
-            )
-        except ValueError as exc:
-            raise ValueError(f"group {label!r} ({n_g:,} rows, k = {k_g}): {exc}") from exc
-    estimate, variance, low, high = _recombine(
-        data.shares, [r.estimate for r in results], [r.variance for r in results], settings.level
+    return gvdp_stratified(
+        dict(zip(data.labels, data.groups, strict=True)),
+        data.model.estimator,
+        data.shares,
+        k=[int(k_g) for k_g in subsets],
+        bounds=[
+            bounds.for_rows(int(n_g), int(k_g), settings.resamples)
+            for n_g, k_g in zip(data.group_rows, subsets, strict=True)
+        ],
+        rng=rng,
+        noise=noise,
+        **settings.gvdp_kwargs(),
     )
-    return GroupedGvdp(
-        labels=data.labels, results=tuple(results), subsets=subsets, shares=data.shares,
-        estimate=estimate, low=low, high=high, variance=variance,
-    )  # fmt: skip
 
 
 def _recombine(shares, estimates, variances, level):
@@ -204,7 +174,7 @@ def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
     return NonPrivate(population, groups, recombined)
 
 
-def _check_model_bounds(bounds: object, model: GvdpModel) -> None:
+def check_model_bounds(bounds: object, model: GvdpModel) -> None:
     if not isinstance(bounds, GvdpBoundsSpec):
         raise TypeError(f"`bounds` must be a GvdpBoundsSpec, got {type(bounds).__name__}")
     if bounds.coefficients != model.coefficients:
@@ -235,7 +205,7 @@ def comparison_frame(model: GvdpModel, result: GVDPResult, reference: NonPrivate
 
 
 def groups_frame(
-    model: GvdpModel, grouped: GroupedGvdp, reference: NonPrivate, rows: np.ndarray
+    model: GvdpModel, grouped: GVDPStratifiedResult, reference: NonPrivate, rows: np.ndarray
 ) -> pd.DataFrame:
     """Per group and coefficient, the DP and non-private estimates, plus the recombined rows
     (``group`` = :data:`ALL`, ``level`` = "population")."""
@@ -254,7 +224,7 @@ def groups_frame(
             np_.high,
         )  # fmt: skip
         for label, n, k, dp, np_ in zip(
-            grouped.labels, rows, grouped.subsets, grouped.results, reference.groups, strict=True
+            grouped.labels, rows, grouped.subsets, grouped.groups, reference.groups, strict=True
         )
     ]
     if reference.recombined is not None:

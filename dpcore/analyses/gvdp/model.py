@@ -50,6 +50,7 @@ BOUNDS_MODES: dict[str, str] = {
 
 
 INTERCEPT = "intercept"
+"""Name of the intercept coefficient of a regression."""
 
 
 @dataclass(frozen=True)

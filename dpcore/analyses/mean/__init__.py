@@ -20,7 +20,7 @@ vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.mecha
 from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, GroupStats, LaplaceMean
 from dpcore.analyses.mean.functions import MeanRelease, coinpress_mean, gaussian_mean, laplace_mean
-from dpcore.analyses.mean.plan import MeanPlan
+from dpcore.analyses.mean.plan import MeanPlan, MeanRow
 from dpcore.analyses.mean.simulate import (
     GLOBAL_LABEL,
     budget_sweep,
@@ -48,6 +48,7 @@ __all__ = [
     "LaplaceMean",
     "MeanPlan",
     "MeanRelease",
+    "MeanRow",
     "STRATEGIES",
     "Strategy",
     "StrategyResult",

@@ -4,38 +4,45 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpcore._validate import open_unit_interval
-from dpcore.accounting import Budget, _check_budget
+from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.analyses.mean.strategies import STRATEGIES, Strategy, run_strategy
-from dpcore.grouping import GroupingSpec
-from dpcore.mechanisms import NoiseSource, noise_source
-from dpcore.release.plan import DatasetRef, _data_line, _init_fields, _strata_line
+from dpcore.analyses.mean.strategies import STRATEGIES, Strategy, StrategyResult, run_strategy
+from dpcore.intervals import Interval
+from dpcore.mechanisms import NoiseSource, SimulationNoise
+from dpcore.release.plan import PlanHeader, ReleaseRow, init_arguments
 from dpcore.shares import PublicShares
 
-__all__ = [
-    "MeanPlan",
-]
-
+__all__ = ["MeanPlan", "MeanRow"]
 
 MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
 
-
-# Draws of the public noise distribution behind each noise interval (post-processing only).
 INTERVAL_DRAWS = 20_000
+"""Draws of the public noise distribution behind each noise interval (post-processing only)."""
 
+INTERVAL_METHOD = "noise quantiles (parametric bootstrap)"
 
 STRATEGY_LABELS = {
     "stratified": "stratified: one estimate per group, recombined with public shares",
     "global_only": "whole population only",
     "global_and_groups": "whole population and every group, budget split between them",
 }
+
+
+@dataclass(frozen=True)
+class MeanRow(ReleaseRow):
+    """A released mean; group rows carry the public share they are recombined with."""
+
+    public_share: float | None = None
+
+    def extra(self) -> dict:
+        return {} if self.public_share is None else {"public_share": self.public_share}
 
 
 @dataclass(frozen=True)
@@ -47,35 +54,26 @@ class MeanPlan:
     values
         Each group's values of the value column and the groups' public recombination shares
         (:class:`~dpcore.analyses.mean.statistics.GroupValues`), built from the grouping of
-        ``spec`` on the data that ``dataset`` fingerprints. Not part of the plan's identity (the
-        spec, the value column and the fingerprint are).
-    dataset, spec
-        Where the groups come from; written into the metadata and the reproduction script.
+        ``header.spec`` on the data that ``header.dataset`` fingerprints. Not part of the plan's
+        identity (the spec, the value column and the fingerprint are).
+    header
+        Data, groups, budget, label and interval level (:class:`~dpcore.release.PlanHeader`).
+        Every strategy composes to exactly ``header.budget`` (disjoint groups in parallel, AAAI
+        2024 eq. 4; a global and group release split it sequentially).
     estimator
-        :class:`~dpcore.analyses.mean.LaplaceMean`, :class:`~dpcore.analyses.mean.GaussianMean` or
-        :class:`~dpcore.analyses.mean.CoinPressMean`.
-    budget
-        The budget of the release; every strategy composes to exactly this cost (disjoint groups
-        in parallel, AAAI 2024 eq. 4; a global and group release split it sequentially).
+        :class:`~dpcore.analyses.mean.LaplaceMean`, :class:`~dpcore.analyses.mean.GaussianMean`
+        or :class:`~dpcore.analyses.mean.CoinPressMean`.
     strategy
         ``"stratified"`` releases each group's estimate and their share-weighted sum;
         ``"global_only"`` only the population estimate; ``"global_and_groups"`` both, with
         ``global_fraction`` of the budget on the population estimate.
-    level
-        Coverage of the noise intervals.
-    label
-        A name for the release; part of its identity, so renaming plans a new release.
     """
 
     values: GroupValues = field(compare=False, repr=False)
-    dataset: DatasetRef
-    spec: GroupingSpec
+    header: PlanHeader
     estimator: MeanEstimator
-    budget: Budget
     strategy: Strategy = "stratified"
     global_fraction: float = 0.5
-    level: float = 0.95
-    label: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.values, GroupValues) or self.values.shares is None:
@@ -83,25 +81,24 @@ class MeanPlan:
                 "`values` must be GroupValues built from a grouping (they carry its shares), got "
                 f"{type(self.values).__name__}"
             )
+        if not isinstance(self.header, PlanHeader):
+            raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
         if not isinstance(self.estimator, LaplaceMean | GaussianMean | CoinPressMean):
             raise TypeError(
                 "`estimator` must be a LaplaceMean, GaussianMean or CoinPressMean, got "
                 f"{type(self.estimator).__name__}"
             )
-        _check_budget("budget", self.budget)
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
             )
         open_unit_interval("global_fraction", self.global_fraction)
-        open_unit_interval("level", self.level)
-        if not self.label.strip():
-            default = f"Mean of {self.value} by {' × '.join(self.spec.by)}"
-            object.__setattr__(self, "label", default)
+        header = self.header.named(f"Mean of {self.value} by {self.header.by}")
+        object.__setattr__(self, "header", header)
 
     @property
     def cost(self) -> Budget:
-        return self.budget
+        return self.header.budget
 
     @property
     def value(self) -> str:
@@ -113,61 +110,78 @@ class MeanPlan:
         """The public recombination shares of the estimated groups."""
         return self.values.shares
 
+    @property
+    def sizes_public(self) -> bool:
+        """CoinPress and the clipped means with ``n_public=True`` treat group sizes as public."""
+        return getattr(self.estimator, "n_public", True)
+
     def parameters(self) -> dict:
         """Everything that defines the release, JSON-ready (the plan's identity)."""
         return {
-            "kind": "mean",
-            "statistic": f"mean of {self.value}",
-            "label": self.label,
-            "dataset": {"name": self.dataset.name, "fingerprint": self.dataset.fingerprint,
-                        "rows": self.dataset.rows},
-            "strata": self.spec.to_dict(),
+            **self.header.identity(kind="mean", statistic=f"mean of {self.value}"),
             "value": self.value,
-            "estimator": {"class": type(self.estimator).__name__,
-                          **_init_fields(self.estimator)},
-            "budget": {"kind": self.budget.kind, **self.budget.components()},
+            "estimator": {
+                "class": type(self.estimator).__name__,
+                **init_arguments(self.estimator),
+            },
             "strategy": self.strategy,
             # The split matters only when both a global and group estimates are released.
             "global_fraction": (
                 self.global_fraction if self.strategy == "global_and_groups" else None
             ),
-            "level": self.level,
-        }  # fmt: skip
+        }
 
-    def run(self, noise: NoiseSource) -> list[dict]:
-        """Draw the release: one row per released estimate with its noise interval."""
-        result = run_strategy(
-            self.strategy, self.values, self.estimator, self.budget, self.shares,
+    def estimate(self, noise: NoiseSource) -> StrategyResult:
+        """The strategy's group and global estimates drawn with ``noise``."""
+        return run_strategy(
+            self.strategy, self.values, self.estimator, self.cost, self.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
-        if self.sizes_public:
-            group_half, global_half = self._noise_quantiles(result.group_estimates)
-        else:  # intervals built from the exact sizes would give those sizes away
-            group_half, global_half = [None] * self.values.k, None
+
+    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[MeanRow]:
+        """Draw the release: one row per released estimate with its noise interval.
+
+        ``rng`` is not used: the noise intervals' draws are post-processing with a fixed seed,
+        so the same estimates always give the same intervals.
+        """
+        result = self.estimate(noise)
+        groups, population = self.intervals(result)
         rows = []
         if self.strategy != "global_only":
             for g, label in enumerate(self.values.labels):
-                rows.append(self._row("group", label, result.group_estimates[g], group_half[g]))
-                rows[-1]["public_share"] = float(self.shares.values[g])
-        rows.append(self._row("population", "All", result.global_estimate, global_half))
+                rows.append(
+                    MeanRow(
+                        "group",
+                        label,
+                        groups.estimate[g],
+                        groups.low[g],
+                        groups.high[g],
+                        public_share=float(self.shares.values[g]),
+                    )  # fmt: skip
+                )
+        rows.append(MeanRow("population", "All", population.estimate, population.low,
+                            population.high))  # fmt: skip
         return rows
 
-    def _row(self, level: str, group: str, estimate: float, half: np.ndarray | None) -> dict:
-        # Basic (pivot) interval: estimate − upper error quantile, estimate − lower one
-        # (Davison & Hinkley 1997, §5.2); None where no interval is released.
-        estimate = float(estimate)
-        return {
-            "level": level,
-            "group": group,
-            "estimate": estimate,
-            "low": None if half is None else estimate - float(half[1]),
-            "high": None if half is None else estimate - float(half[0]),
-        }
+    def intervals(self, result: StrategyResult) -> tuple[Interval, Interval]:
+        r"""The group and population estimates with their noise intervals.
 
-    @property
-    def sizes_public(self) -> bool:
-        """CoinPress and the clipped means with ``n_public=True`` treat group sizes as public."""
-        return getattr(self.estimator, "n_public", True)
+        Basic (pivot) intervals: estimate − upper error quantile, estimate − lower one (Davison &
+        Hinkley 1997, §5.2), with the error quantiles of :meth:`_noise_quantiles`. NaN bounds
+        where no interval is released (private group sizes).
+        """
+        groups, whole = np.asarray(result.group_estimates), float(result.global_estimate)
+        if self.sizes_public:
+            group_q, global_q = self._noise_quantiles(groups)
+        else:  # intervals built from the exact sizes would give those sizes away
+            group_q, global_q = np.full((self.values.k, 2), np.nan), np.full(2, np.nan)
+        level = self.header.level
+        return (
+            Interval(estimate=groups, low=groups - group_q[:, 1], high=groups - group_q[:, 0],
+                     level=level, method=INTERVAL_METHOD),
+            Interval(estimate=whole, low=whole - global_q[1], high=whole - global_q[0],
+                     level=level, method=INTERVAL_METHOD),
+        )  # fmt: skip
 
     def _noise_quantiles(self, group_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r"""Quantiles of the estimation error due to the DP noise, by parametric bootstrap.
@@ -184,16 +198,16 @@ class MeanPlan:
         centres = np.clip(np.asarray(group_estimates, dtype=float), low, high)
         stand_in = _constant_values(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.budget, self.shares,
+            self.strategy, stand_in, self.estimator, self.cost, self.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
-            noise=noise_source("simulation", rng=0),
+            noise=SimulationNoise(rng=0),
         )  # fmt: skip
         global_truth = (
             float(centres @ self.shares.values)
             if self.strategy == "stratified"
             else float(stand_in.global_mean)
         )
-        tails = [(1 - self.level) / 2, (1 + self.level) / 2]
+        tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
         group_q = np.quantile(draws.group_estimates - centres, tails, axis=0).T
         global_q = np.quantile(draws.global_estimate - global_truth, tails)
         return group_q, global_q
@@ -207,7 +221,7 @@ class MeanPlan:
                 "from the exact sizes would reveal them"
             )
         return (
-            f"{self.level:.0%} noise intervals by parametric bootstrap of the DP noise "
+            f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
             f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
         )
 
@@ -215,34 +229,26 @@ class MeanPlan:
         """Markdown lines that describe the plan for a person about to commit it."""
         return [
             f"**Statistic:** mean of `{self.value}`, {STRATEGY_LABELS[self.strategy]}",
-            _data_line(self.dataset),
-            _strata_line(self.spec, self.values.k, self.shares),
+            self.header.data_line(),
+            self.header.strata_line(self.values.k, self.shares),
             f"**Estimator:** {self.estimator.name} — `{self.estimator!r}`",
         ]
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""
         estimator = type(self.estimator).__name__
-        arguments = ", ".join(f"{k}={v!r}" for k, v in _init_fields(self.estimator).items())
-        spec_arguments = ", ".join(
-            f"{f.name}={getattr(self.spec, f.name)!r}" for f in fields(self.spec)
-        )
+        arguments = ", ".join(f"{k}={v!r}" for k, v in init_arguments(self.estimator).items())
         return (
-            f"from dpcore.analyses.mean import {estimator}, GroupValues, MeanPlan\n"
-            "from dpcore.grouping import GroupingSpec\n"
-            "from dpcore.release import DatasetRef\n\n"
-            f"spec = GroupingSpec({spec_arguments})\n"
-            f"values = GroupValues.from_grouping(spec.build(frame), frame, {self.value!r})\n"
+            f"{self.header.script()}"
+            f"from dpcore import {estimator}, GroupValues, MeanPlan\n\n"
+            "values = GroupValues.from_grouping(header.spec.build(frame), frame, "
+            f"{self.value!r})\n"
             "plan = MeanPlan(\n"
             "    values=values,\n"
-            f"    dataset=DatasetRef.of(frame, {self.dataset.name!r}),\n"
-            "    spec=spec,\n"
+            "    header=header,\n"
             f"    estimator={estimator}({arguments}),\n"
-            f"    budget={self.budget!r},\n"
             f"    strategy={self.strategy!r},\n"
             f"    global_fraction={self.global_fraction!r},\n"
-            f"    level={self.level!r},\n"
-            f"    label={self.label!r},\n"
             ")\n"
         )
 

@@ -18,7 +18,7 @@ from dpcore.accounting import (
     ApproxDP,
     Budget,
     PureDP,
-    _check_budget,
+    check_budget,
     exact_components,
     pure_epsilon_within,
 )
@@ -145,7 +145,7 @@ def release_arguments(
 
     Returns a dict with ``epsilon``, ``delta``, ``mechanism`` and ``composition``.
     """
-    _check_budget("budget", budget)
+    check_budget("budget", budget)
     if mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {', '.join(map(repr, MECHANISMS))}, "
                          f"got {mechanism!r}")  # fmt: skip

@@ -28,6 +28,7 @@ from dpcore.analyses.ratio.sums import (
 )
 from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.metrics import interval_score
+from dpcore.release.plan import ReleaseRow
 
 __all__ = [
     "ALL_GROUPS",
@@ -40,6 +41,7 @@ __all__ = [
 
 
 ALL_GROUPS = "All groups"
+"""Label of the global ratio, recombined from the noisy group sums."""
 
 
 def recombine(release: RatioRelease) -> RatioRelease:
@@ -92,6 +94,40 @@ def select_group(ci: RatioCI, index: int | np.ndarray | tuple) -> RatioCI:
     return dataclasses.replace(ci, sums=sums, **taken)
 
 
+@dataclass(frozen=True)
+class RatioRow(ReleaseRow):
+    """A released ratio with its variance (on the analysis scale), the reason it has no interval
+    (``flag``, '' when it has one) and the noisy sums it comes from — all DP outputs."""
+
+    variance: float | None = None
+    flag: str = ""
+    noisy_sums: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def of(cls, level: str, group: str, ci: RatioCI) -> RatioRow:
+        """The row of one (unvectorised) interval; a non-positive estimate is undefined."""
+        estimate = float(ci.estimate)
+        usable = ci.flag is None
+        return cls(
+            level=level,
+            group=group,
+            estimate=estimate if estimate > 0 else None,
+            low=float(ci.low) if usable else None,
+            high=float(ci.high) if usable else None,
+            variance=float(ci.variance) if usable else None,
+            flag="" if usable else str(ci.flag),
+            noisy_sums=tuple((name, float(ci.sums.value(name))) for name in ci.sums.released),
+        )
+
+    def extra(self) -> dict:
+        variance = self.variance
+        return {
+            "variance": variance if variance is not None and math.isfinite(variance) else None,
+            "flag": self.flag,
+            **{f"noisy_sum_{name}": value for name, value in self.noisy_sums},
+        }
+
+
 @dataclass(frozen=True, eq=False)
 class RatioResult:
     """One release of every group's sums and the intervals formed from it.
@@ -105,30 +141,17 @@ class RatioResult:
     overall: RatioCI
     release: RatioRelease
 
-    def frame(self) -> pd.DataFrame:
-        """One row per group, then the global ratio: level, group, estimate, low, high,
-        variance, flag ('' when the interval could be formed) and the noisy sums."""
-        rows = [self._row("group", label, select_group(self.groups, g))
+    def rows(self) -> list[RatioRow]:
+        """One row per group, then the global ratio (see :class:`RatioRow`)."""
+        rows = [RatioRow.of("group", label, select_group(self.groups, g))
                 for g, label in enumerate(self.labels)]  # fmt: skip
-        rows.append(self._row("population", ALL_GROUPS, self.overall))
-        return pd.DataFrame(rows)
+        rows.append(RatioRow.of("population", ALL_GROUPS, self.overall))
+        return rows
 
-    @staticmethod
-    def _row(level: str, group: str, ci: RatioCI) -> dict:
-        estimate = float(ci.estimate)
-        usable = ci.flag is None
-        row = {
-            "level": level,
-            "group": group,
-            "estimate": estimate if math.isfinite(estimate) and estimate > 0 else None,
-            "low": float(ci.low) if usable else None,
-            "high": float(ci.high) if usable else None,
-            "variance": float(ci.variance) if usable else None,
-            "flag": "" if usable else str(ci.flag),
-        }
-        for name in ci.sums.released:
-            row[f"noisy_sum_{name}"] = float(ci.sums.value(name))
-        return row
+    def frame(self) -> pd.DataFrame:
+        """:meth:`rows` as a frame: level, group, estimate, low, high, variance, flag ('' when
+        the interval could be formed) and the noisy sums."""
+        return pd.DataFrame([row.to_dict() for row in self.rows()])
 
     def compare(self, a: int, b: int, level: float | None = None) -> RatioComparison:
         """Two groups' difference with its interval and z-test (§2.4, :func:`compare_ratios`)."""

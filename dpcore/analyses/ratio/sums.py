@@ -65,6 +65,8 @@ COMPOSITIONS: dict[str, str] = {
 
 
 SUM_NAMES: tuple[str, ...] = ("w", "ws", "wy", "ww", "wss", "wyy", "wys")
+"""Every sum the paper may release (§2.3.1), in release order: Σw, Σws, Σwy, Σw², Σws², Σwy²,
+Σwys. ``ww`` is absent for unweighted data and ``wyy`` for binary y."""
 
 
 SUM_LABELS: dict[str, str] = {

@@ -68,15 +68,18 @@ METHOD_NAMES: dict[str, str] = {
 
 
 MIN_MODEL_COLUMNS = 3
+"""Fewest synthesized columns besides the strata columns: the workload error uses 3-way marginals."""
 
 
 MIN_ROWS = 10
 
 
 MAX_ROWS = 100_000
+"""Most synthetic rows per release: every row is stored in the ledger and the downloads."""
 
 
 ALL_ROWS = "All"
+"""Group label of the error on all rows in :func:`sweep_errors`."""
 
 
 @dataclass(frozen=True)
@@ -164,15 +167,15 @@ class SynthConfig:
         return out
 
 
-def _model_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ...]:
+def model_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ...]:
     return tuple(c for c in config.columns if c not in strata)
 
 
-def _output_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ...]:
-    return _model_columns(config, strata) + tuple(strata)
+def output_columns(config: SynthConfig, strata: Sequence[str]) -> tuple[str, ...]:
+    return model_columns(config, strata) + tuple(strata)
 
 
-def _all_edges(config: SynthConfig, spec: GroupingSpec) -> dict[str, tuple[float, ...]]:
+def all_edges(config: SynthConfig, spec: GroupingSpec) -> dict[str, tuple[float, ...]]:
     """Bucket edges of every output column: the Strata page's for strata columns."""
     return {**dict(config.edges), **{c: e for c, e in spec.edges if c in spec.by}}
 
@@ -201,10 +204,10 @@ class PreparedRows:
 
     def domain_sizes(self, config: SynthConfig, spec: GroupingSpec) -> dict[str, int]:
         """:func:`domain_sizes` of :attr:`rows`, with the distinct counts of :meth:`n_distinct`."""
-        edges = _all_edges(config, spec)
+        edges = all_edges(config, spec)
         return {
             c: len(edges[c]) + 1 if c in edges else self.n_distinct(c)
-            for c in _output_columns(config, spec.by)
+            for c in output_columns(config, spec.by)
         }
 
     def messages(self) -> list[str]:
@@ -247,7 +250,7 @@ def prepare_rows(
             "On the Strata page, drop small groups instead of merging them, or lower the minimum "
             "group size."
         )
-    output = _output_columns(config, spec.by)
+    output = output_columns(config, spec.by)
     unknown = [c for c in (*output, *config.categorical) if c not in frame.columns]
     if unknown:
         raise ValueError(
@@ -272,10 +275,10 @@ def prepare_rows(
 
 def domain_sizes(rows: pd.DataFrame, config: SynthConfig, spec: GroupingSpec) -> dict[str, int]:
     """Categories per output column: buckets for columns with edges, else distinct values."""
-    edges = _all_edges(config, spec)
+    edges = all_edges(config, spec)
     return {
         c: len(edges[c]) + 1 if c in edges else int(rows[c].astype(str).nunique())
-        for c in _output_columns(config, spec.by)
+        for c in output_columns(config, spec.by)
     }
 
 
@@ -304,7 +307,7 @@ def check_config(
             f"{clash} group the rows on the Strata page, which sets their buckets; remove them "
             "from the synthesizer's bucket edges and categorical columns."
         )
-    model = _model_columns(config, spec.by)
+    model = model_columns(config, spec.by)
     if len(model) < MIN_MODEL_COLUMNS:
         raise ValueError(
             f"Choose at least {MIN_MODEL_COLUMNS} columns to synthesize besides the strata "
@@ -312,7 +315,7 @@ def check_config(
             f"{len(model)}: {', '.join(model) or 'none'}."
         )
     rows = prepared.rows
-    edges = _all_edges(config, spec)
+    edges = all_edges(config, spec)
     for column in model:
         if column not in edges and column not in config.categorical:
             if is_numeric_group_dtype(rows[column]):
@@ -321,7 +324,7 @@ def check_config(
                     f"“25, 45, 65”), or treat its values as categories. Strata Lab never derives "
                     "edges from the data."
                 )
-    unused = [c for c in edges if c not in _output_columns(config, spec.by)]
+    unused = [c for c in edges if c not in output_columns(config, spec.by)]
     if unused:
         raise ValueError(f"Bucket edges were given for {unused}, which are not synthesized.")
     if len(rows) == 0:
@@ -377,7 +380,7 @@ def run_synthesis(
     noise: NoiseKind | NoiseSource = "simulation",
     rng: np.random.Generator | int | None = None,
 ) -> SyntheticData:
-    r"""One ε-DP synthetic table of :func:`_output_columns`, vanilla or stratified.
+    r"""One ε-DP synthetic table of :func:`output_columns`, vanilla or stratified.
 
     Stratified: :func:`~dpcore.analyses.synth.synthesize` with ``strata=spec.by`` and the public
     ``shares`` (AAAI 2024, "Stratified Data Synthesis"); vanilla: one model of every column.
@@ -389,14 +392,14 @@ def run_synthesis(
     stratified = strategy == "stratified"
     return synthesize(
         prepared.rows,
-        list(_output_columns(config, spec.by)),
+        list(output_columns(config, spec.by)),
         method=config.method,
         epsilon=epsilon,
         n_rows=config.n_rows,
         strata=list(spec.by) if stratified else None,
         shares=shares if stratified else None,
         rng=rng,
-        edges={c: list(e) for c, e in _all_edges(config, spec).items()} or None,
+        edges={c: list(e) for c, e in all_edges(config, spec).items()} or None,
         rounds=config.rounds,
         way=config.way,
         noise=noise,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_number
 from dpcore.accounting import Budget, PureDP
 from dpcore.analyses.synth.config import (
     METHOD_NAMES,
@@ -14,45 +14,22 @@ from dpcore.analyses.synth.config import (
     PreparedRows,
     Strategy,
     SynthConfig,
-    _all_edges,
-    _output_columns,
+    all_edges,
     check_config,
+    output_columns,
     prepare_rows,
     run_synthesis,
 )
 from dpcore.analyses.synth.encoding import METHODS
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import NoiseSource
-from dpcore.release import DatasetRef
-from dpcore.release.plan import _data_line
+from dpcore.release.plan import PlanHeader, SyntheticRow
 from dpcore.shares import PublicShares
 
 __all__ = [
     "INTERVALS_NOTE",
     "SynthPlan",
 ]
-
-
-"""Largest joint domain (cells) that ``method="histogram"`` accepts."""
-
-
-"""Largest joint domain that ``method="mwem"`` keeps in memory (64 MB as float64)."""
-
-
-"""Group label of a vanilla (unstratified) synthesis in :attr:`SyntheticData.group_rows`."""
-
-
-"""Fewest synthesized columns besides the strata columns: the workload error uses 3-way marginals."""
-
-
-"""Most synthetic rows per release: every row is stored in the ledger and the downloads."""
-
-
-"""The ε values of a sweep (the current ε is added). The paper ran ε ∈ {0.01, 0.05, 0.1, 0.5, 1, 5}
-(AAAI 2024 arXiv, "Synthesizers and Privacy Settings"); below 0.1 our small groups are pure noise."""
-
-
-"""Group label of the error on all rows in :func:`sweep_errors`."""
 
 
 INTERVALS_NOTE = (
@@ -65,29 +42,25 @@ INTERVALS_NOTE = (
 class SynthPlan:
     r"""A planned release of ε-DP synthetic rows, vanilla or stratified (AAAI 2024, app. C).
 
-    Follows :class:`dpcore.release.ReleasePlan`. :meth:`run` returns the synthetic rows, one dict
-    per row with the output columns (text values); they are DP outputs, so the record may be
-    published and downloaded. The cost is ``PureDP(epsilon)`` for both strategies (stratified:
-    parallel composition over the disjoint groups).
+    Follows :class:`dpcore.release.ReleasePlan`. :meth:`run` returns the synthetic rows
+    (:class:`~dpcore.release.SyntheticRow`, text values of the output columns); they are DP
+    outputs, so the record may be published and downloaded. The cost is the header's
+    ``PureDP(ε)`` for both strategies (stratified: parallel composition over the disjoint
+    groups).
 
     Parameters
     ----------
     frame
-        The confidential rows (not part of the plan's identity; ``dataset`` fingerprints them).
+        The confidential rows (not part of the plan's identity; the header fingerprints them).
     grouping
-        ``spec.build(frame)``: the Strata page's groups and their public shares.
-    dataset, spec
-        Where the data and the groups come from; written into the metadata and the script.
+        ``header.spec.build(frame)``: the Strata page's groups and their public shares.
+    header
+        Data, groups, budget (pure ε-DP), label (:class:`~dpcore.release.PlanHeader`); its level
+        is unused (synthetic rows have no intervals).
     config
         What to synthesize (:class:`SynthConfig`).
-    epsilon
-        ε of the release.
     strategy
         ``"stratified"`` or ``"vanilla"``.
-    label
-        A name for the release; part of its identity.
-    level
-        Unused (synthetic rows have no intervals); kept for the ReleasePlan protocol.
     prepared
         ``prepare_rows(frame, spec, grouping, config)`` when the caller already has it (e.g.
         cached), so it is not computed again; computed here when left out. Not part of the
@@ -96,13 +69,9 @@ class SynthPlan:
 
     frame: pd.DataFrame = field(compare=False, repr=False)
     grouping: Grouping = field(compare=False, repr=False)
-    dataset: DatasetRef
-    spec: GroupingSpec
+    header: PlanHeader
     config: SynthConfig
-    epsilon: float
     strategy: Strategy = "stratified"
-    label: str = ""
-    level: float = field(default=0.95, compare=False)
     prepared: PreparedRows | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,19 +79,24 @@ class SynthPlan:
             raise TypeError(f"`frame` must be a pandas DataFrame, got {type(self.frame).__name__}")
         if not isinstance(self.grouping, Grouping):
             raise TypeError(f"`grouping` must be a Grouping, got {type(self.grouping).__name__}")
+        if not isinstance(self.header, PlanHeader):
+            raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
+        if not isinstance(self.header.budget, PureDP):
+            raise TypeError(
+                "`budget` must be PureDP(ε): the synthesizers are pure ε-DP (a ρ budget runs "
+                f"them at ε = √(2ρ)), got {self.header.budget!r}"
+            )
         if not isinstance(self.config, SynthConfig):
             raise TypeError(f"`config` must be a SynthConfig, got {type(self.config).__name__}")
-        object.__setattr__(self, "epsilon", positive_number("epsilon", self.epsilon))
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
             )
-        if not self.label.strip():
-            label = (
-                f"Synthetic data ({METHOD_NAMES[self.config.method]}), {self.strategy} by "
-                f"{' × '.join(self.spec.by)}"
-            )
-            object.__setattr__(self, "label", label)
+        label = (
+            f"Synthetic data ({METHOD_NAMES[self.config.method]}), {self.strategy} by "
+            f"{self.header.by}"
+        )
+        object.__setattr__(self, "header", self.header.named(label))
         # The rows run() models, computed once (unless the caller passed them).
         if self.prepared is None:
             prepared = prepare_rows(self.frame, self.spec, self.grouping, self.config)
@@ -134,9 +108,19 @@ class SynthPlan:
         elif tuple(self.prepared.rows.columns) != self.columns:
             raise ValueError(
                 f"`prepared` holds the columns {list(self.prepared.rows.columns)}, but the plan "
-                f"synthesizes {list(self.columns)}; pass prepare_rows(frame, spec, grouping, config)"
+                f"synthesizes {list(self.columns)}; pass prepare_rows(frame, spec, grouping, "
+                "config)"
             )
         check_config(self.prepared, self.config, self.spec, self.shares, (self.strategy,))
+
+    @property
+    def spec(self) -> GroupingSpec:
+        return self.header.spec
+
+    @property
+    def epsilon(self) -> float:
+        """ε of the release."""
+        return self.header.budget.epsilon
 
     @property
     def shares(self) -> PublicShares:
@@ -145,12 +129,12 @@ class SynthPlan:
 
     @property
     def cost(self) -> Budget:
-        return PureDP(self.epsilon)
+        return self.header.budget
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The columns of the released rows, in order."""
-        return _output_columns(self.config, self.spec.by)
+        return output_columns(self.config, self.spec.by)
 
     @property
     def interval_description(self) -> str:
@@ -159,36 +143,33 @@ class SynthPlan:
 
     def parameters(self) -> dict:
         """Everything that defines the release, JSON-ready (the plan's identity)."""
+        statistic = f"synthetic data ({METHOD_NAMES[self.config.method]})"
+        identity = self.header.identity(kind="synth", statistic=statistic)
+        del identity["level"]  # synthetic rows have no intervals: the level is no choice
         return {
-            "kind": "synth",
-            "statistic": f"synthetic data ({METHOD_NAMES[self.config.method]})",
-            "label": self.label,
-            "dataset": {"name": self.dataset.name, "fingerprint": self.dataset.fingerprint,
-                        "rows": self.dataset.rows},
-            "strata": self.spec.to_dict(),
+            **identity,
             "estimator": {"class": "synthesize", **self.config.to_dict()},
-            "budget": {"kind": "pure", "epsilon": self.epsilon},
             "strategy": self.strategy,
             "columns": list(self.columns),
-        }  # fmt: skip
+        }
 
-    def run(self, noise: NoiseSource) -> list[dict]:
-        """Fit the models with ``noise`` and draw the rows; one dict per synthetic row.
+    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
+        """Fit the models with ``noise`` and draw the rows; one record per synthetic row.
 
         Drawing rows from the fitted models, and shuffling them (they come grouped by stratum),
-        is post-processing and uses fresh numpy randomness.
+        is post-processing and uses ``rng``.
         """
-        generator = as_rng(None)
         data = run_synthesis(
             self.prepared, self.config, self.spec, self.shares, epsilon=self.epsilon,
-            strategy=self.strategy, noise=noise, rng=generator,
+            strategy=self.strategy, noise=noise, rng=rng,
         )  # fmt: skip
-        order = generator.permutation(len(data.frame))
-        return data.frame.iloc[order].astype(str).to_dict("records")
+        order = rng.permutation(len(data.frame))
+        records = data.frame.iloc[order].astype(str).to_dict("records")
+        return [SyntheticRow.of(record) for record in records]
 
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
-        by = " × ".join(self.spec.by)
+        by = self.header.by
         if self.strategy == "stratified":
             groups = (
                 f"**Strata:** {by} — {len(self.shares.labels)} groups, one model each with the "
@@ -197,14 +178,11 @@ class SynthPlan:
             )
         else:
             groups = f"**Strata:** none — one model for all rows; {by} modelled as columns"
-        edges = "; ".join(
-            f"{c}: {', '.join(f'{v:g}' for v in e)}"
-            for c, e in _all_edges(self.config, self.spec).items()
-        )
+        edges = all_edges(self.config, self.spec)
         lines = [
             f"**Statistic:** synthetic data, {self.config.n_rows:,} rows of "
             f"{', '.join(f'`{c}`' for c in self.columns)}",
-            _data_line(self.dataset),
+            self.header.data_line(),
             groups,
             f"**Synthesizer:** {METHODS[self.config.method]}"
             + (
@@ -214,8 +192,11 @@ class SynthPlan:
             ),
         ]
         if edges:
-            lines.append(f"**Public bucket edges:** {edges}")
-        from_data = [c for c in self.columns if c not in _all_edges(self.config, self.spec)]
+            described = "; ".join(
+                f"{c}: {', '.join(f'{v:g}' for v in e)}" for c, e in edges.items()
+            )
+            lines.append(f"**Public bucket edges:** {described}")
+        from_data = [c for c in self.columns if c not in edges]
         if from_data:
             lines.append(
                 "**Not protected:** the category lists of "
@@ -226,20 +207,14 @@ class SynthPlan:
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""
-        spec = ", ".join(f"{k}={getattr(self.spec, k)!r}" for k in self.spec.__dataclass_fields__)
         return (
-            "from dpcore.analyses.synth import SynthConfig, SynthPlan\n"
-            "from dpcore.release import DatasetRef\n"
-            "from dpcore.grouping import GroupingSpec\n\n"
-            f"spec = GroupingSpec({spec})\n"
+            f"{self.header.script()}"
+            "from dpcore import SynthConfig, SynthPlan\n\n"
             "plan = SynthPlan(\n"
             "    frame=frame,\n"
-            "    grouping=spec.build(frame),\n"
-            f"    dataset=DatasetRef.of(frame, {self.dataset.name!r}),\n"
-            "    spec=spec,\n"
+            "    grouping=header.spec.build(frame),\n"
+            "    header=header,\n"
             f"    config={self.config!r},\n"
-            f"    epsilon={self.epsilon!r},\n"
             f"    strategy={self.strategy!r},\n"
-            f"    label={self.label!r},\n"
             ")\n"
         )

@@ -41,12 +41,15 @@ __all__ = [
 
 
 MAX_HISTOGRAM_CELLS = 1_000_000
+"""Largest joint domain (cells) that ``method="histogram"`` accepts."""
 
 
 MAX_MWEM_CELLS = 8_000_000
+"""Largest joint domain that ``method="mwem"`` keeps in memory (64 MB as float64)."""
 
 
 ALL_ROWS_LABEL = "All"
+"""Group label of a vanilla (unstratified) synthesis in :attr:`SyntheticData.group_rows`."""
 
 
 _MWEM_INIT_FRACTION = 0.3  # share of ε for the 1-way marginals that initialise MWEM

@@ -18,9 +18,9 @@ from dpcore.analyses.synth.config import (
     PreparedRows,
     Strategy,
     SynthConfig,
-    _all_edges,
-    _model_columns,
-    _output_columns,
+    all_edges,
+    model_columns,
+    output_columns,
 )
 from dpcore.analyses.synth.encoding import (
     _allocate,
@@ -46,6 +46,8 @@ __all__ = [
 
 
 SWEEP_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
+"""The ε values of a sweep (the current ε is added). The paper ran ε ∈ {0.01, 0.05, 0.1, 0.5, 1, 5}
+(AAAI 2024 arXiv, "Synthesizers and Privacy Settings"); below 0.1 our small groups are pure noise."""
 
 
 def _codes(frame: pd.DataFrame, column: str, categories: Sequence[str]) -> np.ndarray:
@@ -160,12 +162,12 @@ def synth_domain(
 ) -> dict[str, tuple[str, ...]]:
     """Each output column's categories in the order :func:`~dpcore.analyses.synth.synthesize` codes them:
     bucket labels for columns with edges, else the sorted distinct values (as text)."""
-    edges = _all_edges(config, spec)
+    edges = all_edges(config, spec)
     return {
         c: tuple(bucket_labels(tuple(edges[c])))
         if c in edges
         else tuple(sorted(pd.unique(prepared.rows[c].astype(str).to_numpy())))
-        for c in _output_columns(config, spec.by)
+        for c in output_columns(config, spec.by)
     }
 
 
@@ -174,7 +176,7 @@ def build_workload(
 ) -> GroupWorkload:
     """The :class:`GroupWorkload` of the prepared rows: 3-way marginals (fewer with fewer
     columns) of the columns besides the strata, per group of the strata columns."""
-    model = _model_columns(config, spec.by)
+    model = model_columns(config, spec.by)
     return GroupWorkload.from_rows(
         real_table(prepared, config, spec), spec.by, model, synth_domain(prepared, config, spec),
         way=min(3, len(model)),
@@ -184,7 +186,7 @@ def build_workload(
 def real_table(prepared: PreparedRows, config: SynthConfig, spec: GroupingSpec) -> pd.DataFrame:
     """The prepared rows with numeric columns bucketed by the public edges (all text)."""
     rows = prepared.rows.copy()
-    for column, edges in _all_edges(config, spec).items():
+    for column, edges in all_edges(config, spec).items():
         values = rows[column].to_numpy(dtype=float, na_value=np.nan)
         labels = np.asarray(bucket_labels(tuple(edges)), dtype=object)
         rows[column] = labels[np.searchsorted(np.asarray(edges), values, side="right")]
@@ -220,10 +222,10 @@ class _Encoded:
         shares: PublicShares,
         strategy: Strategy,
     ) -> _Encoded:
-        output = _output_columns(config, spec.by)
+        output = output_columns(config, spec.by)
         strata = tuple(spec.by) if strategy == "stratified" else ()
         model = tuple(c for c in output if c not in strata)
-        edges = _check_edges({c: list(e) for c, e in _all_edges(config, spec).items()})
+        edges = _check_edges({c: list(e) for c, e in all_edges(config, spec).items()})
         codes, labels = _encode(prepared.rows, model + strata, edges, {})
         if strata:
             groups, weights = _check_shares(shares, strata, labels)
