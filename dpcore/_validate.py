@@ -83,6 +83,25 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, owner: str =
         )
 
 
+def column_kind(column: pd.Series) -> str:
+    """A plain-language type name for a column ("whole number", "text", …)."""
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "yes / no"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "whole number"
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+        return "decimal number"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    return "text"
+
+
+def is_numeric(column: pd.Series) -> bool:
+    """Numbers, 0/1 or true/false: a column that can be summed or averaged."""
+    return column_kind(column) not in ("text", "category")
+
+
 def numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.ndarray:
     """Column ``column`` of ``frame`` as float64 with NaN for missing values.
 
@@ -98,13 +117,9 @@ def numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.nd
             f"columns: {available}"
         )
     series = frame[column]
-    dtype = series.dtype
-    numeric = pd.api.types.is_bool_dtype(dtype) or (
-        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
-    )
-    if not numeric:
+    if not is_numeric(series):
         raise ValueError(
-            f"`{parameter}` column {column!r} must be numeric, got dtype {dtype}; choose a column "
-            "of numbers (or 0/1 or true/false)."
+            f"`{parameter}` column {column!r} must be numeric, got dtype {series.dtype}; choose a "
+            "column of numbers (or 0/1 or true/false)."
         )
     return series.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -333,23 +333,30 @@ class Grouping:
         :attr:`labels`.
     report
         What happened to the groups (:class:`GroupingReport`).
-    edges
-        Bucket edges of numeric grouping columns, ``{column: (e0, e1, ...)}``.
+    spec
+        The recipe the grouping was built with (its share source included).
     """
 
-    by: tuple[str, ...]
     labels: tuple[str, ...]
     codes: np.ndarray
     sizes: np.ndarray
     shares: PublicShares
     report: GroupingReport
-    edges: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    spec: GroupingSpec
+
+    @property
+    def by(self) -> tuple[str, ...]:
+        """Grouping columns."""
+        return self.spec.by
+
+    @property
+    def edges(self) -> dict[str, tuple[float, ...]]:
+        """Bucket edges of numeric grouping columns, ``{column: (e0, e1, ...)}``."""
+        return dict(self.spec.edges)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "by", tuple(self.by))
         set_(self, "labels", tuple(str(lab) for lab in self.labels))
-        set_(self, "edges", {c: tuple(float(v) for v in e) for c, e in self.edges.items()})
         set_(self, "codes", _frozen(np.asarray(self.codes, dtype=np.int64)))
         set_(self, "sizes", _frozen(np.asarray(self.sizes, dtype=np.int64)))
         k = len(self.labels)
@@ -483,19 +490,22 @@ class Grouping:
             description="Group counts from the data, treated as public",
             labels=final_labels,
         )
+        spec = GroupingSpec(
+            by=by, edges=tuple(edges_map.items()), min_group_size=min_group_size,
+            small_groups=small_groups,
+        )  # fmt: skip
         return cls(
-            by=by,
             labels=final_labels,
             codes=row_code,
             sizes=final_sizes,
             shares=shares,
             report=report,
-            edges=edges_map,
+            spec=spec,
         )
 
-    def with_shares(self, shares: PublicShares) -> Grouping:
-        """The same groups with other public shares."""
-        return dataclasses.replace(self, shares=shares)
+    def with_shares(self, shares: PublicShares, spec: GroupingSpec) -> Grouping:
+        """The same groups with the public shares ``spec`` (their recipe) names."""
+        return dataclasses.replace(self, shares=shares, spec=spec)
 
 
 def _apply_policy(
@@ -639,10 +649,10 @@ class GroupingSpec:
             codes = np.full(len(frame), HOLDOUT_CODE, dtype=np.int64)
             codes[~public] = grouping.codes
             grouping = dataclasses.replace(grouping, codes=codes)
-            return grouping.with_shares(shares_from_holdout(grouping, frame[public]))
+            return grouping.with_shares(shares_from_holdout(grouping, frame[public]), self)
         if self.share_source == "table":
-            return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)))
-        return grouping.with_shares(shares_from_counts(grouping))
+            return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)), self)
+        return grouping.with_shares(shares_from_counts(grouping), self)
 
     def to_dict(self) -> dict:
         """JSON-ready form (lists instead of tuples)."""

@@ -19,6 +19,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
 from dpcore._validate import as_rng, open_unit_interval, positive_number
+from dpcore.errors import ClassicGaussianRangeError
 
 GaussianMethod = Literal["classic", "analytic"]
 NoiseKind = Literal["simulation", "secure"]
@@ -59,9 +60,10 @@ def gaussian_sigma(
     delta = open_unit_interval("delta", delta)
     if method == "classic":
         if epsilon >= 1:
-            raise ValueError(
+            raise ClassicGaussianRangeError(
                 f"`epsilon` must be < 1 for the classic Gaussian mechanism (Dwork & Roth Thm. A.1 "
-                f"holds only there), got {epsilon!r}; use method='analytic' instead"
+                f"holds only there), got {epsilon!r}; use method='analytic' instead",
+                epsilon=epsilon,
             )
         return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
     if method == "analytic":

@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pandas as pd
 import streamlit as st
-from pandas.api import types
 
 from dpcore import datasets
+from dpcore._validate import column_kind as kind_of
 from dpcore.ledger import LedgerRecord
 
 
@@ -16,19 +16,6 @@ from dpcore.ledger import LedgerRecord
 def load_demo() -> pd.DataFrame:
     """The demo dataset, read from disk once per server process."""
     return datasets.load_demo()
-
-
-def kind_of(column: pd.Series) -> str:
-    """A plain-language type name for a column ("whole number", "text", …)."""
-    if types.is_bool_dtype(column):
-        return "yes / no"
-    if types.is_integer_dtype(column):
-        return "whole number"
-    if types.is_numeric_dtype(column):
-        return "decimal number"
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return "category"
-    return "text"
 
 
 def describe_columns(frame: pd.DataFrame, descriptions: dict[str, str]) -> pd.DataFrame:

@@ -616,9 +616,8 @@ def current_plan() -> SynthPlan:
     state, settings = get_state(), get_settings(SynthSettings)
     resolved = resolve((settings.strategy,))
     return SynthPlan(
-        frame=resolved.frame, grouping=resolved.grouping,
-        header=pipeline.plan_header(state, PureDP(resolved.epsilon)), config=resolved.config,
-        strategy=settings.strategy, prepared=resolved.prepared,
+        prepared=resolved.prepared, header=pipeline.plan_header(state, PureDP(resolved.epsilon)),
+        config=resolved.config, strategy=settings.strategy,
     )  # fmt: skip
 
 

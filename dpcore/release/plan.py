@@ -226,9 +226,10 @@ ReleaseOutput = ReleaseRow | SyntheticRow
 class ReleasePlan(Protocol):
     """What :func:`~dpcore.release.commit.release` needs from a plan (each analysis' plan).
 
-    ``header`` is the plan's :class:`PlanHeader` (label, level, data, groups, budget); ``run``
-    draws the release with the noise source given and ``rng`` for any post-processing
-    randomness, one typed row per released estimate (or synthetic record); ``parameters`` is
+    ``header`` is the plan's :class:`PlanHeader` (label, level, data, groups, budget);
+    ``estimate`` draws the analysis' result with the noise source given and ``rng`` for any
+    post-processing randomness, and ``run`` turns it into one typed row per released estimate
+    (or synthetic record); ``parameters`` is
     the plan's JSON-ready identity (:meth:`PlanHeader.identity` plus the analysis' own
     ``estimator`` entry); ``script_body`` is Python that rebuilds the plan from a frame named
     ``frame``.
@@ -245,6 +246,8 @@ class ReleasePlan(Protocol):
     def parameters(self) -> dict: ...
 
     def review_lines(self) -> list[str]: ...
+
+    def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> object: ...
 
     def run(self, noise: NoiseSource, rng: np.random.Generator) -> Sequence[ReleaseOutput]: ...
 

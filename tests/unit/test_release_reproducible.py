@@ -75,8 +75,7 @@ def gvdp_plan(frame):
 
 def synth_plan(frame):
     config = SynthConfig(columns=("job", "car", "pet"), method="independent", n_rows=200)
-    return SynthPlan(frame=frame, grouping=SPEC.build(frame), header=header(frame, PureDP(1.0)),
-                     config=config)  # fmt: skip
+    return SynthPlan.build(frame, header=header(frame, PureDP(1.0)), config=config)
 
 
 @pytest.mark.parametrize("make", [mean_plan, ratio_plan, gvdp_plan, synth_plan])

@@ -97,13 +97,12 @@ def make_plan(
     level: float = 0.95,
     **options,
 ) -> SynthPlan:
-    spec, grouping, _ = parts(frame)
     header = PlanHeader(
-        dataset=DatasetRef.of(frame, name), spec=spec, budget=PureDP(epsilon), label=label,
-        level=level,
+        dataset=DatasetRef.of(frame, name), spec=GroupingSpec(by=("region",)),
+        budget=PureDP(epsilon), label=label, level=level,
     )  # fmt: skip
     plan_options = {"config": config()} | options
-    return SynthPlan(frame=frame, grouping=grouping, header=header, **plan_options)
+    return SynthPlan.build(frame, header=header, **plan_options)
 
 
 @pytest.fixture(scope="module")
@@ -412,19 +411,17 @@ def test_plan_refuses_bad_input_on_construction(frame):
         make_plan(frame, config=config(edges=()))
 
 
-def test_plan_uses_prepared_rows_it_is_given_without_changing_its_identity(frame, monkeypatch):
-    spec, grouping, _ = parts(frame)
-    prepared = prepare_rows(frame, spec, grouping, config())
+def test_plan_of_prepared_rows_equals_the_built_plan(frame, monkeypatch):
     built = make_plan(frame)
     monkeypatch.setattr(synth_plans, "prepare_rows", lambda *a: pytest.fail("prepared again"))
-    given = make_plan(frame, prepared=prepared)
-    assert given.prepared is prepared and given == built
-    assert plan_key(given) == plan_key(built) and "prepared" not in repr(given)
-    assert given.parameters() == built.parameters()
+    given = SynthPlan(prepared=built.prepared, header=built.header, config=config())
+    assert given == built and plan_key(given) == plan_key(built)
+    assert "prepared" not in repr(given) and given.parameters() == built.parameters()
     with pytest.raises(ValueError, match="`prepared` holds the columns"):
-        make_plan(frame, config=config(columns=("job", "car", "pet", "age")), prepared=prepared)
+        SynthPlan(prepared=built.prepared, header=built.header,
+                  config=config(columns=("job", "car", "pet", "age")))  # fmt: skip
     with pytest.raises(TypeError, match="`prepared` must be a PreparedRows"):
-        make_plan(frame, prepared=prepared.rows)
+        SynthPlan(prepared=built.prepared.rows, header=built.header, config=config())
 
 
 def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):
@@ -478,12 +475,11 @@ def run_script(script: str, tmp_path: pathlib.Path, ledger_file: pathlib.Path):
 def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
     spec = GroupingSpec(by=("race", "sex"))
-    grouping = spec.build(demo)
     header = PlanHeader(
         dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=spec, budget=PureDP(1.0)
     )
-    plan = SynthPlan(
-        frame=demo, grouping=grouping, header=header, strategy="stratified",
+    plan = SynthPlan.build(
+        demo, header=header, strategy="stratified",
         config=SynthConfig(
             columns=("age", "workclass", "education", "income_over_50k"), method="mwem",
             n_rows=300, edges=(("age", (25.0, 45.0, 65.0)),), categorical=("income_over_50k",),

@@ -54,6 +54,7 @@ Where this package deviates from the paper's text (each is repeated where it app
 
 The modules:
 
+- :mod:`.analysis` — GVDP as an analysis (:data:`GVDP`): settings, budget, plan, study;
 - :mod:`.bounds` — the public bounds (:class:`GVDPBounds`) and the budget split;
 - :mod:`.blb` — the bag of little bootstraps and the batched weighted fits;
 - :mod:`.private` — modified CoinPress and the post-processing (Thm. 2.9–2.12);
@@ -81,6 +82,7 @@ Everything here is numpy; noise goes through a :class:`~dpcore.mechanisms.NoiseS
 release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use numpy.
 """
 
+from dpcore.analyses.gvdp.analysis import DEFAULT_K, GVDP, GvdpAnalysis, GvdpSettings
 from dpcore.analyses.gvdp.bounds import ESTIMATORS, GVDPBounds, RhoSpent, blb_variance_spread
 from dpcore.analyses.gvdp.data import MAX_FIT_RISK, GvdpData, fit_risk, prepare_data, subsets_for
 from dpcore.analyses.gvdp.diagnostics import (
@@ -131,17 +133,21 @@ __all__ = [
     "ALL",
     "BOUNDS_MODES",
     "BlbDiagnostic",
+    "DEFAULT_K",
     "DP",
     "ESTIMATORS",
+    "GVDP",
     "GVDPBounds",
     "GVDPCoverage",
     "GVDPResult",
     "GVDPStratifiedResult",
+    "GvdpAnalysis",
     "GvdpBoundsSpec",
     "GvdpData",
     "GvdpModel",
     "GvdpPlan",
     "GvdpRow",
+    "GvdpSettings",
     "INTERCEPT",
     "MAX_FIT_RISK",
     "MODELS",

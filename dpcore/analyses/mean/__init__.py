@@ -3,6 +3,8 @@ r"""Private means per group and for the whole population (Rosenblatt, Stoyanovic
 
 The modules:
 
+- :mod:`.analysis` — the mean as an analysis (:data:`MEAN`): settings, budget, statistics, plan,
+  simulation study;
 - :mod:`.statistics` — each group's values sorted with prefix sums (:class:`GroupValues`), the
   sufficient statistics every mean estimator reads;
 - :mod:`.estimators` — clipped means with Laplace (ε-DP, eq. 3) or Gaussian (ρ-zCDP, eq. 1) noise;
@@ -17,6 +19,13 @@ Every estimator works on per-group sufficient statistics (sizes and clipped sums
 vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.mechanisms.NoiseSource`.
 """
 
+from dpcore.analyses.mean.analysis import (
+    ESTIMATOR_LABELS,
+    MEAN,
+    MeanAnalysis,
+    MeanSettings,
+    MeanStudy,
+)
 from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, GroupStats, LaplaceMean
 from dpcore.analyses.mean.functions import MeanRelease, coinpress_mean, gaussian_mean, laplace_mean
@@ -24,8 +33,10 @@ from dpcore.analyses.mean.plan import MeanPlan, MeanRow
 from dpcore.analyses.mean.simulate import (
     GLOBAL_LABEL,
     budget_sweep,
+    group_summary,
     monte_carlo,
     parity_by_replicate,
+    replicate_metrics,
 )
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
@@ -41,14 +52,19 @@ from dpcore.analyses.mean.strategies import (
 __all__ = [
     "ClippedMean",
     "CoinPressMean",
+    "ESTIMATOR_LABELS",
     "GLOBAL_LABEL",
     "GaussianMean",
     "GroupStats",
     "GroupValues",
     "LaplaceMean",
+    "MEAN",
+    "MeanAnalysis",
     "MeanPlan",
     "MeanRelease",
     "MeanRow",
+    "MeanSettings",
+    "MeanStudy",
     "STRATEGIES",
     "Strategy",
     "StrategyResult",
@@ -58,9 +74,11 @@ __all__ = [
     "gaussian_mean",
     "global_and_group_means",
     "global_only_mean",
+    "group_summary",
     "laplace_mean",
     "monte_carlo",
     "parity_by_replicate",
+    "replicate_metrics",
     "run_strategy",
     "stratified_mean",
 ]

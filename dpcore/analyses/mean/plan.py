@@ -131,8 +131,11 @@ class MeanPlan:
             ),
         }
 
-    def estimate(self, noise: NoiseSource) -> StrategyResult:
-        """The strategy's group and global estimates drawn with ``noise``."""
+    def estimate(
+        self, noise: NoiseSource, rng: np.random.Generator | None = None
+    ) -> StrategyResult:
+        """The strategy's group and global estimates drawn with ``noise`` (``rng`` unused: the
+        mean has no random post-processing)."""
         return run_strategy(
             self.strategy, self.values, self.estimator, self.cost, self.shares,
             global_fraction=self.global_fraction, noise=noise,
@@ -144,7 +147,7 @@ class MeanPlan:
         ``rng`` is not used: the noise intervals' draws are post-processing with a fixed seed,
         so the same estimates always give the same intervals.
         """
-        result = self.estimate(noise)
+        result = self.estimate(noise, rng)
         groups, population = self.intervals(result)
         rows = []
         if self.strategy != "global_only":

@@ -21,7 +21,14 @@ from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import normalized_error, parity_error
 from dpcore.shares import PublicShares
 
-__all__ = ["GLOBAL_LABEL", "budget_sweep", "monte_carlo", "parity_by_replicate"]
+__all__ = [
+    "GLOBAL_LABEL",
+    "budget_sweep",
+    "group_summary",
+    "monte_carlo",
+    "parity_by_replicate",
+    "replicate_metrics",
+]
 
 GLOBAL_LABEL = "All (global)"
 CHUNK = 250
@@ -117,6 +124,39 @@ def parity_by_replicate(frame: pd.DataFrame, omega: float | None = None) -> pd.S
     return pd.Series(values, index=wide.index, name="parity_error")
 
 
+def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per replicate of a :func:`monte_carlo` frame: the global error, the worst group's
+    error and the parity error (AAAI 2024, Def. 10, ω = 1/k).
+
+    Errors are normalized absolute errors (fractions, not %), as in :mod:`dpcore.metrics`.
+    """
+    groups = frame[frame["level"] == "group"]
+    whole = frame[frame["level"] == "global"].set_index("replicate")["error"]
+    parity = parity_by_replicate(frame).reindex(whole.index)
+    worst = groups.groupby("replicate")["error"].max().reindex(whole.index)
+    return pd.DataFrame(
+        {
+            "replicate": whole.index.to_numpy(),
+            "global": whole.to_numpy(),
+            "worst group": worst.to_numpy(),
+            "parity": parity.to_numpy(),
+        }
+    )
+
+
+def group_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per group of a :func:`monte_carlo` frame: size, mean error and its 5th/95th percentiles
+    over replicates, smallest group first."""
+    groups = frame[frame["level"] == "group"]
+    summary = groups.groupby("group", sort=False).agg(
+        size=("size", "first"),
+        mean=("error", "mean"),
+        q05=("error", lambda e: float(np.quantile(e, 0.05))),
+        q95=("error", lambda e: float(np.quantile(e, 0.95))),
+    )
+    return summary.reset_index().sort_values("size", kind="stable", ignore_index=True)
+
+
 def budget_sweep(
     strata: GroupValues,
     estimator: MeanEstimator,
@@ -143,16 +183,10 @@ def budget_sweep(
                 strata, estimator, budget, strategy=strategy, shares=shares,
                 global_fraction=global_fraction, replicates=replicates, rng=generator,
             )  # fmt: skip
-            per_metric = {
-                "global": frame.loc[frame["level"] == "global", "error"].to_numpy(),
-                "worst group": frame[frame["level"] == "group"]
-                .groupby("replicate")["error"]
-                .max()
-                .to_numpy(),
-                "parity": parity_by_replicate(frame).to_numpy(),
-            }
+            metrics = replicate_metrics(frame)
             value = next(iter(budget.components().values()))
-            for metric, errors in per_metric.items():
+            for metric in ("global", "worst group", "parity"):
+                errors = metrics[metric].to_numpy()
                 low, high = np.quantile(errors, [0.05, 0.95])
                 rows.append((value, strategy, metric, errors.mean(), low, high))
             if progress is not None:

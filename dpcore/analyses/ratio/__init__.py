@@ -10,6 +10,8 @@ every group :math:`G_g` the target is
 Each group releases its own noisy sums (§2.3.1, 5 sums unweighted / 6 weighted for binary y) and
 gets its own interval (§2.4). The modules, from lowest level up:
 
+- :mod:`.analysis` — the ratio as an analysis (:data:`RATIO`): settings, checks, budget, plan,
+  simulation study;
 - :mod:`.sums` — the sums, their public bounds (:class:`RatioBounds`) and :func:`ratio_sums`, the
   only pass over raw rows;
 - :mod:`.noise` — :func:`release_ratio_sums` adds noise through a
@@ -63,6 +65,7 @@ Privacy accounting (stated on screen too):
   composition of ε/m per sum), which the ledger converts to ρ = ε²/2.
 """
 
+from dpcore.analyses.ratio.analysis import RATIO, RatioAnalysis, RatioSettings
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, bootstrap_group_sums, group_ratio_sums
 from dpcore.analyses.ratio.intervals import (
@@ -109,12 +112,15 @@ __all__ = [
     "MC_SEED",
     "MECHANISMS",
     "METHODS",
+    "RATIO",
+    "RatioAnalysis",
     "RatioBounds",
     "RatioCI",
     "RatioComparison",
     "RatioPlan",
     "RatioRelease",
     "RatioResult",
+    "RatioSettings",
     "RatioSums",
     "SCALES",
     "SUM_LABELS",

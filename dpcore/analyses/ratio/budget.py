@@ -32,6 +32,7 @@ from dpcore.analyses.ratio.sums import (
     RatioBounds,
     RatioSums,
 )
+from dpcore.errors import BudgetKindError
 
 __all__ = [
     "release_arguments",
@@ -161,11 +162,12 @@ def release_arguments(
         return {"epsilon": epsilon, "delta": None, "mechanism": "laplace", "composition": "basic"}
     if isinstance(budget, ZCDP):
         if mechanism != "gaussian":
-            raise ValueError(
+            raise BudgetKindError(
                 "`mechanism` 'gaussian_analytic' splits an (ε, δ) budget; with a ρ-zCDP budget "
                 "choose mechanism='gaussian' (σ from ρ directly) or 'laplace', or switch the "
-                "budget to ε"
-            )
+                "budget to ε",
+                mechanism=mechanism, kind=budget.kind, needs=("pure", "approx"),
+            )  # fmt: skip
         epsilon = ZCDP(budget.rho).to_approx_dp(delta).epsilon
         options = {"bounds": bounds, "weighted": weighted, "binary_y": binary_y}
         for _ in range(100):

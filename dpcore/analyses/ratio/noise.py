@@ -31,6 +31,7 @@ from dpcore.analyses.ratio.sums import (
     _check_exact_sums,
     as_ratio_bounds,
 )
+from dpcore.errors import ClassicGaussianRangeError
 from dpcore.mechanisms import NoiseKind, NoiseSource, SimulationNoise, gaussian_sigma, noise_source
 
 __all__ = [
@@ -137,10 +138,11 @@ def _noise_scales(
     if mechanism == "laplace":
         return {k: d / eps_i for k, d in sensitivity.items()}, None
     if mechanism == "gaussian" and eps_i >= 1:
-        raise ValueError(
+        raise ClassicGaussianRangeError(
             f"`epsilon` split over {m} sums gives ε/{m} = {eps_i:.6g} per sum, but the classic "
             "Gaussian mechanism (eq. 5) needs ε < 1 per sum; use mechanism='gaussian_analytic' "
-            f"or composition='zcdp', or an `epsilon` below {m}, got {epsilon!r}"
+            f"or composition='zcdp', or an `epsilon` below {m}, got {epsilon!r}",
+            epsilon=eps_i,
         )
     method = "classic" if mechanism == "gaussian" else "analytic"
     unit = gaussian_sigma(1.0, eps_i, delta_i, method)  # σ is linear in Δ for both calibrations

@@ -197,8 +197,9 @@ class RatioPlan:
             "strategy": "stratified",
         }  # fmt: skip
 
-    def estimate(self, noise: NoiseSource) -> RatioResult:
-        """Every group's noisy sums drawn with ``noise``, and the intervals formed from them."""
+    def estimate(self, noise: NoiseSource, rng: np.random.Generator | None = None) -> RatioResult:
+        """Every group's noisy sums drawn with ``noise``, and the intervals formed from them
+        (``rng`` unused: the Monte Carlo correction re-noises with :data:`MC_SEED`)."""
         return estimate_ratios(
             self.sums, **self.arguments, method=self.method, scale=self.scale,
             level=self.header.level, B=self.B, noise=noise, rng=MC_SEED,
@@ -212,7 +213,7 @@ class RatioPlan:
         are None. ``rng`` is not used: the Monte Carlo correction re-noises with the fixed
         :data:`MC_SEED`, so the same noisy sums always give the same interval.
         """
-        return self.estimate(noise).rows()
+        return self.estimate(noise, rng).rows()
 
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""

@@ -54,6 +54,7 @@ categories are read from the data (:attr:`SyntheticData.domain_from_data`), and 
 group shares when they are the data's own group counts treated as public.
 """
 
+from dpcore.analyses.synth.analysis import SYNTH, SynthAnalysis, SynthSettings
 from dpcore.analyses.synth.config import (
     ALL_ROWS,
     MAX_ROWS,
@@ -100,8 +101,11 @@ __all__ = [
     "PreparedRows",
     "STRATEGIES",
     "SWEEP_EPSILONS",
+    "SYNTH",
+    "SynthAnalysis",
     "SynthConfig",
     "SynthPlan",
+    "SynthSettings",
     "SyntheticData",
     "bucketize",
     "build_workload",

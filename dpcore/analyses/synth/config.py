@@ -184,12 +184,16 @@ def all_edges(config: SynthConfig, spec: GroupingSpec) -> dict[str, tuple[float,
 class PreparedRows:
     """The confidential rows a synthesis models, and what was left out on the way.
 
-    ``rows`` holds the output columns only (numeric columns chosen as categories as text).
+    ``rows`` holds the output columns of ``config`` only (numeric columns chosen as categories as
+    text), in the groups of ``grouping`` (whose public shares a stratified synthesis draws rows
+    by).
     ``n_holdout`` rows form the public holdout of the Strata page and ``n_dropped`` rows belong to
     groups dropped there as too small; neither is modelled.
     """
 
     rows: pd.DataFrame
+    grouping: Grouping
+    config: SynthConfig
     n_input: int
     n_holdout: int = 0
     n_dropped: int = 0
@@ -267,6 +271,8 @@ def prepare_rows(
             rows[column] = text.where(values.notna(), None)
     return PreparedRows(
         rows=rows,
+        grouping=grouping,
+        config=config,
         n_input=len(frame),
         n_holdout=int(np.count_nonzero(codes == HOLDOUT_CODE)),
         n_dropped=int(np.count_nonzero(codes == DROPPED_CODE)),

@@ -21,7 +21,8 @@ from dpcore.analyses.synth.config import (
     run_synthesis,
 )
 from dpcore.analyses.synth.encoding import METHODS
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.analyses.synth.synthesizers import SyntheticData
+from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, SyntheticRow
 from dpcore.shares import PublicShares
@@ -50,10 +51,9 @@ class SynthPlan:
 
     Parameters
     ----------
-    frame
-        The confidential rows (not part of the plan's identity; the header fingerprints them).
-    grouping
-        ``header.spec.build(frame)``: the Strata page's groups and their public shares.
+    prepared
+        The rows to synthesize, in the Strata page's groups (:func:`prepare_rows` of the frame
+        the header fingerprints). Not part of the plan's identity.
     header
         Data, groups, budget (pure ε-DP), label (:class:`~dpcore.release.PlanHeader`); its level
         is unused (synthetic rows have no intervals).
@@ -61,24 +61,20 @@ class SynthPlan:
         What to synthesize (:class:`SynthConfig`).
     strategy
         ``"stratified"`` or ``"vanilla"``.
-    prepared
-        ``prepare_rows(frame, spec, grouping, config)`` when the caller already has it (e.g.
-        cached), so it is not computed again; computed here when left out. Not part of the
-        plan's identity (``frame``, ``spec`` and ``config`` determine it).
+
+    Build one from a frame with :meth:`build`.
     """
 
-    frame: pd.DataFrame = field(compare=False, repr=False)
-    grouping: Grouping = field(compare=False, repr=False)
+    prepared: PreparedRows = field(compare=False, repr=False)
     header: PlanHeader
     config: SynthConfig
     strategy: Strategy = "stratified"
-    prepared: PreparedRows | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.frame, pd.DataFrame):
-            raise TypeError(f"`frame` must be a pandas DataFrame, got {type(self.frame).__name__}")
-        if not isinstance(self.grouping, Grouping):
-            raise TypeError(f"`grouping` must be a Grouping, got {type(self.grouping).__name__}")
+        if not isinstance(self.prepared, PreparedRows):
+            raise TypeError(
+                f"`prepared` must be a PreparedRows, got {type(self.prepared).__name__}"
+            )
         if not isinstance(self.header, PlanHeader):
             raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
         if not isinstance(self.header.budget, PureDP):
@@ -92,26 +88,33 @@ class SynthPlan:
             raise ValueError(
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
             )
-        label = (
-            f"Synthetic data ({METHOD_NAMES[self.config.method]}), {self.strategy} by "
-            f"{self.header.by}"
-        )
-        object.__setattr__(self, "header", self.header.named(label))
-        # The rows run() models, computed once (unless the caller passed them).
-        if self.prepared is None:
-            prepared = prepare_rows(self.frame, self.spec, self.grouping, self.config)
-            object.__setattr__(self, "prepared", prepared)
-        elif not isinstance(self.prepared, PreparedRows):
-            raise TypeError(
-                f"`prepared` must be a PreparedRows, got {type(self.prepared).__name__}"
-            )
-        elif tuple(self.prepared.rows.columns) != self.columns:
+        if tuple(self.prepared.rows.columns) != self.columns:
             raise ValueError(
                 f"`prepared` holds the columns {list(self.prepared.rows.columns)}, but the plan "
                 f"synthesizes {list(self.columns)}; pass prepare_rows(frame, spec, grouping, "
                 "config)"
             )
+        label = (
+            f"Synthetic data ({METHOD_NAMES[self.config.method]}), {self.strategy} by "
+            f"{self.header.by}"
+        )
+        object.__setattr__(self, "header", self.header.named(label))
         check_config(self.prepared, self.config, self.spec, self.shares, (self.strategy,))
+
+    @classmethod
+    def build(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        header: PlanHeader,
+        config: SynthConfig,
+        strategy: Strategy = "stratified",
+    ) -> SynthPlan:
+        """The plan for ``frame``: rows prepared in the groups of ``header.spec``."""
+        if not isinstance(header, PlanHeader):
+            raise TypeError(f"`header` must be a PlanHeader, got {type(header).__name__}")
+        prepared = prepare_rows(frame, header.spec, header.spec.build(frame), config)
+        return cls(prepared=prepared, header=header, config=config, strategy=strategy)
 
     @property
     def spec(self) -> GroupingSpec:
@@ -125,7 +128,7 @@ class SynthPlan:
     @property
     def shares(self) -> PublicShares:
         """The public shares rows are drawn in (stratified)."""
-        return self.grouping.shares
+        return self.prepared.grouping.shares
 
     @property
     def cost(self) -> Budget:
@@ -153,16 +156,18 @@ class SynthPlan:
             "columns": list(self.columns),
         }
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
-        """Fit the models with ``noise`` and draw the rows; one record per synthetic row.
-
-        Drawing rows from the fitted models, and shuffling them (they come grouped by stratum),
-        is post-processing and uses ``rng``.
-        """
-        data = run_synthesis(
+    def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> SyntheticData:
+        """Fit the models with ``noise`` and draw the synthetic table with ``rng`` (drawing rows
+        from fitted models is post-processing)."""
+        return run_synthesis(
             self.prepared, self.config, self.spec, self.shares, epsilon=self.epsilon,
             strategy=self.strategy, noise=noise, rng=rng,
         )  # fmt: skip
+
+    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
+        """Fit the models with ``noise`` and draw the rows; one record per synthetic row,
+        shuffled with ``rng`` (they come grouped by stratum)."""
+        data = self.estimate(noise, rng)
         order = rng.permutation(len(data.frame))
         records = data.frame.iloc[order].astype(str).to_dict("records")
         return [SyntheticRow.of(record) for record in records]
@@ -210,9 +215,8 @@ class SynthPlan:
         return (
             f"{self.header.script()}"
             "from dpcore import SynthConfig, SynthPlan\n\n"
-            "plan = SynthPlan(\n"
-            "    frame=frame,\n"
-            "    grouping=header.spec.build(frame),\n"
+            "plan = SynthPlan.build(\n"
+            "    frame,\n"
             "    header=header,\n"
             f"    config={self.config!r},\n"
             f"    strategy={self.strategy!r},\n"

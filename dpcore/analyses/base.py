@@ -1,0 +1,112 @@
+"""The interface every analysis implements, so that pages, scripts and tools never branch on an
+analysis' name.
+
+An analysis is a frozen settings dataclass (its typed choices) plus an :class:`Analysis` object
+that knows, for those settings:
+
+- what is wrong with them for a table (:meth:`Analysis.problems`);
+- the budget it runs at, in its own accounting, for the budget a user set
+  (:meth:`Analysis.native_budget`) and a sentence saying so (:meth:`Analysis.describe_budget`);
+- its sufficient statistics from a :class:`~dpcore.grouping.Grouping` — the only pass over the
+  table's rows (:meth:`Analysis.statistics`);
+- its release plan (:meth:`Analysis.plan`), from which its preview follows: the plan's estimate
+  drawn once with simulation noise (:meth:`Analysis.preview`);
+- its simulation study, many simulated releases scored against the confidential truth
+  (:meth:`Analysis.study`).
+
+The registry in :mod:`dpcore.analyses` lists one instance of each.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import as_rng
+from dpcore.accounting import Budget
+from dpcore.errors import Problem, SettingsError
+from dpcore.grouping import Grouping
+from dpcore.mechanisms import SimulationNoise
+from dpcore.release.plan import PlanHeader, ReleasePlan
+
+__all__ = ["Analysis"]
+
+SettingsT = TypeVar("SettingsT")
+StatsT = TypeVar("StatsT")
+
+
+class Analysis(ABC, Generic[SettingsT, StatsT]):
+    """One analysis of Strata Lab (see the module docstring)."""
+
+    name: ClassVar[str]
+    """Registry key; also the ``kind`` in a release's parameters."""
+    title: ClassVar[str]
+    """What a user picks, e.g. ``"Mean per group (stratified)"``."""
+    summary: ClassVar[str]
+    """One sentence under the title saying what the analysis answers."""
+    settings_type: ClassVar[type]
+    """The frozen dataclass of the analysis' settings; its defaults fit the demo data."""
+
+    def default_settings(self) -> SettingsT:
+        return self.settings_type()
+
+    def problems(self, settings: SettingsT, frame: pd.DataFrame) -> list[Problem]:
+        """Everything that stops ``settings`` on ``frame`` (errors) or is still to be chosen
+        (infos); empty when the analysis can run. Never shows a value of the data."""
+        return []
+
+    def check(self, settings: SettingsT, frame: pd.DataFrame) -> None:
+        """Raise :class:`~dpcore.errors.SettingsError` listing :meth:`problems`, if any."""
+        problems = self.problems(settings, frame)
+        if problems:
+            raise SettingsError(problems)
+
+    @abstractmethod
+    def native_budget(self, settings: SettingsT, budget: Budget) -> Budget:
+        """The budget the analysis runs at for a user's ``budget`` (ε or ρ), in the accounting
+        of its mechanism; :class:`~dpcore.errors.BudgetKindError` when it cannot meet it."""
+
+    @abstractmethod
+    def describe_budget(self, settings: SettingsT, budget: Budget) -> str:
+        """One sentence: what the analysis runs at for ``budget``, and why."""
+
+    @abstractmethod
+    def statistics(self, frame: pd.DataFrame, grouping: Grouping, settings: SettingsT) -> StatsT:
+        """The sufficient statistics of ``frame``'s rows in the groups of ``grouping`` (built
+        from ``frame``): the only pass over rows; everything after reads these."""
+
+    @abstractmethod
+    def plan(self, stats: StatsT, settings: SettingsT, header: PlanHeader) -> ReleasePlan:
+        """The release plan at ``header.budget`` (a user's budget: the plan runs at
+        :meth:`native_budget` of it)."""
+
+    def preview(
+        self,
+        stats: StatsT,
+        settings: SettingsT,
+        header: PlanHeader,
+        *,
+        rng: np.random.Generator | int | None = None,
+    ) -> Any:
+        """What a release would look like: the plan's estimate, drawn once with numpy noise
+        from ``rng`` (a curator's preview, never a release)."""
+        generator = as_rng(rng)
+        plan = self.plan(stats, settings, header)
+        return plan.estimate(SimulationNoise(rng=generator), generator)
+
+    @abstractmethod
+    def study(
+        self,
+        stats: StatsT,
+        settings: SettingsT,
+        budget: Budget,
+        *,
+        level: float,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> Any:
+        """Many simulated releases at ``budget``, scored against the confidential truth (the
+        Compare page's numbers; numpy noise, no budget spent)."""

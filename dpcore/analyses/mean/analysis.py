@@ -1,0 +1,185 @@
+"""The mean as an analysis: its settings, budget, statistics, plan and simulation study."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
+from dpcore.analyses.base import Analysis
+from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.plan import MeanPlan
+from dpcore.analyses.mean.simulate import group_summary, monte_carlo, replicate_metrics
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.mean.strategies import Strategy
+from dpcore.errors import BudgetKindError, Problem, SettingsError
+from dpcore.grouping import Grouping
+from dpcore.release.plan import PlanHeader
+
+__all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
+
+EstimatorKind = Literal["laplace", "gaussian", "coinpress"]
+
+ESTIMATOR_LABELS: dict[str, str] = {
+    "laplace": "Laplace mean (ε-DP)",
+    "gaussian": "Gaussian mean (ρ-zCDP)",
+    "coinpress": "CoinPress (ρ-zCDP, adaptive)",
+}
+
+
+@dataclass(frozen=True)
+class MeanSettings:
+    """The mean's choices. Defaults fit the demo data: hours worked per week, clipped to the
+    public range [0, 100] hours, with the Laplace mean.
+
+    Bounds are public: typed by the user, never read off the data. ``strategy`` is what a
+    release publishes and ``global_fraction`` the share of the budget of the population
+    estimate when a release publishes both (vanilla (ii)).
+    """
+
+    value: str | None = "hours_per_week"
+    estimator: EstimatorKind = "laplace"
+    clip_low: float | None = 0.0
+    clip_high: float | None = 100.0
+    n_public: bool = True
+    coinpress_sigma: float = 15.0
+    coinpress_steps: int = 3
+    coinpress_beta: float = 0.01
+    strategy: Strategy = "stratified"
+    global_fraction: float = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class MeanStudy:
+    """Simulated releases of one strategy: per-replicate errors (:func:`replicate_metrics`) and
+    per-group error summaries (:func:`group_summary`)."""
+
+    metrics: pd.DataFrame
+    groups: pd.DataFrame
+
+
+class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
+    """Private means per group and for the whole population (AAAI 2024; CoinPress)."""
+
+    name = "mean"
+    title = "Mean per group (stratified)"
+    summary = (
+        "The average of one column in each group and overall, with Laplace, Gaussian or "
+        "CoinPress noise."
+    )
+    settings_type = MeanSettings
+
+    def problems(self, settings: MeanSettings, frame: pd.DataFrame) -> list[Problem]:
+        out = []
+        if settings.value is None:
+            out.append(Problem("info", "Choose the value column to estimate on the Data page.",
+                               "value"))  # fmt: skip
+        low, high = settings.clip_low, settings.clip_high
+        if low is None or high is None:
+            out.append(
+                Problem(
+                    "error",
+                    "Enter public lower and upper bounds for the value on the Estimator page. "
+                    "They must come from outside knowledge (e.g. 0 to 100 hours a week), never "
+                    "from the data.",
+                    "clip_low" if low is None else "clip_high",
+                )
+            )
+        elif not (math.isfinite(low) and math.isfinite(high)) or low >= high:
+            out.append(
+                Problem(
+                    "error",
+                    f"The lower bound L must be below the upper bound U, got L = {low:g} and "
+                    f"U = {high:g}. Fix the bounds to continue.",
+                    "clip_low",
+                )
+            )
+        return out
+
+    def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:
+        """The estimator the settings describe; :class:`~dpcore.errors.SettingsError` when its
+        public bounds are missing or out of order."""
+        problems = [p for p in self.problems(settings, pd.DataFrame()) if p.field != "value"]
+        if problems:
+            raise SettingsError(problems)
+        bounds = (settings.clip_low, settings.clip_high)
+        if settings.estimator == "laplace":
+            return LaplaceMean(bounds=bounds, n_public=settings.n_public)
+        if settings.estimator == "gaussian":
+            return GaussianMean(bounds=bounds, n_public=settings.n_public)
+        return CoinPressMean(
+            prior=bounds, sigma=settings.coinpress_sigma, steps=settings.coinpress_steps,
+            beta=settings.coinpress_beta,
+        )  # fmt: skip
+
+    def native_budget(self, settings: MeanSettings, budget: Budget) -> Budget:
+        """Laplace is ε-DP; a ρ-zCDP budget runs it at ε = √(2ρ), which is ρ-zCDP (Bun &
+        Steinke 2016, Prop. 1.4). Gaussian and CoinPress satisfy zCDP but never pure ε-DP, so an
+        ε budget is refused."""
+        if isinstance(budget, PureDP):
+            if settings.estimator != "laplace":
+                raise BudgetKindError(
+                    f"The {ESTIMATOR_LABELS[settings.estimator]} adds Gaussian noise, which "
+                    "cannot meet pure ε-DP. Switch the Budget page to ρ-zCDP, or choose the "
+                    "Laplace mean.",
+                    mechanism=ESTIMATOR_LABELS[settings.estimator], kind=budget.kind,
+                    needs=("zcdp",),
+                )  # fmt: skip
+            return budget
+        if not isinstance(budget, ZCDP):
+            raise BudgetKindError(
+                f"The mean takes an ε or a ρ budget, got {budget}.", mechanism="mean",
+                kind=budget.kind, needs=("pure", "zcdp"),
+            )  # fmt: skip
+        if settings.estimator == "laplace":
+            return PureDP(pure_epsilon_within(budget.rho))
+        return budget
+
+    def describe_budget(self, settings: MeanSettings, budget: Budget) -> str:
+        native = self.native_budget(settings, budget)
+        return f"The {ESTIMATOR_LABELS[settings.estimator]} will run at {native}."
+
+    def statistics(
+        self, frame: pd.DataFrame, grouping: Grouping, settings: MeanSettings
+    ) -> GroupValues:
+        if settings.value is None:
+            raise ValueError("Choose the value column to estimate on the Data page.")
+        return GroupValues.from_grouping(grouping, frame, settings.value)
+
+    def plan(self, stats: GroupValues, settings: MeanSettings, header: PlanHeader) -> MeanPlan:
+        native = self.native_budget(settings, header.budget)
+        return MeanPlan(
+            values=stats, header=dataclasses.replace(header, budget=native),
+            estimator=self.estimator(settings), strategy=settings.strategy,
+            global_fraction=settings.global_fraction,
+        )  # fmt: skip
+
+    def study(
+        self,
+        stats: GroupValues,
+        settings: MeanSettings,
+        budget: Budget,
+        *,
+        level: float = 0.95,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+        strategy: Strategy = "stratified",
+    ) -> MeanStudy:
+        """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
+        :meth:`native_budget`), scored against the true clipped means (``level`` unused: the
+        study scores estimates, not intervals)."""
+        frame = monte_carlo(
+            stats, self.estimator(settings), self.native_budget(settings, budget),
+            strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
+            rng=rng,
+        )  # fmt: skip
+        return MeanStudy(replicate_metrics(frame), group_summary(frame))
+
+
+MEAN = MeanAnalysis()

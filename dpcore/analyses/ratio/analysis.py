@@ -1,0 +1,242 @@
+"""The calibration ratio as an analysis: its settings, budget, statistics, plan and study."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import column_kind, is_numeric
+from dpcore.accounting import Budget, PureDP
+from dpcore.analyses.base import Analysis
+from dpcore.analyses.ratio.budget import release_arguments, release_cost
+from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
+from dpcore.analyses.ratio.plan import RatioPlan
+from dpcore.analyses.ratio.preview import simulate_ratio_intervals
+from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBounds, RatioSums, Scale
+from dpcore.errors import Problem
+from dpcore.grouping import Grouping
+from dpcore.release.plan import PlanHeader
+
+__all__ = ["RATIO", "RatioAnalysis", "RatioSettings"]
+
+ROLE_NAMES = {"s_column": "score", "y_column": "label", "w_column": "weight"}
+BOUND_HINTS = {
+    "score": "Type the largest score anyone could have, known without looking at the data "
+    "(1 for a probability).",
+    "label": "Type the largest label anyone could have (1 for a yes/no outcome).",
+    "weight": "Type the largest weight in the survey design (e.g. 3). Weights are clipped to "
+    "[0, u_w], so a bound below 1 would shrink even a weight of 1.",
+}
+
+
+@dataclass(frozen=True)
+class RatioSettings:
+    """The ratio's choices (defaults fit the demo data: the demo classifier's score against
+    the 0/1 income label, unweighted, the classic Gaussian with the analytical correction).
+
+    Bounds are public upper bounds (the lower bounds are 0, as in Miao & Li 2022): typed by the
+    user, never read off the data. ``binary_y`` declares the label 0/1 (a public fact, checked,
+    never inferred). ``delta`` is the δ of a Gaussian release under a pure ε budget.
+    """
+
+    s_column: str | None = "score"
+    y_column: str | None = "income_over_50k"
+    w_column: str | None = None
+    s_bound: float | None = 1.0
+    y_bound: float | None = 1.0
+    w_bound: float | None = 3.0
+    binary_y: bool = True
+    mechanism: Mechanism = "gaussian"
+    composition: Composition = "basic"
+    delta: float = 1e-6
+    method: Method = "analytical"
+    B: int = 200
+    scale: Scale = "ratio"
+
+    @property
+    def bounds(self) -> RatioBounds:
+        """The public bounds as :class:`RatioBounds` (a binary label's is 1; no weights: 1)."""
+        return RatioBounds(
+            float(self.s_bound),
+            1.0 if self.binary_y else float(self.y_bound),
+            float(self.w_bound) if self.w_column is not None else 1.0,
+        )
+
+
+def _column_problem(frame: pd.DataFrame, role: str, column: str | None) -> Problem | None:
+    name = ROLE_NAMES[role]
+    if column is None:
+        return Problem("info", f"Choose the {name} column.", role)
+    if column not in frame.columns:
+        return Problem("info", f"Choose the {name} column: `{column}` is not in the data in use.",
+                       role)  # fmt: skip
+    if not is_numeric(frame[column]):
+        kind = column_kind(frame[column])
+        return Problem(
+            "error",
+            f"The {name} column `{column}` is not numeric (its values are {kind}). Choose a "
+            f"column of numbers for the {name}.",
+            role,
+        )
+    return None
+
+
+def _bound_problem(name: str, value: float | None, at_least_one: bool) -> Problem | None:
+    bad = value is None or not math.isfinite(value) or (value < 1 if at_least_one else value <= 0)
+    if not bad:
+        return None
+    shown = "nothing" if value is None else f"{value:g}"
+    relation = "at least 1" if at_least_one else "above 0"
+    return Problem(
+        "error",
+        f"The upper bound of the {name} must be a finite number {relation}, got {shown}. "
+        f"{BOUND_HINTS[name]}",
+        f"{name[0]}_bound",
+    )
+
+
+def _is_binary(frame: pd.DataFrame, column: str) -> bool:
+    values = pd.to_numeric(frame[column], errors="coerce").dropna()
+    return bool(values.isin([0, 1]).all())
+
+
+class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
+    """The calibration ratio Σ score / Σ label per group with DP confidence intervals (Miao &
+    Li 2022)."""
+
+    name = "ratio"
+    title = "Ratio of sums (calibration ratio)"
+    summary = (
+        "Σ score / Σ label per group: is a classifier equally calibrated across groups? With "
+        "confidence intervals that stay valid under DP noise."
+    )
+    settings_type = RatioSettings
+
+    def problems(self, settings: RatioSettings, frame: pd.DataFrame) -> list[Problem]:
+        """Wrong or missing columns and bounds; a label declared binary that is not 0/1 (the
+        only check that reads the data; its message never shows a value)."""
+        roles = {"s_column": settings.s_column, "y_column": settings.y_column}
+        if settings.w_column is not None:
+            roles["w_column"] = settings.w_column
+        problems = [
+            problem
+            for role, column in roles.items()
+            if (problem := _column_problem(frame, role, column)) is not None
+        ]
+        chosen = [c for c in roles.values() if c is not None]
+        if len(set(chosen)) < len(chosen):
+            problems.append(Problem(
+                "error", "The score, label and weight must be different columns. Choose another "
+                "column for one of them.",
+            ))  # fmt: skip
+        bounds = [("score", settings.s_bound, False)]
+        if not settings.binary_y:
+            bounds.append(("label", settings.y_bound, False))
+        if settings.w_column is not None:
+            bounds.append(("weight", settings.w_bound, True))
+        problems += [
+            problem
+            for name, value, at_least_one in bounds
+            if (problem := _bound_problem(name, value, at_least_one)) is not None
+        ]
+        y = settings.y_column
+        if (
+            settings.binary_y
+            and not any(p.severity == "error" for p in problems)
+            and y is not None
+            and _column_problem(frame, "y_column", y) is None
+            and not _is_binary(frame, y)
+        ):
+            problems.append(Problem(
+                "error",
+                f"The label column `{y}` has values other than 0 and 1, but “Label is binary "
+                "(0/1)” is ticked. Untick it and type the label's upper bound, or choose a 0/1 "
+                "column.",
+                "binary_y",
+            ))  # fmt: skip
+        return problems
+
+    def arguments(self, settings: RatioSettings, budget: Budget) -> dict:
+        """The estimator's ``epsilon``, ``delta``, ``mechanism`` and ``composition`` at
+        ``budget``, checked against the exact cost (typed errors from
+        :func:`release_arguments` and :func:`release_cost`)."""
+        weighted = settings.w_column is not None
+        arguments = release_arguments(
+            budget, mechanism=settings.mechanism, composition=settings.composition,
+            delta=settings.delta, bounds=settings.bounds, weighted=weighted,
+            binary_y=settings.binary_y,
+        )  # fmt: skip
+        release_cost(bounds=settings.bounds, weighted=weighted, binary_y=settings.binary_y,
+                     **arguments)  # fmt: skip
+        return arguments
+
+    def native_budget(self, settings: RatioSettings, budget: Budget) -> Budget:
+        """The ratio plans at the user's budget (its exact cost follows from it); refused with
+        a typed error when the mechanism cannot run there."""
+        self.arguments(settings, budget)
+        return budget
+
+    def describe_budget(self, settings: RatioSettings, budget: Budget) -> str:
+        gaussian = settings.mechanism != "laplace"
+        if isinstance(budget, PureDP):
+            shown = f"ε = {budget.epsilon:g}"
+            guarantee = (
+                f"(ε = {budget.epsilon:g}, δ = {settings.delta:.0e})-DP — Gaussian noise cannot "
+                "meet pure ε-DP, so δ is added"
+                if gaussian
+                else "pure ε-DP, as the Budget page says"
+            )
+        else:
+            shown = f"ρ = {budget.rho:g}"
+            guarantee = (
+                "ρ-zCDP"
+                if gaussian
+                else f"pure ε-DP at ε = √(2ρ) = {(2 * budget.rho) ** 0.5:.3g}, which is ρ-zCDP"
+            )
+        return (
+            f"Budget per release: **{shown}** from the Budget page; this release is {guarantee}. "
+            "Each group is released separately; groups are disjoint, so all of them cost one "
+            "group's budget, and the all-groups ratio adds the noisy group sums (no extra cost)."
+        )
+
+    def statistics(
+        self, frame: pd.DataFrame, grouping: Grouping, settings: RatioSettings
+    ) -> GroupRatioSums:
+        return group_ratio_sums(
+            frame, grouping, s_column=settings.s_column, y_column=settings.y_column,
+            w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
+        )  # fmt: skip
+
+    def plan(self, stats: GroupRatioSums, settings: RatioSettings, header: PlanHeader) -> RatioPlan:
+        return RatioPlan(
+            sums=stats, header=header, mechanism=settings.mechanism,
+            composition=settings.composition, delta=settings.delta, method=settings.method,
+            scale=settings.scale, B=settings.B,
+        )  # fmt: skip
+
+    def study(
+        self,
+        stats: GroupRatioSums,
+        settings: RatioSettings,
+        budget: Budget,
+        *,
+        level: float = 0.95,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+        methods: Sequence[Method] = ("none", "monte_carlo", "analytical"),
+        resampled: RatioSums | None = None,
+    ) -> pd.DataFrame:
+        """Coverage, width and interval score of ``methods`` over ``replicates`` simulated
+        releases at ``budget`` (:func:`simulate_ratio_intervals`; with ``resampled`` bootstrap
+        sums the rows are redrawn too)."""
+        return simulate_ratio_intervals(
+            stats, **self.arguments(settings, budget), methods=methods, scale=settings.scale,
+            level=level, B=settings.B, replicates=replicates, resampled=resampled, rng=rng,
+        )  # fmt: skip
+
+
+RATIO = RatioAnalysis()

@@ -1,0 +1,200 @@
+"""Synthetic data as an analysis: its settings, budget, statistics (the rows to synthesize),
+plan and simulation study."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import as_rng, is_numeric
+from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
+from dpcore.analyses.base import Analysis
+from dpcore.analyses.synth.config import (
+    MIN_MODEL_COLUMNS,
+    PreparedRows,
+    Strategy,
+    SynthConfig,
+    check_config,
+    prepare_rows,
+)
+from dpcore.analyses.synth.encoding import Method
+from dpcore.analyses.synth.plan import SynthPlan
+from dpcore.analyses.synth.workload import sweep_errors
+from dpcore.errors import BudgetKindError
+from dpcore.grouping import Grouping
+from dpcore.release.plan import PlanHeader
+
+__all__ = ["SYNTH", "SynthAnalysis", "SynthSettings"]
+
+DEFAULT_COLUMNS = (
+    "age",
+    "workclass",
+    "education",
+    "marital_status",
+    "hours_per_week",
+    "income_over_50k",
+)
+"""The demo's columns to synthesize (when the data has them)."""
+
+
+def _is_bucketed(column: pd.Series) -> bool:
+    """Numeric columns need public bucket edges (bools and text do not)."""
+    return is_numeric(column) and not pd.api.types.is_bool_dtype(column.dtype)
+
+
+@dataclass(frozen=True)
+class SynthSettings:
+    """The synthetic-data analysis' choices (defaults fit the demo data).
+
+    ``columns`` None means a default subset of the data's columns (:meth:`SynthAnalysis.columns`).
+    A numeric column is bucketed by its public ``edges`` (typed by the user, never read off the
+    data) unless it is listed in ``categorical``, whose values are then categories.
+    """
+
+    method: Method = "mwem"
+    strategy: Strategy = "stratified"
+    columns: tuple[str, ...] | None = None
+    edges: tuple[tuple[str, tuple[float, ...]], ...] = (
+        ("age", (25.0, 35.0, 45.0, 55.0, 65.0)),
+        ("hours_per_week", (20.0, 35.0, 41.0, 50.0)),
+        ("score", (0.25, 0.5, 0.75)),
+    )
+    categorical: tuple[str, ...] = ("income_over_50k",)
+    n_rows: int = 10_000
+    rounds: int = 6
+
+    def edges_of(self, column: str) -> tuple[float, ...] | None:
+        """The public bucket edges typed for ``column`` (None if none were)."""
+        return dict(self.edges).get(column)
+
+    def with_edges(self, column: str, edges: tuple[float, ...] | None) -> SynthSettings:
+        """These settings with ``column``'s edges set (or removed with None)."""
+        pairs = {**dict(self.edges), column: edges}
+        return dataclasses.replace(
+            self, edges=tuple((c, e) for c, e in pairs.items() if e is not None)
+        )
+
+
+class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
+    """ε-DP synthetic rows, one model per group (stratified) or one for everyone (vanilla)
+    (Rosenblatt, Stoyanovich & Musco, AAAI 2024 arXiv, appendix C)."""
+
+    name = "synth"
+    title = "Synthetic data"
+    summary = "Privately generated rows: does a synthetic release treat small groups fairly?"
+    settings_type = SynthSettings
+
+    def columns(
+        self, settings: SynthSettings, frame: pd.DataFrame, strata: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The chosen columns present in the data; without a choice (or none present, e.g. after
+        an upload), the demo's columns, else the first 6 text columns (no edges needed)."""
+        options = [c for c in frame.columns if c not in strata]
+        chosen = [c for c in settings.columns or () if c in options]
+        if chosen or settings.columns == ():
+            return tuple(chosen)
+        defaults = [c for c in DEFAULT_COLUMNS if c in options]
+        if len(defaults) >= MIN_MODEL_COLUMNS:
+            return tuple(defaults)
+        return tuple([c for c in options if not _is_bucketed(frame[c])][:6])
+
+    def config(
+        self, settings: SynthSettings, frame: pd.DataFrame, strata: tuple[str, ...]
+    ) -> SynthConfig:
+        """The settings as a :class:`SynthConfig` for ``frame``; ``ValueError`` says what to
+        fix."""
+        columns = self.columns(settings, frame, strata)
+        edges, categorical = [], []
+        for column in columns:
+            if not _is_bucketed(frame[column]):
+                continue
+            if column in settings.categorical:
+                categorical.append(column)
+            elif (typed := settings.edges_of(column)) is not None:
+                edges.append((column, typed))
+        try:
+            return SynthConfig(
+                columns=columns, method=settings.method, n_rows=int(settings.n_rows),
+                edges=tuple(edges), categorical=tuple(categorical), rounds=int(settings.rounds),
+            )  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"The synthesizer's settings are not valid: {exc}.") from None
+
+    def native_budget(self, settings: SynthSettings, budget: Budget) -> PureDP:
+        """Pure ε-DP. A ρ-zCDP budget runs the synthesizers at ε = √(2ρ): ε-DP implies
+        ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so the release costs exactly ρ."""
+        if isinstance(budget, PureDP):
+            return budget
+        if isinstance(budget, ZCDP):
+            return PureDP(pure_epsilon_within(budget.rho))
+        raise BudgetKindError(
+            f"The synthesizers take an ε or a ρ budget, got {budget}.", mechanism="synthesis",
+            kind=budget.kind, needs=("pure", "zcdp"),
+        )  # fmt: skip
+
+    def describe_budget(self, settings: SynthSettings, budget: Budget) -> str:
+        if isinstance(budget, PureDP):
+            return f"ε = {budget.epsilon:g} from the Budget page."
+        epsilon = self.native_budget(settings, budget).epsilon
+        return (
+            f"The Budget page sets ρ = {budget.rho:g} (zCDP). These synthesizers are pure ε-DP, "
+            "and ε-DP implies ε²/2-zCDP, so they run at ε = √(2ρ) = "
+            f"{epsilon:.4g}, which costs exactly ρ = {budget.rho:g}."
+        )
+
+    def statistics(
+        self, frame: pd.DataFrame, grouping: Grouping, settings: SynthSettings
+    ) -> PreparedRows:
+        """The rows to synthesize (output columns only) in ``grouping``'s groups, with each
+        column's categories counted once (the checks and plans read them)."""
+        config = self.config(settings, frame, grouping.by)
+        prepared = prepare_rows(frame, grouping.spec, grouping, config)
+        prepared.domain_sizes(config, grouping.spec)
+        return prepared
+
+    def check_rows(
+        self,
+        stats: PreparedRows,
+        settings: SynthSettings,
+        strategies: tuple[Strategy, ...],
+    ) -> dict[str, int]:
+        """:func:`check_config` of the prepared rows for ``strategies``: the domain size of
+        every column, or ``ValueError`` saying what cannot run."""
+        grouping = stats.grouping
+        return check_config(stats, stats.config, grouping.spec, grouping.shares, strategies)
+
+    def plan(self, stats: PreparedRows, settings: SynthSettings, header: PlanHeader) -> SynthPlan:
+        native = self.native_budget(settings, header.budget)
+        return SynthPlan(
+            prepared=stats, header=dataclasses.replace(header, budget=native),
+            config=stats.config, strategy=settings.strategy,
+        )  # fmt: skip
+
+    def study(
+        self,
+        stats: PreparedRows,
+        settings: SynthSettings,
+        budget: Budget,
+        *,
+        level: float = 0.95,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+        strategies: tuple[Strategy, ...] = ("stratified", "vanilla"),
+    ) -> pd.DataFrame:
+        """Per-group 3-way workload error of ``replicates`` simulated syntheses per strategy at
+        ``budget`` (:func:`~dpcore.analyses.synth.sweep_errors`; ``level`` unused: synthetic
+        rows have no intervals)."""
+        grouping = stats.grouping
+        epsilon = self.native_budget(settings, budget).epsilon
+        # sweep_errors seeds run r with (seed, r): common random numbers across ε.
+        seed = rng if isinstance(rng, int | np.integer) else int(as_rng(rng).integers(2**32))
+        return sweep_errors(
+            stats, stats.config, grouping.spec, grouping.shares, epsilons=(epsilon,),
+            strategies=strategies, runs=replicates, rng=int(seed),
+        )  # fmt: skip
+
+
+SYNTH = SynthAnalysis()

@@ -1,0 +1,149 @@
+"""The Analysis interface and its registry: every analysis runs end to end through the same
+calls (settings -> statistics -> plan -> preview -> study), and refuses what it cannot do with a
+typed error."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
+from dpcore.analyses import ANALYSES, REGISTRY, get
+from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.analyses.mean import MeanSettings
+from dpcore.analyses.ratio import RatioSettings
+from dpcore.analyses.synth import SynthSettings
+from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
+
+SPEC = GroupingSpec(by=("race", "sex"))
+FAST = {  # the demo defaults, made quick for a test
+    "mean": MeanSettings(),
+    "ratio": RatioSettings(),
+    "gvdp": GvdpSettings(),
+    "synth": SynthSettings(method="independent", n_rows=500),
+}
+
+
+@pytest.fixture(scope="module")
+def demo() -> pd.DataFrame:
+    return load_demo()
+
+
+@pytest.fixture(scope="module")
+def grouping(demo):
+    return SPEC.build(demo)
+
+
+def header(demo, budget=None) -> PlanHeader:
+    return PlanHeader(
+        dataset=DatasetRef.of(demo, "UCI Adult (demo)"), spec=SPEC,
+        budget=ZCDP(0.5) if budget is None else budget,
+    )  # fmt: skip
+
+
+def test_the_registry_lists_each_analysis_once_under_its_name():
+    assert [a.name for a in ANALYSES] == ["mean", "ratio", "gvdp", "synth"]
+    assert all(REGISTRY[a.name] is a for a in ANALYSES)
+    assert get("ratio").title == "Ratio of sums (calibration ratio)"
+    with pytest.raises(ValueError, match="`name` must be one of 'mean', 'ratio'"):
+        get("median")
+
+
+@pytest.mark.parametrize("analysis", ANALYSES, ids=lambda a: a.name)
+def test_settings_are_frozen_dataclasses_whose_defaults_fit_the_demo(analysis, demo):
+    settings = analysis.default_settings()
+    assert isinstance(settings, analysis.settings_type)
+    assert dataclasses.is_dataclass(settings)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.__setattr__(dataclasses.fields(settings)[0].name, None)
+    assert analysis.problems(settings, demo) == []
+
+
+@pytest.mark.parametrize("analysis", ANALYSES, ids=lambda a: a.name)
+def test_every_analysis_runs_end_to_end_through_the_interface(analysis, demo, grouping, tmp_path):
+    settings = FAST[analysis.name]
+    stats = analysis.statistics(demo, grouping, settings)
+    plan = analysis.plan(stats, settings, header(demo))
+    assert plan.parameters()["kind"] == analysis.name
+    assert plan.cost == analysis.native_budget(settings, ZCDP(0.5)) or analysis.name == "ratio"
+    assert re.search("[ερ] = ", analysis.describe_budget(settings, ZCDP(0.5)))
+    preview = analysis.preview(stats, settings, header(demo), rng=1)
+    assert preview is not None
+    study = analysis.study(stats, settings, ZCDP(0.5), replicates=2, rng=2)
+    assert study is not None
+    record = release(plan, Ledger(tmp_path / "l.sqlite", "t", ZCDP(1.0)), noise="simulation", rng=3)
+    assert record.spent and record.outputs
+
+
+def test_the_mean_refuses_pure_epsilon_for_gaussian_noise_with_a_typed_error():
+    gaussian = MeanSettings(estimator="gaussian")
+    with pytest.raises(BudgetKindError, match="cannot meet pure ε-DP") as caught:
+        get("mean").native_budget(gaussian, PureDP(1.0))
+    assert caught.value.kind == "pure" and caught.value.needs == ("zcdp",)
+    assert get("mean").native_budget(MeanSettings(), ZCDP(0.125)) == PureDP(0.5)
+
+
+def test_the_mean_states_missing_or_crossed_bounds():
+    mean = get("mean")
+    with pytest.raises(SettingsError, match="Enter public lower and upper bounds") as caught:
+        mean.estimator(MeanSettings(clip_low=None))
+    assert caught.value.problems[0].field == "clip_low"
+    with pytest.raises(SettingsError, match="L must be below the upper bound U"):
+        mean.estimator(MeanSettings(clip_low=5.0, clip_high=1.0))
+    assert [p.severity for p in mean.problems(MeanSettings(value=None), None)] == ["info"]
+
+
+def test_the_ratio_explains_budgets_it_cannot_meet_with_typed_errors(demo):
+    ratio = get("ratio")
+    with pytest.raises(ClassicGaussianRangeError) as caught:
+        ratio.native_budget(RatioSettings(), PureDP(8.0))
+    assert caught.value.epsilon == pytest.approx(8.0 / 5)  # ε split over the 5 released sums
+    with pytest.raises(BudgetKindError) as kind:
+        ratio.native_budget(RatioSettings(mechanism="gaussian_analytic"), ZCDP(0.5))
+    assert kind.value.needs == ("pure", "approx")
+
+
+def test_the_ratio_lists_every_problem_with_its_field(demo):
+    settings = RatioSettings(s_column="race", y_column="score", s_bound=-1.0)
+    problems = get("ratio").problems(settings, demo)
+    assert [p.field for p in problems] == ["s_column", "s_bound"]
+    assert "not numeric (its values are text)" in problems[0].message
+    binary = get("ratio").problems(RatioSettings(y_column="age"), demo)
+    assert binary[0].field == "binary_y" and "values other than 0 and 1" in binary[0].message
+
+
+def test_gvdp_runs_at_rho_and_synthesis_at_epsilon_for_either_budget():
+    assert get("gvdp").native_budget(GvdpSettings(), PureDP(1.0)) == ZCDP(0.5)
+    assert get("synth").native_budget(SynthSettings(), ZCDP(0.5)) == PureDP(1.0)
+
+
+def test_gvdp_settings_remember_a_choice_per_model():
+    settings = GvdpSettings().with_choice(outcome="age")
+    ols = dataclasses.replace(settings, model="ols").with_choice(k=60)
+    assert ols.outcome == "hours_per_week" and ols.k == 60
+    back = dataclasses.replace(ols, model="mean")
+    assert back.outcome == "age" and back.k == 1000
+
+
+def test_synthesis_picks_default_columns_and_buckets_numbers_by_public_edges(demo):
+    synth = get("synth")
+    config = synth.config(SynthSettings(), demo, ("race", "sex"))
+    assert config.columns[:2] == ("age", "workclass")
+    assert dict(config.edges)["age"] == (25.0, 35.0, 45.0, 55.0, 65.0)
+    assert config.categorical == ("income_over_50k",)
+    cleared = synth.config(SynthSettings().with_edges("age", None), demo, ("race", "sex"))
+    assert "age" not in dict(cleared.edges)
+    assert synth.columns(SynthSettings(columns=()), demo, ("race",)) == ()
+
+
+def test_preview_is_the_plan_drawn_once_with_seeded_noise(demo, grouping):
+    mean = get("mean")
+    stats = mean.statistics(demo, grouping, MeanSettings())
+    first = mean.preview(stats, MeanSettings(), header(demo, PureDP(1.0)), rng=5)
+    again = mean.preview(stats, MeanSettings(), header(demo, PureDP(1.0)), rng=5)
+    np.testing.assert_array_equal(first.group_estimates, again.group_estimates)
+    assert first.group_estimates.shape == (stats.k,)
