@@ -13,6 +13,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from dpcore._validate import positive_int, positive_number
 from dpcore.grouping import LABEL_SEPARATOR
@@ -104,6 +105,48 @@ def coverage(
     truth = np.asarray(truth, dtype=float)
     covered = (low <= truth) & (truth <= high)  # NaN compares False: not covered
     return covered.mean(axis=axis)
+
+
+def binomial_band(
+    level: float, replications: int, *, confidence: float = 0.95
+) -> tuple[float, float]:
+    r"""The coverages a correctly calibrated interval shows ``confidence`` of the time.
+
+    With R replications of a procedure that covers with probability ``level``, the number covered
+    is Binomial(R, level); the band is the central ``confidence`` of that law divided by R (exact
+    binomial quantiles, not the normal approximation, which misplaces the band for small R or a
+    level near 1). An observed coverage outside it is unlikely under correct calibration. Every
+    coverage chart and summary in Strata Lab uses this band.
+    """
+    level = _probability("level", level)
+    replications = positive_int("replications", replications)
+    tail = (1 - _probability("confidence", confidence)) / 2
+    low = stats.binom.ppf(tail, replications, level) / replications
+    high = stats.binom.ppf(1 - tail, replications, level) / replications
+    return float(low), float(high)
+
+
+def clopper_pearson(
+    covered: np.ndarray | int, replications: int, *, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact (Clopper & Pearson 1934) ``confidence`` interval for a coverage observed as
+    ``covered`` of ``replications``: the Beta quantiles
+    :math:`B(\alpha/2; c, R - c + 1)` and :math:`B(1 - \alpha/2; c + 1, R - c)`, with 0 and 1
+    at the ends (c = 0, c = R). Vectorised over ``covered``."""
+    replications = positive_int("replications", replications)
+    tail = (1 - _probability("confidence", confidence)) / 2
+    c = np.asarray(covered, dtype=float)
+    with np.errstate(invalid="ignore"):  # the Beta's parameter is 0 at the ends; replaced below
+        low = np.where(c > 0, stats.beta.ppf(tail, c, replications - c + 1), 0.0)
+        high = np.where(c < replications, stats.beta.ppf(1 - tail, c + 1, replications - c), 1.0)
+    return low, high
+
+
+def _probability(name: str, value: float) -> float:
+    value = float(value)
+    if not 0 < value < 1:
+        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {value!r}")
+    return value
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,8 +9,16 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from dpcore.metrics import normalized_error, parity_error, worst_group_error, worst_to_best_ratio
+from dpcore.metrics import (
+    binomial_band,
+    clopper_pearson,
+    normalized_error,
+    parity_error,
+    worst_group_error,
+    worst_to_best_ratio,
+)
 
 
 def test_normalized_error_by_hand():
@@ -68,3 +76,46 @@ def test_worst_group_error_and_ratio():
     np.testing.assert_allclose(ratio[:2], [4.0, 1.0])
     assert math.isinf(ratio[2])  # best group exact
     assert worst_group_error(np.array([0.2, 0.7])) == pytest.approx(0.7)
+
+
+# ---- the binomial band and Clopper–Pearson intervals of a coverage -----------------------------
+
+
+@pytest.mark.parametrize(("level", "reps"), [(0.95, 1000), (0.9, 300), (0.99, 100), (0.95, 40)])
+def test_binomial_band_holds_the_central_mass_of_the_binomial(level, reps):
+    low, high = binomial_band(level, reps)
+    law = stats.binom(reps, level)
+    inside = law.cdf(round(high * reps)) - law.cdf(round(low * reps) - 1)
+    assert inside >= 0.95
+    # Each end is the binomial quantile: one count further in would hold less than 2.5% outside.
+    assert law.cdf(round(low * reps) - 1) <= 0.025 < law.cdf(round(low * reps))
+    assert low <= level <= high <= 1
+
+
+def test_binomial_band_is_near_the_normal_approximation_for_many_replications():
+    low, high = binomial_band(0.95, 100_000)
+    half = 1.959963984540054 * (0.95 * 0.05 / 100_000) ** 0.5
+    assert low == pytest.approx(0.95 - half, abs=2e-5)
+    assert high == pytest.approx(0.95 + half, abs=2e-5)
+
+
+def test_clopper_pearson_is_exact_at_the_ends_and_vectorised():
+    low, high = clopper_pearson(np.array([0, 5, 10]), 10)
+    assert low[0] == 0.0 and high[2] == 1.0
+    assert high[0] == pytest.approx(1 - 0.025 ** (1 / 10))  # closed form when none covered
+    assert low[2] == pytest.approx(0.025 ** (1 / 10))
+    assert low[1] < 0.5 < high[1]
+
+
+def test_clopper_pearson_covers_at_least_its_level():
+    rng = np.random.default_rng(3)
+    reps, p = 50, 0.9
+    covered = rng.binomial(reps, p, size=4000)
+    low, high = clopper_pearson(covered, reps)
+    assert np.mean((low <= p) & (p <= high)) >= 0.95  # exact intervals are conservative
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, 1.5, -0.1])
+def test_binomial_band_rejects_a_level_outside_zero_one(bad):
+    with pytest.raises(ValueError, match="0 < level < 1"):
+        binomial_band(bad, 100)

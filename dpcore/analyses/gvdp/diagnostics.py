@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.special import expit
 
 from dpcore._validate import (
@@ -28,6 +27,7 @@ from dpcore.analyses.gvdp.estimator import (
 )
 from dpcore.analyses.gvdp.groups import RunSettings, check_model_bounds, run_population
 from dpcore.analyses.gvdp.model import INTERCEPT, MODELS, GvdpBoundsSpec, ModelKind
+from dpcore.metrics import binomial_band, clopper_pearson
 
 __all__ = [
     "BlbDiagnostic",
@@ -183,29 +183,22 @@ def coverage_synthetic(
 def coverage_frame(
     coverage: GVDPCoverage, coefficients: Sequence[str], *, confidence: float = 0.95
 ) -> pd.DataFrame:
-    r"""Per coefficient: observed coverage with its Clopper–Pearson interval, the nominal level
-    and the binomial band of coverages consistent with it.
-
-    With R replications of a procedure that covers with probability = nominal, the number
-    covered is Binomial(R, nominal); the band holds the central ``confidence`` of that law, so an
-    observed coverage outside it is unlikely under correct calibration.
-    """
+    r"""Per coefficient: observed coverage with its Clopper–Pearson interval
+    (:func:`dpcore.metrics.clopper_pearson`), the nominal level and the binomial band of
+    coverages consistent with it (:func:`dpcore.metrics.binomial_band`)."""
     R = coverage.replications
     nominal = coverage.level
-    tail = (1 - confidence) / 2
-    band_low = stats.binom.ppf(tail, R, nominal) / R
-    band_high = stats.binom.ppf(1 - tail, R, nominal) / R
+    band_low, band_high = binomial_band(nominal, R, confidence=confidence)
     covered = coverage.covered.sum(axis=0)
+    lows, highs = clopper_pearson(covered, R, confidence=confidence)
     rows = []
     for j, name in enumerate(coefficients):
         c = int(covered[j])
-        low = stats.beta.ppf(tail, c, R - c + 1) if c > 0 else 0.0
-        high = stats.beta.ppf(1 - tail, c + 1, R - c) if c < R else 1.0
         rows.append(
             {
-                "coefficient": name, "coverage": c / R, "low": float(low), "high": float(high),
-                "nominal": nominal, "band_low": float(band_low), "band_high": float(band_high),
-                "replications": R,
+                "coefficient": name, "coverage": c / R, "low": float(lows[j]),
+                "high": float(highs[j]), "nominal": nominal, "band_low": band_low,
+                "band_high": band_high, "replications": R,
                 "mean_width": float(np.mean(coverage.high[:, j] - coverage.low[:, j])),
             }
         )  # fmt: skip
