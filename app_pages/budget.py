@@ -5,10 +5,12 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import ZCDP, Budget, PureDP, format_components, parallel, scale, sequential
+from dpcore.accounting import ZCDP, Budget, PureDP, format_components
 from strata_ui import constants, pipeline
+from strata_ui.analyses import current
 from strata_ui.sidebar import format_delta, render_remaining_budget
-from strata_ui.state import get_state, open_ledger_or_stop
+from strata_ui.state import get_settings, get_state, open_ledger_or_stop
+from strata_ui.widgets import nearest
 
 st.title("Budget")
 st.markdown(
@@ -52,15 +54,11 @@ state.budget_kind = st.radio(
 st.caption("Laplace works with either; with ρ it runs at ε = √(2ρ), which meets ρ-zCDP.")
 
 
-def _nearest(options: tuple[float, ...], value: float) -> float:
-    return min(options, key=lambda o: abs(o - value) / o)
-
-
 if state.budget_kind == "pure":
     state.epsilon = st.select_slider(
         "ε per release (log scale)",
         options=constants.EPSILON_OPTIONS,
-        value=_nearest(constants.EPSILON_OPTIONS, state.epsilon),
+        value=nearest(constants.EPSILON_OPTIONS, state.epsilon),
         format_func=lambda v: f"{v:g}",
         key="budget.epsilon",
         help="Smaller ε = stronger privacy and more noise. Each step multiplies ε by about 1.5.",
@@ -73,7 +71,7 @@ else:
     state.rho = st.select_slider(
         "ρ per release (log scale)",
         options=constants.RHO_OPTIONS,
-        value=_nearest(constants.RHO_OPTIONS, state.rho),
+        value=nearest(constants.RHO_OPTIONS, state.rho),
         format_func=lambda v: f"{v:g}",
         key="budget.rho",
         help="Smaller ρ = stronger privacy and more noise. Each step multiplies ρ by about 1.5.",
@@ -102,84 +100,14 @@ else:
     )
     st.dataframe(pd.DataFrame(rows).style.format({"ε": "{:.3g}"}), hide_index=True, width="content")
 
+ui = current()
 try:
-    budget = pipeline.budget_for(state)
-except (ValueError, TypeError) as exc:
+    st.caption(
+        ui.analysis.describe_budget(
+            get_settings(ui.analysis.settings_type), pipeline.page_budget(state)
+        )
+    )
+except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budget
     st.error(str(exc), icon=":material/error:")
     st.stop()
-
-st.caption(f"The {pipeline.ESTIMATOR_LABELS[state.estimator]} will run at {budget}.")
-
-st.subheader("What each strategy costs under composition")
-state.global_fraction = st.slider(
-    "Vanilla (ii): share of the budget for the global estimate",
-    min_value=constants.GLOBAL_FRACTION_MIN,
-    max_value=constants.GLOBAL_FRACTION_MAX,
-    value=float(state.global_fraction),
-    step=0.05,
-    key="budget.global_fraction",
-    help="Vanilla (ii) releases a global estimate and group estimates; they share one budget.",
-)
-st.caption(
-    f"The global estimate gets {state.global_fraction:.0%} of the budget and the groups the "
-    f"other {1 - state.global_fraction:.0%}; both touch everyone, so their costs add up."
-)
-
-try:
-    k = pipeline.current_grouping(state).k
-except (ValueError, TypeError) as exc:
-    st.warning(f"{exc} Assuming 2 groups for the table.", icon=":material/warning:")
-    k = 2
-
-
-def _native(b: Budget) -> str:
-    return format_components(b.components())
-
-
-def _approx(b: Budget) -> str:
-    if b.kind == "pure":
-        return f"ε = {b.epsilon:.4g}, δ = 0"
-    eps = b.to_approx_dp(constants.DISPLAY_DELTA).epsilon
-    return f"ε = {eps:.4g}, δ = {format_delta(constants.DISPLAY_DELTA)}"
-
-
-groups = [budget] * k
-global_part = scale(budget, state.global_fraction)
-group_part = scale(budget, 1 - state.global_fraction)
-ledger_rows = [
-    ("Stratified", f"{k} disjoint groups, each with the full budget", parallel(*groups)),
-    ("Stratified", "Total: parallel composition = one group's cost", parallel(*groups)),
-    ("Vanilla (i)", "One global estimate, full budget", budget),
-    ("Vanilla (i)", "Total", budget),
-    ("Vanilla (ii)", f"Global estimate ({state.global_fraction:.0%})", global_part),
-    (
-        "Vanilla (ii)",
-        f"{k} group estimates ({1 - state.global_fraction:.0%}, parallel over groups)",
-        parallel(*[group_part] * k),
-    ),
-    (
-        "Vanilla (ii)",
-        "Total: sequential composition (the parts add up)",
-        sequential(global_part, parallel(*[group_part] * k)),
-    ),
-]
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                "strategy": strategy,
-                "part": part,
-                "cost": _native(cost),
-                f"(ε, δ = {format_delta(constants.DISPLAY_DELTA)})": _approx(cost),
-            }
-            for strategy, part, cost in ledger_rows
-        ]
-    ),
-    hide_index=True,
-    width="stretch",
-)
-st.caption(
-    "Each person is in exactly one group, so estimating all groups separately costs the budget "
-    "of one group (parallel composition); releasing a global estimate too means everyone is "
-    "touched twice, so the costs add (sequential composition)."
-)
+ui.render_budget_choices()

@@ -1,9 +1,9 @@
-"""Data: the table under study, where it comes from, and the value to estimate."""
+"""Data: the table under study, where it comes from, and the analysis' choices of columns."""
 
 import streamlit as st
-from pandas.api import types
 
 from dpcore.datasets import DEMO_COLUMNS
+from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.state import get_dataset, get_state
@@ -53,34 +53,7 @@ rows, columns, _ = st.columns([1, 1, 2])
 rows.metric("Rows", f"{len(frame):,}")
 columns.metric("Columns", frame.shape[1])
 
-# ---- value column ----------------------------------------------------------------------
-st.subheader("Value to estimate")
-numeric = [c for c in frame.columns if types.is_numeric_dtype(frame[c])]
-if not numeric:
-    state.value_column = None
-    st.error(
-        "This table has no numeric column, so there is no value to average. Upload a table with "
-        "at least one column of numbers (or 0/1, true/false).",
-        icon=":material/error:",
-    )
-else:
-    current = state.value_column if state.value_column in numeric else None
-    state.value_column = st.selectbox(
-        "Value column",
-        numeric,
-        index=None if current is None else numeric.index(current),
-        placeholder="Choose a numeric column",
-        help="The private mean of this column is what the other pages estimate.",
-    )
-    st.caption(
-        "Only numeric columns are offered: a differentially private mean clips each value to "
-        "public bounds and adds noise, which needs numbers. Text columns can still split people "
-        "into groups on the Strata page."
-    )
-    if state.value_column is None:
-        st.warning("Choose the value column to estimate.", icon=":material/warning:")
-    elif state.value_column in state.strata_columns:
-        state.strata_columns = [c for c in state.strata_columns if c != state.value_column]
+current().render_data_choices(frame)
 
 # ---- preview ---------------------------------------------------------------------------
 st.subheader("Preview")

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from strata_ui.learn_explainers import EXPLAINERS
-from strata_ui.learn_presets import PRESETS
+from strata_ui.learn import all_explainers, all_presets
 
 st.title("Learn")
 st.markdown(
@@ -18,7 +17,7 @@ st.caption(
     "formula with its source. Explainers simulate; they never spend privacy budget."
 )
 # Lazy expanders: an explainer runs only while it is open, so the page stays fast.
-for explainer in EXPLAINERS:
+for explainer in all_explainers():
     box = st.expander(
         explainer.title,
         icon=explainer.icon,
@@ -34,7 +33,7 @@ st.caption(
     "Open a preset to load its data and settings and see our result beside the paper's, with "
     "every difference from the paper stated."
 )
-for preset in PRESETS:
+for preset in all_presets():
     box = st.expander(
         preset.title, icon=preset.icon, key=f"learn.preset.open.{preset.key}", on_change="rerun"
     )

@@ -3,11 +3,9 @@
 import streamlit as st
 
 from dpcore.accounting import BudgetExceededError
-from dpcore.analyses.mean.plan import STRATEGY_LABELS
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import release_ui
-from strata_ui.analyses import module_for
-from strata_ui.pipeline import current_plan
+from strata_ui.analyses import current
 from strata_ui.state import get_state, open_ledger_or_stop
 
 st.title("Release")
@@ -25,17 +23,8 @@ with gauge_col:
 
 with plan_col:
     st.subheader("Planned release")
-    if state.analysis == "mean":
-        strategies = list(STRATEGY_LABELS)
-        state.release_strategy = st.radio(
-            "What to release",
-            strategies,
-            index=strategies.index(state.release_strategy),
-            format_func=STRATEGY_LABELS.__getitem__,
-            key="release.strategy",
-            help="Groups are disjoint, so releasing every group's estimate costs one group's "
-            "budget.",
-        )
+    ui = current()
+    ui.render_release_options()
     state.release_label = st.text_input(
         "Name of the release",
         value=state.release_label,
@@ -43,7 +32,7 @@ with plan_col:
         key="release.label",
         help="Shown in the ledger and the downloads. Renaming plans a new release.",
     )
-    if state.analysis != "synth":  # synthetic rows have no intervals
+    if ui.has_intervals:
         state.release_level = st.select_slider(
             "Interval level",
             options=(0.8, 0.9, 0.95, 0.99),
@@ -53,11 +42,7 @@ with plan_col:
         )
 
 try:
-    plan = (
-        current_plan(state)
-        if state.analysis == "mean"
-        else module_for(state.analysis).current_plan()
-    )
+    plan = ui.current_plan()
 except (ValueError, TypeError) as exc:
     st.error(f"The release is not ready: {exc}", icon=":material/error:")
     st.stop()

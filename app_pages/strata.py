@@ -9,6 +9,7 @@ from pandas.api import types
 from dpcore import theory
 from dpcore.grouping import OTHER_LABEL
 from strata_ui import charts_strata, pipeline
+from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
     HOLDOUT_FRACTION_MIN,
@@ -22,12 +23,6 @@ from strata_ui.uploads import format_edges, parse_edges
 ERROR = ":material/error:"
 
 
-@st.cache_data(max_entries=64, show_spinner="Fitting a Dirichlet prior to the group shares…")
-def fitted_alpha(shares: tuple[float, ...]) -> float:
-    """Dirichlet α of the observed shares (cached on the rounded shares)."""
-    return theory.dirichlet_alpha(list(shares))
-
-
 st.title("Strata")
 st.markdown(
     "Pick the columns that split people into groups (strata), such as race × sex. Everyone falls "
@@ -38,7 +33,8 @@ frame = get_dataset()
 
 # ---- grouping columns ------------------------------------------------------------------
 st.subheader("Group by")
-options = [c for c in frame.columns if c != state.value_column]
+kept_apart = current().columns_not_for_grouping()
+options = [c for c in frame.columns if c not in kept_apart]
 state.strata_columns = st.multiselect(
     "Grouping columns",
     options,
@@ -190,7 +186,7 @@ else:
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")
 shares_key = tuple(round(float(s), 6) for s in grouping.sizes / grouping.n)
-alpha = fitted_alpha(shares_key)
+alpha = pipeline.fitted_alpha(shares_key)
 observed = theory.observed_log_sizes(grouping.sizes)
 st.metric("Dirichlet α of the group shares", f"{alpha:.3g}")
 st.markdown(

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.release import ReleaseRecord
-from strata_ui.charts_compare import FONT, PALETTE, wrap_label
+from strata_ui.style import FONT, PALETTE, wrap_label
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
 

@@ -8,10 +8,11 @@ import re
 import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
+from dpcore.analyses import REGISTRY
 from dpcore.ledger import Ledger, list_ledgers
 from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
 from strata_ui import constants
-from strata_ui.analyses import ANALYSIS_LABELS, module_for
+from strata_ui.analyses import AnalysisUI, for_kind
 from strata_ui.charts_release import (
     budget_gauge,
     html_report,
@@ -43,27 +44,25 @@ def render_gauge(ledger: Ledger) -> None:
     )
 
 
-def _analysis_hook(record: ReleaseRecord, name: str):
-    """The analysis module's own ``name`` (e.g. ``render_record``) for this record, if any.
-
-    Records whose rows are not estimates with intervals (synthetic data) render themselves.
-    """
+def _ui_of(record: ReleaseRecord) -> AnalysisUI | None:
+    """The widgets of the analysis that made ``record``; None for a kind no longer registered
+    (the record is then drawn the generic way)."""
     kind = record.metadata.get("plan", {}).get("kind", "mean")
-    if kind == "mean" or kind not in ANALYSIS_LABELS:
-        return None
-    return getattr(module_for(kind), name, None)
+    return for_kind(kind) if kind in REGISTRY else None
 
 
 def figure_for(record: ReleaseRecord):
-    """The release's chart: its analysis's own ``release_figure`` if it has one, else the
-    generic estimates-with-intervals chart."""
-    return (_analysis_hook(record, "release_figure") or release_figure)(record)
+    """The release's chart: its analysis's own if it draws one, else the generic
+    estimates-with-intervals chart."""
+    ui = _ui_of(record)
+    figure = None if ui is None else ui.release_figure(record)
+    return release_figure(record) if figure is None else figure
 
 
 def render_record(record: ReleaseRecord, key: str) -> None:
     """A release's DP outputs as a table and a chart, then its four downloads."""
-    if (hook := _analysis_hook(record, "render_record")) is not None:
-        hook(record, key)
+    ui = _ui_of(record)
+    if ui is not None and ui.render_record(record, key):
         return
     st.dataframe(
         record.frame.rename(columns=OUTPUT_COLUMNS),
@@ -82,26 +81,29 @@ def _file_stem(record: ReleaseRecord) -> str:
 
 
 def render_downloads(record: ReleaseRecord, key: str) -> None:
-    if (hook := _analysis_hook(record, "render_downloads")) is not None:
-        hook(record, key)
-        return
+    """CSV (formulas escaped), JSON, script and (for estimates) HTML report downloads."""
+    ui = _ui_of(record)
+    rows = "Estimates and intervals" if ui is None else ui.release_rows
+    report = ui is None or ui.has_intervals
     stem = _file_stem(record)
-    csv_col, json_col, script_col, html_col = st.columns(4)
+    csv_col, json_col, script_col, *html_col = st.columns(4 if report else 3)
     csv_col.download_button(
         "CSV", to_csv(record), f"{stem}.csv", "text/csv", key=f"{key}.csv",
         icon=":material/download:", on_click="ignore",
-        help="Estimates and intervals; metadata in the leading # lines. Formulas are escaped.",
+        help=f"{rows}; metadata in the leading # lines. Formulas are escaped.",
     )  # fmt: skip
     json_col.download_button(
         "JSON", to_json(record), f"{stem}.json", "application/json", key=f"{key}.json",
-        icon=":material/download:", on_click="ignore", help="Estimates and full metadata.",
+        icon=":material/download:", on_click="ignore", help=f"{rows} and full metadata.",
     )  # fmt: skip
     script_col.download_button(
         "Python script", to_script(record), f"{stem}.py", "text/x-python", key=f"{key}.py",
         icon=":material/code:", on_click="ignore",
         help="Redoes the release with dpcore's public API on the same data.",
     )  # fmt: skip
-    html_col.download_button(
+    if not report:
+        return
+    html_col[0].download_button(
         "HTML report", functools.partial(html_report, record, figure_for(record)), f"{stem}.html", "text/html",
         key=f"{key}.html", icon=":material/description:", on_click="ignore",
         help="Metadata, table and chart in one file.",

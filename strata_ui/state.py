@@ -1,12 +1,18 @@
 """Typed access to per-session state, the active dataset and the budget ledger.
 
-Pages never touch ``st.session_state`` keys directly: they call :func:`get_state` and read or
-assign attributes of the returned :class:`AppState`. To add a setting, add a field with a default.
+Pages never touch ``st.session_state`` keys directly. Choices every page shares (the dataset,
+the groups, the budget, the release's name and level) are attributes of the :class:`AppState`
+that :func:`get_state` returns. Each analysis keeps its own choices in frozen settings
+dataclasses: :func:`get_settings` returns the session's instance, :func:`set_settings` replaces
+it, and :func:`widget_key` derives a stable widget key from a settings field (see
+:mod:`strata_ui.widgets`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 from dataclasses import dataclass, field, fields
 from typing import Literal, TypeVar
 
@@ -23,20 +29,19 @@ SettingsT = TypeVar("SettingsT")
 
 @dataclass
 class AppState:
-    """Choices a user has made in this browser session.
+    """Choices a user has made in this browser session that every page shares.
 
-    Defaults give sensible results on the demo data: mean hours worked per week, stratified by
-    race × sex, clipped to the public range [0, 100] hours, at ε = 1.
+    Defaults give sensible results on the demo data: groups by race × sex at ε = 1 (each
+    analysis' own defaults are in its settings dataclass).
     """
 
-    # What to estimate: the stratified mean, or one of the analyses in strata_ui.analyses
-    analysis: Literal["mean", "ratio", "gvdp", "synth"] = "mean"
+    # What to estimate: the name of an analysis in dpcore.analyses.REGISTRY
+    analysis: str = "mean"
     # Data
     dataset_name: str = DEMO_DATASET_NAME
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
-    value_column: str | None = "hours_per_week"
     # Strata
     strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])
     bucket_edges: dict[str, list[float]] = field(default_factory=dict)
@@ -45,28 +50,15 @@ class AppState:
     share_source: Literal["data", "table", "holdout"] = "data"
     share_table: dict[str, float] = field(default_factory=dict)
     holdout_fraction: float = 0.1
-    # Estimator (bounds are public: typed by the user, never read off the data)
-    estimator: Literal["laplace", "gaussian", "coinpress"] = "laplace"
-    clip_low: float | None = 0.0
-    clip_high: float | None = 100.0
-    n_public: bool = True
-    coinpress_sigma: float = 15.0
-    coinpress_steps: int = 3
-    coinpress_beta: float = 0.01
     # Budget
     budget_kind: Literal["pure", "zcdp"] = "pure"
     epsilon: float = constants.EPSILON_DEFAULT
     rho: float = 0.5
-    global_fraction: float = 0.5  # vanilla (ii): share of the budget for the global estimate
     # Compare (simulation only; never spends budget)
     replicates: int = constants.MC_REPLICATES_DEFAULT
     seed: int = 0
-    vanilla_strategy: Literal["global_only", "global_and_groups"] = "global_only"
-    group_error_log_axis: bool = False
-    sweep_metric: Literal["global", "worst group", "parity"] = "parity"
     # Release
     ledger_name: str = constants.DEFAULT_LEDGER_NAME
-    release_strategy: Literal["stratified", "global_only", "global_and_groups"] = "stratified"
     release_level: float = 0.95
     release_label: str = ""  # empty: a label is made from the value and grouping columns
     release_flash: str | None = None  # shown once after the rerun that follows a commit
@@ -82,8 +74,8 @@ def settings_key(cls: type) -> str:
 def get_settings(cls: type[SettingsT]) -> SettingsT:
     """This session's instance of the settings dataclass ``cls``, created with defaults.
 
-    Each analysis (ratio, general estimator, synthetic data) keeps its choices in its own
-    dataclass, defined next to its widgets, so adding one never touches :class:`AppState`.
+    Each analysis keeps its choices in its own dataclass (in dpcore, and its view options next
+    to its widgets), so adding one never touches :class:`AppState`.
     """
     key = settings_key(cls)
     settings = st.session_state.get(key)
@@ -96,6 +88,31 @@ def get_settings(cls: type[SettingsT]) -> SettingsT:
         settings = cls(**carried)
         st.session_state[key] = settings
     return settings
+
+
+def set_settings(settings: object) -> None:
+    """Store ``settings`` (a frozen dataclass) as this session's instance of its class."""
+    st.session_state[settings_key(type(settings))] = settings
+
+
+def update_settings(cls: type[SettingsT], **changes: object) -> SettingsT:
+    """Replace fields of this session's frozen ``cls`` settings; return the new instance."""
+    settings = dataclasses.replace(get_settings(cls), **changes)
+    set_settings(settings)
+    return settings
+
+
+def widget_key(cls: type, field_name: str, *parts: object) -> str:
+    """The stable key of the widget that edits ``field_name`` of the settings ``cls``.
+
+    ``"<owner>.<field>"`` (``MeanSettings.clip_low`` → ``"mean.clip_low"``, ``MeanView.seed`` →
+    ``"mean_view.seed"``), plus ``parts`` for a widget drawn in several variants (e.g. one per
+    budget kind). A stable key keeps a widget's value across reruns whatever its default is.
+    """
+    if field_name not in {f.name for f in fields(cls)}:
+        raise ValueError(f"{cls.__name__} has no field {field_name!r}")
+    owner = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower().removesuffix("_settings")
+    return ".".join([owner, field_name, *map(str, parts)])
 
 
 def get_state() -> AppState:

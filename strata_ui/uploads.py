@@ -11,12 +11,11 @@ import math
 
 from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.io import read_table
+from strata_ui.analyses import every
 from strata_ui.state import AppState
 
 DEMO_FINGERPRINT = "demo"
-DEMO_VALUE_COLUMN = "hours_per_week"
 DEMO_STRATA_COLUMNS = ("race", "sex")
-DEMO_BOUNDS = (0.0, 100.0)
 
 
 def fingerprint(data: bytes) -> str:
@@ -28,8 +27,8 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     """Make an uploaded file the session's dataset; return an error message, or None on success.
 
     A file that cannot be read leaves the session untouched (the previous dataset stays in use).
-    Choices that depend on the columns (value column, grouping columns, bucket edges, a public
-    shares table, the value's public bounds) are reset only when the file differs from the one in
+    Choices that depend on the columns (grouping columns, bucket edges, a public shares table,
+    and each analysis' own, such as the mean's value column and its public bounds) are reset only when the file differs from the one in
     use, so a rerun with the same file keeps them.
     """
     key = fingerprint(data)
@@ -42,27 +41,29 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     state.uploaded = frame
     state.dataset_name = filename
     state.dataset_fingerprint = key
-    state.value_column = None
     state.strata_columns = []
     state.bucket_edges = {}
     state.share_table = {}
-    # Bounds are public facts about the value column; the old ones say nothing about the new file.
-    state.clip_low = None
-    state.clip_high = None
+    _reset_analyses(demo=False)
     return None
 
 
 def restore_demo(state: AppState) -> None:
-    """Go back to the demo data and its default choices (hours per week by race × sex, 0–100)."""
+    """Go back to the demo data and its default choices (groups by race × sex; each analysis
+    restores its own, such as the mean's hours per week in 0–100)."""
     state.uploaded = None
     state.dataset_name = DEMO_DATASET_NAME
     state.dataset_fingerprint = DEMO_FINGERPRINT
-    state.value_column = DEMO_VALUE_COLUMN
     state.strata_columns = list(DEMO_STRATA_COLUMNS)
     state.bucket_edges = {}
     state.share_table = {}
-    state.clip_low, state.clip_high = DEMO_BOUNDS
+    _reset_analyses(demo=True)
     state.upload_generation += 1  # a fresh, empty uploader widget
+
+
+def _reset_analyses(*, demo: bool) -> None:
+    for ui in every():
+        ui.on_dataset_change(demo=demo)
 
 
 def parse_edges(text: str, column: str) -> list[float]:

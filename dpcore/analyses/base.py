@@ -20,6 +20,7 @@ The registry in :mod:`dpcore.analyses` lists one instance of each.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Hashable
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -77,6 +78,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     def statistics(self, frame: pd.DataFrame, grouping: Grouping, settings: SettingsT) -> StatsT:
         """The sufficient statistics of ``frame``'s rows in the groups of ``grouping`` (built
         from ``frame``): the only pass over rows; everything after reads these."""
+
+    def statistics_key(self, settings: SettingsT) -> Hashable:
+        """The part of ``settings`` that :meth:`statistics` depends on (a cache key): other
+        changes reuse the statistics."""
+        return settings
 
     @abstractmethod
     def plan(self, stats: StatsT, settings: SettingsT, header: PlanHeader) -> ReleasePlan:

@@ -4,18 +4,23 @@ Each bad input must show a clear ``st.error`` (or warning) naming the problem, a
 exception. Uploads go through the real ``st.file_uploader`` path (AppTest can stage files).
 """
 
-import base64
-import json
-from pathlib import Path
-
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
-from strata_ui.state import AppState, settings_key
+from tests.app.helpers import (
+    change_settings,
+    errors,
+    go,
+    settings_of,
+    start,
+    state_of,
+    upload,
+    values,
+)
+from tests.app.helpers import charts as figures
 
-REPO = Path(__file__).resolve().parents[2]
 STRATA = "app_pages/strata.py"
 ESTIMATOR = "app_pages/estimator.py"
 DEMO_ROWS = f"{32_561:,}"
@@ -23,50 +28,23 @@ DEMO_ROWS = f"{32_561:,}"
 GOOD_CSV = b"name,group,hours,score\nann,a,40,0.5\nbob,b,35,0.25\ncy,a,50,1\ndee,b,20,0\n"
 
 
-def start() -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=30)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def state_of(at: AppTest) -> AppState:
-    return at.session_state[settings_key(AppState)]
-
-
-def upload(at: AppTest, data: bytes, name: str = "mine.csv") -> AppTest:
-    at.file_uploader[0].set_value((name, data, "text/csv")).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def strata_page(at: AppTest, **changes) -> AppTest:
-    """Open the Strata page after applying ``changes`` to the session's AppState."""
+def strata_page(at: AppTest, *, value: str | None = None, **changes) -> AppTest:
+    """Open the Strata page after choosing the mean's ``value`` column (if given) and applying
+    ``changes`` to the session's AppState."""
+    if value is not None:
+        change_settings(at, MeanSettings, value=value)
     state = state_of(at)
-    for name, value in changes.items():
-        setattr(state, name, value)
-    at.switch_page(STRATA)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    for name, change in changes.items():
+        setattr(state, name, change)
+    return go(at, STRATA)
 
 
-def errors(at: AppTest) -> str:
-    return " ".join(e.value for e in at.main.error)
+def mean_of(at: AppTest) -> MeanSettings:
+    return settings_of(at, MeanSettings)
 
 
 def rows_metric(at: AppTest) -> str:
     return next(m.value for m in at.main.metric if m.label == "Rows")
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def values(array) -> np.ndarray:
-    if isinstance(array, dict):  # Plotly's base64 typed array
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-    return np.asarray(array)
 
 
 # ---- Data page ---------------------------------------------------------------------------
@@ -85,7 +63,7 @@ def test_data_page_offers_numeric_value_columns_with_the_demo_default():
 def test_choosing_a_value_column_is_stored():
     at = start()
     at.main.selectbox[0].select("age").run()
-    assert state_of(at).value_column == "age"
+    assert mean_of(at).value == "age"
 
 
 def test_good_upload_replaces_the_demo():
@@ -102,7 +80,7 @@ def test_good_upload_replaces_the_demo():
     # A rerun with the same file keeps the user's choice.
     at.main.selectbox[0].select("hours").run()
     at.run()
-    assert state_of(at).value_column == "hours"
+    assert mean_of(at).value == "hours"
 
 
 BAD_UPLOADS = {
@@ -131,7 +109,7 @@ def test_bad_upload_after_a_good_one_keeps_the_good_one():
     upload(at, b"a,b\n", "bad.csv")
     assert "no data rows" in errors(at) and "Still using “mine.csv”" in errors(at)
     assert rows_metric(at) == "4"
-    assert state_of(at).value_column == "hours"
+    assert mean_of(at).value == "hours"
 
 
 def test_use_the_demo_data_again():
@@ -143,8 +121,8 @@ def test_use_the_demo_data_again():
     assert rows_metric(at) == DEMO_ROWS
     state = state_of(at)
     assert state.uploaded is None and state.dataset_fingerprint == "demo"
-    assert (state.value_column, state.strata_columns) == ("hours_per_week", ["race", "sex"])
-    assert (state.clip_low, state.clip_high) == (0.0, 100.0)
+    assert state.strata_columns == ["race", "sex"]
+    assert mean_of(at) == MeanSettings()  # hours per week in 0–100
     assert not at.main.button  # the uploader was emptied, so there is nothing to undo
 
 
@@ -207,7 +185,7 @@ def test_share_table_is_prefilled_and_accepted():
     shares = {"a": 3, "b": 1}
     at = upload(start(), GOOD_CSV)
     at = strata_page(
-        at, value_column="hours", strata_columns=["group"], share_source="table",
+        at, value="hours", strata_columns=["group"], share_source="table",
         share_table=shares,
     )  # fmt: skip
     assert not at.main.error, errors(at)
@@ -222,7 +200,7 @@ def test_share_table_is_prefilled_and_accepted():
 def test_bad_share_table_shows_an_error(table, words):
     at = upload(start(), GOOD_CSV)
     at = strata_page(
-        at, value_column="hours", strata_columns=["group"], share_source="table",
+        at, value="hours", strata_columns=["group"], share_source="table",
         share_table=table,
     )  # fmt: skip
     assert words in errors(at)
@@ -233,14 +211,11 @@ def test_bad_share_table_shows_an_error(table, words):
 
 
 def estimator_page(at: AppTest) -> AppTest:
-    at.switch_page(ESTIMATOR)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return go(at, ESTIMATOR)
 
 
 def test_non_numeric_value_column_shows_the_dpcore_message_where_the_mean_is_estimated():
-    at = strata_page(start(), value_column="race", strata_columns=["sex"])
+    at = strata_page(start(), value="race", strata_columns=["sex"])
     # The groups never depend on the value column: the Strata page draws them anyway.
     assert errors(at) == "" and at.get("plotly_chart")
     assert "must be numeric" in errors(estimator_page(at))
@@ -248,7 +223,7 @@ def test_non_numeric_value_column_shows_the_dpcore_message_where_the_mean_is_est
 
 def test_entirely_missing_value_column():
     at = upload(start(), b"group,hours,empty\na,1,\nb,2,\na,3,\nb,4,\n")
-    at = strata_page(at, value_column="empty", strata_columns=["group"])
+    at = strata_page(at, value="empty", strata_columns=["group"])
     assert errors(at) == ""
     assert "no usable values" in errors(estimator_page(at))
 
@@ -262,14 +237,14 @@ def test_no_value_column_chosen():
 
 def test_single_group():
     at = upload(start(), b"group,hours\na,1\na,2\na,3\n")
-    at = strata_page(at, value_column="hours", strata_columns=["group"])
+    at = strata_page(at, value="hours", strata_columns=["group"])
     assert "at least 2 groups" in errors(at)
 
 
 def test_more_than_5000_groups():
     rows = "".join(f"p{i},{h}\n" for i in range(6000) for h in (1, 2))
     at = upload(start(), ("id,hours\n" + rows).encode())
-    at = strata_page(at, value_column="hours", strata_columns=["id"])
+    at = strata_page(at, value="hours", strata_columns=["id"])
     assert "6,000 groups is more than the limit of 5,000" in errors(at)
 
 

@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import ZCDP
 from dpcore.ledger import Ledger
+from strata_ui.analyses.gvdp.widgets import PREVIEW_LABEL, GvdpSettings
 from strata_ui.data import load_demo
-from strata_ui.gvdp_ui import PREVIEW_LABEL, GvdpSettings
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]

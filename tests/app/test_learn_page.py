@@ -10,11 +10,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import Ledger
 from strata_ui import constants
-from strata_ui.learn_explainers import EXPLAINERS
-from strata_ui.learn_presets import PRESETS
+from strata_ui.learn import all_explainers, all_presets
 from strata_ui.state import AppState, settings_key
+from tests.app.helpers import settings_of
+
+EXPLAINERS, PRESETS = all_explainers(), all_presets()
 
 REPO = Path(__file__).resolve().parents[2]
 WORKSHOP = constants.WORKSHOP_QUERY_KEY
@@ -190,8 +193,9 @@ def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
     assert not at.exception
     state = state_of(at)
     assert state.dataset_name.startswith("Synthetic Gaussian mixture")
-    assert (state.estimator, state.budget_kind, state.rho) == ("coinpress", "zcdp", 0.5)
-    assert state.strata_columns == ["group"] and state.value_column == "value"
+    mean = settings_of(at, MeanSettings)
+    assert (mean.estimator, state.budget_kind, state.rho) == ("coinpress", "zcdp", 0.5)
+    assert state.strata_columns == ["group"] and mean.value == "value"
     at.switch_page("app_pages/strata.py").run()
     assert not at.exception and not at.main.error
     # Ten Dirichlet groups; with this seed one holds a single row and is left out (min size 2).
@@ -273,7 +277,8 @@ def test_workshop_mode_hides_upload_and_returns_to_the_demo():
     assert not at.exception
     state = state_of(at)
     assert state.workshop_mode and state.uploaded is None
-    assert state.dataset_name == "UCI Adult (demo)" and state.value_column == "hours_per_week"
+    assert state.dataset_name == "UCI Adult (demo)"
+    assert settings_of(at, MeanSettings).value == "hours_per_week"
     assert not at.get("file_uploader")
     assert any("Workshop mode" in i.value for i in at.info)
     assert "UCI Adult (demo)" in " ".join(m.value for m in at.sidebar.markdown)

@@ -15,7 +15,7 @@ from dpcore.accounting import ZCDP
 from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.datasets import load_demo
 from dpcore.ledger import Ledger
-from strata_ui.ratio_ui import PREVIEW_BANNER, RatioSettings
+from strata_ui.analyses.ratio.widgets import PREVIEW_BANNER, RatioSettings
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]

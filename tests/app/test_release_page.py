@@ -9,8 +9,10 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import PureDP
+from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
-from strata_ui.state import AppState, settings_key
+from tests.app import helpers
+from tests.app.helpers import change_settings, go, text
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LABEL = "Mean of hours_per_week by race × sex"
@@ -18,20 +20,7 @@ DOWNLOADS = ["CSV", "JSON", "Python script", "HTML report"]
 
 
 def start(page: str = "release") -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
-    at.run()
-    return go(at, page)
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def text(elements) -> str:
-    return " ".join(e.value for e in elements)
+    return helpers.start(page)
 
 
 def submit(at: AppTest, label: str) -> AppTest:
@@ -199,7 +188,7 @@ def test_reset_needs_the_exact_name_then_archives_the_history():
 
 def test_a_gaussian_estimator_with_an_epsilon_budget_shows_how_to_fix_it():
     at = start("estimator")
-    at.radio(key="estimator.method").set_value("gaussian").run()
+    at.radio(key="mean.estimator").set_value("gaussian").run()
     go(at, "release")
     error = text(at.main.error)
     assert error.startswith("The release is not ready:")
@@ -210,14 +199,17 @@ def test_a_gaussian_estimator_with_an_epsilon_budget_shows_how_to_fix_it():
 
 def test_bounds_out_of_order_or_missing_show_an_error_not_a_traceback():
     at = start("estimator")
-    at.number_input(key="estimator.clip_high").set_value(50.0).run()
-    at.number_input(key="estimator.clip_low").set_value(60.0).run()
+    at.number_input(key="mean.clip_high").set_value(50.0).run()
+    at.number_input(key="mean.clip_low").set_value(60.0).run()
     go(at, "release")
-    assert "The release is not ready: `bounds` must satisfy L < U" in text(at.main.error)
+    assert (
+        "The release is not ready: The lower bound L must be below the upper bound U, got L = 60 "
+        "and U = 50." in text(at.main.error)
+    )
     assert not has_commit_button(at)
 
     # A number input that starts with a value cannot be emptied, so clear the bound in the state.
-    at.session_state[settings_key(AppState)].clip_low = None
+    change_settings(at, MeanSettings, clip_low=None)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Enter public lower and upper bounds for the value on the Estimator page" in text(

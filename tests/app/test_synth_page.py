@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 from dpcore.accounting import PureDP
 from dpcore.ledger import Ledger
 from dpcore.release import ReleaseRecord, to_csv
+from strata_ui.analyses.synth.widgets import PREVIEW_ROWS, SynthSettings
 from strata_ui.state import AppState, settings_key
-from strata_ui.synth_ui import PREVIEW_ROWS, SynthSettings
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_COLUMNS = [
@@ -269,7 +269,7 @@ def upload(at: AppTest) -> pd.DataFrame:
     )
     app = state(at)
     app.uploaded, app.dataset_name, app.dataset_fingerprint = frame, "evil.csv", "evil"
-    app.strata_columns, app.value_column, app.bucket_edges = ["region"], "hours", {}
+    app.strata_columns, app.bucket_edges = ["region"], {}
     settings(at).columns = None
     at.number_input(key="synth.n_rows").set_value(500).run()
     assert not at.exception, [e.value for e in at.exception]

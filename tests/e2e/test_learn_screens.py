@@ -5,9 +5,10 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from strata_ui import constants
-from strata_ui.learn_explainers import EXPLAINERS
-from strata_ui.learn_presets import PRESETS
+from strata_ui.learn import all_explainers, all_presets
 from tests.e2e.test_pages import LOAD_TIMEOUT_MS, SCREENSHOTS, SETTLE_MS, save_full_page_screenshot
+
+EXPLAINERS, PRESETS = all_explainers(), all_presets()
 
 # A laptop-sized window; the workshop screenshot uses a projector's 1024 × 768.
 VIEWPORT = {"width": 1366, "height": 900}

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strata_ui import charts_compare as charts
+from strata_ui.analyses.mean import charts
 
 STRATEGIES = ("stratified", "global_only")
 

@@ -26,8 +26,8 @@ from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
 from dpcore.release import DatasetRef, PlanHeader, release
-from strata_ui import charts_gvdp as charts
-from strata_ui.charts_compare import PALETTE
+from strata_ui.analyses.gvdp import charts
+from strata_ui.style import PALETTE
 from tests.unit.test_gvdp_plan import OLS, OLS_BOUNDS, SPEC, survey
 
 SETTINGS = RunSettings(k=60, rho=0.5)

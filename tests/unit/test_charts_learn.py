@@ -1,4 +1,4 @@
-"""Unit tests of the Learn page's numbers (dpcore.teaching) and figures (strata_ui.charts_learn).
+"""Unit tests of the Learn page's numbers (dpcore.teaching) and figures (strata_ui.learn_charts and each analysis' learn_charts).
 
 No streamlit: every plotted number, title and axis label is checked on the figure's JSON.
 """
@@ -18,9 +18,13 @@ from dpcore.analyses.mean import teaching as mean_teaching
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.ratio import teaching as ratio_teaching
 from dpcore.datasets import load_demo
-from strata_ui import charts_learn as cl
+from dpcore.metrics import binomial_band
 from strata_ui import charts_strata as cs
-from strata_ui import constants
+from strata_ui import constants, learn_charts
+from strata_ui.analyses.gvdp import learn_charts as gvdp_charts
+from strata_ui.analyses.mean import learn_charts as mean_charts
+from strata_ui.analyses.ratio import charts as charts_ratio
+from strata_ui.analyses.ratio import learn_charts as ratio_charts
 
 OKABE_ITO = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"}
 
@@ -111,9 +115,9 @@ def test_gaussian_ratio_leaves_the_band_where_and_as_often_as_stated(epsilon):
 
 def test_epsilon_figures_are_labelled_and_show_the_band():
     noise = teaching.neighbour_noise(1.0, 1e-6)
-    density = as_json(cl.epsilon_density_figure(noise))
+    density = as_json(learn_charts.epsilon_density_figure(noise))
     assert_accessible(density, x_unit="people", y_unit="per person")
-    ratio = as_json(cl.epsilon_ratio_figure(noise))
+    ratio = as_json(learn_charts.epsilon_ratio_figure(noise))
     assert_accessible(ratio, x_unit="people", y_unit="log scale")
     band = [t for t in ratio["data"] if t["name"].startswith("allowed by ε")]
     assert {round(v, 12) for t in band for v in values(t["y"])} == {
@@ -134,10 +138,10 @@ def test_epsilon_figures_are_labelled_and_show_the_band():
 
 def test_epsilon_summaries_state_the_numbers():
     noise = teaching.neighbour_noise(1.0, 1e-6)
-    text = cl.epsilon_ratio_summary(noise)
+    text = learn_charts.epsilon_ratio_summary(noise)
     assert "e^ε = 2.72" in text and "δ = 1e-6" in text
     assert f"{noise.tail_probability:.2g}" in text
-    assert "b = 1" in cl.epsilon_density_summary(noise)
+    assert "b = 1" in learn_charts.epsilon_density_summary(noise)
 
 
 # ---- Why small groups pay more ------------------------------------------------------------------
@@ -173,7 +177,7 @@ def test_group_error_figure_marks_groups_on_the_curve(demo_strata):
     )
     chosen = (1000.0, float(mean_teaching.laplace_mean_error(1000, 1.0, 100.0)))
     fig = as_json(
-        cl.group_error_figure(
+        mean_charts.group_error_figure(
             mean_teaching.error_curve(1.0, 100.0), groups, epsilon=1.0, bounds=(0, 100), chosen=chosen,
             unit="hours per week",
         )
@@ -191,7 +195,9 @@ def test_group_error_figure_marks_groups_on_the_curve(demo_strata):
     assert "Other×Female" in labelled and "White×Male" in labelled
     assert len(labelled) < demo_strata.k  # near-equal sizes share one label
     assert values(diamond["x"])[0] == 1000 and values(diamond["y"])[0] == pytest.approx(0.1)
-    text = cl.group_error_summary(groups, epsilon=1.0, chosen=chosen, unit="hours per week")
+    text = mean_charts.group_error_summary(
+        groups, epsilon=1.0, chosen=chosen, unit="hours per week"
+    )
     assert "±0.1 hours per week" in text
     assert "Other × Female" in text and "White × Male" in text
 
@@ -212,7 +218,9 @@ def test_expected_sorted_shares_are_sorted_and_sum_to_one():
 def test_share_profile_and_figure1_charts(demo_strata):
     sizes = cs.group_size_frame(demo_strata.labels, demo_strata.sizes)
     fig = as_json(
-        cl.share_profile_figure(sizes, mean_teaching.expected_sorted_shares(10, 0.3), alpha=0.3)
+        mean_charts.share_profile_figure(
+            sizes, mean_teaching.expected_sorted_shares(10, 0.3), alpha=0.3
+        )
     )
     assert_accessible(fig, x_unit="group", y_unit="people")
     typical = fig["data"][-1]
@@ -221,7 +229,7 @@ def test_share_profile_and_figure1_charts(demo_strata):
     n, k = demo_strata.n, demo_strata.k
     curves = cs.log_size_curves(n, k, cs.alpha_grid(0.14))
     fig = as_json(
-        cl.figure1_with_alpha(
+        mean_charts.figure1_with_alpha(
             curves, n=n, k=k, alpha_fit=0.14, observed=60.0, alpha_marks={"your α": 0.5}
         )
     )
@@ -259,7 +267,7 @@ def test_coinpress_steps_shrink_and_match_the_estimator(demo_strata):
     )
     assert not np.allclose(other["low"], steps["low"])
     fig = as_json(
-        cl.coinpress_figure(
+        mean_charts.coinpress_figure(
             steps, group="Other × Female", size=109, true_mean=35.9, value="hours_per_week",
             unit="hours per week",
         )
@@ -269,7 +277,7 @@ def test_coinpress_steps_shrink_and_match_the_estimator(demo_strata):
     np.testing.assert_allclose(values(bars["base"]), steps["low"])
     np.testing.assert_allclose(values(bars["x"]), steps["width"])
     assert bars["y"][0] == "prior [ℓ, r]" and bars["y"][-1].startswith("step 3")
-    summary = cl.coinpress_summary(steps, true_mean=35.9, unit="hours per week", group="G")
+    summary = mean_charts.coinpress_summary(steps, true_mean=35.9, unit="hours per week", group="G")
     assert "in 3 steps" in summary and "width 100" in summary
 
 
@@ -309,7 +317,7 @@ def test_figure1_reading_at_the_papers_alpha():
     assert theory.dirichlet_expected_log_sizes(
         reading.n, reading.k, reading.alpha_mle
     ) == pytest.approx(reading.observed, rel=1e-6)
-    text = cl.figure1_summary(reading)
+    text = mean_charts.figure1_summary(reading)
     assert "196,967" in text and "71.6%" in text
 
 
@@ -321,27 +329,27 @@ def test_figure3_study_gap_shrinks_and_figures_are_labelled():
     assert gap[1_000] > gap[10_000] > gap[100_000]
     strat = study[study["strategy"] == "stratified"].set_index("n")
     assert strat.loc[100_000, "abs_error"] < 0.01
-    error_fig = as_json(cl.figure3_error_figure(study, rho=0.5))
+    error_fig = as_json(mean_charts.figure3_error_figure(study, rho=0.5))
     assert_accessible(error_fig, x_unit="log scale", y_unit="%")
     assert error_fig["layout"]["xaxis"]["ticktext"] == ["1,000", "10,000", "100,000"]
     names = [t["name"] for t in error_fig["data"]]
     assert names[:2] == list(mean_teaching.FIGURE3_STRATEGIES.values())
-    gap_fig = as_json(cl.figure3_gap_figure(study, rho=0.5))
+    gap_fig = as_json(mean_charts.figure3_gap_figure(study, rho=0.5))
     assert_accessible(gap_fig, x_unit="log scale", y_unit="percentage points")
     np.testing.assert_allclose(values(gap_fig["data"][0]["y"]), 100 * gap.to_numpy())
-    assert "n = 1,000" in cl.figure3_summary(study)
-    text = cl.figure3_error_summary(study)
+    assert "n = 1,000" in mean_charts.figure3_summary(study)
+    text = mean_charts.figure3_error_summary(study)
     assert "StratCoinpress" in text and "CoinPress on everyone" in text and "%" in text
 
 
 def test_sized_fits_a_projector_in_workshop_mode():
-    fig = cl.epsilon_density_figure(teaching.neighbour_noise(1.0, 1e-6))
+    fig = learn_charts.epsilon_density_figure(teaching.neighbour_noise(1.0, 1e-6))
     fig.update_layout(height=900)
-    small = cl.sized(fig, workshop=True)
+    small = learn_charts.sized(fig, workshop=True)
     assert small.layout.height == constants.WORKSHOP_CHART_HEIGHT
     assert small.layout.font.size == constants.WORKSHOP_FONT_SIZE
-    normal = cl.sized(
-        cl.epsilon_density_figure(teaching.neighbour_noise(1.0, 1e-6)), workshop=False
+    normal = learn_charts.sized(
+        learn_charts.epsilon_density_figure(teaching.neighbour_noise(1.0, 1e-6)), workshop=False
     )
     assert normal.layout.font.size == constants.LEARN_FONT_SIZE
 
@@ -415,7 +423,7 @@ def test_kish_effective_n_is_the_closed_form_of_the_papers_weights():
 
 
 def test_ratio_figures_plot_the_sweep(ratio_sweep):
-    fig = as_json(cl.ratio_coverage_figure(ratio_sweep))
+    fig = as_json(ratio_charts.ratio_coverage_figure(ratio_sweep))
     assert_accessible(fig, x_unit="log scale", y_unit="%")
     assert fig["layout"]["xaxis"]["type"] == "log"
     assert "n = 5,000 unweighted" in fig["layout"]["title"]["subtitle"]["text"]
@@ -423,10 +431,10 @@ def test_ratio_figures_plot_the_sweep(ratio_sweep):
     none = ratio_sweep[ratio_sweep["method"] == "none"].sort_values("epsilon")
     np.testing.assert_allclose(values(traces["No correction"]["y"]), 100 * none["coverage"])
     assert set(values(traces["nominal 95%"]["y"])) == {95.0}
-    low, high = cl.binomial_band(0.95, 400)
+    low, high = binomial_band(0.95, 400)
     band = [t for t in fig["data"] if t["name"].startswith("simulation error band")]
     assert sorted(values(t["y"])[0] for t in band) == pytest.approx([100 * low, 100 * high])
-    width = as_json(cl.ratio_width_figure(ratio_sweep))
+    width = as_json(ratio_charts.ratio_width_figure(ratio_sweep))
     assert_accessible(width, x_unit="log scale", y_unit="ratio units")
     assert width["layout"]["yaxis"]["type"] == "log"
     public = next(t for t in width["data"] if t["name"].startswith("Public"))
@@ -435,10 +443,10 @@ def test_ratio_figures_plot_the_sweep(ratio_sweep):
 
 def test_ratio_summaries_state_the_numbers(ratio_sweep):
     by = ratio_sweep.set_index(["method", "epsilon"])
-    text = cl.ratio_coverage_summary(ratio_sweep)
+    text = ratio_charts.ratio_coverage_summary(ratio_sweep)
     assert f"only {100 * by.loc[('none', 0.1), 'coverage']:.3g}%" in text
     assert "ε = 0.1" in text and "nominal 95%" in text
-    width = cl.ratio_width_summary(ratio_sweep)
+    width = ratio_charts.ratio_width_summary(ratio_sweep)
     ratio = by.loc[("analytical", 0.1), "width"] / by.loc[("public", 0.1), "width"]
     assert f"{ratio:.3g} times the non-private" in width
 
@@ -514,7 +522,7 @@ def test_loose_bounds_study_reuses_the_data_for_every_factor():
 
 
 def test_loose_bounds_figures(loose_study):
-    fig = as_json(cl.loose_bounds_figure(loose_study, rho=0.1, n=gvdp_teaching.LOOSE_N))
+    fig = as_json(gvdp_charts.loose_bounds_figure(loose_study, rho=0.1, n=gvdp_teaching.LOOSE_N))
     assert_accessible(fig, x_unit="log scale", y_unit="units of x")
     assert fig["layout"]["xaxis"]["type"] == "log"
     assert fig["layout"]["xaxis"]["ticktext"] == ["1×", "3×", "10×", "30×", "100×", "1000×"]
@@ -528,16 +536,17 @@ def test_loose_bounds_figures(loose_study):
     )
     assert set(values(traces["true mean μ = 1"]["y"])) == {1.0}
     assert "ρ = 0.1" in fig["layout"]["title"]["subtitle"]["text"]
-    coverage = as_json(cl.loose_coverage_figure(loose_study, rho=0.1))
+    coverage = as_json(gvdp_charts.loose_coverage_figure(loose_study, rho=0.1))
     assert_accessible(coverage, x_unit="log scale", y_unit="%")
     clipped = loose_study[loose_study["method"] == "clipped"].sort_values("factor")
     line = next(t for t in coverage["data"] if t["name"] == gvdp_teaching.LOOSE_METHODS["clipped"])
     np.testing.assert_allclose(values(line["y"]), 100 * clipped["coverage"])
-    text = cl.loose_bounds_summary(loose_study)
+    text = gvdp_charts.loose_bounds_summary(loose_study)
     assert "GVDP's interval widens" in text and "clips 5" in text
     gvdp_cov = loose_study[loose_study["method"] == "gvdp"]["coverage"]
-    assert f"{100 * gvdp_cov.min():.3g}%–{100 * gvdp_cov.max():.3g}%" in cl.loose_coverage_summary(
-        loose_study
+    assert (
+        f"{100 * gvdp_cov.min():.3g}%–{100 * gvdp_cov.max():.3g}%"
+        in gvdp_charts.loose_coverage_summary(loose_study)
     )
 
 
@@ -553,7 +562,7 @@ def table1() -> pd.DataFrame:
 
 
 def test_table1_setting_figure_puts_ours_beside_the_paper(table1):
-    fig = as_json(cl.table1_setting_figure(table1, weighted=True, n=5000))
+    fig = as_json(ratio_charts.table1_setting_figure(table1, weighted=True, n=5000))
     assert_accessible(fig, x_unit="log scale", y_unit="%")
     assert "n = 5,000 weighted" in fig["layout"]["title"]["subtitle"]["text"]
     legend = [t["name"] for t in fig["data"] if t.get("showlegend", True)]
@@ -569,15 +578,14 @@ def test_table1_setting_figure_puts_ours_beside_the_paper(table1):
     width = traces[("Analytical correction, paper", "x2")]
     np.testing.assert_allclose(values(width["y"]), [1.532, 0.535, 0.272, 0.101])
     assert fig["layout"]["yaxis2"]["type"] == "log"
-    text = cl.table1_setting_summary(table1, weighted=True, n=5000)
+    text = ratio_charts.table1_setting_summary(table1, weighted=True, n=5000)
     assert "n = 5,000 weighted rows" in text and "percentage points" in text
 
 
 def test_table1_overview_reuses_the_ratio_pages_chart(table1):
-    from strata_ui import charts_ratio
 
     original = as_json(charts_ratio.table1_figure(table1))
-    fig = as_json(cl.table1_overview_figure(table1))
+    fig = as_json(ratio_charts.table1_overview_figure(table1))
     assert_accessible(fig, x_unit="%", y_unit="%")
     assert fig["layout"]["title"]["text"] == "Table 1 rebuilt: our coverage against the paper's"
     assert fig["layout"]["legend"]["yref"] == "container"  # under the chart, not over the title
@@ -665,7 +673,7 @@ def test_gvdp_ols_width_is_set_by_k_not_n():
 
 def test_gvdp_ols_figures(ols_intervals):
     summary = gvdp_teaching.gvdp_ols_summary(ols_intervals)
-    fig = as_json(cl.gvdp_ols_figure(ols_intervals, n=10_000, k=400))
+    fig = as_json(gvdp_charts.gvdp_ols_figure(ols_intervals, n=10_000, k=400))
     assert_accessible(fig, x_unit="rank", y_unit="units of β")
     assert "n = 10,000, k = 400" in fig["layout"]["title"]["subtitle"]["text"]
     points = [t for t in fig["data"] if t["name"].startswith("interval")]
@@ -679,7 +687,7 @@ def test_gvdp_ols_figures(ols_intervals):
     assert len(values(missed["x"])) == int((~ols_intervals["covered"]).sum())
     ranks = [t for t in fig["data"] if t.get("legendgroup") == "ranks"]
     assert sorted(values(t["x"])[0] for t in ranks) == pytest.approx([2.5 + 0.5, 97.5 + 0.5])
-    coverage = as_json(cl.gvdp_ols_coverage_figure(summary, n=10_000, k=400))
+    coverage = as_json(gvdp_charts.gvdp_ols_coverage_figure(summary, n=10_000, k=400))
     assert_accessible(coverage, x_unit="coefficient", y_unit="%")
     gvdp = next(
         t for t in coverage["data"] if t["name"] == "GVDP (ρ = 0.1)" and t["type"] == "scatter"
@@ -687,6 +695,6 @@ def test_gvdp_ols_figures(ols_intervals):
     per = summary[summary["coefficient"] > 0]
     np.testing.assert_allclose(values(gvdp["y"]), 100 * per["coverage"])
     assert coverage["layout"]["yaxis2"]["type"] == "log"
-    text = cl.gvdp_ols_figure_summary(ols_intervals, summary)
+    text = gvdp_charts.gvdp_ols_figure_summary(ols_intervals, summary)
     assert "of the 100 GVDP intervals" in text and "times as wide as OLS's" in text
-    assert "GVDP covers" in cl.gvdp_ols_coverage_summary(summary)
+    assert "GVDP covers" in gvdp_charts.gvdp_ols_coverage_summary(summary)

@@ -1,4 +1,4 @@
-"""Figures and summaries of the synthetic-data views (strata_ui.charts_synth)."""
+"""Figures and summaries of the synthetic-data views (strata_ui.analyses.synth.charts)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from dpcore.analyses.synth.workload import sweep_metrics
-from strata_ui import charts_synth as charts
-from strata_ui.charts_compare import PALETTE
+from strata_ui.analyses.synth import charts
+from strata_ui.style import PALETTE
 
 # Errors per group: the small group does worse stratified at ε = 1 and better at ε = 10.
 GROUP_ERRORS = {

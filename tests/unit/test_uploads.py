@@ -2,9 +2,11 @@
 
 import pandas as pd
 import pytest
+import streamlit as st
 
+from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
-from strata_ui.state import AppState
+from strata_ui.state import AppState, get_settings, update_settings
 from strata_ui.uploads import fingerprint, format_edges, handle_upload, parse_edges, restore_demo
 
 GOOD = b"id,group,hours\n1,a,40\n2,b,35\n3,a,50\n"
@@ -20,6 +22,23 @@ BAD_FILES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def fresh_session():
+    """Each test starts from the default settings of every analysis."""
+    st.session_state.clear()
+    yield
+    st.session_state.clear()
+
+
+def mean() -> MeanSettings:
+    return get_settings(MeanSettings)
+
+
+def choose(state: AppState, value: str, strata: list[str]) -> None:
+    update_settings(MeanSettings, value=value)
+    state.strata_columns = strata
+
+
 def uploaded_state() -> AppState:
     state = AppState()
     assert handle_upload(state, GOOD, "good.csv") is None
@@ -33,26 +52,26 @@ def test_good_upload_replaces_the_dataset_and_resets_column_choices():
     assert state.dataset_name == "good.csv"
     assert state.dataset_fingerprint == fingerprint(GOOD)
     assert len(state.dataset_fingerprint) == 16
-    assert state.value_column is None
+    assert mean().value is None
     assert state.strata_columns == []
     assert state.bucket_edges == {}
-    assert state.clip_low is None and state.clip_high is None
+    assert mean().clip_low is None and mean().clip_high is None
 
 
 def test_same_file_again_keeps_the_choices():
     state = uploaded_state()
-    state.value_column, state.strata_columns = "hours", ["group"]
+    choose(state, "hours", ["group"])
     state.bucket_edges = {"id": [2.0]}
     assert handle_upload(state, GOOD, "good.csv") is None
-    assert (state.value_column, state.strata_columns) == ("hours", ["group"])
+    assert (mean().value, state.strata_columns) == ("hours", ["group"])
     assert state.bucket_edges == {"id": [2.0]}
 
 
 def test_a_different_file_resets_the_choices():
     state = uploaded_state()
-    state.value_column, state.strata_columns = "hours", ["group"]
+    choose(state, "hours", ["group"])
     assert handle_upload(state, GOOD + b"4,b,20\n", "other.csv") is None
-    assert (state.value_column, state.strata_columns, state.dataset_name) == (
+    assert (mean().value, state.strata_columns, state.dataset_name) == (
         None,
         [],
         "other.csv",
@@ -67,18 +86,19 @@ def test_bad_file_returns_a_message_and_keeps_the_demo(case):
     message = handle_upload(state, data, name)
     assert message is not None and words in message
     assert state == before  # nothing changed: the demo and its defaults are still in use
+    assert mean() == MeanSettings()
 
 
 @pytest.mark.parametrize("case", BAD_FILES, ids=str)
 def test_bad_file_keeps_the_previous_upload(case):
     data, name, words = BAD_FILES[case]
     state = uploaded_state()
-    state.value_column, state.strata_columns = "hours", ["group"]
+    choose(state, "hours", ["group"])
     frame = state.uploaded
     assert words in handle_upload(state, data, name)
     assert state.uploaded is frame
     assert (state.dataset_name, state.dataset_fingerprint) == ("good.csv", fingerprint(GOOD))
-    assert (state.value_column, state.strata_columns) == ("hours", ["group"])
+    assert (mean().value, state.strata_columns) == ("hours", ["group"])
 
 
 def test_restore_demo_brings_back_the_demo_defaults_and_empties_the_uploader():
@@ -88,9 +108,9 @@ def test_restore_demo_brings_back_the_demo_defaults_and_empties_the_uploader():
     assert state.uploaded is None
     assert state.dataset_name == DEMO_DATASET_NAME
     assert state.dataset_fingerprint == "demo"
-    assert state.value_column == "hours_per_week"
+    assert mean().value == "hours_per_week"
     assert state.strata_columns == ["race", "sex"]
-    assert (state.clip_low, state.clip_high) == (0.0, 100.0)
+    assert (mean().clip_low, mean().clip_high) == (0.0, 100.0)
     assert state.upload_generation == generation + 1
 
 

@@ -222,6 +222,9 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
     ) -> GvdpData:
         return prepare_data(frame, self.model(settings), grouping)
 
+    def statistics_key(self, settings: GvdpSettings) -> tuple:
+        return (settings.model, settings.outcome, settings.covariate_columns)
+
     def plan(self, stats: GvdpData, settings: GvdpSettings, header: PlanHeader) -> GvdpPlan:
         model = self.model(settings)
         return GvdpPlan(

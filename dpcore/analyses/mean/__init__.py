@@ -29,7 +29,7 @@ from dpcore.analyses.mean.analysis import (
 from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, GroupStats, LaplaceMean
 from dpcore.analyses.mean.functions import MeanRelease, coinpress_mean, gaussian_mean, laplace_mean
-from dpcore.analyses.mean.plan import MeanPlan, MeanRow
+from dpcore.analyses.mean.plan import STRATEGY_LABELS, MeanPlan, MeanRow
 from dpcore.analyses.mean.simulate import (
     GLOBAL_LABEL,
     budget_sweep,
@@ -66,6 +66,7 @@ __all__ = [
     "MeanSettings",
     "MeanStudy",
     "STRATEGIES",
+    "STRATEGY_LABELS",
     "Strategy",
     "StrategyResult",
     "budget_sweep",

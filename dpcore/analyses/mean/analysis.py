@@ -152,6 +152,9 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
             raise ValueError("Choose the value column to estimate on the Data page.")
         return GroupValues.from_grouping(grouping, frame, settings.value)
 
+    def statistics_key(self, settings: MeanSettings) -> str | None:
+        return settings.value
+
     def plan(self, stats: GroupValues, settings: MeanSettings, header: PlanHeader) -> MeanPlan:
         native = self.native_budget(settings, header.budget)
         return MeanPlan(

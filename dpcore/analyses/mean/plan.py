@@ -19,7 +19,7 @@ from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.release.plan import PlanHeader, ReleaseRow, init_arguments
 from dpcore.shares import PublicShares
 
-__all__ = ["MeanPlan", "MeanRow"]
+__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow"]
 
 MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
 

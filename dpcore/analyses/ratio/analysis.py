@@ -211,6 +211,10 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
             w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
         )  # fmt: skip
 
+    def statistics_key(self, settings: RatioSettings) -> tuple:
+        return (settings.s_column, settings.y_column, settings.w_column, settings.bounds,
+                settings.binary_y)  # fmt: skip
+
     def plan(self, stats: GroupRatioSums, settings: RatioSettings, header: PlanHeader) -> RatioPlan:
         return RatioPlan(
             sums=stats, header=header, mechanism=settings.mechanism,

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from dpcore.analyses.gvdp.groups import ALL, DP, NON_PRIVATE
 from dpcore.analyses.gvdp.model import INTERCEPT
 from dpcore.release import ReleaseRecord
-from strata_ui.charts_compare import FONT, PALETTE, wrap_label
+from strata_ui.style import FONT, PALETTE, wrap_label
 
 METHOD_COLOURS = {DP: PALETTE[0], NON_PRIVATE: PALETTE[1]}
 RECOMBINED_COLOUR = PALETTE[3]

@@ -2,7 +2,7 @@
 & Kamath): the Estimator-page settings and previews, the Compare-page coverage study, and the
 release plan for the Release page (see :mod:`strata_ui.analyses`).
 
-Numerics live in :mod:`dpcore.analyses.gvdp`; figures in :mod:`strata_ui.charts_gvdp`. Every cached
+Numerics live in :mod:`dpcore.analyses.gvdp`; figures in :mod:`strata_ui.analyses.gvdp.charts`. Every cached
 computation is keyed on primitives (dataset fingerprint, frozen settings, a seed).
 """
 
@@ -40,8 +40,8 @@ from dpcore.analyses.gvdp.groups import (
 from dpcore.analyses.gvdp.model import BOUNDS_MODES, MODELS, GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.grouping import GroupingSpec
-from strata_ui import charts_gvdp as charts
 from strata_ui import pipeline
+from strata_ui.analyses.gvdp import charts
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
@@ -220,10 +220,6 @@ def _spec_and_data(state: AppState, model: GvdpModel) -> tuple[GroupingSpec, Gvd
     grouping = pipeline.current_grouping(state)
     data = _prepared(get_dataset(), state.dataset_fingerprint, spec, model, grouping)
     return spec, data
-
-
-# The Release page draws a GVDP record with one panel per coefficient (release_ui.figure_for).
-release_figure = charts.release_figure
 
 
 def current_plan() -> GvdpPlan:

@@ -1,6 +1,7 @@
-"""Plotly figures and one-line summaries for the Compare page.
+"""Plotly figures and one-line summaries of the mean's Compare page.
 
-Every builder takes tidy frames (from :mod:`strata_ui.pipeline`) and returns a figure or a sentence;
+Every builder takes tidy frames (from :mod:`dpcore.analyses.mean.simulate`) and returns a figure or
+a sentence;
 nothing here imports streamlit, so the figures are unit-tested directly. Errors come in as
 normalized absolute errors (fractions) and are shown in percent. Colours are the Okabe–Ito
 colour-blind-safe palette.
@@ -8,14 +9,14 @@ colour-blind-safe palette.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
+from strata_ui.style import FONT, PALETTE, rgba, wrap_label
+
 STRATEGY_NAMES = {
     "stratified": "Stratified",
     "global_only": "Vanilla (i)",
@@ -28,8 +29,6 @@ METRIC_NAMES = {
     "worst group": "worst-group error",
     "parity": "parity error",
 }
-FONT = {"family": "sans-serif", "size": 14}
-TICK_WIDTH = 12  # characters per line of a group label
 
 
 def _name(strategy: str) -> str:
@@ -38,11 +37,6 @@ def _name(strategy: str) -> str:
 
 def _colour(strategy: str) -> str:
     return STRATEGY_COLOURS.get(strategy, PALETTE[4])
-
-
-def rgba(hex_colour: str, alpha: float) -> str:
-    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red}, {green}, {blue}, {alpha})"
 
 
 def _pct(value: float) -> str:
@@ -113,15 +107,6 @@ def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
 
 
 # 2: per-group error, groups ordered by size.
-
-
-def wrap_label(group: str) -> str:
-    """A group label on short lines for an axis: ``White<br>× Male``."""
-    lines = []
-    for i, part in enumerate(str(group).split(" × ")):
-        wrapped = textwrap.wrap(part, TICK_WIDTH, break_on_hyphens=True) or [part]
-        lines += [("× " if i and j == 0 else "") + line for j, line in enumerate(wrapped)]
-    return "<br>".join(lines)
 
 
 def _tick(group: str, size: int) -> str:

@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy.special import ndtri
 
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
-from strata_ui.charts_compare import FONT, PALETTE
+from dpcore.metrics import binomial_band
+from strata_ui.style import FONT, PALETTE
 
 METHOD_NAMES = {
     "public": "Public (no noise)",
@@ -309,13 +309,6 @@ def noise_table(rows: list[dict]) -> pd.DataFrame:
 
 
 # ---- simulation views (Compare page) ------------------------------------------------------------
-
-
-def binomial_band(level: float, reps: int, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Where the coverage of ``reps`` replicates falls ``confidence`` of the time if the true
-    coverage is ``level``: the normal approximation to the binomial, clipped to [0, 1]."""
-    half = float(ndtri(0.5 + confidence / 2)) * math.sqrt(level * (1 - level) / reps)
-    return max(0.0, level - half), min(1.0, level + half)
 
 
 def _ticks(frame: pd.DataFrame) -> pd.Series:

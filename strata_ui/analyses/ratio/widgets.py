@@ -10,7 +10,7 @@ Release pages (see :mod:`strata_ui.analyses`).
 Choices live in :class:`RatioSettings` (via :func:`strata_ui.state.get_settings`); the budget
 (ε or ρ) comes from the Budget page and the interval level is shared with the Release page
 (``AppState.release_level``). Numerics live in :mod:`dpcore.analyses.ratio`, figures in
-:mod:`strata_ui.charts_ratio`; everything slow is cached with ``st.cache_data`` on primitives and
+:mod:`strata_ui.analyses.ratio.charts`; everything slow is cached with ``st.cache_data`` on primitives and
 a seed.
 """
 
@@ -36,8 +36,8 @@ from dpcore.analyses.ratio.preview import (
 )
 from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from dpcore.analyses.ratio.sums import RatioBounds
-from strata_ui import charts_ratio as charts
 from strata_ui import constants, pipeline
+from strata_ui.analyses.ratio import charts
 from strata_ui.data import kind_of
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
 

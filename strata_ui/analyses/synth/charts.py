@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.charts_compare import FONT, PALETTE, rgba, wrap_label
+from strata_ui.style import FONT, PALETTE, rgba, wrap_label
 
 STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
 STRATEGY_COLOURS = {"stratified": PALETTE[0], "vanilla": PALETTE[1]}

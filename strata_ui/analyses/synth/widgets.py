@@ -16,7 +16,7 @@ in the ledger and the noise is drawn with OpenDP.
 
 Choices live in :class:`SynthSettings` (via :func:`strata_ui.state.get_settings`); the groups
 come from the Strata page and ε from the Budget page. Numerics live in :mod:`dpcore.analyses.synth`,
-figures in :mod:`strata_ui.charts_synth`.
+figures in :mod:`strata_ui.analyses.synth.charts`.
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ from dpcore.analyses.synth.workload import (
     sweep_metrics,
 )
 from dpcore.grouping import Grouping, GroupingSpec
-from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
+from dpcore.release import ReleaseRecord
 from dpcore.shares import PublicShares
-from strata_ui import charts_synth as charts
-from strata_ui import constants, pipeline
+from strata_ui import constants, pipeline, release_ui
+from strata_ui.analyses.synth import charts
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
 
 PREVIEW_ROWS = 20
@@ -621,31 +621,6 @@ def current_plan() -> SynthPlan:
     )  # fmt: skip
 
 
-def _file_stem(record: ReleaseRecord) -> str:
-    stem = re.sub(r"[^A-Za-z0-9]+", "-", record.metadata["title"]).strip("-").lower()
-    return f"{stem or 'synthetic-data'}-{record.key[-8:]}"
-
-
-def render_downloads(record: ReleaseRecord, key: str) -> None:
-    """CSV (formulas escaped), JSON and script downloads of a committed synthetic release."""
-    stem = _file_stem(record)
-    csv_col, json_col, script_col = st.columns(3)
-    csv_col.download_button(
-        "CSV", to_csv(record), f"{stem}.csv", "text/csv", key=f"{key}.csv",
-        icon=":material/download:", on_click="ignore",
-        help="The synthetic rows; metadata in the leading # lines. Formulas are escaped.",
-    )  # fmt: skip
-    json_col.download_button(
-        "JSON", to_json(record), f"{stem}.json", "application/json", key=f"{key}.json",
-        icon=":material/download:", on_click="ignore", help="The rows and full metadata.",
-    )  # fmt: skip
-    script_col.download_button(
-        "Python script", to_script(record), f"{stem}.py", "text/x-python", key=f"{key}.py",
-        icon=":material/code:", on_click="ignore",
-        help="Redoes the release with dpcore's public API on the same data.",
-    )  # fmt: skip
-
-
 def render_record(record: ReleaseRecord, key: str) -> None:
     """A committed synthetic release: its rows, one column's categories as a chart, downloads."""
     frame = record.frame
@@ -672,4 +647,4 @@ def render_record(record: ReleaseRecord, key: str) -> None:
         charts.category_figure(frame, settings.release_column), key=f"{key}.synth.chart"
     )
     st.caption(charts.category_summary(frame, settings.release_column))
-    render_downloads(record, key)
+    release_ui.render_downloads(record, key)

@@ -1,0 +1,92 @@
+"""What every analysis provides to the pages (:class:`AnalysisUI`), so that no page branches on
+an analysis' name."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpcore.analyses.base import Analysis
+from dpcore.release import ReleasePlan, ReleaseRecord
+
+__all__ = ["AnalysisUI", "LearnItem"]
+
+
+@dataclass(frozen=True)
+class LearnItem:
+    """One explainer or preset on the Learn page: an expander that draws ``render`` when open."""
+
+    key: str
+    title: str
+    icon: str
+    render: Callable[[], None]
+
+
+class AnalysisUI(ABC):
+    """The widgets of one analysis on the pages.
+
+    Required: the Estimator page's settings and preview (:meth:`render_estimator`), the Compare
+    page's simulation study (:meth:`render_compare`) and the release the Release page commits
+    (:meth:`current_plan`). The other hooks add what only some analyses need; by default they
+    add nothing.
+    """
+
+    analysis: Analysis
+    """The dpcore analysis these widgets drive."""
+    has_intervals: bool = True
+    """Whether a release has intervals (the Release page then offers their level, and its
+    downloads an HTML report)."""
+    release_rows: str = "Estimates and intervals"
+    """What a release's rows are, for the help of its downloads."""
+    explainers: tuple[LearnItem, ...] = ()
+    """The analysis' explainers on the Learn page."""
+    presets: tuple[LearnItem, ...] = ()
+    """Its presets on the Learn page: the papers' results, rebuilt."""
+
+    @property
+    def name(self) -> str:
+        return self.analysis.name
+
+    @abstractmethod
+    def render_estimator(self) -> None:
+        """The Estimator page: the analysis' settings and its preview."""
+
+    @abstractmethod
+    def render_compare(self) -> None:
+        """The Compare page: simulated releases scored against the confidential truth."""
+
+    @abstractmethod
+    def current_plan(self) -> ReleasePlan:
+        """The release the session would commit; ``ValueError`` says what to fix."""
+
+    def render_data_choices(self, frame: pd.DataFrame) -> None:
+        """Choices on the Data page that belong to this analysis (the mean's value column)."""
+        return None  # nothing by default
+
+    def columns_not_for_grouping(self) -> tuple[str, ...]:
+        """Columns the Strata page does not offer for grouping (the mean's value column)."""
+        return ()
+
+    def render_budget_choices(self) -> None:
+        """Choices on the Budget page that belong to this analysis (the mean's budget split)."""
+        return None  # nothing by default
+
+    def render_release_options(self) -> None:
+        """Choices on the Release page that belong to this analysis (the mean's strategy)."""
+        return None  # nothing by default
+
+    def on_dataset_change(self, *, demo: bool) -> None:
+        """Reset choices tied to the data when a file is uploaded or the demo data restored."""
+        return None  # nothing by default
+
+    def release_figure(self, record: ReleaseRecord) -> go.Figure | None:
+        """The analysis' own chart of a release, or None for the generic one."""
+        return None
+
+    def render_record(self, record: ReleaseRecord, key: str) -> bool:
+        """Draw a release in the analysis' own way; False to use the generic table and chart."""
+        return False

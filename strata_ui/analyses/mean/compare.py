@@ -1,0 +1,201 @@
+"""The mean's Compare page: stratified against whole-population estimates, by simulation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import streamlit as st
+
+from dpcore.accounting import Budget
+from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
+from strata_ui import constants, pipeline
+from strata_ui.analyses.mean import charts
+from strata_ui.state import get_settings, get_state
+from strata_ui.widgets import bind, budget_slider
+
+VANILLA = ("global_only", "global_and_groups")
+METRIC_LABELS = {
+    "global": "Population error",
+    "worst group": "Worst-group error",
+    "parity": "Parity error",
+}
+
+
+@dataclass(frozen=True)
+class MeanView:
+    """How the mean's Compare page shows the simulations (simulation only; never spends)."""
+
+    vanilla_strategy: Literal["global_only", "global_and_groups"] = "global_only"
+    log_axis: bool = False
+    sweep_metric: Literal["global", "worst group", "parity"] = "parity"
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _study(
+    _values: GroupValues,
+    values_key: tuple,
+    settings: MeanSettings,
+    budget: Budget,
+    strategy: Strategy,
+    replicates: int,
+    seed: int,
+) -> MeanStudy:
+    """One Monte Carlo run per key, kept as its summaries (``values_key`` stands for the values)."""
+    return MEAN.study(_values, settings, budget, strategy=strategy, replicates=replicates, rng=seed)
+
+
+def study(settings: MeanSettings, strategy: Strategy, budget: Budget) -> MeanStudy:
+    """The cached simulation of ``strategy`` at ``budget`` on the session's values."""
+    state = get_state()
+    values = pipeline.current_statistics(MEAN, settings)
+    key = (pipeline.grouping_key(state), settings.value)
+    return _study(values, key, settings, budget, strategy, state.replicates, state.seed)
+
+
+def sweep_values(points: int) -> tuple[float, ...]:
+    """``points`` log-spaced ε (or ρ) values over the slider's range, to 2 significant digits."""
+    if get_state().budget_kind == "pure":
+        low, high = constants.EPSILON_MIN, constants.EPSILON_MAX
+    else:
+        low, high = constants.RHO_MIN, constants.RHO_MAX
+    return tuple(float(f"{v:.2g}") for v in np.geomspace(low, high, points))
+
+
+def render_compare() -> None:
+    """The population's error, each group's, the parity error and the privacy–utility curve."""
+    state, settings = get_state(), get_settings(MeanSettings)
+    strata_text = " × ".join(state.strata_columns) or "none yet"
+    st.caption(
+        f"Estimating the mean of **{settings.value or 'no column yet'}** by **{strata_text}** "
+        f"with the {ESTIMATOR_LABELS[settings.estimator]}, bounds "
+        f"[{settings.clip_low}, {settings.clip_high}]. Change these on the Strata and Estimator "
+        "pages."
+    )
+    budget_col, vanilla_col = st.columns(2)
+    with budget_col:
+        symbol, chosen = budget_slider("compare.budget")
+        st.caption("Move it and every chart below is redrawn. Switch ε/ρ on the Budget page.")
+    with vanilla_col:
+        vanilla = bind(
+            st.radio, "Compare stratified with", MeanView, "vanilla_strategy", options=VANILLA,
+            format_func=STRATEGIES.__getitem__,
+            help="The whole-population approach that stratification is measured against.",
+        )  # fmt: skip
+        st.caption(
+            "Vanilla (i) reuses one population estimate for every group; vanilla (ii) also "
+            f"estimates each group, with {1 - settings.global_fraction:.0%} of the budget (set "
+            "on the Budget page)."
+        )
+    _render_simulation_controls()
+    strategies = ("stratified", vanilla)
+    try:
+        results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
+    except (ValueError, TypeError) as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    metrics = charts.stack({s: r.metrics for s, r in results.items()})
+    groups = charts.stack({s: r.groups for s, r in results.items()})
+    st.caption(f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}.")
+    _render_errors(metrics, groups, state.replicates)
+    _render_sweep(settings, strategies, symbol, chosen)
+
+
+def _render_simulation_controls() -> None:
+    state = get_state()
+    reps_col, seed_col = st.columns(2)
+    with reps_col:
+        state.replicates = st.slider(
+            "Simulated releases",
+            min_value=constants.MC_REPLICATES_MIN,
+            max_value=constants.MC_REPLICATES_MAX,
+            value=int(state.replicates),
+            step=100,
+            key="compare.replicates",
+            help="How many noisy releases to simulate; more gives smoother charts but takes "
+            "longer.",
+        )
+        st.caption("Each simulated release redraws the noise on the same confidential data.")
+    with seed_col:
+        state.seed = int(
+            st.number_input(
+                "Random seed",
+                min_value=0,
+                value=int(state.seed),
+                step=1,
+                key="compare.seed",
+                help="The same seed gives the same simulated noise, so results can be reproduced.",
+            )
+        )
+        st.caption("Change it to check that a difference is not a fluke of one simulation.")
+
+
+def _render_errors(metrics, groups, replicates: int) -> None:
+    st.subheader("1. Error of the population mean")
+    st.plotly_chart(
+        charts.distribution_figure(
+            metrics, "global",
+            title=f"Error of the population mean over {replicates:,} simulated releases",
+        ),
+        key="compare.chart.global",
+    )  # fmt: skip
+    st.markdown(charts.distribution_summary(metrics, "global"))
+
+    st.subheader("2. Error in each group")
+    log_y = bind(
+        st.toggle, "Log scale for the error axis", MeanView, "log_axis",
+        help="A log scale shows small and large errors side by side.",
+    )  # fmt: skip
+    st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+    st.markdown(charts.group_error_summary(groups))
+
+    st.subheader("3. Parity error: how unequal the errors are")
+    st.caption(
+        "Parity error (Def. 10 of the paper): the population error weighted 1/k plus the average "
+        "group error, per release. Lower means the noise is shared more fairly."
+    )
+    st.plotly_chart(
+        charts.distribution_figure(
+            metrics, "parity", title="Parity error over simulated releases (ω = 1/k)"
+        ),
+        key="compare.chart.parity",
+    )
+    st.markdown(charts.distribution_summary(metrics, "parity"))
+
+
+def _render_sweep(
+    settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str, chosen: float
+) -> None:
+    st.subheader("4. Privacy–utility curve")
+    metric = bind(
+        st.radio, "Error to plot", MeanView, "sweep_metric", options=list(METRIC_LABELS),
+        format_func=METRIC_LABELS.__getitem__, horizontal=True,
+        help="Which error to follow as the budget grows.",
+    )  # fmt: skip
+    values = sweep_values(constants.SWEEP_POINTS)
+    runs = []
+    total = len(values) * len(strategies)
+    progress = st.progress(0.0, text="Simulating the privacy–utility curve…")
+    try:
+        for i, value in enumerate(values):
+            budget = pipeline.page_budget(get_state(), value)
+            for j, strategy in enumerate(strategies):
+                runs.append((value, strategy, study(settings, strategy, budget).metrics))
+                done = i * len(strategies) + j + 1
+                progress.progress(
+                    done / total, text=f"Simulating {symbol} = {value:g} ({done}/{total})"
+                )
+    except (ValueError, TypeError) as exc:
+        progress.empty()
+        st.error(str(exc), icon=":material/error:")
+        return
+    progress.empty()
+    sweep = charts.sweep_frame(runs)
+    st.plotly_chart(
+        charts.sweep_figure(sweep, metric, symbol=symbol, current=chosen),
+        key="compare.chart.sweep",
+    )
+    st.markdown(charts.sweep_summary(sweep, metric, symbol=symbol))

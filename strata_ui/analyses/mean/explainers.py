@@ -1,0 +1,366 @@
+"""The mean's explainers on the Learn page: why small groups pay more, stratify or not, CoinPress step
+by step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import theory
+from dpcore.analyses.mean import MEAN, MeanSettings
+from dpcore.analyses.mean import teaching as mean_teaching
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.grouping import Grouping
+from strata_ui import charts_strata, constants, pipeline
+from strata_ui.analyses.base import LearnItem
+from strata_ui.analyses.mean.learn_charts import (
+    coinpress_figure,
+    coinpress_summary,
+    figure1_summary,
+    figure1_with_alpha,
+    group_error_figure,
+    group_error_summary,
+    share_profile_figure,
+    share_profile_summary,
+)
+from strata_ui.learn import (
+    LearnSettings,
+    formula,
+    show_chart,
+)
+from strata_ui.state import get_settings, get_state
+from strata_ui.widgets import nearest
+
+# Units of the demo data's numeric columns, for axis labels; other columns get "units of `col`".
+VALUE_UNITS = {
+    "hours_per_week": "hours per week",
+    "age": "years",
+    "income_over_50k": "share of people, 0 to 1",
+    "score": "probability, 0 to 1",
+    "value": "units of the synthetic value",
+}
+
+
+def unit_of(column: str | None) -> str:
+    """A plain-language unit for ``column`` (for axis titles and summaries)."""
+    if column is None:
+        return "units"
+    return VALUE_UNITS.get(column, f"units of `{column}`")
+
+
+def current_grouping_or_none() -> tuple[Grouping | None, str | None]:
+    """The session's groups, or (None, a message saying what to fix on the other pages)."""
+    try:
+        return pipeline.current_grouping(get_state()), None
+    except (ValueError, TypeError) as exc:
+        return None, str(exc)
+
+
+def current_values_or_none() -> tuple[GroupValues | None, str | None]:
+    """The session's groups with their values of the value column, or (None, what to fix)."""
+    try:
+        return pipeline.current_statistics(MEAN, get_settings(MeanSettings)), None
+    except (ValueError, TypeError) as exc:
+        return None, str(exc)
+
+
+def render_small_groups() -> None:
+    """Expected error of a group's Laplace mean against its size, with the current groups marked."""
+    settings = get_settings(LearnSettings)
+    mean = get_settings(MeanSettings)
+    st.markdown(
+        "The noise added to a group's average does not depend on how many people the group has, "
+        "but the average does: one person moves the average of **n_g** people by only 1/n_g of "
+        "the value range. So the noise needed shrinks as **1/(n_g·ε)**, and small groups get "
+        "the least accurate numbers."
+    )
+    left, right = st.columns(2)
+    with left:
+        settings.group_size = st.select_slider(
+            "Size of a group, n_g (people, log scale)",
+            options=constants.GROUP_SIZE_OPTIONS,
+            value=nearest(constants.GROUP_SIZE_OPTIONS, settings.group_size),
+            format_func=lambda v: f"{v:,}",
+            key="learn.small_groups.size",
+            help="Each step multiplies the group size by about 2 to 2.5.",
+        )
+        st.caption("The diamond on the chart follows this size.")
+    with right:
+        settings.group_epsilon = st.select_slider(
+            "ε, the privacy budget (log scale)",
+            options=constants.EPSILON_OPTIONS,
+            value=nearest(constants.EPSILON_OPTIONS, settings.group_epsilon),
+            format_func=lambda v: f"{v:g}",
+            key="learn.small_groups.epsilon",
+            help="Doubling ε halves every group's expected error.",
+        )
+        st.caption("A bigger ε lowers the whole line; it never changes its slope.")
+    if mean.clip_low is None or mean.clip_high is None or mean.clip_low >= mean.clip_high:
+        bounds = (0.0, 1.0)
+        st.info(
+            "No public bounds for the value are set on the Estimator page: the chart uses 0 to 1.",
+            icon=":material/info:",
+        )
+    else:
+        bounds = (float(mean.clip_low), float(mean.clip_high))
+    width = bounds[1] - bounds[0]
+    unit = unit_of(mean.value)
+    strata, message = current_grouping_or_none()
+    groups = None
+    if strata is None:
+        st.info(f"No groups to mark: {message}", icon=":material/info:")
+    else:
+        groups = pd.DataFrame(
+            {
+                "group": list(strata.labels),
+                "size": strata.sizes,
+                "error": mean_teaching.laplace_mean_error(
+                    strata.sizes, settings.group_epsilon, width
+                ),
+            }
+        )
+    chosen_error = float(
+        mean_teaching.laplace_mean_error(settings.group_size, settings.group_epsilon, width)
+    )
+    chosen = (float(settings.group_size), chosen_error)
+    show_chart(
+        group_error_figure(
+            mean_teaching.error_curve(settings.group_epsilon, width),
+            groups,
+            epsilon=settings.group_epsilon,
+            bounds=bounds,
+            chosen=chosen,
+            unit=unit,
+        ),
+        key="learn.chart.small_groups",
+        summary=group_error_summary(
+            groups, epsilon=settings.group_epsilon, chosen=chosen, unit=unit
+        ),
+    )
+    st.caption(
+        "Group sizes come from the confidential data (the curator's view, not differentially "
+        "private). The line is the Laplace mean with each group's size treated as public."
+    )
+    formula(
+        r"E\,\lvert \hat p_g - p_g \rvert = E\,\lvert \mathrm{Lap}(b_g) \rvert = b_g"
+        r"= \frac{U - L}{n_g\,\varepsilon}",
+        "the clipped mean plus Laplace noise, Rosenblatt, Stoyanovich & Musco (AAAI 2024), eq. 2 "
+        "(eq. 3 in the arXiv version), with sensitivity (U − L)/n_g; a Laplace(b) variable's mean "
+        "absolute value is b.",
+    )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _expected_shares(k: int, alpha: float) -> np.ndarray:
+    return mean_teaching.expected_sorted_shares(k, alpha)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _mle_alpha(shares: tuple[float, ...]) -> float:
+    return theory.dirichlet_alpha(list(shares), method="mle")
+
+
+def _reading(
+    sizes: np.ndarray, alpha: float, alpha_fit: float, shares: tuple[float, ...]
+) -> mean_teaching.Figure1Reading:
+    """Theorem 9 read at ``alpha``; the (slow) α fits come from caches keyed on the shares."""
+    return mean_teaching.figure1_reading(
+        sizes, alpha, alpha_sorted=alpha_fit, alpha_mle=_mle_alpha(shares)
+    )
+
+
+def render_stratify() -> None:
+    """The current groups' size profile, their fitted Dirichlet α, and Figure 1 with the data."""
+    settings = get_settings(LearnSettings)
+    st.markdown(
+        "Estimating each group separately (stratifying) adds up k noisy numbers, so the "
+        "population figure gets noisier. How much noisier depends on how uneven the groups are: "
+        "the paper measures it by the **sum of the logs of the group sizes**, and summarises "
+        "unevenness by a Dirichlet **α** (small α: a few big groups and many small ones)."
+    )
+    strata, message = current_grouping_or_none()
+    if strata is None:
+        st.info(f"Choose groups first: {message}", icon=":material/info:")
+        return
+    if strata.k < 2:
+        st.info("Stratifying needs at least two groups: add a grouping column on the Strata page.")
+        return
+    shares = tuple(round(float(s), 6) for s in strata.sizes / strata.n)
+    alpha_fit = pipeline.fitted_alpha(shares)
+    if settings.alpha is None:
+        settings.alpha = nearest(constants.ALPHA_OPTIONS, alpha_fit)
+    settings.alpha = st.select_slider(
+        "Dirichlet α to compare with (log scale)",
+        options=constants.ALPHA_OPTIONS,
+        value=nearest(constants.ALPHA_OPTIONS, settings.alpha),
+        format_func=lambda v: f"{v:g}",
+        key="learn.stratify.alpha",
+        help="Small α: one or two groups hold almost everyone. Large α: groups of similar size.",
+    )
+    st.caption(
+        f"It starts at the α fitted to these groups ({alpha_fit:.2g}). Slide it to see what "
+        "groups look like at other α (dashed line, top) and where Theorem 9 puts them (bottom)."
+    )
+    sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
+    fit, total, position = st.columns(3)
+    reading = _reading(strata.sizes, float(settings.alpha), alpha_fit, shares)
+    fit.metric("Fitted Dirichlet α", f"{alpha_fit:.2g}")
+    total.metric("Σ log n_g of these groups", f"{reading.observed:.1f}")
+    position.metric(
+        "From worst case towards best",
+        f"{100 * reading.better_observed:.0f}%",
+        help="0%: all groups equal (most extra noise); 100%: one group holds almost everyone.",
+    )
+    show_chart(
+        share_profile_figure(
+            sizes, _expected_shares(strata.k, float(settings.alpha)), alpha=settings.alpha
+        ),
+        key="learn.chart.stratify.sizes",
+        summary=share_profile_summary(sizes, alpha_fit=alpha_fit),
+    )
+    curves = charts_strata.log_size_curves(strata.n, strata.k, charts_strata.alpha_grid(alpha_fit))
+    show_chart(
+        figure1_with_alpha(
+            curves,
+            n=strata.n,
+            k=strata.k,
+            alpha_fit=alpha_fit,
+            observed=reading.observed,
+            alpha_marks={f"Thm. 9 at your α = {settings.alpha:g}": settings.alpha},
+        ),
+        key="learn.chart.stratify.figure1",
+        summary=figure1_summary(reading),
+    )
+    st.caption(
+        "Group sizes are the curator's view of the confidential data, not differentially private."
+    )
+    formula(
+        r"\underbrace{(k-1) + \log(n-k)}_{\text{one majority group}} \;\lesssim\;"
+        r"E\Big[\sum_{i=1}^{k} \log |G_i|\Big] \le k\big(\psi(\alpha) - \psi(k\alpha) + \log n\big)"
+        r"\;\le\; \underbrace{k \log(n/k)}_{\text{equal groups}}",
+        "Rosenblatt, Stoyanovich & Musco (AAAI 2024), Prop. 8 (worst case) and Thm. 9 (the "
+        "Dirichlet bound; ψ is the digamma function), plotted as their Figure 1. The bound falls "
+        "below the best case for very small α, where it is loose.",
+    )
+
+
+def render_coinpress() -> None:
+    """CoinPress's interval shrinking over t steps on one group of the current strata."""
+    settings = get_settings(LearnSettings)
+    state, mean = get_state(), get_settings(MeanSettings)
+    st.markdown(
+        "CoinPress does not need tight bounds up front. It starts from a wide public interval, "
+        "spends a little budget to find a noisy mean, and keeps only an interval around it that "
+        "is almost sure to hold the true mean; each step clips less and so needs less noise."
+    )
+    strata, message = current_values_or_none()
+    if strata is None:
+        st.info(f"Choose groups first: {message}", icon=":material/info:")
+        return
+    if mean.clip_low is None or mean.clip_high is None:
+        st.info(
+            "Enter public bounds for the value on the Estimator page: CoinPress starts from them.",
+            icon=":material/info:",
+        )
+        return
+    labels = list(strata.labels)
+    if settings.coinpress_group not in labels:
+        settings.coinpress_group = labels[-1]  # groups are ordered largest first
+    sizes = dict(zip(labels, strata.sizes, strict=True))
+    group_col, steps_col, rho_col = st.columns(3)
+    with group_col:
+        settings.coinpress_group = st.selectbox(
+            "Group",
+            labels,
+            index=labels.index(settings.coinpress_group),
+            format_func=lambda g: f"{g} (n = {sizes[g]:,})",
+            key="learn.coinpress.group",
+            help="Small groups need more steps, or more budget, to narrow the interval.",
+        )
+        st.caption("Starts at the smallest group.")
+    with steps_col:
+        settings.coinpress_steps = st.slider(
+            "Steps t",
+            min_value=1,
+            max_value=constants.COINPRESS_STEPS_MAX,
+            value=int(settings.coinpress_steps),
+            key="learn.coinpress.steps",
+            help="Each step gets a share of ρ: the last step 3/4, the earlier steps 1/4 together.",
+        )
+        st.caption("More steps spread the same budget thinner.")
+    with rho_col:
+        settings.coinpress_rho = st.select_slider(
+            "ρ, the budget (zCDP, log scale)",
+            options=constants.RHO_OPTIONS,
+            value=nearest(constants.RHO_OPTIONS, settings.coinpress_rho),
+            format_func=lambda v: f"{v:g}",
+            key="learn.coinpress.rho",
+            help="zero-concentrated DP; ρ = ε²/2 matches a pure ε budget.",
+        )
+        st.caption("A bigger ρ: less noise per step, narrower intervals.")
+    g = labels.index(settings.coinpress_group)
+    steps = mean_teaching.coinpress_steps(
+        strata,
+        g,
+        prior=(float(mean.clip_low), float(mean.clip_high)),
+        sigma=mean.coinpress_sigma,
+        steps=int(settings.coinpress_steps),
+        rho=float(settings.coinpress_rho),
+        beta=mean.coinpress_beta,
+        rng=state.seed,
+    )
+    unit = unit_of(mean.value)
+    true_mean = float(strata.means[g])
+    show_chart(
+        coinpress_figure(
+            steps,
+            group=settings.coinpress_group,
+            size=int(strata.sizes[g]),
+            true_mean=true_mean,
+            value=str(mean.value),
+            unit=unit,
+        ),
+        key="learn.chart.coinpress",
+        summary=coinpress_summary(
+            steps, true_mean=true_mean, unit=unit, group=settings.coinpress_group
+        ),
+    )
+    st.caption(
+        f"Prior [ℓ, r] = [{mean.clip_low:g}, {mean.clip_high:g}], σ = {mean.coinpress_sigma:g} "
+        f"and β = {mean.coinpress_beta:g} come from the Estimator page; the noise is a seeded "
+        f"simulation (seed {state.seed} from the Compare page): nothing is released or spent. The "
+        "true mean is the curator's view of the confidential data, not private."
+    )
+    formula(
+        r"Z_i = \frac{1}{n}\sum_{x} \mathrm{clip}_{[\ell_{i-1} - w_i,\; r_{i-1} + w_i]}(x)"
+        r"+ N\!\Big(0, \tfrac{\Delta_i^2}{2\rho_i}\Big), \quad"
+        r"[\ell_i, r_i] = Z_i \pm \sqrt{2\Big(\tfrac{\sigma^2}{n} + \tfrac{\Delta_i^2}{2\rho_i}\Big)"
+        r"\log\tfrac{2}{\beta_i}}",
+        "UVM and UVMRec, Rosenblatt, Stoyanovich & Musco (AAAI 2024), appendix B, Alg. 1–2, after "
+        "Biswas, Dong, Kamath & Ullman (2020). Here w_i = σ√(2 log(2n/β_i)) and "
+        "Δ_i = (r − ℓ + 2w_i)/n.",
+    )
+
+
+EXPLAINERS: tuple[LearnItem, ...] = (
+    LearnItem(
+        "small_groups",
+        "Why small groups pay more: error ∝ 1/(n·ε)",
+        ":material/group_remove:",
+        render_small_groups,
+    ),
+    LearnItem(
+        "stratify",
+        "Stratify or not: how uneven are the groups?",
+        ":material/stacked_bar_chart:",
+        render_stratify,
+    ),
+    LearnItem(
+        "coinpress",
+        "CoinPress step by step: an interval that shrinks",
+        ":material/compress:",
+        render_coinpress,
+    ),
+)

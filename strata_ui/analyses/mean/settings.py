@@ -1,0 +1,257 @@
+"""The mean's settings widgets: its value column (Data page), estimator, public bounds and the
+CoinPress and group-size choices (Estimator page), its budget split (Budget page) and what a
+release publishes (Release page). Every widget is bound to a field of
+:class:`~dpcore.analyses.mean.MeanSettings` (:func:`strata_ui.widgets.bind`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.accounting import format_components, parallel, scale, sequential
+from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
+from dpcore.analyses.mean.strategies import STRATEGIES
+from strata_ui import constants, pipeline
+from strata_ui.sidebar import format_delta
+from strata_ui.state import get_settings, get_state, update_settings
+from strata_ui.widgets import bind, show_problems
+
+ESTIMATOR_HELP = {
+    "laplace": "Adds Laplace noise; meets pure ε-DP. Simple and the paper's main example.",
+    "gaussian": "Adds Gaussian noise; meets ρ-zCDP, whose costs add up gently over many releases.",
+    "coinpress": "Narrows a public interval step by step before the final estimate (ρ-zCDP); "
+    "good when the public range is much wider than the data.",
+}
+
+
+def render_value_column(frame: pd.DataFrame) -> None:
+    """The Data page's "Value to estimate": the mean's value column, numeric columns only."""
+    state = get_state()
+    st.subheader("Value to estimate")
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    if not numeric:
+        update_settings(MeanSettings, value=None)
+        st.error(
+            "This table has no numeric column, so there is no value to average. Upload a table "
+            "with at least one column of numbers (or 0/1, true/false).",
+            icon=":material/error:",
+        )
+        return
+    value = bind(
+        st.selectbox, "Value column", MeanSettings, "value", options=numeric,
+        placeholder="Choose a numeric column",
+        help="The private mean of this column is what the other pages estimate.",
+    )  # fmt: skip
+    st.caption(
+        "Only numeric columns are offered: a differentially private mean clips each value to "
+        "public bounds and adds noise, which needs numbers. Text columns can still split people "
+        "into groups on the Strata page."
+    )
+    if value is None:
+        st.warning("Choose the value column to estimate.", icon=":material/warning:")
+    elif value in state.strata_columns:
+        state.strata_columns = [c for c in state.strata_columns if c != value]
+
+
+def render_estimator_settings() -> MeanSettings:
+    """The estimator, its public bounds and its options; returns the settings chosen."""
+    st.markdown(
+        "Choose how each mean is estimated privately. Every method clips values to a public "
+        "range, averages them, and adds random noise sized to hide any one person."
+    )
+    kind = bind(
+        st.radio, "Private mean estimator", MeanSettings, "estimator",
+        options=list(ESTIMATOR_LABELS), format_func=ESTIMATOR_LABELS.__getitem__,
+        help="How the noise is added. Gaussian and CoinPress need a ρ-zCDP budget (Budget page).",
+    )  # fmt: skip
+    st.caption(ESTIMATOR_HELP[kind])
+    _render_value_messages()
+    _render_bounds()
+    if kind == "coinpress":
+        _render_coinpress()
+    else:
+        _render_group_sizes()
+    return get_settings(MeanSettings)
+
+
+def _render_value_messages() -> None:
+    """What the value column leaves out (missing values, groups without one), or why it cannot
+    be averaged."""
+    try:
+        values = pipeline.current_statistics(MEAN, get_settings(MeanSettings))
+    except (ValueError, TypeError) as exc:  # the estimator below can still be configured
+        st.error(str(exc), icon=":material/error:")
+        return
+    for message in values.messages():
+        st.info(message, icon=":material/info:")
+
+
+def _render_bounds() -> None:
+    settings = get_settings(MeanSettings)
+    st.subheader("Public bounds on the value")
+    st.markdown(
+        f"Values of **{settings.value or 'the value column'}** are clipped to [L, U] before "
+        "averaging. The bounds **must come from outside knowledge** (for hours a week: 0 to "
+        "100), never from the data — bounds read off the data leak the smallest and largest "
+        "values."
+    )
+    low_col, high_col = st.columns(2)
+    with low_col:
+        bind(low_col.number_input, "Lower bound L", MeanSettings, "clip_low",
+             help="The smallest value anyone could have, known without looking at the data.")  # fmt: skip
+        st.caption("Values below L count as L.")
+    with high_col:
+        bind(high_col.number_input, "Upper bound U", MeanSettings, "clip_high",
+             help="The largest value anyone could have, known without looking at the data.")  # fmt: skip
+        st.caption("Values above U count as U. A wider range means more noise.")
+    show_problems(_bound_problems(get_settings(MeanSettings)))
+
+
+def _bound_problems(settings: MeanSettings) -> list:
+    """What is wrong with bounds that were typed (empty bounds are still to be chosen)."""
+    if settings.clip_low is None or settings.clip_high is None:
+        return []
+    return [p for p in MEAN.problems(settings, None) if p.field != "value"]
+
+
+def _render_coinpress() -> None:
+    st.subheader("CoinPress settings")
+    st.markdown(
+        "CoinPress starts from the public interval [L, U] as its prior guess for each group's "
+        "mean and shrinks it over a few noisy steps, spending a share of ρ on each."
+    )
+    sigma_col, steps_col, beta_col = st.columns(3)
+    with sigma_col:
+        bind(
+            sigma_col.number_input, "σ: upper bound on each group's standard deviation",
+            MeanSettings, "coinpress_sigma", min_value=1e-6,
+            help="A public upper bound on how spread out values are inside any group.",
+        )  # fmt: skip
+        st.caption("Public knowledge, like L and U. Too small biases the estimate.")
+    with steps_col:
+        bind(
+            steps_col.slider, "Steps t", MeanSettings, "coinpress_steps", min_value=1,
+            max_value=constants.COINPRESS_STEPS_MAX,
+            help="How many times the interval is narrowed; the budget is split across steps.",
+        )  # fmt: skip
+        st.caption("More steps narrow further but leave less budget for each.")
+    with beta_col:
+        bind(
+            beta_col.number_input, "β: failure probability", MeanSettings, "coinpress_beta",
+            min_value=0.0001, max_value=0.5, step=0.005, format="%.4f",
+            help="The chance that an interval misses the mean; smaller is safer but wider.",
+        )  # fmt: skip
+        st.caption("Smaller β keeps the mean inside each interval more often.")
+    st.caption(
+        "CoinPress treats each group's size as public (replace-one neighbours), as in the paper."
+    )
+
+
+def _render_group_sizes() -> None:
+    st.subheader("Group sizes")
+    n_public = bind(
+        st.checkbox, "Treat group sizes as public", MeanSettings, "n_public",
+        help="Whether the number of people in each group may be published without noise.",
+    )  # fmt: skip
+    if n_public:
+        st.caption(
+            "Sizes are public (the paper's setting): neighbouring datasets differ by *replacing* "
+            "one person, so only the clipped sum is noised and the whole budget goes to it."
+        )
+    else:
+        st.caption(
+            "Sizes are private: neighbours differ by *adding or removing* one person, so half the "
+            "budget buys a noisy count and half a noisy sum — more noise for the same budget."
+        )
+
+
+def render_configured(settings: MeanSettings) -> None:
+    """The estimator the settings make, and the budget it runs at — or what to fix."""
+    st.subheader("Configured estimator")
+    if settings.clip_low is None or settings.clip_high is None or _bound_problems(settings):
+        st.info("Enter valid public bounds to configure the estimator.", icon=":material/info:")
+        return
+    estimator = MEAN.estimator(settings)
+    st.markdown(f"**{ESTIMATOR_LABELS[settings.estimator]}**")
+    st.code(repr(estimator), language="python", wrap_lines=True)
+    try:
+        budget = MEAN.native_budget(settings, pipeline.page_budget(get_state()))
+    except (ValueError, TypeError) as exc:
+        st.warning(str(exc), icon=":material/warning:")
+    else:
+        st.caption(f"Each release will use {budget}; set the budget on the Budget page.")
+
+
+def render_budget_split() -> None:
+    """The Budget page's part for the mean: vanilla (ii)'s split, and what each strategy costs
+    under composition (the page has said what the estimator runs at)."""
+    state, settings = get_state(), get_settings(MeanSettings)
+    try:
+        budget = MEAN.native_budget(settings, pipeline.page_budget(state))
+    except (ValueError, TypeError) as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    st.subheader("What each strategy costs under composition")
+    fraction = bind(
+        st.slider, "Vanilla (ii): share of the budget for the global estimate", MeanSettings,
+        "global_fraction", min_value=constants.GLOBAL_FRACTION_MIN,
+        max_value=constants.GLOBAL_FRACTION_MAX, step=0.05,
+        help="Vanilla (ii) releases a global estimate and group estimates; they share one budget.",
+    )  # fmt: skip
+    st.caption(
+        f"The global estimate gets {fraction:.0%} of the budget and the groups the other "
+        f"{1 - fraction:.0%}; both touch everyone, so their costs add up."
+    )
+    try:
+        k = pipeline.current_grouping(state).k
+    except (ValueError, TypeError) as exc:
+        st.warning(f"{exc} Assuming 2 groups for the table.", icon=":material/warning:")
+        k = 2
+    st.dataframe(_composition_table(budget, fraction, k), hide_index=True, width="stretch")
+    st.caption(
+        "Each person is in exactly one group, so estimating all groups separately costs the "
+        "budget of one group (parallel composition); releasing a global estimate too means "
+        "everyone is touched twice, so the costs add (sequential composition)."
+    )
+
+
+def _composition_table(budget, fraction: float, k: int) -> pd.DataFrame:
+    def approx(b) -> str:
+        if b.kind == "pure":
+            return f"ε = {b.epsilon:.4g}, δ = 0"
+        eps = b.to_approx_dp(constants.DISPLAY_DELTA).epsilon
+        return f"ε = {eps:.4g}, δ = {format_delta(constants.DISPLAY_DELTA)}"
+
+    groups = parallel(*[budget] * k)
+    global_part, group_part = scale(budget, fraction), scale(budget, 1 - fraction)
+    rows = [
+        ("Stratified", f"{k} disjoint groups, each with the full budget", groups),
+        ("Stratified", "Total: parallel composition = one group's cost", groups),
+        ("Vanilla (i)", "One global estimate, full budget", budget),
+        ("Vanilla (i)", "Total", budget),
+        ("Vanilla (ii)", f"Global estimate ({fraction:.0%})", global_part),
+        ("Vanilla (ii)", f"{k} group estimates ({1 - fraction:.0%}, parallel over groups)",
+         parallel(*[group_part] * k)),
+        ("Vanilla (ii)", "Total: sequential composition (the parts add up)",
+         sequential(global_part, parallel(*[group_part] * k))),
+    ]  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "strategy": strategy,
+                "part": part,
+                "cost": format_components(cost.components()),
+                f"(ε, δ = {format_delta(constants.DISPLAY_DELTA)})": approx(cost),
+            }
+            for strategy, part, cost in rows
+        ]
+    )
+
+
+def render_strategy_choice() -> None:
+    """The Release page's "What to release" for the mean."""
+    bind(
+        st.radio, "What to release", MeanSettings, "strategy", options=list(STRATEGIES),
+        format_func=STRATEGY_LABELS.__getitem__,
+        help="Groups are disjoint, so releasing every group's estimate costs one group's budget.",
+    )  # fmt: skip

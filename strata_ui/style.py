@@ -1,0 +1,27 @@
+"""The look every chart shares: the Okabe–Ito colour-blind-safe palette, the font, translucent
+colours and group labels wrapped for an axis."""
+
+from __future__ import annotations
+
+import textwrap
+
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
+"""Blue, orange, bluish green, vermillion, reddish purple (Okabe & Ito 2008)."""
+
+FONT = {"family": "sans-serif", "size": 14}
+TICK_WIDTH = 12  # characters per line of a group label
+
+
+def rgba(hex_colour: str, alpha: float) -> str:
+    """``"#0072B2"`` with opacity ``alpha`` as a CSS ``rgba(...)`` colour."""
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
+def wrap_label(group: str) -> str:
+    """A group label on short lines for an axis: ``White<br>× Male``."""
+    lines = []
+    for i, part in enumerate(str(group).split(" × ")):
+        wrapped = textwrap.wrap(part, TICK_WIDTH, break_on_hyphens=True) or [part]
+        lines += [("× " if i and j == 0 else "") + line for j, line in enumerate(wrapped)]
+    return "<br>".join(lines)

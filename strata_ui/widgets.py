@@ -1,0 +1,107 @@
+"""Widgets bound to a field of frozen settings: a stable key, the stored value as default, and
+the new value stored back.
+
+A widget drawn with :func:`bind` is keyed by :func:`strata_ui.state.widget_key`, so Streamlit
+identifies it by that key whatever its default: a change is never undone on the next rerun, and
+a widget that leaves the page (another page, a hidden branch) comes back with the stored value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from strata_ui import constants
+from strata_ui.state import get_settings, get_state, update_settings, widget_key
+
+T = TypeVar("T")
+
+_INDEXED = {"radio", "selectbox", "pills", "segmented_control"}
+
+
+def bind(
+    widget: Callable[..., T],
+    label: str,
+    cls: type,
+    field_name: str,
+    *,
+    options: Sequence[Any] | None = None,
+    key_parts: Sequence[object] = (),
+    store: Callable[[T], Any] | None = None,
+    **kwargs: Any,
+) -> T:
+    """Draw ``widget`` (``st.radio``, ``st.number_input``, ``column.slider``, …) for
+    ``field_name`` of the session's ``cls`` settings and store what it returns.
+
+    ``options`` are passed on for choice widgets; the stored value selects the default (an
+    index for radio and select boxes, a list for multiselect). ``store`` turns the widget's
+    value into the stored one (e.g. a list into a tuple); a select box with no choice
+    (``None``) keeps the stored value, so an unusable stored choice stays visible with its
+    error. Returns the widget's value.
+    """
+    current = getattr(get_settings(cls), field_name)
+    name = getattr(widget, "__name__", "")
+    if options is not None:
+        options = list(options)
+        kwargs["options"] = options
+        if name in _INDEXED:
+            kwargs["index"] = options.index(current) if current in options else _no_index(name)
+        elif name == "multiselect":
+            kwargs["default"] = [c for c in (current or ()) if c in options]
+        else:  # select_slider
+            kwargs["value"] = current if current in options else options[0]
+    else:
+        kwargs["value"] = current
+    value = widget(label, key=widget_key(cls, field_name, *key_parts), **kwargs)
+    if value is None and name == "selectbox":
+        return value
+    stored = value if store is None else store(value)
+    if stored != current:
+        update_settings(cls, **{field_name: stored})
+    return value
+
+
+def _no_index(name: str) -> int | None:
+    """A select box may show no choice; a radio always shows one (the first)."""
+    return None if name == "selectbox" else 0
+
+
+def show_problems(problems: Sequence[Any]) -> None:
+    """Draw :class:`~dpcore.errors.Problem` s: errors in red, what is still to choose in blue."""
+    for problem in problems:
+        if problem.severity == "error":
+            st.error(problem.message, icon=":material/error:")
+        else:
+            st.info(problem.message, icon=":material/info:")
+
+
+def budget_slider(key: str) -> tuple[str, float]:
+    """The Budget page's ε or ρ on a log slider, for a Compare page; returns (symbol, value).
+
+    Moving it moves the session's budget (the Budget page shows the same value).
+    """
+    state = get_state()
+    if state.budget_kind == "pure":
+        options, symbol, stored = constants.EPSILON_OPTIONS, "ε", state.epsilon
+    else:
+        options, symbol, stored = constants.RHO_OPTIONS, "ρ", state.rho
+    chosen = st.select_slider(
+        f"{symbol} per release (log scale)",
+        options=options,
+        value=nearest(options, stored),
+        format_func=lambda v: f"{v:g}",
+        key=f"{key}.{state.budget_kind}",
+        help="The same budget as on the Budget page: smaller means more privacy and more noise.",
+    )
+    if state.budget_kind == "pure":
+        state.epsilon = chosen
+    else:
+        state.rho = chosen
+    return symbol, chosen
+
+
+def nearest(options: Sequence[float], value: float) -> float:
+    """The option closest to ``value`` on a log scale (for log sliders)."""
+    return min(options, key=lambda o: abs(o - value) / o)

@@ -1,0 +1,80 @@
+"""What every AppTest flow needs: start the app, move between pages, read and change the
+session's state, and read what a page shows."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from strata_ui.state import AppState, settings_key
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 60  # AppTest's default of 3 s is too short for a cold cache on two cores
+
+
+def start(page: str | None = None, **query: str) -> AppTest:
+    """The app on the demo data, run once (optionally with a query string), then ``page``."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT_S)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at if page is None else go(at, page)
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    """Open ``page`` (``"compare"`` or ``"app_pages/compare.py"``) and check it drew cleanly."""
+    at.switch_page(page if page.endswith(".py") else f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def state_of(at: AppTest) -> AppState:
+    return at.session_state[settings_key(AppState)]
+
+
+def settings_of(at: AppTest, cls: type):
+    """The session's ``cls`` settings (its defaults when no page has read them yet)."""
+    key = settings_key(cls)
+    return at.session_state[key] if key in at.session_state else cls()
+
+
+def change_settings(at: AppTest, cls: type, **changes) -> None:
+    """Replace fields of the session's frozen ``cls`` settings, as the widgets would."""
+    at.session_state[settings_key(cls)] = dataclasses.replace(settings_of(at, cls), **changes)
+
+
+def upload(at: AppTest, data: bytes, name: str = "mine.csv") -> AppTest:
+    at.file_uploader[0].set_value((name, data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def text(elements) -> str:
+    return " ".join(str(e.value) for e in elements)
+
+
+def errors(at: AppTest) -> str:
+    return text(at.main.error)
+
+
+def charts(at: AppTest) -> list[dict]:
+    """The Plotly figures on the page, as dictionaries."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [figure["layout"]["title"]["text"] for figure in charts(at)]
+
+
+def values(array) -> np.ndarray:
+    """A Plotly trace's numbers, whether a list or a base64 typed array."""
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+    return np.asarray(array)
