@@ -197,7 +197,7 @@ def exact_components(budget: Budget, kind: Kind) -> dict[str, Decimal]:
     )
 
 
-def _from_components(kind: Kind, components: dict[str, Decimal]) -> Budget:
+def budget_from_components(kind: Kind, components: dict[str, Decimal]) -> Budget:
     values = {k: float(v) for k, v in components.items()}
     if values.get("delta", 0.0) >= 1:
         raise ValueError(
@@ -236,7 +236,7 @@ def sequential(*budgets: Budget) -> Budget:
     checked = tuple(check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
     kind = common_kind(checked)
     parts = [exact_components(b, kind) for b in checked]
-    return _from_components(kind, {k: sum(p[k] for p in parts) for k in parts[0]})
+    return budget_from_components(kind, {k: sum(p[k] for p in parts) for k in parts[0]})
 
 
 def parallel(*budgets: Budget) -> Budget:
@@ -250,7 +250,7 @@ def parallel(*budgets: Budget) -> Budget:
     checked = tuple(check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
     kind = common_kind(checked)
     parts = [exact_components(b, kind) for b in checked]
-    return _from_components(kind, {k: max(p[k] for p in parts) for k in parts[0]})
+    return budget_from_components(kind, {k: max(p[k] for p in parts) for k in parts[0]})
 
 
 def scale(budget: Budget, fraction: float) -> Budget:

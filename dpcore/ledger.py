@@ -36,7 +36,7 @@ from decimal import Decimal
 from dpcore.accounting import (
     Budget,
     BudgetExceededError,
-    _from_components,
+    budget_from_components,
     check_affordable,
     check_budget,
     exact_components,
@@ -505,7 +505,7 @@ def _encode_budget(budget: Budget) -> str:
 
 
 def _decode_budget(kind: str, components: str) -> Budget:
-    return _from_components(kind, json.loads(components, parse_float=Decimal))
+    return budget_from_components(kind, json.loads(components, parse_float=Decimal))
 
 
 def _utc_now() -> str:

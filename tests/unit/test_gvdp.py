@@ -19,23 +19,23 @@ from scipy.special import expit, ndtri
 
 from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp.blb import (
-    _fit_logistic,
-    _fit_mean,
-    _fit_ols,
-    _fit_weighted_mean,
-    _partition_and_resample,
-    _poisson,
-    _uniform_multinomial,
+    fit_logistic,
+    fit_mean,
+    fit_ols,
+    fit_weighted_mean,
+    partition_and_resample,
+    poisson_counts,
+    uniform_multinomial,
 )
 from dpcore.analyses.gvdp.bounds import ESTIMATORS, GVDPBounds, RhoSpent, blb_variance_spread
 from dpcore.analyses.gvdp.estimator import gvdp, gvdp_coverage, gvdp_stratified, nonprivate_ci
 from dpcore.analyses.gvdp.private import (
-    _coinpress_step,
-    _precision_weighted,
-    _tail_radius,
-    _variance_bound,
-    _variance_upper_bound,
+    coinpress_step,
+    precision_weighted,
     psd_projection,
+    tail_radius,
+    variance_bound,
+    variance_upper_bound,
 )
 from dpcore.shares import PublicShares
 
@@ -84,7 +84,7 @@ def binomial_low(successes: int, trials: int, alpha: float = 1e-3) -> float:
 
 @pytest.mark.parametrize("lam", [3.9, 95.0])
 def test_poisson_inversion_matches_the_poisson_law(lam):
-    draws = _poisson(lam, (20_000, 10), np.random.default_rng(0)).ravel()
+    draws = poisson_counts(lam, (20_000, 10), np.random.default_rng(0)).ravel()
     top = int(lam + 6 * math.sqrt(lam))
     observed = np.bincount(np.minimum(draws, top), minlength=top + 1)
     expected = stats.poisson.pmf(np.arange(top + 1), lam)
@@ -100,7 +100,7 @@ def test_poisson_inversion_matches_the_poisson_law(lam):
 def test_uniform_multinomial_has_the_exact_joint_law():
     """n = 6 draws into 3 cells: 28 outcomes, compared with the multinomial pmf."""
     n, cells, rows = 6, 3, 60_000
-    counts = _uniform_multinomial(n, cells, rows, np.random.default_rng(1))
+    counts = uniform_multinomial(n, cells, rows, np.random.default_rng(1))
     assert counts.shape == (rows, cells) and np.all(counts.sum(axis=1) == n)
     outcomes, observed = np.unique(counts, axis=0, return_counts=True)
     expected = stats.multinomial.pmf(outcomes, n, [1 / cells] * cells) * rows
@@ -110,7 +110,7 @@ def test_uniform_multinomial_has_the_exact_joint_law():
 
 def test_uniform_multinomial_moments_at_blb_scale():
     n, cells, rows = 10_000, 100, 4_000
-    counts = _uniform_multinomial(n, cells, rows, np.random.default_rng(2)).astype(float)
+    counts = uniform_multinomial(n, cells, rows, np.random.default_rng(2)).astype(float)
     assert np.all(counts.sum(axis=1) == n)
     p = 1 / cells
     # Cell means, variances and one covariance against n p, n p (1 − p), −n p², within 5 SE.
@@ -123,7 +123,7 @@ def test_uniform_multinomial_moments_at_blb_scale():
 
 def test_partition_covers_every_row_once_and_pads_with_zero_counts():
     n, k, r = 1_003, 10, 4  # 3 subsets of 101 rows, 7 of 100
-    index, counts = _partition_and_resample(n, k, r, np.random.default_rng(3))
+    index, counts = partition_and_resample(n, k, r, np.random.default_rng(3))
     assert index.shape == (k, 101) and counts.shape == (k, r, 101)
     real = np.ones((k, 101), dtype=bool)
     real[3:, 100] = False
@@ -154,8 +154,8 @@ def repeated(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def test_fit_mean_and_weighted_mean_equal_the_resampled_rows(small_resample):
     X, _, counts = small_resample
     x, w = X[..., 1:], np.abs(X[..., 2]) + 0.1
-    means = _fit_mean([x], counts, 60)
-    weighted = _fit_weighted_mean([x, w], counts, 60)
+    means = fit_mean([x], counts, 60)
+    weighted = fit_weighted_mean([x, w], counts, 60)
     for i in range(2):
         for c in range(3):
             rows, wts = repeated(x[i], counts[i, c]), repeated(w[i], counts[i, c])
@@ -165,7 +165,7 @@ def test_fit_mean_and_weighted_mean_equal_the_resampled_rows(small_resample):
 
 def test_fit_ols_equals_least_squares_on_the_resampled_rows(small_resample):
     X, y, counts = small_resample
-    coef = _fit_ols([X, y], counts, 60)
+    coef = fit_ols([X, y], counts, 60)
     for i in range(2):
         for c in range(3):
             expected = np.linalg.lstsq(
@@ -177,7 +177,7 @@ def test_fit_ols_equals_least_squares_on_the_resampled_rows(small_resample):
 def test_fit_logistic_equals_the_weighted_mle(small_resample):
     X, _, counts = small_resample
     y = (np.random.default_rng(5).random((2, 30)) < expit(X @ [0.2, 1.0, -0.7])).astype(float)
-    coef = _fit_logistic([X, y], counts, 60)
+    coef = fit_logistic([X, y], counts, 60)
 
     def loss(beta, Xr, yr):
         eta = Xr @ beta
@@ -254,8 +254,8 @@ def test_coinpress_step_sensitivity_matches_its_noise():
     neighbour[7] = [1e9, -1e9, 3e8]
     noise = RecordingNoise()
     args = (np.zeros(d), np.asarray(radius), gamma1, 3.0, rho_m, noise)
-    mean, _, sigma = _coinpress_step(points, *args)
-    mean_neighbour, _, _ = _coinpress_step(neighbour, *args)
+    mean, _, sigma = coinpress_step(points, *args)
+    mean_neighbour, _, _ = coinpress_step(neighbour, *args)
     delta = 2 * (radius + gamma1) / k
     assert np.linalg.norm(mean - mean_neighbour) <= delta * (1 + 1e-12)
     assert float(sigma) == pytest.approx(delta / math.sqrt(2 * rho_m), rel=1e-12)
@@ -278,7 +278,7 @@ def test_an_outlier_cannot_move_the_release_beyond_the_noise():
 
 def test_tail_radius_is_exact_in_one_dimension():
     for beta in (0.1, 1e-3, 1e-7):
-        assert _tail_radius(1, beta) == pytest.approx(stats.norm.isf(beta / 2), rel=1e-12)
+        assert tail_radius(1, beta) == pytest.approx(stats.norm.isf(beta / 2), rel=1e-12)
 
 
 def test_tail_radius_holds_under_correlation_where_laurent_massart_fails():
@@ -291,7 +291,7 @@ def test_tail_radius_holds_under_correlation_where_laurent_massart_fails():
     )
     x = math.log(1 / beta)
     laurent_massart = math.sqrt(d + 2 * math.sqrt(d * x) + 2 * x)
-    ours = np.mean(norms > _tail_radius(d, beta))
+    ours = np.mean(norms > tail_radius(d, beta))
     assert ours <= beta
     assert np.mean(norms > laurent_massart) > 2 * beta
 
@@ -314,7 +314,7 @@ def test_variance_upper_bound_adds_the_quantile_and_clips_at_zero():
     """Cor. D.1: S̃ + b Φ⁻¹(1 − β/d); a negative result becomes 0 (not its absolute value)."""
     iterates = np.array([[1.0, -5.0], [3.0, -5.0]])
     variances = np.array([[1.0, 1.0], [1.0, 1.0]])
-    bound = _variance_upper_bound(iterates, variances, 0.02)
+    bound = variance_upper_bound(iterates, variances, 0.02)
     z = ndtri(1 - 0.02 / 2)
     np.testing.assert_allclose(bound, [2.0 + z * math.sqrt(0.5), 0.0])
 
@@ -326,9 +326,9 @@ def test_variance_bound_clips_the_estimate_at_zero_and_falls_back_to_the_public_
     variances = np.ones((2, 3))
     high = np.array([10.0, 20.0, 30.0])
     c = ndtri(1 - 0.03 / 3) * math.sqrt(0.5)  # ≈ 1.64: S̃ = −1 still gives a positive D.1 bound
-    paper = _variance_upper_bound(iterates, variances, 0.03)
+    paper = variance_upper_bound(iterates, variances, 0.03)
     np.testing.assert_allclose(paper, [2.0 + c, c - 1.0, 0.0])
-    bound = _variance_bound(iterates, variances, 0.03, high)
+    bound = variance_bound(iterates, variances, 0.03, high)
     np.testing.assert_allclose(bound, [2.0 + c, c, 30.0])
     assert np.all(bound >= paper) and np.all(bound > 0)
 
@@ -337,7 +337,7 @@ def test_precision_weighting_is_unbiased_with_the_stated_variance():
     rng = np.random.default_rng(15)
     sds = np.array([4.0, 1.0, 0.5])[:, None]
     iterates = 2.0 + sds * rng.normal(size=(3, 100_000))
-    combined, variance = _precision_weighted(iterates, np.broadcast_to(sds**2, iterates.shape))
+    combined, variance = precision_weighted(iterates, np.broadcast_to(sds**2, iterates.shape))
     assert variance[0] == pytest.approx(1 / np.sum(1 / sds**2), rel=1e-12)
     assert abs(combined.mean() - 2.0) < 5 * math.sqrt(variance[0] / combined.size)
     assert combined.var() == pytest.approx(variance[0], rel=0.03)
@@ -373,7 +373,7 @@ def test_release_spends_exactly_rho_through_the_noise_it_draws():
     assert result.cost == ZCDP(0.37) and abs(result.rho.total - 0.37) <= 1e-12
     assert len(noise.sigmas) == 2 * t
     beta_s = 0.03 / 3 / t / 2
-    gamma1, gamma2 = _tail_radius(2, beta_s / k), _tail_radius(2, beta_s)
+    gamma1, gamma2 = tail_radius(2, beta_s / k), tail_radius(2, beta_s)
     variance_scale = bounds.spread(r, 3_000 // k)
     mean_scale = np.sqrt(k * result.sampling_variance)
     starts = [
@@ -447,7 +447,7 @@ def test_a_failed_variance_bound_widens_only_its_own_interval():
     normal = gvdp((X, y), "ols", noise=ShiftedVarianceNoise(42, t, 0.0), **common)
     failed = gvdp((X, y), "ols", noise=ShiftedVarianceNoise(42, t, -20.0), **common)
     # The forced draw really is the failure event on coordinate 0, and only there.
-    paper = _variance_upper_bound(
+    paper = variance_upper_bound(
         failed.variance_iterates, failed.variance_iterate_variances, 0.03 / 3
     )
     assert paper[0] == 0.0 and np.all(paper[1:] > 0)
@@ -770,13 +770,13 @@ def test_no_interval_blows_up_when_the_variance_bound_fails(monkeypatch):
     of 600 runs; those runs used to give intervals ~1e5 times the median width. Now every interval
     stays within a small multiple of its coordinate's median and coverage is nominal."""
     module = importlib.import_module("dpcore.analyses.gvdp.private")
-    original, paper_bounds = module._variance_upper_bound, []
+    original, paper_bounds = module.variance_upper_bound, []
 
     def spy(*args):
         paper_bounds.append(original(*args))
         return paper_bounds[-1]
 
-    monkeypatch.setattr(module, "_variance_upper_bound", spy)
+    monkeypatch.setattr(module, "variance_upper_bound", spy)
     result = gvdp_coverage(
         lambda rng: ols_data(rng, n=BLOWUP_N),
         OLS_BETA,

@@ -29,8 +29,8 @@ from dpcore.analyses.synth.encoding import bucketize
 from dpcore.analyses.synth.plan import INTERVALS_NOTE, SynthPlan
 from dpcore.analyses.synth.synthesizers import MAX_HISTOGRAM_CELLS
 from dpcore.analyses.synth.workload import (
+    EncodedRows,
     GroupWorkload,
-    _Encoded,
     build_workload,
     real_table,
     sweep_errors,
@@ -287,7 +287,7 @@ def test_encoded_draws_equal_synthesize_for_the_same_seed(frame, method, strateg
     spec, grouping, shares = parts(frame)
     cfg = config(method=method, rounds=3)
     prepared = prepare_rows(frame, spec, grouping, cfg)
-    fast = _Encoded.of(prepared, cfg, spec, shares, strategy).draw(
+    fast = EncodedRows.of(prepared, cfg, spec, shares, strategy).draw(
         cfg, 2.0, np.random.default_rng(11)
     )
     slow = run_synthesis(

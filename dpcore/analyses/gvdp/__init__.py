@@ -48,7 +48,7 @@ Where this package deviates from the paper's text (each is repeated where it app
   the public :math:`v_j` (``bounds.variance_high``) for a coordinate whose Cor. D.1 bound is
   ≤ 0 (only possible in the failure event of Thm. 2.10). Both the whitening
   :math:`S = (k\tilde\Sigma)^{1/2}` (Alg. 3 line 2, App. C.6) and the interval (Thm. 2.12)
-  use it; see :func:`.private._variance_bound`. A near-zero :math:`s_j` would otherwise inflate the
+  use it; see :func:`.private.variance_bound`. A near-zero :math:`s_j` would otherwise inflate the
   starting radius :math:`r_0/\min_j s_j` (Alg. 3 line 4), hence the noise on every
   coordinate, by up to ~10⁵.
 

@@ -23,7 +23,7 @@ from dpcore.analyses.gvdp.bounds import (
 
 NEWTON_STEPS = 25
 """Fixed Newton (IRLS) iterations of the logistic fit, started from 0 (our choice; see
-:func:`_fit_logistic`)."""
+:func:`fit_logistic`)."""
 
 
 RIDGE = 1e-6
@@ -31,7 +31,7 @@ r"""Logistic ridge :math:`\lambda = 10^{-6} n`: negligible against the Hessian (
 keeps a separated resample's Newton system solvable."""
 
 
-_GUIDE_BINS = 1 << 12  # bins of the Poisson inverse-CDF guide table (exact; see _poisson)
+_GUIDE_BINS = 1 << 12  # bins of the Poisson inverse-CDF guide table (exact; see poisson_counts)
 
 
 def _array(name: str, value: object) -> np.ndarray:
@@ -75,7 +75,7 @@ def _unpack(data: object, keys: tuple[str, str]) -> tuple[object, object]:
     )
 
 
-def _prepare(data: Data, estimator: object) -> tuple[tuple[np.ndarray, ...], int]:
+def prepare_rows(data: Data, estimator: object) -> tuple[tuple[np.ndarray, ...], int]:
     """Validated per-row arrays for ``estimator`` and the dimension d of its output."""
     if not isinstance(estimator, str):
         raise TypeError(
@@ -124,7 +124,7 @@ def _regression_rows(data: object, *, logistic: bool) -> tuple[np.ndarray, np.nd
     return X, y
 
 
-def _blb(
+def run_blb(
     rows: tuple[np.ndarray, ...],
     estimator: Estimator,
     k: int,
@@ -134,7 +134,7 @@ def _blb(
     r"""Alg. 2: subset means :math:`\hat\theta_i^{BLB}` and variances :math:`\hat V_i^{BLB}`,
     each of shape (k, d), from r resamples of size n per subset."""
     n = rows[0].shape[0]
-    index, counts = _partition_and_resample(n, k, resamples, rng)
+    index, counts = partition_and_resample(n, k, resamples, rng)
     estimates = _FITS[estimator]([row[index] for row in rows], counts, n)
     if not np.all(np.isfinite(estimates)):
         raise ValueError(
@@ -144,7 +144,7 @@ def _blb(
     return estimates.mean(axis=1), estimates.var(axis=1, ddof=1)
 
 
-def _partition_and_resample(
+def partition_and_resample(
     n: int, k: int, resamples: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""A random partition into k subsets of b or b + 1 rows, and multinomial counts.
@@ -159,18 +159,18 @@ def _partition_and_resample(
     index = np.zeros((k, width), dtype=np.intp)
     counts = np.zeros((k, resamples, width))
     index[extra:, :b] = order[extra * (b + 1) :].reshape(k - extra, b)
-    counts[extra:, :, :b] = _uniform_multinomial(n, b, (k - extra) * resamples, rng).reshape(
+    counts[extra:, :, :b] = uniform_multinomial(n, b, (k - extra) * resamples, rng).reshape(
         k - extra, resamples, b
     )
     if extra:
         index[:extra] = order[: extra * (b + 1)].reshape(extra, b + 1)
-        counts[:extra] = _uniform_multinomial(n, b + 1, extra * resamples, rng).reshape(
+        counts[:extra] = uniform_multinomial(n, b + 1, extra * resamples, rng).reshape(
             extra, resamples, b + 1
         )
     return index, counts
 
 
-def _uniform_multinomial(n: int, cells: int, rows: int, rng: np.random.Generator) -> np.ndarray:
+def uniform_multinomial(n: int, cells: int, rows: int, rng: np.random.Generator) -> np.ndarray:
     r"""``rows`` independent exact draws of :math:`\text{Multinomial}(n, \mathbf 1/\text{cells})`.
 
     Independent :math:`\text{Poisson}(\lambda)` counts with :math:`\lambda = (n - \sqrt n)/c`,
@@ -180,10 +180,10 @@ def _uniform_multinomial(n: int, cells: int, rows: int, rng: np.random.Generator
     ≈ 16 %). About 3× faster than ``Generator.multinomial``, which draws c binomials per row.
     """
     lam = (n - math.sqrt(n)) / cells
-    counts = _poisson(lam, (rows, cells), rng)
+    counts = poisson_counts(lam, (rows, cells), rng)
     over = counts.sum(axis=1) > n
     while over.any():
-        counts[over] = _poisson(lam, (int(over.sum()), cells), rng)
+        counts[over] = poisson_counts(lam, (int(over.sum()), cells), rng)
         over = counts.sum(axis=1) > n
     cells_of_draws = np.repeat(np.arange(0, rows * cells, cells), n - counts.sum(axis=1))
     cells_of_draws += rng.integers(0, cells, cells_of_draws.size)
@@ -204,7 +204,7 @@ def _poisson_tables(lam: float) -> tuple[np.ndarray, np.ndarray]:
     return cdf, np.where(first == last, first, -1).astype(np.int32)
 
 
-def _poisson(lam: float, size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+def poisson_counts(lam: float, size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
     r"""Poisson draws by inversion, :math:`X = \#\{j : F(j) \le U\}`, through a guide table
     (exact for every U; a binary search settles the few % of U in bins the CDF crosses)."""
     cdf, guide = _poisson_tables(lam)
@@ -216,12 +216,12 @@ def _poisson(lam: float, size: tuple[int, int], rng: np.random.Generator) -> np.
     return draws
 
 
-def _fit_mean(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
+def fit_mean(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     r""":math:`\hat\theta_{i,c} = \sum_j n_j x_j / n`, shape (k, r, d)."""
     return counts @ parts[0] / n
 
 
-def _fit_weighted_mean(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
+def fit_weighted_mean(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     r""":math:`\sum_j n_j w_j x_j / \sum_j n_j w_j`: the resample counts multiply the weights."""
     x, weights = parts
     effective = counts * weights[:, None, :]
@@ -244,7 +244,7 @@ def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         ) from err
 
 
-def _fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
+def fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     r"""Weighted least squares :math:`(X^\top W X)^{-1} X^\top W y`, W = diag(counts), batched
     over the (k, r) resamples."""
     X, y = parts
@@ -254,7 +254,7 @@ def _fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     return _solve(gram, counts @ (X * y[..., None]))
 
 
-def _fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
+def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     r"""Weighted logistic MLE by :data:`NEWTON_STEPS` Newton (IRLS) steps from β = 0.
 
     Each step solves :math:`(X^\top W_\mu X + \lambda I)\,\delta = X^\top W(y - \mu) -
@@ -278,8 +278,8 @@ def _fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.nda
 
 
 _FITS: dict[str, Callable[[list[np.ndarray], np.ndarray, int], np.ndarray]] = {
-    "mean": _fit_mean,
-    "weighted_mean": _fit_weighted_mean,
-    "ols": _fit_ols,
-    "logistic": _fit_logistic,
+    "mean": fit_mean,
+    "weighted_mean": fit_weighted_mean,
+    "ols": fit_ols,
+    "logistic": fit_logistic,
 }

@@ -49,7 +49,7 @@ ROWS_PER_COEFFICIENT = 5
 Data = np.ndarray | Mapping[str, np.ndarray] | tuple[np.ndarray, np.ndarray]
 
 
-def _frozen(name: str, value: object, *, positive: bool = False) -> np.ndarray:
+def frozen_array(name: str, value: object, *, positive: bool = False) -> np.ndarray:
     """A finite 1-D float array (scalars become length 1), read-only."""
     try:
         arr = np.atleast_1d(np.array(value, dtype=float))
@@ -115,12 +115,12 @@ class GVDPBounds:
     variance_sd: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "center", _frozen("center", self.center))
+        object.__setattr__(self, "center", frozen_array("center", self.center))
         object.__setattr__(self, "radius", positive_number("radius", self.radius))
-        high = _frozen("variance_high", self.variance_high, positive=True)
+        high = frozen_array("variance_high", self.variance_high, positive=True)
         object.__setattr__(self, "variance_high", high)
         if self.variance_sd is not None:
-            sd = _frozen("variance_sd", self.variance_sd, positive=True)
+            sd = frozen_array("variance_sd", self.variance_sd, positive=True)
             object.__setattr__(self, "variance_sd", sd)
         shapes = {a.shape for a in (self.center, high, self.variance_sd) if a is not None}
         if len(shapes) > 1:
@@ -143,7 +143,7 @@ class GVDPBounds:
     ) -> GVDPBounds:
         r"""Bounds from per-coordinate ranges :math:`\theta_j \in [\ell_j, h_j]`: the ball
         circumscribing the box, centre :math:`(\ell + h)/2`, radius :math:`\|h - \ell\|_2/2`."""
-        low, high = _frozen("low", low), _frozen("high", high)
+        low, high = frozen_array("low", low), frozen_array("high", high)
         if low.shape != high.shape or not np.all(high > low):
             raise ValueError(f"`low` must be below `high` everywhere, got {low!r} and {high!r}")
         return cls(
@@ -176,8 +176,8 @@ class GVDPBounds:
           Gaussian theory (:func:`blb_variance_spread` with ``resamples`` r and ``subset_size``
           b = n // k), so :math:`\tau_j^{bound} = \sqrt c\,\kappa\,\sigma_j^2`.
         """
-        theta = _frozen("theta", theta)
-        variance = _frozen("variance", variance, positive=True)
+        theta = frozen_array("theta", theta)
+        variance = frozen_array("variance", variance, positive=True)
         factor = finite_number("factor", factor)
         if factor < 1:
             raise ValueError(

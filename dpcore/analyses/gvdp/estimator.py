@@ -16,16 +16,16 @@ from dpcore._validate import (
     positive_int,
 )
 from dpcore.accounting import ZCDP, parallel
-from dpcore.analyses.gvdp.blb import _blb, _fit_logistic, _prepare
+from dpcore.analyses.gvdp.blb import fit_logistic, prepare_rows, run_blb
 from dpcore.analyses.gvdp.bounds import (
     Data,
     Estimator,
     GVDPBounds,
     RhoSpent,
     RunParameters,
-    _frozen,
+    frozen_array,
 )
-from dpcore.analyses.gvdp.private import _readonly, _release
+from dpcore.analyses.gvdp.private import readonly_array, release_estimates
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseKind, NoiseSource, SimulationNoise, as_noise_source
 from dpcore.shares import PublicShares, share_values
@@ -176,7 +176,7 @@ def gvdp(
           (n,); :math:`\sum_i w_i x_i / \sum_i w_i` per column.
         - ``"ols"``: ``(X, y)`` or ``{"X": X, "y": y}``, X of shape (n, p) used as given (add a
           column of ones for an intercept), y of shape (n,).
-        - ``"logistic"``: as ``"ols"`` with y in {0, 1}; see :func:`_fit_logistic`.
+        - ``"logistic"``: as ``"ols"`` with y in {0, 1}; see :func:`fit_logistic`.
     estimator : {"mean", "weighted_mean", "ols", "logistic"}
         The non-private estimator :math:`\hat\theta`, applied through row weights.
     k : int
@@ -229,7 +229,7 @@ def gvdp(
     Errors about the data (shapes, rank, subset size, a singular resample) are raised before any
     noise is drawn, so no budget is spent on a failed run.
     """
-    rows, d = _prepare(data, estimator)
+    rows, d = prepare_rows(data, estimator)
     plan = RunParameters.build(
         k=k,
         rho=rho,
@@ -243,14 +243,14 @@ def gvdp(
     )
     _check_bounds(bounds, d)
     gen = as_rng(rng)
-    theta_blb, var_blb = _blb(rows, estimator, plan.k, plan.resamples, gen)
-    release = _release(theta_blb, var_blb, bounds, plan, as_noise_source(noise, rng=gen))
+    theta_blb, var_blb = run_blb(rows, estimator, plan.k, plan.resamples, gen)
+    release = release_estimates(theta_blb, var_blb, bounds, plan, as_noise_source(noise, rng=gen))
     return GVDPResult(
         estimator=estimator,
         **release,
         level=plan.level,
-        subset_estimates=_readonly(theta_blb),
-        subset_variances=_readonly(var_blb),
+        subset_estimates=readonly_array(theta_blb),
+        subset_variances=readonly_array(var_blb),
         rho=plan.rho,
         cost=ZCDP(plan.rho_total),
         n=plan.n,
@@ -272,15 +272,15 @@ def nonprivate_ci(data: Data, estimator: Estimator, level: float = 0.95) -> NonP
       logistic) and :math:`B = \sum_i e_i^2 x_i x_i^\top` (:math:`e_i` the residual). The
       bootstrap inside GVDP resamples rows, so it estimates this same sandwich variance.
 
-    The logistic fit is the one GVDP uses (:func:`_fit_logistic`) with unit weights.
+    The logistic fit is the one GVDP uses (:func:`fit_logistic`) with unit weights.
     """
-    rows, _ = _prepare(data, estimator)
+    rows, _ = prepare_rows(data, estimator)
     level = open_unit_interval("level", level)
     estimate, variance = _NONPRIVATE[estimator](*rows)
     half = ndtri(0.5 + level / 2) * np.sqrt(variance)
     return NonPrivateCI(
-        estimator=estimator, estimate=_readonly(estimate), low=_readonly(estimate - half),
-        high=_readonly(estimate + half), variance=_readonly(variance), level=level,
+        estimator=estimator, estimate=readonly_array(estimate), low=readonly_array(estimate - half),
+        high=readonly_array(estimate + half), variance=readonly_array(variance), level=level,
     )  # fmt: skip
 
 
@@ -340,11 +340,11 @@ def gvdp_stratified(
     return GVDPStratifiedResult(
         labels=labels,
         groups=tuple(results),
-        shares=_readonly(weights),
-        estimate=_readonly(estimate),
-        low=_readonly(estimate - half),
-        high=_readonly(estimate + half),
-        variance=_readonly(variance),
+        shares=readonly_array(weights),
+        estimate=readonly_array(estimate),
+        low=readonly_array(estimate - half),
+        high=readonly_array(estimate + half),
+        variance=readonly_array(variance),
         level=results[0].level,
         cost=parallel(*[r.cost for r in results]),
     )
@@ -378,7 +378,7 @@ def gvdp_coverage(
     if not callable(generate):
         raise TypeError(f"`generate` must be a function rng -> data, got {generate!r}")
     gen = as_rng(rng)
-    rows, d = _prepare(generate(gen), estimator)
+    rows, d = prepare_rows(generate(gen), estimator)
     plan = RunParameters.build(
         k=k,
         rho=rho,
@@ -391,17 +391,17 @@ def gvdp_coverage(
         d=d,
     )
     _check_bounds(bounds, d)
-    truth = _frozen("truth", truth)
+    truth = frozen_array("truth", truth)
     if truth.size != d:
         raise ValueError(f"`truth` must have d = {d} entries, got {truth.size}")
-    blbs = [_blb(rows, estimator, plan.k, plan.resamples, gen)]
+    blbs = [run_blb(rows, estimator, plan.k, plan.resamples, gen)]
     for _ in range(replications - 1):
-        rows, _ = _prepare(generate(gen), estimator)
+        rows, _ = prepare_rows(generate(gen), estimator)
         if rows[0].shape[0] != plan.n:
             raise ValueError(f"`generate` must return n = {plan.n} rows every time")
-        blbs.append(_blb(rows, estimator, plan.k, plan.resamples, gen))
+        blbs.append(run_blb(rows, estimator, plan.k, plan.resamples, gen))
     theta_blb, var_blb = (np.stack(parts) for parts in zip(*blbs, strict=True))
-    release = _release(theta_blb, var_blb, bounds, plan, SimulationNoise(rng=gen))
+    release = release_estimates(theta_blb, var_blb, bounds, plan, SimulationNoise(rng=gen))
     return GVDPCoverage(
         truth=truth,
         estimates=release["estimate"],
@@ -463,7 +463,7 @@ def _plain_ols(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _plain_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    coef = _fit_logistic([X[None], y[None]], np.ones((1, 1, len(y))), len(y))[0, 0]
+    coef = fit_logistic([X[None], y[None]], np.ones((1, 1, len(y))), len(y))[0, 0]
     mu = expit(X @ coef)
     return coef, _sandwich(X, mu * (1 - mu), y - mu)
 

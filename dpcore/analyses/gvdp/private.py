@@ -37,13 +37,13 @@ def psd_projection(matrix: np.ndarray) -> np.ndarray:
     return (vectors * np.maximum(values, 0.0)[..., None, :]) @ np.swapaxes(vectors, -1, -2)
 
 
-def _readonly(arr: np.ndarray) -> np.ndarray:
+def readonly_array(arr: np.ndarray) -> np.ndarray:
     arr = np.array(arr, dtype=float)
     arr.setflags(write=False)
     return arr
 
 
-def _tail_radius(d: int, beta: float) -> float:
+def tail_radius(d: int, beta: float) -> float:
     r""":math:`\gamma` with :math:`P(\|R\|_2 > \gamma) \le \beta` for every R with N(0, ≤ 1)
     coordinates: :math:`\sqrt d\,\Phi^{-1}(1 - \beta/(2d))` (union bound over coordinates; used
     instead of Fact C.5, which needs Cov(R) ⪯ I, not implied by a diagonal bound)."""
@@ -68,19 +68,19 @@ def _coinpress(
     """
     k, d = points.shape[-2:]
     beta_s = beta / (2 * len(rho_steps))
-    gamma1, gamma2 = _tail_radius(d, beta_s / k), _tail_radius(d, beta_s)
+    gamma1, gamma2 = tail_radius(d, beta_s / k), tail_radius(d, beta_s)
     whitened = points / scale[..., None, :]
     centre = np.broadcast_to(center / scale, scale.shape)
     ball = np.asarray(radius / scale.min(axis=-1))  # Alg. 3 line 4: ‖S⁻¹‖₂ r₀ for diagonal S
     iterates, variances = [], []
     for rho_m in rho_steps:
-        centre, ball, sigma = _coinpress_step(whitened, centre, ball, gamma1, gamma2, rho_m, noise)
+        centre, ball, sigma = coinpress_step(whitened, centre, ball, gamma1, gamma2, rho_m, noise)
         iterates.append(centre * scale)
         variances.append((sigma[..., None] * scale) ** 2)
     return np.stack(iterates), np.stack(variances)
 
 
-def _coinpress_step(
+def coinpress_step(
     whitened: np.ndarray,
     centre: np.ndarray,
     ball: np.ndarray,
@@ -103,7 +103,7 @@ def _coinpress_step(
     return noisy, gamma2 * np.sqrt(1 / k + sigma**2), sigma
 
 
-def _precision_weighted(
+def precision_weighted(
     iterates: np.ndarray, variances: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Thm. 2.9 / 2.11 with diagonal covariances: :math:`\sum_m \tau_m/\sigma_m^2 \big/ \sum_m
@@ -113,30 +113,28 @@ def _precision_weighted(
     return (precision * iterates).sum(axis=0) / total, 1 / total
 
 
-def _variance_upper_bound(
-    iterates: np.ndarray, variances: np.ndarray, beta_ub: float
-) -> np.ndarray:
+def variance_upper_bound(iterates: np.ndarray, variances: np.ndarray, beta_ub: float) -> np.ndarray:
     r"""Cor. D.1 (Thm. 2.10, diagonal case), then :func:`psd_projection`.
 
     :math:`\tilde\Sigma_{jj} = \tilde S_j + c_j`, :math:`c_j = b_j\,\Phi^{-1}(1 - \beta^{ub}/d)`,
     where :math:`\tilde S` is the precision-weighted variance iterate and :math:`b_j^2` its
     variance; then negative entries of the diagonal matrix are clipped at 0.
     """
-    combined, spread = _precision_weighted(iterates, variances)
+    combined, spread = precision_weighted(iterates, variances)
     d = combined.shape[-1]
     upper = combined - np.sqrt(spread) * ndtri(beta_ub / d)
     diagonal = upper[..., :, None] * np.eye(d)
     return np.diagonal(psd_projection(diagonal), axis1=-2, axis2=-1).copy()
 
 
-def _variance_bound(
+def variance_bound(
     iterates: np.ndarray, variances: np.ndarray, beta_ub: float, high: np.ndarray
 ) -> np.ndarray:
     r"""The variance bound :math:`\tilde\Sigma_{jj}` GVDP uses, for both the whitening of the mean
     step (Alg. 3 line 2, App. C.6) and the interval (Thm. 2.12): never below Cor. D.1's.
 
     With :math:`\tilde S_j` the precision-weighted variance iterate and :math:`c_j = b_j
-    \Phi^{-1}(1 - \beta^{ub}/d)` (see :func:`_variance_upper_bound`),
+    \Phi^{-1}(1 - \beta^{ub}/d)` (see :func:`variance_upper_bound`),
 
     .. math:: \tilde\Sigma_{jj} = \max(\tilde S_j, 0) + c_j \text{ if } \tilde S_j + c_j > 0,
               \qquad \tilde\Sigma_{jj} = v_j \text{ otherwise.}
@@ -158,13 +156,13 @@ def _variance_bound(
     step's whitening is still fixed before it touches the data (Thm. C.2) and the accounting is
     unchanged.
     """
-    paper = _variance_upper_bound(iterates, variances, beta_ub)
-    combined, spread = _precision_weighted(iterates, variances)
+    paper = variance_upper_bound(iterates, variances, beta_ub)
+    combined, spread = precision_weighted(iterates, variances)
     margin = -np.sqrt(spread) * ndtri(beta_ub / combined.shape[-1])
     return np.where(paper > 0, np.maximum(combined, 0.0) + margin, high)
 
 
-def _release(
+def release_estimates(
     theta_blb: np.ndarray,
     var_blb: np.ndarray,
     bounds: GVDPBounds,
@@ -185,13 +183,13 @@ def _release(
         plan.beta_part,
         noise,
     )
-    sampling = _variance_bound(v_iter, v_var, plan.beta_part, high)
+    sampling = variance_bound(v_iter, v_var, plan.beta_part, high)
     # App. C.6: Cov(θ̂ᵢᴮᴸᴮ) ≈ kΣ for √n-consistent estimators, so S = (kΣ̃)^{1/2} (Alg. 3 line 2).
     scale = np.sqrt(k * sampling)
     m_iter, m_var = _coinpress(
         theta_blb, bounds.center, bounds.radius, scale, plan.rho.mean_steps, plan.beta_part, noise
     )
-    estimate, noise_variance = _precision_weighted(m_iter, m_var)
+    estimate, noise_variance = precision_weighted(m_iter, m_var)
     variance = sampling + noise_variance
     half = ndtri(0.5 + plan.level / 2) * np.sqrt(variance)
     out = {
@@ -206,4 +204,4 @@ def _release(
         "variance_iterates": v_iter,
         "variance_iterate_variances": v_var,
     }
-    return {key: _readonly(value) for key, value in out.items()}
+    return {key: readonly_array(value) for key, value in out.items()}

@@ -22,7 +22,7 @@ from dpcore.accounting import (
     exact_components,
     pure_epsilon_within,
 )
-from dpcore.analyses.ratio.groups import _check_bounds
+from dpcore.analyses.ratio.groups import check_ratio_bounds
 from dpcore.analyses.ratio.noise import release_ratio_sums
 from dpcore.analyses.ratio.sums import (
     COMPOSITIONS,
@@ -108,7 +108,7 @@ def release_cost(
         raise TypeError(
             f"`weighted` and `binary_y` must be True or False, got {weighted!r} and {binary_y!r}"
         )
-    bounds = _check_bounds(bounds, weighted, binary_y)
+    bounds = check_ratio_bounds(bounds, weighted, binary_y)
     cost, sensitivity, scales = _cost(
         bounds, weighted, binary_y, epsilon, delta, mechanism, composition
     )

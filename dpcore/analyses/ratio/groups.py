@@ -104,7 +104,7 @@ def _check_columns(
     return s_column, y_column, w_column
 
 
-def _check_bounds(bounds: object, weighted: bool, binary_y: bool) -> RatioBounds:
+def check_ratio_bounds(bounds: object, weighted: bool, binary_y: bool) -> RatioBounds:
     if not isinstance(bounds, RatioBounds):
         raise TypeError(f"`bounds` must be a RatioBounds, got {type(bounds).__name__} {bounds!r}")
     if weighted and bounds.w < 1:
@@ -142,7 +142,7 @@ def _row_matrix(
     if not isinstance(binary_y, bool):
         raise TypeError(f"`binary_y` must be True or False, got {binary_y!r}")
     s_column, y_column, w_column = _check_columns(s_column, y_column, w_column)
-    bounds = _check_bounds(bounds, w_column is not None, binary_y)
+    bounds = check_ratio_bounds(bounds, w_column is not None, binary_y)
     s = numeric_values(frame, "s_column", s_column)
     y = numeric_values(frame, "y_column", y_column)
     w = None if w_column is None else numeric_values(frame, "w_column", w_column)

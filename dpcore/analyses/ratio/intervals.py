@@ -16,9 +16,8 @@ from scipy.special import ndtr, ndtri
 from dpcore._validate import as_rng, open_unit_interval, positive_int
 from dpcore.analyses.ratio.noise import (
     RatioRelease,
-    _check_budget_args,
-    _check_option,
-    _noise_source,
+    check_budget_args,
+    check_option,
     release_ratio_sums,
 )
 from dpcore.analyses.ratio.sums import (
@@ -30,10 +29,10 @@ from dpcore.analyses.ratio.sums import (
     RatioBounds,
     RatioSums,
     Scale,
-    _out,
+    as_float_if_scalar,
     ratio_sums,
 )
-from dpcore.mechanisms import NoiseKind, NoiseSource
+from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 
 __all__ = [
     "RatioCI",
@@ -218,10 +217,10 @@ def _interval(
         else:
             low, high = np.maximum(estimate - half, 0.0), estimate + half
     return RatioCI(
-        estimate=_out(estimate),
-        low=_out(low),
-        high=_out(high),
-        variance=_out(variance),
+        estimate=as_float_if_scalar(estimate),
+        low=as_float_if_scalar(low),
+        high=as_float_if_scalar(high),
+        variance=as_float_if_scalar(variance),
         flag=_REASONS[codes] if codes.ndim else _REASONS[int(codes)],
         method=method,
         scale=scale,
@@ -233,8 +232,8 @@ def _interval(
 
 
 def _check_interval_args(method: object, scale: object, level: object, B: object) -> float:
-    _check_option("method", method, METHODS)
-    _check_option("scale", scale, SCALES)
+    check_option("method", method, METHODS)
+    check_option("scale", scale, SCALES)
     positive_int("B", B)
     return open_unit_interval("level", level)
 
@@ -321,7 +320,7 @@ def ratio_ci_from_sums(
         mechanism=mechanism,
         bounds=bounds,
         composition=composition,
-        noise=_noise_source(noise, generator),
+        noise=as_noise_source(noise, rng=generator),
         replicates=replicates,
     )
     return ratio_interval(release, method=method, scale=scale, level=level, B=B, rng=generator)
@@ -356,7 +355,7 @@ def ratio_ci(
                  bounds=(1, 1, 3), binary_y=True, rng=0)
     """
     _check_interval_args(method, scale, level, B)
-    _check_budget_args(epsilon, delta, mechanism, composition)
+    check_budget_args(epsilon, delta, mechanism, composition)
     sums = ratio_sums(s, y, w, bounds=bounds, binary_y=binary_y)
     return ratio_ci_from_sums(
         sums,
@@ -416,11 +415,11 @@ def compare_ratios(a: RatioCI, b: RatioCI, level: float = 0.95) -> RatioComparis
         z = difference / se
         half = ndtri(0.5 + level / 2) * se
     return RatioComparison(
-        _out(difference),
-        _out(difference - half),
-        _out(difference + half),
-        _out(z),
-        _out(2 * ndtr(-np.abs(z))),
+        as_float_if_scalar(difference),
+        as_float_if_scalar(difference - half),
+        as_float_if_scalar(difference + half),
+        as_float_if_scalar(z),
+        as_float_if_scalar(2 * ndtr(-np.abs(z))),
         a.scale,
         level,
         _COMPARISON_REASONS[codes] if codes.ndim else _COMPARISON_REASONS[int(codes)],

@@ -28,11 +28,16 @@ from dpcore.analyses.ratio.sums import (
     Mechanism,
     RatioBounds,
     RatioSums,
-    _check_exact_sums,
     as_ratio_bounds,
+    check_exact_sums,
 )
 from dpcore.errors import ClassicGaussianRangeError
-from dpcore.mechanisms import NoiseKind, NoiseSource, SimulationNoise, gaussian_sigma, noise_source
+from dpcore.mechanisms import (
+    NoiseKind,
+    NoiseSource,
+    as_noise_source,
+    gaussian_sigma,
+)
 
 __all__ = [
     "RatioRelease",
@@ -95,18 +100,18 @@ class RatioRelease:
         return 2 * scale**2 if self.mechanism == "laplace" else scale**2
 
 
-def _check_option(name: str, value: object, options: dict[str, str]) -> str:
+def check_option(name: str, value: object, options: dict[str, str]) -> str:
     if value not in options:
         raise ValueError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {value!r}")
     return value
 
 
-def _check_budget_args(
+def check_budget_args(
     epsilon: object, delta: object, mechanism: object, composition: object
 ) -> tuple[float, float]:
     """Validated (ε, δ); δ is 0 for the Laplace mechanism, which does not use it."""
-    _check_option("mechanism", mechanism, MECHANISMS)
-    _check_option("composition", composition, COMPOSITIONS)
+    check_option("mechanism", mechanism, MECHANISMS)
+    check_option("composition", composition, COMPOSITIONS)
     epsilon = positive_number("epsilon", epsilon)
     if composition == "zcdp" and mechanism != "gaussian":
         raise ValueError(
@@ -122,7 +127,7 @@ def _check_budget_args(
     return epsilon, open_unit_interval("delta", delta)
 
 
-def _noise_scales(
+def noise_scales(
     sensitivity: dict[str, float],
     epsilon: float,
     delta: float,
@@ -147,17 +152,6 @@ def _noise_scales(
     method = "classic" if mechanism == "gaussian" else "analytic"
     unit = gaussian_sigma(1.0, eps_i, delta_i, method)  # σ is linear in Δ for both calibrations
     return {k: d * unit for k, d in sensitivity.items()}, None
-
-
-def _noise_source(noise: NoiseKind | NoiseSource | None, rng: np.random.Generator) -> NoiseSource:
-    """Simulation noise from ``rng`` by default; secure noise never takes a seed."""
-    if noise is None or noise == "simulation":
-        return SimulationNoise(rng=rng)
-    if isinstance(noise, str):
-        return noise_source(_check_option("noise", noise, {"simulation": "", "secure": ""}))
-    if not (hasattr(noise, "add_gaussian") and hasattr(noise, "add_laplace")):
-        raise TypeError(f"`noise` must be a NoiseSource, 'simulation' or 'secure', got {noise!r}")
-    return noise
 
 
 def _replicate(sums: RatioSums, replicates: int | None) -> np.ndarray:
@@ -198,11 +192,11 @@ def release_ratio_sums(
     if not isinstance(sums, RatioSums):
         raise TypeError(f"`sums` must be RatioSums (see ratio_sums), got {type(sums).__name__}")
     b = as_ratio_bounds(bounds)
-    epsilon, delta = _check_budget_args(epsilon, delta, mechanism, composition)
-    _check_exact_sums(sums, b)
-    source = _noise_source(noise, as_rng(rng))
+    epsilon, delta = check_budget_args(epsilon, delta, mechanism, composition)
+    check_exact_sums(sums, b)
+    source = as_noise_source(noise, rng=as_rng(rng))
     sensitivity = b.sensitivities(sums.released)
-    scales, rho = _noise_scales(sensitivity, epsilon, delta, mechanism, composition)
+    scales, rho = noise_scales(sensitivity, epsilon, delta, mechanism, composition)
     values, scale_vector = _replicate(sums, replicates), np.array(list(scales.values()))
     if mechanism == "laplace":
         noisy = source.add_laplace(values, scale_vector)

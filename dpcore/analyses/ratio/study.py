@@ -23,9 +23,9 @@ from dpcore.analyses.ratio.intervals import (
     ratio_interval,
 )
 from dpcore.analyses.ratio.noise import (
-    _check_budget_args,
-    _check_option,
-    _noise_scales,
+    check_budget_args,
+    check_option,
+    noise_scales,
     release_ratio_sums,
 )
 from dpcore.analyses.ratio.sums import (
@@ -197,9 +197,9 @@ def _validate_study(
             raise TypeError(f"`weighted` must be True or False, got {value!r}")
     epsilons = tuple(positive_number("epsilon", v) for v in _as_grid("epsilon", epsilon))
     pairs = product(
-        (_check_option("mechanism", v, MECHANISMS) for v in _as_grid("mechanism", mechanism)),
+        (check_option("mechanism", v, MECHANISMS) for v in _as_grid("mechanism", mechanism)),
         (
-            _check_option("composition", v, COMPOSITIONS)
+            check_option("composition", v, COMPOSITIONS)
             for v in _as_grid("composition", composition)
         ),
     )
@@ -211,8 +211,8 @@ def _validate_study(
         )
     budgets = tuple((eps, mech, comp) for eps, (mech, comp) in product(epsilons, usable))
     for is_weighted, (eps, mech, comp) in product(weightings, budgets):
-        eps, delta_used = _check_budget_args(eps, delta, mech, comp)
-        _noise_scales(
+        eps, delta_used = check_budget_args(eps, delta, mech, comp)
+        noise_scales(
             dict.fromkeys(SUM_NAMES[: 6 if is_weighted else 5], 1.0), eps, delta_used, mech, comp
         )
     weight_bound, true_ratio = _check_design(any(weightings), weight_bound, true_ratio)
@@ -221,10 +221,9 @@ def _validate_study(
         weightings=tuple(bool(v) for v in weightings),
         budgets=budgets,
         methods=tuple(
-            _check_option("method", v, {"public": "", **METHODS})
-            for v in _as_grid("method", method)
+            check_option("method", v, {"public": "", **METHODS}) for v in _as_grid("method", method)
         ),
-        scales=tuple(_check_option("scale", v, SCALES) for v in _as_grid("scale", scale)),
+        scales=tuple(check_option("scale", v, SCALES) for v in _as_grid("scale", scale)),
         reps=positive_int("reps", reps),
         B=positive_int("B", B),
         delta=delta,

@@ -179,7 +179,7 @@ class RatioSums:
     def effective_n(self) -> float | np.ndarray:
         r"""Kish's effective sample size :math:`(\sum w)^2/\sum w^2` (§2.3.1; Kish 1965)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _out(self.w**2 / self.value("ww"))
+            return as_float_if_scalar(self.w**2 / self.value("ww"))
 
     def value(self, name: str) -> np.ndarray:
         """The sum called ``name``; Σw² is Σw without weights and Σwy² is Σwy for binary y."""
@@ -210,7 +210,7 @@ def _finite_array(name: str, value: object) -> np.ndarray:
     return arr
 
 
-def _out(x: np.ndarray) -> float | np.ndarray:
+def as_float_if_scalar(x: np.ndarray) -> float | np.ndarray:
     """A 0-d result as a Python float, anything else unchanged."""
     return float(x) if np.ndim(x) == 0 else x
 
@@ -272,7 +272,7 @@ def ratio_sums(
     )
 
 
-def _check_exact_sums(sums: RatioSums, bounds: RatioBounds) -> None:
+def check_exact_sums(sums: RatioSums, bounds: RatioBounds) -> None:
     """Refuse exact sums that rows clipped to ``bounds`` cannot produce.
 
     The sensitivities assume clipped rows; sums outside these limits mean the rows were not clipped

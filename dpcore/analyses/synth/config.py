@@ -15,7 +15,7 @@ import pandas as pd
 from dpcore._validate import positive_int
 from dpcore.analyses.synth.encoding import (
     METHODS,
-    _allocate,
+    allocate_rows,
 )
 from dpcore.analyses.synth.synthesizers import (
     MAX_HISTOGRAM_CELLS,
@@ -362,7 +362,7 @@ def check_config(
                     + advice
                 )
     if "stratified" in strategies:
-        counts = _allocate(config.n_rows, np.asarray(shares.values))
+        counts = allocate_rows(config.n_rows, np.asarray(shares.values))
         empty = [lab for lab, c, s in zip(shares.labels, counts, shares.values, strict=True)
                  if c == 0 and s > 0]  # fmt: skip
         if empty:

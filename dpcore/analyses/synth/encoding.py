@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def _check_edges(edges: object) -> dict[str, np.ndarray]:
+def check_edges(edges: object) -> dict[str, np.ndarray]:
     if edges is None:
         return {}
     if not isinstance(edges, Mapping):
@@ -75,9 +75,9 @@ def bucketize(frame: pd.DataFrame, edges: Mapping[str, Sequence[float]]) -> pd.D
     ``"[e0, e1)"``, …, ``"≥ em"`` (the convention of :class:`~dpcore.analyses.mean.statistics.GroupValues`; a value at
     an edge goes to the upper bucket). Use it to compare real rows with :func:`synthesize` output.
     """
-    frame = _check_frame(frame)
+    frame = check_frame(frame)
     out = frame.copy()
-    for col, arr in _check_edges(edges).items():
+    for col, arr in check_edges(edges).items():
         if col not in frame.columns:
             raise ValueError(f"`edges` names unknown column {col!r}; {_available(frame)}")
         codes, labels = _bucket_codes(frame[col], col, arr)
@@ -105,7 +105,7 @@ def _category_codes(
     return codes, labels
 
 
-def _encode(
+def encode_rows(
     frame: pd.DataFrame,
     columns: tuple[str, ...],
     edges: Mapping[str, np.ndarray],
@@ -122,7 +122,7 @@ def _encode(
     return np.column_stack(codes), labels
 
 
-def _check_frame(frame: object) -> pd.DataFrame:
+def check_frame(frame: object) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
     return frame
@@ -132,13 +132,13 @@ def _available(frame: pd.DataFrame) -> str:
     return "available columns: " + ", ".join(str(c) for c in frame.columns)
 
 
-def _check_method(method: object) -> Method:
+def check_method(method: object) -> Method:
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {sorted(METHODS)}, got {method!r}")
     return method
 
 
-def _names(name: str, value: object) -> tuple[str, ...]:
+def check_names(name: str, value: object) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else value
     names = tuple(names) if isinstance(names, Iterable) else (None,)
     if not all(isinstance(c, str) for c in names):
@@ -148,7 +148,7 @@ def _names(name: str, value: object) -> tuple[str, ...]:
     return names
 
 
-def _check_columns(
+def check_columns(
     frame: pd.DataFrame, columns: object, strata: tuple[str, ...], edges: Mapping
 ) -> tuple[str, ...]:
     if columns is None:
@@ -160,7 +160,7 @@ def _check_columns(
                 "`frame` has no categorical columns to synthesize; pass public bucket `edges` "
                 "for numeric columns, or name the `columns`"
             )
-    columns = _names("columns", columns)
+    columns = check_names("columns", columns)
     if not columns:
         raise ValueError("`columns` must name at least one column, got none")
     unknown = [c for c in (*columns, *strata, *edges) if c not in frame.columns]
@@ -176,7 +176,7 @@ def _check_columns(
     return columns
 
 
-def _check_domain(domain: object, output: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
+def check_domain(domain: object, output: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
     if domain is None:
         return {}
     if not isinstance(domain, Mapping):
@@ -222,7 +222,7 @@ def _group_key(key: object, strata: tuple[str, ...]) -> tuple[str, ...]:
     return parts
 
 
-def _check_shares(
+def check_shares(
     shares: object, strata: tuple[str, ...], labels: Mapping[str, tuple[str, ...]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Group codes (g, s) in the strata columns' categories, and their shares (g,)."""
@@ -248,7 +248,7 @@ def _check_shares(
     return groups, weights
 
 
-def _assign_groups(row_codes: np.ndarray, groups: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+def assign_groups(row_codes: np.ndarray, groups: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     """Index of each row's group in ``groups``; raises if a row's group has no public share."""
     lookup = np.full(math.prod(sizes), -1, dtype=np.int64)
     lookup[np.ravel_multi_index(groups.T, sizes)] = np.arange(len(groups))
@@ -261,7 +261,7 @@ def _assign_groups(row_codes: np.ndarray, groups: np.ndarray, sizes: tuple[int, 
     return index
 
 
-def _allocate(n_rows: int, weights: np.ndarray) -> np.ndarray:
+def allocate_rows(n_rows: int, weights: np.ndarray) -> np.ndarray:
     """Rows per group, :math:`\\approx n w_g`, by largest remainders (Hamilton's method)."""
     exact = n_rows * weights
     counts = np.floor(exact).astype(np.int64)

@@ -17,16 +17,16 @@ from dpcore.accounting import PureDP
 from dpcore.analyses.sampling.samplers import draw_categorical, project_simplex
 from dpcore.analyses.synth.encoding import (
     Method,
-    _allocate,
-    _assign_groups,
-    _check_columns,
-    _check_domain,
-    _check_edges,
-    _check_frame,
-    _check_method,
-    _check_shares,
-    _encode,
-    _names,
+    allocate_rows,
+    assign_groups,
+    check_columns,
+    check_domain,
+    check_edges,
+    check_frame,
+    check_method,
+    check_names,
+    check_shares,
+    encode_rows,
 )
 from dpcore.grouping import LABEL_SEPARATOR
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
@@ -103,7 +103,7 @@ class SyntheticData:
     def __post_init__(self) -> None:
         if not isinstance(self.frame, pd.DataFrame):
             raise TypeError(f"`frame` must be a pandas DataFrame, got {type(self.frame).__name__}")
-        _check_method(self.method)
+        check_method(self.method)
         if not isinstance(self.budget, PureDP):
             raise TypeError(f"`budget` must be a PureDP budget, got {self.budget!r}")
         if int(self.group_rows.sum()) != len(self.frame):
@@ -307,7 +307,7 @@ def _fit_and_sample(
     return _sample_joint(joint, size, rng), chosen
 
 
-def _fit_groups(
+def fit_groups(
     codes: np.ndarray,
     index: np.ndarray,
     sizes: tuple[int, ...],
@@ -327,7 +327,7 @@ def _fit_groups(
     return out
 
 
-def _assemble(
+def assemble_rows(
     fitted: list[tuple[np.ndarray, list]],
     groups: np.ndarray,
     model_cols: tuple[str, ...],
@@ -446,12 +446,12 @@ def synthesize(
     -------
     SyntheticData
     """
-    frame = _check_frame(frame)
-    method = _check_method(method)
+    frame = check_frame(frame)
+    method = check_method(method)
     epsilon = positive_number("epsilon", epsilon)
     n_rows = positive_int("n_rows", n_rows)
     rounds, way = positive_int("rounds", rounds), positive_int("way", way)
-    strata_cols = () if strata is None else _names("strata", strata)
+    strata_cols = () if strata is None else check_names("strata", strata)
     if strata is not None and not strata_cols:
         raise ValueError("`strata` must name at least one column, got none")
     if (shares is None) != (strata is None):
@@ -459,29 +459,29 @@ def synthesize(
             "`shares` must be given exactly when `strata` is: a stratified synthesis draws each "
             f"group in proportion to its public share; got strata={strata!r}, shares={shares!r}"
         )
-    edges_arr = _check_edges(edges)
-    columns = _check_columns(frame, columns, strata_cols, edges_arr)
+    edges_arr = check_edges(edges)
+    columns = check_columns(frame, columns, strata_cols, edges_arr)
     output = columns + tuple(c for c in strata_cols if c not in columns)
     model_cols = tuple(c for c in output if c not in strata_cols)
-    codes, labels = _encode(
-        frame, model_cols + strata_cols, edges_arr, _check_domain(domain, output)
+    codes, labels = encode_rows(
+        frame, model_cols + strata_cols, edges_arr, check_domain(domain, output)
     )
     sizes = tuple(len(labels[c]) for c in model_cols)
     _check_domain_size(method, sizes, model_cols)
     if strata_cols:
-        groups, weights = _check_shares(shares, strata_cols, labels)
+        groups, weights = check_shares(shares, strata_cols, labels)
         strata_sizes = tuple(len(labels[c]) for c in strata_cols)
-        index = _assign_groups(codes[:, len(model_cols) :], groups, strata_sizes)
+        index = assign_groups(codes[:, len(model_cols) :], groups, strata_sizes)
     else:
         groups, weights = np.zeros((1, 0), dtype=np.int64), np.ones(1)
         index = np.zeros(len(frame), dtype=np.int64)
     generator = as_rng(rng)
     source = as_noise_source(noise, rng=generator)
-    fitted = _fit_groups(
+    fitted = fit_groups(
         codes[:, : len(model_cols)],
         index,
         sizes,
-        _allocate(n_rows, weights),
+        allocate_rows(n_rows, weights),
         method=method,
         epsilon=epsilon,
         noise=source,
@@ -496,7 +496,7 @@ def synthesize(
         for g in groups.tolist()
     ]
     return SyntheticData(
-        frame=_assemble(fitted, groups, model_cols, strata_cols, output, labels),
+        frame=assemble_rows(fitted, groups, model_cols, strata_cols, output, labels),
         method=method,
         budget=PureDP(epsilon),
         strata=strata_cols,

@@ -23,13 +23,13 @@ from dpcore.analyses.synth.config import (
     output_columns,
 )
 from dpcore.analyses.synth.encoding import (
-    _allocate,
-    _assign_groups,
-    _check_edges,
-    _check_shares,
-    _encode,
+    allocate_rows,
+    assign_groups,
+    check_edges,
+    check_shares,
+    encode_rows,
 )
-from dpcore.analyses.synth.synthesizers import _assemble, _fit_groups
+from dpcore.analyses.synth.synthesizers import assemble_rows, fit_groups
 from dpcore.grouping import LABEL_SEPARATOR, GroupingSpec, bucket_labels
 from dpcore.mechanisms import as_noise_source
 from dpcore.metrics import GroupErrors, synthetic_parity_error
@@ -194,7 +194,7 @@ def real_table(prepared: PreparedRows, config: SynthConfig, spec: GroupingSpec) 
 
 
 @dataclass(frozen=True, eq=False)
-class _Encoded:
+class EncodedRows:
     """The rows encoded once for many simulated syntheses of one strategy.
 
     :func:`~dpcore.analyses.synth.synthesize` validates and encodes its input on every call (about half
@@ -221,16 +221,16 @@ class _Encoded:
         spec: GroupingSpec,
         shares: PublicShares,
         strategy: Strategy,
-    ) -> _Encoded:
+    ) -> EncodedRows:
         output = output_columns(config, spec.by)
         strata = tuple(spec.by) if strategy == "stratified" else ()
         model = tuple(c for c in output if c not in strata)
-        edges = _check_edges({c: list(e) for c, e in all_edges(config, spec).items()})
-        codes, labels = _encode(prepared.rows, model + strata, edges, {})
+        edges = check_edges({c: list(e) for c, e in all_edges(config, spec).items()})
+        codes, labels = encode_rows(prepared.rows, model + strata, edges, {})
         if strata:
-            groups, weights = _check_shares(shares, strata, labels)
+            groups, weights = check_shares(shares, strata, labels)
             sizes = tuple(len(labels[c]) for c in strata)
-            index = _assign_groups(codes[:, len(model) :], groups, sizes)
+            index = assign_groups(codes[:, len(model) :], groups, sizes)
         else:
             groups, weights = np.zeros((1, 0), dtype=np.int64), np.ones(1)
             index = np.zeros(len(codes), dtype=np.int64)
@@ -238,14 +238,14 @@ class _Encoded:
 
     def draw(self, config: SynthConfig, epsilon: float, rng: np.random.Generator) -> pd.DataFrame:
         generator = as_rng(rng)
-        fitted = _fit_groups(
+        fitted = fit_groups(
             self.codes[:, : len(self.model)], self.index,
             tuple(len(self.labels[c]) for c in self.model),
-            _allocate(config.n_rows, self.weights), method=config.method, epsilon=epsilon,
+            allocate_rows(config.n_rows, self.weights), method=config.method, epsilon=epsilon,
             noise=as_noise_source("simulation", rng=generator), rng=generator, rounds=config.rounds,
             way=config.way,
         )  # fmt: skip
-        return _assemble(fitted, self.groups, self.model, self.strata, self.output, self.labels)
+        return assemble_rows(fitted, self.groups, self.model, self.strata, self.output, self.labels)
 
 
 def sweep_errors(
@@ -270,7 +270,7 @@ def sweep_errors(
     """
     runs = positive_int("runs", runs)
     epsilons = tuple(positive_number("epsilons", e) for e in epsilons)
-    encoded = {s: _Encoded.of(prepared, config, spec, shares, s) for s in strategies}
+    encoded = {s: EncodedRows.of(prepared, config, spec, shares, s) for s in strategies}
     if workload is None:
         workload = build_workload(prepared, config, spec)
     records = []
