@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.analyses.mean.simulate import summarize_sweep
 from strata_ui.analyses.mean import charts
 
 STRATEGIES = ("stratified", "global_only")
@@ -81,7 +82,7 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
         for value in (0.1, 1.0, 10.0)
         for s in STRATEGIES
     ]
-    sweep = charts.sweep_frame(runs)
+    sweep = summarize_sweep(runs)
     assert len(sweep) == 3 * 2 * 3
     assert (sweep["q05"] <= sweep["mean"]).all() and (sweep["mean"] <= sweep["q95"]).all()
     fig = charts.sweep_figure(sweep, "parity", current=1.0)
@@ -102,7 +103,7 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
 
 
 def test_long_group_labels_are_wrapped():
-    assert charts._tick("Amer-Indian-Eskimo × Female", 119) == (
+    assert charts.group_tick("Amer-Indian-Eskimo × Female", 119) == (
         "Amer-Indian-<br>Eskimo<br>× Female<br>n = 119"
     )
 
@@ -115,4 +116,4 @@ def test_palette_is_okabe_ito():
     "fraction, text", [(0.000204, "0.0204%"), (0.126, "12.6%"), (195.6, "19,560%")]
 )
 def test_percentages_read_without_exponents(fraction, text):
-    assert charts._pct(fraction) == text
+    assert charts.percent_text(fraction) == text

@@ -32,11 +32,13 @@ from dpcore.analyses.mean.functions import MeanRelease, coinpress_mean, gaussian
 from dpcore.analyses.mean.plan import STRATEGY_LABELS, MeanPlan, MeanRow
 from dpcore.analyses.mean.simulate import (
     GLOBAL_LABEL,
+    SWEEP_METRICS,
     budget_sweep,
     group_summary,
     monte_carlo,
     parity_by_replicate,
     replicate_metrics,
+    summarize_sweep,
 )
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
@@ -67,6 +69,7 @@ __all__ = [
     "MeanStudy",
     "STRATEGIES",
     "STRATEGY_LABELS",
+    "SWEEP_METRICS",
     "Strategy",
     "StrategyResult",
     "budget_sweep",
@@ -82,4 +85,5 @@ __all__ = [
     "replicate_metrics",
     "run_strategy",
     "stratified_mean",
+    "summarize_sweep",
 ]

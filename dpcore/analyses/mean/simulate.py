@@ -8,7 +8,7 @@ privacy budget, and every number here comes from the confidential data (a previe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,9 @@ from dpcore.shares import PublicShares
 
 __all__ = [
     "GLOBAL_LABEL",
+    "SWEEP_METRICS",
     "budget_sweep",
+    "summarize_sweep",
     "group_summary",
     "monte_carlo",
     "parity_by_replicate",
@@ -31,6 +33,8 @@ __all__ = [
 ]
 
 GLOBAL_LABEL = "All (global)"
+SWEEP_METRICS = ("global", "worst group", "parity")
+"""The errors a privacy–utility curve follows (columns of :func:`replicate_metrics`)."""
 CHUNK = 250
 Progress = Callable[[int, int], None]
 
@@ -175,7 +179,7 @@ def budget_sweep(
     the mean and the 5th/95th percentiles over replicates (the bands).
     """
     generator = as_rng(rng)
-    rows = []
+    runs = []
     total = len(budgets) * len(strategies)
     for i, budget in enumerate(budgets):
         for j, strategy in enumerate(strategies):
@@ -183,12 +187,21 @@ def budget_sweep(
                 strata, estimator, budget, strategy=strategy, shares=shares,
                 global_fraction=global_fraction, replicates=replicates, rng=generator,
             )  # fmt: skip
-            metrics = replicate_metrics(frame)
             value = next(iter(budget.components().values()))
-            for metric in ("global", "worst group", "parity"):
-                errors = metrics[metric].to_numpy()
-                low, high = np.quantile(errors, [0.05, 0.95])
-                rows.append((value, strategy, metric, errors.mean(), low, high))
+            runs.append((value, strategy, replicate_metrics(frame)))
             if progress is not None:
                 progress(i * len(strategies) + j + 1, total)
+    return summarize_sweep(runs)
+
+
+def summarize_sweep(runs: Iterable[tuple[float, str, pd.DataFrame]]) -> pd.DataFrame:
+    """The privacy–utility curve of ``(budget value, strategy, replicate_metrics frame)`` runs:
+    one row per budget, strategy and metric (``global``, ``worst group``, ``parity``) with the
+    mean and the 5th/95th percentiles over replicates (the bands)."""
+    rows = []
+    for value, strategy, metrics in runs:
+        for metric in SWEEP_METRICS:
+            errors = metrics[metric].to_numpy()
+            low, high = np.quantile(errors, [0.05, 0.95])
+            rows.append((value, strategy, metric, errors.mean(), low, high))
     return pd.DataFrame(rows, columns=["budget", "strategy", "metric", "mean", "q05", "q95"])

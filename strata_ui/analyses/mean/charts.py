@@ -9,7 +9,7 @@ colour-blind-safe palette.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,7 @@ def _colour(strategy: str) -> str:
     return STRATEGY_COLOURS.get(strategy, PALETTE[4])
 
 
-def _pct(value: float) -> str:
+def percent_text(value: float) -> str:
     """A fraction as a percentage with three significant digits: 0.000204 → ``0.0204%``."""
     percent = 100 * value
     return f"{percent:,.0f}%" if abs(percent) >= 1000 else f"{percent:.3g}%"
@@ -100,7 +100,7 @@ def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> go
 def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
     """``"Median global error — Stratified: 0.0204%; Vanilla (i): 0.00523%."``"""
     parts = [
-        f"{_name(s)}: {_pct(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
+        f"{_name(s)}: {percent_text(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
         for s in _strategies(metrics)
     ]
     return f"Median {METRIC_NAMES.get(metric, metric)} — " + "; ".join(parts) + "."
@@ -109,7 +109,7 @@ def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
 # 2: per-group error, groups ordered by size.
 
 
-def _tick(group: str, size: int) -> str:
+def group_tick(group: str, size: int) -> str:
     """A group's axis label with its size: ``White<br>× Male<br>n = 19,174``."""
     return f"{wrap_label(group)}<br>n = {int(size):,}"
 
@@ -154,7 +154,7 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
         categoryorder="array",
         categoryarray=list(order["group"]),
         tickvals=list(order["group"]),
-        ticktext=[_tick(g, n) for g, n in zip(order["group"], order["size"], strict=True)],
+        ticktext=[group_tick(g, n) for g, n in zip(order["group"], order["size"], strict=True)],
         tickangle=0,
         tickfont={"size": 11},
     )
@@ -174,7 +174,7 @@ def group_error_summary(groups: pd.DataFrame) -> str:
     for which, row in (("Smallest", order.iloc[0]), ("largest", order.iloc[-1])):
         rows = groups[groups["group"] == row["group"]]
         errors = ", ".join(
-            f"{_name(s)} {_pct(float(rows.loc[rows['strategy'] == s, 'mean'].iloc[0]))}"
+            f"{_name(s)} {percent_text(float(rows.loc[rows['strategy'] == s, 'mean'].iloc[0]))}"
             for s in _strategies(groups)
         )
         sentences.append(f"{which} group ({row['group']}, n = {int(row['size']):,}): {errors}")
@@ -182,21 +182,6 @@ def group_error_summary(groups: pd.DataFrame) -> str:
 
 
 # 4: the privacy–utility curve.
-
-
-def sweep_frame(runs: Iterable[tuple[float, str, pd.DataFrame]]) -> pd.DataFrame:
-    """Summarise ``(budget value, strategy, replicate metrics)`` runs for :func:`sweep_figure`.
-
-    One row per budget, strategy and metric with the mean and the 5th/95th percentiles, the same
-    shape as :func:`dpcore.analyses.mean.simulate.budget_sweep`.
-    """
-    rows = []
-    for value, strategy, metrics in runs:
-        for metric in METRIC_NAMES:
-            errors = metrics[metric].to_numpy()
-            low, high = np.quantile(errors, [0.05, 0.95])
-            rows.append((value, strategy, metric, errors.mean(), low, high))
-    return pd.DataFrame(rows, columns=["budget", "strategy", "metric", "mean", "q05", "q95"])
 
 
 def sweep_figure(
@@ -264,7 +249,7 @@ def sweep_summary(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> st
     parts = []
     for strategy in _strategies(rows):
         part = rows[rows["strategy"] == strategy].set_index("budget")["mean"]
-        parts.append(f"{_name(strategy)} {_pct(part[low])} → {_pct(part[high])}")
+        parts.append(f"{_name(strategy)} {percent_text(part[low])} → {percent_text(part[high])}")
     return (
         f"Mean {METRIC_NAMES.get(metric, metric)} from {symbol} = {low:g} to {symbol} = {high:g} — "
         + "; ".join(parts)

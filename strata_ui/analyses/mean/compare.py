@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpcore.accounting import Budget
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
+from dpcore.analyses.mean.simulate import summarize_sweep
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
@@ -193,7 +194,7 @@ def _render_sweep(
         st.error(str(exc), icon=":material/error:")
         return
     progress.empty()
-    sweep = charts.sweep_frame(runs)
+    sweep = summarize_sweep(runs)
     st.plotly_chart(
         charts.sweep_figure(sweep, metric, symbol=symbol, current=chosen),
         key="compare.chart.sweep",
