@@ -72,6 +72,9 @@ from dpcore.io import read_table
 from dpcore.ledger import Ledger, list_ledgers
 from dpcore.mechanisms import SecureNoise, SimulationNoise, as_noise_source, noise_source
 from dpcore.metrics import (
+    GroupWorkload,
+    binomial_band,
+    clopper_pearson,
     coverage,
     interval_score,
     normalized_error,
@@ -119,6 +122,7 @@ __all__ = [
     "GvdpBoundsSpec",
     "GvdpModel",
     "GvdpPlan",
+    "GroupWorkload",
     "Interval",
     "LaplaceMean",
     "Ledger",
@@ -139,6 +143,8 @@ __all__ = [
     "bucketize",
     "coinpress_mean",
     "compare_ratios",
+    "binomial_band",
+    "clopper_pearson",
     "coverage",
     "estimate_ratios",
     "fingerprint_frame",

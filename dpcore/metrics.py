@@ -7,8 +7,8 @@ arrays shape (...).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -17,6 +17,9 @@ from scipy import stats
 
 from dpcore._validate import positive_int, positive_number
 from dpcore.grouping import LABEL_SEPARATOR
+
+ALL_ROWS_LABEL = "All rows"
+"""The one group of a :class:`GroupWorkload` without strata columns."""
 
 
 def normalized_error(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -212,80 +215,132 @@ def _table_columns(
     return columns
 
 
-def _shared_codes(real: pd.Series, synthetic: pd.Series) -> tuple[np.ndarray, np.ndarray, list]:
-    """Codes of both columns' values (as text) over the sorted union of their categories."""
-    values = np.concatenate([real.astype(str).to_numpy(), synthetic.astype(str).to_numpy()])
-    codes, uniques = pd.factorize(values)  # hashing; sorting only the few categories
-    order = np.argsort(uniques)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    codes = rank[codes]
-    return codes[: len(real)], codes[len(real) :], uniques[order].tolist()
+def _codes(frame: pd.DataFrame, column: str, categories: Sequence[str]) -> np.ndarray:
+    """Codes of a column's values (as text) in ``categories``; -1 for values outside them."""
+    series = frame[column]
+    if isinstance(series.dtype, pd.CategoricalDtype) and list(series.cat.categories) == list(
+        categories
+    ):
+        return series.cat.codes.to_numpy(dtype=np.int64)
+    values = series.astype(str).to_numpy()
+    return pd.Index(list(categories)).get_indexer(values).astype(np.int64)
 
 
-def _encoded(
-    real: pd.DataFrame, synthetic: pd.DataFrame, columns: tuple[str, ...]
-) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
-    parts = [_shared_codes(real[c], synthetic[c]) for c in columns]
-    real_codes = np.column_stack([p[0] for p in parts]).reshape(len(real), len(columns))
-    synth_codes = np.column_stack([p[1] for p in parts]).reshape(len(synthetic), len(columns))
-    return real_codes, synth_codes, [p[2] for p in parts]
+@dataclass(frozen=True, eq=False)
+class GroupWorkload:
+    r"""The real rows' ``way``-way marginals per group of the ``strata`` columns, counted once,
+    for scoring many synthetic tables (the one workload error of Strata Lab).
 
-
-def _groups(
-    real: pd.DataFrame, synthetic: pd.DataFrame, by: tuple[str, ...]
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Group index of every real and synthetic row (-1: a group absent from the real rows)."""
-    real_codes, synth_codes, categories = _encoded(real, synthetic, by)
-    shape = tuple(len(c) for c in categories)
-    real_key = np.ravel_multi_index(real_codes.T, shape)
-    synth_key = np.ravel_multi_index(synth_codes.T, shape)
-    keys, real_index = np.unique(real_key, return_inverse=True)
-    position = np.minimum(np.searchsorted(keys, synth_key), len(keys) - 1)
-    synth_index = np.where(keys[position] == synth_key, position, -1)
-    labels = [
-        LABEL_SEPARATOR.join(categories[j][c] for j, c in enumerate(combo))
-        for combo in zip(*np.unravel_index(keys, shape), strict=True)
-    ]
-    return real_index, synth_index, labels
-
-
-def _marginal_tables(
-    codes: np.ndarray, group: np.ndarray, n_groups: int, axes: tuple[int, ...], shape: tuple
-) -> np.ndarray:
-    """Per group, the marginal on ``axes`` as proportions, shape (n_groups, cells).
-
-    A group without rows gets an all-zero table.
+    :meth:`score` gives each group's workload error (AAAI 2024 arXiv, Def. 14 per group, Fig. 9)
+    — the average over the marginals S of
+    :math:`\lVert M_S(G)/|G| - M_S(\hat G)/|\hat G|\rVert_1`, in [0, 2] — and the same on all
+    rows; a synthetic table costs one ``np.bincount`` per marginal over (group, cell) indices.
+    Without ``strata`` there is one group, all rows. Build it with :meth:`from_rows`;
+    :func:`workload_error` and :func:`workload_error_by_group` wrap it for one pair of tables.
     """
-    keep = group >= 0
-    cells = math.prod(shape)
-    index = np.ravel_multi_index(codes[keep][:, list(axes)].T, shape) + group[keep] * cells
-    counts = np.bincount(index, minlength=n_groups * cells).reshape(n_groups, cells)
+
+    strata: tuple[str, ...]
+    columns: tuple[str, ...]
+    domain: Mapping[str, tuple[str, ...]]
+    labels: tuple[str, ...]
+    sizes: np.ndarray
+    way: int
+    _lookup: np.ndarray = field(repr=False)
+    _strata_shape: tuple[int, ...] = field(repr=False)
+    _marginals: tuple = field(repr=False)
+
+    @classmethod
+    def from_rows(
+        cls,
+        real: pd.DataFrame,
+        strata: Sequence[str],
+        columns: Sequence[str],
+        domain: Mapping[str, Sequence[str]],
+        *,
+        way: int = 3,
+    ) -> GroupWorkload:
+        """Count the real marginals. ``real`` holds categories (bucket numeric columns first,
+        e.g. with :func:`dpcore.analyses.synth.bucketize`) within ``domain`` (e.g. a synthesis'
+        :attr:`~dpcore.analyses.synth.SyntheticData.domain`)."""
+        strata, columns = tuple(strata), tuple(columns)
+        way = positive_int("way", way)
+        if way > len(columns):
+            raise ValueError(f"`way` must be at most the {len(columns)} columns, got {way}")
+        domain = {c: tuple(str(v) for v in domain[c]) for c in (*strata, *columns)}
+        codes = {c: _codes(real, c, domain[c]) for c in (*strata, *columns)}
+        outside = [c for c, v in codes.items() if np.any(v < 0)]
+        if outside:
+            raise ValueError(f"`real` has values outside `domain` in {outside}")
+        shape = tuple(len(domain[c]) for c in strata)
+        key = _group_key([codes[c] for c in strata], shape, len(real))
+        keys, group, sizes = np.unique(key, return_inverse=True, return_counts=True)
+        lookup = np.full(math.prod(shape), -1, dtype=np.int64)
+        lookup[keys] = np.arange(len(keys))
+        labels = (
+            tuple(
+                LABEL_SEPARATOR.join(domain[c][k] for c, k in zip(strata, combo, strict=True))
+                for combo in zip(*np.unravel_index(keys, shape), strict=True)
+            )
+            if strata
+            else (ALL_ROWS_LABEL,)
+        )
+        marginals = []
+        for axes in combinations(columns, way):
+            cells_shape = tuple(len(domain[c]) for c in axes)
+            cell = np.ravel_multi_index([codes[c] for c in axes], cells_shape)
+            n_cells = math.prod(cells_shape)
+            per_group = _tables(group, cell, len(keys), n_cells)
+            overall = np.bincount(cell, minlength=n_cells) / len(cell)
+            marginals.append((axes, cells_shape, per_group, overall))
+        return cls(
+            strata=strata, columns=columns, domain=domain, labels=labels, sizes=sizes, way=way,
+            _lookup=lookup, _strata_shape=shape, _marginals=tuple(marginals),
+        )  # fmt: skip
+
+    def score(self, synthetic: pd.DataFrame) -> GroupErrors:
+        """Per-group and overall workload error of one synthetic table (same domain)."""
+        codes = {c: _codes(synthetic, c, self.domain[c]) for c in (*self.strata, *self.columns)}
+        outside = [c for c, v in codes.items() if np.any(v < 0)]
+        if outside:
+            raise ValueError(f"`synthetic` has values outside the real domain in {outside}")
+        key = _group_key([codes[c] for c in self.strata], self._strata_shape, len(synthetic))
+        group = self._lookup[key]
+        keep = group >= 0
+        total_groups = np.zeros(len(self.labels))
+        total = 0.0
+        for axes, shape, real_groups, real_overall in self._marginals:
+            cell = np.ravel_multi_index([codes[c] for c in axes], shape)
+            synth_groups = _tables(group[keep], cell[keep], len(self.labels), real_overall.size)
+            total_groups += np.abs(real_groups - synth_groups).sum(axis=1)
+            overall = np.bincount(cell, minlength=real_overall.size) / max(len(cell), 1)
+            total += float(np.abs(real_overall - overall).sum())
+        k = len(self._marginals)
+        return GroupErrors(
+            groups=pd.Series(total_groups / k, index=list(self.labels), name="workload error"),
+            overall=total / k,
+        )
+
+
+def _group_key(codes: list[np.ndarray], shape: tuple[int, ...], rows: int) -> np.ndarray:
+    """Each row's cell in the strata columns' product (all 0 without strata columns)."""
+    return np.ravel_multi_index(codes, shape) if codes else np.zeros(rows, dtype=np.int64)
+
+
+def _tables(group: np.ndarray, cell: np.ndarray, n_groups: int, n_cells: int) -> np.ndarray:
+    """Per group, the marginal as proportions (n_groups, n_cells); a group without rows is 0."""
+    counts = np.bincount(group * n_cells + cell, minlength=n_groups * n_cells)
+    counts = counts.reshape(n_groups, n_cells)
     return counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
 
 
-def _workload_errors(
-    real: pd.DataFrame,
-    synthetic: pd.DataFrame,
-    columns: tuple[str, ...],
-    way: int,
-    groups: tuple[np.ndarray, np.ndarray, int],
-) -> np.ndarray:
-    """Def. 14's error of every group, shape (n_groups,), with marginals as proportions."""
-    way = positive_int("way", way)
-    if way > len(columns):
-        raise ValueError(f"`way` must be at most the {len(columns)} columns, got {way}")
-    real_codes, synth_codes, categories = _encoded(real, synthetic, columns)
-    sizes = tuple(len(c) for c in categories)
-    real_group, synth_group, n_groups = groups
-    total = np.zeros(n_groups)
-    workload = list(combinations(range(len(columns)), way))
-    for axes in workload:
-        shape = tuple(sizes[a] for a in axes)
-        real_table = _marginal_tables(real_codes, real_group, n_groups, axes, shape)
-        synth_table = _marginal_tables(synth_codes, synth_group, n_groups, axes, shape)
-        total += np.abs(real_table - synth_table).sum(axis=1)
-    return total / len(workload)
+def _text_domain(
+    real: pd.DataFrame, synthetic: pd.DataFrame, columns: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """Each column's values in either table, as sorted text (so dtypes and category orders do
+    not matter)."""
+    return {
+        c: tuple(sorted(set(real[c].astype(str)) | set(synthetic[c].astype(str)))) for c in columns
+    }
 
 
 def workload_error(
@@ -309,8 +364,10 @@ def workload_error(
     (:func:`dpcore.analyses.synth.bucketize`).
     """
     columns = _table_columns(real, synthetic, columns, ())
-    groups = (np.zeros(len(real), np.int64), np.zeros(len(synthetic), np.int64), 1)
-    return float(_workload_errors(real, synthetic, columns, way, groups)[0])
+    workload = GroupWorkload.from_rows(
+        real, (), columns, _text_domain(real, synthetic, columns), way=way
+    )
+    return workload.score(synthetic).overall
 
 
 def workload_error_by_group(
@@ -326,19 +383,13 @@ def workload_error_by_group(
     A group's error compares its real rows with the synthetic rows carrying the same ``by``
     values (AAAI 2024 arXiv, Fig. 9). ``columns`` default to the columns of ``real`` other than
     ``by``. Groups are those of the real rows; a group with no synthetic rows scores
-    :math:`\\lVert M_S(D)/|D| \\rVert_1 = 1` per marginal. All groups and marginals are counted
-    with one ``np.bincount`` per marginal over (group, cell) indices.
+    :math:`\\lVert M_S(D)/|D| \\rVert_1 = 1` per marginal. Computed by :class:`GroupWorkload`
+    over the categories of both tables.
     """
     by = (by,) if isinstance(by, str) else tuple(by)
     columns = _table_columns(real, synthetic, columns, by)
-    real_group, synth_group, labels = _groups(real, synthetic, by)
-    per_group = _workload_errors(
-        real, synthetic, columns, way, (real_group, synth_group, len(labels))
-    )
-    return GroupErrors(
-        groups=pd.Series(per_group, index=labels, name=f"{way}-way workload error"),
-        overall=workload_error(real, synthetic, columns, way=way),
-    )
+    domain = _text_domain(real, synthetic, (*by, *columns))
+    return GroupWorkload.from_rows(real, by, columns, domain, way=way).score(synthetic)
 
 
 def mean_error_by_group(

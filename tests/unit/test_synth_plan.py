@@ -30,7 +30,6 @@ from dpcore.analyses.synth.plan import INTERVALS_NOTE, SynthPlan
 from dpcore.analyses.synth.synthesizers import MAX_HISTOGRAM_CELLS
 from dpcore.analyses.synth.workload import (
     EncodedRows,
-    GroupWorkload,
     build_workload,
     real_table,
     sweep_errors,
@@ -41,7 +40,7 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import OTHER_LABEL, GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from dpcore.mechanisms import noise_source
-from dpcore.metrics import workload_error_by_group
+from dpcore.metrics import GroupWorkload, workload_error_by_group
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -34,9 +34,9 @@ the strata columns modelled like any other column. The pieces:
   that would get no synthetic rows);
 - :func:`run_synthesis` — one vanilla or stratified synthesis (a preview with ``"simulation"``
   noise, or a release with ``"secure"`` noise);
-- :class:`GroupWorkload` — the real rows' marginals per group, computed once, so many synthetic
-  tables are scored quickly with Def. 14's 3-way workload error (same numbers as
-  :func:`dpcore.metrics.workload_error_by_group`);
+- :func:`build_workload` — the prepared rows' 3-way marginals per group as a
+  :class:`dpcore.metrics.GroupWorkload` (the one workload error), so many synthetic tables are
+  scored quickly;
 - :func:`sweep_errors` and :func:`sweep_metrics` — per-group errors of vanilla and stratified
   synthesis over several ε and seeds, and their overall, worst-group and parity errors
   (Def. 11, Fig. 9);
@@ -79,7 +79,6 @@ from dpcore.analyses.synth.synthesizers import (
 )
 from dpcore.analyses.synth.workload import (
     SWEEP_EPSILONS,
-    GroupWorkload,
     build_workload,
     sweep_errors,
     sweep_metrics,
@@ -88,7 +87,6 @@ from dpcore.analyses.synth.workload import (
 
 __all__ = [
     "ALL_ROWS",
-    "GroupWorkload",
     "INTERVALS_NOTE",
     "MAX_HISTOGRAM_CELLS",
     "MAX_MWEM_CELLS",

@@ -4,10 +4,8 @@ Def. 14), counted once for the real rows, and the sweep across ε for the Compar
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import combinations
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,14 +28,13 @@ from dpcore.analyses.synth.encoding import (
     encode_rows,
 )
 from dpcore.analyses.synth.synthesizers import assemble_rows, fit_groups
-from dpcore.grouping import LABEL_SEPARATOR, GroupingSpec, bucket_labels
+from dpcore.grouping import GroupingSpec, bucket_labels
 from dpcore.mechanisms import as_noise_source
-from dpcore.metrics import GroupErrors, synthetic_parity_error
+from dpcore.metrics import GroupErrors, GroupWorkload, synthetic_parity_error
 from dpcore.shares import PublicShares
 
 __all__ = [
     "SWEEP_EPSILONS",
-    "GroupWorkload",
     "build_workload",
     "sweep_errors",
     "sweep_metrics",
@@ -48,113 +45,6 @@ __all__ = [
 SWEEP_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """The ε values of a sweep (the current ε is added). The paper ran ε ∈ {0.01, 0.05, 0.1, 0.5, 1, 5}
 (AAAI 2024 arXiv, "Synthesizers and Privacy Settings"); below 0.1 our small groups are pure noise."""
-
-
-def _codes(frame: pd.DataFrame, column: str, categories: Sequence[str]) -> np.ndarray:
-    """Codes of a column's values (as text) in ``categories``; -1 for values outside them."""
-    series = frame[column]
-    if isinstance(series.dtype, pd.CategoricalDtype) and list(series.cat.categories) == list(
-        categories
-    ):
-        return series.cat.codes.to_numpy(dtype=np.int64)
-    values = series.astype(str).to_numpy()
-    return pd.Index(list(categories)).get_indexer(values).astype(np.int64)
-
-
-@dataclass(frozen=True, eq=False)
-class GroupWorkload:
-    r"""The real rows' ``way``-way marginals per group, for scoring synthetic tables quickly.
-
-    :meth:`score` returns what :func:`dpcore.metrics.workload_error_by_group` returns (AAAI 2024
-    arXiv, Def. 14 per group, Fig. 9) — the average over the marginals S of
-    :math:`\lVert M_S(G)/|G| - M_S(\hat G)/|\hat G|\rVert_1`, in [0, 2] — but the real tables are
-    counted once here, and a synthetic table costs one ``np.bincount`` per marginal over (group,
-    cell) indices. Build it with :meth:`from_rows`.
-    """
-
-    strata: tuple[str, ...]
-    columns: tuple[str, ...]
-    domain: Mapping[str, tuple[str, ...]]
-    labels: tuple[str, ...]
-    sizes: np.ndarray
-    way: int
-    _lookup: np.ndarray = field(repr=False)
-    _strata_shape: tuple[int, ...] = field(repr=False)
-    _marginals: tuple = field(repr=False)
-
-    @classmethod
-    def from_rows(
-        cls,
-        real: pd.DataFrame,
-        strata: Sequence[str],
-        columns: Sequence[str],
-        domain: Mapping[str, Sequence[str]],
-        *,
-        way: int = 3,
-    ) -> GroupWorkload:
-        """Count the real marginals. ``real`` holds categories (bucket numeric columns first,
-        e.g. with :func:`dpcore.analyses.synth.bucketize`) within ``domain`` (e.g. a synthesis'
-        :attr:`~dpcore.analyses.synth.SyntheticData.domain`)."""
-        strata, columns = tuple(strata), tuple(columns)
-        way = positive_int("way", way)
-        if way > len(columns):
-            raise ValueError(f"`way` must be at most the {len(columns)} columns, got {way}")
-        domain = {c: tuple(str(v) for v in domain[c]) for c in (*strata, *columns)}
-        codes = {c: _codes(real, c, domain[c]) for c in (*strata, *columns)}
-        outside = [c for c, v in codes.items() if np.any(v < 0)]
-        if outside:
-            raise ValueError(f"`real` has values outside `domain` in {outside}")
-        shape = tuple(len(domain[c]) for c in strata)
-        key = np.ravel_multi_index([codes[c] for c in strata], shape)
-        keys, group, sizes = np.unique(key, return_inverse=True, return_counts=True)
-        lookup = np.full(math.prod(shape), -1, dtype=np.int64)
-        lookup[keys] = np.arange(len(keys))
-        labels = tuple(
-            LABEL_SEPARATOR.join(domain[c][k] for c, k in zip(strata, combo, strict=True))
-            for combo in zip(*np.unravel_index(keys, shape), strict=True)
-        )
-        marginals = []
-        for axes in combinations(columns, way):
-            cells_shape = tuple(len(domain[c]) for c in axes)
-            cell = np.ravel_multi_index([codes[c] for c in axes], cells_shape)
-            n_cells = math.prod(cells_shape)
-            per_group = _tables(group, cell, len(keys), n_cells)
-            overall = np.bincount(cell, minlength=n_cells) / len(cell)
-            marginals.append((axes, cells_shape, per_group, overall))
-        return cls(
-            strata=strata, columns=columns, domain=domain, labels=labels, sizes=sizes, way=way,
-            _lookup=lookup, _strata_shape=shape, _marginals=tuple(marginals),
-        )  # fmt: skip
-
-    def score(self, synthetic: pd.DataFrame) -> GroupErrors:
-        """Per-group and overall workload error of one synthetic table (same domain)."""
-        codes = {c: _codes(synthetic, c, self.domain[c]) for c in (*self.strata, *self.columns)}
-        outside = [c for c, v in codes.items() if np.any(v < 0)]
-        if outside:
-            raise ValueError(f"`synthetic` has values outside the real domain in {outside}")
-        key = np.ravel_multi_index([codes[c] for c in self.strata], self._strata_shape)
-        group = self._lookup[key]
-        keep = group >= 0
-        total_groups = np.zeros(len(self.labels))
-        total = 0.0
-        for axes, shape, real_groups, real_overall in self._marginals:
-            cell = np.ravel_multi_index([codes[c] for c in axes], shape)
-            synth_groups = _tables(group[keep], cell[keep], len(self.labels), real_overall.size)
-            total_groups += np.abs(real_groups - synth_groups).sum(axis=1)
-            overall = np.bincount(cell, minlength=real_overall.size) / max(len(cell), 1)
-            total += float(np.abs(real_overall - overall).sum())
-        k = len(self._marginals)
-        return GroupErrors(
-            groups=pd.Series(total_groups / k, index=list(self.labels), name="workload error"),
-            overall=total / k,
-        )
-
-
-def _tables(group: np.ndarray, cell: np.ndarray, n_groups: int, n_cells: int) -> np.ndarray:
-    """Per group, the marginal as proportions (n_groups, n_cells); a group without rows is 0."""
-    counts = np.bincount(group * n_cells + cell, minlength=n_groups * n_cells)
-    counts = counts.reshape(n_groups, n_cells)
-    return counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
 
 
 def synth_domain(
