@@ -10,7 +10,7 @@ from strata_ui import constants, pipeline
 from strata_ui.analyses import current
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
-from strata_ui.widgets import nearest
+from strata_ui.widgets import log_slider
 
 st.title("Budget")
 st.markdown(
@@ -55,11 +55,11 @@ st.caption("Laplace works with either; with ρ it runs at ε = √(2ρ), which m
 
 
 if state.budget_kind == "pure":
-    state.epsilon = st.select_slider(
+    log_slider(
         "ε per release (log scale)",
+        state,
+        "epsilon",
         options=constants.EPSILON_OPTIONS,
-        value=nearest(constants.EPSILON_OPTIONS, state.epsilon),
-        format_func=lambda v: f"{v:g}",
         key="budget.epsilon",
         help="Smaller ε = stronger privacy and more noise. Each step multiplies ε by about 1.5.",
     )
@@ -68,11 +68,11 @@ if state.budget_kind == "pure":
         f"factor e^ε = {math.exp(state.epsilon):.3g}."
     )
 else:
-    state.rho = st.select_slider(
+    log_slider(
         "ρ per release (log scale)",
+        state,
+        "rho",
         options=constants.RHO_OPTIONS,
-        value=nearest(constants.RHO_OPTIONS, state.rho),
-        format_func=lambda v: f"{v:g}",
         key="budget.rho",
         help="Smaller ρ = stronger privacy and more noise. Each step multiplies ρ by about 1.5.",
     )

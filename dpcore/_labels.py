@@ -27,3 +27,8 @@ def list_labels(labels: Sequence[str]) -> str:
     shown = ", ".join(f"“{lab}”" for lab in labels[:MAX_LISTED])
     rest = len(labels) - MAX_LISTED
     return shown + (f" and {rest:,} more" if rest > 0 else "")
+
+
+def labels_repr(labels: Sequence[str], shown: int = 5) -> str:
+    """The first ``shown`` labels for a ``repr``, with ``...`` when there are more."""
+    return f"{list(labels[:shown])!r}{' ...' if len(labels) > shown else ''}"

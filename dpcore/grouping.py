@@ -27,7 +27,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import LABEL_SEPARATOR, MISSING_LABEL, OTHER_LABEL, list_labels, plural
+from dpcore._labels import (
+    LABEL_SEPARATOR,
+    MISSING_LABEL,
+    OTHER_LABEL,
+    labels_repr,
+    list_labels,
+    plural,
+)
 from dpcore._validate import data_frame, positive_int, require_columns
 from dpcore.shares import (
     HOLDOUT_SEED,
@@ -369,8 +376,7 @@ class Grouping:
 
     def __repr__(self) -> str:
         return (
-            f"Grouping(by={self.by!r}, k={self.k}, n={self.n}, "
-            f"labels={list(self.labels[:5])!r}{' ...' if self.k > 5 else ''})"
+            f"Grouping(by={self.by!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
         )
 
     @property

@@ -23,7 +23,7 @@ from strata_ui.learn_charts import (
 )
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import nearest
+from strata_ui.widgets import log_slider
 
 
 @dataclass
@@ -78,20 +78,21 @@ def render_epsilon() -> None:
     )
     left, right = st.columns(2)
     with left:
-        settings.epsilon = st.select_slider(
+        log_slider(
             "ε, the privacy budget (log scale)",
+            settings,
+            "epsilon",
             options=constants.EPSILON_OPTIONS,
-            value=nearest(constants.EPSILON_OPTIONS, settings.epsilon),
-            format_func=lambda v: f"{v:g}",
             key="learn.epsilon.epsilon",
             help="Smaller ε means stronger privacy: wider noise and curves that overlap more.",
         )
         st.caption("Smaller ε → wider noise → the two curves are harder to tell apart.")
     with right:
-        settings.delta = st.select_slider(
+        log_slider(
             "δ, the Gaussian's small failure chance (log scale)",
+            settings,
+            "delta",
             options=constants.LEARN_DELTA_OPTIONS,
-            value=nearest(constants.LEARN_DELTA_OPTIONS, settings.delta),
             format_func=format_delta,
             key="learn.epsilon.delta",
             help="Gaussian noise cannot meet the e^ε limit everywhere; δ is the chance it may "

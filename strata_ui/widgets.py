@@ -83,25 +83,41 @@ def budget_slider(key: str) -> tuple[str, float]:
     Moving it moves the session's budget (the Budget page shows the same value).
     """
     state = get_state()
-    if state.budget_kind == "pure":
-        options, symbol, stored = constants.EPSILON_OPTIONS, "ε", state.epsilon
-    else:
-        options, symbol, stored = constants.RHO_OPTIONS, "ρ", state.rho
-    chosen = st.select_slider(
-        f"{symbol} per release (log scale)",
-        options=options,
-        value=nearest(options, stored),
-        format_func=lambda v: f"{v:g}",
+    pure = state.budget_kind == "pure"
+    options, symbol, field_name = (
+        (constants.EPSILON_OPTIONS, "ε", "epsilon") if pure else (constants.RHO_OPTIONS, "ρ", "rho")
+    )
+    chosen = log_slider(
+        f"{symbol} per release (log scale)", state, field_name, options=options,
         key=f"{key}.{state.budget_kind}",
         help="The same budget as on the Budget page: smaller means more privacy and more noise.",
-    )
-    if state.budget_kind == "pure":
-        state.epsilon = chosen
-    else:
-        state.rho = chosen
+    )  # fmt: skip
     return symbol, chosen
 
 
 def nearest(options: Sequence[float], value: float) -> float:
     """The option closest to ``value`` on a log scale (for log sliders)."""
     return min(options, key=lambda o: abs(o - value) / o)
+
+
+def log_slider(
+    label: str,
+    owner: object,
+    field_name: str,
+    *,
+    options: Sequence[float],
+    format_func: Callable[[float], str] = "{:g}".format,
+    **kwargs: Any,
+) -> float:
+    """A select slider over log-spaced ``options`` for the attribute ``field_name`` of a mutable
+    ``owner`` (the session's AppState or a Learn page's settings): it starts at the option
+    nearest the stored value and stores the choice. Pass a stable ``key``."""
+    value = st.select_slider(
+        label,
+        options=options,
+        value=nearest(options, getattr(owner, field_name)),
+        format_func=format_func,
+        **kwargs,
+    )
+    setattr(owner, field_name, value)
+    return value

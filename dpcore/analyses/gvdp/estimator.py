@@ -230,18 +230,8 @@ def gvdp(
     noise is drawn, so no budget is spent on a failed run.
     """
     rows, d = prepare_rows(data, estimator)
-    plan = RunParameters.build(
-        k=k,
-        rho=rho,
-        t=t,
-        resamples=resamples,
-        level=level,
-        mean_fraction=mean_fraction,
-        beta=beta,
-        n=rows[0].shape[0],
-        d=d,
-    )
-    _check_bounds(bounds, d)
+    plan = _run_parameters(rows, d, bounds, k=k, rho=rho, t=t, resamples=resamples, level=level,
+                           mean_fraction=mean_fraction, beta=beta)  # fmt: skip
     gen = as_rng(rng)
     theta_blb, var_blb = run_blb(rows, estimator, plan.k, plan.resamples, gen)
     release = release_estimates(theta_blb, var_blb, bounds, plan, as_noise_source(noise, rng=gen))
@@ -379,18 +369,8 @@ def gvdp_coverage(
         raise TypeError(f"`generate` must be a function rng -> data, got {generate!r}")
     gen = as_rng(rng)
     rows, d = prepare_rows(generate(gen), estimator)
-    plan = RunParameters.build(
-        k=k,
-        rho=rho,
-        t=t,
-        resamples=resamples,
-        level=level,
-        mean_fraction=mean_fraction,
-        beta=beta,
-        n=rows[0].shape[0],
-        d=d,
-    )
-    _check_bounds(bounds, d)
+    plan = _run_parameters(rows, d, bounds, k=k, rho=rho, t=t, resamples=resamples, level=level,
+                           mean_fraction=mean_fraction, beta=beta)  # fmt: skip
     truth = frozen_array("truth", truth)
     if truth.size != d:
         raise ValueError(f"`truth` must have d = {d} entries, got {truth.size}")
@@ -410,6 +390,16 @@ def gvdp_coverage(
         variance=release["variance"],
         level=plan.level,
     )
+
+
+def _run_parameters(
+    rows: tuple[np.ndarray, ...], d: int, bounds: object, **settings: object
+) -> RunParameters:
+    """The validated run settings for ``rows`` (n of them, d coordinates), after checking that
+    ``bounds`` are for d coordinates (shared by :func:`gvdp` and :func:`gvdp_coverage`)."""
+    plan = RunParameters.build(**settings, n=rows[0].shape[0], d=d)
+    _check_bounds(bounds, d)
+    return plan
 
 
 def _check_bounds(bounds: object, d: int) -> None:

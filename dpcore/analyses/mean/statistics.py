@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import list_labels, plural
+from dpcore._labels import labels_repr, list_labels, plural
 from dpcore._validate import data_frame, numeric_values
 from dpcore.grouping import Grouping, SmallGroups
 from dpcore.shares import PublicShares
@@ -135,10 +135,7 @@ class GroupValues:
         set_(self, "_local_prefix", local)
 
     def __repr__(self) -> str:
-        return (
-            f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, "
-            f"labels={list(self.labels[:5])!r}{' ...' if self.k > 5 else ''})"
-        )
+        return f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
 
     # ---- derived quantities -----------------------------------------------------------------
 

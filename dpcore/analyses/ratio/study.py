@@ -175,20 +175,9 @@ class _StudyGrid:
 
 
 def _validate_study(
-    n,
-    epsilon,
-    weighted,
-    mechanism,
-    composition,
-    method,
-    scale,
-    reps,
-    B,
-    delta,
-    level,
-    weight_bound,
-    true_ratio,
-) -> _StudyGrid:
+    n, epsilon, weighted, mechanism, composition, method, scale, reps, B, delta, level,
+    weight_bound, true_ratio,
+) -> _StudyGrid:  # fmt: skip
     """Check the whole grid, and refuse impossible budgets (e.g. classic Gaussian with ε/m >= 1),
     before anything is simulated."""
     weightings = _as_grid("weighted", weighted)
@@ -318,20 +307,9 @@ def ratio_study(
     for ``scale="log"``, as in the paper's Tables 2 and 4).
     """
     grid = _validate_study(
-        n,
-        epsilon,
-        weighted,
-        mechanism,
-        composition,
-        method,
-        scale,
-        reps,
-        B,
-        delta,
-        level,
-        weight_bound,
-        true_ratio,
-    )
+        n, epsilon, weighted, mechanism, composition, method, scale, reps, B, delta, level,
+        weight_bound, true_ratio,
+    )  # fmt: skip
     generator = as_rng(rng)
     rows = [
         row

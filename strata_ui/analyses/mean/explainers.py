@@ -31,7 +31,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import nearest
+from strata_ui.widgets import log_slider, nearest
 
 # Units of the demo data's numeric columns, for axis labels; other columns get "units of `col`".
 VALUE_UNITS = {
@@ -78,21 +78,22 @@ def render_small_groups() -> None:
     )
     left, right = st.columns(2)
     with left:
-        settings.group_size = st.select_slider(
+        log_slider(
             "Size of a group, n_g (people, log scale)",
+            settings,
+            "group_size",
             options=constants.GROUP_SIZE_OPTIONS,
-            value=nearest(constants.GROUP_SIZE_OPTIONS, settings.group_size),
             format_func=lambda v: f"{v:,}",
             key="learn.small_groups.size",
             help="Each step multiplies the group size by about 2 to 2.5.",
         )
         st.caption("The diamond on the chart follows this size.")
     with right:
-        settings.group_epsilon = st.select_slider(
+        log_slider(
             "ε, the privacy budget (log scale)",
+            settings,
+            "group_epsilon",
             options=constants.EPSILON_OPTIONS,
-            value=nearest(constants.EPSILON_OPTIONS, settings.group_epsilon),
-            format_func=lambda v: f"{v:g}",
             key="learn.small_groups.epsilon",
             help="Doubling ε halves every group's expected error.",
         )
@@ -191,11 +192,11 @@ def render_stratify() -> None:
     alpha_fit = pipeline.fitted_alpha(shares)
     if settings.alpha is None:
         settings.alpha = nearest(constants.ALPHA_OPTIONS, alpha_fit)
-    settings.alpha = st.select_slider(
+    log_slider(
         "Dirichlet α to compare with (log scale)",
+        settings,
+        "alpha",
         options=constants.ALPHA_OPTIONS,
-        value=nearest(constants.ALPHA_OPTIONS, settings.alpha),
-        format_func=lambda v: f"{v:g}",
         key="learn.stratify.alpha",
         help="Small α: one or two groups hold almost everyone. Large α: groups of similar size.",
     )
@@ -291,11 +292,11 @@ def render_coinpress() -> None:
         )
         st.caption("More steps spread the same budget thinner.")
     with rho_col:
-        settings.coinpress_rho = st.select_slider(
+        log_slider(
             "ρ, the budget (zCDP, log scale)",
+            settings,
+            "coinpress_rho",
             options=constants.RHO_OPTIONS,
-            value=nearest(constants.RHO_OPTIONS, settings.coinpress_rho),
-            format_func=lambda v: f"{v:g}",
             key="learn.coinpress.rho",
             help="zero-concentrated DP; ρ = ε²/2 matches a pure ε budget.",
         )

@@ -29,7 +29,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import AppState, get_settings, get_state, update_settings
-from strata_ui.widgets import nearest
+from strata_ui.widgets import log_slider
 
 FIGURE1_GROUPS = {
     "race": "RAC1P, 9 groups (the paper's example)",
@@ -82,11 +82,11 @@ def render_figure1() -> None:
         )
         st.caption("The paper's example uses race alone; Table 3 also splits it by sex.")
     with right:
-        settings.figure1_alpha = st.select_slider(
+        log_slider(
             "Read the Theorem 9 bound at α (log scale)",
+            settings,
+            "figure1_alpha",
             options=FIGURE1_ALPHA_OPTIONS,
-            value=nearest(FIGURE1_ALPHA_OPTIONS, settings.figure1_alpha),
-            format_func=lambda v: f"{v:g}",
             key="learn.preset.figure1.alpha",
             help="The paper reads it at its fitted α ≈ 0.13.",
         )
@@ -230,11 +230,11 @@ def render_figure3() -> None:
         "for the population mean when n is small, and almost none once n is large. This preset "
         "reruns it on the paper's synthetic generator."
     )
-    settings.figure3_rho = st.select_slider(
+    log_slider(
         "ρ, the budget (zCDP, log scale)",
+        settings,
+        "figure3_rho",
         options=FIGURE3_RHO_OPTIONS,
-        value=nearest(FIGURE3_RHO_OPTIONS, settings.figure3_rho),
-        format_func=lambda v: f"{v:g}",
         key="learn.preset.figure3.rho",
         help="The paper does not state its ρ; 0.5 is our default. Smaller ρ keeps the gap open "
         "to larger n.",
