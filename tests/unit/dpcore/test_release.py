@@ -49,8 +49,8 @@ from dpcore.release import (
     to_script,
 )
 from strata_ui import charts_release
+from tests import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 HOURS = (0.0, 100.0)  # public bounds on hours worked per week
 EPSILON_1 = PureDP(1.0)
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 import dpcore
+from tests import REPO
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = REPO
 DPCORE_DIR = Path(dpcore.__file__).resolve().parent
 FORBIDDEN_MODULES = ("streamlit", "plotly")
 

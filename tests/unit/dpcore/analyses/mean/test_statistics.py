@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.grouping import Grouping, GroupingSpec
-from tests.unit.test_grouping import frame_from_groups, random_frame, small_groups_frame
+from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 
 def brute_clipped(values: GroupValues, low, high) -> np.ndarray:

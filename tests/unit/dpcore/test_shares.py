@@ -17,7 +17,7 @@ from dpcore.shares import (
     shares_from_table,
     split_holdout,
 )
-from tests.unit.test_grouping import frame_from_groups, random_frame, small_groups_frame
+from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 
 def simple_grouping() -> Grouping:

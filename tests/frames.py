@@ -1,0 +1,34 @@
+"""Small confidential tables for tests: random people by race × sex, or values per group."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def random_frame(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """``n`` people with race, sex, age and a value ``x`` (seeded)."""
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["White", "Black", "Asian", "Other"], size=n, p=[0.6, 0.2, 0.15, 0.05])
+    sex = rng.choice(["Female", "Male"], size=n)
+    return pd.DataFrame(
+        {
+            "race": pd.Series(race, dtype="str"),
+            "sex": pd.Series(sex, dtype="str"),
+            "age": rng.integers(17, 90, size=n),
+            "x": rng.normal(40, 12, size=n).round(1),
+        }
+    )
+
+
+def frame_from_groups(groups: dict[str, list[float]]) -> pd.DataFrame:
+    """A group column ``g`` and a value column ``x`` holding each group's values."""
+    rows = [(g, v) for g, vals in groups.items() for v in vals]
+    return pd.DataFrame(rows, columns=["g", "x"]).astype({"g": "str", "x": "float64"})
+
+
+def small_groups_frame() -> pd.DataFrame:
+    """Two groups of 5+ rows and three small ones (2, 1 and 1 rows)."""
+    return frame_from_groups(
+        {"A": [1.0] * 6, "B": [2.0] * 5, "c": [10.0, 11.0], "d": [20.0], "e": [30.0]}
+    )
