@@ -2,36 +2,31 @@
 
 from __future__ import annotations
 
-import json
 import time
 from decimal import Decimal
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import ZCDP
-from dpcore.analyses.ratio.preview import ALL_GROUPS
+from dpcore.analyses.ratio import ALL_GROUPS, RatioSettings
 from dpcore.datasets import load_demo
 from dpcore.ledger import Ledger
-from strata_ui.analyses.ratio.widgets import PREVIEW_BANNER, RatioSettings
-from strata_ui.state import AppState, settings_key
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def start() -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
-    at.run()
-    return at
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from strata_ui.analyses.ratio.preview import PREVIEW_BANNER
+from strata_ui.analyses.ratio.settings import NO_WEIGHTS
+from strata_ui.analyses.ratio.view import RatioView
+from tests.app.helpers import (
+    change_settings,
+    charts,
+    errors,
+    go,
+    settings_of,
+    start,
+    state_of,
+    text,
+    titles,
+)
 
 
 def choose_ratio(at: AppTest) -> AppTest:
@@ -41,29 +36,13 @@ def choose_ratio(at: AppTest) -> AppTest:
     return at
 
 
-def state(at: AppTest) -> AppState:
-    return at.session_state[settings_key(AppState)]
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def titles(at: AppTest) -> list[str]:
-    return [spec["layout"]["title"]["text"] for spec in charts(at)]
-
-
-def text(elements) -> str:
-    return " ".join(e.value for e in elements)
-
-
 def frames(at: AppTest, column: str):
     return [d.value for d in at.main.dataframe if column in d.value.columns]
 
 
 def test_estimator_previews_every_group_with_a_chart_a_table_and_a_comparison():
     at = choose_ratio(start())
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     [banner] = [i for i in at.main.info if PREVIEW_BANNER in i.value]
     assert "visibility" in banner.proto.icon
     [spec] = charts(at)
@@ -84,11 +63,11 @@ def test_estimator_previews_every_group_with_a_chart_a_table_and_a_comparison():
     assert sentence.startswith("White × Male − White × Female: difference of ratios")
     [comparison] = frames(at, "p-value")
     assert comparison["Group B"].iloc[0] == "White × Female"
-    at.selectbox(key="ratio.compare_b").set_value("Black × Female").run()
+    at.selectbox(key="ratio_view.compare_b").set_value("Black × Female").run()
     assert frames(at, "p-value")[0]["Group B"].iloc[0] == "Black × Female"
 
     before = frames(at, "Group")[0]["DP estimate"].to_numpy()
-    at.button(key="ratio.redraw").click().run()
+    at.button(key="ratio_view.preview_seed").click().run()
     after = frames(at, "Group")[0]["DP estimate"].to_numpy()
     assert not np.allclose(before[:2], after[:2])  # new noise, same data
     assert not at.exception
@@ -107,15 +86,13 @@ def test_the_noise_table_shows_both_accountings_side_by_side():
 def nan_scores(at: AppTest) -> None:
     frame = load_demo().copy()
     frame.loc[:24, "score"] = np.nan
-    state(at).uploaded = frame
-    state(at).dataset_fingerprint = "ratio-test-missing"
+    state_of(at).uploaded = frame
+    state_of(at).dataset_fingerprint = "ratio-test-missing"
 
 
 BAD_INPUTS = {
     "non-numeric score": (
-        lambda at: at.session_state.__setitem__(
-            settings_key(RatioSettings), RatioSettings(s_column="race")
-        ),  # fmt: skip
+        lambda at: change_settings(at, RatioSettings, s_column="race"),
         None,
         "The score column `race` is not numeric (its values are text).",
     ),
@@ -151,7 +128,7 @@ BAD_INPUTS = {
         "The score, label and weight must be different columns.",
     ),
     "budget too large for eq. 5": (
-        lambda at: setattr(state(at), "epsilon", 8.0),
+        lambda at: setattr(state_of(at), "epsilon", 8.0),
         None,
         "is too large for the classic Gaussian formula",
     ),
@@ -168,30 +145,30 @@ def test_bad_input_shows_what_to_fix_and_no_traceback(case):
     if after:
         after(at)
     assert not at.exception, [e.value for e in at.exception]
-    assert message in text(at.main.error), text(at.main.error)
+    assert message in errors(at), errors(at)
     assert not at.get("plotly_chart")  # no preview from unusable settings
 
 
 def test_the_cached_binary_label_check_follows_the_data_set_and_the_column():
     at = choose_ratio(start())
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     frame = load_demo().copy()
     frame.loc[0, "income_over_50k"] = 2
-    state(at).uploaded, state(at).dataset_fingerprint = frame, "ratio-test-label-2"
+    state_of(at).uploaded, state_of(at).dataset_fingerprint = frame, "ratio-test-label-2"
     at.run()
-    assert "The label column `income_over_50k` has values other than 0 and 1" in text(at.main.error)
-    state(at).uploaded, state(at).dataset_fingerprint = None, "demo"
+    assert "The label column `income_over_50k` has values other than 0 and 1" in errors(at)
+    state_of(at).uploaded, state_of(at).dataset_fingerprint = None, "demo"
     at.run()
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     at.selectbox(key="ratio.y_column").set_value("hours_per_week").run()
-    assert "The label column `hours_per_week` has values other than 0 and 1" in text(at.main.error)
+    assert "The label column `hours_per_week` has values other than 0 and 1" in errors(at)
 
 
 def test_rows_with_missing_values_are_dropped_and_counted():
     at = start()
     nan_scores(at)
     choose_ratio(at)
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     assert "25 of 32,561 rows have a missing or infinite value in `score`, `income_over_50k`" in (
         text(at.main.warning)
     )
@@ -200,9 +177,9 @@ def test_rows_with_missing_values_are_dropped_and_counted():
 
 def test_a_rho_budget_uses_zcdp_accounting_and_no_delta():
     at = start()
-    state(at).budget_kind = "zcdp"
+    state_of(at).budget_kind = "zcdp"
     choose_ratio(at)
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     assert at.radio(key="ratio.mechanism.zcdp").options == [
         "Gaussian, classic (paper eq. 5)",
         "Laplace (pure ε-DP)",
@@ -219,7 +196,7 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
     started = time.perf_counter()
     go(at, "compare")
     first = time.perf_counter() - started
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     assert titles(at) == [
         "Coverage per group over 1,000 simulated releases (DP noise only)",
         f"Interval width as the budget grows — {ALL_GROUPS}",
@@ -235,17 +212,18 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
     assert time.perf_counter() - started < 3.0  # ~0.2–0.5 s measured, even on a busy machine
     assert first < 15.0  # generous for a loaded machine; ~1 s on an idle one
 
-    at.slider(key="compare.ratio.replicates").set_value(300).run()
-    at.checkbox(key="compare.ratio.bootstrap").check().run()
+    at.slider(key="ratio_view.replicates").set_value(300).run()
+    at.checkbox(key="ratio_view.bootstrap").check().run()
     assert not at.exception
     assert titles(at)[0] == "Coverage per group over 300 simulated releases (noise and rows " + (
         "resampled)"
     )
-    at.selectbox(key="compare.ratio.group").set_value("Other × Female").run()
+    at.selectbox(key="ratio_view.sweep_group").set_value("Other × Female").run()
     assert titles(at)[1] == "Interval width as the budget grows — Other × Female"
 
-    at.button(key="ratio.table1.run").click().run()
+    at.button(key="ratio_view.show_table1").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    assert settings_of(at, RatioView).show_table1
     assert any("Table 1 reproduced" in title for title in titles(at))
     [table] = frames(at, "Coverage (paper)")
     assert len(table) == 16 * 4
@@ -254,7 +232,7 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
     assert "common random numbers" in text(at.main.caption)
     assert any(m.value.startswith("Coverage agrees within") for m in at.main.markdown)
 
-    at.checkbox(key="ratio.table1.zcdp").check().run()  # the documented improvement beside it
+    at.checkbox(key="ratio_view.table1_zcdp").check().run()  # the documented improvement beside it
     assert not at.exception, [e.value for e in at.exception]
     [table] = frames(at, "Coverage (paper)")
     zcdp = table[table["Accounting"] == "zCDP accounting"]
@@ -269,7 +247,7 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
 def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
     at = choose_ratio(start())
     go(at, "release")
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     review = text(at.main.markdown)
     assert "**Statistic:** calibration ratio Σscore/Σincome_over_50k per group" in review
     assert "exact zCDP cost ρ = Σ Δ²/(2σ²)" in review
@@ -299,9 +277,120 @@ def test_other_mechanisms_preview_and_plan_with_their_own_cost(mechanism, cost):
     at.radio(key="ratio.mechanism.pure").set_value(mechanism).run()
     at.radio(key="ratio.method").set_value("monte_carlo").run()
     at.radio(key="ratio.scale").set_value("log").run()
-    assert not at.exception and not at.main.error, text(at.main.error)
+    assert not at.exception and not at.main.error, errors(at)
     assert titles(at)[0].startswith("Calibration ratio per group")
     assert "difference of log ratios" in text(at.main.markdown)
     go(at, "release")
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     assert cost in text(at.main.markdown)
+
+
+def change(at: AppTest, kind: str, key: str, *values) -> None:
+    """Set the ``kind`` widget (``"radio"``, ``"selectbox"``, …) ``key`` to each value in turn,
+    with a rerun after each, as a user changing it several times in a row."""
+    for value in values:
+        getattr(at, kind)(key=key).set_value(value).run()
+        assert not at.exception, [e.value for e in at.exception]
+
+
+def test_every_estimator_widget_keeps_the_last_of_several_changes():
+    at = choose_ratio(start())
+    for _ in range(2):
+        at.button(key="ratio_view.preview_seed").click().run()
+    change(at, "toggle", "ratio_view.show_exact", False, True, False)
+    change(at, "selectbox", "ratio_view.compare_a", "Black × Female", "Other × Female")
+    change(at, "selectbox", "ratio_view.compare_b", "White × Female", "Black × Male")
+    assert settings_of(at, RatioView) == RatioView(
+        preview_seed=2, show_exact=False, compare_a="Other × Female", compare_b="Black × Male"
+    )
+    assert "Noise draw #2." in text(at.main.caption)
+    assert "Exact ratio (confidential)" not in frames(at, "Group")[0].columns
+
+    change(at, "radio", "ratio.composition", "zcdp", "basic", "zcdp")
+    change(at, "select_slider", "ratio.delta", 1e-5, 1e-8)
+    change(at, "radio", "ratio.mechanism.pure", "laplace", "gaussian_analytic")
+    change(at, "radio", "ratio.method", "none", "monte_carlo")
+    change(at, "slider", "ratio.B", 100, 300)
+    change(at, "radio", "ratio.scale", "log", "ratio", "log")
+    change(at, "select_slider", "ratio.level", 0.9, 0.99)
+    change(at, "number_input", "ratio.s_bound", 2.0, 3.0)
+    change(at, "checkbox", "ratio.binary_y", False, True, False)
+    change(at, "number_input", "ratio.y_bound", 2.0, 5.0)
+    change(at, "selectbox", "ratio.w_column", "age", NO_WEIGHTS, "age")
+    change(at, "number_input", "ratio.w_bound", 4.0, 6.0)
+    change(at, "selectbox", "ratio.s_column", "income_over_50k", "hours_per_week")
+    change(at, "selectbox", "ratio.y_column", "score", "income_over_50k")
+    expected = RatioSettings(
+        s_column="hours_per_week", y_column="income_over_50k", w_column="age", s_bound=3.0,
+        y_bound=5.0, w_bound=6.0, binary_y=False, mechanism="gaussian_analytic",
+        composition="zcdp", delta=1e-8, method="monte_carlo", B=300, scale="log",
+    )  # fmt: skip
+    assert settings_of(at, RatioSettings) == expected
+    assert state_of(at).release_level == 0.99
+    at.run()  # nothing is undone by the next run, nor by leaving the page and coming back
+    go(go(at, "data"), "estimator")
+    assert settings_of(at, RatioSettings) == expected
+    assert at.selectbox(key="ratio.w_column").value == "age"
+    assert at.number_input(key="ratio.y_bound").value == 5.0
+    assert at.slider(key="ratio.B").value == 300
+    assert at.radio(key="ratio.mechanism.pure").value == "gaussian_analytic"
+    assert at.select_slider(key="ratio.level").value == 0.99
+    assert not errors(at), errors(at)
+    assert titles(at)[0].startswith("Calibration ratio per group with 99%")
+
+
+def test_every_compare_widget_keeps_the_last_of_several_changes():
+    at = go(choose_ratio(start()), "compare")
+    change(at, "select_slider", "compare.ratio.budget.pure", 0.5, 2.0)
+    change(at, "slider", "ratio_view.replicates", 300, 200)
+    change(at, "number_input", "compare.ratio.seed", 1, 2)
+    change(at, "checkbox", "ratio_view.bootstrap", True, False, True)
+    change(at, "selectbox", "ratio_view.sweep_group", "Other × Female", "Black × Male")
+    change(at, "checkbox", "ratio_view.table1_zcdp", True, False, True)
+    # The preview chose its two groups on the Estimator page; the Compare page keeps them.
+    expected = RatioView(
+        compare_a="White × Male", compare_b="White × Female", replicates=200, bootstrap=True,
+        sweep_group="Black × Male", table1_zcdp=True,
+    )  # fmt: skip
+    assert settings_of(at, RatioView) == expected
+    assert (state_of(at).epsilon, state_of(at).seed) == (2.0, 2)
+    at.run()
+    go(go(at, "estimator"), "compare")
+    assert settings_of(at, RatioView) == expected
+    assert titles(at) == [
+        "Coverage per group over 200 simulated releases (noise and rows resampled)",
+        "Interval width as the budget grows — Black × Male",
+        "Median interval score per group at ε = 2",
+    ]
+
+
+def test_a_rho_budget_keeps_the_mechanism_chosen_under_it():
+    at = start()
+    state_of(at).budget_kind = "zcdp"
+    choose_ratio(at)
+    change(at, "radio", "ratio.mechanism.zcdp", "laplace", "gaussian", "laplace")
+    assert settings_of(at, RatioSettings).mechanism == "laplace"
+    assert "**δ:** 0" in text(at.main.markdown)
+
+
+@pytest.mark.parametrize(
+    ("budget", "mechanism", "message"),
+    [
+        ({"epsilon": 8.0}, "gaussian",
+         "The budget ε = 8 (pure DP) is too large for the classic Gaussian formula (paper "
+         "eq. 5), which needs ε/m < 1 for each of the m released sums."),
+        ({"budget_kind": "zcdp"}, "gaussian_analytic",
+         "The analytic Gaussian formula splits an (ε, δ) budget, but the Budget page is set to "
+         "ρ-zCDP."),
+    ],
+)  # fmt: skip
+def test_a_budget_the_mechanism_cannot_meet_is_explained_on_the_release_page(
+    budget, mechanism, message
+):
+    at = choose_ratio(start())
+    for name, value in budget.items():
+        setattr(state_of(at), name, value)
+    change_settings(at, RatioSettings, mechanism=mechanism)
+    go(at, "release")
+    assert f"The release is not ready: {message}" in errors(at), errors(at)
+    assert errors(at).endswith("Fix it on the Estimator page.")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dpcore.analyses.ratio import RATIO
+from dpcore.analyses.ratio import RATIO, RatioSettings
+from dpcore.errors import SettingsError
 from dpcore.release import ReleasePlan
+from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
-from strata_ui.analyses.ratio import widgets
+from strata_ui.analyses.ratio import compare, preview, session, settings
 from strata_ui.analyses.ratio.learn import EXPLAINERS, PRESETS
+from strata_ui.state import get_settings, get_state
 
 
 class RatioUI(AnalysisUI):
@@ -15,13 +18,20 @@ class RatioUI(AnalysisUI):
     presets = PRESETS
 
     def render_estimator(self) -> None:
-        widgets.render_estimator()
+        preview.render(settings.render_settings())
 
     def render_compare(self) -> None:
-        widgets.render_compare()
+        compare.render_compare()
 
     def current_plan(self) -> ReleasePlan:
-        return widgets.current_plan()
+        state, chosen = get_state(), get_settings(RatioSettings)
+        budget = pipeline.page_budget(state)
+        try:
+            session.check(chosen, budget)
+        except SettingsError as exc:
+            raise ValueError(f"{exc} Fix it on the Estimator page.") from None
+        stats = pipeline.current_statistics(RATIO, chosen)
+        return RATIO.plan(stats, chosen, pipeline.plan_header(state, budget))
 
 
 UI = RatioUI()
