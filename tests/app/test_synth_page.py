@@ -3,71 +3,66 @@ committed synthetic release on the Release page."""
 
 from __future__ import annotations
 
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import PureDP
+from dpcore.analyses.synth import SynthSettings
 from dpcore.ledger import Ledger
 from dpcore.release import ReleaseRecord, to_csv
-from strata_ui.analyses.synth.widgets import PREVIEW_ROWS, SynthSettings
-from strata_ui.state import AppState, settings_key
+from strata_ui.analyses.synth.estimator import PREVIEW_ROWS
+from strata_ui.analyses.synth.settings import SynthView
+from tests.app import helpers
+from tests.app.helpers import (
+    change_settings,
+    charts,
+    errors,
+    go,
+    settings_of,
+    state_of,
+    text,
+    titles,
+    values,
+)
 
-REPO = Path(__file__).resolve().parents[2]
 DEMO_COLUMNS = [
     "age", "workclass", "education", "marital_status", "hours_per_week", "income_over_50k",
     "race", "sex",
 ]  # fmt: skip
+TIMEOUT_S = 90  # a cold Compare sweep of MWEM on two busy cores
 
 
 def start() -> AppTest:
     """The Estimator page with "Synthetic data" chosen."""
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
-    at.run()
-    go(at, "estimator")
+    at = helpers.start("estimator")
+    at.default_timeout = TIMEOUT_S
     at.radio(key="estimator.analysis").set_value("synth").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def state(at: AppTest) -> AppState:
-    return at.session_state[settings_key(AppState)]
-
-
 def settings(at: AppTest) -> SynthSettings:
-    return at.session_state[settings_key(SynthSettings)]
+    return settings_of(at, SynthSettings)
 
 
-def text(elements) -> str:
-    return " ".join(e.value for e in elements)
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def values(array: list | dict) -> list:
-    """A Plotly JSON array, plain or typed (``{"dtype": ..., "bdata": ...}``), as a list."""
-    if isinstance(array, dict):
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
-    return list(array)
+def view(at: AppTest) -> SynthView:
+    return settings_of(at, SynthView)
 
 
 def preview_table(at: AppTest) -> pd.DataFrame:
     [table] = [d.value for d in at.main.dataframe if "sex" in d.value.columns]
     return table
+
+
+def has_preview(at: AppTest) -> bool:
+    return any("sex" in d.value.columns for d in at.main.dataframe)
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    """Titles of the page's charts, "" for an untitled one (the Release page's gauge)."""
+    return [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
 
 
 def downloads(at: AppTest, key: str = "") -> list[str]:
@@ -78,7 +73,7 @@ def downloads(at: AppTest, key: str = "") -> list[str]:
 def test_each_synthesizer_previews_labelled_dp_rows_that_cannot_be_downloaded(method):
     at = start()
     at.radio(key="synth.method").set_value(method).run()
-    assert not at.exception and not at.main.error, text(at.main.error)
+    assert not at.exception and not at.main.error, errors(at)
     [label] = [i.value for i in at.info if "synthetic rows" in i.value]
     names = {"independent": "independent marginals", "mwem": "MWEM", "histogram": "full histogram"}
     assert label == (
@@ -100,7 +95,7 @@ def test_each_synthesizer_previews_labelled_dp_rows_that_cannot_be_downloaded(me
 def test_vanilla_preview_and_the_seed_change_the_rows():
     at = start()
     first = preview_table(at)
-    at.number_input(key="synth.seed").set_value(1).run()
+    at.number_input(key="synth_view.seed").set_value(1).run()
     assert not preview_table(at).equals(first)
     at.radio(key="synth.strategy").set_value("vanilla").run()
     assert "vanilla (one model; race × sex modelled)" in text(at.info)
@@ -109,7 +104,7 @@ def test_vanilla_preview_and_the_seed_change_the_rows():
 
 def test_a_zcdp_budget_runs_at_epsilon_sqrt_two_rho_and_says_so():
     at = start()
-    state(at).budget_kind, state(at).rho = "zcdp", 0.125
+    state_of(at).budget_kind, state_of(at).rho = "zcdp", 0.125
     at.run()
     assert "they run at ε = √(2ρ) = 0.5, which costs exactly ρ = 0.125" in text(at.caption)
     assert "ε = 0.5, MWEM" in text(at.info)
@@ -119,9 +114,10 @@ def test_a_zcdp_budget_runs_at_epsilon_sqrt_two_rho_and_says_so():
 def test_compare_shows_four_labelled_charts_with_a_summary_each(method):
     at = start()
     at.radio(key="synth.method").set_value(method).run()
-    settings(at).runs, settings(at).n_rows = 1, 3000
+    change_settings(at, SynthView, runs=1)
+    change_settings(at, SynthSettings, n_rows=3000)
     go(at, "compare")
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     figures = charts(at)
     assert len(figures) == 4
     for figure in figures:
@@ -138,7 +134,7 @@ def test_compare_shows_four_labelled_charts_with_a_summary_each(method):
     assert [t["name"] for t in groups] == ["Stratified", "Vanilla"]
     assert len(values(groups[0]["x"])) == 10
     sweep = [t for t in figures[2]["data"] if t["mode"] == "lines+markers"]
-    assert [values(t["x"]) for t in sweep] == [[0.1, 0.3, 1.0, 3.0, 10.0]] * 2
+    assert [values(t["x"]).tolist() for t in sweep] == [[0.1, 0.3, 1.0, 3.0, 10.0]] * 2
     summaries = [m.value for m in at.main.markdown if "stratified" in m.value.lower()]
     summaries = [s for s in summaries if s.startswith(("At ε", "3-way", "Worst", "Parity"))]
     assert len(summaries) == 4
@@ -150,13 +146,14 @@ def test_compare_shows_four_labelled_charts_with_a_summary_each(method):
 def test_compare_adds_the_current_epsilon_to_the_sweep():
     at = start()
     at.radio(key="synth.method").set_value("independent").run()
-    settings(at).runs, settings(at).n_rows = 1, 2000
-    state(at).epsilon = 2.0
+    change_settings(at, SynthView, runs=1)
+    change_settings(at, SynthSettings, n_rows=2000)
+    state_of(at).epsilon = 2.0
     go(at, "compare")
     figures = charts(at)
     assert figures[0]["layout"]["title"]["text"].startswith("3-way error in each group at ε = 2:")
     sweep = [t for t in figures[1]["data"] if t["mode"] == "lines+markers"]
-    assert values(sweep[0]["x"]) == [0.1, 0.3, 1.0, 2.0, 3.0, 10.0]
+    assert values(sweep[0]["x"]).tolist() == [0.1, 0.3, 1.0, 2.0, 3.0, 10.0]
     assert figures[1]["data"][-1]["name"] == "your ε = 2"
 
 
@@ -176,25 +173,17 @@ def histogram_of_everything(at: AppTest) -> None:
 
 
 def too_big_rho(at: AppTest) -> None:
-    state(at).epsilon = 50.0
+    state_of(at).epsilon = 50.0
     at.run()
 
 
 def merged_groups(at: AppTest) -> None:
-    state(at).min_group_size, state(at).small_groups = 200, "merge"
+    state_of(at).min_group_size, state_of(at).small_groups = 200, "merge"
     at.run()
 
 
 BAD_INPUTS = {
     "missing edges": (lambda at: set_edges(at, ""), "Column `age` is numeric: type public bucket"),
-    "edges not numbers": (
-        lambda at: set_edges(at, "25, forty"),
-        "Bucket edges for `age` must be numbers separated by commas, got “25, forty”.",
-    ),
-    "edges not increasing": (
-        lambda at: set_edges(at, "45, 25"),
-        "Bucket edges for `age` must increase from left to right",
-    ),
     "domain too large": (
         histogram_of_everything,
         "The full histogram of the vanilla model (strata columns included) has 9,072,000 cells",
@@ -218,15 +207,119 @@ def test_bad_input_shows_what_to_fix_and_no_traceback(case):
     at = start()
     change(at)
     assert not at.exception, [e.value for e in at.exception]
-    assert message in text(at.main.error)
-    assert not [d for d in at.main.dataframe if "sex" in d.value.columns]  # no preview
+    assert message in errors(at)
+    assert not has_preview(at)
     if case == "domain too large":
-        assert "Use MWEM (up to 8,000,000 cells)" in text(at.main.error)
+        assert "Use MWEM (up to 8,000,000 cells)" in errors(at)
     if case == "a group with no rows":
-        assert "raise the number of rows to at least 299" in text(at.main.error)
+        assert "raise the number of rows to at least 299" in errors(at)
     go(at, "release")
-    assert "The release is not ready:" in text(at.main.error)
+    assert "The release is not ready:" in errors(at)
     assert not any(b.key == "release.commit" for b in at.button)
+
+
+AGE_EDGES = (25.0, 35.0, 45.0, 55.0, 65.0)
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("25, forty", "Bucket edges for `age`: “forty” is not a number."),
+        ("45, 25", "Bucket edges for `age` must increase from left to right, but 25 follows 45."),
+    ],
+)
+def test_edges_that_do_not_parse_keep_the_last_edges_and_the_typed_text(typed, message):
+    at = start()
+    set_edges(at, typed)
+    assert not at.exception, [e.value for e in at.exception]
+    assert message in errors(at)
+    assert at.text_input(key="synth.edges.age").value == typed  # nothing typed is lost
+    assert settings(at).edges_of("age") == AGE_EDGES
+    assert has_preview(at)  # drawn with the last valid edges
+    at.run()
+    assert message in errors(at) and settings(at).edges_of("age") == AGE_EDGES
+    set_edges(at, "20; 40, 60")
+    assert not at.main.error, errors(at)
+    assert settings(at).edges_of("age") == (20.0, 40.0, 60.0)
+    assert set(preview_table(at)["age"]) <= {"< 20", "[20, 40)", "[40, 60)", "≥ 60"}
+
+
+def test_edges_of_a_column_of_categories_are_neither_checked_nor_lost():
+    at = start()
+    set_edges(at, "25, forty")
+    assert "“forty” is not a number" in errors(at)
+    at.checkbox(key="synth.categorical.age").check().run()
+    assert at.text_input(key="synth.edges.age").disabled
+    assert not at.main.error, errors(at)  # a column of categories has no edges to check
+    assert settings(at).edges_of("age") == AGE_EDGES and "age" in settings(at).categorical
+    assert at.text_input(key="synth.edges.age").value == "25, forty"
+    at.checkbox(key="synth.categorical.age").uncheck().run()
+    assert "“forty” is not a number" in errors(at)
+    assert at.text_input(key="synth.edges.age").value == "25, forty"
+
+
+ESTIMATOR_WIDGETS = {
+    # name: (widget of the page, two values in a row, the stored value)
+    "method": (
+        lambda at: at.radio(key="synth.method"), ("independent", "histogram"),
+        lambda at: settings(at).method,
+    ),
+    "rounds": (lambda at: at.slider(key="synth.rounds"), (3, 9), lambda at: settings(at).rounds),
+    "strategy": (
+        lambda at: at.radio(key="synth.strategy"), ("vanilla", "stratified"),
+        lambda at: settings(at).strategy,
+    ),
+    "columns": (
+        lambda at: at.multiselect(key="synth.columns.demo.race-sex"),
+        (["age", "workclass", "education"], ["workclass", "education", "occupation", "age"]),
+        lambda at: list(settings(at).columns),
+    ),
+    "categorical": (
+        lambda at: at.checkbox(key="synth.categorical.hours_per_week"), (True, False),
+        lambda at: "hours_per_week" in settings(at).categorical,
+    ),
+    "edges": (
+        lambda at: at.text_input(key="synth.edges.age"), ("20, 40", "30, 50, 70"),
+        lambda at: ", ".join(f"{e:g}" for e in settings(at).edges_of("age")),
+    ),
+    "n_rows": (
+        lambda at: at.number_input(key="synth.n_rows"), (5000, 7000),
+        lambda at: settings(at).n_rows,
+    ),
+    "seed": (lambda at: at.number_input(key="synth_view.seed"), (4, 5), lambda at: view(at).seed),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ESTIMATOR_WIDGETS)
+def test_each_estimator_widget_keeps_the_last_of_two_changes(name):
+    widget, changes, stored = ESTIMATOR_WIDGETS[name]
+    at = start()
+    at.radio(key="synth.method").set_value("independent").run()  # fast previews
+    if name == "rounds":
+        at.radio(key="synth.method").set_value("mwem").run()
+    for value in changes:
+        widget(at).set_value(value).run()
+        at.run()  # a rerun keeps the change
+        assert not at.exception, [e.value for e in at.exception]
+        assert stored(at) == value and widget(at).value == value
+    assert not at.main.error, errors(at)
+    go(at, "data")
+    go(at, "estimator")  # the widget comes back with the stored value
+    assert stored(at) == changes[-1] and widget(at).value == changes[-1]
+
+
+def test_compare_page_runs_keep_the_last_of_two_changes():
+    at = start()
+    at.radio(key="synth.method").set_value("independent").run()
+    change_settings(at, SynthSettings, n_rows=2000)
+    go(at, "compare")
+    for runs in (2, 1):
+        at.slider(key="synth_view.runs").set_value(runs).run()
+        at.run()
+        assert not at.main.error, errors(at)
+        assert view(at).runs == runs and at.slider(key="synth_view.runs").value == runs
+        assert f"{runs} run(s) per ε and strategy" in text(at.caption)
+        assert titles(at)[0].startswith(f"3-way error in each group at ε = 1: mean of {runs} run")
 
 
 def test_compare_refuses_a_histogram_that_only_vanilla_cannot_afford():
@@ -235,7 +328,7 @@ def test_compare_refuses_a_histogram_that_only_vanilla_cannot_afford():
     set_columns(at, [*DEMO_COLUMNS[:6], "occupation"])
     assert not at.main.error  # stratified: 907,200 cells per group
     go(at, "compare")
-    assert "vanilla model (strata columns included) has 9,072,000 cells" in text(at.main.error)
+    assert "vanilla model (strata columns included) has 9,072,000 cells" in errors(at)
     assert not at.get("plotly_chart")
 
 
@@ -245,13 +338,13 @@ def test_cached_category_counts_follow_the_bucket_edges_and_columns():
     set_columns(at, [*DEMO_COLUMNS[:6], "occupation"])
     assert not at.main.error  # 6 age buckets: 907,200 cells per group
     set_edges(at, "20, 25, 30, 35, 45, 55, 65")  # 8 age buckets
-    assert "each group's model has 1,209,600 cells" in text(at.main.error)
+    assert "each group's model has 1,209,600 cells" in errors(at)
     set_edges(at, "25, 35, 45, 55, 65")
-    assert not at.main.error, text(at.main.error)
+    assert not at.main.error, errors(at)
     at.radio(key="synth.strategy").set_value("vanilla").run()
-    assert "has 9,072,000 cells" in text(at.main.error)
+    assert "has 9,072,000 cells" in errors(at)
     set_columns(at, [*DEMO_COLUMNS[:5], "occupation"])  # income (2 values) left out
-    assert "has 4,536,000 cells" in text(at.main.error)
+    assert "has 4,536,000 cells" in errors(at)
 
 
 def upload(at: AppTest) -> pd.DataFrame:
@@ -267,10 +360,10 @@ def upload(at: AppTest) -> pd.DataFrame:
             "hours": rng.uniform(0, 60, n),
         }
     )
-    app = state(at)
+    app = state_of(at)
     app.uploaded, app.dataset_name, app.dataset_fingerprint = frame, "evil.csv", "evil"
     app.strata_columns, app.bucket_edges = ["region"], {}
-    settings(at).columns = None
+    change_settings(at, SynthSettings, columns=None)
     at.number_input(key="synth.n_rows").set_value(500).run()
     assert not at.exception, [e.value for e in at.exception]
     return frame
@@ -313,10 +406,18 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     assert set(rows["pet"]) == {'=HYPERLINK("http://x")', "+1", "dog"}
     assert "=HYPERLINK" not in csv.replace("'=HYPERLINK", "")
     assert '"\'+1"' in csv and ',"+1"' not in csv
-    titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
-    assert "Share of synthetic rows in each category of job" in titles
+    assert "Share of synthetic rows in each category of job" in chart_titles(at)
 
     at.run()  # a rerun spends nothing
     assert not at.exception
     assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 0.5}
     assert downloads(at, "release.history.1") == ["CSV", "JSON", "Python script"]
+
+    # The charted column is a view choice: it keeps the last of two changes, and spends nothing.
+    column = "synth_view.release_column.release.current"
+    for name in ("pet", "car"):
+        at.selectbox(key=column).set_value(name).run()
+        at.run()
+        assert view(at).release_column == name and at.selectbox(key=column).value == name
+        assert f"Share of synthetic rows in each category of {name}" in chart_titles(at)
+    assert len(ledger.history()) == 1

@@ -3,6 +3,7 @@ the release plan (AAAI 2024 arXiv, appendix C)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -15,6 +16,7 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import ZCDP, BudgetExceededError, PureDP
+from dpcore.analyses.synth import SYNTH, SynthSettings
 from dpcore.analyses.synth import plan as synth_plans
 from dpcore.analyses.synth.config import (
     ALL_ROWS,
@@ -421,6 +423,59 @@ def test_plan_of_prepared_rows_equals_the_built_plan(frame, monkeypatch):
                   config=config(columns=("job", "car", "pet", "age")))  # fmt: skip
     with pytest.raises(TypeError, match="`prepared` must be a PreparedRows"):
         SynthPlan(prepared=built.prepared.rows, header=built.header, config=config())
+
+
+# --- the analysis: statistics and study ---------------------------------------------------------
+
+
+def survey_settings(**changes) -> SynthSettings:
+    """The settings of :func:`config` on :func:`survey`."""
+    base = SynthSettings(
+        method="independent", columns=("job", "car", "pet", "age", "flag"), edges=AGE_EDGES,
+        categorical=("flag",), n_rows=600,
+    )  # fmt: skip
+    return dataclasses.replace(base, **changes)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"method": "mwem"},
+        {"columns": ("job", "car", "pet", "age")},
+        {"edges": (("age", (40.0,)),)},
+        {"categorical": ()},
+        {"n_rows": 700},
+        {"rounds": 2},
+    ],
+)
+def test_statistics_key_follows_every_setting_the_prepared_rows_carry(frame, changes):
+    settings = survey_settings()
+    changed = survey_settings(**changes)
+    assert SYNTH.statistics_key(changed) != SYNTH.statistics_key(settings)
+    _, grouping, _ = parts(frame)
+    stats, other = (SYNTH.statistics(frame, grouping, s) for s in (settings, changed))
+    assert other.config != stats.config  # so the prepared rows differ too
+
+
+def test_statistics_key_leaves_out_only_the_strategy(frame):
+    stratified, vanilla = survey_settings(), survey_settings(strategy="vanilla")
+    assert SYNTH.statistics_key(stratified) == SYNTH.statistics_key(vanilla)
+    _, grouping, _ = parts(frame)
+    stats = SYNTH.statistics(frame, grouping, stratified)
+    again = SYNTH.statistics(frame, grouping, vanilla)
+    assert stats.config == again.config == config()
+    pd.testing.assert_frame_equal(stats.rows, again.rows)
+
+
+def test_study_scores_with_a_given_workload_as_without(frame, monkeypatch):
+    settings = survey_settings()
+    spec, grouping, _ = parts(frame)
+    stats = SYNTH.statistics(frame, grouping, settings)
+    fresh = SYNTH.study(stats, settings, PureDP(0.5), replicates=2, rng=4)
+    workload = build_workload(stats, stats.config, spec)
+    monkeypatch.setattr(GroupWorkload, "from_rows", lambda *a, **k: pytest.fail("counted again"))
+    given = SYNTH.study(stats, settings, PureDP(0.5), replicates=2, rng=4, workload=workload)
+    pd.testing.assert_frame_equal(given, fresh)
 
 
 def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):

@@ -25,6 +25,7 @@ from dpcore.analyses.synth.plan import SynthPlan
 from dpcore.analyses.synth.workload import sweep_errors
 from dpcore.errors import BudgetKindError
 from dpcore.grouping import Grouping
+from dpcore.metrics import GroupWorkload
 from dpcore.release.plan import PlanHeader
 
 __all__ = ["SYNTH", "SynthAnalysis", "SynthSettings"]
@@ -155,6 +156,12 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         prepared.domain_sizes(config, grouping.spec)
         return prepared
 
+    def statistics_key(self, settings: SynthSettings) -> SynthSettings:
+        """Every setting but the strategy: the prepared rows carry the whole
+        :class:`SynthConfig` (columns, edges, categories, synthesizer, rows, rounds), and both
+        strategies synthesize the same rows."""
+        return dataclasses.replace(settings, strategy="stratified")
+
     def check_rows(
         self,
         stats: PreparedRows,
@@ -183,17 +190,20 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         replicates: int,
         rng: np.random.Generator | int | None = None,
         strategies: tuple[Strategy, ...] = ("stratified", "vanilla"),
+        workload: GroupWorkload | None = None,
     ) -> pd.DataFrame:
         """Per-group 3-way workload error of ``replicates`` simulated syntheses per strategy at
         ``budget`` (:func:`~dpcore.analyses.synth.sweep_errors`; ``level`` unused: synthetic
-        rows have no intervals)."""
+        rows have no intervals). ``workload`` is
+        :func:`~dpcore.analyses.synth.build_workload` of ``stats``, for a caller that scores
+        several budgets on the same rows (the real tables counted once)."""
         grouping = stats.grouping
         epsilon = self.native_budget(settings, budget).epsilon
         # sweep_errors seeds run r with (seed, r): common random numbers across ε.
         seed = rng if isinstance(rng, int | np.integer) else int(as_rng(rng).integers(2**32))
         return sweep_errors(
             stats, stats.config, grouping.spec, grouping.shares, epsilons=(epsilon,),
-            strategies=strategies, runs=replicates, rng=int(seed),
+            strategies=strategies, runs=replicates, rng=int(seed), workload=workload,
         )  # fmt: skip
 
 

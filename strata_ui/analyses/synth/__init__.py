@@ -1,11 +1,29 @@
-"""The synthetic data's widgets on every page (:data:`UI`)."""
+"""The synthetic data's widgets on every page (:data:`UI`): AAAI 2024 arXiv, "Stratified Data
+Synthesis" and appendix C.
+
+- :mod:`.settings`: the synthesizer, columns, public bucket edges, vanilla or stratified, rows
+  and seed (:class:`~dpcore.analyses.synth.SynthSettings` and :class:`.settings.SynthView`);
+- :mod:`.estimator`: the Estimator page, with a preview of DP synthetic rows (simulation noise,
+  never downloadable);
+- :mod:`.compare`: the Compare page, per-group 3-way workload error of vanilla and stratified
+  synthesis, and the overall, worst-group and parity error across ε;
+- :mod:`.release`: a committed synthetic release on the Release page (its rows, a chart, and
+  CSV / JSON / script downloads);
+- :mod:`.synthesis`: the session's checked synthesis, shared by the three pages.
+
+The groups come from the Strata page and ε from the Budget page. Numerics live in
+:mod:`dpcore.analyses.synth`, figures in :mod:`strata_ui.analyses.synth.charts`.
+"""
 
 from __future__ import annotations
 
-from dpcore.analyses.synth import SYNTH
-from dpcore.release import ReleasePlan, ReleaseRecord
+from dpcore.analyses.synth import SYNTH, SynthPlan, SynthSettings
+from dpcore.release import ReleaseRecord
+from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
-from strata_ui.analyses.synth import widgets
+from strata_ui.analyses.synth import compare, estimator, release
+from strata_ui.analyses.synth.synthesis import resolve
+from strata_ui.state import get_settings, get_state
 
 
 class SynthUI(AnalysisUI):
@@ -14,16 +32,19 @@ class SynthUI(AnalysisUI):
     release_rows = "The synthetic rows"
 
     def render_estimator(self) -> None:
-        widgets.render_estimator()
+        estimator.render_estimator()
 
     def render_compare(self) -> None:
-        widgets.render_compare()
+        compare.render_compare()
 
-    def current_plan(self) -> ReleasePlan:
-        return widgets.current_plan()
+    def current_plan(self) -> SynthPlan:
+        state, settings = get_state(), get_settings(SynthSettings)
+        resolved = resolve((settings.strategy,))
+        header = pipeline.plan_header(state, pipeline.page_budget(state))
+        return SYNTH.plan(resolved.stats, settings, header)
 
     def render_record(self, record: ReleaseRecord, key: str) -> bool:
-        widgets.render_record(record, key)
+        release.render_record(record, key)
         return True
 
 
