@@ -4,46 +4,28 @@ bad input gets a message (never a traceback), and a release spends exactly its �
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import ZCDP
+from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.ledger import Ledger
-from strata_ui.analyses.gvdp.widgets import PREVIEW_LABEL, GvdpSettings
+from strata_ui.analyses.gvdp.estimator import PREVIEW_LABEL
+from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.data import load_demo
-from strata_ui.state import AppState, settings_key
+from tests.app.helpers import charts, errors, go, settings_of, state_of, text, titles
+from tests.app.helpers import start as start_app
 
-REPO = Path(__file__).resolve().parents[2]
 ANALYSIS = "estimator.analysis"
 
 
 def start() -> AppTest:
     """The Estimator page with the general estimator chosen."""
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
-    at.run()
-    go(at, "estimator")
+    at = start_app("estimator")
     at.radio(key=ANALYSIS).set_value("gvdp").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def state_of(at: AppTest) -> AppState:
-    return at.session_state[settings_key(AppState)]
-
-
-def gvdp_settings(at: AppTest) -> GvdpSettings:
-    return at.session_state[settings_key(GvdpSettings)]
 
 
 def use_frame(at: AppTest, frame, fingerprint: str) -> AppTest:
@@ -53,22 +35,6 @@ def use_frame(at: AppTest, frame, fingerprint: str) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def titles(at: AppTest) -> list[str]:
-    return [c["layout"]["title"]["text"] for c in charts(at)]
-
-
-def errors(at: AppTest) -> str:
-    return " ".join(e.value for e in at.main.error)
-
-
-def text(elements) -> str:
-    return " ".join(e.value for e in elements)
 
 
 def test_the_mean_preview_shows_dp_beside_non_private_with_labelled_charts():
@@ -118,7 +84,7 @@ def test_each_regression_previews_every_coefficient(model, coefficients):
     assert list(table["coefficient"]) == coefficients
     assert len(charts(at)) == 4
     # Another coefficient redraws the per-group charts.
-    at.selectbox(key="gvdp.group_coefficient").set_value("age").run()
+    at.selectbox(key="gvdp_view.group_coefficient").set_value("age").run()
     assert titles(at)[1].startswith("age: DP and non-private estimate in each group")
 
 
@@ -144,9 +110,9 @@ def test_an_epsilon_budget_becomes_rho_and_a_rho_budget_is_used_as_is():
 
 MEAN_BOUNDS = "gvdp.box.mean.hours_per_week.hours_per_week"
 BAD_MEAN_SETTINGS = [
-    ("gvdp.mean.outcome.demo", "workclass", "hours_per_week",
+    ("gvdp.outcomes.mean.demo", "workclass", "hours_per_week",
      "`outcome` column 'workclass' is not numeric (dtype string)"),
-    ("gvdp.k.mean", 20_000, 1000,
+    ("gvdp.ks.mean", 20_000, 1000,
      "GVDP needs at least 5 rows per subset (5 per coefficient): use k ≤ 6,512"),
     (f"{MEAN_BOUNDS}.high", -1.0, 100.0,
      "the public range of `hours_per_week` must have low < high, got low = 0 and high = -1"),
@@ -172,20 +138,20 @@ def test_bad_mean_settings_show_a_message_not_a_traceback():
 def test_bad_regression_settings_show_a_message():
     at = start()
     at.radio(key="gvdp.model").set_value("logistic").run()
-    at.selectbox(key="gvdp.logistic.outcome.demo").set_value("score").run()
+    at.selectbox(key="gvdp.outcomes.logistic.demo").set_value("score").run()
     assert "`outcome` column 'score' must hold only 0 and 1 for a logistic model" in errors(at)
 
     at.radio(key="gvdp.model").set_value("ols").run()
-    covariates = at.multiselect(key="gvdp.ols.covariates.demo")
+    covariates = at.multiselect(key="gvdp.covariates.ols.demo")
     covariates.select("hours_per_week").run()
     assert "`outcome` 'hours_per_week' is also a covariate" in errors(at)
-    covariates = at.multiselect(key="gvdp.ols.covariates.demo")
+    covariates = at.multiselect(key="gvdp.covariates.ols.demo")
     covariates.unselect("hours_per_week").unselect("age").unselect("income_over_50k").run()
     assert "`covariates` must name at least one column for a regression" in errors(at)
-    at.multiselect(key="gvdp.ols.covariates.demo").select("age").select("income_over_50k").run()
+    at.multiselect(key="gvdp.covariates.ols.demo").select("age").select("income_over_50k").run()
     assert not at.main.error, errors(at)
 
-    at.number_input(key="gvdp.k.ols").set_value(1000).run()
+    at.number_input(key="gvdp.ks.ols").set_value(1000).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "covariate 'income_over_50k' is 0/1 and its rarer value is scarce" in errors(at)
     assert "use k ≤ 809" in errors(at)
@@ -234,7 +200,7 @@ def test_compare_shows_coverage_against_the_binomial_band(source):
     at = start()
     go(at, "compare")
     if source == "synthetic":
-        at.radio(key="gvdp.coverage.source").set_value("synthetic").run()
+        at.radio(key="gvdp_view.coverage_source").set_value("synthetic").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.main.error, errors(at)
     [figure] = charts(at)
@@ -275,6 +241,127 @@ def test_release_reviews_the_gvdp_plan_and_spends_exactly_rho():
 
 def test_release_is_not_ready_when_the_settings_are_bad():
     at = start()
-    at.number_input(key="gvdp.k.mean").set_value(20_000).run()
+    at.number_input(key="gvdp.ks.mean").set_value(20_000).run()
     go(at, "release")
     assert "The release is not ready:" in errors(at) and "use k ≤ 6,512" in errors(at)
+
+
+# ---- every widget keeps the last of two changes in a row (widget keys derive from settings) ----
+
+
+def change_twice(at: AppTest, get_widget, values, stored) -> None:
+    """Set the widget ``get_widget(at)`` to each of ``values`` in turn; after each rerun (and one
+    more) ``stored(at)`` and the widget show the value just set."""
+    for value in values:
+        get_widget(at).set_value(value).run()
+        assert not at.exception, [e.value for e in at.exception]
+        at.run()
+        assert stored(at) == value, (get_widget(at).key, value)
+        assert get_widget(at).value == value, get_widget(at).key
+
+
+def core(field: str):
+    return lambda at: getattr(settings_of(at, GvdpSettings), field)
+
+
+def view(field: str):
+    return lambda at: getattr(settings_of(at, GvdpView), field)
+
+
+def keyed(kind: str, key: str):
+    return lambda at: next(w for w in getattr(at, kind) if w.key == key)
+
+
+SMALL = "small"  # a 3,000-row sample: k = 1,000 is refused, so no preview runs (fast)
+
+
+def small_start() -> AppTest:
+    return use_frame(start(), load_demo().sample(3_000, random_state=0), SMALL)
+
+
+def test_each_settings_widget_keeps_its_last_value():
+    at = small_start()
+    assert "use k ≤ 600" in errors(at)  # sections 1–5 are drawn, the preview is not
+    key = keyed("number_input", "gvdp.ks.mean")
+    change_twice(at, key, [2_000, 3_000], core("k"))
+    change_twice(at, keyed("selectbox", f"gvdp.outcomes.mean.{SMALL}"), ["age", "score"],
+                 core("outcome"))  # fmt: skip
+    change_twice(at, keyed("radio", "gvdp.strategy"), ["global_only", "stratified"],
+                 core("strategy"))  # fmt: skip
+    change_twice(at, keyed("slider", "gvdp.resamples"), [20, 30], core("resamples"))
+    change_twice(at, keyed("slider", "gvdp.steps"), [3, 7], core("steps"))
+    change_twice(at, keyed("select_slider", "gvdp.beta"), [0.01, 0.1], core("beta"))
+    change_twice(at, keyed("slider", "gvdp.mean_fraction"), [0.3, 0.7], core("mean_fraction"))
+    box = "gvdp.box.mean.score.score"
+    for part, values, j in (("low", [-1.0, -2.0], 0), ("high", [3.0, 4.0], 1),
+                            ("spread", [2.0, 5.0], 2)):  # fmt: skip
+        row = lambda at, j=j: settings_of(at, GvdpSettings).box_row(("mean", "score", "score"))[j]  # noqa: E731
+        change_twice(at, keyed("number_input", f"{box}.{part}"), values, row)
+    change_twice(at, keyed("radio", "gvdp.bounds_mode"), ["guess", "box"], core("bounds_mode"))
+    at.radio(key="gvdp.bounds_mode").set_value("guess").run()
+    guess = "gvdp.guess.mean.score.score"
+    for part, values, j in (("value", [0.2, 0.4], 0), ("spread", [0.6, 0.8], 1)):
+        row = lambda at, j=j: settings_of(at, GvdpSettings).guess_row(("mean", "score", "score"))[j]  # noqa: E731
+        change_twice(at, keyed("number_input", f"{guess}.{part}"), values, row)
+    change_twice(at, keyed("select_slider", "gvdp.factor"), [10.0, 1000.0], core("factor"))
+    change_twice(at, keyed("radio", "gvdp.model"), ["ols", "logistic"], core("model"))
+    covariates = keyed("multiselect", f"gvdp.covariates.logistic.{SMALL}")
+    for chosen in (["age"], ["hours_per_week", "score"]):
+        covariates(at).set_value(chosen).run()
+        at.run()
+        assert settings_of(at, GvdpSettings).covariate_columns == tuple(chosen)
+        assert covariates(at).value == chosen
+
+
+def test_choices_are_kept_per_model_kind():
+    at = small_start()
+    at.number_input(key="gvdp.ks.mean").set_value(2_000).run()
+    at.radio(key="gvdp.model").set_value("ols").run()
+    at.number_input(key="gvdp.ks.ols").set_value(100).run()
+    at.selectbox(key=f"gvdp.outcomes.ols.{SMALL}").set_value("score").run()
+    at.radio(key="gvdp.model").set_value("mean").run()
+    assert at.number_input(key="gvdp.ks.mean").value == 2_000
+    assert at.selectbox(key=f"gvdp.outcomes.mean.{SMALL}").value == "hours_per_week"
+    at.radio(key="gvdp.model").set_value("ols").run()
+    settings = settings_of(at, GvdpSettings)
+    assert (settings.k, settings.outcome) == (100, "score")
+    assert at.number_input(key="gvdp.ks.ols").value == 100
+
+
+def test_a_new_upload_starts_the_column_pickers_afresh():
+    at = small_start()
+    at.selectbox(key=f"gvdp.outcomes.mean.{SMALL}").set_value("age").run()
+    use_frame(at, load_demo().drop(columns=["age"]), "other")
+    assert at.selectbox(key="gvdp.outcomes.mean.other").value == "hours_per_week"
+    assert settings_of(at, GvdpSettings).outcome == "hours_per_week"
+
+
+@pytest.mark.slow
+def test_each_preview_coefficient_choice_keeps_its_last_value():
+    at = start()
+    at.radio(key="gvdp.model").set_value("ols").run()
+    for field in ("group_coefficient", "diagnostic_coefficient"):
+        key = f"gvdp_view.{field}"
+        change_twice(at, keyed("selectbox", key), ["age", "intercept"], view(field))
+    assert titles(at)[1].startswith("intercept: DP and non-private estimate in each group")
+    assert titles(at)[3].startswith("intercept: BLB subsets at several k")
+
+
+@pytest.mark.slow
+def test_each_compare_widget_keeps_its_last_value():
+    at = go(small_start(), "compare")
+    assert "Fix it on the Estimator page." in errors(at)
+    go(at, "estimator")
+    at.number_input(key="gvdp.ks.mean").set_value(100).run()
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    change_twice(at, keyed("slider", "gvdp_view.replications.mean"), [10, 20],
+                 lambda at: settings_of(at, GvdpView).replications_for("mean"))  # fmt: skip
+    change_twice(at, keyed("number_input", "gvdp.coverage.seed"), [3, 4],
+                 lambda at: state_of(at).seed)  # fmt: skip
+    change_twice(at, keyed("radio", "gvdp_view.coverage_source"), ["synthetic", "data"],
+                 view("coverage_source"))  # fmt: skip
+    at.radio(key="gvdp_view.coverage_source").set_value("synthetic").run()
+    change_twice(at, keyed("select_slider", "gvdp_view.synthetic_factor"), [10.0, 1000.0],
+                 view("synthetic_factor"))  # fmt: skip
+    assert titles(at) == ["Coverage of the 95% GVDP intervals on the synthetic data, R = 20"]

@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from dpcore.accounting import ZCDP, PureDP
+from dpcore.analyses.gvdp import GVDP
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
 from dpcore.analyses.gvdp.data import fit_risk, prepare_data, subsets_for
 from dpcore.analyses.gvdp.diagnostics import (
@@ -141,6 +142,20 @@ def test_unknown_and_text_columns_are_refused_by_name(frame):
         prepare_data(frame, GvdpModel("mean", "salary"), SPEC.build(frame))
     with pytest.raises(ValueError, match=r"`covariates` column 'job' is not numeric \(dtype"):
         prepare_data(frame, GvdpModel("ols", "hours", ("job",)), SPEC.build(frame))
+
+    complex_column = frame.assign(job=frame["hours"] + 1j)
+    with pytest.raises(ValueError, match=r"`covariates` column 'job' is not numeric \(dtype"):
+        prepare_data(complex_column, GvdpModel("ols", "hours", ("job",)), SPEC.build(frame))
+
+
+def test_the_columns_a_model_can_use_are_numbers_and_yes_no():
+    frame = pd.DataFrame(
+        {
+            "count": [1, 2], "share": [0.5, 1.5], "flag": [True, False], "text": ["a", "b"],
+            "kind": pd.Categorical(["a", "b"]), "wave": [1j, 2j],
+        }
+    )  # fmt: skip
+    assert GVDP.numeric_columns(frame) == ("count", "share", "flag")
 
 
 def test_missing_values_drop_the_row_and_are_counted(frame):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dpcore._validate import is_numeric
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
@@ -164,6 +165,10 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
             return [Problem("info", "Choose the column to estimate on the Estimator page.",
                             "outcomes")]  # fmt: skip
         return []
+
+    def numeric_columns(self, frame: pd.DataFrame) -> tuple[str, ...]:
+        """The columns of ``frame`` a model can use: numbers, 0/1 or true/false."""
+        return tuple(str(c) for c in frame.columns if is_numeric(frame[c]))
 
     def model(self, settings: GvdpSettings) -> GvdpModel:
         """What the settings estimate; ``ValueError`` says what to fix."""

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dpcore._validate import (
     finite_number,
+    is_numeric,
     positive_int,
 )
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
@@ -175,14 +176,10 @@ def _numeric_column(frame: pd.DataFrame, role: str, column: str) -> np.ndarray:
             f"`{role}` column {column!r} is not in the data; available columns: {available}"
         )
     series = frame[column]
-    dtype = series.dtype
-    numeric = pd.api.types.is_bool_dtype(dtype) or (
-        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
-    )
-    if not numeric:
+    if not is_numeric(series):
         raise ValueError(
-            f"`{role}` column {column!r} is not numeric (dtype {dtype}): GVDP fits numbers only. "
-            "Choose a numeric column, or recode this one as 0/1 columns before uploading."
+            f"`{role}` column {column!r} is not numeric (dtype {series.dtype}): GVDP fits numbers "
+            "only. Choose a numeric column, or recode this one as 0/1 columns before uploading."
         )
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
 

@@ -1,14 +1,18 @@
-"""The GVDP estimator's widgets on every page (:data:`UI`)."""
+"""The GVDP estimator's widgets on every page (:data:`UI`): the settings (:mod:`.settings`), the
+Estimator page's preview (:mod:`.estimator`), the Compare page's coverage study (:mod:`.compare`)
+and its charts (:mod:`.charts`); view-only choices are a :class:`.view.GvdpView`."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dpcore.analyses.gvdp import GVDP
+from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.release import ReleasePlan, ReleaseRecord
+from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
-from strata_ui.analyses.gvdp import charts, widgets
+from strata_ui.analyses.gvdp import charts, compare, estimator
 from strata_ui.analyses.gvdp.learn import EXPLAINERS, PRESETS
+from strata_ui.state import get_dataset, get_settings, get_state
 
 
 class GvdpUI(AnalysisUI):
@@ -17,13 +21,16 @@ class GvdpUI(AnalysisUI):
     presets = PRESETS
 
     def render_estimator(self) -> None:
-        widgets.render_estimator()
+        estimator.render_estimator()
 
     def render_compare(self) -> None:
-        widgets.render_compare()
+        compare.render_compare()
 
     def current_plan(self) -> ReleasePlan:
-        return widgets.current_plan()
+        state, settings = get_state(), get_settings(GvdpSettings)
+        GVDP.check(settings, get_dataset())
+        stats = pipeline.current_statistics(GVDP, settings)
+        return GVDP.plan(stats, settings, pipeline.plan_header(state, pipeline.page_budget(state)))
 
     def release_figure(self, record: ReleaseRecord) -> go.Figure:
         """One panel per coefficient: coefficients differ in scale."""

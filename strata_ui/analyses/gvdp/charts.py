@@ -2,7 +2,7 @@
 
 Every builder takes the tidy frames of :mod:`dpcore.analyses.gvdp` and returns a figure or a
 sentence; nothing here imports streamlit, so the figures are unit-tested directly. Colours are
-the Okabe–Ito palette of :mod:`strata_ui.charts_compare`: DP results blue, non-private orange,
+the Okabe–Ito palette of :data:`strata_ui.style.PALETTE`: DP results blue, non-private orange,
 recombined (population) vermillion.
 """
 
