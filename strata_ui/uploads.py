@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 
 from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.io import read_table
@@ -67,12 +68,13 @@ def _reset_analyses(*, demo: bool) -> None:
 
 
 def parse_edges(text: str, column: str) -> list[float]:
-    """Parse typed bucket edges such as ``"25, 35, 50, 65"`` into increasing numbers.
+    """Parse typed bucket edges such as ``"25, 35, 50, 65"`` (commas, semicolons or spaces
+    between them) into increasing numbers.
 
     Returns an empty list for blank text. Raises ``ValueError`` naming the bad token, or saying
     the edges are not strictly increasing.
     """
-    tokens = [t.strip() for t in text.replace(";", ",").split(",")]
+    tokens = re.split(r"[,;\s]+", text.strip())
     edges: list[float] = []
     for token in tokens:
         if not token:

@@ -123,7 +123,12 @@ def test_upload_after_demo_restore_is_read_again():
 
 @pytest.mark.parametrize(
     ("text", "edges"),
-    [("25, 35, 50, 65", [25.0, 35.0, 50.0, 65.0]), ("", []), (" 1.5;2 ,", [1.5, 2.0])],
+    [
+        ("25, 35, 50, 65", [25.0, 35.0, 50.0, 65.0]),
+        ("", []),
+        (" 1.5;2 ,", [1.5, 2.0]),
+        ("25 35  50", [25.0, 35.0, 50.0]),
+    ],
 )
 def test_parse_edges(text, edges):
     assert parse_edges(text, "age") == edges
