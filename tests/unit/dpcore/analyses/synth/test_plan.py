@@ -44,8 +44,8 @@ from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.metrics import GroupWorkload, workload_error_by_group
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
+from tests import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 AGE_EDGES = (("age", (30.0, 50.0)),)
 
 

@@ -28,7 +28,7 @@ from dpcore.ledger import Ledger
 from dpcore.release import DatasetRef, PlanHeader, release
 from strata_ui.analyses.gvdp import charts
 from strata_ui.style import PALETTE
-from tests.unit.test_gvdp_plan import OLS, OLS_BOUNDS, SPEC, survey
+from tests.unit.dpcore.analyses.gvdp.test_plan import OLS, OLS_BOUNDS, SPEC, survey
 
 SETTINGS = RunSettings(k=60, rho=0.5)
 

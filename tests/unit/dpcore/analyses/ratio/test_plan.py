@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 from decimal import Decimal
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,8 +34,8 @@ from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
 from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
+from tests import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SPEC = GroupingSpec(by=("race", "sex"))
 COLUMNS = {"s_column": "score", "y_column": "income_over_50k"}
 UNIT = RatioBounds()

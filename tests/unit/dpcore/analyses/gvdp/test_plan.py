@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -35,8 +34,8 @@ from dpcore.grouping import GroupingSpec
 from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
+from tests import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 SIZES = {"north": 1800, "south": 900, "east": 300}
 SPEC = GroupingSpec(by=("region",))
 OLS = GvdpModel("ols", "hours", ("age", "union"))
