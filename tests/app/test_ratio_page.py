@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 
 import numpy as np
@@ -193,9 +192,7 @@ def test_a_rho_budget_uses_zcdp_accounting_and_no_delta():
 
 def test_compare_shows_coverage_width_score_and_reproduces_table1():
     at = choose_ratio(start())
-    started = time.perf_counter()
-    go(at, "compare")
-    first = time.perf_counter() - started
+    go(at, "compare")  # its load and rerun times: benchmarks/bench_page_reruns.py
     assert not at.main.error, errors(at)
     assert titles(at) == [
         "Coverage per group over 1,000 simulated releases (DP noise only)",
@@ -207,10 +204,9 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
     page = text(at.main.markdown)
     for start_of_summary in ("Within the band", "Median width for", "Lowest median score"):
         assert start_of_summary in page
-    started = time.perf_counter()
-    at.run()  # a rerun with nothing changed is served from the caches
-    assert time.perf_counter() - started < 3.0  # ~0.2–0.5 s measured, even on a busy machine
-    assert first < 15.0  # generous for a loaded machine; ~1 s on an idle one
+    drawn = charts(at)
+    at.run()  # a rerun with nothing changed draws the same charts
+    assert not at.exception and charts(at) == drawn
 
     at.slider(key="ratio_view.replicates").set_value(300).run()
     at.checkbox(key="ratio_view.bootstrap").check().run()
