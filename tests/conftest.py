@@ -7,10 +7,17 @@ from dpcore.ledger import LEDGER_PATH_ENV
 
 
 @pytest.fixture(autouse=True)
-def isolated_app_state(tmp_path, monkeypatch):
-    """Point the ledger at a fresh file and empty Streamlit's data cache.
-
-    Keeps tests away from a user's real ledger and stops cached frames leaking between tests.
-    """
+def isolated_ledger(tmp_path, monkeypatch):
+    """Point the ledger at a fresh file: keeps tests away from a user's real ledger and from
+    each other's spends."""
     monkeypatch.setenv(LEDGER_PATH_ENV, str(tmp_path / "ledger.sqlite"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def fresh_data_cache():
+    """Empty Streamlit's data cache (shared by every AppTest in a process) before each test
+    module, so no module depends on what another computed. Tests within a module share it, as
+    reruns of one session do: every cache key names all it depends on (data fingerprints,
+    settings), and a cold cache for each of hundreds of tests cost a third of the app tests'
+    time."""
     st.cache_data.clear()
