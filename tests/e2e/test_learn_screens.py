@@ -4,11 +4,14 @@ workshop mode hides the Release page (screenshots: tests/artifacts/screenshots/l
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from strata_ui import constants
-from strata_ui.learn import all_explainers, all_presets
-from tests.e2e.test_pages import LOAD_TIMEOUT_MS, SCREENSHOTS, SETTLE_MS, save_full_page_screenshot
+from strata_ui import constants, learn
+from strata_ui.analyses import every
+from tests.e2e.test_pages import LOAD_TIMEOUT_MS, SCREENSHOTS, SETTLE_MS, grow_to_content
 
-EXPLAINERS, PRESETS = all_explainers(), all_presets()
+# The Learn items in groups of one page visit each: the shared ones, then each analysis' own.
+ITEM_GROUPS = {"shared": learn.EXPLAINERS} | {
+    ui.name: ui.explainers + ui.presets for ui in every() if ui.explainers + ui.presets
+}
 
 # A laptop-sized window; the workshop screenshot uses a projector's 1024 × 768.
 VIEWPORT = {"width": 1366, "height": 900}
@@ -38,26 +41,35 @@ def open_expander(page: Page, title: str) -> Locator:
     return expander
 
 
+def close_expander(page: Page, expander: Locator) -> None:
+    """Click an open expander's header: its content goes (Learn items draw only while open)."""
+    expander.locator("summary").click()
+    settle(page)
+
+
 def screenshot_expander(page: Page, expander: Locator, name: str) -> None:
     """Grow the viewport to the whole page (charts draw lazily), then capture the expander."""
-    save_full_page_screenshot(page, SCREENSHOTS / f"{name}-page.png")
+    grow_to_content(page)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expander.screenshot(path=SCREENSHOTS / f"{name}.png")
-    (SCREENSHOTS / f"{name}-page.png").unlink()
     page.set_viewport_size(VIEWPORT)
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("item", EXPLAINERS + PRESETS, ids=lambda item: item.key)
-def test_each_explainer_and_preset_opens_and_draws(page: Page, app_url: str, item):
+@pytest.mark.parametrize("group", ITEM_GROUPS)
+def test_each_explainer_and_preset_opens_and_draws(page: Page, app_url: str, group):
+    """Every item of the group, one after the other on one visit to the Learn page."""
     page.set_viewport_size(VIEWPORT)
     open_learn(page, app_url)
-    expander = open_expander(page, item.title)
-    expect(expander.get_by_test_id("stMarkdown").first).to_be_visible()
-    # Every formula is typeset and cites its source.
-    expect(expander.locator(".katex").first).to_be_visible()
-    expect(expander.get_by_text("Source:").first).to_be_visible()
-    screenshot_expander(page, expander, f"learn-{item.key}")
-    expect(page.get_by_test_id("stException")).to_have_count(0)
+    for item in ITEM_GROUPS[group]:
+        expander = open_expander(page, item.title)
+        expect(expander.get_by_test_id("stMarkdown").first).to_be_visible()
+        # Every formula is typeset and cites its source.
+        expect(expander.locator(".katex").first).to_be_visible()
+        expect(expander.get_by_text("Source:").first).to_be_visible()
+        screenshot_expander(page, expander, f"learn-{item.key}")
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+        close_expander(page, expander)
 
 
 @pytest.mark.e2e
@@ -71,7 +83,7 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
     page.get_by_test_id("stSidebar").get_by_text("Workshop mode").click()
     settle(page)
     expect(nav.get_by_role("link", name="Release")).to_have_count(0)
-    expander = open_expander(page, EXPLAINERS[0].title)
+    expander = open_expander(page, learn.EXPLAINERS[0].title)
     expander.get_by_test_id("stPlotlyChart").first.scroll_into_view_if_needed()
     page.wait_for_timeout(SETTLE_MS)
     page.screenshot(path=SCREENSHOTS / "learn-workshop.png")
@@ -90,27 +102,29 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
 
 
 # The explainers and presets that rebuild the ratio and GVDP papers: each also on a projector.
-PAPER_ITEMS = [
-    i
-    for i in EXPLAINERS + PRESETS
-    if i.key in {"ratio_ci", "gvdp_bounds", "ratio_table1", "gvdp_ols"}
-]
+PAPER_ITEMS = {
+    name: [i for i in ITEM_GROUPS[name] if i.key in {"ratio_ci", "gvdp_bounds", "ratio_table1",
+                                                      "gvdp_ols"}]
+    for name in ("ratio", "gvdp")
+}  # fmt: skip
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("item", PAPER_ITEMS, ids=lambda item: item.key)
-def test_paper_items_fit_a_projector_in_workshop_mode(page: Page, app_url: str, item):
+@pytest.mark.parametrize("group", PAPER_ITEMS)
+def test_paper_items_fit_a_projector_in_workshop_mode(page: Page, app_url: str, group):
     page.set_viewport_size(PROJECTOR)
     page.goto(f"{app_url}/learn?{constants.WORKSHOP_QUERY_KEY}=true")
     expect(page.get_by_role("heading", name="Learn", exact=True, level=1)).to_be_visible(
         timeout=LOAD_TIMEOUT_MS
     )
     settle(page)
-    expander = open_expander(page, item.title)
-    charts = expander.get_by_test_id("stPlotlyChart")
-    for chart in charts.all():
-        chart.scroll_into_view_if_needed()
-        assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
-    screenshot_expander(page, expander, f"learn-workshop-{item.key}")
-    page.set_viewport_size(PROJECTOR)
-    expect(page.get_by_test_id("stException")).to_have_count(0)
+    for item in PAPER_ITEMS[group]:
+        expander = open_expander(page, item.title)
+        charts = expander.get_by_test_id("stPlotlyChart")
+        for chart in charts.all():
+            chart.scroll_into_view_if_needed()
+            assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
+        screenshot_expander(page, expander, f"learn-workshop-{item.key}")
+        page.set_viewport_size(PROJECTOR)
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+        close_expander(page, expander)
