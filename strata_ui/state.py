@@ -4,7 +4,8 @@ Pages never touch ``st.session_state`` keys directly. Choices every page shares 
 the groups, the budget, the release's name and level) are attributes of the :class:`AppState`
 that :func:`get_state` returns. Each analysis keeps its own choices in frozen settings
 dataclasses: :func:`get_settings` returns the session's instance, :func:`set_settings` replaces
-it, and :func:`widget_key` derives a stable widget key from a settings field (see
+it, :func:`reset_settings` changes it from code (forgetting what the widgets hold), and
+:func:`widget_key` derives a stable widget key from a settings field (see
 :mod:`strata_ui.widgets`).
 """
 
@@ -99,6 +100,21 @@ def update_settings(cls: type[SettingsT], **changes: object) -> SettingsT:
     """Replace fields of this session's frozen ``cls`` settings; return the new instance."""
     settings = dataclasses.replace(get_settings(cls), **changes)
     set_settings(settings)
+    return settings
+
+
+def reset_settings(cls: type[SettingsT], **changes: object) -> SettingsT:
+    """Change fields of the session's ``cls`` settings from code (a new dataset, a preset, a
+    choice that no longer exists) and forget what their widgets hold.
+
+    A keyed widget keeps its own value across reruns and ignores a new default, so without this
+    it would write its old value back on the next run and undo the change.
+    """
+    settings = update_settings(cls, **changes)
+    for name in changes:
+        prefix = widget_key(cls, name)
+        for key in [k for k in st.session_state if k == prefix or str(k).startswith(prefix + ".")]:
+            del st.session_state[key]
     return settings
 
 

@@ -121,3 +121,17 @@ def log_slider(
     )
     setattr(owner, field_name, value)
     return value
+
+
+SEED_HELP = "The same seed gives the same simulated noise, so results can be reproduced."
+
+
+def seed_input(key: str, *, help: str = SEED_HELP) -> int:
+    """The session's simulation seed (``AppState.seed``: the Compare pages and the previews
+    share it), as a number input with a stable ``key``; returns it."""
+    state = get_state()
+    state.seed = int(
+        st.number_input("Random seed", min_value=0, value=int(state.seed), step=1, key=key,
+                        help=help)
+    )  # fmt: skip
+    return state.seed

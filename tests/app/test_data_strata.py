@@ -266,3 +266,32 @@ def test_numeric_grouping_column_needs_public_edges():
 def test_no_grouping_column():
     at = strata_page(start(), strata_columns=[])
     assert "Choose at least one column" in errors(at)
+
+
+# ---- choices reset by a new dataset stay reset ----------------------------------------------------
+
+
+AGE_CSV = b"group,age,hours\na,30,40\nb,41,35\na,52,50\nb,23,20\n"
+
+
+def test_a_new_file_clears_the_value_column_even_if_it_has_the_same_column():
+    at = start()
+    at.main.selectbox[0].select("age").run()
+    assert mean_of(at).value == "age"
+    upload(at, AGE_CSV)
+    at.run()  # the widget must not write its old choice back
+    assert mean_of(at).value is None
+    assert at.main.selectbox[0].value is None
+    assert (mean_of(at).clip_low, mean_of(at).clip_high) == (None, None)
+
+
+def test_the_demo_data_again_brings_back_its_value_column_and_bounds():
+    at = upload(start(), AGE_CSV)
+    at.main.selectbox[0].select("age").run()
+    at.main.selectbox[0].select("hours").run()
+    at.main.selectbox[0].select("age").run()
+    assert mean_of(at).value == "age"
+    at.main.button[0].click().run()  # "Use the demo data again"
+    at.run()
+    assert mean_of(at) == MeanSettings()
+    assert at.main.selectbox[0].value == "hours_per_week"

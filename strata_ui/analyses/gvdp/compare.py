@@ -31,7 +31,7 @@ from strata_ui.analyses.gvdp.settings import (
 )
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, seed_input
 
 REPLICATIONS_RANGE = (5, 500)
 SOURCES = {
@@ -116,7 +116,7 @@ def render_compare() -> None:
 
 def _render_replication_controls(kind: str) -> int:
     """R for the current model kind and the seed; returns R."""
-    state, view = get_state(), get_settings(GvdpView)
+    view = get_settings(GvdpView)
     reps_col, seed_col = st.columns(2)
     with reps_col:
         replications = st.slider(
@@ -130,16 +130,7 @@ def _render_replication_controls(kind: str) -> int:
         st.caption("Each replication reruns the whole bootstrap; logistic fits are the slowest.")
     with seed_col:
         # The seed is the session's (the Estimator page's preview uses it too).
-        state.seed = int(
-            st.number_input(
-                "Random seed",
-                min_value=0,
-                value=int(state.seed),
-                step=1,
-                key="gvdp.coverage.seed",
-                help="The same seed gives the same replications.",
-            )  # fmt: skip
-        )
+        seed_input("gvdp.coverage.seed", help="The same seed gives the same replications.")
         st.caption("Change it to check that a result is not a fluke of one simulation.")
     return replications
 

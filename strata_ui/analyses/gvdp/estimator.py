@@ -29,7 +29,7 @@ from strata_ui import pipeline
 from strata_ui.analyses.gvdp import charts, settings
 from strata_ui.analyses.gvdp.settings import ERROR_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
-from strata_ui.state import get_settings, get_state, update_settings
+from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.widgets import bind
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
@@ -147,7 +147,7 @@ def _choose_coefficient(field_name: str, coefficients: list[str], label: str, he
     """The coefficient a chart draws (:class:`GvdpView` ``field_name``): a choice when there
     are several, the last one by default."""
     if getattr(get_settings(GvdpView), field_name) not in coefficients:
-        update_settings(GvdpView, **{field_name: coefficients[-1]})
+        reset_settings(GvdpView, **{field_name: coefficients[-1]})
     if len(coefficients) > 1:
         bind(st.selectbox, label, GvdpView, field_name, options=coefficients, help=help)
         st.caption(caption)

@@ -12,7 +12,7 @@ from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.mean import compare, settings
 from strata_ui.analyses.mean.explainers import EXPLAINERS
 from strata_ui.analyses.mean.presets import PRESETS
-from strata_ui.state import get_settings, get_state, update_settings
+from strata_ui.state import get_settings, get_state, reset_settings
 
 PREVIEW_BANNER = "Preview — uses the confidential data; not a release."
 
@@ -55,7 +55,7 @@ class MeanUI(AnalysisUI):
         restored = (
             MeanSettings() if demo else MeanSettings(value=None, clip_low=None, clip_high=None)
         )
-        update_settings(MeanSettings, value=restored.value, clip_low=restored.clip_low,
+        reset_settings(MeanSettings, value=restored.value, clip_low=restored.clip_low,
                         clip_high=restored.clip_high)  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, budget_slider
+from strata_ui.widgets import bind, budget_slider, seed_input
 
 VANILLA = ("global_only", "global_and_groups")
 METRIC_LABELS = {
@@ -121,16 +121,7 @@ def _render_simulation_controls() -> None:
         )
         st.caption("Each simulated release redraws the noise on the same confidential data.")
     with seed_col:
-        state.seed = int(
-            st.number_input(
-                "Random seed",
-                min_value=0,
-                value=int(state.seed),
-                step=1,
-                key="compare.seed",
-                help="The same seed gives the same simulated noise, so results can be reproduced.",
-            )
-        )
+        seed_input("compare.seed")
         st.caption("Change it to check that a difference is not a fluke of one simulation.")
 
 

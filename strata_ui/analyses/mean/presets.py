@@ -28,7 +28,7 @@ from strata_ui.learn import (
     settings_table,
     show_chart,
 )
-from strata_ui.state import AppState, get_settings, get_state, update_settings
+from strata_ui.state import AppState, get_settings, get_state, reset_settings
 from strata_ui.widgets import log_slider
 
 FIGURE1_GROUPS = {
@@ -212,7 +212,7 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
     state.share_source = "data"
     state.share_table = {}
     low, high = mean_teaching.FIGURE3_PRIOR
-    update_settings(
+    reset_settings(
         MeanSettings, value="value", clip_low=low, clip_high=high, estimator="coinpress",
         coinpress_sigma=mean_teaching.FIGURE3_SIGMA, coinpress_steps=mean_teaching.FIGURE3_STEPS,
     )  # fmt: skip

@@ -13,7 +13,7 @@ from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSe
 from dpcore.analyses.mean.strategies import STRATEGIES
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
-from strata_ui.state import get_settings, get_state, update_settings
+from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.widgets import bind, show_problems
 
 ESTIMATOR_HELP = {
@@ -30,7 +30,7 @@ def render_value_column(frame: pd.DataFrame) -> None:
     st.subheader("Value to estimate")
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
     if not numeric:
-        update_settings(MeanSettings, value=None)
+        reset_settings(MeanSettings, value=None)
         st.error(
             "This table has no numeric column, so there is no value to average. Upload a table "
             "with at least one column of numbers (or 0/1, true/false).",

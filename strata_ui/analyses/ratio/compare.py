@@ -29,8 +29,8 @@ from strata_ui.analyses.ratio import charts, session
 from strata_ui.analyses.ratio.settings import MECHANISM_LABELS
 from strata_ui.analyses.ratio.table1 import render_table1
 from strata_ui.analyses.ratio.view import RatioView
-from strata_ui.state import get_dataset, get_settings, get_state, update_settings
-from strata_ui.widgets import bind, budget_slider, show_problems
+from strata_ui.state import get_dataset, get_settings, get_state, reset_settings
+from strata_ui.widgets import bind, budget_slider, seed_input, show_problems
 
 EPSILON_SWEEP = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
 RHO_SWEEP = (0.001, 0.005, 0.02, 0.1, 0.5, 2.0)
@@ -140,7 +140,6 @@ def render_compare() -> None:
 
 def _render_controls() -> tuple[str, float]:
     """The budget, the number of simulated releases, the seed and the bootstrap switch."""
-    state = get_state()
     budget_col, reps_col, seed_col = st.columns(3)
     with budget_col:
         symbol, chosen = budget_slider("compare.ratio.budget")
@@ -153,13 +152,7 @@ def _render_controls() -> tuple[str, float]:
         )  # fmt: skip
         st.caption("The band on the coverage chart narrows as this grows.")
     with seed_col:
-        state.seed = int(
-            st.number_input(
-                "Random seed", min_value=0, value=int(state.seed), step=1,
-                key="compare.ratio.seed",
-                help="The same seed gives the same simulated noise, so results can be reproduced.",
-            )
-        )  # fmt: skip
+        seed_input("compare.ratio.seed")
         st.caption("Change it to check a difference is not a fluke.")
     bind(
         st.checkbox, "Also resample the rows (bootstrap)", RatioView, "bootstrap",
@@ -217,7 +210,7 @@ def _render_width(
     st.subheader(f"2. Interval width as {symbol} grows")
     groups = [ALL_GROUPS, *(g for g in dict.fromkeys(results["group"]) if g != ALL_GROUPS)]
     if get_settings(RatioView).sweep_group not in groups:
-        update_settings(RatioView, sweep_group=ALL_GROUPS)
+        reset_settings(RatioView, sweep_group=ALL_GROUPS)
     group = bind(st.selectbox, "Group", RatioView, "sweep_group", options=groups,
                  help="Whose interval width to follow as the budget grows.")  # fmt: skip
     pure_gaussian = get_state().budget_kind == "pure" and arguments["mechanism"] == "gaussian"

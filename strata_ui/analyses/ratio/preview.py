@@ -19,7 +19,7 @@ from strata_ui import pipeline
 from strata_ui.analyses.ratio import charts, session
 from strata_ui.analyses.ratio.settings import COMPOSITION_LABELS
 from strata_ui.analyses.ratio.view import RatioView
-from strata_ui.state import get_settings, get_state, update_settings, widget_key
+from strata_ui.state import get_settings, get_state, reset_settings, update_settings, widget_key
 from strata_ui.widgets import bind, show_problems
 
 PREVIEW_BANNER = "Preview — uses the confidential data; not a release."
@@ -210,9 +210,9 @@ def _choose_pair(labels: list[str]) -> tuple[str, str]:
     """Groups A and B, two different groups of ``labels`` (the first ones by default)."""
     view = get_settings(RatioView)
     if view.compare_a not in labels:
-        view = update_settings(RatioView, compare_a=labels[0])
+        view = reset_settings(RatioView, compare_a=labels[0])
     if view.compare_b not in labels or view.compare_b == view.compare_a:
-        view = update_settings(
+        view = reset_settings(
             RatioView, compare_b=next(label for label in labels if label != view.compare_a)
         )
     a_col, b_col = st.columns(2)
@@ -222,7 +222,7 @@ def _choose_pair(labels: list[str]) -> tuple[str, str]:
     with b_col:
         others = [label for label in labels if label != group_a]
         if get_settings(RatioView).compare_b not in others:
-            update_settings(RatioView, compare_b=others[0])
+            reset_settings(RatioView, compare_b=others[0])
         group_b = bind(st.selectbox, "Group B", RatioView, "compare_b", options=others,
                        help="The second group; it must differ from group A.")  # fmt: skip
     return group_a, group_b

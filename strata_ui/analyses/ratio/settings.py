@@ -12,7 +12,14 @@ import streamlit as st
 from dpcore._validate import is_numeric
 from dpcore.analyses.ratio import RATIO, RatioSettings
 from strata_ui import pipeline
-from strata_ui.state import get_dataset, get_settings, get_state, update_settings, widget_key
+from strata_ui.state import (
+    get_dataset,
+    get_settings,
+    get_state,
+    reset_settings,
+    update_settings,
+    widget_key,
+)
 from strata_ui.widgets import bind
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
@@ -166,7 +173,7 @@ def _render_noise() -> None:
     # The analytic calibration splits an (ε, δ) budget: a ρ budget falls back to the classic one.
     mechanisms = list(MECHANISM_LABELS) if pure else ["gaussian", "laplace"]
     if get_settings(RatioSettings).mechanism not in mechanisms:
-        update_settings(RatioSettings, mechanism="gaussian")
+        reset_settings(RatioSettings, mechanism="gaussian")
     mech_col, comp_col, delta_col = st.columns(3)
     with mech_col:
         mechanism = bind(

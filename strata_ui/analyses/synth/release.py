@@ -9,7 +9,7 @@ from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
 from strata_ui.analyses.synth import charts
 from strata_ui.analyses.synth.settings import SynthView
-from strata_ui.state import get_settings, update_settings
+from strata_ui.state import get_settings, reset_settings
 from strata_ui.widgets import bind
 
 
@@ -26,7 +26,7 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     st.dataframe(frame, hide_index=True)
     columns = list(frame.columns)
     if get_settings(SynthView).release_column not in columns:
-        update_settings(SynthView, release_column=columns[0])
+        reset_settings(SynthView, release_column=columns[0])
     column = bind(
         st.selectbox, "Column to chart", SynthView, "release_column", options=columns,
         key_parts=(key,), help="The share of synthetic rows in each category of this column.",
