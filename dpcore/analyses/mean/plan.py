@@ -117,9 +117,12 @@ class MeanPlan:
 
     def parameters(self) -> dict:
         """Everything that defines the release, JSON-ready (the plan's identity)."""
+        identity = self.header.identity(kind="mean", statistic=f"mean of {self.value}")
+        # The value column stays inside "strata", where releases recorded it before groupings
+        # stopped depending on it: the same plan keeps the same key, so it is never spent twice.
+        identity["strata"]["value"] = self.value
         return {
-            **self.header.identity(kind="mean", statistic=f"mean of {self.value}"),
-            "value": self.value,
+            **identity,
             "estimator": {
                 "class": type(self.estimator).__name__,
                 **init_arguments(self.estimator),

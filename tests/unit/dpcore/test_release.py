@@ -165,6 +165,20 @@ def test_plan_key_is_the_same_for_the_same_plan_built_from_scratch(demo):
     assert make_plan(demo) == make_plan(load_demo())
 
 
+# The key the ledger recorded for the demo's default mean plan before groupings stopped depending
+# on the value column (computed with commit db87a92): the same plan must keep it, or a release
+# made then would be spent again.
+DEMO_MEAN_KEY_RECORDED = "release-39ed1e1daf2221dcd245cab4794c9d90"
+
+
+def test_a_mean_plan_keeps_the_key_ledgers_recorded_for_it(demo, ledger):
+    plan = make_plan(demo)
+    assert plan_key(plan) == DEMO_MEAN_KEY_RECORDED
+    first = release(plan, ledger, noise="simulation", rng=1)
+    again = release(make_plan(load_demo()), ledger, noise="simulation", rng=2)
+    assert first.spent and not again.spent and again.key == first.key
+
+
 def test_plan_key_differs_whenever_the_release_would_differ(demo):
     changed_cell = demo.copy()
     changed_cell.loc[0, "hours_per_week"] = 99
