@@ -191,16 +191,14 @@ class SecureNoise:
 
 
 def noise_source(kind: NoiseKind, *, rng: np.random.Generator | int | None = None) -> NoiseSource:
-    """The noise source for a preview (``"simulation"``) or a real release (``"secure"``)."""
-    if kind == "simulation":
-        return SimulationNoise(rng=rng)
-    if kind == "secure":
-        if rng is not None:
-            raise ValueError(
-                "`rng` must be None for secure noise: OpenDP's sampler cannot be seeded"
-            )
-        return SecureNoise()
-    raise ValueError(f"`kind` must be 'simulation' or 'secure', got {kind!r}")
+    """The noise source for a preview (``"simulation"``) or a real release (``"secure"``), as a
+    user names it: secure noise refuses any ``rng`` (OpenDP's samplers cannot be seeded, and a
+    release must not look reproducible). Otherwise :func:`as_noise_source`."""
+    if kind not in ("simulation", "secure"):
+        raise ValueError(f"`kind` must be 'simulation' or 'secure', got {kind!r}")
+    if kind == "secure" and rng is not None:
+        raise ValueError("`rng` must be None for secure noise: OpenDP's sampler cannot be seeded")
+    return as_noise_source(kind, rng=rng)
 
 
 def as_noise_source(
@@ -209,13 +207,17 @@ def as_noise_source(
     """The one normaliser of every estimator's ``noise`` argument.
 
     ``None`` or ``"simulation"``: numpy noise seeded by ``rng`` (previews and dry runs);
-    ``"secure"``: OpenDP's samplers, which cannot be seeded, so ``rng`` is left to the caller's
-    post-processing; a :class:`NoiseSource`: used as it is (a caller sharing one source between
-    several draws).
+    ``"secure"``: OpenDP's samplers, which cannot be seeded — an integer seed is refused (its
+    caller expects reproducible noise), a generator is left to the caller's post-processing;
+    a :class:`NoiseSource`: used as it is (a caller sharing one source between several draws).
     """
     if noise is None or noise == "simulation":
         return SimulationNoise(rng=rng)
     if noise == "secure":
+        if isinstance(rng, int | np.integer):
+            raise ValueError(
+                "`rng` must not be a seed for secure noise: OpenDP's sampler cannot be seeded"
+            )
         return SecureNoise()
     if isinstance(noise, str):
         raise ValueError(f"`noise` must be 'simulation', 'secure' or a NoiseSource, got {noise!r}")

@@ -17,7 +17,7 @@ from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, GroupStats, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
+from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 
 __all__ = ["MeanRelease", "coinpress_mean", "gaussian_mean", "laplace_mean"]
 
@@ -44,7 +44,7 @@ def _release(
     replicates = None if replicates is None else positive_int("replicates", replicates)
     single = not hasattr(data, "clipped_sums")
     stats = GroupValues.from_values(data) if single else data
-    source = noise_source(noise, rng=rng) if isinstance(noise, str) else noise
+    source = as_noise_source(noise, rng=rng)
     intervals = None
     if isinstance(estimator, CoinPressMean):
         estimate, intervals = estimator.run(stats, budget, replicates=replicates, noise=source)

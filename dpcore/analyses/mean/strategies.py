@@ -23,7 +23,7 @@ import numpy as np
 from dpcore._validate import open_unit_interval, positive_int
 from dpcore.accounting import Budget, parallel, scale, sequential
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.mechanisms import NoiseKind, NoiseSource, noise_source
+from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.shares import PublicShares, share_values
 
 __all__ = [
@@ -65,10 +65,6 @@ class StrategyResult:
     cost: Budget
 
 
-def _noise(noise: NoiseKind | NoiseSource, rng) -> NoiseSource:
-    return noise_source(noise, rng=rng) if isinstance(noise, str) else noise
-
-
 def _replicates(replicates: int | None) -> int | None:
     return None if replicates is None else positive_int("replicates", replicates)
 
@@ -93,7 +89,7 @@ def stratified_mean(
     """
     weights = share_values(shares, strata.k)
     groups = estimator.group_estimates(
-        strata, budget, replicates=_replicates(replicates), noise=_noise(noise, rng)
+        strata, budget, replicates=_replicates(replicates), noise=as_noise_source(noise, rng=rng)
     )
     return StrategyResult("stratified", groups, groups @ weights, parallel(*[budget] * strata.k))
 
@@ -109,7 +105,10 @@ def global_only_mean(
 ) -> StrategyResult:
     """Vanilla (i): one estimate of the population mean with the full budget, reused per group."""
     whole = estimator.group_estimates(
-        strata.pooled, budget, replicates=_replicates(replicates), noise=_noise(noise, rng)
+        strata.pooled,
+        budget,
+        replicates=_replicates(replicates),
+        noise=as_noise_source(noise, rng=rng),
     )[..., 0]
     groups = np.repeat(whole[..., None], strata.k, axis=-1)
     return StrategyResult("global_only", groups, whole, budget)
@@ -130,7 +129,7 @@ def global_and_group_means(
     """
     fraction = open_unit_interval("global_fraction", global_fraction)
     global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
-    source, reps = _noise(noise, rng), _replicates(replicates)
+    source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
     whole = estimator.group_estimates(strata.pooled, global_budget, replicates=reps, noise=source)[
         ..., 0
     ]

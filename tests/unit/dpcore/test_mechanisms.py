@@ -18,9 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpcore.accounting import PureDP
+from dpcore.analyses.mean import laplace_mean
 from dpcore.mechanisms import (
     SecureNoise,
     SimulationNoise,
+    as_noise_source,
     gaussian_noise,
     gaussian_sigma,
     laplace_noise,
@@ -522,3 +525,23 @@ def test_both_sources_refuse_bad_scales(method, param, scale):
     for src in (SimulationNoise(rng=0), SecureNoise()):
         with pytest.raises(ValueError, match=f"`{param}`"):
             getattr(src, method)(np.zeros(2), scale)
+
+
+def test_as_noise_source_is_the_one_normaliser():
+    source = SimulationNoise(rng=0)
+    assert as_noise_source(source) is source
+    assert isinstance(as_noise_source(None, rng=1), SimulationNoise)
+    assert isinstance(as_noise_source("simulation", rng=1), SimulationNoise)
+    # A caller's generator is for its post-processing; a seed would promise reproducible noise.
+    assert isinstance(as_noise_source("secure", rng=np.random.default_rng(0)), SecureNoise)
+    with pytest.raises(ValueError, match="cannot be seeded"):
+        as_noise_source("secure", rng=3)
+    with pytest.raises(ValueError, match="`noise` must be"):
+        as_noise_source("fast")
+    with pytest.raises(TypeError, match="`noise` must be a NoiseSource"):
+        as_noise_source(object())
+
+
+def test_public_mean_functions_refuse_a_seed_with_secure_noise():
+    with pytest.raises(ValueError, match="cannot be seeded"):
+        laplace_mean(np.arange(10.0), PureDP(1.0), bounds=(0.0, 10.0), rng=3, noise="secure")
