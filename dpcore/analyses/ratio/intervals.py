@@ -32,6 +32,7 @@ from dpcore.analyses.ratio.sums import (
     as_float_if_scalar,
     ratio_sums,
 )
+from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 
 __all__ = [
@@ -66,25 +67,23 @@ _COMPARISON_REASONS = np.array(
 _MC_CHUNK = 1 << 20  # Monte Carlo draws held in memory at once
 
 
-@dataclass(frozen=True, eq=False)
-class RatioCI:
-    """A ratio estimate with its confidence interval; arrays when the sums were arrays.
+@dataclass(frozen=True, eq=False, kw_only=True)
+class RatioCI(Interval):
+    """A ratio estimate with its confidence interval (an :class:`~dpcore.intervals.Interval`);
+    arrays when the sums were arrays.
 
     ``estimate``, ``low`` and ``high`` are on the ratio scale (for ``scale="log"`` the interval is
-    built for log r and exponentiated back); ``variance`` is on the analysis scale (of r̂, or of
-    log r̂). ``flag`` is None, or a string saying why the interval could not be formed (then
-    ``low`` and ``high`` are NaN); an object array of those when vectorized. ``sums`` are the
-    noisy sums used (the exact ones for :func:`nonprivate_ratio_ci`, where ``release`` is None).
+    built for log r and exponentiated back); ``method`` is the correction (``"public"`` for
+    :func:`nonprivate_ratio_ci`); ``variance`` is on the analysis scale (of r̂, or of log r̂).
+    ``flag`` is None, or a string saying why the interval could not be formed (then ``low`` and
+    ``high`` are NaN); an object array of those when vectorized. ``sums`` are the noisy sums used
+    (the exact ones for :func:`nonprivate_ratio_ci`, where ``release`` is None).
     """
 
-    estimate: float | np.ndarray
-    low: float | np.ndarray
-    high: float | np.ndarray
+    method: Method | Literal["public"]
     variance: float | np.ndarray
     flag: str | None | np.ndarray
-    method: Method | Literal["public"]
     scale: Scale
-    level: float
     sums: RatioSums
     effective_n: float | np.ndarray
     release: RatioRelease | None = None

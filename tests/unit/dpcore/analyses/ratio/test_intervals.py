@@ -27,6 +27,7 @@ from dpcore.analyses.ratio.intervals import (
 from dpcore.analyses.ratio.noise import RatioRelease, release_ratio_sums, zcdp_rho
 from dpcore.analyses.ratio.study import load_table1, ratio_study, simulate_calibration_sums
 from dpcore.analyses.ratio.sums import SUM_NAMES, RatioBounds, RatioSums, ratio_sums
+from dpcore.intervals import Interval
 from dpcore.mechanisms import SimulationNoise, gaussian_sigma
 from dpcore.metrics import coverage, interval_score
 
@@ -342,6 +343,9 @@ def test_public_variance_matches_the_delta_method_on_rows(rows_weighted):
     assert public.effective_n == pytest.approx(np.sum(w) ** 2 / np.sum(w**2))
     assert public.high - public.estimate == pytest.approx(1.959964 * math.sqrt(ratio_var), rel=1e-6)
     assert public.release is None and public.method == "public"
+    # The one interval type: width and coverage read the same as any estimator's.
+    assert isinstance(public, Interval) and public.width == public.high - public.low
+    assert public.covers(public.estimate) and not public.covers(public.high + 1)
     log = nonprivate_ratio_ci(sums, scale="log", level=0.9)
     assert log.variance == pytest.approx(log_var, rel=1e-9)
     assert math.log(log.high / log.estimate) == pytest.approx(1.644854 * math.sqrt(log_var), 1e-6)
