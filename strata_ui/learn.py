@@ -28,31 +28,12 @@ from strata_ui.widgets import log_slider
 
 @dataclass
 class LearnSettings:
-    """The Learn page's own choices; they never change the plan that the Release page commits."""
+    """The shared explainer's choices (each analysis keeps its Learn items' own); they never
+    change the plan that the Release page commits."""
 
     # What ε means
     epsilon: float = 1.0
     delta: float = 1e-6
-    # Why small groups pay more
-    group_epsilon: float = 1.0
-    group_size: int = 1000
-    # Stratify or not
-    alpha: float | None = None  # None: start at the data's fitted α
-    # CoinPress step by step
-    coinpress_group: str | None = None  # None: the smallest group
-    coinpress_steps: int = 3
-    coinpress_rho: float = 0.5
-    # Why confidence intervals break under DP
-    ratio_ci_n: int = 5000
-    ratio_ci_weighted: bool = False
-    # Loose bounds, still valid
-    gvdp_bounds_rho: float = 0.1
-    # Presets
-    figure1_groups: str = "race"
-    figure1_alpha: float = 0.13
-    figure3_rho: float = 0.5
-    table1_setting: str = "weighted-5000"
-    gvdp_ols_panel: str = "c"
 
 
 def show_chart(fig: go.Figure, *, key: str, summary: str) -> None:

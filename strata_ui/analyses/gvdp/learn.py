@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
@@ -19,16 +21,25 @@ from strata_ui.analyses.gvdp.learn_charts import (
     loose_coverage_summary,
 )
 from strata_ui.learn import (
-    LearnSettings,
     claims_table,
     formula,
     settings_table,
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import nearest
+from strata_ui.widgets import log_slider
 
 GVDP_BOUNDS_RHO_OPTIONS = tuple(v for v in constants.RHO_OPTIONS if 0.01 <= v <= 1.0)
+
+
+@dataclass
+class GvdpLearn:
+    """GVDP's Learn items' choices; they never change the plan the Release page commits."""
+
+    # Loose bounds, still valid
+    gvdp_bounds_rho: float = 0.1
+    # OLS preset
+    gvdp_ols_panel: str = "c"
 
 
 @st.cache_data(
@@ -40,7 +51,7 @@ def _loose_bounds(rho: float, seed: int) -> pd.DataFrame:
 
 def render_gvdp_bounds() -> None:
     """GVDP vs a clipped mean as the public bounds get looser."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(GvdpLearn)
     st.markdown(
         "Most DP means clip every value to a public range chosen before seeing the data: too "
         "tight and the answer is **biased**, too loose and the **noise, which grows with the "
@@ -49,11 +60,11 @@ def render_gvdp_bounds() -> None:
         "too loose still give a valid interval, only a few times wider. Here both methods get "
         "the same public range [−c, c] for a true mean of 1."
     )
-    settings.gvdp_bounds_rho = st.select_slider(
+    log_slider(
         "ρ, the budget (zCDP, log scale)",
+        settings,
+        "gvdp_bounds_rho",
         options=GVDP_BOUNDS_RHO_OPTIONS,
-        value=nearest(GVDP_BOUNDS_RHO_OPTIONS, settings.gvdp_bounds_rho),
-        format_func=lambda v: f"{v:g}",
         key="learn.gvdp_bounds.rho",
         help="Both methods spend the same ρ. The paper uses ρ = 0.1. A bigger ρ makes both "
         "intervals narrower; the clipped mean's still grows in proportion to c.",
@@ -112,7 +123,7 @@ def _gvdp_ols(panel: str, seed: int) -> pd.DataFrame:
 
 def render_gvdp_ols() -> None:
     """Covington et al., §3 and Figure 2: GVDP on OLS with bounds 100 times too loose."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(GvdpLearn)
     st.markdown(
         "**Figure 2** of Covington, He, Honaker & Kamath runs GVDP on a linear regression with "
         "5 coefficients, ρ = 0.1 and bounds 100 times looser than the tightest, for four "

@@ -25,8 +25,8 @@ from strata_ui.analyses.mean.learn_charts import (
     share_profile_figure,
     share_profile_summary,
 )
+from strata_ui.analyses.mean.learn_settings import MeanLearn
 from strata_ui.learn import (
-    LearnSettings,
     formula,
     show_chart,
 )
@@ -68,7 +68,7 @@ def current_values_or_none() -> tuple[GroupValues | None, str | None]:
 
 def render_small_groups() -> None:
     """Expected error of a group's Laplace mean against its size, with the current groups marked."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(MeanLearn)
     mean = get_settings(MeanSettings)
     st.markdown(
         "The noise added to a group's average does not depend on how many people the group has, "
@@ -174,7 +174,7 @@ def _reading(
 
 def render_stratify() -> None:
     """The current groups' size profile, their fitted Dirichlet α, and Figure 1 with the data."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(MeanLearn)
     st.markdown(
         "Estimating each group separately (stratifying) adds up k noisy numbers, so the "
         "population figure gets noisier. How much noisier depends on how uneven the groups are: "
@@ -249,7 +249,7 @@ def render_stratify() -> None:
 
 def render_coinpress() -> None:
     """CoinPress's interval shrinking over t steps on one group of the current strata."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(MeanLearn)
     state, mean = get_state(), get_settings(MeanSettings)
     st.markdown(
         "CoinPress does not need tight bounds up front. It starts from a wide public interval, "

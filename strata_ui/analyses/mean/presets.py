@@ -21,8 +21,8 @@ from strata_ui.analyses.mean.learn_charts import (
     figure3_gap_figure,
     figure3_summary,
 )
+from strata_ui.analyses.mean.learn_settings import MeanLearn
 from strata_ui.learn import (
-    LearnSettings,
     claims_table,
     formula,
     settings_table,
@@ -62,7 +62,7 @@ def _figure1(by: str, alpha: float) -> tuple[pd.DataFrame, mean_teaching.Figure1
 
 def render_figure1() -> None:
     """AAAI 2024 Figure 1 (Prop. 8, Thm. 9) on the paper's New York census example."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(MeanLearn)
     st.markdown(
         "**Figure 1** of Rosenblatt, Stoyanovich & Musco (AAAI 2024) shows how much extra noise "
         "stratifying costs as the groups get more uneven (smaller α). This preset rebuilds it for "
@@ -222,7 +222,7 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
 
 def render_figure3() -> None:
     """AAAI 2024 Figure 3: StratCoinpress converges to CoinPress as n grows (synthetic mixture)."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(MeanLearn)
     state = get_state()
     st.markdown(
         "**Figure 3** of Rosenblatt, Stoyanovich & Musco (AAAI 2024): on synthetic data, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -22,19 +23,29 @@ from strata_ui.analyses.ratio.learn_charts import (
     table1_setting_summary,
 )
 from strata_ui.learn import (
-    LearnSettings,
     claims_table,
     formula,
     settings_table,
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import nearest
+from strata_ui.widgets import log_slider
 
 RATIO_CI_WEIGHTING = {
     False: "Unweighted (every row counts once)",
     True: "Weighted (survey weights w ~ Exp(1), clipped to [1/3, 3])",
 }
+
+
+@dataclass
+class RatioLearn:
+    """The ratio's Learn items' choices; they never change the plan the Release page commits."""
+
+    # Why confidence intervals break under DP
+    ratio_ci_n: int = 5000
+    ratio_ci_weighted: bool = False
+    # Table 1 preset
+    table1_setting: str = "weighted-5000"
 
 
 @st.cache_data(max_entries=32, show_spinner="Simulating 400 releases per ε (cached)…")
@@ -44,7 +55,7 @@ def _ratio_sweep(n: int, weighted: bool, seed: int) -> pd.DataFrame:
 
 def render_ratio_ci() -> None:
     """Coverage of ratio intervals with no correction, Monte Carlo and analytical correction."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(RatioLearn)
     st.markdown(
         "A 95% confidence interval promises to contain the true value 95% of the time. DP adds "
         "noise to the published sums, and an interval built as if they were exact is too narrow: "
@@ -54,10 +65,11 @@ def render_ratio_ci() -> None:
     )
     left, right = st.columns(2)
     with left:
-        settings.ratio_ci_n = st.select_slider(
+        log_slider(
             "Rows in the data, n (log scale)",
+            settings,
+            "ratio_ci_n",
             options=ratio_teaching.RATIO_CI_SIZES,
-            value=nearest(ratio_teaching.RATIO_CI_SIZES, settings.ratio_ci_n),
             format_func=lambda v: f"{v:,}",
             key="learn.ratio_ci.n",
             help="The noise does not grow with n but the sums do, so with more rows the noise "
@@ -149,7 +161,7 @@ def _cell(comparison: pd.DataFrame, weighted: bool, n: int, epsilon: float, meth
 
 def render_ratio_table1() -> None:
     """Miao & Li (2022), Table 1: our run of their simulation beside their published numbers."""
-    settings = get_settings(LearnSettings)
+    settings = get_settings(RatioLearn)
     st.markdown(
         "**Table 1** of Miao & Li (JDS 2022) reports, for 16 settings, how wide the 95% intervals "
         "for a ratio of two noisy sums are, how often they cover the true ratio 1.1, and their "
