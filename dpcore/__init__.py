@@ -17,6 +17,7 @@ Layout (each analysis is one package under :mod:`dpcore.analyses`):
   (and the samplers).
 """
 
+from dpcore._validate import column_kind, is_numeric
 from dpcore.accounting import (
     ZCDP,
     ApproxDP,
@@ -145,6 +146,7 @@ __all__ = [
     "compare_ratios",
     "binomial_band",
     "clopper_pearson",
+    "column_kind",
     "coverage",
     "estimate_ratios",
     "fingerprint_frame",
@@ -154,6 +156,7 @@ __all__ = [
     "gvdp_coverage",
     "gvdp_stratified",
     "interval_score",
+    "is_numeric",
     "kary_sample",
     "laplace_mean",
     "list_ledgers",

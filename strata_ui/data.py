@@ -7,8 +7,8 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
+from dpcore import column_kind as kind_of
 from dpcore import datasets
-from dpcore._validate import column_kind as kind_of
 from dpcore.ledger import LedgerRecord
 
 

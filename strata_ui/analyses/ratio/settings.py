@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore._validate import is_numeric
+from dpcore import is_numeric
 from dpcore.analyses.ratio import RATIO, RatioSettings
 from strata_ui import pipeline
 from strata_ui.state import (
