@@ -54,7 +54,7 @@ STRATEGIES: dict[str, str] = {
 
 
 ALL = "All"
-"""Group label of the population rows of a release (as in :class:`~dpcore.release.MeanPlan`)."""
+"""Group label of the population rows of a release (as in :class:`~dpcore.analyses.mean.MeanPlan`)."""
 
 
 @dataclass(frozen=True)

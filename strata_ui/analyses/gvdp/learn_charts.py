@@ -25,7 +25,7 @@ _LOOSE_STYLE = {
 def loose_bounds_figure(study: pd.DataFrame, *, rho: float, n: int) -> go.Figure:
     """One release per factor: GVDP's and the clipped mean's estimates with their 95% intervals
     against the overestimation factor (log x), the true mean marked (``study`` is
-    :func:`dpcore.teaching.loose_bounds_study`)."""
+    :func:`dpcore.analyses.gvdp.teaching.loose_bounds_study`)."""
     fig = go.Figure()
     factors = sorted(study["factor"].unique())
     for method, style in _LOOSE_STYLE.items():

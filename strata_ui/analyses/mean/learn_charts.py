@@ -32,7 +32,7 @@ def group_error_figure(
 ) -> go.Figure:
     """Expected error of a group's Laplace mean against group size, log–log, groups marked.
 
-    ``curve`` is :func:`dpcore.teaching.error_curve`; ``groups`` has ``group``, ``size``,
+    ``curve`` is :func:`dpcore.analyses.mean.teaching.error_curve`; ``groups`` has ``group``, ``size``,
     ``error`` (or is None); ``chosen`` is the slider's (size, error).
     """
     fig = go.Figure()

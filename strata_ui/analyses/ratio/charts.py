@@ -2,7 +2,7 @@
 
 Every builder takes a tidy frame (from :mod:`dpcore.analyses.ratio`) and returns a figure, a frame
 for display, or a sentence; nothing here imports streamlit, so everything is unit-tested directly.
-Colours are the Okabe–Ito palette of :mod:`strata_ui.charts_compare`, and every method also has
+Colours are the Okabe–Ito palette of :mod:`strata_ui.style`, and every method also has
 its own marker symbol or line dash, so no chart relies on colour alone.
 """
 

@@ -38,7 +38,7 @@ def _ratio_setting(n: int, weighted: bool) -> str:
 def ratio_coverage_figure(sweep: pd.DataFrame, *, level: float = 0.95) -> go.Figure:
     """Coverage of 95% ratio intervals against ε for each method, with the nominal level and the
     binomial band that simulation error alone would leave (``sweep`` is
-    :func:`dpcore.teaching.ratio_coverage_sweep`)."""
+    :func:`dpcore.analyses.ratio.teaching.ratio_coverage_sweep`)."""
     reps, n = int(sweep["reps"].iloc[0]), int(sweep["n"].iloc[0])
     weighted = bool(sweep["weighted"].iloc[0])
     epsilons = sorted(sweep["epsilon"].unique())
