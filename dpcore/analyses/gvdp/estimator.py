@@ -324,20 +324,37 @@ def gvdp_stratified(
             results.append(gvdp(group, estimator, k=k_g, bounds=b_g, rng=stream, **common))
         except ValueError as exc:
             raise ValueError(f"group {label!r} (k = {k_g}): {exc}") from exc
-    estimate = weights @ np.stack([r.estimate for r in results])
-    variance = (weights**2) @ np.stack([r.variance for r in results])
-    half = ndtri(0.5 + results[0].level / 2) * np.sqrt(variance)
+    estimate, variance, low, high = recombine(
+        weights, [r.estimate for r in results], [r.variance for r in results], results[0].level
+    )
     return GVDPStratifiedResult(
         labels=labels,
         groups=tuple(results),
         shares=readonly_array(weights),
         estimate=readonly_array(estimate),
-        low=readonly_array(estimate - half),
-        high=readonly_array(estimate + half),
+        low=readonly_array(low),
+        high=readonly_array(high),
         variance=readonly_array(variance),
         level=results[0].level,
         cost=parallel(*[r.cost for r in results]),
     )
+
+
+def recombine(
+    shares: np.ndarray,
+    estimates: Sequence[np.ndarray],
+    variances: Sequence[np.ndarray],
+    level: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Share-weighted recombination of independent group estimates (see
+    :func:`gvdp_stratified`): :math:`\sum_g w_g\theta_g`, its variance
+    :math:`\sum_g w_g^2 V_g` and the normal interval at ``level``; returns (estimate, variance,
+    low, high)."""
+    weights = np.asarray(shares, dtype=float)
+    estimate = weights @ np.stack(estimates)
+    variance = (weights**2) @ np.stack(variances)
+    half = ndtri(0.5 + level / 2) * np.sqrt(variance)
+    return estimate, variance, estimate - half, estimate + half
 
 
 def gvdp_coverage(

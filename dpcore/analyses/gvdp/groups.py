@@ -10,7 +10,6 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
 from dpcore._validate import (
     open_unit_interval,
@@ -25,6 +24,7 @@ from dpcore.analyses.gvdp.estimator import (
     gvdp,
     gvdp_stratified,
     nonprivate_ci,
+    recombine,
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.mechanisms import NoiseSource
@@ -142,14 +142,6 @@ def run_groups(
     )
 
 
-def _recombine(shares, estimates, variances, level):
-    weights = np.asarray(shares, dtype=float)
-    estimate = weights @ np.stack(estimates)
-    variance = (weights**2) @ np.stack(variances)
-    half = ndtri(0.5 + level / 2) * np.sqrt(variance)
-    return estimate, variance, estimate - half, estimate + half
-
-
 @dataclass(frozen=True, eq=False)
 class NonPrivate:
     """The ordinary estimates and intervals (**not private**: curator previews only)."""
@@ -167,7 +159,7 @@ def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
     groups = tuple(nonprivate_ci(g, estimator, level) for g in data.groups)
     recombined = None
     if groups:
-        estimate, _, low, high = _recombine(
+        estimate, _, low, high = recombine(
             data.shares, [g.estimate for g in groups], [g.variance for g in groups], level
         )
         recombined = (estimate, low, high)
