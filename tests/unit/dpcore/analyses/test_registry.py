@@ -12,12 +12,14 @@ import pandas as pd
 import pytest
 
 from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
+from dpcore.accounting import check_affordable
 from dpcore.analyses import ANALYSES, REGISTRY, get
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
+from dpcore.intervals import Interval
 
 SPEC = GroupingSpec(by=("race", "sex"))
 FAST = {  # the demo defaults, made quick for a test
@@ -45,6 +47,28 @@ def header(demo, budget=None) -> PlanHeader:
     )  # fmt: skip
 
 
+def released_numbers(preview) -> np.ndarray:
+    """The numbers a preview would publish, whatever the analysis' result type."""
+    if isinstance(preview, Interval):  # GVDP
+        return np.atleast_1d(preview.estimate)
+    if hasattr(preview, "group_estimates"):  # the mean's strategies
+        return np.append(preview.group_estimates, preview.global_estimate)
+    if hasattr(preview, "overall"):  # the ratio
+        return np.append(preview.groups.estimate, preview.overall.estimate)
+    return preview.frame.to_numpy(dtype=str).ravel()  # synthetic rows
+
+
+def studied_replicates(study) -> int:
+    """How many simulated releases a study scored, whatever its result type."""
+    if hasattr(study, "metrics"):  # the mean
+        return len(study.metrics)
+    if hasattr(study, "replications"):  # GVDP's coverage
+        return study.replications
+    if "reps" in study:  # the ratio's coverage frame
+        return int(study["reps"].iloc[0])
+    return study["run"].nunique()  # synthetic data's sweep
+
+
 def test_the_registry_lists_each_analysis_once_under_its_name():
     assert [a.name for a in ANALYSES] == ["mean", "ratio", "gvdp", "synth"]
     assert all(REGISTRY[a.name] is a for a in ANALYSES)
@@ -69,12 +93,19 @@ def test_every_analysis_runs_end_to_end_through_the_interface(analysis, demo, gr
     stats = analysis.statistics(demo, grouping, settings)
     plan = analysis.plan(stats, settings, header(demo))
     assert plan.parameters()["kind"] == analysis.name
-    assert plan.cost == analysis.native_budget(settings, ZCDP(0.5)) or analysis.name == "ratio"
+    check_affordable(ZCDP(0.5), [], plan.cost)  # never more than the user's budget
+    if analysis.name != "ratio":  # the ratio's exact cost follows from its sums' split
+        assert plan.cost == analysis.native_budget(settings, ZCDP(0.5))
     assert re.search("[ερ] = ", analysis.describe_budget(settings, ZCDP(0.5)))
-    preview = analysis.preview(stats, settings, header(demo), rng=1)
-    assert preview is not None
+    preview = released_numbers(analysis.preview(stats, settings, header(demo), rng=1))
+    assert preview.size
+    # A seeded preview is the plan's estimate with numpy noise: the same seed, the same numbers.
+    again = released_numbers(analysis.preview(stats, settings, header(demo), rng=1))
+    np.testing.assert_array_equal(preview, again)
+    other = released_numbers(analysis.preview(stats, settings, header(demo), rng=2))
+    assert not np.array_equal(preview, other)
     study = analysis.study(stats, settings, ZCDP(0.5), replicates=2, rng=2)
-    assert study is not None
+    assert studied_replicates(study) >= 2
     record = release(plan, Ledger(tmp_path / "l.sqlite", "t", ZCDP(1.0)), noise="simulation", rng=3)
     assert record.spent and record.outputs
 
