@@ -20,6 +20,7 @@ from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
 from dpcore.intervals import Interval
+from dpcore.mechanisms import SecureNoise
 
 SPEC = GroupingSpec(by=("race", "sex"))
 FAST = {  # the demo defaults, made quick for a test
@@ -178,3 +179,23 @@ def test_preview_is_the_plan_drawn_once_with_seeded_noise(demo, grouping):
     again = mean.preview(stats, MeanSettings(), header(demo, PureDP(1.0)), rng=5)
     np.testing.assert_array_equal(first.group_estimates, again.group_estimates)
     assert first.group_estimates.shape == (stats.k,)
+
+
+@pytest.mark.parametrize("analysis", ANALYSES, ids=lambda a: a.name)
+def test_a_real_release_draws_its_noise_from_opendp(
+    analysis, demo, grouping, tmp_path, monkeypatch
+):
+    """Every analysis' committed release draws its privacy noise from OpenDP's samplers (numpy
+    serves only post-processing, such as the ratio's Monte Carlo correction)."""
+    calls = []
+    original = SecureNoise._apply
+
+    def counted(*args):
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(SecureNoise, "_apply", staticmethod(counted))
+    settings = FAST[analysis.name]
+    plan = analysis.plan(analysis.statistics(demo, grouping, settings), settings, header(demo))
+    record = release(plan, Ledger(tmp_path / "l.sqlite", "t", ZCDP(1.0)), noise="secure")
+    assert record.spent and calls
