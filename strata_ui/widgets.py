@@ -8,7 +8,7 @@ a widget that leaves the page (another page, a hidden branch) comes back with th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -28,6 +28,8 @@ def bind(
     field_name: str,
     *,
     options: Sequence[Any] | None = None,
+    labels: Mapping[Any, str] | None = None,
+    captions: Mapping[Any, str] | None = None,
     key_parts: Sequence[object] = (),
     store: Callable[[T], Any] | None = None,
     **kwargs: Any,
@@ -36,13 +38,17 @@ def bind(
     ``field_name`` of the session's ``cls`` settings and store what it returns.
 
     ``options`` are passed on for choice widgets; the stored value selects the default (an
-    index for radio and select boxes, a list for multiselect). ``store`` turns the widget's
+    index for radio and select boxes, a list for multiselect). ``labels`` maps each option to
+    what the user reads (the options are its keys); ``captions`` maps the chosen option to a
+    caption drawn under the widget. ``store`` turns the widget's
     value into the stored one (e.g. a list into a tuple); a select box with no choice
     (``None``) keeps the stored value, so an unusable stored choice stays visible with its
     error. Returns the widget's value.
     """
     current = getattr(get_settings(cls), field_name)
     name = getattr(widget, "__name__", "")
+    if labels is not None:
+        options, kwargs["format_func"] = list(labels), labels.__getitem__
     if options is not None:
         options = list(options)
         kwargs["options"] = options
@@ -55,6 +61,8 @@ def bind(
     else:
         kwargs["value"] = current
     value = widget(label, key=widget_key(cls, field_name, *key_parts), **kwargs)
+    if captions is not None:
+        st.caption(captions[value])
     if value is None and name == "selectbox":
         return value
     stored = value if store is None else store(value)

@@ -103,11 +103,10 @@ def render_compare() -> None:
         "Estimator and Budget pages."
     )
     source = bind(
-        st.radio, "Replicate on", GvdpView, "coverage_source", options=list(SOURCES),
-        format_func=SOURCES.__getitem__, horizontal=True,
+        st.radio, "Replicate on", GvdpView, "coverage_source", labels=SOURCES, horizontal=True,
         help="The current data test for bias; synthetic data test the intervals' calibration.",
+        captions=SOURCE_CAPTIONS,
     )  # fmt: skip
-    st.caption(SOURCE_CAPTIONS[source])
     replications = _render_replication_controls(model.kind)
     if source == "synthetic":
         _render_synthetic_choices(inputs)

@@ -142,11 +142,10 @@ def render_model() -> GvdpModel | None:
     """The model kind, its outcome and covariates; returns the model, or None with the reason."""
     st.subheader("1. Model")
     kind = bind(
-        st.radio, "Model", GvdpSettings, "model", options=list(MODELS),
-        format_func=MODELS.__getitem__, horizontal=True,
+        st.radio, "Model", GvdpSettings, "model", labels=MODELS, horizontal=True,
         help="GVDP works for any estimator that can be bootstrapped; these three are built in.",
+        captions=MODEL_HELP,
     )  # fmt: skip
-    st.caption(MODEL_HELP[kind])
     frame = get_dataset()
     columns = [str(c) for c in frame.columns]
     numeric = set(GVDP.numeric_columns(frame))
@@ -281,7 +280,7 @@ def render_bounds(model: GvdpModel, data: GvdpData) -> GvdpBoundsSpec | None:
     )
     mode = bind(
         st.radio, "How to state the bounds", GvdpSettings, "bounds_mode",
-        options=list(BOUNDS_MODES), format_func=BOUNDS_MODES.__getitem__, horizontal=True,
+        labels=BOUNDS_MODES, horizontal=True,
         help="Both give the same kind of bounds; choose the one your knowledge fits.",
     )  # fmt: skip
     if mode == "box":

@@ -163,8 +163,7 @@ def _render_sweep(
 ) -> None:
     st.subheader("4. Privacy–utility curve")
     metric = bind(
-        st.radio, "Error to plot", MeanView, "sweep_metric", options=list(METRIC_LABELS),
-        format_func=METRIC_LABELS.__getitem__, horizontal=True,
+        st.radio, "Error to plot", MeanView, "sweep_metric", labels=METRIC_LABELS, horizontal=True,
         help="Which error to follow as the budget grows.",
     )  # fmt: skip
     values = sweep_values(constants.SWEEP_POINTS)

@@ -61,10 +61,10 @@ def render_estimator_settings() -> MeanSettings:
     )
     kind = bind(
         st.radio, "Private mean estimator", MeanSettings, "estimator",
-        options=list(ESTIMATOR_LABELS), format_func=ESTIMATOR_LABELS.__getitem__,
+        labels=ESTIMATOR_LABELS,
         help="How the noise is added. Gaussian and CoinPress need a ρ-zCDP budget (Budget page).",
+        captions=ESTIMATOR_HELP,
     )  # fmt: skip
-    st.caption(ESTIMATOR_HELP[kind])
     _render_value_messages()
     _render_bounds()
     if kind == "coinpress":

@@ -180,8 +180,8 @@ def _render_noise() -> None:
             st.radio, "Mechanism", RatioSettings, "mechanism", options=mechanisms,
             format_func=MECHANISM_LABELS.__getitem__, key_parts=(state.budget_kind,),
             help="The kind of random noise added to each sum.",
+            captions=MECHANISM_HELP,
         )  # fmt: skip
-        st.caption(MECHANISM_HELP[mechanism])
     gaussian = mechanism != "laplace"
     with comp_col:
         _render_accounting(pure=pure, mechanism=mechanism)
@@ -207,7 +207,7 @@ def _render_accounting(*, pure: bool, mechanism: str) -> None:
     if pure and mechanism == "gaussian":
         bind(
             st.radio, "Accounting", RatioSettings, "composition",
-            options=list(COMPOSITION_LABELS), format_func=COMPOSITION_LABELS.__getitem__,
+            labels=COMPOSITION_LABELS,
             help="How the budget is shared among the released sums.",
         )  # fmt: skip
         st.caption(
@@ -231,11 +231,10 @@ def _render_interval() -> None:
     method_col, scale_col, level_col = st.columns(3)
     with method_col:
         method = bind(
-            st.radio, "Interval method", RatioSettings, "method", options=list(METHOD_LABELS),
-            format_func=METHOD_LABELS.__getitem__,
+            st.radio, "Interval method", RatioSettings, "method", labels=METHOD_LABELS,
             help="How the interval accounts for the DP noise.",
+            captions=METHOD_HELP,
         )  # fmt: skip
-        st.caption(METHOD_HELP[method])
         if method == "monte_carlo":
             bind(
                 st.slider, "Monte Carlo draws B", RatioSettings, "B", min_value=B_MIN,
@@ -244,12 +243,11 @@ def _render_interval() -> None:
             )  # fmt: skip
             st.caption("The paper uses B = 200.")
     with scale_col:
-        scale = bind(
-            st.radio, "Scale", RatioSettings, "scale", options=list(SCALE_LABELS),
-            format_func=SCALE_LABELS.__getitem__,
+        bind(
+            st.radio, "Scale", RatioSettings, "scale", labels=SCALE_LABELS,
             help="Whether the interval is built for the ratio or for its logarithm.",
+            captions=SCALE_HELP,
         )  # fmt: skip
-        st.caption(SCALE_HELP[scale])
     with level_col:
         _render_level()
 

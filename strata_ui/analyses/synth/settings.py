@@ -75,8 +75,8 @@ def _render_method() -> None:
         st.radio, "Synthesizer", SynthSettings, "method", options=list(METHODS),
         format_func=METHOD_LABELS.__getitem__,
         help="How the private model of the data is built. All three are pure ε-DP.",
+        captions=METHOD_HELP,
     )  # fmt: skip
-    st.caption(METHOD_HELP[method])
     if method == "mwem":
         bind(
             st.slider, "MWEM rounds", SynthSettings, "rounds", min_value=1, max_value=20,
