@@ -123,3 +123,12 @@ def numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.nd
             "column of numbers (or 0/1 or true/false)."
         )
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself if it is already read-only, else a read-only copy (so shared statistics
+    cannot be changed by whoever reads them)."""
+    if arr.flags.writeable:
+        arr = arr.copy()
+        arr.setflags(write=False)
+    return arr

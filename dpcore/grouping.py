@@ -35,7 +35,7 @@ from dpcore._labels import (
     list_labels,
     plural,
 )
-from dpcore._validate import data_frame, positive_int, require_columns
+from dpcore._validate import data_frame, positive_int, read_only, require_columns
 from dpcore.shares import (
     HOLDOUT_SEED,
     PublicShares,
@@ -303,13 +303,6 @@ def _check_edges(edges: object, by: tuple[str, ...]) -> dict[str, tuple[float, .
     return out
 
 
-def _frozen(arr: np.ndarray) -> np.ndarray:
-    if arr.flags.writeable:
-        arr = arr.copy()
-        arr.setflags(write=False)
-    return arr
-
-
 # --------------------------------------------------------------------------------------------
 # Grouping
 # --------------------------------------------------------------------------------------------
@@ -364,8 +357,8 @@ class Grouping:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "labels", tuple(str(lab) for lab in self.labels))
-        set_(self, "codes", _frozen(np.asarray(self.codes, dtype=np.int64)))
-        set_(self, "sizes", _frozen(np.asarray(self.sizes, dtype=np.int64)))
+        set_(self, "codes", read_only(np.asarray(self.codes, dtype=np.int64)))
+        set_(self, "sizes", read_only(np.asarray(self.sizes, dtype=np.int64)))
         k = len(self.labels)
         if k < 1 or len(set(self.labels)) != k:
             raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")

@@ -18,7 +18,7 @@ from strata_ui.constants import (
     WORKSHOP_CHART_HEIGHT,
     WORKSHOP_FONT_SIZE,
 )
-from strata_ui.style import FONT, rgba
+from strata_ui.style import FONT, LEGEND_BELOW, rgba
 
 # Above this many groups, markers on the error curve are not labelled (the labels would overlap).
 MAX_LABELLED_GROUPS = 12
@@ -35,14 +35,7 @@ def learn_layout(
         height=LEARN_CHART_HEIGHT,
         # The legend sits at the bottom of the figure, under the x-axis title, whatever the height.
         margin={"t": 90, "b": 110, "l": 70, "r": 20},
-        legend={
-            "orientation": "h",
-            "yref": "container",
-            "yanchor": "bottom",
-            "y": 0.01,
-            "xanchor": "left",
-            "x": 0,
-        },
+        legend=LEGEND_BELOW,
     )
     fig.update_xaxes(title={"text": x_title})
     fig.update_yaxes(title={"text": y_title})

@@ -25,3 +25,8 @@ def wrap_label(group: str) -> str:
         wrapped = textwrap.wrap(part, TICK_WIDTH, break_on_hyphens=True) or [part]
         lines += [("× " if i and j == 0 else "") + line for j, line in enumerate(wrapped)]
     return "<br>".join(lines)
+
+
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01,
+                "xanchor": "left", "x": 0}  # fmt: skip
+"""A horizontal legend at the bottom of the figure, under the x-axis title, whatever the height."""

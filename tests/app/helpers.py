@@ -56,6 +56,14 @@ def upload(at: AppTest, data: bytes, name: str = "mine.csv") -> AppTest:
     return at
 
 
+def commit(at: AppTest) -> AppTest:
+    """Confirm and commit the planned release on the Release page."""
+    at.checkbox(key="release.confirm").check().run()
+    at.button(key="release.commit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def text(elements) -> str:
     return " ".join(str(e.value) for e in elements)
 

@@ -14,7 +14,7 @@ from dpcore.ledger import Ledger
 from strata_ui.analyses.gvdp.estimator import PREVIEW_LABEL
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.data import load_demo
-from tests.app.helpers import charts, errors, go, settings_of, state_of, text, titles
+from tests.app.helpers import charts, commit, errors, go, settings_of, state_of, text, titles
 from tests.app.helpers import start as start_app
 
 ANALYSIS = "estimator.analysis"
@@ -226,9 +226,7 @@ def test_release_reviews_the_gvdp_plan_and_spends_exactly_rho():
     assert "**Statistic:** mean of hours_per_week, per group (stratified)" in page
     assert "GVDP (Covington et al.)" in page
     assert "Cost: **ρ = 0.5 (zCDP)**" in page
-    at.checkbox(key="release.confirm").check().run()
-    at.button(key="release.commit").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    commit(at)
     assert "Released and recorded" in text(at.success)
     ledger = Ledger.open(None, "default")
     [record] = ledger.history()

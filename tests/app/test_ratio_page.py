@@ -18,6 +18,7 @@ from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (
     change_settings,
     charts,
+    commit,
     errors,
     go,
     settings_of,
@@ -248,9 +249,7 @@ def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
     assert "**Statistic:** calibration ratio Σscore/Σincome_over_50k per group" in review
     assert "exact zCDP cost ρ = Σ Δ²/(2σ²)" in review
     assert "race × sex — 10 groups" in review
-    at.checkbox(key="release.confirm").check().run()
-    at.button(key="release.commit").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    commit(at)
     assert "Released and recorded" in text(at.success)
     ledger = Ledger.open(None, "default")
     [record] = ledger.history()

@@ -12,7 +12,7 @@ from dpcore.accounting import PureDP
 from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
 from tests.app import helpers
-from tests.app.helpers import change_settings, go, text
+from tests.app.helpers import change_settings, commit, go, text
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LABEL = "Mean of hours_per_week by race × sex"
@@ -27,13 +27,6 @@ def submit(at: AppTest, label: str) -> AppTest:
     """Click a form's submit button (AppTest keys them by form and label)."""
     [button] = [b for b in at.button if b.label == label]
     button.click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def commit(at: AppTest) -> AppTest:
-    at.checkbox(key="release.confirm").check().run()
-    at.button(key="release.commit").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

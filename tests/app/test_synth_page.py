@@ -18,6 +18,7 @@ from tests.app import helpers
 from tests.app.helpers import (
     change_settings,
     charts,
+    commit,
     errors,
     go,
     settings_of,
@@ -382,9 +383,7 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     ledger = Ledger.open(None, "default")
     assert ledger.remaining() == {"rho": 1.0}
 
-    at.checkbox(key="release.confirm").check().run()
-    at.button(key="release.commit").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    commit(at)
     assert "Released and recorded" in text(at.success)
     [entry] = ledger.history()
     assert entry.cost == PureDP(1.0)

@@ -23,18 +23,11 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import labels_repr, list_labels, plural
-from dpcore._validate import data_frame, numeric_values
+from dpcore._validate import data_frame, numeric_values, read_only
 from dpcore.grouping import Grouping, SmallGroups
 from dpcore.shares import PublicShares
 
 __all__ = ["GroupValues"]
-
-
-def _frozen(arr: np.ndarray) -> np.ndarray:
-    if arr.flags.writeable:
-        arr = arr.copy()
-        arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -99,7 +92,7 @@ class GroupValues:
             ("offsets", np.int64),
             ("prefix", np.float64),
         ):
-            set_(self, name, _frozen(np.asarray(getattr(self, name), dtype=dtype)))
+            set_(self, name, read_only(np.asarray(getattr(self, name), dtype=dtype)))
         k, n = len(self.labels), self.sorted_values.shape[0]
         if k < 1 or len(set(self.labels)) != k:
             raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")

@@ -248,6 +248,19 @@ def check_shares(
     return groups, weights
 
 
+def strata_groups(
+    codes: np.ndarray, labels: dict, strata: tuple[str, ...], model: tuple[str, ...], shares
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The groups of the ``strata`` columns with their public share weights, and each row's
+    group index (``codes`` holds the ``model`` columns, then the strata columns). Without strata
+    columns there is one group, everyone, with weight 1."""
+    if not strata:
+        return np.zeros((1, 0), dtype=np.int64), np.ones(1), np.zeros(len(codes), dtype=np.int64)
+    groups, weights = check_shares(shares, strata, labels)
+    sizes = tuple(len(labels[c]) for c in strata)
+    return groups, weights, assign_groups(codes[:, len(model) :], groups, sizes)
+
+
 def assign_groups(row_codes: np.ndarray, groups: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     """Index of each row's group in ``groups``; raises if a row's group has no public share."""
     lookup = np.full(math.prod(sizes), -1, dtype=np.int64)

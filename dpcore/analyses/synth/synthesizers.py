@@ -18,15 +18,14 @@ from dpcore.analyses.sampling.samplers import draw_categorical, project_simplex
 from dpcore.analyses.synth.encoding import (
     Method,
     allocate_rows,
-    assign_groups,
     check_columns,
     check_domain,
     check_edges,
     check_frame,
     check_method,
     check_names,
-    check_shares,
     encode_rows,
+    strata_groups,
 )
 from dpcore.grouping import LABEL_SEPARATOR
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
@@ -468,13 +467,7 @@ def synthesize(
     )
     sizes = tuple(len(labels[c]) for c in model_cols)
     _check_domain_size(method, sizes, model_cols)
-    if strata_cols:
-        groups, weights = check_shares(shares, strata_cols, labels)
-        strata_sizes = tuple(len(labels[c]) for c in strata_cols)
-        index = assign_groups(codes[:, len(model_cols) :], groups, strata_sizes)
-    else:
-        groups, weights = np.zeros((1, 0), dtype=np.int64), np.ones(1)
-        index = np.zeros(len(frame), dtype=np.int64)
+    groups, weights, index = strata_groups(codes, labels, strata_cols, model_cols, shares)
     generator = as_rng(rng)
     source = as_noise_source(noise, rng=generator)
     fitted = fit_groups(

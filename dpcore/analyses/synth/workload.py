@@ -22,10 +22,9 @@ from dpcore.analyses.synth.config import (
 )
 from dpcore.analyses.synth.encoding import (
     allocate_rows,
-    assign_groups,
     check_edges,
-    check_shares,
     encode_rows,
+    strata_groups,
 )
 from dpcore.analyses.synth.synthesizers import assemble_rows, fit_groups
 from dpcore.grouping import GroupingSpec, bucket_labels
@@ -117,13 +116,7 @@ class EncodedRows:
         model = tuple(c for c in output if c not in strata)
         edges = check_edges({c: list(e) for c, e in all_edges(config, spec).items()})
         codes, labels = encode_rows(prepared.rows, model + strata, edges, {})
-        if strata:
-            groups, weights = check_shares(shares, strata, labels)
-            sizes = tuple(len(labels[c]) for c in strata)
-            index = assign_groups(codes[:, len(model) :], groups, sizes)
-        else:
-            groups, weights = np.zeros((1, 0), dtype=np.int64), np.ones(1)
-            index = np.zeros(len(codes), dtype=np.int64)
+        groups, weights, index = strata_groups(codes, labels, strata, model, shares)
         return cls(codes, labels, model, strata, output, groups, weights, index)
 
     def draw(self, config: SynthConfig, epsilon: float, rng: np.random.Generator) -> pd.DataFrame:

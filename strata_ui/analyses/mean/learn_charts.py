@@ -18,7 +18,7 @@ from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
 from strata_ui.learn_charts import MAX_LABELLED_GROUPS, fmt_number, fmt_percent, learn_layout
-from strata_ui.style import FONT
+from strata_ui.style import FONT, LEGEND_BELOW
 
 
 def group_error_figure(
@@ -154,14 +154,7 @@ def share_profile_figure(
         font=FONT,
         height=LEARN_CHART_HEIGHT + 60,
         margin={"t": 90, "b": 190},  # rotated group names, then the legend at the bottom
-        legend={
-            "orientation": "h",
-            "yref": "container",
-            "yanchor": "bottom",
-            "y": 0.01,
-            "xanchor": "left",
-            "x": 0,
-        },
+        legend=LEGEND_BELOW,
     )
     return fig
 

@@ -109,11 +109,9 @@ def render_compare() -> None:
                 icon=":material/info:")  # fmt: skip
         render_table1()
         return
-    try:
-        sums, sums_key = session.current_sums(settings)
-    except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+    if (found := session.sums_or_error(settings)) is None:
         return
+    sums, sums_key = found
     arguments = RATIO.arguments(settings, budget)
     st.caption(_describe(arguments, settings))
     started = time.perf_counter()

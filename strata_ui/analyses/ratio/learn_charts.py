@@ -27,6 +27,7 @@ from strata_ui.learn_charts import (
     fmt_percent,
     learn_layout,
 )
+from strata_ui.style import LEGEND_BELOW
 
 RATIO_CI_ORDER = ("none", "monte_carlo", "analytical", "public")
 
@@ -157,8 +158,7 @@ def table1_overview_figure(comparison: pd.DataFrame) -> go.Figure:
         },
         height=LEARN_CHART_HEIGHT + 40,
         margin={"t": 100, "b": 140, "l": 70, "r": 20},
-        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01,
-                "xanchor": "left", "x": 0},
+        legend=LEGEND_BELOW,
     )  # fmt: skip
     fig.update_traces(line_color=BLACK, selector={"name": "same as the paper"})  # Okabe–Ito
     fig.for_each_annotation(

@@ -46,11 +46,9 @@ def render(settings: RatioSettings) -> None:
     if problems:
         show_problems(problems)
         return
-    try:
-        sums, sums_key = session.current_sums(settings)
-    except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+    if (found := session.sums_or_error(settings)) is None:
         return
+    sums, sums_key = found
     for message in sums.messages():
         st.warning(message, icon=":material/warning:")
     arguments = RATIO.arguments(settings, budget)

@@ -15,7 +15,7 @@ from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, Problem, S
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_state
 
-__all__ = ["budget_message", "check", "current_sums", "problems"]
+__all__ = ["budget_message", "check", "current_sums", "problems", "sums_or_error"]
 
 DATA_FIELDS = ("s_column", "y_column", "w_column", "s_bound", "y_bound", "w_bound", "binary_y")
 """The settings :meth:`~dpcore.analyses.ratio.RatioAnalysis.problems` reads (the others do not
@@ -77,3 +77,12 @@ def current_sums(settings: RatioSettings) -> tuple[GroupRatioSums, tuple]:
     :func:`strata_ui.pipeline.current_statistics`) and a cache key that stands for them."""
     key = (pipeline.grouping_key(get_state()), RATIO.statistics_key(settings))
     return pipeline.current_statistics(RATIO, settings), key
+
+
+def sums_or_error(settings: RatioSettings) -> tuple[GroupRatioSums, tuple] | None:
+    """:func:`current_sums`, or None after showing why the sums cannot be computed."""
+    try:
+        return current_sums(settings)
+    except (ValueError, TypeError) as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None

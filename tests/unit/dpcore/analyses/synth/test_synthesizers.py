@@ -18,26 +18,12 @@ from dpcore.analyses.synth.synthesizers import (
     SyntheticData,
     synthesize,
 )
-from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import (
     workload_error,
 )
+from tests.noise import RecordingNoise
 
 Z = 5.0  # standard errors allowed in every statistical check
-
-
-class RecordingNoise(SimulationNoise):
-    """numpy noise that records the Laplace scale of every call."""
-
-    def __init__(self, *, rng=None, zero: bool = False) -> None:
-        super().__init__(rng=rng)
-        self.calls: list[tuple[tuple[int, ...], float]] = []
-        self.zero = zero
-
-    def add_laplace(self, values, scale):
-        values = np.asarray(values, dtype=float)
-        self.calls.append((values.shape, float(scale)))
-        return values.copy() if self.zero else super().add_laplace(values, scale)
 
 
 # ---------------------------------------------------------------------------------------------
