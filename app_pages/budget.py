@@ -10,7 +10,7 @@ from strata_ui import constants, pipeline
 from strata_ui.analyses import current
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
-from strata_ui.widgets import log_slider
+from strata_ui.widgets import labelled_radio, log_slider
 
 st.title("Budget")
 st.markdown(
@@ -42,11 +42,11 @@ st.markdown(
     "Gaussian noise, and converts to an (ε, δ) guarantee."
 )
 KIND_LABELS = {"pure": "ε — pure differential privacy", "zcdp": "ρ — zero-concentrated DP (zCDP)"}
-state.budget_kind = st.radio(
+labelled_radio(
     "Budget unit",
-    list(KIND_LABELS),
-    index=list(KIND_LABELS).index(state.budget_kind),
-    format_func=KIND_LABELS.__getitem__,
+    state,
+    "budget_kind",
+    KIND_LABELS,
     horizontal=True,
     key="budget.kind",
     help="ε suits the Laplace mean; Gaussian and CoinPress need ρ.",

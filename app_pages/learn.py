@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from strata_ui.learn import all_explainers, all_presets
+from strata_ui.learn import all_explainers, all_presets, render_items
 
 st.title("Learn")
 st.markdown(
@@ -16,30 +16,14 @@ st.caption(
     "Open one at a time: each has a chart that moves with its sliders, a few sentences, and the "
     "formula with its source. Explainers simulate; they never spend privacy budget."
 )
-# Lazy expanders: an explainer runs only while it is open, so the page stays fast.
-for explainer in all_explainers():
-    box = st.expander(
-        explainer.title,
-        icon=explainer.icon,
-        key=f"learn.open.{explainer.key}",
-        on_change="rerun",
-    )
-    if box.open:
-        with box:
-            explainer.render()
+render_items(all_explainers(), "learn.open")
 
 st.subheader("Presets: the papers' results, rebuilt")
 st.caption(
     "Open a preset to load its data and settings and see our result beside the paper's, with "
     "every difference from the paper stated."
 )
-for preset in all_presets():
-    box = st.expander(
-        preset.title, icon=preset.icon, key=f"learn.preset.open.{preset.key}", on_change="rerun"
-    )
-    if box.open:
-        with box:
-            preset.render()
+render_items(all_presets(), "learn.preset.open")
 
 st.subheader("The privacy promise in this app")
 st.markdown(

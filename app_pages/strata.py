@@ -19,6 +19,7 @@ from strata_ui.constants import (
 )
 from strata_ui.state import get_dataset, get_state
 from strata_ui.uploads import format_edges, parse_edges
+from strata_ui.widgets import labelled_radio
 
 ERROR = ":material/error:"
 
@@ -84,13 +85,10 @@ state.min_group_size = int(
     )
 )
 policy_labels = {"merge": f"Merge them into “{OTHER_LABEL}”", "drop": "Drop them"}
-state.small_groups = policy.radio(
-    "Groups below the minimum size",
-    list(policy_labels),
-    index=list(policy_labels).index(state.small_groups),
-    format_func=policy_labels.get,
-    horizontal=True,
-)
+labelled_radio(
+    "Groups below the minimum size", state, "small_groups", policy_labels, widget=policy.radio,
+    horizontal=True, key="strata.small_groups",
+)  # fmt: skip
 
 # ---- groups -----------------------------------------------------------------------------
 # Shares from a table are checked further down, next to the table, so build the groups first.

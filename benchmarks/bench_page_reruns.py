@@ -41,39 +41,40 @@ def verdict(seconds: float, floor: float) -> str:
     return f"(floor {floor:g} s) — {'OK' if seconds <= floor else 'TOO SLOW'}"
 
 
-def learn_page() -> None:
+def app_on(page: str) -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page("app_pages/learn.py")
+    at.switch_page(f"app_pages/{page}.py")
     at.run()
+    return at
+
+
+def report_reruns(at: AppTest, what: str, floor: float) -> None:
+    reruns = [timed(at) for _ in range(RERUNS)]
+    worst = max(reruns)
+    print(
+        f"{what} reruns ({RERUNS}): median {statistics.median(reruns) * 1000:.0f} ms, "
+        f"max {worst * 1000:.0f} ms {verdict(worst, floor)}"
+    )
+
+
+def learn_page() -> None:
+    at = app_on("learn")
     for item in all_explainers():
         at.session_state[f"learn.open.{item.key}"] = True
     for item in all_presets():
         at.session_state[f"learn.preset.open.{item.key}"] = True
     print(f"Learn page, everything open, first run: {timed(at):.1f} s")
-    reruns = [timed(at) for _ in range(RERUNS)]
-    worst = max(reruns)
-    print(
-        f"Learn page reruns ({RERUNS}): median {statistics.median(reruns) * 1000:.0f} ms, "
-        f"max {worst * 1000:.0f} ms {verdict(worst, LEARN_FLOOR_S)}"
-    )
+    report_reruns(at, "Learn page", LEARN_FLOOR_S)
 
 
 def ratio_compare_page() -> None:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
-    at.run()
-    at.switch_page("app_pages/estimator.py")
-    at.run()
+    at = app_on("estimator")
     at.radio(key="estimator.analysis").set_value("ratio").run()
     at.switch_page("app_pages/compare.py")
     first = timed(at)
     print(f"Ratio Compare page, first load: {first:.1f} s {verdict(first, RATIO_FIRST_FLOOR_S)}")
-    reruns = [timed(at) for _ in range(RERUNS)]
-    worst = max(reruns)
-    print(
-        f"Ratio Compare page reruns ({RERUNS}): median {statistics.median(reruns) * 1000:.0f} ms, "
-        f"max {worst * 1000:.0f} ms {verdict(worst, RATIO_RERUN_FLOOR_S)}"
-    )
+    report_reruns(at, "Ratio Compare page", RATIO_RERUN_FLOOR_S)
 
 
 def main() -> None:

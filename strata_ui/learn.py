@@ -145,3 +145,15 @@ def all_explainers() -> tuple[LearnItem, ...]:
 def all_presets() -> tuple[LearnItem, ...]:
     """The Learn page's presets: each analysis', in registry order."""
     return tuple(item for ui in every() for item in ui.presets)
+
+
+def render_items(items: tuple[LearnItem, ...], key_prefix: str) -> None:
+    """One lazy expander per item: an item draws only while it is open, so the page stays fast
+    (its open state is kept under ``<key_prefix>.<item key>``)."""
+    for item in items:
+        box = st.expander(
+            item.title, icon=item.icon, key=f"{key_prefix}.{item.key}", on_change="rerun"
+        )
+        if box.open:
+            with box:
+                item.render()

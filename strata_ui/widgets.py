@@ -143,3 +143,30 @@ def seed_input(key: str, *, help: str = SEED_HELP) -> int:
                         help=help)
     )  # fmt: skip
     return state.seed
+
+
+def labelled_radio(
+    label: str,
+    owner: object,
+    field_name: str,
+    labels: Mapping[Any, str],
+    *,
+    key: str,
+    default: Any = None,
+    widget: Callable[..., Any] = st.radio,
+    **kwargs: Any,
+) -> Any:
+    """A radio over ``labels``' keys (shown as its values) for the attribute ``field_name`` of a
+    mutable ``owner`` (the session's AppState or a Learn page's settings); a stored choice that
+    is no longer offered falls back to ``default`` (else the first option). Stores the choice.
+    ``widget`` is ``st.radio`` or a column's ``radio``; pass a stable ``key``."""
+    options = list(labels)
+    current = getattr(owner, field_name)
+    if current not in options:
+        current = default if default in options else options[0]
+    value = widget(
+        label, options, index=options.index(current), format_func=labels.__getitem__, key=key,
+        **kwargs,
+    )  # fmt: skip
+    setattr(owner, field_name, value)
+    return value

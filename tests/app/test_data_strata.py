@@ -295,3 +295,12 @@ def test_the_demo_data_again_brings_back_its_value_column_and_bounds():
     at.run()
     assert mean_of(at) == MeanSettings()
     assert at.main.selectbox[0].value == "hours_per_week"
+
+
+def test_the_small_group_policy_keeps_the_last_of_several_changes():
+    at = strata_page(start())
+    for policy in ("drop", "merge", "drop"):
+        at.radio(key="strata.small_groups").set_value(policy).run()
+        assert state_of(at).small_groups == policy
+    at.run()
+    assert at.radio(key="strata.small_groups").value == "drop"

@@ -27,7 +27,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import log_slider
+from strata_ui.widgets import labelled_radio, log_slider
 
 GVDP_BOUNDS_RHO_OPTIONS = tuple(v for v in constants.RHO_OPTIONS if 0.01 <= v <= 1.0)
 
@@ -149,13 +149,12 @@ def render_gvdp_ols() -> None:
         ]
     )  # fmt: skip
     panels = list(gvdp_teaching.GVDP_OLS_PANELS)
-    if settings.gvdp_ols_panel not in panels:
-        settings.gvdp_ols_panel = "c"
-    settings.gvdp_ols_panel = st.radio(
+    labelled_radio(
         "Panel of Figure 2",
-        panels,
-        index=panels.index(settings.gvdp_ols_panel),
-        format_func=GVDP_OLS_PANEL_NAMES.__getitem__,
+        settings,
+        "gvdp_ols_panel",
+        {p: GVDP_OLS_PANEL_NAMES[p] for p in panels},
+        default="c",
         horizontal=True,
         key="learn.preset.gvdp_ols.panel",
         help="The privacy noise shrinks as k grows; each subset needs enough rows (n/k) for "

@@ -29,7 +29,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import log_slider
+from strata_ui.widgets import labelled_radio, log_slider
 
 RATIO_CI_WEIGHTING = {
     False: "Unweighted (every row counts once)",
@@ -189,14 +189,12 @@ def render_ratio_table1() -> None:
         key="learn.chart.preset.ratio_table1.all",
         summary=charts_ratio.table1_summary(comparison),
     )
-    keys = list(TABLE1_SETTING_NAMES)
-    if settings.table1_setting not in keys:
-        settings.table1_setting = "weighted-5000"
-    settings.table1_setting = st.radio(
+    labelled_radio(
         "Setting to compare in detail",
-        keys,
-        index=keys.index(settings.table1_setting),
-        format_func=TABLE1_SETTING_NAMES.__getitem__,
+        settings,
+        "table1_setting",
+        TABLE1_SETTING_NAMES,
+        default="weighted-5000",
         horizontal=True,
         key="learn.preset.ratio_table1.setting",
         help="One block of the paper's Table 1: coverage and mean width for each ε and method.",
