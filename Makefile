@@ -33,7 +33,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .
 
 test: $(VENV)/.installed-dev /usr/bin/chromium lint
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 2 --dist worksteal
 
 bench: $(VENV)/.installed
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
