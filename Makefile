@@ -33,7 +33,8 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .
 
 test: $(VENV)/.installed-dev /usr/bin/chromium lint
-	$(PY) -m pytest -n 2 --dist worksteal
+	# Three workers on two cores: browser tests spend part of their time waiting on the page.
+	$(PY) -m pytest -n 3 --dist worksteal
 
 bench: $(VENV)/.installed
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
