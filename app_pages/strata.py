@@ -41,6 +41,7 @@ state.strata_columns = st.multiselect(
     options,
     default=[c for c in state.strata_columns if c in options],
     placeholder="Choose one or more columns",
+    key=f"strata.columns.{state.dataset_fingerprint}",
     help="Choosing several columns makes intersectional groups, e.g. race × sex. At most "
     f"{MAX_GROUPS:,} groups.",
 )
@@ -57,6 +58,7 @@ for column in numeric:
         f"Bucket edges for `{column}`",
         value=format_edges(state.bucket_edges.get(column, [])),
         placeholder="comma-separated, e.g. 25, 35, 50, 65",
+        key=f"strata.edges.{column}.{state.dataset_fingerprint}",
         help="Edges 25, 35 make the buckets < 25, [25, 35) and ≥ 35.",
     )
     try:
@@ -81,6 +83,7 @@ state.min_group_size = int(
         min_value=MIN_GROUP_SIZE_MIN,
         value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
         step=1,
+        key="strata.min_group_size",
         help="Smaller groups are merged or dropped: a tiny group's private mean is mostly noise.",
     )
 )
@@ -127,13 +130,10 @@ st.markdown(
     "The population estimate recombines the group estimates weighted by each group's share of "
     "the population. Those shares must be public; say where they come from."
 )
-sources = list(pipeline.SHARE_SOURCE_LABELS)
-state.share_source = st.radio(
-    "Source of the shares",
-    sources,
-    index=sources.index(state.share_source),
-    format_func=pipeline.SHARE_SOURCE_LABELS.get,
-)
+labelled_radio(
+    "Source of the shares", state, "share_source", pipeline.SHARE_SOURCE_LABELS,
+    key="strata.share_source",
+)  # fmt: skip
 if state.share_source == "table":
     edited = st.data_editor(
         pd.DataFrame(
@@ -167,6 +167,7 @@ elif state.share_source == "holdout":
         value=min(max(state.holdout_fraction, HOLDOUT_FRACTION_MIN), HOLDOUT_FRACTION_MAX),
         step=0.05,
         format="%.2f",
+        key="strata.holdout_fraction",
         help="These rows are treated as public and are not used for the private estimates.",
     )
 else:

@@ -114,17 +114,19 @@ def log_slider(
     field_name: str,
     *,
     options: Sequence[float],
+    key: str,
     format_func: Callable[[float], str] = "{:g}".format,
     **kwargs: Any,
 ) -> float:
     """A select slider over log-spaced ``options`` for the attribute ``field_name`` of a mutable
     ``owner`` (the session's AppState or a Learn page's settings): it starts at the option
-    nearest the stored value and stores the choice. Pass a stable ``key``."""
+    nearest the stored value and stores the choice; ``key`` keeps it stable across reruns."""
     value = st.select_slider(
         label,
         options=options,
         value=nearest(options, getattr(owner, field_name)),
         format_func=format_func,
+        key=key,
         **kwargs,
     )
     setattr(owner, field_name, value)

@@ -304,3 +304,30 @@ def test_the_small_group_policy_keeps_the_last_of_several_changes():
         assert state_of(at).small_groups == policy
     at.run()
     assert at.radio(key="strata.small_groups").value == "drop"
+
+
+def test_every_strata_widget_keeps_the_last_of_several_changes():
+    at = strata_page(start())
+    columns = at.multiselect(key="strata.columns.demo")
+    for choice in (["race"], ["sex"], ["race", "age"]):
+        columns.set_value(choice).run()
+        assert state_of(at).strata_columns == choice
+    edges = at.text_input(key="strata.edges.age.demo")
+    for text, expected in (("30, 50", [30.0, 50.0]), ("25, 65", [25.0, 65.0])):
+        edges.set_value(text).run()
+        assert state_of(at).bucket_edges == {"age": expected}
+    for size in (50, 80, 120):
+        at.number_input(key="strata.min_group_size").set_value(size).run()
+        assert state_of(at).min_group_size == size
+    for source in ("holdout", "data", "holdout"):
+        at.radio(key="strata.share_source").set_value(source).run()
+        assert state_of(at).share_source == source
+    for fraction in (0.2, 0.3):
+        at.slider(key="strata.holdout_fraction").set_value(fraction).run()
+        assert state_of(at).holdout_fraction == fraction
+    at.run()  # a rerun keeps every last choice
+    state = state_of(at)
+    assert (state.strata_columns, state.bucket_edges) == (["race", "age"], {"age": [25.0, 65.0]})
+    assert (state.min_group_size, state.share_source, state.holdout_fraction) == (
+        120, "holdout", 0.3,
+    )  # fmt: skip
