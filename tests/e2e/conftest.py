@@ -29,7 +29,6 @@ def browser_type_launch_args(browser_type_launch_args):
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
-            "--disable-dev-shm-usage",
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",

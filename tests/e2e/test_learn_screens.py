@@ -6,7 +6,15 @@ from playwright.sync_api import Locator, Page, expect
 
 from strata_ui import constants, learn
 from strata_ui.analyses import every
-from tests.e2e.test_pages import LOAD_TIMEOUT_MS, SCREENSHOTS, SETTLE_MS, grow_to_content
+from tests.e2e.helpers import (
+    LOAD_TIMEOUT_MS,
+    SCREENSHOTS,
+    SETTLE_MS,
+    expect_title,
+    grow_to_content,
+    no_exception,
+    settle,
+)
 
 # The Learn items in groups of one page visit each: the shared ones, then each analysis' own.
 ITEM_GROUPS = {"shared": learn.EXPLAINERS} | {
@@ -18,16 +26,9 @@ VIEWPORT = {"width": 1366, "height": 900}
 PROJECTOR = {"width": 1024, "height": 768}
 
 
-def settle(page: Page) -> None:
-    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=LOAD_TIMEOUT_MS)
-    page.wait_for_timeout(SETTLE_MS)
-
-
-def open_learn(page: Page, url: str) -> None:
-    page.goto(f"{url}/learn")
-    expect(page.get_by_role("heading", name="Learn", exact=True, level=1)).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS
-    )
+def open_learn(page: Page, url: str, query: str = "") -> None:
+    page.goto(f"{url}/learn{query}")
+    expect_title(page, "Learn")
     settle(page)
 
 
@@ -68,7 +69,7 @@ def test_each_explainer_and_preset_opens_and_draws(page: Page, app_url: str, gro
         expect(expander.locator(".katex").first).to_be_visible()
         expect(expander.get_by_text("Source:").first).to_be_visible()
         screenshot_expander(page, expander, f"learn-{item.key}")
-        expect(page.get_by_test_id("stException")).to_have_count(0)
+        no_exception(page)
         close_expander(page, expander)
 
 
@@ -98,7 +99,7 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
     )
     expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
     settle(page)
-    expect(page.get_by_test_id("stException")).to_have_count(0)
+    no_exception(page)
 
 
 # The explainers and presets that rebuild the ratio and GVDP papers: each also on a projector.
@@ -113,11 +114,7 @@ PAPER_ITEMS = {
 @pytest.mark.parametrize("group", PAPER_ITEMS)
 def test_paper_items_fit_a_projector_in_workshop_mode(page: Page, app_url: str, group):
     page.set_viewport_size(PROJECTOR)
-    page.goto(f"{app_url}/learn?{constants.WORKSHOP_QUERY_KEY}=true")
-    expect(page.get_by_role("heading", name="Learn", exact=True, level=1)).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS
-    )
-    settle(page)
+    open_learn(page, app_url, f"?{constants.WORKSHOP_QUERY_KEY}=true")
     for item in PAPER_ITEMS[group]:
         expander = open_expander(page, item.title)
         charts = expander.get_by_test_id("stPlotlyChart")
@@ -126,5 +123,5 @@ def test_paper_items_fit_a_projector_in_workshop_mode(page: Page, app_url: str, 
             assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
         screenshot_expander(page, expander, f"learn-workshop-{item.key}")
         page.set_viewport_size(PROJECTOR)
-        expect(page.get_by_test_id("stException")).to_have_count(0)
+        no_exception(page)
         close_expander(page, expander)

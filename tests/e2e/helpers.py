@@ -1,0 +1,95 @@
+"""What every browser test does: open the app, follow sidebar links, wait for a script run to
+end, save full-page screenshots and read a downloaded file."""
+
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+LOAD_TIMEOUT_MS = 30_000
+# Lets data grids and charts finish painting after the script run ends.
+SETTLE_MS = 500
+
+
+def expect_title(page: Page, title: str) -> None:
+    """Wait until the page's own heading (level 1) shows."""
+    expect(page.get_by_role("heading", name=title, exact=True, level=1)).to_be_visible(
+        timeout=LOAD_TIMEOUT_MS
+    )
+
+
+def settle(page: Page, viewport: dict | None = None) -> None:
+    """Wait for the script run to end and the charts to paint; with ``viewport``, at that size
+    first (a full-page screenshot grows the viewport, which would pad the next, shorter page)."""
+    if viewport is not None:
+        page.set_viewport_size(viewport)
+    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(SETTLE_MS)
+
+
+def open_app(page: Page, url: str, viewport: dict) -> None:
+    """Open the app at its root, the Data page, in a window of ``viewport``."""
+    page.set_viewport_size(viewport)
+    page.goto(url)
+    expect_title(page, "Data")
+
+
+def open_page(page: Page, title: str) -> None:
+    """Follow the sidebar link (a full reload would start a new session) and wait for the run."""
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+    expect_title(page, title)
+    settle(page)
+
+
+def no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def grow_to_content(page: Page) -> None:
+    """Grow the viewport to the page's content, so that charts below the fold draw.
+
+    Streamlit scrolls inside its main and sidebar containers, so `full_page=True` alone captures
+    one screen. Charts below the fold draw only once visible and then lengthen the page: grow
+    until the content height stops changing (a few rounds at most).
+    """
+    width = page.viewport_size["width"]
+    for _ in range(4):
+        content_height = page.evaluate(
+            """() => Math.max(...['stMain', 'stSidebarContent'].map(
+                id => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight ?? 0))"""
+        )
+        if content_height <= page.viewport_size["height"]:
+            break
+        page.set_viewport_size({"width": width, "height": content_height})
+        page.wait_for_timeout(SETTLE_MS)
+
+
+def screenshot(page: Page, name: str) -> None:
+    """Save the whole app, not just the viewport, as ``SCREENSHOTS/<name>.png``."""
+    grow_to_content(page)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+
+
+def downloaded_text(page: Page, button_text: str) -> str:
+    """Click the first download button showing ``button_text``; return the file's text."""
+    button = page.get_by_test_id("stDownloadButton").filter(has_text=button_text).first
+    with page.expect_download() as download:
+        button.click()
+    return Path(download.value.path()).read_text()
+
+
+def commit_release(page: Page) -> None:
+    """Tick the acknowledgement, press Commit, and wait for the recorded release."""
+    commit = page.get_by_role("button", name="Commit release")
+    expect(commit).to_be_disabled()
+    page.get_by_text("I understand that committing spends this budget for good.").click()
+    expect(commit).to_be_enabled(timeout=LOAD_TIMEOUT_MS)
+    commit.click()
+    expect(page.get_by_text("Released and recorded")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settle(page)
+
+
+def sidebar_remaining(page: Page):
+    """The sidebar's remaining-budget figure, as a locator to assert on."""
+    return page.get_by_test_id("stSidebar").get_by_test_id("stMetricValue")
