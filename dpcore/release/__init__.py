@@ -18,34 +18,10 @@ The exports (:func:`to_csv`, :func:`to_json`, :func:`to_script`) work from a rec
 past release in the ledger can be downloaded again.
 """
 
-from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
-from dpcore.release.exports import escape_cell, to_csv, to_json, to_script
-from dpcore.release.plan import (
-    DatasetRef,
-    PlanHeader,
-    ReleaseOutput,
-    ReleasePlan,
-    ReleaseRow,
-    SyntheticRow,
-    fingerprint_frame,
-    init_arguments,
-)
+# Each module names its public API in `__all__`; the package re-exports exactly those names.
+from dpcore.release import commit, exports, plan
+from dpcore.release.commit import *
+from dpcore.release.exports import *
+from dpcore.release.plan import *
 
-__all__ = [
-    "DatasetRef",
-    "PlanHeader",
-    "ReleaseOutput",
-    "ReleasePlan",
-    "ReleaseRecord",
-    "ReleaseRow",
-    "SyntheticRow",
-    "budget_in_units",
-    "escape_cell",
-    "fingerprint_frame",
-    "init_arguments",
-    "plan_key",
-    "release",
-    "to_csv",
-    "to_json",
-    "to_script",
-]
+__all__ = [*plan.__all__, *commit.__all__, *exports.__all__]

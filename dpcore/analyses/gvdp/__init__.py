@@ -82,101 +82,24 @@ Everything here is numpy; noise goes through a :class:`~dpcore.mechanisms.NoiseS
 release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use numpy.
 """
 
-from dpcore.analyses.gvdp.analysis import DEFAULT_K, GVDP, GvdpAnalysis, GvdpSettings
-from dpcore.analyses.gvdp.bounds import ESTIMATORS, GVDPBounds, RhoSpent, blb_variance_spread
-from dpcore.analyses.gvdp.data import MAX_FIT_RISK, GvdpData, fit_risk, prepare_data, subsets_for
-from dpcore.analyses.gvdp.diagnostics import (
-    BlbDiagnostic,
-    blb_diagnostic,
-    coverage_frame,
-    coverage_on_data,
-    coverage_synthetic,
-    k_ladder,
-    synthetic_coefficients,
-    synthetic_description,
-    synthetic_truth,
-)
-from dpcore.analyses.gvdp.estimator import (
-    GVDPCoverage,
-    GVDPResult,
-    GVDPStratifiedResult,
-    NonPrivateCI,
-    gvdp,
-    gvdp_coverage,
-    gvdp_stratified,
-    nonprivate_ci,
-)
-from dpcore.analyses.gvdp.groups import (
-    ALL,
-    DP,
-    NON_PRIVATE,
-    STRATEGIES,
-    NonPrivate,
-    RunSettings,
-    comparison_frame,
-    groups_frame,
-    nonprivate,
-    run_groups,
-    run_population,
-)
-from dpcore.analyses.gvdp.model import (
-    BOUNDS_MODES,
-    INTERCEPT,
-    MODELS,
-    GvdpBoundsSpec,
-    GvdpModel,
-    ModelRows,
-)
-from dpcore.analyses.gvdp.plan import GvdpPlan, GvdpRow
+# Each module names its public API in `__all__`; the package re-exports exactly those names.
+from dpcore.analyses.gvdp import analysis, bounds, data, diagnostics, estimator, groups, model, plan
+from dpcore.analyses.gvdp.analysis import *
+from dpcore.analyses.gvdp.bounds import *
+from dpcore.analyses.gvdp.data import *
+from dpcore.analyses.gvdp.diagnostics import *
+from dpcore.analyses.gvdp.estimator import *
+from dpcore.analyses.gvdp.groups import *
+from dpcore.analyses.gvdp.model import *
+from dpcore.analyses.gvdp.plan import *
 
 __all__ = [
-    "ALL",
-    "BOUNDS_MODES",
-    "BlbDiagnostic",
-    "DEFAULT_K",
-    "DP",
-    "ESTIMATORS",
-    "GVDP",
-    "GVDPBounds",
-    "GVDPCoverage",
-    "GVDPResult",
-    "GVDPStratifiedResult",
-    "GvdpAnalysis",
-    "GvdpBoundsSpec",
-    "GvdpData",
-    "GvdpModel",
-    "GvdpPlan",
-    "GvdpRow",
-    "GvdpSettings",
-    "INTERCEPT",
-    "MAX_FIT_RISK",
-    "MODELS",
-    "ModelRows",
-    "NON_PRIVATE",
-    "NonPrivate",
-    "NonPrivateCI",
-    "RhoSpent",
-    "RunSettings",
-    "STRATEGIES",
-    "blb_diagnostic",
-    "blb_variance_spread",
-    "comparison_frame",
-    "coverage_frame",
-    "coverage_on_data",
-    "coverage_synthetic",
-    "fit_risk",
-    "groups_frame",
-    "gvdp",
-    "gvdp_coverage",
-    "gvdp_stratified",
-    "k_ladder",
-    "nonprivate",
-    "nonprivate_ci",
-    "prepare_data",
-    "run_groups",
-    "run_population",
-    "subsets_for",
-    "synthetic_coefficients",
-    "synthetic_description",
-    "synthetic_truth",
+    *analysis.__all__,
+    *bounds.__all__,
+    *estimator.__all__,
+    *model.__all__,
+    *data.__all__,
+    *groups.__all__,
+    *diagnostics.__all__,
+    *plan.__all__,
 ]

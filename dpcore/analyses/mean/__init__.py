@@ -19,71 +19,33 @@ Every estimator works on per-group sufficient statistics (sizes and clipped sums
 vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.mechanisms.NoiseSource`.
 """
 
-from dpcore.analyses.mean.analysis import (
-    ESTIMATOR_LABELS,
-    MEAN,
-    MeanAnalysis,
-    MeanSettings,
-    MeanStudy,
+# Each module names its public API in `__all__`; the package re-exports exactly those names.
+from dpcore.analyses.mean import (
+    analysis,
+    coinpress,
+    estimators,
+    functions,
+    plan,
+    simulate,
+    statistics,
+    strategies,
 )
-from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
-from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, GroupStats, LaplaceMean
-from dpcore.analyses.mean.functions import MeanRelease, coinpress_mean, gaussian_mean, laplace_mean
-from dpcore.analyses.mean.plan import STRATEGY_LABELS, MeanPlan, MeanRow
-from dpcore.analyses.mean.simulate import (
-    GLOBAL_LABEL,
-    SWEEP_METRICS,
-    budget_sweep,
-    group_summary,
-    monte_carlo,
-    parity_by_replicate,
-    replicate_metrics,
-    summarize_sweep,
-)
-from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.analyses.mean.strategies import (
-    STRATEGIES,
-    Strategy,
-    StrategyResult,
-    global_and_group_means,
-    global_only_mean,
-    run_strategy,
-    stratified_mean,
-)
+from dpcore.analyses.mean.analysis import *
+from dpcore.analyses.mean.coinpress import *
+from dpcore.analyses.mean.estimators import *
+from dpcore.analyses.mean.functions import *
+from dpcore.analyses.mean.plan import *
+from dpcore.analyses.mean.simulate import *
+from dpcore.analyses.mean.statistics import *
+from dpcore.analyses.mean.strategies import *
 
 __all__ = [
-    "ClippedMean",
-    "CoinPressMean",
-    "ESTIMATOR_LABELS",
-    "GLOBAL_LABEL",
-    "GaussianMean",
-    "GroupStats",
-    "GroupValues",
-    "LaplaceMean",
-    "MEAN",
-    "MeanAnalysis",
-    "MeanPlan",
-    "MeanRelease",
-    "MeanRow",
-    "MeanSettings",
-    "MeanStudy",
-    "STRATEGIES",
-    "STRATEGY_LABELS",
-    "SWEEP_METRICS",
-    "Strategy",
-    "StrategyResult",
-    "budget_sweep",
-    "coinpress_mean",
-    "default_rho_split",
-    "gaussian_mean",
-    "global_and_group_means",
-    "global_only_mean",
-    "group_summary",
-    "laplace_mean",
-    "monte_carlo",
-    "parity_by_replicate",
-    "replicate_metrics",
-    "run_strategy",
-    "stratified_mean",
-    "summarize_sweep",
+    *analysis.__all__,
+    *statistics.__all__,
+    *estimators.__all__,
+    *coinpress.__all__,
+    *strategies.__all__,
+    *functions.__all__,
+    *simulate.__all__,
+    *plan.__all__,
 ]

@@ -65,84 +65,36 @@ Privacy accounting (stated on screen too):
   composition of ε/m per sum), which the ledger converts to ρ = ε²/2.
 """
 
-from dpcore.analyses.ratio.analysis import RATIO, RatioAnalysis, RatioSettings
-from dpcore.analyses.ratio.budget import release_arguments, release_cost
-from dpcore.analyses.ratio.groups import GroupRatioSums, bootstrap_group_sums, group_ratio_sums
-from dpcore.analyses.ratio.intervals import (
-    RatioCI,
-    RatioComparison,
-    compare_ratios,
-    nonprivate_ratio_ci,
-    ratio_ci,
-    ratio_ci_from_sums,
-    ratio_interval,
+# Each module names its public API in `__all__`; the package re-exports exactly those names.
+from dpcore.analyses.ratio import (
+    analysis,
+    budget,
+    groups,
+    intervals,
+    noise,
+    plan,
+    preview,
+    study,
+    sums,
 )
-from dpcore.analyses.ratio.noise import RatioRelease, release_ratio_sums, zcdp_rho
-from dpcore.analyses.ratio.plan import MC_SEED, RatioPlan
-from dpcore.analyses.ratio.preview import (
-    ALL_GROUPS,
-    RatioResult,
-    estimate_ratios,
-    recombine,
-    select_group,
-    simulate_ratio_intervals,
-)
-from dpcore.analyses.ratio.study import (
-    load_table1,
-    ratio_study,
-    simulate_calibration_sums,
-    table1_comparison,
-)
-from dpcore.analyses.ratio.sums import (
-    COMPOSITIONS,
-    MECHANISMS,
-    METHODS,
-    SCALES,
-    SUM_LABELS,
-    SUM_NAMES,
-    RatioBounds,
-    RatioSums,
-    ratio_sums,
-)
+from dpcore.analyses.ratio.analysis import *
+from dpcore.analyses.ratio.budget import *
+from dpcore.analyses.ratio.groups import *
+from dpcore.analyses.ratio.intervals import *
+from dpcore.analyses.ratio.noise import *
+from dpcore.analyses.ratio.plan import *
+from dpcore.analyses.ratio.preview import *
+from dpcore.analyses.ratio.study import *
+from dpcore.analyses.ratio.sums import *
 
 __all__ = [
-    "ALL_GROUPS",
-    "COMPOSITIONS",
-    "GroupRatioSums",
-    "MC_SEED",
-    "MECHANISMS",
-    "METHODS",
-    "RATIO",
-    "RatioAnalysis",
-    "RatioBounds",
-    "RatioCI",
-    "RatioComparison",
-    "RatioPlan",
-    "RatioRelease",
-    "RatioResult",
-    "RatioSettings",
-    "RatioSums",
-    "SCALES",
-    "SUM_LABELS",
-    "SUM_NAMES",
-    "bootstrap_group_sums",
-    "compare_ratios",
-    "estimate_ratios",
-    "group_ratio_sums",
-    "load_table1",
-    "nonprivate_ratio_ci",
-    "ratio_ci",
-    "ratio_ci_from_sums",
-    "ratio_interval",
-    "ratio_study",
-    "ratio_sums",
-    "recombine",
-    "release_arguments",
-    "release_cost",
-    "release_ratio_sums",
-    "select_group",
-    "simulate_calibration_sums",
-    "simulate_ratio_intervals",
-    "table1_comparison",
-    "zcdp_rho",
+    *analysis.__all__,
+    *sums.__all__,
+    *noise.__all__,
+    *intervals.__all__,
+    *study.__all__,
+    *groups.__all__,
+    *preview.__all__,
+    *budget.__all__,
+    *plan.__all__,
 ]

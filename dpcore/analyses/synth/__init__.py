@@ -54,65 +54,20 @@ categories are read from the data (:attr:`SyntheticData.domain_from_data`), and 
 group shares when they are the data's own group counts treated as public.
 """
 
-from dpcore.analyses.synth.analysis import SYNTH, SynthAnalysis, SynthSettings
-from dpcore.analyses.synth.config import (
-    ALL_ROWS,
-    MAX_ROWS,
-    METHOD_NAMES,
-    MIN_MODEL_COLUMNS,
-    MIN_ROWS,
-    STRATEGIES,
-    PreparedRows,
-    SynthConfig,
-    check_config,
-    domain_sizes,
-    prepare_rows,
-    run_synthesis,
-)
-from dpcore.analyses.synth.encoding import METHODS, Method, bucketize
-from dpcore.analyses.synth.plan import INTERVALS_NOTE, SynthPlan
-from dpcore.analyses.synth.synthesizers import (
-    MAX_HISTOGRAM_CELLS,
-    MAX_MWEM_CELLS,
-    SyntheticData,
-    synthesize,
-)
-from dpcore.analyses.synth.workload import (
-    SWEEP_EPSILONS,
-    build_workload,
-    sweep_errors,
-    sweep_metrics,
-    synth_domain,
-)
+# Each module names its public API in `__all__`; the package re-exports exactly those names.
+from dpcore.analyses.synth import analysis, config, encoding, plan, synthesizers, workload
+from dpcore.analyses.synth.analysis import *
+from dpcore.analyses.synth.config import *
+from dpcore.analyses.synth.encoding import *
+from dpcore.analyses.synth.plan import *
+from dpcore.analyses.synth.synthesizers import *
+from dpcore.analyses.synth.workload import *
 
 __all__ = [
-    "ALL_ROWS",
-    "INTERVALS_NOTE",
-    "MAX_HISTOGRAM_CELLS",
-    "MAX_MWEM_CELLS",
-    "MAX_ROWS",
-    "METHODS",
-    "METHOD_NAMES",
-    "MIN_MODEL_COLUMNS",
-    "MIN_ROWS",
-    "Method",
-    "PreparedRows",
-    "STRATEGIES",
-    "SWEEP_EPSILONS",
-    "SYNTH",
-    "SynthAnalysis",
-    "SynthConfig",
-    "SynthPlan",
-    "SynthSettings",
-    "SyntheticData",
-    "bucketize",
-    "build_workload",
-    "check_config",
-    "domain_sizes",
-    "prepare_rows",
-    "run_synthesis",
-    "sweep_errors",
-    "sweep_metrics",
-    "synth_domain",
-    "synthesize",
+    *analysis.__all__,
+    *synthesizers.__all__,
+    *encoding.__all__,
+    *config.__all__,
+    *workload.__all__,
+    *plan.__all__,
 ]
