@@ -52,6 +52,12 @@ def positive_int(name: str, value: object) -> int:
     return int(value)
 
 
+def instance_of(name: str, value: object, kind: type) -> None:
+    """Raise a TypeError naming the parameter unless ``value`` is a ``kind``."""
+    if not isinstance(value, kind):
+        raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}")
+
+
 def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     """Normalise the keyword-only ``rng`` argument once (SciPy's convention)."""
     if isinstance(rng, np.random.Generator):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dpcore._validate import positive_int, positive_number
+from dpcore._validate import instance_of, positive_int, positive_number
 from dpcore.grouping import LABEL_SEPARATOR
 
 ALL_ROWS_LABEL = "All rows"
@@ -423,8 +423,7 @@ def synthetic_parity_error(errors: GroupErrors, omega: float | None = None) -> f
     with the group part averaged, as in :func:`parity_error`. For synthetic data the errors come
     from :func:`mean_error_by_group` (Fig. 5) or :func:`workload_error_by_group` (Fig. 9).
     """
-    if not isinstance(errors, GroupErrors):
-        raise TypeError(f"`errors` must be a GroupErrors, got {type(errors).__name__}")
+    instance_of("errors", errors, GroupErrors)
     k = len(errors.groups)
     weight = 1.0 / k if omega is None else positive_number("omega", omega)
     return weight * errors.overall + float(errors.groups.mean())

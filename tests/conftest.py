@@ -3,7 +3,8 @@
 import pytest
 import streamlit as st
 
-from dpcore.ledger import LEDGER_PATH_ENV
+from dpcore.accounting import ZCDP
+from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +22,9 @@ def fresh_data_cache():
     settings), and a cold cache for each of hundreds of tests cost a third of the app tests'
     time."""
     st.cache_data.clear()
+
+
+@pytest.fixture
+def ledger():
+    """The default ledger (ρ = 1) in the fresh file :func:`isolated_ledger` points at."""
+    return Ledger(None, "default", ZCDP(1.0))

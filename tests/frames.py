@@ -32,3 +32,15 @@ def small_groups_frame() -> pd.DataFrame:
     return frame_from_groups(
         {"A": [1.0] * 6, "B": [2.0] * 5, "c": [10.0, 11.0], "d": [20.0], "e": [30.0]}
     )
+
+
+# Files an upload must refuse, each as (bytes, file name, words the message must contain).
+BAD_FILES = {
+    "empty": (b"", "mine.csv", "empty"),
+    "header only": (b"a,b\n", "mine.csv", "no data rows"),
+    "not UTF-8": ("name,x\nJos\xe9,1\n".encode("latin-1"), "mine.csv", "UTF-8"),
+    "binary": (bytes(range(256)) * 4, "mine.csv", "binary"),
+    "wrong field count": (b"a,b\n1,2\n3,4,5\n6,7\n", "mine.csv", "line 3 has 3 fields"),
+    "broken parquet": (b"not parquet", "mine.parquet", "not a valid Parquet file"),
+    "unsupported type": (b"a,b\n1,2\n", "mine.xlsx", "xlsx"),
+}

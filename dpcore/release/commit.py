@@ -13,7 +13,7 @@ from importlib import metadata as importlib_metadata
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng
+from dpcore._validate import as_rng, instance_of
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.ledger import Ledger, LedgerRecord
 from dpcore.mechanisms import NoiseKind, noise_source
@@ -148,8 +148,7 @@ def release(
     BudgetExceededError
         If the ledger cannot afford the plan; nothing is drawn or recorded.
     """
-    if not isinstance(ledger, Ledger):
-        raise TypeError(f"`ledger` must be a Ledger, got {type(ledger).__name__}")
+    instance_of("ledger", ledger, Ledger)
     if noise not in NOISE_DESCRIPTIONS:
         raise ValueError(f"`noise` must be 'secure' or 'simulation', got {noise!r}")
     key = plan_key(plan, noise)

@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import open_unit_interval
+from dpcore._validate import instance_of, open_unit_interval
 from dpcore.accounting import Budget, check_budget
 from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
@@ -33,10 +33,12 @@ __all__ = [
 
 
 def fingerprint_frame(frame: pd.DataFrame) -> str:
-    """SHA-256 of a frame's column names, dtypes and cell values — identifies data, reveals none.
+    """SHA-256 of a frame's column names, dtypes and cell values: identifies the data.
 
-    The same file read the same way gives the same fingerprint, so a script can check that it is
-    run on the data a release was made from.
+    The same file read the same way gives the same fingerprint, so the ledger can tell whether a
+    plan is run on the data a release was made from. It is a deterministic function of every
+    cell (whoever knows all rows but one can test candidates for the last), so it stays with the
+    curator: in the ledger and on the Release page's review, never in an export.
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
@@ -99,13 +101,10 @@ class PlanHeader:
     level: float = 0.95
 
     def __post_init__(self) -> None:
-        if not isinstance(self.dataset, DatasetRef):
-            raise TypeError(f"`dataset` must be a DatasetRef, got {type(self.dataset).__name__}")
-        if not isinstance(self.spec, GroupingSpec):
-            raise TypeError(f"`spec` must be a GroupingSpec, got {type(self.spec).__name__}")
+        instance_of("dataset", self.dataset, DatasetRef)
+        instance_of("spec", self.spec, GroupingSpec)
         check_budget("budget", self.budget)
-        if not isinstance(self.label, str):
-            raise TypeError(f"`label` must be a str, got {type(self.label).__name__}")
+        instance_of("label", self.label, str)
         object.__setattr__(self, "level", open_unit_interval("level", self.level))
 
     @property

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from dpcore.ledger import Ledger, LedgerRecord
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,6 +63,16 @@ def commit(at: AppTest) -> AppTest:
     at.button(key="release.commit").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def commit_once(at: AppTest) -> tuple[Ledger, LedgerRecord]:
+    """Commit the planned release; check it was recorded as the default ledger's one release.
+    Returns the ledger and that release's record."""
+    commit(at)
+    assert "Released and recorded" in text(at.success)
+    ledger = Ledger.open(None, "default")
+    [record] = ledger.history()
+    return ledger, record
 
 
 def text(elements) -> str:

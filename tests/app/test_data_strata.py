@@ -20,6 +20,7 @@ from tests.app.helpers import (
     values,
 )
 from tests.app.helpers import charts as figures
+from tests.frames import BAD_FILES
 
 STRATA = "app_pages/strata.py"
 ESTIMATOR = "app_pages/estimator.py"
@@ -83,19 +84,13 @@ def test_good_upload_replaces_the_demo():
     assert mean_of(at).value == "hours"
 
 
-BAD_UPLOADS = {
-    "empty file": (b"", "mine.csv", "empty"),
-    "header only": (b"a,b\n", "mine.csv", "no data rows"),
-    "not UTF-8": ("name,x\nJos\xe9,1\n".encode("latin-1"), "mine.csv", "UTF-8"),
-    "binary": (bytes(range(256)) * 4, "mine.csv", "binary"),
-    "wrong number of fields": (b"a,b\n1,2\n3,4,5\n", "mine.csv", "line 3 has 3 fields"),
-    "broken parquet": (b"not parquet", "mine.parquet", "not a valid Parquet file"),
-}
+# The uploader itself refuses file types other than the ones it lists, before the page runs.
+UPLOADABLE_BAD_FILES = [case for case, (_, name, _) in BAD_FILES.items() if ".xlsx" not in name]
 
 
-@pytest.mark.parametrize("case", BAD_UPLOADS, ids=str)
+@pytest.mark.parametrize("case", UPLOADABLE_BAD_FILES, ids=str)
 def test_bad_upload_shows_an_error_and_keeps_the_demo(case):
-    data, name, words = BAD_UPLOADS[case]
+    data, name, words = BAD_FILES[case]
     at = upload(start(), data, name)
     assert words in errors(at)
     assert "Still using the demo data" in errors(at)

@@ -10,11 +10,10 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp import GvdpSettings
-from dpcore.ledger import Ledger
 from strata_ui.analyses.gvdp.estimator import PREVIEW_LABEL
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.data import load_demo
-from tests.app.helpers import charts, commit, errors, go, settings_of, state_of, text, titles
+from tests.app.helpers import charts, commit_once, errors, go, settings_of, state_of, text, titles
 from tests.app.helpers import start as start_app
 
 ANALYSIS = "estimator.analysis"
@@ -226,10 +225,7 @@ def test_release_reviews_the_gvdp_plan_and_spends_exactly_rho():
     assert "**Statistic:** mean of hours_per_week, per group (stratified)" in page
     assert "GVDP (Covington et al.)" in page
     assert "Cost: **ρ = 0.5 (zCDP)**" in page
-    commit(at)
-    assert "Released and recorded" in text(at.success)
-    ledger = Ledger.open(None, "default")
-    [record] = ledger.history()
+    ledger, record = commit_once(at)
     assert record.cost == ZCDP(0.5)
     assert ledger.remaining() == {"rho": 0.5}
     outputs = record.payload["outputs"]

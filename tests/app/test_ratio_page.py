@@ -11,14 +11,13 @@ from streamlit.testing.v1 import AppTest
 from dpcore.accounting import ZCDP
 from dpcore.analyses.ratio import ALL_GROUPS, RatioSettings
 from dpcore.datasets import load_demo
-from dpcore.ledger import Ledger
 from strata_ui.analyses.ratio.preview import PREVIEW_BANNER
 from strata_ui.analyses.ratio.settings import NO_WEIGHTS
 from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (
     change_settings,
     charts,
-    commit,
+    commit_once,
     errors,
     go,
     settings_of,
@@ -249,10 +248,7 @@ def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
     assert "**Statistic:** calibration ratio Σscore/Σincome_over_50k per group" in review
     assert "exact zCDP cost ρ = Σ Δ²/(2σ²)" in review
     assert "race × sex — 10 groups" in review
-    commit(at)
-    assert "Released and recorded" in text(at.success)
-    ledger = Ledger.open(None, "default")
-    [record] = ledger.history()
+    ledger, record = commit_once(at)
     assert isinstance(record.cost, ZCDP)
     expected = Decimal("1.0") - Decimal(repr(record.cost.rho))
     assert ledger.remaining() == {"rho": float(expected)}

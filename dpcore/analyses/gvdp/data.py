@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import (
+    instance_of,
     positive_int,
 )
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
@@ -185,10 +186,8 @@ def prepare_data(frame: pd.DataFrame, model: GvdpModel, grouping: Grouping) -> G
     collinear covariates) raise ``ValueError``; errors that concern only the groups are kept in
     :attr:`GvdpData.group_error`, so the whole population can still be fitted.
     """
-    if not isinstance(model, GvdpModel):
-        raise TypeError(f"`model` must be a GvdpModel, got {type(model).__name__}")
-    if not isinstance(grouping, Grouping):
-        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    instance_of("model", model, GvdpModel)
+    instance_of("grouping", grouping, Grouping)
     private = grouping.private
     codes = grouping.codes_for(frame)[private]
     private_rows = frame[private] if not private.all() else frame

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import (
+    instance_of,
     open_unit_interval,
     positive_int,
     positive_number,
@@ -167,8 +168,7 @@ def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
 
 
 def check_model_bounds(bounds: object, model: GvdpModel) -> None:
-    if not isinstance(bounds, GvdpBoundsSpec):
-        raise TypeError(f"`bounds` must be a GvdpBoundsSpec, got {type(bounds).__name__}")
+    instance_of("bounds", bounds, GvdpBoundsSpec)
     if bounds.coefficients != model.coefficients:
         raise ValueError(
             f"`bounds` are for the coefficients {list(bounds.coefficients)}, but the model "

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpcore._validate import instance_of
 from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
 from dpcore.analyses.gvdp.groups import (
@@ -108,10 +109,8 @@ class GvdpPlan:
     mean_fraction: float = 0.5
 
     def __post_init__(self) -> None:
-        if not isinstance(self.data, GvdpData):
-            raise TypeError(f"`data` must be GvdpData, got {type(self.data).__name__}")
-        if not isinstance(self.header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
+        instance_of("data", self.data, GvdpData)
+        instance_of("header", self.header, PlanHeader)
         if not isinstance(self.model, GvdpModel) or self.data.model != self.model:
             raise ValueError("`data` must be prepared for `model` (prepare_data(frame, model, …))")
         if not isinstance(self.header.budget, ZCDP):
@@ -140,8 +139,7 @@ class GvdpPlan:
         """The plan for ``frame``: groups from ``header.spec``, rows from ``model``'s columns;
         ``options`` are the other fields (bounds, k, strategy, resamples, steps, beta,
         mean_fraction)."""
-        if not isinstance(header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(header).__name__}")
+        instance_of("header", header, PlanHeader)
         data = prepare_data(frame, model, header.spec.build(frame))
         return cls(data=data, header=header, model=model, **options)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore._validate import open_unit_interval
+from dpcore._validate import instance_of, open_unit_interval
 from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
@@ -81,8 +81,7 @@ class MeanPlan:
                 "`values` must be GroupValues built from a grouping (they carry its shares), got "
                 f"{type(self.values).__name__}"
             )
-        if not isinstance(self.header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
+        instance_of("header", self.header, PlanHeader)
         if not isinstance(self.estimator, LaplaceMean | GaussianMean | CoinPressMean):
             raise TypeError(
                 "`estimator` must be a LaplaceMean, GaussianMean or CoinPressMean, got "

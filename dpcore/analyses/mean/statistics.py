@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import labels_repr, list_labels, plural
-from dpcore._validate import data_frame, numeric_values, read_only
+from dpcore._validate import data_frame, instance_of, numeric_values, read_only
 from dpcore.grouping import Grouping, SmallGroups
 from dpcore.shares import PublicShares
 
@@ -334,8 +334,7 @@ class GroupValues:
             A non-numeric or unknown value column; a value column that is also a grouping
             column; no usable value in any group.
         """
-        if not isinstance(grouping, Grouping):
-            raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+        instance_of("grouping", grouping, Grouping)
         codes = grouping.codes_for(data_frame("frame", frame))
         if value in grouping.by:
             raise ValueError(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, numeric_values, positive_int
+from dpcore._validate import as_rng, instance_of, numeric_values, positive_int
 from dpcore.analyses.ratio.sums import (
     RatioBounds,
     RatioSums,
@@ -136,8 +136,7 @@ def _row_matrix(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    if not isinstance(grouping, Grouping):
-        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    instance_of("grouping", grouping, Grouping)
     codes = grouping.codes_for(frame)
     if not isinstance(binary_y, bool):
         raise TypeError(f"`binary_y` must be True or False, got {binary_y!r}")

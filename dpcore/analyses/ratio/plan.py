@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import positive_int
+from dpcore._validate import instance_of, positive_int
 from dpcore.accounting import (
     Budget,
 )
@@ -95,10 +95,8 @@ class RatioPlan:
     B: int = 200
 
     def __post_init__(self) -> None:
-        if not isinstance(self.sums, GroupRatioSums):
-            raise TypeError(f"`sums` must be GroupRatioSums, got {type(self.sums).__name__}")
-        if not isinstance(self.header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
+        instance_of("sums", self.sums, GroupRatioSums)
+        instance_of("header", self.header, PlanHeader)
         for name, options in (("method", METHODS), ("scale", SCALES)):
             value = getattr(self, name)
             if value not in options:
@@ -127,8 +125,7 @@ class RatioPlan:
     ) -> RatioPlan:
         """The plan for ``frame``: groups from ``header.spec``, sums from the named columns;
         ``options`` are the other fields (mechanism, composition, delta, method, scale, B)."""
-        if not isinstance(header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(header).__name__}")
+        instance_of("header", header, PlanHeader)
         sums = group_ratio_sums(
             frame, header.spec.build(frame), s_column=s_column, y_column=y_column,
             w_column=w_column, bounds=bounds, binary_y=binary_y,

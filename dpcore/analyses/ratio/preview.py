@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int
+from dpcore._validate import as_rng, instance_of, positive_int
 from dpcore.analyses.ratio.groups import GroupRatioSums
 from dpcore.analyses.ratio.intervals import RatioCI, RatioComparison, compare_ratios, ratio_interval
 from dpcore.analyses.ratio.noise import RatioRelease, release_ratio_sums
@@ -55,8 +55,7 @@ def recombine(release: RatioRelease) -> RatioRelease:
     correction (§2.4.2) then re-noises with one Laplace of that variance rather than a sum of k
     (a close approximation for k ≥ 2, and exact in the variance).
     """
-    if not isinstance(release, RatioRelease):
-        raise TypeError(f"`release` must be a RatioRelease, got {type(release).__name__}")
+    instance_of("release", release, RatioRelease)
     shape = release.sums.shape
     if not shape:
         raise ValueError("`release` must hold one entry per group (last axis), got a scalar")
@@ -73,8 +72,7 @@ def recombine(release: RatioRelease) -> RatioRelease:
 def select_group(ci: RatioCI, index: int | np.ndarray | tuple) -> RatioCI:
     """The part of a vectorized :class:`RatioCI` at ``index`` (e.g. one group), for
     :func:`~dpcore.analyses.ratio.compare_ratios`."""
-    if not isinstance(ci, RatioCI):
-        raise TypeError(f"`ci` must be a RatioCI, got {type(ci).__name__}")
+    instance_of("ci", ci, RatioCI)
 
     def part(value):
         return value if value is None or np.ndim(value) == 0 else np.asarray(value)[index]
@@ -189,8 +187,7 @@ def estimate_ratios(
     ``rng`` (a preview); a release passes OpenDP's :class:`~dpcore.mechanisms.SecureNoise`.
     ``rng`` also seeds the Monte Carlo correction (post-processing).
     """
-    if not isinstance(sums, GroupRatioSums):
-        raise TypeError(f"`sums` must be GroupRatioSums, got {type(sums).__name__}")
+    instance_of("sums", sums, GroupRatioSums)
     generator = as_rng(rng)
     release = release_ratio_sums(
         sums.sums,
@@ -269,8 +266,7 @@ def simulate_ratio_intervals(
     medians are robust to the few releases whose noisy denominator is near 0, which can dominate
     the means for small groups.
     """
-    if not isinstance(sums, GroupRatioSums):
-        raise TypeError(f"`sums` must be GroupRatioSums, got {type(sums).__name__}")
+    instance_of("sums", sums, GroupRatioSums)
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
     if resampled is None:

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import positive_int
+from dpcore._validate import instance_of, positive_int
 from dpcore.analyses.synth.encoding import (
     METHODS,
     allocate_rows,
@@ -241,8 +241,7 @@ def prepare_rows(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    if not isinstance(grouping, Grouping):
-        raise TypeError(f"`grouping` must be a Grouping, got {type(grouping).__name__}")
+    instance_of("grouping", grouping, Grouping)
     if tuple(grouping.by) != tuple(spec.by):
         raise ValueError(f"`grouping` groups by {grouping.by}, but `spec` by {spec.by}")
     if OTHER_LABEL in grouping.labels:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpcore._validate import instance_of
 from dpcore.accounting import Budget, PureDP
 from dpcore.analyses.synth.config import (
     METHOD_NAMES,
@@ -75,15 +76,13 @@ class SynthPlan:
             raise TypeError(
                 f"`prepared` must be a PreparedRows, got {type(self.prepared).__name__}"
             )
-        if not isinstance(self.header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(self.header).__name__}")
+        instance_of("header", self.header, PlanHeader)
         if not isinstance(self.header.budget, PureDP):
             raise TypeError(
                 "`budget` must be PureDP(ε): the synthesizers are pure ε-DP (a ρ budget runs "
                 f"them at ε = √(2ρ)), got {self.header.budget!r}"
             )
-        if not isinstance(self.config, SynthConfig):
-            raise TypeError(f"`config` must be a SynthConfig, got {type(self.config).__name__}")
+        instance_of("config", self.config, SynthConfig)
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
@@ -111,8 +110,7 @@ class SynthPlan:
         strategy: Strategy = "stratified",
     ) -> SynthPlan:
         """The plan for ``frame``: rows prepared in the groups of ``header.spec``."""
-        if not isinstance(header, PlanHeader):
-            raise TypeError(f"`header` must be a PlanHeader, got {type(header).__name__}")
+        instance_of("header", header, PlanHeader)
         prepared = prepare_rows(frame, header.spec, header.spec.build(frame), config)
         return cls(prepared=prepared, header=header, config=config, strategy=strategy)
 

@@ -8,18 +8,9 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
 from strata_ui.state import AppState, get_settings, update_settings
 from strata_ui.uploads import fingerprint, format_edges, handle_upload, parse_edges, restore_demo
+from tests.frames import BAD_FILES
 
 GOOD = b"id,group,hours\n1,a,40\n2,b,35\n3,a,50\n"
-
-BAD_FILES = {
-    "empty": (b"", "x.csv", "empty"),
-    "header only": (b"a,b\n", "x.csv", "no data rows"),
-    "not UTF-8": ("name,x\nJos\xe9,1\n".encode("latin-1"), "x.csv", "UTF-8"),
-    "binary": (bytes(range(256)) * 4, "x.csv", "binary"),
-    "wrong field count": (b"a,b\n1,2\n3,4,5\n6,7\n", "x.csv", "line 3 has 3 fields"),
-    "broken parquet": (b"hello", "x.parquet", "not a valid Parquet file"),
-    "unsupported type": (b"a,b\n1,2\n", "x.xlsx", "xlsx"),
-}
 
 
 @pytest.fixture(autouse=True)

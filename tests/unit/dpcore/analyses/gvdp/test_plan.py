@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -31,10 +28,10 @@ from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import GroupingSpec
-from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
+from dpcore.ledger import BudgetExceededError, Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
-from tests import REPO
+from tests.scripts import run_script
 
 SIZES = {"north": 1800, "south": 900, "east": 300}
 SPEC = GroupingSpec(by=("region",))
@@ -73,12 +70,6 @@ def frame() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def ols_data(frame):
     return prepare_data(frame, OLS, SPEC.build(frame))
-
-
-@pytest.fixture
-def ledger() -> Ledger:
-    """The default ledger in the file the autouse fixture points STRATA_LAB_LEDGER at."""
-    return Ledger(None, "default", ZCDP(1.0))
 
 
 RHO_HALF = ZCDP(0.5)
@@ -443,13 +434,7 @@ def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path)
     record = release(plan, ledger, noise="simulation", rng=7)
     script = to_script(record)
     assert "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan" in script
-    path = tmp_path / "reproduce.py"
-    path.write_text(script, encoding="utf-8")
-    env = {**os.environ, LEDGER_PATH_ENV: str(ledger.path), "PYTHONIOENCODING": "utf-8"}
-    done = subprocess.run(
-        [sys.executable, str(path)], cwd=REPO, env=env, capture_output=True, encoding="utf-8",
-        timeout=120,
-    )  # fmt: skip
+    done = run_script(script, tmp_path, ledger.path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == to_csv(record) + "\n"
     assert len(ledger.history()) == 1

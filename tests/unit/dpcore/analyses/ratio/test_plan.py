@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from decimal import Decimal
 
 import numpy as np
@@ -31,10 +28,10 @@ from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_compari
 from dpcore.analyses.ratio.sums import RatioBounds, ratio_sums
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import Grouping, GroupingSpec
-from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger
+from dpcore.ledger import BudgetExceededError, Ledger
 from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
-from tests import REPO
+from tests.scripts import run_script
 
 SPEC = GroupingSpec(by=("race", "sex"))
 COLUMNS = {"s_column": "score", "y_column": "income_over_50k"}
@@ -300,7 +297,7 @@ def test_plan_refuses_impossible_settings_before_anything_runs(demo, grouping, s
         RatioPlan(**{**base, "header": header(demo, epsilon=8.0)}, mechanism="gaussian")
     with pytest.raises(ValueError, match="`method` must be one of"):
         RatioPlan(**base, mechanism="gaussian", method="bootstrap")
-    with pytest.raises(TypeError, match="`sums` must be GroupRatioSums"):
+    with pytest.raises(TypeError, match="`sums` must be a GroupRatioSums"):
         RatioPlan(**{**base, "sums": sums.sums}, mechanism="gaussian")
 
 
@@ -331,11 +328,7 @@ def test_the_script_rebuilds_the_same_plan_and_spends_nothing_again(demo, tmp_pa
     record = release(plan, ledger, noise="simulation", rng=5)
     script = to_script(record)
     assert "RatioPlan.build(" in script and "frame = load_demo()" in script
-    path = tmp_path / "reproduce.py"
-    path.write_text(script, encoding="utf-8")
-    env = {**os.environ, LEDGER_PATH_ENV: str(ledger.path), "PYTHONIOENCODING": "utf-8"}
-    done = subprocess.run([sys.executable, str(path)], cwd=REPO, env=env, capture_output=True,
-                          encoding="utf-8", timeout=120)  # fmt: skip
+    done = run_script(script, tmp_path, ledger.path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == to_csv(record) + "\n"  # same key: the recorded release, nothing spent
     assert len(ledger.history()) == 1

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import pathlib
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -40,11 +36,11 @@ from dpcore.analyses.synth.workload import (
 )
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import OTHER_LABEL, GroupingSpec
-from dpcore.ledger import LEDGER_PATH_ENV, Ledger
+from dpcore.ledger import Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.metrics import GroupWorkload, workload_error_by_group
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
-from tests import REPO
+from tests.scripts import run_script
 
 AGE_EDGES = (("age", (30.0, 50.0)),)
 
@@ -109,11 +105,6 @@ def make_plan(
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
     return survey()
-
-
-@pytest.fixture
-def ledger() -> Ledger:
-    return Ledger(None, "default", ZCDP(1.0))
 
 
 # --- configuration and rows ---------------------------------------------------------------------
@@ -513,16 +504,6 @@ def test_csv_of_a_release_escapes_formula_categories(ledger):
     table = pd.read_csv(pd.io.common.StringIO(text), comment="#")
     assert list(table.columns) == ["job", "car", "pet", "age", "flag", "region"]
     assert set(table["pet"]) <= {'\'=HYPERLINK("http://x")', "'+1"}
-
-
-def run_script(script: str, tmp_path: pathlib.Path, ledger_file: pathlib.Path):
-    path = tmp_path / "reproduce_release.py"
-    path.write_text(script, encoding="utf-8")
-    env = {**os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [sys.executable, str(path)], cwd=REPO, env=env, capture_output=True, encoding="utf-8",
-        timeout=120,
-    )  # fmt: skip
 
 
 @pytest.mark.slow

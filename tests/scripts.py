@@ -1,0 +1,25 @@
+"""Running a release's exported reproduction script as its recipient would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dpcore.ledger import LEDGER_PATH_ENV
+from tests import REPO
+
+
+def run_script(
+    script: str, tmp_path: Path, ledger_file: Path, cwd: Path = REPO
+) -> subprocess.CompletedProcess:
+    """Save ``script`` under ``tmp_path`` and run it in a fresh Python from ``cwd``, with the
+    ledger at ``ledger_file``; the finished process holds its exit code and output."""
+    path = tmp_path / "reproduce_release.py"
+    path.write_text(script, encoding="utf-8")
+    env = {**os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
+        timeout=120,
+    )  # fmt: skip
