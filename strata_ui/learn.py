@@ -42,6 +42,12 @@ def show_chart(fig: go.Figure, *, key: str, summary: str) -> None:
     st.markdown(summary)
 
 
+def show_charts(key: str, **charts: tuple[go.Figure, str]) -> None:
+    """Draw each named (figure, summary) pair with :func:`show_chart`, keyed ``<key>.<name>``."""
+    for name, (fig, summary) in charts.items():
+        show_chart(fig, key=f"{key}.{name}", summary=summary)
+
+
 def formula(latex: str, source: str) -> None:
     """A formula and, under it, the paper and equation it comes from."""
     st.latex(latex)
@@ -81,15 +87,10 @@ def render_epsilon() -> None:
         )
         st.caption("Smaller δ → a wider Gaussian. Laplace ignores δ.")
     noise = teaching.neighbour_noise(settings.epsilon, settings.delta)
-    show_chart(
-        epsilon_density_figure(noise),
-        key="learn.chart.epsilon.density",
-        summary=epsilon_density_summary(noise),
-    )
-    show_chart(
-        epsilon_ratio_figure(noise),
-        key="learn.chart.epsilon.ratio",
-        summary=epsilon_ratio_summary(noise),
+    show_charts(
+        "learn.chart.epsilon",
+        density=(epsilon_density_figure(noise), epsilon_density_summary(noise)),
+        ratio=(epsilon_ratio_figure(noise), epsilon_ratio_summary(noise)),
     )
     formula(
         r"\frac{p(x \mid D)}{p(x \mid D')} = \exp\!\left(\frac{|x - f(D')| - |x - f(D)|}{b}\right)"

@@ -4,6 +4,8 @@ colours and group labels wrapped for an axis."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
 """Blue, orange, bluish green, vermillion, reddish purple (Okabe & Ito 2008)."""
@@ -30,3 +32,18 @@ def wrap_label(group: str) -> str:
 LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01,
                 "xanchor": "left", "x": 0}  # fmt: skip
 """A horizontal legend at the bottom of the figure, under the x-axis title, whatever the height."""
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    """Display names and colours of a chart's series (e.g. strategies); an unknown series keeps
+    its own name and gets the palette's last colour."""
+
+    names: Mapping[str, str]
+    colours: Mapping[str, str]
+
+    def name(self, series: str) -> str:
+        return self.names.get(series, series)
+
+    def colour(self, series: str) -> str:
+        return self.colours.get(series, PALETTE[-1])

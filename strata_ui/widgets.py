@@ -30,6 +30,7 @@ def bind(
     options: Sequence[Any] | None = None,
     labels: Mapping[Any, str] | None = None,
     captions: Mapping[Any, str] | None = None,
+    caption: str | None = None,
     key_parts: Sequence[object] = (),
     store: Callable[[T], Any] | None = None,
     **kwargs: Any,
@@ -40,7 +41,7 @@ def bind(
     ``options`` are passed on for choice widgets; the stored value selects the default (an
     index for radio and select boxes, a list for multiselect). ``labels`` maps each option to
     what the user reads (the options are its keys); ``captions`` maps the chosen option to a
-    caption drawn under the widget. ``store`` turns the widget's
+    caption drawn under the widget, and ``caption`` is one drawn whatever the choice. ``store`` turns the widget's
     value into the stored one (e.g. a list into a tuple); a select box with no choice
     (``None``) keeps the stored value, so an unusable stored choice stays visible with its
     error. Returns the widget's value.
@@ -63,6 +64,8 @@ def bind(
     value = widget(label, key=widget_key(cls, field_name, *key_parts), **kwargs)
     if captions is not None:
         st.caption(captions[value])
+    if caption is not None:
+        st.caption(caption)
     if value is None and name == "selectbox":
         return value
     stored = value if store is None else store(value)

@@ -20,11 +20,8 @@ class GvdpUI(AnalysisUI):
     explainers = EXPLAINERS
     presets = PRESETS
 
-    def render_estimator(self) -> None:
-        estimator.render_estimator()
-
-    def render_compare(self) -> None:
-        compare.render_compare()
+    render_estimator = staticmethod(estimator.render_estimator)
+    render_compare = staticmethod(compare.render_compare)
 
     def current_plan(self) -> ReleasePlan:
         state, settings = get_state(), get_settings(GvdpSettings)

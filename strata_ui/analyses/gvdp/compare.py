@@ -140,8 +140,8 @@ def _render_synthetic_choices(inputs: RunInputs) -> None:
         st.select_slider, "Bounds looser than the truth by", GvdpView, "synthetic_factor",
         options=FACTOR_OPTIONS, format_func=lambda v: f"{v:g}×",
         help="The paper uses about 100× (§3) and 10,000× (App. F.3).",
+        caption="GVDP is built to stay valid even when this factor is large.",
     )  # fmt: skip
-    st.caption("GVDP is built to stay valid even when this factor is large.")
     kind, d = inputs.model.kind, inputs.model.d
     st.caption(
         f"Synthetic model ({inputs.data.rows:,} rows, like your data): "

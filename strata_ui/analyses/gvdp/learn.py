@@ -25,6 +25,7 @@ from strata_ui.learn import (
     formula,
     settings_table,
     show_chart,
+    show_charts,
 )
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import labelled_radio, log_slider
@@ -73,15 +74,13 @@ def render_gvdp_bounds() -> None:
     seed = get_state().seed
     rho = float(settings.gvdp_bounds_rho)
     study = _loose_bounds(rho, seed)
-    show_chart(
-        loose_bounds_figure(study, rho=rho, n=gvdp_teaching.LOOSE_N),
-        key="learn.chart.gvdp_bounds.estimates",
-        summary=loose_bounds_summary(study),
-    )
-    show_chart(
-        loose_coverage_figure(study, rho=rho),
-        key="learn.chart.gvdp_bounds.coverage",
-        summary=loose_coverage_summary(study),
+    show_charts(
+        "learn.chart.gvdp_bounds",
+        estimates=(
+            loose_bounds_figure(study, rho=rho, n=gvdp_teaching.LOOSE_N),
+            loose_bounds_summary(study),
+        ),
+        coverage=(loose_coverage_figure(study, rho=rho), loose_coverage_summary(study)),
     )
     st.caption(
         f"n = {gvdp_teaching.LOOSE_N:,} rows x ~ N(1, 1), {gvdp_teaching.LOOSE_REPLICATIONS} data sets "

@@ -13,7 +13,12 @@ from strata_ui.analyses.ratio.charts import (
     log_ticks,
 )
 from strata_ui.charts_strata import BLACK, BLUE, ORANGE, VERMILLION
-from strata_ui.learn_charts import add_band, add_nominal, fmt_number, fmt_percent, learn_layout
+from strata_ui.learn_charts import (
+    coverage_canvas,
+    fmt_number,
+    fmt_percent,
+    learn_layout,
+)
 from strata_ui.style import rgba
 
 _LOOSE_STYLE = {
@@ -95,10 +100,7 @@ def loose_coverage_figure(study: pd.DataFrame, *, rho: float, level: float = 0.9
     reps = int(study["reps"].iloc[0])
     factors = sorted(study["factor"].unique())
     x = [factors[0] / 1.4, factors[-1] * 1.4]
-    fig = go.Figure()
-    low, high = binomial_band(level, reps)
-    add_band(fig, x, 100 * low, 100 * high, f"simulation error band ({reps:,} data sets)")
-    add_nominal(fig, x, level)
+    fig = coverage_canvas(x, level, reps, "data sets")
     for method, style in _LOOSE_STYLE.items():
         part = study[study["method"] == method].sort_values("factor")
         name = LOOSE_METHODS[method]

@@ -393,23 +393,23 @@ def render_budget() -> RunSettings:
             st.slider, "Bootstrap resamples r per subset", GvdpSettings, "resamples",
             min_value=2, max_value=50,
             help="How many times each subset is resampled to estimate the variance.",
+            caption="More resamples steady the variance estimate but take longer (paper: 10).",
         )  # fmt: skip
-        st.caption("More resamples steady the variance estimate but take longer (paper: 10).")
         bind(
             st.slider, "CoinPress steps t", GvdpSettings, "steps", min_value=1, max_value=10,
             help="How many times the public bounds are tightened.",
+            caption="Each step spends a share of ρ; the paper uses t = 5.",
         )  # fmt: skip
-        st.caption("Each step spends a share of ρ; the paper uses t = 5.")
         bind(
             st.select_slider, "Failure probability β", GvdpSettings, "beta",
             options=BETA_OPTIONS, format_func=lambda v: f"{v:g}",
             help="The chance that CoinPress clips a point and the guarantees fail.",
+            caption="Smaller β makes CoinPress's balls wider, so the noise grows slightly.",
         )  # fmt: skip
-        st.caption("Smaller β makes CoinPress's balls wider, so the noise grows slightly.")
         bind(
             st.slider, "Share of ρ for the estimate", GvdpSettings, "mean_fraction",
             min_value=0.1, max_value=0.9, step=0.05,
             help="The rest of ρ estimates the variance that sets the interval's width.",
+            caption="Half and half, as in the paper, suits most uses.",
         )  # fmt: skip
-        st.caption("Half and half, as in the paper, suits most uses.")
     return run_settings(get_settings(GvdpSettings))

@@ -27,8 +27,7 @@ class MeanUI(AnalysisUI):
         settings.render_configured(chosen)
         _render_preview(chosen)
 
-    def render_compare(self) -> None:
-        compare.render_compare()
+    render_compare = staticmethod(compare.render_compare)
 
     def current_plan(self) -> ReleasePlan:
         state = get_state()

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.style import FONT, PALETTE, rgba, wrap_label
+from strata_ui.style import FONT, PALETTE, SeriesStyle, rgba, wrap_label
 
 STRATEGY_NAMES = {
     "stratified": "Stratified",
@@ -23,20 +23,13 @@ STRATEGY_NAMES = {
     "global_and_groups": "Vanilla (ii)",
 }
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
+STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
 MARKER_COLOUR = PALETTE[3]  # the current budget on the sweep
 METRIC_NAMES = {
     "global": "global error",
     "worst group": "worst-group error",
     "parity": "parity error",
 }
-
-
-def _name(strategy: str) -> str:
-    return STRATEGY_NAMES.get(strategy, strategy)
-
-
-def _colour(strategy: str) -> str:
-    return STRATEGY_COLOURS.get(strategy, PALETTE[4])
 
 
 def percent_text(value: float) -> str:
@@ -83,12 +76,12 @@ def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> go
         fig.add_trace(
             go.Box(
                 x=values,
-                name=_name(strategy),
+                name=STRATEGY_STYLE.name(strategy),
                 orientation="h",
-                marker_color=_colour(strategy),
+                marker_color=STRATEGY_STYLE.colour(strategy),
                 boxmean=True,
                 boxpoints="outliers",
-                hovertemplate="%{x:.3g}%<extra>" + _name(strategy) + "</extra>",
+                hovertemplate="%{x:.3g}%<extra>" + STRATEGY_STYLE.name(strategy) + "</extra>",
             )
         )
     fig.update_layout(showlegend=False, height=300)
@@ -100,7 +93,7 @@ def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> go
 def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
     """``"Median global error — Stratified: 0.0204%; Vanilla (i): 0.00523%."``"""
     parts = [
-        f"{_name(s)}: {percent_text(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
+        f"{STRATEGY_STYLE.name(s)}: {percent_text(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
         for s in _strategies(metrics)
     ]
     return f"Median {METRIC_NAMES.get(metric, metric)} — " + "; ".join(parts) + "."
@@ -129,15 +122,15 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
             go.Scatter(
                 x=list(rows.index),
                 y=mean,
-                name=_name(strategy),
+                name=STRATEGY_STYLE.name(strategy),
                 mode="markers",
-                marker={"color": _colour(strategy), "size": 9},
+                marker={"color": STRATEGY_STYLE.colour(strategy), "size": 9},
                 error_y={
                     "type": "data",
                     "symmetric": False,
                     "array": 100 * rows["q95"].to_numpy() - mean,
                     "arrayminus": mean - 100 * rows["q05"].to_numpy(),
-                    "color": _colour(strategy),
+                    "color": STRATEGY_STYLE.colour(strategy),
                 },
                 customdata=np.column_stack(
                     [rows["size"].to_numpy(), 100 * rows["q05"], 100 * rows["q95"]]
@@ -145,7 +138,7 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
                 hovertemplate=(
                     "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}%"
                     "<br>5–95%: %{customdata[1]:.3g}% – %{customdata[2]:.3g}%"
-                    f"<extra>{_name(strategy)}</extra>"
+                    f"<extra>{STRATEGY_STYLE.name(strategy)}</extra>"
                 ),
             )
         )
@@ -174,7 +167,7 @@ def group_error_summary(groups: pd.DataFrame) -> str:
     for which, row in (("Smallest", order.iloc[0]), ("largest", order.iloc[-1])):
         rows = groups[groups["group"] == row["group"]]
         errors = ", ".join(
-            f"{_name(s)} {percent_text(float(rows.loc[rows['strategy'] == s, 'mean'].iloc[0]))}"
+            f"{STRATEGY_STYLE.name(s)} {percent_text(float(rows.loc[rows['strategy'] == s, 'mean'].iloc[0]))}"
             for s in _strategies(groups)
         )
         sentences.append(f"{which} group ({row['group']}, n = {int(row['size']):,}): {errors}")
@@ -196,7 +189,8 @@ def sweep_figure(
     rows = sweep[sweep["metric"] == metric].sort_values("budget")
     for strategy in _strategies(rows):
         part = rows[rows["strategy"] == strategy]
-        x, colour, name = part["budget"].to_numpy(), _colour(strategy), _name(strategy)
+        x = part["budget"].to_numpy()
+        colour, name = STRATEGY_STYLE.colour(strategy), STRATEGY_STYLE.name(strategy)
         fig.add_trace(
             go.Scatter(
                 x=x, y=100 * part["q95"].to_numpy(), mode="lines", line={"width": 0},
@@ -249,7 +243,9 @@ def sweep_summary(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> st
     parts = []
     for strategy in _strategies(rows):
         part = rows[rows["strategy"] == strategy].set_index("budget")["mean"]
-        parts.append(f"{_name(strategy)} {percent_text(part[low])} → {percent_text(part[high])}")
+        parts.append(
+            f"{STRATEGY_STYLE.name(strategy)} {percent_text(part[low])} → {percent_text(part[high])}"
+        )
     return (
         f"Mean {METRIC_NAMES.get(metric, metric)} from {symbol} = {low:g} to {symbol} = {high:g} — "
         + "; ".join(parts)

@@ -4,6 +4,9 @@ by step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -33,6 +36,8 @@ from strata_ui.learn import (
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import log_slider, nearest
 
+T = TypeVar("T")
+
 # Units of the demo data's numeric columns, for axis labels; other columns get "units of `col`".
 VALUE_UNITS = {
     "hours_per_week": "hours per week",
@@ -50,20 +55,23 @@ def unit_of(column: str | None) -> str:
     return VALUE_UNITS.get(column, f"units of `{column}`")
 
 
-def current_grouping_or_none() -> tuple[Grouping | None, str | None]:
-    """The session's groups, or (None, a message saying what to fix on the other pages)."""
+def current_or_explain(compute: Callable[[], T], unavailable: str) -> T | None:
+    """``compute()`` on the session's choices, or None after an info line that starts with
+    ``unavailable`` and says what to fix on the other pages."""
     try:
-        return pipeline.current_grouping(get_state()), None
+        return compute()
     except (ValueError, TypeError) as exc:
-        return None, str(exc)
+        st.info(f"{unavailable}: {exc}", icon=":material/info:")
+        return None
 
 
-def current_values_or_none() -> tuple[GroupValues | None, str | None]:
-    """The session's groups with their values of the value column, or (None, what to fix)."""
-    try:
-        return pipeline.current_statistics(MEAN, get_settings(MeanSettings)), None
-    except (ValueError, TypeError) as exc:
-        return None, str(exc)
+def current_grouping() -> Grouping:
+    return pipeline.current_grouping(get_state())
+
+
+def current_values() -> GroupValues:
+    """The session's groups with their values of the value column."""
+    return pipeline.current_statistics(MEAN, get_settings(MeanSettings))
 
 
 def render_small_groups() -> None:
@@ -108,11 +116,9 @@ def render_small_groups() -> None:
         bounds = (float(mean.clip_low), float(mean.clip_high))
     width = bounds[1] - bounds[0]
     unit = unit_of(mean.value)
-    strata, message = current_grouping_or_none()
+    strata = current_or_explain(current_grouping, "No groups to mark")
     groups = None
-    if strata is None:
-        st.info(f"No groups to mark: {message}", icon=":material/info:")
-    else:
+    if strata is not None:
         groups = pd.DataFrame(
             {
                 "group": list(strata.labels),
@@ -181,9 +187,8 @@ def render_stratify() -> None:
         "the paper measures it by the **sum of the logs of the group sizes**, and summarises "
         "unevenness by a Dirichlet **α** (small α: a few big groups and many small ones)."
     )
-    strata, message = current_grouping_or_none()
+    strata = current_or_explain(current_grouping, "Choose groups first")
     if strata is None:
-        st.info(f"Choose groups first: {message}", icon=":material/info:")
         return
     if strata.k < 2:
         st.info("Stratifying needs at least two groups: add a grouping column on the Strata page.")
@@ -256,9 +261,8 @@ def render_coinpress() -> None:
         "spends a little budget to find a noisy mean, and keeps only an interval around it that "
         "is almost sure to hold the true mean; each step clips less and so needs less noise."
     )
-    strata, message = current_values_or_none()
+    strata = current_or_explain(current_values, "Choose groups first")
     if strata is None:
-        st.info(f"Choose groups first: {message}", icon=":material/info:")
         return
     if mean.clip_low is None or mean.clip_high is None:
         st.info(

@@ -27,6 +27,7 @@ from strata_ui.learn import (
     formula,
     settings_table,
     show_chart,
+    show_charts,
 )
 from strata_ui.state import AppState, get_settings, get_state, reset_settings
 from strata_ui.widgets import log_slider
@@ -255,15 +256,10 @@ def render_figure3() -> None:
         ]
     )  # fmt: skip
     study = _figure3(rho, FIGURE3_DATA_SEEDS, FIGURE3_REPLICATES, 0)
-    show_chart(
-        figure3_error_figure(study, rho=rho),
-        key="learn.chart.preset.figure3.error",
-        summary=figure3_error_summary(study),
-    )
-    show_chart(
-        figure3_gap_figure(study, rho=rho),
-        key="learn.chart.preset.figure3.gap",
-        summary=figure3_summary(study),
+    show_charts(
+        "learn.chart.preset.figure3",
+        error=(figure3_error_figure(study, rho=rho), figure3_error_summary(study)),
+        gap=(figure3_gap_figure(study, rho=rho), figure3_summary(study)),
     )
     by_n = study.set_index(["strategy", "n"])
     small, large = min(mean_teaching.FIGURE3_SIZES), max(mean_teaching.FIGURE3_SIZES)

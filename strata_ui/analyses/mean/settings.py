@@ -96,14 +96,16 @@ def _render_bounds() -> None:
         "values."
     )
     low_col, high_col = st.columns(2)
-    with low_col:
-        bind(low_col.number_input, "Lower bound L", MeanSettings, "clip_low",
-             help="The smallest value anyone could have, known without looking at the data.")  # fmt: skip
-        st.caption("Values below L count as L.")
-    with high_col:
-        bind(high_col.number_input, "Upper bound U", MeanSettings, "clip_high",
-             help="The largest value anyone could have, known without looking at the data.")  # fmt: skip
-        st.caption("Values above U count as U. A wider range means more noise.")
+    for column, label, field, extreme, caption in (
+        (low_col, "Lower bound L", "clip_low", "smallest", "Values below L count as L."),
+        (high_col, "Upper bound U", "clip_high", "largest",
+         "Values above U count as U. A wider range means more noise."),
+    ):  # fmt: skip
+        with column:
+            bind(
+                st.number_input, label, MeanSettings, field, caption=caption,
+                help=f"The {extreme} value anyone could have, known without looking at the data.",
+            )  # fmt: skip
     show_problems(_bound_problems(get_settings(MeanSettings)))
 
 
@@ -126,22 +128,22 @@ def _render_coinpress() -> None:
             sigma_col.number_input, "σ: upper bound on each group's standard deviation",
             MeanSettings, "coinpress_sigma", min_value=1e-6,
             help="A public upper bound on how spread out values are inside any group.",
+            caption="Public knowledge, like L and U. Too small biases the estimate.",
         )  # fmt: skip
-        st.caption("Public knowledge, like L and U. Too small biases the estimate.")
     with steps_col:
         bind(
             steps_col.slider, "Steps t", MeanSettings, "coinpress_steps", min_value=1,
             max_value=constants.COINPRESS_STEPS_MAX,
             help="How many times the interval is narrowed; the budget is split across steps.",
+            caption="More steps narrow further but leave less budget for each.",
         )  # fmt: skip
-        st.caption("More steps narrow further but leave less budget for each.")
     with beta_col:
         bind(
             beta_col.number_input, "β: failure probability", MeanSettings, "coinpress_beta",
             min_value=0.0001, max_value=0.5, step=0.005, format="%.4f",
             help="The chance that an interval misses the mean; smaller is safer but wider.",
+            caption="Smaller β keeps the mean inside each interval more often.",
         )  # fmt: skip
-        st.caption("Smaller β keeps the mean inside each interval more often.")
     st.caption(
         "CoinPress treats each group's size as public (replace-one neighbours), as in the paper."
     )

@@ -20,8 +20,7 @@ class RatioUI(AnalysisUI):
     def render_estimator(self) -> None:
         preview.render(settings.render_settings())
 
-    def render_compare(self) -> None:
-        compare.render_compare()
+    render_compare = staticmethod(compare.render_compare)
 
     def current_plan(self) -> ReleasePlan:
         state, chosen = get_state(), get_settings(RatioSettings)

@@ -147,8 +147,8 @@ def _render_controls() -> tuple[str, float]:
             st.slider, "Simulated releases", RatioView, "replicates", min_value=REPLICATES_MIN,
             max_value=REPLICATES_MAX, step=REPLICATES_STEP,
             help="More releases give steadier coverage estimates but take longer.",
+            caption="The band on the coverage chart narrows as this grows.",
         )  # fmt: skip
-        st.caption("The band on the coverage chart narrows as this grows.")
     with seed_col:
         seed_input("compare.ratio.seed")
         st.caption("Change it to check a difference is not a fluke.")

@@ -27,6 +27,7 @@ from strata_ui.learn import (
     formula,
     settings_table,
     show_chart,
+    show_charts,
 )
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import labelled_radio, log_slider
@@ -89,15 +90,10 @@ def render_ratio_ci() -> None:
         st.caption("Weighted data need more noise: coverage falls further.")
     seed = get_state().seed
     sweep = _ratio_sweep(int(settings.ratio_ci_n), bool(settings.ratio_ci_weighted), seed)
-    show_chart(
-        ratio_coverage_figure(sweep),
-        key="learn.chart.ratio_ci.coverage",
-        summary=ratio_coverage_summary(sweep),
-    )
-    show_chart(
-        ratio_width_figure(sweep),
-        key="learn.chart.ratio_ci.width",
-        summary=ratio_width_summary(sweep),
+    show_charts(
+        "learn.chart.ratio_ci",
+        coverage=(ratio_coverage_figure(sweep), ratio_coverage_summary(sweep)),
+        width=(ratio_width_figure(sweep), ratio_width_summary(sweep)),
     )
     st.caption(
         "The paper's simulation (§3): s ~ Beta(2, 2), y ~ Bernoulli(s/1.1), so the true ratio "

@@ -20,8 +20,8 @@ from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
 from strata_ui.learn_charts import (
-    add_band,
     add_nominal,
+    coverage_canvas,
     epsilon_axis,
     fmt_number,
     fmt_percent,
@@ -44,10 +44,7 @@ def ratio_coverage_figure(sweep: pd.DataFrame, *, level: float = 0.95) -> go.Fig
     weighted = bool(sweep["weighted"].iloc[0])
     epsilons = sorted(sweep["epsilon"].unique())
     x = [epsilons[0] / 1.15, epsilons[-1] * 1.15]
-    fig = go.Figure()
-    low, high = binomial_band(level, reps)
-    add_band(fig, x, 100 * low, 100 * high, f"simulation error band ({reps:,} releases)")
-    add_nominal(fig, x, level)
+    fig = coverage_canvas(x, level, reps, "releases")
     for method in RATIO_CI_ORDER:
         part = sweep[sweep["method"] == method].sort_values("epsilon")
         name = METHOD_NAMES[method] + (" — non-private" if method == "public" else "")

@@ -147,8 +147,8 @@ def _render_preview_controls() -> RatioView:
         bind(
             st.toggle, "Show the exact ratios", RatioView, "show_exact",
             help="The confidential ratio of the clipped data, to see how close the release is.",
+            caption="Confidential: never published.",
         )  # fmt: skip
-        st.caption("Confidential: never published.")
     return get_settings(RatioView)
 
 

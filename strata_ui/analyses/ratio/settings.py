@@ -84,16 +84,17 @@ def _render_columns(frame: pd.DataFrame) -> None:
     st.subheader("Columns")
     options = numeric_columns(frame)
     s_col, y_col, w_col = st.columns(3)
-    with s_col:
-        bind(st.selectbox, "Score s", RatioSettings, "s_column", options=options,
-             placeholder="Choose a column",
-             help="What the model predicts, e.g. a predicted probability.")  # fmt: skip
-        st.caption("The model's prediction for each person (e.g. a probability between 0 and 1).")
-    with y_col:
-        bind(st.selectbox, "Label y", RatioSettings, "y_column", options=options,
-             placeholder="Choose a column",
-             help="What actually happened, e.g. 1 if income is over 50K.")  # fmt: skip
-        st.caption("The observed outcome the score tries to predict.")
+    for column, label, field, explanation, caption in (
+        (s_col, "Score s", "s_column", "What the model predicts, e.g. a predicted probability.",
+         "The model's prediction for each person (e.g. a probability between 0 and 1)."),
+        (y_col, "Label y", "y_column", "What actually happened, e.g. 1 if income is over 50K.",
+         "The observed outcome the score tries to predict."),
+    ):  # fmt: skip
+        with column:
+            bind(
+                st.selectbox, label, RatioSettings, field, options=options,
+                placeholder="Choose a column", help=explanation, caption=caption,
+            )  # fmt: skip
     with w_col:
         _choose_weight(options)
         st.caption("How many people each row stands for; most data have no weights.")
@@ -191,8 +192,8 @@ def _render_noise() -> None:
                 st.select_slider, "δ (chance the guarantee fails)", RatioSettings, "delta",
                 options=DELTAS, format_func=lambda d: f"{d:.0e}",
                 help="Gaussian noise allows a tiny probability δ of a larger privacy loss.",
+                caption="Keep it far below 1/rows; the paper uses 1e-6.",
             )  # fmt: skip
-            st.caption("Keep it far below 1/rows; the paper uses 1e-6.")
         elif gaussian:
             st.markdown("**δ:** not needed")
             st.caption("A ρ-zCDP budget has no δ; the ledger converts when needed.")
@@ -240,8 +241,8 @@ def _render_interval() -> None:
                 st.slider, "Monte Carlo draws B", RatioSettings, "B", min_value=B_MIN,
                 max_value=B_MAX, step=50,
                 help="More draws make the correction steadier but slower.",
+                caption="The paper uses B = 200.",
             )  # fmt: skip
-            st.caption("The paper uses B = 200.")
     with scale_col:
         bind(
             st.radio, "Scale", RatioSettings, "scale", labels=SCALE_LABELS,

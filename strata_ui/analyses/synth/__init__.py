@@ -31,11 +31,8 @@ class SynthUI(AnalysisUI):
     has_intervals = False
     release_rows = "The synthetic rows"
 
-    def render_estimator(self) -> None:
-        estimator.render_estimator()
-
-    def render_compare(self) -> None:
-        compare.render_compare()
+    render_estimator = staticmethod(estimator.render_estimator)
+    render_compare = staticmethod(compare.render_compare)
 
     def current_plan(self) -> SynthPlan:
         state, settings = get_state(), get_settings(SynthSettings)

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.style import FONT, PALETTE, rgba, wrap_label
+from strata_ui.style import FONT, PALETTE, SeriesStyle, rgba, wrap_label
 
 STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
 STRATEGY_COLOURS = {"stratified": PALETTE[0], "vanilla": PALETTE[1]}
+STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
 MARKER_COLOUR = PALETTE[3]
 METRIC_TITLES = {
     "overall": "3-way error on all rows",
@@ -32,14 +33,6 @@ METRIC_AXES = {
     "parity": "Parity error (lower is fairer)",
     "disparity": "Largest − smallest group error",
 }
-
-
-def _name(strategy: str) -> str:
-    return STRATEGY_NAMES.get(strategy, strategy)
-
-
-def _colour(strategy: str) -> str:
-    return STRATEGY_COLOURS.get(strategy, PALETTE[4])
 
 
 def _num(value: float) -> str:
@@ -106,17 +99,17 @@ def group_error_figure(errors: pd.DataFrame, epsilon: float) -> go.Figure:
         mean = rows["mean"].to_numpy()
         fig.add_trace(
             go.Scatter(
-                x=list(rows.index), y=mean, name=_name(strategy), mode="markers",
-                marker={"color": _colour(strategy), "size": 10,
+                x=list(rows.index), y=mean, name=STRATEGY_STYLE.name(strategy), mode="markers",
+                marker={"color": STRATEGY_STYLE.colour(strategy), "size": 10,
                         "symbol": "circle" if strategy == "stratified" else "diamond"},
-                error_y={"type": "data", "symmetric": False, "color": _colour(strategy),
+                error_y={"type": "data", "symmetric": False, "color": STRATEGY_STYLE.colour(strategy),
                          "array": rows["high"].to_numpy() - mean,
                          "arrayminus": mean - rows["low"].to_numpy()},
                 customdata=np.column_stack([rows["size"], rows["low"], rows["high"]]),
                 hovertemplate=(
                     "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}"
                     "<br>runs: %{customdata[1]:.3g} – %{customdata[2]:.3g}"
-                    f"<extra>{_name(strategy)}</extra>"
+                    f"<extra>{STRATEGY_STYLE.name(strategy)}</extra>"
                 ),
             )
         )  # fmt: skip
@@ -152,7 +145,7 @@ def group_error_summary(errors: pd.DataFrame, epsilon: float) -> str:
     wide = table.pivot(index="group", columns="strategy", values="mean")
     sizes = table.drop_duplicates("group").set_index("group")["size"]
     if not {"stratified", "vanilla"} <= set(wide.columns):
-        return f"At ε = {epsilon:g}, only {', '.join(map(_name, wide.columns))} was simulated."
+        return f"At ε = {epsilon:g}, only {', '.join(map(STRATEGY_STYLE.name, wide.columns))} was simulated."
     better = int((wide["stratified"] < wide["vanilla"]).sum())
     worse = int((wide["stratified"] > wide["vanilla"]).sum())
     smallest = sizes.index[0]
@@ -187,7 +180,8 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
     fig = go.Figure()
     for strategy in _strategies(table):
         part = table[table["strategy"] == strategy]
-        x, colour, name = part["epsilon"].to_numpy(), _colour(strategy), _name(strategy)
+        x = part["epsilon"].to_numpy()
+        colour, name = STRATEGY_STYLE.colour(strategy), STRATEGY_STYLE.name(strategy)
         fig.add_trace(
             go.Scatter(
                 x=x, y=part["max"], mode="lines", line={"width": 0}, showlegend=False,

@@ -81,8 +81,8 @@ def _render_method() -> None:
         bind(
             st.slider, "MWEM rounds", SynthSettings, "rounds", min_value=1, max_value=20,
             help="How many tables MWEM selects and measures; ε is split across the rounds.",
+            caption="More rounds measure more tables, each with less budget (noisier).",
         )  # fmt: skip
-        st.caption("More rounds measure more tables, each with less budget (noisier).")
 
 
 def _render_strategy(by: list[str]) -> None:
@@ -190,11 +190,11 @@ def _render_rows() -> None:
             min_value=MIN_ROWS, max_value=MAX_ROWS, step=1000, store=int,
             help="How many rows to generate (public). Groups get rows in proportion to their "
             "public shares.",
+            caption="More rows mean less sampling noise in small groups and a bigger file.",
         )  # fmt: skip
-        st.caption("More rows mean less sampling noise in small groups and a bigger file.")
     with seed_col:
         bind(
             seed_col.number_input, "Random seed", SynthView, "seed", min_value=0, step=1,
             store=int, help="Seeds the simulation noise of the previews and the Compare page.",
+            caption="Previews only: a release draws fresh OpenDP noise.",
         )  # fmt: skip
-        st.caption("Previews only: a release draws fresh OpenDP noise.")
