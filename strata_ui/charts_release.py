@@ -11,7 +11,7 @@ import shutil
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.release import ReleaseRecord
+from dpcore.release import ReleaseRecord, public_metadata
 from strata_ui.style import FONT, PALETTE, wrap_label
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
@@ -130,13 +130,12 @@ def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
             "<p><em>No static image: Chromium was not found, so kaleido could not draw one. "
             "The interactive chart above needs an internet connection.</em></p>"
         )
-    metadata = record.metadata
+    metadata = public_metadata(record.metadata)
     rows = "".join(
         f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
         for k, v in (
             ("Released at (UTC)", metadata["released_at"]),
             ("Dataset", metadata["plan"]["dataset"]["name"]),
-            ("Dataset SHA-256", metadata["plan"]["dataset"]["fingerprint"]),
             ("Estimator", metadata["plan"]["estimator"]),
             ("Strategy", metadata["plan"]["strategy"]),
             ("Noise", metadata["noise"]),

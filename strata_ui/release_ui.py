@@ -77,7 +77,8 @@ def render_record(record: ReleaseRecord, key: str) -> None:
 
 def _file_stem(record: ReleaseRecord) -> str:
     stem = re.sub(r"[^A-Za-z0-9]+", "-", record.metadata["title"]).strip("-").lower()
-    return f"{stem or 'release'}-{record.key[-8:]}"
+    # The ledger's release number, not the key: the key hashes the plan and the data's fingerprint.
+    return f"{stem or 'release'}-{record.ledger_record.id}"
 
 
 def render_downloads(record: ReleaseRecord, key: str) -> None:

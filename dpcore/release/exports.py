@@ -1,6 +1,11 @@
 """A committed release as CSV, JSON and a Python script that redoes it.
 
 The exports work from a record alone, so any past release in the ledger can be downloaded again.
+They carry DP outputs, their post-processing and what the user declared on screen, never a
+function of the confidential rows: the ledger keeps the dataset's fingerprint, its row count and
+the release's key (a hash of the plan, fingerprint included) for the curator, and
+:func:`public_metadata` leaves them out. A fingerprint is a deterministic function of the data:
+whoever knows every row but one recovers the last by hashing the candidates.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dpcore.release.commit import ReleaseRecord
 
 __all__ = [
     "escape_cell",
+    "public_metadata",
     "to_csv",
     "to_json",
     "to_script",
@@ -35,6 +41,19 @@ def escape_cell(value: object) -> object:
     return value
 
 
+# Kept in the ledger for the curator (exactly-once key, reproduction check), never exported.
+CURATOR_ONLY = ("key", "run_id", "script")
+
+
+def public_metadata(metadata: dict) -> dict:
+    """A release's metadata as it may leave the curator: without the key, the run id, the
+    script body and the dataset's fingerprint and row count; the dataset keeps only its name
+    (the file name the user chose, shown on screen)."""
+    public = {k: v for k, v in metadata.items() if k not in CURATOR_ONLY}
+    plan = metadata["plan"]
+    return public | {"plan": plan | {"dataset": {"name": plan["dataset"]["name"]}}}
+
+
 def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
     plan = metadata["plan"]
     budget = metadata["budget"]
@@ -46,7 +65,6 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("release", metadata["title"]),
         ("released_at", metadata["released_at"]),
         ("dataset", plan["dataset"]["name"]),
-        ("dataset_sha256", plan["dataset"]["fingerprint"]),
         ("estimator", json.dumps(plan["estimator"])),
         ("strata", json.dumps(plan["strata"])),
         ("statistic", plan["statistic"]),
@@ -57,7 +75,6 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         ("intervals", metadata["intervals"]),
         ("software", json.dumps(metadata["software"])),
-        ("key", metadata["key"]),
     ]
 
 
@@ -67,7 +84,7 @@ def to_csv(record: ReleaseRecord) -> str:
     Read it back with ``pandas.read_csv(path, comment="#")``.
     """
     buffer = io.StringIO()
-    for name, value in _metadata_lines(record.metadata):
+    for name, value in _metadata_lines(public_metadata(record.metadata)):
         buffer.write(f"# {name}: {str(escape_cell(value)).replace(chr(10), ' ')}\n")
     frame = record.frame.map(escape_cell).rename(columns=escape_cell)
     # Every text cell quoted: read_csv(comment="#") would cut an unquoted label such as "Apt #4"
@@ -77,16 +94,18 @@ def to_csv(record: ReleaseRecord) -> str:
 
 
 def to_json(record: ReleaseRecord) -> str:
-    """The release as JSON: ``{"metadata": ..., "outputs": [...]}``."""
-    metadata = {k: v for k, v in record.metadata.items() if k != "script"}
+    """The release as JSON: ``{"metadata": ..., "outputs": [...]}`` (:func:`public_metadata`)."""
+    metadata = public_metadata(record.metadata)
     return json.dumps({"metadata": metadata, "outputs": record.outputs}, indent=2)
 
 
 def to_script(record: ReleaseRecord) -> str:
     """A Python script that redoes the release with dpcore's public API.
 
-    Running it against the same ledger returns the recorded release (same plan, same key);
-    against another ledger it spends the budget again and draws fresh noise.
+    The script embeds nothing computed from the data. It rebuilds the plan from the data it
+    reads and asks the ledger for a release under that plan's key: the same data and plan give
+    the recorded release, and nothing is spent. Other data (or another ledger) has no release
+    under its key, and the script stops without spending unless ``NEW_RELEASE`` is set to True.
     """
     plan = record.metadata["plan"]
     dataset = plan["dataset"]
@@ -105,20 +124,26 @@ def to_script(record: ReleaseRecord) -> str:
     return (
         f'"""Reproduce the release {title} '
         f"({record.metadata['released_at']}).\n\n"
-        "Running this spends privacy budget from the ledger below, unless this exact release is\n"
-        'already recorded there. A numpy dry run (NOISE = "simulation") is charged like a\n'
+        "Prints the release recorded in the ledger below when this data and plan made it;\n"
+        "otherwise stops without spending. NEW_RELEASE = True releases again instead: it spends\n"
+        'budget and draws fresh noise. A numpy dry run (NOISE = "simulation") is charged like a\n'
         'release: point STRATA_LAB_LEDGER at a scratch file first.\n"""\n\n'
         f"{loader}"
-        "from dpcore import ZCDP, ApproxDP, Ledger, PureDP, fingerprint_frame, release, to_csv\n\n"
-        f"EXPECTED_SHA256 = {dataset['fingerprint']!r}\n"
-        "if fingerprint_frame(frame) != EXPECTED_SHA256:\n"
-        "    raise SystemExit('This is not the data the release was made from (fingerprint "
-        "differs).')\n\n"
+        "from dpcore import ZCDP, ApproxDP, Ledger, PureDP, plan_key, release, to_csv\n\n"
         f"{record.metadata['script']}\n"
         f"NOISE = {record.metadata.get('noise_kind', 'secure')!r}  # as recorded; another kind "
         "is another release\n"
+        "NEW_RELEASE = False  # True: release this plan again (spends budget, fresh noise)\n"
         f"ledger = Ledger(None, {record.metadata['ledger']['name']!r}, "
         f"{record.metadata['ledger']['total_code']})\n"
+        "# The ledger, not this file, knows the data of the release: a plan built from other data\n"
+        "# has another key, and no release is recorded under it.\n"
+        "if not NEW_RELEASE and ledger.get(plan_key(plan, NOISE)) is None:\n"
+        "    raise SystemExit(\n"
+        "        'The ledger holds no release of this plan on this data: the data differ from the '\n"
+        "        'release\\'s, or the ledger is another one. Nothing was spent. Set NEW_RELEASE = '\n"
+        "        'True to release again.'\n"
+        "    )\n"
         "result = release(plan, ledger, noise=NOISE)\n"
         "print(to_csv(result))\n"
     )

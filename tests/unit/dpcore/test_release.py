@@ -8,13 +8,9 @@ import csv
 import dataclasses
 import io
 import json
-import os
-import pathlib
 import platform
 import re
 import struct
-import subprocess
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -33,23 +29,14 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.io import read_table
-from dpcore.ledger import LEDGER_PATH_ENV, BudgetExceededError, Ledger, list_ledgers
+from dpcore.ledger import BudgetExceededError, Ledger, list_ledgers
 from dpcore.mechanisms import noise_source
-from dpcore.release import (
-    DatasetRef,
-    PlanHeader,
-    ReleaseRecord,
-    budget_in_units,
-    escape_cell,
-    fingerprint_frame,
-    plan_key,
-    release,
-    to_csv,
-    to_json,
-    to_script,
-)
+from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
+from dpcore.release.exports import escape_cell, public_metadata, to_csv, to_json, to_script
+from dpcore.release.plan import DatasetRef, PlanHeader, fingerprint_frame
 from strata_ui import charts_release
 from tests import REPO
+from tests.scripts import run_script
 
 HOURS = (0.0, 100.0)  # public bounds on hours worked per week
 EPSILON_1 = PureDP(1.0)
@@ -60,12 +47,6 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 @pytest.fixture(scope="module")
 def demo() -> pd.DataFrame:
     return load_demo()
-
-
-@pytest.fixture
-def ledger() -> Ledger:
-    """The default ledger in the file the autouse fixture points STRATA_LAB_LEDGER at."""
-    return Ledger(None, "default", ZCDP(1.0))
 
 
 def make_plan(
@@ -116,14 +97,13 @@ def numbers_in(value: object) -> list[float]:
     return []
 
 
-def run_script(script: str, tmp_path: pathlib.Path, ledger_file: pathlib.Path, cwd: pathlib.Path):
-    path = tmp_path / "reproduce_release.py"
-    path.write_text(script, encoding="utf-8")
-    env = {**os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
-        timeout=120,
-    )  # fmt: skip
+def assert_no_data_hash(text: str, record: ReleaseRecord) -> None:
+    """No export carries the data's fingerprint or the key that hashes it, nor any prefix."""
+    fingerprint = record.metadata["plan"]["dataset"]["fingerprint"]
+    key = record.key.removeprefix("release-")
+    for digest in (fingerprint, key):
+        assert digest[:8] not in text, digest
+    assert not HEX64.search(text)
 
 
 # --- fingerprints and keys ----------------------------------------------------------------------
@@ -429,12 +409,11 @@ def test_csv_escapes_formula_cells_keeps_numbers_and_carries_metadata(formula_re
     for expected in (
         '# release: \'=HYPERLINK("http://example.com")',
         "# dataset: changes.csv",
-        f"# dataset_sha256: {metadata['plan']['dataset']['fingerprint']}",
         "# budget: ε = 1, ρ = 0.5",
         f"# mechanism: {metadata['noise']}",
-        f"# key: {formula_record.key}",
     ):
         assert expected in comments, expected
+    assert_no_data_hash(text, formula_record)
 
     rows = list(csv.reader(line for line in io.StringIO(text) if not line.startswith("#")))
     assert rows[0] == ["level", "group", "estimate", "low", "high", "public_share"]
@@ -464,8 +443,13 @@ def test_json_round_trips_without_the_script(formula_record):
         raise AssertionError(f"not strict JSON: {constant}")
 
     loaded = json.loads(text, parse_constant=refuse)
-    expected = {k: v for k, v in formula_record.metadata.items() if k != "script"}
-    assert loaded == {"metadata": expected, "outputs": formula_record.outputs}
+    assert loaded == {
+        "metadata": public_metadata(formula_record.metadata),
+        "outputs": formula_record.outputs,
+    }
+    assert loaded["metadata"]["plan"]["dataset"] == {"name": "changes.csv"}
+    assert not {"key", "run_id", "script"} & set(loaded["metadata"])
+    assert_no_data_hash(text, formula_record)
 
 
 @pytest.mark.parametrize(
@@ -493,9 +477,16 @@ def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     assert len(ledger.history()) == 1
     assert ledger.remaining() == {"rho": 0.5}
 
-    # A fresh ledger: the same plan is released anew with OpenDP noise, charged exactly once.
+    # A fresh ledger holds no release of the plan: the script stops and spends nothing...
     fresh = tmp_path / "fresh.sqlite"
     done = run_script(script, tmp_path, fresh, REPO)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "The ledger holds no release of this plan on this data" in done.stderr
+    assert Ledger.open(fresh, "default").history() == []
+
+    # ...unless asked to release again: fresh OpenDP noise, charged exactly once.
+    again = script.replace("NEW_RELEASE = False", "NEW_RELEASE = True")
+    done = run_script(again, tmp_path, fresh, REPO)
     assert done.returncode == 0, done.stderr
     redone = Ledger.open(fresh, "default")
     [entry] = redone.history()
@@ -504,12 +495,13 @@ def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     assert redone.remaining() == {"rho": 0.5}
     assert "OpenDP" in entry.payload["metadata"]["noise"]
     assert entry.payload["outputs"] != record.outputs  # fresh noise
-    assert f"# key: {record.key}" in done.stdout
     assert len(ledger.history()) == 1
 
 
 @pytest.mark.slow
-def test_script_for_an_uploaded_file_reads_it_and_checks_its_fingerprint(ledger, tmp_path):
+def test_script_for_an_uploaded_file_reads_it_and_asks_the_ledger_if_it_is_the_data(
+    ledger, tmp_path
+):
     folder = tmp_path / "data"
     folder.mkdir()
     file = folder / "survey 2026.csv"
@@ -520,6 +512,7 @@ def test_script_for_an_uploaded_file_reads_it_and_checks_its_fingerprint(ledger,
     script = to_script(record)
     assert f"PATH = {file.name!r}" in script
     assert "read_table(handle.read(), PATH)" in script
+    assert_no_data_hash(script, record)
 
     done = run_script(script, tmp_path, ledger.path, folder)
     assert done.returncode == 0, done.stderr
@@ -531,7 +524,7 @@ def test_script_for_an_uploaded_file_reads_it_and_checks_its_fingerprint(ledger,
     file.write_text("\n".join(lines) + "\n")
     done = run_script(script, tmp_path, ledger.path, folder)
     assert done.returncode == 1
-    assert "This is not the data the release was made from (fingerprint differs)." in done.stderr
+    assert "the data differ from the release's, or the ledger is another one" in done.stderr
     assert done.stdout == ""
     assert len(ledger.history()) == 1
     assert ledger.remaining() == {"rho": 0.5}
@@ -717,7 +710,7 @@ def test_html_report_says_so_when_no_static_image_can_be_drawn(demo_record, monk
     assert "No static image: Chromium was not found" in html
     assert "data:image/png" not in html
     assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
-    assert demo_record.metadata["plan"]["dataset"]["fingerprint"] in html
+    assert_no_data_hash(html, demo_record)
 
 
 def test_csv_header_is_escaped_like_the_cells(formula_record):
