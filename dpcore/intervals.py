@@ -8,6 +8,7 @@ way whatever produced them.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,3 +39,18 @@ class Interval:
         """Whether each interval contains ``truth``; an interval with a NaN bound does not."""
         covered = (np.asarray(self.low) <= truth) & (truth <= np.asarray(self.high))
         return bool(covered) if np.ndim(covered) == 0 else covered
+
+    def within(self, lowest: float | np.ndarray, highest: float | np.ndarray) -> Interval:
+        """This result post-processed into the public range [lowest, highest]: the estimate and
+        both ends clipped to it (NaN ends stay NaN). Clipping DP outputs to a public range is
+        post-processing, so it costs no privacy; when the target lies in the range (a clipped
+        mean, a coefficient in its public box) the clipped interval covers it exactly when the
+        original did, and the estimate's error can only shrink."""
+
+        def clip(values: float | np.ndarray) -> float | np.ndarray:
+            clipped = np.clip(values, lowest, highest)
+            return float(clipped) if np.ndim(clipped) == 0 else clipped
+
+        return dataclasses.replace(
+            self, estimate=clip(self.estimate), low=clip(self.low), high=clip(self.high)
+        )

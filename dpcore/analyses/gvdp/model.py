@@ -365,6 +365,15 @@ class GvdpBoundsSpec:
             self.guess, variance, self.factor, resamples=resamples, subset_size=n // k
         )
 
+    def public_range(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""Where the bounds say each coefficient lies: the box :math:`[\ell_j, h_j]`, or for a
+        guess every coordinate of the ball :math:`B_2(0, c\|g\|_2)`, i.e. :math:`|\theta_j| \le
+        c\|g\|_2`. Releases are clipped to it (post-processing, paper Assumption 2.6's set)."""
+        if self.mode == "box":
+            return np.asarray(self.low), np.asarray(self.high)
+        radius = self.factor * float(np.linalg.norm(self.guess))
+        return np.full(self.d, -radius), np.full(self.d, radius)
+
     def to_dict(self) -> dict:
         out: dict = {"mode": self.mode, "coefficients": list(self.coefficients)}
         if self.mode == "box":

@@ -195,14 +195,17 @@ class GvdpPlan:
     def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[GvdpRow]:
         """Draw the release with ``noise`` (and the BLB's partition and resamples from ``rng``):
         per group and coefficient (stratified), then the population rows (group ``"All"``).
-        Every number is a DP output or a public share."""
+        Every number is a DP output or a public share. Estimates and intervals are clipped to
+        the bounds' public range (:meth:`GvdpBoundsSpec.public_range`): a group with few subsets
+        could otherwise publish −407.9 [−1263, 447] hours for a mean known to lie in [0, 100]."""
         names = self.model.coefficients
         fit = self.estimate(noise, rng)
+        public_range = self.bounds.public_range()
         rows = []
         if self.strategy == "stratified":
             for label, share, group in zip(fit.labels, fit.shares, fit.groups, strict=True):
-                rows += _rows("group", label, names, group, float(share))
-        return rows + _rows("population", ALL, names, fit)
+                rows += _rows("group", label, names, group.within(*public_range), float(share))
+        return rows + _rows("population", ALL, names, fit.within(*public_range))
 
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""

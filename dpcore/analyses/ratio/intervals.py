@@ -36,6 +36,7 @@ from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 
 __all__ = [
+    "NO_VARIANCE",
     "RatioCI",
     "RatioComparison",
     "compare_ratios",
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 
+NO_VARIANCE = "the variance estimate is negative or not finite"
+"""The one flag under which the ratio itself is still defined (only its interval is missing)."""
+
 _REASONS = np.array(
     [
         None,
@@ -53,7 +57,7 @@ _REASONS = np.array(
         "noisy Σw² ≤ 0: the Kish effective n is undefined",
         "noisy Σwy ≤ 0: the ratio's denominator is not positive",
         "noisy Σws ≤ 0: the ratio's numerator is not positive",
-        "the variance estimate is negative or not finite",
+        NO_VARIANCE,
     ],
     dtype=object,
 )

@@ -17,7 +17,13 @@ import pandas as pd
 
 from dpcore._validate import as_rng, instance_of, positive_int
 from dpcore.analyses.ratio.groups import GroupRatioSums
-from dpcore.analyses.ratio.intervals import RatioCI, RatioComparison, compare_ratios, ratio_interval
+from dpcore.analyses.ratio.intervals import (
+    NO_VARIANCE,
+    RatioCI,
+    RatioComparison,
+    compare_ratios,
+    ratio_interval,
+)
 from dpcore.analyses.ratio.noise import RatioRelease, release_ratio_sums
 from dpcore.analyses.ratio.sums import (
     Composition,
@@ -103,14 +109,19 @@ class RatioRow(ReleaseRow):
 
     @classmethod
     def of(cls, level: str, group: str, ci: RatioCI) -> RatioRow:
-        """The row of one (unvectorised) interval; a non-positive estimate is undefined."""
+        """The row of one (unvectorised) interval, post-processed into the ratio's public range
+        [0, ∞): s and y are non-negative (§2), so a lower end below 0 is raised to 0. The ratio
+        is withheld (None, its reason in ``flag``) when a noisy sum it needs is not positive,
+        e.g. −27.66 / −8.97 would otherwise publish 3.08; with only the variance unusable, the
+        ratio is released without an interval."""
         estimate = float(ci.estimate)
         usable = ci.flag is None
+        defined = usable or ci.flag == NO_VARIANCE
         return cls(
             level=level,
             group=group,
-            estimate=estimate if estimate > 0 else None,
-            low=float(ci.low) if usable else None,
+            estimate=estimate if defined and estimate > 0 else None,
+            low=max(float(ci.low), 0.0) if usable else None,
             high=float(ci.high) if usable else None,
             variance=float(ci.variance) if usable else None,
             flag="" if usable else str(ci.flag),

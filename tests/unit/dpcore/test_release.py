@@ -360,6 +360,20 @@ def test_noise_intervals_cover_the_clipped_means_at_the_nominal_level(strategy, 
         assert test.pvalue > 0.001, f"{group}: {hits}/{runs} covered, nominal {level:.0%}"
 
 
+@pytest.mark.parametrize("strategy", ["stratified", "global_and_groups"])
+def test_a_tiny_budget_releases_nothing_outside_the_public_range(strategy):
+    """At ε = 0.01 the noise dwarfs [0, 100] (unclipped: −197 to 306 hours); every estimate and
+    interval end is clipped into the range, and estimates stay inside their intervals."""
+    plan = make_plan(regions(), name="regions.csv", by=("region",), value="hours",
+                     budget=PureDP(0.01), strategy=strategy)  # fmt: skip
+    rows = [row for seed in range(3)
+            for row in plan.run(noise_source("simulation", rng=seed), np.random.default_rng(0))]  # fmt: skip
+    ends = np.array([[row.estimate, row.low, row.high] for row in rows])
+    assert ((ends >= HOURS[0]) & (ends <= HOURS[1])).all()
+    assert np.isin(ends[:, 1:], HOURS).any()  # the noise did reach past the range
+    assert ((ends[:, 1] <= ends[:, 0]) & (ends[:, 0] <= ends[:, 2])).all()
+
+
 # --- exports ------------------------------------------------------------------------------------
 
 

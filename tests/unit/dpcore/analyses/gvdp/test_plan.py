@@ -42,6 +42,9 @@ OLS_BOUNDS = GvdpBoundsSpec(
     "box", OLS.coefficients, spread=(200.0, 5.0, 100.0), low=(-100.0, -5.0, -100.0),
     high=(200.0, 5.0, 100.0),
 )  # fmt: skip
+GUESSED = GvdpBoundsSpec(
+    "guess", OLS.coefficients, spread=(200.0, 5.0, 100.0), guess=(20.0, 0.2, 5.0), factor=10.0
+)
 MEAN_BOUNDS = GvdpBoundsSpec("box", ("hours",), spread=(50.0,), low=(0.0,), high=(100.0,))
 SETTINGS = RunSettings(k=60, rho=0.5)
 
@@ -377,7 +380,7 @@ def test_plan_refuses_a_pure_epsilon_budget_and_unusable_groups(frame):
 
 
 def test_stratified_run_releases_every_group_and_the_recombination(frame):
-    plan = make_plan(frame)
+    plan = make_plan(frame, budget=ZCDP(1e4))  # noise small enough that nothing is clipped
     table = rows_of(plan, 3)
     assert len(table) == (3 + 1) * 3
     assert list(table.columns) == [
@@ -393,6 +396,28 @@ def test_stratified_run_releases_every_group_and_the_recombination(frame):
         assert population.loc[coefficient, "estimate"] == pytest.approx(recombined)
     whole = rows_of(make_plan(frame, strategy="global_only"))
     assert list(whole["level"]) == ["population"] * 3 and "public_share" not in whole
+
+
+@pytest.mark.parametrize("bounds", [OLS_BOUNDS, GUESSED], ids=["box", "guess"])
+def test_every_released_number_lies_in_the_public_range(frame, bounds):
+    """At ρ = 0.5 on 600 rows the noise is far wider than the public range (standard errors in
+    the thousands); the release is clipped to it, never −407.9 for a mean in [0, 100]."""
+    table = rows_of(make_plan(frame, bounds=bounds), 3)
+    low, high = (pd.Series(side, index=bounds.coefficients) for side in bounds.public_range())
+    for column in ("estimate", "low", "high"):
+        values = table.set_index("coefficient")[column]
+        assert (values >= low[values.index]).all() and (values <= high[values.index]).all()
+    assert (table["low"] <= table["estimate"]).all() and (table["estimate"] <= table["high"]).all()
+    # The noise did push the release outside: some ends sit on the range's edges.
+    edges = pd.concat([low[table["coefficient"]], high[table["coefficient"]]]).to_numpy()
+    assert np.isin(table[["low", "high"]].to_numpy(), edges).any()
+
+
+def test_guessed_bounds_range_is_the_ball_of_factor_times_the_guess():
+    low, high = GUESSED.public_range()
+    radius = 10 * float(np.linalg.norm([20.0, 0.2, 5.0]))
+    np.testing.assert_allclose(high, [radius] * 3)
+    np.testing.assert_allclose(low, [-radius] * 3)
 
 
 def test_review_lines_describe_groups_bounds_and_accounting(frame):

@@ -14,7 +14,7 @@ from scipy import stats
 from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, bootstrap_group_sums, group_ratio_sums
-from dpcore.analyses.ratio.intervals import compare_ratios
+from dpcore.analyses.ratio.intervals import NO_VARIANCE, compare_ratios
 from dpcore.analyses.ratio.noise import zcdp_rho
 from dpcore.analyses.ratio.plan import RatioPlan
 from dpcore.analyses.ratio.preview import (
@@ -272,6 +272,23 @@ def test_plan_rows_have_intervals_or_a_reason(demo):
     json.dumps(rows, allow_nan=False)  # valid JSON: undefined values are None, not NaN
     assert plan.cost == release_cost(bounds=UNIT, weighted=False, binary_y=True, epsilon=1.0,
                                      delta=1e-6, mechanism="gaussian")[0]  # fmt: skip
+
+
+def test_a_ratio_whose_noisy_sums_are_not_positive_is_withheld_and_no_end_is_negative(demo):
+    """At ε = 0.05 small groups' noisy sums go negative: their ratio is withheld with the reason
+    (−27.66 / −8.97 must not publish 3.08), and no interval reaches below 0."""
+    plan = make_plan(demo, epsilon=0.05)
+    rows = [row.to_dict() for seed in range(5)
+            for row in plan.run(SimulationNoise(rng=seed), np.random.default_rng(seed))]  # fmt: skip
+    withheld = [row for row in rows if row["flag"] and row["flag"] != NO_VARIANCE]
+    assert withheld, "ε = 0.05 should leave some group with a non-positive noisy sum"
+    for row in withheld:
+        assert row["estimate"] is None and "≤ 0" in row["flag"]
+    ends = [row["low"] for row in rows if row["low"] is not None]
+    assert ends and min(ends) >= 0.0
+    for row in rows:
+        if row["estimate"] is not None and not row["flag"]:
+            assert row["low"] <= row["estimate"] <= row["high"]
 
 
 def test_parameters_are_json_ready_and_the_key_is_stable(demo):
