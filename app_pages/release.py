@@ -59,6 +59,8 @@ with plan_col:
     if existing is None:
         for line in release_ui.cost_lines(plan.cost, ledger):
             st.markdown(line)
+        if (warning := release_ui.large_budget_warning(plan.cost)) is not None:
+            st.warning(warning, icon=":material/warning:")
     else:
         st.markdown(f"Cost: **{plan.cost}**, already paid by ledger record #{existing.id}.")
 
@@ -70,9 +72,15 @@ if existing is None:
     confirmed = st.checkbox(
         "I understand that committing spends this budget for good.", key="release.confirm"
     )
+    can_afford = release_ui.affordable(plan.cost, ledger)
+    if not can_afford:
+        st.caption(
+            f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget on the "
+            "Budget page, or switch to or start another ledger under “Manage ledgers” below."
+        )
     if st.button(
-        "Commit release", type="primary", disabled=not confirmed, key="release.commit",
-        icon=":material/lock:",
+        "Commit release", type="primary", disabled=not (confirmed and can_afford),
+        key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
         try:
             with st.spinner("Drawing the noise and recording the release…"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import streamlit as st
@@ -22,6 +23,9 @@ from strata_ui.charts_release import (
 )
 from strata_ui.data import history_table
 from strata_ui.state import get_state
+
+LARGE_EPSILON = 2.0
+"""Above this ε per release (or ρ = ε²/2) the Release page warns before the commit."""
 
 OUTPUT_COLUMNS = {
     "level": "level",
@@ -220,15 +224,48 @@ def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -
         st.rerun()
 
 
-def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
-    """The cost in its own units, the ledger's charge, and what is left before and after."""
+def _left_after(cost: Budget, ledger: Ledger) -> tuple[dict, dict]:
+    """The ledger's charge for ``cost`` and what would be left after it, in the ledger's units."""
     charge = {k: float(v) for k, v in exact_components(cost, ledger.total.kind).items()}
     remaining = ledger.remaining()
-    after = {k: remaining[k] - charge[k] for k in remaining}
+    return charge, {k: remaining[k] - charge[k] for k in remaining}
+
+
+def affordable(cost: Budget, ledger: Ledger) -> bool:
+    return all(value >= 0 for value in _left_after(cost, ledger)[1].values())
+
+
+def large_budget_warning(cost: Budget) -> str | None:
+    """A plain warning when one release spends more than ε = 2 (ρ = 2 = ε²/2 in zCDP), else None.
+
+    Above ε = 2 the promise is weak: whatever anyone believed about one person, the release can
+    multiply the odds by up to e^ε (e² ≈ 7.4).
+    """
+    if isinstance(cost, ZCDP):
+        if cost.rho <= LARGE_EPSILON**2 / 2:
+            return None
+        amount = f"ρ = {cost.rho:g} (as much as ε = {math.sqrt(2 * cost.rho):.3g} of pure DP)"
+        epsilon = math.sqrt(2 * cost.rho)
+    else:
+        if cost.epsilon <= LARGE_EPSILON:
+            return None
+        amount, epsilon = f"ε = {cost.epsilon:g}", cost.epsilon
+    return (
+        f"**A large budget for one release:** {amount}. Above ε = {LARGE_EPSILON:g} the privacy "
+        f"promise is weak: what anyone can learn about one person may change their odds by a "
+        f"factor of up to e^{epsilon:.3g} ≈ {math.exp(epsilon):,.0f}. Lower it on the Budget page "
+        "unless your data's owners have agreed to this."
+    )
+
+
+def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
+    """The cost in its own units, the ledger's charge, and what is left before and after."""
+    charge, after = _left_after(cost, ledger)
+    remaining = ledger.remaining()
     lines = [f"Cost: **{cost}**, charged to the ledger as **{format_components(charge)}**."]
     if cost.kind == "pure" and ledger.total.kind == "zcdp":
         lines[0] += " (ε-DP counts as ρ = ε²/2.)"
-    if any(value < 0 for value in after.values()):
+    if not affordable(cost, ledger):
         lines.append(
             f":warning: **Not affordable:** “{ledger.name}” has only "
             f"**{format_components(remaining)}** left. Committing will be refused; lower the "

@@ -119,11 +119,10 @@ def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
     assert sidebar_left(at) == "0.01 of 0.01"
     assert "**Not affordable:** “tiny” has only **ρ = 0.01** left." in text(at.main.markdown)
 
-    commit(at)
-    error = text(at.main.error)
-    assert "Release refused: this ledger cannot afford it." in error
-    for part in ("Requested ρ = 0.5", "Remaining ρ = 0.01", "Difference ρ = 0.49"):
-        assert part in error
+    # Ticking the box does not enable Commit, and the page says why.
+    at.checkbox(key="release.confirm").check().run()
+    assert at.button(key="release.commit").disabled
+    assert "Commit is off: “tiny” cannot afford this plan." in text(at.main.caption)
     assert {name: s.releases for name, s in ledgers().items()} == {"default": 0, "tiny": 0}
 
     # Switching back charges the default ledger again.
@@ -131,6 +130,17 @@ def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
     assert not at.exception
     assert sidebar_left(at) == "1 of 1"
     assert "Left in “default”: **ρ = 1** now" in text(at.main.markdown)
+
+
+def test_a_budget_above_epsilon_2_is_flagged_before_the_commit_and_two_is_not():
+    at = start()
+    for epsilon, warned in ((5.0, True), (2.0, False), (5.0, True)):
+        helpers.state_of(at).epsilon = epsilon
+        at.run()
+        warning = text(at.main.warning)
+        assert ("A large budget for one release:** ε = 5" in warning) == warned, epsilon
+    assert "e^5 ≈ 148" in text(at.main.warning)
+    assert ledgers()["default"].releases == 0
 
 
 def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():

@@ -1,0 +1,30 @@
+"""The Release page's budget checks: what the ledger can afford, and when a budget is large."""
+
+import pytest
+
+from dpcore.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.ledger import Ledger
+from strata_ui.release_ui import affordable, large_budget_warning
+
+
+@pytest.mark.parametrize(
+    "cost, warned",
+    [
+        (PureDP(2.0), False),
+        (PureDP(2.5), True),
+        (ApproxDP(3.0, 1e-6), True),
+        (ZCDP(2.0), False),  # ε²/2 at ε = 2
+        (ZCDP(4.5), True),  # as much as ε = 3
+    ],
+)
+def test_budgets_above_epsilon_2_or_its_zcdp_equivalent_are_flagged(cost, warned):
+    warning = large_budget_warning(cost)
+    assert (warning is not None) == warned
+    if isinstance(cost, ZCDP) and warned:
+        assert "ρ = 4.5 (as much as ε = 3 of pure DP)" in warning and "e^3 ≈ 20" in warning
+
+
+def test_affordable_allows_the_last_of_the_budget_and_no_more(tmp_path):
+    ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(0.5))
+    assert affordable(PureDP(1.0), ledger)  # ρ = ε²/2 = 0.5, exactly what is left
+    assert not affordable(ZCDP(0.5000001), ledger)
