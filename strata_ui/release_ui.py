@@ -242,14 +242,12 @@ def large_budget_warning(cost: Budget) -> str | None:
     multiply the odds by up to e^ε (e² ≈ 7.4).
     """
     if isinstance(cost, ZCDP):
-        if cost.rho <= LARGE_EPSILON**2 / 2:
-            return None
-        amount = f"ρ = {cost.rho:g} (as much as ε = {math.sqrt(2 * cost.rho):.3g} of pure DP)"
         epsilon = math.sqrt(2 * cost.rho)
+        amount = f"ρ = {cost.rho:g} (as much as ε = {epsilon:.3g} of pure DP)"
     else:
-        if cost.epsilon <= LARGE_EPSILON:
-            return None
-        amount, epsilon = f"ε = {cost.epsilon:g}", cost.epsilon
+        epsilon, amount = cost.epsilon, f"ε = {cost.epsilon:g}"
+    if epsilon <= LARGE_EPSILON:
+        return None
     return (
         f"**A large budget for one release:** {amount}. Above ε = {LARGE_EPSILON:g} the privacy "
         f"promise is weak: what anyone can learn about one person may change their odds by a "
@@ -265,10 +263,10 @@ def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
     lines = [f"Cost: **{cost}**, charged to the ledger as **{format_components(charge)}**."]
     if cost.kind == "pure" and ledger.total.kind == "zcdp":
         lines[0] += " (ε-DP counts as ρ = ε²/2.)"
-    if not affordable(cost, ledger):
+    if any(value < 0 for value in after.values()):
         lines.append(
             f":warning: **Not affordable:** “{ledger.name}” has only "
-            f"**{format_components(remaining)}** left. Committing will be refused; lower the "
+            f"**{format_components(remaining)}** left. Commit stays off; lower the "
             "budget on the Budget page or start a new ledger below."
         )
     else:

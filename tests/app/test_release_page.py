@@ -242,3 +242,24 @@ def test_history_lists_both_releases_and_offers_each_for_download():
     choice = at.selectbox(key="release.history.choice")
     choice.select_index(0).run()
     assert downloads(at, "release.history.2") == DOWNLOADS
+
+
+def test_private_sizes_need_public_shares_before_a_release():
+    """Sizes kept private with shares from the data: the Estimator page warns, the Release page
+    refuses with where to fix it, and a public share table makes the plan releasable."""
+    at = start("estimator")
+    for private in (True, False, True):
+        at.checkbox(key="mean.n_public").set_value(not private).run()
+        warned = "group sizes kept private here" in text(at.main.warning)
+        assert warned == private
+    go(at, "release")
+    assert "Group sizes are private in this release" in text(at.main.error)
+    assert not has_commit_button(at)
+
+    state = helpers.state_of(at)
+    state.strata_columns, state.share_source = ["sex"], "table"
+    state.share_table = {"Female": 0.5, "Male": 0.5}
+    at.run()
+    assert not at.main.error, text(at.main.error)
+    assert has_commit_button(at)
+    assert ledgers()["default"].releases == 0

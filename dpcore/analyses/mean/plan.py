@@ -92,8 +92,22 @@ class MeanPlan:
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
             )
         open_unit_interval("global_fraction", self.global_fraction)
+        self._check_sizes_stay_private()
         header = self.header.named(f"Mean of {self.value} by {self.header.by}")
         object.__setattr__(self, "header", header)
+
+    def _check_sizes_stay_private(self) -> None:
+        """Refuse private group sizes with shares from the data's own counts: every group row
+        carries its share n_g/n, which would publish the sizes the estimator keeps private."""
+        shares_from_counts = self.header.spec.share_source == "data"
+        if not self.sizes_public and shares_from_counts and self.strategy != "global_only":
+            raise ValueError(
+                "Group sizes are private in this release (“Treat group sizes as public” is off "
+                "on the Estimator page), but the recombination shares come from the data's own "
+                "group counts, so each group's published share would give its size away. On the "
+                "Strata page, take the shares from a public table or a holdout split; or treat "
+                "group sizes as public."
+            )
 
     @property
     def cost(self) -> Budget:

@@ -165,6 +165,13 @@ def _render_group_sizes() -> None:
             "Sizes are private: neighbours differ by *adding or removing* one person, so half the "
             "budget buys a noisy count and half a noisy sum — more noise for the same budget."
         )
+        if get_state().share_source == "data":
+            st.warning(
+                "A release would publish each group's share of the data, and with it the group "
+                "sizes kept private here. Before releasing, take the shares from a public table "
+                "or a holdout split on the Strata page.",
+                icon=":material/warning:",
+            )
 
 
 def render_configured(settings: MeanSettings) -> None:

@@ -742,8 +742,22 @@ def test_a_dry_run_never_stands_in_for_the_real_release(demo, ledger):
     assert plan_key(plan) == plan_key(plan, "secure") != plan_key(plan, "simulation")
 
 
-def test_private_group_sizes_release_no_intervals(demo, ledger):
-    plan = make_plan(demo, estimator=LaplaceMean(bounds=(0.0, 100.0), n_public=False))
+PRIVATE_SIZES = LaplaceMean(bounds=(0.0, 100.0), n_public=False)
+SEX_SHARES = {"share_source": "table", "share_table": (("Female", 0.5), ("Male", 0.5))}
+
+
+def test_private_group_sizes_release_no_intervals_and_only_declared_shares(demo, ledger):
+    plan = make_plan(demo, by=("sex",), estimator=PRIVATE_SIZES, spec_options=SEX_SHARES)
     record = release(plan, ledger, noise="simulation", rng=2)
     assert all(row["low"] is None and row["high"] is None for row in record.outputs)
     assert record.metadata["intervals"].startswith("no intervals: group sizes are private")
+    assert [row.get("public_share") for row in record.outputs] == [0.5, 0.5, None]
+
+
+@pytest.mark.parametrize("strategy", ["stratified", "global_and_groups"])
+def test_private_group_sizes_with_shares_from_the_data_are_refused(demo, strategy):
+    with pytest.raises(ValueError, match="Group sizes are private in this release") as refused:
+        make_plan(demo, estimator=PRIVATE_SIZES, strategy=strategy)
+    assert "take the shares from a public table or a holdout split" in str(refused.value)
+    # A population-only release publishes no group shares: nothing to refuse.
+    make_plan(demo, estimator=PRIVATE_SIZES, strategy="global_only")
