@@ -71,6 +71,14 @@ def screenshot(page: Page, name: str) -> None:
     page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
 
 
+def save_screen(page: Page, name: str, viewport: dict) -> None:
+    """Once the run ends at ``viewport`` size (so short pages stay short), check the page shows
+    no exception and save it as ``SCREENSHOTS/<name>.png``."""
+    settle(page, viewport)
+    no_exception(page)
+    screenshot(page, name)
+
+
 def downloaded_text(page: Page, button_text: str) -> str:
     """Click the first download button showing ``button_text``; return the file's text."""
     button = page.get_by_test_id("stDownloadButton").filter(has_text=button_text).first

@@ -96,16 +96,14 @@ def _render_bounds() -> None:
         "values."
     )
     low_col, high_col = st.columns(2)
-    for column, label, field, extreme, caption in (
-        (low_col, "Lower bound L", "clip_low", "smallest", "Values below L count as L."),
-        (high_col, "Upper bound U", "clip_high", "largest",
-         "Values above U count as U. A wider range means more noise."),
-    ):  # fmt: skip
-        with column:
-            bind(
-                st.number_input, label, MeanSettings, field, caption=caption,
-                help=f"The {extreme} value anyone could have, known without looking at the data.",
-            )  # fmt: skip
+    with low_col:
+        bind(low_col.number_input, "Lower bound L", MeanSettings, "clip_low",
+             help="The smallest value anyone could have, known without looking at the data.",
+             caption="Values below L count as L.")  # fmt: skip
+    with high_col:
+        bind(high_col.number_input, "Upper bound U", MeanSettings, "clip_high",
+             help="The largest value anyone could have, known without looking at the data.",
+             caption="Values above U count as U. A wider range means more noise.")  # fmt: skip
     show_problems(_bound_problems(get_settings(MeanSettings)))
 
 

@@ -40,6 +40,8 @@ from tests.scripts import run_script
 
 HOURS = (0.0, 100.0)  # public bounds on hours worked per week
 EPSILON_1 = PureDP(1.0)
+PRIVATE_SIZES = LaplaceMean(bounds=HOURS, n_public=False)
+SEX_SHARES = {"share_source": "table", "share_table": (("Female", 0.5), ("Male", 0.5))}
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -166,7 +168,7 @@ def test_plan_key_differs_whenever_the_release_would_differ(demo):
         "label": make_plan(demo, label="Weekly hours, 2026"),
         "budget": make_plan(demo, budget=PureDP(0.5)),
         "bounds": make_plan(demo, estimator=LaplaceMean(bounds=(0.0, 99.0))),
-        "private sizes": make_plan(demo, estimator=LaplaceMean(bounds=HOURS, n_public=False)),
+        "private sizes": make_plan(demo, estimator=PRIVATE_SIZES, strategy="global_only"),
         "estimator": make_plan(demo, estimator=GaussianMean(bounds=HOURS), budget=ZCDP(0.5)),
         "strategy": make_plan(demo, strategy="global_only"),
         "level": make_plan(demo, level=0.9),
@@ -740,10 +742,6 @@ def test_a_dry_run_never_stands_in_for_the_real_release(demo, ledger):
     dry = release(plan, ledger, noise="simulation", rng=1)
     assert dry.spent and dry.key != plan_key(plan)
     assert plan_key(plan) == plan_key(plan, "secure") != plan_key(plan, "simulation")
-
-
-PRIVATE_SIZES = LaplaceMean(bounds=(0.0, 100.0), n_public=False)
-SEX_SHARES = {"share_source": "table", "share_table": (("Female", 0.5), ("Male", 0.5))}
 
 
 def test_private_group_sizes_release_no_intervals_and_only_declared_shares(demo, ledger):
