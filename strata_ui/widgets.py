@@ -41,9 +41,9 @@ def bind(
     ``options`` are passed on for choice widgets; the stored value selects the default (an
     index for radio and select boxes, a list for multiselect). ``labels`` maps each option to
     what the user reads (the options are its keys); ``captions`` maps the chosen option to a
-    caption drawn under the widget, and ``caption`` is one drawn whatever the choice. ``store`` turns the widget's
-    value into the stored one (e.g. a list into a tuple); a select box with no choice
-    (``None``) keeps the stored value, so an unusable stored choice stays visible with its
+    caption drawn under the widget, and ``caption`` is one drawn whatever the choice. ``store``
+    turns the widget's value into the stored one (e.g. a list into a tuple); a select box with no
+    choice (``None``) keeps the stored value, so an unusable stored choice stays visible with its
     error. Returns the widget's value.
     """
     current = getattr(get_settings(cls), field_name)

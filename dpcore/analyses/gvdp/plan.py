@@ -197,7 +197,10 @@ class GvdpPlan:
         per group and coefficient (stratified), then the population rows (group ``"All"``).
         Every number is a DP output or a public share. Estimates and intervals are clipped to
         the bounds' public range (:meth:`GvdpBoundsSpec.public_range`): a group with few subsets
-        could otherwise publish −407.9 [−1263, 447] hours for a mean known to lie in [0, 100]."""
+        could otherwise publish −407.9 [−1263, 447] hours for a mean known to lie in [0, 100].
+        Our choice: the estimate stays unbiased (paper Thm. 2.9) except in the event that the noise
+        carries it past the range, where clipping trades that for an error no larger than before.
+        """
         names = self.model.coefficients
         fit = self.estimate(noise, rng)
         public_range = self.bounds.public_range()
