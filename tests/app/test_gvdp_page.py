@@ -110,7 +110,7 @@ def test_an_epsilon_budget_becomes_rho_and_a_rho_budget_is_used_as_is():
 MEAN_BOUNDS = "gvdp.box.mean.hours_per_week.hours_per_week"
 BAD_MEAN_SETTINGS = [
     ("gvdp.outcomes.mean.demo", "workclass", "hours_per_week",
-     "`outcome` column 'workclass' is not numeric (dtype string)"),
+     "`outcome` column 'workclass' must be numeric, got dtype string"),
     ("gvdp.ks.mean", 20_000, 1000,
      "GVDP needs at least 5 rows per subset (5 per coefficient): use k ≤ 6,512"),
     (f"{MEAN_BOUNDS}.high", -1.0, 100.0,

@@ -2,7 +2,6 @@
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,12 +12,10 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import Ledger
 from strata_ui import constants
 from strata_ui.learn import all_explainers, all_presets
-from strata_ui.state import AppState, settings_key
-from tests.app.helpers import settings_of
+from tests.app.helpers import settings_of, start, state_of
 
 EXPLAINERS, PRESETS = all_explainers(), all_presets()
 
-REPO = Path(__file__).resolve().parents[2]
 WORKSHOP = constants.WORKSHOP_QUERY_KEY
 # Per explainer/preset: a widget to move, its new value, and which charts must change.
 MOVES = {
@@ -36,18 +33,6 @@ MOVES = {
 OPEN_KEYS = {e.key: f"learn.open.{e.key}" for e in EXPLAINERS} | {
     p.key: f"learn.preset.open.{p.key}" for p in PRESETS
 }
-
-
-def start(page: str = "learn", **query: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    if page != "data":
-        at.switch_page(f"app_pages/{page}.py")
-        at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def open_item(at: AppTest, key: str) -> AppTest:
@@ -83,12 +68,8 @@ def table_with(at: AppTest, column: str) -> pd.DataFrame:
     return frame
 
 
-def state_of(at: AppTest) -> AppState:
-    return at.session_state[settings_key(AppState)]
-
-
 def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
-    at = start()
+    at = start("learn")
     assert [t.value for t in at.title] == ["Learn"]
     labels = [e.label for e in at.expander]
     assert labels == [e.title for e in EXPLAINERS] + [p.title for p in PRESETS]
@@ -98,7 +79,7 @@ def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
 
 @pytest.mark.parametrize("key", list(MOVES), ids=list(MOVES))
 def test_each_item_renders_and_moving_its_slider_changes_the_chart(key):
-    at = open_item(start(), key)
+    at = open_item(start("learn"), key)
     before = specs(at)
     assert before, "no chart drawn"
     for spec in before:
@@ -120,7 +101,7 @@ def test_each_item_renders_and_moving_its_slider_changes_the_chart(key):
 def test_every_item_open_at_once_draws_every_chart_and_reruns_cleanly():
     """With everything open, each item draws its charts; a rerun draws the same ones (its time
     is measured by benchmarks/bench_page_reruns.py)."""
-    at = start()
+    at = start("learn")
     for key in OPEN_KEYS:
         at.session_state[OPEN_KEYS[key]] = True
     at.run()  # first run fills the caches
@@ -132,7 +113,7 @@ def test_every_item_open_at_once_draws_every_chart_and_reruns_cleanly():
 
 
 def test_explainers_explain_every_control():
-    at = start()
+    at = start("learn")
     for key in OPEN_KEYS:
         at.session_state[OPEN_KEYS[key]] = True
     at.run()
@@ -143,7 +124,7 @@ def test_explainers_explain_every_control():
 
 
 def test_epsilon_explainer_states_the_e_to_the_epsilon_bound():
-    at = open_item(start(), "epsilon")
+    at = open_item(start("learn"), "epsilon")
     widget(at, "learn.epsilon.epsilon").set_value(2.0).run()
     text = " ".join(m.value for m in at.markdown)
     assert "e^ε = 7.39" in text
@@ -152,7 +133,7 @@ def test_epsilon_explainer_states_the_e_to_the_epsilon_bound():
 
 
 def test_coinpress_explainer_follows_the_chosen_group():
-    at = open_item(start(), "coinpress")
+    at = open_item(start("learn"), "coinpress")
     groups = widget(at, "learn.coinpress.group")
     assert groups.value == "Other × Female"  # the smallest demo group
     before = specs(at)[0]
@@ -162,7 +143,7 @@ def test_coinpress_explainer_follows_the_chosen_group():
 
 
 def test_explainers_explain_what_is_missing_without_groups():
-    at = start("data")
+    at = start()
     state_of(at).strata_columns = []
     at.switch_page("app_pages/learn.py")
     for key in ("small_groups", "stratify", "coinpress"):
@@ -175,7 +156,7 @@ def test_explainers_explain_what_is_missing_without_groups():
 
 
 def test_figure1_preset_shows_the_paper_beside_ours():
-    at = open_item(start(), "figure1")
+    at = open_item(start("learn"), "figure1")
     claims = at.dataframe[-1].value
     assert list(claims.columns) == ["claim", "paper", "ours"]
     assert "≈ 80%" in set(claims["paper"]) and "72%" in set(claims["ours"])
@@ -186,7 +167,7 @@ def test_figure1_preset_shows_the_paper_beside_ours():
 
 
 def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
-    at = open_item(start(), "figure3")
+    at = open_item(start("learn"), "figure3")
     claims = at.dataframe[-1].value
     assert claims["claim"].str.contains("converges").any()
     at.button(key="learn.preset.figure3.load").click().run()
@@ -206,7 +187,7 @@ def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
 
 
 def test_ratio_ci_explainer_shows_the_undercoverage_and_its_fix():
-    at = open_item(start(), "ratio_ci")
+    at = open_item(start("learn"), "ratio_ci")
     text = " ".join(m.value for m in at.markdown)
     assert "7.6%" in text  # the paper's worst case, in the plain sentences
     assert "Intervals that ignore the DP noise cover the true ratio only" in text
@@ -221,7 +202,7 @@ def test_ratio_ci_explainer_shows_the_undercoverage_and_its_fix():
 
 
 def test_gvdp_bounds_explainer_compares_gvdp_with_clipping():
-    at = open_item(start(), "gvdp_bounds")
+    at = open_item(start("learn"), "gvdp_bounds")
     estimates, coverage = (json.loads(spec) for spec in specs(at))
     assert estimates["layout"]["xaxis"]["type"] == "log"
     names = [t["name"] for t in estimates["data"]]
@@ -234,7 +215,7 @@ def test_gvdp_bounds_explainer_compares_gvdp_with_clipping():
 
 
 def test_ratio_table1_preset_shows_the_paper_beside_ours():
-    at = open_item(start(), "ratio_table1")
+    at = open_item(start("learn"), "ratio_table1")
     overview = json.loads(specs(at)[0])
     assert overview["layout"]["title"]["text"].startswith("Table 1 rebuilt")
     claims, settings = table_with(at, "claim"), table_with(at, "setting")
@@ -253,7 +234,7 @@ def test_ratio_table1_preset_shows_the_paper_beside_ours():
 
 
 def test_gvdp_ols_preset_reruns_figure_2_and_states_the_differences():
-    at = open_item(start(), "gvdp_ols")
+    at = open_item(start("learn"), "gvdp_ols")
     figure2 = json.loads(specs(at)[0])
     assert "n = 50,000, k = 1,000" in figure2["layout"]["title"]["subtitle"]["text"]
     claims = table_with(at, "claim")
@@ -268,7 +249,7 @@ def test_gvdp_ols_preset_reruns_figure_2_and_states_the_differences():
 
 
 def test_workshop_mode_hides_upload_and_returns_to_the_demo():
-    at = start("data")
+    at = start()
     at.file_uploader[0].set_value(("mine.csv", b"age,score\n30,0.5\n40,0.7\n", "text/csv")).run()
     assert state_of(at).dataset_name == "mine.csv"
     at.run()  # the sidebar is drawn before the page: it shows the upload from the next run on
@@ -288,7 +269,7 @@ def test_workshop_mode_hides_upload_and_returns_to_the_demo():
 
 
 def test_workshop_mode_keeps_a_presets_built_in_data():
-    at = open_item(start(), "figure3")
+    at = open_item(start("learn"), "figure3")
     at.button(key="learn.preset.figure3.load").click().run()
     at.sidebar.toggle(key=WORKSHOP).set_value(True).run()
     assert state_of(at).dataset_name.startswith("Synthetic Gaussian mixture")
@@ -306,7 +287,7 @@ def test_workshop_mode_hides_release_and_a_deep_link_spends_nothing():
 
 
 def test_workshop_mode_sizes_learn_charts_for_a_projector():
-    at = start(**{WORKSHOP: "true"})
+    at = start("learn", **{WORKSHOP: "true"})
     for key in ("epsilon", "stratify", "ratio_ci", "gvdp_bounds", "ratio_table1", "gvdp_ols"):
         open_item(at, key)
     for spec in specs(at):

@@ -1,7 +1,6 @@
 """App tests: every page renders through st.navigation without an exception (AppTest layer)."""
 
 import tomllib
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -9,17 +8,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.accounting import ZCDP
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from strata_ui import constants
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-APP_PATH = REPO_ROOT / "app.py"
-
-
-def start_app() -> AppTest:
-    """Run the app once, on its default page."""
-    at = AppTest.from_file(APP_PATH, default_timeout=30)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.helpers import REPO, start
 
 
 def visit(at: AppTest, page: constants.PageSpec) -> AppTest:
@@ -40,25 +29,25 @@ def sidebar_text(at: AppTest) -> str:
 
 
 def test_upload_limit_matches_server_config():
-    config = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == constants.MAX_UPLOAD_MB
     # Preview tables hold confidential numbers: Streamlit's own table export stays off.
     assert config["client"]["disableDataExport"] is True
 
 
 def test_default_page_is_data():
-    at = start_app()
+    at = start()
     assert [t.value for t in at.title] == ["Data"]
 
 
 @pytest.mark.parametrize("page", constants.PAGES, ids=lambda p: p.title)
 def test_every_page_renders_its_title(page):
-    at = visit(start_app(), page)
+    at = visit(start(), page)
     assert [t.value for t in at.title] == [page.title]
 
 
 def test_data_page_previews_the_demo_data():
-    at = start_app()
+    at = start()
     rows = f"{32_561:,}"
     assert [m.value for m in at.metric if m.label == "Rows"] == [rows]
     preview, columns = at.dataframe
@@ -69,7 +58,7 @@ def test_data_page_previews_the_demo_data():
 
 def test_compare_page_warns_its_views_are_not_private():
     compare = next(p for p in constants.PAGES if p.title == "Compare")
-    at = visit(start_app(), compare)
+    at = visit(start(), compare)
     assert any("not themselves differentially private" in i.value for i in at.info)
 
 
@@ -78,14 +67,14 @@ def test_release_page_lists_ledger_history():
         "mean age by sex", ZCDP(0.25), {}
     )
     release = next(p for p in constants.PAGES if p.title == "Release")
-    at = visit(start_app(), release)
+    at = visit(start(), release)
     (history,) = at.dataframe
     assert list(history.value["release"]) == ["mean age by sex"]
 
 
 def test_sidebar_shows_dataset_and_remaining_budget_from_the_ledger():
     Ledger(None, "default", ZCDP(1.0)).spend("t", ZCDP(0.25), {})
-    at = start_app()
+    at = start()
     text = sidebar_text(at)
     assert "UCI Adult (demo)" in text
     assert "32,561 rows × 10 columns" in text
@@ -104,7 +93,7 @@ def test_sidebar_explains_an_unusable_ledger_path(unusable, tmp_path, monkeypatc
         (tmp_path / "not-a-folder").write_text("")
         path = tmp_path / "not-a-folder" / "ledger.sqlite"
     monkeypatch.setenv(LEDGER_PATH_ENV, str(path))
-    at = start_app()
+    at = start()
     (error,) = at.sidebar.error
     assert LEDGER_PATH_ENV in error.value
     assert str(path) in error.value

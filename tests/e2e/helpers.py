@@ -7,8 +7,16 @@ from playwright.sync_api import Page, expect
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 LOAD_TIMEOUT_MS = 30_000
-# Lets data grids and charts finish painting after the script run ends.
-SETTLE_MS = 500
+# A frame or two for the browser to paint what has just been drawn.
+PAINT_MS = 100
+# True once every Plotly chart in the window has drawn its SVG (charts below the fold draw
+# only when scrolled or grown into view, so only those in the window are waited for).
+CHARTS_IN_VIEW_DRAWN = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .filter(chart => {
+        const box = chart.getBoundingClientRect();
+        return box.height > 0 && box.bottom > 0 && box.top < window.innerHeight;
+    })
+    .every(chart => chart.querySelector('.main-svg') !== null)"""
 
 
 def expect_title(page: Page, title: str) -> None:
@@ -24,7 +32,13 @@ def settle(page: Page, viewport: dict | None = None) -> None:
     if viewport is not None:
         page.set_viewport_size(viewport)
     expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=LOAD_TIMEOUT_MS)
-    page.wait_for_timeout(SETTLE_MS)
+    charts_drawn(page)
+
+
+def charts_drawn(page: Page) -> None:
+    """Wait until the charts in the window have drawn, then for the browser to paint them."""
+    page.wait_for_function(CHARTS_IN_VIEW_DRAWN, timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(PAINT_MS)
 
 
 def open_app(page: Page, url: str, viewport: dict) -> None:
@@ -61,7 +75,7 @@ def grow_to_content(page: Page) -> None:
         if content_height <= page.viewport_size["height"]:
             break
         page.set_viewport_size({"width": width, "height": content_height})
-        page.wait_for_timeout(SETTLE_MS)
+        charts_drawn(page)
 
 
 def screenshot(page: Page, name: str) -> None:

@@ -9,7 +9,7 @@ from strata_ui.analyses import every
 from tests.e2e.helpers import (
     LOAD_TIMEOUT_MS,
     SCREENSHOTS,
-    SETTLE_MS,
+    charts_drawn,
     expect_title,
     grow_to_content,
     no_exception,
@@ -38,7 +38,7 @@ def open_expander(page: Page, title: str) -> Locator:
     expander.locator("summary").click()
     settle(page)
     expect(expander.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-    page.wait_for_timeout(SETTLE_MS)
+    charts_drawn(page)
     return expander
 
 
@@ -86,7 +86,7 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
     expect(nav.get_by_role("link", name="Release")).to_have_count(0)
     expander = open_expander(page, learn.EXPLAINERS[0].title)
     expander.get_by_test_id("stPlotlyChart").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(SETTLE_MS)
+    charts_drawn(page)
     page.screenshot(path=SCREENSHOTS / "learn-workshop.png")
     # Each chart fits on the projector's screen.
     for chart in expander.get_by_test_id("stPlotlyChart").all():

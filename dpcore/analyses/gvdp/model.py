@@ -16,7 +16,7 @@ import pandas as pd
 
 from dpcore._validate import (
     finite_number,
-    is_numeric,
+    numeric_values,
     positive_int,
 )
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
@@ -161,27 +161,12 @@ class GvdpModel:
             raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
         values = {}
         for role, column in (("outcome", self.outcome), *(("covariates", c) for c in self.covariates)):  # fmt: skip
-            values[column] = _numeric_column(frame, role, column)
+            values[column] = numeric_values(frame, role, column)
         matrix = np.column_stack([values[c] for c in self.columns]) if len(frame) else None
         if matrix is None:
             raise ValueError("the data have no rows")
         complete = np.all(np.isfinite(matrix), axis=1)
         return ModelRows(model=self, values=matrix, complete=complete)
-
-
-def _numeric_column(frame: pd.DataFrame, role: str, column: str) -> np.ndarray:
-    if column not in frame.columns:
-        available = ", ".join(str(c) for c in frame.columns)
-        raise ValueError(
-            f"`{role}` column {column!r} is not in the data; available columns: {available}"
-        )
-    series = frame[column]
-    if not is_numeric(series):
-        raise ValueError(
-            f"`{role}` column {column!r} is not numeric (dtype {series.dtype}): GVDP fits numbers "
-            "only. Choose a numeric column, or recode this one as 0/1 columns before uploading."
-        )
-    return series.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 @dataclass(frozen=True, eq=False)
