@@ -191,6 +191,32 @@ class Ledger:
             ) from exc
 
     def _create_or_open(self) -> None:
+        stored = self._stored_total()
+        if stored is None:
+            stored = self._create()
+        if stored != self._total:
+            raise ValueError(
+                f"ledger {self._name!r} in {str(self._path)!r} already has total {stored!r}, but "
+                f"`total` is {self._total!r}; open it with its stored total or choose another "
+                "`name`"
+            )
+
+    def _stored_total(self) -> Budget | None:
+        """The total of this ledger if the file already holds it, read without writing: opening
+        an existing ledger then needs neither the write lock (another process may hold it
+        during a spend) nor a writable file, so a read-only ledger can still be viewed."""
+        if not self._path.exists():
+            return None
+        with self._connect() as conn:
+            if conn.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                return None
+            row = conn.execute(
+                "SELECT kind, total FROM ledgers WHERE name = ?", (self._name,)
+            ).fetchone()
+        return None if row is None else _decode_budget(*row)
+
+    def _create(self) -> Budget:
+        """Create the schema (a new file) and this ledger's row if missing; return its total."""
         with self._connect() as conn:
             _enable_wal(conn)
             with _transaction(conn):
@@ -211,13 +237,7 @@ class Ledger:
                 row = conn.execute(
                     "SELECT kind, total FROM ledgers WHERE name = ?", (self._name,)
                 ).fetchone()
-        stored = _decode_budget(*row)
-        if stored != self._total:
-            raise ValueError(
-                f"ledger {self._name!r} in {str(self._path)!r} already has total {stored!r}, but "
-                f"`total` is {self._total!r}; open it with its stored total or choose another "
-                "`name`"
-            )
+        return _decode_budget(*row)
 
     @property
     def path(self) -> pathlib.Path:

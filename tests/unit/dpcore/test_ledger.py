@@ -367,6 +367,24 @@ def test_newer_schema_version_is_refused(db: pathlib.Path) -> None:
         Ledger(db, "x", PureDP(1.0))
 
 
+def test_an_existing_ledger_opens_and_reads_while_another_process_holds_the_write_lock(
+    db: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening writes nothing once the ledger exists, so a spend in progress elsewhere (which
+    holds SQLite's write lock) does not make every page of the app wait for it."""
+    Ledger(db, "survey", PureDP(1.0)).spend("first", PureDP(0.25), {})
+    monkeypatch.setattr("dpcore.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")
+        ledger = Ledger(db, "survey", PureDP(1.0))
+        assert ledger.remaining() == {"epsilon": 0.75}
+        assert [r.label for r in ledger.history()] == ["first"]
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            ledger.spend("second", PureDP(0.25), {})
+        writer.execute("ROLLBACK")
+    assert ledger.spend("second", PureDP(0.25), {}).label == "second"
+
+
 # --- concurrency --------------------------------------------------------------------------------
 
 
