@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from dpcore.accounting import SYMBOLS
 from dpcore.datasets import DEMO_DATASET_NAME
@@ -27,18 +28,30 @@ __all__ = [
 ]
 
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_PREFIXES = ("=", "+", "-", "@")
+# C0 and C1 control characters (tab, CR and LF among them), DEL and Unicode's line and paragraph
+# separators: each could start a new physical line in some reader, and that line could begin
+# with a formula.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character written as its escape (CR as ``\\r``, ESC as
+    ``\\x1b``), so that it stays on one line and shows what was there."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
 
 
 def escape_cell(value: object) -> object:
-    """Neutralise spreadsheet formulas: text starting with = + - @ tab or CR gets a leading '.
+    """A text cell made safe for a spreadsheet: control characters escaped (:func:`visible`),
+    then a leading ' before text starting with = + - or @.
 
     Numbers are left as numbers (a negative number is data, not a formula); only text cells,
     which a spreadsheet could evaluate (e.g. a group called ``=HYPERLINK(...)``), are escaped.
     """
-    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    value = visible(value)
+    return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
 
 
 # Kept in the ledger for the curator (exactly-once key, reproduction check), never exported.
@@ -79,13 +92,14 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
 
 
 def to_csv(record: ReleaseRecord) -> str:
-    """The release as CSV: ``#`` metadata lines, then one row per estimate, formulas escaped.
+    """The release as CSV: ``#`` metadata lines, then one row per estimate; control characters
+    and formulas escaped (:func:`escape_cell`), so every physical line is one line of the table.
 
     Read it back with ``pandas.read_csv(path, comment="#")``.
     """
     buffer = io.StringIO()
     for name, value in _metadata_lines(public_metadata(record.metadata)):
-        buffer.write(f"# {name}: {str(escape_cell(value)).replace(chr(10), ' ')}\n")
+        buffer.write(f"# {name}: {escape_cell(str(value))}\n")
     frame = record.frame.map(escape_cell).rename(columns=escape_cell)
     # Every text cell quoted: read_csv(comment="#") would cut an unquoted label such as "Apt #4"
     # at the "#" and lose the rest of its row; numbers stay unquoted, so they read as numbers.

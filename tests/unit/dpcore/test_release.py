@@ -386,8 +386,10 @@ def test_a_tiny_budget_releases_nothing_outside_the_public_range(strategy):
         ("+1", "'+1"),
         ("-1", "'-1"),
         ("@x", "'@x"),
-        ("\t=1", "'\t=1"),
-        ("\r=1", "'\r=1"),
+        ("\t=1", "\\t=1"),
+        ("\r=1", "\\r=1"),
+        ("a\r=HYPERLINK(x)", "a\\r=HYPERLINK(x)"),
+        ("line\u2028=1\x1b", "line\\u2028=1\\x1b"),
         ("White × Male", "White × Male"),
         ("a=b", "a=b"),
         ("", ""),
@@ -450,6 +452,25 @@ def test_csv_escapes_formula_cells_keeps_numbers_and_carries_metadata(formula_re
     assert (table["estimate"] < 0).all()  # negative numbers were not escaped
     np.testing.assert_allclose(table["estimate"], formula_record.frame["estimate"], rtol=1e-15)
     assert table.loc[table["group"] == "Apt #4", "public_share"].item() == pytest.approx(1 / 6)
+
+
+def test_no_physical_line_of_the_csv_starts_a_formula_whatever_the_names_hold(ledger):
+    """Control characters in a column name, the group labels, the file name and the title are
+    escaped on every line, metadata included: none can start a line with a formula."""
+    frame = pd.DataFrame({
+        "group\r=cmd()": np.repeat(["a\r=HYPERLINK(x)", "b\n@SUM(1)", "c\u2028+1"], 20),
+        "hours\r-2": np.linspace(1.0, 9.0, 60),
+    })  # fmt: skip
+    plan = make_plan(frame, name="data\r=1.csv", by=("group\r=cmd()",), value="hours\r-2",
+                     estimator=LaplaceMean(bounds=(0.0, 10.0)), label="title\r@x")  # fmt: skip
+    text = to_csv(release(plan, ledger, noise="simulation", rng=3))
+    lines = re.split("\r\n|\r|\n|\x0b|\x0c|\x1c|\x1d|\x1e|\x85|\u2028|\u2029", text)
+    assert lines[-1] == ""
+    for line in lines[:-1]:
+        assert line and not line.startswith((*FORMULA_PREFIXES, "\t")), repr(line)
+    assert "# release: title\\r@x" in lines
+    table = pd.read_csv(io.StringIO(text), comment="#")
+    assert sorted(table["group"]) == ["All", "a\\r=HYPERLINK(x)", "b\\n@SUM(1)", "c\\u2028+1"]
 
 
 def test_json_round_trips_without_the_script(formula_record):
