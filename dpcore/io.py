@@ -10,7 +10,6 @@ Pure pandas/pyarrow; never imports streamlit or plotly.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import re
 import zlib
@@ -18,6 +17,7 @@ from collections import Counter
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
@@ -32,7 +32,10 @@ MISSING_TOKENS = ("", "?", "NA", "NaN", "nan")
 """Cell texts read as missing (after stripping whitespace), in CSV text and Parquet strings."""
 
 DEFAULT_MAX_ROWS = 5_000_000
-_MAX_DECOMPRESSED_BYTES = 2 * 1024**3  # refuse gzip bombs
+DEFAULT_MAX_BYTES = 1024**3
+"""The most a table may take once decompressed and decoded (1 GiB): 5 million rows of about 200
+bytes. A compressed file that would inflate beyond it is refused while inflating."""
+_INFLATE_CHUNK_BYTES = 8 * 1024**2
 _SNIFF_BYTES = 8192
 _DELIMITERS = (",", ";", "\t", "|")
 
@@ -48,7 +51,13 @@ _MAGIC = (
 )
 
 
-def read_table(data: bytes, filename: str, *, max_rows: int = DEFAULT_MAX_ROWS) -> pd.DataFrame:
+def read_table(
+    data: bytes,
+    filename: str,
+    *,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> pd.DataFrame:
     """Parse an uploaded CSV or Parquet file into a DataFrame.
 
     Parameters
@@ -60,6 +69,10 @@ def read_table(data: bytes, filename: str, *, max_rows: int = DEFAULT_MAX_ROWS) 
         (gzip-compressed CSV), ``.parquet`` or ``.pq`` (case-insensitive).
     max_rows
         Refuse tables with more data rows than this.
+    max_bytes
+        Refuse tables larger than this once decompressed (gzip) or decoded (Parquet), checked
+        while inflating and, for Parquet, from the file's metadata and its dictionaries before
+        any column is materialised; a file refused so never takes much more memory than this.
 
     Returns
     -------
@@ -77,7 +90,7 @@ def read_table(data: bytes, filename: str, *, max_rows: int = DEFAULT_MAX_ROWS) 
         With a message for the user, for: an unsupported extension; an empty file; a CSV that
         is binary, not UTF-8, has only a header, has a row with the wrong number of fields, or an
         unclosed quote; a Parquet file that cannot be read; duplicate column names; more than
-        ``max_rows`` rows.
+        ``max_rows`` rows or ``max_bytes`` bytes; memory running out while reading.
 
     Notes
     -----
@@ -89,13 +102,26 @@ def read_table(data: bytes, filename: str, *, max_rows: int = DEFAULT_MAX_ROWS) 
     if not isinstance(filename, str):
         raise TypeError(f"`filename` must be a string, got {type(filename).__name__}")
     max_rows = positive_int("max_rows", max_rows)
+    max_bytes = positive_int("max_bytes", max_bytes)
     data = bytes(data)
     name = filename.strip() or "the file"
     lower = name.lower()
+    try:
+        return _read_by_extension(data, name, lower, max_rows, max_bytes)
+    except MemoryError:  # pyarrow's ArrowMemoryError is a MemoryError too
+        raise ValueError(
+            f"'{name}' needs more memory than this machine has free to read. Upload a sample or "
+            "a subset of the table, or drop columns you do not need."
+        ) from None
+
+
+def _read_by_extension(
+    data: bytes, name: str, lower: str, max_rows: int, max_bytes: int
+) -> pd.DataFrame:
     if lower.endswith(PARQUET_EXTENSIONS):
-        df = _read_parquet(data, name, max_rows)
+        df = _read_parquet(data, name, max_rows, max_bytes)
     elif lower.endswith(".csv.gz"):
-        df = _read_csv(_gunzip(data, name), name, max_rows)
+        df = _read_csv(_gunzip(data, name, max_bytes), name, max_rows)
     elif lower.endswith((".csv", ".txt")):
         df = _read_csv(data, name, max_rows)
     else:
@@ -113,23 +139,38 @@ def read_table(data: bytes, filename: str, *, max_rows: int = DEFAULT_MAX_ROWS) 
 # --------------------------------------------------------------------------------------------
 
 
-def _gunzip(data: bytes, name: str) -> bytes:
+def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
+    """Inflate gzip members chunk by chunk, refusing as soon as the output passes ``max_bytes``:
+    a small file that inflates to gigabytes (a decompression bomb) never lands in memory."""
     if not data:
         _raise_empty(name, 0)
+    out = bytearray()
+    rest = data
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-            out = fh.read(_MAX_DECOMPRESSED_BYTES + 1)
-    except (OSError, EOFError, zlib.error) as exc:
+        while rest:  # one gzip member per round (concatenated gzip files are valid gzip)
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            chunk = inflater.decompress(rest, _INFLATE_CHUNK_BYTES)
+            while chunk:
+                out += chunk
+                if len(out) > max_bytes:
+                    raise ValueError(
+                        f"'{name}' decompresses to more than {_show_bytes(max_bytes)}, the "
+                        "limit; upload a smaller sample of the table."
+                    )
+                chunk = inflater.decompress(inflater.unconsumed_tail, _INFLATE_CHUNK_BYTES)
+            if not inflater.eof:
+                raise zlib.error("the compressed data ends early")
+            rest = inflater.unused_data.lstrip(b"\0")  # gzip allows zero padding after a member
+    except zlib.error as exc:
         raise ValueError(
             f"'{name}' is not a valid gzip file ({exc}). Upload the plain .csv file, or compress "
             "it again with gzip."
         ) from None
-    if len(out) > _MAX_DECOMPRESSED_BYTES:
-        raise ValueError(
-            f"'{name}' decompresses to more than {_MAX_DECOMPRESSED_BYTES // 1024**3} GB; "
-            "upload a smaller sample of the table."
-        )
-    return out
+    return bytes(out)
+
+
+def _show_bytes(size: int) -> str:
+    return f"{size / 1024**3:g} GiB" if size >= 1024**3 else f"{size / 1024**2:g} MiB"
 
 
 def _raise_empty(name: str, size: int) -> None:
@@ -331,7 +372,7 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
+def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> pd.DataFrame:
     if not data.strip():
         _raise_empty(name, len(data))
     if len(data) < 12 or not (data.startswith(b"PAR1") and data.endswith(b"PAR1")):
@@ -356,8 +397,9 @@ def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
         )
     _check_row_limit(n_rows, max_rows, name)
     try:
-        df = pfile.read().to_pandas()
-    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        table = _read_parquet_within(data, pfile, name, max_bytes)
+        df = table.to_pandas()
+    except (pa.ArrowException, OSError, TypeError) as exc:
         raise _parquet_error(name, exc) from None
     if not isinstance(df.index, pd.RangeIndex):
         df = df.reset_index()  # a stored index (e.g. from pandas) becomes ordinary columns
@@ -365,6 +407,52 @@ def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
     _check_unique(names, name)
     df.columns = names
     return _clean(df, infer_numbers=False)
+
+
+def _read_parquet_within(data: bytes, pfile: pq.ParquetFile, name: str, max_bytes: int) -> pa.Table:
+    """The file's table, after checking it stays within ``max_bytes`` once decoded.
+
+    The metadata gives every column chunk's uncompressed size, but a dictionary-encoded column
+    is stored as its distinct values plus indices: a few long strings repeated a million times
+    take kilobytes on disk and gigabytes decoded. Text columns are therefore read as
+    dictionaries (memory bounded by the metadata's sizes), and their decoded size, the sum of
+    the lengths of the values the indices point at, is checked before any is decoded.
+    """
+    metadata = pfile.metadata
+    stored = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    if stored > max_bytes:
+        _raise_too_large(name, max_bytes)
+    schema = pfile.schema_arrow
+    text = [f.name for f in schema if _is_text_type(f.type)]
+    table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read()
+    decoded = sum(_decoded_bytes(column) for column in table.columns)
+    if decoded > max_bytes:
+        _raise_too_large(name, max_bytes)
+    return table.cast(schema) if text else table
+
+
+def _is_text_type(arrow_type: pa.DataType) -> bool:
+    return any(is_type(arrow_type) for is_type in (pa.types.is_string, pa.types.is_large_string,
+                                                   pa.types.is_binary, pa.types.is_large_binary))  # fmt: skip
+
+
+def _decoded_bytes(column: pa.ChunkedArray) -> int:
+    """Bytes ``column`` takes once its dictionaries are decoded (its own size otherwise)."""
+    if not pa.types.is_dictionary(column.type):
+        return column.nbytes
+    total = 0
+    for chunk in column.chunks:
+        lengths = pc.binary_length(chunk.dictionary).fill_null(0)
+        total += pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0
+        total += chunk.indices.nbytes
+    return total
+
+
+def _raise_too_large(name: str, max_bytes: int) -> None:
+    raise ValueError(
+        f"'{name}' takes more than {_show_bytes(max_bytes)} once decoded, the limit. Upload a "
+        "sample or a subset of the table, or drop columns you do not need."
+    )
 
 
 def _parquet_error(name: str, exc: Exception) -> ValueError:
