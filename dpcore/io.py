@@ -14,6 +14,7 @@ import io
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -94,8 +95,8 @@ def read_table(
 
     Notes
     -----
-    The CSV delimiter is the most frequent of ``,`` ``;`` tab ``|`` in the header line (``,``
-    if none occurs). A UTF-8 byte-order mark is ignored. Blank lines are skipped.
+    The CSV delimiter is the one of ``,`` ``;`` tab ``|`` that splits the header record into the
+    most fields, quotes respected (``,`` if none splits it). A UTF-8 byte-order mark is ignored. Blank lines are skipped.
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"`data` must be bytes, got {type(data).__name__}")
@@ -214,17 +215,36 @@ def _check_text(data: bytes, name: str) -> str:
 
 
 def _sniff_delimiter(text: str) -> str:
-    first = text.lstrip("\r\n").split("\n", 1)[0]
-    counts = {d: first.count(d) for d in _DELIMITERS}
-    best = max(_DELIMITERS, key=lambda d: counts[d])  # ties: earlier in _DELIMITERS wins
-    return best if counts[best] > 0 else ","
+    """The delimiter that splits the header record into the most fields, reading quotes as CSV
+    does (a quoted "notes; a; b" is one field); ties go to the earlier of , ; tab |."""
+    fields = {}
+    for sep in _DELIMITERS:
+        try:
+            fields[sep] = len(_first_record(text, sep) or ())
+        except csv.Error:
+            fields[sep] = 0
+    best = max(_DELIMITERS, key=lambda d: fields[d])
+    return best if fields[best] > 1 else ","
+
+
+def _first_record(text: str, sep: str) -> list[str] | None:
+    """The first non-blank record, however long; only the lines it spans are read."""
+    return next((row for row in csv.reader(_lines(text), delimiter=sep) if row), None)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` one at a time, without copying the rest of it."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start) + 1 or len(text)
+        yield text[start:end]
+        start = end
 
 
 def _header(text: str, sep: str, name: str) -> list[str]:
     """Column names of the first non-blank record, stripped, with duplicates refused."""
-    reader = csv.reader(io.StringIO(text[: 1024 * 1024]), delimiter=sep)
     try:
-        raw = next((row for row in reader if row), None)
+        raw = _first_record(text, sep)
     except csv.Error as exc:
         raise ValueError(f"'{name}': the header row cannot be parsed as CSV ({exc}).") from None
     if raw is None:

@@ -312,3 +312,22 @@ def test_a_table_within_the_byte_limit_reads_whole_from_gzip_members_and_parquet
     assert frame["label"].tolist() == ["x" * 100] * 10
     with pytest.raises(ValueError, match="once decoded"):
         read_table(sink.getvalue(), "t.parquet", max_bytes=900)
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def test_the_delimiter_is_found_outside_quotes():
+    quoted_header = b'"notes; a; b",x\n"p; q",1\n"r",3\n'
+    frame = read_table(quoted_header, "notes.csv")
+    assert list(frame.columns) == ["notes; a; b", "x"]
+    assert frame["notes; a; b"].tolist() == ["p; q", "r"]
+    semicolons = b'name;score\n"Smith, J.";1,5\n"Lee, K.";2\n'
+    assert list(read_table(semicolons, "scores.csv").columns) == ["name", "score"]
+
+
+def test_a_header_over_a_megabyte_keeps_every_column():
+    names = [f"a_long_column_name_{i:06d}" for i in range(45_000)]
+    text = (",".join(names) + "\n" + ",".join("1" for _ in names) + "\n").encode()
+    assert len(text) > 1024**2
+    assert list(read_table(text, "wide.csv").columns) == names
