@@ -96,7 +96,8 @@ def read_table(
     Notes
     -----
     The CSV delimiter is the one of ``,`` ``;`` tab ``|`` that splits the header record into the
-    most fields, quotes respected (``,`` if none splits it). A UTF-8 byte-order mark is ignored. Blank lines are skipped.
+    most fields, quotes respected (``,`` if none splits it). A UTF-8 byte-order mark is ignored.
+    Blank lines are skipped.
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"`data` must be bytes, got {type(data).__name__}")
@@ -419,7 +420,9 @@ def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> pd.D
     try:
         table = _read_parquet_within(data, pfile, name, max_bytes)
         df = table.to_pandas()
-    except (pa.ArrowException, OSError, TypeError) as exc:
+    except _TooLargeError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise _parquet_error(name, exc) from None
     if not isinstance(df.index, pd.RangeIndex):
         df = df.reset_index()  # a stored index (e.g. from pandas) becomes ordinary columns
@@ -451,9 +454,12 @@ def _read_parquet_within(data: bytes, pfile: pq.ParquetFile, name: str, max_byte
     return table.cast(schema) if text else table
 
 
+_TEXT_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+               pa.types.is_large_binary)  # fmt: skip
+
+
 def _is_text_type(arrow_type: pa.DataType) -> bool:
-    return any(is_type(arrow_type) for is_type in (pa.types.is_string, pa.types.is_large_string,
-                                                   pa.types.is_binary, pa.types.is_large_binary))  # fmt: skip
+    return any(is_type(arrow_type) for is_type in _TEXT_TYPES)
 
 
 def _decoded_bytes(column: pa.ChunkedArray) -> int:
@@ -468,8 +474,12 @@ def _decoded_bytes(column: pa.ChunkedArray) -> int:
     return total
 
 
+class _TooLargeError(ValueError):
+    """A table over the byte limit (told apart from Arrow's own ValueErrors)."""
+
+
 def _raise_too_large(name: str, max_bytes: int) -> None:
-    raise ValueError(
+    raise _TooLargeError(
         f"'{name}' takes more than {_show_bytes(max_bytes)} once decoded, the limit. Upload a "
         "sample or a subset of the table, or drop columns you do not need."
     )
