@@ -35,14 +35,14 @@ _FORMULA_PREFIXES = ("=", "+", "-", "@")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def visible(text: str) -> str:
+def _visible(text: str) -> str:
     """``text`` with every control character written as its escape (CR as ``\\r``, ESC as
     ``\\x1b``), so that it stays on one line and shows what was there."""
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
 
 
 def escape_cell(value: object) -> object:
-    """A text cell made safe for a spreadsheet: control characters escaped (:func:`visible`),
+    """A text cell made safe for a spreadsheet: control characters escaped (:func:`_visible`),
     then a leading ' before text starting with = + - or @.
 
     Numbers are left as numbers (a negative number is data, not a formula); only text cells,
@@ -50,7 +50,7 @@ def escape_cell(value: object) -> object:
     """
     if not isinstance(value, str):
         return value
-    value = visible(value)
+    value = _visible(value)
     return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
 
 
