@@ -214,7 +214,7 @@ def render_gvdp_ols() -> None:
         "small-probability event β allows) the interval is enormous, and a mean would show only "
         "those. Our GVDP also "
         "differs from the paper's text where its privacy proof needs it (no data-dependent "
-        "centring, tail radii by a union bound; see `dpcore/estimators/gvdp.py`), which makes "
+        "centring, tail radii by a union bound; see `dpcore/analyses/gvdp/private.py`), which makes "
         "it somewhat more conservative."
     )
     formula(
