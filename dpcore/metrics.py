@@ -337,10 +337,16 @@ def _text_domain(
     real: pd.DataFrame, synthetic: pd.DataFrame, columns: Sequence[str]
 ) -> dict[str, tuple[str, ...]]:
     """Each column's values in either table, as sorted text (so dtypes and category orders do
-    not matter)."""
+    not matter). The distinct values are found before Python sees any: iterating a text column
+    row by row took half the time of a synthetic-data comparison."""
     return {
-        c: tuple(sorted(set(real[c].astype(str)) | set(synthetic[c].astype(str)))) for c in columns
+        c: tuple(sorted(set(_distinct_text(real[c])) | set(_distinct_text(synthetic[c]))))
+        for c in columns
     }
+
+
+def _distinct_text(column: pd.Series) -> np.ndarray:
+    return column.drop_duplicates().astype(str).unique()
 
 
 def workload_error(
