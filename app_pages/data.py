@@ -52,6 +52,8 @@ st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
 rows.metric("Rows", f"{len(frame):,}")
 columns.metric("Columns", frame.shape[1])
+for note in state.upload_notes:
+    st.info(note, icon=":material/info:")
 
 current().render_data_choices(frame)
 

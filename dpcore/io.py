@@ -12,10 +12,13 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 import zlib
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,7 +27,15 @@ import pyarrow.parquet as pq
 
 from dpcore._validate import positive_int
 
-__all__ = ["CSV_EXTENSIONS", "MISSING_TOKENS", "PARQUET_EXTENSIONS", "read_table"]
+__all__ = [
+    "CSV_EXTENSIONS",
+    "MISSING_TOKENS",
+    "PARQUET_EXTENSIONS",
+    "LoadedTable",
+    "explain_not_numeric",
+    "load_table",
+    "read_table",
+]
 
 CSV_EXTENSIONS = (".csv", ".txt", ".csv.gz")
 PARQUET_EXTENSIONS = (".parquet", ".pq")
@@ -37,7 +48,6 @@ DEFAULT_MAX_BYTES = 1024**3
 """The most a table may take once decompressed and decoded (1 GiB): 5 million rows of about 200
 bytes. A compressed file that would inflate beyond it is refused while inflating."""
 _INFLATE_CHUNK_BYTES = 8 * 1024**2
-_SNIFF_BYTES = 8192
 _DELIMITERS = (",", ";", "\t", "|")
 
 # Magic numbers of files people upload by mistake, so we can say what the file looks like.
@@ -52,6 +62,16 @@ _MAGIC = (
 )
 
 
+@dataclass(frozen=True)
+class LoadedTable:
+    """A table read from a file, and what reading it changed (see :func:`load_table`)."""
+
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    """Plain sentences for the user about columns read differently from how the file stores
+    them (left out, renamed, or turned into decimals); empty when nothing was."""
+
+
 def read_table(
     data: bytes,
     filename: str,
@@ -59,7 +79,18 @@ def read_table(
     max_rows: int = DEFAULT_MAX_ROWS,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> pd.DataFrame:
-    """Parse an uploaded CSV or Parquet file into a DataFrame.
+    """The DataFrame of :func:`load_table` (its notes dropped)."""
+    return load_table(data, filename, max_rows=max_rows, max_bytes=max_bytes).frame
+
+
+def load_table(
+    data: bytes,
+    filename: str,
+    *,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> LoadedTable:
+    """Parse an uploaded CSV or Parquet file into a DataFrame, with notes on what changed.
 
     Parameters
     ----------
@@ -77,11 +108,15 @@ def read_table(
 
     Returns
     -------
-    pandas.DataFrame
-        Column names and string cells stripped of surrounding whitespace; the cell texts
-        ``""``, ``"?"``, ``"NA"``, ``"NaN"`` and ``"nan"`` (after stripping) are missing values.
-        CSV columns get pandas' type inference (a text column whose stripped cells are all
-        numbers becomes numeric).
+    LoadedTable
+        ``frame``: column names and string cells stripped of surrounding whitespace; the cell
+        texts ``""``, ``"?"``, ``"NA"``, ``"NaN"`` and ``"nan"`` (after stripping) are missing
+        values. CSV columns get pandas' type inference (a text column whose stripped cells are
+        all numbers becomes numeric); whole numbers beyond the 64-bit range become decimals
+        (float64). Parquet decimal columns become float64; nested Parquet columns (struct,
+        list, map) are left out, as they can be neither a value nor a group; a stored index
+        becomes a column, renamed "<name> (index)" if a column has its name. ``notes`` says
+        which of these happened, naming the columns.
 
     Raises
     ------
@@ -89,15 +124,15 @@ def read_table(
         If ``data`` is not bytes or ``filename`` is not a string.
     ValueError
         With a message for the user, for: an unsupported extension; an empty file; a CSV that
-        is binary, not UTF-8, has only a header, has a row with the wrong number of fields, or an
-        unclosed quote; a Parquet file that cannot be read; duplicate column names; more than
+        is binary (a NUL byte anywhere), not UTF-8, has only a header, has a row with the wrong
+        number of fields, or an unclosed quote; a Parquet file that cannot be read; duplicate column names; more than
         ``max_rows`` rows or ``max_bytes`` bytes; memory running out while reading.
 
     Notes
     -----
     The CSV delimiter is the one of ``,`` ``;`` tab ``|`` that splits the header record into the
     most fields, quotes respected (``,`` if none splits it). A UTF-8 byte-order mark is ignored.
-    Blank lines are skipped.
+    Lines may end in LF, CRLF or CR alone. Blank lines are skipped.
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"`data` must be bytes, got {type(data).__name__}")
@@ -119,21 +154,19 @@ def read_table(
 
 def _read_by_extension(
     data: bytes, name: str, lower: str, max_rows: int, max_bytes: int
-) -> pd.DataFrame:
+) -> LoadedTable:
     if lower.endswith(PARQUET_EXTENSIONS):
-        df = _read_parquet(data, name, max_rows, max_bytes)
-    elif lower.endswith(".csv.gz"):
-        df = _read_csv(_gunzip(data, name, max_bytes), name, max_rows)
-    elif lower.endswith((".csv", ".txt")):
-        df = _read_csv(data, name, max_rows)
-    else:
-        suffix = "." + lower.rsplit(".", 1)[-1] if "." in lower else "no extension"
-        raise ValueError(
-            f"'{name}' has an unsupported file type ({suffix}). Supported: "
-            f"{', '.join(CSV_EXTENSIONS + PARQUET_EXTENSIONS)}. Save the table as CSV (UTF-8) "
-            "or Parquet and upload it again."
-        )
-    return df
+        return _read_parquet(data, name, max_rows, max_bytes)
+    if lower.endswith(".csv.gz"):
+        return _read_csv(_gunzip(data, name, max_bytes), name, max_rows)
+    if lower.endswith((".csv", ".txt")):
+        return _read_csv(data, name, max_rows)
+    suffix = "." + lower.rsplit(".", 1)[-1] if "." in lower else "no extension"
+    raise ValueError(
+        f"'{name}' has an unsupported file type ({suffix}). Supported: "
+        f"{', '.join(CSV_EXTENSIONS + PARQUET_EXTENSIONS)}. Save the table as CSV (UTF-8) or "
+        "Parquet and upload it again."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,71 +216,79 @@ def _raise_empty(name: str, size: int) -> None:
     )
 
 
-def _check_text(data: bytes, name: str) -> str:
-    """Refuse binary and non-UTF-8 files; return the decoded text (without a BOM)."""
-    if not data.strip():
+def _check_bytes(data: bytes, name: str) -> None:
+    """Refuse empty, UTF-16 and binary files before parsing (UTF-8 is checked while parsing)."""
+    if not data or data.isspace():
         _raise_empty(name, len(data))
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise ValueError(
             f"'{name}' is encoded as UTF-16, not UTF-8. Re-save it as 'CSV UTF-8' (in Excel: "
             "Save As → CSV UTF-8) and upload it again."
         )
-    head = data[:_SNIFF_BYTES]
     for magic, what, fix in _MAGIC:
-        if head.startswith(magic):
+        if data.startswith(magic):
             raise ValueError(f"'{name}' looks like {what}, not a CSV text file. {fix}")
-    if b"\x00" in head:
+    nul = data.find(b"\x00")
+    if nul >= 0:
         raise ValueError(
-            f"'{name}' looks like a binary file, not CSV (it contains NUL bytes). Upload a "
-            "comma-separated text file saved as UTF-8, or a Parquet file."
+            f"'{name}' looks like a binary file, not CSV: it contains a NUL byte (line "
+            f"{_line_of(data, nul):,}). Upload a comma-separated text file saved as UTF-8, or a "
+            "Parquet file."
         )
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """The line (from 1) that byte ``offset`` is on, whether lines end in LF, CRLF or CR."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+def _raise_not_utf8(data: bytes, name: str) -> None:
+    """Name the first byte that is not UTF-8 (called once parsing has found one)."""
     try:
-        return data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        bad = data[exc.start : exc.start + 1].hex()
         raise ValueError(
-            f"'{name}' is not valid UTF-8 text: byte 0x{bad} at byte offset {exc.start:,} "
-            f"(line {line:,}) cannot be decoded. Re-save the file with UTF-8 encoding (in Excel: "
-            "Save As → CSV UTF-8) and upload it again."
+            f"'{name}' is not valid UTF-8 text: byte 0x{data[exc.start : exc.start + 1].hex()} "
+            f"at byte offset {exc.start:,} (line {_line_of(data, exc.start):,}) cannot be "
+            "decoded. Re-save the file with UTF-8 encoding (in Excel: Save As → CSV UTF-8) and "
+            "upload it again."
         ) from None
 
 
-def _sniff_delimiter(text: str) -> str:
+def _records(data: bytes, sep: str, strict: bool = True) -> Iterator[list[str]]:
+    """The file's CSV records, decoded as they are read (the whole text is never held at once),
+    a byte-order mark dropped and LF, CRLF or CR alone ending a line."""
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    return csv.reader(text, delimiter=sep, strict=strict)
+
+
+def _sniff_delimiter(data: bytes) -> str:
     """The delimiter that splits the header record into the most fields, reading quotes as CSV
     does (a quoted "notes; a; b" is one field); ties go to the earlier of , ; tab |."""
     fields = {}
     for sep in _DELIMITERS:
         try:
-            fields[sep] = len(_first_record(text, sep) or ())
-        except csv.Error:
+            fields[sep] = len(_first_record(data, sep) or ())
+        except (csv.Error, UnicodeDecodeError):
             fields[sep] = 0
     best = max(_DELIMITERS, key=lambda d: fields[d])
     return best if fields[best] > 1 else ","
 
 
-def _first_record(text: str, sep: str) -> list[str] | None:
+def _first_record(data: bytes, sep: str) -> list[str] | None:
     """The first non-blank record, however long; only the lines it spans are read."""
-    return next((row for row in csv.reader(_lines(text), delimiter=sep) if row), None)
+    return next((row for row in _records(data, sep) if row), None)
 
 
-def _lines(text: str) -> Iterator[str]:
-    """The lines of ``text`` one at a time, without copying the rest of it."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start) + 1 or len(text)
-        yield text[start:end]
-        start = end
-
-
-def _header(text: str, sep: str, name: str) -> list[str]:
+def _header(data: bytes, sep: str, name: str) -> list[str]:
     """Column names of the first non-blank record, stripped, with duplicates refused."""
     try:
-        raw = _first_record(text, sep)
+        raw = _first_record(data, sep)
     except csv.Error as exc:
         raise ValueError(f"'{name}': the header row cannot be parsed as CSV ({exc}).") from None
+    except UnicodeDecodeError:
+        _raise_not_utf8(data, name)
     if raw is None:
         _raise_empty(name, 1)
     names = [c.strip() or f"Unnamed: {i}" for i, c in enumerate(raw)]
@@ -268,9 +309,9 @@ def _check_unique(names: list[str], name: str) -> None:
         )
 
 
-def _first_bad_line(text: str, sep: str, expected: int) -> tuple[int, int, int] | None:
+def _first_bad_line(data: bytes, sep: str, expected: int) -> tuple[int, int, int] | None:
     """(first line, last line, field count) of the first record without ``expected`` fields."""
-    reader = csv.reader(io.StringIO(text), delimiter=sep, strict=False)
+    reader = _records(data, sep, strict=False)
     header_seen = False
     start = 1
     try:
@@ -285,7 +326,7 @@ def _first_bad_line(text: str, sep: str, expected: int) -> tuple[int, int, int] 
     return None
 
 
-def _check_field_counts(data: bytes, text: str, sep: str, expected: int, name: str) -> None:
+def _check_field_counts(data: bytes, sep: str, expected: int, name: str) -> None:
     """Refuse rows with too many or too few fields, naming the first one.
 
     pandas fills short rows with missing values silently, so we check ourselves: a fast pass with
@@ -313,7 +354,7 @@ def _check_field_counts(data: bytes, text: str, sep: str, expected: int, name: s
             ),
         )
     except pa.ArrowInvalid:
-        where = _first_bad_line(text, sep, expected)
+        where = _first_bad_line(data, sep, expected)
         if where is None:
             return
         first, last, got = where
@@ -337,47 +378,28 @@ def _show_sep(sep: str) -> str:
     return {"\t": "tab"}.get(sep, sep)
 
 
-def _read_csv(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
-    text = _check_text(data, name)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    # Trailing blank lines or spaces (common at the end of exported files) are not rows.
-    data = data.rstrip(b" \r\n") + b"\n"
-    text = text.rstrip(" \r\n") + "\n"
-    sep = _sniff_delimiter(text)
-    names = _header(text, sep, name)
-    _check_field_counts(data, text, sep, len(names), name)
+def _read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
+    """Parse with pandas' C parser in its low-memory mode (about 2× the file in memory rather
+    than 4×), then check what that mode and the parser let through: columns that mixed types
+    across the parser's chunks are read again as text, and rows with too few fields (which
+    pandas fills with missing values) are looked for only when the last column has a missing
+    value, as every short row has."""
+    _check_bytes(data, name)
+    # Trailing lines of spaces (common at the end of exported files) would be read as rows;
+    # trailing line breaks alone are skipped, so only a file with such spaces is copied.
+    if data[-4096:].rstrip(b"\r\n").endswith(b" "):
+        data = data.rstrip(b" \r\n")
+    sep = _sniff_delimiter(data)
+    names = _header(data, sep, name)
     try:
-        df = pd.read_csv(
-            io.BytesIO(data),
-            sep=sep,
-            header=0,
-            names=names,
-            index_col=False,
-            encoding="utf-8",
-            engine="c",
-            on_bad_lines="error",
-            na_values=list(MISSING_TOKENS),
-            keep_default_na=False,
-            skipinitialspace=True,
-            skip_blank_lines=True,
-            nrows=max_rows + 1,
-            low_memory=False,
-        )
+        df = _parse_csv(data, sep, names, max_rows)
     except pd.errors.EmptyDataError:
         _raise_empty(name, len(data))
+    except UnicodeDecodeError:
+        _raise_not_utf8(data, name)
     except pd.errors.ParserError as exc:
-        msg = str(exc)
-        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", msg)
-        if m:
-            raise ValueError(
-                f"'{name}': line {m.group(2)} has {m.group(3)} fields, but the header has "
-                f"{m.group(1)} columns. Check that line for a missing or extra separator."
-            ) from None
-        raise ValueError(
-            f"'{name}' could not be parsed as CSV ({msg.strip()}). Check for an unclosed double "
-            'quote (").'
-        ) from None
+        _check_field_counts(data, sep, len(names), name)
+        raise _parser_error(name, exc) from None
     if len(df) == 0:
         raise ValueError(
             f"'{name}' has a header row ({', '.join(names[:10])}"
@@ -385,7 +407,51 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
             "one row of data below the header."
         )
     _check_row_limit(len(df), max_rows, name)
+    if df[names[-1]].isna().any():
+        _check_field_counts(data, sep, len(names), name)
+    mixed = [c for c in df.columns if df[c].dtype == object]
+    if mixed:  # types that differ between chunks: the cells' text, read again whole
+        again = _parse_csv(data, sep, names, max_rows, usecols=mixed, dtype=str)
+        for column in mixed:
+            df[column] = again[column]
     return _clean(df, infer_numbers=True)
+
+
+def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # handled by the caller
+        return pd.read_csv(
+            io.BytesIO(data),
+            sep=sep,
+            header=0,
+            names=names,
+            index_col=False,
+            encoding="utf-8",  # a byte-order mark is on the header line, which names replace
+            engine="c",
+            on_bad_lines="error",
+            na_values=list(MISSING_TOKENS),
+            keep_default_na=False,
+            # Spaces after a separator only matter before a quote (`a, "b,c"`); skipping them
+            # costs a third of the parse, so only files with such a quote pay it.
+            skipinitialspace=f'{sep} "'.encode() in data,
+            skip_blank_lines=True,
+            nrows=max_rows + 1,
+            **options,
+        )
+
+
+def _parser_error(name: str, exc: pd.errors.ParserError) -> ValueError:
+    msg = str(exc)
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", msg)
+    if m:
+        return ValueError(
+            f"'{name}': line {m.group(2)} has {m.group(3)} fields, but the header has "
+            f"{m.group(1)} columns. Check that line for a missing or extra separator."
+        )
+    return ValueError(
+        f"'{name}' could not be parsed as CSV ({msg.strip()}). Check for an unclosed double "
+        'quote (").'
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,7 +459,7 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> pd.DataFrame:
+def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> LoadedTable:
     if not data.strip():
         _raise_empty(name, len(data))
     if len(data) < 12 or not (data.startswith(b"PAR1") and data.endswith(b"PAR1")):
@@ -405,11 +471,15 @@ def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> pd.D
     try:
         pfile = pq.ParquetFile(io.BytesIO(data))
         n_rows = pfile.metadata.num_rows
-        names = [str(c).strip() for c in pfile.schema_arrow.names]
+        schema = pfile.schema_arrow
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _parquet_error(name, exc) from None
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    names = [str(f.name).strip() for f in schema if f.name not in nested]
     if not names:
-        raise ValueError(f"'{name}' has no columns. Upload a table with at least one column.")
+        what = "only nested columns (struct, list or map)" if nested else "no columns"
+        raise ValueError(f"'{name}' has {what}. Upload a table with at least one column of "
+                         "numbers or text.")  # fmt: skip
     _check_unique(names, name)
     if n_rows == 0:
         raise ValueError(
@@ -418,22 +488,61 @@ def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> pd.D
         )
     _check_row_limit(n_rows, max_rows, name)
     try:
-        table = _read_parquet_within(data, pfile, name, max_bytes)
+        table = _read_parquet_within(data, pfile, name, max_bytes, nested)
         df = table.to_pandas()
     except _TooLargeError:
         raise
     except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise _parquet_error(name, exc) from None
-    if not isinstance(df.index, pd.RangeIndex):
-        df = df.reset_index()  # a stored index (e.g. from pandas) becomes ordinary columns
+    notes = [_nested_note(nested)] if nested else []
+    if not isinstance(df.index, pd.RangeIndex):  # a stored index (e.g. from pandas)
+        df, renamed = _index_as_columns(df)
+        notes += [_index_note(old, new) for old, new in renamed]
     names = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
     _check_unique(names, name)
     df.columns = names
-    return _clean(df, infer_numbers=False)
+    loaded = _clean(df, infer_numbers=False)
+    return LoadedTable(loaded.frame, tuple(notes) + loaded.notes)
 
 
-def _read_parquet_within(data: bytes, pfile: pq.ParquetFile, name: str, max_bytes: int) -> pa.Table:
-    """The file's table, after checking it stays within ``max_bytes`` once decoded.
+def _nested_note(columns: list[str]) -> str:
+    return (
+        f"Left out {_column_list(columns)}: nested values (struct, list or map) can be neither "
+        "a value to estimate nor a group. Flatten them into plain columns to use them."
+    )
+
+
+def _column_list(columns: list[str]) -> str:
+    named = ", ".join(f"`{c}`" for c in columns)
+    return f"column {named}" if len(columns) == 1 else f"columns {named}"
+
+
+def _index_as_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """The stored index levels as ordinary columns; a level named like a column (pandas stores
+    such an index under another name) becomes "<name> (index)". Returns the renames."""
+    renamed = []
+    levels = []
+    for level in df.index.names:
+        if level is not None and str(level).strip() in {str(c).strip() for c in df.columns}:
+            renamed.append((str(level), f"{level} (index)"))
+            levels.append(f"{level} (index)")
+        else:
+            levels.append(level)
+    return df.rename_axis(index=levels).reset_index(), renamed
+
+
+def _index_note(old: str, new: str) -> str:
+    return (
+        f"The file stores an index named `{old}` as well as a column `{old}`; the index is the "
+        f"column `{new}`."
+    )
+
+
+def _read_parquet_within(
+    data: bytes, pfile: pq.ParquetFile, name: str, max_bytes: int, nested: list[str]
+) -> pa.Table:
+    """The file's table without its ``nested`` columns and with decimals as float64, after
+    checking it stays within ``max_bytes`` once decoded.
 
     The metadata gives every column chunk's uncompressed size, but a dictionary-encoded column
     is stored as its distinct values plus indices: a few long strings repeated a million times
@@ -445,13 +554,21 @@ def _read_parquet_within(data: bytes, pfile: pq.ParquetFile, name: str, max_byte
     stored = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
     if stored > max_bytes:
         _raise_too_large(name, max_bytes)
-    schema = pfile.schema_arrow
-    text = [f.name for f in schema if _is_text_type(f.type)]
-    table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read()
+    fields = [f for f in pfile.schema_arrow if f.name not in nested]
+    text = [f.name for f in fields if _is_text_type(f.type)]
+    table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read(
+        columns=[f.name for f in fields], use_pandas_metadata=True
+    )
     decoded = sum(_decoded_bytes(column) for column in table.columns)
     if decoded > max_bytes:
         _raise_too_large(name, max_bytes)
-    return table.cast(schema) if text else table
+    # Decoded text as stored; decimals as float64, which pandas computes with (as objects they
+    # would be neither numbers nor text to the app).
+    wanted = pa.schema(
+        [f.with_type(pa.float64()) if pa.types.is_decimal(f.type) else f for f in fields],
+        metadata=table.schema.metadata,
+    )
+    return table.cast(wanted)
 
 
 _TEXT_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
@@ -513,9 +630,13 @@ def _is_text_column(series: pd.Series) -> bool:
     return False
 
 
-def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> pd.DataFrame:
-    """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers."""
-    out = {}
+def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
+    """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers.
+
+    Columns are replaced one by one in ``df`` (copy-on-write leaves the others unshared), so
+    numeric columns are never copied.
+    """
+    too_large = []
     for col in df.columns:
         s = df[col]
         if isinstance(s.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
@@ -523,12 +644,38 @@ def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> pd.DataFrame:
         ) in ("string", "empty"):
             s = s.astype("str")
         if _is_text_column(s):
-            s = s.str.strip()
-            s = s.mask(s.isin(MISSING_TOKENS))
+            s = _stripped(s, tokens_are_missing=infer_numbers)
             if infer_numbers and s.notna().any():
                 s = _maybe_numeric(s)
-        out[col] = s
-    return pd.DataFrame(out, index=df.index)
+        if s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) == "integer":
+            s = s.astype(np.float64)  # whole numbers beyond 64 bits, held as Python ints
+            too_large.append(str(col))
+        if s is not df[col]:
+            df[col] = s
+    notes = (
+        f"The {_column_list(too_large)} held whole numbers beyond the 64-bit range "
+        "(about ±9.2 × 10¹⁸): they are read as decimals, which keep their first 15–17 digits.",
+    ) if too_large else ()  # fmt: skip
+    return LoadedTable(df, notes)
+
+
+def _stripped(s: pd.Series, *, tokens_are_missing: bool) -> pd.Series:
+    """Text cells without surrounding whitespace, :data:`MISSING_TOKENS` missing. The CSV
+    parser already read the tokens as missing (``tokens_are_missing``): then only a cell that
+    lost whitespace can have become one, and the look-up is skipped when none did."""
+    stripped = s.str.strip()
+    if tokens_are_missing and _text_bytes(stripped) == _text_bytes(s):
+        return stripped
+    return stripped.mask(stripped.isin(MISSING_TOKENS))
+
+
+def _text_bytes(s: pd.Series) -> int:
+    """Bytes of text in ``s``; for Arrow-backed text, from the offsets alone (no pass over the
+    text itself)."""
+    if not isinstance(s.array, pd.arrays.ArrowStringArray):
+        return int(s.str.len().sum())
+    lengths = pc.binary_length(s.array.__arrow_array__())  # the Arrow protocol: no copy
+    return pc.sum(lengths).as_py() or 0
 
 
 def _maybe_numeric(s: pd.Series) -> pd.Series:
@@ -538,3 +685,87 @@ def _maybe_numeric(s: pd.Series) -> pd.Series:
         return pd.to_numeric(s)
     except (TypeError, ValueError):
         return s
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers written as text
+# --------------------------------------------------------------------------------------------
+
+_CURRENCY = re.compile(r"^\s*[-+]?\s*[$€£¥₹]\s*|\s*[$€£¥₹]\s*$|^\s*(?:USD|EUR|GBP)\s+", re.I)
+_THOUSANDS_COMMA = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_DECIMAL_COMMA = re.compile(r"^[-+]?(?:\d{1,3}(?:[. ]\d{3})+|\d+),\d+$")
+_PERCENT = re.compile(r"^([-+]?[\d.,]+)\s*%$")
+_EXAMPLES = 3
+_CLASSIFIED = 10_000  # bad cells whose way of writing is looked at (Python, cell by cell)
+
+_FIXES = {
+    "currency": "a currency sign ($1,643.83): remove it and any thousands separators",
+    "thousands": "“,” as a thousands separator (1,234,567): remove it",
+    "decimal comma": "a decimal comma (354,94): write a decimal point instead (354.94)",
+    "percent": "a percent sign (12%): remove it, so that 12% reads as 12",
+}
+
+
+def explain_not_numeric(series: pd.Series, column: str) -> str | None:
+    """Why a column that is mostly numbers was read as text, and what would fix it; None for a
+    numeric column or ordinary text (names, categories).
+
+    A text column counts as mostly numbers when more than half of its non-missing cells are
+    numbers, as they are or once a currency sign, thousands separators, a decimal comma or a
+    percent sign is removed (judged on its first 1,000 cells, then on all of them). The message
+    says how many cells are not plain numbers, shows the first few with their row numbers (data
+    rows counted from 1, the header not counted), and names each way of writing found (among
+    the first 10,000 such cells) with its fix; cells that are not numbers in any of these ways
+    (such as "n/a") are named as such.
+    """
+    if pd.api.types.is_numeric_dtype(series) or not _is_text_column(series):
+        return None
+    cells = series.dropna().astype(str)
+    head = cells.head(1000)
+    if cells.empty or (head.map(_written_as) == "text").mean() >= 0.5:
+        return None
+    bad = cells[pd.to_numeric(cells, errors="coerce").isna()]
+    kinds = bad.head(_CLASSIFIED).map(_written_as)
+    numbers = len(cells) - len(bad) + (kinds != "text").mean() * len(bad) if len(bad) else 0
+    if bad.empty or numbers <= len(cells) / 2:
+        return None
+    rows = series.index.get_indexer(bad.index[:_EXAMPLES]) + 1
+    shown = ", ".join(f"row {r:,} “{t}”" for r, t in zip(rows, bad.head(_EXAMPLES), strict=True))
+    fixes = [f"cells with {_FIXES[kind]}" for kind in _FIXES if (kinds == kind).any()]
+    words = bad.head(_CLASSIFIED)[kinds == "text"]
+    if not words.empty:
+        fixes.append(
+            f"cells that are words or symbols, not numbers (such as “{words.iloc[0]}”): clear "
+            "them, or write NA where a value is missing"
+        )
+    return (
+        f"`{column}` was read as text: {len(bad):,} of {len(cells):,} cells are not plain "
+        f"numbers, e.g. {shown}. To use it as numbers, fix these in the file and upload it "
+        f"again: {'; '.join(fixes)}."
+    )
+
+
+def _written_as(text: str) -> str:
+    """How a cell writes its number: "plain", "currency", "thousands", "decimal comma",
+    "percent", or "text" when it is not a number in any of these ways."""
+    if _is_number(text):
+        return "plain"
+    bare = _CURRENCY.sub("", text)
+    if bare != text and _written_as(bare) != "text":
+        return "currency"
+    if _THOUSANDS_COMMA.match(text):
+        return "thousands"
+    if _DECIMAL_COMMA.match(text):
+        return "decimal comma"
+    percent = _PERCENT.match(text)
+    if percent and _written_as(percent.group(1)) != "text":
+        return "percent"
+    return "text"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -42,6 +42,7 @@ class AppState:
     dataset_name: str = DEMO_DATASET_NAME
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
+    upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
     # Strata
     strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])

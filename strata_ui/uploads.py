@@ -11,7 +11,7 @@ import math
 import re
 
 from dpcore.datasets import DEMO_DATASET_NAME
-from dpcore.io import read_table
+from dpcore.io import explain_not_numeric, load_table
 from strata_ui.analyses import every
 from strata_ui.state import AppState
 
@@ -29,19 +29,27 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
 
     A file that cannot be read leaves the session untouched (the previous dataset stays in use).
     Choices that depend on the columns (grouping columns, bucket edges, a public shares table,
-    and each analysis' own, such as the mean's value column and its public bounds) are reset only when the file differs from the one in
-    use, so a rerun with the same file keeps them.
+    and each analysis' own, such as the mean's value column and its public bounds) are reset
+    only when the file differs from the one in use, so a rerun with the same file keeps them.
+    What reading changed, and columns of numbers that were read as text, are kept as
+    :attr:`AppState.upload_notes` for the Data page.
     """
     key = fingerprint(data)
     if key == state.dataset_fingerprint and state.uploaded is not None:
         return None  # the same file again (every rerun): nothing to parse, nothing to reset
     try:
-        frame = read_table(data, filename)
+        loaded = load_table(data, filename)
     except (ValueError, TypeError) as exc:
         return str(exc)
+    frame = loaded.frame
     state.uploaded = frame
     state.dataset_name = filename
     state.dataset_fingerprint = key
+    state.upload_notes = loaded.notes + tuple(
+        message
+        for column in frame.columns
+        if (message := explain_not_numeric(frame[column], str(column))) is not None
+    )
     state.strata_columns = []
     state.bucket_edges = {}
     state.share_table = {}
@@ -55,6 +63,7 @@ def restore_demo(state: AppState) -> None:
     state.uploaded = None
     state.dataset_name = DEMO_DATASET_NAME
     state.dataset_fingerprint = DEMO_FINGERPRINT
+    state.upload_notes = ()
     state.strata_columns = list(DEMO_STRATA_COLUMNS)
     state.bucket_edges = {}
     state.share_table = {}

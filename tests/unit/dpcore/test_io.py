@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import gzip
 import io
 import subprocess
@@ -13,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpcore.io import read_table
+from dpcore.io import explain_not_numeric, load_table, read_table
 
 
 def sample_frame() -> pd.DataFrame:
@@ -333,3 +334,114 @@ def test_a_header_over_a_megabyte_keeps_every_column():
     text = (",".join(names) + "\n" + ",".join("1" for _ in names) + "\n").encode()
     assert len(text) > 1024**2
     assert list(read_table(text, "wide.csv").columns) == names
+
+
+# --------------------------------------------------------------------------------------------
+# odd files read right, with notes (issue 15, item 2)
+# --------------------------------------------------------------------------------------------
+
+
+def test_cr_only_line_endings_read_like_lf():
+    lf = b"age,sex\n39,Male\n50,Female\n"
+    for ending in (b"\r", b"\r\n"):
+        assert read_table(lf.replace(b"\n", ending), "old-mac.csv").equals(read_table(lf, "a.csv"))
+
+
+def test_a_column_that_changes_type_deep_in_the_file_keeps_its_text():
+    """pandas parses in chunks; a code column that looks numeric for 300,000 rows and then has
+    a letter must stay the text it is ("007", not 7)."""
+    data = b"code,n\n" + b"007,1\n" * 300_000 + b"A12,2\n"
+    got = read_table(data, "codes.csv")
+    assert got["code"].dtype == "str"
+    assert got["code"].iloc[0] == "007" and got["code"].iloc[-1] == "A12"
+    assert got["n"].dtype == np.int64
+
+
+def test_integers_beyond_64_bits_become_decimals_with_a_note():
+    loaded = load_table(b"id,x\n99999999999999999999,1\n-2,3\n", "ids.csv")
+    assert loaded.frame["id"].dtype == np.float64
+    assert loaded.frame["id"].tolist() == [1e20, -2.0]
+    [note] = loaded.notes
+    assert "`id`" in note and "64-bit" in note
+    assert load_table(b"id,x\n9223372036854775807,1\n", "max.csv").notes == ()
+
+
+def test_parquet_decimals_are_numbers_and_nested_columns_are_left_out_with_a_note():
+    table = pa.table({
+        "amount": pa.array([decimal.Decimal("1643.83"), None], pa.decimal128(10, 2)),
+        "address": pa.array([{"city": "Oslo"}, {"city": "Lima"}]),
+        "visits": pa.array([[1], [2, 3]]),
+        "tags": pa.array([[("k", 1)], []], pa.map_(pa.string(), pa.int64())),
+        "age": [39, 50],
+    })  # fmt: skip
+    loaded = load_table(to_parquet_bytes(table), "nested.parquet")
+    assert list(loaded.frame.columns) == ["amount", "age"]
+    assert loaded.frame["amount"].dtype == np.float64
+    assert loaded.frame["amount"].iloc[0] == 1643.83 and np.isnan(loaded.frame["amount"].iloc[1])
+    [note] = loaded.notes
+    assert "`address`, `visits`, `tags`" in note
+
+
+def test_only_nested_parquet_columns_are_refused():
+    table = pa.table({"address": pa.array([{"city": "Oslo"}])})
+    with pytest.raises(ValueError, match="only nested columns"):
+        read_table(to_parquet_bytes(table), "nested.parquet")
+
+
+def test_a_stored_index_named_like_a_column_is_kept_under_another_name():
+    frame = pd.DataFrame({"hours": [40, 13]}, index=pd.Index([7, 9], name="hours"))
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    loaded = load_table(buffer.getvalue(), "indexed.parquet")
+    assert loaded.frame.to_dict("list") == {"hours (index)": [7, 9], "hours": [40, 13]}
+    [note] = loaded.notes
+    assert "`hours (index)`" in note
+
+
+def test_a_nul_byte_anywhere_is_refused_with_its_line():
+    data = b"a,b\n" + b"1,2\n" * 5_000 + b"3,\x004\n"
+    with pytest.raises(ValueError, match=r"NUL byte \(line 5,002\)"):
+        read_table(data, "late-nul.csv")
+
+
+# --------------------------------------------------------------------------------------------
+# numbers written as text (issue 15, item 3)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        (["$1,643.83", "$2,000", "12"], ["2 of 3 cells", "row 1 “$1,643.83”", "currency sign"]),
+        (["354,94", "12,5", "7"], ["2 of 3 cells", "row 2 “12,5”", "decimal comma"]),
+        (["1,234,567", "12", "7"], ["1 of 3 cells", "thousands separator"]),
+        (["12%", "7", "3 %"], ["row 3 “3 %”", "percent sign"]),
+        (["1", "n/a", None, "4", "5", "unknown"], ["2 of 5 cells", "row 2 “n/a”",
+                                                   "row 6 “unknown”", "words or symbols"]),
+    ],
+)  # fmt: skip
+def test_a_column_of_numbers_written_as_text_is_explained(cells, expected):
+    message = explain_not_numeric(pd.Series(cells, dtype="str"), "income")
+    assert message is not None and message.startswith("`income` was read as text")
+    for part in expected:
+        assert part in message
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pd.Series(["Alice", "Bob", "7"], dtype="str"),  # text with a stray number
+        pd.Series(["Alice", "Bob", "7", "$5"], dtype="str"),  # half numbers is not most
+        pd.Series([1.5, 2.0]),
+        pd.Series([None, None], dtype="str"),
+    ],
+)
+def test_ordinary_text_and_numbers_need_no_explanation(series):
+    assert explain_not_numeric(series, "x") is None
+
+
+def test_the_first_rows_shown_are_counted_from_the_first_data_row():
+    cells = ["1"] * 10 + ["1,5"] + ["2"] * 5 + ["3,25"]
+    data = ("weight;id\n" + "".join(f"{c};{i}\n" for i, c in enumerate(cells))).encode()
+    message = explain_not_numeric(read_table(data, "semicolons.csv")["weight"], "weight")
+    assert "2 of 17 cells" in message and "row 11 “1,5”, row 17 “3,25”" in message
