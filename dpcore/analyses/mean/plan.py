@@ -291,6 +291,5 @@ def _constant_values(
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     return GroupValues(
         value="value", labels=labels, sizes=sizes, sums=centres * sizes,
-        sumsq=centres**2 * sizes, sorted_values=values, offsets=offsets,
-        prefix=np.concatenate([[0.0], np.cumsum(values)]),
+        sorted_values=values, offsets=offsets,
     )  # fmt: skip

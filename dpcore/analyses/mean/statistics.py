@@ -2,7 +2,7 @@ r"""The mean's sufficient statistics: each group's values, sorted, with prefix s
 
 Built once from a :class:`~dpcore.grouping.Grouping` and a value column by
 :meth:`GroupValues.from_grouping`. Per group we keep the size :math:`n_g` (rows with a usable
-value), :math:`\sum x`, :math:`\sum x^2` and the sorted values with prefix sums, so that any
+value), :math:`\sum x` and the sorted values with prefix sums, so that any
 clipped sum :math:`\sum_{x \in G_g} \min(\max(x, a), b)` costs :math:`O(\log n_g)` — what
 StratCoinpress needs at every step (Rosenblatt, Stoyanovich & Musco, AAAI 2024, appendix B).
 
@@ -45,14 +45,13 @@ class GroupValues:
         One label per group.
     sizes
         ``(k,)`` int64 group sizes :math:`n_g`: rows with a usable value.
-    sums, sumsq
-        ``(k,)`` float64 :math:`\\sum_{x \\in G_g} x` and :math:`\\sum_{x \\in G_g} x^2`.
+    sums
+        ``(k,)`` float64 :math:`\\sum_{x \\in G_g} x` (±inf only where the sum is beyond the
+        largest float; :attr:`means` stays finite).
     sorted_values
         ``(n,)`` float64: each group's values sorted ascending, groups concatenated in order.
     offsets
         ``(k+1,)`` int64: group ``g`` is ``sorted_values[offsets[g]:offsets[g+1]]``.
-    prefix
-        ``(n+1,)`` float64 with ``prefix[0] = 0`` and ``prefix[i] = sum(sorted_values[:i])``.
     shares
         The public recombination shares of these groups (the grouping's, rescaled when a group
         with no usable value was left out); None for a bare array (:meth:`from_values`).
@@ -68,17 +67,15 @@ class GroupValues:
     labels: tuple[str, ...]
     sizes: np.ndarray
     sums: np.ndarray
-    sumsq: np.ndarray
     sorted_values: np.ndarray
     offsets: np.ndarray
-    prefix: np.ndarray
     shares: PublicShares | None = None
     n_missing: int = 0
     empty_groups: tuple[str, ...] = ()
     by: tuple[str, ...] = ()
-    # Per-group prefix sums restarting at 0 for each group (group g occupies
-    # [offsets[g] + g, offsets[g+1] + g + 1)); more accurate than differences of `prefix`.
-    _local_prefix: np.ndarray = field(init=False)
+    # Each group's prefix sums anchored at zero (group g occupies [offsets[g] + g,
+    # offsets[g+1] + g + 1)); see _zero_anchored_prefix.
+    _prefix: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -87,10 +84,8 @@ class GroupValues:
         for name, dtype in (
             ("sizes", np.int64),
             ("sums", np.float64),
-            ("sumsq", np.float64),
             ("sorted_values", np.float64),
             ("offsets", np.int64),
-            ("prefix", np.float64),
         ):
             set_(self, name, read_only(np.asarray(getattr(self, name), dtype=dtype)))
         k, n = len(self.labels), self.sorted_values.shape[0]
@@ -99,10 +94,8 @@ class GroupValues:
         for name, shape in (
             ("sizes", (k,)),
             ("sums", (k,)),
-            ("sumsq", (k,)),
             ("sorted_values", (n,)),
             ("offsets", (k + 1,)),
-            ("prefix", (n + 1,)),
         ):
             if getattr(self, name).shape != shape:
                 raise ValueError(
@@ -119,13 +112,11 @@ class GroupValues:
         inside[self.offsets[1:-1] - 1] = False  # a group boundary may step down
         if not np.all(step[inside] >= 0):
             raise ValueError("`sorted_values` must be sorted ascending within each group")
-        local = np.empty(n + k, dtype=np.float64)
+        prefix = np.empty(n + k, dtype=np.float64)
         for g in range(k):
             a, b = self.offsets[g], self.offsets[g + 1]
-            local[a + g] = 0.0
-            np.cumsum(self.sorted_values[a:b], out=local[a + g + 1 : b + g + 1])
-        local.setflags(write=False)
-        set_(self, "_local_prefix", local)
+            prefix[a + g : b + g + 1] = _zero_anchored_prefix(self.sorted_values[a:b])
+        set_(self, "_prefix", read_only(prefix))
 
     def __repr__(self) -> str:
         return f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
@@ -142,15 +133,19 @@ class GroupValues:
         """Number of values over all groups."""
         return int(self.sorted_values.shape[0])
 
-    @property
+    @functools.cached_property
     def means(self) -> np.ndarray:
-        """``(k,)`` true (non-private) group means :math:`\\bar x_g = \\sum x / n_g`."""
-        return self.sums / self.sizes
+        """``(k,)`` true (non-private) group means :math:`\\bar x_g = \\sum x / n_g`, summed
+        as :math:`\\sum (x / n_g)` so that they stay finite wherever the values are (``sums``
+        overflows for values near the largest float)."""
+        weights = np.repeat(1.0 / self.sizes, self.sizes)
+        return read_only(np.add.reduceat(self.sorted_values * weights, self.offsets[:-1]))
 
     @property
     def global_mean(self) -> float:
-        """True (non-private) mean over all values, :math:`\\sum_g \\sum x / n`."""
-        return float(self.sums.sum() / self.n)
+        """True (non-private) mean over all values, :math:`\\sum x / n`, finite as
+        :attr:`means` is."""
+        return float(np.sum(self.sorted_values / self.n))
 
     def group_values(self, g: int) -> np.ndarray:
         """Sorted values of group ``g`` (a read-only view)."""
@@ -185,6 +180,8 @@ class GroupValues:
 
         computed with two binary searches in the group's sorted values and prefix sums, i.e.
         :math:`O(\\log n_g)` per group and bound pair (used by StratCoinpress, paper appendix B).
+        The middle sum only ever adds values within the bounds (the prefix sums are anchored at
+        zero), so it is finite and accurate whatever the values outside them, however large.
 
         Parameters
         ----------
@@ -229,7 +226,7 @@ class GroupValues:
             for g in range(self.k):
                 a, b = int(self.offsets[g]), int(self.offsets[g + 1])
                 vals = self.sorted_values[a:b]
-                local = self._local_prefix[a + g : b + g + 1]
+                local = self._prefix[a + g : b + g + 1]
                 size = b - a
                 lg, hg = lo[..., g], hi[..., g]
                 i = np.searchsorted(vals, lg, side="left")  # count(x < low)
@@ -276,10 +273,8 @@ class GroupValues:
             labels=tuple(self.labels[int(g)] for g in idx),
             sizes=sizes,
             sums=self.sums[idx],
-            sumsq=self.sumsq[idx],
             sorted_values=sorted_values,
             offsets=np.concatenate([[0], np.cumsum(sizes)]),
-            prefix=np.concatenate([[0.0], np.cumsum(sorted_values)]),
             shares=None if self.shares is None else self.shares.restricted(mask),
             by=self.by,
         )
@@ -296,16 +291,13 @@ class GroupValues:
                 f"{array.shape} with {int(np.sum(~np.isfinite(array)))} non-finite entries"
             )
         ordered = np.sort(array)
-        prefix = np.concatenate([[0.0], np.cumsum(ordered)])
         return cls(
             value=value,
             labels=(label,),
             sizes=np.array([ordered.size]),
-            sums=np.array([prefix[-1]]),
-            sumsq=np.array([float(np.dot(ordered, ordered))]),
+            sums=np.array([_sum(ordered)]),
             sorted_values=ordered,
             offsets=np.array([0, ordered.size]),
-            prefix=prefix,
         )
 
     @functools.cached_property
@@ -365,20 +357,15 @@ class GroupValues:
         offsets = np.zeros(k + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         starts = offsets[:-1]
-        prefix = np.empty(sorted_values.size + 1, dtype=np.float64)
-        prefix[0] = 0.0
-        np.cumsum(sorted_values, out=prefix[1:])
         return cls(
             value=value,
             labels=tuple(
                 lab for lab, keep in zip(grouping.labels, has_values, strict=True) if keep
             ),
             sizes=sizes,
-            sums=np.add.reduceat(sorted_values, starts),
-            sumsq=np.add.reduceat(sorted_values * sorted_values, starts),
+            sums=_sum(sorted_values, starts),
             sorted_values=sorted_values,
             offsets=offsets,
-            prefix=prefix,
             shares=grouping.shares.restricted(has_values),
             n_missing=int(in_group.sum() - usable.sum()),
             empty_groups=tuple(
@@ -426,3 +413,30 @@ def _bound_array(name: str, bound: object) -> np.ndarray:
     if np.isnan(arr).any():
         raise ValueError(f"`{name}` must not contain NaN, got {bound!r}")
     return arr
+
+
+def _zero_anchored_prefix(values: np.ndarray) -> np.ndarray:
+    r"""Prefix sums P of sorted ``values`` with :math:`P_{t+1} - P_t = x_t` for every t, anchored
+    at zero: :math:`P_z = 0` where z is the first value ≥ 0, so that :math:`P_t` sums only the
+    values between :math:`x_t` and 0.
+
+    Then :math:`\sum_{i \le t < j} x_t = P_j - P_i` adds only values between the clipping
+    bounds and 0: it never overflows, nor loses the small values to cancellation, because of
+    values far outside the bounds (two values near −9e307 made the plain prefix sum −inf and the
+    clipped sum NaN). ``values`` must be sorted ascending.
+    """
+    zero = int(np.searchsorted(values, 0.0, side="left"))
+    prefix = np.empty(values.size + 1, dtype=np.float64)
+    prefix[zero] = 0.0
+    # Far from zero the sums may overflow to ±inf; bounds within the data never reach them.
+    with np.errstate(over="ignore"):
+        np.cumsum(values[zero:], out=prefix[zero + 1 :])
+        prefix[:zero] = -np.cumsum(values[:zero][::-1])[::-1]
+    return prefix
+
+
+def _sum(values: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
+    """Sums of ``values`` (per segment from ``starts``); ±inf, without a warning, where a sum
+    is beyond the largest float."""
+    with np.errstate(over="ignore"):
+        return values.sum() if starts is None else np.add.reduceat(values, starts)

@@ -35,7 +35,6 @@ def test_statistics_match_pandas_groupby():
         {
             "size": grouped.size(),
             "sum": grouped.sum(),
-            "sumsq": grouped.apply(lambda s: float((s**2).sum())),
             "mean": grouped.mean(),
         }
     )
@@ -45,13 +44,12 @@ def test_statistics_match_pandas_groupby():
     assert values.n == len(df)
     np.testing.assert_array_equal(values.sizes, expected["size"].to_numpy())
     np.testing.assert_allclose(values.sums, expected["sum"].to_numpy(), rtol=1e-12)
-    np.testing.assert_allclose(values.sumsq, expected["sumsq"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(values.means, expected["mean"].to_numpy(), rtol=1e-12)
     assert values.global_mean == pytest.approx(df["x"].mean(), rel=1e-12)
     assert values.sizes.dtype == np.int64 and values.offsets.dtype == np.int64
 
 
-def test_sorted_values_offsets_and_prefix_layout():
+def test_sorted_values_and_offsets_layout():
     df = random_frame(500, seed=3)
     values = GroupValues.from_frame(df, ["race", "sex"], "x")
     assert values.offsets[0] == 0 and values.offsets[-1] == values.n
@@ -62,8 +60,6 @@ def test_sorted_values_offsets_and_prefix_layout():
         got = values.sorted_values[values.offsets[g] : values.offsets[g + 1]]
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(values.group_values(g), want)
-    assert values.prefix[0] == 0.0
-    np.testing.assert_allclose(values.prefix[1:], np.cumsum(values.sorted_values), rtol=1e-12)
 
 
 def test_bool_value_counts_as_numeric():
@@ -75,7 +71,7 @@ def test_bool_value_counts_as_numeric():
 
 def test_arrays_are_read_only():
     values = GroupValues.from_frame(random_frame(200), "race", "x")
-    for name in ("sizes", "sums", "sumsq", "sorted_values", "offsets", "prefix"):
+    for name in ("sizes", "sums", "sorted_values", "offsets", "means"):
         with pytest.raises(ValueError, match="read-only"):
             getattr(values, name)[0] = 1
 
@@ -287,20 +283,16 @@ def test_direct_construction_is_validated():
             labels=("a", "b"),
             sizes=[2, 1],
             sums=[3.0, 1.0],
-            sumsq=[5.0, 1.0],
             sorted_values=[2.0, 1.0, 1.0],
             offsets=[0, 2, 3],
-            prefix=[0.0, 2.0, 3.0, 4.0],
         )
     ok = GroupValues(
         value="x",
         labels=("a", "b"),
         sizes=[2, 1],
         sums=[3.0, 1.0],
-        sumsq=[5.0, 1.0],
         sorted_values=[1.0, 2.0, 1.0],
         offsets=[0, 2, 3],
-        prefix=[0.0, 1.0, 3.0, 4.0],
     )
     np.testing.assert_allclose(ok.clipped_sums(1.5, 1.5), [3.0, 1.5])
 
@@ -312,3 +304,43 @@ def test_values_survive_pickling():
     assert copy.labels == values.labels and copy.by == ("race", "age")
     np.testing.assert_array_equal(copy.clipped_sums(30, 50), values.clipped_sums(30, 50))
     np.testing.assert_array_equal(copy.shares.values, values.shares.values)
+
+
+# ---- values near the largest float (issue 15, item 4) -----------------------------------------
+
+
+def test_values_near_the_largest_float_leave_clipped_sums_and_means_finite():
+    """Two finite values near −9e307 in a group: their plain sum overflows to −inf, and prefix
+    sums over them made every clipped sum NaN (so a release could never be committed)."""
+    df = pd.DataFrame({
+        "g": ["a"] * 5 + ["b"] * 3,
+        "x": [-9e307, -9e307, 5.0, 50.0, 1e308, 1.0, 2.0, 3.0],
+    })  # fmt: skip
+    values = GroupValues.from_frame(df, "g", "x")
+    np.testing.assert_array_equal(values.clipped_sums(0.0, 100.0), [155.0, 6.0])
+    np.testing.assert_array_equal(values.clipped_sums(-10.0, 10.0), [5.0, 6.0])
+    np.testing.assert_array_equal(values.clipped_sums(10.0, 20.0), [70.0, 30.0])
+    assert np.all(np.isfinite(values.means)) and np.isfinite(values.global_mean)
+    assert values.means[0] == pytest.approx(-9e307 / 5 * 2 + 1e308 / 5 + 11.0, rel=1e-12)
+
+
+def test_small_values_are_not_lost_beside_huge_ones_outside_the_bounds():
+    """Prefix sums that started at the smallest value lost 1 + 2 + 3 to cancellation against
+    −1e20 (the difference of two sums of size 1e20 is only exact to about 1e4)."""
+    values = GroupValues.from_values([-1e20, 1.0, 2.0, 3.0, 1e20])
+    assert values.clipped_sums(0.0, 10.0)[0] == 16.0
+    assert values.clipped_sums(-1.0, 2.5)[0] == 7.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_clipped_sums_match_clipping_each_value_for_mixed_signs(seed):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"g": rng.integers(0, 4, 300).astype(str), "x": rng.normal(0, 50, 300)})
+    values = GroupValues.from_frame(df, "g", "x")
+    low, high = rng.uniform(-80, 0, (10, values.k)), rng.uniform(0, 80, (10, values.k))
+    low[0], high[1] = 5.0, -5.0  # bounds entirely above and below zero
+    high[0], low[1] = 60.0, -60.0
+    for r in range(10):
+        for g, label in enumerate(values.labels):
+            clipped = df.loc[df["g"] == label, "x"].clip(low[r, g], high[r, g]).sum()
+            assert values.clipped_sums(low, high)[r, g] == pytest.approx(clipped, rel=1e-12)
