@@ -49,6 +49,7 @@ DEFAULT_MAX_BYTES = 1024**3
 bytes. A compressed file that would inflate beyond it is refused while inflating."""
 _INFLATE_CHUNK_BYTES = 8 * 1024**2
 _DELIMITERS = (",", ";", "\t", "|")
+_EXCEL_SEP_LINE = re.compile(rb"(?:\xef\xbb\xbf)?sep=([,;\t|])\r?\n")
 
 # Magic numbers of files people upload by mistake, so we can say what the file looks like.
 _MAGIC = (
@@ -286,6 +287,12 @@ def _header(data: bytes, sep: str, name: str) -> list[str]:
     try:
         raw = _first_record(data, sep)
     except csv.Error as exc:
+        if "field limit" in str(exc):
+            raise ValueError(
+                f"'{name}': a name in the header row is longer than {csv.field_size_limit():,} "
+                "characters. Shorten the column names (or check that the file's first line is "
+                "its header) and upload it again."
+            ) from None
         raise ValueError(f"'{name}': the header row cannot be parsed as CSV ({exc}).") from None
     except UnicodeDecodeError:
         _raise_not_utf8(data, name)
@@ -389,7 +396,11 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
     # trailing line breaks alone are skipped, so only a file with such spaces is copied.
     if data[-4096:].rstrip(b"\r\n").endswith(b" "):
         data = data.rstrip(b" \r\n")
-    sep = _sniff_delimiter(data)
+    excel_hint = _EXCEL_SEP_LINE.match(data)  # Excel's "sep=;" line names the delimiter
+    if excel_hint:  # a blank line in its place keeps the line numbers of messages right
+        sep, data = excel_hint.group(1).decode(), b"\n" + data[excel_hint.end() :]
+    else:
+        sep = _sniff_delimiter(data)
     names = _header(data, sep, name)
     try:
         df = _parse_csv(data, sep, names, max_rows)
@@ -397,7 +408,7 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
         _raise_empty(name, len(data))
     except UnicodeDecodeError:
         _raise_not_utf8(data, name)
-    except pd.errors.ParserError as exc:
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
         _check_field_counts(data, sep, len(names), name)
         raise _parser_error(name, exc) from None
     if len(df) == 0:
@@ -420,6 +431,9 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
 def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # handled by the caller
+        # pandas drops the extra fields of a first data row longer than the names, with only
+        # this warning: it must stop the read.
+        warnings.simplefilter("error", pd.errors.ParserWarning)
         return pd.read_csv(
             io.BytesIO(data),
             sep=sep,
@@ -440,7 +454,7 @@ def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options
         )
 
 
-def _parser_error(name: str, exc: pd.errors.ParserError) -> ValueError:
+def _parser_error(name: str, exc: Exception) -> ValueError:
     msg = str(exc)
     m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", msg)
     if m:
@@ -490,7 +504,7 @@ def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> Load
     try:
         table = _read_parquet_within(data, pfile, name, max_bytes, nested)
         df = table.to_pandas()
-    except _TooLargeError:
+    except (_TooLargeError, MemoryError):  # Arrow's memory error is an ArrowException too
         raise
     except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise _parquet_error(name, exc) from None
@@ -555,6 +569,11 @@ def _read_parquet_within(
     if stored > max_bytes:
         _raise_too_large(name, max_bytes)
     fields = [f for f in pfile.schema_arrow if f.name not in nested]
+    # Run-length or dictionary encoding stores a million equal numbers in a few bytes; decoded,
+    # each fixed-width column takes its width times the rows, known before reading.
+    fixed = sum(metadata.num_rows * _byte_width(f.type) for f in fields)
+    if fixed > max_bytes:
+        _raise_too_large(name, max_bytes)
     text = [f.name for f in fields if _is_text_type(f.type)]
     table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read(
         columns=[f.name for f in fields], use_pandas_metadata=True
@@ -573,6 +592,14 @@ def _read_parquet_within(
 
 _TEXT_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
                pa.types.is_large_binary)  # fmt: skip
+
+
+def _byte_width(arrow_type: pa.DataType) -> float:
+    """Bytes a value of a fixed-width type takes decoded (0 for text, counted after reading)."""
+    try:
+        return arrow_type.bit_width / 8
+    except ValueError:  # not fixed-width
+        return 0.0
 
 
 def _is_text_type(arrow_type: pa.DataType) -> bool:
@@ -647,8 +674,8 @@ def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
             s = _stripped(s, tokens_are_missing=infer_numbers)
             if infer_numbers and s.notna().any():
                 s = _maybe_numeric(s)
-        if s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) == "integer":
-            s = s.astype(np.float64)  # whole numbers beyond 64 bits, held as Python ints
+        if _beyond_int64(s):
+            s = s.astype(np.float64)
             too_large.append(str(col))
         if s is not df[col]:
             df[col] = s
@@ -657,6 +684,14 @@ def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
         "(about ±9.2 × 10¹⁸): they are read as decimals, which keep their first 15–17 digits.",
     ) if too_large else ()  # fmt: skip
     return LoadedTable(df, notes)
+
+
+def _beyond_int64(s: pd.Series) -> bool:
+    """Whole numbers pandas could not hold as int64: Python ints in an object column, or
+    unsigned 64-bit values above the int64 range (which nothing downstream expects)."""
+    if s.dtype == object:
+        return pd.api.types.infer_dtype(s, skipna=True) == "integer"
+    return s.dtype == np.uint64 and bool((s > np.iinfo(np.int64).max).any())
 
 
 def _stripped(s: pd.Series, *, tokens_are_missing: bool) -> pd.Series:
@@ -692,7 +727,8 @@ def _maybe_numeric(s: pd.Series) -> pd.Series:
 # --------------------------------------------------------------------------------------------
 
 _CURRENCY = re.compile(r"^\s*[-+]?\s*[$€£¥₹]\s*|\s*[$€£¥₹]\s*$|^\s*(?:USD|EUR|GBP)\s+", re.I)
-_THOUSANDS_COMMA = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_THOUSANDS = re.compile(r"^[-+]?\d{1,3}([,_ \u00a0\u202f])\d{3}(?:\1\d{3})*(?:\.\d+)?$")
+_UNICODE_MINUS = "\u2212"
 _DECIMAL_COMMA = re.compile(r"^[-+]?(?:\d{1,3}(?:[. ]\d{3})+|\d+),\d+$")
 _PERCENT = re.compile(r"^([-+]?[\d.,]+)\s*%$")
 _EXAMPLES = 3
@@ -700,7 +736,8 @@ _CLASSIFIED = 10_000  # bad cells whose way of writing is looked at (Python, cel
 
 _FIXES = {
     "currency": "a currency sign ($1,643.83): remove it and any thousands separators",
-    "thousands": "“,” as a thousands separator (1,234,567): remove it",
+    "thousands": "a thousands separator (1,234,567 or 2 000): remove it",
+    "minus": "a typographic minus sign (−12): write a hyphen-minus instead (-12)",
     "decimal comma": "a decimal comma (354,94): write a decimal point instead (354.94)",
     "percent": "a percent sign (12%): remove it, so that 12% reads as 12",
 }
@@ -746,15 +783,17 @@ def explain_not_numeric(series: pd.Series, column: str) -> str | None:
 
 
 def _written_as(text: str) -> str:
-    """How a cell writes its number: "plain", "currency", "thousands", "decimal comma",
-    "percent", or "text" when it is not a number in any of these ways."""
+    """How a cell writes its number: "plain", "currency", "thousands", "minus", "decimal
+    comma", "percent", or "text" when it is not a number in any of these ways."""
     if _is_number(text):
         return "plain"
     bare = _CURRENCY.sub("", text)
     if bare != text and _written_as(bare) != "text":
         return "currency"
-    if _THOUSANDS_COMMA.match(text):
+    if _THOUSANDS.match(text):
         return "thousands"
+    if text.startswith(_UNICODE_MINUS) and _written_as("-" + text[1:]) != "text":
+        return "minus"
     if _DECIMAL_COMMA.match(text):
         return "decimal comma"
     percent = _PERCENT.match(text)
@@ -764,8 +803,9 @@ def _written_as(text: str) -> str:
 
 
 def _is_number(text: str) -> bool:
+    """Whether pandas reads ``text`` as a number (Python's ``float`` also takes "1_000")."""
     try:
         float(text)
     except ValueError:
         return False
-    return True
+    return "_" not in text

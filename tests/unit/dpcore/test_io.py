@@ -5,8 +5,6 @@ from __future__ import annotations
 import decimal
 import gzip
 import io
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -253,52 +251,10 @@ def test_argument_types():
         read_table(b"a,b\n1,2\n", "a.csv", max_rows=0)
 
 
-# --- decompression bombs, under an address-space cap ------------------------------------------
+# --- decompression bombs ----------------------------------------------------------------------
 
-# Reads a file with a 64 MiB limit in a fresh Python whose address space is capped 512 MiB above
-# what the imports took: a file materialised in memory (gigabytes here) fails the test with a
-# MemoryError or a crash of that process, never the machine running the tests.
-CAPPED_READ = """
-import resource, sys
-from dpcore.io import read_table
-data = open(sys.argv[1], "rb").read()
-with open("/proc/self/status") as status:
-    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
-resource.setrlimit(resource.RLIMIT_AS, (size + 512 * 1024**2, resource.RLIM_INFINITY))
-try:
-    read_table(data, sys.argv[2], max_bytes=64 * 1024**2)
-except ValueError as exc:
-    print(exc)
-"""
-
-
-def read_capped(tmp_path, data: bytes, name: str) -> str:
-    path = tmp_path / name
-    path.write_bytes(data)
-    done = subprocess.run([sys.executable, "-c", CAPPED_READ, str(path), name],
-                          capture_output=True, encoding="utf-8", timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
-def test_a_gzip_bomb_is_refused_while_inflating(tmp_path):
-    member = gzip.compress(b"a,b\n" + b"0" * 64 * 1024**2, compresslevel=1, mtime=0)
-    bomb = member * 48  # concatenated members: 3 GiB of text from a file of about 3 MB
-    assert len(bomb) < 16 * 1024**2
-    message = read_capped(tmp_path, bomb, "bomb.csv.gz")
-    assert "'bomb.csv.gz' decompresses to more than 64 MiB, the limit" in message
-
-
-def test_a_parquet_dictionary_bomb_is_refused_before_decoding(tmp_path):
-    """Four 50 kB strings repeated 100,000 times: kilobytes stored, 5 GB decoded."""
-    dictionary = pa.array([letter * 50_000 for letter in "abcd"])
-    indices = pa.array(np.arange(100_000, dtype=np.int32) % 4)
-    table = pa.table({"label": pa.DictionaryArray.from_arrays(indices, dictionary)})
-    sink = io.BytesIO()
-    pq.write_table(table, sink, compression="zstd")
-    assert len(sink.getvalue()) < 2 * 1024**2
-    message = read_capped(tmp_path, sink.getvalue(), "bomb.parquet")
-    assert "'bomb.parquet' takes more than 64 MiB once decoded, the limit" in message
+# Bombs (gzip, Parquet dictionaries and run-length numbers) are in tests/io_corpus.py, read
+# under an address-space cap by tests/unit/dpcore/test_io_corpus.py.
 
 
 def test_a_table_within_the_byte_limit_reads_whole_from_gzip_members_and_parquet():
