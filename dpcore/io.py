@@ -447,7 +447,7 @@ def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options
             keep_default_na=False,
             # Spaces after a separator only matter before a quote (`a, "b,c"`); skipping them
             # costs a third of the parse, so only files with such a quote pay it.
-            skipinitialspace=f'{sep} "'.encode() in data,
+            skipinitialspace=b'"' in data and f'{sep} "'.encode() in data,
             skip_blank_lines=True,
             nrows=max_rows + 1,
             **options,
