@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dpcore.accounting import BudgetExceededError
+from dpcore.ledger import LedgerUnavailableError
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import release_ui
 from strata_ui.analyses import current
@@ -89,6 +90,8 @@ if existing is None:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
             )
+        except LedgerUnavailableError as exc:  # busy, read-only or full: nothing was spent
+            st.error(str(exc), icon=":material/block:")
         except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
             st.error(
                 f"Release failed before anything was spent: {exc} Try committing again.",

@@ -49,6 +49,7 @@ __all__ = [
     "Ledger",
     "LedgerRecord",
     "LedgerSummary",
+    "LedgerUnavailableError",
     "default_ledger_path",
     "list_ledgers",
 ]
@@ -78,6 +79,60 @@ _SCHEMA = (
 )
 # Long enough to queue behind any realistic spend; a spend holds the write lock for milliseconds.
 _BUSY_TIMEOUT_SECONDS = 30.0
+# Reads (every page shows the balance) wait briefly: in WAL mode they are blocked only by a
+# writer recovering or checkpointing the file, and a page should say so rather than hang.
+_READ_TIMEOUT_SECONDS = 2.0
+
+
+class LedgerUnavailableError(ValueError):
+    """The ledger file cannot be used now, and nothing was spent: ``reason`` is ``"busy"``
+    (another process holds it), ``"read-only"`` (its history can still be read), ``"full"``
+    (the disk is) or ``"unavailable"`` (it cannot be opened). The message says what to do."""
+
+    def __init__(self, message: str, *, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+
+
+def _unavailable(path: pathlib.Path, exc: sqlite3.OperationalError) -> LedgerUnavailableError:
+    """The error to raise for SQLite's ``exc`` on the ledger file at ``path``."""
+    code = exc.sqlite_errorname or ""
+    where = f"The budget ledger ({path})"
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        reason, message = (
+            "busy",
+            (
+                f"{where} is busy: another release is being recorded in it, or another program "
+                "holds the file. Nothing was spent. Wait a moment and try again."
+            ),
+        )
+    elif code.startswith("SQLITE_READONLY"):
+        reason, message = (
+            "read-only",
+            (
+                f"{where} is read-only here: its history can be read, but no release can be "
+                "recorded in it, and nothing was spent. Ask for write access to the file, or set "
+                f"{LEDGER_PATH_ENV} to a ledger file you can write."
+            ),
+        )
+    elif code == "SQLITE_FULL":
+        reason, message = (
+            "full",
+            (
+                f"The disk that holds the budget ledger ({path}) is full: nothing could be recorded, "
+                "and nothing was spent. Free some space and try again."
+            ),
+        )
+    else:
+        reason, message = (
+            "unavailable",
+            (
+                f"{where} cannot be used ({exc}). Nothing was spent. Check the file and its folder, "
+                f"or set {LEDGER_PATH_ENV} to another ledger file."
+            ),
+        )
+    return LedgerUnavailableError(message, path=path, reason=reason)
 
 
 def default_ledger_path() -> pathlib.Path:
@@ -217,7 +272,7 @@ class Ledger:
 
     def _create(self) -> Budget:
         """Create the schema (a new file) and this ledger's row if missing; return its total."""
-        with self._connect() as conn:
+        with self._connect(writing=True) as conn:
             _enable_wal(conn)
             with _transaction(conn):
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -290,6 +345,9 @@ class Ledger:
         ValueError
             If ``label`` or ``key`` is empty, or ``cost`` cannot be expressed in the total's kind
             (zCDP against (ε, δ) or the reverse).
+        LedgerUnavailableError
+            If the file is busy beyond the wait, read-only or on a full disk; nothing is
+            recorded. Reads (history, remaining) raise it too, after a short wait.
         """
         label = _non_empty_str("label", label)
         check_budget("cost", cost)
@@ -298,7 +356,7 @@ class Ledger:
         payload_json = _encode_payload(payload)
         if key is not None:
             key = _non_empty_str("key", key)
-        with self._connect() as conn, _transaction(conn):
+        with self._connect(writing=True) as conn, _transaction(conn):
             if key is not None and (existing := self._records(conn, with_key=key)):
                 return existing[0]
             check_affordable(self._total, self._costs(conn), cost)
@@ -330,7 +388,7 @@ class Ledger:
         explicit confirmation before calling this.
         """
         stamp = f"{self._name} (archived {_utc_now()[:19]}Z"
-        with self._connect() as conn, _transaction(conn):
+        with self._connect(writing=True) as conn, _transaction(conn):
             # A second reset within the same second (e.g. a double click) needs a name of its own.
             archived, n = f"{stamp})", 1
             while conn.execute("SELECT 1 FROM ledgers WHERE name = ?", (archived,)).fetchone():
@@ -377,15 +435,21 @@ class Ledger:
         return found[0] if found else None
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _connect(self, *, writing: bool = False) -> Iterator[sqlite3.Connection]:
         # A fresh connection per operation: sqlite3 connections must not cross threads, and
         # short-lived ones never hold a lock between calls. isolation_level=None leaves
         # transactions to explicit BEGIN/COMMIT; the timeout makes writers queue, not fail.
-        conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        timeout = _BUSY_TIMEOUT_SECONDS if writing else _READ_TIMEOUT_SECONDS
+        try:
+            conn = sqlite3.connect(self._path, timeout=timeout, isolation_level=None)
+        except sqlite3.OperationalError as exc:
+            raise _unavailable(self._path, exc) from exc
         try:
             conn.execute("PRAGMA synchronous=FULL")  # a committed spend survives power loss
             conn.execute("PRAGMA foreign_keys=ON")
             yield conn
+        except sqlite3.OperationalError as exc:
+            raise _unavailable(self._path, exc) from exc
         finally:
             conn.close()
 
@@ -453,14 +517,16 @@ def list_ledgers(path: str | os.PathLike | None = None) -> list[LedgerSummary]:
     file = pathlib.Path(default_ledger_path() if path is None else path).expanduser()
     if not file.exists():
         return []
-    conn = sqlite3.connect(file, timeout=_BUSY_TIMEOUT_SECONDS)
+    conn = sqlite3.connect(file, timeout=_READ_TIMEOUT_SECONDS)
     try:
         rows = conn.execute(
             "SELECT l.name, l.kind, l.total, l.created_at, COUNT(s.id) FROM ledgers l "
             "LEFT JOIN spends s ON s.ledger = l.name GROUP BY l.name ORDER BY l.created_at, l.name"
         ).fetchall()
-    except sqlite3.OperationalError:  # a new file whose tables are not there yet
-        return []
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # a new file whose tables are not there yet
+            return []
+        raise _unavailable(file, exc) from exc
     finally:
         conn.close()
     return [

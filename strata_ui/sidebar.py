@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP
-from dpcore.ledger import Ledger
+from dpcore.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants
-from strata_ui.state import LedgerUnavailableError, get_dataset, get_state, open_ledger
+from strata_ui.state import get_dataset, get_state, open_ledger
 from strata_ui.uploads import restore_demo
 
 

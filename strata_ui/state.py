@@ -21,7 +21,13 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.datasets import DEMO_DATASET_NAME
-from dpcore.ledger import LEDGER_PATH_ENV, Ledger, default_ledger_path, list_ledgers
+from dpcore.ledger import (
+    LEDGER_PATH_ENV,
+    Ledger,
+    LedgerUnavailableError,
+    default_ledger_path,
+    list_ledgers,
+)
 from strata_ui import constants
 from strata_ui.data import load_demo
 
@@ -143,10 +149,6 @@ def get_dataset() -> pd.DataFrame:
     return load_demo() if uploaded is None else uploaded
 
 
-class LedgerUnavailableError(RuntimeError):
-    """The budget ledger could not be opened or read; the message says how to fix it."""
-
-
 def ledger_path_for_display() -> str:
     """Where the ledger lives, for messages; never raises."""
     try:
@@ -161,13 +163,16 @@ def open_ledger() -> Ledger:
     try:
         totals = {summary.name: summary.total for summary in list_ledgers()}
         return Ledger(None, name, totals.get(name, constants.DEFAULT_LEDGER_TOTAL))
+    except LedgerUnavailableError:  # busy, read-only or full: its message says what to do
+        raise
     except Exception as exc:
+        path = ledger_path_for_display()
         raise LedgerUnavailableError(
-            f"Could not open the privacy budget ledger at `{ledger_path_for_display()}` "
-            f"({type(exc).__name__}: {exc}). Set the environment variable "
-            f"`{LEDGER_PATH_ENV}` to a writable file path, for example "
-            "`~/strata-lab-ledger.sqlite`, and restart the app."
-        ) from exc
+            f"Could not open the privacy budget ledger at `{path}` ({type(exc).__name__}: "
+            f"{exc}). Set the environment variable `{LEDGER_PATH_ENV}` to a writable file "
+            "path, for example `~/strata-lab-ledger.sqlite`, and restart the app.",
+            path=path, reason="unavailable",
+        ) from exc  # fmt: skip
 
 
 def open_ledger_or_stop() -> Ledger:

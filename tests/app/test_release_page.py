@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -263,3 +265,17 @@ def test_private_sizes_need_public_shares_before_a_release():
     assert not at.main.error, text(at.main.error)
     assert has_commit_button(at)
     assert ledgers()["default"].releases == 0
+
+
+def test_a_commit_while_another_process_holds_the_ledger_says_so_and_spends_nothing(monkeypatch):
+    at = start()
+    ledger = Ledger.open(None, "default")
+    monkeypatch.setattr("dpcore.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
+    with contextlib.closing(sqlite3.connect(ledger.path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a spend
+        commit(at)
+        writer.execute("ROLLBACK")
+    assert "is busy: another release is being recorded in it" in text(at.main.error)
+    assert "locked" not in text(at.main.error)
+    assert ledger.history() == []
+    assert has_commit_button(at)  # the page stays usable: commit again once it is free

@@ -28,6 +28,7 @@ from dpcore.ledger import (
     BudgetExceededError,
     Ledger,
     LedgerRecord,
+    LedgerUnavailableError,
     default_ledger_path,
 )
 
@@ -379,9 +380,11 @@ def test_an_existing_ledger_opens_and_reads_while_another_process_holds_the_writ
         ledger = Ledger(db, "survey", PureDP(1.0))
         assert ledger.remaining() == {"epsilon": 0.75}
         assert [r.label for r in ledger.history()] == ["first"]
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(LedgerUnavailableError, match="is busy: another release") as busy:
             ledger.spend("second", PureDP(0.25), {})
+        assert busy.value.reason == "busy" and busy.value.path == db.absolute()
         writer.execute("ROLLBACK")
+    assert [r.label for r in ledger.history()] == ["first"]  # nothing was spent
     assert ledger.spend("second", PureDP(0.25), {}).label == "second"
 
 
@@ -559,3 +562,53 @@ def test_history_without_payloads_lists_the_same_spends_and_reads_no_results(db)
     assert [r.payload for r in light] == [{}, {}]
     assert [dataclasses.replace(r, payload={}) for r in full] == light
     assert ledger.get("k1").payload == {"rows": list(range(1000))}
+
+
+# --- a ledger that can be read but not written ------------------------------------------------
+
+
+def _connect_with(monkeypatch: pytest.MonkeyPatch, uri_mode: str = "", pragma: str = "") -> None:
+    """Make every ledger connection open the file as ``uri_mode`` (e.g. read-only, as for a file
+    without write permission; tests run as root, which permissions do not stop) or run
+    ``pragma`` first (e.g. a page limit, as on a full disk)."""
+    real_connect = sqlite3.connect
+
+    def connect(path, **options):
+        if uri_mode:
+            path, options["uri"] = f"file:{path}?mode={uri_mode}", True
+        conn = real_connect(path, **options)
+        if pragma:
+            conn.execute(pragma)
+        return conn
+
+    monkeypatch.setattr("dpcore.ledger.sqlite3.connect", connect)
+
+
+def test_a_read_only_ledger_shows_its_history_and_refuses_spends_with_a_message(
+    db: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Ledger(db, "survey", PureDP(1.0)).spend("first", PureDP(0.25), {"mean": 1.0})
+    _connect_with(monkeypatch, uri_mode="ro")
+    ledger = Ledger(db, "survey", PureDP(1.0))
+    assert [r.label for r in ledger.history()] == ["first"]
+    assert ledger.remaining() == {"epsilon": 0.75}
+    with pytest.raises(LedgerUnavailableError, match="read-only here: its history can be read"):
+        ledger.spend("second", PureDP(0.25), {})
+    with pytest.raises(LedgerUnavailableError, match="read-only") as refused:
+        Ledger(db, "another", PureDP(1.0))  # creating a ledger writes
+    assert refused.value.reason == "read-only"
+    monkeypatch.undo()
+    assert [r.label for r in Ledger(db, "survey", PureDP(1.0)).history()] == ["first"]
+
+
+def test_a_ledger_on_a_full_disk_refuses_spends_and_keeps_what_it_had(
+    db: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = Ledger(db, "survey", PureDP(1.0))
+    ledger.spend("first", PureDP(0.25), {})
+    pages = sqlite3.connect(db).execute("PRAGMA page_count").fetchone()[0]
+    _connect_with(monkeypatch, pragma=f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(LedgerUnavailableError, match="is full: nothing could be recorded"):
+        ledger.spend("second", PureDP(0.25), {"rows": "x" * 100_000})
+    assert [r.label for r in ledger.history()] == ["first"]
+    assert ledger.remaining() == {"epsilon": 0.75}
