@@ -132,17 +132,20 @@ def test_explain_not_numeric_explains_exactly_the_declared_columns(case):
 # bombs, all in one subprocess under an address-space cap
 # --------------------------------------------------------------------------------------------
 
-# Reads each file (path, name, byte limit) in a fresh Python whose address space is capped
-# 512 MiB above what the imports took, printing one JSON line per file: a file materialised in
-# memory (every bomb decodes to gigabytes or close to one) ends as a MemoryError, whose message
-# is not the byte limit's, or kills the process, never the machine running the tests.
+# Reads each file (path, name, byte limit) in a fresh Python whose address space is capped at
+# 3× the largest byte limit above what the imports took (the issue's bound on the peak memory of
+# a refused file), printing one JSON line per file: a file materialised in memory (every bomb
+# decodes to gigabytes or close to one) ends as a MemoryError, whose message is not the byte
+# limit's, or kills the process, never the machine running the tests.
 CAPPED_READS = """
 import json, resource, sys
 from dpcore.io import read_table
+files = json.loads(sys.argv[1])
 with open("/proc/self/status") as status:
     size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
-resource.setrlimit(resource.RLIMIT_AS, (size + 512 * 1024**2, resource.RLIM_INFINITY))
-for path, name, max_bytes in json.loads(sys.argv[1]):
+cap = size + 3 * max(max_bytes for _, _, max_bytes in files)
+resource.setrlimit(resource.RLIMIT_AS, (cap, resource.RLIM_INFINITY))
+for path, name, max_bytes in files:
     with open(path, "rb") as file:
         data = file.read()
     try:
