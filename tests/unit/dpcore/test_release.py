@@ -376,6 +376,18 @@ def test_a_tiny_budget_releases_nothing_outside_the_public_range(strategy):
     assert ((ends[:, 1] <= ends[:, 0]) & (ends[:, 0] <= ends[:, 2])).all()
 
 
+def test_values_near_the_largest_float_in_a_group_still_commit_finite_estimates(ledger):
+    """Two finite values near −9e307 (a file may hold them) made the clipped sums NaN and every
+    commit of the release fail (issue 15, item 4); clipped to [0, 100] they count as 0."""
+    frame = pd.DataFrame({"region": ["north"] * 6 + ["south"] * 4,
+                          "hours": [-9e307, -9e307, 40, 45, 50, 38, 1e308, 20, 30, 25]})  # fmt: skip
+    plan = make_plan(frame, name="extreme.csv", by=("region",), value="hours")
+    record = release(plan, ledger, noise="simulation", rng=0)
+    ends = np.array([[row["estimate"], row["low"], row["high"]] for row in record.outputs])
+    assert np.all(np.isfinite(ends)) and np.all((ends >= 0) & (ends <= 100))
+    assert len(ledger.history()) == 1
+
+
 # --- exports ------------------------------------------------------------------------------------
 
 
