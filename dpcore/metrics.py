@@ -13,7 +13,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import betaincinv
 
 from dpcore._validate import instance_of, positive_int, positive_number
 from dpcore.grouping import LABEL_SEPARATOR
@@ -121,6 +121,8 @@ def binomial_band(
     level near 1). An observed coverage outside it is unlikely under correct calibration. Every
     coverage chart and summary in Strata Lab uses this band.
     """
+    from scipy import stats  # here, not at the top: importing it takes 0.7 s of every process
+
     level = _probability("level", level)
     replications = positive_int("replications", replications)
     tail = (1 - _probability("confidence", confidence)) / 2
@@ -140,8 +142,8 @@ def clopper_pearson(
     tail = (1 - _probability("confidence", confidence)) / 2
     c = np.asarray(covered, dtype=float)
     with np.errstate(invalid="ignore"):  # the Beta's parameter is 0 at the ends; replaced below
-        low = np.where(c > 0, stats.beta.ppf(tail, c, replications - c + 1), 0.0)
-        high = np.where(c < replications, stats.beta.ppf(1 - tail, c + 1, replications - c), 1.0)
+        low = np.where(c > 0, betaincinv(c, replications - c + 1, tail), 0.0)  # Beta quantiles
+        high = np.where(c < replications, betaincinv(c + 1, replications - c, 1 - tail), 1.0)
     return low, high
 
 
