@@ -7,6 +7,7 @@ from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.state import get_dataset, get_state
+from strata_ui.style import as_written
 from strata_ui.uploads import handle_upload, restore_demo
 
 st.title("Data")
@@ -34,12 +35,17 @@ else:
         "never saved.",
     )
     if upload is not None:
+        previous = state.dataset_fingerprint
         error = handle_upload(state, upload.getvalue(), upload.name)
+        if error is None and state.dataset_fingerprint != previous:
+            st.rerun()  # the sidebar, drawn before this, still names the previous dataset
         if error is not None:
             kept = "the demo data" if state.uploaded is None else f"“{state.dataset_name}”"
-            st.error(f"{error}\n\nStill using {kept}.", icon=":material/error:")
+            st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.",
+                     icon=":material/error:")  # fmt: skip
         else:
-            st.success(f"Using “{state.dataset_name}”.", icon=":material/check_circle:")
+            st.success(f"Using “{as_written(state.dataset_name)}”.",
+                       icon=":material/check_circle:")  # fmt: skip
 # An upload, or a Learn preset's built-in data (allowed in workshop mode).
 if state.uploaded is not None and st.button("Use the demo data again", icon=":material/undo:"):
     restore_demo(state)
@@ -53,7 +59,7 @@ rows, columns, _ = st.columns([1, 1, 2])
 rows.metric("Rows", f"{len(frame):,}")
 columns.metric("Columns", frame.shape[1])
 for note in state.upload_notes:
-    st.info(note, icon=":material/info:")
+    st.info(as_written(note), icon=":material/info:")
 
 current().render_data_choices(frame)
 

@@ -735,11 +735,11 @@ _EXAMPLES = 3
 _CLASSIFIED = 10_000  # bad cells whose way of writing is looked at (Python, cell by cell)
 
 _FIXES = {
-    "currency": "a currency sign ($1,643.83): remove it and any thousands separators",
-    "thousands": "a thousands separator (1,234,567 or 2 000): remove it",
-    "minus": "a typographic minus sign (−12): write a hyphen-minus instead (-12)",
-    "decimal comma": "a decimal comma (354,94): write a decimal point instead (354.94)",
-    "percent": "a percent sign (12%): remove it, so that 12% reads as 12",
+    "currency": "a currency sign ($, €, £ …): remove it and any thousands separators",
+    "thousands": "a thousands separator (“,”, a space or “_”): remove it",
+    "minus": "a typographic minus sign (−): write a hyphen-minus (-) instead",
+    "decimal comma": "a decimal comma: write a decimal point instead (3,25 → 3.25)",
+    "percent": "a percent sign: remove it (12% then reads as 12)",
 }
 
 

@@ -19,6 +19,7 @@ from typing import Literal, TypeVar
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.ledger import (
@@ -115,14 +116,29 @@ def reset_settings(cls: type[SettingsT], **changes: object) -> SettingsT:
     choice that no longer exists) and forget what their widgets hold.
 
     A keyed widget keeps its own value across reruns and ignores a new default, so without this
-    it would write its old value back on the next run and undo the change.
+    it would write its old value back on the next run and undo the change. The browser keeps the
+    value it shows too: a widget's own key is therefore set to the new value, which Streamlit
+    sends to the browser (forgetting the key left a select box showing a column of the previous
+    dataset). Keys of a widget's variants, and a widget already drawn in this run (whose key
+    cannot be set any more), are forgotten instead.
     """
     settings = update_settings(cls, **changes)
     for name in changes:
         prefix = widget_key(cls, name)
         for key in [k for k in st.session_state if k == prefix or str(k).startswith(prefix + ".")]:
-            del st.session_state[key]
+            if key != prefix or not _show_in_widget(key, getattr(settings, name)):
+                del st.session_state[key]
     return settings
+
+
+def _show_in_widget(key: str, value: object) -> bool:
+    """Give the widget keyed ``key`` a new value, in the browser too; False when the widget is
+    already drawn in this run (Streamlit then refuses the change)."""
+    try:
+        st.session_state[key] = value
+    except StreamlitAPIException:
+        return False
+    return True
 
 
 def widget_key(cls: type, field_name: str, *parts: object) -> str:

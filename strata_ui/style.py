@@ -1,8 +1,9 @@
 """The look every chart shares: the Okabe–Ito colour-blind-safe palette, the font, translucent
-colours and group labels wrapped for an axis."""
+colours and group labels wrapped for an axis; and text from a user's file shown as written."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,3 +48,15 @@ class SeriesStyle:
 
     def colour(self, series: str) -> str:
         return self.colours.get(series, PALETTE[-1])
+
+
+_CODE_SPAN = re.compile(r"(`[^`]*`)")
+_PUNCTUATION = re.compile(r"([!-/:-@\[-^_{-~])")  # ASCII punctuation but the backtick
+
+
+def as_written(message: str) -> str:
+    """``message`` for Streamlit's markdown, showing the text of a user's file as written: ASCII
+    punctuation outside `code` spans is backslash-escaped, so that "$1,000.50 … $2" is not read
+    as a formula, nor ``*`` or ``_`` as emphasis, nor ``[a](b)`` as a link."""
+    parts = _CODE_SPAN.split(message)
+    return "".join(p if i % 2 else _PUNCTUATION.sub(r"\\\1", p) for i, p in enumerate(parts))

@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import functools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,9 @@ from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 60  # AppTest's default of 3 s is too short for a cold cache on two cores
+
+# A backslash before ASCII punctuation, as strata_ui.style.as_written writes it.
+MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 @functools.cache
@@ -91,7 +95,8 @@ def commit_once(at: AppTest) -> tuple[Ledger, LedgerRecord]:
 
 
 def text(elements) -> str:
-    return " ".join(str(e.value) for e in elements)
+    """The elements' texts as the user reads them (markdown's backslash escapes undone)."""
+    return MARKDOWN_ESCAPE.sub(r"\1", " ".join(str(e.value) for e in elements))
 
 
 def errors(at: AppTest) -> str:

@@ -16,6 +16,7 @@ from tests.app.helpers import (
     settings_of,
     start,
     state_of,
+    text,
     upload,
     values,
 )
@@ -69,7 +70,7 @@ def test_choosing_a_value_column_is_stored():
 
 def test_good_upload_replaces_the_demo():
     at = upload(start(), GOOD_CSV)
-    assert "mine.csv" in " ".join(s.value for s in at.main.success)
+    assert "mine.csv" in text(at.main.success)
     assert rows_metric(at) == "4"
     assert [h.value for h in at.main.subheader if h.value == "mine.csv"]
     (value,) = at.main.selectbox
@@ -308,8 +309,8 @@ def test_every_strata_widget_keeps_the_last_of_several_changes():
         columns.set_value(choice).run()
         assert state_of(at).strata_columns == choice
     edges = at.text_input(key="strata.edges.age.demo")
-    for text, expected in (("30, 50", [30.0, 50.0]), ("25, 65", [25.0, 65.0])):
-        edges.set_value(text).run()
+    for typed, expected in (("30, 50", [30.0, 50.0]), ("25, 65", [25.0, 65.0])):
+        edges.set_value(typed).run()
         assert state_of(at).bucket_edges == {"age": expected}
     for size in (50, 80, 120):
         at.number_input(key="strata.min_group_size").set_value(size).run()
