@@ -87,21 +87,12 @@ def test_files_are_small_and_every_loading_file_is_distinct():
 
 
 @each(FILES)
-def test_read_table_gives_the_declared_outcome(case):
+def test_read_table_and_load_table_give_the_declared_outcome(case):
     if isinstance(case.expect, Refused):
-        with pytest.raises(ValueError) as refused:
-            read(case)
-        assert_refusal(str(refused.value), case)
-    else:
-        assert_frame_as_declared(read(case), case.expect)
-
-
-@each(FILES)
-def test_load_table_gives_the_same_frame_and_the_declared_notes(case):
-    if isinstance(case.expect, Refused):
-        with pytest.raises(ValueError) as refused:
-            load(case)
-        assert_refusal(str(refused.value), case)
+        for reader in (dpio.read_table, dpio.load_table):
+            with pytest.raises(ValueError) as refused:
+                read(case, reader)
+            assert_refusal(str(refused.value), case)
         return
     loaded = load(case)
     assert_frame_as_declared(loaded.frame, case.expect)
