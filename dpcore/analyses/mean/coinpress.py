@@ -62,6 +62,14 @@ class CoinPressMean:
     beta: float = 0.01
     name: str = field(default="CoinPress mean", init=False)
 
+    def describe(self) -> str:
+        """The public inputs of the estimate, in words."""
+        low, high = self.prior
+        return (
+            f"{self.steps} narrowing steps from the public range [{low:g}, {high:g}], for values "
+            f"whose spread is at most σ = {self.sigma:g}; group sizes treated as public"
+        )
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "prior", validate_bounds(self.prior))
         object.__setattr__(self, "sigma", positive_number("sigma", self.sigma))

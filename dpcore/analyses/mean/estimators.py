@@ -88,6 +88,23 @@ class ClippedMean:
                     "with `radius`; give explicit `bounds` to treat group sizes as private"
                 )
 
+    def describe(self) -> str:
+        """The clipping rule and the status of the group sizes, in words."""
+        if self.bounds is not None:
+            clip = (
+                f"each value clipped to the public range [{self.bounds[0]:g}, {self.bounds[1]:g}]"
+            )
+        else:
+            clip = (
+                f"each value clipped to ±(R + √(log n / γ)) with R = {self.radius:g} and "
+                f"γ = {self.gamma:g} (the paper's rule, eq. 3)"
+            )
+        sizes = (
+            "group sizes treated as public" if self.n_public
+            else "group sizes kept private (noisy counts share the budget)"
+        )  # fmt: skip
+        return f"{clip}; {sizes}"
+
     def interval(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-group clipping interval, shape (k,) each."""
         if self.bounds is not None:

@@ -253,7 +253,7 @@ class MeanPlan:
             f"**Statistic:** mean of `{self.value}`, {STRATEGY_LABELS[self.strategy]}",
             self.header.data_line(),
             self.header.strata_line(self.values.k, self.shares),
-            f"**Estimator:** {self.estimator.name} — `{self.estimator!r}`",
+            f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
         ]
 
     def script_body(self) -> str:
@@ -290,6 +290,6 @@ def _constant_values(
     values = np.repeat(centres, sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     return GroupValues(
-        value="value", labels=labels, sizes=sizes, sums=centres * sizes,
+        value="value", labels=labels, sizes=sizes,
         sorted_values=values, offsets=offsets,
     )  # fmt: skip

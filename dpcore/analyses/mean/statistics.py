@@ -2,7 +2,7 @@ r"""The mean's sufficient statistics: each group's values, sorted, with prefix s
 
 Built once from a :class:`~dpcore.grouping.Grouping` and a value column by
 :meth:`GroupValues.from_grouping`. Per group we keep the size :math:`n_g` (rows with a usable
-value), :math:`\sum x` and the sorted values with prefix sums, so that any
+value) and the sorted values with prefix sums, so that any
 clipped sum :math:`\sum_{x \in G_g} \min(\max(x, a), b)` costs :math:`O(\log n_g)` — what
 StratCoinpress needs at every step (Rosenblatt, Stoyanovich & Musco, AAAI 2024, appendix B).
 
@@ -45,9 +45,6 @@ class GroupValues:
         One label per group.
     sizes
         ``(k,)`` int64 group sizes :math:`n_g`: rows with a usable value.
-    sums
-        ``(k,)`` float64 :math:`\\sum_{x \\in G_g} x` (±inf only where the sum is beyond the
-        largest float; :attr:`means` stays finite).
     sorted_values
         ``(n,)`` float64: each group's values sorted ascending, groups concatenated in order.
     offsets
@@ -66,7 +63,6 @@ class GroupValues:
     value: str
     labels: tuple[str, ...]
     sizes: np.ndarray
-    sums: np.ndarray
     sorted_values: np.ndarray
     offsets: np.ndarray
     shares: PublicShares | None = None
@@ -83,7 +79,6 @@ class GroupValues:
         set_(self, "labels", tuple(str(lab) for lab in self.labels))
         for name, dtype in (
             ("sizes", np.int64),
-            ("sums", np.float64),
             ("sorted_values", np.float64),
             ("offsets", np.int64),
         ):
@@ -93,7 +88,6 @@ class GroupValues:
             raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")
         for name, shape in (
             ("sizes", (k,)),
-            ("sums", (k,)),
             ("sorted_values", (n,)),
             ("offsets", (k + 1,)),
         ):
@@ -136,7 +130,7 @@ class GroupValues:
     @functools.cached_property
     def means(self) -> np.ndarray:
         """``(k,)`` true (non-private) group means :math:`\\bar x_g = \\sum x / n_g`, summed
-        as :math:`\\sum (x / n_g)` so that they stay finite wherever the values are (``sums``
+        as :math:`\\sum (x / n_g)` so that they stay finite wherever the values are (a plain sum
         overflows for values near the largest float)."""
         weights = np.repeat(1.0 / self.sizes, self.sizes)
         return read_only(np.add.reduceat(self.sorted_values * weights, self.offsets[:-1]))
@@ -272,7 +266,6 @@ class GroupValues:
             value=self.value,
             labels=tuple(self.labels[int(g)] for g in idx),
             sizes=sizes,
-            sums=self.sums[idx],
             sorted_values=sorted_values,
             offsets=np.concatenate([[0], np.cumsum(sizes)]),
             shares=None if self.shares is None else self.shares.restricted(mask),
@@ -295,7 +288,6 @@ class GroupValues:
             value=value,
             labels=(label,),
             sizes=np.array([ordered.size]),
-            sums=np.array([_sum(ordered)]),
             sorted_values=ordered,
             offsets=np.array([0, ordered.size]),
         )
@@ -356,14 +348,12 @@ class GroupValues:
         sizes = counts[has_values].astype(np.int64)
         offsets = np.zeros(k + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
-        starts = offsets[:-1]
         return cls(
             value=value,
             labels=tuple(
                 lab for lab, keep in zip(grouping.labels, has_values, strict=True) if keep
             ),
             sizes=sizes,
-            sums=_sum(sorted_values, starts),
             sorted_values=sorted_values,
             offsets=offsets,
             shares=grouping.shares.restricted(has_values),
@@ -433,10 +423,3 @@ def _zero_anchored_prefix(values: np.ndarray) -> np.ndarray:
         np.cumsum(values[zero:], out=prefix[zero + 1 :])
         prefix[:zero] = -np.cumsum(values[:zero][::-1])[::-1]
     return prefix
-
-
-def _sum(values: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
-    """Sums of ``values`` (per segment from ``starts``); ±inf, without a warning, where a sum
-    is beyond the largest float."""
-    with np.errstate(over="ignore"):
-        return values.sum() if starts is None else np.add.reduceat(values, starts)
