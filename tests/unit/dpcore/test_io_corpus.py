@@ -129,17 +129,24 @@ def test_explain_not_numeric_explains_exactly_the_declared_columns(case):
 # MemoryError, whose message is not the byte limit's, or kills the process, never the machine
 # running the tests. The cap bounds virtual memory, not resident memory: at 3× (the issue's bound
 # on a refused file's peak) Arrow could not start its threads and the process aborted at exit.
+# The resident peak of each read (from its start, the file's bytes loaded) is measured instead.
 CAPPED_READS = """
 import json, resource, sys
 from dpcore.io import read_table
+
+def status_bytes(field):
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field))
+
 files = json.loads(sys.argv[1])
-with open("/proc/self/status") as status:
-    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
-cap = size + 8 * max(max_bytes for _, _, max_bytes in files)
+cap = status_bytes("VmSize") + 8 * max(max_bytes for _, _, max_bytes in files)
 resource.setrlimit(resource.RLIMIT_AS, (cap, resource.RLIM_INFINITY))
 for path, name, max_bytes in files:
     with open(path, "rb") as file:
         data = file.read()
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # the resident peak (VmHWM) restarts here
+    before = status_bytes("VmRSS")
     try:
         frame = read_table(data, name, max_bytes=max_bytes)
         outcome = {"loaded": f"{len(frame)} rows, {frame.shape[1]} columns"}
@@ -147,6 +154,7 @@ for path, name, max_bytes in files:
         outcome = {"refused": str(exc)}
     except MemoryError as exc:
         outcome = {"memory error": repr(exc)}
+    outcome["peak"] = (status_bytes("VmHWM") - before) / max_bytes
     del data
     print(json.dumps({"name": name, **outcome}), flush=True)
 """
@@ -184,6 +192,8 @@ def test_a_bomb_is_refused_at_the_byte_limit_without_running_out_of_memory(case,
     outcome = outcomes[case.filename]
     assert "refused" in outcome, outcome
     assert_refusal(outcome["refused"], case)
+    # Issue 15: a refused file's peak memory stays under 3× the byte limit.
+    assert outcome["peak"] < 3, f"peak {outcome['peak']:.2f}× the byte limit"
 
 
 def test_the_capped_reader_was_not_killed(capped_reads):
