@@ -705,12 +705,16 @@ def _stripped(s: pd.Series, *, tokens_are_missing: bool) -> pd.Series:
 
 
 def _text_bytes(s: pd.Series) -> int:
-    """Bytes of text in ``s``; for Arrow-backed text, from the offsets alone (no pass over the
-    text itself)."""
+    """The size of the text in ``s`` (bytes if Arrow-backed, read off each chunk's offsets
+    without allocating; characters otherwise): it changes when stripping removed anything."""
     if not isinstance(s.array, pd.arrays.ArrowStringArray):
         return int(s.str.len().sum())
-    lengths = pc.binary_length(s.array.__arrow_array__())  # the Arrow protocol: no copy
-    return pc.sum(lengths).as_py() or 0
+    total = 0
+    for chunk in s.array.__arrow_array__().chunks:  # the Arrow protocol: no copy
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=width)
+        total += int(offsets[chunk.offset + len(chunk)] - offsets[chunk.offset])
+    return total
 
 
 def _maybe_numeric(s: pd.Series) -> pd.Series:
