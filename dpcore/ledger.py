@@ -95,43 +95,40 @@ class LedgerUnavailableError(ValueError):
         self.reason = reason
 
 
+# What to tell the user for each reason a ledger file cannot be used.
+_UNAVAILABLE_MESSAGES = {
+    "busy": (
+        "The budget ledger ({path}) is busy: another release is being recorded in it, or another "
+        "program holds the file. Nothing was spent. Wait a moment and try again."
+    ),
+    "read-only": (
+        "The budget ledger ({path}) is read-only here: its history can be read, but no release "
+        "can be recorded in it, and nothing was spent. Ask for write access to the file, or set "
+        "{variable} to a ledger file you can write."
+    ),
+    "full": (
+        "The disk that holds the budget ledger ({path}) is full: nothing could be recorded, and "
+        "nothing was spent. Free some space and try again."
+    ),
+    "unavailable": (
+        "The budget ledger ({path}) cannot be used ({error}). Nothing was spent. Check the file "
+        "and its folder, or set {variable} to another ledger file."
+    ),
+}
+
+
 def _unavailable(path: pathlib.Path, exc: sqlite3.OperationalError) -> LedgerUnavailableError:
     """The error to raise for SQLite's ``exc`` on the ledger file at ``path``."""
     code = exc.sqlite_errorname or ""
-    where = f"The budget ledger ({path})"
     if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        reason, message = (
-            "busy",
-            (
-                f"{where} is busy: another release is being recorded in it, or another program "
-                "holds the file. Nothing was spent. Wait a moment and try again."
-            ),
-        )
+        reason = "busy"
     elif code.startswith("SQLITE_READONLY"):
-        reason, message = (
-            "read-only",
-            (
-                f"{where} is read-only here: its history can be read, but no release can be "
-                "recorded in it, and nothing was spent. Ask for write access to the file, or set "
-                f"{LEDGER_PATH_ENV} to a ledger file you can write."
-            ),
-        )
+        reason = "read-only"
     elif code == "SQLITE_FULL":
-        reason, message = (
-            "full",
-            (
-                f"The disk that holds the budget ledger ({path}) is full: nothing could be recorded, "
-                "and nothing was spent. Free some space and try again."
-            ),
-        )
+        reason = "full"
     else:
-        reason, message = (
-            "unavailable",
-            (
-                f"{where} cannot be used ({exc}). Nothing was spent. Check the file and its folder, "
-                f"or set {LEDGER_PATH_ENV} to another ledger file."
-            ),
-        )
+        reason = "unavailable"
+    message = _UNAVAILABLE_MESSAGES[reason].format(path=path, error=exc, variable=LEDGER_PATH_ENV)
     return LedgerUnavailableError(message, path=path, reason=reason)
 
 
