@@ -5,7 +5,7 @@ reading changed; a refused file keeps the table in use (screenshots: upload-*.pn
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import LOAD_TIMEOUT_MS, open_app, save_screen
+from tests.e2e.helpers import LOAD_TIMEOUT_MS, open_app, open_page, save_screen
 
 VIEWPORT = {"width": 1280, "height": 720}
 
@@ -35,6 +35,13 @@ def test_a_messy_export_loads_with_its_problems_explained(page: Page, app_url: s
     expect(page.get_by_test_id("stSidebar").get_by_text("survey export.csv")).to_be_visible()
     expect(notes.filter(has_text="cells with a decimal comma")).to_have_count(1)
     save_screen(page, "upload-messy-export", VIEWPORT)
+
+    # The Strata page offers the upload's columns, none chosen yet (not the demo's race × sex).
+    open_page(page, "Strata")
+    save_screen(page, "upload-strata", VIEWPORT)
+    expect(page.get_by_placeholder("Choose one or more columns")).to_be_visible()
+    expect(page.get_by_text("race", exact=True)).to_have_count(0)
+    open_page(page, "Data")
 
     # A file that cannot be read leaves the messy export in use, with the reason.
     broken = tmp_path / "broken.csv"
