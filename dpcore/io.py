@@ -474,7 +474,7 @@ def _parser_error(name: str, exc: Exception) -> ValueError:
 
 
 def _read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> LoadedTable:
-    if not data.strip():
+    if not data or data.isspace():  # without copying the bytes, as strip() would
         _raise_empty(name, len(data))
     if len(data) < 12 or not (data.startswith(b"PAR1") and data.endswith(b"PAR1")):
         raise ValueError(
@@ -534,10 +534,11 @@ def _column_list(columns: list[str]) -> str:
 def _index_as_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
     """The stored index levels as ordinary columns; a level named like a column (pandas stores
     such an index under another name) becomes "<name> (index)". Returns the renames."""
+    columns = {str(c).strip() for c in df.columns}
     renamed = []
     levels = []
     for level in df.index.names:
-        if level is not None and str(level).strip() in {str(c).strip() for c in df.columns}:
+        if level is not None and str(level).strip() in columns:
             renamed.append((str(level), f"{level} (index)"))
             levels.append(f"{level} (index)")
         else:
@@ -660,12 +661,11 @@ def _is_text_column(series: pd.Series) -> bool:
 def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
     """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers.
 
-    Columns are replaced one by one in ``df`` (copy-on-write leaves the others unshared), so
-    numeric columns are never copied.
+    Only the columns that change are replaced in ``df``, so numeric columns are never copied.
     """
     too_large = []
     for col in df.columns:
-        s = df[col]
+        s = original = df[col]
         if isinstance(s.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
             s.cat.categories, skipna=True
         ) in ("string", "empty"):
@@ -677,7 +677,7 @@ def _clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
         if _beyond_int64(s):
             s = s.astype(np.float64)
             too_large.append(str(col))
-        if s is not df[col]:
+        if s is not original:
             df[col] = s
     notes = (
         f"The {_column_list(too_large)} held whole numbers beyond the 64-bit range "
