@@ -21,6 +21,7 @@ from typing import ClassVar, Literal
 from scipy.optimize import minimize_scalar
 
 from dpcore._validate import open_unit_interval, positive_number
+from dpcore.errors import BudgetKindError
 
 Kind = Literal["pure", "approx", "zcdp"]
 
@@ -222,6 +223,35 @@ def pure_epsilon_within(rho: float) -> float:
     while exact_components(PureDP(epsilon), "zcdp")["rho"] > limit:
         epsilon = math.nextafter(epsilon, 0.0)
     return epsilon
+
+
+def as_zcdp(budget: Budget, mechanism: str) -> ZCDP:
+    """The ρ-zCDP budget a zCDP mechanism runs at: ρ itself, or ρ = ε²/2 for an ε budget, since
+    ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4) and so costs what an ε-DP release
+    would. An (ε, δ) budget is refused with :class:`~dpcore.errors.BudgetKindError`."""
+    if isinstance(budget, ZCDP):
+        return budget
+    if isinstance(budget, PureDP):
+        return budget.to_zcdp()
+    raise _pure_or_zcdp_only(budget, mechanism)
+
+
+def as_pure_dp(budget: Budget, mechanism: str) -> PureDP:
+    """The ε-DP budget a pure-DP mechanism runs at: ε itself, or ε = √(2ρ) for a ρ-zCDP budget
+    (:func:`pure_epsilon_within`), which then costs exactly ρ. An (ε, δ) budget is refused with
+    :class:`~dpcore.errors.BudgetKindError`."""
+    if isinstance(budget, PureDP):
+        return budget
+    if isinstance(budget, ZCDP):
+        return PureDP(pure_epsilon_within(budget.rho))
+    raise _pure_or_zcdp_only(budget, mechanism)
+
+
+def _pure_or_zcdp_only(budget: Budget, mechanism: str) -> BudgetKindError:
+    return BudgetKindError(
+        f"{mechanism} runs under an ε or a ρ budget only, got {budget}.", mechanism=mechanism,
+        kind=budget.kind, needs=("pure", "zcdp"),
+    )  # fmt: skip
 
 
 def sequential(*budgets: Budget) -> Budget:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import is_numeric
-from dpcore.accounting import ZCDP, Budget, PureDP
+from dpcore.accounting import ZCDP, Budget, as_zcdp
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
 from dpcore.analyses.gvdp.diagnostics import coverage_on_data
@@ -23,7 +23,7 @@ from dpcore.analyses.gvdp.estimator import GVDPCoverage
 from dpcore.analyses.gvdp.groups import RunSettings, Strategy
 from dpcore.analyses.gvdp.model import BoundsMode, GvdpBoundsSpec, GvdpModel, ModelKind
 from dpcore.analyses.gvdp.plan import GvdpPlan
-from dpcore.errors import BudgetKindError, Problem
+from dpcore.errors import Problem
 from dpcore.grouping import Grouping
 from dpcore.release.plan import PlanHeader
 
@@ -202,14 +202,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
         """ρ-zCDP: GVDP adds Gaussian noise. An ε budget runs at ρ = ε²/2, since ε-DP implies
         ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so it costs the ledger what an ε-DP release
         would."""
-        if isinstance(budget, ZCDP):
-            return budget
-        if isinstance(budget, PureDP):
-            return budget.to_zcdp()
-        raise BudgetKindError(
-            f"GVDP takes an ε or a ρ budget, got {budget}.", mechanism="GVDP",
-            kind=budget.kind, needs=("pure", "zcdp"),
-        )  # fmt: skip
+        return as_zcdp(budget, "GVDP")
 
     def describe_budget(self, settings: GvdpSettings, budget: Budget) -> str:
         if isinstance(budget, ZCDP):

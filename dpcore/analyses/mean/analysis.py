@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
+from dpcore.accounting import Budget, PureDP, as_pure_dp, as_zcdp
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
@@ -122,24 +122,17 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         """Laplace is ε-DP; a ρ-zCDP budget runs it at ε = √(2ρ), which is ρ-zCDP (Bun &
         Steinke 2016, Prop. 1.4). Gaussian and CoinPress satisfy zCDP but never pure ε-DP, so an
         ε budget is refused."""
-        if isinstance(budget, PureDP):
-            if settings.estimator != "laplace":
-                raise BudgetKindError(
-                    f"The {ESTIMATOR_LABELS[settings.estimator]} adds Gaussian noise, which "
-                    "cannot meet pure ε-DP. Switch the Budget page to ρ-zCDP, or choose the "
-                    "Laplace mean.",
-                    mechanism=ESTIMATOR_LABELS[settings.estimator], kind=budget.kind,
-                    needs=("zcdp",),
-                )  # fmt: skip
-            return budget
-        if not isinstance(budget, ZCDP):
-            raise BudgetKindError(
-                f"The mean takes an ε or a ρ budget, got {budget}.", mechanism="mean",
-                kind=budget.kind, needs=("pure", "zcdp"),
-            )  # fmt: skip
         if settings.estimator == "laplace":
-            return PureDP(pure_epsilon_within(budget.rho))
-        return budget
+            return as_pure_dp(budget, "The Laplace mean")
+        if isinstance(budget, PureDP):
+            raise BudgetKindError(
+                f"The {ESTIMATOR_LABELS[settings.estimator]} adds Gaussian noise, which "
+                "cannot meet pure ε-DP. Switch the Budget page to ρ-zCDP, or choose the "
+                "Laplace mean.",
+                mechanism=ESTIMATOR_LABELS[settings.estimator], kind=budget.kind,
+                needs=("zcdp",),
+            )  # fmt: skip
+        return as_zcdp(budget, f"The {ESTIMATOR_LABELS[settings.estimator]}")
 
     def describe_budget(self, settings: MeanSettings, budget: Budget) -> str:
         native = self.native_budget(settings, budget)

@@ -8,6 +8,7 @@ classes (:class:`LaplaceMean`, :class:`GaussianMean`, :class:`CoinPressMean`) ar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,38 +57,42 @@ def _release(
     return MeanRelease(estimate, budget, intervals)
 
 
-def laplace_mean(
-    data: np.ndarray | GroupStats,
-    budget: Budget,
-    *,
-    bounds: tuple[float, float] | None = None,
-    radius: float | None = None,
-    gamma: float = 0.1,
-    n_public: bool = True,
-    rng: np.random.Generator | int | None = None,
-    replicates: int | None = None,
-    noise: NoiseKind | NoiseSource = "simulation",
-) -> MeanRelease:
-    """Clipped mean plus Laplace noise under ε-DP; see :class:`LaplaceMean` (AAAI 2024, eq. 3)."""
-    estimator = LaplaceMean(bounds=bounds, radius=radius, gamma=gamma, n_public=n_public)
-    return _release(estimator, data, budget, rng, replicates, noise)
+def _clipped_mean_function(
+    estimator_type: type[LaplaceMean] | type[GaussianMean], name: str, doc: str
+) -> Callable[..., MeanRelease]:
+    """A public release function for a clipped-mean estimator class: Laplace and Gaussian take
+    the same arguments, so one definition serves both."""
+
+    def release(
+        data: np.ndarray | GroupStats,
+        budget: Budget,
+        *,
+        bounds: tuple[float, float] | None = None,
+        radius: float | None = None,
+        gamma: float = 0.1,
+        n_public: bool = True,
+        rng: np.random.Generator | int | None = None,
+        replicates: int | None = None,
+        noise: NoiseKind | NoiseSource = "simulation",
+    ) -> MeanRelease:
+        estimator = estimator_type(bounds=bounds, radius=radius, gamma=gamma, n_public=n_public)
+        return _release(estimator, data, budget, rng, replicates, noise)
+
+    release.__name__ = release.__qualname__ = name
+    release.__doc__ = doc
+    return release
 
 
-def gaussian_mean(
-    data: np.ndarray | GroupStats,
-    budget: Budget,
-    *,
-    bounds: tuple[float, float] | None = None,
-    radius: float | None = None,
-    gamma: float = 0.1,
-    n_public: bool = True,
-    rng: np.random.Generator | int | None = None,
-    replicates: int | None = None,
-    noise: NoiseKind | NoiseSource = "simulation",
-) -> MeanRelease:
-    """Clipped mean plus Gaussian noise under ρ-zCDP; see :class:`GaussianMean` (AAAI 2024, eq. 1)."""
-    estimator = GaussianMean(bounds=bounds, radius=radius, gamma=gamma, n_public=n_public)
-    return _release(estimator, data, budget, rng, replicates, noise)
+laplace_mean = _clipped_mean_function(
+    LaplaceMean,
+    "laplace_mean",
+    "Clipped mean plus Laplace noise under ε-DP; see :class:`LaplaceMean` (AAAI 2024, eq. 3).",
+)
+gaussian_mean = _clipped_mean_function(
+    GaussianMean,
+    "gaussian_mean",
+    "Clipped mean plus Gaussian noise under ρ-zCDP; see :class:`GaussianMean` (AAAI 2024, eq. 1).",
+)
 
 
 def coinpress_mean(

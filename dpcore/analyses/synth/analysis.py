@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng, is_numeric
-from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
+from dpcore.accounting import Budget, PureDP, as_pure_dp
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.synth.config import (
     MIN_MODEL_COLUMNS,
@@ -23,7 +23,6 @@ from dpcore.analyses.synth.config import (
 from dpcore.analyses.synth.encoding import Method
 from dpcore.analyses.synth.plan import SynthPlan
 from dpcore.analyses.synth.workload import sweep_errors
-from dpcore.errors import BudgetKindError
 from dpcore.grouping import Grouping
 from dpcore.metrics import GroupWorkload
 from dpcore.release.plan import PlanHeader
@@ -127,14 +126,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
     def native_budget(self, settings: SynthSettings, budget: Budget) -> PureDP:
         """Pure ε-DP. A ρ-zCDP budget runs the synthesizers at ε = √(2ρ): ε-DP implies
         ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so the release costs exactly ρ."""
-        if isinstance(budget, PureDP):
-            return budget
-        if isinstance(budget, ZCDP):
-            return PureDP(pure_epsilon_within(budget.rho))
-        raise BudgetKindError(
-            f"The synthesizers take an ε or a ρ budget, got {budget}.", mechanism="synthesis",
-            kind=budget.kind, needs=("pure", "zcdp"),
-        )  # fmt: skip
+        return as_pure_dp(budget, "Synthesis")
 
     def describe_budget(self, settings: SynthSettings, budget: Budget) -> str:
         if isinstance(budget, PureDP):

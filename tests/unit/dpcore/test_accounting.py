@@ -23,6 +23,8 @@ from dpcore.accounting import (
     BudgetAccountant,
     BudgetExceededError,
     PureDP,
+    as_pure_dp,
+    as_zcdp,
     check_affordable,
     exact_components,
     parallel,
@@ -30,6 +32,7 @@ from dpcore.accounting import (
     remaining_after,
     sequential,
 )
+from dpcore.errors import BudgetKindError
 
 # The shared autouse fixture in tests/conftest.py is function-scoped; it only isolates app state
 # and does not interact with these pure computations, so Hypothesis may reuse it across examples.
@@ -675,3 +678,14 @@ def test_pure_epsilon_within_is_the_largest_epsilon_that_fits_exactly(rho):
     assert exact_components(PureDP(above), "zcdp")["rho"] > limit
     # A ledger of exactly ρ affords it: the last of a budget can be spent.
     check_affordable(ZCDP(rho), [], PureDP(epsilon))
+
+
+def test_a_mechanism_runs_at_its_own_kind_of_budget_and_refuses_an_epsilon_delta_one():
+    assert as_zcdp(ZCDP(0.3), "GVDP") == ZCDP(0.3)
+    assert as_zcdp(PureDP(1.0), "GVDP") == ZCDP(0.5)  # ε-DP implies ε²/2-zCDP
+    assert as_pure_dp(PureDP(0.7), "Synthesis") == PureDP(0.7)
+    assert as_pure_dp(ZCDP(0.5), "Synthesis") == PureDP(pure_epsilon_within(0.5))
+    for convert in (as_zcdp, as_pure_dp):
+        with pytest.raises(BudgetKindError, match="GVDP runs under an ε or a ρ budget") as error:
+            convert(ApproxDP(1.0, 1e-6), "GVDP")
+        assert (error.value.kind, error.value.needs) == ("approx", ("pure", "zcdp"))
