@@ -7,11 +7,13 @@ from __future__ import annotations
 import base64
 import html
 import shutil
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.release import ReleaseRecord, public_metadata
+from strata_ui.charts_common import interval_bars
 from strata_ui.style import FONT, PALETTE, wrap_label
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
@@ -47,36 +49,45 @@ def _numeric_frame(record: ReleaseRecord) -> pd.DataFrame:
     return frame
 
 
-def release_figure(record: ReleaseRecord) -> go.Figure:
-    """Each released estimate with its interval; the population estimate drawn apart."""
-    frame = _numeric_frame(record)
-    level = record.metadata["plan"]["level"]
-    groups = frame[frame["level"] == "group"]
-    population = frame[frame["level"] == "population"]
-    fig = go.Figure()
-    for part, colour, name in (
-        (groups, PALETTE[0], "group estimate"),
-        (population, PALETTE[3], "whole population"),
-    ):
+RELEASE_LEVELS = (
+    ("group", PALETTE[0], "group estimate"),
+    ("population", PALETTE[3], "whole population"),
+)
+"""Each level of a release's rows: its colour and legend name."""
+
+
+def release_traces(
+    frame: pd.DataFrame, *, marker_size: int = 10, **bar_style: Any
+) -> list[go.Scatter]:
+    """A marker trace of the estimates with their intervals for each level in ``frame`` (groups
+    first, then the whole population): the Release page and GVDP's release chart draw them alike.
+    ``bar_style`` is passed to :func:`~strata_ui.charts_common.interval_bars`."""
+    traces = []
+    for level, colour, name in RELEASE_LEVELS:
+        part = frame[frame["level"] == level]
         if part.empty:
             continue
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[wrap_label(g) for g in part["group"]],
                 y=part["estimate"],
                 mode="markers",
-                marker={"color": colour, "size": 10},
+                marker={"color": colour, "size": marker_size},
                 name=name,
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": part["high"] - part["estimate"],
-                    "arrayminus": part["estimate"] - part["low"],
-                    "color": colour,
-                },
+                error_y=interval_bars(
+                    part["estimate"], part["low"], part["high"], colour, **bar_style
+                ),
                 hovertemplate="%{x}<br>estimate %{y:.4g}<extra></extra>",
             )
         )
+    return traces
+
+
+def release_figure(record: ReleaseRecord) -> go.Figure:
+    """Each released estimate with its interval; the population estimate drawn apart."""
+    frame = _numeric_frame(record)
+    level = record.metadata["plan"]["level"]
+    fig = go.Figure(release_traces(frame))
     statistic = record.metadata["plan"]["statistic"]
     fig.update_layout(
         title={"text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals"},

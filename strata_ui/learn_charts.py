@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.metrics import binomial_band
 from dpcore.teaching import NeighbourNoise
+from strata_ui.charts_common import dotted_line
 from strata_ui.charts_strata import BLACK, BLUE, GREEN, ORANGE, VERMILLION
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
@@ -178,22 +179,15 @@ def epsilon_ratio_figure(noise: NeighbourNoise) -> go.Figure:
         part = noise.frame[noise.frame["mechanism"] == mechanism]
         x = part["x"].to_numpy()
         band = "allowed by ε: between e^−ε and e^ε"
-        fig.add_trace(
-            go.Scatter(
-                x=[x[0], x[-1]], y=[math.exp(-eps)] * 2, mode="lines", showlegend=False,
-                legendgroup=band, line={"color": GREEN, "dash": "dot", "width": 1.5},
-                hoverinfo="skip", name=band,
-            ),
-            row=1, col=col,
-        )  # fmt: skip
-        fig.add_trace(
-            go.Scatter(
-                x=[x[0], x[-1]], y=[math.exp(eps)] * 2, mode="lines", fill="tonexty",
-                fillcolor=rgba(GREEN, 0.15), name=band, legendgroup=band, showlegend=col == 1,
-                line={"color": GREEN, "dash": "dot", "width": 1.5}, hoverinfo="skip",
-            ),
-            row=1, col=col,
-        )  # fmt: skip
+        for y, fill, show in ((math.exp(-eps), None, False), (math.exp(eps), "tonexty", col == 1)):
+            fig.add_trace(
+                dotted_line(
+                    [x[0], x[-1]], [y, y], band, colour=GREEN, width=1.5, fill=fill,
+                    fillcolor=rgba(GREEN, 0.15) if fill else None, legendgroup=band,
+                    showlegend=show,
+                ),
+                row=1, col=col,
+            )  # fmt: skip
         ratio = part["ratio"].to_numpy()
         name = "ratio p(x | D) / p(x | D′)"
         fig.add_trace(
@@ -285,13 +279,8 @@ def add_nominal(
     """The nominal coverage (in %) as a dotted black line over ``x``."""
     name = f"nominal {level:.0%}"
     fig.add_trace(
-        go.Scatter(
-            x=x, y=[100 * level] * 2, mode="lines", name=name, legendgroup=name,
-            showlegend=legend, line={"color": BLACK, "dash": "dot", "width": 2},
-            hoverinfo="skip",
-        ),
-        **where,
-    )  # fmt: skip
+        dotted_line(x, [100 * level] * 2, name, legendgroup=name, showlegend=legend), **where
+    )
 
 
 def coverage_canvas(x: list[float], level: float, reps: int, runs: str) -> go.Figure:

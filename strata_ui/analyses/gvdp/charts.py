@@ -18,6 +18,8 @@ from plotly.subplots import make_subplots
 from dpcore.analyses.gvdp.groups import ALL, DP, NON_PRIVATE
 from dpcore.analyses.gvdp.model import INTERCEPT
 from dpcore.release import ReleaseRecord
+from strata_ui.charts_common import interval_bars
+from strata_ui.charts_release import release_traces
 from strata_ui.style import FONT, PALETTE, wrap_label
 
 METHOD_COLOURS = {DP: PALETTE[0], NON_PRIVATE: PALETTE[1]}
@@ -91,16 +93,11 @@ def _layout(fig: go.Figure, title: str, *, legend: str = "top", **extra) -> go.F
     return fig
 
 
+_BAR_STYLE = {"thickness": 2, "width": 8}  # bolder interval bars than Plotly's default
+
+
 def _error_bars(part: pd.DataFrame, colour: str) -> dict:
-    return {
-        "type": "data",
-        "symmetric": False,
-        "array": (part["high"] - part["estimate"]).to_numpy(),
-        "arrayminus": (part["estimate"] - part["low"]).to_numpy(),
-        "color": colour,
-        "thickness": 2,
-        "width": 8,
-    }
+    return interval_bars(part["estimate"], part["low"], part["high"], colour, **_BAR_STYLE)
 
 
 # 1. DP against non-private, one panel per coefficient.
@@ -397,13 +394,7 @@ def coverage_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
             mode="markers",
             name="Observed coverage (95% Clopper–Pearson)",
             marker={"color": PALETTE[0], "size": 12},
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": 100 * frame["high"].to_numpy() - coverage,
-                "arrayminus": coverage - 100 * frame["low"].to_numpy(),
-                "color": PALETTE[0],
-            },
+            error_y=interval_bars(coverage, 100 * frame["low"], 100 * frame["high"], PALETTE[0]),
             hovertemplate="%{x}: %{y:.3g}% covered<extra></extra>",
         )
     )
@@ -547,28 +538,10 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
     )
     for row, coefficient in enumerate(coefficients, start=1):
         part = frame[frame["coefficient"] == coefficient]
-        for level_name, colour, name in (
-            ("group", PALETTE[0], "group estimate"),
-            ("population", PALETTE[3], "whole population"),
-        ):
-            rows = part[part["level"] == level_name]
-            if rows.empty:
-                continue
-            fig.add_trace(
-                go.Scatter(
-                    x=[wrap_label(g) for g in rows["group"]],
-                    y=rows["estimate"],
-                    mode="markers",
-                    marker={"color": colour, "size": 9},
-                    name=name,
-                    legendgroup=name,
-                    showlegend=row == 1,
-                    error_y=_error_bars(rows, colour),
-                    hovertemplate="%{x}<br>estimate %{y:.4g}<extra></extra>",
-                ),
-                row=row,
-                col=1,
-            )
+        for trace in release_traces(part, marker_size=9, **_BAR_STYLE):
+            # One legend entry per level for all panels.
+            trace.update(legendgroup=trace.name, showlegend=row == 1)
+            fig.add_trace(trace, row=row, col=1)
         fig.update_yaxes(title={"text": "Estimate"}, row=row, col=1)
     fig.update_xaxes(title={"text": "Group"}, row=len(coefficients), col=1)
     fig.update_layout(height=300 * len(coefficients) + 120)

@@ -12,6 +12,7 @@ from dpcore.metrics import binomial_band
 from strata_ui.analyses.ratio.charts import (
     log_ticks,
 )
+from strata_ui.charts_common import dotted_line, interval_bars
 from strata_ui.charts_strata import BLACK, BLUE, ORANGE, VERMILLION
 from strata_ui.learn_charts import (
     coverage_canvas,
@@ -42,10 +43,8 @@ def loose_bounds_figure(study: pd.DataFrame, *, rho: float, n: int) -> go.Figure
                 name=name,
                 marker={"color": style["color"], "symbol": style["symbol"], "size": 11,
                         "line": {"color": BLACK, "width": 1}},
-                error_y={"type": "data", "symmetric": False,
-                         "array": part["high"] - part["estimate"],
-                         "arrayminus": part["estimate"] - part["low"],
-                         "color": style["color"], "thickness": 2.5, "width": 6},
+                error_y=interval_bars(part["estimate"], part["low"], part["high"],
+                                      style["color"], thickness=2.5, width=6),
                 customdata=np.column_stack([part["factor"], part["low"], part["high"]]),
                 hovertemplate="bounds %{customdata[0]:g}× too loose<br>estimate %{y:.4g}<br>"
                 "95% interval [%{customdata[1]:.4g}, %{customdata[2]:.4g}]<extra>" + name
@@ -53,12 +52,7 @@ def loose_bounds_figure(study: pd.DataFrame, *, rho: float, n: int) -> go.Figure
             )
         )  # fmt: skip
     x = [factors[0] / 1.4, factors[-1] * 1.4]
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=[LOOSE_MEAN] * 2, mode="lines", name=f"true mean μ = {LOOSE_MEAN:g}",
-            line={"color": BLACK, "dash": "dot", "width": 2}, hoverinfo="skip",
-        )
-    )  # fmt: skip
+    fig.add_trace(dotted_line(x, [LOOSE_MEAN] * 2, f"true mean μ = {LOOSE_MEAN:g}"))
     fig = learn_layout(
         fig,
         "Loose bounds: GVDP stays valid, clipping pays",
@@ -159,10 +153,8 @@ def gvdp_ols_figure(intervals: pd.DataFrame, *, n: int, k: int, level: float = 0
             go.Scatter(
                 x=rank[mask], y=part["estimate_c"], mode="markers", name=name,
                 marker={"color": colour, "size": 5},
-                error_y={"type": "data", "symmetric": False,
-                         "array": part["high_c"] - part["estimate_c"],
-                         "arrayminus": part["estimate_c"] - part["low_c"],
-                         "color": rgba(colour, 0.55), "thickness": 1.2, "width": 0},
+                error_y=interval_bars(part["estimate_c"], part["low_c"], part["high_c"],
+                                      rgba(colour, 0.55), thickness=1.2, width=0),
                 customdata=np.column_stack([part["run"] + 1, part["coefficient"]]),
                 hovertemplate="run %{customdata[0]}, coefficient β%{customdata[1]}<br>"
                 "estimate − truth %{y:.4g}<extra></extra>",
@@ -177,11 +169,8 @@ def gvdp_ols_figure(intervals: pd.DataFrame, *, n: int, k: int, level: float = 0
     name = f"{100 * tail:g}% and {100 * (1 - tail):g}% ranks"
     for q in (tail, 1 - tail):
         fig.add_trace(
-            go.Scatter(
-                x=[q * total + 0.5] * 2, y=[-span, span], mode="lines", name=name,
-                showlegend=q == tail, legendgroup="ranks",
-                line={"color": BLACK, "dash": "dot", "width": 1.5}, hoverinfo="skip",
-            )
+            dotted_line([q * total + 0.5] * 2, [-span, span], name, width=1.5,
+                        showlegend=q == tail, legendgroup="ranks")
         )  # fmt: skip
     fig.add_hline(y=0, line={"color": BLACK, "width": 1})
     fig = learn_layout(

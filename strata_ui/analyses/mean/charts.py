@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from strata_ui.charts_common import budget_marker, interval_bars
 from strata_ui.style import FONT, PALETTE, SeriesStyle, rgba, wrap_label
 
 STRATEGY_NAMES = {
@@ -125,13 +126,9 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
                 name=STRATEGY_STYLE.name(strategy),
                 mode="markers",
                 marker={"color": STRATEGY_STYLE.colour(strategy), "size": 9},
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": 100 * rows["q95"].to_numpy() - mean,
-                    "arrayminus": mean - 100 * rows["q05"].to_numpy(),
-                    "color": STRATEGY_STYLE.colour(strategy),
-                },
+                error_y=interval_bars(
+                    mean, 100 * rows["q05"], 100 * rows["q95"], STRATEGY_STYLE.colour(strategy)
+                ),
                 customdata=np.column_stack(
                     [rows["size"].to_numpy(), 100 * rows["q05"], 100 * rows["q95"]]
                 ),
@@ -215,17 +212,10 @@ def sweep_figure(
     fig.update_xaxes(type="log", dtick=1)
     fig.update_yaxes(type="log", dtick=1)
     if current is not None:
-        # A trace rather than a shape: shapes on log axes take log10 coordinates, which renderers
-        # disagree about; a trace sits at the data value and gets a legend entry.
         band = 100 * rows[["q05", "mean", "q95"]].to_numpy()
         band = band[np.isfinite(band) & (band > 0)]
         low, high = (band.min(), band.max()) if band.size else (1e-3, 1e2)
-        fig.add_trace(
-            go.Scatter(
-                x=[current, current], y=[low, high], mode="lines", name=f"your {symbol} = {current:g}",
-                line={"color": MARKER_COLOUR, "dash": "dot", "width": 2}, hoverinfo="skip",
-            )
-        )  # fmt: skip
+        fig.add_trace(budget_marker(current, low, high, symbol=symbol, colour=MARKER_COLOUR))
     fig.update_layout(height=440)
     unit = "ε, pure DP" if symbol == "ε" else "ρ, zCDP"
     return _layout(

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from dpcore import theory
 from dpcore.analyses.mean.teaching import FIGURE3_STRATEGIES, Figure1Reading
 from strata_ui import charts_strata
+from strata_ui.charts_common import dotted_line
 from strata_ui.charts_strata import BLACK, BLUE, GREEN, ORANGE, SKY, VERMILLION
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
@@ -258,11 +259,8 @@ def coinpress_figure(
         )
     )  # fmt: skip
     fig.add_trace(
-        go.Scatter(
-            x=[true_mean, true_mean], y=[labels[0], labels[-1]], mode="lines",
-            name=f"true group mean {true_mean:.4g} (curator's view, not private)",
-            line={"color": BLACK, "dash": "dot", "width": 2}, hoverinfo="skip",
-        )
+        dotted_line([true_mean, true_mean], [labels[0], labels[-1]],
+                    f"true group mean {true_mean:.4g} (curator's view, not private)")
     )  # fmt: skip
     fig = learn_layout(
         fig,
@@ -313,11 +311,8 @@ def figure3_error_figure(study: pd.DataFrame, *, rho: float) -> go.Figure:
         )  # fmt: skip
     sizes = study["n"]
     fig.add_trace(
-        go.Scatter(
-            x=[sizes.min(), sizes.max()], y=[1, 1], mode="lines", name="1% error (the paper's mark)",
-            line={"color": BLACK, "dash": "dot", "width": 1.5}, hoverinfo="skip",
-        )
-    )  # fmt: skip
+        dotted_line([sizes.min(), sizes.max()], [1, 1], "1% error (the paper's mark)", width=1.5)
+    )
     fig = learn_layout(
         fig,
         "Figure 3 rebuilt: error as n grows",
@@ -349,12 +344,7 @@ def figure3_gap_figure(study: pd.DataFrame, *, rho: float) -> go.Figure:
             hovertemplate="n = %{x:,}<br>gap %{y:.3g} points<extra></extra>",
         )
     )  # fmt: skip
-    fig.add_trace(
-        go.Scatter(
-            x=[gap["n"].min(), gap["n"].max()], y=[0, 0], mode="lines", name="no gap",
-            line={"color": BLACK, "dash": "dot", "width": 1.5}, hoverinfo="skip",
-        )
-    )  # fmt: skip
+    fig.add_trace(dotted_line([gap["n"].min(), gap["n"].max()], [0, 0], "no gap", width=1.5))
     fig = learn_layout(
         fig,
         "Figure 3: the price of stratifying",

@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.metrics import binomial_band
+from strata_ui.charts_common import budget_marker, interval_bars
 from strata_ui.style import FONT, PALETTE
 
 METHOD_NAMES = {
@@ -131,14 +132,7 @@ def preview_figure(
                 mode="markers",
                 name=name,
                 marker={"color": colour, "size": 11, "symbol": symbol},
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (part["high"].astype(float) - estimate).to_numpy(),
-                    "arrayminus": (estimate - part["low"].astype(float)).to_numpy(),
-                    "color": colour,
-                    "thickness": 2,
-                },
+                error_x=interval_bars(estimate, part["low"], part["high"], colour, thickness=2),
                 customdata=np.column_stack([part["low"], part["high"]]),
                 hovertemplate=(
                     "%{y}<br>ratio %{x:.3g}<br>"
@@ -449,13 +443,7 @@ def width_figure(
         values = rows["median_width"].astype(float)
         values = values[np.isfinite(values) & (values > 0)]
         y_low, y_high = (values.min(), values.max()) if not values.empty else (1e-3, 1.0)
-        fig.add_trace(
-            go.Scatter(
-                x=[current, current], y=[y_low, y_high], mode="lines",
-                name=f"your {symbol} = {current:g}",
-                line={"color": REFERENCE_COLOUR, "dash": "dot", "width": 2}, hoverinfo="skip",
-            )
-        )  # fmt: skip
+        fig.add_trace(budget_marker(current, y_low, y_high, symbol=symbol, colour=REFERENCE_COLOUR))
     budgets = sorted(rows["budget"].unique())
     fig.update_xaxes(type="log", tickvals=budgets, ticktext=[f"{b:g}" for b in budgets])
     values = rows["median_width"].astype(float)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from strata_ui.charts_common import budget_marker, interval_bars
 from strata_ui.style import FONT, PALETTE, SeriesStyle, rgba, wrap_label
 
 STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
@@ -102,9 +103,8 @@ def group_error_figure(errors: pd.DataFrame, epsilon: float) -> go.Figure:
                 x=list(rows.index), y=mean, name=STRATEGY_STYLE.name(strategy), mode="markers",
                 marker={"color": STRATEGY_STYLE.colour(strategy), "size": 10,
                         "symbol": "circle" if strategy == "stratified" else "diamond"},
-                error_y={"type": "data", "symmetric": False, "color": STRATEGY_STYLE.colour(strategy),
-                         "array": rows["high"].to_numpy() - mean,
-                         "arrayminus": mean - rows["low"].to_numpy()},
+                error_y=interval_bars(mean, rows["low"], rows["high"],
+                                      STRATEGY_STYLE.colour(strategy)),
                 customdata=np.column_stack([rows["size"], rows["low"], rows["high"]]),
                 hovertemplate=(
                     "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}"
@@ -208,12 +208,7 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
     if current is not None and len(table):
         low = float(min(table["min"].min(), 0))
         high = float(table["max"].max())
-        fig.add_trace(
-            go.Scatter(
-                x=[current, current], y=[low, high], mode="lines", name=f"your ε = {current:g}",
-                line={"color": MARKER_COLOUR, "dash": "dot", "width": 2}, hoverinfo="skip",
-            )
-        )  # fmt: skip
+        fig.add_trace(budget_marker(current, low, high, symbol="ε", colour=MARKER_COLOUR))
     title = METRIC_TITLES.get(metric, metric)
     return _layout(
         fig,
