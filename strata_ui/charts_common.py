@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from strata_ui.charts_strata import BLACK
+from strata_ui.style import rgba
 
 
 def interval_bars(estimate, low, high, colour: str, **style: Any) -> dict:
@@ -36,6 +37,24 @@ def dotted_line(
         x=x, y=y, mode="lines", name=name, line={"color": colour, "dash": "dot", "width": width},
         hoverinfo="skip", **trace,
     )  # fmt: skip
+
+
+def add_spread_band(
+    fig: go.Figure, x, low, high, *, colour: str, group: str, names: tuple[str, str]
+) -> None:
+    """A series' spread over runs (e.g. 5–95%) as a translucent band from ``low`` to ``high``:
+    two invisible edges, the lower one filled up to the upper, left out of the legend and shown
+    or hidden with the series' own entry (legend ``group``). ``names`` are the low and high
+    edges' names."""
+    low_name, high_name = names
+    for y, name, fill in ((high, high_name, None), (low, low_name, "tonexty")):
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=y, mode="lines", line={"width": 0}, fill=fill,
+                fillcolor=rgba(colour, 0.2) if fill else None, showlegend=False,
+                legendgroup=group, hoverinfo="skip", name=name,
+            )
+        )  # fmt: skip
 
 
 def budget_marker(

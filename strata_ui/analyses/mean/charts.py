@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.charts_common import budget_marker, interval_bars
-from strata_ui.style import FONT, PALETTE, SeriesStyle, rgba, wrap_label
+from strata_ui.charts_common import add_spread_band, budget_marker, interval_bars
+from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
 STRATEGY_NAMES = {
     "stratified": "Stratified",
@@ -188,18 +188,9 @@ def sweep_figure(
         part = rows[rows["strategy"] == strategy]
         x = part["budget"].to_numpy()
         colour, name = STRATEGY_STYLE.colour(strategy), STRATEGY_STYLE.name(strategy)
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=100 * part["q95"].to_numpy(), mode="lines", line={"width": 0},
-                showlegend=False, legendgroup=strategy, hoverinfo="skip", name=f"{name} 95%",
-            )
-        )  # fmt: skip
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=100 * part["q05"].to_numpy(), mode="lines", line={"width": 0},
-                fill="tonexty", fillcolor=rgba(colour, 0.2), showlegend=False,
-                legendgroup=strategy, hoverinfo="skip", name=f"{name} 5%",
-            )
+        add_spread_band(
+            fig, x, 100 * part["q05"].to_numpy(), 100 * part["q95"].to_numpy(), colour=colour,
+            group=strategy, names=(f"{name} 5%", f"{name} 95%"),
         )  # fmt: skip
         fig.add_trace(
             go.Scatter(

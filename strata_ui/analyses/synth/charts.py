@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.charts_common import budget_marker, interval_bars
-from strata_ui.style import FONT, PALETTE, SeriesStyle, rgba, wrap_label
+from strata_ui.charts_common import add_spread_band, budget_marker, interval_bars
+from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
 STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
 STRATEGY_COLOURS = {"stratified": PALETTE[0], "vanilla": PALETTE[1]}
@@ -182,18 +182,9 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
         part = table[table["strategy"] == strategy]
         x = part["epsilon"].to_numpy()
         colour, name = STRATEGY_STYLE.colour(strategy), STRATEGY_STYLE.name(strategy)
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=part["max"], mode="lines", line={"width": 0}, showlegend=False,
-                legendgroup=strategy, hoverinfo="skip", name=f"{name} highest run",
-            )
-        )  # fmt: skip
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=part["min"], mode="lines", line={"width": 0}, fill="tonexty",
-                fillcolor=rgba(colour, 0.2), showlegend=False, legendgroup=strategy,
-                hoverinfo="skip", name=f"{name} lowest run",
-            )
+        add_spread_band(
+            fig, x, part["min"], part["max"], colour=colour, group=strategy,
+            names=(f"{name} lowest run", f"{name} highest run"),
         )  # fmt: skip
         fig.add_trace(
             go.Scatter(
