@@ -72,8 +72,8 @@ def render_epsilon() -> None:
             options=constants.EPSILON_OPTIONS,
             key="learn.epsilon.epsilon",
             help="Smaller ε means stronger privacy: wider noise and curves that overlap more.",
+            caption="Smaller ε → wider noise → the two curves are harder to tell apart.",
         )
-        st.caption("Smaller ε → wider noise → the two curves are harder to tell apart.")
     with right:
         log_slider(
             "δ, the Gaussian's small failure chance (log scale)",
@@ -84,8 +84,8 @@ def render_epsilon() -> None:
             key="learn.epsilon.delta",
             help="Gaussian noise cannot meet the e^ε limit everywhere; δ is the chance it may "
             "exceed it. Laplace noise needs no δ.",
+            caption="Smaller δ → a wider Gaussian. Laplace ignores δ.",
         )
-        st.caption("Smaller δ → a wider Gaussian. Laplace ignores δ.")
     noise = teaching.neighbour_noise(settings.epsilon, settings.delta)
     show_charts(
         "learn.chart.epsilon",

@@ -119,11 +119,13 @@ def log_slider(
     options: Sequence[float],
     key: str,
     format_func: Callable[[float], str] = "{:g}".format,
+    caption: str | None = None,
     **kwargs: Any,
 ) -> float:
     """A select slider over log-spaced ``options`` for the attribute ``field_name`` of a mutable
     ``owner`` (the session's AppState or a Learn page's settings): it starts at the option
-    nearest the stored value and stores the choice; ``key`` keeps it stable across reruns."""
+    nearest the stored value and stores the choice; ``key`` keeps it stable across reruns.
+    ``caption``, like :func:`bind`'s, is drawn under the slider."""
     value = st.select_slider(
         label,
         options=options,
@@ -132,6 +134,8 @@ def log_slider(
         key=key,
         **kwargs,
     )
+    if caption is not None:
+        st.caption(caption)
     setattr(owner, field_name, value)
     return value
 

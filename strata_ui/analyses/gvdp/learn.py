@@ -69,8 +69,8 @@ def render_gvdp_bounds() -> None:
         key="learn.gvdp_bounds.rho",
         help="Both methods spend the same ρ. The paper uses ρ = 0.1. A bigger ρ makes both "
         "intervals narrower; the clipped mean's still grows in proportion to c.",
+        caption="Each ρ is simulated once (under a second) and then cached.",
     )
-    st.caption("Each ρ is simulated once (under a second) and then cached.")
     seed = get_state().seed
     rho = float(settings.gvdp_bounds_rho)
     study = _loose_bounds(rho, seed)

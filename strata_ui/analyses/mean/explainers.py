@@ -94,8 +94,8 @@ def render_small_groups() -> None:
             format_func=lambda v: f"{v:,}",
             key="learn.small_groups.size",
             help="Each step multiplies the group size by about 2 to 2.5.",
+            caption="The diamond on the chart follows this size.",
         )
-        st.caption("The diamond on the chart follows this size.")
     with right:
         log_slider(
             "ε, the privacy budget (log scale)",
@@ -104,8 +104,8 @@ def render_small_groups() -> None:
             options=constants.EPSILON_OPTIONS,
             key="learn.small_groups.epsilon",
             help="Doubling ε halves every group's expected error.",
+            caption="A bigger ε lowers the whole line; it never changes its slope.",
         )
-        st.caption("A bigger ε lowers the whole line; it never changes its slope.")
     if mean.clip_low is None or mean.clip_high is None or mean.clip_low >= mean.clip_high:
         bounds = (0.0, 1.0)
         st.info(
@@ -204,10 +204,9 @@ def render_stratify() -> None:
         options=constants.ALPHA_OPTIONS,
         key="learn.stratify.alpha",
         help="Small α: one or two groups hold almost everyone. Large α: groups of similar size.",
-    )
-    st.caption(
-        f"It starts at the α fitted to these groups ({alpha_fit:.2g}). Slide it to see what "
-        "groups look like at other α (dashed line, top) and where Theorem 9 puts them (bottom)."
+        caption=f"It starts at the α fitted to these groups ({alpha_fit:.2g}). Slide it to see "
+        "what groups look like at other α (dashed line, top) and where Theorem 9 puts them "
+        "(bottom).",
     )
     sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
     fit, total, position = st.columns(3)
@@ -303,8 +302,8 @@ def render_coinpress() -> None:
             options=constants.RHO_OPTIONS,
             key="learn.coinpress.rho",
             help="zero-concentrated DP; ρ = ε²/2 matches a pure ε budget.",
+            caption="A bigger ρ: less noise per step, narrower intervals.",
         )
-        st.caption("A bigger ρ: less noise per step, narrower intervals.")
     g = labels.index(settings.coinpress_group)
     steps = mean_teaching.coinpress_steps(
         strata,

@@ -90,8 +90,8 @@ def render_figure1() -> None:
             options=FIGURE1_ALPHA_OPTIONS,
             key="learn.preset.figure1.alpha",
             help="The paper reads it at its fitted α ≈ 0.13.",
+            caption="Starts at the paper's α ≈ 0.13 (the round marker); other α get a square.",
         )
-        st.caption("Starts at the paper's α ≈ 0.13 (the round marker); other α get a square.")
     by, alpha = settings.figure1_groups, float(settings.figure1_alpha)
     sizes, reading = _figure1(by, alpha)
     paper_example = by == "race"
@@ -239,8 +239,8 @@ def render_figure3() -> None:
         key="learn.preset.figure3.rho",
         help="The paper does not state its ρ; 0.5 is our default. Smaller ρ keeps the gap open "
         "to larger n.",
+        caption="Each ρ is simulated once and then cached.",
     )
-    st.caption("Each ρ is simulated once and then cached.")
     rho = float(settings.figure3_rho)
     settings_table(
         [

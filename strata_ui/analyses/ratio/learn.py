@@ -75,8 +75,8 @@ def render_ratio_ci() -> None:
             key="learn.ratio_ci.n",
             help="The noise does not grow with n but the sums do, so with more rows the noise "
             "matters less and even the uncorrected interval covers better.",
+            caption="The paper uses 5,000 and 10,000.",
         )
-        st.caption("The paper uses 5,000 and 10,000.")
     with right:
         settings.ratio_ci_weighted = st.radio(
             "Weights",
