@@ -142,15 +142,32 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
     _render_groups(inputs, seed)
 
 
-def _choose_coefficient(field_name: str, coefficients: list[str], label: str, help: str,
-                        caption: str) -> str:  # fmt: skip
+_COEFFICIENT_CHOICES = {
+    "group_coefficient": (
+        "Coefficient to show per group",
+        "Coefficients have different units, so one is drawn at a time.",
+        "The charts below redraw for the chosen coefficient.",
+    ),
+    "diagnostic_coefficient": (
+        "Coefficient to diagnose",
+        "One coefficient is drawn at a time.",
+        "Check each coefficient: the most fragile one limits k.",
+    ),
+}
+"""Label, help and caption of each coefficient choice, by its :class:`GvdpView` field."""
+
+
+def _choose_coefficient(field_name: str, coefficients: list[str]) -> str:
     """The coefficient a chart draws (:class:`GvdpView` ``field_name``): a choice when there
     are several, the last one by default."""
     if getattr(get_settings(GvdpView), field_name) not in coefficients:
         reset_settings(GvdpView, **{field_name: coefficients[-1]})
     if len(coefficients) > 1:
-        bind(st.selectbox, label, GvdpView, field_name, options=coefficients, help=help)
-        st.caption(caption)
+        label, help, caption = _COEFFICIENT_CHOICES[field_name]
+        bind(
+            st.selectbox, label, GvdpView, field_name, options=coefficients, help=help,
+            caption=caption,
+        )  # fmt: skip
     return getattr(get_settings(GvdpView), field_name)
 
 
@@ -168,11 +185,7 @@ def _render_groups(inputs: RunInputs, seed: int) -> None:
         st.warning(f"Per-group estimates are not available: {exc}", icon=":material/warning:")
         return
     coefficients = list(model.coefficients)
-    coefficient = _choose_coefficient(
-        "group_coefficient", coefficients, "Coefficient to show per group",
-        help="Coefficients have different units, so one is drawn at a time.",
-        caption="The charts below redraw for the chosen coefficient.",
-    )  # fmt: skip
+    coefficient = _choose_coefficient("group_coefficient", coefficients)
     unit = charts.coefficient_unit(model.kind, model.outcome, coefficient)
     units = charts.coefficient_units(model.kind, model.outcome, coefficient)
     y_range = None
@@ -234,11 +247,7 @@ def _render_k_diagnostic(inputs: RunInputs, seed: int) -> None:
         st.warning("The bootstrap could not run at any k tried.", icon=":material/warning:")
         return
     coefficients = list(model.coefficients)
-    coefficient = _choose_coefficient(
-        "diagnostic_coefficient", coefficients, "Coefficient to diagnose",
-        help="One coefficient is drawn at a time.",
-        caption="Check each coefficient: the most fragile one limits k.",
-    )  # fmt: skip
+    coefficient = _choose_coefficient("diagnostic_coefficient", coefficients)
     j = coefficients.index(coefficient)
     reference = {"reference_estimate": estimate[j], "reference_se": variance[j] ** 0.5}
     st.plotly_chart(
