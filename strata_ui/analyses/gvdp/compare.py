@@ -24,10 +24,10 @@ from dpcore.analyses.gvdp.diagnostics import (
 from strata_ui.analyses.gvdp import charts
 from strata_ui.analyses.gvdp.settings import (
     ERROR_ICON,
-    FACTOR_OPTIONS,
     RunInputs,
     budget_sentence,
     current_inputs,
+    factor_slider,
 )
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
@@ -136,9 +136,8 @@ def _render_replication_controls(kind: str) -> int:
 
 def _render_synthetic_choices(inputs: RunInputs) -> None:
     """How loose the synthetic run's bounds are, and the synthetic model."""
-    bind(
-        st.select_slider, "Bounds looser than the truth by", GvdpView, "synthetic_factor",
-        options=FACTOR_OPTIONS, format_func=lambda v: f"{v:g}×",
+    factor_slider(
+        "Bounds looser than the truth by", GvdpView, "synthetic_factor",
         help="The paper uses about 100× (§3) and 10,000× (App. F.3).",
         caption="GVDP is built to stay valid even when this factor is large.",
     )  # fmt: skip

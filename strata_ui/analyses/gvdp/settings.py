@@ -370,15 +370,21 @@ def _render_guess(model: GvdpModel) -> None:
         row = _render_row("guess", key, settings.guess_row(key), GUESS_PARTS, _name(kind, coefficient))  # fmt: skip
         if row != settings.guess_row(key):
             set_settings(settings.with_choice(guess=(key, row)))
-    bind(
-        st.select_slider, "Safety factor c", GvdpSettings, "factor", options=FACTOR_OPTIONS,
-        format_func=lambda v: f"{v:g}×",
+    factor_slider(
+        "Safety factor c", GvdpSettings, "factor",
         help="How far off the guesses may be. Larger is safer and costs a little precision.",
+        caption="The bounds hold only if the truth is within this factor of your guesses; a "
+        "factor that is too small can bias the estimate (check coverage on the Compare page).",
     )  # fmt: skip
-    st.caption(
-        "The bounds hold only if the truth is within this factor of your guesses; a factor "
-        "that is too small can bias the estimate (check coverage on the Compare page)."
-    )
+
+
+def factor_slider(label: str, cls: type, field_name: str, *, help: str, caption: str) -> None:
+    """How many times too loose bounds are, from :data:`FACTOR_OPTIONS` shown as "100×": the
+    guesses' safety factor here, the synthetic run's looseness on the Compare page."""
+    bind(
+        st.select_slider, label, cls, field_name, options=FACTOR_OPTIONS,
+        format_func=lambda v: f"{v:g}×", help=help, caption=caption,
+    )  # fmt: skip
 
 
 # ---- 5. Budget ----------------------------------------------------------------------------------
