@@ -9,6 +9,7 @@ its own marker symbol or line dash, so no chart relies on colour alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -312,9 +313,20 @@ def _ticks(frame: pd.DataFrame) -> pd.Series:
     )
 
 
-def _category_order(frame: pd.DataFrame) -> list[str]:
-    ticks = _ticks(frame)
-    return list(dict.fromkeys(ticks))
+def _by_method(frame: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, dict]]:
+    """Each method's rows, in the frame's order, with what its horizontal trace shares with the
+    other methods' (the group ticks on y, the method's name)."""
+    for method in dict.fromkeys(frame["method"]):
+        part = frame[frame["method"] == method]
+        yield method, part, {"y": _ticks(part), "orientation": "h", "name": _method(method)}
+
+
+def _groups_down(fig: go.Figure, frame: pd.DataFrame) -> int:
+    """The groups down the y axis in the frame's order, the first at the top; returns how many."""
+    order = list(dict.fromkeys(_ticks(frame)))
+    fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed",
+                     automargin=True)  # fmt: skip
+    return len(order)
 
 
 def coverage_figure(frame: pd.DataFrame, *, level: float, title: str) -> go.Figure:
@@ -325,17 +337,12 @@ def coverage_figure(frame: pd.DataFrame, *, level: float, title: str) -> go.Figu
     """
     reps = int(frame["reps"].iloc[0])
     low, high = binomial_band(level, reps)
-    order = _category_order(frame)
     fig = go.Figure()
-    for method in dict.fromkeys(frame["method"]):
-        part = frame[frame["method"] == method]
+    for method, part, common in _by_method(frame):
         fig.add_trace(
             go.Scatter(
                 x=part["coverage"],
-                y=_ticks(part),
                 mode="markers",
-                orientation="h",
-                name=_method(method),
                 marker={
                     "color": METHOD_COLOURS.get(method, PALETTE[4]),
                     "symbol": METHOD_SYMBOLS.get(method, "circle"),
@@ -347,6 +354,7 @@ def coverage_figure(frame: pd.DataFrame, *, level: float, title: str) -> go.Figu
                     "%{y}<br>coverage %{x:.1%}<br>degenerate releases %{customdata[0]:.1%}"
                     f"<extra>{_method(method)}</extra>"
                 ),
+                **common,
             )
         )
     fig.add_vrect(x0=low, x1=high, fillcolor=PALETTE[2], opacity=0.2, line_width=0,
@@ -359,15 +367,14 @@ def coverage_figure(frame: pd.DataFrame, *, level: float, title: str) -> go.Figu
     )  # fmt: skip
     _reference_line(fig, level, f"nominal {level:.0%}")
     fig.update_layout(scattermode="group")
-    fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed",
-                     automargin=True)  # fmt: skip
+    groups = _groups_down(fig, frame)
     fig.update_xaxes(range=[0, 1.02], tickformat=".0%")
     return _layout(
         fig,
         title,
         "Coverage: share of simulated intervals that contain the exact ratio (%)",
         "Group (n = rows)",
-        len(order),
+        groups,
     )
 
 
@@ -494,16 +501,11 @@ def score_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
     horizontal bars on a log axis."""
     column = _score_column(frame)
     which = "Median" if column == "median_score" else "Mean"
-    order = _category_order(frame)
     fig = go.Figure()
-    for method in dict.fromkeys(frame["method"]):
-        part = frame[frame["method"] == method]
+    for method, part, common in _by_method(frame):
         fig.add_trace(
             go.Bar(
                 x=part[column],
-                y=_ticks(part),
-                orientation="h",
-                name=_method(method),
                 marker={
                     "color": METHOD_COLOURS.get(method, PALETTE[4]),
                     "pattern": {"shape": {"none": "x", "monte_carlo": "/"}.get(method, "")},
@@ -512,18 +514,18 @@ def score_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
                 + which.lower()
                 + " score %{x:.3g}"
                 + f"<extra>{_method(method)}</extra>",
+                **common,
             )
         )
     fig.update_layout(barmode="group")
-    fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed",
-                     automargin=True)  # fmt: skip
+    groups = _groups_down(fig, frame)
     fig.update_xaxes(type="log", dtick=1)  # whole decades: minor log labels crowd the axis
     return _layout(
         fig,
         title,
         f"{which} interval score (ratio units, log scale; lower is better)",
         "Group (n = rows)",
-        len(order) * 1.6,
+        groups * 1.6,
     )
 
 
