@@ -111,6 +111,12 @@ def nearest(options: Sequence[float], value: float) -> float:
     return min(options, key=lambda o: abs(o - value) / o)
 
 
+def log_label(value: float) -> str:
+    """How a log slider shows an option: a count with thousands separators (5,000), any other
+    number short (0.05, 1e-06)."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
 def log_slider(
     label: str,
     owner: object,
@@ -118,7 +124,7 @@ def log_slider(
     *,
     options: Sequence[float],
     key: str,
-    format_func: Callable[[float], str] = "{:g}".format,
+    format_func: Callable[[float], str] = log_label,
     caption: str | None = None,
     **kwargs: Any,
 ) -> float:

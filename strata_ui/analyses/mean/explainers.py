@@ -91,7 +91,6 @@ def render_small_groups() -> None:
             settings,
             "group_size",
             options=constants.GROUP_SIZE_OPTIONS,
-            format_func=lambda v: f"{v:,}",
             key="learn.small_groups.size",
             help="Each step multiplies the group size by about 2 to 2.5.",
             caption="The diamond on the chart follows this size.",

@@ -71,7 +71,6 @@ def render_ratio_ci() -> None:
             settings,
             "ratio_ci_n",
             options=ratio_teaching.RATIO_CI_SIZES,
-            format_func=lambda v: f"{v:,}",
             key="learn.ratio_ci.n",
             help="The noise does not grow with n but the sums do, so with more rows the noise "
             "matters less and even the uncorrected interval covers better.",
