@@ -1,6 +1,6 @@
 """Plotly pieces that charts on several pages draw alike: an estimate's interval as error bars,
-and a dotted line to read the data against (a true value, the nominal level, the chosen budget).
-No streamlit here, so the figures that use them stay unit-testable.
+a dotted line to read the data against (a true value, the nominal level, the chosen budget) and
+a series' spread over runs as a band. No streamlit here, so the figures stay unit-testable.
 """
 
 from __future__ import annotations

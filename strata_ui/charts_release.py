@@ -49,7 +49,7 @@ def _numeric_frame(record: ReleaseRecord) -> pd.DataFrame:
     return frame
 
 
-RELEASE_LEVELS = (
+_LEVELS = (
     ("group", PALETTE[0], "group estimate"),
     ("population", PALETTE[3], "whole population"),
 )
@@ -63,7 +63,7 @@ def release_traces(
     first, then the whole population): the Release page and GVDP's release chart draw them alike.
     ``bar_style`` is passed to :func:`~strata_ui.charts_common.interval_bars`."""
     traces = []
-    for level, colour, name in RELEASE_LEVELS:
+    for level, colour, name in _LEVELS:
         part = frame[frame["level"] == level]
         if part.empty:
             continue
