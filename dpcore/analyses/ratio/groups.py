@@ -214,18 +214,16 @@ def group_ratio_sums(
 def bootstrap_group_sums(
     frame: pd.DataFrame,
     grouping: Grouping,
+    sums: GroupRatioSums,
     *,
-    s_column: str,
-    y_column: str,
-    w_column: str | None = None,
-    bounds: RatioBounds,
-    binary_y: bool,
     replicates: int,
     rng: np.random.Generator | int | None = None,
 ) -> RatioSums:
     """Group sums of ``replicates`` bootstrap resamples of the rows, shape ``(replicates, k)``.
 
-    Each group's rows are resampled with replacement, keeping its size (a stratified
+    ``sums`` are :func:`group_ratio_sums` of ``frame`` and ``grouping``: their columns, bounds and
+    binary-label choice say which rows and summands to resample. Each group's rows are resampled
+    with replacement, keeping its size (a stratified
     nonparametric bootstrap, Efron & Tibshirani 1993 §8): the sampling variation that the
     delta-method part of the interval (eq. 1–4) is for. Vectorized: per group and block of
     replicates, uniform row indices are counted with ``np.bincount`` and the counts multiply the
@@ -234,7 +232,7 @@ def bootstrap_group_sums(
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
     codes, matrix, names, *_ = _row_matrix(
-        frame, grouping, s_column, y_column, w_column, bounds, binary_y
+        frame, grouping, sums.s_column, sums.y_column, sums.w_column, sums.bounds, sums.binary_y
     )
     order = np.argsort(codes, kind="stable")
     codes, matrix = codes[order], matrix[order]

@@ -41,16 +41,12 @@ METHODS = ("none", "monte_carlo", "analytical")
 
 @st.cache_data(max_entries=8, show_spinner="Resampling the rows of every group…")
 def _bootstrap(
-    _frame: pd.DataFrame, _grouping, sums_key: tuple, _settings: RatioSettings, replicates: int,
+    _frame: pd.DataFrame, _grouping, _sums: GroupRatioSums, sums_key: tuple, replicates: int,
     seed: int,
 ) -> RatioSums:  # fmt: skip
     """Each group's rows redrawn ``replicates`` times (``sums_key`` stands for the frame, the
     groups and the columns)."""
-    return bootstrap_group_sums(
-        _frame, _grouping, s_column=_settings.s_column, y_column=_settings.y_column,
-        w_column=_settings.w_column, bounds=_settings.bounds, binary_y=_settings.binary_y,
-        replicates=replicates, rng=seed,
-    )  # fmt: skip
+    return bootstrap_group_sums(_frame, _grouping, _sums, replicates=replicates, rng=seed)
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
@@ -118,7 +114,7 @@ def render_compare() -> None:
     simulation = Simulation(sums, sums_key, view.replicates, state.seed, state.release_level)
     if view.bootstrap:
         resampled = _bootstrap(
-            get_dataset(), pipeline.current_grouping(state), sums_key, settings, view.replicates,
+            get_dataset(), pipeline.current_grouping(state), sums, sums_key, view.replicates,
             state.seed,
         )  # fmt: skip
         current = dataclasses.replace(simulation, resampled=resampled)

@@ -405,8 +405,7 @@ def test_simulated_coverage_width_and_score(sums):
 
 
 def test_bootstrap_resamples_keep_group_sizes_and_average_to_the_data(demo, grouping, sums):
-    boot = bootstrap_group_sums(demo, grouping, **COLUMNS, bounds=UNIT, binary_y=True,
-                                replicates=200, rng=0)  # fmt: skip
+    boot = bootstrap_group_sums(demo, grouping, sums, replicates=200, rng=0)
     assert boot.shape == (200, grouping.k)
     np.testing.assert_array_equal(boot.w, np.broadcast_to(sums.sums.w, (200, grouping.k)))
     mean_ws = np.asarray(boot.ws).mean(axis=0)
