@@ -53,6 +53,7 @@ if numeric:
         "standard age bands), never from this data's quantiles or range: those would leak "
         "information about the people in it."
     )
+columns_without_edges = []
 for column in numeric:
     text = st.text_input(
         f"Bucket edges for `{column}`",
@@ -65,11 +66,13 @@ for column in numeric:
         edges = parse_edges(text, column)
     except ValueError as exc:
         st.error(str(exc), icon=ERROR)
+        columns_without_edges.append(column)
         continue
     if edges:
         state.bucket_edges[column] = edges
     else:
         state.bucket_edges.pop(column, None)
+        columns_without_edges.append(column)
         st.warning(
             f"`{column}` is numeric: enter bucket edges for it above (comma-separated, e.g. "
             "25, 35, 50, 65), or remove it from the grouping columns.",
@@ -94,6 +97,16 @@ labelled_radio(
 )  # fmt: skip
 
 # ---- groups -----------------------------------------------------------------------------
+# A start with no column, or a numeric column still waiting for its edges, is a normal state:
+# the hint above says what to do, so the groups wait without a red error.
+if not state.strata_columns:
+    st.info(
+        "Choose one or more grouping columns above to see the groups they make.",
+        icon=":material/info:",
+    )
+    st.stop()
+if columns_without_edges:
+    st.stop()
 # Shares from a table are checked further down, next to the table, so build the groups first.
 grouping_state = (
     state if state.share_source == "holdout" else dataclasses.replace(state, share_source="data")
