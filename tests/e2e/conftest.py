@@ -73,6 +73,8 @@ def running_app(workdir: Path) -> Iterator[str]:
                 "127.0.0.1",
                 "--server.port",
                 str(port),
+                "--server.fileWatcherType",
+                "none",
                 "--browser.gatherUsageStats",
                 "false",
             ],

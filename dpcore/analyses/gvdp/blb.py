@@ -21,8 +21,12 @@ from dpcore.analyses.gvdp.bounds import (
 )
 
 NEWTON_STEPS = 25
-"""Fixed Newton (IRLS) iterations of the logistic fit, started from 0 (our choice; see
-:func:`fit_logistic`)."""
+"""At most this many Newton (IRLS) iterations of the logistic fit, started from 0 (our choice;
+see :func:`fit_logistic`)."""
+
+NEWTON_TOLERANCE = 1e-10
+"""The logistic fit stops once every resample's Newton step is below this, relative to
+1 + |β| (quadratic convergence makes the next step negligible)."""
 
 
 RIDGE = 1e-6
@@ -254,14 +258,15 @@ def fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
 
 
 def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
-    r"""Weighted logistic MLE by :data:`NEWTON_STEPS` Newton (IRLS) steps from β = 0.
+    r"""Weighted logistic MLE by Newton (IRLS) steps from β = 0.
 
     Each step solves :math:`(X^\top W_\mu X + \lambda I)\,\delta = X^\top W(y - \mu) -
     \lambda\beta` with :math:`W = \operatorname{diag}(n_j)`, :math:`W_\mu = W\mu(1-\mu)`, for all
     (k, r) resamples at once. The ridge :math:`\lambda = 10^{-6}n` (:data:`RIDGE`) keeps a
-    resample with separated classes finite; a fixed step count keeps the batch in lock-step
-    (Newton on the logistic loss converges in well under 25 steps unless the data are nearly
-    separated, and then the BLB assumptions fail anyway).
+    resample with separated classes finite. The batch moves in lock-step until every step is
+    below :data:`NEWTON_TOLERANCE`, at most :data:`NEWTON_STEPS` steps (Newton on the logistic
+    loss converges in well under 25 steps unless the data are nearly separated, and then the BLB
+    assumptions fail anyway).
     """
     X, y = parts
     k, r, _ = counts.shape
@@ -272,7 +277,12 @@ def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndar
     for _ in range(NEWTON_STEPS):
         mu = expit(beta @ np.swapaxes(X, -1, -2))  # (k, r, b)
         gram = ((counts * mu * (1 - mu)) @ outer).reshape(k, r, p, p) + ridge * np.eye(p)
-        beta = beta + _solve(gram, (counts * (y[:, None, :] - mu)) @ X - ridge * beta)
+        step = _solve(gram, (counts * (y[:, None, :] - mu)) @ X - ridge * beta)
+        beta = beta + step
+        # Newton converges quadratically: once every step is this small, the next would move β
+        # by less than rounding, so the remaining iterations are skipped.
+        if np.all(np.abs(step) <= NEWTON_TOLERANCE * (1 + np.abs(beta))):
+            break
     return beta
 
 

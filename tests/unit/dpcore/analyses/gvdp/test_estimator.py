@@ -18,6 +18,7 @@ from scipy import optimize, stats
 from scipy.special import expit, ndtri
 
 from dpcore.accounting import ZCDP
+from dpcore.analyses.gvdp import blb
 from dpcore.analyses.gvdp.blb import (
     fit_logistic,
     fit_mean,
@@ -188,6 +189,16 @@ def test_fit_logistic_equals_the_weighted_mle(small_resample):
             Xr, yr = repeated(X[i], counts[i, c]), repeated(y[i], counts[i, c])
             best = optimize.minimize(loss, np.zeros(3), args=(Xr, yr), method="BFGS", tol=1e-12)
             np.testing.assert_allclose(coef[i, c], best.x, atol=1e-5)
+
+
+def test_fit_logistic_stops_early_only_where_more_steps_change_nothing(monkeypatch):
+    rng = np.random.default_rng(8)
+    X = np.concatenate([np.ones((4, 200, 1)), rng.normal(size=(4, 200, 2))], axis=-1)
+    y = (rng.random((4, 200)) < expit(X @ [-0.5, 1.5, 0.8])).astype(float)
+    counts = rng.multinomial(200, np.full(200, 1 / 200), size=(4, 5)).astype(float)
+    early = fit_logistic([X, y], counts, 200)
+    monkeypatch.setattr(blb, "NEWTON_TOLERANCE", 0.0)  # every one of the NEWTON_STEPS steps
+    np.testing.assert_allclose(early, fit_logistic([X, y], counts, 200), rtol=1e-12, atol=1e-14)
 
 
 def test_weighted_mean_with_equal_weights_is_the_mean_run():
