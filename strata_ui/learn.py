@@ -114,7 +114,7 @@ EXPLAINERS: tuple[LearnItem, ...] = (
 
 def settings_table(rows: list[tuple[str, str, str, bool]]) -> None:
     """Setting / paper / here / same as the paper?, with ✱ on every row where we differ."""
-    st.dataframe(
+    text_table(
         pd.DataFrame(
             [
                 {
@@ -125,17 +125,19 @@ def settings_table(rows: list[tuple[str, str, str, bool]]) -> None:
                 }
                 for s, p, h, same in rows
             ]
-        ),
-        hide_index=True,
-        width="stretch",
+        )
     )
 
 
 def claims_table(rows: list[tuple[str, str, str]]) -> None:
     """The paper's claims (claim / paper / ours) beside our numbers."""
-    st.dataframe(
-        pd.DataFrame(rows, columns=["claim", "paper", "ours"]), hide_index=True, width="stretch"
-    )
+    text_table(pd.DataFrame(rows, columns=["claim", "paper", "ours"]))
+
+
+def text_table(frame: pd.DataFrame) -> None:
+    """A table of sentences as a static table: its cells wrap, so every word shows at any width
+    (a projector's 1024 px included), where a data grid would cut the last column."""
+    st.table(frame, hide_index=True)
 
 
 def all_explainers() -> tuple[LearnItem, ...]:

@@ -63,8 +63,8 @@ def plotted(array) -> np.ndarray:
 
 
 def table_with(at: AppTest, column: str) -> pd.DataFrame:
-    """The one dataframe on the page that has ``column``."""
-    (frame,) = [d.value for d in at.dataframe if column in d.value.columns]
+    """The one table (data grid or static table) on the page that has ``column``."""
+    (frame,) = [d.value for d in [*at.dataframe, *at.table] if column in d.value.columns]
     return frame
 
 
@@ -157,10 +157,10 @@ def test_explainers_explain_what_is_missing_without_groups():
 
 def test_figure1_preset_shows_the_paper_beside_ours():
     at = open_item(start("learn"), "figure1")
-    claims = at.dataframe[-1].value
+    claims = table_with(at, "claim")
     assert list(claims.columns) == ["claim", "paper", "ours"]
     assert "≈ 80%" in set(claims["paper"]) and "72%" in set(claims["ours"])
-    settings = at.dataframe[-2].value
+    settings = table_with(at, "setting")
     assert "✱ no" in set(settings["same as the paper?"])
     widget(at, "learn.preset.figure1.groups").set_value("sex_race").run()
     assert "k = 18" in json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
@@ -168,7 +168,7 @@ def test_figure1_preset_shows_the_paper_beside_ours():
 
 def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
     at = open_item(start("learn"), "figure3")
-    claims = at.dataframe[-1].value
+    claims = table_with(at, "claim")
     assert claims["claim"].str.contains("converges").any()
     at.button(key="learn.preset.figure3.load").click().run()
     assert not at.exception

@@ -24,6 +24,7 @@ ITEM_GROUPS = {"shared": learn.EXPLAINERS} | {
 # (test_paper_items_fit_a_projector_in_workshop_mode) rather than at laptop size: each item is
 # drawn once, and the projector is where their wide tables and charts could fail to fit.
 PAPER_KEYS = {"ratio_ci", "gvdp_bounds", "ratio_table1", "gvdp_ols"}
+PRESETS_WITH_TABLES = {"ratio_table1", "gvdp_ols"}
 PAPER_ITEMS = {
     name: [item for item in ITEM_GROUPS[name] if item.key in PAPER_KEYS]
     for name in ("ratio", "gvdp")
@@ -65,6 +66,16 @@ def check_text(expander: Locator) -> None:
     expect(expander.get_by_test_id("stMarkdown").first).to_be_visible()
     expect(expander.locator(".katex").first).to_be_visible()
     expect(expander.get_by_text("Source:").first).to_be_visible()
+
+
+def check_tables_fit(expander: Locator, key: str) -> None:
+    """The setting and claim tables are static tables whose every column shows: nothing is
+    cut or scrolled off to the right at this width (a data grid cut its last column at 1024 px)."""
+    tables = expander.get_by_test_id("stTable")
+    if key in PRESETS_WITH_TABLES:
+        expect(tables).to_have_count(2)  # what we set beside the paper, and its claims
+    for table in tables.all():
+        assert table.evaluate("table => table.scrollWidth <= table.clientWidth + 1")
 
 
 def screenshot_expander(page: Page, expander: Locator, name: str) -> None:
@@ -130,6 +141,7 @@ def test_paper_items_fit_a_projector_in_workshop_mode(page: Page, app_url: str, 
         for chart in charts.all():
             chart.scroll_into_view_if_needed()
             assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
+        check_tables_fit(expander, item.key)
         screenshot_expander(page, expander, f"learn-workshop-{item.key}")
         page.set_viewport_size(PROJECTOR)
         no_exception(page)
