@@ -41,6 +41,9 @@ def test_a_messy_export_loads_with_its_problems_explained(page: Page, app_url: s
     save_screen(page, "upload-strata", VIEWPORT)
     expect(page.get_by_placeholder("Choose one or more columns")).to_be_visible()
     expect(page.get_by_text("race", exact=True)).to_have_count(0)
+    # Nothing chosen yet is a starting state: a hint, no red error.
+    expect(page.get_by_text("Choose one or more grouping columns above")).to_be_visible()
+    expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
     open_page(page, "Data")
 
     # A file that cannot be read leaves the messy export in use, with the reason.
