@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import html
-import shutil
 from typing import Any
 
 import pandas as pd
@@ -14,6 +13,7 @@ import plotly.graph_objects as go
 
 from dpcore.release import ReleaseRecord, public_metadata
 from strata_ui.charts_common import interval_bars
+from strata_ui.static_image import ATTEMPTS, TIME_LIMIT_S, render_png, static_image_available
 from strata_ui.style import FONT, PALETTE, wrap_label
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
@@ -122,24 +122,25 @@ def release_summary(record: ReleaseRecord) -> str:
     return text
 
 
-def static_image_available() -> bool:
-    """Kaleido draws static images with a Chromium browser (Debian's ``chromium`` here)."""
-    return shutil.which("chromium") is not None or shutil.which("chromium-browser") is not None
-
-
 def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
     """A self-contained HTML report: metadata, the output table, the chart (interactive when
     online, as a static PNG when Chromium is available for kaleido)."""
     figure = release_figure(record) if figure is None else figure
     title = html.escape(record.metadata["title"])
-    if static_image_available():
-        png = figure.to_image(format="png", width=1000, height=560, scale=1)
+    png = render_png(figure, width=1000, height=560)
+    if png is not None:
         encoded = base64.b64encode(png).decode()
         image = f'<img alt="{title}" src="data:image/png;base64,{encoded}" width="1000">'
-    else:
+    elif not static_image_available():
         image = (
             "<p><em>No static image: Chromium was not found, so kaleido could not draw one. "
             "The interactive chart above needs an internet connection.</em></p>"
+        )
+    else:
+        image = (
+            "<p><em>No static image: Chromium did not draw the chart within "
+            f"{ATTEMPTS} × {TIME_LIMIT_S:g} s. The interactive chart above needs an internet "
+            "connection; download the report again for the image.</em></p>"
         )
     metadata = public_metadata(record.metadata)
     rows = "".join(

@@ -19,10 +19,10 @@ from strata_ui.charts_release import (
     html_report,
     release_figure,
     release_summary,
-    static_image_available,
 )
 from strata_ui.data import history_table
 from strata_ui.state import get_state
+from strata_ui.static_image import static_image_available
 
 LARGE_EPSILON = 2.0
 """Above this ε per release (or ρ = ε²/2) the Release page warns before the commit."""

@@ -88,7 +88,7 @@ def report_facts(record: ReleaseRecord) -> str:
 def test_nothing_but_dp_outputs_follows_one_added_person(
     neighbours, analysis, spec_name, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(charts_release, "static_image_available", lambda: False)
+    monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
     spec = SPECS[spec_name]
     records = {n: released(f, analysis, spec, tmp_path, n) for n, f in neighbours.items()}
     before, after = records["D"], records["D′"]

@@ -753,10 +753,18 @@ def test_html_report_has_title_table_and_a_static_png(demo_record):
     assert "No static image" not in html
 
 
-def test_html_report_says_so_when_no_static_image_can_be_drawn(demo_record, monkeypatch):
-    monkeypatch.setattr(charts_release, "static_image_available", lambda: False)
+@pytest.mark.parametrize(
+    ("chromium", "message"),
+    [
+        (False, "No static image: Chromium was not found"),
+        (True, "No static image: Chromium did not draw the chart within 2 × 45 s."),
+    ],
+)
+def test_html_report_says_why_it_has_no_static_image(demo_record, monkeypatch, chromium, message):
+    monkeypatch.setattr(charts_release, "static_image_available", lambda: chromium)
+    monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
     html = charts_release.html_report(demo_record)
-    assert "No static image: Chromium was not found" in html
+    assert message in html
     assert "data:image/png" not in html
     assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
     assert_no_data_hash(html, demo_record)
