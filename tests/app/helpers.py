@@ -103,6 +103,13 @@ def errors(at: AppTest) -> str:
     return text(at.main.error)
 
 
+def release_review(at: AppTest) -> str:
+    """Open the Release page, check it shows no error, and return its review's text."""
+    go(at, "release")
+    assert not at.main.error, errors(at)
+    return text(at.main.markdown)
+
+
 def charts(at: AppTest) -> list[dict]:
     """The Plotly figures on the page, as dictionaries."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

@@ -13,7 +13,17 @@ from dpcore.analyses.gvdp import GvdpSettings
 from strata_ui.analyses.gvdp.estimator import PREVIEW_LABEL
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.data import load_demo
-from tests.app.helpers import charts, commit_once, errors, go, settings_of, state_of, text, titles
+from tests.app.helpers import (
+    charts,
+    commit_once,
+    errors,
+    go,
+    release_review,
+    settings_of,
+    state_of,
+    text,
+    titles,
+)
 from tests.app.helpers import start as start_app
 
 ANALYSIS = "estimator.analysis"
@@ -219,9 +229,7 @@ def test_compare_shows_coverage_against_the_binomial_band(source):
 
 def test_release_reviews_the_gvdp_plan_and_spends_exactly_rho():
     at = start()
-    go(at, "release")
-    assert not at.main.error, errors(at)
-    page = text(at.main.markdown)
+    page = release_review(at)
     assert "**Statistic:** mean of hours_per_week, per group (stratified)" in page
     assert "GVDP (Covington et al.)" in page
     assert "Cost: **ρ = 0.5 (zCDP)**" in page

@@ -20,6 +20,7 @@ from tests.app.helpers import (
     commit_once,
     errors,
     go,
+    release_review,
     settings_of,
     start,
     state_of,
@@ -242,9 +243,7 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
 
 def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
     at = choose_ratio(start())
-    go(at, "release")
-    assert not at.main.error, errors(at)
-    review = text(at.main.markdown)
+    review = release_review(at)
     assert "**Statistic:** calibration ratio Σscore/Σincome_over_50k per group" in review
     assert "exact zCDP cost ρ = Σ Δ²/(2σ²)" in review
     assert "race × sex — 10 groups" in review
@@ -271,9 +270,7 @@ def test_other_mechanisms_preview_and_plan_with_their_own_cost(mechanism, cost):
     assert not at.exception and not at.main.error, errors(at)
     assert titles(at)[0].startswith("Calibration ratio per group")
     assert "difference of log ratios" in text(at.main.markdown)
-    go(at, "release")
-    assert not at.main.error, errors(at)
-    assert cost in text(at.main.markdown)
+    assert cost in release_review(at)
 
 
 def change(at: AppTest, kind: str, key: str, *values) -> None:

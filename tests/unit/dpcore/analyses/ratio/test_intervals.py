@@ -34,6 +34,7 @@ from dpcore.metrics import coverage, interval_score
 Z = 4.5  # standard errors of slack in seeded checks of a noise law
 ALPHA_TEST = 1e-3  # level of the seeded binomial / KS tests
 PAPER_BOUNDS = {False: (1.0, 1.0, 1.0), True: (1.0, 1.0, 3.0)}
+GAUSSIAN = {"delta": 1e-6, "mechanism": "gaussian"}  # the paper's mechanism and δ
 
 
 def paper_rows(
@@ -61,8 +62,7 @@ def paper_ci(rows, weighted: bool, **kwargs):
     s, y, w = rows
     options = dict(
         epsilon=1.0,
-        delta=1e-6,
-        mechanism="gaussian",
+        **GAUSSIAN,
         method="analytical",
         bounds=PAPER_BOUNDS[weighted],
         binary_y=True,
@@ -94,7 +94,7 @@ def test_redundant_sums_are_not_released(weighted, binary_y, released, rows_weig
     assert sums.value("ww") == pytest.approx(np.sum(weights**2))
     assert sums.value("wyy") == pytest.approx(np.sum(weights * y**2))
     release = release_ratio_sums(
-        sums, epsilon=1.0, delta=1e-6, mechanism="gaussian", bounds=PAPER_BOUNDS[weighted], rng=0
+        sums, epsilon=1.0, **GAUSSIAN, bounds=PAPER_BOUNDS[weighted], rng=0
     )
     assert tuple(release.noise_scale) == released  # 5 sums unweighted, 6 weighted (binary y)
     if not weighted:
@@ -306,7 +306,7 @@ def test_bad_data_is_refused_without_echoing_it(rows, error, message):
 def test_sums_that_clipped_rows_cannot_produce_are_refused():
     exact = ratio_sums(*paper_rows(100, True, 10), bounds=(1, 1, 3), binary_y=True)
     unclipped = replace(exact, ws=exact.w * 2)  # as if s = 2 > u_s = 1 in every row
-    kwargs = dict(epsilon=1.0, delta=1e-6, mechanism="gaussian", bounds=(1, 1, 3))
+    kwargs = dict(epsilon=1.0, **GAUSSIAN, bounds=(1, 1, 3))
     with pytest.raises(ValueError, match=r"`sums.ws` is not a sum of rows clipped"):
         release_ratio_sums(unclipped, **kwargs)
     with pytest.raises(ValueError, match=r"`sums.wy` is not a sum of rows clipped"):
@@ -383,9 +383,7 @@ def test_analytical_correction_adds_the_noise_variance_of_both_sums(mechanism, r
 
 def test_monte_carlo_correction_approaches_the_analytical_one_and_is_seeded(rows_unweighted):
     sums = ratio_sums(*rows_unweighted, bounds=(1, 1, 1), binary_y=True)
-    release = release_ratio_sums(
-        sums, epsilon=2.0, delta=1e-6, mechanism="gaussian", bounds=(1, 1, 1), rng=12
-    )
+    release = release_ratio_sums(sums, epsilon=2.0, **GAUSSIAN, bounds=(1, 1, 1), rng=12)
     none = ratio_interval(release, method="none")
     analytical = ratio_interval(release, method="analytical").variance - none.variance
     mc = ratio_interval(release, method="monte_carlo", B=40_000, rng=13).variance - none.variance
@@ -402,8 +400,7 @@ def test_ratio_ci_is_a_thin_wrapper_over_the_sums(rows_weighted):
     via_sums = ratio_ci_from_sums(
         sums,
         epsilon=1.0,
-        delta=1e-6,
-        mechanism="gaussian",
+        **GAUSSIAN,
         method="monte_carlo",
         bounds=(1, 1, 3),
         rng=21,
@@ -432,8 +429,7 @@ def test_ratio_scale_cuts_the_lower_end_at_zero_and_log_scale_stays_positive():
     release = release_ratio_sums(
         sums,
         epsilon=0.2,
-        delta=1e-6,
-        mechanism="gaussian",
+        **GAUSSIAN,
         bounds=(1, 1, 1),
         rng=17,
         replicates=2000,
@@ -458,8 +454,7 @@ def test_huge_noise_on_tiny_data_is_flagged_not_raised():
     ci = ratio_ci_from_sums(
         sums,
         epsilon=0.1,
-        delta=1e-6,
-        mechanism="gaussian",
+        **GAUSSIAN,
         method="monte_carlo",
         bounds=(1, 1, 1),
         rng=18,
@@ -547,8 +542,7 @@ def _group_releases(true_ratio: float, seed: int, reps: int):
     return ratio_ci_from_sums(
         sums,
         epsilon=1.0,
-        delta=1e-6,
-        mechanism="gaussian",
+        **GAUSSIAN,
         method="analytical",
         bounds=(1, 1, 1),
         rng=seed + 1,
