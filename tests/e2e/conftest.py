@@ -12,11 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from dpcore.ledger import LEDGER_PATH_ENV
+from tests.e2e.helpers import LOAD_TIMEOUT_MS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_SECONDS = 60
+
+# Every expectation waits as long as a page load may take. Playwright's default of 5 s is too
+# short when three test workers share two cores: a chart that draws in 1 s alone took more than
+# 5 s in a full run, and the test failed with a count of 0.
+expect.set_options(timeout=LOAD_TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

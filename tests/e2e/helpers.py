@@ -6,7 +6,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
-LOAD_TIMEOUT_MS = 30_000
+LOAD_TIMEOUT_MS = 30_000  # how long any expectation waits (conftest makes it the default)
 # A frame or two for the browser to paint what has just been drawn.
 PAINT_MS = 100
 # True once every Plotly chart in the window has drawn its SVG (charts below the fold draw
@@ -21,9 +21,7 @@ CHARTS_IN_VIEW_DRAWN = """() => [...document.querySelectorAll('[data-testid="stP
 
 def expect_title(page: Page, title: str) -> None:
     """Wait until the page's own heading (level 1) shows."""
-    expect(page.get_by_role("heading", name=title, exact=True, level=1)).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS
-    )
+    expect(page.get_by_role("heading", name=title, exact=True, level=1)).to_be_visible()
 
 
 def settle(page: Page, viewport: dict | None = None) -> None:
@@ -31,7 +29,7 @@ def settle(page: Page, viewport: dict | None = None) -> None:
     first (a full-page screenshot grows the viewport, which would pad the next, shorter page)."""
     if viewport is not None:
         page.set_viewport_size(viewport)
-    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden()
     charts_drawn(page)
 
 
@@ -106,9 +104,9 @@ def commit_release(page: Page) -> None:
     commit = page.get_by_role("button", name="Commit release")
     expect(commit).to_be_disabled()
     page.get_by_text("I understand that committing spends this budget for good.").click()
-    expect(commit).to_be_enabled(timeout=LOAD_TIMEOUT_MS)
+    expect(commit).to_be_enabled()
     commit.click()
-    expect(page.get_by_text("Released and recorded")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("Released and recorded")).to_be_visible()
     settle(page)
 
 

@@ -7,7 +7,6 @@ from playwright.sync_api import Locator, Page, expect
 from strata_ui import constants, learn
 from strata_ui.analyses import every
 from tests.e2e.helpers import (
-    LOAD_TIMEOUT_MS,
     SCREENSHOTS,
     charts_drawn,
     expect_title,
@@ -50,7 +49,7 @@ def open_expander(page: Page, title: str) -> Locator:
     expander = page.get_by_test_id("stExpander").filter(has_text=title)
     expander.locator("summary").click()
     settle(page)
-    expect(expander.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(expander.get_by_test_id("stPlotlyChart").first).to_be_visible()
     charts_drawn(page)
     return expander
 
@@ -121,9 +120,7 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
     # The URL carries workshop mode: a deep link to the Release page shows a notice, no commit.
     assert "workshop=true" in page.url
     page.goto(f"{fresh_app_url}/release?workshop=true")
-    expect(page.get_by_text("Release is hidden in workshop mode")).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS
-    )
+    expect(page.get_by_text("Release is hidden in workshop mode")).to_be_visible()
     expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
     settle(page)
     no_exception(page)

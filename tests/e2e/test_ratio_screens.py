@@ -6,7 +6,7 @@ Saves ``tests/artifacts/screenshots/ratio-*.png`` for a person to look at.
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import LOAD_TIMEOUT_MS, open_app, open_page, save_screen, settle
+from tests.e2e.helpers import open_app, open_page, save_screen, settle
 
 VIEWPORT = {"width": 1400, "height": 900}
 
@@ -23,25 +23,21 @@ def test_ratio_estimator_compare_and_table1_screens(page: Page, app_url: str):
     open_app(page, app_url, VIEWPORT)
     open_page(page, "Estimator")
     page.get_by_text("Ratio of sums (calibration ratio)").click()
-    expect(page.get_by_text("Preview — uses the confidential data; not a release.")).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS
-    )
+    expect(page.get_by_text("Preview — uses the confidential data; not a release.")).to_be_visible()
     page.get_by_text("Noise per released sum and what the ledger is charged").click()
-    expect(page.get_by_text("The ledger adds up ρ-zCDP.")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("The ledger adds up ρ-zCDP.")).to_be_visible()
     charts_then_save(page, 1, "ratio-estimator")
 
     open_page(page, "Compare")
     expect(
         page.get_by_text("1. Coverage: how often the interval contains the exact ratio")
-    ).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    ).to_be_visible()
     charts_then_save(page, 3, "ratio-compare")
 
     page.get_by_role("button", name="Reproduce the paper's Table 1").click()
-    expect(page.get_by_text("Coverage agrees within")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("Coverage agrees within")).to_be_visible()
     charts_then_save(page, 4, "ratio-table1")
 
     open_page(page, "Release")
-    expect(page.get_by_text("calibration ratio Σscore/Σincome_over_50k per group")).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS
-    )
+    expect(page.get_by_text("calibration ratio Σscore/Σincome_over_50k per group")).to_be_visible()
     save_screen(page, "ratio-release", VIEWPORT)

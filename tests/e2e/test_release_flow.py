@@ -12,7 +12,6 @@ from dpcore.accounting import ZCDP
 from dpcore.ledger import Ledger
 from strata_ui.constants import DEFAULT_LEDGER_NAME
 from tests.e2e.helpers import (
-    LOAD_TIMEOUT_MS,
     commit_release,
     downloaded_text,
     open_app,
@@ -49,7 +48,7 @@ def test_release_spends_once_and_downloads(page: Page, fresh_app_url: str, tmp_p
 
     # A browser refresh starts a new session on the same plan: nothing more is spent.
     page.reload()
-    expect(page.get_by_text("This plan was released on")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("This plan was released on")).to_be_visible()
     expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
 
     ledger = Ledger(tmp_path / "ledger.sqlite", DEFAULT_LEDGER_NAME, ZCDP(1.0))

@@ -11,7 +11,6 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import (
-    LOAD_TIMEOUT_MS,
     commit_release,
     downloaded_text,
     no_exception,
@@ -33,7 +32,7 @@ def choose_synthetic_data(page: Page, url: str) -> None:
     open_app(page, url, VIEWPORT)
     open_page(page, "Estimator")
     page.get_by_text("Synthetic data", exact=True).click()
-    expect(page.get_by_text(PREVIEW_LABEL)).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text(PREVIEW_LABEL)).to_be_visible()
     settle(page, VIEWPORT)
 
 
@@ -46,7 +45,7 @@ def test_synth_estimator_and_compare_screens(page: Page, app_url: str):
     no_exception(page)
 
     open_page(page, "Compare")
-    expect(page.get_by_text("4. Parity error")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("4. Parity error")).to_be_visible()
     settle(page, VIEWPORT)
     expect(page.locator(".js-plotly-plot")).to_have_count(4)
     expect(

@@ -5,7 +5,7 @@ reading changed; a refused file keeps the table in use (screenshots: upload-*.pn
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import LOAD_TIMEOUT_MS, open_app, open_page, save_screen
+from tests.e2e.helpers import open_app, open_page, save_screen
 
 VIEWPORT = {"width": 1280, "height": 720}
 
@@ -25,7 +25,7 @@ def test_a_messy_export_loads_with_its_problems_explained(page: Page, app_url: s
     messy = tmp_path / "survey export.csv"
     messy.write_text(MESSY_EXPORT, encoding="utf-8")
     upload.set_input_files(messy)
-    expect(page.get_by_text("Using “survey export.csv”")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("Using “survey export.csv”")).to_be_visible()
     notes = page.get_by_test_id("stAlertContentInfo")
     expect(notes.filter(has_text="household_id held whole numbers beyond")).to_have_count(1)
     expect(notes.filter(has_text="cells with a currency sign")).to_have_count(1)
@@ -50,6 +50,6 @@ def test_a_messy_export_loads_with_its_problems_explained(page: Page, app_url: s
     broken = tmp_path / "broken.csv"
     broken.write_bytes(b"a,b\n1,2\n3,4,5\n")
     upload.set_input_files(broken)
-    expect(page.get_by_text("line 3 has 3 fields")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("line 3 has 3 fields")).to_be_visible()
     expect(page.get_by_text("Still using “survey export.csv”")).to_be_visible()
     save_screen(page, "upload-refused", VIEWPORT)
