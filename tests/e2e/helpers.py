@@ -77,10 +77,18 @@ def grow_to_content(page: Page) -> None:
 
 
 def screenshot(page: Page, name: str) -> None:
-    """Save the whole app, not just the viewport, as ``SCREENSHOTS/<name>.png``."""
+    """Save the whole app, not just the viewport, as ``SCREENSHOTS/<name>.png``, then give the
+    window back its size and wait for the charts to redraw.
+
+    Clicking soon after the window had grown to a long page's height missed its target on a
+    busy machine (the page was still laying out after the resize): a download never started.
+    """
+    size = page.viewport_size
     grow_to_content(page)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+    page.set_viewport_size(size)
+    charts_drawn(page)
 
 
 def save_screen(page: Page, name: str, viewport: dict) -> None:
