@@ -398,12 +398,7 @@ def test_ratio_ci_is_a_thin_wrapper_over_the_sums(rows_weighted):
     direct = paper_ci(rows_weighted, True, method="monte_carlo", rng=21)
     sums = ratio_sums(*rows_weighted, bounds=(1, 1, 3), binary_y=True)
     via_sums = ratio_ci_from_sums(
-        sums,
-        epsilon=1.0,
-        **GAUSSIAN,
-        method="monte_carlo",
-        bounds=(1, 1, 3),
-        rng=21,
+        sums, epsilon=1.0, **GAUSSIAN, method="monte_carlo", bounds=(1, 1, 3), rng=21
     )
     assert (direct.estimate, direct.low, direct.high) == (
         via_sums.estimate,
@@ -427,12 +422,7 @@ def test_a_noise_source_object_and_secure_noise_are_accepted(rows_weighted):
 def test_ratio_scale_cuts_the_lower_end_at_zero_and_log_scale_stays_positive():
     sums = ratio_sums(*paper_rows(400, False, 16), bounds=(1, 1, 1), binary_y=True)
     release = release_ratio_sums(
-        sums,
-        epsilon=0.2,
-        **GAUSSIAN,
-        bounds=(1, 1, 1),
-        rng=17,
-        replicates=2000,
+        sums, epsilon=0.2, **GAUSSIAN, bounds=(1, 1, 1), rng=17, replicates=2000
     )
     ratio = ratio_interval(release, method="analytical")
     ok = ~ratio.flagged
@@ -540,12 +530,7 @@ def _group_releases(true_ratio: float, seed: int, reps: int):
         5000, reps=reps, weighted=False, true_ratio=true_ratio, rng=seed
     )
     return ratio_ci_from_sums(
-        sums,
-        epsilon=1.0,
-        **GAUSSIAN,
-        method="analytical",
-        bounds=(1, 1, 1),
-        rng=seed + 1,
+        sums, epsilon=1.0, **GAUSSIAN, method="analytical", bounds=(1, 1, 1), rng=seed + 1
     )
 
 
