@@ -75,6 +75,24 @@ def mean_bounds(factor: float = 100.0) -> GVDPBounds:
     )
 
 
+def mean_coverage(*, replications: int, rho: float, rng: int):
+    """GVDP coverage of the mean of N(1, 1) rows: n = 10,000, k = 100, r = 20, bounds 100×
+    too loose."""
+    return gvdp_coverage(
+        mean_data, [MEAN_TRUTH], "mean", replications=replications, k=MEAN_K, rho=rho,
+        resamples=MEAN_R, bounds=mean_bounds(), rng=rng,
+    )  # fmt: skip
+
+
+def ols_coverage(n: int, bounds: GVDPBounds, *, replications: int, k: int, rho: float,
+                 resamples: int, rng: int):  # fmt: skip
+    """GVDP coverage of the OLS coefficients on n rows of :func:`ols_data`."""
+    return gvdp_coverage(
+        lambda gen: ols_data(gen, n=n), OLS_BETA, "ols", replications=replications, k=k, rho=rho,
+        resamples=resamples, bounds=bounds, rng=rng,
+    )  # fmt: skip
+
+
 def binomial_low(successes: int, trials: int, alpha: float = 1e-3) -> float:
     """One-sided lower confidence bound (Clopper–Pearson) on a binomial proportion."""
     return float(stats.beta.ppf(alpha, successes, trials - successes + 1))
@@ -686,17 +704,7 @@ def test_stratified_and_coverage_argument_errors():
 @pytest.mark.slow
 def test_mean_coverage_with_bounds_100x_too_loose():
     """n = 10,000, k = 100, r = 20, ρ = 0.5, 500 replications: coverage in [0.93, 0.99]."""
-    result = gvdp_coverage(
-        mean_data,
-        [MEAN_TRUTH],
-        "mean",
-        replications=500,
-        k=MEAN_K,
-        rho=MEAN_RHO,
-        resamples=MEAN_R,
-        bounds=mean_bounds(),
-        rng=26,
-    )
+    result = mean_coverage(replications=500, rho=MEAN_RHO, rng=26)
     assert 0.93 <= result.coverage[0] <= 0.99
     errors = result.estimates[:, 0] - MEAN_TRUTH
     assert abs(errors.mean()) < 3 * errors.std(ddof=1) / math.sqrt(errors.size)
@@ -706,17 +714,7 @@ def test_mean_coverage_with_bounds_100x_too_loose():
 def test_mean_coverage_rests_on_the_variance_bound_when_noise_is_small():
     """With ρ = 50 the privacy noise is a small part of the interval, so coverage depends on the
     private sampling-variance bound (Thm. 2.10) being valid: dropping it would cover ~30 %."""
-    result = gvdp_coverage(
-        mean_data,
-        [MEAN_TRUTH],
-        "mean",
-        replications=300,
-        k=MEAN_K,
-        rho=50.0,
-        resamples=MEAN_R,
-        bounds=mean_bounds(),
-        rng=30,
-    )
+    result = mean_coverage(replications=300, rho=50.0, rng=30)
     assert 0.92 <= result.coverage[0] <= 0.99
     assert np.mean(result.variance) < 1.5 / MEAN_N  # the interval is not just very wide
 
@@ -727,16 +725,8 @@ def test_ols_coverage_and_unbiasedness_with_bounds_100x_too_loose():
     bounds = GVDPBounds.overestimated(
         OLS_BETA, ols_sampling_variance(), 100, resamples=OLS_R, subset_size=OLS_N // OLS_K
     )
-    result = gvdp_coverage(
-        ols_data,
-        OLS_BETA,
-        "ols",
-        replications=200,
-        k=OLS_K,
-        rho=OLS_RHO,
-        resamples=OLS_R,
-        bounds=bounds,
-        rng=27,
+    result = ols_coverage(
+        OLS_N, bounds, replications=200, k=OLS_K, rho=OLS_RHO, resamples=OLS_R, rng=27
     )
     assert np.all(result.coverage >= 0.90), result.coverage
     standard_error = result.estimates.std(axis=0, ddof=1) / math.sqrt(result.replications)
@@ -788,17 +778,10 @@ def test_no_interval_blows_up_when_the_variance_bound_fails(monkeypatch):
         return paper_bounds[-1]
 
     monkeypatch.setattr(module, "variance_upper_bound", spy)
-    result = gvdp_coverage(
-        lambda rng: ols_data(rng, n=BLOWUP_N),
-        OLS_BETA,
-        "ols",
-        replications=600,
-        k=BLOWUP_K,
-        rho=BLOWUP_RHO,
-        resamples=BLOWUP_R,
-        bounds=blowup_bounds(),
-        rng=0,
-    )
+    result = ols_coverage(
+        BLOWUP_N, blowup_bounds(), replications=600, k=BLOWUP_K, rho=BLOWUP_RHO,
+        resamples=BLOWUP_R, rng=0,
+    )  # fmt: skip
     (paper,) = paper_bounds
     failed = paper <= 0
     assert failed.any(axis=1).sum() >= 2  # the seed does reach the failure event
