@@ -143,6 +143,10 @@ class GVDPStratifiedResult(Interval):
     cost: ZCDP
     method: str = METHOD
 
+    def __post_init__(self) -> None:
+        for name in ("shares", "estimate", "low", "high", "variance"):  # read-only float copies
+            object.__setattr__(self, name, readonly_array(getattr(self, name)))
+
     @property
     def subsets(self) -> np.ndarray:
         """Each group's number of BLB subsets :math:`k_g`."""
@@ -328,16 +332,10 @@ def gvdp_stratified(
         weights, [r.estimate for r in results], [r.variance for r in results], results[0].level
     )
     return GVDPStratifiedResult(
-        labels=labels,
-        groups=tuple(results),
-        shares=readonly_array(weights),
-        estimate=readonly_array(estimate),
-        low=readonly_array(low),
-        high=readonly_array(high),
-        variance=readonly_array(variance),
-        level=results[0].level,
+        labels=labels, groups=tuple(results), shares=weights, estimate=estimate, low=low,
+        high=high, variance=variance, level=results[0].level,
         cost=parallel(*[r.cost for r in results]),
-    )
+    )  # fmt: skip
 
 
 def recombine(

@@ -565,6 +565,11 @@ def test_stratified_recombines_the_dp_group_estimates():
     assert all(g.cost == ZCDP(0.5) for g in result.groups)
     z = stats.norm.ppf(0.975)
     assert result.high[0] == pytest.approx(result.estimate[0] + z * math.sqrt(result.variance[0]))
+    clipped = result.within(-1.0, 1.0)
+    for released in (result, clipped):  # a release's numbers cannot be changed in place
+        for array in (released.shares, released.estimate, released.low, released.high):
+            assert not array.flags.writeable
+    assert clipped.high[0] <= 1.0
 
 
 # ---- validation -----------------------------------------------------------------------------------
