@@ -23,10 +23,8 @@ from dpcore.accounting import (
     pure_epsilon_within,
 )
 from dpcore.analyses.ratio.groups import check_ratio_bounds
-from dpcore.analyses.ratio.noise import release_ratio_sums
+from dpcore.analyses.ratio.noise import check_noise_choice, release_ratio_sums
 from dpcore.analyses.ratio.sums import (
-    COMPOSITIONS,
-    MECHANISMS,
     Composition,
     Mechanism,
     RatioBounds,
@@ -147,12 +145,7 @@ def release_arguments(
     Returns a dict with ``epsilon``, ``delta``, ``mechanism`` and ``composition``.
     """
     check_budget("budget", budget)
-    if mechanism not in MECHANISMS:
-        raise ValueError(f"`mechanism` must be one of {', '.join(map(repr, MECHANISMS))}, "
-                         f"got {mechanism!r}")  # fmt: skip
-    if composition not in COMPOSITIONS:
-        raise ValueError(f"`composition` must be one of {', '.join(map(repr, COMPOSITIONS))}, "
-                         f"got {composition!r}")  # fmt: skip
+    check_noise_choice(mechanism, composition)
     delta = open_unit_interval("delta", delta)
     if mechanism == "laplace":
         if isinstance(budget, ZCDP):

@@ -106,12 +106,17 @@ def check_option(name: str, value: object, options: dict[str, str]) -> str:
     return value
 
 
+def check_noise_choice(mechanism: object, composition: object) -> None:
+    """``ValueError`` naming the choices unless ``mechanism`` and ``composition`` are known."""
+    check_option("mechanism", mechanism, MECHANISMS)
+    check_option("composition", composition, COMPOSITIONS)
+
+
 def check_budget_args(
     epsilon: object, delta: object, mechanism: object, composition: object
 ) -> tuple[float, float]:
     """Validated (ε, δ); δ is 0 for the Laplace mechanism, which does not use it."""
-    check_option("mechanism", mechanism, MECHANISMS)
-    check_option("composition", composition, COMPOSITIONS)
+    check_noise_choice(mechanism, composition)
     epsilon = positive_number("epsilon", epsilon)
     if composition == "zcdp" and mechanism != "gaussian":
         raise ValueError(
