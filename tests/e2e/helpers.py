@@ -30,6 +30,9 @@ def settle(page: Page, viewport: dict | None = None) -> None:
     if viewport is not None:
         page.set_viewport_size(viewport)
     expect(page.get_by_test_id("stStatusWidget")).to_be_hidden()
+    # Widgets whose code is still loading show grey placeholders; a screenshot caught the
+    # Strata page that way once (the status widget is hidden before a run shows it, too).
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0)
     charts_drawn(page)
 
 
