@@ -9,11 +9,11 @@ PORT ?= 8501
 
 UV := $(VENV)/bin/uv
 
-# Python caches the bytecode of what it imports in __pycache__ (git ignores it), even where
-# PYTHONDONTWRITEBYTECODE is set, as on CI: without the cache every test process, Streamlit
+# make lets Python cache the bytecode of what it imports in __pycache__ (git ignores it), even
+# where PYTHONDONTWRITEBYTECODE is set, as on CI: without the cache every test process, Streamlit
 # server and script run compiles numpy, pandas, streamlit and this project anew. Compiling on
 # first import rather than at install (uv's --compile-bytecode) compiles only what runs: the
-# install takes 18 CPU-s less, and the whole clean-clone `make test` about 50 CPU-s less.
+# install takes 18 CPU-s less, and a clean-clone `make test` about 100 of its 500 CPU-s less.
 unexport PYTHONDONTWRITEBYTECODE
 
 # uv resolves and installs the same packages as pip in a fraction of the time.
