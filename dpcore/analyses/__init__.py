@@ -7,7 +7,7 @@ frozen settings and an :class:`~dpcore.analyses.base.Analysis` instance, a packa
 :data:`ANALYSES` below.
 """
 
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.gvdp.analysis import GVDP
 from dpcore.analyses.mean.analysis import MEAN
 from dpcore.analyses.ratio.analysis import RATIO
@@ -29,4 +29,4 @@ def get(name: str) -> Analysis:
         ) from None
 
 
-__all__ = ["ANALYSES", "REGISTRY", "Analysis", "get"]
+__all__ = ["ANALYSES", "REGISTRY", "Analysis", "PlannerUnavailable", "get"]

@@ -12,7 +12,11 @@ that knows, for those settings:
 - its release plan (:meth:`Analysis.plan`), from which its preview follows: the plan's estimate
   drawn once with simulation noise (:meth:`Analysis.preview`);
 - its simulation study, many simulated releases scored against the confidential truth
-  (:meth:`Analysis.study`).
+  (:meth:`Analysis.study`);
+- for the planner (:mod:`dpcore.planner`), where it has one: the errors of what it publishes as a
+  function of the budget (:meth:`Analysis.error_model`), their check by simulation
+  (:meth:`Analysis.check_accuracy`) and the frontier of stratification choices
+  (:meth:`Analysis.frontier`). An analysis without them raises :class:`PlannerUnavailable`.
 
 The registry in :mod:`dpcore.analyses` lists one instance of each.
 """
@@ -29,14 +33,20 @@ import pandas as pd
 from dpcore._validate import as_rng
 from dpcore.accounting import Budget
 from dpcore.errors import Problem, SettingsError
-from dpcore.grouping import Grouping
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import SimulationNoise
+from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader, ReleasePlan
 
-__all__ = ["Analysis"]
+__all__ = ["Analysis", "PlannerUnavailable"]
 
 SettingsT = TypeVar("SettingsT")
 StatsT = TypeVar("StatsT")
+
+
+class PlannerUnavailable(ValueError):
+    """The planner does not cover this analysis, or these settings of it; the message says
+    which and what to use instead."""
 
 
 class Analysis(ABC, Generic[SettingsT, StatsT]):
@@ -116,3 +126,43 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     ) -> Any:
         """Many simulated releases at ``budget``, scored against the confidential truth (the
         Compare page's numbers; numpy noise, no budget spent)."""
+
+    def error_model(self, stats: StatsT, settings: SettingsT) -> ErrorModel:
+        """The errors of the estimates a release at ``settings`` would publish, as functions of
+        its budget (:class:`~dpcore.planner.accuracy.ErrorModel`, the planner's input)."""
+        raise PlannerUnavailable(self._no_planner())
+
+    def check_accuracy(
+        self,
+        stats: StatsT,
+        settings: SettingsT,
+        budget: Budget,
+        target: AccuracyTarget,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        """How often simulated releases at ``budget`` (in :meth:`error_model`'s unit) meet
+        ``target``, per estimate (a curator's check of the planner's answer)."""
+        raise PlannerUnavailable(self._no_planner())
+
+    def frontier(
+        self,
+        frame: pd.DataFrame,
+        columns: list[str],
+        settings: SettingsT,
+        budget: Budget,
+        grouping: GroupingSpec,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        """Every stratification of ``columns`` × strategy scored at ``budget`` (a user's
+        budget), with ``grouping``'s edges and small-group rule (a curator's preview)."""
+        raise PlannerUnavailable(self._no_planner())
+
+    def _no_planner(self) -> str:
+        return (
+            f"The planner covers the mean per group so far, not the {self.title.lower()}. "
+            "Choose the mean on the Data page, or compare budgets on the Compare page."
+        )

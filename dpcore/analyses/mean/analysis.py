@@ -11,15 +11,18 @@ import numpy as np
 import pandas as pd
 
 from dpcore.accounting import Budget, PureDP, as_pure_dp, as_zcdp
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, PlannerUnavailable
+from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.simulate import group_summary, monte_carlo, replicate_metrics
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.errors import BudgetKindError, Problem, SettingsError
-from dpcore.grouping import Grouping
+from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
 __all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
@@ -176,6 +179,57 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
             rng=rng,
         )  # fmt: skip
         return MeanStudy(replicate_metrics(frame), group_summary(frame))
+
+    def _planned_estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean:
+        estimator = self.estimator(settings)
+        if isinstance(estimator, CoinPressMean):
+            raise PlannerUnavailable(
+                "The planner covers the Laplace and Gaussian means. CoinPress adapts its clipping "
+                "to the data at every step, so its error has no closed form: choose the Laplace "
+                "or Gaussian mean on the Estimator page, or compare CoinPress on the Compare page."
+            )
+        return estimator
+
+    def error_model(self, stats: GroupValues, settings: MeanSettings) -> ErrorModel:
+        return mean_error_model(
+            stats, self._planned_estimator(settings), settings.strategy, settings.global_fraction
+        )
+
+    def check_accuracy(
+        self,
+        stats: GroupValues,
+        settings: MeanSettings,
+        budget: Budget,
+        target: AccuracyTarget,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        return check_by_simulation(
+            stats, self._planned_estimator(settings), budget, target,
+            strategy=settings.strategy, global_fraction=settings.global_fraction,
+            replicates=replicates, rng=rng,
+        )  # fmt: skip
+
+    def frontier(
+        self,
+        frame: pd.DataFrame,
+        columns: list[str],
+        settings: MeanSettings,
+        budget: Budget,
+        grouping: GroupingSpec,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        if settings.value is None:
+            raise PlannerUnavailable("Choose the value column to estimate on the Data page.")
+        return stratification_frontier(
+            frame, columns, settings.value, self.estimator(settings),
+            self.native_budget(settings, budget), edges=dict(grouping.edges),
+            min_group_size=grouping.min_group_size, small_groups=grouping.small_groups,
+            global_fraction=settings.global_fraction, replicates=replicates, rng=rng,
+        )  # fmt: skip
 
 
 MEAN = MeanAnalysis()

@@ -19,7 +19,7 @@ from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.release.plan import PlanHeader, ReleaseRow, init_arguments
 from dpcore.shares import PublicShares
 
-__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow"]
+__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow", "public_range"]
 
 MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
 
@@ -166,8 +166,8 @@ class MeanPlan:
         so the same estimates always give the same intervals.
         """
         result = self.estimate(noise, rng)
-        public_range = _public_range(self.estimator)
-        groups, population = (part.within(*public_range) for part in self.intervals(result))
+        low, high = public_range(self.estimator)
+        groups, population = (part.within(low, high) for part in self.intervals(result))
         rows = []
         if self.strategy != "global_only":
             for g, label in enumerate(self.values.labels):
@@ -216,7 +216,7 @@ class MeanPlan:
         sizes and for CoinPress they are plug-in approximations. The intervals describe the noise
         only: they cover the clipped sample mean, not sampling error.
         """
-        low, high = _public_range(self.estimator)
+        low, high = public_range(self.estimator)
         centres = np.clip(np.asarray(group_estimates, dtype=float), low, high)
         stand_in = _constant_values(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
@@ -275,7 +275,8 @@ class MeanPlan:
         )
 
 
-def _public_range(estimator: MeanEstimator) -> tuple[float, float]:
+def public_range(estimator: MeanEstimator) -> tuple[float, float]:
+    """The public range every released mean is clipped into: the bounds, or CoinPress' prior."""
     if isinstance(estimator, CoinPressMean):
         return estimator.prior
     if estimator.bounds is None:

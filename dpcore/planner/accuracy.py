@@ -1,0 +1,378 @@
+r"""Accuracy → budget: the smallest budget at which every published estimate meets a target.
+
+An analysis describes the error of each estimate it publishes as a *bias* plus *noise* whose size
+falls with the budget in a known way. For the mechanisms the planner covers the noise at budget
+:math:`b` is a fixed distribution :math:`X` divided by a *budget scale* :math:`s(b)`:
+
+- Laplace noise under ε-DP: scale :math:`\Delta/\varepsilon`, so :math:`s = \varepsilon`
+  (AAAI 2024, eq. 3);
+- Gaussian noise under ρ-zCDP: :math:`\sigma = \Delta/\sqrt{2\rho}`, so :math:`s = \sqrt\rho`
+  (AAAI 2024, eq. 1; Bun & Steinke 2016, Prop. 1.6).
+
+An estimate meets a target of ±h at confidence ``level`` when
+:math:`P(|\beta + X/s| \le h) \ge \text{level}`. With no bias (the target on the *noise interval's
+half-width*, which is all a release's noise interval covers) the answer is closed-form:
+:math:`s^\ast = q_{\text{level}}(|X|)/h`. With a bias β (the clipping bias, seen only on the
+confidential data) the probability still rises with s whenever :math:`|\beta| < h` — the interval
+:math:`[s(-h-\beta), s(h-\beta)]` contains 0 and widens as s grows, and the noise is symmetric and
+unimodal — so a vectorised bisection finds :math:`s^\ast`; when :math:`|\beta| \ge h` no budget
+helps. The budget that meets every target is the largest of the estimates' :math:`s^\ast`: the
+estimate that needs it *binds*.
+
+Pure numpy/SciPy; the analyses build their :class:`ErrorModel` (e.g.
+:func:`dpcore.analyses.mean.accuracy.mean_error_model`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import finite_number, open_unit_interval
+from dpcore.accounting import ZCDP, Budget, PureDP, as_pure_dp, as_zcdp
+
+__all__ = [
+    "AccuracyTarget",
+    "BudgetAnswer",
+    "ErrorModel",
+    "ErrorShape",
+    "GaussianError",
+    "LaplaceError",
+    "LaplacePairError",
+    "SampledError",
+    "Shortfall",
+    "shortfall",
+    "smallest_budget",
+]
+
+BudgetUnit = Literal["epsilon", "rho"]
+BISECTION_STEPS = 60
+"""Halvings of a log-scale bracket: 60 take any bracket used here below 1e-12 relative width."""
+
+
+@dataclass(frozen=True)
+class AccuracyTarget:
+    """What a user needs of every published estimate.
+
+    ``amount`` is a half-width in the value's units (``relative=False``), or a fraction of each
+    estimate's true value (``relative=True``: a curator's view, since the true values are
+    confidential). ``level`` is the confidence. With ``include_bias=False`` the target is on the
+    noise alone — the half-width of the release's noise interval; with ``include_bias=True`` it is
+    on the estimate's error against the true value, clipping bias included (a curator's view).
+    """
+
+    amount: float
+    relative: bool = False
+    level: float = 0.95
+    include_bias: bool = False
+
+    def __post_init__(self) -> None:
+        amount = finite_number("amount", self.amount)
+        if amount <= 0:
+            what = "fraction" if self.relative else "half-width"
+            raise ValueError(
+                f"The target {what} must be above 0, got {amount:g}: no budget gives an exact "
+                "answer. Enter the error you can accept, e.g. 2 (hours) or 0.05 (5%)."
+            )
+        object.__setattr__(self, "amount", amount)
+        try:
+            object.__setattr__(self, "level", open_unit_interval("level", self.level))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The confidence level must be strictly between 0 and 1, got {self.level!r}: a "
+                "level of 1 would need an infinite budget. Try 0.95 or 0.99."
+            ) from exc
+
+    def half_widths(self, truth: np.ndarray) -> np.ndarray:
+        """The target half-width of each estimate, in the value's units."""
+        if not self.relative:
+            return np.full(np.shape(truth), self.amount)
+        return self.amount * np.abs(np.asarray(truth, dtype=float))
+
+    def describe(self) -> str:
+        within = f"{self.amount:.3g} × its true value" if self.relative else f"{self.amount:g}"
+        what = "error (clipping bias included)" if self.include_bias else "noise"
+        return f"every estimate's {what} within ±{within} with probability {self.level:.3g}"
+
+
+class ErrorShape(Protocol):
+    """Symmetric, unimodal noise of k estimates at budget scale 1, vectorised over them."""
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        """P(X_j ≤ x_j) for each estimate j."""
+
+    def abs_quantile(self, level: float) -> np.ndarray:
+        """The ``level`` quantile of |X_j| for each estimate j."""
+
+
+@dataclass(frozen=True)
+class LaplaceError:
+    """Laplace noise with scale ``scales`` (one per estimate)."""
+
+    scales: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        z = np.asarray(x) / self.scales
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.abs(z)))
+
+    def abs_quantile(self, level: float) -> np.ndarray:
+        # |Lap(b)| is Exponential with mean b: P(|X| ≤ t) = 1 − exp(−t/b).
+        return self.scales * -math.log1p(-level)
+
+
+@dataclass(frozen=True)
+class GaussianError:
+    """Normal noise with standard deviation ``sigmas`` (one per estimate)."""
+
+    sigmas: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        from scipy.special import ndtr
+
+        return ndtr(np.asarray(x) / self.sigmas)
+
+    def abs_quantile(self, level: float) -> np.ndarray:
+        from scipy.special import ndtri
+
+        return self.sigmas * ndtri((1 + level) / 2)
+
+
+@dataclass(frozen=True)
+class LaplacePairError:
+    r"""The sum of two independent Laplace noises of scale ``scales`` each.
+
+    Its density is :math:`(1 + |z|)e^{-|z|}/(4b)` with z = x/b, so
+    :math:`P(X > x) = (2 + z)e^{-z}/4` for x ≥ 0 (convolution of two Laplace densities).
+    """
+
+    scales: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        z = np.abs(np.asarray(x) / self.scales)
+        upper_tail = (2 + z) * np.exp(-z) / 4
+        return np.where(np.asarray(x) < 0, upper_tail, 1 - upper_tail)
+
+    def abs_quantile(self, level: float) -> np.ndarray:
+        # P(|X| > t) = (2 + z)e^{−z}/2 falls from 1 at z = 0; solve (2 + z)e^{−z} = 2(1 − level).
+        target = 2 * (1 - level)
+        low, high = 0.0, 1.0
+        while (2 + high) * math.exp(-high) > target:
+            high *= 2
+        for _ in range(BISECTION_STEPS):
+            mid = (low + high) / 2
+            low, high = (mid, high) if (2 + mid) * math.exp(-mid) > target else (low, mid)
+        return self.scales * high
+
+
+@dataclass(frozen=True)
+class SampledError:
+    """Noise known only by draws: ``draws`` has shape (draws, estimates). Used where no closed
+    form exists, e.g. a share-weighted sum of Laplace noises."""
+
+    draws: np.ndarray
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        return (self.draws <= np.asarray(x)).mean(axis=0)
+
+    def abs_quantile(self, level: float) -> np.ndarray:
+        return np.quantile(np.abs(self.draws), level, axis=0)
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorModel:
+    """The errors of the estimates a release would publish, as functions of its budget.
+
+    Attributes
+    ----------
+    labels, sizes
+        The published estimates (groups, then the whole population) and their row counts.
+    truth, bias
+        Each estimate's true value and its bias (e.g. clipping), ``None`` when the model was
+        built from public information only (then relative and bias-inclusive targets need the
+        curator's view).
+    shapes
+        ``(ErrorShape, count)`` blocks covering the estimates in order: the noise of each at
+        budget scale 1.
+    unit
+        ``"epsilon"`` (budget scale s = ε, pure DP) or ``"rho"`` (s = √ρ, zCDP).
+    assumptions
+        Sentences saying what the model assumes and which confidential numbers it used.
+    """
+
+    labels: tuple[str, ...]
+    sizes: np.ndarray
+    shapes: tuple[tuple[ErrorShape, int], ...]
+    unit: BudgetUnit
+    truth: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    assumptions: tuple[str, ...] = field(default=())
+
+    def budget_at(self, scale: float) -> Budget:
+        """The budget whose scale is ``scale``."""
+        return PureDP(scale) if self.unit == "epsilon" else ZCDP(scale**2)
+
+    def scale_of(self, budget: Budget) -> float:
+        """The budget scale s of ``budget`` (ε, or √ρ)."""
+        if self.unit == "epsilon":
+            return budget.epsilon
+        return math.sqrt(budget.rho)
+
+    def scale_within(self, available: Budget) -> float:
+        """The largest budget scale whose budget fits in ``available`` (ε or ρ)."""
+        if self.unit == "epsilon":
+            return as_pure_dp(available, "The planner").epsilon
+        return math.sqrt(as_zcdp(available, "The planner").rho)
+
+    def _cdf(self, x: np.ndarray) -> np.ndarray:
+        parts, start = [], 0
+        for shape, count in self.shapes:
+            parts.append(shape.cdf(x[start : start + count]))
+            start += count
+        return np.concatenate(parts)
+
+    def _abs_quantile(self, level: float) -> np.ndarray:
+        return np.concatenate([shape.abs_quantile(level) for shape, _ in self.shapes])
+
+    def _bias(self, target: AccuracyTarget) -> np.ndarray:
+        if not target.include_bias:
+            return np.zeros(len(self.labels))
+        if self.bias is None:
+            raise ValueError(
+                "A target that includes the clipping bias needs the confidential data; this "
+                "model was built from public information only."
+            )
+        return self.bias
+
+    def target_half_widths(self, target: AccuracyTarget) -> np.ndarray:
+        if target.relative and self.truth is None:
+            raise ValueError(
+                "A relative target needs each group's true value, which is confidential; this "
+                "model was built from public information only. Give the target in the value's "
+                "units instead."
+            )
+        return target.half_widths(self.truth if target.relative else np.zeros(len(self.labels)))
+
+    def _probability_within(self, scale: np.ndarray, half: np.ndarray, bias: np.ndarray):
+        """P(|β + X/s| ≤ h) for each estimate (vectorised over estimates)."""
+        return self._cdf(scale * (half - bias)) - self._cdf(scale * (-half - bias))
+
+    def needed_scales(self, target: AccuracyTarget) -> np.ndarray:
+        """Each estimate's smallest budget scale that meets ``target`` (inf where none does)."""
+        half, bias = self.target_half_widths(target), np.abs(self._bias(target))
+        quantile = self._abs_quantile(target.level)
+        if not target.include_bias:
+            return quantile / half
+        reachable = bias < half
+        margin = np.where(reachable, half - bias, np.nan)
+        low, high = quantile / (half + bias), quantile / margin  # see the module docstring
+        low, high = np.where(reachable, low, 1.0), np.where(reachable, high, 1.0)
+        for _ in range(BISECTION_STEPS):
+            mid = np.sqrt(low * high)
+            enough = self._probability_within(mid, half, bias) >= target.level
+            low, high = np.where(enough, low, mid), np.where(enough, mid, high)
+        return np.where(reachable, high, np.inf)
+
+    def half_widths_at(self, scale: float, target: AccuracyTarget) -> np.ndarray:
+        """Each estimate's error at budget scale ``scale``: the smallest h with
+        P(|β + X/s| ≤ h) ≥ ``target.level`` (β = 0 unless the target includes bias)."""
+        bias = np.abs(self._bias(target))
+        noise_only = self._abs_quantile(target.level) / scale
+        if not target.include_bias:
+            return noise_only
+        low, high = np.zeros_like(bias), bias + noise_only  # P(|β + X/s| ≤ |β| + q/s) ≥ level
+        scales = np.full(len(self.labels), scale)
+        for _ in range(BISECTION_STEPS):
+            mid = (low + high) / 2
+            enough = self._probability_within(scales, mid, bias) >= target.level
+            low, high = np.where(enough, low, mid), np.where(enough, mid, high)
+        return high
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetAnswer:
+    """The planner's answer to a target.
+
+    ``budget`` is the smallest budget that meets the target for every estimate (None when no
+    budget does), ``binding`` the estimate that needs it, ``table`` one row per estimate: label,
+    size, target half-width, the budget it alone needs, and its error at ``budget``.
+    ``unreachable`` lists the estimates no budget helps, with the reason.
+    """
+
+    target: AccuracyTarget
+    budget: Budget | None
+    binding: str | None
+    table: pd.DataFrame
+    unreachable: tuple[str, ...]
+
+
+def smallest_budget(model: ErrorModel, target: AccuracyTarget) -> BudgetAnswer:
+    """The smallest budget meeting ``target`` for every estimate of ``model`` (module docstring).
+
+    Raises ``ValueError`` when the target needs a confidential number the model lacks, or a
+    relative target meets a true value of 0.
+    """
+    half = model.target_half_widths(target)
+    if np.any(half <= 0):
+        zero = [label for label, h in zip(model.labels, half, strict=True) if h <= 0]
+        raise ValueError(
+            f"A relative target is 0 where the true value is 0 ({', '.join(zero[:3])}). Give "
+            "the target in the value's units instead."
+        )
+    needed = model.needed_scales(target)
+    name = "needed ε" if model.unit == "epsilon" else "needed ρ"
+    needed_budget = needed if model.unit == "epsilon" else needed**2
+    table = pd.DataFrame(
+        {"estimate": model.labels, "size": model.sizes, "target": half, name: needed_budget}
+    )
+    unreachable = tuple(
+        f"{label}: its clipping bias alone is {abs(b):.3g}, at least the target {h:.3g}"
+        for label, b, h, need in zip(model.labels, model._bias(target), half, needed, strict=True)
+        if not np.isfinite(need)
+    )
+    if unreachable:
+        table["error at budget"] = np.nan
+        return BudgetAnswer(target, None, None, table, unreachable)
+    binding = int(np.argmax(needed))
+    scale = float(needed[binding])
+    table["error at budget"] = model.half_widths_at(scale, target)
+    return BudgetAnswer(target, model.budget_at(scale), model.labels[binding], table, ())
+
+
+@dataclass(frozen=True, eq=False)
+class Shortfall:
+    """What the ``available`` budget gives when it cannot meet a target, and what would.
+
+    ``table`` has one row per estimate: label, size, target half-width, its error at
+    ``available``, and the rows it would need for its noise to meet the target at ``available``
+    (noise falls as 1/size for every estimate the planner covers; a clipping bias does not).
+    """
+
+    available: Budget
+    table: pd.DataFrame
+    short: tuple[str, ...]
+
+
+def shortfall(model: ErrorModel, target: AccuracyTarget, available: Budget) -> Shortfall:
+    """The estimates that miss ``target`` at the ``available`` budget (e.g. what the ledger has
+    left), their errors there, and the group sizes that would meet it."""
+    scale = model.scale_within(available)
+    half = model.target_half_widths(target)
+    error = model.half_widths_at(scale, target)
+    noise = model._abs_quantile(target.level) / scale
+    # Rounded before the ceiling so that 120.000000001 (binary rounding) needs 120 rows, not 121.
+    rows_needed = np.ceil(np.round(model.sizes * noise / half, 6)).astype(np.int64)
+    table = pd.DataFrame(
+        {
+            "estimate": model.labels,
+            "size": model.sizes,
+            "target": half,
+            "error at available budget": error,
+            "rows needed": rows_needed,
+        }
+    )
+    short = tuple(label for label, e, h in zip(model.labels, error, half, strict=True) if e > h)
+    return Shortfall(available, table, short)
