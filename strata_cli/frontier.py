@@ -1,0 +1,87 @@
+"""``strata-lab frontier``: every stratification of the candidate columns × every strategy at one
+budget, scored by simulated releases, with the Pareto frontier of population error against the
+worst group's error (issue 17, item 4).
+
+The scores are :meth:`MeanAnalysis.frontier`'s, against the confidential truth: the output is
+always a curator preview.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dpcore.accounting import format_components
+from dpcore.analyses import MEAN
+from strata_cli.inputs import (
+    budget_arguments,
+    check_budget_kind,
+    data_arguments,
+    grouping_spec,
+    mean_settings,
+    read_data,
+    requested_budget,
+)
+from strata_cli.output import emit, records, text_table
+
+__all__ = ["add_parser", "run"]
+
+CANDIDATE_COLUMNS = (
+    "label", "by", "strategy", "groups", "global_error", "worst_group_error", "parity_error",
+    "pareto", "skipped",
+)  # fmt: skip
+TEXT_COLUMNS = ("label", "groups", "global_error", "worst_group_error", "parity_error", "pareto")
+
+
+def add_parser(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "frontier", parents=[data_arguments()],
+        help="score every stratification of --by's columns × strategy at one budget",
+        description="Score every non-empty subset of the --by columns as a stratification, with "
+        "each strategy, by simulated releases at one budget, and mark the Pareto frontier of "
+        "population error against worst-group error. A curator preview.",
+    )  # fmt: skip
+    budget_arguments(parser)
+    simulation = parser.add_argument_group("simulation")
+    simulation.add_argument(
+        "--replicates",
+        type=int,
+        default=200,
+        metavar="N",
+        help="simulated releases per candidate (default 200)",
+    )
+    simulation.add_argument("--seed", type=int, default=0, help="of the releases (default 0)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    budget = requested_budget(args)
+    frame = read_data(args.data)
+    settings = mean_settings(args, frame)
+    check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")
+    table = MEAN.frontier(
+        frame, list(args.by), settings, budget, grouping_spec(args), replicates=args.replicates,
+        rng=args.seed,
+    )  # fmt: skip
+    document = {
+        "curator_preview": True,
+        "budget": budget.components(),
+        "candidates": records(table, {column: column for column in CANDIDATE_COLUMNS}),
+    }
+    emit(document, args.format, render_text)
+    return 0
+
+
+def render_text(document: dict) -> str:
+    rows = [{column: row[column] for column in TEXT_COLUMNS} for row in document["candidates"]]
+    skipped = dict.fromkeys(  # one line per stratification, not per strategy
+        f"- {' × '.join(row['by'])}: {row['skipped']}"
+        for row in document["candidates"]
+        if row["skipped"]
+    )
+    return "\n".join([
+        f"Candidates at {format_components(document['budget'])}, "
+        "errors in the value's units (pareto: on the frontier):",
+        text_table(rows),
+        *(["Skipped:", *skipped] if skipped else []),
+        "Curator preview: scored against the confidential data; do not publish it.",
+    ])  # fmt: skip

@@ -1,0 +1,259 @@
+"""What the subcommands share: their arguments, and turning parsed arguments into the library's
+objects (the table, its groups, the mean's settings, a budget, a ledger).
+
+Every subcommand that estimates a mean per group of a table (``plan``, ``frontier``, and later
+``release``) reads the same data arguments, declared once here as a parent parser; the budget and
+ledger arguments likewise. Malformed values (``--bounds x``) are usage errors, status 2; values
+that parse but the library refuses (``--bounds 5,1``) raise its ``ValueError``, status 1. Nothing
+here computes a number: the library does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from dpcore.accounting import ZCDP, Budget, PureDP
+from dpcore.analyses import MEAN
+from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
+from dpcore.analyses.mean.strategies import Strategy
+from dpcore.errors import BudgetKindError
+from dpcore.grouping import GroupingSpec
+from dpcore.io import load_table
+from dpcore.ledger import Ledger, list_ledgers
+
+__all__ = [
+    "CliError",
+    "budget_arguments",
+    "check_budget_kind",
+    "data_arguments",
+    "grouping_spec",
+    "ledger_arguments",
+    "mean_settings",
+    "open_ledger",
+    "read_data",
+    "requested_budget",
+]
+
+PLANNED_ESTIMATORS = ("laplace", "gaussian")
+"""The means whose error has a closed form; CoinPress adapts to the data and has none."""
+BUDGET_KINDS = {"pure": "ε-DP", "approx": "(ε, δ)-DP", "zcdp": "ρ-zCDP"}
+
+
+class CliError(Exception):
+    """A problem the user can fix, reported as one line with exit status 1."""
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types: a malformed value is a usage error (status 2)
+# --------------------------------------------------------------------------------------------
+
+
+def column_list(text: str) -> tuple[str, ...]:
+    columns = tuple(name.strip() for name in text.split(","))
+    if not all(columns):
+        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
+    return columns
+
+
+def bounds(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected two numbers L,U (the value's public range, e.g. 0,100), got {text!r}"
+        ) from None
+    return low, high
+
+
+def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
+    column, _, edges = text.partition("=")
+    try:
+        values = tuple(float(edge) for edge in edges.split(";"))
+    except ValueError:
+        values = ()
+    if not column.strip() or not values:
+        raise argparse.ArgumentTypeError(
+            f"expected COL=E1;E2;... (public bucket edges of a numeric column), got {text!r}"
+        )
+    return column.strip(), values
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number strictly between 0 and 1, got {text!r}"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Shared arguments
+# --------------------------------------------------------------------------------------------
+
+
+def data_arguments() -> argparse.ArgumentParser:
+    """The parent parser of every subcommand that estimates a mean per group of a table."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "data", metavar="DATA", help="CSV or Parquet file (.csv, .csv.gz, .parquet)"
+    )
+    data = parent.add_argument_group("data and groups")
+    data.add_argument(
+        "--by",
+        type=column_list,
+        required=True,
+        metavar="COL[,COL...]",
+        help="grouping columns; groups are their intersections",
+    )
+    data.add_argument("--value", required=True, metavar="COL", help="the numeric column to average")
+    data.add_argument(
+        "--bounds",
+        type=bounds,
+        required=True,
+        metavar="L,U",
+        help="the value's public range, never read off the data "
+        "(write --bounds=-10,10 when L is negative)",
+    )
+    data.add_argument(
+        "--estimator",
+        choices=PLANNED_ESTIMATORS,
+        required=True,
+        help="laplace (ε-DP) or gaussian (ρ-zCDP)",
+    )
+    data.add_argument(
+        "--sizes-public",
+        action="store_true",
+        help="treat the group sizes as public (otherwise they are confidential: "
+        "estimated with noise, and never printed)",
+    )
+    data.add_argument(
+        "--edges",
+        type=bucket_edges,
+        action="append",
+        default=[],
+        metavar="COL=E1;E2;...",
+        help="public bucket edges of a numeric grouping column (quote it in a "
+        "shell); repeat for each such column",
+    )
+    data.add_argument(
+        "--min-group-size",
+        type=int,
+        default=2,
+        metavar="N",
+        help="smaller groups are merged or dropped (default 2)",
+    )
+    data.add_argument(
+        "--small-groups",
+        choices=("merge", "drop"),
+        default="merge",
+        help="what to do with groups under --min-group-size (default merge)",
+    )
+    parent.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="JSON (default) or a short readable table",
+    )
+    return parent
+
+
+def budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--epsilon E | --rho R``, exactly one."""
+    budget = parser.add_argument_group("budget").add_mutually_exclusive_group(required=True)
+    budget.add_argument("--epsilon", type=float, metavar="E", help="a pure ε-DP budget")
+    budget.add_argument("--rho", type=float, metavar="R", help="a ρ-zCDP budget")
+
+
+def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> None:
+    """``--ledger PATH --ledger-name NAME``: an existing ledger file and the ledger in it."""
+    ledger = parser.add_argument_group("ledger")
+    ledger.add_argument("--ledger", metavar="PATH", help=f"an existing ledger file: {purpose}")
+    ledger.add_argument(
+        "--ledger-name",
+        default="default",
+        metavar="NAME",
+        help="which ledger in the file (default 'default')",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# From arguments to the library's objects
+# --------------------------------------------------------------------------------------------
+
+
+def read_data(path: str) -> pd.DataFrame:
+    """The table in ``path``; what reading changed (columns left out or renamed) goes to stderr
+    as notes."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    table = load_table(data, Path(path).name)
+    for note in table.notes:
+        print(f"strata-lab: note: {note}", file=sys.stderr)
+    return table.frame
+
+
+def mean_settings(
+    args: argparse.Namespace,
+    frame: pd.DataFrame,
+    strategy: Strategy = "stratified",
+    global_fraction: float = 0.5,
+) -> MeanSettings:
+    """The mean's settings from the data arguments, checked by the library (bounds in order)."""
+    low, high = args.bounds
+    settings = MeanSettings(
+        value=args.value, estimator=args.estimator, clip_low=low, clip_high=high,
+        n_public=args.sizes_public, strategy=strategy, global_fraction=global_fraction,
+    )  # fmt: skip
+    MEAN.check(settings, frame)
+    return settings
+
+
+def grouping_spec(args: argparse.Namespace) -> GroupingSpec:
+    return GroupingSpec(
+        by=args.by, edges=tuple(args.edges), min_group_size=args.min_group_size,
+        small_groups=args.small_groups,
+    )  # fmt: skip
+
+
+def requested_budget(args: argparse.Namespace) -> Budget:
+    return PureDP(args.epsilon) if args.epsilon is not None else ZCDP(args.rho)
+
+
+def check_budget_kind(settings: MeanSettings, budget: Budget, source: str) -> None:
+    """Raise a :class:`CliError` naming ``source`` (an option, a ledger) when the estimator
+    cannot run under a budget of ``budget``'s kind (:meth:`MeanAnalysis.native_budget`)."""
+    try:
+        MEAN.native_budget(settings, budget)
+    except BudgetKindError as exc:
+        needs = " or ".join(BUDGET_KINDS[kind] for kind in exc.needs)
+        raise CliError(
+            f"the {ESTIMATOR_LABELS[settings.estimator]} cannot run under the "
+            f"{BUDGET_KINDS[exc.kind]} budget of {source}; it needs {needs}"
+        ) from None
+
+
+def open_ledger(path: str, name: str) -> Ledger:
+    """The existing ledger ``name`` in the file ``path``, opened without writing to it."""
+    if not Path(path).is_file():
+        raise CliError(f"no ledger file at {path}")
+    try:
+        totals = {summary.name: summary.total for summary in list_ledgers(path)}
+    except sqlite3.Error as exc:
+        raise CliError(f"{path} is not a Strata Lab ledger file ({exc})") from None
+    if name not in totals:
+        raise CliError(
+            f"the ledger file {path} has no ledger named {name!r}; it has: "
+            f"{', '.join(map(repr, totals)) or 'none'}"
+        )
+    return Ledger(path, name, totals[name])

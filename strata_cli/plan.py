@@ -1,0 +1,216 @@
+"""``strata-lab plan``: the smallest budget at which every published estimate meets an accuracy
+target, and what a ledger's remaining budget would give instead (issue 17, item 4).
+
+Every number comes from the library: the answer and the errors at it from
+:func:`dpcore.planner.smallest_budget`, the check from simulated releases
+(:meth:`MeanAnalysis.check_accuracy`), the shortfall from :func:`dpcore.planner.shortfall`. A
+target that needs confidential numbers (relative, or clipping bias included) or confidential
+group sizes makes the answer a curator preview; group sizes are printed only when public.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+
+from dpcore.accounting import SYMBOLS, BudgetExceededError
+from dpcore.analyses import MEAN
+from dpcore.analyses.mean import GroupValues, MeanSettings
+from dpcore.analyses.mean.strategies import Strategy
+from dpcore.ledger import Ledger
+from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall, smallest_budget
+from strata_cli.inputs import (
+    CliError,
+    check_budget_kind,
+    data_arguments,
+    fraction,
+    grouping_spec,
+    ledger_arguments,
+    mean_settings,
+    open_ledger,
+    read_data,
+)
+from strata_cli.output import emit, records, text_table
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "plan", parents=[data_arguments()], help="the smallest budget that meets a target",
+        description="Print the smallest privacy budget at which every published estimate "
+        "meets an accuracy target, checked by simulated releases.",
+    )  # fmt: skip
+    target = parser.add_argument_group("target")
+    amount = target.add_mutually_exclusive_group(required=True)
+    amount.add_argument(
+        "--target-abs",
+        type=float,
+        metavar="H",
+        help="every estimate within ±H, in the value's units",
+    )
+    amount.add_argument(
+        "--target-rel",
+        type=float,
+        metavar="F",
+        help="every estimate within ±F × its true value (a curator preview)",
+    )
+    target.add_argument("--level", type=float, default=0.95, help="confidence (default 0.95)")
+    target.add_argument(
+        "--include-bias",
+        action="store_true",
+        help="count the clipping bias in the error (a curator preview)",
+    )
+    release = parser.add_argument_group("release")
+    release.add_argument(
+        "--strategy",
+        choices=typing.get_args(Strategy),
+        default="stratified",
+        help="what the release publishes (default stratified)",
+    )
+    release.add_argument(
+        "--global-fraction",
+        type=fraction,
+        default=0.5,
+        metavar="F",
+        help="the whole population's share of the budget with global_and_groups (default 0.5)",
+    )
+    check = parser.add_argument_group("check")
+    check.add_argument(
+        "--check-replicates",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="simulated releases that check the answer; 0 skips (default 1000)",
+    )
+    check.add_argument("--seed", type=int, default=0, help="of the simulated releases (default 0)")
+    ledger_arguments(parser, "compare the answer with what it has left")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = AccuracyTarget(
+        args.target_abs if args.target_rel is None else args.target_rel,
+        relative=args.target_rel is not None, level=args.level, include_bias=args.include_bias,
+    )  # fmt: skip
+    frame = read_data(args.data)
+    settings = mean_settings(args, frame, args.strategy, args.global_fraction)
+    stats = MEAN.statistics(frame, grouping_spec(args).build(frame), settings)
+    model = MEAN.error_model(stats, settings)
+    answer = smallest_budget(model, target)
+    document = answer_document(args, model, answer)
+    if answer.budget is not None and args.check_replicates:
+        document["check"] = simulation_check(args, stats, settings, answer)
+    if answer.budget is not None and args.ledger:
+        document.update(ledger_comparison(args, settings, model, answer))
+    emit(document, args.format, render_text)
+    if answer.budget is None:
+        raise CliError(f"no budget meets the target: {'; '.join(answer.unreachable)}")
+    return 0
+
+
+def estimate_columns(args: argparse.Namespace, *columns: tuple[str, str]) -> dict[str, str]:
+    """The library's table columns to print, renamed: the label, the size only when public."""
+    size = {"size": "size"} if args.sizes_public else {}
+    return {"estimate": "label", **size, **dict(columns)}
+
+
+def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetAnswer) -> dict:
+    target = answer.target
+    budget = None if answer.budget is None else answer.budget.components()[model.unit]
+    needed = f"needed {SYMBOLS[model.unit]}"
+    columns = estimate_columns(
+        args, ("target", "target"), (needed, "needed"), ("error at budget", "expected_error")
+    )
+    return {
+        "estimator": args.estimator,
+        "strategy": args.strategy,
+        model.unit: budget,
+        "binding_group": answer.binding,
+        "target": dataclasses.asdict(target) | {"description": target.describe()},
+        "groups": records(answer.table, columns),
+        "unreachable": list(answer.unreachable),
+        "assumptions": list(model.assumptions),
+        "curator_preview": target.relative or target.include_bias or not args.sizes_public,
+    }
+
+
+def simulation_check(
+    args: argparse.Namespace, stats: GroupValues, settings: MeanSettings, answer: BudgetAnswer
+) -> list[dict]:
+    """How often simulated releases at the answer meet the target, with the binomial band a
+    calibrated level falls in (the binding estimate should sit in it, the others above)."""
+    table = MEAN.check_accuracy(
+        stats, settings, answer.budget, answer.target, replicates=args.check_replicates,
+        rng=args.seed,
+    )  # fmt: skip
+    columns = {"estimate": "label", "met": "met", "band_low": "band_low", "band_high": "band_high"}
+    return records(table, columns)
+
+
+def ledger_comparison(
+    args: argparse.Namespace, settings: MeanSettings, model: ErrorModel, answer: BudgetAnswer
+) -> dict:
+    """What the ledger has left and whether it affords the answer; if not, the shortfall."""
+    ledger = open_ledger(args.ledger, args.ledger_name)
+    check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
+    left = ledger.remaining()
+    part: dict = {"ledger": {"name": ledger.name, "remaining": left, "affordable": True}}
+    try:
+        ledger.check_affordable(answer.budget)
+    except BudgetExceededError:
+        part["ledger"]["affordable"] = False
+        part["shortfall"] = shortfall_document(args, model, answer, ledger, left)
+    return part
+
+
+def shortfall_document(
+    args: argparse.Namespace,
+    model: ErrorModel,
+    answer: BudgetAnswer,
+    ledger: Ledger,
+    left: dict[str, float],
+) -> dict:
+    """Each estimate's error at what the ledger has ``left`` and the rows that would meet the
+    target there, with a sentence saying so."""
+    if not all(value > 0 for value in left.values()):
+        message = f"The ledger {ledger.name!r} has no budget left: no release can be made from it."
+        return {"available": left, "groups": [], "message": message}
+    available = type(ledger.total)(**left)
+    result = shortfall(model, answer.target, available)
+    columns = estimate_columns(
+        args, ("target", "target"), ("error at available budget", "error_at_available"),
+        ("rows needed", "rows_needed"),
+    )  # fmt: skip
+    missed = f": {', '.join(result.short)}" if result.short else ""
+    message = (
+        f"The ledger {ledger.name!r} has {available} left, less than the {answer.budget} this "
+        f"target needs. At what is left, {len(result.short)} of {len(model.labels)} estimates "
+        f"miss the target{missed}; rows_needed is the size each would need to meet it there."
+    )
+    return {"available": left, "groups": records(result.table, columns), "message": message}
+
+
+def render_text(document: dict) -> str:
+    unit = "epsilon" if "epsilon" in document else "rho"
+    symbol, target = SYMBOLS[unit], document["target"]["description"]
+    if document[unit] is None:
+        lines = [f"No budget meets the target: {target}."]
+    else:
+        lines = [f"{symbol} = {document[unit]:.4g} meets the target: {target}."]
+        lines.append(f"Binding: {document['binding_group']}.")
+    headers = {"needed": f"needed {symbol}", "expected_error": f"error at {symbol}"}
+    lines += ["", text_table(document["groups"], headers)]
+    if "check" in document:
+        lines += ["", "Check by simulated releases (fraction within the target):"]
+        lines.append(text_table(document["check"]))
+    shortfall_part = document.get("shortfall")
+    if shortfall_part:
+        lines += ["", shortfall_part["message"]]
+        headers = {"error_at_available": "error at available", "rows_needed": "rows needed"}
+        lines += [text_table(shortfall_part["groups"], headers)] if shortfall_part["groups"] else []
+    lines += ["", "Assumptions:", *(f"- {line}" for line in document["assumptions"])]
+    if document["curator_preview"]:
+        lines.append("Curator preview: this answer uses confidential numbers; do not publish it.")
+    return "\n".join(lines)
