@@ -62,6 +62,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("Strata", "app_pages/strata.py", "strata", ":material/groups:"),
     PageSpec("Estimator", "app_pages/estimator.py", "estimator", ":material/functions:"),
     PageSpec("Budget", "app_pages/budget.py", "budget", ":material/account_balance_wallet:"),
+    PageSpec("Plan", "app_pages/plan.py", "plan", ":material/target:"),
     PageSpec("Compare", "app_pages/compare.py", "compare", ":material/compare_arrows:"),
     PageSpec("Release", "app_pages/release.py", "release", ":material/publish:"),
     PageSpec("Learn", "app_pages/learn.py", "learn", ":material/school:"),

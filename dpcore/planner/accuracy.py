@@ -199,6 +199,9 @@ class ErrorModel:
         budget scale 1.
     unit
         ``"epsilon"`` (budget scale s = ε, pure DP) or ``"rho"`` (s = √ρ, zCDP).
+    sizes_public
+        Whether the release treats the group sizes as public; when not, the sizes the model
+        divides by are confidential and its answers are a curator's preview.
     assumptions
         Sentences saying what the model assumes and which confidential numbers it used.
     """
@@ -209,6 +212,7 @@ class ErrorModel:
     unit: BudgetUnit
     truth: np.ndarray | None = None
     bias: np.ndarray | None = None
+    sizes_public: bool = True
     assumptions: tuple[str, ...] = field(default=())
 
     def budget_at(self, scale: float) -> Budget:

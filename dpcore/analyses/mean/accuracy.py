@@ -174,6 +174,7 @@ def mean_error_model(
         unit="epsilon" if isinstance(estimator, LaplaceMean) else "rho",
         truth=truth,
         bias=bias,
+        sizes_public=estimator.n_public,
         assumptions=tuple(_assumptions(estimator, strategy)),
     )
 

@@ -1,0 +1,76 @@
+"""Plan: from the accuracy you need to the budget it costs, and which stratification to choose."""
+
+import streamlit as st
+
+from dpcore.analyses import PlannerUnavailable
+from dpcore.ledger import LedgerUnavailableError
+from dpcore.planner import smallest_budget
+from strata_ui import pipeline, planner
+from strata_ui.analyses import current
+from strata_ui.state import get_settings, get_state, open_ledger
+
+st.title("Plan")
+st.markdown(
+    "Start from the accuracy you need: the planner finds the smallest budget at which every "
+    "group's estimate meets it, names the group that sets the price, and checks the answer with "
+    "simulated releases. Below, compare every way of grouping people at the current budget."
+)
+
+ui, state = current(), get_state()
+settings = get_settings(ui.analysis.settings_type)
+try:
+    model = planner.cached_error_model(ui.analysis, settings)
+except PlannerUnavailable as exc:
+    st.info(str(exc), icon=":material/info:")
+    st.stop()
+except (ValueError, TypeError) as exc:  # missing bounds, no grouping yet: the message says where
+    st.info(str(exc), icon=":material/info:")
+    st.stop()
+
+st.subheader("The accuracy you need")
+try:
+    target = planner.target_inputs(planner.value_unit(settings))
+    answer = smallest_budget(model, target)
+except ValueError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+ledger = None
+if not state.workshop_mode:  # workshop mode shows no ledger
+    try:
+        ledger = open_ledger()
+    except LedgerUnavailableError as exc:
+        st.caption(f"The ledger cannot be read now, so the answer is not compared with it: {exc}")
+planner.render_answer(answer, model, ledger)
+with st.expander("What the planner assumes"):
+    st.markdown("\n".join(f"- {line}" for line in model.assumptions))
+
+if answer.budget is not None:
+    st.subheader("Checked by simulation")
+    st.caption(
+        "Curator preview, not differentially private: simulated releases of the real estimator "
+        "on the confidential data, scored against the clipped means (the true means when the "
+        "clipping bias counts)."
+    )
+    check = ui.analysis.check_accuracy(
+        pipeline.current_statistics(ui.analysis, settings), settings, answer.budget, target,
+        replicates=state.replicates, rng=state.seed,
+    )  # fmt: skip
+    planner.render_check(check, answer.binding, state.replicates)
+
+st.subheader("Which stratification?")
+st.info(
+    "Curator preview, not differentially private: every candidate is scored against the "
+    "confidential data.",
+    icon=":material/visibility:",
+)
+try:
+    planner.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
+except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch
+    st.error(str(exc), icon=":material/error:")
+
+st.subheader("What next")
+st.page_link(
+    "app_pages/budget.py", label="Set the budget", icon=":material/account_balance_wallet:"
+)
+st.page_link("app_pages/compare.py", label="Compare strategies", icon=":material/compare_arrows:")
+st.page_link("app_pages/release.py", label="Preview and release", icon=":material/publish:")

@@ -1,0 +1,91 @@
+"""Charts of the Plan page: the budget each group needs, and the stratification frontier."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+
+STRATEGY_NAMES = {
+    "stratified": "One estimate per group",
+    "global_only": "One estimate for everyone",
+    "global_and_groups": "Both, budget split",
+}
+
+
+def _layout(
+    figure: go.Figure, title: str, x_title: str, y_title: str, height: int, bottom: int
+) -> None:
+    figure.update_layout(
+        title={"text": title}, xaxis_title={"text": x_title}, yaxis_title={"text": y_title},
+        font=FONT, height=height, legend=LEGEND_BELOW, margin={"t": 60, "b": bottom},
+    )  # fmt: skip
+
+
+def needed_budget_chart(table: pd.DataFrame, symbol: str, binding: str | None) -> go.Figure:
+    """One bar per published estimate: the budget it alone needs to meet the target; the one
+    that binds (needs the most, so sets the answer) stands out."""
+    column = f"needed {symbol}"
+    rows = table.sort_values(column, ascending=True, kind="stable")
+    colours = [PALETTE[1] if label == binding else PALETTE[0] for label in rows["estimate"]]
+    figure = go.Figure(
+        go.Bar(
+            x=rows[column],
+            y=rows["estimate"],
+            orientation="h",
+            marker_color=colours,
+            hovertemplate=f"%{{y}}<br>needs {symbol} = %{{x:.3g}}<extra></extra>",
+        )
+    )
+    _layout(
+        figure, f"The {symbol} each estimate needs (orange: the one that sets the answer)",
+        f"{symbol} needed (log scale)", "", max(240, 28 * len(rows) + 120), 50,
+    )  # fmt: skip
+    figure.update_xaxes(type="log")
+    figure.update_yaxes(automargin=True)
+    return figure
+
+
+def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
+    """Population error against the worst group's error, one marker per candidate and
+    strategy; the Pareto frontier joined by a line."""
+    scored = table[table["skipped"] == ""]
+    figure = go.Figure()
+    for i, (strategy, name) in enumerate(STRATEGY_NAMES.items()):
+        rows = scored[scored["strategy"] == strategy]
+        figure.add_trace(
+            go.Scatter(
+                x=rows["global_error"],
+                y=rows["worst_group_error"],
+                mode="markers",
+                name=name,
+                text=rows["label"],
+                marker={
+                    "color": PALETTE[i],
+                    "size": [14 if p else 8 for p in rows["pareto"]],
+                    "line": {"width": [2 if p else 0 for p in rows["pareto"]], "color": "black"},
+                },
+                hovertemplate="%{text}<br>population error %{x:.3g}<br>worst group error "
+                "%{y:.3g}<extra></extra>",
+            )
+        )
+    front = scored[scored["pareto"]].sort_values("global_error")
+    figure.add_trace(
+        go.Scatter(
+            x=front["global_error"],
+            y=front["worst_group_error"],
+            mode="lines",
+            name="Pareto frontier",
+            line={"color": "black", "dash": "dot"},
+            hoverinfo="skip",
+        )
+    )
+    _layout(
+        figure, "Population error against the worst group's error (lower left is better)",
+        f"Population error ({unit}, log scale)", f"Worst group's error ({unit}, log scale)", 520,
+        110,
+    )  # fmt: skip
+    figure.update_xaxes(type="log")
+    figure.update_yaxes(type="log")
+    return figure

@@ -1,0 +1,374 @@
+"""The Plan page's sections, over :mod:`dpcore.planner` and the analysis' planner hooks: the
+accuracy a user needs → the budget it costs, checked by simulation; and the frontier of
+stratification choices, each adoptable in one click."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.accounting import ZCDP, Budget, PureDP, as_zcdp, format_components
+from dpcore.analyses import get
+from dpcore.analyses.base import Analysis
+from dpcore.grouping import GroupingSpec
+from dpcore.ledger import Ledger
+from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall
+from strata_ui import charts_planner, constants, pipeline
+from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.state import (
+    AppState,
+    get_dataset,
+    get_settings,
+    get_state,
+    reset_settings,
+    update_settings,
+)
+from strata_ui.widgets import bind
+
+__all__ = [
+    "PlannerView",
+    "cached_error_model",
+    "render_answer",
+    "render_check",
+    "render_frontier",
+    "target_inputs",
+]
+
+LEVELS = (0.8, 0.9, 0.95, 0.99)
+FRONTIER_REPLICATES = 200
+MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
+ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate
+
+
+@dataclass(frozen=True)
+class PlannerView:
+    """The Plan page's choices (the target, and the frontier's candidate columns)."""
+
+    relative: bool = False
+    half_width: float = 2.0
+    percent: float = 5.0
+    level: float = 0.95
+    include_bias: bool = False
+    frontier_columns: tuple[str, ...] | None = None  # None: the Strata page's columns
+
+
+def _symbol(model: ErrorModel) -> str:
+    return "ε" if model.unit == "epsilon" else "ρ"
+
+
+def value_unit(settings: object, *, markdown: bool = True) -> str:
+    """How the value's units read in labels: the value column's name (as code in markdown),
+    where there is one."""
+    value = getattr(settings, "value", None)
+    if not value:
+        return "the value's units"
+    return f"`{value}`" if markdown else value
+
+
+def target_inputs(unit: str) -> AccuracyTarget:
+    """The target widgets; ``ValueError`` with a user's message when the target is impossible."""
+    kind, amount, level = st.columns(3)
+    with kind:
+        relative = bind(
+            st.radio, "Accuracy as", PlannerView, "relative",
+            labels={False: f"± in {unit}", True: "± % of each group's true mean"},
+            help="A percentage needs each group's true mean, which is confidential: the answer "
+            "is then a curator preview.",
+        )  # fmt: skip
+    with amount:
+        if relative:
+            percent = bind(
+                st.number_input, "Within ± (% of the true mean)", PlannerView, "percent",
+                min_value=0.0, step=1.0, format="%.2f",
+            )  # fmt: skip
+            amount_value = percent / 100
+        else:
+            amount_value = bind(
+                st.number_input, f"Within ± (in {unit})", PlannerView, "half_width",
+                min_value=0.0, step=0.5, format="%.3g",
+            )  # fmt: skip
+    with level:
+        confidence = bind(
+            st.select_slider, "With probability", PlannerView, "level", options=LEVELS,
+            format_func=lambda v: f"{v:.0%}",
+        )  # fmt: skip
+    include_bias = bind(
+        st.checkbox, "Count the clipping bias too (curator preview: reads the confidential data)",
+        PlannerView, "include_bias",
+        help="Off: the target is on the noise, which is what a release's interval covers. On: "
+        "the target is on the distance to the true mean, so values outside the public bounds "
+        "count too.",
+    )  # fmt: skip
+    return AccuracyTarget(amount_value, relative, confidence, include_bias)
+
+
+@st.cache_data(max_entries=16, show_spinner="Modelling each estimate's error…")
+def _error_model(name: str, _stats, grouping_key: tuple, settings) -> ErrorModel:
+    return get(name).error_model(_stats, settings)
+
+
+def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel:
+    """The analysis' error model for the session's data and groups, cached on both."""
+    stats = pipeline.current_statistics(analysis, settings)
+    return _error_model(analysis.name, stats, pipeline.grouping_key(get_state()), settings)
+
+
+def _in_user_unit(budget: Budget, state: AppState) -> Budget:
+    """The answer in the Budget page's unit: ρ = ε²/2 for an ε answer when the user works in ρ."""
+    if state.budget_kind == "zcdp" and isinstance(budget, PureDP):
+        return as_zcdp(budget, "The planner")
+    return budget
+
+
+def _curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
+    reasons = []
+    if target.relative:
+        reasons.append("the true group means (for a percentage)")
+    if target.include_bias:
+        reasons.append("the clipping bias")
+    if not model.sizes_public:
+        reasons.append("the group sizes, which this release keeps private")
+    return reasons
+
+
+def render_answer(answer: BudgetAnswer, model: ErrorModel, ledger: Ledger | None) -> None:
+    """The smallest budget, the estimate that sets it, what the ledger says, and the chart."""
+    reasons = _curator_reasons(model, answer.target)
+    if reasons:
+        st.info(
+            "Curator preview, not differentially private: this answer reads "
+            + ", ".join(reasons) + ".",
+            icon=":material/visibility:",
+        )  # fmt: skip
+    if answer.budget is None:
+        st.warning(
+            "No budget meets this target: "
+            + "; ".join(answer.unreachable)
+            + ". Widen the public bounds on the Estimator page, or loosen the target.",
+            icon=":material/warning:",
+        )
+        return
+    state = get_state()
+    cost = _in_user_unit(answer.budget, state)
+    st.metric("Smallest budget that meets the target", format_components(cost.components()))
+    st.markdown(
+        f"Set by **{answer.binding}**: it needs the most budget; every other estimate meets the "
+        "target with room to spare."
+    )
+    warning = large_budget_warning(cost)
+    if warning:
+        st.warning(warning, icon=":material/warning:")
+    if ledger is not None:
+        _render_ledger_check(model, answer, cost, ledger)
+    _adopt_budget_button(cost, state)
+    symbol = _symbol(model)
+    st.plotly_chart(
+        charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
+        key="plan.needed_chart",
+    )
+    _answer_table(answer, model, symbol)
+
+
+def _answer_table(answer: BudgetAnswer, model: ErrorModel, symbol: str) -> None:
+    table = answer.table.rename(
+        columns={"target": "target (±)", "error at budget": "error at this budget (±)"}
+    )
+    if not model.sizes_public:
+        table = table.drop(columns="size")
+    st.dataframe(
+        table.style.format(
+            {
+                "target (±)": "{:.3g}",
+                f"needed {symbol}": "{:.3g}",
+                "error at this budget (±)": "{:.3g}",
+            }
+        ),
+        hide_index=True,
+    )
+
+
+def _remaining(ledger: Ledger) -> Budget | None:
+    left = ledger.remaining()
+    if not all(value > 0 for value in left.values()):
+        return None
+    return ZCDP(left["rho"]) if "rho" in left else PureDP(left["epsilon"])
+
+
+def _render_ledger_check(
+    model: ErrorModel, answer: BudgetAnswer, cost: Budget, ledger: Ledger
+) -> None:
+    if affordable(cost, ledger):
+        st.success(
+            f"The ledger “{ledger.name}” can afford it: it has "
+            f"{format_components(ledger.remaining())} left.",
+            icon=":material/check_circle:",
+        )
+        return
+    available = _remaining(ledger)
+    if available is None:
+        st.warning(
+            f"The ledger “{ledger.name}” is used up: start a new ledger on the Release page.",
+            icon=":material/warning:",
+        )
+        return
+    short = shortfall(model, answer.target, available)
+    missing = short.table[short.table["estimate"].isin(short.short)]
+    rows = int(missing["rows needed"].max())
+    st.warning(
+        f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
+        f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target (up "
+        f"to ±{missing['error at available budget'].max():.3g}). To meet it with what is left, "
+        f"the groups that miss would need about {rows:,} rows each: merge the smaller groups "
+        "(minimum group size on the Strata page) or choose a coarser grouping (the frontier "
+        "below).",
+        icon=":material/warning:",
+    )
+
+
+def _adopt_budget_button(cost: Budget, state: AppState) -> None:
+    """Set the Budget page's slider to its first step at or above the answer."""
+    pure = isinstance(cost, PureDP)
+    options = constants.EPSILON_OPTIONS if pure else constants.RHO_OPTIONS
+    value = cost.epsilon if pure else cost.rho
+    symbol = "ε" if pure else "ρ"
+    step = next((option for option in options if option >= value * (1 - 1e-12)), None)
+    if step is None:
+        st.caption(
+            f"The Budget page offers at most {symbol} = {options[-1]:g} per release, below this "
+            "answer: loosen the target or merge groups."
+        )
+        return
+    if st.button(f"Use {symbol} = {step:g} on the Budget page", key="plan.adopt_budget"):
+        setattr(state, "epsilon" if pure else "rho", step)
+        st.success(
+            f"The next release's budget is now {symbol} = {step:g} (the Budget page's first "
+            f"step at or above {value:.3g}).",
+            icon=":material/check:",
+        )
+
+
+def render_check(table: pd.DataFrame, binding: str, replicates: int) -> None:
+    """How often simulated releases at the answer met the target, per estimate."""
+    row = table.set_index("estimate").loc[binding]
+    st.markdown(
+        f"In {replicates:,} simulated releases at this budget, **{binding}** met the target "
+        f"{row['met']:.1%} of the time; a calibrated answer shows {row['band_low']:.1%} to "
+        f"{row['band_high']:.1%}. Every other estimate should meet it at least as often."
+    )
+    shown = table[["estimate", "target", "met"]].rename(
+        columns={"target": "target (±)", "met": "met in simulated releases"}
+    )
+    st.dataframe(
+        shown.style.format({"target (±)": "{:.3g}", "met in simulated releases": "{:.1%}"}),
+        hide_index=True,
+    )
+
+
+def frontier_column_options(frame: pd.DataFrame, kept_apart: list[str]) -> list[str]:
+    """Columns the frontier can group by: text-like ones, and numeric ones with bucket edges."""
+    state = get_state()
+    options = []
+    for column in frame.columns:
+        if column in kept_apart:
+            continue
+        numeric = pd.api.types.is_numeric_dtype(frame[column])
+        if not numeric or pd.api.types.is_bool_dtype(frame[column]):
+            options.append(column)
+        elif column in state.bucket_edges:
+            options.append(column)
+    return options
+
+
+@st.cache_data(max_entries=8, show_spinner="Scoring every stratification…")
+def _frontier(
+    name: str, _frame: pd.DataFrame, fingerprint: str, columns: tuple[str, ...], settings,
+    budget: Budget, spec: GroupingSpec, seed: int,
+) -> pd.DataFrame:  # fmt: skip
+    return get(name).frontier(
+        _frame, list(columns), settings, budget, spec, replicates=FRONTIER_REPLICATES, rng=seed
+    )
+
+
+def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str]) -> None:
+    """Candidate columns, the frontier chart, and a button that adopts a candidate."""
+    adopted = st.session_state.pop(ADOPTED_FLASH, None)
+    if adopted:
+        st.success(adopted, icon=":material/check:")
+    state, frame = get_state(), get_dataset()
+    options = frontier_column_options(frame, kept_apart)
+    view = get_settings(PlannerView)
+    default = view.frontier_columns if view.frontier_columns is not None else state.strata_columns
+    columns = st.multiselect(
+        "Candidate columns", options, default=[c for c in default if c in options],
+        max_selections=MAX_FRONTIER_COLUMNS, key=f"plan.frontier_columns.{state.dataset_fingerprint}",
+        help="Every subset of these columns is a candidate grouping (at most "
+        f"{MAX_FRONTIER_COLUMNS} columns: {2**MAX_FRONTIER_COLUMNS - 1} groupings). A numeric "
+        "column is offered once it has bucket edges on the Strata page.",
+    )  # fmt: skip
+    if tuple(columns) != view.frontier_columns:
+        update_settings(PlannerView, frontier_columns=tuple(columns))
+    if not columns:
+        st.info("Choose one or more candidate columns.", icon=":material/info:")
+        return
+    budget = pipeline.page_budget(state)
+    spec = pipeline.grouping_spec(state)
+    table = _frontier(
+        analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,
+        state.seed,
+    )  # fmt: skip
+    st.caption(
+        f"At the Budget page's {format_components(budget.components())}, {FRONTIER_REPLICATES} "
+        "simulated releases per candidate, with the Strata page's small-group rule and the "
+        "counts of each candidate's groups as shares. Large markers are on the frontier: no "
+        "other choice is better on both axes."
+    )
+    st.plotly_chart(
+        charts_planner.frontier_chart(table, value_unit(settings, markdown=False)),
+        key="plan.frontier_chart",
+    )
+    _frontier_tables(table)
+    _adopt_candidate(table, settings)
+
+
+def _frontier_tables(table: pd.DataFrame) -> None:
+    front = table[table["pareto"]].sort_values("global_error")
+    st.markdown("**On the frontier**")
+    st.dataframe(
+        front[["label", "groups", "global_error", "worst_group_error", "parity_error"]]
+        .rename(
+            columns={
+                "label": "grouping and strategy",
+                "global_error": "population error",
+                "worst_group_error": "worst group's error",
+                "parity_error": "parity error (relative)",
+            }
+        )  # fmt: skip
+        .style.format(precision=3),
+        hide_index=True,
+    )
+    skipped = table[table["skipped"] != ""].drop_duplicates("by")
+    for _, row in skipped.iterrows():
+        st.caption(f"Not scored: {' × '.join(row['by'])} ({row['skipped']}).")
+
+
+def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
+    scored = table[table["skipped"] == ""].sort_values(
+        ["pareto", "global_error"], ascending=[False, True], kind="stable"
+    )
+    labels = scored["label"].tolist()
+    chosen = st.selectbox("Adopt a candidate", labels, key="plan.adopt_choice")
+    if chosen is None or not st.button("Use this grouping and strategy", key="plan.adopt"):
+        return
+    row = scored.set_index("label").loc[chosen]
+    state = get_state()
+    state.strata_columns = list(row["by"])
+    if hasattr(settings, "strategy"):
+        reset_settings(type(settings), strategy=row["strategy"])
+    st.session_state[ADOPTED_FLASH] = (
+        f"Now grouping by {' × '.join(row['by'])}, "
+        f"{charts_planner.STRATEGY_NAMES[row['strategy']].lower()}. The Strata and Estimator "
+        "pages show it, and the answer above is for it."
+    )
+    st.rerun()

@@ -1,0 +1,165 @@
+"""The Plan page as a user meets it: a target in hours → the budget, changed twice in a row; bad
+targets; the ledger's shortfall; adopting the answer and a frontier candidate; analyses the
+planner does not cover."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.accounting import ZCDP
+from dpcore.analyses.mean import MeanSettings
+from dpcore.ledger import Ledger
+from dpcore.planner import AccuracyTarget, smallest_budget
+from strata_ui import constants
+from strata_ui.planner import PlannerView
+from tests.app.helpers import change_settings, errors, go, start, state_of, text, titles
+
+HALF_WIDTH = "planner_view.half_width"
+
+
+def answer_shown(at: AppTest) -> str:
+    [metric] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
+    return metric.value
+
+
+def expected_epsilon(half_width: float, level: float = 0.95) -> float:
+    """The demo's answer, computed outside the app from the same library call."""
+    from dpcore.analyses import MEAN
+    from dpcore.datasets import load_demo
+    from dpcore.grouping import GroupingSpec
+
+    frame = load_demo()
+    settings = MeanSettings()
+    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
+    answer = smallest_budget(
+        MEAN.error_model(stats, settings), AccuracyTarget(half_width, level=level)
+    )
+    return answer.budget.epsilon
+
+
+@pytest.fixture
+def plan() -> AppTest:
+    at = start("plan")
+    assert not at.main.error, errors(at)
+    return at
+
+
+def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
+    assert answer_shown(plan) == f"ε = {expected_epsilon(2.0):.6g}"
+    page = text(plan.main.markdown)
+    assert "Set by **Other × Female**" in page
+    assert "simulated releases at this budget, **Other × Female** met the target" in page
+    assert titles(plan)[0].startswith("The ε each estimate needs")
+    assert titles(plan)[1].startswith("Population error against the worst group's error")
+    assert "can afford it" in text(plan.success)
+
+
+def test_every_change_of_the_target_sticks(plan):
+    for half_width in (1.0, 0.5, 3.0):
+        plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        assert answer_shown(plan) == f"ε = {expected_epsilon(half_width):.6g}"
+    for level in (0.9, 0.99):
+        plan.select_slider(key="planner_view.level").set_value(level).run()
+        assert answer_shown(plan) == f"ε = {expected_epsilon(3.0, level):.6g}"
+    assert not plan.exception
+
+
+def test_a_zero_target_is_explained_and_a_good_one_brings_the_answer_back(plan):
+    plan.number_input(key=HALF_WIDTH).set_value(0.0).run()
+    assert "must be above 0" in errors(plan)
+    assert not plan.exception
+    plan.number_input(key=HALF_WIDTH).set_value(2.0).run()
+    assert not plan.main.error
+    assert answer_shown(plan) == f"ε = {expected_epsilon(2.0):.6g}"
+
+
+def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(plan):
+    assert "Curator preview, not differentially private: this answer" not in text(plan.info)
+    plan.radio(key="planner_view.relative").set_value(True).run()
+    assert "the true group means" in text(plan.info)
+    for percent in (10.0, 2.0):
+        plan.number_input(key="planner_view.percent").set_value(percent).run()
+        assert answer_shown(plan).startswith("ε = ")
+    plan.checkbox(key="planner_view.include_bias").check().run()
+    assert "the clipping bias" in text(plan.info)
+    assert not plan.main.error, errors(plan)
+
+
+def test_a_target_the_ledger_cannot_afford_says_what_would_meet_it(plan):
+    plan.number_input(key=HALF_WIDTH).set_value(0.5).run()
+    warnings = text(plan.warning)
+    assert "has only ρ = 1 left" in warnings
+    assert "would need about 424 rows each" in warnings  # the noise-only closed form
+    assert "A large budget for one release" in warnings
+
+
+def test_using_the_answer_sets_the_budget_page_to_the_next_step(plan):
+    plan.button(key="plan.adopt_budget").click().run()
+    answer = expected_epsilon(2.0)
+    step = min(o for o in constants.EPSILON_OPTIONS if o >= answer)
+    assert state_of(plan).epsilon == step
+    go(plan, "budget")
+    assert plan.select_slider(key="budget.epsilon").value == step
+
+
+def test_in_rho_the_answer_is_given_in_rho():
+    at = start()
+    state_of(at).budget_kind = "zcdp"
+    go(at, "plan")
+    assert answer_shown(at) == f"ρ = {ZCDP(expected_epsilon(2.0) ** 2 / 2).rho:.6g}"
+
+
+def test_adopting_a_frontier_candidate_changes_the_strata_and_the_strategy(plan):
+    plan.selectbox(key="plan.adopt_choice").set_value("sex: one estimate for everyone").run()
+    plan.button(key="plan.adopt").click().run()
+    assert not plan.exception
+    assert state_of(plan).strata_columns == ["sex"]
+    assert (
+        plan.session_state[
+            "_strata_lab_settings.dpcore.analyses.mean.analysis.MeanSettings"
+        ].strategy
+        == "global_only"
+    )  # noqa: E501
+    assert "Now grouping by sex, one estimate for everyone" in text(plan.success)
+    # One estimate for everyone publishes only the population: the answer is for it.
+    assert "Set by **Whole population**" in text(plan.main.markdown)
+    go(plan, "strata")
+    key = f"strata.columns.{state_of(plan).dataset_fingerprint}"
+    assert plan.multiselect(key=key).value == ["sex"]
+
+
+def test_the_frontier_columns_change_twice_and_stick(plan):
+    key = f"plan.frontier_columns.{state_of(plan).dataset_fingerprint}"
+    plan.multiselect(key=key).select("workclass").run()
+    plan.multiselect(key=key).select("marital_status").run()
+    assert plan.multiselect(key=key).value == ["race", "sex", "workclass", "marital_status"]
+    assert not plan.main.error, errors(plan)
+    labels = plan.selectbox(key="plan.adopt_choice").options
+    assert len(labels) == 15 * 3
+
+
+def test_the_planner_says_which_analyses_it_covers():
+    at = start()
+    change_settings(at, MeanSettings, estimator="coinpress")
+    go(at, "plan")
+    assert "CoinPress adapts its clipping" in text(at.info)
+    state_of(at).analysis = "ratio"
+    go(at, "plan")
+    assert "covers the mean per group so far" in text(at.info)
+    assert not at.main.error
+
+
+def test_workshop_mode_shows_no_ledger():
+    at = start("plan", workshop="true")
+    assert "ledger" not in text(at.success).lower()
+    assert "ledger" not in text(at.warning).lower()
+
+
+def test_a_spent_ledger_is_named(plan):
+    Ledger(None, "default", ZCDP(1.0)).spend("all of it", ZCDP(1.0), {})
+    plan.run()
+    assert "used up" in text(plan.warning)
+    change_settings(plan, PlannerView, half_width=4.0)
+    plan.run()
+    assert not plan.exception

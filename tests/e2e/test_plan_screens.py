@@ -1,0 +1,65 @@
+"""Browser test of the Plan page: a target typed twice, the answer adopted on the Budget page,
+a frontier candidate adopted on the Strata page, and a refresh mid-flow (a new session: the
+analysis state does not live in the URL yet).
+
+Saves ``tests/artifacts/screenshots/plan-*.png`` for a person to look at.
+"""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.helpers import open_app, open_page, save_screen, settle
+
+VIEWPORT = {"width": 1400, "height": 900}
+ANSWER = "Smallest budget that meets the target"
+
+
+def type_target(page: Page, hours: str) -> None:
+    box = page.get_by_label("Within ± (in `hours_per_week`)")
+    box.fill(hours)
+    box.press("Enter")
+    settle(page, VIEWPORT)
+
+
+@pytest.mark.e2e
+def test_plan_target_budget_and_frontier(page: Page, app_url: str):
+    open_app(page, app_url, VIEWPORT)
+    open_page(page, "Plan")
+    expect(page.get_by_text(ANSWER)).to_be_visible()
+    settle(page, VIEWPORT)
+    expect(page.locator(".js-plotly-plot")).to_have_count(2)
+    save_screen(page, "plan", VIEWPORT)
+
+    type_target(page, "1")
+    expect(page.get_by_text("ε = 2.74838", exact=True)).to_be_visible()
+    type_target(page, "0.5")
+    expect(page.get_by_text("ε = 5.49676", exact=True)).to_be_visible()
+    expect(page.get_by_text("would need about 424 rows each")).to_be_visible()
+    save_screen(page, "plan-shortfall", VIEWPORT)
+
+    type_target(page, "2")
+    page.get_by_role("button", name="Use ε = 1.5 on the Budget page").click()
+    expect(page.get_by_text("The next release's budget is now ε = 1.5")).to_be_visible()
+    open_page(page, "Budget")
+    expect(page.get_by_text("ε = 1.5: any one person")).to_be_visible()
+
+    open_page(page, "Plan")
+    settle(page, VIEWPORT)
+    page.get_by_label("Adopt a candidate").click()
+    page.keyboard.type("sex: one estimate per")  # the list is long: filter it as a user would
+    page.get_by_role("option", name="sex: one estimate per group", exact=True).click()
+    page.get_by_role("button", name="Use this grouping and strategy").click()
+    expect(page.get_by_text("Now grouping by sex, one estimate per group")).to_be_visible()
+    settle(page, VIEWPORT)
+    save_screen(page, "plan-adopted", VIEWPORT)
+    open_page(page, "Strata")
+    settle(page, VIEWPORT)
+    chips = page.locator(".stMultiSelect").first.locator("[data-tag]")
+    expect(chips).to_have_text(["sex"])
+
+    # A refresh mid-flow starts a new session: the page answers again, without an error.
+    page.reload()
+    settle(page, VIEWPORT)
+    open_page(page, "Plan")
+    expect(page.get_by_text(ANSWER)).to_be_visible()
+    expect(page.locator(".stException")).to_have_count(0)
