@@ -7,12 +7,6 @@ import plotly.graph_objects as go
 
 from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
 
-STRATEGY_NAMES = {
-    "stratified": "One estimate per group",
-    "global_only": "One estimate for everyone",
-    "global_and_groups": "Both, budget split",
-}
-
 
 def _layout(
     figure: go.Figure, title: str, x_title: str, y_title: str, height: int, bottom: int
@@ -52,8 +46,8 @@ def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
     strategy; the Pareto frontier joined by a line."""
     scored = table[table["skipped"] == ""]
     figure = go.Figure()
-    for i, (strategy, name) in enumerate(STRATEGY_NAMES.items()):
-        rows = scored[scored["strategy"] == strategy]
+    for i, name in enumerate(dict.fromkeys(table["strategy_name"])):
+        rows = scored[scored["strategy_name"] == name]
         figure.add_trace(
             go.Scatter(
                 x=rows["global_error"],

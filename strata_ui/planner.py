@@ -368,7 +368,7 @@ def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
         reset_settings(type(settings), strategy=row["strategy"])
     st.session_state[ADOPTED_FLASH] = (
         f"Now grouping by {' × '.join(row['by'])}, "
-        f"{charts_planner.STRATEGY_NAMES[row['strategy']].lower()}. The Strata and Estimator "
+        f"{row['strategy_name'].lower()}. The Strata and Estimator "
         "pages show it, and the answer above is for it."
     )
     st.rerun()

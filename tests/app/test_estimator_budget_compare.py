@@ -42,7 +42,10 @@ def test_compare_shows_the_banner_and_four_labelled_charts():
         assert layout["yaxis"]["title"]["text"] or figure["data"][0]["type"] == "box"
     # Every chart has a one-sentence summary stating numbers for both strategies.
     assert len(summaries(at)) == 4
-    assert all("Stratified" in s and "Vanilla (i)" in s and "%" in s for s in summaries(at))
+    assert all(
+        "One estimate per group" in s and "One estimate for everyone" in s and "%" in s
+        for s in summaries(at)
+    )
 
 
 def test_moving_the_budget_changes_the_numbers():
@@ -75,7 +78,10 @@ def test_log_axis_toggle_and_vanilla_choice():
     assert charts(at)[1]["layout"]["yaxis"]["type"] == "log"
     at.radio(key="mean_view.vanilla_strategy").set_value("global_and_groups").run()
     assert not at.exception
-    assert [t["name"] for t in charts(at)[0]["data"]] == ["Stratified", "Vanilla (ii)"]
+    assert [t["name"] for t in charts(at)[0]["data"]] == [
+        "One estimate per group",
+        "Both, budget split",
+    ]
 
 
 @pytest.mark.parametrize("low, high", [(100.0, 100.0), (100.0, 0.0)])

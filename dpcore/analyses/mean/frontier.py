@@ -28,7 +28,12 @@ from dpcore._validate import as_rng, positive_int
 from dpcore.accounting import Budget
 from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
+from dpcore.analyses.mean.strategies import (
+    STRATEGY_NAMES,
+    MeanEstimator,
+    Strategy,
+    run_strategy,
+)
 from dpcore.grouping import GroupingSpec, SmallGroups
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import parity_error
@@ -116,7 +121,8 @@ def stratification_frontier(
     """Score every candidate stratification of ``columns`` × strategy at ``budget`` (the
     estimator's own budget) by simulation (module docstring).
 
-    Returns one row per candidate: ``label``, ``by`` (tuple), ``strategy``, ``groups`` (k), ``global_error``, ``worst_group_error``,
+    Returns one row per candidate: ``label``, ``by`` (tuple), ``strategy`` and its
+    ``strategy_name`` (what a user reads), ``groups`` (k), ``global_error``, ``worst_group_error``,
     ``parity_error``, ``pareto`` and ``skipped`` (why a candidate was not scored, else "").
     """
     replicates = positive_int("replicates", replicates)
@@ -138,7 +144,8 @@ def stratification_frontier(
                 raise ValueError(f"{grouping.k} groups, over the limit of {max_groups}")
             values = GroupValues.from_grouping(grouping, frame, value)
         except ValueError as exc:
-            rows += [_skipped(by, strategy, str(exc)) for strategy in FRONTIER_STRATEGIES]
+            unscored = (float("nan"),) * 3
+            rows += [_row(by, strategy, 0, unscored, str(exc)) for strategy in FRONTIER_STRATEGIES]
         else:
             for strategy in FRONTIER_STRATEGIES:
                 scores = _scores(
@@ -150,7 +157,7 @@ def stratification_frontier(
                     replicates,
                     np.random.default_rng(seed),
                 )
-                rows.append(_row(by, strategy, values, scores))
+                rows.append(_row(by, strategy, values.k, scores, ""))
         if progress is not None:
             progress(i + 1, len(subsets))
     table = pd.DataFrame(rows)
@@ -158,28 +165,11 @@ def stratification_frontier(
     return table
 
 
-def _label(by: tuple[str, ...], strategy: Strategy) -> str:
-    names = {
-        "stratified": "one estimate per group",
-        "global_only": "one estimate for everyone",
-        "global_and_groups": "both, budget split",
-    }
-    return f"{' × '.join(by)}: {names[strategy]}"
-
-
-def _row(by, strategy, values: GroupValues, scores: tuple[float, float, float]) -> dict:
+def _row(by: tuple[str, ...], strategy: Strategy, groups: int, scores, skipped: str) -> dict:
     global_error, worst, parity = scores
     return {
-        "label": _label(by, strategy), "by": by, "strategy": strategy, "groups": values.k,
-        "global_error": global_error,
-        "worst_group_error": worst, "parity_error": parity, "skipped": "",
-    }  # fmt: skip
-
-
-def _skipped(by, strategy, reason: str) -> dict:
-    nan = float("nan")
-    return {
-        "label": _label(by, strategy), "by": by, "strategy": strategy, "groups": 0,
-        "global_error": nan, "worst_group_error": nan, "parity_error": nan,
-        "skipped": reason,
+        "label": f"{' × '.join(by)}: {STRATEGY_NAMES[strategy].lower()}", "by": by,
+        "strategy": strategy, "strategy_name": STRATEGY_NAMES[strategy], "groups": groups,
+        "global_error": global_error, "worst_group_error": worst, "parity_error": parity,
+        "skipped": skipped,
     }  # fmt: skip

@@ -28,6 +28,7 @@ from dpcore.shares import PublicShares, share_values
 
 __all__ = [
     "STRATEGIES",
+    "STRATEGY_NAMES",
     "Strategy",
     "StrategyResult",
     "global_and_group_means",
@@ -37,11 +38,18 @@ __all__ = [
 ]
 
 Strategy = Literal["stratified", "global_only", "global_and_groups"]
-STRATEGIES: dict[str, str] = {
-    "stratified": "Stratified: each group with the full budget, recombined",
-    "global_only": "Vanilla (i): one global estimate used for every group",
-    "global_and_groups": "Vanilla (ii): global and group estimates, budget split",
+STRATEGY_NAMES: dict[str, str] = {
+    "stratified": "One estimate per group",
+    "global_only": "One estimate for everyone",
+    "global_and_groups": "Both, budget split",
 }
+"""What a user reads for each strategy (the paper's stratified, vanilla (i) and vanilla (ii))."""
+STRATEGIES: dict[str, str] = {
+    "stratified": "One estimate per group, each with the full budget, recombined for everyone",
+    "global_only": "One estimate for everyone, used for every group",
+    "global_and_groups": "Both: one for everyone and one per group, the budget split between them",
+}
+"""Each strategy in one sentence."""
 
 
 class MeanEstimator(Protocol):

@@ -15,14 +15,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.analyses.mean.strategies import STRATEGY_NAMES
 from strata_ui.charts_common import add_spread_band, budget_marker, interval_bars
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
-STRATEGY_NAMES = {
-    "stratified": "Stratified",
-    "global_only": "Vanilla (i)",
-    "global_and_groups": "Vanilla (ii)",
-}
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
 STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
 MARKER_COLOUR = PALETTE[3]  # the current budget on the sweep
@@ -92,7 +88,8 @@ def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> go
 
 
 def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
-    """``"Median global error — Stratified: 0.0204%; Vanilla (i): 0.00523%."``"""
+    """``"Median global error — One estimate per group: 0.0204%; One estimate for everyone:
+    0.00523%."``"""
     parts = [
         f"{STRATEGY_STYLE.name(s)}: {percent_text(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
         for s in _strategies(metrics)

@@ -82,14 +82,15 @@ def render_compare() -> None:
         st.caption("Move it and every chart below is redrawn. Switch ε/ρ on the Budget page.")
     with vanilla_col:
         vanilla = bind(
-            st.radio, "Compare stratified with", MeanView, "vanilla_strategy", options=VANILLA,
+            st.radio, "Compare one estimate per group with", MeanView, "vanilla_strategy",
+            options=VANILLA,
             format_func=STRATEGIES.__getitem__,
             help="The whole-population approach that stratification is measured against.",
         )  # fmt: skip
         st.caption(
-            "Vanilla (i) reuses one population estimate for every group; vanilla (ii) also "
-            f"estimates each group, with {1 - settings.global_fraction:.0%} of the budget (set "
-            "on the Budget page)."
+            "One estimate for everyone is used for every group; “both” also estimates each "
+            f"group, with {1 - settings.global_fraction:.0%} of the budget (set on the Budget "
+            "page). The paper calls these vanilla (i) and (ii)."
         )
     _render_simulation_controls()
     strategies = ("stratified", vanilla)

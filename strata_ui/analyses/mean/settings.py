@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpcore.accounting import format_components, parallel, scale, sequential
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
-from dpcore.analyses.mean.strategies import STRATEGIES
+from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
@@ -200,13 +200,14 @@ def render_budget_split() -> None:
         return
     st.subheader("What each strategy costs under composition")
     fraction = bind(
-        st.slider, "Vanilla (ii): share of the budget for the global estimate", MeanSettings,
+        st.slider, "Both, budget split: the share for the estimate for everyone", MeanSettings,
         "global_fraction", min_value=constants.GLOBAL_FRACTION_MIN,
         max_value=constants.GLOBAL_FRACTION_MAX, step=0.05,
-        help="Vanilla (ii) releases a global estimate and group estimates; they share one budget.",
+        help="“Both, budget split” releases one estimate for everyone and one per group; they "
+        "share one budget.",
     )  # fmt: skip
     st.caption(
-        f"The global estimate gets {fraction:.0%} of the budget and the groups the other "
+        f"The estimate for everyone gets {fraction:.0%} of the budget and the groups the other "
         f"{1 - fraction:.0%}; both touch everyone, so their costs add up."
     )
     try:
@@ -231,15 +232,18 @@ def _composition_table(budget, fraction: float, k: int) -> pd.DataFrame:
 
     groups = parallel(*[budget] * k)
     global_part, group_part = scale(budget, fraction), scale(budget, 1 - fraction)
+    per_group, everyone, both = (
+        STRATEGY_NAMES[s] for s in ("stratified", "global_only", "global_and_groups")
+    )
     rows = [
-        ("Stratified", f"{k} disjoint groups, each with the full budget", groups),
-        ("Stratified", "Total: parallel composition = one group's cost", groups),
-        ("Vanilla (i)", "One global estimate, full budget", budget),
-        ("Vanilla (i)", "Total", budget),
-        ("Vanilla (ii)", f"Global estimate ({fraction:.0%})", global_part),
-        ("Vanilla (ii)", f"{k} group estimates ({1 - fraction:.0%}, parallel over groups)",
+        (per_group, f"{k} disjoint groups, each with the full budget", groups),
+        (per_group, "Total: parallel composition = one group's cost", groups),
+        (everyone, "One estimate for everyone, full budget", budget),
+        (everyone, "Total", budget),
+        (both, f"The estimate for everyone ({fraction:.0%})", global_part),
+        (both, f"{k} group estimates ({1 - fraction:.0%}, parallel over groups)",
          parallel(*[group_part] * k)),
-        ("Vanilla (ii)", "Total: sequential composition (the parts add up)",
+        (both, "Total: sequential composition (the parts add up)",
          sequential(global_part, parallel(*[group_part] * k))),
     ]  # fmt: skip
     return pd.DataFrame(

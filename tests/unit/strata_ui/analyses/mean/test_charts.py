@@ -41,7 +41,7 @@ def groups() -> pd.DataFrame:
 
 def test_distribution_has_one_box_per_strategy_in_percent(metrics):
     fig = charts.distribution_figure(metrics, "global", title="T")
-    assert [t.name for t in fig.data] == ["Stratified", "Vanilla (i)"]
+    assert [t.name for t in fig.data] == ["One estimate per group", "One estimate for everyone"]
     assert [t.marker.color for t in fig.data] == list(charts.PALETTE[:2])
     np.testing.assert_allclose(fig.data[0].x, 100 * metrics.loc[:199, "global"])
     assert fig.layout.title.text == "T"
@@ -53,7 +53,7 @@ def test_distribution_summary_states_each_median(metrics):
     for s in STRATEGIES:
         median = np.median(metrics.loc[metrics["strategy"] == s, "parity"])
         assert f"{100 * median:.3g}%" in text
-    assert text.startswith("Median parity error — Stratified:")
+    assert text.startswith("Median parity error — One estimate per group:")
 
 
 def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups):
@@ -72,8 +72,8 @@ def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups)
 
 def test_group_summary_names_smallest_and_largest(groups):
     text = charts.group_error_summary(groups)
-    assert "small, n = 10): Stratified 20%, Vanilla (i) 40%" in text
-    assert "big, n = 1,000): Stratified 1%, Vanilla (i) 2%" in text
+    assert "small, n = 10): One estimate per group 20%, One estimate for everyone 40%" in text
+    assert "big, n = 1,000): One estimate per group 1%, One estimate for everyone 2%" in text
 
 
 def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
@@ -89,7 +89,7 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     assert len(fig.data) == 7  # band, band, line per strategy + the current budget
     upper, lower, line = fig.data[:3]
     assert lower.fill == "tonexty" and upper.line.width == 0
-    assert line.name == "Stratified" and line.mode == "lines+markers"
+    assert line.name == "One estimate per group" and line.mode == "lines+markers"
     assert list(line.x) == [0.1, 1.0, 10.0]
     assert np.all(np.asarray(upper.y) >= np.asarray(line.y))
     assert np.all(np.asarray(lower.y) <= np.asarray(line.y))
@@ -99,7 +99,7 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     assert marker.y[0] > 0 and marker.y[1] >= max(upper.y)
     assert len(charts.sweep_figure(sweep, "parity").data) == 6
     text = charts.sweep_summary(sweep, "parity")
-    assert text.startswith("Mean parity error from ε = 0.1 to ε = 10 — Stratified")
+    assert text.startswith("Mean parity error from ε = 0.1 to ε = 10 — One estimate per group")
 
 
 def test_long_group_labels_are_wrapped():
