@@ -149,12 +149,15 @@ def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def group_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per group of a :func:`monte_carlo` frame: size, mean error and its 5th/95th percentiles
-    over replicates, smallest group first."""
+    """Per group of a :func:`monte_carlo` frame: size, mean (normalized) error and its 5th/95th
+    percentiles over replicates, and ``abs_mean``, the mean absolute error in the value's units;
+    smallest group first."""
     groups = frame[frame["level"] == "group"]
+    groups = groups.assign(abs_error=(groups["estimate"] - groups["truth"]).abs())
     summary = groups.groupby("group", sort=False).agg(
         size=("size", "first"),
         mean=("error", "mean"),
+        abs_mean=("abs_error", "mean"),
         q05=("error", lambda e: float(np.quantile(e, 0.05))),
         q95=("error", lambda e: float(np.quantile(e, 0.95))),
     )

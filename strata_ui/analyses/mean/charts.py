@@ -127,10 +127,16 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
                     mean, 100 * rows["q05"], 100 * rows["q95"], STRATEGY_STYLE.colour(strategy)
                 ),
                 customdata=np.column_stack(
-                    [rows["size"].to_numpy(), 100 * rows["q05"], 100 * rows["q95"]]
-                ),
+                    [
+                        rows["size"].to_numpy(),
+                        100 * rows["q05"],
+                        100 * rows["q95"],
+                        rows["abs_mean"].to_numpy(),
+                    ]
+                ),  # fmt: skip
                 hovertemplate=(
-                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}%"
+                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}% "
+                    "(±%{customdata[3]:.3g} in the value's units)"
                     "<br>5–95%: %{customdata[1]:.3g}% – %{customdata[2]:.3g}%"
                     f"<extra>{STRATEGY_STYLE.name(strategy)}</extra>"
                 ),
@@ -154,14 +160,22 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
     )
 
 
-def group_error_summary(groups: pd.DataFrame) -> str:
-    """The smallest and largest groups' mean errors under every strategy."""
+def group_error_summary(groups: pd.DataFrame, unit: str = "") -> str:
+    """The smallest and largest groups' mean errors under every strategy, relative and (with
+    ``abs_mean`` in ``groups``) in the value's units: ``… 20% (±8.1 hours_per_week)``."""
+
+    def error_text(rows: pd.DataFrame) -> str:
+        text = percent_text(float(rows["mean"].iloc[0]))
+        if "abs_mean" in rows:
+            text += f" (±{float(rows['abs_mean'].iloc[0]):.3g}{' ' + unit if unit else ''})"
+        return text
+
     order = groups.drop_duplicates("group").sort_values("size", kind="stable")
     sentences = []
     for which, row in (("Smallest", order.iloc[0]), ("largest", order.iloc[-1])):
         rows = groups[groups["group"] == row["group"]]
         errors = ", ".join(
-            f"{STRATEGY_STYLE.name(s)} {percent_text(float(rows.loc[rows['strategy'] == s, 'mean'].iloc[0]))}"
+            f"{STRATEGY_STYLE.name(s)} {error_text(rows[rows['strategy'] == s])}"
             for s in _strategies(groups)
         )
         sentences.append(f"{which} group ({row['group']}, n = {int(row['size']):,}): {errors}")

@@ -102,7 +102,7 @@ def render_compare() -> None:
     metrics = charts.stack({s: r.metrics for s, r in results.items()})
     groups = charts.stack({s: r.groups for s, r in results.items()})
     st.caption(f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}.")
-    _render_errors(metrics, groups, state.replicates)
+    _render_errors(metrics, groups, state.replicates, settings.value)
     _render_sweep(settings, strategies, symbol, chosen)
 
 
@@ -126,7 +126,7 @@ def _render_simulation_controls() -> None:
         st.caption("Change it to check that a difference is not a fluke of one simulation.")
 
 
-def _render_errors(metrics, groups, replicates: int) -> None:
+def _render_errors(metrics, groups, replicates: int, value: str) -> None:
     st.subheader("1. Error of the population mean")
     st.plotly_chart(
         charts.distribution_figure(
@@ -143,7 +143,7 @@ def _render_errors(metrics, groups, replicates: int) -> None:
         help="A log scale shows small and large errors side by side.",
     )  # fmt: skip
     st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
-    st.markdown(charts.group_error_summary(groups))
+    st.markdown(charts.group_error_summary(groups, f"`{value}`"))
 
     st.subheader("3. Parity error: how unequal the errors are")
     st.caption(

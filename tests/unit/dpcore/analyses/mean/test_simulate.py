@@ -15,6 +15,7 @@ from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import (
     GLOBAL_LABEL,
     budget_sweep,
+    group_summary,
     monte_carlo,
     parity_by_replicate,
 )
@@ -197,3 +198,14 @@ def test_budget_sweep_with_coinpress_zcdp(strata):
 def test_replicates_validation(strata, replicates):
     with pytest.raises(ValueError, match="replicates"):
         monte_carlo(strata, ESTIMATOR, PureDP(1.0), replicates=replicates)
+
+
+def test_group_summary_gives_each_groups_error_in_the_values_units_too(strata):
+    frame = monte_carlo(strata, ESTIMATOR, PureDP(0.5), replicates=300, rng=5)
+    summary = group_summary(frame).set_index("group")
+    groups = frame[frame["level"] == "group"]
+    for label, rows in groups.groupby("group"):
+        absolute = (rows["estimate"] - rows["truth"]).abs().mean()
+        assert summary.loc[label, "abs_mean"] == pytest.approx(absolute)
+        assert summary.loc[label, "mean"] == pytest.approx((absolute / rows["truth"].abs()).mean())
+    assert list(summary["size"]) == sorted(strata.sizes)

@@ -35,7 +35,9 @@ def groups() -> pd.DataFrame:
     frames = {}
     for i, s in enumerate(STRATEGIES):
         frame = base.assign(mean=base["mean"] * (i + 1))
-        frames[s] = frame.assign(q05=frame["mean"] / 2, q95=frame["mean"] * 2)
+        frames[s] = frame.assign(
+            q05=frame["mean"] / 2, q95=frame["mean"] * 2, abs_mean=frame["mean"] * 40
+        )
     return charts.stack(frames)
 
 
@@ -65,15 +67,19 @@ def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups)
     np.testing.assert_allclose(fig.data[0].error_y.array, [20, 5, 1])  # q95 − mean
     np.testing.assert_allclose(fig.data[0].error_y.arrayminus, [10, 2.5, 0.5])  # mean − q05
     assert fig.data[0].customdata[0][0] == 10  # size in hover
+    assert fig.data[0].customdata[0][3] == pytest.approx(8.0)  # error in the value's units
     assert fig.layout.yaxis.type == "linear"
     assert charts.group_error_figure(groups, log_y=True).layout.yaxis.type == "log"
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
 
 
-def test_group_summary_names_smallest_and_largest(groups):
-    text = charts.group_error_summary(groups)
-    assert "small, n = 10): One estimate per group 20%, One estimate for everyone 40%" in text
-    assert "big, n = 1,000): One estimate per group 1%, One estimate for everyone 2%" in text
+def test_group_summary_names_smallest_and_largest_in_percent_and_units(groups):
+    text = charts.group_error_summary(groups, "hours")
+    assert (
+        "small, n = 10): One estimate per group 20% (±8 hours), One estimate for everyone 40% "
+        "(±16 hours)" in text
+    )
+    assert "big, n = 1,000): One estimate per group 1% (±0.4 hours)" in text
 
 
 def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
