@@ -132,8 +132,8 @@ def data_arguments() -> argparse.ArgumentParser:
     data.add_argument(
         "--sizes-public",
         action="store_true",
-        help="treat the group sizes as public (otherwise they are confidential: "
-        "estimated with noise, and never printed)",
+        help="treat the group sizes as public (otherwise a release keeps them private; the "
+        "planner's answer still reveals them, so it is marked a curator preview)",
     )
     data.add_argument(
         "--edges",
@@ -236,7 +236,9 @@ def check_budget_kind(settings: MeanSettings, budget: Budget, source: str) -> No
     try:
         MEAN.native_budget(settings, budget)
     except BudgetKindError as exc:
-        needs = " or ".join(BUDGET_KINDS[kind] for kind in exc.needs)
+        # What the estimator accepts, not what the failed conversion named.
+        accepted = ("pure", "zcdp") if settings.estimator == "laplace" else ("zcdp",)
+        needs = " or ".join(BUDGET_KINDS[kind] for kind in accepted)
         raise CliError(
             f"the {ESTIMATOR_LABELS[settings.estimator]} cannot run under the "
             f"{BUDGET_KINDS[exc.kind]} budget of {source}; it needs {needs}"

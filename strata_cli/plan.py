@@ -5,7 +5,8 @@ Every number comes from the library: the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
 (:meth:`MeanAnalysis.check_accuracy`), the shortfall from :func:`dpcore.planner.shortfall`. A
 target that needs confidential numbers (relative, or clipping bias included) or confidential
-group sizes makes the answer a curator preview; group sizes are printed only when public.
+group sizes makes the answer a curator preview (its needed budgets reveal the sizes); the sizes
+themselves are printed only when declared public.
 """
 
 from __future__ import annotations

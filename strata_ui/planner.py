@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -129,7 +130,10 @@ def _curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
     if target.include_bias:
         reasons.append("the clipping bias")
     if not model.sizes_public:
-        reasons.append("the group sizes, which this release keeps private")
+        reasons.append(
+            "the group sizes, which this release keeps private (each group's needed budget "
+            "reveals its size)"
+        )
     return reasons
 
 
@@ -168,15 +172,13 @@ def render_answer(answer: BudgetAnswer, model: ErrorModel, ledger: Ledger | None
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
         key="plan.needed_chart",
     )
-    _answer_table(answer, model, symbol)
+    _answer_table(answer, symbol)
 
 
-def _answer_table(answer: BudgetAnswer, model: ErrorModel, symbol: str) -> None:
+def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
     table = answer.table.rename(
         columns={"target": "target (±)", "error at budget": "error at this budget (±)"}
     )
-    if not model.sizes_public:
-        table = table.drop(columns="size")
     st.dataframe(
         table.style.format(
             {
@@ -199,6 +201,14 @@ def _remaining(ledger: Ledger) -> Budget | None:
 def _render_ledger_check(
     model: ErrorModel, answer: BudgetAnswer, cost: Budget, ledger: Ledger
 ) -> None:
+    if isinstance(cost, ZCDP) and ledger.total.kind == "pure":
+        st.warning(
+            f"The ledger “{ledger.name}” counts pure ε-DP, which Gaussian noise cannot meet: a "
+            "release at this budget needs a ρ-zCDP ledger (start one on the Release page), or "
+            "the Laplace mean.",
+            icon=":material/warning:",
+        )
+        return
     if affordable(cost, ledger):
         st.success(
             f"The ledger “{ledger.name}” can afford it: it has "
@@ -215,15 +225,24 @@ def _render_ledger_check(
         return
     short = shortfall(model, answer.target, available)
     missing = short.table[short.table["estimate"].isin(short.short)]
-    rows = int(missing["rows needed"].max())
     st.warning(
         f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
         f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target (up "
-        f"to ±{missing['error at available budget'].max():.3g}). To meet it with what is left, "
-        f"the groups that miss would need about {rows:,} rows each: merge the smaller groups "
-        "(minimum group size on the Strata page) or choose a coarser grouping (the frontier "
-        "below).",
+        f"to ±{missing['error at available budget'].max():.3g}). {_rows_advice(missing)}",
         icon=":material/warning:",
+    )
+
+
+def _rows_advice(missing: pd.DataFrame) -> str:
+    """What would meet the target with what is left: larger groups (merging them), unless a
+    clipping bias no size removes stands in the way."""
+    rows = missing["rows needed"].dropna().max()  # NaN for the whole population: not a group
+    if not np.isfinite(rows):
+        return "Loosen the target or widen the public bounds: more rows cannot remove a bias."
+    return (
+        f"To meet it with what is left, the groups that miss would need about {int(rows):,} "
+        "rows each: merge the smaller groups (minimum group size on the Strata page) or choose "
+        "a coarser grouping (the frontier below)."
     )
 
 
@@ -241,10 +260,13 @@ def _adopt_budget_button(cost: Budget, state: AppState) -> None:
         )
         return
     if st.button(f"Use {symbol} = {step:g} on the Budget page", key="plan.adopt_budget"):
+        switched = state.budget_kind != ("pure" if pure else "zcdp")
+        state.budget_kind = "pure" if pure else "zcdp"
         setattr(state, "epsilon" if pure else "rho", step)
         st.success(
             f"The next release's budget is now {symbol} = {step:g} (the Budget page's first "
-            f"step at or above {value:.3g}).",
+            f"step at or above {value:.3g})"
+            + (f"; the Budget page now counts in {symbol}." if switched else "."),
             icon=":material/check:",
         )
 
@@ -313,7 +335,13 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
         st.info("Choose one or more candidate columns.", icon=":material/info:")
         return
     budget = pipeline.page_budget(state)
-    spec = pipeline.grouping_spec(state)
+    # The candidates' own spec: the Strata page's rule, and its edges for every candidate column
+    # (the session's grouping spec holds edges only for the columns grouped by now).
+    spec = GroupingSpec(
+        by=tuple(columns),
+        edges=tuple((c, tuple(state.bucket_edges[c])) for c in columns if c in state.bucket_edges),
+        min_group_size=state.min_group_size, small_groups=state.small_groups,
+    )  # fmt: skip
     table = _frontier(
         analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,
         state.seed,

@@ -14,8 +14,8 @@ An estimate meets a target of ±h at confidence ``level`` when
 half-width*, which is all a release's noise interval covers) the answer is closed-form:
 :math:`s^\ast = q_{\text{level}}(|X|)/h`. With a bias β (the clipping bias, seen only on the
 confidential data) the probability still rises with s whenever :math:`|\beta| < h` — the interval
-:math:`[s(-h-\beta), s(h-\beta)]` contains 0 and widens as s grows, and the noise is symmetric and
-unimodal — so a vectorised bisection finds :math:`s^\ast`; when :math:`|\beta| \ge h` no budget
+:math:`[s(-h-\beta), s(h-\beta)]` contains 0 and grows with s, so the intervals are nested
+whatever the noise's law — and a vectorised bisection finds :math:`s^\ast`; when :math:`|\beta| \ge h` no budget
 helps. The budget that meets every target is the largest of the estimates' :math:`s^\ast`: the
 estimate that needs it *binds*.
 
@@ -83,8 +83,8 @@ class AccuracyTarget:
             object.__setattr__(self, "level", open_unit_interval("level", self.level))
         except (TypeError, ValueError) as exc:
             raise ValueError(
-                f"The confidence level must be strictly between 0 and 1, got {self.level!r}: a "
-                "level of 1 would need an infinite budget. Try 0.95 or 0.99."
+                f"The confidence level must be strictly between 0 and 1, got {self.level!r} (a "
+                "level of 1 would need an infinite budget). Try 0.95 or 0.99."
             ) from exc
 
     def half_widths(self, truth: np.ndarray) -> np.ndarray:
@@ -190,6 +190,9 @@ class ErrorModel:
     ----------
     labels, sizes
         The published estimates (groups, then the whole population) and their row counts.
+    groups
+        How many of the estimates, from the first, are groups (the rest, e.g. the whole
+        population, cannot grow by merging).
     truth, bias
         Each estimate's true value and its bias (e.g. clipping), ``None`` when the model was
         built from public information only (then relative and bias-inclusive targets need the
@@ -210,6 +213,7 @@ class ErrorModel:
     sizes: np.ndarray
     shapes: tuple[tuple[ErrorShape, int], ...]
     unit: BudgetUnit
+    groups: int = 0
     truth: np.ndarray | None = None
     bias: np.ndarray | None = None
     sizes_public: bool = True
@@ -351,8 +355,10 @@ class Shortfall:
     """What the ``available`` budget gives when it cannot meet a target, and what would.
 
     ``table`` has one row per estimate: label, size, target half-width, its error at
-    ``available``, and the rows it would need for its noise to meet the target at ``available``
-    (noise falls as 1/size for every estimate the planner covers; a clipping bias does not).
+    ``available``, and, for groups, the rows it would need to meet the target at ``available``.
+    Noise falls as 1/size for every estimate the planner covers, so a group of n rows that needs
+    budget scale s* meets the target at scale s with n·s*/s rows (inf when its clipping bias
+    alone misses the target: no size removes a bias; NaN for the whole population).
     """
 
     available: Budget
@@ -366,9 +372,11 @@ def shortfall(model: ErrorModel, target: AccuracyTarget, available: Budget) -> S
     scale = model.scale_within(available)
     half = model.target_half_widths(target)
     error = model.half_widths_at(scale, target)
-    noise = model._abs_quantile(target.level) / scale
+    with np.errstate(invalid="ignore"):
+        rows = model.sizes * model.needed_scales(target) / scale
     # Rounded before the ceiling so that 120.000000001 (binary rounding) needs 120 rows, not 121.
-    rows_needed = np.ceil(np.round(model.sizes * noise / half, 6)).astype(np.int64)
+    rows_needed = np.ceil(np.round(rows, 6))
+    rows_needed[model.groups :] = np.nan
     table = pd.DataFrame(
         {
             "estimate": model.labels,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.accounting import ZCDP
+from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
@@ -163,3 +163,35 @@ def test_a_spent_ledger_is_named(plan):
     change_settings(plan, PlannerView, half_width=4.0)
     plan.run()
     assert not plan.exception
+
+
+def test_a_gaussian_answer_against_an_epsilon_ledger_is_explained():
+    at = start()
+    Ledger(None, "pure", PureDP(1.0))
+    state_of(at).ledger_name = "pure"
+    change_settings(at, MeanSettings, estimator="gaussian")
+    go(at, "plan")
+    assert answer_shown(at).startswith("ρ = ")
+    assert "counts pure ε-DP, which Gaussian noise cannot meet" in text(at.warning)
+
+
+def test_using_a_rho_answer_switches_the_budget_page_to_rho():
+    at = start()
+    change_settings(at, MeanSettings, estimator="gaussian")
+    go(at, "plan")
+    assert state_of(at).budget_kind == "pure"
+    at.button(key="plan.adopt_budget").click().run()
+    assert state_of(at).budget_kind == "zcdp"
+    assert "the Budget page now counts in ρ" in text(at.success)
+    assert not at.main.error, errors(at)  # the frontier now runs at a ρ budget
+
+
+def test_a_numeric_candidate_with_edges_is_scored():
+    at = start()
+    state_of(at).bucket_edges = {"age": [30.0, 50.0]}
+    go(at, "plan")
+    key = f"plan.frontier_columns.{state_of(at).dataset_fingerprint}"
+    assert "age" in at.multiselect(key=key).options
+    at.multiselect(key=key).select("age").run()
+    assert "Not scored" not in text(at.caption)
+    assert "age: one estimate per group" in at.selectbox(key="plan.adopt_choice").options

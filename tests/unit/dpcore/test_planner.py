@@ -115,6 +115,19 @@ def test_private_sizes_plan_conservatively(values):
     assert check.set_index("estimate").loc[answer.binding, "met"] > 0.9
 
 
+@pytest.mark.slow
+def test_private_sizes_near_a_bound_meet_the_target_as_released():
+    """Near U the delta method's worst case is first-order only; clipped into [L, U] as a
+    release is, the estimates meet the target at least as often as promised."""
+    frame = pd.DataFrame({"g": ["a"] * 5 + ["b"] * 8, "v": [99.5] * 13})
+    values = values_of(frame)
+    estimator = LaplaceMean(bounds=BOUNDS, n_public=False)
+    target = AccuracyTarget(40.0, level=0.95)
+    answer = smallest_budget(mean_error_model(values, estimator), target)
+    check = check_by_simulation(values, estimator, answer.budget, target, replicates=4000, rng=9)
+    assert (check["met"] >= check["band_low"]).all()
+
+
 def test_a_clipping_bias_raises_the_budget_and_can_make_a_target_unreachable():
     frame = frame_with({"a": 2000, "b": 300})
     frame.loc[frame["g"] == "b", "v"] += 45  # about a third of b's values now exceed U = 100
@@ -179,6 +192,31 @@ def test_the_shortfall_names_the_groups_that_miss_and_the_rows_they_need(values)
     # A ρ budget is converted at ε = √(2ρ) for the Laplace mean.
     as_rho = shortfall(model, target, ZCDP((needed / 2) ** 2 / 2))
     pd.testing.assert_frame_equal(as_rho.table, short.table)
+
+
+def test_with_a_clipping_bias_the_rows_needed_do_meet_the_target():
+    frame = frame_with({"a": 2000, "b": 300})
+    frame.loc[frame["g"] == "b", "v"] += 45
+    values = values_of(frame)
+    model = mean_error_model(values, LaplaceMean(bounds=BOUNDS))
+    bias = abs(model.bias[1])
+    target = AccuracyTarget(bias + 1.0, level=0.9, include_bias=True)
+    available = PureDP(smallest_budget(model, target).budget.epsilon / 2)
+    short = shortfall(model, target, available)
+    assert "b" in short.short
+    rows = int(short.table.set_index("estimate").loc["b", "rows needed"])
+    # Half the budget doubles the noise: b needs twice its rows, although the noise alone
+    # would be met with fewer (the bias does not shrink as the group grows).
+    assert rows == 2 * 300
+    noise_only = 300 * model._abs_quantile(0.9)[1] / available.epsilon / target.amount
+    assert noise_only < rows - 50
+    # b's values twice over: the same bias, half the noise; the target is met exactly.
+    twice = pd.concat([frame, frame[frame["g"] == "b"]])
+    grown = mean_error_model(values_of(twice), LaplaceMean(bounds=BOUNDS))
+    assert grown.half_widths_at(available.epsilon, target)[1] == pytest.approx(target.amount)
+    assert np.isnan(short.table.set_index("estimate").loc[POPULATION_LABEL, "rows needed"])
+    out_of_reach = shortfall(model, AccuracyTarget(bias / 2, include_bias=True), available)
+    assert np.isinf(out_of_reach.table.set_index("estimate").loc["b", "rows needed"])
 
 
 @pytest.mark.parametrize(

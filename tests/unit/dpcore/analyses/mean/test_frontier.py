@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.accounting import PureDP
+from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import LaplaceMean, MeanSettings
 from dpcore.analyses.mean.frontier import (
@@ -93,9 +93,10 @@ def test_candidates_over_the_group_limit_are_listed_with_the_reason(frame):
 
 
 def test_the_analysis_runs_the_frontier_at_its_native_budget(frame):
+    """A ρ budget runs the Laplace mean at ε = √(2ρ)."""
     settings = MeanSettings(value="v", estimator="laplace", clip_low=0.0, clip_high=100.0)
     table = MEAN.frontier(
-        frame, ["sex"], settings, PureDP(1.0), GroupingSpec(by=("sex",)), replicates=100, rng=4
+        frame, ["sex"], settings, ZCDP(0.5), GroupingSpec(by=("sex",)), replicates=100, rng=4
     )
     direct = stratification_frontier(
         frame, ["sex"], "v", LaplaceMean(bounds=BOUNDS), PureDP(1.0), replicates=100, rng=4
