@@ -20,6 +20,7 @@ from strata_cli.inputs import (
     mean_settings,
     read_data,
     requested_budget,
+    simulation_arguments,
 )
 from strata_cli.output import emit, records, text_table
 
@@ -41,15 +42,10 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "population error against worst-group error. A curator preview.",
     )  # fmt: skip
     budget_arguments(parser)
-    simulation = parser.add_argument_group("simulation")
-    simulation.add_argument(
-        "--replicates",
-        type=int,
-        default=200,
-        metavar="N",
-        help="simulated releases per candidate (default 200)",
-    )
-    simulation.add_argument("--seed", type=int, default=0, help="of the releases (default 0)")
+    simulation_arguments(
+        parser.add_argument_group("simulation"), "--replicates", 200,
+        "simulated releases per candidate",
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 

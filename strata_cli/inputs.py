@@ -259,3 +259,11 @@ def open_ledger(path: str, name: str) -> Ledger:
             f"{', '.join(map(repr, totals)) or 'none'}"
         )
     return Ledger(path, name, totals[name])
+
+
+def simulation_arguments(group, option: str, default: int, help: str) -> None:
+    """``option`` (how many simulated releases) and ``--seed`` (of their noise)."""
+    group.add_argument(
+        option, type=int, default=default, metavar="N", help=f"{help} (default {default})"
+    )
+    group.add_argument("--seed", type=int, default=0, help="of the simulated releases (default 0)")

@@ -31,6 +31,7 @@ from strata_cli.inputs import (
     mean_settings,
     open_ledger,
     read_data,
+    simulation_arguments,
 )
 from strata_cli.output import emit, records, text_table
 
@@ -77,15 +78,10 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         metavar="F",
         help="the whole population's share of the budget with global_and_groups (default 0.5)",
     )
-    check = parser.add_argument_group("check")
-    check.add_argument(
-        "--check-replicates",
-        type=int,
-        default=1000,
-        metavar="N",
-        help="simulated releases that check the answer; 0 skips (default 1000)",
-    )
-    check.add_argument("--seed", type=int, default=0, help="of the simulated releases (default 0)")
+    simulation_arguments(
+        parser.add_argument_group("check"), "--check-replicates", 1000,
+        "simulated releases that check the answer; 0 skips",
+    )  # fmt: skip
     ledger_arguments(parser, "compare the answer with what it has left")
     parser.set_defaults(run=run)
 
