@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from dpcore.analyses import PlannerUnavailable
 from dpcore.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
 from strata_ui import pipeline, planner
@@ -20,10 +19,7 @@ ui, state = current(), get_state()
 settings = get_settings(ui.analysis.settings_type)
 try:
     model = planner.cached_error_model(ui.analysis, settings)
-except PlannerUnavailable as exc:
-    st.info(str(exc), icon=":material/info:")
-    st.stop()
-except (ValueError, TypeError) as exc:  # missing bounds, no grouping yet: the message says where
+except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no grouping yet
     st.info(str(exc), icon=":material/info:")
     st.stop()
 

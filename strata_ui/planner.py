@@ -188,7 +188,13 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
             }
         ),
         hide_index=True,
+        height=_table_height(len(table)),
     )
+
+
+def _table_height(rows: int) -> int:
+    """Pixels that show every row of a short table (Streamlit's default shows about ten)."""
+    return min(35 * (rows + 1) + 3, 600)
 
 
 def _remaining(ledger: Ledger) -> Budget | None:
@@ -285,6 +291,7 @@ def render_check(table: pd.DataFrame, binding: str, replicates: int) -> None:
     st.dataframe(
         shown.style.format({"target (±)": "{:.3g}", "met in simulated releases": "{:.1%}"}),
         hide_index=True,
+        height=_table_height(len(shown)),
     )
 
 
