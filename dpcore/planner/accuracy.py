@@ -223,12 +223,6 @@ class ErrorModel:
         """The budget whose scale is ``scale``."""
         return PureDP(scale) if self.unit == "epsilon" else ZCDP(scale**2)
 
-    def scale_of(self, budget: Budget) -> float:
-        """The budget scale s of ``budget`` (ε, or √ρ)."""
-        if self.unit == "epsilon":
-            return budget.epsilon
-        return math.sqrt(budget.rho)
-
     def scale_within(self, available: Budget) -> float:
         """The largest budget scale whose budget fits in ``available`` (ε or ρ)."""
         if self.unit == "epsilon":
