@@ -56,6 +56,7 @@ __all__ = [
     "GroupingReport",
     "GroupingSpec",
     "bucket_labels",
+    "cell_labels",
     "is_numeric_group_dtype",
 ]
 
@@ -433,6 +434,7 @@ class Grouping:
         min_group_size: int = 2,
         small_groups: SmallGroups = "merge",
         max_groups: int = 5000,
+        weights: np.ndarray | None = None,
     ) -> Grouping:
         """Group every row of ``df``; the shares are the group counts treated as public.
 
@@ -457,6 +459,10 @@ class Grouping:
             is itself smaller than ``min_group_size``, it is dropped too.
         max_groups
             Upper limit on the number of groups after the small-group policy.
+        weights
+            Rows each row of ``df`` stands for (non-negative integers): an engine groups a table
+            of *cells*, one row per combination of the grouping columns' values with its row
+            count, and gets the groups, sizes and merges the rows themselves would give.
 
         Raises
         ------
@@ -481,8 +487,9 @@ class Grouping:
             raise ValueError("the table has no rows; upload or choose a table with data")
         codes, labels = _intersection_codes(df, by, edges_map)
         row_code, final_labels, final_sizes, report = _apply_policy(
-            codes, labels, by, min_group_size, small_groups, max_groups
-        )
+            codes, labels, by, min_group_size, small_groups, max_groups,
+            _row_weights(weights, len(df)),
+        )  # fmt: skip
         shares = PublicShares(
             values=final_sizes / final_sizes.sum(),
             source="data",
@@ -507,6 +514,15 @@ class Grouping:
         return dataclasses.replace(self, shares=shares, spec=spec)
 
 
+def _row_weights(weights: object, rows: int) -> np.ndarray | None:
+    if weights is None:
+        return None
+    array = np.asarray(weights)
+    if array.shape != (rows,) or not np.issubdtype(array.dtype, np.integer) or np.any(array < 0):
+        raise ValueError(f"`weights` must be {rows:,} non-negative integers, one per row")
+    return array.astype(np.int64)
+
+
 def _apply_policy(
     codes: np.ndarray,
     labels: list[str],
@@ -514,9 +530,11 @@ def _apply_policy(
     min_group_size: int,
     small_groups: SmallGroups,
     max_groups: int,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray, GroupingReport]:
-    """Merge or drop small groups, order the rest by size, and recode every row."""
-    sizes = np.bincount(codes, minlength=len(labels)).astype(np.int64)
+    """Merge or drop small groups, order the rest by size, and recode every row (each standing
+    for ``weights`` rows when given)."""
+    sizes = np.bincount(codes, weights=weights, minlength=len(labels)).astype(np.int64)
     small = sizes < min_group_size
     keep_labels = [lab for lab, s in zip(labels, small, strict=True) if not s]
     keep_sizes = sizes[~small].tolist()
@@ -568,7 +586,7 @@ def _apply_policy(
     rank[order] = np.arange(k)
     final_code = np.where(new_code >= 0, rank[np.maximum(new_code, 0)], DROPPED_CODE)
     report = GroupingReport(
-        n_input_rows=int(codes.size),
+        n_input_rows=int(codes.size if weights is None else weights.sum()),
         merged_groups=merged,
         dropped_groups=dropped,
         n_rows_merged=n_merged,
@@ -626,13 +644,27 @@ class GroupingSpec:
                 f"{self.holdout_fraction!r} with {self.share_source!r}"
             )
 
-    def build(self, frame: pd.DataFrame) -> Grouping:
+    def build(self, frame: pd.DataFrame, *, weights: np.ndarray | None = None) -> Grouping:
         """Group ``frame``'s confidential rows and compute the recombination shares.
 
         With ``share_source="holdout"`` a public holdout is set aside first (its rows get
-        :data:`HOLDOUT_CODE`); the groups and their sizes come from the other rows.
+        :data:`HOLDOUT_CODE`); the groups and their sizes come from the other rows. ``weights``
+        (see :meth:`Grouping.from_frame`) groups a table of cells; a holdout, drawn row by row,
+        then cannot be set aside and is refused.
         """
         frame = data_frame("frame", frame)
+        if weights is not None:
+            if self.share_source == "holdout":
+                raise ValueError(
+                    "A public holdout is drawn row by row from a table in memory. For data read "
+                    "by an engine, take the shares from the data's group counts or from a "
+                    "public table."
+                )
+            grouping = Grouping.from_frame(
+                frame, by=self.by, min_group_size=self.min_group_size,
+                small_groups=self.small_groups, weights=weights,
+            )  # fmt: skip
+            return self._with_spec_shares(grouping)
         public = np.zeros(len(frame), dtype=bool)
         if self.share_source == "holdout":
             public = holdout_mask(len(frame), self.holdout_fraction, rng=HOLDOUT_SEED)
@@ -649,6 +681,9 @@ class GroupingSpec:
             codes[~public] = grouping.codes
             grouping = dataclasses.replace(grouping, codes=codes)
             return grouping.with_shares(shares_from_holdout(grouping, frame[public]), self)
+        return self._with_spec_shares(grouping)
+
+    def _with_spec_shares(self, grouping: Grouping) -> Grouping:
         if self.share_source == "table":
             return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)), self)
         return grouping.with_shares(shares_from_counts(grouping), self)
@@ -664,3 +699,23 @@ class GroupingSpec:
             "share_table": dict(self.share_table),
             "holdout_fraction": self.holdout_fraction,
         }
+
+
+def cell_labels(
+    df: pd.DataFrame, by: str | Sequence[str], edges: Mapping[str, Sequence[float]] | None = None
+) -> pd.DataFrame:
+    """Each row's label in every grouping column, under the rules of :meth:`Grouping.from_frame`:
+    the bucket of a numeric column with ``edges``, the value's text otherwise,
+    :data:`MISSING_LABEL` for a missing value.
+
+    The rows' *cells* (distinct rows of the result) are what an engine aggregates; grouping them
+    with their row counts as ``weights`` gives the groups the rows would.
+    """
+    df = data_frame("df", df)
+    by = _check_by(df, by)
+    edges_map = _check_edges(edges, by)
+    columns = {}
+    for col in by:
+        codes, labels = _column_codes(df[col], col, edges_map.get(col))
+        columns[col] = np.asarray(labels, dtype=object)[codes]
+    return pd.DataFrame(columns, index=df.index)

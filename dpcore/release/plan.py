@@ -144,16 +144,20 @@ class PlanHeader:
         line = f"**Strata:** {self.by} — {k} groups"
         return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 
-    def script(self) -> str:
-        """Python lines that rebuild this header, as ``header``, from a frame named ``frame``."""
+    def script(self, dataset: str = "", prelude: str = "") -> str:
+        """Python lines that rebuild this header, as ``header``, from a frame named ``frame``;
+        or, for data an engine reads, with ``prelude`` (lines that may use ``spec``) and
+        ``dataset`` (a Python expression of the :class:`DatasetRef`)."""
         spec_arguments = ", ".join(
             f"{f.name}={getattr(self.spec, f.name)!r}" for f in fields(self.spec)
         )
         return (
             "from dpcore import ZCDP, ApproxDP, DatasetRef, GroupingSpec, PlanHeader, PureDP\n\n"
+            f"spec = GroupingSpec({spec_arguments})\n"
+            f"{prelude}"
             "header = PlanHeader(\n"
-            f"    dataset=DatasetRef.of(frame, {self.dataset.name!r}),\n"
-            f"    spec=GroupingSpec({spec_arguments}),\n"
+            f"    dataset={dataset or f'DatasetRef.of(frame, {self.dataset.name!r})'},\n"
+            "    spec=spec,\n"
             f"    budget={self.budget!r},\n"
             f"    label={self.label!r},\n"
             f"    level={self.level!r},\n"

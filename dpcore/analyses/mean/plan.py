@@ -14,8 +14,10 @@ from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy, StrategyResult, run_strategy
+from dpcore.analyses.mean.sums import GroupSums
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource, SimulationNoise
+from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader, ReleaseRow, init_arguments
 from dpcore.shares import PublicShares
 
@@ -53,9 +55,10 @@ class MeanPlan:
     ----------
     values
         Each group's values of the value column and the groups' public recombination shares
-        (:class:`~dpcore.analyses.mean.statistics.GroupValues`), built from the grouping of
-        ``header.spec`` on the data that ``header.dataset`` fingerprints. Not part of the plan's
-        identity (the spec, the value column and the fingerprint are).
+        (:class:`~dpcore.analyses.mean.statistics.GroupValues`, or the
+        :class:`~dpcore.analyses.mean.sums.GroupSums` an engine computed), built from the
+        grouping of ``header.spec`` on the data that ``header.dataset`` fingerprints. Not part of
+        the plan's identity (the spec, the value column and the fingerprint are).
     header
         Data, groups, budget, label and interval level (:class:`~dpcore.release.PlanHeader`).
         Every strategy composes to exactly ``header.budget`` (disjoint groups in parallel, AAAI
@@ -67,19 +70,21 @@ class MeanPlan:
         ``"stratified"`` releases each group's estimate and their share-weighted sum;
         ``"global_only"`` only the population estimate; ``"global_and_groups"`` both, with
         ``global_fraction`` of the budget on the population estimate.
+
+    The privacy unit is the one ``values`` were computed for (:attr:`unit`).
     """
 
-    values: GroupValues = field(compare=False, repr=False)
+    values: GroupValues | GroupSums = field(compare=False, repr=False)
     header: PlanHeader
     estimator: MeanEstimator
     strategy: Strategy = "stratified"
     global_fraction: float = 0.5
 
     def __post_init__(self) -> None:
-        if not isinstance(self.values, GroupValues) or self.values.shares is None:
+        if not isinstance(self.values, GroupValues | GroupSums) or self.values.shares is None:
             raise TypeError(
-                "`values` must be GroupValues built from a grouping (they carry its shares), got "
-                f"{type(self.values).__name__}"
+                "`values` must be GroupValues or GroupSums built from a grouping (they carry its "
+                f"shares), got {type(self.values).__name__}"
             )
         instance_of("header", self.header, PlanHeader)
         if not isinstance(self.estimator, LaplaceMean | GaussianMean | CoinPressMean):
@@ -114,6 +119,19 @@ class MeanPlan:
         return self.header.budget
 
     @property
+    def unit(self) -> PrivacyUnit:
+        """One row, or one person whose rows an engine bounded (:class:`GroupSums` ``unit``);
+        the mechanisms then run at :attr:`row_budget` so that the release protects one person
+        at ``header.budget``."""
+        return getattr(self.values, "unit", ROW)
+
+    @property
+    def row_budget(self) -> Budget:
+        """The budget each mechanism runs at: :attr:`cost` for one row per person, else divided
+        by the rows a person may contribute (:meth:`PrivacyUnit.row_budget`)."""
+        return self.unit.row_budget(self.cost)
+
+    @property
     def value(self) -> str:
         """The value column."""
         return self.values.value
@@ -145,6 +163,8 @@ class MeanPlan:
             "global_fraction": (
                 self.global_fraction if self.strategy == "global_and_groups" else None
             ),
+            # Only when a person column is set, so that plans from before it keep their keys.
+            **({} if self.unit == ROW else {"privacy_unit": self.unit.to_dict()}),
         }
 
     def estimate(
@@ -153,7 +173,7 @@ class MeanPlan:
         """The strategy's group and global estimates drawn with ``noise`` (``rng`` unused: the
         mean has no random post-processing)."""
         return run_strategy(
-            self.strategy, self.values, self.estimator, self.cost, self.shares,
+            self.strategy, self.values, self.estimator, self.row_budget, self.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
 
@@ -218,16 +238,16 @@ class MeanPlan:
         """
         low, high = public_range(self.estimator)
         centres = np.clip(np.asarray(group_estimates, dtype=float), low, high)
-        stand_in = _constant_values(self.values.labels, self.values.sizes, centres)
+        stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.cost, self.shares,
+            self.strategy, stand_in, self.estimator, self.row_budget, self.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
             noise=SimulationNoise(rng=0),
         )  # fmt: skip
         global_truth = (
             float(centres @ self.shares.values)
             if self.strategy == "stratified"
-            else float(stand_in.global_mean)
+            else float(centres @ self.values.sizes / self.values.n)
         )
         tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
         group_q = np.quantile(draws.group_estimates - centres, tails, axis=0).T
@@ -254,17 +274,28 @@ class MeanPlan:
             self.header.data_line(),
             self.header.strata_line(self.values.k, self.shares),
             f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
+            *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
         ]
 
     def script_body(self) -> str:
-        """The Python lines that rebuild this plan from a frame named ``frame``."""
+        """The Python lines that rebuild this plan from a frame named ``frame`` (or, for sums an
+        engine computed, from the data the engine reads)."""
         estimator = type(self.estimator).__name__
         arguments = ", ".join(f"{k}={v!r}" for k, v in init_arguments(self.estimator).items())
+        recipe = getattr(self.values, "recipe", "")
+        if recipe:
+            header = self.header.script(dataset="aggregated.dataset", prelude=recipe)
+            values = "values = aggregated.stats\n"
+        else:
+            header = self.header.script()
+            values = (
+                "values = GroupValues.from_grouping(header.spec.build(frame), frame, "
+                f"{self.value!r})\n"
+            )
         return (
-            f"{self.header.script()}"
+            f"{header}"
             f"from dpcore import {estimator}, GroupValues, MeanPlan\n\n"
-            "values = GroupValues.from_grouping(header.spec.build(frame), frame, "
-            f"{self.value!r})\n"
+            f"{values}"
             "plan = MeanPlan(\n"
             "    values=values,\n"
             "    header=header,\n"
@@ -282,15 +313,3 @@ def public_range(estimator: MeanEstimator) -> tuple[float, float]:
     if estimator.bounds is None:
         return -np.inf, np.inf
     return estimator.bounds
-
-
-def _constant_values(
-    labels: tuple[str, ...], sizes: np.ndarray, centres: np.ndarray
-) -> GroupValues:
-    """Groups of the given sizes in which every value equals the group's centre."""
-    values = np.repeat(centres, sizes)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    return GroupValues(
-        value="value", labels=labels, sizes=sizes,
-        sorted_values=values, offsets=offsets,
-    )  # fmt: skip

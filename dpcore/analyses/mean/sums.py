@@ -1,0 +1,181 @@
+r"""The mean's statistics when the rows stay where they are: each group's size and clipped sums.
+
+:class:`~dpcore.analyses.mean.statistics.GroupValues` keeps every value in memory, sorted, so
+that a clipped sum at any bounds costs O(log n_g) — what the Monte Carlo previews need.
+:class:`GroupSums` keeps only what a release reads (AAAI 2024, eq. 1 and 3: the group sizes
+:math:`n_g` and the clipped sums :math:`S_g(L, U) = \sum_{x\in G_g}\mathrm{clip}_{[L,U]}(x)`),
+computed by an engine (:mod:`dpcore.engines`) in one pass over rows that may be far larger than
+memory. A clipped sum at other bounds — CoinPress' next interval (Biswas et al. 2020, Alg. 1) —
+is one more aggregation pass, which the engine provides as a function.
+
+Both classes satisfy :class:`~dpcore.analyses.mean.estimators.GroupStats`, so the estimators and
+strategies never know which one they were given.
+
+Pure numpy; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpcore._labels import list_labels, plural
+from dpcore._validate import read_only
+from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.shares import PublicShares
+
+__all__ = ["GroupSums", "SumsAt"]
+
+SumsAt = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``(low, high) -> sums``: clipped sums with bounds of shape ``(..., k)``, same shape out."""
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GroupSums:
+    """Groups of one value column, known by their sizes and by clipped sums on demand.
+
+    Attributes
+    ----------
+    value, labels, shares, n_missing, empty_groups, by
+        As in :class:`~dpcore.analyses.mean.statistics.GroupValues`.
+    sizes
+        ``(k,)`` int64 group sizes: rows with a usable value (after any contribution bound).
+    sums_at
+        The groups' clipped sums at given bounds (:data:`SumsAt`).
+    pooled_sums_at
+        The same for the whole population as one group (bounds of shape ``(..., 1)``).
+    notes
+        Sentences for the curator about rows left out on the way (a contribution bound).
+    unit
+        The privacy unit the engine bounded contributions for
+        (:class:`~dpcore.privacy_unit.PrivacyUnit`); one row by default.
+    recipe
+        Python lines that compute these sums again into ``aggregated`` from a grouping spec
+        named ``spec`` (for a release's script); empty when there is no such recipe.
+    """
+
+    value: str
+    labels: tuple[str, ...]
+    sizes: np.ndarray
+    sums_at: SumsAt = field(repr=False)
+    pooled_sums_at: SumsAt = field(repr=False)
+    shares: PublicShares | None = None
+    n_missing: int = 0
+    empty_groups: tuple[str, ...] = ()
+    by: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    unit: PrivacyUnit = ROW
+    recipe: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "labels", tuple(str(label) for label in self.labels))
+        object.__setattr__(self, "sizes", read_only(np.asarray(self.sizes, dtype=np.int64)))
+        k = len(self.labels)
+        if k < 1 or len(set(self.labels)) != k:
+            raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")
+        if self.sizes.shape != (k,) or np.any(self.sizes < 1):
+            raise ValueError(f"`sizes` must be {k} group sizes >= 1, got {self.sizes}")
+        if self.shares is not None and self.shares.values.shape != (k,):
+            raise ValueError(f"`shares` must have one share per group ({k})")
+
+    def __repr__(self) -> str:
+        return f"GroupSums(value={self.value!r}, k={self.k}, n={self.n})"
+
+    @property
+    def k(self) -> int:
+        """Number of groups."""
+        return len(self.labels)
+
+    @property
+    def n(self) -> int:
+        """Number of values over all groups."""
+        return int(self.sizes.sum())
+
+    def clipped_sums(self, low: object, high: object) -> np.ndarray:
+        """Per-group sums of the values clipped to ``[low, high]`` (bounds broadcastable to
+        ``(..., k)``, ``low <= high``)."""
+        lo, hi = _checked_bounds(low, high, self.k)
+        return np.asarray(self.sums_at(lo, hi), dtype=np.float64)
+
+    @functools.cached_property
+    def pooled(self) -> GroupSums:
+        """The whole population as one group (the "vanilla" estimates' statistics)."""
+        return GroupSums(
+            value=self.value, labels=("All",), sizes=np.array([self.n]),
+            sums_at=self.pooled_sums_at, pooled_sums_at=self.pooled_sums_at,
+        )  # fmt: skip
+
+    def messages(self) -> list[str]:
+        """Plain sentences about the rows and groups left out (empty when none was)."""
+        out = []
+        if self.n_missing:
+            verb = "was" if self.n_missing == 1 else "were"
+            out.append(
+                f"{plural(self.n_missing, 'row')} with a missing or infinite value in "
+                f"`{self.value}` {verb} left out."
+            )
+        if self.empty_groups:
+            out.append(
+                f"No usable value in `{self.value}`, so not estimated: "
+                f"{list_labels(self.empty_groups)}."
+            )
+        return [*out, *self.notes]
+
+    @classmethod
+    def constant(cls, labels: tuple[str, ...], sizes: np.ndarray, centres: np.ndarray) -> GroupSums:
+        """Groups of the given sizes in which every value equals the group's centre: the
+        stand-in data of a parametric bootstrap, whose clipped sums are n_g·clip(c_g) exactly,
+        without a row in memory."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        centres = np.asarray(centres, dtype=np.float64)
+
+        def sums_at(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+            return sizes * np.clip(centres, low, high)
+
+        def pooled_sums_at(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+            return np.sum(sizes * np.clip(centres, low, high), axis=-1, keepdims=True)
+
+        return cls("value", labels, sizes, sums_at, pooled_sums_at)
+
+
+def fixed_bounds_sums(
+    bounds: tuple[float, float], sums: np.ndarray, requery: SumsAt | None
+) -> SumsAt:
+    """Clipped sums that an engine computed at the release's bounds, returned as they are for
+    those bounds; other bounds of shape ``(k,)`` are one more engine pass (``requery``).
+
+    Simulated replicates at other bounds would be one pass each over data that may not fit in
+    memory; they are refused with the way out.
+    """
+    sums = read_only(np.asarray(sums, dtype=np.float64))
+
+    def sums_at(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        if np.all(low == bounds[0]) and np.all(high == bounds[1]):
+            return np.broadcast_to(sums, np.broadcast_shapes(low.shape, sums.shape))
+        if requery is None or low.ndim != 1:
+            raise ValueError(
+                "These sums were computed by an engine at the bounds "
+                f"[{bounds[0]:g}, {bounds[1]:g}] only. Simulating many releases at other bounds "
+                "(CoinPress) needs the rows in memory: load the data in the app, or run one "
+                "release at a time."
+            )
+        return requery(low, high)
+
+    return sums_at
+
+
+def _checked_bounds(low: object, high: object, k: int) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        lo, hi = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+        shape = np.broadcast_shapes(lo.shape, hi.shape, (k,))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`low` and `high` must be numbers or arrays broadcastable to (..., {k})"
+        ) from None
+    lo, hi = np.broadcast_to(lo, shape), np.broadcast_to(hi, shape)
+    if np.isnan(lo).any() or np.isnan(hi).any() or np.any(lo > hi):
+        raise ValueError("`low` and `high` must be numbers with low <= high")
+    return lo, hi

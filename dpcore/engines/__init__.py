@@ -1,0 +1,11 @@
+"""Engines: the one pass over raw rows, on pandas (in memory) or DuckDB (files on disk).
+
+See :mod:`dpcore.engines.base` for the boundary. Never imports streamlit or plotly.
+"""
+
+from dpcore.engines.base import *
+from dpcore.engines.base import __all__ as _base_all
+from dpcore.engines.duckdb_engine import DuckDBEngine, data_files
+from dpcore.engines.pandas_engine import PandasEngine
+
+__all__ = [*_base_all, "DuckDBEngine", "PandasEngine", "data_files"]

@@ -1,0 +1,275 @@
+"""The engine boundary: the one pass over raw rows, and everything above it engine-free.
+
+An :class:`Engine` answers two questions about a table it holds (in memory, in files on disk, or
+in a cluster):
+
+- :meth:`Engine.cells`: per *cell* — each combination of the grouping columns' labels — the row
+  count, the rows with a usable value, and (after the privacy unit's contribution bound, per row
+  clipping first) the usable rows kept and their sum clipped to the public bounds; plus an
+  order-independent digest of the columns read, which identifies the data in the ledger.
+- :meth:`Engine.clipped_sums`: the kept rows' sums per group at other bounds, one more pass
+  (CoinPress' next interval).
+
+:func:`aggregate_mean` turns the cells into the groups of a :class:`~dpcore.grouping.GroupingSpec`
+(the same groups, merges and shares the rows would give in memory, since grouping weighted
+cells is grouping their rows) and a :class:`~dpcore.analyses.mean.sums.GroupSums` that the
+estimators, plans and releases use without knowing which engine ran.
+
+Pure numpy/pandas; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import plural
+from dpcore.analyses.mean.estimators import validate_bounds
+from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
+from dpcore.grouping import GroupingSpec
+from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.release.plan import DatasetRef
+
+__all__ = ["AggregatedMean", "Cells", "Engine", "EngineError", "MeanQuery", "aggregate_mean"]
+
+NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
+"""Column kinds (:func:`dpcore._validate.column_kind`'s words) a value can be averaged over."""
+CELL_COLUMNS = ("rows", "finite", "usable", "clipped_sum")
+
+
+class EngineError(ValueError):
+    """The data cannot be read or aggregated as asked; the message says what and how to fix it."""
+
+
+@dataclass(frozen=True)
+class MeanQuery:
+    """What the pass over the rows computes for the mean: the cells of ``by`` (numeric columns
+    bucketed at ``edges``), and the values of ``value`` clipped to ``bounds`` after the
+    contribution bound of ``unit``."""
+
+    by: tuple[str, ...]
+    edges: tuple[tuple[str, tuple[float, ...]], ...]
+    value: str
+    bounds: tuple[float, float]
+    unit: PrivacyUnit = ROW
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds", validate_bounds(self.bounds))
+
+    @property
+    def edges_of(self) -> dict[str, tuple[float, ...]]:
+        return dict(self.edges)
+
+    @property
+    def columns_read(self) -> tuple[str, ...]:
+        """Every column the pass reads (what the digest covers)."""
+        person = () if self.unit.column is None else (self.unit.column,)
+        return (*self.by, self.value, *person)
+
+
+@dataclass(frozen=True, eq=False)
+class Cells:
+    """The result of one pass: ``table`` has the grouping columns (labels) and
+    :data:`CELL_COLUMNS`; ``digest`` identifies the columns read; ``missing_person`` counts rows
+    without a person id."""
+
+    table: pd.DataFrame
+    digest: str
+    missing_person: int = 0
+
+
+class Engine(abc.ABC):
+    """Where the rows are, and the one pass over them (module doc)."""
+
+    name: str
+    """``"pandas"``, ``"duckdb"``, ``"spark"``."""
+
+    @property
+    @abc.abstractmethod
+    def source(self) -> str:
+        """The data's name, for a release's review (a file name, a folder, a table)."""
+
+    @property
+    @abc.abstractmethod
+    def expression(self) -> str:
+        """Python that builds this engine again, for a release's script."""
+
+    @abc.abstractmethod
+    def column_kinds(self) -> dict[str, str]:
+        """Every column's kind in :func:`dpcore._validate.column_kind`'s words."""
+
+    @abc.abstractmethod
+    def cells(self, query: MeanQuery) -> Cells:
+        """One pass over the rows (module doc)."""
+
+    @abc.abstractmethod
+    def clipped_sums(
+        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+    ) -> np.ndarray:
+        """Sums of the kept rows' values clipped to ``[low[g], high[g]]`` per group g, where
+        ``cell_groups`` maps cells (label columns) to groups (column ``group``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class AggregatedMean:
+    """The mean's statistics from an engine, and the data reference a release records."""
+
+    stats: GroupSums
+    dataset: DatasetRef
+    engine: str
+
+
+def aggregate_mean(
+    engine: Engine,
+    spec: GroupingSpec,
+    value: str,
+    bounds: tuple[float, float],
+    unit: PrivacyUnit = ROW,
+) -> AggregatedMean:
+    """The groups of ``spec`` and the mean's statistics of ``value``, from one pass of ``engine``.
+
+    Rows whose value is missing or infinite are left out within their group; a group left with
+    no usable value is left out with its share (as :meth:`GroupValues.from_grouping` does).
+
+    Raises
+    ------
+    EngineError
+        An unknown column, a column of the wrong kind, rows without a person id, or data the
+        engine cannot read.
+    ValueError
+        Groups the spec cannot build (too few, too many) or shares it cannot find.
+    """
+    query = MeanQuery(spec.by, spec.edges, value, bounds, unit)
+    check_query(query, engine.column_kinds())
+    cells = engine.cells(query)
+    if cells.missing_person:
+        raise EngineError(
+            f"{plural(cells.missing_person, 'row')} of the data {'has' if cells.missing_person == 1 else 'have'} "
+            f"no id in the person column `{unit.column}`, so whom they belong to is unknown and "
+            "their contribution cannot be bounded. Fill in their ids, or remove those rows."
+        )
+    table = cells.table
+    grouping = spec.build(table[list(spec.by)], weights=table["rows"].to_numpy(np.int64))
+    stats = _group_sums(engine, query, table, grouping)
+    dataset = DatasetRef(
+        name=engine.source, fingerprint=_fingerprint(engine, query, cells),
+        rows=int(table["rows"].sum()),
+    )  # fmt: skip
+    return AggregatedMean(stats, dataset, engine.name)
+
+
+def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
+    """Refuse unknown columns and columns of the wrong kind before any pass, naming the fix."""
+    available = ", ".join(kinds)
+    for role, column in (
+        *(("grouping", c) for c in query.by),
+        ("value", query.value),
+        *((("person", query.unit.column),) if query.unit.column else ()),
+    ):
+        if column not in kinds:
+            raise EngineError(
+                f"The {role} column `{column}` is not in the data; its columns are: {available}."
+            )
+    edges = query.edges_of
+    for column in query.by:
+        numeric = kinds[column] in ("whole number", "decimal number")
+        if numeric and column not in edges:
+            raise EngineError(
+                f"The grouping column `{column}` holds numbers. Give public bucket edges for it "
+                f"(e.g. --edges {column}=25;45;65): edges read off the private data would leak "
+                "information about individuals."
+            )
+        if column in edges and not numeric:
+            raise EngineError(
+                f"Bucket edges were given for `{column}`, but it holds {kinds[column]}, not "
+                "numbers; edges apply to numeric columns only."
+            )
+    if kinds[query.value] not in NUMBER_KINDS:
+        raise EngineError(
+            f"The value column `{query.value}` holds {kinds[query.value]}; choose a column of "
+            "numbers (or 0/1, yes/no)."
+        )
+    roles = [*query.by, query.value, *([query.unit.column] if query.unit.column else [])]
+    if len(set(roles)) != len(roles):
+        raise EngineError(
+            "The grouping, value and person columns must be different columns, got "
+            f"{', '.join(roles)}."
+        )
+
+
+def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping) -> GroupSums:
+    codes = grouping.codes
+    inside = codes >= 0
+    totals = {
+        name: np.bincount(codes[inside], weights=table[name].to_numpy(float)[inside],
+                          minlength=grouping.k)
+        for name in CELL_COLUMNS
+    }  # fmt: skip
+    has_values = totals["usable"] > 0
+    if not has_values.any():
+        raise EngineError(
+            f"The value column `{query.value}` has no usable value in any group: every value "
+            "is missing or infinite. Choose another value column."
+        )
+    renumbered = np.cumsum(has_values) - 1
+    kept = inside & has_values[np.maximum(codes, 0)]
+    cell_groups = table.loc[kept, list(query.by)].reset_index(drop=True)
+    cell_groups["group"] = renumbered[codes[kept]]
+
+    def requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        return engine.clipped_sums(query, cell_groups, low, high)
+
+    def pooled_requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        return engine.clipped_sums(query, cell_groups.assign(group=0), low, high)
+
+    sums = totals["clipped_sum"][has_values]
+    dropped_by_bound = int(round(totals["finite"].sum() - totals["usable"].sum()))
+    notes = ()
+    if dropped_by_bound:
+        notes = (
+            f"The contribution bound ({query.unit.describe()}) left out "
+            f"{plural(dropped_by_bound, 'row')} (a curator's view: exact, not for publication).",
+        )
+    labels = np.asarray(grouping.labels, dtype=object)
+    return GroupSums(
+        value=query.value, labels=tuple(labels[has_values]),
+        sizes=totals["usable"][has_values].round().astype(np.int64),
+        sums_at=fixed_bounds_sums(query.bounds, sums, requery),
+        pooled_sums_at=fixed_bounds_sums(query.bounds, np.array([sums.sum()]), pooled_requery),
+        shares=grouping.shares.restricted(has_values),
+        n_missing=int(round(totals["rows"].sum() - totals["finite"].sum())),
+        empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
+        unit=query.unit, recipe=_recipe(engine, query),
+    )  # fmt: skip
+
+
+def _recipe(engine: Engine, query: MeanQuery) -> str:
+    unit = query.unit
+    unit_code = (
+        "" if unit.column is None
+        else f", PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, "
+        f"max_rows={unit.max_rows})"
+    )  # fmt: skip
+    return (
+        f"from dpcore.engines import {type(engine).__name__}, aggregate_mean\n"
+        f"{'' if unit.column is None else 'from dpcore.privacy_unit import PrivacyUnit'}\n"
+        f"aggregated = aggregate_mean({engine.expression}, spec, {query.value!r}, "
+        f"{query.bounds!r}{unit_code})\n"
+    )
+
+
+def _fingerprint(engine: Engine, query: MeanQuery, cells: Cells) -> str:
+    """SHA-256 of the columns read, their kinds and the engine's order-independent row digest:
+    the same data gives the same fingerprint whatever the order of its rows or files. It is a
+    function of every row read, so it stays with the curator (ledger, review), as
+    :func:`~dpcore.release.plan.fingerprint_frame` does. Engines hash rows differently, so one
+    table has one fingerprint per engine."""
+    kinds = engine.column_kinds()
+    header = [[column, kinds[column]] for column in query.columns_read]
+    text = json.dumps({"engine": engine.name, "columns": header, "rows": cells.digest})
+    return hashlib.sha256(text.encode()).hexdigest()

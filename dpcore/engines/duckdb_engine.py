@@ -1,0 +1,289 @@
+"""The DuckDB engine: the pass over Parquet or CSV files on disk, however large.
+
+DuckDB streams the files, aggregates in parallel and spills to a temporary folder beyond its
+memory limit, so the rows never need to fit in memory: only the cells (one row per combination
+of the grouping columns' labels) come back. The SQL computes exactly what
+:class:`~dpcore.engines.pandas_engine.PandasEngine` computes: the same labels, the same clipping
+before any sum, the same contribution bound, and sums by ``fsum`` (compensated summation, so
+that the result hardly depends on the order in which threads meet the rows).
+
+Pure Python over DuckDB; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import MISSING_LABEL
+from dpcore.engines.base import Cells, Engine, EngineError, MeanQuery
+from dpcore.grouping import bucket_labels
+from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "DuckDBEngine", "data_files"]
+
+DEFAULT_MEMORY_LIMIT = "2GB"
+"""DuckDB's memory limit; beyond it, DuckDB spills to a temporary folder."""
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
+KINDS = {
+    "BOOLEAN": "yes / no",
+    **dict.fromkeys(
+        ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+         "UINTEGER", "UBIGINT", "UHUGEINT"),
+        "whole number",
+    ),
+    **dict.fromkeys(("FLOAT", "DOUBLE", "REAL"), "decimal number"),
+}  # fmt: skip
+"""DuckDB types in :func:`dpcore._validate.column_kind`'s words (DECIMAL(p, s) is a decimal
+number too; everything else is text to us)."""
+
+
+def data_files(location: str | os.PathLike) -> tuple[list[Path], str]:
+    """The files a location names — a file, a glob, or a folder (searched recursively) — and
+    their format, ``"parquet"`` or ``"csv"``.
+
+    Raises
+    ------
+    EngineError
+        Nothing there, files of no known format, or Parquet mixed with CSV.
+    """
+    text = os.fspath(location)
+    path = Path(text).expanduser()
+    if any(ch in text for ch in "*?["):
+        files = [Path(p) for p in sorted(glob.glob(os.path.expanduser(text), recursive=True))]
+    elif path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _format(p))
+    else:
+        files = [path] if path.exists() else []
+    if not files:
+        raise EngineError(
+            f"No data at {text}: give a Parquet or CSV file, a folder of them, or a glob such "
+            "as data/*.parquet."
+        )
+    formats = {_format(p) for p in files}
+    if None in formats:
+        odd = next(p for p in files if _format(p) is None)
+        raise EngineError(
+            f"{odd} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) nor CSV "
+            f"({', '.join(CSV_SUFFIXES)}); rename it or leave it out of the location."
+        )
+    if len(formats) > 1:
+        raise EngineError(
+            f"{text} holds both Parquet and CSV files; point to one format (e.g. a glob "
+            "ending in *.parquet)."
+        )
+    return files, formats.pop()
+
+
+def _format(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    return None
+
+
+class DuckDBEngine(Engine):
+    """Aggregates Parquet or CSV files with an embedded DuckDB (module doc).
+
+    Parameters
+    ----------
+    location
+        A file, a glob, or a folder of files (:func:`data_files`).
+    memory_limit
+        DuckDB's memory limit (e.g. ``"2GB"``); larger work spills to a temporary folder.
+    threads
+        DuckDB's worker threads; None for DuckDB's default (one per core).
+    """
+
+    name = "duckdb"
+
+    def __init__(
+        self,
+        location: str | os.PathLike,
+        *,
+        memory_limit: str = DEFAULT_MEMORY_LIMIT,
+        threads: int | None = None,
+    ) -> None:
+        self._location = os.fspath(location)
+        files, file_format = data_files(location)
+        self._spill = tempfile.TemporaryDirectory(prefix="strata-duckdb-")
+        self._con = duckdb.connect()
+        self._con.execute(f"SET memory_limit = {_literal(memory_limit)}")
+        self._con.execute(f"SET temp_directory = {_literal(self._spill.name)}")
+        if threads is not None:
+            self._con.execute(f"SET threads = {int(threads)}")
+        paths = "[" + ", ".join(_literal(str(p)) for p in files) + "]"
+        reader = "read_parquet" if file_format == "parquet" else "read_csv"
+        self._from = f"{reader}({paths})"
+        self._kinds = self._read_kinds()
+
+    @property
+    def source(self) -> str:
+        return self._location
+
+    @property
+    def expression(self) -> str:
+        return f"DuckDBEngine({self._location!r})"
+
+    def column_kinds(self) -> dict[str, str]:
+        return dict(self._kinds)
+
+    def close(self) -> None:
+        self._con.close()
+        self._spill.cleanup()
+
+    def cells(self, query: MeanQuery) -> Cells:
+        cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
+        digest = "hash(" + ", ".join(_ident(c) for c in query.columns_read) + ")"
+        low, high = (_number(b) for b in query.bounds)
+        sql = f"""
+            WITH {self._kept_rows_sql(query, extra=f", {digest} AS __hash")},
+            totals AS (
+                SELECT {cells}, count(*) AS rows, count(*) FILTER (WHERE isfinite(__v)) AS finite,
+                       count(*) FILTER (WHERE __owner IS NULL) AS missing_person,
+                       CAST(sum(__hash::HUGEINT) AS VARCHAR) AS digest
+                FROM base GROUP BY ALL),
+            sums AS (
+                SELECT {cells}, count(*) AS usable,
+                       fsum(least(greatest(__v, {low}), {high})) AS clipped_sum
+                FROM kept GROUP BY ALL)
+            SELECT totals.*, coalesce(sums.usable, 0) AS usable,
+                   coalesce(sums.clipped_sum, 0) AS clipped_sum
+            FROM totals LEFT JOIN sums USING ({cells})
+        """
+        table = self._fetch(sql)
+        digest = str(sum(int(d) for d in table.pop("digest")))
+        missing_person = int(table.pop("missing_person").sum()) if query.unit.column else 0
+        table = table.rename(columns={_cell_name(i): c for i, c in enumerate(query.by)})
+        return Cells(table, digest, missing_person)
+
+    def clipped_sums(
+        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+    ) -> np.ndarray:
+        cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
+        mapping = cell_groups.rename(columns={c: _cell_name(i) for i, c in enumerate(query.by)})
+        group = mapping["group"].to_numpy()
+        mapping = mapping.assign(__low=low[group], __high=high[group])
+        self._con.register("__strata_cell_groups", mapping)
+        try:
+            sums = self._fetch(f"""
+                WITH {self._kept_rows_sql(query)}
+                SELECT m."group" AS g, fsum(least(greatest(__v, m.__low), m.__high)) AS s
+                FROM kept JOIN __strata_cell_groups AS m USING ({cells}) GROUP BY ALL
+            """)  # fmt: skip
+        finally:
+            self._con.unregister("__strata_cell_groups")
+        out = np.zeros(low.shape[0])
+        out[sums["g"].to_numpy(np.int64)] = sums["s"].to_numpy(float)
+        return out
+
+    # ---- SQL ----------------------------------------------------------------------------------
+
+    def _kept_rows_sql(self, query: MeanQuery, extra: str = "") -> str:
+        """Two CTEs and more: ``base`` (every row: its cell labels, its value as ``__v``, its
+        person as ``__owner`` (NULL without a person column) and ``extra`` columns) and ``kept``
+        (the rows with a finite value that the contribution bound keeps,
+        :mod:`dpcore.privacy_unit`)."""
+        labels = ", ".join(
+            f"{self._label_sql(column, query.edges_of.get(column))} AS {_cell_name(i)}"
+            for i, column in enumerate(query.by)
+        )
+        cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
+        value = f"CAST({_ident(query.value)} AS DOUBLE)"
+        unit = query.unit
+        owner = "NULL" if unit.column is None else _ident(unit.column)
+        base = (
+            f"base AS (SELECT {labels}, {value} AS __v, {owner} AS __owner{extra} "
+            f"FROM {self._from})"
+        )
+        if unit.column is None:
+            return f"{base}, kept AS (SELECT * FROM base WHERE isfinite(__v))"
+        phi = _number(GOLDEN_RATIO_FRACTION)
+        return f"""{base},
+            owned AS (
+                SELECT {cells}, __v, __owner FROM base
+                WHERE isfinite(__v) AND __owner IS NOT NULL),
+            capped AS (
+                SELECT * FROM (
+                    SELECT *, row_number() OVER (
+                        PARTITION BY __owner, {cells}
+                        ORDER BY __v * {phi} - floor(__v * {phi}), __v) AS __row
+                    FROM owned)
+                WHERE __row <= {unit.max_rows}),
+            chosen AS (
+                SELECT __owner, {cells}, row_number() OVER (
+                    PARTITION BY __owner ORDER BY count(*) DESC, {cells}) AS __rank
+                FROM capped GROUP BY __owner, {cells}),
+            kept AS (
+                SELECT capped.* FROM capped JOIN chosen USING (__owner, {cells})
+                WHERE __rank <= {unit.max_groups})"""
+
+    def _label_sql(self, column: str, edges: tuple[float, ...] | None) -> str:
+        """A row's label in one grouping column, as :func:`dpcore.grouping.cell_labels` gives it."""
+        col = _ident(column)
+        missing = _literal(MISSING_LABEL)
+        if edges is not None:
+            x = f"CAST({col} AS DOUBLE)"
+            names = "[" + ", ".join(_literal(label) for label in bucket_labels(edges)) + "]"
+            bucket = " + ".join(f"CAST({x} >= {_number(e)} AS INTEGER)" for e in edges)
+            return (
+                f"CASE WHEN {x} IS NULL OR isnan({x}) THEN {missing} ELSE {names}[1 + {bucket}] END"
+            )
+        if self._kinds[column] == "yes / no":  # Python's str(True), not SQL's 'true'
+            return f"CASE WHEN {col} IS NULL THEN {missing} WHEN {col} THEN 'True' ELSE 'False' END"
+        return f"coalesce(CAST({col} AS VARCHAR), {missing})"
+
+    def _read_kinds(self) -> dict[str, str]:
+        described = self._fetch(f"DESCRIBE SELECT * FROM {self._from}")
+        return {
+            str(name): "decimal number"
+            if str(kind).startswith("DECIMAL")
+            else KINDS.get(str(kind), "text")
+            for name, kind in zip(described["column_name"], described["column_type"], strict=True)
+        }
+
+    def _fetch(self, sql: str) -> pd.DataFrame:
+        try:
+            return self._con.sql(sql).df()
+        except duckdb.Error as exc:
+            raise EngineError(_plain_error(exc, self._location)) from None
+
+
+def _plain_error(exc: duckdb.Error, location: str) -> str:
+    """DuckDB's message, first line only and without its class prefix, and what to do."""
+    first = str(exc).strip().splitlines()[0]
+    message = first.split(": ", 1)[1] if ": " in first else first
+    if "schema mismatch" in str(exc) or "could not be found in file" in str(exc):
+        return (
+            f"The files at {location} do not all have the same columns ({message}). Every "
+            "part must have the same columns: fix or leave out the odd part."
+        )
+    if "Out of Memory" in str(exc):
+        return f"DuckDB ran out of memory reading {location} ({message}); raise its memory limit."
+    return f"Could not read {location}: {message}. Check that every file is a complete Parquet or CSV file."
+
+
+def _cell_name(i: int) -> str:
+    return f"__cell{i}"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _number(x: float) -> str:
+    return repr(float(x))

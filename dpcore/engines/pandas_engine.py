@@ -1,0 +1,143 @@
+"""The pandas engine: the pass over a frame in memory (the default for uploads).
+
+It computes exactly what the DuckDB and Spark engines compute, with the same labels, the same
+contribution bound and the same kept rows, so that a release is the same on every engine.
+
+Pure numpy/pandas; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import column_kind, data_frame, numeric_values
+from dpcore.engines.base import Cells, Engine, MeanQuery
+from dpcore.grouping import cell_labels
+from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
+
+__all__ = ["PandasEngine", "bounded_rows"]
+
+
+class PandasEngine(Engine):
+    """Aggregates a :class:`pandas.DataFrame` held in memory."""
+
+    name = "pandas"
+
+    def __init__(self, frame: pd.DataFrame, source: str = "data frame") -> None:
+        self._frame = data_frame("frame", frame)
+        self._source = source
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @property
+    def expression(self) -> str:
+        return f"PandasEngine(frame, {self._source!r})"
+
+    def column_kinds(self) -> dict[str, str]:
+        return {str(name): column_kind(self._frame[name]) for name in self._frame.columns}
+
+    def cells(self, query: MeanQuery) -> Cells:
+        rows = self._rows(query)
+        labels = list(query.by)
+        frame = rows.labels.assign(
+            finite=rows.finite, usable=rows.kept,
+            clipped_sum=np.where(rows.kept, np.clip(rows.values, *query.bounds), 0.0),
+            digest=pd.util.hash_pandas_object(
+                self._frame[list(query.columns_read)], index=False
+            ).to_numpy(),
+        )  # fmt: skip
+        grouped = frame.groupby(labels, sort=False, observed=True)
+        table = grouped.agg(
+            rows=("finite", "size"), finite=("finite", "sum"), usable=("usable", "sum"),
+            clipped_sum=("clipped_sum", "sum"),
+        ).reset_index()  # fmt: skip
+        # Summed as Python integers: exact, so independent of the row order.
+        digest = str(sum(int(h) for h in frame["digest"].to_numpy()))
+        return Cells(table, digest, missing_person=rows.missing_person)
+
+    def clipped_sums(
+        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+    ) -> np.ndarray:
+        rows = self._rows(query)
+        group_of_row = rows.labels.merge(cell_groups, on=list(query.by), how="left")["group"]
+        group = group_of_row.to_numpy(dtype=float, na_value=-1).astype(np.int64)
+        use = rows.kept & (group >= 0)
+        g = group[use]
+        clipped = np.clip(rows.values[use], low[g], high[g])
+        return np.bincount(g, weights=clipped, minlength=low.shape[0])
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019 - one engine per frame, a handful of queries
+    def _rows(self, query: MeanQuery) -> _Rows:
+        labels = cell_labels(self._frame, query.by, query.edges_of).reset_index(drop=True)
+        values = numeric_values(self._frame, "value", query.value)
+        finite = np.isfinite(values)
+        if query.unit.column is None:
+            return _Rows(labels, values, finite, finite, 0)
+        person = pd.factorize(self._frame[query.unit.column], use_na_sentinel=True)[0]
+        kept = bounded_rows(labels, values, person, query.unit.max_rows, query.unit.max_groups)
+        return _Rows(labels, values, finite, kept, int(np.sum(person < 0)))
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """A frame's rows as a pass sees them: cell labels, values, and which are used."""
+
+    labels: pd.DataFrame
+    values: np.ndarray
+    finite: np.ndarray
+    kept: np.ndarray
+    missing_person: int
+
+
+def bounded_rows(
+    labels: pd.DataFrame, values: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
+) -> np.ndarray:
+    """Which rows the contribution bound keeps (:mod:`dpcore.privacy_unit`): rows with a finite
+    value and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
+    frac(x·φ) then x, in at most ``max_groups`` cells per person, those with the most kept rows
+    first, then by label."""
+    candidates = np.flatnonzero(np.isfinite(values) & (person >= 0))
+    cell = _cell_rank(labels)[candidates]
+    x = values[candidates]
+    key = x * GOLDEN_RATIO_FRACTION
+    key -= np.floor(key)
+    who = person[candidates]
+    order = np.lexsort((x, key, cell, who))
+    who, cell = who[order], cell[order]
+    within_cell = _rank_in_runs(who, cell)
+    capped = within_cell < max_rows
+    # Cells of each person, most kept rows first, then in label order (cell rank).
+    pairs = pd.DataFrame({"person": who[capped], "cell": cell[capped]})
+    counts = pairs.value_counts(sort=False).rename("rows").reset_index()
+    counts = counts.sort_values(["person", "rows", "cell"], ascending=[True, False, True])
+    counts["rank"] = counts.groupby("person").cumcount()
+    chosen = counts.loc[counts["rank"] < max_groups, ["person", "cell"]]
+    keep_pair = pairs.merge(chosen.assign(keep=True), on=["person", "cell"], how="left")
+    keep = np.zeros(values.shape[0], dtype=bool)
+    kept_sorted = np.flatnonzero(capped)[keep_pair["keep"].fillna(False).to_numpy(bool)]
+    keep[candidates[order[kept_sorted]]] = True
+    return keep
+
+
+def _cell_rank(labels: pd.DataFrame) -> np.ndarray:
+    """Each row's cell as an integer that orders cells by their labels, column by column (by
+    code point, as SQL's ORDER BY compares text)."""
+    return labels.groupby(list(labels.columns), sort=True).ngroup().to_numpy(np.int64)
+
+
+def _rank_in_runs(*sorted_keys: np.ndarray) -> np.ndarray:
+    """Position of each element within its run of equal keys (the arrays sorted together)."""
+    n = sorted_keys[0].shape[0]
+    starts = np.zeros(n, dtype=bool)
+    if n:
+        starts[0] = True
+    for key in sorted_keys:
+        starts[1:] |= key[1:] != key[:-1]
+    run_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    return np.arange(n) - run_start
