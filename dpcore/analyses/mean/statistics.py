@@ -101,10 +101,10 @@ class GroupValues:
             raise ValueError(f"`sizes` must all be >= 1, got {self.sizes}")
         if self.shares is not None and self.shares.values.shape != (k,):
             raise ValueError(f"`shares` must have one share per group ({k})")
-        step = np.diff(self.sorted_values)
-        inside = np.ones(step.shape, dtype=bool)
-        inside[self.offsets[1:-1] - 1] = False  # a group boundary may step down
-        if not np.all(step[inside] >= 0):
+        # Compared pairwise, not by np.diff, which overflows between values near ±1.8e308.
+        ascending = self.sorted_values[1:] >= self.sorted_values[:-1]
+        ascending[self.offsets[1:-1] - 1] = True  # a group boundary may step down
+        if not np.all(ascending):
             raise ValueError("`sorted_values` must be sorted ascending within each group")
         prefix = np.empty(n + k, dtype=np.float64)
         for g in range(k):
@@ -173,8 +173,9 @@ class GroupValues:
                       = a \\cdot \\#\\{x < a\\} + \\sum_{a \\le x \\le b} x + b \\cdot \\#\\{x > b\\}
 
         computed with two binary searches in the group's sorted values and prefix sums, i.e.
-        :math:`O(\\log n_g)` per group and bound pair (used by StratCoinpress, paper appendix B).
-        The middle sum only ever adds values within the bounds (the prefix sums are anchored at
+        :math:`O(\\log n_g)` per group and bound pair (used by StratCoinpress, paper appendix B),
+        the searches of all groups and bounds running together (:func:`_search_groups`). The
+        middle sum only ever adds values within the bounds (the prefix sums are anchored at
         zero), so it is finite and accurate whatever the values outside them, however large.
 
         Parameters
@@ -215,20 +216,19 @@ class GroupValues:
                 f"`low` must be <= `high` elementwise, got low={lo[where]!r} > high={hi[where]!r} "
                 f"at index {where}"
             )
-        out = np.empty(shape, dtype=np.float64)
+        # Group-major (k, m): row g holds every bound of group g (m = 1 for (k,) bounds).
+        lo_g, hi_g = _group_major(lo), _group_major(hi)
+        first, end = self.offsets[:-1, None], self.offsets[1:, None]
+        # i - first values lie below low; j - first values lie at or below high.
+        i = _search_groups(self.sorted_values, self.offsets, lo_g, np.less)
+        j = _search_groups(self.sorted_values, self.offsets, hi_g, np.less_equal)
         with np.errstate(invalid="ignore"):  # inf * 0 in the discarded branch of np.where
-            for g in range(self.k):
-                a, b = int(self.offsets[g]), int(self.offsets[g + 1])
-                vals = self.sorted_values[a:b]
-                local = self._prefix[a + g : b + g + 1]
-                size = b - a
-                lg, hg = lo[..., g], hi[..., g]
-                i = np.searchsorted(vals, lg, side="left")  # count(x < low)
-                j = np.searchsorted(vals, hg, side="right")  # count(x <= high)
-                below = np.where(i > 0, lg * i, 0.0)
-                above = np.where(j < size, hg * (size - j), 0.0)
-                out[..., g] = below + (local[j] - local[i]) + above
-        return out
+            below = np.where(i > first, lo_g * (i - first), 0.0)
+            above = np.where(j < end, hi_g * (end - j), 0.0)
+        # Group g's prefix sums start at offsets[g] + g: each earlier group has one more entry.
+        shift = np.arange(self.k)[:, None]
+        sums = below + (self._prefix[j + shift] - self._prefix[i + shift]) + above
+        return np.ascontiguousarray(np.moveaxis(sums.reshape(self.k, *shape[:-1]), 0, -1))
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -403,6 +403,41 @@ def _bound_array(name: str, bound: object) -> np.ndarray:
     if np.isnan(arr).any():
         raise ValueError(f"`{name}` must not contain NaN, got {bound!r}")
     return arr
+
+
+def _group_major(bounds: np.ndarray) -> np.ndarray:
+    """``(..., k)`` bounds as a C-ordered ``(k, m)`` array: row g holds all of group g's bounds,
+    so that a search probes one group's values for a whole row."""
+    k = bounds.shape[-1]
+    return np.ascontiguousarray(np.moveaxis(bounds, -1, 0).reshape(k, -1))
+
+
+def _search_groups(
+    values: np.ndarray, offsets: np.ndarray, needles: np.ndarray, before: np.ufunc
+) -> np.ndarray:
+    """For every group g and each needle b in row g of ``needles`` (shape (k, m)), the index in
+    ``values`` of group g's first value v with ``before(v, b)`` False: ``offsets[g]`` plus the
+    number of the group's values below b (``np.less``) or at most b (``np.less_equal``).
+
+    What ``np.searchsorted`` gives on ``values[offsets[g]:offsets[g + 1]]`` (sides "left" and
+    "right"), for all groups at once: a branchless binary search that halves every group's
+    remaining range per pass, so ⌈log2(largest group)⌉ passes over the (k, m) needles replace
+    2k ``np.searchsorted`` calls, whose Python overhead dominated with many groups.
+    """
+    base = np.repeat(offsets[:-1], needles.shape[1]).reshape(needles.shape)
+    remaining = np.diff(offsets)[:, None]  # the answer lies in [base, base + remaining]
+    probe_at, step = np.empty_like(base), np.empty_like(base)
+    probe, hit = np.empty(needles.shape), np.empty(needles.shape, dtype=bool)
+    while (half := remaining >> 1).any():
+        np.add(base, half, out=probe_at)
+        np.take(values, probe_at, out=probe)
+        before(probe, needles, out=hit)
+        np.multiply(hit, half, out=step)  # values[base:base + half + 1] all come before b
+        base += step
+        remaining -= half
+    np.take(values, base, out=probe)  # one candidate left per needle: base or base + 1
+    before(probe, needles, out=hit)
+    return base + hit
 
 
 def _zero_anchored_prefix(values: np.ndarray) -> np.ndarray:

@@ -195,6 +195,81 @@ def test_clipped_sums_property_matches_brute_force(groups, data):
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-7)
 
 
+def values_of(groups: list[list[float]]) -> GroupValues:
+    """GroupValues straight from each group's values (no frame), in the given group order."""
+    sizes = [len(vals) for vals in groups]
+    return GroupValues(
+        value="x",
+        labels=tuple(f"g{i}" for i in range(len(groups))),
+        sizes=sizes,
+        sorted_values=np.concatenate([np.sort(vals) for vals in groups]),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]),
+    )
+
+
+# Groups of very different sizes (1 to 300 values), so that the search over all groups at once
+# runs many halving passes during which the small groups have long been settled.
+uneven_groups = st.lists(
+    st.one_of(
+        st.lists(st.integers(-8, 8), min_size=1, max_size=3),
+        st.lists(st.integers(-8, 8), min_size=50, max_size=300),
+    ),
+    min_size=1,
+    max_size=8,
+)
+whole_bound = st.one_of(
+    st.integers(-10, 10).map(float),  # on the data's values (ties) and beyond them
+    st.integers(-19, 19).map(lambda i: i / 2),  # between them
+    st.sampled_from([-np.inf, np.inf]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups=uneven_groups, shape=st.sampled_from(["k", "R,k", "R,1"]), data=st.data())
+def test_clipped_sums_are_exact_per_group_clip_sums(groups, shape, data):
+    """Small integers and half-integers sum exactly in floats, so the per-group
+    ``np.clip(values, a, b).sum()`` must be matched exactly: a value counted on the wrong side
+    of a bound, or in the wrong group, changes the result. Bounds come as (k,), (R, k) and (R, 1)
+    arrays, infinite ones included."""
+    values = values_of([[float(v) for v in vals] for vals in groups])
+    bounds_shape = {"k": (values.k,), "R,k": (3, values.k), "R,1": (4, 1)}[shape]
+    size = int(np.prod(bounds_shape))
+    a = np.array(data.draw(st.lists(whole_bound, min_size=size, max_size=size)))
+    b = np.array(data.draw(st.lists(whole_bound, min_size=size, max_size=size)))
+    low, high = np.minimum(a, b).reshape(bounds_shape), np.maximum(a, b).reshape(bounds_shape)
+    got = values.clipped_sums(low, high)
+    want = brute_clipped(values, low, high)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+huge = st.sampled_from([-1.7e308, -9e307, 9e307, 1.7e308])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    groups=st.lists(
+        st.lists(st.one_of(huge, st.floats(-100, 100)), min_size=1, max_size=40),
+        min_size=1,
+        max_size=5,
+    ),
+    data=st.data(),
+)
+def test_clipped_sums_stay_finite_beside_values_near_the_largest_float(groups, data):
+    """Values near ±1.8e308 outside finite bounds are clipped like any other: the sums stay
+    finite and equal the per-group ``np.clip`` sums (two values near −9e307 once made them
+    NaN)."""
+    values = values_of(groups)
+    bound = st.floats(-1e3, 1e3)
+    pairs = data.draw(st.lists(st.tuples(bound, bound), min_size=2 * values.k,
+                               max_size=2 * values.k))  # fmt: skip
+    low = np.array([min(p) for p in pairs]).reshape(2, values.k)
+    high = np.array([max(p) for p in pairs]).reshape(2, values.k)
+    got = values.clipped_sums(low, high)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, brute_clipped(values, low, high), rtol=1e-9, atol=1e-9)
+
+
 def test_subset_keeps_groups_and_statistics():
     values = GroupValues.from_frame(random_frame(), ["race", "sex"], "x")
     sub = values.subset(np.array([0, 3, 5]))
