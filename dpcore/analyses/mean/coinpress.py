@@ -2,8 +2,9 @@
 
 Biswas, Dong, Kamath & Ullman (2020), restated in Rosenblatt, Stoyanovich & Musco (AAAI 2024),
 appendix B: Alg. 1 (UVM, one step) and Alg. 2 (UVMRec, t steps). Vectorized over Monte Carlo
-replicates and groups: every step is one call to ``stats.clipped_sums`` with (replicates, k) bounds,
-which costs O(log n_g) per group and replicate after the one sort done by :class:`~dpcore.analyses.mean.statistics.GroupValues`.
+replicates and groups: every step is one call to ``stats.clipped_sums`` with (replicates, k) bounds
+(the first step's, the prior's, are the same for every replicate: (k,)), which costs O(log n_g) per
+group and replicate after the one sort done by :class:`~dpcore.analyses.mean.statistics.GroupValues`.
 """
 
 from __future__ import annotations
@@ -106,14 +107,16 @@ class CoinPressMean:
         rho = require_budget(budget, (ZCDP,), self.name).rho
         sizes = np.asarray(stats.sizes, dtype=float)
         shape = sizes.shape if replicates is None else (replicates, *sizes.shape)
-        low = np.full(shape, self.prior[0])
-        high = np.full(shape, self.prior[1])
+        # Every replicate starts from the prior: the first step's clipped sums are computed once
+        # per group and broadcast, and replicates part only with the first noise draw.
+        low = np.full(sizes.shape, self.prior[0])
+        high = np.full(sizes.shape, self.prior[1])
         intervals = np.empty((self.steps, *shape, 2))
         for i, (fraction, beta_i) in enumerate(zip(self.rho_split, self.step_betas(), strict=True)):
             width = self.sigma * np.sqrt(2 * np.log(2 * sizes / beta_i))
             sums = stats.clipped_sums(low - width, high + width)
             noise_sd = (high - low + 2 * width) / sizes / np.sqrt(2 * rho * fraction)
-            centre = noise.add_gaussian(sums / sizes, noise_sd)
+            centre = noise.add_gaussian(np.broadcast_to(sums / sizes, shape), noise_sd)
             half = np.sqrt(2 * (self.sigma**2 / sizes + noise_sd**2) * np.log(2 / beta_i))
             low, high = centre - half, centre + half
             intervals[i, ..., 0], intervals[i, ..., 1] = low, high
