@@ -41,6 +41,7 @@ __all__ = [
 
 PLANNED_ESTIMATORS = ("laplace", "gaussian")
 """The means whose error has a closed form; CoinPress adapts to the data and has none."""
+ESTIMATOR_BUDGETS = {"laplace": "ε-DP", "gaussian": "ρ-zCDP", "coinpress": "ρ-zCDP, adaptive"}
 BUDGET_KINDS = {"pure": "ε-DP", "approx": "(ε, δ)-DP", "zcdp": "ρ-zCDP"}
 
 
@@ -100,12 +101,15 @@ def fraction(text: str) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-def data_arguments() -> argparse.ArgumentParser:
-    """The parent parser of every subcommand that estimates a mean per group of a table."""
+def data_arguments(
+    estimators: tuple[str, ...] = PLANNED_ESTIMATORS,
+    formats: tuple[str, ...] = ("json", "text"),
+    data_help: str = "CSV or Parquet file (.csv, .csv.gz, .parquet)",
+) -> argparse.ArgumentParser:
+    """The parent parser of every subcommand that estimates a mean per group of a table, with
+    the ``estimators`` and output ``formats`` it offers."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument(
-        "data", metavar="DATA", help="CSV or Parquet file (.csv, .csv.gz, .parquet)"
-    )
+    parent.add_argument("data", metavar="DATA", help=data_help)
     data = parent.add_argument_group("data and groups")
     data.add_argument(
         "--by",
@@ -125,9 +129,9 @@ def data_arguments() -> argparse.ArgumentParser:
     )
     data.add_argument(
         "--estimator",
-        choices=PLANNED_ESTIMATORS,
+        choices=estimators,
         required=True,
-        help="laplace (ε-DP) or gaussian (ρ-zCDP)",
+        help=", ".join(f"{name} ({ESTIMATOR_BUDGETS[name]})" for name in estimators),
     )
     data.add_argument(
         "--sizes-public",
@@ -159,9 +163,9 @@ def data_arguments() -> argparse.ArgumentParser:
     )
     parent.add_argument(
         "--format",
-        choices=("json", "text"),
+        choices=formats,
         default="json",
-        help="JSON (default) or a short readable table",
+        help=f"{' or '.join(formats)} (default json)",
     )
     return parent
 

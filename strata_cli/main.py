@@ -13,13 +13,13 @@ import argparse
 import sys
 from typing import NoReturn
 
-from strata_cli import frontier, plan
+from strata_cli import frontier, plan, release
 from strata_cli.inputs import CliError
 
 __all__ = ["main"]
 
 PROG = "strata-lab"
-SUBCOMMANDS = (plan, frontier)
+SUBCOMMANDS = (plan, frontier, release)
 
 
 class Parser(argparse.ArgumentParser):

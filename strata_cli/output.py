@@ -38,7 +38,7 @@ def records(table: pd.DataFrame, columns: dict[str, str]) -> list[dict]:
 def text_table(rows: list[dict], headers: dict[str, str] | None = None) -> str:
     """Rows of a document as aligned columns, numbers to 4 significant digits, keys renamed by
     ``headers``."""
-    table = pd.DataFrame(rows).rename(columns=headers or {})
+    table = pd.DataFrame(rows).rename(columns=headers or {}).fillna(np.nan)
     return table.to_string(index=False, float_format="{:.4g}".format, na_rep="—")
 
 

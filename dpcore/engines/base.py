@@ -232,7 +232,8 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
     notes = ()
     if dropped_by_bound:
         notes = (
-            f"The contribution bound ({query.unit.describe()}) left out "
+            f"Bounding each person to {plural(query.unit.max_groups, 'group')} and "
+            f"{plural(query.unit.max_rows, 'row')} per group left out "
             f"{plural(dropped_by_bound, 'row')} (a curator's view: exact, not for publication).",
         )
     labels = np.asarray(grouping.labels, dtype=object)

@@ -118,10 +118,16 @@ class DuckDBEngine(Engine):
         files, file_format = data_files(location)
         self._spill = tempfile.TemporaryDirectory(prefix="strata-duckdb-")
         self._con = duckdb.connect()
-        self._con.execute(f"SET memory_limit = {_literal(memory_limit)}")
-        self._con.execute(f"SET temp_directory = {_literal(self._spill.name)}")
-        if threads is not None:
-            self._con.execute(f"SET threads = {int(threads)}")
+        try:
+            self._con.execute(f"SET memory_limit = {_literal(memory_limit)}")
+            self._con.execute(f"SET temp_directory = {_literal(self._spill.name)}")
+            if threads is not None:
+                self._con.execute(f"SET threads = {int(threads)}")
+        except duckdb.Error as exc:
+            raise EngineError(
+                f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "
+                f"{threads!r}): {_first_line(exc)}. Give a memory limit such as 2GB."
+            ) from None
         paths = "[" + ", ".join(_literal(str(p)) for p in files) + "]"
         reader = "read_parquet" if file_format == "parquet" else "read_csv"
         self._from = f"{reader}({paths})"
@@ -261,8 +267,7 @@ class DuckDBEngine(Engine):
 
 def _plain_error(exc: duckdb.Error, location: str) -> str:
     """DuckDB's message, first line only and without its class prefix, and what to do."""
-    first = str(exc).strip().splitlines()[0]
-    message = first.split(": ", 1)[1] if ": " in first else first
+    message = _first_line(exc)
     if "schema mismatch" in str(exc) or "could not be found in file" in str(exc):
         return (
             f"The files at {location} do not all have the same columns ({message}). Every "
@@ -271,6 +276,12 @@ def _plain_error(exc: duckdb.Error, location: str) -> str:
     if "Out of Memory" in str(exc):
         return f"DuckDB ran out of memory reading {location} ({message}); raise its memory limit."
     return f"Could not read {location}: {message}. Check that every file is a complete Parquet or CSV file."
+
+
+def _first_line(exc: duckdb.Error) -> str:
+    """DuckDB's message without its class prefix ("Invalid Input Error: ..."), first line."""
+    first = str(exc).strip().splitlines()[0]
+    return first.split(": ", 1)[1] if ": " in first else first
 
 
 def _cell_name(i: int) -> str:

@@ -84,11 +84,21 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("strategy", plan.get("strategy", "")),
         ("mechanism", metadata["noise"]),
         ("budget", own),
+        ("privacy_unit", _privacy_unit_line(plan.get("privacy_unit"))),
         ("budget_equivalents", equivalents),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         ("intervals", metadata["intervals"]),
         ("software", json.dumps(metadata["software"])),
     ]
+
+
+def _privacy_unit_line(unit: dict | None) -> str:
+    if unit is None:
+        return "one row: neighbouring datasets differ by one row"
+    return (
+        f"one person (column {unit['column']}), at most {unit['max_groups']} group(s) and "
+        f"{unit['max_rows']} row(s) per group each: neighbouring datasets differ by one person"
+    )
 
 
 def to_csv(record: ReleaseRecord) -> str:

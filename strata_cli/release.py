@@ -1,0 +1,244 @@
+"""``strata-lab release``: a stratified mean released through the ledger, on any engine
+(issue 16, item 4).
+
+The data is read by an engine (:mod:`dpcore.engines`): ``pandas`` loads one file into memory as
+the app does; ``duckdb`` streams a file, a glob or a folder of Parquet or CSV files far larger
+than memory. A person column bounds each person's rows before anything is summed, and the
+release then protects one person at the budget given.
+
+A real release draws OpenDP noise and charges the ledger once (a second run of the same plan
+prints the recorded release and spends nothing). ``--dry-run`` draws seeded numpy noise, charges
+a throw-away ledger, and says so in its metadata; with ``--ledger`` it also says whether the
+real ledger could afford the release. The output is the app's download (:mod:`dpcore.release.exports`):
+DP outputs and public metadata only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+import typing
+from pathlib import Path
+
+import pandas as pd
+
+from dpcore.accounting import BudgetExceededError
+from dpcore.analyses import MEAN
+from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
+from dpcore.analyses.mean.strategies import Strategy
+from dpcore.engines import DuckDBEngine, Engine, PandasEngine, aggregate_mean
+from dpcore.grouping import GroupingSpec
+from dpcore.ledger import Ledger, default_ledger_path
+from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.release import PlanHeader, ReleaseRecord, release
+from dpcore.release.exports import public_metadata, to_csv, to_json
+from strata_cli.inputs import (
+    CliError,
+    budget_arguments,
+    check_budget_kind,
+    data_arguments,
+    fraction,
+    grouping_spec,
+    ledger_arguments,
+    open_ledger,
+    read_data,
+    requested_budget,
+)
+from strata_cli.output import text_table
+
+__all__ = ["add_parser", "run"]
+
+ENGINES = ("pandas", "duckdb")
+
+
+def add_parser(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "release",
+        parents=[
+            data_arguments(
+                estimators=tuple(ESTIMATOR_LABELS), formats=("json", "csv", "text"),
+                data_help="a CSV or Parquet file, a glob (quoted) or a folder of them",
+            )
+        ],
+        help="release private means per group through the ledger",
+        description="Release the private mean of a column in every group (and for everyone), "
+        "charging the ledger once. --dry-run draws seeded simulation noise and spends nothing.",
+    )  # fmt: skip
+    budget_arguments(parser)
+    engine = parser.add_argument_group("engine")
+    engine.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="pandas (in memory) or duckdb (files on disk, any size); default: pandas for one "
+        "file under 200 MB, duckdb otherwise",
+    )
+    engine.add_argument(
+        "--memory-limit", default="2GB", metavar="SIZE", help="DuckDB's (default 2GB)"
+    )
+    person = parser.add_argument_group("privacy unit")
+    person.add_argument(
+        "--person", metavar="COL", help="the column that identifies a person (default: a row)"
+    )
+    person.add_argument(
+        "--max-groups", type=int, default=1, metavar="G",
+        help="with --person: a person's rows in at most G groups are kept (default 1)",
+    )  # fmt: skip
+    person.add_argument(
+        "--max-rows", type=int, default=1, metavar="M",
+        help="with --person: at most M rows of a person per group are kept (default 1)",
+    )  # fmt: skip
+    options = parser.add_argument_group("release")
+    options.add_argument(
+        "--strategy", choices=typing.get_args(Strategy), default="stratified",
+        help="what the release publishes (default stratified)",
+    )  # fmt: skip
+    options.add_argument(
+        "--global-fraction", type=fraction, default=0.5, metavar="F",
+        help="the whole population's share of the budget with global_and_groups (default 0.5)",
+    )  # fmt: skip
+    options.add_argument(
+        "--sigma", type=float, default=15.0, metavar="S",
+        help="CoinPress: a public bound on each group's standard deviation (default 15)",
+    )  # fmt: skip
+    options.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+    options.add_argument(
+        "--level", type=fraction, default=0.95, help="of the noise intervals (default 0.95)"
+    )
+    options.add_argument(
+        "--shares", metavar="CSV",
+        help="public shares of the groups (columns group,share, e.g. census proportions) "
+        "to recombine them with; default: the data's own group counts, treated as public",
+    )  # fmt: skip
+    options.add_argument("--label", default="", help="the release's title (default: made up)")
+    options.add_argument(
+        "--dry-run", action="store_true",
+        help="seeded simulation noise; nothing is charged to any ledger",
+    )  # fmt: skip
+    options.add_argument("--seed", type=int, default=0, help="of --dry-run's noise (default 0)")
+    ledger_arguments(parser, f"the one charged (default: the app's, {default_ledger_path()})")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = MeanSettings(
+        value=args.value, estimator=args.estimator, clip_low=args.bounds[0],
+        clip_high=args.bounds[1], n_public=args.sizes_public, coinpress_sigma=args.sigma,
+        coinpress_steps=args.steps, strategy=args.strategy, global_fraction=args.global_fraction,
+    )  # fmt: skip
+    MEAN.estimator(settings)  # refuses bounds out of order before any pass over the data
+    budget = requested_budget(args)
+    check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")
+    ledger = None if args.dry_run and not args.ledger else real_ledger(args)
+    if ledger is not None:
+        check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
+    unit = privacy_unit(args)
+    spec = release_spec(args)
+    engine = open_engine(args)
+    aggregated = aggregate_mean(engine, spec, args.value, args.bounds, unit)
+    for message in aggregated.stats.messages():
+        print(f"strata-lab: note: {message}", file=sys.stderr)
+    header = PlanHeader(
+        dataset=aggregated.dataset, spec=spec, budget=budget, label=args.label, level=args.level
+    )
+    plan = MEAN.plan(aggregated.stats, settings, header)
+    record = dry_run(plan, ledger, args.seed) if args.dry_run else spend(plan, ledger)
+    print(render(record, args.format))
+    return 0
+
+
+def release_spec(args: argparse.Namespace) -> GroupingSpec:
+    """The groups, with the public shares of ``--shares``; refused before any pass over the
+    data when private sizes would be given away by shares from the data's counts."""
+    spec = grouping_spec(args)
+    if args.shares is not None:
+        table = read_shares(args.shares)
+        return dataclasses.replace(spec, share_source="table", share_table=table)
+    if not args.sizes_public and args.strategy != "global_only":
+        raise CliError(
+            "the group sizes are private (no --sizes-public), but without --shares the groups "
+            "are recombined with the data's own counts, and each published share would give a "
+            "size away; pass public shares with --shares, or --sizes-public, or "
+            "--strategy global_only"
+        )
+    return spec
+
+
+def read_shares(path: str) -> tuple[tuple[str, float], ...]:
+    try:
+        table = pd.read_csv(path, dtype={"group": str})
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read the shares file {path}: {exc}") from None
+    if list(table.columns[:2]) != ["group", "share"]:
+        raise CliError(
+            f"the shares file {path} must have the columns group,share (a label and a share "
+            f"per row), got {', '.join(map(str, table.columns))}"
+        )
+    return tuple(zip(table["group"].astype(str), table["share"], strict=True))
+
+
+def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
+    if args.person is None:
+        if (args.max_groups, args.max_rows) != (1, 1):
+            raise CliError("--max-groups and --max-rows bound a person's rows: give --person too")
+        return ROW
+    return PrivacyUnit(args.person, max_groups=args.max_groups, max_rows=args.max_rows)
+
+
+def open_engine(args: argparse.Namespace) -> Engine:
+    """The engine asked for; by default pandas for one file under 200 MB, DuckDB otherwise."""
+    path = Path(args.data)
+    kind = args.engine
+    if kind is None:
+        small_file = path.is_file() and path.stat().st_size < 200 * 2**20
+        kind = "pandas" if small_file else "duckdb"
+    if kind == "pandas":
+        if not path.is_file():
+            raise CliError(
+                f"the pandas engine reads one file, and {args.data} is not one; use "
+                "--engine duckdb for a folder or a glob"
+            )
+        return PandasEngine(read_data(args.data), path.name)
+    return DuckDBEngine(args.data, memory_limit=args.memory_limit)
+
+
+def real_ledger(args: argparse.Namespace) -> Ledger:
+    return open_ledger(args.ledger or str(default_ledger_path()), args.ledger_name)
+
+
+def spend(plan, ledger: Ledger) -> ReleaseRecord:
+    """The release drawn with OpenDP noise and charged once; a repeat prints the record."""
+    record = release(plan, ledger, noise="secure")
+    if not record.spent:
+        print(
+            "strata-lab: note: this plan was released before; the recorded release is printed "
+            "and nothing was spent",
+            file=sys.stderr,
+        )
+    return record
+
+
+def dry_run(plan, ledger: Ledger | None, seed: int) -> ReleaseRecord:
+    """The release drawn with seeded numpy noise against a throw-away ledger of exactly its
+    cost; ``ledger``, if given, is only asked whether it could afford the real one."""
+    if ledger is not None:
+        try:
+            ledger.check_affordable(plan.cost)
+        except BudgetExceededError as exc:
+            print(f"strata-lab: note: the real release would fail: {exc}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="strata-dry-run-") as folder:
+        scratch = Ledger(Path(folder) / "ledger.sqlite", "dry run", plan.cost)
+        return release(plan, scratch, noise="simulation", rng=seed)
+
+
+def render(record: ReleaseRecord, output_format: str) -> str:
+    if output_format == "json":
+        return to_json(record)
+    if output_format == "csv":
+        return to_csv(record)
+    metadata = public_metadata(record.metadata)
+    lines = [metadata["title"], f"Noise: {metadata['noise']}", ""]
+    lines.append(text_table(record.outputs))
+    lines += ["", f"Intervals: {metadata['intervals']}"]
+    return "\n".join(lines)

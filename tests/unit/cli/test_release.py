@@ -1,0 +1,155 @@
+"""``strata-lab release``: the same release on pandas and DuckDB, the ledger charged once (never
+by a dry run or a refused command), only DP outputs and public metadata printed, and every
+mistake one line on stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.accounting import PureDP
+from dpcore.ledger import Ledger
+from strata_cli.main import main
+
+SIZES = {"a": 300, "b": 120, "c": 60}
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    """Groups a, b, c of ``g``, a value ``v`` in [1, 9] with a few missing, people ``pid``
+    owning 1 to 3 rows; as one Parquet file."""
+    rng = np.random.default_rng(0)
+    groups = np.repeat(list(SIZES), list(SIZES.values()))
+    value = rng.uniform(1, 9, len(groups))
+    value[::50] = np.nan
+    frame = pd.DataFrame({"g": groups, "v": value, "pid": rng.integers(0, 250, len(groups))})
+    path = tmp_path / "data.parquet"
+    frame.to_parquet(path)
+    return path
+
+
+def release_args(data: Path, *extra: str) -> list[str]:
+    return [
+        "release", str(data), "--by", "g", "--value", "v", "--bounds", "0,10",
+        "--estimator", "laplace", "--epsilon", "1", "--sizes-public", *extra,
+    ]  # fmt: skip
+
+
+def run(capsys, argv: list[str]) -> tuple[dict | str, str]:
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    fmt = argv[argv.index("--format") + 1] if "--format" in argv else "json"
+    return (json.loads(captured.out) if fmt == "json" else captured.out), captured.err
+
+
+def estimates(document: dict) -> np.ndarray:
+    return np.array([[r["estimate"], r["low"], r["high"]] for r in document["outputs"]], float)
+
+
+@pytest.mark.parametrize("person", [[], ["--person", "pid", "--max-rows", "2"]])
+def test_a_dry_run_is_the_same_on_pandas_and_duckdb(capsys, data, person):
+    runs = [
+        run(capsys, release_args(data, "--dry-run", "--seed", "4", "--engine", e, *person))[0]
+        for e in ("pandas", "duckdb")
+    ]
+    np.testing.assert_allclose(estimates(runs[0]), estimates(runs[1]), rtol=1e-9)
+    assert [r["group"] for r in runs[0]["outputs"]] == ["a", "b", "c", "All"]
+    assert "dry run" in runs[0]["metadata"]["noise"]
+
+
+def test_a_folder_of_parts_is_read_by_duckdb(capsys, data, tmp_path):
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame = pd.read_parquet(data)
+    frame.iloc[:200].to_parquet(folder / "p0.parquet")
+    frame.iloc[200:].to_parquet(folder / "p1.parquet")
+    one = run(capsys, release_args(data, "--dry-run", "--engine", "duckdb"))[0]
+    parts = run(capsys, release_args(folder, "--dry-run"))[0]  # a folder defaults to duckdb
+    np.testing.assert_allclose(estimates(parts), estimates(one), rtol=1e-9)
+
+
+def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_path):
+    ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(3.0))
+    argv = release_args(data, "--ledger", str(tmp_path / "ledger.sqlite"))
+    first, _ = run(capsys, argv)
+    assert ledger.remaining() == {"epsilon": pytest.approx(2.0)}
+    second, err = run(capsys, argv)
+    assert ledger.remaining() == {"epsilon": pytest.approx(2.0)}
+    assert "released before" in err and second["outputs"] == first["outputs"]
+    assert "OpenDP" in first["metadata"]["noise"]
+
+
+def test_a_dry_run_never_charges_the_ledger(capsys, data, tmp_path):
+    ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(0.5))
+    argv = release_args(data, "--dry-run", "--ledger", str(tmp_path / "ledger.sqlite"))
+    _, err = run(capsys, argv)
+    assert "the real release would fail" in err
+    assert ledger.remaining() == {"epsilon": 0.5}
+
+
+def test_the_output_holds_no_fingerprint_and_states_the_privacy_unit(capsys, data):
+    argv = release_args(data, "--dry-run", "--person", "pid", "--max-groups", "1",
+                        "--max-rows", "3", "--format", "csv")  # fmt: skip
+    out, err = run(capsys, argv)
+    assert "fingerprint" not in out and "release-" not in out
+    assert "# privacy_unit: one person (column pid), at most 1 group(s) and 3 row(s)" in out
+    assert "left out" in err and "curator's view" in err
+    document, _ = run(capsys, release_args(data, "--dry-run", "--person", "pid"))
+    assert document["metadata"]["plan"]["privacy_unit"]["column"] == "pid"
+    assert "fingerprint" not in json.dumps(document)
+
+
+def test_private_sizes_need_public_shares(capsys, data, tmp_path):
+    shares = tmp_path / "shares.csv"
+    pd.DataFrame({"group": ["a", "b", "c"], "share": [0.5, 0.3, 0.2]}).to_csv(shares, index=False)
+    argv = [a for a in release_args(data, "--dry-run") if a != "--sizes-public"]
+    assert main(argv) == 1
+    assert "--shares" in capsys.readouterr().err
+    document, _ = run(capsys, [*argv, "--shares", str(shares)])
+    assert [r["public_share"] for r in document["outputs"][:3]] == [0.5, 0.3, 0.2]
+    assert all(r["low"] is None for r in document["outputs"])  # no intervals from private sizes
+
+
+def with_none_person(data: Path) -> Path:
+    frame = pd.read_parquet(data)
+    frame["pid"] = frame["pid"].astype(float)
+    frame.loc[3, "pid"] = np.nan
+    path = data.with_name("holes.parquet")
+    frame.to_parquet(path)
+    return path
+
+
+def replace(argv: list[str], option: str, value: str) -> list[str]:
+    argv = list(argv)
+    argv[argv.index(option) + 1] = value
+    return argv
+
+
+ERRORS = {
+    "missing file": (lambda d: release_args(d.with_name("none.parquet")), "No data at"),
+    "person ids missing": (lambda d: release_args(with_none_person(d), "--person", "pid"),
+                           "1 row of the data has no id in the person column `pid`"),
+    "bound without person": (lambda d: release_args(d, "--max-rows", "2"), "give --person"),
+    "gaussian under epsilon": (lambda d: replace(release_args(d), "--estimator", "gaussian"),
+                               "ρ-zCDP"),
+    "numeric group": (lambda d: replace(release_args(d), "--by", "pid"), "holds numbers"),
+    "bad memory limit": (lambda d: release_args(d, "--engine", "duckdb", "--memory-limit", "lots"),
+                         "memory limit"),
+    "pandas on a folder": (lambda d: release_args(d.parent, "--engine", "pandas"),
+                           "reads one file"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_errors_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
+    ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(3.0))
+    make_argv, text = ERRORS[case]
+    assert main([*make_argv(data), "--ledger", str(tmp_path / "ledger.sqlite")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("strata-lab: error: ") and err.count("\n") == 1, err
+    assert text in err
+    assert ledger.remaining() == {"epsilon": 3.0}

@@ -1,0 +1,321 @@
+"""Engines: the same release on pandas in memory, the pandas engine and DuckDB; the contribution
+bound keeps what it promises, so one added person moves the statistics by at most what the
+accounting assumes; bad data is refused with a message that names it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanPlan
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.analyses.mean.sums import GroupSums
+from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, aggregate_mean, data_files
+from dpcore.engines.pandas_engine import bounded_rows
+from dpcore.grouping import GroupingSpec
+from dpcore.ledger import Ledger
+from dpcore.mechanisms import SimulationNoise
+from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
+
+BOUNDS = (0.0, 10.0)
+
+
+def messy_frame(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    """Text, numeric and yes/no grouping columns with missing entries, a value with missing and
+    infinite entries and values beyond the bounds, people owning 1 to 6 rows."""
+    rng = np.random.default_rng(seed)
+    value = rng.normal(5, 3, n)
+    value[rng.random(n) < 0.05] = np.nan
+    value[:3] = [np.inf, -40.0, 1e300]
+    region = rng.choice(
+        ["north", "south", "east", "wést", "tiny"], n, p=[0.4, 0.3, 0.2, 0.099, 0.001]
+    )
+    region = pd.Series(region, dtype=object)
+    region[rng.random(n) < 0.02] = None
+    age = rng.uniform(10, 90, n)
+    age[rng.random(n) < 0.03] = np.nan
+    return pd.DataFrame({
+        "region": region, "age": age, "flag": rng.random(n) < 0.3, "v": value,
+        "person": rng.integers(0, n // 3, n),
+    })  # fmt: skip
+
+
+SPECS = {
+    "text": GroupingSpec(by=("region",), min_group_size=10),
+    "text x yes/no": GroupingSpec(by=("region", "flag"), min_group_size=10, small_groups="drop"),
+    "numeric buckets": GroupingSpec(by=("age", "region"), edges=(("age", (30.0, 60.0)),),
+                                    min_group_size=40),
+}  # fmt: skip
+UNITS = {"row": ROW, "person 2x2": PrivacyUnit("person", max_groups=2, max_rows=2)}
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return messy_frame()
+
+
+@pytest.fixture(scope="module")
+def parquet_folder(frame, tmp_path_factory):
+    """The frame in three Parquet parts, rows shuffled, in a folder."""
+    folder = tmp_path_factory.mktemp("parts")
+    shuffled = frame.sample(frac=1.0, random_state=1)
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        shuffled.iloc[part].to_parquet(folder / f"part-{i}.parquet")
+    return folder
+
+
+def engines(frame, folder):
+    return {"pandas": PandasEngine(frame, "messy"), "duckdb": DuckDBEngine(folder)}
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=SPECS.keys())
+@pytest.mark.parametrize("unit", UNITS.values(), ids=UNITS.keys())
+def test_engines_give_the_same_groups_sizes_and_sums(frame, parquet_folder, spec, unit):
+    results = {
+        name: aggregate_mean(engine, spec, "v", BOUNDS, unit).stats
+        for name, engine in engines(frame, parquet_folder).items()
+    }
+    first, second = results["pandas"], results["duckdb"]
+    assert first.labels == second.labels and first.k >= 2
+    np.testing.assert_array_equal(first.sizes, second.sizes)
+    np.testing.assert_allclose(first.shares.values, second.shares.values, rtol=1e-12)
+    assert (first.n_missing, first.empty_groups) == (second.n_missing, second.empty_groups)
+    low, high = np.linspace(1, 3, first.k), np.linspace(6, 9, first.k)
+    for a, b in [(BOUNDS[0], BOUNDS[1]), (low, high)]:
+        np.testing.assert_allclose(first.clipped_sums(a, b), second.clipped_sums(a, b), rtol=1e-12)
+    np.testing.assert_allclose(
+        first.pooled.clipped_sums(2.0, 4.0), second.pooled.clipped_sums(2.0, 4.0), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=SPECS.keys())
+def test_without_a_person_the_engines_match_the_in_memory_statistics(frame, spec):
+    in_memory = GroupValues.from_grouping(spec.build(frame), frame, "v")
+    engine = aggregate_mean(PandasEngine(frame), spec, "v", BOUNDS).stats
+    assert engine.labels == in_memory.labels
+    np.testing.assert_array_equal(engine.sizes, in_memory.sizes)
+    assert engine.n_missing == in_memory.n_missing
+    np.testing.assert_allclose(
+        engine.clipped_sums(*BOUNDS), in_memory.clipped_sums(*BOUNDS), rtol=1e-12
+    )
+
+
+ESTIMATORS = {
+    "laplace, public sizes": (LaplaceMean(bounds=BOUNDS), PureDP(1.0), "stratified"),
+    "gaussian, private sizes": (GaussianMean(bounds=BOUNDS, n_public=False), ZCDP(0.5),
+                                "global_only"),
+    "coinpress, both": (CoinPressMean(prior=BOUNDS, sigma=3.0, steps=3), ZCDP(0.5),
+                        "global_and_groups"),
+}  # fmt: skip
+
+
+def released(stats, estimator, budget, strategy, seed=3) -> np.ndarray:
+    spec = SPECS["text"]
+    header = PlanHeader(dataset=DatasetRef("messy", "-", 1), spec=spec, budget=budget)
+    plan = MeanPlan(values=stats, header=header, estimator=estimator, strategy=strategy)
+    rows = plan.run(SimulationNoise(rng=seed), np.random.default_rng(seed))
+    return np.array([[row.estimate, row.low, row.high] for row in rows], dtype=float)
+
+
+@pytest.mark.parametrize("case", ESTIMATORS.values(), ids=ESTIMATORS.keys())
+def test_a_seeded_release_is_the_same_on_every_engine(frame, parquet_folder, case):
+    estimator, budget, strategy = case
+    spec = SPECS["text"]
+    runs = [released(GroupValues.from_grouping(spec.build(frame), frame, "v"), *case)]
+    for engine in engines(frame, parquet_folder).values():
+        runs.append(released(aggregate_mean(engine, spec, "v", BOUNDS).stats, *case))
+    for other in runs[1:]:
+        np.testing.assert_allclose(other, runs[0], rtol=1e-9, equal_nan=True)
+
+
+def test_coinpress_replicates_at_other_bounds_need_the_rows_in_memory(frame):
+    stats = aggregate_mean(PandasEngine(frame), SPECS["text"], "v", BOUNDS).stats
+    with pytest.raises(ValueError, match="needs the rows in memory"):
+        stats.clipped_sums(np.zeros((5, stats.k)), np.ones((5, stats.k)))
+
+
+# ---- the contribution bound ------------------------------------------------------------------
+
+
+def test_the_bound_keeps_few_rows_per_cell_in_few_cells_per_person():
+    labels = pd.DataFrame({"g": ["a"] * 5 + ["b"] * 2 + ["c"] + ["a"] * 2})
+    values = np.array([1.0, 2, 3, 4, 5, 6, 7, 8, 9, np.nan])
+    person = np.array([0, 0, 0, 0, 0, 0, 0, 0, 1, 1])
+    kept = bounded_rows(labels, values, person, max_rows=2, max_groups=2)
+    # Person 0: cells a (5 rows), b (2), c (1) -> a and b, 2 rows each; person 1: one finite row.
+    assert kept.sum() == 5
+    assert kept[8] and not kept[9]
+    assert kept[:5].sum() == 2 and kept[5:7].all() and not kept[7]
+
+
+@pytest.mark.parametrize("engine_name", ["pandas", "duckdb"])
+def test_after_the_bound_no_person_exceeds_it(frame, parquet_folder, engine_name):
+    unit = PrivacyUnit("person", max_groups=2, max_rows=1)
+    stats = aggregate_mean(
+        engines(frame, parquet_folder)[engine_name], GroupingSpec(by=("region",)), "v",
+        BOUNDS, unit,
+    ).stats  # fmt: skip
+    people = frame.loc[np.isfinite(frame["v"]), "person"].nunique()
+    assert stats.n <= people * unit.rows_per_person
+    assert any("left out" in note for note in stats.notes)
+
+
+@pytest.mark.parametrize("engine_name", ["pandas", "duckdb"])
+def test_one_added_person_moves_the_statistics_by_at_most_the_bound(frame, tmp_path, engine_name):
+    """Neighbouring datasets differ by one person with many rows in many groups: the change of
+    the sizes and clipped sums over all groups is at most c rows and c·max(|L|, |U|)."""
+    unit = PrivacyUnit("person", max_groups=2, max_rows=3)
+    intruder = pd.DataFrame({
+        "region": ["north", "south", "east", "wést"] * 10, "age": 50.0, "flag": True,
+        "v": np.linspace(-50, 50, 40), "person": -7,
+    })  # fmt: skip
+    labels = ("north", "south", "east", "wést", "tiny", "(missing)")
+    spec = GroupingSpec(
+        by=("region",), share_source="table", share_table=tuple((g, 1.0) for g in labels)
+    )
+    stats = []
+    for i, data in enumerate([frame, pd.concat([frame, intruder], ignore_index=True)]):
+        if engine_name == "pandas":
+            engine = PandasEngine(data)
+        else:
+            data.to_parquet(tmp_path / f"{i}.parquet")
+            engine = DuckDBEngine(tmp_path / f"{i}.parquet")
+        stats.append(aggregate_mean(engine, spec, "v", BOUNDS, unit).stats)
+    before, after = stats
+    assert before.labels == after.labels
+    size_change = np.abs(after.sizes - before.sizes).sum()
+    sum_change = np.abs(after.clipped_sums(*BOUNDS) - before.clipped_sums(*BOUNDS)).sum()
+    c = unit.rows_per_person
+    assert 0 < size_change <= c
+    assert sum_change <= c * max(abs(b) for b in BOUNDS) + 1e-9
+
+
+def test_row_budget_divides_by_the_rows_of_one_person():
+    unit = PrivacyUnit("person", max_groups=2, max_rows=3)
+    assert unit.row_budget(PureDP(1.2)).epsilon == pytest.approx(0.2)
+    assert unit.row_budget(ZCDP(0.72)).rho == pytest.approx(0.02)
+    assert ROW.row_budget(ApproxDP(1.0, 1e-6)) == ApproxDP(1.0, 1e-6)
+    with pytest.raises(ValueError, match="ε-DP or ρ-zCDP"):
+        unit.row_budget(ApproxDP(1.0, 1e-6))
+    with pytest.raises(ValueError, match="need a person column"):
+        PrivacyUnit(None, max_groups=2)
+
+
+def test_a_person_level_release_adds_noise_for_all_their_rows(frame):
+    """Laplace with public sizes: the noise's spread grows by c = max_groups × max_rows (a
+    statistical check over 600 seeded releases; the spread ratio's 99% range is about ±15%)."""
+    spec = GroupingSpec(by=("region",), min_group_size=10)
+    spreads = []
+    for unit in (ROW, PrivacyUnit("person", max_groups=1, max_rows=3)):
+        stats = aggregate_mean(PandasEngine(frame), spec, "v", BOUNDS, unit).stats
+        header = PlanHeader(dataset=DatasetRef("messy", "-", 1), spec=spec, budget=PureDP(1.0))
+        plan = MeanPlan(values=stats, header=header, estimator=LaplaceMean(bounds=BOUNDS))
+        draws = run_strategy(
+            "stratified", stats, plan.estimator, plan.row_budget, stats.shares,
+            replicates=600, rng=11,
+        ).group_estimates  # fmt: skip
+        spreads.append(draws.std(axis=0) * stats.sizes)  # the noise of a sum, per group
+    ratio = spreads[1] / spreads[0]
+    assert np.all((ratio > 3 * 0.85) & (ratio < 3 * 1.15)), ratio
+
+
+def test_the_privacy_unit_is_in_the_plan_and_its_metadata_only_when_set(frame, tmp_path):
+    spec = GroupingSpec(by=("region",), min_group_size=10)
+    parameters = []
+    for unit in (ROW, PrivacyUnit("person", max_groups=1, max_rows=2)):
+        aggregated = aggregate_mean(PandasEngine(frame, "messy"), spec, "v", BOUNDS, unit)
+        header = PlanHeader(dataset=aggregated.dataset, spec=spec, budget=PureDP(1.0))
+        plan = MeanPlan(values=aggregated.stats, header=header, estimator=LaplaceMean(BOUNDS))
+        parameters.append(plan.parameters())
+        record = release(plan, Ledger(tmp_path / "l.sqlite", str(unit), PureDP(1.0)),
+                         noise="simulation", rng=0)  # fmt: skip
+        public = public_metadata(record.metadata)
+        assert aggregated.dataset.fingerprint not in str(public)
+    assert "privacy_unit" not in parameters[0]
+    assert parameters[1]["privacy_unit"] == {"column": "person", "max_groups": 1, "max_rows": 2}
+
+
+def test_the_fingerprint_ignores_row_and_file_order_but_not_a_changed_value(frame, tmp_path):
+    spec = GroupingSpec(by=("region",))
+    one = tmp_path / "one.parquet"
+    frame.to_parquet(one)
+    changed = frame.copy()
+    changed.loc[10, "v"] = 1.2345
+    changed.to_parquet(tmp_path / "changed.parquet")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    frame.iloc[::-1].iloc[:1000].to_parquet(parts / "b.parquet")
+    frame.iloc[::-1].iloc[1000:].to_parquet(parts / "a.parquet")
+
+    def fingerprint(location):
+        return aggregate_mean(DuckDBEngine(location), spec, "v", BOUNDS).dataset.fingerprint
+
+    assert fingerprint(one) == fingerprint(parts) != fingerprint(tmp_path / "changed.parquet")
+
+
+def test_group_sums_of_constants_are_exact():
+    stats = GroupSums.constant(("a", "b"), np.array([3, 5]), np.array([2.0, 7.0]))
+    np.testing.assert_array_equal(stats.clipped_sums(0.0, 5.0), [6.0, 25.0])
+    np.testing.assert_array_equal(stats.pooled.clipped_sums(np.zeros((2, 1)), 5.0), [[31.0]] * 2)
+
+
+# ---- bad data -----------------------------------------------------------------------------------
+
+
+def test_no_files_at_the_location(tmp_path):
+    with pytest.raises(EngineError, match="No data at .*nope"):
+        data_files(tmp_path / "nope")
+    (tmp_path / "notes.md").write_text("x")
+    with pytest.raises(EngineError, match="No data at"):
+        data_files(tmp_path)
+
+
+def test_mixed_formats_are_refused(tmp_path):
+    pd.DataFrame({"a": [1]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"a": [1]}).to_csv(tmp_path / "b.csv")
+    with pytest.raises(EngineError, match="both Parquet and CSV"):
+        data_files(tmp_path)
+
+
+def test_an_unreadable_part_is_named(tmp_path, frame):
+    frame.to_parquet(tmp_path / "good.parquet")
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(EngineError, match="broken.parquet"):
+        aggregate_mean(DuckDBEngine(tmp_path), GroupingSpec(by=("region",)), "v", BOUNDS)
+
+
+def test_a_column_absent_from_some_parts_is_named(tmp_path, frame):
+    frame.to_parquet(tmp_path / "a.parquet")
+    frame.drop(columns="region").to_parquet(tmp_path / "b.parquet")
+    with pytest.raises(EngineError, match="same columns.*region"):
+        aggregate_mean(DuckDBEngine(tmp_path), GroupingSpec(by=("region",)), "v", BOUNDS)
+
+
+@pytest.mark.parametrize("engine_name", ["pandas", "duckdb"])
+@pytest.mark.parametrize(
+    ("spec", "value", "unit", "message"),
+    [
+        (GroupingSpec(by=("age",)), "v", ROW, "`age` holds numbers. Give public bucket edges"),
+        (GroupingSpec(by=("region",)), "region2", ROW, "value column `region2` is not in the data"),
+        (GroupingSpec(by=("flag",)), "region", ROW, "`region` holds text; choose a column of numbers"),
+        (GroupingSpec(by=("region",), edges=(("region", (1.0,)),)), "v", ROW,
+         "edges apply to numeric columns only"),
+        (GroupingSpec(by=("region",)), "v", PrivacyUnit("who", 1, 1), "person column `who` is not"),
+        (GroupingSpec(by=("region",)), "v", PrivacyUnit("owner", 1, 1), "2 rows of the data have no id"),
+        (GroupingSpec(by=("region",), share_source="holdout", holdout_fraction=0.2), "v", ROW,
+         "holdout is drawn row by row"),
+    ],
+)  # fmt: skip
+def test_bad_requests_are_refused_with_what_to_fix(
+    frame, tmp_path, engine_name, spec, value, unit, message
+):
+    data = frame.assign(owner=frame["person"].astype(float))
+    data.loc[[5, 9], "owner"] = np.nan
+    data.to_parquet(tmp_path / "data.parquet")
+    engine = PandasEngine(data) if engine_name == "pandas" else DuckDBEngine(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        aggregate_mean(engine, spec, value, BOUNDS, unit)
