@@ -17,7 +17,7 @@ from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import MeanPlan
-from dpcore.analyses.mean.simulate import group_summary, monte_carlo, replicate_metrics
+from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.errors import BudgetKindError, Problem, SettingsError
@@ -60,8 +60,8 @@ class MeanSettings:
 
 @dataclass(frozen=True, eq=False)
 class MeanStudy:
-    """Simulated releases of one strategy: per-replicate errors (:func:`replicate_metrics`) and
-    per-group error summaries (:func:`group_summary`)."""
+    """Simulated releases of one strategy: per-replicate errors (:meth:`Simulation.metrics`) and
+    per-group error summaries (:meth:`Simulation.summary`)."""
 
     metrics: pd.DataFrame
     groups: pd.DataFrame
@@ -173,12 +173,12 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
         :meth:`native_budget`), scored against the true clipped means (``level`` unused: the
         study scores estimates, not intervals)."""
-        frame = monte_carlo(
+        simulation = simulate_releases(
             stats, self.estimator(settings), self.native_budget(settings, budget),
             strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
             rng=rng,
         )  # fmt: skip
-        return MeanStudy(replicate_metrics(frame), group_summary(frame))
+        return MeanStudy(simulation.metrics(), simulation.summary())
 
     def _planned_estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean:
         estimator = self.estimator(settings)

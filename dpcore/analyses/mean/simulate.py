@@ -9,6 +9,7 @@ privacy budget, and every number here comes from the confidential data (a previe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,18 +19,20 @@ from dpcore.accounting import Budget
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import normalized_error, parity_error
+from dpcore.metrics import normalized_error, parity_error, worst_group_error
 from dpcore.shares import PublicShares
 
 __all__ = [
     "GLOBAL_LABEL",
     "SWEEP_METRICS",
+    "Simulation",
     "budget_sweep",
     "summarize_sweep",
     "group_summary",
     "monte_carlo",
     "parity_by_replicate",
     "replicate_metrics",
+    "simulate_releases",
 ]
 
 GLOBAL_LABEL = "All (global)"
@@ -73,6 +76,121 @@ def _default_shares(values: GroupValues) -> np.ndarray:
     return values.sizes / values.n
 
 
+@dataclass(frozen=True, eq=False)
+class Simulation:
+    """Simulated releases of one strategy as arrays, with the true means they are scored against.
+
+    ``groups`` has shape (R, k) and ``whole`` (R,), one row per replicate (numbered ``ids``).
+    Every summary is computed on these arrays: the tidy frame of :func:`monte_carlo`, with one
+    row per replicate and group, is only built when asked for (:meth:`frame`), since at
+    k = 1,000 groups and R = 1,000 replicates building it, and grouping it back, took most of a
+    Compare page's simulation.
+    """
+
+    labels: tuple[str, ...]
+    sizes: np.ndarray
+    n: int
+    truth: np.ndarray
+    global_truth: float
+    groups: np.ndarray
+    whole: np.ndarray
+    ids: np.ndarray
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> Simulation:
+        """The arrays of a :func:`monte_carlo` frame (groups in their order of appearance)."""
+        groups = frame[frame["level"] == "group"]
+        labels = pd.unique(groups["group"])
+        wide = groups.pivot(index="replicate", columns="group", values="estimate")[labels]
+        first = groups.drop_duplicates("group").set_index("group").loc[labels]
+        whole = frame[frame["level"] == "global"].set_index("replicate")
+        return cls(
+            labels=tuple(str(label) for label in labels),
+            sizes=first["size"].to_numpy(),
+            n=int(whole["size"].iloc[0]),
+            truth=first["truth"].to_numpy(),
+            global_truth=float(whole["truth"].iloc[0]),
+            groups=wide.to_numpy(),
+            whole=whole["estimate"].reindex(wide.index).to_numpy(),
+            ids=wide.index.to_numpy(),
+        )
+
+    def frame(self) -> pd.DataFrame:
+        """The tidy frame of :func:`monte_carlo`."""
+        reps, k = self.groups.shape
+        estimate = np.column_stack([self.groups, self.whole]).ravel()
+        truth = np.tile(np.append(self.truth, self.global_truth), reps)
+        return pd.DataFrame(
+            {
+                "replicate": np.repeat(self.ids, k + 1),
+                "group": np.tile(np.array([*self.labels, GLOBAL_LABEL], dtype=object), reps),
+                "level": np.tile(np.array(["group"] * k + ["global"], dtype=object), reps),
+                "size": np.tile(np.append(self.sizes, self.n), reps),
+                "estimate": estimate,
+                "truth": truth,
+                "error": normalized_error(estimate, truth),
+            }
+        )
+
+    def parity(self, omega: float | None = None) -> np.ndarray:
+        """(R,) parity error of each replicate (AAAI 2024, Def. 10; ω = 1/k by default)."""
+        return parity_error(self.groups, self.truth, self.whole, self.global_truth, omega)
+
+    def metrics(self) -> pd.DataFrame:
+        """One row per replicate: the global error, the worst group's error and the parity error
+        (fractions, not %); see :func:`replicate_metrics`."""
+        return pd.DataFrame(
+            {
+                "replicate": self.ids,
+                "global": normalized_error(self.whole, self.global_truth),
+                "worst group": worst_group_error(normalized_error(self.groups, self.truth)),
+                "parity": self.parity(),
+            }
+        )
+
+    def summary(self) -> pd.DataFrame:
+        """Per group: size, mean error with its 5th/95th percentiles over replicates and the mean
+        absolute error in the value's units; smallest group first (see :func:`group_summary`)."""
+        errors = normalized_error(self.groups, self.truth)
+        q05, q95 = np.quantile(errors, [0.05, 0.95], axis=0)
+        summary = pd.DataFrame(
+            {
+                "group": list(self.labels),
+                "size": self.sizes,
+                "mean": errors.mean(axis=0),
+                "abs_mean": np.abs(self.groups - self.truth).mean(axis=0),
+                "q05": q05,
+                "q95": q95,
+            }
+        )
+        return summary.sort_values("size", kind="stable", ignore_index=True)
+
+
+def simulate_releases(
+    strata: GroupValues,
+    estimator: MeanEstimator,
+    budget: Budget,
+    *,
+    strategy: Strategy = "stratified",
+    shares: PublicShares | np.ndarray | None = None,
+    global_fraction: float = 0.5,
+    replicates: int = 1000,
+    rng: np.random.Generator | int | None = None,
+    progress: Progress | None = None,
+) -> Simulation:
+    """Simulate ``replicates`` releases of ``strategy``, as arrays; see :func:`monte_carlo`."""
+    replicates = positive_int("replicates", replicates)
+    shares = _default_shares(strata) if shares is None else shares
+    groups, whole = _estimates(
+        strata, estimator, budget, strategy, shares, global_fraction, replicates, as_rng(rng),
+        progress,
+    )  # fmt: skip
+    return Simulation(
+        labels=strata.labels, sizes=strata.sizes, n=strata.n, truth=strata.means,
+        global_truth=strata.global_mean, groups=groups, whole=whole, ids=np.arange(replicates),
+    )  # fmt: skip
+
+
 def monte_carlo(
     strata: GroupValues,
     estimator: MeanEstimator,
@@ -90,42 +208,21 @@ def monte_carlo(
     Returns a tidy frame with one row per replicate and group, plus one row per replicate for the
     global estimate (``group == GLOBAL_LABEL``, ``level == "global"``). Columns: ``replicate``,
     ``group``, ``level``, ``size``, ``estimate``, ``truth``, ``error`` (normalized absolute error,
-    :func:`dpcore.metrics.normalized_error`). ``shares`` default to the
-    values' own public shares (else their counts, treated as public). ``progress(done, total)`` is called after each chunk.
+    :func:`dpcore.metrics.normalized_error`). ``shares`` default to the values' own public
+    shares (else their counts, treated as public). ``progress(done, total)`` is called after each
+    chunk. :func:`simulate_releases` gives the same releases as arrays, without the frame.
     """
-    replicates = positive_int("replicates", replicates)
-    shares = _default_shares(strata) if shares is None else shares
-    groups, whole = _estimates(
-        strata, estimator, budget, strategy, shares, global_fraction, replicates, as_rng(rng),
-        progress,
-    )  # fmt: skip
-    k = strata.k
-    estimate = np.column_stack([groups, whole]).ravel()
-    truth = np.tile(np.append(strata.means, strata.global_mean), replicates)
-    return pd.DataFrame(
-        {
-            "replicate": np.repeat(np.arange(replicates), k + 1),
-            "group": np.tile(np.array([*strata.labels, GLOBAL_LABEL], dtype=object), replicates),
-            "level": np.tile(np.array(["group"] * k + ["global"], dtype=object), replicates),
-            "size": np.tile(np.append(strata.sizes, strata.n), replicates),
-            "estimate": estimate,
-            "truth": truth,
-            "error": normalized_error(estimate, truth),
-        }
-    )
+    return simulate_releases(
+        strata, estimator, budget, strategy=strategy, shares=shares,
+        global_fraction=global_fraction, replicates=replicates, rng=rng, progress=progress,
+    ).frame()  # fmt: skip
 
 
 def parity_by_replicate(frame: pd.DataFrame, omega: float | None = None) -> pd.Series:
     """Parity error (AAAI 2024, Def. 10) of each replicate of a :func:`monte_carlo` frame."""
-    groups = frame[frame["level"] == "group"]
-    wide = groups.pivot(index="replicate", columns="group", values="estimate")
-    truth = groups.drop_duplicates("group").set_index("group")["truth"].reindex(wide.columns)
-    whole = frame[frame["level"] == "global"].set_index("replicate")
-    values = parity_error(
-        wide.to_numpy(), truth.to_numpy(), whole["estimate"].reindex(wide.index).to_numpy(),
-        float(whole["truth"].iloc[0]), omega,
-    )  # fmt: skip
-    return pd.Series(values, index=wide.index, name="parity_error")
+    simulation = Simulation.from_frame(frame)
+    index = pd.Index(simulation.ids, name="replicate")
+    return pd.Series(simulation.parity(omega), index=index, name="parity_error")
 
 
 def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
@@ -134,34 +231,14 @@ def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
 
     Errors are normalized absolute errors (fractions, not %), as in :mod:`dpcore.metrics`.
     """
-    groups = frame[frame["level"] == "group"]
-    whole = frame[frame["level"] == "global"].set_index("replicate")["error"]
-    parity = parity_by_replicate(frame).reindex(whole.index)
-    worst = groups.groupby("replicate")["error"].max().reindex(whole.index)
-    return pd.DataFrame(
-        {
-            "replicate": whole.index.to_numpy(),
-            "global": whole.to_numpy(),
-            "worst group": worst.to_numpy(),
-            "parity": parity.to_numpy(),
-        }
-    )
+    return Simulation.from_frame(frame).metrics()
 
 
 def group_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per group of a :func:`monte_carlo` frame: size, mean (normalized) error and its 5th/95th
     percentiles over replicates, and ``abs_mean``, the mean absolute error in the value's units;
     smallest group first."""
-    groups = frame[frame["level"] == "group"]
-    groups = groups.assign(abs_error=(groups["estimate"] - groups["truth"]).abs())
-    summary = groups.groupby("group", sort=False).agg(
-        size=("size", "first"),
-        mean=("error", "mean"),
-        abs_mean=("abs_error", "mean"),
-        q05=("error", lambda e: float(np.quantile(e, 0.05))),
-        q95=("error", lambda e: float(np.quantile(e, 0.95))),
-    )
-    return summary.reset_index().sort_values("size", kind="stable", ignore_index=True)
+    return Simulation.from_frame(frame).summary()
 
 
 def budget_sweep(
@@ -186,12 +263,12 @@ def budget_sweep(
     total = len(budgets) * len(strategies)
     for i, budget in enumerate(budgets):
         for j, strategy in enumerate(strategies):
-            frame = monte_carlo(
+            simulation = simulate_releases(
                 strata, estimator, budget, strategy=strategy, shares=shares,
                 global_fraction=global_fraction, replicates=replicates, rng=generator,
             )  # fmt: skip
             value = next(iter(budget.components().values()))
-            runs.append((value, strategy, replicate_metrics(frame)))
+            runs.append((value, strategy, simulation.metrics()))
             if progress is not None:
                 progress(i * len(strategies) + j + 1, total)
     return summarize_sweep(runs)

@@ -14,10 +14,12 @@ from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import (
     GLOBAL_LABEL,
+    Simulation,
     budget_sweep,
     group_summary,
     monte_carlo,
     parity_by_replicate,
+    simulate_releases,
 )
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
@@ -209,3 +211,46 @@ def test_group_summary_gives_each_groups_error_in_the_values_units_too(strata):
         assert summary.loc[label, "abs_mean"] == pytest.approx(absolute)
         assert summary.loc[label, "mean"] == pytest.approx((absolute / rows["truth"].abs()).mean())
     assert list(summary["size"]) == sorted(strata.sizes)
+
+
+def test_simulation_summaries_match_the_tidy_frame_grouped_by_hand(strata):
+    """The Compare page's summaries come from the arrays, never from the tidy frame: they must
+    be what grouping the frame gives."""
+    simulation = simulate_releases(strata, ESTIMATOR, PureDP(0.3), replicates=400, rng=11)
+    frame = simulation.frame()
+    pd.testing.assert_frame_equal(
+        frame, monte_carlo(strata, ESTIMATOR, PureDP(0.3), replicates=400, rng=11)
+    )
+    groups = frame[frame["level"] == "group"]
+    whole = frame[frame["level"] == "global"].set_index("replicate")
+    metrics = simulation.metrics().set_index("replicate")
+    np.testing.assert_allclose(metrics["global"], whole["error"], rtol=1e-12)
+    np.testing.assert_allclose(
+        metrics["worst group"], groups.groupby("replicate")["error"].max(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        metrics["parity"],
+        whole["error"] / strata.k + groups.groupby("replicate")["error"].mean(),
+        rtol=1e-12,
+    )
+    summary = simulation.summary().set_index("group")
+    by_group = groups.groupby("group")["error"]
+    np.testing.assert_allclose(summary["mean"], by_group.mean()[summary.index], rtol=1e-12)
+    for q, column in ((0.05, "q05"), (0.95, "q95")):
+        np.testing.assert_allclose(summary[column], by_group.quantile(q)[summary.index], rtol=1e-12)
+    assert list(simulation.summary()["size"]) == sorted(strata.sizes)
+
+
+def test_simulation_read_back_from_a_shuffled_frame(strata):
+    """Rows in any order: each group's column and each replicate's row find their place (groups
+    come in their order of appearance, so they are compared by label)."""
+    simulation = simulate_releases(strata, ESTIMATOR, PureDP(1.0), replicates=30, rng=12)
+    back = Simulation.from_frame(simulation.frame().sample(frac=1.0, random_state=0))
+    assert sorted(back.labels) == sorted(strata.labels) and back.n == strata.n
+    column = [back.labels.index(label) for label in strata.labels]
+    for name in ("sizes", "truth"):
+        np.testing.assert_array_equal(getattr(back, name)[column], getattr(simulation, name))
+    np.testing.assert_array_equal(back.groups[:, column], simulation.groups)
+    np.testing.assert_array_equal(back.whole, simulation.whole)
+    np.testing.assert_array_equal(back.ids, np.arange(30))
+    assert back.global_truth == simulation.global_truth
