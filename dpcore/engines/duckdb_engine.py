@@ -121,6 +121,10 @@ class DuckDBEngine(Engine):
         try:
             self._con.execute(f"SET memory_limit = {_literal(memory_limit)}")
             self._con.execute(f"SET temp_directory = {_literal(self._spill.name)}")
+            # Rows need no order (every sum is over a group), and the pass may print nothing:
+            # a command's output is the release.
+            self._con.execute("SET preserve_insertion_order = false")
+            self._con.execute("SET enable_progress_bar = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
         except duckdb.Error as exc:
