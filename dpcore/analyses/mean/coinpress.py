@@ -9,6 +9,7 @@ group and replicate after the one sort done by :class:`~dpcore.analyses.mean.sta
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,15 +83,14 @@ class CoinPressMean:
             raise ValueError(
                 f"`rho_split` must have one entry per step ({self.steps}), got {split!r}"
             )
-        if not all(np.isfinite(f) and f > 0 for f in split) or abs(sum(split) - 1) > 1e-9:
+        if not all(math.isfinite(f) and f > 0 for f in split) or abs(sum(split) - 1) > 1e-9:
             raise ValueError(f"`rho_split` must be positive fractions summing to 1, got {split!r}")
         object.__setattr__(self, "rho_split", split)
 
     def step_betas(self) -> np.ndarray:
-        if self.steps == 1:
-            return np.array([self.beta / 4])
-        early = np.full(self.steps - 1, self.beta / (4 * (self.steps - 1)))
-        return np.append(early, self.beta / 4)
+        """β_i of each step: β/(4(t − 1)) for the first t − 1 steps, β/4 for the last."""
+        early = [self.beta / (4 * (self.steps - 1))] * (self.steps - 1) if self.steps > 1 else []
+        return np.array([*early, self.beta / 4])
 
     def run(
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
@@ -103,21 +103,34 @@ class CoinPressMean:
             The midpoint of the final interval.
         intervals : ndarray, shape (steps, replicates, k, 2) or (steps, k, 2)
             The interval [ℓ_i, r_i] after each step.
+
+        Statistics without a group axis (a raw array's
+        :class:`~dpcore.analyses.mean.functions.ArrayValues`, whose sizes are 0-d) give the same
+        without the k axis: a scalar estimate for a single release.
         """
         rho = require_budget(budget, (ZCDP,), self.name).rho
-        sizes = np.asarray(stats.sizes, dtype=float)
-        shape = sizes.shape if replicates is None else (replicates, *sizes.shape)
+        # [()] turns the 0-d sizes of an array without groups into a scalar, whose arithmetic
+        # costs a fraction of a 0-d array's; (k,) sizes stay an array.
+        sizes = np.asarray(stats.sizes, dtype=float)[()]
+        shape = np.shape(sizes) if replicates is None else (replicates, *np.shape(sizes))
+        # What does not depend on the data, for every step at once: a single release on a small
+        # array spends most of its time on such small numpy operations.
+        betas = self.step_betas()
+        widths = self.sigma * np.sqrt(2 * np.log(np.divide.outer(2 * sizes, betas)))
+        noise_roots = np.sqrt(2 * rho * np.array(self.rho_split))
+        interval_logs = np.log(2 / betas)
+        mean_variance = self.sigma**2 / sizes
         # Every replicate starts from the prior: the first step's clipped sums are computed once
         # per group and broadcast, and replicates part only with the first noise draw.
-        low = np.full(sizes.shape, self.prior[0])
-        high = np.full(sizes.shape, self.prior[1])
+        low, high = self.prior
         intervals = np.empty((self.steps, *shape, 2))
-        for i, (fraction, beta_i) in enumerate(zip(self.rho_split, self.step_betas(), strict=True)):
-            width = self.sigma * np.sqrt(2 * np.log(2 * sizes / beta_i))
+        for i in range(self.steps):
+            width = widths[..., i]
             sums = stats.clipped_sums(low - width, high + width)
-            noise_sd = (high - low + 2 * width) / sizes / np.sqrt(2 * rho * fraction)
-            centre = noise.add_gaussian(np.broadcast_to(sums / sizes, shape), noise_sd)
-            half = np.sqrt(2 * (self.sigma**2 / sizes + noise_sd**2) * np.log(2 / beta_i))
+            noise_sd = (high - low + 2 * width) / sizes / noise_roots[i]
+            means = sums / sizes if replicates is None else np.broadcast_to(sums / sizes, shape)
+            centre = noise.add_gaussian(means, noise_sd)
+            half = np.sqrt(2 * (mean_variance + noise_sd**2) * interval_logs[i])
             low, high = centre - half, centre + half
             intervals[i, ..., 0], intervals[i, ..., 1] = low, high
         return (low + high) / 2, intervals

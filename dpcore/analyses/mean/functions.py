@@ -17,7 +17,7 @@ from dpcore._validate import positive_int
 from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, GroupStats, LaplaceMean
-from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.mean.statistics import GroupValues, finite_values
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 
 __all__ = ["MeanRelease", "coinpress_mean", "gaussian_mean", "laplace_mean"]
@@ -34,6 +34,48 @@ class MeanRelease:
     intervals: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class ArrayValues:
+    """A 1-D array of values as the statistics of one group without a group axis (``sizes`` is
+    0-d, so estimates come out as scalars), clipped afresh for each clipped sum.
+
+    Each sum is one O(n) pass of ``np.clip`` over the raw values, as in the authors' CoinPress
+    (Biswas et al. 2020), with no sort: cheaper than :class:`GroupValues` (a sort, then O(log n)
+    per sum) for an estimator that clips the values only a few times.
+    """
+
+    values: np.ndarray
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.asarray(self.values.size)
+
+    def clipped_sums(self, low: float, high: float) -> np.float64:
+        """The sum of the values clipped to ``[low, high]``: one pair of bounds, scalars."""
+        if np.ndim(low) or np.ndim(high):
+            raise ValueError(
+                f"one pair of scalar bounds per pass, got shapes {np.shape(low)} and "
+                f"{np.shape(high)}"
+            )
+        return self.values.clip(low, high).sum()
+
+
+def _array_statistics(
+    data: object, estimator: LaplaceMean | GaussianMean | CoinPressMean, replicates: int | None
+) -> ArrayValues | GroupValues:
+    """A raw array's statistics, whichever way costs less.
+
+    A clipped mean clips once, whatever the replicates, and so does CoinPress at each step of a
+    single release: a pass of ``np.clip`` each time (:class:`ArrayValues`) is far cheaper than
+    a sort, which costs as much as 14 (n = 1e3) to over 100 (n >= 1e5) such passes. Simulated
+    CoinPress releases clip once per replicate at every step after the first: there one sort
+    (:class:`GroupValues`, a single group) makes every later clipped sum O(log n).
+    """
+    if isinstance(estimator, CoinPressMean) and replicates is not None:
+        return GroupValues.from_values(data)
+    return ArrayValues(finite_values(data))
+
+
 def _release(
     estimator: LaplaceMean | GaussianMean | CoinPressMean,
     data: np.ndarray | GroupStats,
@@ -44,16 +86,18 @@ def _release(
 ) -> MeanRelease:
     replicates = None if replicates is None else positive_int("replicates", replicates)
     single = not hasattr(data, "clipped_sums")
-    stats = GroupValues.from_values(data) if single else data
+    stats = _array_statistics(data, estimator, replicates) if single else data
     source = as_noise_source(noise, rng=rng)
     intervals = None
     if isinstance(estimator, CoinPressMean):
         estimate, intervals = estimator.run(stats, budget, replicates=replicates, noise=source)
     else:
         estimate = estimator.group_estimates(stats, budget, replicates=replicates, noise=source)
-    if single:
-        estimate = estimate[..., 0] if replicates else float(estimate[0])
+    if single and isinstance(stats, GroupValues):  # the sorted array: one group, k = 1
+        estimate = estimate[..., 0]
         intervals = None if intervals is None else intervals[..., 0, :]
+    if single and replicates is None:
+        estimate = float(estimate)
     return MeanRelease(estimate, budget, intervals)
 
 

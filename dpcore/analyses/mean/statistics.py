@@ -277,13 +277,7 @@ class GroupValues:
         cls, values: object, *, label: str = "All", value: str = "value"
     ) -> GroupValues:
         """A single-group :class:`GroupValues` over a 1-D array of finite values (no grouping)."""
-        array = np.asarray(values, dtype=float)
-        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
-            raise ValueError(
-                f"`values` must be a non-empty 1-D array of finite numbers, got shape "
-                f"{array.shape} with {int(np.sum(~np.isfinite(array)))} non-finite entries"
-            )
-        ordered = np.sort(array)
+        ordered = np.sort(finite_values(values))
         return cls(
             value=value,
             labels=(label,),
@@ -391,6 +385,17 @@ class GroupValues:
             max_groups=max_groups,
         )  # fmt: skip
         return cls.from_grouping(grouping, df, value)
+
+
+def finite_values(values: object) -> np.ndarray:
+    """``values`` as a float64 array, which must be 1-D, non-empty and finite."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0 or not np.isfinite(array).all():
+        raise ValueError(
+            f"`values` must be a non-empty 1-D array of finite numbers, got shape "
+            f"{array.shape} with {int(np.sum(~np.isfinite(array)))} non-finite entries"
+        )
+    return array
 
 
 def _bound_array(name: str, bound: object) -> np.ndarray:
