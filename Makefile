@@ -34,6 +34,11 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+# Spark (the engine for cluster data, and its tests) runs on Java 17.
+/usr/bin/java:
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless
+
 run: $(VENV)/.installed
 	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
@@ -42,7 +47,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: $(VENV)/.installed-dev /usr/bin/chromium lint
+test: $(VENV)/.installed-dev /usr/bin/chromium /usr/bin/java lint
 	# Three workers on two cores: browser tests spend part of their time waiting on the page.
 	$(PY) -m pytest -n 3 --dist worksteal
 

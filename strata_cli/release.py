@@ -28,7 +28,7 @@ from dpcore.accounting import BudgetExceededError
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.engines import DuckDBEngine, Engine, PandasEngine, aggregate_mean
+from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine, aggregate_mean
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger, default_ledger_path
 from dpcore.privacy_unit import ROW, PrivacyUnit
@@ -50,7 +50,7 @@ from strata_cli.output import text_table
 
 __all__ = ["add_parser", "run"]
 
-ENGINES = ("pandas", "duckdb")
+ENGINES = ("pandas", "duckdb", "spark")
 
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
@@ -59,7 +59,8 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         parents=[
             data_arguments(
                 estimators=tuple(ESTIMATOR_LABELS), formats=("json", "csv", "text"),
-                data_help="a CSV or Parquet file, a glob (quoted) or a folder of them",
+                data_help="a CSV or Parquet file, a glob (quoted) or a folder of them, or "
+                "spark:TABLE for a table of the Spark session's catalog",
             )
         ],
         help="release private means per group through the ledger",
@@ -71,9 +72,13 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
     engine.add_argument(
         "--engine",
         choices=ENGINES,
-        help="pandas (in memory) or duckdb (files on disk, any size); default: pandas for one "
-        "file under 200 MB, duckdb otherwise",
+        help="pandas (in memory), duckdb (files on disk, any size) or spark (a cluster); "
+        "default: spark for spark:TABLE, pandas for one file under 200 MB, duckdb otherwise",
     )
+    engine.add_argument(
+        "--spark-master", default="local[*]", metavar="URL",
+        help="the Spark master, e.g. spark://host:7077 (default local[*], this machine)",
+    )  # fmt: skip
     engine.add_argument(
         "--memory-limit", default="2GB", metavar="SIZE", help="DuckDB's (default 2GB)"
     )
@@ -187,10 +192,13 @@ def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
 
 
 def open_engine(args: argparse.Namespace) -> Engine:
-    """The engine asked for; by default pandas for one file under 200 MB, DuckDB otherwise."""
+    """The engine asked for; by default Spark for ``spark:TABLE``, pandas for one file under
+    200 MB, DuckDB otherwise."""
     path = Path(args.data)
     kind = args.engine
-    if kind is None:
+    if kind is None and args.data.startswith("spark:"):
+        kind = "spark"
+    elif kind is None:
         small_file = path.is_file() and path.stat().st_size < 200 * 2**20
         kind = "pandas" if small_file else "duckdb"
     if kind == "pandas":
@@ -200,6 +208,8 @@ def open_engine(args: argparse.Namespace) -> Engine:
                 "--engine duckdb for a folder or a glob"
             )
         return PandasEngine(read_data(args.data), path.name)
+    if kind == "spark":
+        return SparkEngine(args.data, master=args.spark_master)
     return DuckDBEngine(args.data, memory_limit=args.memory_limit)
 
 

@@ -1,4 +1,4 @@
-"""Engines: the one pass over raw rows, on pandas (in memory) or DuckDB (files on disk).
+"""Engines: the one pass over raw rows, on pandas (in memory), DuckDB (files on disk) or Spark.
 
 See :mod:`dpcore.engines.base` for the boundary. Never imports streamlit or plotly.
 """
@@ -7,5 +7,6 @@ from dpcore.engines.base import *
 from dpcore.engines.base import __all__ as _base_all
 from dpcore.engines.duckdb_engine import DuckDBEngine, data_files
 from dpcore.engines.pandas_engine import PandasEngine
+from dpcore.engines.spark_engine import SparkEngine, spark_session
 
-__all__ = [*_base_all, "DuckDBEngine", "PandasEngine", "data_files"]
+__all__ = [*_base_all, "DuckDBEngine", "PandasEngine", "SparkEngine", "data_files", "spark_session"]

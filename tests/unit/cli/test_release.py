@@ -61,6 +61,15 @@ def test_a_dry_run_is_the_same_on_pandas_and_duckdb(capsys, data, person):
     assert "dry run" in runs[0]["metadata"]["noise"]
 
 
+def test_spark_gives_the_dry_run_of_duckdb(capsys, data):
+    runs = [
+        run(capsys, release_args(data, "--dry-run", "--seed", "2", "--engine", engine,
+                                 "--spark-master", "local[2]"))[0]
+        for engine in ("duckdb", "spark")
+    ]  # fmt: skip
+    np.testing.assert_allclose(estimates(runs[0]), estimates(runs[1]), rtol=1e-9)
+
+
 def test_a_folder_of_parts_is_read_by_duckdb(capsys, data, tmp_path):
     folder = tmp_path / "parts"
     folder.mkdir()

@@ -13,7 +13,15 @@ from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanP
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.analyses.mean.sums import GroupSums
-from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, aggregate_mean, data_files
+from dpcore.engines import (
+    DuckDBEngine,
+    EngineError,
+    PandasEngine,
+    SparkEngine,
+    aggregate_mean,
+    data_files,
+    spark_session,
+)
 from dpcore.engines.pandas_engine import bounded_rows
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
@@ -68,18 +76,29 @@ def parquet_folder(frame, tmp_path_factory):
     return folder
 
 
-def engines(frame, folder):
-    return {"pandas": PandasEngine(frame, "messy"), "duckdb": DuckDBEngine(folder)}
+@pytest.fixture(scope="module")
+def spark():
+    """One local Spark session for the module (starting the JVM takes seconds)."""
+    return spark_session("local[2]")
+
+
+def engines(frame, folder, spark=None):
+    found = {"pandas": PandasEngine(frame, "messy"), "duckdb": DuckDBEngine(folder)}
+    return found if spark is None else {**found, "spark": SparkEngine(str(folder), session=spark)}
 
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=SPECS.keys())
 @pytest.mark.parametrize("unit", UNITS.values(), ids=UNITS.keys())
-def test_engines_give_the_same_groups_sizes_and_sums(frame, parquet_folder, spec, unit):
-    results = {
-        name: aggregate_mean(engine, spec, "v", BOUNDS, unit).stats
-        for name, engine in engines(frame, parquet_folder).items()
-    }
-    first, second = results["pandas"], results["duckdb"]
+def test_engines_give_the_same_groups_sizes_and_sums(frame, parquet_folder, spark, spec, unit):
+    results = [
+        aggregate_mean(engine, spec, "v", BOUNDS, unit).stats
+        for engine in engines(frame, parquet_folder, spark).values()
+    ]
+    for second in results[1:]:
+        assert_same_statistics(results[0], second)
+
+
+def assert_same_statistics(first, second) -> None:
     assert first.labels == second.labels and first.k >= 2
     np.testing.assert_array_equal(first.sizes, second.sizes)
     np.testing.assert_allclose(first.shares.values, second.shares.values, rtol=1e-12)
@@ -122,11 +141,11 @@ def released(stats, estimator, budget, strategy, seed=3) -> np.ndarray:
 
 
 @pytest.mark.parametrize("case", ESTIMATORS.values(), ids=ESTIMATORS.keys())
-def test_a_seeded_release_is_the_same_on_every_engine(frame, parquet_folder, case):
+def test_a_seeded_release_is_the_same_on_every_engine(frame, parquet_folder, spark, case):
     estimator, budget, strategy = case
     spec = SPECS["text"]
     runs = [released(GroupValues.from_grouping(spec.build(frame), frame, "v"), *case)]
-    for engine in engines(frame, parquet_folder).values():
+    for engine in engines(frame, parquet_folder, spark).values():
         runs.append(released(aggregate_mean(engine, spec, "v", BOUNDS).stats, *case))
     for other in runs[1:]:
         np.testing.assert_allclose(other, runs[0], rtol=1e-9, equal_nan=True)
@@ -164,8 +183,20 @@ def test_after_the_bound_no_person_exceeds_it(frame, parquet_folder, engine_name
     assert any("left out" in note for note in stats.notes)
 
 
-@pytest.mark.parametrize("engine_name", ["pandas", "duckdb"])
-def test_one_added_person_moves_the_statistics_by_at_most_the_bound(frame, tmp_path, engine_name):
+def engine_on(engine_name: str, data: pd.DataFrame, path, request):
+    """``data`` in memory, or written to ``path`` and read by DuckDB or Spark."""
+    if engine_name == "pandas":
+        return PandasEngine(data)
+    data.to_parquet(path)
+    if engine_name == "duckdb":
+        return DuckDBEngine(path)
+    return SparkEngine(str(path), session=request.getfixturevalue("spark"))
+
+
+@pytest.mark.parametrize("engine_name", ["pandas", "duckdb", "spark"])
+def test_one_added_person_moves_the_statistics_by_at_most_the_bound(
+    frame, tmp_path, request, engine_name
+):
     """Neighbouring datasets differ by one person with many rows in many groups: the change of
     the sizes and clipped sums over all groups is at most c rows and c·max(|L|, |U|)."""
     unit = PrivacyUnit("person", max_groups=2, max_rows=3)
@@ -179,11 +210,7 @@ def test_one_added_person_moves_the_statistics_by_at_most_the_bound(frame, tmp_p
     )
     stats = []
     for i, data in enumerate([frame, pd.concat([frame, intruder], ignore_index=True)]):
-        if engine_name == "pandas":
-            engine = PandasEngine(data)
-        else:
-            data.to_parquet(tmp_path / f"{i}.parquet")
-            engine = DuckDBEngine(tmp_path / f"{i}.parquet")
+        engine = engine_on(engine_name, data, tmp_path / f"{i}.parquet", request)
         stats.append(aggregate_mean(engine, spec, "v", BOUNDS, unit).stats)
     before, after = stats
     assert before.labels == after.labels
@@ -281,6 +308,13 @@ def test_mixed_formats_are_refused(tmp_path):
         data_files(tmp_path)
 
 
+def test_spark_names_what_it_cannot_read(spark, tmp_path):
+    with pytest.raises(EngineError, match="Spark could not read spark:no_such_table"):
+        SparkEngine("spark:no_such_table", session=spark)
+    with pytest.raises(EngineError, match="Spark could not read .*missing.parquet"):
+        SparkEngine(str(tmp_path / "missing.parquet"), session=spark)
+
+
 def test_an_unreadable_part_is_named(tmp_path, frame):
     frame.to_parquet(tmp_path / "good.parquet")
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
@@ -295,7 +329,7 @@ def test_a_column_absent_from_some_parts_is_named(tmp_path, frame):
         aggregate_mean(DuckDBEngine(tmp_path), GroupingSpec(by=("region",)), "v", BOUNDS)
 
 
-@pytest.mark.parametrize("engine_name", ["pandas", "duckdb"])
+@pytest.mark.parametrize("engine_name", ["pandas", "duckdb", "spark"])
 @pytest.mark.parametrize(
     ("spec", "value", "unit", "message"),
     [
@@ -311,11 +345,10 @@ def test_a_column_absent_from_some_parts_is_named(tmp_path, frame):
     ],
 )  # fmt: skip
 def test_bad_requests_are_refused_with_what_to_fix(
-    frame, tmp_path, engine_name, spec, value, unit, message
+    frame, tmp_path, request, engine_name, spec, value, unit, message
 ):
     data = frame.assign(owner=frame["person"].astype(float))
     data.loc[[5, 9], "owner"] = np.nan
-    data.to_parquet(tmp_path / "data.parquet")
-    engine = PandasEngine(data) if engine_name == "pandas" else DuckDBEngine(tmp_path)
+    engine = engine_on(engine_name, data, tmp_path / "data.parquet", request)
     with pytest.raises(ValueError, match=message):
         aggregate_mean(engine, spec, value, BOUNDS, unit)

@@ -1,0 +1,245 @@
+"""The Spark engine: the pass over a table in a Spark cluster (or ``local[*]`` on one machine).
+
+Only the cells come back to Python. The DataFrame expressions compute what
+:class:`~dpcore.engines.pandas_engine.PandasEngine` and the DuckDB SQL compute: the same labels,
+clipping before any sum, the same contribution bound and the same kept rows, so that a release
+is the same on every engine (to the rounding of Spark's sums of doubles, which depend on the
+partitioning).
+
+PySpark is imported when an engine is made, so the rest of dpcore never needs a JVM. Never
+imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import MISSING_LABEL
+from dpcore.engines.base import Cells, Engine, EngineError, MeanQuery
+from dpcore.grouping import bucket_labels
+from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
+
+__all__ = ["SparkEngine", "spark_session"]
+
+KINDS = {
+    "boolean": "yes / no",
+    **dict.fromkeys(("tinyint", "smallint", "int", "bigint"), "whole number"),
+    **dict.fromkeys(("float", "double"), "decimal number"),
+}
+"""Spark's simple type names in :func:`dpcore._validate.column_kind`'s words (decimal(p, s) is
+a decimal number; everything else is text to us)."""
+
+
+def spark_session(master: str = "local[*]"):
+    """A Spark session at ``master`` (``local[*]`` on this machine, or a cluster's URL such as
+    ``spark://host:7077``), quiet and without its web UI."""
+    try:
+        from pyspark.sql import SparkSession
+
+        session = (
+            SparkSession.builder.master(master).appName("strata-lab")
+            .config("spark.ui.enabled", "false").config("spark.log.level", "ERROR")
+            .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 1)))
+            .getOrCreate()
+        )  # fmt: skip
+    except Exception as exc:  # the JVM's errors come as many types; each ends here
+        raise EngineError(
+            f"Could not start Spark at {master}: {_first_line(exc)}. Check that the master "
+            "answers (spark://host:7077) and that Java 17 is installed."
+        ) from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+class SparkEngine(Engine):
+    """Aggregates a Spark DataFrame: a table of the session's catalog (``spark:TABLE``) or
+    Parquet or CSV files that Spark reads.
+
+    Parameters
+    ----------
+    location
+        ``"spark:TABLE"`` for a table, or a path Spark can read (a Parquet file or folder, or
+        ``.csv`` files).
+    session
+        A running ``SparkSession``; default :func:`spark_session` at ``master``.
+    master
+        Where to start a session when none is given.
+    """
+
+    name = "spark"
+
+    def __init__(self, location: str, *, session=None, master: str = "local[*]") -> None:
+        self._location = str(location)
+        self._spark = session if session is not None else spark_session(master)
+        try:
+            self._frame = self._read(self._location)
+            self._kinds = {
+                name: KINDS.get(kind, "decimal number" if kind.startswith("decimal") else "text")
+                for name, kind in self._frame.dtypes
+            }
+        except Exception as exc:
+            raise EngineError(
+                f"Spark could not read {self._location}: {_first_line(exc)}. Give spark:TABLE "
+                "for a table of the session's catalog, or a Parquet or CSV path."
+            ) from None
+
+    def _read(self, location: str):
+        if location.startswith("spark:"):
+            return self._spark.table(location.removeprefix("spark:"))
+        if location.lower().endswith((".csv", ".csv.gz")):
+            return self._spark.read.csv(location, header=True, inferSchema=True)
+        return self._spark.read.parquet(location)
+
+    @property
+    def source(self) -> str:
+        return self._location
+
+    @property
+    def expression(self) -> str:
+        return f"SparkEngine({self._location!r})"
+
+    def column_kinds(self) -> dict[str, str]:
+        return dict(self._kinds)
+
+    def cells(self, query: MeanQuery) -> Cells:
+        from pyspark.sql import functions as F
+
+        cells = _cell_names(query)
+        digest = F.xxhash64(*query.columns_read).cast("decimal(38,0)")
+        base = self._base(query).withColumn("__hash", digest)
+        totals = base.groupBy(*cells).agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(_finite(F.col("__v")).cast("long")).alias("finite"),
+            F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"),
+            F.sum("__hash").cast("string").alias("digest"),
+        )
+        low, high = (F.lit(float(b)) for b in query.bounds)
+        sums = (
+            self._kept(query, base).groupBy(*cells)
+            .agg(F.count(F.lit(1)).alias("usable"),
+                 F.sum(F.least(F.greatest("__v", low), high)).alias("clipped_sum"))
+        )  # fmt: skip
+        table = self._collect(totals.join(sums, on=cells, how="left"))
+        table = table.fillna({"usable": 0, "clipped_sum": 0.0})
+        digest = str(sum(int(d) for d in table.pop("digest")))
+        missing_person = int(table.pop("missing_person").sum()) if query.unit.column else 0
+        table = table.rename(columns=dict(zip(cells, query.by, strict=True)))
+        for column in ("rows", "finite", "usable"):
+            table[column] = table[column].astype(np.int64)
+        return Cells(table, digest, missing_person)
+
+    def clipped_sums(
+        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+    ) -> np.ndarray:
+        from pyspark.sql import functions as F
+
+        cells = _cell_names(query)
+        group = cell_groups["group"].to_numpy()
+        mapping = cell_groups.rename(columns=dict(zip(query.by, cells, strict=True))).assign(
+            __low=low[group].astype(float), __high=high[group].astype(float)
+        )
+        # Plain Python rows: PySpark's pandas conversion does not support pandas 3 yet.
+        rows = list(zip(*(mapping[c].tolist() for c in mapping.columns), strict=True))
+        bounds = F.broadcast(self._spark.createDataFrame(rows, schema=list(mapping.columns)))
+        clipped = F.least(F.greatest("__v", "__low"), "__high")
+        sums = self._collect(
+            self._kept(query, self._base(query)).join(bounds, on=cells)
+            .groupBy("group").agg(F.sum(clipped).alias("s"))
+        )  # fmt: skip
+        out = np.zeros(low.shape[0])
+        out[sums["group"].to_numpy(np.int64)] = sums["s"].to_numpy(float)
+        return out
+
+    # ---- the rows -----------------------------------------------------------------------------
+
+    def _base(self, query: MeanQuery):
+        """Every row: its cell labels, its value as ``__v`` and its person as ``__owner``."""
+        from pyspark.sql import functions as F
+
+        columns = [
+            self._label(column, query.edges_of.get(column)).alias(name)
+            for column, name in zip(query.by, _cell_names(query), strict=True)
+        ]
+        owner = F.lit(None) if query.unit.column is None else F.col(_quoted(query.unit.column))
+        value = F.col(_quoted(query.value)).cast("double")
+        return self._frame.select(
+            *columns, value.alias("__v"), owner.alias("__owner"),
+            *(F.col(_quoted(c)) for c in query.columns_read),
+        )  # fmt: skip
+
+    def _kept(self, query: MeanQuery, base):
+        """The rows with a finite value that the contribution bound keeps
+        (:mod:`dpcore.privacy_unit`)."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        finite = base.where(_finite(F.col("__v")))
+        unit = query.unit
+        if unit.column is None:
+            return finite
+        cells = _cell_names(query)
+        scaled = F.col("__v") * F.lit(GOLDEN_RATIO_FRACTION)
+        # Spark's floor is a long (which overflows); beyond 2**52 every double is whole, so its
+        # fractional part is 0, as numpy's x - floor(x) gives.
+        fraction = F.when(F.abs(scaled) < 2.0**52, scaled - F.floor(scaled)).otherwise(0.0)
+        in_cell = Window.partitionBy("__owner", *cells).orderBy(fraction, "__v")
+        capped = (
+            finite.where(F.col("__owner").isNotNull())
+            .withColumn("__row", F.row_number().over(in_cell))
+            .where(F.col("__row") <= unit.max_rows)
+        )  # fmt: skip
+        by_person = Window.partitionBy("__owner").orderBy(F.desc("__n"), *cells)
+        chosen = (
+            capped.groupBy("__owner", *cells).agg(F.count(F.lit(1)).alias("__n"))
+            .withColumn("__rank", F.row_number().over(by_person))
+            .where(F.col("__rank") <= unit.max_groups).select("__owner", *cells)
+        )  # fmt: skip
+        return capped.join(chosen, on=["__owner", *cells])
+
+    def _label(self, column: str, edges: tuple[float, ...] | None):
+        """A row's label in one grouping column, as :func:`dpcore.grouping.cell_labels` gives it."""
+        from pyspark.sql import functions as F
+
+        col = F.col(_quoted(column))
+        missing = F.lit(MISSING_LABEL)
+        if edges is not None:
+            x = col.cast("double")
+            names = F.array(*(F.lit(label) for label in bucket_labels(edges)))
+            bucket = sum((x >= F.lit(e)).cast("int") for e in edges)
+            return F.when(x.isNull() | F.isnan(x), missing).otherwise(
+                F.element_at(names, bucket + 1)
+            )
+        if self._kinds[column] == "yes / no":  # Python's str(True), not Spark's 'true'
+            return F.when(col.isNull(), missing).when(col, "True").otherwise("False")
+        return F.coalesce(col.cast("string"), missing)
+
+    def _collect(self, frame) -> pd.DataFrame:
+        try:
+            rows = frame.collect()
+        except Exception as exc:
+            raise EngineError(
+                f"Spark failed reading {self._location}: {_first_line(exc)}"
+            ) from None
+        return pd.DataFrame([row.asDict() for row in rows], columns=frame.columns)
+
+
+def _finite(x):
+    from pyspark.sql import functions as F
+
+    return x.isNotNull() & ~F.isnan(x) & (F.abs(x) != F.lit(float("inf")))
+
+
+def _cell_names(query: MeanQuery) -> list[str]:
+    return [f"__cell{i}" for i in range(len(query.by))]
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
