@@ -12,9 +12,12 @@ from dpcore import datasets
 from dpcore.ledger import LedgerRecord
 
 
-@st.cache_data(show_spinner="Loading the demo data…")
+@st.cache_resource(show_spinner="Loading the demo data…")
 def load_demo() -> pd.DataFrame:
-    """The demo dataset, read from disk once per server process."""
+    """The demo dataset, read from disk once per server process and shared by every session
+    and rerun (a page reads it a dozen times per run; a copy each time cost more than the
+    rest of a small page). Read it, never change it in place: pandas' copy-on-write keeps any
+    frame derived from it apart."""
     return datasets.load_demo()
 
 

@@ -16,12 +16,13 @@ def isolated_ledger(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True, scope="module")
 def fresh_data_cache():
-    """Empty Streamlit's data cache (shared by every AppTest in a process) before each test
-    module, so no module depends on what another computed. Tests within a module share it, as
-    reruns of one session do: every cache key names all it depends on (data fingerprints,
-    settings), and a cold cache for each of hundreds of tests cost a third of the app tests'
-    time."""
+    """Empty Streamlit's data and resource caches (shared by every AppTest in a process) before
+    each test module, so no module depends on what another computed. Tests within a module
+    share them, as reruns of one session do: every cache key names all it depends on (data
+    fingerprints, settings), and a cold cache for each of hundreds of tests cost a third of the
+    app tests' time."""
     st.cache_data.clear()
+    st.cache_resource.clear()
 
 
 @pytest.fixture

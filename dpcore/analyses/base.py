@@ -60,6 +60,10 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     """One sentence under the title saying what the analysis answers."""
     settings_type: ClassVar[type]
     """The frozen dataclass of the analysis' settings; its defaults fit the demo data."""
+    read_only_statistics: ClassVar[bool] = False
+    """True when :meth:`statistics` returns a frozen object whose arrays are read-only: then
+    every reader may share that one object (the app keeps it as a shared resource instead of
+    handing each rerun a copy)."""
 
     def default_settings(self) -> SettingsT:
         return self.settings_type()

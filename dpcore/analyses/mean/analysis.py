@@ -77,6 +77,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         "CoinPress noise."
     )
     settings_type = MeanSettings
+    read_only_statistics = True  # GroupValues: frozen, read-only arrays
 
     def problems(self, settings: MeanSettings, frame: pd.DataFrame) -> list[Problem]:
         out = []
