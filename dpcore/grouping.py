@@ -57,6 +57,7 @@ __all__ = [
     "GroupingSpec",
     "bucket_labels",
     "cell_labels",
+    "check_edges",
     "is_numeric_group_dtype",
 ]
 
@@ -276,7 +277,9 @@ def _check_by(df: pd.DataFrame, by: object) -> tuple[str, ...]:
     return by
 
 
-def _check_edges(edges: object, by: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+def check_edges(edges: object, by: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+    """Bucket edges ``{column: (e0, e1, ...)}`` of grouping columns ``by``: strictly increasing
+    finite numbers, each for a column in ``by``."""
     if edges is None:
         return {}
     if not isinstance(edges, Mapping):
@@ -478,7 +481,7 @@ class Grouping:
         """
         df = data_frame("df", df)
         by = _check_by(df, by)
-        edges_map = _check_edges(edges, by)
+        edges_map = check_edges(edges, by)
         min_group_size = positive_int("min_group_size", min_group_size)
         max_groups = positive_int("max_groups", max_groups)
         if small_groups not in ("merge", "drop"):
@@ -713,7 +716,7 @@ def cell_labels(
     """
     df = data_frame("df", df)
     by = _check_by(df, by)
-    edges_map = _check_edges(edges, by)
+    edges_map = check_edges(edges, by)
     columns = {}
     for col in by:
         codes, labels = _column_codes(df[col], col, edges_map.get(col))

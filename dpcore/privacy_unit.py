@@ -18,9 +18,13 @@ whole-population estimate sees every row of the person; the L1 bound holds in ev
 
 Which rows are kept depends only on the person's own rows (so neighbouring datasets still differ
 by one person's bounded rows) and gives the same rows on every engine: within a cell, rows in the
-order of the fractional part of :math:`x\varphi` (φ the golden ratio, a low-discrepancy order
-unrelated to the size of x), then x; cells in the order of the person's kept rows in them
-(descending), then their labels.
+order of the fractional part of :math:`x(\varphi - 1)` (φ the golden ratio), then x; cells in the
+order of the person's kept rows in them (descending), then their labels.
+
+Known limitation: that order depends on the values, so the kept rows are not a random sample of
+a person's rows. For a 0/1 value with ``max_rows=1`` a person's 0 is kept before their 1, which
+biases the mean down; a per-person average of the clipped values, weighted by
+min(rows, ``max_rows``), would bound the contribution the same way without the bias.
 
 Pure Python; never imports streamlit or plotly.
 """

@@ -3,7 +3,7 @@
 
 The data is read by an engine (:mod:`dpcore.engines`): ``pandas`` loads one file into memory as
 the app does; ``duckdb`` streams a file, a glob or a folder of Parquet or CSV files far larger
-than memory. A person column bounds each person's rows before anything is summed, and the
+than memory; ``spark`` reads a table or files in a Spark cluster. A person column bounds each person's rows before anything is summed, and the
 release then protects one person at the budget given.
 
 A real release draws OpenDP noise and charges the ledger once (a second run of the same plan
@@ -29,6 +29,7 @@ from dpcore.analyses import MEAN
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine, aggregate_mean
+from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger, default_ledger_path
 from dpcore.privacy_unit import ROW, PrivacyUnit
@@ -80,7 +81,10 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         help="the Spark master, e.g. spark://host:7077 (default local[*], this machine)",
     )  # fmt: skip
     engine.add_argument(
-        "--memory-limit", default="2GB", metavar="SIZE", help="DuckDB's (default 2GB)"
+        "--memory-limit",
+        default=DEFAULT_MEMORY_LIMIT,
+        metavar="SIZE",
+        help=f"DuckDB's (default {DEFAULT_MEMORY_LIMIT})",
     )
     person = parser.add_argument_group("privacy unit")
     person.add_argument(
@@ -135,11 +139,11 @@ def run(args: argparse.Namespace) -> int:
     MEAN.estimator(settings)  # refuses bounds out of order before any pass over the data
     budget = requested_budget(args)
     check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")
+    unit = privacy_unit(args)
+    spec = release_spec(args)
     ledger = None if args.dry_run and not args.ledger else real_ledger(args)
     if ledger is not None:
         check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
-    unit = privacy_unit(args)
-    spec = release_spec(args)
     engine = open_engine(args)
     aggregated = aggregate_mean(engine, spec, args.value, args.bounds, unit)
     for message in aggregated.stats.messages():
@@ -157,6 +161,12 @@ def release_spec(args: argparse.Namespace) -> GroupingSpec:
     """The groups, with the public shares of ``--shares``; refused before any pass over the
     data when private sizes would be given away by shares from the data's counts."""
     spec = grouping_spec(args)
+    if args.estimator == "coinpress" and not args.sizes_public:
+        raise CliError(
+            "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
+            "--sizes-public (the sizes are then treated as public); for private sizes choose "
+            "--estimator laplace or gaussian"
+        )
     if args.shares is not None:
         table = read_shares(args.shares)
         return dataclasses.replace(spec, share_source="table", share_table=table)

@@ -31,7 +31,7 @@ import pandas as pd
 from dpcore._labels import plural
 from dpcore.analyses.mean.estimators import validate_bounds
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
-from dpcore.grouping import GroupingSpec
+from dpcore.grouping import GroupingSpec, check_edges
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import DatasetRef
 
@@ -40,6 +40,10 @@ __all__ = ["AggregatedMean", "Cells", "Engine", "EngineError", "MeanQuery", "agg
 NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
 """Column kinds (:func:`dpcore._validate.column_kind`'s words) a value can be averaged over."""
 CELL_COLUMNS = ("rows", "finite", "usable", "clipped_sum")
+RESERVED = (*CELL_COLUMNS, "digest", "missing_person")
+"""Names of the cells' statistics, which a grouping column cannot have."""
+GROUP = "__group"
+"""The group column of the cell-to-group map :meth:`Engine.clipped_sums` receives."""
 
 
 class EngineError(ValueError):
@@ -60,6 +64,8 @@ class MeanQuery:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bounds", validate_bounds(self.bounds))
+        # Bucket edges become labels and SQL: refuse unsorted or non-finite ones up front.
+        object.__setattr__(self, "edges", tuple(check_edges(dict(self.edges), self.by).items()))
 
     @property
     def edges_of(self) -> dict[str, tuple[float, ...]]:
@@ -112,7 +118,7 @@ class Engine(abc.ABC):
         self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         """Sums of the kept rows' values clipped to ``[low[g], high[g]]`` per group g, where
-        ``cell_groups`` maps cells (label columns) to groups (column ``group``)."""
+        ``cell_groups`` maps cells (label columns) to groups (column :data:`GROUP`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,6 +183,11 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
             )
     edges = query.edges_of
     for column in query.by:
+        if column in RESERVED:
+            raise EngineError(
+                f"A grouping column may not be called `{column}` (a name the engines use for "
+                "their counts); rename it in the data."
+            )
         numeric = kinds[column] in ("whole number", "decimal number")
         if numeric and column not in edges:
             raise EngineError(
@@ -219,13 +230,13 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
     renumbered = np.cumsum(has_values) - 1
     kept = inside & has_values[np.maximum(codes, 0)]
     cell_groups = table.loc[kept, list(query.by)].reset_index(drop=True)
-    cell_groups["group"] = renumbered[codes[kept]]
+    cell_groups[GROUP] = renumbered[codes[kept]]
 
     def requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
         return engine.clipped_sums(query, cell_groups, low, high)
 
     def pooled_requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        return engine.clipped_sums(query, cell_groups.assign(group=0), low, high)
+        return engine.clipped_sums(query, cell_groups.assign(**{GROUP: 0}), low, high)
 
     sums = totals["clipped_sum"][has_values]
     dropped_by_bound = int(round(totals["finite"].sum() - totals["usable"].sum()))

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import MISSING_LABEL
-from dpcore.engines.base import Cells, Engine, EngineError, MeanQuery
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
@@ -182,13 +182,13 @@ class DuckDBEngine(Engine):
     ) -> np.ndarray:
         cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
         mapping = cell_groups.rename(columns={c: _cell_name(i) for i, c in enumerate(query.by)})
-        group = mapping["group"].to_numpy()
+        group = mapping[GROUP].to_numpy()
         mapping = mapping.assign(__low=low[group], __high=high[group])
-        self._con.register("__strata_cell_groups", mapping)
         try:
+            self._con.register("__strata_cell_groups", mapping)
             sums = self._fetch(f"""
                 WITH {self._kept_rows_sql(query)}
-                SELECT m."group" AS g, fsum(least(greatest(__v, m.__low), m.__high)) AS s
+                SELECT m.{GROUP} AS g, fsum(least(greatest(__v, m.__low), m.__high)) AS s
                 FROM kept JOIN __strata_cell_groups AS m USING ({cells}) GROUP BY ALL
             """)  # fmt: skip
         finally:
@@ -212,6 +212,8 @@ class DuckDBEngine(Engine):
         value = f"CAST({_ident(query.value)} AS DOUBLE)"
         unit = query.unit
         owner = "NULL" if unit.column is None else _ident(unit.column)
+        if unit.column is not None and self._kinds[unit.column] == "decimal number":
+            owner = f"CASE WHEN {_is_nan(owner)} THEN NULL ELSE {owner} END"  # NaN: no id
         base = (
             f"base AS (SELECT {labels}, {value} AS __v, {owner} AS __owner{extra} "
             f"FROM {self._from})"
@@ -247,7 +249,8 @@ class DuckDBEngine(Engine):
             names = "[" + ", ".join(_literal(label) for label in bucket_labels(edges)) + "]"
             bucket = " + ".join(f"CAST({x} >= {_number(e)} AS INTEGER)" for e in edges)
             return (
-                f"CASE WHEN {x} IS NULL OR isnan({x}) THEN {missing} ELSE {names}[1 + {bucket}] END"
+                f"CASE WHEN {x} IS NULL OR {_is_nan(x)} THEN {missing} "
+                f"ELSE {names}[1 + {bucket}] END"
             )
         if self._kinds[column] == "yes / no":  # Python's str(True), not SQL's 'true'
             return f"CASE WHEN {col} IS NULL THEN {missing} WHEN {col} THEN 'True' ELSE 'False' END"
@@ -280,6 +283,13 @@ def _plain_error(exc: duckdb.Error, location: str) -> str:
     if "Out of Memory" in str(exc):
         return f"DuckDB ran out of memory reading {location} ({message}); raise its memory limit."
     return f"Could not read {location}: {message}. Check that every file is a complete Parquet or CSV file."
+
+
+def _is_nan(x: str) -> str:
+    """SQL true where the double ``x`` is NaN. DuckDB's isnan() answers false for the NaN of a
+    Parquet column whose statistics leave NaN out (seen with duckdb 2.0), so: neither finite nor
+    infinite."""
+    return f"(NOT isfinite({x}) AND {x} <> 'inf'::DOUBLE AND {x} <> '-inf'::DOUBLE)"
 
 
 def _first_line(exc: duckdb.Error) -> str:

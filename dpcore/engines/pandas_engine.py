@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import column_kind, data_frame, numeric_values
-from dpcore.engines.base import Cells, Engine, MeanQuery
+from dpcore.engines.base import GROUP, Cells, Engine, MeanQuery
 from dpcore.grouping import cell_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
@@ -65,7 +65,7 @@ class PandasEngine(Engine):
         self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         rows = self._rows(query)
-        group_of_row = rows.labels.merge(cell_groups, on=list(query.by), how="left")["group"]
+        group_of_row = rows.labels.merge(cell_groups, on=list(query.by), how="left")[GROUP]
         group = group_of_row.to_numpy(dtype=float, na_value=-1).astype(np.int64)
         use = rows.kept & (group >= 0)
         g = group[use]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import MISSING_LABEL
-from dpcore.engines.base import Cells, Engine, EngineError, MeanQuery
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
@@ -108,7 +108,8 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         cells = _cell_names(query)
-        digest = F.xxhash64(*query.columns_read).cast("decimal(38,0)")
+        digest = F.xxhash64(*(F.col(_quoted(c)) for c in query.columns_read))
+        digest = digest.cast("decimal(38,0)")
         base = self._base(query).withColumn("__hash", digest)
         totals = base.groupBy(*cells).agg(
             F.count(F.lit(1)).alias("rows"),
@@ -137,7 +138,7 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         cells = _cell_names(query)
-        group = cell_groups["group"].to_numpy()
+        group = cell_groups[GROUP].to_numpy()
         mapping = cell_groups.rename(columns=dict(zip(query.by, cells, strict=True))).assign(
             __low=low[group].astype(float), __high=high[group].astype(float)
         )
@@ -147,10 +148,10 @@ class SparkEngine(Engine):
         clipped = F.least(F.greatest("__v", "__low"), "__high")
         sums = self._collect(
             self._kept(query, self._base(query)).join(bounds, on=cells)
-            .groupBy("group").agg(F.sum(clipped).alias("s"))
+            .groupBy(GROUP).agg(F.sum(clipped).alias("s"))
         )  # fmt: skip
         out = np.zeros(low.shape[0])
-        out[sums["group"].to_numpy(np.int64)] = sums["s"].to_numpy(float)
+        out[sums[GROUP].to_numpy(np.int64)] = sums["s"].to_numpy(float)
         return out
 
     # ---- the rows -----------------------------------------------------------------------------
@@ -164,6 +165,8 @@ class SparkEngine(Engine):
             for column, name in zip(query.by, _cell_names(query), strict=True)
         ]
         owner = F.lit(None) if query.unit.column is None else F.col(_quoted(query.unit.column))
+        if query.unit.column is not None and self._kinds[query.unit.column] == "decimal number":
+            owner = F.when(F.isnan(owner), F.lit(None)).otherwise(owner)  # NaN: no id
         value = F.col(_quoted(query.value)).cast("double")
         return self._frame.select(
             *columns, value.alias("__v"), owner.alias("__owner"),

@@ -138,6 +138,12 @@ def replace(argv: list[str], option: str, value: str) -> list[str]:
     return argv
 
 
+def coinpress_with_private_sizes(data: Path) -> list[str]:
+    argv = replace(release_args(data), "--estimator", "coinpress")
+    argv[argv.index("--epsilon")] = "--rho"
+    return [a for a in argv if a != "--sizes-public"]
+
+
 ERRORS = {
     "missing file": (lambda d: release_args(d.with_name("none.parquet")), "No data at"),
     "person ids missing": (lambda d: release_args(with_none_person(d), "--person", "pid"),
@@ -146,6 +152,7 @@ ERRORS = {
     "gaussian under epsilon": (lambda d: replace(release_args(d), "--estimator", "gaussian"),
                                "ρ-zCDP"),
     "numeric group": (lambda d: replace(release_args(d), "--by", "pid"), "holds numbers"),
+    "coinpress with private sizes": (coinpress_with_private_sizes, "CoinPress scales its noise"),
     "bad memory limit": (lambda d: release_args(d, "--engine", "duckdb", "--memory-limit", "lots"),
                          "memory limit"),
     "pandas on a folder": (lambda d: release_args(d.parent, "--engine", "pandas"),

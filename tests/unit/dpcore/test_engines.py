@@ -308,6 +308,41 @@ def test_mixed_formats_are_refused(tmp_path):
         data_files(tmp_path)
 
 
+@pytest.mark.parametrize("engine_name", ["duckdb", "spark"])
+def test_a_nan_is_missing_as_in_pandas(tmp_path, request, engine_name):
+    """Float columns may hold NaN (not null) in Parquet: a NaN person id is no id, and a NaN in a
+    bucketed grouping column is "(missing)", as in pandas."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({
+        "g": ["a", "a", "b", "b"], "v": [1.0, 2.0, 3.0, 4.0],
+        "who": pa.array([1.0, float("nan"), 2.0, float("nan")], from_pandas=False),
+    })  # fmt: skip
+    pq.write_table(table, tmp_path / "nan.parquet")
+    path = tmp_path / "nan.parquet"
+    engine = (
+        DuckDBEngine(path) if engine_name == "duckdb"
+        else SparkEngine(str(path), session=request.getfixturevalue("spark"))
+    )  # fmt: skip
+    with pytest.raises(EngineError, match="2 rows of the data have no id"):
+        aggregate_mean(engine, GroupingSpec(by=("g",)), "v", BOUNDS, PrivacyUnit("who"))
+    spec = GroupingSpec(by=("who",), edges=(("who", (1.5,)),), min_group_size=1)
+    stats = aggregate_mean(engine, spec, "v", BOUNDS).stats
+    assert set(stats.labels) == {"(missing)", "< 1.5", "≥ 1.5"}
+
+
+def test_spark_reads_columns_with_dots_and_backticks(spark, tmp_path, frame):
+    odd = frame.rename(columns={"region": "re.gion", "v": "v`alue"})
+    odd.to_parquet(tmp_path / "odd.parquet")
+    stats = aggregate_mean(
+        SparkEngine(str(tmp_path / "odd.parquet"), session=spark), GroupingSpec(by=("re.gion",)),
+        "v`alue", BOUNDS,
+    ).stats  # fmt: skip
+    expected = aggregate_mean(PandasEngine(odd), GroupingSpec(by=("re.gion",)), "v`alue", BOUNDS)
+    assert_same_statistics(expected.stats, stats)
+
+
 def test_spark_names_what_it_cannot_read(spark, tmp_path):
     with pytest.raises(EngineError, match="Spark could not read spark:no_such_table"):
         SparkEngine("spark:no_such_table", session=spark)
@@ -340,6 +375,8 @@ def test_a_column_absent_from_some_parts_is_named(tmp_path, frame):
          "edges apply to numeric columns only"),
         (GroupingSpec(by=("region",)), "v", PrivacyUnit("who", 1, 1), "person column `who` is not"),
         (GroupingSpec(by=("region",)), "v", PrivacyUnit("owner", 1, 1), "2 rows of the data have no id"),
+        (GroupingSpec(by=("rows",)), "v", ROW, "may not be called `rows`"),
+        (GroupingSpec(by=("age",), edges=(("age", (50.0, 10.0)),)), "v", ROW, "strictly increasing"),
         (GroupingSpec(by=("region",), share_source="holdout", holdout_fraction=0.2), "v", ROW,
          "holdout is drawn row by row"),
     ],
@@ -347,7 +384,7 @@ def test_a_column_absent_from_some_parts_is_named(tmp_path, frame):
 def test_bad_requests_are_refused_with_what_to_fix(
     frame, tmp_path, request, engine_name, spec, value, unit, message
 ):
-    data = frame.assign(owner=frame["person"].astype(float))
+    data = frame.assign(owner=frame["person"].astype(float), rows=frame["region"])
     data.loc[[5, 9], "owner"] = np.nan
     engine = engine_on(engine_name, data, tmp_path / "data.parquet", request)
     with pytest.raises(ValueError, match=message):
