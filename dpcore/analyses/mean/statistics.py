@@ -147,21 +147,7 @@ class GroupValues:
 
     def messages(self) -> list[str]:
         """Plain sentences about the rows and groups left out (empty when none was)."""
-        out = []
-        if self.n_missing:
-            verb = "was" if self.n_missing == 1 else "were"
-            out.append(
-                f"{plural(self.n_missing, 'row')} with a missing or infinite value in "
-                f"`{self.value}` {verb} left out."
-            )
-        if self.empty_groups:
-            out.append(
-                f"{plural(len(self.empty_groups), 'group')} "
-                f"{'has' if len(self.empty_groups) == 1 else 'have'} no usable value in "
-                f"`{self.value}` and {'is' if len(self.empty_groups) == 1 else 'are'} not "
-                f"estimated: {list_labels(self.empty_groups)}."
-            )
-        return out
+        return left_out_messages(self.value, self.n_missing, self.empty_groups)
 
     # ---- clipped sums -------------------------------------------------------------------------
 
@@ -396,6 +382,26 @@ def finite_values(values: object) -> np.ndarray:
             f"{array.shape} with {int(np.sum(~np.isfinite(array)))} non-finite entries"
         )
     return array
+
+
+def left_out_messages(value: str, n_missing: int, empty_groups: tuple[str, ...]) -> list[str]:
+    """Plain sentences about the rows of ``value`` left out as missing or infinite, and the
+    groups left with none (empty when nothing was left out)."""
+    out = []
+    if n_missing:
+        verb = "was" if n_missing == 1 else "were"
+        out.append(
+            f"{plural(n_missing, 'row')} with a missing or infinite value in `{value}` {verb} "
+            "left out."
+        )
+    if empty_groups:
+        one = len(empty_groups) == 1
+        out.append(
+            f"{plural(len(empty_groups), 'group')} {'has' if one else 'have'} no usable value "
+            f"in `{value}` and {'is' if one else 'are'} not estimated: "
+            f"{list_labels(empty_groups)}."
+        )
+    return out
 
 
 def _bound_array(name: str, bound: object) -> np.ndarray:

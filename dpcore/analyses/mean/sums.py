@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore._labels import list_labels, plural
 from dpcore._validate import read_only
+from dpcore.analyses.mean.statistics import left_out_messages
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.shares import PublicShares
 
@@ -110,19 +110,7 @@ class GroupSums:
 
     def messages(self) -> list[str]:
         """Plain sentences about the rows and groups left out (empty when none was)."""
-        out = []
-        if self.n_missing:
-            verb = "was" if self.n_missing == 1 else "were"
-            out.append(
-                f"{plural(self.n_missing, 'row')} with a missing or infinite value in "
-                f"`{self.value}` {verb} left out."
-            )
-        if self.empty_groups:
-            out.append(
-                f"No usable value in `{self.value}`, so not estimated: "
-                f"{list_labels(self.empty_groups)}."
-            )
-        return [*out, *self.notes]
+        return [*left_out_messages(self.value, self.n_missing, self.empty_groups), *self.notes]
 
     @classmethod
     def constant(cls, labels: tuple[str, ...], sizes: np.ndarray, centres: np.ndarray) -> GroupSums:
