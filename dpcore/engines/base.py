@@ -127,7 +127,6 @@ class AggregatedMean:
 
     stats: GroupSums
     dataset: DatasetRef
-    engine: str
 
 
 def aggregate_mean(
@@ -166,7 +165,7 @@ def aggregate_mean(
         name=engine.source, fingerprint=_fingerprint(engine, query, cells),
         rows=int(table["rows"].sum()),
     )  # fmt: skip
-    return AggregatedMean(stats, dataset, engine.name)
+    return AggregatedMean(stats, dataset)
 
 
 def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
