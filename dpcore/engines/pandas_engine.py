@@ -57,8 +57,9 @@ class PandasEngine(Engine):
             rows=("finite", "size"), finite=("finite", "sum"), usable=("usable", "sum"),
             clipped_sum=("clipped_sum", "sum"),
         ).reset_index()  # fmt: skip
-        # Summed as Python integers: exact, so independent of the row order.
-        digest = str(sum(int(h) for h in frame["digest"].to_numpy()))
+        # Summed modulo 2**64 (numpy's uint64 sum wraps): exact, so independent of the row
+        # order, without a Python integer per row.
+        digest = str(int(frame["digest"].to_numpy(np.uint64).sum(dtype=np.uint64)))
         return Cells(table, digest, missing_person=rows.missing_person)
 
     def clipped_sums(
