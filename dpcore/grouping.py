@@ -12,7 +12,12 @@ or the merges. Each analysis computes its own statistics from :attr:`Grouping.co
 and are printed into a script that rebuilds the same groups from the same file.
 
 Privacy note: bucket edges for numeric grouping columns are never derived from the data
-(quantiles would leak information about individuals); callers pass them in ``edges``.
+(quantiles would leak information about individuals); callers pass them in ``edges``. The list of
+groups is public in one of two ways: *declared* (``categories``: each grouping column's categories
+as the user declares them, e.g. from a codebook — every combination is a group, one with no rows
+included, and a row whose category is not declared is left out), or *taken from the data* (the
+combinations present, treated as public, as group sizes are when they are declared public). Only
+a declared list keeps a new category from showing up in a release when one person is added.
 
 Pure numpy/pandas; never imports streamlit or plotly.
 """
@@ -20,8 +25,10 @@ Pure numpy/pandas; never imports streamlit or plotly.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Literal
 
 import numpy as np
@@ -49,6 +56,7 @@ from dpcore.shares import (
 __all__ = [
     "DROPPED_CODE",
     "HOLDOUT_CODE",
+    "MAX_GROUPS",
     "LABEL_SEPARATOR",
     "MISSING_LABEL",
     "OTHER_LABEL",
@@ -57,6 +65,8 @@ __all__ = [
     "GroupingSpec",
     "bucket_labels",
     "cell_labels",
+    "check_categories",
+    "codebook_categories",
     "check_edges",
     "is_numeric_group_dtype",
 ]
@@ -67,7 +77,13 @@ DROPPED_CODE = -1
 HOLDOUT_CODE = -2
 """Code of a row of the public holdout: not confidential, never estimated from."""
 
-SmallGroups = Literal["merge", "drop"]
+MAX_GROUPS = 5000
+"""Default upper limit on the number of groups."""
+
+SmallGroups = Literal["merge", "drop", "keep"]
+"""What happens to a group below ``min_group_size``: merged into :data:`OTHER_LABEL`, dropped,
+or kept whatever its size (the only choice that never reads the exact group sizes, so the only
+one a release with private group sizes allows)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,6 +114,15 @@ class GroupingReport:
     merged_group_too_small
         True if the small groups were to be merged, but their merged group was itself smaller
         than ``min_group_size`` and was therefore dropped.
+    undeclared
+        With declared categories: ``((column, (category, ...)), ...)``, the categories found in
+        the rows that are not declared (their rows are left out). A curator's view of the data,
+        for the screen only.
+    n_rows_undeclared
+        Rows left out because a category of theirs is not declared.
+    empty_groups
+        Declared groups with no rows, left out by the merge or drop policy (``"keep"`` keeps
+        them and estimates them from noise alone).
     """
 
     n_input_rows: int
@@ -107,11 +132,14 @@ class GroupingReport:
     n_rows_dropped_small: int = 0
     min_group_size: int = 2
     merged_group_too_small: bool = False
+    undeclared: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    n_rows_undeclared: int = 0
+    empty_groups: tuple[str, ...] = ()
 
     @property
     def n_rows_used(self) -> int:
         """Rows that made it into the groups."""
-        return self.n_input_rows - self.n_rows_dropped_small
+        return self.n_input_rows - self.n_rows_dropped_small - self.n_rows_undeclared
 
     def messages(self) -> list[str]:
         """Plain-language sentences describing every group that was merged or dropped.
@@ -119,6 +147,22 @@ class GroupingReport:
         Returns an empty list when every group was kept as it is.
         """
         out: list[str] = []
+        if self.n_rows_undeclared:
+            found = "; ".join(
+                f"`{column}`: {list_labels(values)}" for column, values in self.undeclared
+            )
+            out.append(
+                f"{plural(self.n_rows_undeclared, 'row')} with a category that is not declared "
+                f"{'is' if self.n_rows_undeclared == 1 else 'are'} left out ({found}). Add the "
+                "category to the declared list to keep those rows."
+            )
+        if self.empty_groups:
+            one = len(self.empty_groups) == 1
+            out.append(
+                f"{plural(len(self.empty_groups), 'declared group')} {'has' if one else 'have'} "
+                f"no rows and {'is' if one else 'are'} not estimated: "
+                f"{list_labels(self.empty_groups)}. Keep every group to release them too."
+            )
         small = f"fewer than {plural(self.min_group_size, 'row')}"
         if self.merged_groups:
             out.append(
@@ -255,6 +299,40 @@ def _intersection_codes(
     return _combine_codes(codes, labels)
 
 
+def _declared_codes(
+    df: pd.DataFrame,
+    by: tuple[str, ...],
+    edges: Mapping[str, tuple[float, ...]],
+    categories: Mapping[str, tuple[str, ...]],
+    weights: np.ndarray | None,
+) -> tuple[np.ndarray, list[str], GroupingReport]:
+    """Per-row index into the product of the declared categories (:data:`DROPPED_CODE` for a row
+    with a category that is not declared), the product's labels in declared order, and a report
+    of the undeclared categories found (``n_input_rows`` aside, for the caller to merge)."""
+    rows = len(df)
+    code = np.zeros(rows, dtype=np.int64)
+    outside = np.zeros(rows, dtype=bool)
+    undeclared = []
+    for column in by:
+        column_code, found = _column_codes(df[column], column, edges.get(column))
+        position = {label: i for i, label in enumerate(categories[column])}
+        lookup = np.array([position.get(label, -1) for label in found], dtype=np.int64)
+        index = lookup[column_code]
+        present = np.bincount(column_code, weights=weights, minlength=len(found)) > 0
+        strangers = [lab for lab, i, p in zip(found, lookup, present, strict=True) if i < 0 and p]
+        if strangers:
+            undeclared.append((column, tuple(strangers)))
+        outside |= index < 0
+        code = code * len(categories[column]) + np.maximum(index, 0)
+    code[outside] = DROPPED_CODE
+    labels = [
+        LABEL_SEPARATOR.join(parts) for parts in product(*(categories[column] for column in by))
+    ]
+    n_outside = int(outside.sum() if weights is None else weights[outside].sum())
+    report = GroupingReport(0, undeclared=tuple(undeclared), n_rows_undeclared=n_outside)
+    return code, labels, report
+
+
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
@@ -305,6 +383,89 @@ def check_edges(edges: object, by: tuple[str, ...]) -> dict[str, tuple[float, ..
             raise ValueError(f"`edges[{col!r}]` must be strictly increasing, got {seq!r}")
         out[col] = tuple(float(e) for e in arr)
     return out
+
+
+def check_categories(
+    categories: object,
+    by: tuple[str, ...],
+    edges: Mapping[str, tuple[float, ...]],
+    max_groups: int,
+) -> dict[str, tuple[str, ...]]:
+    """Declared categories ``{column: (category, ...)}``: none, or a non-empty list of distinct
+    texts for every column of ``by``. A bucketed column's categories are its buckets' labels
+    (:func:`bucket_labels`) and :data:`MISSING_LABEL`; their product is at most ``max_groups``
+    groups."""
+    if not categories:
+        return {}
+    try:
+        declared = dict(categories.items() if isinstance(categories, Mapping) else categories)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "`categories` must be a mapping {column: [category, ...]}, got "
+            f"{type(categories).__name__}"
+        ) from None
+    strangers = [column for column in declared if column not in by]
+    if strangers:
+        raise ValueError(
+            f"categories are declared for {', '.join(map(repr, strangers))}, which "
+            f"{'is' if len(strangers) == 1 else 'are'} not a grouping column ({', '.join(by)})"
+        )
+    undeclared = [column for column in by if column not in declared]
+    if undeclared:
+        raise ValueError(
+            f"declare the categories of every grouping column; {', '.join(undeclared)} "
+            f"{'has' if len(undeclared) == 1 else 'have'} none"
+        )
+    out = {}
+    for column in by:
+        values = declared[column]
+        if isinstance(values, str) or not isinstance(values, Iterable):
+            raise TypeError(f"the categories of {column!r} must be a list of texts, got {values!r}")
+        values = tuple(str(v) for v in values)
+        if not values:
+            raise ValueError(f"declare at least one category of {column!r}")
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"the categories of {column!r} repeat {list_labels(repeated)}")
+        if column in edges:
+            allowed = {*bucket_labels(edges[column]), MISSING_LABEL}
+            unknown = [v for v in values if v not in allowed]
+            if unknown:
+                raise ValueError(
+                    f"{list_labels(unknown)} {'is' if len(unknown) == 1 else 'are'} not a bucket "
+                    f"of {column!r}; its categories are its buckets and {MISSING_LABEL!r}"
+                )
+        out[column] = values
+    combinations = math.prod(len(values) for values in out.values())
+    if combinations > max_groups:
+        raise ValueError(
+            f"the declared categories make {combinations:,} groups, more than the limit of "
+            f"{max_groups:,}; declare fewer categories or group by fewer columns"
+        )
+    return out
+
+
+def codebook_categories(codebook: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """Declared categories from a codebook table with the columns ``column`` and ``category``
+    (one row per category, in the order to release them), e.g. read from a CSV file."""
+    codebook = data_frame("codebook", codebook)
+    missing = [name for name in ("column", "category") if name not in codebook.columns]
+    if missing:
+        raise ValueError(
+            f"a codebook needs the columns “column” and “category” (one row per category); "
+            f"it has no {' or '.join(map(repr, missing))} (its columns: "
+            f"{', '.join(map(str, codebook.columns))})"
+        )
+    blank = codebook[["column", "category"]].isna().any(axis=1).to_numpy()
+    if blank.any():
+        raise ValueError(
+            f"the codebook's row {int(np.flatnonzero(blank)[0]) + 2} has an empty column or "
+            "category (counting the header as row 1); fill it in or delete the row"
+        )
+    out: dict[str, list[str]] = {}
+    for column, category in zip(codebook["column"], codebook["category"], strict=True):
+        out.setdefault(str(column), []).append(str(category))
+    return {column: tuple(values) for column, values in out.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,8 +527,8 @@ class Grouping:
         k = len(self.labels)
         if k < 1 or len(set(self.labels)) != k:
             raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")
-        if self.sizes.shape != (k,) or np.any(self.sizes < 1):
-            raise ValueError(f"`sizes` must be {k} group sizes >= 1, got {self.sizes}")
+        if self.sizes.shape != (k,) or np.any(self.sizes < 0):
+            raise ValueError(f"`sizes` must be {k} group sizes >= 0, got {self.sizes}")
         if not isinstance(self.shares, PublicShares) or self.shares.values.shape != (k,):
             raise ValueError(f"`shares` must be PublicShares for the {k} groups")
 
@@ -436,8 +597,9 @@ class Grouping:
         *,
         min_group_size: int = 2,
         small_groups: SmallGroups = "merge",
-        max_groups: int = 5000,
+        max_groups: int = MAX_GROUPS,
         weights: np.ndarray | None = None,
+        categories: Mapping[str, Sequence[str]] | None = None,
     ) -> Grouping:
         """Group every row of ``df``; the shares are the group counts treated as public.
 
@@ -458,14 +620,21 @@ class Grouping:
             private data would leak information about individuals.
         min_group_size
             Groups with fewer rows are merged into one group ``"Other (merged)"``
-            (``small_groups="merge"``) or dropped (``small_groups="drop"``). If the merged group
-            is itself smaller than ``min_group_size``, it is dropped too.
+            (``small_groups="merge"``), dropped (``small_groups="drop"``) or kept
+            (``small_groups="keep"``). If the merged group is itself smaller than
+            ``min_group_size``, it is dropped too.
         max_groups
             Upper limit on the number of groups after the small-group policy.
         weights
             Rows each row of ``df`` stands for (non-negative integers): an engine groups a table
             of *cells*, one row per combination of the grouping columns' values with its row
             count, and gets the groups, sizes and merges the rows themselves would give.
+        categories
+            The public domain of the groups, ``{column: [category, ...]}`` for every column of
+            ``by`` (:func:`check_categories`): the groups are every combination of the declared
+            categories, in declared order, one with no rows included; a row with a category
+            that is not declared is left out (:attr:`GroupingReport.n_rows_undeclared`).
+            Without it the groups are the combinations present in the data, by descending size.
 
         Raises
         ------
@@ -484,15 +653,27 @@ class Grouping:
         edges_map = check_edges(edges, by)
         min_group_size = positive_int("min_group_size", min_group_size)
         max_groups = positive_int("max_groups", max_groups)
-        if small_groups not in ("merge", "drop"):
-            raise ValueError(f"`small_groups` must be 'merge' or 'drop', got {small_groups!r}")
+        if small_groups not in ("merge", "drop", "keep"):
+            raise ValueError(
+                f"`small_groups` must be 'merge', 'drop' or 'keep', got {small_groups!r}"
+            )
+        declared = check_categories(categories, by, edges_map, max_groups)
         if len(df) == 0:
             raise ValueError("the table has no rows; upload or choose a table with data")
-        codes, labels = _intersection_codes(df, by, edges_map)
+        weights = _row_weights(weights, len(df))
+        if declared:
+            codes, labels, undeclared = _declared_codes(df, by, edges_map, declared, weights)
+        else:
+            codes, labels = _intersection_codes(df, by, edges_map)
         row_code, final_labels, final_sizes, report = _apply_policy(
-            codes, labels, by, min_group_size, small_groups, max_groups,
-            _row_weights(weights, len(df)),
+            codes, labels, by, min_group_size, small_groups, max_groups, weights,
+            declared=bool(declared),
         )  # fmt: skip
+        if declared:
+            report = dataclasses.replace(
+                report, undeclared=undeclared.undeclared,
+                n_rows_undeclared=undeclared.n_rows_undeclared,
+            )  # fmt: skip
         shares = PublicShares(
             values=final_sizes / final_sizes.sum(),
             source="data",
@@ -501,7 +682,7 @@ class Grouping:
         )
         spec = GroupingSpec(
             by=by, edges=tuple(edges_map.items()), min_group_size=min_group_size,
-            small_groups=small_groups,
+            small_groups=small_groups, categories=tuple(declared.items()),
         )  # fmt: skip
         return cls(
             labels=final_labels,
@@ -534,15 +715,28 @@ def _apply_policy(
     small_groups: SmallGroups,
     max_groups: int,
     weights: np.ndarray | None = None,
+    *,
+    declared: bool = False,
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray, GroupingReport]:
-    """Merge or drop small groups, order the rest by size, and recode every row (each standing
-    for ``weights`` rows when given)."""
-    sizes = np.bincount(codes, weights=weights, minlength=len(labels)).astype(np.int64)
-    small = sizes < min_group_size
-    keep_labels = [lab for lab, s in zip(labels, small, strict=True) if not s]
-    keep_sizes = sizes[~small].tolist()
+    """Merge, drop or keep small groups, order the groups, and recode every row (each standing
+    for ``weights`` rows when given; a row coded :data:`DROPPED_CODE` is outside every group).
+
+    Groups taken from the data are ordered by descending size, then label; declared groups keep
+    the declared order (an order by size would publish the sizes' ranking).
+    """
+    inside = codes >= 0
+    inside_weights = None if weights is None else weights[inside]
+    sizes = np.bincount(codes[inside], weights=inside_weights, minlength=len(labels))
+    sizes = sizes.astype(np.int64)
+    applies = small_groups != "keep"
+    # A declared group with no rows has nothing to merge: it is simply not estimated.
+    empty = (sizes == 0) & (declared and applies)
+    small = (sizes < min_group_size) & applies & ~empty
+    keep = ~small & ~empty
+    keep_labels = [lab for lab, kept in zip(labels, keep, strict=True) if kept]
+    keep_sizes = sizes[keep].tolist()
     new_code = np.full(len(labels), DROPPED_CODE, dtype=np.int64)
-    new_code[~small] = np.arange(len(keep_labels))
+    new_code[keep] = np.arange(len(keep_labels))
     merged: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     n_merged = n_dropped_small = 0
@@ -565,12 +759,17 @@ def _apply_policy(
             dropped, n_dropped_small = small_labels, small_rows
             too_small = small_groups == "merge"
 
+    if declared and not sizes.any():
+        raise ValueError(
+            f"no row has a declared category of {', '.join(by)}; compare the declared "
+            "categories with the data's on the Strata page"
+        )
     k = len(keep_labels)
     if k == 0:
         raise ValueError(
             f"no rows are left: every group has fewer than {min_group_size:,} rows "
             f"({len(labels):,} groups from {', '.join(by)}); choose coarser grouping columns "
-            "or a smaller `min_group_size`"
+            "or a smaller minimum group size"
         )
     if k < 2:
         raise ValueError(
@@ -583,8 +782,10 @@ def _apply_policy(
             "grouping columns (e.g. wider buckets)"
         )
 
-    # final order: descending size, then label
-    order = sorted(range(k), key=lambda g: (-keep_sizes[g], keep_labels[g]))
+    if declared:
+        order = list(range(k))
+    else:
+        order = sorted(range(k), key=lambda g: (-keep_sizes[g], keep_labels[g]))
     rank = np.empty(k, dtype=np.int64)
     rank[order] = np.arange(k)
     final_code = np.where(new_code >= 0, rank[np.maximum(new_code, 0)], DROPPED_CODE)
@@ -596,9 +797,11 @@ def _apply_policy(
         n_rows_dropped_small=n_dropped_small,
         min_group_size=min_group_size,
         merged_group_too_small=too_small,
+        empty_groups=tuple(label for label, e in zip(labels, empty, strict=True) if e),
     )
     final_sizes = np.array([keep_sizes[g] for g in order], dtype=np.int64)
-    return final_code[codes], tuple(keep_labels[g] for g in order), final_sizes, report
+    row_code = np.where(inside, final_code[np.maximum(codes, 0)], DROPPED_CODE)
+    return row_code, tuple(keep_labels[g] for g in order), final_sizes, report
 
 
 # --------------------------------------------------------------------------------------------
@@ -622,6 +825,10 @@ class GroupingSpec:
         (:func:`~dpcore.shares.shares_from_table` with ``share_table``) or ``"holdout"``
         (:func:`~dpcore.shares.holdout_mask` with ``holdout_fraction`` and
         :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`).
+    categories
+        The declared public domain ``((column, (category, ...)), ...)`` for every grouping
+        column, or ``()``: the groups are then the combinations present in the data, treated
+        as public (:meth:`Grouping.from_frame`).
     """
 
     by: tuple[str, ...]
@@ -631,12 +838,14 @@ class GroupingSpec:
     share_source: ShareSource = "data"
     share_table: tuple[tuple[str, float], ...] = ()
     holdout_fraction: float | None = None
+    categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "by", (self.by,) if isinstance(self.by, str) else tuple(self.by))
         set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
         set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
+        set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
         if self.share_source not in ("data", "table", "holdout"):
             raise ValueError(
                 f"`share_source` must be 'data', 'table' or 'holdout', got {self.share_source!r}"
@@ -646,6 +855,11 @@ class GroupingSpec:
                 "`holdout_fraction` must be given exactly when `share_source` is 'holdout', got "
                 f"{self.holdout_fraction!r} with {self.share_source!r}"
             )
+
+    @property
+    def declared(self) -> bool:
+        """True when the groups come from declared categories rather than from the data."""
+        return bool(self.categories)
 
     def build(self, frame: pd.DataFrame, *, weights: np.ndarray | None = None) -> Grouping:
         """Group ``frame``'s confidential rows and compute the recombination shares.
@@ -666,6 +880,7 @@ class GroupingSpec:
             grouping = Grouping.from_frame(
                 frame, by=self.by, min_group_size=self.min_group_size,
                 small_groups=self.small_groups, weights=weights,
+                categories=dict(self.categories),
             )  # fmt: skip
             return self._with_spec_shares(grouping)
         public = np.zeros(len(frame), dtype=bool)
@@ -678,6 +893,7 @@ class GroupingSpec:
             edges={c: list(e) for c, e in self.edges} or None,
             min_group_size=self.min_group_size,
             small_groups=self.small_groups,
+            categories=dict(self.categories),
         )
         if public.any():
             codes = np.full(len(frame), HOLDOUT_CODE, dtype=np.int64)
@@ -701,6 +917,8 @@ class GroupingSpec:
             "share_source": self.share_source,
             "share_table": dict(self.share_table),
             "holdout_fraction": self.holdout_fraction,
+            # Only when declared, so that plans from before declarations keep their keys.
+            **({"categories": {c: list(v) for c, v in self.categories}} if self.declared else {}),
         }
 
 

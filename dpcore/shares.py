@@ -216,7 +216,7 @@ def shares_from_table(
     labels = tuple(grouping.labels)
     known = set(labels)
     merged = set(grouping.report.merged_groups)
-    dropped = set(grouping.report.dropped_groups)
+    dropped = {*grouping.report.dropped_groups, *grouping.report.empty_groups}
     keys = {g for g, _ in items}
 
     extra = [g for g, _ in items if g not in known | merged | dropped]

@@ -22,7 +22,7 @@ from dpcore.analyses import MEAN
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.errors import BudgetKindError
-from dpcore.grouping import GroupingSpec
+from dpcore.grouping import MAX_GROUPS, GroupingSpec, check_categories, codebook_categories
 from dpcore.io import load_table
 from dpcore.ledger import Ledger, list_ledgers
 
@@ -157,9 +157,18 @@ def data_arguments(
     )
     data.add_argument(
         "--small-groups",
-        choices=("merge", "drop"),
+        choices=("merge", "drop", "keep"),
         default="merge",
-        help="what to do with groups under --min-group-size (default merge)",
+        help="what to do with groups under --min-group-size (default merge); keep releases "
+        "every group whatever its size, as private group sizes require",
+    )
+    data.add_argument(
+        "--codebook",
+        metavar="CSV",
+        help="the public list of each grouping column's categories (columns column,category; "
+        "one row per category): every combination is a group, one with no rows included, and "
+        "rows with an undeclared category are left out; default: the categories in the data, "
+        "treated as public",
     )
     parent.add_argument(
         "--format",
@@ -224,10 +233,24 @@ def mean_settings(
 
 
 def grouping_spec(args: argparse.Namespace) -> GroupingSpec:
+    categories = read_codebook(args.codebook) if args.codebook else {}
+    try:
+        declared = check_categories(categories, tuple(args.by), dict(args.edges), MAX_GROUPS)
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"--codebook {args.codebook}: {exc}") from None
     return GroupingSpec(
         by=args.by, edges=tuple(args.edges), min_group_size=args.min_group_size,
-        small_groups=args.small_groups,
+        small_groups=args.small_groups, categories=tuple(declared.items()),
     )  # fmt: skip
+
+
+def read_codebook(path: str) -> dict[str, tuple[str, ...]]:
+    """The declared categories of the codebook CSV at ``path`` (:func:`codebook_categories`)."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        return codebook_categories(table)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read the codebook {path}: {exc}") from None
 
 
 def requested_budget(args: argparse.Namespace) -> Budget:

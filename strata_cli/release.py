@@ -159,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
 
 def release_spec(args: argparse.Namespace) -> GroupingSpec:
     """The groups, with the public shares of ``--shares``; refused before any pass over the
-    data when private sizes would be given away by shares from the data's counts."""
+    data when private sizes would be given away: by shares from the data's counts, by groups
+    read off the data, or by small groups merged or dropped by their sizes."""
     spec = grouping_spec(args)
     if args.estimator == "coinpress" and not args.sizes_public:
         raise CliError(
@@ -168,8 +169,9 @@ def release_spec(args: argparse.Namespace) -> GroupingSpec:
             "--estimator laplace or gaussian"
         )
     if args.shares is not None:
-        table = read_shares(args.shares)
-        return dataclasses.replace(spec, share_source="table", share_table=table)
+        spec = dataclasses.replace(spec, share_source="table", share_table=read_shares(args.shares))
+        check_private_sizes_stay_private(args, spec)
+        return spec
     if not args.sizes_public and args.strategy != "global_only":
         raise CliError(
             "the group sizes are private (no --sizes-public), but without --shares the groups "
@@ -178,6 +180,28 @@ def release_spec(args: argparse.Namespace) -> GroupingSpec:
             "--strategy global_only"
         )
     return spec
+
+
+def check_private_sizes_stay_private(args: argparse.Namespace, spec: GroupingSpec) -> None:
+    """With private group sizes the groups must be a declared list (``--codebook``) kept
+    whatever their sizes (``--small-groups keep``): groups read off the data, or merged by
+    their exact sizes, would show the sizes (the library refuses such a plan; this says which
+    option fixes it)."""
+    if args.sizes_public or args.strategy == "global_only":
+        return
+    if not spec.declared:
+        raise CliError(
+            "the group sizes are private (no --sizes-public), but the list of groups would come "
+            "from the data: a new category would appear in the release as soon as one person "
+            "of it is added; declare each grouping column's categories with --codebook, or "
+            "pass --sizes-public"
+        )
+    if spec.small_groups != "keep":
+        raise CliError(
+            "the group sizes are private (no --sizes-public), but --small-groups "
+            f"{spec.small_groups} would decide from their exact sizes which groups to "
+            f"{spec.small_groups}; pass --small-groups keep, or --sizes-public"
+        )
 
 
 def read_shares(path: str) -> tuple[tuple[str, float], ...]:

@@ -226,6 +226,8 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
             f"The value column `{query.value}` has no usable value in any group: every value "
             "is missing or infinite. Choose another value column."
         )
+    if grouping.spec.small_groups == "keep":  # as GroupValues.from_grouping: every group stays
+        has_values = np.ones(grouping.k, dtype=bool)
     renumbered = np.cumsum(has_values) - 1
     kept = inside & has_values[np.maximum(codes, 0)]
     cell_groups = table.loc[kept, list(query.by)].reset_index(drop=True)
@@ -239,9 +241,9 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
 
     sums = totals["clipped_sum"][has_values]
     dropped_by_bound = int(round(totals["finite"].sum() - totals["usable"].sum()))
-    notes = ()
+    notes = tuple(grouping.report.messages())
     if dropped_by_bound:
-        notes = (
+        notes += (
             f"Bounding each person to {plural(query.unit.max_groups, 'group')} and "
             f"{plural(query.unit.max_rows, 'row')} per group left out "
             f"{plural(dropped_by_bound, 'row')} (a curator's view: exact, not for publication).",

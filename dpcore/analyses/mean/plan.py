@@ -102,16 +102,35 @@ class MeanPlan:
         object.__setattr__(self, "header", header)
 
     def _check_sizes_stay_private(self) -> None:
-        """Refuse private group sizes with shares from the data's own counts: every group row
-        carries its share n_g/n, which would publish the sizes the estimator keeps private."""
-        shares_from_counts = self.header.spec.share_source == "data"
-        if not self.sizes_public and shares_from_counts and self.strategy != "global_only":
+        """With private group sizes, refuse every way a group row would give a size away: shares
+        from the data's own counts (each row carries n_g/n), groups taken from the data (a new
+        category appears when one person of it is added), and small groups merged or dropped by
+        their exact sizes (AAAI 2024's setting treats sizes as public; we keep them private
+        only when nothing but noise depends on them)."""
+        if self.sizes_public or self.strategy == "global_only":
+            return
+        spec = self.header.spec
+        where = (
+            "Group sizes are private in this release (“Treat group sizes as public” is off on "
+            "the Estimator page), but "
+        )
+        if spec.share_source == "data":
             raise ValueError(
-                "Group sizes are private in this release (“Treat group sizes as public” is off "
-                "on the Estimator page), but the recombination shares come from the data's own "
-                "group counts, so each group's published share would give its size away. On the "
-                "Strata page, take the shares from a public table or a holdout split; or treat "
-                "group sizes as public."
+                f"{where}the recombination shares come from the data's own group counts, so each "
+                "group's published share would give its size away. On the Strata page, take the "
+                "shares from a public table or a holdout split; or treat group sizes as public."
+            )
+        if not spec.declared:
+            raise ValueError(
+                f"{where}the list of groups comes from the data, so a new category would appear "
+                "in the release as soon as one person of it is added. On the Strata page, "
+                "declare the categories of each grouping column; or treat group sizes as public."
+            )
+        if spec.small_groups != "keep":
+            raise ValueError(
+                f"{where}small groups are {'merged' if spec.small_groups == 'merge' else 'dropped'}"
+                " by their exact sizes, which would show which groups are small. On the Strata "
+                "page, keep every group whatever its size; or treat group sizes as public."
             )
 
     @property

@@ -97,13 +97,15 @@ class GroupValues:
                 )
         if self.offsets[0] != 0 or not np.array_equal(np.diff(self.offsets), self.sizes):
             raise ValueError("`offsets` must start at 0 and step by `sizes`")
-        if np.any(self.sizes < 1):
-            raise ValueError(f"`sizes` must all be >= 1, got {self.sizes}")
+        if np.any(self.sizes < 0):
+            raise ValueError(f"`sizes` must all be >= 0, got {self.sizes}")
         if self.shares is not None and self.shares.values.shape != (k,):
             raise ValueError(f"`shares` must have one share per group ({k})")
         # Compared pairwise, not by np.diff, which overflows between values near ±1.8e308.
         ascending = self.sorted_values[1:] >= self.sorted_values[:-1]
-        ascending[self.offsets[1:-1] - 1] = True  # a group boundary may step down
+        boundaries = self.offsets[1:-1]
+        # a group boundary may step down (an empty group's boundary may be the last value)
+        ascending[boundaries[(boundaries > 0) & (boundaries < n)] - 1] = True
         if not np.all(ascending):
             raise ValueError("`sorted_values` must be sorted ascending within each group")
         prefix = np.empty(n + k, dtype=np.float64)
@@ -131,9 +133,11 @@ class GroupValues:
     def means(self) -> np.ndarray:
         """``(k,)`` true (non-private) group means :math:`\\bar x_g = \\sum x / n_g`, summed
         as :math:`\\sum (x / n_g)` so that they stay finite wherever the values are (a plain sum
-        overflows for values near the largest float)."""
-        weights = np.repeat(1.0 / self.sizes, self.sizes)
-        return read_only(np.add.reduceat(self.sorted_values * weights, self.offsets[:-1]))
+        overflows for values near the largest float); NaN for a kept group with no value."""
+        weights = np.repeat(1.0 / np.maximum(self.sizes, 1), self.sizes)
+        group = np.repeat(np.arange(self.k), self.sizes)
+        sums = np.bincount(group, weights=self.sorted_values * weights, minlength=self.k)
+        return read_only(np.where(self.sizes > 0, sums, np.nan))
 
     @property
     def global_mean(self) -> float:
@@ -287,7 +291,8 @@ class GroupValues:
         ``frame`` is the frame ``grouping`` was built from. Rows outside the groups (public
         holdout, dropped small groups) are not read; within a group, rows whose value is missing
         or infinite are left out and counted. A group left with no value is left out as a whole
-        (:attr:`empty_groups`), with its public share; the other shares are rescaled.
+        (:attr:`empty_groups`), with its public share; the other shares are rescaled. A grouping
+        that keeps every group (``small_groups="keep"``) keeps such a group too, with size 0.
 
         The sort is done once (values, then a stable radix sort by group code); estimators never
         touch rows again.
@@ -315,7 +320,9 @@ class GroupValues:
                 "another value column"
             )
         counts = np.bincount(codes[usable], minlength=grouping.k)
-        has_values = counts > 0
+        # A group with no usable value is left out, unless every group is kept: whether a group
+        # has values is private when its size is (the only setting that keeps them all).
+        has_values = counts > 0 if grouping.spec.small_groups != "keep" else counts >= 0
         # Renumber the groups that have values, keeping the grouping's order.
         new_code = np.cumsum(has_values) - 1
         row_code = new_code[codes[usable]]
@@ -441,13 +448,16 @@ def _search_groups(
     probe, hit = np.empty(needles.shape), np.empty(needles.shape, dtype=bool)
     while (half := remaining >> 1).any():
         np.add(base, half, out=probe_at)
-        np.take(values, probe_at, out=probe)
+        np.take(values, probe_at, out=probe, mode="clip")  # an empty group's probe is unused
         before(probe, needles, out=hit)
         np.multiply(hit, half, out=step)  # values[base:base + half + 1] all come before b
         base += step
         remaining -= half
-    np.take(values, base, out=probe)  # one candidate left per needle: base or base + 1
+    # One candidate left per needle: base or base + 1 (only base for an empty group, whose base
+    # may be the end of ``values``).
+    np.take(values, base, out=probe, mode="clip")
     before(probe, needles, out=hit)
+    hit &= remaining > 0
     return base + hit
 
 

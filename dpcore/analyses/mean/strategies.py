@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from dpcore._labels import list_labels
 from dpcore._validate import open_unit_interval, positive_int
 from dpcore.accounting import Budget, parallel, scale, sequential
 from dpcore.analyses.mean.statistics import GroupValues
@@ -147,6 +148,20 @@ def global_and_group_means(
     )
 
 
+def check_public_sizes_defined(strata: GroupValues, estimator: MeanEstimator) -> None:
+    """Refuse a group with no value under an estimator that treats sizes as public: its mean
+    (a sum divided by n_g = 0) is undefined. Only a grouping that keeps every group has one."""
+    if not getattr(estimator, "n_public", True):
+        return
+    empty = [label for label, size in zip(strata.labels, strata.sizes, strict=True) if size == 0]
+    if empty:
+        raise ValueError(
+            f"{list_labels(empty)} {'has' if len(empty) == 1 else 'have'} no rows with a value, "
+            "so with group sizes treated as public there is no mean to release. Keep group "
+            "sizes private (Estimator page), or merge or drop small groups (Strata page)."
+        )
+
+
 def run_strategy(
     strategy: Strategy,
     strata: GroupValues,
@@ -161,6 +176,8 @@ def run_strategy(
 ) -> StrategyResult:
     """Dispatch on the strategy name (the Compare page and the Monte Carlo engine use this)."""
     common = {"rng": rng, "replicates": replicates, "noise": noise}
+    if strategy != "global_only":
+        check_public_sizes_defined(strata, estimator)
     if strategy == "stratified":
         return stratified_mean(strata, estimator, budget, shares, **common)
     if strategy == "global_only":

@@ -76,8 +76,8 @@ class GroupSums:
         k = len(self.labels)
         if k < 1 or len(set(self.labels)) != k:
             raise ValueError(f"`labels` must be at least one unique label, got {self.labels!r}")
-        if self.sizes.shape != (k,) or np.any(self.sizes < 1):
-            raise ValueError(f"`sizes` must be {k} group sizes >= 1, got {self.sizes}")
+        if self.sizes.shape != (k,) or np.any(self.sizes < 0):
+            raise ValueError(f"`sizes` must be {k} group sizes >= 0, got {self.sizes}")
         if self.shares is not None and self.shares.values.shape != (k,):
             raise ValueError(f"`shares` must have one share per group ({k})")
 

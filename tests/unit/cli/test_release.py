@@ -112,15 +112,46 @@ def test_the_output_holds_no_fingerprint_and_states_the_privacy_unit(capsys, dat
     assert "fingerprint" not in json.dumps(document)
 
 
-def test_private_sizes_need_public_shares(capsys, data, tmp_path):
+def test_private_sizes_need_public_shares_and_a_codebook_kept_whole(capsys, data, tmp_path):
     shares = tmp_path / "shares.csv"
-    pd.DataFrame({"group": ["a", "b", "c"], "share": [0.5, 0.3, 0.2]}).to_csv(shares, index=False)
+    pd.DataFrame({"group": ["a", "b", "c", "d"], "share": [0.5, 0.3, 0.2, 0.0]}).to_csv(
+        shares, index=False
+    )
+    codebook = tmp_path / "codebook.csv"
+    pd.DataFrame({"column": ["g"] * 4, "category": ["d", "a", "b", "c"]}).to_csv(
+        codebook, index=False
+    )
     argv = [a for a in release_args(data, "--dry-run") if a != "--sizes-public"]
-    assert main(argv) == 1
-    assert "--shares" in capsys.readouterr().err
-    document, _ = run(capsys, [*argv, "--shares", str(shares)])
-    assert [r["public_share"] for r in document["outputs"][:3]] == [0.5, 0.3, 0.2]
-    assert all(r["low"] is None for r in document["outputs"])  # no intervals from private sizes
+    steps = [
+        ([], "--shares"),
+        (["--shares", str(shares)], "--codebook"),
+        (["--shares", str(shares), "--codebook", str(codebook)], "--small-groups keep"),
+    ]
+    for extra, fix in steps:
+        assert main([*argv, *extra]) == 1
+        assert fix in capsys.readouterr().err
+    document, _ = run(
+        capsys, [*argv, "--shares", str(shares), "--codebook", str(codebook), "--small-groups",
+                 "keep"],
+    )  # fmt: skip
+    # Every declared group in the codebook's order, the one with no rows included (from noise
+    # alone, within the bounds), recombined with the public shares.
+    outputs = document["outputs"]
+    assert [r["group"] for r in outputs] == ["d", "a", "b", "c", "All"]
+    assert [r["public_share"] for r in outputs[:4]] == [0.0, 0.5, 0.3, 0.2]
+    assert 0 <= outputs[0]["estimate"] <= 10
+    assert all(r["low"] is None for r in outputs)  # no intervals from private sizes
+
+
+def test_a_codebook_that_does_not_fit_is_one_line_on_stderr(capsys, data, tmp_path):
+    codebook = tmp_path / "codebook.csv"
+    pd.DataFrame({"column": ["h"], "category": ["a"]}).to_csv(codebook, index=False)
+    assert main(release_args(data, "--dry-run", "--codebook", str(codebook))) == 1
+    err = capsys.readouterr().err
+    assert "not a grouping column" in err and err.count("\n") == 1
+    codebook.write_text("col,cat\ng,a\n")
+    assert main(release_args(data, "--dry-run", "--codebook", str(codebook))) == 1
+    assert "needs the columns “column” and “category”" in capsys.readouterr().err
 
 
 def with_none_person(data: Path) -> Path:

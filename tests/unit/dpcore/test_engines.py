@@ -57,6 +57,13 @@ SPECS = {
     "text x yes/no": GroupingSpec(by=("region", "flag"), min_group_size=10, small_groups="drop"),
     "numeric buckets": GroupingSpec(by=("age", "region"), edges=(("age", (30.0, 60.0)),),
                                     min_group_size=40),
+    # Declared groups kept whatever their size: the rows of "tiny" and of a missing region are
+    # left out, and "west" (the data spells it "wést") makes four groups with no row.
+    "declared": GroupingSpec(
+        by=("age", "region"), edges=(("age", (30.0, 60.0)),), small_groups="keep",
+        categories=(("age", ("< 30", "[30, 60)", "≥ 60", "(missing)")),
+                    ("region", ("north", "south", "east", "wést", "west"))),
+    ),
 }  # fmt: skip
 UNITS = {"row": ROW, "person 2x2": PrivacyUnit("person", max_groups=2, max_rows=2)}
 
@@ -109,6 +116,15 @@ def assert_same_statistics(first, second) -> None:
     np.testing.assert_allclose(
         first.pooled.clipped_sums(2.0, 4.0), second.pooled.clipped_sums(2.0, 4.0), rtol=1e-12
     )
+
+
+def test_every_engine_keeps_the_declared_groups_with_no_rows(frame, parquet_folder):
+    for name, engine in engines(frame, parquet_folder).items():
+        stats = aggregate_mean(engine, SPECS["declared"], "v", BOUNDS).stats
+        assert stats.k == 20, name
+        empty = [label for label, size in zip(stats.labels, stats.sizes, strict=True) if not size]
+        assert empty == [f"{age} × west" for age in ("< 30", "[30, 60)", "≥ 60", "(missing)")]
+        assert any("“tiny”" in note for note in stats.messages()), name
 
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=SPECS.keys())

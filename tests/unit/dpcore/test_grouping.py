@@ -16,6 +16,7 @@ from dpcore.grouping import (
     OTHER_LABEL,
     Grouping,
     GroupingSpec,
+    codebook_categories,
 )
 from dpcore.shares import HOLDOUT_SEED, holdout_mask
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
@@ -191,7 +192,7 @@ def test_wrong_argument_types_and_values():
     with pytest.raises(TypeError, match="DataFrame"):
         Grouping.from_frame(df.to_dict(), "race")
     with pytest.raises(ValueError, match="small_groups"):
-        Grouping.from_frame(df, "race", small_groups="keep")
+        Grouping.from_frame(df, "race", small_groups="merge all")
     with pytest.raises(ValueError, match="min_group_size"):
         Grouping.from_frame(df, "race", min_group_size=0)
 
@@ -343,3 +344,98 @@ def test_grouping_survives_pickling():
     assert copy.labels == grouping.labels and copy.edges == {"age": (40.0,)}
     np.testing.assert_array_equal(copy.codes, grouping.codes)
     np.testing.assert_array_equal(copy.shares.values, grouping.shares.values)
+
+
+# ---- declared categories: the public domain of the groups ----------------------------------
+
+SMALL = pd.DataFrame(
+    {
+        "race": ["A", "A", "B", "C", "A", "B"],
+        "sex": ["F", "M", "F", "F", "M", "M"],
+        "age": [20.0, 30.0, 40.0, 50.0, 60.0, np.nan],
+    }
+)
+
+
+def test_declared_groups_are_every_combination_in_declared_order_empty_ones_included():
+    grouping = Grouping.from_frame(
+        SMALL, ["race", "sex"], small_groups="keep",
+        categories={"race": ["B", "A", "D"], "sex": ["M", "F"]},
+    )  # fmt: skip
+    assert grouping.labels == ("B × M", "B × F", "A × M", "A × F", "D × M", "D × F")
+    assert list(grouping.sizes) == [1, 1, 2, 1, 0, 0]
+    # The C row is left out: its category is not declared.
+    assert list(grouping.codes) == [3, 2, 1, DROPPED_CODE, 2, 0]
+    assert grouping.report.n_rows_undeclared == 1
+    assert grouping.report.undeclared == (("race", ("C",)),)
+    assert grouping.report.n_rows_used == 5
+    assert "“C”" in grouping.report.messages()[0]
+
+
+def test_declared_groups_do_not_depend_on_which_categories_the_rows_have():
+    declared = {"race": ["A", "B", "C", "D"], "sex": ["F", "M"]}
+    labels = {
+        Grouping.from_frame(frame, ["race", "sex"], small_groups="keep", categories=declared).labels
+        for frame in (SMALL, SMALL.iloc[:2], SMALL.assign(race="D"))
+    }
+    assert len(labels) == 1
+
+
+def test_merge_and_drop_leave_out_declared_groups_with_no_rows_and_say_so():
+    grouping = Grouping.from_frame(
+        SMALL, ["race", "age"], edges={"age": [35]}, min_group_size=2,
+        categories={"race": ["A", "B"], "age": ["< 35", "≥ 35", "(missing)"]},
+    )  # fmt: skip
+    assert grouping.report.empty_groups == ("A × (missing)", "B × < 35")
+    assert grouping.report.merged_groups == ("A × ≥ 35", "B × (missing)", "B × ≥ 35")
+    assert grouping.labels == ("A × < 35", OTHER_LABEL)
+    assert "2 declared groups have no rows" in grouping.report.messages()[1]
+
+
+@pytest.mark.parametrize(
+    ("categories", "match"),
+    [
+        ({"race": ["A"]}, "sex has none"),
+        ({"race": ["A"], "sex": ["F"], "age": ["x"]}, "'age', which is not a grouping column"),
+        ({"race": ["A", "A"], "sex": ["F"]}, "repeat “A”"),
+        ({"race": [], "sex": ["F"]}, "at least one category of 'race'"),
+        ({"race": "AB", "sex": ["F"]}, "must be a list of texts"),
+        ({"race": [str(i) for i in range(100)], "sex": [str(i) for i in range(60)]}, "6,000"),
+    ],
+)
+def test_bad_declarations_are_refused_with_what_to_fix(categories, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Grouping.from_frame(SMALL, ["race", "sex"], categories=categories)
+
+
+def test_a_bucketed_column_declares_its_buckets():
+    with pytest.raises(ValueError, match="not a bucket of 'age'"):
+        Grouping.from_frame(
+            SMALL, ["race", "age"], edges={"age": [35]},
+            categories={"race": ["A", "B"], "age": ["young"]},
+        )  # fmt: skip
+
+
+def test_no_row_with_a_declared_category_is_refused():
+    with pytest.raises(ValueError, match="no row has a declared category"):
+        Grouping.from_frame(
+            SMALL, ["race", "sex"], small_groups="keep",
+            categories={"race": ["X", "Y"], "sex": ["F", "M"]},
+        )  # fmt: skip
+
+
+def test_the_spec_declares_categories_only_when_given():
+    plain = GroupingSpec(by=("race",))
+    declared = GroupingSpec(by=("race",), categories=(("race", ["A", "B"]),), small_groups="keep")
+    assert "categories" not in plain.to_dict() and not plain.declared
+    assert declared.to_dict()["categories"] == {"race": ["A", "B"]}
+    assert declared.build(SMALL).labels == ("A", "B")
+
+
+def test_a_codebook_table_gives_the_categories_in_its_order():
+    codebook = pd.DataFrame({"column": ["sex", "race", "sex"], "category": ["M", "A", "F"]})
+    assert codebook_categories(codebook) == {"sex": ("M", "F"), "race": ("A",)}
+    with pytest.raises(ValueError, match="no 'category'"):
+        codebook_categories(codebook.rename(columns={"category": "value"}))
+    with pytest.raises(ValueError, match="row 3 has an empty"):
+        codebook_categories(codebook.assign(category=["M", None, "F"]))

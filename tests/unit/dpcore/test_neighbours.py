@@ -53,6 +53,15 @@ SPECS = {
     "data sizes public": GroupingSpec(by=BY),
     "share table": GroupingSpec(by=BY, share_source="table", share_table=SHARE_TABLE),
 }
+# The same groups declared as a public list, kept whatever their sizes: what a release with
+# private group sizes needs.
+DECLARED = GroupingSpec(
+    by=BY, share_source="table", share_table=SHARE_TABLE, small_groups="keep",
+    categories=(
+        ("race", ("Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White")),
+        ("sex", ("Female", "Male")),
+    ),
+)  # fmt: skip
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00")  # released_at, the one field that differs
 
 
@@ -64,8 +73,16 @@ def neighbours() -> dict[str, pd.DataFrame]:
     return {"D": demo, "D′": pd.concat([demo, person], ignore_index=True)}
 
 
-def released(frame: pd.DataFrame, analysis, spec: GroupingSpec, tmp_path, name: str):
-    settings = SETTINGS[analysis.name]
+@pytest.fixture(scope="module")
+def new_category() -> dict[str, pd.DataFrame]:
+    """The demo, and the demo with one more person of a race it has no row of."""
+    demo = load_demo()
+    person = demo.iloc[[0]].assign(race="Martian")
+    return {"D": demo, "D′": pd.concat([demo, person], ignore_index=True)}
+
+
+def released(frame, analysis, spec: GroupingSpec, tmp_path, name: str, settings=None):
+    settings = SETTINGS[analysis.name] if settings is None else settings
     header = PlanHeader(DatasetRef.of(frame, "survey.csv"), spec, PureDP(1.0))
     plan = analysis.plan(analysis.statistics(frame, spec.build(frame), settings), settings, header)
     ledger = Ledger(tmp_path / f"{name}.sqlite", "default", ZCDP(10.0))
@@ -111,3 +128,47 @@ def test_nothing_but_dp_outputs_follows_one_added_person(
     if "public_share" in before.frame:
         same = before.frame["public_share"].equals(after.frame["public_share"])
         assert same == (spec.share_source == "table"), spec_name
+
+
+def released_groups(frames, analysis, spec, tmp_path, settings=None) -> list[list[str]]:
+    records = [
+        released(frame, analysis, spec, tmp_path, name, settings) for name, frame in frames.items()
+    ]
+    return [list(record.frame.get("group", [])) for record in records]
+
+
+@pytest.mark.parametrize(
+    "analysis", [a for a in ANALYSES if a.name != "synth"], ids=lambda a: a.name
+)  # synthetic records carry no group column to compare
+def test_a_new_category_shows_in_groups_from_the_data_but_not_in_declared_ones(
+    new_category, analysis, tmp_path
+):
+    """Groups taken from the data give a new category away the moment one person of it is
+    added; declared groups leave that person out, and the release's groups stay the same."""
+    if analysis.name != "gvdp":  # GVDP refuses to fit a one-row group at all
+        from_data = GroupingSpec(by=BY, min_group_size=1)
+        before, after = released_groups(new_category, analysis, from_data, tmp_path)
+        assert "Martian × Male" in after and "Martian × Male" not in before
+    before, after = released_groups(new_category, analysis, DECLARED, tmp_path / "declared")
+    assert before == after and not any("Martian" in group for group in after)
+
+
+def test_private_sizes_with_declared_groups_publish_nothing_but_noise(
+    neighbours, new_category, tmp_path
+):
+    """The mean with private group sizes and declared groups, on both kinds of neighbour: every
+    noise-free field of every export is the same, the public shares included."""
+    settings = MeanSettings(value="hours_per_week", clip_low=0, clip_high=100, n_public=False)
+    mean = next(a for a in ANALYSES if a.name == "mean")
+    for kind, frames in {"added to a group": neighbours, "new category": new_category}.items():
+        records = [
+            released(frame, mean, DECLARED, tmp_path / kind, name, settings)
+            for name, frame in frames.items()
+        ]
+        before, after = records
+        assert without_stamp(to_script(before)) == without_stamp(to_script(after)), kind
+        noise_free = ["level", "group", "low", "high", "public_share"]
+        assert before.frame[noise_free].equals(after.frame[noise_free]), kind
+        # The added person moves the noisy estimates; the undeclared one is left out entirely.
+        moved = not before.frame["estimate"].equals(after.frame["estimate"])
+        assert moved == (kind == "added to a group")

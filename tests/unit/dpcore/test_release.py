@@ -30,7 +30,7 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.io import read_table
 from dpcore.ledger import BudgetExceededError, Ledger, list_ledgers
-from dpcore.mechanisms import noise_source
+from dpcore.mechanisms import SimulationNoise, noise_source
 from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
 from dpcore.release.exports import escape_cell, public_metadata, to_csv, to_json, to_script
 from dpcore.release.plan import DatasetRef, PlanHeader, fingerprint_frame
@@ -42,6 +42,14 @@ HOURS = (0.0, 100.0)  # public bounds on hours worked per week
 EPSILON_1 = PureDP(1.0)
 PRIVATE_SIZES = LaplaceMean(bounds=HOURS, n_public=False)
 SEX_SHARES = {"share_source": "table", "share_table": (("Female", 0.5), ("Male", 0.5))}
+# What a release with private group sizes needs besides public shares: a declared list of
+# groups (here with a category the demo has no row of) kept whatever their sizes.
+DECLARED_SEX = {
+    "share_source": "table",
+    "share_table": (("Female", 0.5), ("Male", 0.5), ("Another", 0.0)),
+    "categories": (("sex", ("Female", "Male", "Another")),),
+    "small_groups": "keep",
+}
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -786,11 +794,37 @@ def test_a_dry_run_never_stands_in_for_the_real_release(demo, ledger):
 
 
 def test_private_group_sizes_release_no_intervals_and_only_declared_shares(demo, ledger):
-    plan = make_plan(demo, by=("sex",), estimator=PRIVATE_SIZES, spec_options=SEX_SHARES)
+    plan = make_plan(demo, by=("sex",), estimator=PRIVATE_SIZES, spec_options=DECLARED_SEX)
     record = release(plan, ledger, noise="simulation", rng=2)
     assert all(row["low"] is None and row["high"] is None for row in record.outputs)
     assert record.metadata["intervals"].startswith("no intervals: group sizes are private")
-    assert [row.get("public_share") for row in record.outputs] == [0.5, 0.5, None]
+    assert [row.get("public_share") for row in record.outputs] == [0.5, 0.5, 0.0, None]
+    # The declared category with no rows is released too, from noise alone, in the public range.
+    another = record.outputs[2]
+    assert another["group"] == "Another" and 0 <= another["estimate"] <= 100
+
+
+@pytest.mark.parametrize(
+    ("changes", "fix"),
+    [
+        ({**SEX_SHARES, "categories": ()}, "declare the categories of each grouping column"),
+        ({"small_groups": "merge"}, "keep every group whatever its size"),
+        ({"small_groups": "drop"}, "keep every group whatever its size"),
+    ],
+)
+def test_private_group_sizes_need_declared_groups_kept_whatever_their_size(demo, changes, fix):
+    with pytest.raises(ValueError, match="Group sizes are private in this release") as refused:
+        make_plan(
+            demo, by=("sex",), estimator=PRIVATE_SIZES, spec_options={**DECLARED_SEX, **changes}
+        )
+    assert fix in str(refused.value)
+
+
+def test_public_group_sizes_refuse_a_kept_group_with_no_rows(demo):
+    with pytest.raises(ValueError, match="“Another” has no rows with a value"):
+        make_plan(demo, by=("sex",), spec_options=DECLARED_SEX).run(
+            SimulationNoise(rng=0), np.random.default_rng(0)
+        )
 
 
 @pytest.mark.parametrize("strategy", ["stratified", "global_and_groups"])
