@@ -8,7 +8,7 @@ from pandas.api import types
 
 from dpcore import theory
 from dpcore.grouping import OTHER_LABEL
-from strata_ui import charts_strata, pipeline
+from strata_ui import charts_strata, group_list, pipeline
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -79,7 +79,22 @@ for column in numeric:
             icon=":material/warning:",
         )
 
+if state.strata_columns and not columns_without_edges:
+    group_list.render(state)
+
+st.subheader("Small groups")
 size, policy = st.columns(2)
+policy_labels = {
+    "merge": f"Merge them into “{OTHER_LABEL}”",
+    "drop": "Drop them",
+    "keep": "Keep every group",
+}
+labelled_radio(
+    "Groups below the minimum size", state, "small_groups", policy_labels, widget=policy.radio,
+    horizontal=True, key="strata.small_groups",
+    help="Merging or dropping decides from each group's exact size. Keep every group when the "
+    "release keeps group sizes private.",
+)  # fmt: skip
 state.min_group_size = int(
     size.number_input(
         "Minimum group size (rows)",
@@ -87,14 +102,10 @@ state.min_group_size = int(
         value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
         step=1,
         key="strata.min_group_size",
+        disabled=state.small_groups == "keep",
         help="Smaller groups are merged or dropped: a tiny group's private mean is mostly noise.",
     )
 )
-policy_labels = {"merge": f"Merge them into “{OTHER_LABEL}”", "drop": "Drop them"}
-labelled_radio(
-    "Groups below the minimum size", state, "small_groups", policy_labels, widget=policy.radio,
-    horizontal=True, key="strata.small_groups",
-)  # fmt: skip
 
 # ---- groups -----------------------------------------------------------------------------
 # A start with no column, or a numeric column still waiting for its edges, is a normal state:
@@ -117,10 +128,14 @@ except (ValueError, TypeError) as exc:
     st.error(str(exc), icon=ERROR)
     st.stop()
 
-policy_text = (
-    f"merged into “{OTHER_LABEL}”" if state.small_groups == "merge" else "dropped (not estimated)"
-)
-st.caption(f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}.")
+if state.small_groups == "keep":
+    st.caption("Policy: every group is kept, whatever its size.")
+else:
+    policy_text = (
+        f"merged into “{OTHER_LABEL}”" if state.small_groups == "merge"
+        else "dropped (not estimated)"
+    )  # fmt: skip
+    st.caption(f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}.")
 for message in grouping.report.messages():
     st.info(message, icon=":material/info:")
 
@@ -197,18 +212,23 @@ else:
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")
-shares_key = tuple(round(float(s), 6) for s in grouping.sizes / grouping.n)
+# Declared groups with no rows have no size to take the log of; the figure is about the others.
+occupied = grouping.sizes[grouping.sizes > 0]
+if occupied.size < 2:
+    st.info("Fewer than two groups have rows: there is nothing to compare.", icon=":material/info:")
+    st.stop()
+shares_key = tuple(round(float(s), 6) for s in occupied / grouping.n)
 alpha = pipeline.fitted_alpha(shares_key)
-observed = theory.observed_log_sizes(grouping.sizes)
+observed = theory.observed_log_sizes(occupied)
 st.metric("Dirichlet α of the group shares", f"{alpha:.3g}")
 st.markdown(
     "α summarises how uneven the group shares are: a small α (well below 1) means one or two "
     "groups dominate and the rest are small; a large α means groups of similar size."
 )
-curves = charts_strata.log_size_curves(grouping.n, grouping.k, charts_strata.alpha_grid(alpha))
+curves = charts_strata.log_size_curves(grouping.n, occupied.size, charts_strata.alpha_grid(alpha))
 st.plotly_chart(
     charts_strata.figure1_chart(
-        curves, n=grouping.n, k=grouping.k, alpha_fit=alpha, observed=observed
+        curves, n=grouping.n, k=occupied.size, alpha_fit=alpha, observed=observed
     )
 )
 st.caption(

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.release import ReleaseRecord, public_metadata
+from dpcore.release import ReleaseRecord, groups_statement, public_metadata
 from strata_ui.charts_common import interval_bars
 from strata_ui.static_image import ATTEMPTS, TIME_LIMIT_S, render_png, static_image_available
 from strata_ui.style import FONT, PALETTE, wrap_label
@@ -150,6 +150,11 @@ def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
             ("Dataset", metadata["plan"]["dataset"]["name"]),
             ("Estimator", metadata["plan"]["estimator"]),
             ("Strategy", metadata["plan"]["strategy"]),
+            (
+                "Groups",
+                f"{' × '.join(metadata['plan']['strata']['by'])}: "
+                f"{groups_statement(metadata['plan']['strata'])}",
+            ),
             ("Noise", metadata["noise"]),
             ("Budget", metadata["budget"]),
             ("Ledger", metadata["ledger"]["name"]),

@@ -84,8 +84,11 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
             )
         )
     labelled = k <= MAX_LABELLED_BARS
+    empty = int((frame["size"] == 0).sum())
+    # A log axis has no 0: a declared group with no rows has no bar, and the title says so.
+    without_rows = f"; {empty:,} with no rows, no bar" if empty else ""
     fig.update_layout(
-        title=f"How many people each group holds ({k:,} groups, largest first)",
+        title=f"How many people each group holds ({k:,} groups, largest first{without_rows})",
         xaxis={
             "title": "group" if labelled else f"groups, largest first ({k:,} groups)",
             "categoryorder": "array",
@@ -104,7 +107,8 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
 
 def _decade_ticks(sizes: pd.Series) -> dict:
     """Label only 1, 10, 100, ... on a log axis that spans a decade or more (else Plotly's own)."""
-    low, high = float(sizes.min()), float(sizes.max())
+    occupied = sizes[sizes > 0]
+    low, high = float(occupied.min()), float(occupied.max())
     if high / low < 10:
         return {"tickformat": ","}
     return {"dtick": 1, "tickformat": ","}

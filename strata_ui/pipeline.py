@@ -21,7 +21,7 @@ from dpcore import theory
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.grouping import MISSING_LABEL, Grouping, GroupingSpec, cell_labels
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui.state import AppState, get_dataset, get_state
 
@@ -48,7 +48,36 @@ def grouping_spec(state: AppState) -> GroupingSpec:
         share_source=state.share_source,
         share_table=tuple(state.share_table.items()) if state.share_source == "table" else (),
         holdout_fraction=state.holdout_fraction if state.share_source == "holdout" else None,
+        categories=tuple(
+            (column, tuple(state.declared_categories.get(column, ())))
+            for column in state.strata_columns
+        )
+        if state.group_list == "declared"
+        else (),
     )
+
+
+def private_sizes_needs(state: AppState) -> list[str]:
+    """What the Strata page must still declare before a release may keep group sizes private
+    (:meth:`dpcore.analyses.mean.MeanPlan` refuses the rest); empty when nothing is missing."""
+    needs = []
+    if state.share_source == "data":
+        needs.append("take the shares from a public table or a holdout split")
+    if state.group_list != "declared":
+        needs.append("declare the list of categories of each grouping column")
+    if state.small_groups != "keep":
+        needs.append("keep every group whatever its size")
+    return needs
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def data_categories(
+    _frame: pd.DataFrame, fingerprint: str, column: str, edges: tuple[float, ...] | None
+) -> list[str]:
+    """The categories of ``column`` found in the data (its buckets' labels with ``edges``), in
+    the order a codebook would list them: a curator's view, offered to prefill a declaration."""
+    labels = cell_labels(_frame[[column]], column, {column: edges} if edges else None)[column]
+    return sorted(labels.unique(), key=lambda label: (label == MISSING_LABEL, label))
 
 
 @st.cache_resource(max_entries=16, show_spinner="Grouping rows…")

@@ -54,8 +54,10 @@ class AppState:
     # Strata
     strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])
     bucket_edges: dict[str, list[float]] = field(default_factory=dict)
+    group_list: Literal["data", "declared"] = "data"  # where the list of groups comes from
+    declared_categories: dict[str, list[str]] = field(default_factory=dict)  # per column
     min_group_size: int = 2
-    small_groups: Literal["merge", "drop"] = "merge"
+    small_groups: Literal["merge", "drop", "keep"] = "merge"
     share_source: Literal["data", "table", "holdout"] = "data"
     share_table: dict[str, float] = field(default_factory=dict)
     holdout_fraction: float = 0.1

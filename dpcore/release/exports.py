@@ -21,6 +21,7 @@ from dpcore.release.commit import ReleaseRecord
 
 __all__ = [
     "escape_cell",
+    "groups_statement",
     "public_metadata",
     "to_csv",
     "to_json",
@@ -80,6 +81,7 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("dataset", plan["dataset"]["name"]),
         ("estimator", json.dumps(plan["estimator"])),
         ("strata", json.dumps(plan["strata"])),
+        ("groups", groups_statement(plan["strata"])),
         ("statistic", plan["statistic"]),
         ("strategy", plan.get("strategy", "")),
         ("mechanism", metadata["noise"]),
@@ -90,6 +92,19 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("intervals", metadata["intervals"]),
         ("software", json.dumps(metadata["software"])),
     ]
+
+
+def groups_statement(strata: dict) -> str:
+    """Where the list of groups comes from: a declared public list, or the data."""
+    if "categories" in strata:
+        return (
+            "a declared public list: every combination of the categories in `strata`, one "
+            "with no rows included; rows with another category are left out"
+        )
+    return (
+        "the combinations present in the data, treated as public (a new category appears "
+        "with its first person)"
+    )
 
 
 def _privacy_unit_line(unit: dict | None) -> str:

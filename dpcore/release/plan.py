@@ -141,7 +141,8 @@ class PlanHeader:
 
     def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
         """The review line about the groups (and where their shares come from)."""
-        line = f"**Strata:** {self.by} — {k} groups"
+        source = "a declared list" if self.spec.declared else "from the data, treated as public"
+        line = f"**Strata:** {self.by} — {k} groups ({source})"
         return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 
     def script(self, dataset: str = "", prelude: str = "") -> str:

@@ -163,7 +163,7 @@ def test_small_group_policy_is_stated_and_applied():
     at.main.number_input[0].set_value(150).run()
     assert any("merged into “Other (merged)”" in i.value for i in at.main.info)
     assert any("Policy: groups with fewer than 150 rows are merged" in c.value for c in at.caption)
-    at.main.radio[0].set_value("drop").run()
+    at.radio(key="strata.small_groups").set_value("drop").run()
     assert not at.exception
     assert state_of(at).small_groups == "drop"
     assert any("dropped" in i.value for i in at.main.info)
@@ -171,7 +171,7 @@ def test_small_group_policy_is_stated_and_applied():
 
 def test_holdout_shares():
     at = strata_page(start())
-    at.main.radio[1].set_value("holdout").run()
+    at.radio(key="strata.share_source").set_value("holdout").run()
     assert not at.exception and not at.main.error
     assert at.main.slider[0].value == pytest.approx(0.1)
     assert any("holdout" in s.value.lower() for s in at.main.success)
@@ -330,3 +330,68 @@ def test_every_strata_widget_keeps_the_last_of_several_changes():
     assert (state.min_group_size, state.share_source, state.holdout_fraction) == (
         120, "holdout", 0.3,
     )  # fmt: skip
+
+
+# ---- Strata page: a declared list of groups --------------------------------------------------
+
+
+def categories_of(at: AppTest, column: str):
+    return next(m for m in at.main.multiselect if m.label == f"Categories of `{column}`")
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.main.metric if m.label == label)
+
+
+def test_a_declared_list_is_prefilled_from_the_data_and_each_edit_sticks():
+    at = strata_page(start())
+    assert metric(at, "Groups") == "10"
+    at.radio(key="strata.group_list").set_value("declared").run()
+    race = categories_of(at, "race")
+    assert race.value == [
+        "Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White",
+    ]  # fmt: skip
+    assert "treated as public" in text(at.main.caption)
+    # Two edits in a row: leave out Other, then Black; both stay.
+    race.set_value(["Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "White"]).run()
+    categories_of(at, "race").set_value(["Amer-Indian-Eskimo", "Asian-Pac-Islander", "White"]).run()
+    assert not at.exception and not errors(at)
+    assert categories_of(at, "race").value == ["Amer-Indian-Eskimo", "Asian-Pac-Islander", "White"]
+    assert metric(at, "Groups") == "6"
+    assert "with a category that is not declared are left out" in text(at.main.info)
+    assert "“Black”, “Other”" in text(at.main.info)
+    # Away to another page and back: the list is the same.
+    go(at, ESTIMATOR)
+    go(at, STRATA)
+    assert categories_of(at, "race").value == ["Amer-Indian-Eskimo", "Asian-Pac-Islander", "White"]
+
+
+def test_a_declared_category_with_no_rows_is_a_group_kept_or_left_out_by_the_policy():
+    at = strata_page(start())
+    at.radio(key="strata.group_list").set_value("declared").run()
+    sex = categories_of(at, "sex")
+    sex.set_value(["Female", "Male", "Another"]).run()
+    assert categories_of(at, "sex").value == ["Female", "Male", "Another"]
+    assert "5 declared groups have no rows and are not estimated" in text(at.main.info)
+    assert metric(at, "Groups") == "10"
+    for policy, groups in (("keep", "15"), ("merge", "10"), ("keep", "15")):
+        at.radio(key="strata.small_groups").set_value(policy).run()
+        assert not at.exception and not errors(at)
+        assert metric(at, "Groups") == groups
+    assert metric(at, "Smallest group") == "0 rows"
+    assert at.number_input(key="strata.min_group_size").disabled
+    # Every page still draws with groups of no rows, and the private-sizes preview estimates them.
+    change_settings(at, MeanSettings, n_public=False)
+    for page in ("estimator", "budget", "compare", "release"):
+        go(at, f"app_pages/{page}.py")
+        assert not at.exception, page
+
+
+def test_an_emptied_list_says_what_to_declare():
+    at = strata_page(start())
+    at.radio(key="strata.group_list").set_value("declared").run()
+    categories_of(at, "sex").set_value([]).run()
+    assert "declare at least one category of 'sex'" in errors(at)
+    at.radio(key="strata.group_list").set_value("data").run()
+    assert not errors(at)
+    assert metric(at, "Groups") == "10"

@@ -246,22 +246,33 @@ def test_history_lists_both_releases_and_offers_each_for_download():
     assert downloads(at, "release.history.2") == DOWNLOADS
 
 
-def test_private_sizes_need_public_shares_before_a_release():
-    """Sizes kept private with shares from the data: the Estimator page warns, the Release page
-    refuses with where to fix it, and a public share table makes the plan releasable."""
+def test_private_sizes_need_public_shares_and_declared_groups_before_a_release():
+    """Sizes kept private: the Estimator page lists what the Strata page must still declare,
+    the Release page refuses with where to fix it, one declaration at a time, and once shares,
+    a declared list and every group kept are in place the plan is releasable."""
     at = start("estimator")
     for private in (True, False, True):
         at.checkbox(key="mean.n_public").set_value(not private).run()
         warned = "group sizes kept private here" in text(at.main.warning)
         assert warned == private
+    assert "declare the list of categories" in text(at.main.warning)
     go(at, "release")
     assert "Group sizes are private in this release" in text(at.main.error)
     assert not has_commit_button(at)
 
-    state = helpers.state_of(at)
-    state.strata_columns, state.share_source = ["sex"], "table"
-    state.share_table = {"Female": 0.5, "Male": 0.5}
-    at.run()
+    go(at, "strata")
+    at.multiselect(key=at.multiselect[0].key).set_value(["sex"]).run()
+    at.radio(key="strata.share_source").set_value("table").run()
+    helpers.state_of(at).share_table = {"Female": 0.5, "Male": 0.5}  # as typed in its editor
+    go(at, "release")
+    assert "declare the categories of each grouping column" in text(at.main.error)
+    go(at, "strata")
+    at.radio(key="strata.group_list").set_value("declared").run()
+    go(at, "release")
+    assert "keep every group whatever its size" in text(at.main.error)
+    go(at, "strata")
+    at.radio(key="strata.small_groups").set_value("keep").run()
+    go(at, "release")
     assert not at.main.error, text(at.main.error)
     assert has_commit_button(at)
     assert ledgers()["default"].releases == 0

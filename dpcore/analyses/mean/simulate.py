@@ -185,9 +185,13 @@ def simulate_releases(
         strata, estimator, budget, strategy, shares, global_fraction, replicates, as_rng(rng),
         progress,
     )  # fmt: skip
+    # A kept group with no rows is estimated (and recombined) like the others, but has no true
+    # mean to score: the per-group arrays leave it out.
+    scored = strata.sizes > 0
     return Simulation(
-        labels=strata.labels, sizes=strata.sizes, n=strata.n, truth=strata.means,
-        global_truth=strata.global_mean, groups=groups, whole=whole, ids=np.arange(replicates),
+        labels=tuple(np.asarray(strata.labels, dtype=object)[scored]), sizes=strata.sizes[scored],
+        n=strata.n, truth=strata.means[scored], global_truth=strata.global_mean,
+        groups=groups[:, scored], whole=whole, ids=np.arange(replicates),
     )  # fmt: skip
 
 

@@ -151,7 +151,12 @@ class GroupValues:
 
     def messages(self) -> list[str]:
         """Plain sentences about the rows and groups left out (empty when none was)."""
-        return left_out_messages(self.value, self.n_missing, self.empty_groups)
+        return left_out_messages(
+            self.value,
+            self.n_missing,
+            self.empty_groups,
+            kept_without_rows(self.labels, self.sizes),
+        )
 
     # ---- clipped sums -------------------------------------------------------------------------
 
@@ -391,9 +396,16 @@ def finite_values(values: object) -> np.ndarray:
     return array
 
 
-def left_out_messages(value: str, n_missing: int, empty_groups: tuple[str, ...]) -> list[str]:
-    """Plain sentences about the rows of ``value`` left out as missing or infinite, and the
-    groups left with none (empty when nothing was left out)."""
+def kept_without_rows(labels: Sequence[str], sizes: np.ndarray) -> tuple[str, ...]:
+    """The labels of the groups kept with no usable value (``small_groups="keep"``)."""
+    return tuple(label for label, size in zip(labels, sizes, strict=True) if size == 0)
+
+
+def left_out_messages(
+    value: str, n_missing: int, empty_groups: tuple[str, ...], kept_empty: tuple[str, ...] = ()
+) -> list[str]:
+    """Plain sentences about the rows of ``value`` left out as missing or infinite, the groups
+    left with none, and the groups kept with none (empty when nothing was left out)."""
     out = []
     if n_missing:
         verb = "was" if n_missing == 1 else "were"
@@ -407,6 +419,14 @@ def left_out_messages(value: str, n_missing: int, empty_groups: tuple[str, ...])
             f"{plural(len(empty_groups), 'group')} {'has' if one else 'have'} no usable value "
             f"in `{value}` and {'is' if one else 'are'} not estimated: "
             f"{list_labels(empty_groups)}."
+        )
+    if kept_empty:
+        one = len(kept_empty) == 1
+        out.append(
+            f"{plural(len(kept_empty), 'group')} {'has' if one else 'have'} no usable value in "
+            f"`{value}`: a release estimates {'it' if one else 'them'} from noise alone, and the "
+            f"error charts leave {'it' if one else 'them'} out (there is no true mean to compare "
+            f"with): {list_labels(kept_empty)}."
         )
     return out
 

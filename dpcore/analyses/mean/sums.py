@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcore._validate import read_only
-from dpcore.analyses.mean.statistics import left_out_messages
+from dpcore.analyses.mean.statistics import kept_without_rows, left_out_messages
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.shares import PublicShares
 
@@ -110,7 +110,11 @@ class GroupSums:
 
     def messages(self) -> list[str]:
         """Plain sentences about the rows and groups left out (empty when none was)."""
-        return [*left_out_messages(self.value, self.n_missing, self.empty_groups), *self.notes]
+        kept_empty = kept_without_rows(self.labels, self.sizes)
+        return [
+            *left_out_messages(self.value, self.n_missing, self.empty_groups, kept_empty),
+            *self.notes,
+        ]
 
     @classmethod
     def constant(cls, labels: tuple[str, ...], sizes: np.ndarray, centres: np.ndarray) -> GroupSums:

@@ -163,11 +163,12 @@ def _render_group_sizes() -> None:
             "Sizes are private: neighbours differ by *adding or removing* one person, so half the "
             "budget buys a noisy count and half a noisy sum — more noise for the same budget."
         )
-        if get_state().share_source == "data":
+        needs = pipeline.private_sizes_needs(get_state())
+        if needs:
             st.warning(
-                "A release would publish each group's share of the data, and with it the group "
-                "sizes kept private here. Before releasing, take the shares from a public table "
-                "or a holdout split on the Strata page.",
+                "A release would give away the group sizes kept private here (through each "
+                "group's share, a new category, or which groups are small). Before releasing, "
+                f"on the Strata page: {'; '.join(needs)}.",
                 icon=":material/warning:",
             )
 
