@@ -294,5 +294,3 @@ def test_bernoulli_samplers_draw_through_the_noise_source_given():
     assert np.all(np.abs(secure.mean(0) - c) <= Z * np.sqrt(c * (1 - c) / runs))
     bits = bernoulli_sample(data[:, 0], runs=runs, noise="secure")
     assert abs(bits.mean() - 2 / 3) <= Z * math.sqrt(2 / 9 / runs)
-    with pytest.raises(ValueError, match="must not be a seed"):
-        bernoulli_sample(data[:, 0], noise="secure", rng=3)
