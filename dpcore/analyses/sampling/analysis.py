@@ -105,6 +105,7 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows]):
             [
                 {
                     "distance": result["distance"],
+                    "floor": result["floor"],
                     "guarantee": result["guarantee"],
                     "part_rows": result["part_rows"],
                     "reps": replicates,

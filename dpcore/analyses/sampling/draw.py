@@ -37,13 +37,16 @@ __all__ = [
     "PRODUCT_BIASES",
     "PRODUCT_CLIP",
     "Sampler",
+    "distance",
     "draw_records",
+    "empirical_distribution",
     "kary_guarantee",
     "output_distribution",
     "part_sizes",
     "product_epsilon",
     "product_guarantee",
     "product_rho",
+    "records_frame",
 ]
 
 Sampler = Literal["kary", "product"]
@@ -145,14 +148,16 @@ def output_distribution(
     epsilon: float,
     runs: int,
     rng: np.random.Generator | int | None = None,
-) -> np.ndarray:
+) -> tuple[np.ndarray, float]:
     """The distribution of one record drawn from a random part of ``part`` rows of these rows
     (a curator's simulation, numpy noise).
 
     k-ary: the mean over ``runs`` simulated runs of the private distribution :math:`\\hat p`
     (each part's counts drawn at once as a multivariate hypergeometric sample, Laplace noise,
     projection; vectorized over runs). Product: exactly, per column, the mean clipped proportion
-    over the hypergeometric number of ones in the part (``runs`` unused).
+    over the hypergeometric number of ones in the part (``runs`` unused). Also returns the
+    Monte Carlo error of its distance to any fixed distribution (half the summed standard errors;
+    0 when exact).
     """
     generator = as_rng(rng)
     n = len(codes)
@@ -160,12 +165,14 @@ def output_distribution(
         counts = np.bincount(codes, minlength=domain)
         drawn = generator.multivariate_hypergeometric(counts, part, size=runs) / part
         noisy = SimulationNoise(rng=generator).add_laplace(drawn, kary_laplace_scale(part, epsilon))
-        return project_simplex(noisy).mean(axis=0)
+        private = project_simplex(noisy)
+        floor = 0.5 * float((private.std(axis=0) / math.sqrt(runs)).sum())
+        return private.mean(axis=0), floor
     ones = codes.sum(axis=0).astype(int)
     hits = np.arange(part + 1)
     pmf = hypergeom.pmf(hits[:, None], n, ones[None, :], part)
     clipped = np.clip(hits / part, *PRODUCT_CLIP)
-    return (pmf * clipped[:, None]).sum(axis=0)
+    return (pmf * clipped[:, None]).sum(axis=0), 0.0
 
 
 def empirical_distribution(codes: np.ndarray, *, sampler: Sampler, domain: int) -> np.ndarray:

@@ -279,19 +279,35 @@ class SamplePlan:
         codes = self.codes()
         sampler = self.settings.sampler
         part = int(part_sizes(len(codes), self.settings.records).min())
-        output = output_distribution(
+        output, floor = output_distribution(
             codes, sampler=sampler, domain=self.domain, part=part,
             epsilon=self._epsilon(), runs=runs, rng=rng,
         )  # fmt: skip
         group = empirical_distribution(codes, sampler=sampler, domain=self.domain)
+        outside = [
+            c for c, share in zip(self.settings.columns, group, strict=True)
+            if not PRODUCT_BIASES[0] <= share <= PRODUCT_BIASES[1]
+        ] if sampler == "product" else []  # fmt: skip
         return {
             "output": output,
             "group": group,
+            "labels": self._outcome_labels(),
             "distance": distance(output, group, sampler=sampler),
+            "floor": floor,
+            "outside_class": outside,
             "guarantee": self.guarantee(),
             "part_rows": part,
             "rows": len(codes),
         }
+
+    def _outcome_labels(self) -> list[str]:
+        """What each entry of a distribution stands for: a combination of categories (k-ary),
+        or a column's second category (product)."""
+        categories = self.categories()
+        if self.settings.sampler == "product":
+            return [f"{c} = {cats[1]}" for c, cats in categories.items()]
+        grid = pd.MultiIndex.from_product(list(categories.values()))
+        return [" × ".join(combination) for combination in grid]
 
     def review_lines(self) -> list[str]:
         settings = self.settings
