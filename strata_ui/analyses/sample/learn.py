@@ -69,11 +69,14 @@ def render_sampling() -> None:
         settings.categories = st.select_slider(
             "K, the number of categories", options=(2, 5, 10, 20, 50, 100),
             value=settings.categories, key="learn.sample.categories",
+            help="How many categories the distribution has (shares fall off like 1/i). More "
+            "categories need more records, for sampling and learning alike.",
         )  # fmt: skip
     with right:
         log_slider(
             "ε, the privacy budget (log scale)", settings, "epsilon",
             options=constants.EPSILON_OPTIONS, key="learn.sample.epsilon",
+            help="Smaller ε: more noise on the shares, so both curves need more records.",
         )  # fmt: skip
     frame = _simulate(settings.categories, settings.epsilon)
     show_chart(
