@@ -117,10 +117,17 @@ def learning_summary(frame: pd.DataFrame, alpha: float = 0.05) -> str:
         reached = frame.loc[frame[column] <= alpha, "n"]
         return f"{int(reached.iloc[0]):,}" if len(reached) else f"more than {frame['n'].max():,}"
 
+    hidden = frame.loc[frame["sampling"] <= frame["floor"], "n"]
+    beyond = (
+        f" From about n = {int(hidden.iloc[0]):,} on, the sampler's error is smaller than the "
+        "simulation can measure (the dotted blue line), far under its guarantee."
+        if len(hidden)
+        else ""
+    )
     return (
         f"To come within {alpha:g} in total variation, one private record needed about "
         f"**{first('sampling')}** records of data here; learning the distribution with the same "
-        f"private estimate needed **{first('learning')}**."
+        f"private estimate needed **{first('learning')}**.{beyond}"
     )
 
 

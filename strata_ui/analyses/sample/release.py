@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.accounting import SYMBOLS
 from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
 
@@ -12,7 +13,7 @@ from strata_ui import release_ui
 def render_record(record: ReleaseRecord, key: str) -> None:
     plan = record.metadata["plan"]
     estimator = plan["estimator"]
-    budget = ", ".join(f"{k} = {v:g}" for k, v in plan["budget"].items() if k != "kind")
+    budget = ", ".join(f"{SYMBOLS[k]} = {v:g}" for k, v in plan["budget"].items() if k != "kind")
     st.markdown(
         f"**Differentially private records** — {len(record.outputs)} of “{estimator['group']}”, "
         f"{budget}; {record.metadata['noise']}. These records are a DP release: they may be "
