@@ -103,6 +103,13 @@ def _positive_scales(name: str, scale: float | np.ndarray) -> np.ndarray:
     return arr
 
 
+def _probabilities(probabilities: np.ndarray) -> np.ndarray:
+    p = np.asarray(probabilities, dtype=float)
+    if p.size == 0 or not (0 <= p.min() and p.max() <= 1):
+        raise ValueError(f"`probabilities` must lie in [0, 1] everywhere, got {probabilities!r}")
+    return p
+
+
 def laplace_noise(
     scale: float | np.ndarray,
     size: int | tuple[int, ...] | None = None,
@@ -132,6 +139,11 @@ class NoiseSource(Protocol):
 
     def add_gaussian(self, values: np.ndarray, sigma: float | np.ndarray) -> np.ndarray: ...
 
+    def draw_bernoulli(self, probabilities: np.ndarray) -> np.ndarray:
+        """One bit per entry, 1 with the entry's probability (a sampler whose draw is its
+        mechanism, e.g. the bounded-bias samplers of Raskhodnikova et al., NeurIPS 2021 §6)."""
+        ...
+
 
 class SimulationNoise:
     """numpy noise for Monte Carlo previews: fast, seeded, not for releases."""
@@ -149,6 +161,10 @@ class SimulationNoise:
         values = np.asarray(values, dtype=float)
         return values + gaussian_noise(sigma, values.shape, rng=self._rng)
 
+    def draw_bernoulli(self, probabilities: np.ndarray) -> np.ndarray:
+        p = _probabilities(probabilities)
+        return (self._rng.random(p.shape) < p).astype(np.int8)
+
 
 class SecureNoise:
     """Release-grade noise from OpenDP's samplers (``make_laplace`` / ``make_gaussian``).
@@ -165,6 +181,22 @@ class SecureNoise:
 
     def add_gaussian(self, values: np.ndarray, sigma: float | np.ndarray) -> np.ndarray:
         return self._apply("gaussian", values, _positive_scales("sigma", sigma))
+
+    def draw_bernoulli(self, probabilities: np.ndarray) -> np.ndarray:
+        """Each bit from OpenDP's randomized response on a boolean (``make_randomized_response_bool``,
+        Warner 1965): answering ``p >= 1/2`` truthfully with probability ``max(p, 1 - p)``
+        outputs 1 with probability exactly p. (Randomized response is the vetted Bernoulli
+        sampler OpenDP exposes; its privacy accounting is not used here, only its draw.)"""
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        p = _probabilities(probabilities)
+        out = np.empty(p.shape, dtype=np.int8)
+        for value in np.unique(p):
+            mask = p == value
+            truthful = dp.m.make_randomized_response_bool(prob=float(max(value, 1 - value)))
+            out[mask] = [truthful(bool(value >= 0.5)) for _ in range(int(mask.sum()))]
+        return out
 
     @staticmethod
     def _apply(

@@ -1,4 +1,4 @@
-"""Strata Lab's analyses: one package each (mean, ratio, gvdp, synth, and the samplers), every
+"""Strata Lab's analyses: one package each (mean, ratio, gvdp, synth, and the private sample), every
 one behind the :class:`~dpcore.analyses.base.Analysis` interface, found through one registry.
 
 To add an analysis: a package ``dpcore/analyses/<name>/`` whose ``analysis`` module defines its
@@ -11,9 +11,10 @@ from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.gvdp.analysis import GVDP
 from dpcore.analyses.mean.analysis import MEAN
 from dpcore.analyses.ratio.analysis import RATIO
+from dpcore.analyses.sampling.analysis import SAMPLE
 from dpcore.analyses.synth.analysis import SYNTH
 
-ANALYSES: tuple[Analysis, ...] = (MEAN, RATIO, GVDP, SYNTH)
+ANALYSES: tuple[Analysis, ...] = (MEAN, RATIO, GVDP, SYNTH, SAMPLE)
 """Every analysis, in the order a user is offered them."""
 
 REGISTRY: dict[str, Analysis] = {analysis.name: analysis for analysis in ANALYSES}

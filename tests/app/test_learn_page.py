@@ -29,6 +29,7 @@ MOVES = {
     "gvdp_bounds": ("learn.gvdp_bounds.rho", 1.0, [0, 1]),
     "ratio_table1": ("learn.preset.ratio_table1.setting", "unweighted-10000", [1]),
     "gvdp_ols": ("learn.preset.gvdp_ols.panel", "a", [0, 1]),
+    "sampling": ("learn.sample.categories", 5, [0]),
 }
 OPEN_KEYS = {e.key: f"learn.open.{e.key}" for e in EXPLAINERS} | {
     p.key: f"learn.preset.open.{p.key}" for p in PRESETS
@@ -74,7 +75,7 @@ def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
     labels = [e.label for e in at.expander]
     assert labels == [e.title for e in EXPLAINERS] + [p.title for p in PRESETS]
     assert not at.get("plotly_chart")  # nothing is computed until an expander opens
-    assert len(EXPLAINERS) == 6 and len(PRESETS) == 4
+    assert len(EXPLAINERS) == 7 and len(PRESETS) == 4
 
 
 @pytest.mark.parametrize("key", list(MOVES), ids=list(MOVES))
@@ -106,7 +107,7 @@ def test_every_item_open_at_once_draws_every_chart_and_reruns_cleanly():
         at.session_state[OPEN_KEYS[key]] = True
     at.run()  # first run fills the caches
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 17
+    assert len(at.get("plotly_chart")) == 19
     first = specs(at)
     at.run()
     assert not at.exception and specs(at) == first
@@ -119,7 +120,7 @@ def test_explainers_explain_every_control():
     at.run()
     controls = [*at.select_slider, *at.slider, *at.radio, *at.selectbox]
     learn_controls = [c for c in controls if (c.key or "").startswith("learn.")]
-    assert len(learn_controls) == 16
+    assert len(learn_controls) == 18
     assert all(c.help for c in learn_controls), [c.key for c in learn_controls if not c.help]
 
 

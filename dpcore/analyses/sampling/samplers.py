@@ -269,6 +269,7 @@ def bernoulli_sample(
     bounds: tuple[float, float] = BIAS_BOUNDS,
     runs: int | None = None,
     rng: np.random.Generator | int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
 ) -> np.ndarray:
     r"""The bounded-bias Bernoulli sampler (NeurIPS 2021, Thm. 6.1): one bit per dataset.
 
@@ -290,10 +291,14 @@ def bernoulli_sample(
     ``bits`` has shape (..., n): leading axes are independent datasets. The output has shape
     ``(runs,) + bits.shape[:-1]`` (``runs=None`` drops the axis). Every bit released costs ε:
     R bits from one dataset cost Rε by composition, since c is not re-randomized between draws.
+
+    The draw is the mechanism, so it comes from ``noise``: ``"simulation"`` (numpy, seeded by
+    ``rng``, vectorized over runs) or ``"secure"`` (OpenDP, for a release;
+    :meth:`~dpcore.mechanisms.SecureNoise.draw_bernoulli`).
     """
     c = clipped_proportion(bits, bounds=bounds)
-    draws = as_rng(rng).random((_runs(runs),) + c.shape) < c
-    return _squeeze(draws.astype(np.int8), runs)
+    source = as_noise_source(noise, rng=as_rng(rng))
+    return _squeeze(source.draw_bernoulli(np.broadcast_to(c, (_runs(runs),) + c.shape)), runs)
 
 
 def product_bernoulli_sampler_rho(
@@ -324,6 +329,7 @@ def product_bernoulli_sample(
     bounds: tuple[float, float] = BIAS_BOUNDS,
     runs: int | None = None,
     rng: np.random.Generator | int | None = None,
+    noise: NoiseKind | NoiseSource = "simulation",
 ) -> np.ndarray:
     r"""The product sampler for bounded biases (NeurIPS 2021, Thm. 6.4).
 
@@ -335,8 +341,8 @@ def product_bernoulli_sample(
     enough records for accuracy (see :func:`bernoulli_sample`).
 
     Returns int8 bits of shape ``(runs, d)`` (``runs=None`` drops the first axis); every run is a
-    separate release.
+    separate release. The bits are drawn by ``noise`` (as in :func:`bernoulli_sample`).
     """
     c = clipped_proportion(_check_bits(data, "data", ndim=2), axis=0, bounds=bounds)
-    draws = as_rng(rng).random((_runs(runs), c.size)) < c
-    return _squeeze(draws.astype(np.int8), runs)
+    source = as_noise_source(noise, rng=as_rng(rng))
+    return _squeeze(source.draw_bernoulli(np.broadcast_to(c, (_runs(runs), c.size))), runs)

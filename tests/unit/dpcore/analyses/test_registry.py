@@ -17,6 +17,7 @@ from dpcore.analyses import ANALYSES, REGISTRY, get
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.analyses.sampling import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
 from dpcore.intervals import Interval
@@ -28,6 +29,7 @@ FAST = {  # the demo defaults, made quick for a test
     "ratio": RatioSettings(),
     "gvdp": GvdpSettings(),
     "synth": SynthSettings(method="independent", n_rows=500),
+    "sample": SampleSettings(),
 }
 
 
@@ -71,7 +73,7 @@ def studied_replicates(study) -> int:
 
 
 def test_the_registry_lists_each_analysis_once_under_its_name():
-    assert [a.name for a in ANALYSES] == ["mean", "ratio", "gvdp", "synth"]
+    assert [a.name for a in ANALYSES] == ["mean", "ratio", "gvdp", "synth", "sample"]
     assert all(REGISTRY[a.name] is a for a in ANALYSES)
     assert get("ratio").title == "Ratio of sums (calibration ratio)"
     with pytest.raises(ValueError, match="`name` must be one of 'mean', 'ratio'"):

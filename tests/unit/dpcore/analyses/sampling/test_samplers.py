@@ -279,3 +279,18 @@ def test_product_sampler_draws_independent_clipped_proportions():
 def test_product_sampler_rejects_non_matrix():
     with pytest.raises(ValueError, match="`data` must be a non-empty array"):
         product_bernoulli_sample(np.zeros(5), rng=0)
+
+
+def test_bernoulli_samplers_draw_through_the_noise_source_given():
+    """A release draws the bits with OpenDP (the draw is the mechanism); a preview with seeded
+    numpy, reproducibly; both at the clipped proportions."""
+    data = np.tile([[1, 0], [1, 1], [0, 0]], (40, 1))  # proportions 2/3 and 1/3
+    seeded = product_bernoulli_sample(data, runs=50, rng=4)
+    np.testing.assert_array_equal(seeded, product_bernoulli_sample(data, runs=50, rng=4))
+    assert not np.array_equal(seeded, product_bernoulli_sample(data, runs=50, rng=5))
+    runs = 3000
+    secure = product_bernoulli_sample(data, runs=runs, noise="secure")
+    c = clipped_proportion(data, axis=0)
+    assert np.all(np.abs(secure.mean(0) - c) <= Z * np.sqrt(c * (1 - c) / runs))
+    bits = bernoulli_sample(data[:, 0], runs=runs, noise="secure")
+    assert abs(bits.mean() - 2 / 3) <= Z * math.sqrt(2 / 9 / runs)

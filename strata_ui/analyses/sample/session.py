@@ -1,0 +1,22 @@
+"""The session's private sample, checked: its rows (the analysis' cached statistics) and plan."""
+
+from __future__ import annotations
+
+from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleRows, SampleSettings
+from strata_ui import pipeline
+from strata_ui.state import get_dataset, get_settings, get_state
+
+
+def current_rows() -> SampleRows:
+    """The rows of the chosen columns in the Strata page's groups; ``ValueError`` says what to
+    fix."""
+    settings = get_settings(SampleSettings)
+    SAMPLE.check(settings, get_dataset())
+    return pipeline.current_statistics(SAMPLE, settings)
+
+
+def current_plan() -> SamplePlan:
+    """The release the session would commit; ``ValueError`` says what to fix."""
+    state = get_state()
+    header = pipeline.plan_header(state, pipeline.page_budget(state))
+    return SAMPLE.plan(current_rows(), get_settings(SampleSettings), header)

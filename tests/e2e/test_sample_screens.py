@@ -1,0 +1,81 @@
+"""Browser test of the private sample's screens: Estimator preview, Compare chart, a committed
+release with its CSV download, and the Learn explainer.
+
+Saves ``tests/artifacts/screenshots/sample-*.png`` for a person to look at.
+"""
+
+import io
+
+import pandas as pd
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.helpers import (
+    commit_release,
+    downloaded_text,
+    no_exception,
+    open_app,
+    open_page,
+    screenshot,
+    settle,
+    sidebar_remaining,
+)
+
+VIEWPORT = {"width": 1400, "height": 900}
+PREVIEW_LABEL = (
+    "5 private record(s) of “Whole population”, drawn with simulation noise — a preview, not a "
+    "release."
+)
+
+
+def choose_private_sample(page: Page, url: str) -> None:
+    open_app(page, url, VIEWPORT)
+    open_page(page, "Estimator")
+    page.get_by_text("Private sample", exact=True).click()
+    expect(page.get_by_text(PREVIEW_LABEL)).to_be_visible()
+    settle(page, VIEWPORT)
+
+
+@pytest.mark.e2e
+def test_sample_estimator_and_compare_screens(page: Page, app_url: str):
+    choose_private_sample(page, app_url)
+    expect(page.get_by_text("read from the data, treated as public")).to_be_visible()
+    expect(page.get_by_test_id("stDownloadButton")).to_have_count(0)
+    screenshot(page, "sample-estimator")
+    no_exception(page)
+
+    open_page(page, "Compare")
+    settle(page, VIEWPORT)
+    expect(page.locator(".js-plotly-plot")).to_have_count(1)
+    screenshot(page, "sample-compare")
+    no_exception(page)
+
+
+@pytest.mark.e2e
+def test_sample_release_commits_and_downloads_the_records(page: Page, fresh_app_url: str):
+    choose_private_sample(page, fresh_app_url)
+    open_page(page, "Release")
+    expect(page.get_by_text("Treated as public:")).to_be_visible()
+    commit_release(page)
+    expect(sidebar_remaining(page)).to_have_text("0.5 of 1")
+    screenshot(page, "sample-release")
+    no_exception(page)
+
+    text = downloaded_text(page, "CSV")
+    assert text.startswith("# release: Private sample of marital_status (Whole population)\n")
+    assert "# mechanism: OpenDP vetted samplers" in text
+    table = pd.read_csv(io.StringIO(text), comment="#", dtype=str)
+    assert list(table.columns) == ["group", "record", "marital_status"]
+    assert len(table) == 5
+
+
+@pytest.mark.e2e
+def test_sample_learn_explainer(page: Page, app_url: str):
+    open_app(page, app_url, VIEWPORT)
+    open_page(page, "Learn")
+    page.get_by_text("Private sampling: fewer records than learning").click()
+    expect(page.get_by_text("Algorithm 4")).to_be_visible()
+    settle(page, VIEWPORT)
+    expect(page.locator(".js-plotly-plot")).to_have_count(2)
+    screenshot(page, "sample-learn")
+    no_exception(page)
