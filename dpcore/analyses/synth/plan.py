@@ -23,7 +23,7 @@ from dpcore.analyses.synth.config import (
 )
 from dpcore.analyses.synth.encoding import METHODS
 from dpcore.analyses.synth.mbi_models import MBI_METHODS
-from dpcore.analyses.synth.synthesizers import SyntheticData
+from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, SyntheticRow
@@ -162,12 +162,14 @@ class SynthPlan:
             "columns": list(self.columns),
         }
 
-    def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> SyntheticData:
+    def estimate(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> SyntheticData:
         """Fit the models with ``noise`` and draw the synthetic table with ``rng`` (drawing rows
-        from fitted models is post-processing)."""
+        from fitted models is post-processing); ``progress(done, total)`` follows the fits."""
         return run_synthesis(
             self.prepared, self.config, self.spec, self.shares, epsilon=self.epsilon,
-            strategy=self.strategy, noise=noise, rng=rng,
+            strategy=self.strategy, noise=noise, rng=rng, progress=progress,
         )  # fmt: skip
 
     def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
