@@ -378,7 +378,7 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     go(at, "release")
     page = text(at.main.markdown)
     assert "**Statistic:** synthetic data, 500 rows of `job`, `pet`, `car`, `region`" in page
-    assert "region — 2 groups, one model each with the full ε" in page
+    assert "region — 2 groups, one model each with the full budget" in page
     assert "Cost: **ε = 1 (pure DP)**, charged to the ledger as **ρ = 0.5**." in page
     ledger = Ledger.open(None, "default")
     assert ledger.remaining() == {"rho": 1.0}

@@ -8,14 +8,17 @@ Rosenblatt, Stoyanovich & Musco (AAAI 2024, appendix C):
   mechanism selects a marginal, the Laplace mechanism measures it, multiplicative updates project
   the dense joint distribution onto the measurements;
 - ``"histogram"`` — the noisy full-joint histogram, i.e. the k-ary sampler of Raskhodnikova et al.
-  (NeurIPS 2021, Alg. 3) on the joint domain.
+  (NeurIPS 2021, Alg. 3) on the joint domain;
+- ``"mst"`` and ``"aim"`` — MST (McKenna, Miklau & Sheldon 2021) and AIM (McKenna et al. 2022),
+  the synthesizers of the paper's appendix C, run by OpenDP's ``mbi`` module (Private-PGM) at
+  ρ = ε²/2-zCDP (:mod:`.mbi_models`).
 
 **Vanilla** fits one model on all rows. **Stratified** (``strata=...``) fits one model per group,
 each with the *full* ε — the groups are disjoint, so the release costs ε by parallel composition
 (McSherry 2009, Thm. 4) — and draws ``n_rows × share`` rows from each group's model, where the
 shares are public and supplied by the caller (AAAI 2024, "Stratified Data Synthesis").
 
-Privacy model: pure ε-DP, neighbouring tables differ by adding or removing one row (one person).
+Privacy model: pure ε-DP (ρ-zCDP for MST and AIM), neighbouring tables differ by adding or removing one row (one person).
 Every Laplace draw goes through a :class:`~dpcore.mechanisms.NoiseSource` (numpy for previews,
 OpenDP for releases); drawing rows from a fitted model is post-processing and uses the numpy
 ``rng``. Numeric columns are bucketed with public ``edges`` only, never edges derived from data.
@@ -55,19 +58,32 @@ group shares when they are the data's own group counts treated as public.
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
-from dpcore.analyses.synth import analysis, config, encoding, plan, synthesizers, workload
+from dpcore.analyses.synth import (
+    analysis,
+    config,
+    encoding,
+    mbi_models,
+    plan,
+    synthesizers,
+    teaching,
+    workload,
+)
 from dpcore.analyses.synth.analysis import *
 from dpcore.analyses.synth.config import *
 from dpcore.analyses.synth.encoding import *
+from dpcore.analyses.synth.mbi_models import *
 from dpcore.analyses.synth.plan import *
 from dpcore.analyses.synth.synthesizers import *
+from dpcore.analyses.synth.teaching import *
 from dpcore.analyses.synth.workload import *
 
 __all__ = [
     *analysis.__all__,
     *synthesizers.__all__,
     *encoding.__all__,
+    *mbi_models.__all__,
     *config.__all__,
     *workload.__all__,
     *plan.__all__,
+    *teaching.__all__,
 ]

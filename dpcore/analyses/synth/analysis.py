@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng, is_numeric
-from dpcore.accounting import Budget, PureDP, as_pure_dp
+from dpcore.accounting import ZCDP, Budget, PureDP, as_pure_dp, pure_epsilon_within
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.synth.config import (
     MIN_MODEL_COLUMNS,
@@ -21,8 +21,11 @@ from dpcore.analyses.synth.config import (
     prepare_rows,
 )
 from dpcore.analyses.synth.encoding import Method
+from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.plan import SynthPlan
+from dpcore.analyses.synth.synthesizers import Progress
 from dpcore.analyses.synth.workload import sweep_errors
+from dpcore.errors import BudgetKindError
 from dpcore.grouping import Grouping
 from dpcore.metrics import GroupWorkload
 from dpcore.release.plan import PlanHeader
@@ -123,19 +126,44 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"The synthesizer's settings are not valid: {exc}.") from None
 
-    def native_budget(self, settings: SynthSettings, budget: Budget) -> PureDP:
-        """Pure ε-DP. A ρ-zCDP budget runs the synthesizers at ε = √(2ρ): ε-DP implies
-        ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so the release costs exactly ρ."""
-        return as_pure_dp(budget, "Synthesis")
+    def native_budget(self, settings: SynthSettings, budget: Budget) -> PureDP | ZCDP:
+        """Pure ε-DP for the Laplace synthesizers: a ρ-zCDP budget runs them at ε = √(2ρ), since
+        ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so the release costs exactly ρ.
+        MST and AIM add Gaussian noise and are accounted by OpenDP in ρ-zCDP: they run at the
+        Budget page's ρ and cannot meet a pure ε budget (:class:`BudgetKindError`)."""
+        if settings.method not in MBI_METHODS:
+            return as_pure_dp(budget, "Synthesis")
+        if not isinstance(budget, ZCDP):
+            raise BudgetKindError(
+                f"{settings.method.upper()} adds Gaussian noise and is accounted in ρ-zCDP by "
+                f"OpenDP, which a pure ε budget cannot record. Switch the Budget page to "
+                "ρ-zCDP, or choose MWEM, independent marginals or the full histogram.",
+                mechanism=settings.method.upper(), kind=budget.kind, needs=("zcdp",),
+            )  # fmt: skip
+        return budget
+
+    def run_epsilon(self, settings: SynthSettings, budget: Budget) -> float:
+        """The ε the synthesizers are called with for ``budget``: the Laplace ones run at it;
+        MST and AIM at ρ = ε²/2 (:func:`~dpcore.analyses.synth.synthesize`), which never
+        exceeds the Budget page's ρ (:func:`~dpcore.accounting.pure_epsilon_within`)."""
+        native = self.native_budget(settings, budget)
+        return native.epsilon if isinstance(native, PureDP) else pure_epsilon_within(native.rho)
 
     def describe_budget(self, settings: SynthSettings, budget: Budget) -> str:
+        native = self.native_budget(settings, budget)
+        if isinstance(native, ZCDP):
+            return (
+                f"{settings.method.upper()} runs at ρ = {native.rho:g} (zCDP, Gaussian noise) "
+                "from the Budget page, as OpenDP accounts it; the charts label it with ε = √(2ρ) "
+                f"= {self.run_epsilon(settings, budget):.4g}, the ε of the other synthesizers "
+                "at the same cost."
+            )
         if isinstance(budget, PureDP):
             return f"ε = {budget.epsilon:g} from the Budget page."
-        epsilon = self.native_budget(settings, budget).epsilon
         return (
             f"The Budget page sets ρ = {budget.rho:g} (zCDP). These synthesizers are pure ε-DP, "
             "and ε-DP implies ε²/2-zCDP, so they run at ε = √(2ρ) = "
-            f"{epsilon:.4g}, which costs exactly ρ = {budget.rho:g}."
+            f"{native.epsilon:.4g}, which costs exactly ρ = {budget.rho:g}."
         )
 
     def statistics(
@@ -183,6 +211,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         rng: np.random.Generator | int | None = None,
         strategies: tuple[Strategy, ...] = ("stratified", "vanilla"),
         workload: GroupWorkload | None = None,
+        progress: Progress | None = None,
     ) -> pd.DataFrame:
         """Per-group 3-way workload error of ``replicates`` simulated syntheses per strategy at
         ``budget`` (:func:`~dpcore.analyses.synth.sweep_errors`; ``level`` unused: synthetic
@@ -190,12 +219,13 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         :func:`~dpcore.analyses.synth.build_workload` of ``stats``, for a caller that scores
         several budgets on the same rows (the real tables counted once)."""
         grouping = stats.grouping
-        epsilon = self.native_budget(settings, budget).epsilon
+        epsilon = self.run_epsilon(settings, budget)
         # sweep_errors seeds run r with (seed, r): common random numbers across ε.
         seed = rng if isinstance(rng, int | np.integer) else int(as_rng(rng).integers(2**32))
         return sweep_errors(
             stats, stats.config, grouping.spec, grouping.shares, epsilons=(epsilon,),
             strategies=strategies, runs=replicates, rng=int(seed), workload=workload,
+            progress=progress,
         )  # fmt: skip
 
 

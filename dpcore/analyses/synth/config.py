@@ -17,10 +17,17 @@ from dpcore.analyses.synth.encoding import (
     METHODS,
     allocate_rows,
 )
+from dpcore.analyses.synth.mbi_models import (
+    MAX_MBI_CATEGORIES,
+    MAX_MBI_CELLS,
+    MBI_METHODS,
+    mbi_cells,
+)
 from dpcore.analyses.synth.synthesizers import (
     MAX_HISTOGRAM_CELLS,
     MAX_MWEM_CELLS,
     Method,
+    Progress,
     SyntheticData,
     synthesize,
 )
@@ -40,6 +47,7 @@ __all__ = [
     "MAX_ROWS",
     "METHOD_NAMES",
     "MIN_MODEL_COLUMNS",
+    "MIN_MBI_GROUP_ROWS",
     "MIN_ROWS",
     "STRATEGIES",
     "PreparedRows",
@@ -64,6 +72,8 @@ METHOD_NAMES: dict[str, str] = {
     "independent": "independent marginals",
     "mwem": "MWEM",
     "histogram": "full histogram",
+    "mst": "MST",
+    "aim": "AIM",
 }
 
 
@@ -72,6 +82,11 @@ MIN_MODEL_COLUMNS = 3
 
 
 MIN_ROWS = 10
+
+
+MIN_MBI_GROUP_ROWS = 50
+"""Fewest real rows of a group that gets its own MST or AIM model when the group sizes are public
+(shares from the data's counts): below it, every 2-way table is mostly noise."""
 
 
 MAX_ROWS = 100_000
@@ -335,6 +350,8 @@ def check_config(
     if len(rows) == 0:
         raise ValueError("No rows are left to synthesize after the Strata page's choices.")
     sizes = prepared.domain_sizes(config, spec)
+    if config.method in MBI_METHODS:
+        _check_mbi(prepared, config, spec, shares, strategies, sizes)
     limits = {"histogram": MAX_HISTOGRAM_CELLS, "mwem": MAX_MWEM_CELLS}
     if config.method in limits:
         model_sizes = {c: sizes[c] for c in model}
@@ -374,6 +391,56 @@ def check_config(
     return sizes
 
 
+def _check_mbi(
+    prepared: PreparedRows,
+    config: SynthConfig,
+    spec: GroupingSpec,
+    shares: PublicShares,
+    strategies: Sequence[Strategy],
+    sizes: Mapping[str, int],
+) -> None:
+    """MST and AIM: no column above :data:`MAX_MBI_CATEGORIES`, each model's dense domain within
+    :data:`MAX_MBI_CELLS`, and (stratified, group sizes public) no group below
+    :data:`MIN_MBI_GROUP_ROWS` rows."""
+    name = METHOD_NAMES[config.method]
+    wide = {c: k for c, k in sizes.items() if k > MAX_MBI_CATEGORIES}
+    if wide:
+        raise ValueError(
+            f"{name} needs every column to have at most {MAX_MBI_CATEGORIES} categories, but "
+            f"{_cells_text(wide)} {'has' if len(wide) == 1 else 'have'} more. Coarsen "
+            f"{'it' if len(wide) == 1 else 'them'}: type public bucket edges for a numeric "
+            "column, merge rare categories into one before uploading, or leave the column out."
+        )
+    model = {c: sizes[c] for c in model_columns(config, spec.by)}
+    for strategy in strategies:
+        shown = model if strategy == "stratified" else sizes
+        cells = mbi_cells(tuple(shown.values()))
+        if cells > MAX_MBI_CELLS:
+            largest = sorted(shown, key=shown.get, reverse=True)[:2]
+            raise ValueError(
+                f"{name}'s {strategy} model spans {cells:,} combinations (each column counts one "
+                f"more for OpenDP's “missing” category: {_cells_text(shown)}), above its limit of "
+                f"{MAX_MBI_CELLS:,}. Coarsen the columns with the most categories "
+                f"({', '.join(largest)}) with fewer bucket edges, or synthesize fewer columns."
+            )
+    if "stratified" in strategies and shares.source == "data":
+        small = _small_groups(prepared, shares)
+        if small:
+            raise ValueError(
+                f"{len(small)} group(s) have fewer than {MIN_MBI_GROUP_ROWS} rows to fit their "
+                f"own {name} model ({', '.join(small[:5])}{' …' if len(small) > 5 else ''}): "
+                "each of their tables would be mostly noise. Choose the vanilla model (one "
+                "model for everyone), or drop small groups on the Strata page."
+            )
+
+
+def _small_groups(prepared: PreparedRows, shares: PublicShares) -> list[str]:
+    """Labels of groups whose public size (the data's counts, declared public on the Strata
+    page) is below :data:`MIN_MBI_GROUP_ROWS`."""
+    sizes = np.rint(np.asarray(shares.values) * len(prepared.rows)).astype(int)
+    return [label for label, n in zip(shares.labels, sizes, strict=True) if n < MIN_MBI_GROUP_ROWS]
+
+
 def run_synthesis(
     prepared: PreparedRows,
     config: SynthConfig,
@@ -384,13 +451,15 @@ def run_synthesis(
     strategy: Strategy,
     noise: NoiseKind | NoiseSource = "simulation",
     rng: np.random.Generator | int | None = None,
+    progress: Progress | None = None,
 ) -> SyntheticData:
-    r"""One ε-DP synthetic table of :func:`output_columns`, vanilla or stratified.
+    r"""One DP synthetic table of :func:`output_columns`, vanilla or stratified.
 
     Stratified: :func:`~dpcore.analyses.synth.synthesize` with ``strata=spec.by`` and the public
     ``shares`` (AAAI 2024, "Stratified Data Synthesis"); vanilla: one model of every column.
-    Both cost ε (pure DP). ``noise="simulation"`` makes a preview that spends nothing and must
-    not be published; ``"secure"`` draws OpenDP noise for a release.
+    Both cost ε (pure DP), or ρ = ε²/2 (zCDP) for MST and AIM. ``noise="simulation"`` makes a
+    preview that spends nothing and must not be published; ``"secure"`` draws OpenDP noise for a
+    release. ``progress(done, total)`` follows the groups' fits.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")
@@ -408,4 +477,5 @@ def run_synthesis(
         rounds=config.rounds,
         way=config.way,
         noise=noise,
+        progress=progress,
     )

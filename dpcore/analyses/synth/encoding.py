@@ -16,11 +16,13 @@ import pandas as pd
 from dpcore.grouping import LABEL_SEPARATOR, bucket_labels, is_numeric_group_dtype
 from dpcore.shares import PublicShares
 
-Method = Literal["independent", "mwem", "histogram"]
+Method = Literal["independent", "mwem", "histogram", "mst", "aim"]
 METHODS: dict[str, str] = {
     "independent": "Independent noisy 1-way marginals",
     "mwem": "MWEM: select marginals, measure them, project with multiplicative weights",
     "histogram": "Noisy histogram of the full joint domain",
+    "mst": "MST (OpenDP, Private-PGM): 1-way marginals and a spanning tree of 2-way marginals",
+    "aim": "AIM (OpenDP, Private-PGM): adaptively selected marginals of up to 3 columns",
 }
 
 

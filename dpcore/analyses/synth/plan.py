@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import instance_of
-from dpcore.accounting import Budget, PureDP
+from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
 from dpcore.analyses.synth.config import (
     METHOD_NAMES,
     STRATEGIES,
@@ -22,7 +22,8 @@ from dpcore.analyses.synth.config import (
     run_synthesis,
 )
 from dpcore.analyses.synth.encoding import METHODS
-from dpcore.analyses.synth.synthesizers import SyntheticData
+from dpcore.analyses.synth.mbi_models import MBI_METHODS
+from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, SyntheticRow
@@ -48,7 +49,7 @@ class SynthPlan:
     (:class:`~dpcore.release.SyntheticRow`, text values of the output columns); they are DP
     outputs, so the record may be published and downloaded. The cost is the header's
     ``PureDP(ε)`` for both strategies (stratified: parallel composition over the disjoint
-    groups).
+    groups), or ``ZCDP(ρ)`` for MST and AIM, which OpenDP accounts in zCDP.
 
     Parameters
     ----------
@@ -56,7 +57,7 @@ class SynthPlan:
         The rows to synthesize, in the Strata page's groups (:func:`prepare_rows` of the frame
         the header fingerprints). Not part of the plan's identity.
     header
-        Data, groups, budget (pure ε-DP), label (:class:`~dpcore.release.PlanHeader`); its level
+        Data, groups, budget (pure ε-DP; ρ-zCDP for MST and AIM), label (:class:`~dpcore.release.PlanHeader`); its level
         is unused (synthetic rows have no intervals).
     config
         What to synthesize (:class:`SynthConfig`).
@@ -77,12 +78,17 @@ class SynthPlan:
                 f"`prepared` must be a PreparedRows, got {type(self.prepared).__name__}"
             )
         instance_of("header", self.header, PlanHeader)
-        if not isinstance(self.header.budget, PureDP):
-            raise TypeError(
-                "`budget` must be PureDP(ε): the synthesizers are pure ε-DP (a ρ budget runs "
-                f"them at ε = √(2ρ)), got {self.header.budget!r}"
-            )
         instance_of("config", self.config, SynthConfig)
+        if self.config.method in MBI_METHODS and not isinstance(self.header.budget, ZCDP):
+            raise TypeError(
+                "`budget` must be ZCDP(ρ) for MST and AIM: OpenDP accounts them in zCDP, got "
+                f"{self.header.budget!r}"
+            )
+        if self.config.method not in MBI_METHODS and not isinstance(self.header.budget, PureDP):
+            raise TypeError(
+                "`budget` must be PureDP(ε): the Laplace synthesizers are pure ε-DP (a ρ budget "
+                f"runs them at ε = √(2ρ)), got {self.header.budget!r}"
+            )
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
@@ -120,8 +126,10 @@ class SynthPlan:
 
     @property
     def epsilon(self) -> float:
-        """ε of the release."""
-        return self.header.budget.epsilon
+        """ε the synthesizers run at: the budget's ε, or for MST and AIM the ε with
+        ε²/2 ≤ ρ (they run at ρ = ε²/2, :func:`~dpcore.accounting.pure_epsilon_within`)."""
+        budget = self.header.budget
+        return budget.epsilon if isinstance(budget, PureDP) else pure_epsilon_within(budget.rho)
 
     @property
     def shares(self) -> PublicShares:
@@ -154,12 +162,14 @@ class SynthPlan:
             "columns": list(self.columns),
         }
 
-    def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> SyntheticData:
+    def estimate(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> SyntheticData:
         """Fit the models with ``noise`` and draw the synthetic table with ``rng`` (drawing rows
-        from fitted models is post-processing)."""
+        from fitted models is post-processing); ``progress(done, total)`` follows the fits."""
         return run_synthesis(
             self.prepared, self.config, self.spec, self.shares, epsilon=self.epsilon,
-            strategy=self.strategy, noise=noise, rng=rng,
+            strategy=self.strategy, noise=noise, rng=rng, progress=progress,
         )  # fmt: skip
 
     def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
@@ -176,7 +186,7 @@ class SynthPlan:
         if self.strategy == "stratified":
             groups = (
                 f"**Strata:** {by} — {len(self.shares.labels)} groups, one model each with the "
-                f"full ε (parallel composition); rows drawn by public share "
+                f"full budget (parallel composition); rows drawn by public share "
                 f"({self.shares.description.lower()})"
             )
         else:

@@ -1,11 +1,12 @@
-"""ε-DP synthesizers, vanilla and stratified (Rosenblatt, Stoyanovich & Musco, AAAI 2024
-arXiv, appendix C): independent 1-way marginals, a full histogram, and MWEM over marginals.
+"""DP synthesizers, vanilla and stratified (Rosenblatt, Stoyanovich & Musco, AAAI 2024
+arXiv, appendix C): independent 1-way marginals, a full histogram and MWEM over marginals
+(ε-DP), and MST and AIM through OpenDP (ρ = ε²/2-zCDP, :mod:`.mbi_models`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng, positive_int, positive_number
-from dpcore.accounting import PureDP
+from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.sampling.samplers import draw_categorical, project_simplex
 from dpcore.analyses.synth.encoding import (
     Method,
@@ -27,6 +28,7 @@ from dpcore.analyses.synth.encoding import (
     encode_rows,
     strata_groups,
 )
+from dpcore.analyses.synth.mbi_models import MAX_MBI_CELLS, MBI_METHODS, fit_joint, mbi_cells
 from dpcore.grouping import LABEL_SEPARATOR
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.shares import PublicShares
@@ -45,6 +47,10 @@ MAX_HISTOGRAM_CELLS = 1_000_000
 
 MAX_MWEM_CELLS = 8_000_000
 """Largest joint domain that ``method="mwem"`` keeps in memory (64 MB as float64)."""
+
+
+Progress = Callable[[int, int], None]
+"""Called with (groups fitted, groups) while a synthesis runs, for a progress bar."""
 
 
 ALL_ROWS_LABEL = "All"
@@ -71,8 +77,9 @@ class SyntheticData:
     method
         The synthesizer (a key of :data:`METHODS`).
     budget
-        Privacy cost of the release: ε-DP under add/remove-one neighbours, also when stratified
-        (parallel composition over disjoint groups).
+        Privacy cost of the release under add/remove-one neighbours, also when stratified
+        (parallel composition over disjoint groups): ``PureDP(ε)``, or ``ZCDP(ε²/2)`` for MST
+        and AIM.
     strata
         The stratification columns, empty for vanilla.
     group_rows
@@ -91,7 +98,7 @@ class SyntheticData:
 
     frame: pd.DataFrame
     method: Method
-    budget: PureDP
+    budget: PureDP | ZCDP
     strata: tuple[str, ...]
     group_rows: pd.Series
     domain: Mapping[str, tuple[str, ...]]
@@ -103,8 +110,11 @@ class SyntheticData:
         if not isinstance(self.frame, pd.DataFrame):
             raise TypeError(f"`frame` must be a pandas DataFrame, got {type(self.frame).__name__}")
         check_method(self.method)
-        if not isinstance(self.budget, PureDP):
-            raise TypeError(f"`budget` must be a PureDP budget, got {self.budget!r}")
+        if not isinstance(self.budget, ZCDP if self.method in MBI_METHODS else PureDP):
+            raise TypeError(
+                f"`budget` must be ZCDP for MST and AIM, else PureDP; got {self.budget!r} for "
+                f"{self.method!r}"
+            )
         if int(self.group_rows.sum()) != len(self.frame):
             raise ValueError(
                 f"`group_rows` must add up to the {len(self.frame):,} rows of `frame`, got "
@@ -275,8 +285,11 @@ def _sample_product(marginals: list[np.ndarray], size: int, rng: np.random.Gener
 
 
 def _check_domain_size(method: Method, sizes: tuple[int, ...], columns: tuple[str, ...]) -> None:
-    cells = math.prod(sizes)
-    limit = {"histogram": MAX_HISTOGRAM_CELLS, "mwem": MAX_MWEM_CELLS}.get(method)
+    cells = mbi_cells(sizes) if method in MBI_METHODS else math.prod(sizes)
+    limit = {
+        "histogram": MAX_HISTOGRAM_CELLS, "mwem": MAX_MWEM_CELLS, "mst": MAX_MBI_CELLS,
+        "aim": MAX_MBI_CELLS,
+    }.get(method)  # fmt: skip
     if limit is not None and cells > limit:
         raise ValueError(
             f"`method={method!r}` keeps the full joint domain of {list(columns)} in memory: "
@@ -302,6 +315,8 @@ def _fit_and_sample(
         return _sample_product(_fit_independent(codes, sizes, epsilon, noise), size, rng), []
     if method == "histogram":
         return _sample_joint(_fit_histogram(codes, sizes, epsilon, noise), size, rng), []
+    if method in MBI_METHODS:
+        return _sample_joint(fit_joint(codes, sizes, method, epsilon), size, rng), []
     joint, chosen = _fit_mwem(codes, sizes, epsilon, noise, rounds=rounds, way=way)
     return _sample_joint(joint, size, rng), chosen
 
@@ -311,18 +326,25 @@ def fit_groups(
     index: np.ndarray,
     sizes: tuple[int, ...],
     counts: np.ndarray,
+    progress: Progress | None = None,
     **fit: object,
 ) -> list[tuple[np.ndarray, list[tuple[int, ...]]]]:
-    """Per group g: ``counts[g]`` synthetic rows (codes) from a model fitted on the group's rows."""
+    """Per group g: ``counts[g]`` synthetic rows (codes) from a model fitted on the group's rows.
+
+    ``progress(done, total)`` is called before each group's fit and once at the end."""
     order = np.argsort(index, kind="stable")
     bounds = np.searchsorted(index[order], np.arange(len(counts) + 1))
     out = []
     for g, count in enumerate(counts.tolist()):
+        if progress is not None:
+            progress(g, len(counts))
         if count == 0:
             out.append((np.zeros((0, len(sizes)), dtype=np.int64), []))
             continue
         rows = codes[order[bounds[g] : bounds[g + 1]]]
         out.append(_fit_and_sample(rows, sizes, count, **fit))
+    if progress is not None:
+        progress(len(counts), len(counts))
     return out
 
 
@@ -359,8 +381,9 @@ def synthesize(
     rounds: int = 6,
     way: int = 3,
     noise: NoiseKind | NoiseSource = "simulation",
+    progress: Progress | None = None,
 ) -> SyntheticData:
-    r"""ε-DP synthetic categorical data, vanilla or stratified (AAAI 2024, appendix C).
+    r"""DP synthetic categorical data, vanilla or stratified (AAAI 2024, appendix C).
 
     **Vanilla** (``strata=None``): one model of ``columns`` fitted on all rows with budget ε;
     ``n_rows`` rows drawn from it. **Stratified**: for each group g of the ``strata`` columns a
@@ -408,6 +431,13 @@ def synthesize(
       :math:`10^{-6}` of the uniform distribution so p stays positive and a cell zeroed by one
       noisy measurement can be revived by another. p is a dense array over the joint domain:
       refused above :data:`MAX_MWEM_CELLS` cells.
+    - ``"mst"`` and ``"aim"``: MST (McKenna, Miklau & Sheldon 2021) and AIM (McKenna et al.
+      2022) run by OpenDP (:func:`~dpcore.analyses.synth.mbi_models.fit_joint`) at
+      :math:`\rho = \varepsilon^2/2`-zCDP with Gaussian noise, which is what an ε-DP release
+      costs a zCDP ledger (Bun & Steinke 2016, Prop. 1.4); the release's budget is then
+      ``ZCDP(ε²/2)``. OpenDP's noise is always its own secure noise (``noise`` and the seed do
+      not reach it); ``rng`` draws the rows. Refused above
+      :data:`~dpcore.analyses.synth.mbi_models.MAX_MBI_CELLS` cells.
 
     Parameters
     ----------
@@ -417,9 +447,9 @@ def synthesize(
         Columns to synthesize; by default every non-numeric column and every column in
         ``edges``. Strata columns not listed are appended to the output.
     method
-        ``"independent"``, ``"mwem"`` or ``"histogram"``.
+        ``"independent"``, ``"mwem"``, ``"histogram"``, ``"mst"`` or ``"aim"``.
     epsilon
-        Total ε (> 0) of the release.
+        Total ε (> 0) of the release (ρ = ε²/2 for MST and AIM).
     n_rows
         Synthetic rows to draw.
     strata, shares
@@ -439,7 +469,9 @@ def synthesize(
         MWEM's number of rounds T and the largest order of the marginals it selects from.
     noise
         ``"simulation"`` (numpy, seeded by ``rng``), ``"secure"`` (OpenDP) or a
-        :class:`~dpcore.mechanisms.NoiseSource`.
+        :class:`~dpcore.mechanisms.NoiseSource` (not used by MST and AIM, which draw OpenDP's).
+    progress
+        Called with (groups fitted, groups) as the fits run.
 
     Returns
     -------
@@ -481,6 +513,7 @@ def synthesize(
         rng=generator,
         rounds=rounds,
         way=way,
+        progress=progress,
     )
     group_labels = [
         LABEL_SEPARATOR.join(labels[c][k] for c, k in zip(strata_cols, g, strict=True))
@@ -491,7 +524,7 @@ def synthesize(
     return SyntheticData(
         frame=assemble_rows(fitted, groups, model_cols, strata_cols, output, labels),
         method=method,
-        budget=PureDP(epsilon),
+        budget=ZCDP(epsilon**2 / 2) if method in MBI_METHODS else PureDP(epsilon),
         strata=strata_cols,
         group_rows=pd.Series([len(c) for c, _ in fitted], index=group_labels, name="rows"),
         domain={c: labels[c] for c in output},

@@ -26,7 +26,7 @@ from dpcore.analyses.synth.encoding import (
     encode_rows,
     strata_groups,
 )
-from dpcore.analyses.synth.synthesizers import assemble_rows, fit_groups
+from dpcore.analyses.synth.synthesizers import Progress, assemble_rows, fit_groups
 from dpcore.grouping import GroupingSpec, bucket_labels
 from dpcore.mechanisms import as_noise_source
 from dpcore.metrics import GroupErrors, GroupWorkload, synthetic_parity_error
@@ -119,14 +119,20 @@ class EncodedRows:
         groups, weights, index = strata_groups(codes, labels, strata, model, shares)
         return cls(codes, labels, model, strata, output, groups, weights, index)
 
-    def draw(self, config: SynthConfig, epsilon: float, rng: np.random.Generator) -> pd.DataFrame:
+    def draw(
+        self,
+        config: SynthConfig,
+        epsilon: float,
+        rng: np.random.Generator,
+        progress: Progress | None = None,
+    ) -> pd.DataFrame:
         generator = as_rng(rng)
         fitted = fit_groups(
             self.codes[:, : len(self.model)], self.index,
             tuple(len(self.labels[c]) for c in self.model),
             allocate_rows(config.n_rows, self.weights), method=config.method, epsilon=epsilon,
             noise=as_noise_source("simulation", rng=generator), rng=generator, rounds=config.rounds,
-            way=config.way,
+            way=config.way, progress=progress,
         )  # fmt: skip
         return assemble_rows(fitted, self.groups, self.model, self.strata, self.output, self.labels)
 
@@ -142,6 +148,7 @@ def sweep_errors(
     runs: int = 3,
     rng: int = 0,
     workload: GroupWorkload | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Per-group and overall 3-way workload error of ``runs`` simulated syntheses per ε and
     strategy (AAAI 2024 arXiv, Fig. 9 with our synthesizers). Simulation noise; spends nothing.
@@ -150,6 +157,8 @@ def sweep_errors(
     over ε are smooth). Returns a tidy frame: ``epsilon``, ``strategy``, ``run``, ``level``
     (``"group"`` or ``"population"``), ``group`` (:data:`ALL_ROWS` for the population), ``size``
     (real rows) and ``error``. The errors compare with the confidential rows: they are not DP.
+    ``progress(done, total)`` counts group fits over the whole sweep (for MST and AIM, whose
+    fits take seconds each).
     """
     runs = positive_int("runs", runs)
     epsilons = tuple(positive_number("epsilons", e) for e in epsilons)
@@ -157,10 +166,19 @@ def sweep_errors(
     if workload is None:
         workload = build_workload(prepared, config, spec)
     records = []
+    total = sum(len(encoded[s].weights) for s in strategies) * runs * len(epsilons)
+    done = 0
+
+    def report(group: int, _groups: int) -> None:
+        if progress is not None:
+            progress(done + group, total)
+
     for epsilon in epsilons:
         for strategy in strategies:
             for run in range(runs):
-                frame = encoded[strategy].draw(config, epsilon, np.random.default_rng([rng, run]))
+                generator = np.random.default_rng([rng, run])
+                frame = encoded[strategy].draw(config, epsilon, generator, report)
+                done += len(encoded[strategy].weights)
                 errors = workload.score(frame)
                 for label, size, error in zip(
                     workload.labels, workload.sizes, errors.groups, strict=True

@@ -9,7 +9,9 @@ Synthesis" and appendix C.
   synthesis, and the overall, worst-group and parity error across ε;
 - :mod:`.release`: a committed synthetic release on the Release page (its rows, a chart, and
   CSV / JSON / script downloads);
-- :mod:`.synthesis`: the session's checked synthesis, shared by the three pages.
+- :mod:`.synthesis`: the session's checked synthesis, shared by the three pages;
+- :mod:`.slow`: time estimate, start button and progress bar of MST and AIM;
+- :mod:`.learn`: the paper's appendix C finding rebuilt with MST (a Learn preset).
 
 The groups come from the Strata page and ε from the Budget page. Numerics live in
 :mod:`dpcore.analyses.synth`, figures in :mod:`strata_ui.analyses.synth.charts`.
@@ -21,7 +23,7 @@ from dpcore.analyses.synth import SYNTH, SynthPlan, SynthSettings
 from dpcore.release import ReleaseRecord
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
-from strata_ui.analyses.synth import compare, estimator, release
+from strata_ui.analyses.synth import compare, estimator, learn, release
 from strata_ui.analyses.synth.synthesis import resolve
 from strata_ui.state import get_settings, get_state
 
@@ -33,6 +35,7 @@ class SynthUI(AnalysisUI):
 
     render_estimator = staticmethod(estimator.render_estimator)
     render_compare = staticmethod(compare.render_compare)
+    presets = learn.PRESETS
 
     def current_plan(self) -> SynthPlan:
         state, settings = get_state(), get_settings(SynthSettings)

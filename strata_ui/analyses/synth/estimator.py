@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import streamlit as st
 
-from dpcore.accounting import PureDP
-from dpcore.analyses.synth import METHOD_NAMES, SYNTH, PreparedRows, SynthSettings
+from dpcore.analyses.synth import MBI_METHODS, METHOD_NAMES, SYNTH, PreparedRows, SynthSettings
+from dpcore.analyses.synth.synthesizers import Progress
+from dpcore.mechanisms import SimulationNoise
 from dpcore.release import PlanHeader
 from strata_ui import pipeline
+from strata_ui.analyses.synth import slow
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
 from strata_ui.state import get_dataset, get_settings, get_state
@@ -41,8 +44,8 @@ def render_estimator() -> None:
         st.error(str(exc), icon=":material/error:")
         return
     st.caption(
-        f"Privacy budget: {note} Stratified or vanilla, a release costs ε once (groups are "
-        "disjoint, so their models compose in parallel)."
+        f"Privacy budget: {note} Stratified or vanilla, a release costs the budget once (groups "
+        "are disjoint, so their models compose in parallel)."
     )
     try:
         resolved = resolve((settings.strategy,))
@@ -70,9 +73,23 @@ def _preview(
     epsilon: float,
     seed: int,
 ) -> dict:
-    """The plan's synthetic rows drawn once with numpy noise (``key``, ``strategy`` and
-    ``epsilon`` stand for the rows, the settings and the header)."""
-    data = SYNTH.preview(_stats, _settings, _header, rng=seed)
+    """:func:`_draw_preview`, cached (``key``, ``strategy`` and ``epsilon`` stand for the rows,
+    the settings and the header)."""
+    return _draw_preview(_stats, _settings, _header, seed)
+
+
+def _draw_preview(
+    stats: PreparedRows,
+    settings: SynthSettings,
+    header: PlanHeader,
+    seed: int,
+    progress: Progress | None = None,
+) -> dict:
+    """The plan's synthetic rows drawn once with numpy noise (MST and AIM draw OpenDP's noise,
+    which takes no seed); ``progress`` follows the fits of the slow synthesizers."""
+    generator = np.random.default_rng(seed)
+    plan = SYNTH.plan(stats, settings, header)
+    data = plan.estimate(SimulationNoise(rng=generator), generator, progress=progress)
     # Rows come grouped by stratum; show a random few (post-processing of DP rows).
     shown = data.frame.sample(n=min(PREVIEW_ROWS, len(data.frame)), random_state=seed)
     return {
@@ -90,28 +107,51 @@ def _preview_label(resolved: Resolved, strategy: str) -> str:
         f"stratified by {by}" if strategy == "stratified" else f"vanilla (one model; {by} modelled)"
     )
     return (
-        f"Differentially private synthetic rows, ε = {resolved.epsilon:.4g}, "
-        f"{METHOD_NAMES[resolved.config.method]}, {how}; simulation noise — a preview, not a "
-        "release."
+        f"Differentially private synthetic rows, {_budget_label(resolved)}, "
+        f"{METHOD_NAMES[resolved.config.method]}, {how}; {_noise_label(resolved)} — a preview, "
+        "not a release."
     )
+
+
+def _noise_label(resolved: Resolved) -> str:
+    if resolved.config.method in MBI_METHODS:
+        return "OpenDP's noise (it takes no seed), no budget spent"
+    return "simulation noise"
+
+
+def _budget_label(resolved: Resolved) -> str:
+    """ε, or for MST and AIM the ρ = ε²/2 they run at."""
+    if resolved.config.method in MBI_METHODS:
+        return f"ρ = {resolved.epsilon**2 / 2:.4g} (zCDP)"
+    return f"ε = {resolved.epsilon:.4g}"
 
 
 def _render_preview(resolved: Resolved, settings: SynthSettings) -> None:
     st.subheader("Preview")
-    header = pipeline.plan_header(get_state(), PureDP(resolved.epsilon))
+    state = get_state()
+    header = pipeline.plan_header(state, pipeline.page_budget(state))
+    seed = get_settings(SynthView).seed
+    key = (resolved.key, settings.strategy, resolved.epsilon, seed)
     started = time.perf_counter()
-    preview = _preview(
-        resolved.stats, settings, header, resolved.key, settings.strategy, resolved.epsilon,
-        get_settings(SynthView).seed,
-    )  # fmt: skip
+    if settings.method in MBI_METHODS:
+        name = METHOD_NAMES[settings.method]
+        seconds = slow.fit_seconds(resolved, (settings.strategy,))
+        label = f"An {name} preview ({settings.strategy})"
+        if not slow.started(("preview", *key), label, seconds, "synth.preview.run"):
+            return
+        preview = slow.kept_or_run(
+            ("preview", *key), f"Fitting {name}",
+            lambda progress: _draw_preview(resolved.stats, settings, header, seed, progress),
+        )  # fmt: skip
+    else:
+        preview = _preview(resolved.stats, settings, header, *key)
     elapsed = time.perf_counter() - started
     st.info(_preview_label(resolved, settings.strategy), icon=":material/visibility:")
     # Tall enough for every preview row (35 px a row, plus the header).
     st.dataframe(preview["head"], hide_index=True, height=35 * (len(preview["head"]) + 1) + 3)
     st.caption(
-        f"{len(preview['head'])} of {preview['rows']:,} rows, picked at random. The preview's "
-        "noise comes from numpy and spends no budget, so it is shown here only and cannot be "
-        "downloaded. To publish or download synthetic rows, commit them on the Release page: "
+        f"{len(preview['head'])} of {preview['rows']:,} rows, picked at random. The preview "
+        "spends no budget, so it is shown here only and cannot be downloaded. To publish or download synthetic rows, commit them on the Release page: "
         "that spends the budget once and draws the noise with OpenDP. (Drawn in "
         f"{elapsed:.2f} s.)"
     )

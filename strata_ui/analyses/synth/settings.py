@@ -34,11 +34,17 @@ METHOD_HELP = {
     "and fits a joint model to them (select–measure–project). Keeps relationships.",
     "histogram": "Noisy count of every combination of values. Exact in the limit, but the noise "
     "swamps it when there are many combinations per person.",
+    "mst": "The paper's MST, run by OpenDP: noisy counts of each column and of the pairs that "
+    "link all columns in a tree, then a fitted model. Slow: seconds per group. Needs a ρ budget.",
+    "aim": "The paper's AIM, run by OpenDP: picks and measures tables of up to 3 columns round "
+    "after round. The most accurate and the slowest: minutes per group. Needs a ρ budget.",
 }
 METHOD_LABELS = {
     "independent": "Independent marginals",
     "mwem": "MWEM",
     "histogram": "Full histogram",
+    "mst": "MST (OpenDP)",
+    "aim": "AIM (OpenDP)",
 }
 STRATEGY_LABELS = {
     "stratified": "Stratified: one model per group",
@@ -56,6 +62,8 @@ class SynthView:
     """Simulated synthetic releases per ε and strategy on the Compare page."""
     release_column: str | None = None
     """The column of a committed release charted on the Release page (its first if None)."""
+    started: tuple[str, ...] = ()
+    """The slow fits (MST, AIM) asked for in this session, by their cache keys."""
 
 
 def render_settings(frame: pd.DataFrame, by: list[str]) -> SynthSettings:
@@ -74,7 +82,8 @@ def _render_method() -> None:
     method = bind(
         st.radio, "Synthesizer", SynthSettings, "method", options=list(METHODS),
         format_func=METHOD_LABELS.__getitem__,
-        help="How the private model of the data is built. All three are pure ε-DP.",
+        help="How the private model of the data is built. The first three are pure ε-DP; MST "
+        "and AIM add Gaussian noise and are accounted in ρ-zCDP by OpenDP.",
         captions=METHOD_HELP,
     )  # fmt: skip
     if method == "mwem":

@@ -38,10 +38,11 @@ class Resolved:
 
 def synth_epsilon(state: AppState, settings: SynthSettings) -> tuple[float, str]:
     """ε of the synthesis for the Budget page's budget, and a sentence saying where it comes
-    from (:meth:`~dpcore.analyses.synth.SynthAnalysis.native_budget`: ε = √(2ρ) for a ρ-zCDP
-    budget); ``ValueError`` if that ε is outside the app's range."""
+    from (:meth:`~dpcore.analyses.synth.SynthAnalysis.run_epsilon`: ε = √(2ρ) for a ρ-zCDP
+    budget, at which MST and AIM run at ρ); ``ValueError`` if that ε is outside the app's
+    range, or MST or AIM meet an ε budget."""
     budget = pipeline.page_budget(state)
-    epsilon = SYNTH.native_budget(settings, budget).epsilon
+    epsilon = SYNTH.run_epsilon(settings, budget)
     if not (math.isfinite(epsilon) and constants.EPSILON_MIN <= epsilon <= constants.EPSILON_MAX):
         raise ValueError(
             f"ε = {epsilon:g} is outside the range this app allows "

@@ -472,7 +472,7 @@ def test_study_scores_with_a_given_workload_as_without(frame, monkeypatch):
 def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):
     text = "\n".join(make_plan(frame).review_lines())
     assert "600 rows of `job`, `car`, `pet`, `age`, `flag`, `region`" in text
-    assert "region — 3 groups, one model each with the full ε" in text
+    assert "region — 3 groups, one model each with the full budget" in text
     assert "**Public bucket edges:** age: 30, 50" in text
     assert "category lists of `job`, `car`, `pet`, `flag`, `region` are read from the data" in text
     vanilla = "\n".join(make_plan(frame, strategy="vanilla").review_lines())

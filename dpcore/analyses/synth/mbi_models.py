@@ -1,0 +1,129 @@
+r"""MST and AIM through OpenDP's ``opendp.extras.mbi`` (Private-PGM), for one group's coded rows.
+
+- **MST** (McKenna, Miklau & Sheldon 2021, "Winning the NIST contest"): measures every 1-way
+  marginal, selects d − 1 pairs of columns that join them in a maximum spanning tree (noisy
+  max on how badly the current model fits each pair), measures those 2-way marginals and fits a
+  graphical model to all measurements.
+- **AIM** (McKenna, Mullins, Sheldon & Miklau 2022): measures the 1-way marginals, then selects
+  one marginal of up to 3 columns per round with a noisy max that penalises large tables, measures
+  it, refits, and raises its per-round budget when a round changed little.
+
+Both run as OpenDP measurements (:func:`opendp.extras.mbi.make_contingency_table`) under
+ρ-zCDP with Gaussian noise; OpenDP accounts them (the measurement's privacy map is checked to
+return ρ). Neighbours differ by adding or removing one row (``Bound(per_group=1)``). Every
+column's domain is public and given as ``keys`` (codes 0..K−1), so nothing is discovered from
+the data. OpenDP adds a "missing" category to each key set; our rows never hold it, and the
+fitted model's mass on it is dropped by conditioning (post-processing; see :func:`fit_joint`).
+
+**Budget.** Callers pass ε; the model runs at :math:`\rho = \varepsilon^2/2`, the ρ an ε-DP
+release would cost (Bun & Steinke 2016, Prop. 1.4). A ρ-zCDP ledger is then charged the same ρ
+for the same budget control, whatever the synthesizer; a pure-ε ledger cannot record a zCDP
+cost, so the analysis refuses MST and AIM under an ε budget.
+
+**Randomness.** OpenDP draws its noise from its own secure sampler and takes no seed: previews
+and simulations of MST and AIM use secure noise too, and a seed fixes only the rows drawn from
+the fitted model (numpy ``rng``).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = [
+    "MAX_MBI_CATEGORIES",
+    "MAX_MBI_CELLS",
+    "MBI_METHODS",
+    "MBI_SECONDS",
+    "estimate_seconds",
+]
+
+
+MBI_METHODS = ("mst", "aim")
+"""The synthesizers fitted by OpenDP's mbi module."""
+
+
+MAX_MBI_CELLS = 8_000_000
+"""Largest joint domain (cells, OpenDP's extra "missing" category included) of an MST or AIM
+model: the fitted model is expanded to a dense table (64 MB) to draw rows with our seed."""
+
+
+MAX_MBI_CATEGORIES = 100
+"""Most categories of one column for MST or AIM: a 2-way table of two such columns has 10,000
+cells, each measured with noise of a whole row's weight."""
+
+
+MBI_SECONDS: dict[str, tuple[float, float]] = {
+    "mst": (20.0, 2.0),
+    "aim": (20.0, 90.0),
+}
+r"""Time model of one synthesis, per method: (start-up seconds, seconds per model column per group).
+
+MST: measured on 2 shared cores with ``benchmarks/bench_mst.py`` (the demo stratified by race ×
+sex, 10 groups of 6 model columns: 155 s, the first group 33 s with OpenDP's set-up and JAX's
+compilation, then about 12 s a group). AIM: about 640 s for one model of the demo's 7
+categorical columns on 2 cores (issue 18's measurement), i.e. about 90 s a column. Each fit
+grows roughly linearly in its number of columns (MST measures d − 1 pairs; AIM runs up to 16 d
+rounds, each a refit).
+"""
+
+
+def estimate_seconds(method: str, groups: int, columns: int, fits: int = 1) -> float:
+    r"""Expected seconds of ``fits`` syntheses of ``groups`` models of ``columns`` columns:
+    :math:`\text{fits} \cdot (a + b \cdot \text{groups} \cdot \text{columns})` with (a, b) from
+    :data:`MBI_SECONDS`. A rough guide shown before a slow fit starts, not a promise."""
+    start, per_column = MBI_SECONDS[method]
+    return fits * (start + per_column * groups * columns)
+
+
+def mbi_cells(sizes: tuple[int, ...]) -> int:
+    """Cells of the dense joint model: each column has OpenDP's extra "missing" category."""
+    return math.prod(k + 1 for k in sizes)
+
+
+@lru_cache(maxsize=16)
+def _measurement(method: str, sizes: tuple[int, ...], rho: float):
+    """The OpenDP measurement fitting ``method`` at ρ on coded columns ``c0..c{d-1}``.
+
+    It depends on the public domain and ρ only, so one measurement serves every group (each
+    group's rows are a separate invocation: parallel composition over disjoint groups)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    columns = [f"c{j}" for j in range(len(sizes))]
+    domain = dp.lazyframe_domain([dp.series_domain(c, dp.atom_domain(T="i64")) for c in columns])
+    d_in = [dp.polars.Bound(per_group=1)]
+    algorithm = dp.mbi.MST() if method == "mst" else dp.mbi.AIM()
+    measurement, _, _ = dp.mbi.make_contingency_table(
+        domain, dp.frame_distance(dp.symmetric_distance()), dp.zero_concentrated_divergence(),
+        d_in=d_in, d_out=rho, keys={c: list(range(k)) for c, k in zip(columns, sizes, strict=True)},
+        algorithm=algorithm,
+    )  # fmt: skip
+    if measurement.map(d_in) > rho:
+        raise RuntimeError(f"OpenDP accounts {measurement.map(d_in)} for ρ = {rho}")
+    return measurement, tuple(columns)
+
+
+def fit_joint(codes: np.ndarray, sizes: tuple[int, ...], method: str, epsilon: float) -> np.ndarray:
+    r"""The joint distribution over ``sizes`` of an MST or AIM model fitted on ``codes``.
+
+    Runs at :math:`\rho = \varepsilon^2/2`-zCDP. OpenDP's model also covers a "missing" category
+    per column (the last code); the rows never hold it, so the dense model is conditioned on
+    every column being present: those cells are dropped and the rest renormalised — a function of
+    the DP model alone (post-processing). A model that puts no mass on the real domain (only
+    possible when the noise swamps everything) falls back to the uniform distribution.
+    """
+    import polars as pl
+
+    rho = epsilon**2 / 2
+    measurement, columns = _measurement(method, tuple(int(k) for k in sizes), rho)
+    frame = pl.LazyFrame({c: codes[:, j].astype(np.int64) for j, c in enumerate(columns)})
+    table = measurement(frame)
+    dense = np.asarray(table.project(list(columns)), dtype=float)
+    joint = np.clip(dense[tuple(slice(0, k) for k in sizes)], 0.0, None)
+    total = joint.sum()
+    if not np.isfinite(total) or total <= 0:
+        return np.full(sizes, 1.0 / math.prod(sizes))
+    return joint / total

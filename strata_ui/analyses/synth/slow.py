@@ -1,0 +1,95 @@
+"""Slow synthesizers (MST and AIM, seconds to minutes a fit): a time estimate before a fit, a
+button that starts it, and a progress bar that moves with each group fitted. Results are cached
+by their inputs (the data's and groups' key, the settings, the budget, the seed), so a fit runs
+once per choice and a rerun shows it again at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+import streamlit as st
+
+from dpcore.analyses.synth import estimate_seconds
+from dpcore.analyses.synth.config import model_columns, output_columns
+from dpcore.analyses.synth.synthesizers import Progress
+from strata_ui.analyses.synth.settings import SynthView
+from strata_ui.analyses.synth.synthesis import Resolved
+from strata_ui.state import get_settings, update_settings
+
+
+def fit_seconds(resolved: Resolved, strategies: tuple[str, ...], runs: int = 1) -> float:
+    """Expected seconds of ``runs`` syntheses per strategy (:func:`estimate_seconds`)."""
+    config, by = resolved.config, resolved.spec.by
+    groups = len(resolved.shares.values)
+    return sum(
+        estimate_seconds(config.method, groups, len(model_columns(config, by)), runs)
+        if strategy == "stratified"
+        else estimate_seconds(config.method, 1, len(output_columns(config, by)), runs)
+        for strategy in strategies
+    )
+
+
+def duration_text(seconds: float) -> str:
+    """``"about 40 s"``, ``"about 3 min"``: rounded, as a guide."""
+    if seconds < 90:
+        return f"about {max(5, round(seconds / 5) * 5):.0f} s"
+    return f"about {round(seconds / 60):.0f} min"
+
+
+def started(key: tuple, label: str, seconds: float, button_key: str) -> bool:
+    """Whether the fit that ``key`` stands for has been asked for: shows the time estimate and
+    a button until it is, then remembers it for the session (the result is cached)."""
+    token = repr(key)
+    if token in get_settings(SynthView).started:
+        return True
+    st.info(
+        f"{label} takes {duration_text(seconds)} here (estimated from measured seconds per group "
+        "and column; 2 cores). It runs once for these settings and is then kept.",
+        icon=":material/schedule:",
+    )
+    if st.button(
+        f"Run it ({duration_text(seconds)})", key=button_key, icon=":material/play_arrow:"
+    ):
+        update_settings(SynthView, started=(*get_settings(SynthView).started, token))
+        return True
+    return False
+
+
+def progress_bar(label: str) -> tuple[Progress, Callable[[], None]]:
+    """A progress bar and its update callback (groups fitted of all); call the second to
+    remove the bar."""
+    bar = st.progress(0.0, text=label)
+
+    def update(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"{label}: {done} of {total} models fitted")
+
+    return update, bar.empty
+
+
+T = TypeVar("T")
+
+MAX_KEPT = 16
+"""Slow results kept (the oldest is forgotten first)."""
+
+
+@st.cache_resource(show_spinner=False)
+def _kept() -> dict:
+    """The slow results of every session, by their inputs' key. Not ``st.cache_data``: a cached
+    function may not move a progress bar drawn outside it (Streamlit replays its elements)."""
+    return {}
+
+
+def kept_or_run(key: Hashable, label: str, compute: Callable[[Progress], T]) -> T:
+    """``compute(progress)`` once per ``key`` with a progress bar, then the kept result."""
+    store = _kept()
+    if key not in store:
+        progress, done = progress_bar(label)
+        try:
+            store[key] = compute(progress)
+        finally:
+            done()
+        while len(store) > MAX_KEPT:
+            store.pop(next(iter(store)))
+    return store[key]
