@@ -75,7 +75,7 @@ def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
     labels = [e.label for e in at.expander]
     assert labels == [e.title for e in EXPLAINERS] + [p.title for p in PRESETS]
     assert not at.get("plotly_chart")  # nothing is computed until an expander opens
-    assert len(EXPLAINERS) == 7 and len(PRESETS) == 4
+    assert len(EXPLAINERS) == 7 and len(PRESETS) == 5
 
 
 @pytest.mark.parametrize("key", list(MOVES), ids=list(MOVES))
@@ -120,7 +120,7 @@ def test_explainers_explain_every_control():
     at.run()
     controls = [*at.select_slider, *at.slider, *at.radio, *at.selectbox]
     learn_controls = [c for c in controls if (c.key or "").startswith("learn.")]
-    assert len(learn_controls) == 18
+    assert len(learn_controls) == 19
     assert all(c.help for c in learn_controls), [c.key for c in learn_controls if not c.help]
 
 
