@@ -15,7 +15,7 @@ from dpcore.analyses.synth import (
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.synth import charts, slow
 from strata_ui.data import load_demo
-from strata_ui.learn import claims_table, settings_table
+from strata_ui.learn import claims_table, formula, settings_table
 
 MST_SECONDS = estimate_seconds("mst", 10, 6) + estimate_seconds("mst", 1, 8)
 """Expected seconds of one run: stratified (10 groups of 6 columns) and vanilla (8 columns)."""
@@ -27,6 +27,13 @@ def render_figure9() -> None:
         "once for everyone (vanilla), and score each group's synthetic rows by the 3-way "
         "marginal workload error (appendix C, Def. 14, Fig. 9). Here: MST from OpenDP on the "
         "demo (UCI Adult) by race × sex."
+    )
+    formula(
+        r"\mathrm{err}(G) = \frac{1}{|W|}\sum_{S \in W}"
+        r"\left\lVert \frac{M_S(G)}{|G|} - \frac{M_S(\hat G)}{|\hat G|} \right\rVert_1,"
+        r"\quad W = \text{all 3-way marginals}",
+        "Rosenblatt, Stoyanovich & Musco (AAAI 2024, arXiv), appendix C, Def. 14: each group's "
+        "real rows G against its synthetic rows Ĝ",
     )
     epsilon = st.select_slider(
         "The paper's ε (read as (ε, δ = 10⁻⁹)-DP, as AIM's authors do)",

@@ -1,0 +1,29 @@
+"""Browser test of the Strata page's declared list of groups: switch to a declared list, type a
+category the data has no row of, keep every group; the page says what it did at each step."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.helpers import no_exception, open_app, open_page, screenshot, settle
+
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+@pytest.mark.e2e
+def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, fresh_app_url: str):
+    open_app(page, fresh_app_url, VIEWPORT)
+    open_page(page, "Strata")
+    page.get_by_text("A declared list of categories (a public codebook)").click()
+    settle(page)
+    expect(page.get_by_text("the categories listed here are treated as public")).to_be_visible()
+    sex = page.get_by_test_id("stMultiSelect").filter(has_text="Categories of sex")
+    sex.locator("input").fill("Another")
+    page.keyboard.press("Enter")
+    settle(page)
+    expect(page.get_by_text("5 declared groups have no rows", exact=False)).to_be_visible()
+    page.get_by_text("Keep every group", exact=True).click()
+    settle(page)
+    expect(page.get_by_text("Policy: every group is kept, whatever its size.")).to_be_visible()
+    expect(page.get_by_test_id("stMetric").filter(has_text="Groups")).to_contain_text("15")
+    no_exception(page)
+    screenshot(page, "strata-declared")
