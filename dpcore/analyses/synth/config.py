@@ -441,6 +441,14 @@ def _small_groups(prepared: PreparedRows, shares: PublicShares) -> list[str]:
     return [label for label, n in zip(shares.labels, sizes, strict=True) if n < MIN_MBI_GROUP_ROWS]
 
 
+def declared_domain(spec: GroupingSpec) -> dict[str, tuple[str, ...]] | None:
+    """The declared categories of the grouping's text columns (a bucketed column's categories
+    are its buckets already), so that the synthetic rows' groups are the declared list."""
+    edges = dict(spec.edges)
+    declared = {column: values for column, values in spec.categories if column not in edges}
+    return declared or None
+
+
 def run_synthesis(
     prepared: PreparedRows,
     config: SynthConfig,
@@ -474,6 +482,7 @@ def run_synthesis(
         shares=shares if stratified else None,
         rng=rng,
         edges={c: list(e) for c, e in all_edges(config, spec).items()} or None,
+        domain=declared_domain(spec),
         rounds=config.rounds,
         way=config.way,
         noise=noise,
