@@ -51,10 +51,6 @@ SHARE_TABLE = tuple(
     for race in ("Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White")
     for sex in ("Female", "Male")
 )
-SPECS = {
-    "data sizes public": GroupingSpec(by=BY),
-    "share table": GroupingSpec(by=BY, share_source="table", share_table=SHARE_TABLE),
-}
 # The same groups declared as a public list, kept whatever their sizes: what a release with
 # private group sizes needs.
 DECLARED = GroupingSpec(
@@ -64,6 +60,11 @@ DECLARED = GroupingSpec(
         ("sex", ("Female", "Male")),
     ),
 )  # fmt: skip
+SPECS = {
+    "data sizes public": GroupingSpec(by=BY),
+    "share table": GroupingSpec(by=BY, share_source="table", share_table=SHARE_TABLE),
+    "declared list": DECLARED,
+}
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00")  # released_at, the one field that differs
 
 

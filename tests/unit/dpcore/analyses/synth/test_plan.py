@@ -528,3 +528,25 @@ def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == to_csv(record) + "\n"  # same plan, same key: the recorded release
     assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 0.5}
+
+
+def test_a_declared_list_is_the_synthetic_groups_a_group_with_no_rows_included():
+    """Declared race × sex with a sex the demo has no row of, shared out by a public table: the
+    synthetic rows fall in the declared groups only (that group's from noise alone) and none in
+    an undeclared race."""
+    demo = load_demo()
+    races, sexes = ("White", "Black"), ("Female", "Male", "Another")
+    spec = GroupingSpec(
+        by=("race", "sex"), small_groups="keep", share_source="table",
+        share_table=tuple((f"{r} × {s}", 1.0) for r in races for s in sexes),
+        categories=(("race", races), ("sex", sexes)),
+    )  # fmt: skip
+    settings = SynthSettings(method="independent", n_rows=600)
+    grouping = spec.build(demo)
+    header = PlanHeader(DatasetRef.of(demo, "demo"), spec, PureDP(1.0))
+    plan = SYNTH.plan(SYNTH.statistics(demo, grouping, settings), settings, header)
+    rows = pd.DataFrame([dict(row.values) for row in plan.run(noise_source("simulation", rng=0),
+                                                              np.random.default_rng(0))])  # fmt: skip
+    counts = rows.groupby(["race", "sex"]).size()
+    assert set(rows["race"]) == set(races)
+    assert counts.loc[("White", "Another")] == counts.loc[("Black", "Another")] == 100
