@@ -187,8 +187,9 @@ class ModelRows:
             raise ValueError(
                 f"{where} has {block.shape[0]:,} complete rows; GVDP needs at least "
                 f"{model.min_rows} ({ROWS_PER_COEFFICIENT} per coefficient, "
-                f"{model.d} coefficients). Merge small groups on the Strata page (raise the "
-                "minimum group size), use fewer covariates, or fit the whole population only."
+                f"{model.d} coefficients). On the Strata page, merge or drop the small groups "
+                "(with a larger minimum group size), use fewer covariates, or fit the whole "
+                "population only."
             )
         y = block[:, 0]
         if model.kind == "mean":
