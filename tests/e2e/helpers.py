@@ -125,3 +125,13 @@ def commit_release(page: Page) -> None:
 def sidebar_remaining(page: Page):
     """The sidebar's remaining-budget figure, as a locator to assert on."""
     return page.get_by_test_id("stSidebar").get_by_test_id("stMetricValue")
+
+
+def choose_analysis(page: Page, url: str, name: str, preview: str, viewport: dict) -> None:
+    """Open the app, choose the analysis ``name`` on the Estimator page and wait for the
+    ``preview`` caption its first run draws."""
+    open_app(page, url, viewport)
+    open_page(page, "Estimator")
+    page.get_by_text(name, exact=True).click()
+    expect(page.get_by_text(preview)).to_be_visible()
+    settle(page, viewport)

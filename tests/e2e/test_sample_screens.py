@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import (
+    choose_analysis,
     commit_release,
     downloaded_text,
     no_exception,
@@ -29,11 +30,7 @@ PREVIEW_LABEL = (
 
 
 def choose_private_sample(page: Page, url: str) -> None:
-    open_app(page, url, VIEWPORT)
-    open_page(page, "Estimator")
-    page.get_by_text("Private sample", exact=True).click()
-    expect(page.get_by_text(PREVIEW_LABEL)).to_be_visible()
-    settle(page, VIEWPORT)
+    choose_analysis(page, url, "Private sample", PREVIEW_LABEL, VIEWPORT)
 
 
 @pytest.mark.e2e

@@ -11,10 +11,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import (
+    choose_analysis,
     commit_release,
     downloaded_text,
     no_exception,
-    open_app,
     open_page,
     screenshot,
     settle,
@@ -29,11 +29,7 @@ PREVIEW_LABEL = (
 
 
 def choose_synthetic_data(page: Page, url: str) -> None:
-    open_app(page, url, VIEWPORT)
-    open_page(page, "Estimator")
-    page.get_by_text("Synthetic data", exact=True).click()
-    expect(page.get_by_text(PREVIEW_LABEL)).to_be_visible()
-    settle(page, VIEWPORT)
+    choose_analysis(page, url, "Synthetic data", PREVIEW_LABEL, VIEWPORT)
 
 
 @pytest.mark.e2e
