@@ -39,11 +39,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from dpcore._labels import list_labels
 from dpcore._validate import positive_int
 from dpcore.accounting import Budget
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import public_range
-from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
 from dpcore.analyses.mean.strategies import Strategy, run_strategy
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import binomial_band
@@ -141,6 +142,14 @@ def mean_error_model(
             "The planner covers the Laplace and Gaussian means with public bounds. CoinPress "
             "adapts its clipping to the data at every step, so its error has no closed form; "
             "compare it on the Compare page instead."
+        )
+    empty = kept_without_rows(values.labels, values.sizes)
+    if empty and strategy != "global_only":
+        raise ValueError(
+            f"{list_labels(empty)} {'has' if len(empty) == 1 else 'have'} no rows: a release "
+            "estimates such a group from noise alone, so no budget makes its mean accurate. To "
+            "plan, remove the category from the declared list, or merge or drop small groups, "
+            "on the Strata page."
         )
     low, high = estimator.bounds
     sizes = values.sizes.astype(float)

@@ -13,7 +13,13 @@ from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.analyses.mean.strategies import STRATEGIES, Strategy, StrategyResult, run_strategy
+from dpcore.analyses.mean.strategies import (
+    STRATEGIES,
+    Strategy,
+    StrategyResult,
+    check_public_sizes_defined,
+    run_strategy,
+)
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource, SimulationNoise
@@ -98,6 +104,8 @@ class MeanPlan:
             )
         open_unit_interval("global_fraction", self.global_fraction)
         self._check_sizes_stay_private()
+        if self.strategy != "global_only":
+            check_public_sizes_defined(self.values, self.estimator)
         header = self.header.named(f"Mean of {self.value} by {self.header.by}")
         object.__setattr__(self, "header", header)
 

@@ -5,6 +5,7 @@ by step.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -46,6 +47,28 @@ VALUE_UNITS = {
     "score": "probability, 0 to 1",
     "value": "units of the synthetic value",
 }
+
+
+@dataclass(frozen=True)
+class OccupiedGroups:
+    """The groups that have rows, as the explainers draw them: a declared list may keep groups
+    with none, which have no size to take the log of and no mean to show."""
+
+    labels: tuple[str, ...]
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, groups: Grouping | GroupValues) -> OccupiedGroups:
+        occupied = np.asarray(groups.sizes) > 0
+        return cls(tuple(np.asarray(groups.labels, dtype=object)[occupied]), groups.sizes[occupied])
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n(self) -> int:
+        return int(self.sizes.sum())
 
 
 def unit_of(column: str | None) -> str:
@@ -118,6 +141,7 @@ def render_small_groups() -> None:
     strata = current_or_explain(current_grouping, "No groups to mark")
     groups = None
     if strata is not None:
+        strata = OccupiedGroups.of(strata)
         groups = pd.DataFrame(
             {
                 "group": list(strata.labels),
@@ -189,6 +213,7 @@ def render_stratify() -> None:
     strata = current_or_explain(current_grouping, "Choose groups first")
     if strata is None:
         return
+    strata = OccupiedGroups.of(strata)
     if strata.k < 2:
         st.info("Stratifying needs at least two groups: add a grouping column on the Strata page.")
         return
@@ -268,10 +293,11 @@ def render_coinpress() -> None:
             icon=":material/info:",
         )
         return
-    labels = list(strata.labels)
+    occupied = OccupiedGroups.of(strata)
+    labels = list(occupied.labels)
     if settings.coinpress_group not in labels:
-        settings.coinpress_group = labels[-1]  # groups are ordered largest first
-    sizes = dict(zip(labels, strata.sizes, strict=True))
+        settings.coinpress_group = labels[int(np.argmin(occupied.sizes))]
+    sizes = dict(zip(labels, occupied.sizes, strict=True))
     group_col, steps_col, rho_col = st.columns(3)
     with group_col:
         settings.coinpress_group = st.selectbox(

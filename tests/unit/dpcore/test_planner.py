@@ -260,3 +260,13 @@ def test_coinpress_and_other_analyses_say_the_planner_does_not_cover_them(values
 
     with pytest.raises(PlannerUnavailable, match="covers the mean per group so far"):
         RATIO.error_model(None, RATIO.default_settings())
+
+
+def test_a_kept_group_with_no_rows_cannot_be_planned_and_says_how_to_plan():
+    frame = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 60, "v": np.linspace(0, 10, 100)})
+    spec = GroupingSpec(by=("g",), small_groups="keep", categories=(("g", ("a", "b", "c")),))
+    values = GroupValues.from_grouping(spec.build(frame), frame, "v")
+    private = LaplaceMean(bounds=(0, 10), n_public=False)
+    with pytest.raises(ValueError, match="“c” has no rows: .* remove the category"):
+        mean_error_model(values, private)
+    assert mean_error_model(values, private, "global_only").labels == (POPULATION_LABEL,)
