@@ -456,6 +456,8 @@ def codebook_categories(codebook: pd.DataFrame) -> dict[str, tuple[str, ...]]:
             f"it has no {' or '.join(map(repr, missing))} (its columns: "
             f"{', '.join(map(str, codebook.columns))})"
         )
+    if codebook.empty:
+        raise ValueError("the codebook has no rows; list one category per row")
     blank = codebook[["column", "category"]].isna().any(axis=1).to_numpy()
     if blank.any():
         raise ValueError(
@@ -829,6 +831,10 @@ class GroupingSpec:
         The declared public domain ``((column, (category, ...)), ...)`` for every grouping
         column, or ``()``: the groups are then the combinations present in the data, treated
         as public (:meth:`Grouping.from_frame`).
+    categories_source
+        Where a declared list came from: ``"declared"`` (a codebook or a list typed from public
+        knowledge) or ``"data"`` (prefilled from the categories found in the data and accepted
+        as public on screen); the release's text says which.
     """
 
     by: tuple[str, ...]
@@ -839,6 +845,7 @@ class GroupingSpec:
     share_table: tuple[tuple[str, float], ...] = ()
     holdout_fraction: float | None = None
     categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    categories_source: Literal["declared", "data"] = "declared"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -849,6 +856,10 @@ class GroupingSpec:
         if self.share_source not in ("data", "table", "holdout"):
             raise ValueError(
                 f"`share_source` must be 'data', 'table' or 'holdout', got {self.share_source!r}"
+            )
+        if self.categories_source not in ("declared", "data"):
+            raise ValueError(
+                f"`categories_source` must be 'declared' or 'data', got {self.categories_source!r}"
             )
         if (self.share_source == "holdout") != (self.holdout_fraction is not None):
             raise ValueError(
@@ -918,7 +929,14 @@ class GroupingSpec:
             "share_table": dict(self.share_table),
             "holdout_fraction": self.holdout_fraction,
             # Only when declared, so that plans from before declarations keep their keys.
-            **({"categories": {c: list(v) for c, v in self.categories}} if self.declared else {}),
+            **(
+                {
+                    "categories": {c: list(v) for c, v in self.categories},
+                    "categories_source": self.categories_source,
+                }
+                if self.declared
+                else {}
+            ),
         }
 
 

@@ -234,6 +234,13 @@ def mean_settings(
 
 def grouping_spec(args: argparse.Namespace) -> GroupingSpec:
     categories = read_codebook(args.codebook) if args.codebook else {}
+    ignored = [column for column in categories if column not in args.by]
+    if ignored:  # a codebook usually covers the whole dataset, not only the grouping columns
+        print(f"strata-lab: note: --codebook: ignored {', '.join(ignored)} (not in --by)",
+              file=sys.stderr)  # fmt: skip
+    categories = {column: categories[column] for column in args.by if column in categories}
+    if args.codebook and not categories:
+        raise CliError(f"--codebook {args.codebook}: it lists no category of {', '.join(args.by)}")
     try:
         declared = check_categories(categories, tuple(args.by), dict(args.edges), MAX_GROUPS)
     except (TypeError, ValueError) as exc:

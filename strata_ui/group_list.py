@@ -39,11 +39,17 @@ def render(state: AppState) -> None:
         )
         return
     _load_codebook(state)
+    prefilled = [c for c in state.strata_columns if c not in state.codebook_columns]
     st.caption(
-        "Prefilled from the data: the categories listed here are treated as public. Add or "
-        "remove categories to match a public codebook. Every combination is a group: one with "
-        "no rows is still released (from noise alone when sizes are private), and rows with a "
-        "category not listed are left out."
+        (
+            f"Prefilled from the data ({', '.join(prefilled)}): the categories listed are "
+            "treated as public, and a release says so. Load a codebook to declare them from a "
+            "public source. "
+            if prefilled
+            else "Loaded from a codebook: a declared public list. "
+        )
+        + "Every combination is a group: one with no rows is still released (from noise alone "
+        "when sizes are private), and rows with a category not listed are left out."
     )
     for column in state.strata_columns:
         state.declared_categories[column] = _category_list(state, column)
@@ -64,6 +70,8 @@ def _category_list(state: AppState, column: str) -> list[str]:
     offered = [*bucket_labels(tuple(edges)), MISSING_LABEL] if edges else found
     key = _widget_key(state, column)
     declared = st.session_state.get(key, state.declared_categories.get(column))
+    if edges and declared:  # buckets of edges since changed are no category any more
+        declared = [label for label in declared if label in offered] or None
     if declared is None:
         declared = [label for label in offered if label != MISSING_LABEL or label in found]
     # The widget keeps its own state once made (or once a codebook set it): a default then
@@ -108,6 +116,7 @@ def _load_codebook(state: AppState) -> None:
     for column in used:
         state.declared_categories[column] = list(categories[column])
         st.session_state[_widget_key(state, column)] = list(categories[column])
+    state.codebook_columns = sorted({*state.codebook_columns, *used})
     st.session_state["strata.codebook.applied"] = upload.file_id
     ignored = [column for column in categories if column not in state.strata_columns]
     note = f"Loaded the categories of {', '.join(used) or 'no grouping column'}"

@@ -54,6 +54,9 @@ def grouping_spec(state: AppState) -> GroupingSpec:
         )
         if state.group_list == "declared"
         else (),
+        categories_source=(
+            "declared" if set(state.strata_columns) <= set(state.codebook_columns) else "data"
+        ),
     )
 
 

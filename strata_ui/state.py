@@ -56,6 +56,7 @@ class AppState:
     bucket_edges: dict[str, list[float]] = field(default_factory=dict)
     group_list: Literal["data", "declared"] = "data"  # where the list of groups comes from
     declared_categories: dict[str, list[str]] = field(default_factory=dict)  # per column
+    codebook_columns: list[str] = field(default_factory=list)  # lists loaded from a codebook
     min_group_size: int = 2
     small_groups: Literal["merge", "drop", "keep"] = "merge"
     share_source: Literal["data", "table", "holdout"] = "data"

@@ -53,6 +53,8 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     state.strata_columns = []
     state.bucket_edges = {}
     state.share_table = {}
+    # Another dataset's categories are no list of this one's groups.
+    state.group_list, state.declared_categories, state.codebook_columns = "data", {}, []
     _reset_analyses(demo=False)
     return None
 

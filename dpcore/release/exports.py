@@ -97,9 +97,14 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
 def groups_statement(strata: dict) -> str:
     """Where the list of groups comes from: a declared public list, or the data."""
     if "categories" in strata:
+        origin = (
+            "prefilled from the categories found in the data and accepted on screen as public"
+            if strata.get("categories_source") == "data"
+            else "a declared public list"
+        )
         return (
-            "a declared public list: every combination of the categories in `strata`, one "
-            "with no rows included; rows with another category are left out"
+            f"{origin}: every combination of the categories in `strata`, one with no rows "
+            "included; rows with another category are left out"
         )
     return (
         "the combinations present in the data, treated as public (a new category appears "

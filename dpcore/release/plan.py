@@ -141,7 +141,12 @@ class PlanHeader:
 
     def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
         """The review line about the groups (and where their shares come from)."""
-        source = "a declared list" if self.spec.declared else "from the data, treated as public"
+        if not self.spec.declared:
+            source = "from the data, treated as public"
+        elif self.spec.categories_source == "data":
+            source = "a list prefilled from the data, treated as public"
+        else:
+            source = "a declared list"
         line = f"**Strata:** {self.by} — {k} groups ({source})"
         return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 

@@ -395,3 +395,27 @@ def test_an_emptied_list_says_what_to_declare():
     at.radio(key="strata.group_list").set_value("data").run()
     assert not errors(at)
     assert metric(at, "Groups") == "10"
+
+
+def test_new_bucket_edges_replace_the_declared_buckets_without_an_error():
+    at = strata_page(start(), strata_columns=["age", "sex"])
+    edges = at.text_input(key=next(t.key for t in at.main.text_input if "edges" in t.label))
+    edges.set_value("30, 60").run()
+    at.radio(key="strata.group_list").set_value("declared").run()
+    assert categories_of(at, "age").value == ["< 30", "[30, 60)", "≥ 60"]
+    for typed, buckets in (("25, 45, 65", 4), ("40", 2)):
+        edges = at.text_input(key=next(t.key for t in at.main.text_input if "edges" in t.label))
+        edges.set_value(typed).run()
+        assert not at.exception and not errors(at)
+        assert len(categories_of(at, "age").value) == buckets
+        assert metric(at, "Groups") == str(2 * buckets)
+
+
+def test_an_upload_starts_its_groups_from_its_own_data():
+    at = strata_page(start())
+    at.radio(key="strata.group_list").set_value("declared").run()
+    categories_of(at, "sex").set_value(["Female", "Male", "Another"]).run()
+    go(at, "app_pages/data.py")
+    upload(at, GOOD_CSV)
+    state = state_of(at)
+    assert (state.group_list, state.declared_categories, state.codebook_columns) == ("data", {}, [])

@@ -15,7 +15,7 @@ def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, fresh_a
     open_page(page, "Strata")
     page.get_by_text("A declared list of categories (a public codebook)").click()
     settle(page)
-    expect(page.get_by_text("the categories listed here are treated as public")).to_be_visible()
+    expect(page.get_by_text("Prefilled from the data (race, sex)")).to_be_visible()
     sex = page.get_by_test_id("stMultiSelect").filter(has_text="Categories of sex")
     sex.locator("input").fill("Another")
     page.keyboard.press("Enter")
@@ -27,3 +27,25 @@ def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, fresh_a
     expect(page.get_by_test_id("stMetric").filter(has_text="Groups")).to_contain_text("15")
     no_exception(page)
     screenshot(page, "strata-declared")
+
+
+@pytest.mark.e2e
+def test_a_codebook_declares_the_lists(page: Page, fresh_app_url: str, tmp_path):
+    codebook = tmp_path / "codebook.csv"
+    codebook.write_text(
+        "column,category\nsex,Female\nsex,Male\nsex,Another\nrace,White\nrace,Black\n"
+        "occupation,Sales\n"
+    )
+    open_app(page, fresh_app_url, VIEWPORT)
+    open_page(page, "Strata")
+    page.get_by_text("A declared list of categories (a public codebook)").click()
+    settle(page)
+    page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(codebook)
+    settle(page)
+    expect(
+        page.get_by_text("Loaded the categories of race, sex; ignored occupation")
+    ).to_be_visible()
+    expect(page.get_by_text("Loaded from a codebook: a declared public list.")).to_be_visible()
+    expect(page.get_by_test_id("stMetric").filter(has_text="Groups")).to_contain_text("4")
+    no_exception(page)
+    screenshot(page, "strata-codebook")

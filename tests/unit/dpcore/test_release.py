@@ -834,3 +834,21 @@ def test_private_group_sizes_with_shares_from_the_data_are_refused(demo, strateg
     assert "take the shares from a public table or a holdout split" in str(refused.value)
     # A population-only release publishes no group shares: nothing to refuse.
     make_plan(demo, estimator=PRIVATE_SIZES, strategy="global_only")
+
+
+def test_every_export_says_where_the_list_of_groups_came_from(demo, ledger):
+    """Groups from the data, a list prefilled from the data and accepted as public, and a
+    declared list: the CSV's groups line and the review say which, truthfully."""
+    sex = (("sex", ("Female", "Male")),)
+    cases = {
+        "the combinations present in the data": {},
+        "prefilled from the categories found in the data": {
+            "categories": sex, "categories_source": "data",
+        },
+        "a declared public list": {"categories": sex},
+    }  # fmt: skip
+    for said, options in cases.items():
+        plan = make_plan(demo, by=("sex",), spec_options=options, label=said, budget=PureDP(0.1))
+        record = release(plan, ledger, noise="simulation", rng=1)
+        groups = next(line for line in to_csv(record).splitlines() if line.startswith("# groups"))
+        assert said in groups, groups
