@@ -54,7 +54,8 @@ SAMPLERS: dict[str, str] = {
 }
 
 NEIGHBOURS = (
-    "one row replaced by another (replace-one; the group's number of rows is public), as in "
+    "one row replaced by another (replace-one; the group's number of rows is public, and so "
+    "are the other groups' sizes where the Strata page merges or drops small groups), as in "
     "Raskhodnikova et al. (NeurIPS 2021)"
 )
 

@@ -112,8 +112,9 @@ class SampleRows:
             out.append(f"{self.n_holdout:,} rows form the public holdout; they are not sampled.")
         if self.n_dropped:
             out.append(
-                f"{self.n_dropped:,} rows belong to groups dropped on the Strata page as too "
-                "small; they are not sampled."
+                f"{self.n_dropped:,} rows are outside the groups of the Strata page (in a "
+                "group dropped as too small, or with a category not declared); they are not "
+                "sampled."
             )
         return out
 
