@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpcore import grouping
 from dpcore.accounting import ZCDP
 
 EPSILON_MIN = 0.01
@@ -14,7 +15,7 @@ RHO_MAX = 10.0
 # δ used only to *display* an (ε, δ)-DP equivalent of a zCDP budget; never spent.
 DISPLAY_DELTA = 1e-6
 
-MAX_GROUPS = 5000
+MAX_GROUPS = grouping.MAX_GROUPS  # the library's limit, named on the Strata page
 # Must equal `server.maxUploadSize` in .streamlit/config.toml (a test checks it).
 MAX_UPLOAD_MB = 200
 

@@ -51,10 +51,7 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
         if (message := explain_not_numeric(frame[column], str(column))) is not None
     )
     state.strata_columns = []
-    state.bucket_edges = {}
-    state.share_table = {}
-    # Another dataset's categories are no list of this one's groups.
-    state.group_list, state.declared_categories, state.codebook_columns = "data", {}, []
+    _reset_groups(state)
     _reset_analyses(demo=False)
     return None
 
@@ -67,10 +64,16 @@ def restore_demo(state: AppState) -> None:
     state.dataset_fingerprint = DEMO_FINGERPRINT
     state.upload_notes = ()
     state.strata_columns = list(DEMO_STRATA_COLUMNS)
-    state.bucket_edges = {}
-    state.share_table = {}
+    _reset_groups(state)
     _reset_analyses(demo=True)
     state.upload_generation += 1  # a fresh, empty uploader widget
+
+
+def _reset_groups(state: AppState) -> None:
+    """Forget the previous dataset's bucket edges, shares and list of groups: another dataset's
+    categories are no list of this one's groups."""
+    state.bucket_edges, state.share_table = {}, {}
+    state.group_list, state.declared_categories, state.codebook_columns = "data", {}, []
 
 
 def _reset_analyses(*, demo: bool) -> None:
