@@ -80,6 +80,8 @@ HOLDOUT_CODE = -2
 MAX_GROUPS = 5000
 """Default upper limit on the number of groups."""
 
+PrivateSizesGap = Literal["shares", "list", "keep"]
+
 SmallGroups = Literal["merge", "drop", "keep"]
 """What happens to a group below ``min_group_size``: merged into :data:`OTHER_LABEL`, dropped,
 or kept whatever its size (the only choice that never reads the exact group sizes, so the only
@@ -871,6 +873,20 @@ class GroupingSpec:
     def declared(self) -> bool:
         """True when the groups come from declared categories rather than from the data."""
         return bool(self.categories)
+
+    def private_sizes_gaps(self) -> tuple[PrivateSizesGap, ...]:
+        """What a release that keeps group sizes private still lacks, in the order to fix it:
+        ``"shares"`` (each group's share would be its size over n), ``"list"`` (groups read off
+        the data show a new category with its first person), ``"keep"`` (merging or dropping
+        decides from exact sizes). Empty when nothing is missing."""
+        gaps: list[PrivateSizesGap] = []
+        if self.share_source == "data":
+            gaps.append("shares")
+        if not self.declared:
+            gaps.append("list")
+        if self.small_groups != "keep":
+            gaps.append("keep")
+        return tuple(gaps)
 
     def build(self, frame: pd.DataFrame, *, weights: np.ndarray | None = None) -> Grouping:
         """Group ``frame``'s confidential rows and compute the recombination shares.

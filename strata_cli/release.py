@@ -189,14 +189,15 @@ def check_private_sizes_stay_private(args: argparse.Namespace, spec: GroupingSpe
     option fixes it)."""
     if args.sizes_public or args.strategy == "global_only":
         return
-    if not spec.declared:
+    gaps = spec.private_sizes_gaps()  # "shares" is refused above, naming --shares
+    if "list" in gaps:
         raise CliError(
             "the group sizes are private (no --sizes-public), but the list of groups would come "
             "from the data: a new category would appear in the release as soon as one person "
             "of it is added; declare each grouping column's categories with --codebook, or "
             "pass --sizes-public"
         )
-    if spec.small_groups != "keep":
+    if "keep" in gaps:
         raise CliError(
             "the group sizes are private (no --sizes-public), but --small-groups "
             f"{spec.small_groups} would decide from their exact sizes which groups to "

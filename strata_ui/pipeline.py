@@ -60,17 +60,20 @@ def grouping_spec(state: AppState) -> GroupingSpec:
     )
 
 
+_PRIVATE_SIZES_NEEDS = {
+    "shares": "take the shares from a public table or a holdout split",
+    "list": "declare the list of categories of each grouping column",
+    "keep": "keep every group whatever its size",
+}
+
+
 def private_sizes_needs(state: AppState) -> list[str]:
     """What the Strata page must still declare before a release may keep group sizes private
-    (:meth:`dpcore.analyses.mean.MeanPlan` refuses the rest); empty when nothing is missing."""
-    needs = []
-    if state.share_source == "data":
-        needs.append("take the shares from a public table or a holdout split")
-    if state.group_list != "declared":
-        needs.append("declare the list of categories of each grouping column")
-    if state.small_groups != "keep":
-        needs.append("keep every group whatever its size")
-    return needs
+    (:meth:`dpcore.grouping.GroupingSpec.private_sizes_gaps`, which the mean's plan enforces);
+    empty when nothing is missing or no grouping column is chosen yet."""
+    if not state.strata_columns:
+        return []
+    return [_PRIVATE_SIZES_NEEDS[gap] for gap in grouping_spec(state).private_sizes_gaps()]
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

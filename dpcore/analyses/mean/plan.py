@@ -43,6 +43,18 @@ STRATEGY_LABELS = {
 }
 
 
+_PRIVATE_SIZES_GAPS = {
+    "shares": "the recombination shares come from the data's own group counts, so each group's "
+    "published share would give its size away. On the Strata page, take the shares from a "
+    "public table or a holdout split",
+    "list": "the list of groups comes from the data, so a new category would appear in the "
+    "release as soon as one person of it is added. On the Strata page, declare the categories "
+    "of each grouping column",
+    "keep": "small groups are merged or dropped by their exact sizes, which would show which "
+    "groups are small. On the Strata page, keep every group whatever its size",
+}
+
+
 @dataclass(frozen=True)
 class MeanRow(ReleaseRow):
     """A released mean; group rows carry the public share they are recombined with."""
@@ -117,28 +129,12 @@ class MeanPlan:
         only when nothing but noise depends on them)."""
         if self.sizes_public or self.strategy == "global_only":
             return
-        spec = self.header.spec
-        where = (
-            "Group sizes are private in this release (“Treat group sizes as public” is off on "
-            "the Estimator page), but "
-        )
-        if spec.share_source == "data":
+        gaps = self.header.spec.private_sizes_gaps()
+        if gaps:
             raise ValueError(
-                f"{where}the recombination shares come from the data's own group counts, so each "
-                "group's published share would give its size away. On the Strata page, take the "
-                "shares from a public table or a holdout split; or treat group sizes as public."
-            )
-        if not spec.declared:
-            raise ValueError(
-                f"{where}the list of groups comes from the data, so a new category would appear "
-                "in the release as soon as one person of it is added. On the Strata page, "
-                "declare the categories of each grouping column; or treat group sizes as public."
-            )
-        if spec.small_groups != "keep":
-            raise ValueError(
-                f"{where}small groups are {'merged' if spec.small_groups == 'merge' else 'dropped'}"
-                " by their exact sizes, which would show which groups are small. On the Strata "
-                "page, keep every group whatever its size; or treat group sizes as public."
+                "Group sizes are private in this release (“Treat group sizes as public” is off "
+                f"on the Estimator page), but {_PRIVATE_SIZES_GAPS[gaps[0]]}; or treat group "
+                "sizes as public."
             )
 
     @property
