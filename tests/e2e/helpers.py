@@ -122,6 +122,15 @@ def commit_release(page: Page) -> None:
     settle(page)
 
 
+def metric_value(page: Page, label: str):
+    """The value of the main area's metric labelled exactly ``label``, as a locator to assert on.
+    (A substring filter also caught a stale copy left mid-rerun, and labels such as "Groups" are
+    substrings of others.)"""
+    label_element = page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
+    metric = page.get_by_test_id("stMain").get_by_test_id("stMetric").filter(has=label_element)
+    return metric.get_by_test_id("stMetricValue")
+
+
 def sidebar_remaining(page: Page):
     """The sidebar's remaining-budget figure, as a locator to assert on."""
     return page.get_by_test_id("stSidebar").get_by_test_id("stMetricValue")

@@ -4,7 +4,14 @@ category the data has no row of, keep every group; the page says what it did at 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import no_exception, open_app, open_page, screenshot, settle
+from tests.e2e.helpers import (
+    metric_value,
+    no_exception,
+    open_app,
+    open_page,
+    screenshot,
+    settle,
+)
 
 VIEWPORT = {"width": 1280, "height": 900}
 
@@ -24,7 +31,9 @@ def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, fresh_a
     page.get_by_text("Keep every group", exact=True).click()
     settle(page)
     expect(page.get_by_text("Policy: every group is kept, whatever its size.")).to_be_visible()
-    expect(page.get_by_test_id("stMetric").filter(has_text="Groups")).to_contain_text("15")
+    # The caption is drawn early in the run; wait for its end before reading the metrics.
+    settle(page)
+    expect(metric_value(page, "Groups")).to_have_text("15")
     no_exception(page)
     screenshot(page, "strata-declared")
 
@@ -46,6 +55,7 @@ def test_a_codebook_declares_the_lists(page: Page, fresh_app_url: str, tmp_path)
         page.get_by_text("Loaded the categories of race, sex; ignored occupation")
     ).to_be_visible()
     expect(page.get_by_text("Loaded from a codebook: a declared public list.")).to_be_visible()
-    expect(page.get_by_test_id("stMetric").filter(has_text="Groups")).to_contain_text("4")
+    settle(page)
+    expect(metric_value(page, "Groups")).to_have_text("4")
     no_exception(page)
     screenshot(page, "strata-codebook")
