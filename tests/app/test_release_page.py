@@ -290,3 +290,30 @@ def test_a_commit_while_another_process_holds_the_ledger_says_so_and_spends_noth
     assert "locked" not in text(at.main.error)
     assert ledger.history() == []
     assert has_commit_button(at)  # the page stays usable: commit again once it is free
+
+
+def test_intervals_with_sampling_error_are_chosen_paid_for_and_stated():
+    """Switch what the intervals cover twice and back; the review and the committed release
+    say what they cover, and the budget is spent once, in full."""
+    at = start()
+    for sampling in (True, False, True):
+        at.radio(key="mean.sampling_error").set_value(sampling).run()
+        assert not at.exception, [e.value for e in at.exception]
+        review = text(at.main.markdown)
+        assert ("population mean of the clipped values" in review) == sampling
+        assert ("they cover the clipped sample mean, not sampling error" in review) != sampling
+    for fraction in (0.3, 0.1):
+        at.select_slider(key="mean.variance_fraction").set_value(fraction).run()
+        assert f"took {fraction:.0%} of the budget" in text(at.main.markdown)
+    assert "Cost: **ε = 1 (pure DP)**" in text(at.main.markdown)  # the same total cost
+
+    ledger, record = helpers.commit_once(at)
+    assert record.cost == PureDP(1.0)
+    assert "population mean of the clipped values" in record.payload["metadata"]["intervals"]
+    for row in record.payload["outputs"]:
+        assert 0.0 <= row["low"] <= row["estimate"] <= row["high"] <= 100.0
+
+    change = at.radio(key="mean.sampling_error")
+    change.set_value(False).run()  # a different plan: committable again, nothing spent yet
+    assert has_commit_button(at)
+    assert len(ledger.history()) == 1

@@ -16,7 +16,7 @@ from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.frontier import stratification_frontier
-from dpcore.analyses.mean.plan import MeanPlan
+from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
@@ -43,7 +43,9 @@ class MeanSettings:
 
     Bounds are public: typed by the user, never read off the data. ``strategy`` is what a
     release publishes and ``global_fraction`` the share of the budget of the population
-    estimate when a release publishes both (vanilla (ii)).
+    estimate when a release publishes both (vanilla (ii)). ``sampling_error`` makes a release's
+    intervals cover sampling error too, paying ``variance_fraction`` of the budget for the
+    variances (:class:`~dpcore.analyses.mean.MeanPlan`).
     """
 
     value: str | None = "hours_per_week"
@@ -56,6 +58,8 @@ class MeanSettings:
     coinpress_beta: float = 0.01
     strategy: Strategy = "stratified"
     global_fraction: float = 0.5
+    sampling_error: bool = False
+    variance_fraction: float = DEFAULT_VARIANCE_FRACTION
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +161,8 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         return MeanPlan(
             values=stats, header=dataclasses.replace(header, budget=native),
             estimator=self.estimator(settings), strategy=settings.strategy,
-            global_fraction=settings.global_fraction,
+            global_fraction=settings.global_fraction, sampling_error=settings.sampling_error,
+            variance_fraction=settings.variance_fraction,
         )  # fmt: skip
 
     def study(

@@ -9,9 +9,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcore._validate import instance_of, open_unit_interval
-from dpcore.accounting import Budget
+from dpcore.accounting import Budget, scale
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.sampling_error import (
+    NoisySquares,
+    clipped_variances,
+    release_squares,
+    sampling_error_draws,
+)
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
     STRATEGIES,
@@ -35,6 +41,10 @@ INTERVAL_DRAWS = 20_000
 """Draws of the public noise distribution behind each noise interval (post-processing only)."""
 
 INTERVAL_METHOD = "noise quantiles (parametric bootstrap)"
+SAMPLING_INTERVAL_METHOD = "noise and sampling-error quantiles (parametric bootstrap)"
+DEFAULT_VARIANCE_FRACTION = 0.2
+"""Share of the budget spent on the group variances when intervals include sampling error: the
+variances need less precision than the means (a 20% error in a variance is 10% in a width)."""
 
 STRATEGY_LABELS = {
     "stratified": "stratified: one estimate per group, recombined with public shares",
@@ -88,6 +98,13 @@ class MeanPlan:
         ``"stratified"`` releases each group's estimate and their share-weighted sum;
         ``"global_only"`` only the population estimate; ``"global_and_groups"`` both, with
         ``global_fraction`` of the budget on the population estimate.
+    sampling_error
+        False: the intervals cover the DP noise only (the clipped mean of these rows). True:
+        they also cover sampling error, so they are intervals for the population's clipped
+        mean; ``variance_fraction`` of the budget then pays for DP estimates of the variances
+        (:mod:`~dpcore.analyses.mean.sampling_error`) and the means get the rest (sequential
+        composition). Needs public group sizes, the Laplace or Gaussian mean, and the rows in
+        memory (:class:`GroupValues`).
 
     The privacy unit is the one ``values`` were computed for (:attr:`unit`).
     """
@@ -97,6 +114,8 @@ class MeanPlan:
     estimator: MeanEstimator
     strategy: Strategy = "stratified"
     global_fraction: float = 0.5
+    sampling_error: bool = False
+    variance_fraction: float = DEFAULT_VARIANCE_FRACTION
 
     def __post_init__(self) -> None:
         if not isinstance(self.values, GroupValues | GroupSums) or self.values.shares is None:
@@ -116,6 +135,8 @@ class MeanPlan:
             )
         open_unit_interval("global_fraction", self.global_fraction)
         self._check_sizes_stay_private()
+        if self.sampling_error:
+            self._check_sampling_error_possible()
         if self.strategy != "global_only":
             check_public_sizes_defined(self.values, self.estimator)
         header = self.header.named(f"Mean of {self.value} by {self.header.by}")
@@ -137,6 +158,27 @@ class MeanPlan:
                 "sizes as public."
             )
 
+    def _check_sampling_error_possible(self) -> None:
+        open_unit_interval("variance_fraction", self.variance_fraction)
+        if not isinstance(self.estimator, LaplaceMean | GaussianMean):
+            raise ValueError(
+                "Intervals with sampling error need the Laplace or Gaussian mean: CoinPress moves "
+                "its clipping range at every step, so the spread of its clipped values has no "
+                "fixed bound to add noise for. Choose another estimator on the Estimator page, "
+                "or release noise-only intervals."
+            )
+        if not self.sizes_public:
+            raise ValueError(
+                "Intervals with sampling error need group sizes treated as public (Estimator "
+                "page): with private sizes this release publishes no intervals at all."
+            )
+        if not isinstance(self.values, GroupValues):
+            raise ValueError(
+                "Intervals with sampling error need the rows in memory; the engines compute "
+                "clipped sums but not yet the sums of squares they need. Release noise-only "
+                "intervals, or load the data into memory."
+            )
+
     @property
     def cost(self) -> Budget:
         return self.header.budget
@@ -153,6 +195,19 @@ class MeanPlan:
         """The budget each mechanism runs at: :attr:`cost` for one row per person, else divided
         by the rows a person may contribute (:meth:`PrivacyUnit.row_budget`)."""
         return self.unit.row_budget(self.cost)
+
+    @property
+    def mean_budget(self) -> Budget:
+        """The budget the means run at: :attr:`row_budget`, less :attr:`variance_budget` when
+        the intervals include sampling error."""
+        if not self.sampling_error:
+            return self.row_budget
+        return scale(self.row_budget, 1 - self.variance_fraction)
+
+    @property
+    def variance_budget(self) -> Budget:
+        """The budget the variance estimates run at (only with ``sampling_error``)."""
+        return scale(self.row_budget, self.variance_fraction)
 
     @property
     def value(self) -> str:
@@ -188,6 +243,12 @@ class MeanPlan:
             ),
             # Only when a person column is set, so that plans from before it keep their keys.
             **({} if self.unit == ROW else {"privacy_unit": self.unit.to_dict()}),
+            # Likewise only when chosen: noise-only plans keep the keys they always had.
+            **(
+                {"sampling_error": {"variance_fraction": self.variance_fraction}}
+                if self.sampling_error
+                else {}
+            ),
         }
 
     def estimate(
@@ -196,7 +257,7 @@ class MeanPlan:
         """The strategy's group and global estimates drawn with ``noise`` (``rng`` unused: the
         mean has no random post-processing)."""
         return run_strategy(
-            self.strategy, self.values, self.estimator, self.row_budget, self.shares,
+            self.strategy, self.values, self.estimator, self.mean_budget, self.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
 
@@ -209,8 +270,20 @@ class MeanPlan:
         so the same estimates always give the same intervals.
         """
         result = self.estimate(noise, rng)
+        squares = (
+            release_squares(
+                self.values,
+                self.estimator,
+                self.variance_budget,
+                self.strategy,
+                self.global_fraction,
+                noise,
+            )  # fmt: skip
+            if self.sampling_error
+            else None
+        )
         low, high = public_range(self.estimator)
-        groups, population = (part.within(low, high) for part in self.intervals(result))
+        groups, population = (part.within(low, high) for part in self.intervals(result, squares))
         rows = []
         if self.strategy != "global_only":
             for g, label in enumerate(self.values.labels):
@@ -228,42 +301,57 @@ class MeanPlan:
                             population.high))  # fmt: skip
         return rows
 
-    def intervals(self, result: StrategyResult) -> tuple[Interval, Interval]:
-        r"""The group and population estimates with their noise intervals.
+    def intervals(
+        self, result: StrategyResult, squares: NoisySquares | None = None
+    ) -> tuple[Interval, Interval]:
+        r"""The group and population estimates with their intervals.
 
         Basic (pivot) intervals: estimate − upper error quantile, estimate − lower one (Davison &
-        Hinkley 1997, §5.2), with the error quantiles of :meth:`_noise_quantiles`. NaN bounds
+        Hinkley 1997, §5.2), with the error quantiles of :meth:`_error_draws`. With ``squares``
+        (the release's noisy sums of squares) the errors include sampling error. NaN bounds
         where no interval is released (private group sizes).
         """
         groups, whole = np.asarray(result.group_estimates), float(result.global_estimate)
+        method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
         if self.sizes_public:
-            group_q, global_q = self._noise_quantiles(groups)
+            group_errors, global_errors = self._error_draws(result, squares)
+            tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
+            group_q = np.quantile(group_errors, tails, axis=0).T
+            global_q = np.quantile(global_errors, tails)
         else:  # intervals built from the exact sizes would give those sizes away
             group_q, global_q = np.full((self.values.k, 2), np.nan), np.full(2, np.nan)
         level = self.header.level
         return (
             Interval(estimate=groups, low=groups - group_q[:, 1], high=groups - group_q[:, 0],
-                     level=level, method=INTERVAL_METHOD),
+                     level=level, method=method),
             Interval(estimate=whole, low=whole - global_q[1], high=whole - global_q[0],
-                     level=level, method=INTERVAL_METHOD),
+                     level=level, method=method),
         )  # fmt: skip
 
-    def _noise_quantiles(self, group_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r"""Quantiles of the estimation error due to the DP noise, by parametric bootstrap.
+    def _error_draws(
+        self, result: StrategyResult, squares: NoisySquares | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        r"""Draws of the estimation error of the group and population estimates, shapes
+        ``(INTERVAL_DRAWS, k)`` and ``(INTERVAL_DRAWS,)``, by parametric bootstrap.
 
-        Reruns the same strategy on stand-in data in which every member of group g has the value
-        :math:`\tilde\mu_g` (the DP estimate clipped to the public range), with the public group
-        sizes, and records the error of each draw. Only DP outputs and public parameters enter,
-        so this is post-processing. With public sizes, Laplace and Gaussian errors do not depend
-        on the values at all and the intervals are exact up to Monte Carlo error; with private
-        sizes and for CoinPress they are plug-in approximations. The intervals describe the noise
-        only: they cover the clipped sample mean, not sampling error.
+        The DP noise: reruns the same strategy on stand-in data in which every member of group g
+        has the value :math:`\tilde\mu_g` (the DP estimate clipped to the public range), with
+        the public group sizes, and records the error of each draw. With public sizes, Laplace
+        and Gaussian errors do not depend on the values at all and the draws are exact up to
+        Monte Carlo error; for CoinPress they are a plug-in approximation.
+
+        Sampling error, with ``squares``: independent Student-t draws with the variances that
+        :mod:`~dpcore.analyses.mean.sampling_error` estimates from ``squares`` and the DP means
+        (Miao & Li 2022, §2.4.2: the noise's variance adds to the sampling one).
+
+        Only DP outputs and public parameters enter, so this is post-processing, with fixed
+        seeds: the same estimates always give the same intervals.
         """
         low, high = public_range(self.estimator)
-        centres = np.clip(np.asarray(group_estimates, dtype=float), low, high)
+        centres = np.clip(np.asarray(result.group_estimates, dtype=float), low, high)
         stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.row_budget, self.shares,
+            self.strategy, stand_in, self.estimator, self.mean_budget, self.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
             noise=SimulationNoise(rng=0),
         )  # fmt: skip
@@ -272,10 +360,31 @@ class MeanPlan:
             if self.strategy == "stratified"
             else float(centres @ self.values.sizes / self.values.n)
         )
-        tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
-        group_q = np.quantile(draws.group_estimates - centres, tails, axis=0).T
-        global_q = np.quantile(draws.global_estimate - global_truth, tails)
-        return group_q, global_q
+        group_errors = draws.group_estimates - centres
+        global_errors = draws.global_estimate - global_truth
+        if squares is None:
+            return group_errors, global_errors
+        group_sampling, global_sampling = sampling_error_draws(
+            self._mean_variances(squares.groups, result.group_estimates, group_errors),
+            self._mean_variances(squares.pooled, result.global_estimate, global_errors[:, None]),
+            self.values.sizes, self.shares.values, INTERVAL_DRAWS, np.random.default_rng(1),
+        )  # fmt: skip
+        return group_errors + group_sampling, global_errors + global_sampling
+
+    def _mean_variances(self, noisy_squares, means, noise_errors: np.ndarray):
+        """The sampling variance of each released mean (:math:`\tilde s^2/n`), for the groups
+        (``noise_errors`` of shape (R, k)) or the pooled mean (shape (R, 1), a float out);
+        None when the release has no such sums."""
+        if noisy_squares is None:
+            return None
+        pooled = noise_errors.shape[1] == 1
+        sizes = np.array([self.values.n]) if pooled else np.asarray(self.values.sizes)
+        low, high = self.estimator.interval(sizes.astype(float))
+        variances = clipped_variances(
+            np.atleast_1d(noisy_squares), np.atleast_1d(means), noise_errors.var(axis=0),
+            sizes, low, high,
+        ) / sizes  # fmt: skip
+        return float(variances[0]) if pooled else variances
 
     @property
     def interval_description(self) -> str:
@@ -284,6 +393,13 @@ class MeanPlan:
             return (
                 "no intervals: group sizes are private in this release, and an interval computed "
                 "from the exact sizes would reveal them"
+            )
+        if self.sampling_error:
+            return (
+                f"{self.header.level:.0%} intervals for the population mean of the clipped "
+                f"values: the DP noise ({INTERVAL_DRAWS:,} parametric-bootstrap draws) plus "
+                "sampling error, from DP estimates of the variances that took "
+                f"{self.variance_fraction:.0%} of the budget"
             )
         return (
             f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
@@ -298,6 +414,7 @@ class MeanPlan:
             self.header.strata_line(self.values.k, self.shares),
             f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
             *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
+            f"**Intervals:** {self.interval_description}",
         ]
 
     def script_body(self) -> str:
@@ -325,8 +442,14 @@ class MeanPlan:
             f"    estimator={estimator}({arguments}),\n"
             f"    strategy={self.strategy!r},\n"
             f"    global_fraction={self.global_fraction!r},\n"
+            f"{self._sampling_error_arguments()}"
             ")\n"
         )
+
+    def _sampling_error_arguments(self) -> str:
+        if not self.sampling_error:
+            return ""
+        return f"    sampling_error=True,\n    variance_fraction={self.variance_fraction!r},\n"
 
 
 def public_range(estimator: MeanEstimator) -> tuple[float, float]:

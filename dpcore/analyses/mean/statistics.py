@@ -225,6 +225,25 @@ class GroupValues:
         sums = below + (self._prefix[j + shift] - self._prefix[i + shift]) + above
         return np.ascontiguousarray(np.moveaxis(sums.reshape(self.k, *shape[:-1]), 0, -1))
 
+    def centred_squares(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        r"""Per-group sums of squared deviations of the clipped values from the middle of the
+        clipping range: :math:`Q_g = \sum_{x\in G_g}\big(\mathrm{clip}_{[a_g,b_g]}(x)
+        - c_g\big)^2` with :math:`c_g = (a_g + b_g)/2`.
+
+        Each term lies in :math:`[0, h_g^2]`, :math:`h_g = (b_g - a_g)/2`, so adding, removing
+        or replacing one row moves :math:`Q_g` by at most :math:`h_g^2` — the sensitivity of the
+        paid variance estimate of :mod:`~dpcore.analyses.mean.sampling_error`. One O(n) pass, run
+        once per release (never per Monte Carlo replicate).
+
+        ``low`` and ``high`` are ``(k,)`` finite bounds with ``low <= high``.
+        """
+        low, high = (np.broadcast_to(np.asarray(b, dtype=float), (self.k,)) for b in (low, high))
+        group_of_row = np.repeat(np.arange(self.k), self.sizes)
+        centre = (low + high) / 2
+        clipped = np.clip(self.sorted_values, low[group_of_row], high[group_of_row])
+        deviations = clipped - centre[group_of_row]
+        return np.bincount(group_of_row, weights=deviations**2, minlength=self.k)
+
     # ---- construction -------------------------------------------------------------------------
 
     def subset(self, keep: object) -> GroupValues:

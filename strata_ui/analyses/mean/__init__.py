@@ -47,6 +47,7 @@ class MeanUI(AnalysisUI):
 
     def render_release_options(self) -> None:
         settings.render_strategy_choice()
+        settings.render_interval_choice()
 
     def on_dataset_change(self, *, demo: bool) -> None:
         # Bounds are public facts about the value column; the old ones say nothing of new data.

@@ -16,6 +16,8 @@ from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.widgets import bind, show_problems
 
+VARIANCE_FRACTIONS = (0.1, 0.2, 0.3, 0.5)
+
 ESTIMATOR_HELP = {
     "laplace": "Adds Laplace noise; meets pure ε-DP. Simple and the paper's main example.",
     "gaussian": "Adds Gaussian noise; meets ρ-zCDP, whose costs add up gently over many releases.",
@@ -267,3 +269,33 @@ def render_strategy_choice() -> None:
         format_func=STRATEGY_LABELS.__getitem__,
         help="Groups are disjoint, so releasing every group's estimate costs one group's budget.",
     )  # fmt: skip
+
+
+INTERVAL_COVERAGE = {
+    False: "The noise only (nothing extra to pay)",
+    True: "The noise and sampling error (pays for the variances)",
+}
+INTERVAL_COVERAGE_CAPTIONS = {
+    False: "The intervals say how far the noise may have moved each estimate from the mean of "
+    "these rows. They do not cover the chance differences between these rows and the "
+    "population they were drawn from, and say so in the exports.",
+    True: "The intervals cover the population's mean (of values within the bounds): part of "
+    "the budget pays for private estimates of each group's spread, the rest for the means. "
+    "Needs group sizes treated as public and the Laplace or Gaussian mean.",
+}
+
+
+def render_interval_choice() -> None:
+    """The Release page's "What the intervals cover" for the mean, and the budget share of the
+    variances when they cover sampling error."""
+    chosen = bind(
+        st.radio, "What the intervals cover", MeanSettings, "sampling_error",
+        labels=INTERVAL_COVERAGE, captions=INTERVAL_COVERAGE_CAPTIONS,
+    )  # fmt: skip
+    if chosen:
+        bind(
+            st.select_slider, "Share of the budget for the variances", MeanSettings,
+            "variance_fraction", options=VARIANCE_FRACTIONS, format_func="{:.0%}".format,
+            help="The variances need less precision than the means: an error of 20% in a "
+            "variance is about 10% in an interval's width.",
+        )  # fmt: skip

@@ -10,6 +10,7 @@ the table's.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pandas as pd
@@ -18,7 +19,7 @@ import pytest
 from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import ANALYSES
 from dpcore.analyses.gvdp import GvdpSettings
-from dpcore.analyses.mean import MeanSettings
+from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.sampling import SampleSettings
 from dpcore.analyses.synth import SynthSettings
@@ -111,8 +112,29 @@ def test_nothing_but_dp_outputs_follows_one_added_person(
     monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
     spec = SPECS[spec_name]
     records = {n: released(f, analysis, spec, tmp_path, n) for n, f in neighbours.items()}
-    before, after = records["D"], records["D′"]
+    assert_nothing_but_dp_outputs_differ(records["D"], records["D′"], analysis, spec, spec_name)
 
+
+def test_intervals_with_sampling_error_add_nothing_but_dp_outputs(
+    neighbours, tmp_path, monkeypatch
+):
+    """The paid variance estimates are noisy sums: the release publishes intervals built from
+    them and nothing else, and each group's sum of squares moves by at most its sensitivity."""
+    monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
+    settings = dataclasses.replace(SETTINGS["mean"], sampling_error=True)
+    spec = SPECS["share table"]
+    records = {n: released(f, MEAN, spec, tmp_path, n, settings) for n, f in neighbours.items()}
+    assert "sampling error" in records["D"].metadata["intervals"]
+    assert_nothing_but_dp_outputs_differ(records["D"], records["D′"], MEAN, spec, "share table")
+    squares = [
+        MEAN.statistics(frame, spec.build(frame), settings).centred_squares(0.0, 100.0)
+        for frame in neighbours.values()
+    ]
+    assert (abs(squares[1] - squares[0]) <= 50.0**2).all()  # h² = ((U − L)/2)²
+    assert (squares[1] != squares[0]).sum() == 1  # only the person's group moved
+
+
+def assert_nothing_but_dp_outputs_differ(before, after, analysis, spec, spec_name) -> None:
     def public(record):
         return {k: v for k, v in public_metadata(record.metadata).items() if k != "released_at"}
 

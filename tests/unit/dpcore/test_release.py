@@ -520,6 +520,15 @@ def test_script_compiles_whatever_the_title(demo, ledger, title):
     assert f"label={title!r}," in script
 
 
+def test_the_script_of_intervals_with_sampling_error_finds_its_release(demo, ledger, tmp_path):
+    plan = make_plan(demo, by=("sex",), sampling_error=True, variance_fraction=0.3)
+    record = release(plan, ledger, noise="simulation", rng=3)
+    assert "variance_fraction=0.3," in to_script(record)
+    done = run_script(to_script(record), tmp_path, ledger.path, REPO)
+    assert done.returncode == 0, done.stderr  # the same plan, so the same key
+    assert done.stdout == to_csv(record) + "\n"
+
+
 @pytest.mark.slow
 def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     plan = make_plan(demo)
