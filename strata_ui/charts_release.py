@@ -1,19 +1,16 @@
-"""Plotly figures for the Release page and the HTML report: the budget gauge and a release's
-estimates with their intervals. No streamlit here, so the figures are unit-tested directly.
+"""Plotly figures for the Release page and the HTML report (:mod:`strata_ui.report`): the budget
+gauge and a release's estimates with their intervals. No streamlit here, so the figures are unit-tested directly.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.release import ReleaseRecord, groups_statement, public_metadata
+from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
-from strata_ui.static_image import ATTEMPTS, TIME_LIMIT_S, render_png, static_image_available
 from strata_ui.style import FONT, PALETTE, wrap_label
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
@@ -120,54 +117,3 @@ def release_summary(record: ReleaseRecord) -> str:
             f"{widths.max():.3g} wide: small groups pay most for privacy."
         )
     return text
-
-
-def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
-    """A self-contained HTML report: metadata, the output table, the chart (interactive when
-    online, as a static PNG when Chromium is available for kaleido)."""
-    figure = release_figure(record) if figure is None else figure
-    title = html.escape(record.metadata["title"])
-    png = render_png(figure, width=1000, height=560)
-    if png is not None:
-        encoded = base64.b64encode(png).decode()
-        image = f'<img alt="{title}" src="data:image/png;base64,{encoded}" width="1000">'
-    elif not static_image_available():
-        image = (
-            "<p><em>No static image: Chromium was not found, so kaleido could not draw one. "
-            "The interactive chart above needs an internet connection.</em></p>"
-        )
-    else:
-        image = (
-            "<p><em>No static image: Chromium did not draw the chart within "
-            f"{ATTEMPTS} × {TIME_LIMIT_S:g} s. The interactive chart above needs an internet "
-            "connection; download the report again for the image.</em></p>"
-        )
-    metadata = public_metadata(record.metadata)
-    rows = "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-        for k, v in (
-            ("Released at (UTC)", metadata["released_at"]),
-            ("Dataset", metadata["plan"]["dataset"]["name"]),
-            ("Estimator", metadata["plan"]["estimator"]),
-            ("Strategy", metadata["plan"]["strategy"]),
-            (
-                "Groups",
-                f"{' × '.join(metadata['plan']['strata']['by'])}: "
-                f"{groups_statement(metadata['plan']['strata'])}",
-            ),
-            ("Noise", metadata["noise"]),
-            ("Budget", metadata["budget"]),
-            ("Ledger", metadata["ledger"]["name"]),
-            ("Intervals", metadata["intervals"]),
-            ("Software", metadata["software"]),
-        )
-    )
-    table = pd.DataFrame(record.outputs).to_html(index=False, float_format="%.6g", escape=True)
-    chart = figure.to_html(full_html=False, include_plotlyjs="cdn")
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
-        f"<body style='font-family: sans-serif; max-width: 1040px; margin: auto'>"
-        f"<h1>{title}</h1><p>Differentially private release. Every number below is a DP output."
-        f"</p><table>{rows}</table><h2>Estimates</h2>{table}<h2>Chart</h2>{chart}"
-        f"<h2>Static image</h2>{image}</body></html>"
-    )

@@ -14,13 +14,9 @@ from dpcore.ledger import Ledger, list_ledgers
 from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
 from strata_ui import constants
 from strata_ui.analyses import AnalysisUI, for_kind
-from strata_ui.charts_release import (
-    budget_gauge,
-    html_report,
-    release_figure,
-    release_summary,
-)
+from strata_ui.charts_release import budget_gauge, release_figure, release_summary
 from strata_ui.data import history_table
+from strata_ui.report import html_report
 from strata_ui.state import get_state
 from strata_ui.static_image import static_image_available
 
@@ -57,10 +53,15 @@ def _ui_of(record: ReleaseRecord) -> AnalysisUI | None:
 
 def figure_for(record: ReleaseRecord):
     """The release's chart: its analysis's own if it draws one, else the generic
-    estimates-with-intervals chart."""
+    estimates-with-intervals chart; None for a release without estimates (synthetic rows, a
+    sample)."""
     ui = _ui_of(record)
-    figure = None if ui is None else ui.release_figure(record)
-    return release_figure(record) if figure is None else figure
+    if ui is None:
+        return release_figure(record)
+    figure = ui.release_figure(record)
+    if figure is None and ui.has_intervals:
+        return release_figure(record)
+    return figure
 
 
 def render_record(record: ReleaseRecord, key: str) -> None:
@@ -86,12 +87,11 @@ def _file_stem(record: ReleaseRecord) -> str:
 
 
 def render_downloads(record: ReleaseRecord, key: str) -> None:
-    """CSV (formulas escaped), JSON, script and (for estimates) HTML report downloads."""
+    """CSV (formulas escaped), JSON, script and HTML report downloads."""
     ui = _ui_of(record)
     rows = "Estimates and intervals" if ui is None else ui.release_rows
-    report = ui is None or ui.has_intervals
     stem = _file_stem(record)
-    csv_col, json_col, script_col, *html_col = st.columns(4 if report else 3)
+    csv_col, json_col, script_col, html_col = st.columns(4)
     csv_col.download_button(
         "CSV", to_csv(record), f"{stem}.csv", "text/csv", key=f"{key}.csv",
         icon=":material/download:", on_click="ignore",
@@ -106,14 +106,13 @@ def render_downloads(record: ReleaseRecord, key: str) -> None:
         icon=":material/code:", on_click="ignore",
         help="Redoes the release with dpcore's public API on the same data.",
     )  # fmt: skip
-    if not report:
-        return
-    html_col[0].download_button(
-        "HTML report", functools.partial(html_report, record, figure_for(record)), f"{stem}.html", "text/html",
-        key=f"{key}.html", icon=":material/description:", on_click="ignore",
-        help="Metadata, table and chart in one file.",
+    figure = figure_for(record)
+    html_col.download_button(
+        "HTML report", functools.partial(html_report, record, figure), f"{stem}.html",
+        "text/html", key=f"{key}.html", icon=":material/description:", on_click="ignore",
+        help="The release's facts, outputs and chart in one file that opens offline.",
     )  # fmt: skip
-    if not static_image_available():
+    if figure is not None and not static_image_available():
         st.caption(
             "The HTML report has no static image: Chromium, which kaleido needs to draw one, "
             "is not installed (`apt-get install chromium`)."

@@ -36,7 +36,8 @@ from dpcore.release import (
     to_json,
     to_script,
 )
-from strata_ui import charts_release
+from strata_ui import static_image
+from strata_ui.report import html_report
 
 SETTINGS = {
     "mean": MeanSettings(value="hours_per_week", clip_low=0, clip_high=100),
@@ -98,10 +99,11 @@ def without_stamp(text: str) -> str:
 
 
 def report_facts(record: ReleaseRecord) -> str:
-    """The HTML report's table of facts (its rows before the estimates); the static image, which
-    only draws the estimates, is left out (kaleido takes seconds)."""
-    report = charts_release.html_report(record, figure=charts_release.release_figure(record))
-    return report.split("<h2>Estimates</h2>")[0]
+    """The HTML report's tables of facts (everything before the outputs; the chart, which only
+    draws the outputs, is left out)."""
+    facts, outputs = html_report(record, figure=None).split("<h2>Outputs</h2>")
+    assert outputs  # the split found the heading: the facts are not the whole report
+    return facts
 
 
 @pytest.mark.parametrize("spec_name", SPECS)
@@ -109,7 +111,7 @@ def report_facts(record: ReleaseRecord) -> str:
 def test_nothing_but_dp_outputs_follows_one_added_person(
     neighbours, analysis, spec_name, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
     spec = SPECS[spec_name]
     records = {n: released(f, analysis, spec, tmp_path, n) for n, f in neighbours.items()}
     assert_nothing_but_dp_outputs_differ(records["D"], records["D′"], analysis, spec, spec_name)
@@ -120,7 +122,7 @@ def test_intervals_with_sampling_error_add_nothing_but_dp_outputs(
 ):
     """The paid variance estimates are noisy sums: the release publishes intervals built from
     them and nothing else, and each group's sum of squares moves by at most its sensitivity."""
-    monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
     settings = dataclasses.replace(SETTINGS["mean"], sampling_error=True)
     spec = SPECS["share table"]
     records = {n: released(f, MEAN, spec, tmp_path, n, settings) for n, f in neighbours.items()}
@@ -146,8 +148,8 @@ def assert_nothing_but_dp_outputs_differ(before, after, analysis, spec, spec_nam
             for r in (before, after)
         ]
         assert heads[0] == heads[1], export.__name__
-    if analysis.name not in ("synth", "sample"):  # records have no report (issue 14)
-        assert without_stamp(report_facts(before)) == without_stamp(report_facts(after))
+    assert without_stamp(report_facts(before)) == without_stamp(report_facts(after))
+    if analysis.name not in ("synth", "sample"):  # records, not one row per group
         assert list(before.frame["group"]) == list(after.frame["group"])
         assert list(before.frame.columns) == list(after.frame.columns)
     if "public_share" in before.frame:

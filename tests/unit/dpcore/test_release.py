@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import ast
-import base64
 import csv
 import dataclasses
 import io
 import json
 import platform
 import re
-import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -749,42 +747,6 @@ def test_release_figure_of_a_population_only_release_has_one_point(demo, ledger)
     fig = charts_release.release_figure(release(plan, ledger, noise="simulation", rng=12))
     assert [t.name for t in fig.data] == ["whole population"]
     assert list(fig.data[0].x) == ["All"]
-
-
-@pytest.mark.slow
-def test_html_report_has_title_table_and_a_static_png(demo_record):
-    if not charts_release.static_image_available():
-        pytest.skip("Chromium is not installed, so kaleido cannot draw a static image")
-    html = charts_release.html_report(demo_record)
-    assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
-    assert "<b>by</b>" not in html.split("<h2>Chart</h2>")[0]  # the title is escaped as text
-    table = html.split("<h2>Estimates</h2>")[1].split("<h2>Chart</h2>")[0]
-    for row in demo_record.outputs:
-        assert f"<td>{row['group']}</td>" in table
-        assert f"{row['estimate']:.6g}" in table
-    encoded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert encoded, "no embedded PNG"
-    png = base64.b64decode(encoded.group(1))
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert struct.unpack(">II", png[16:24]) == (1000, 560)  # IHDR width and height
-    assert "No static image" not in html
-
-
-@pytest.mark.parametrize(
-    ("chromium", "message"),
-    [
-        (False, "No static image: Chromium was not found"),
-        (True, "No static image: Chromium did not draw the chart within 2 × 45 s."),
-    ],
-)
-def test_html_report_says_why_it_has_no_static_image(demo_record, monkeypatch, chromium, message):
-    monkeypatch.setattr(charts_release, "static_image_available", lambda: chromium)
-    monkeypatch.setattr(charts_release, "render_png", lambda *args, **kwargs: None)
-    html = charts_release.html_report(demo_record)
-    assert message in html
-    assert "data:image/png" not in html
-    assert "<h1>Hours &lt;b&gt;by&lt;/b&gt; group</h1>" in html
-    assert_no_data_hash(html, demo_record)
 
 
 def test_csv_header_is_escaped_like_the_cells(formula_record):
