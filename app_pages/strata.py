@@ -8,7 +8,7 @@ from pandas.api import types
 
 from dpcore import theory
 from dpcore.grouping import OTHER_LABEL
-from strata_ui import charts_strata, group_list, pipeline
+from strata_ui import charts_strata, data, group_list, pipeline
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -144,6 +144,8 @@ n_groups, n_rows, smallest = st.columns(3)
 n_groups.metric("Groups", f"{grouping.k:,}")
 n_rows.metric("Rows used", f"{grouping.n:,}")
 smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
+if (warning := data.many_groups_warning(grouping.sizes)) is not None:
+    st.warning(warning, icon=":material/warning:")
 st.plotly_chart(charts_strata.group_size_chart(sizes))
 n_small = int(sizes["small"].sum())
 st.caption(

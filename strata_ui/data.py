@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -43,4 +44,28 @@ def history_table(records: list[LedgerRecord]) -> pd.DataFrame:
             "release": [r.label for r in records],
             "cost": [str(r.cost) for r in records],
         }
+    )
+
+
+MANY_GROUPS = 200
+"""Above this many groups the Strata page warns what the grouping costs."""
+FEW_ROWS = 30
+"""A group with fewer rows than this gets an estimate that is mostly noise at ε ≈ 1."""
+
+
+def many_groups_warning(sizes: np.ndarray) -> str | None:
+    """What a grouping of more than :data:`MANY_GROUPS` groups costs, in plain words (None for
+    fewer): how many groups are tiny, what that does to their estimates, and what to change.
+    ``sizes`` are the curator's exact sizes; the warning is shown on screen only."""
+    k = int(sizes.size)
+    if k <= MANY_GROUPS:
+        return None
+    tiny = int((sizes < FEW_ROWS).sum())
+    median = float(np.median(sizes))
+    return (
+        f"{k:,} groups is a lot. Half of them have {median:,.0f} rows or fewer and {tiny:,} have "
+        f"fewer than {FEW_ROWS}: each group's private estimate gets noise scaled to one person "
+        "over its own size, so these estimates will be mostly noise, and every chart and "
+        "simulation has to draw them all. Fewer grouping columns, or coarser bucket edges, give "
+        "groups large enough to say something."
     )

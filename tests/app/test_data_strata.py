@@ -419,3 +419,17 @@ def test_an_upload_starts_its_groups_from_its_own_data():
     upload(at, GOOD_CSV)
     state = state_of(at)
     assert (state.group_list, state.declared_categories, state.codebook_columns) == ("data", {}, [])
+
+
+def test_many_groups_are_warned_about_with_what_they_cost_and_the_warning_goes_with_them():
+    at = start("strata")
+    columns = at.multiselect[0]
+    many = ["workclass", "education", "marital_status", "occupation", "race", "sex"]
+    for chosen, warned in ((many, True), (["race", "sex"], False), (many, True)):
+        at.multiselect(key=columns.key).set_value(chosen).run()
+        assert not at.exception, [e.value for e in at.exception]
+        warning = text(at.main.warning)
+        assert ("groups is a lot" in warning) == warned, warning
+    groups = at.main.metric[0].value
+    assert f"{groups} groups is a lot. Half of them have" in text(at.main.warning)
+    assert "fewer than 30" in text(at.main.warning)
