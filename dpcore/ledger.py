@@ -178,18 +178,25 @@ class OtherDatasetError(ValueError):
         self.ledger, self.covered, self.dataset = ledger, covered, dataset
         super().__init__(self.advice("pass `allow_other_dataset=True`"))
 
-    def advice(self, how_to_confirm: str) -> str:
-        """The refusal, ending with ``how_to_confirm`` as the way to say the ledger covers both."""
+    def advice(
+        self, confirm: str, *, start: str = "start a new ledger for it", refused: bool = True
+    ) -> str:
+        """The situation and both ways on: ``start`` (a ledger for data about other people)
+        and ``confirm`` (charge this one, for data about the same people). ``refused=False``
+        words it as a notice before a release rather than a refusal."""
         names = " and ".join(f"“{d.name}”" for d in self.covered)
         other = f"“{self.dataset}”"
         if self.dataset in {d.name for d in self.covered}:
             other += " with other contents (rows changed, or other columns read)"
+        situation = (
+            f"ledger “{self.ledger}” is the budget of {names} (the data of its releases so far), "
+            f"and this release is on {other}."
+        )
+        lead = f"Release refused: {situation} Nothing was spent." if refused else situation
         return (
-            f"Release refused: ledger “{self.ledger}” is the budget of {names} (the data of its "
-            f"releases so far), and this release is on {other}. Nothing was spent. If the new "
-            "data is about other people, start a new ledger for it. If it is about the same "
-            "people (a corrected file, another extract of the same survey), the releases must "
-            f"share one budget: to charge them to this ledger, {how_to_confirm}."
+            f"{lead[0].upper()}{lead[1:]} If the new data is about other people, {start}. If it "
+            "is about the same people (a corrected file, another extract of the same survey), "
+            f"the releases must share one budget: to charge them to this ledger, {confirm}."
         )
 
 

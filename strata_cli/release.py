@@ -53,6 +53,8 @@ __all__ = ["add_parser", "run"]
 
 ENGINES = ("pandas", "duckdb", "spark")
 COVERS_FLAG = "--ledger-covers-new-data"
+# The command line opens existing ledgers only; the app's Budget page starts them.
+START_ADVICE = "start a ledger for it on the app's Budget page and pass its --ledger-name"
 
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
@@ -273,7 +275,7 @@ def spend(plan, ledger: Ledger, covers_new_data: bool) -> ReleaseRecord:
     try:
         record = release(plan, ledger, noise="secure", allow_other_dataset=covers_new_data)
     except OtherDatasetError as exc:
-        raise CliError(exc.advice(f"pass {COVERS_FLAG}")) from None
+        raise CliError(exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)) from None
     if not record.spent:
         print(
             "strata-lab: note: this plan was released before; the recorded release is printed "
@@ -292,7 +294,7 @@ def dry_run(plan, ledger: Ledger | None, seed: int, covers_new_data: bool) -> Re
             ledger.check_dataset(dataset, allow_other_dataset=covers_new_data)
             ledger.check_affordable(plan.cost)
         except OtherDatasetError as exc:
-            note = exc.advice(f"pass {COVERS_FLAG}")
+            note = exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)
             print(f"strata-lab: note: the real release would fail: {note}", file=sys.stderr)
         except BudgetExceededError as exc:
             print(f"strata-lab: note: the real release would fail: {exc}", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""App tests of the Release page: commit once, refuse an overspend, manage ledgers, history."""
+"""App tests of the Release page: commit once, refuse an overspend, history (ledgers are managed
+on the Budget page: test_budget_ledgers.py)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,6 @@ DOWNLOADS = ["CSV", "JSON", "Python script", "HTML report"]
 
 def start(page: str = "release") -> AppTest:
     return helpers.start(page)
-
-
-def submit(at: AppTest, label: str) -> AppTest:
-    """Click a form's submit button (AppTest keys them by form and label)."""
-    [button] = [b for b in at.button if b.label == label]
-    button.click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def ledgers() -> dict[str, LedgerSummary]:
@@ -109,31 +102,6 @@ def test_a_second_session_committing_the_same_plan_spends_nothing():
     assert len(Ledger.open(None, "default").history()) == 1
 
 
-def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
-    at = start()
-    at.text_input(key="release.ledger.new_name").input("tiny")
-    at.number_input(key="release.ledger.new_rho").set_value(0.01)
-    at.checkbox(key="release.ledger.new_confirm").check()
-    submit(at, "Start new ledger")
-    assert ledgers()["tiny"].total.components() == {"rho": 0.01}
-    # The session now uses the new ledger.
-    assert at.selectbox(key="release.ledger.switch").value == "tiny"
-    assert sidebar_left(at) == "0.01 of 0.01"
-    assert "**Not affordable:** “tiny” has only **ρ = 0.01** left." in text(at.main.markdown)
-
-    # Ticking the box does not enable Commit, and the page says why.
-    at.checkbox(key="release.confirm").check().run()
-    assert at.button(key="release.commit").disabled
-    assert "Commit is off: “tiny” cannot afford this plan." in text(at.main.caption)
-    assert {name: s.releases for name, s in ledgers().items()} == {"default": 0, "tiny": 0}
-
-    # Switching back charges the default ledger again.
-    at.selectbox(key="release.ledger.switch").select("default").run()
-    assert not at.exception
-    assert sidebar_left(at) == "1 of 1"
-    assert "Left in “default”: **ρ = 1** now" in text(at.main.markdown)
-
-
 def test_a_budget_above_epsilon_2_is_flagged_before_the_commit_and_two_is_not():
     at = start()
     for epsilon, warned in ((5.0, True), (2.0, False), (5.0, True)):
@@ -143,52 +111,6 @@ def test_a_budget_above_epsilon_2_is_flagged_before_the_commit_and_two_is_not():
         assert ("A large budget for one release:** ε = 5" in warning) == warned, epsilon
     assert "e^5 ≈ 148" in text(at.main.warning)
     assert ledgers()["default"].releases == 0
-
-
-def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():
-    at = start()
-    at.text_input(key="release.ledger.new_name").input("second")
-    submit(at, "Start new ledger")
-    assert "Nothing started: tick the confirmation box first." in text(at.main.error)
-    assert set(ledgers()) == {"default"}
-
-    at.checkbox(key="release.ledger.new_confirm").check()
-    at.text_input(key="release.ledger.new_name").input("default")
-    submit(at, "Start new ledger")
-    assert "a ledger called “default” already exists" in text(at.main.error)
-
-    at.text_input(key="release.ledger.new_name").input("   ")
-    submit(at, "Start new ledger")
-    assert "give the new ledger a name" in text(at.main.error)
-    assert set(ledgers()) == {"default"}
-    assert at.selectbox(key="release.ledger.switch").value == "default"
-
-
-def test_reset_needs_the_exact_name_then_archives_the_history():
-    at = commit(start())
-    outputs = Ledger.open(None, "default").history()[0].payload["outputs"]
-
-    at.text_input(key="release.ledger.reset_name").input("Default")
-    submit(at, "Archive and reset")
-    assert "Nothing reset: type the ledger's name exactly (default) to confirm." in text(
-        at.main.error
-    )
-    assert {name: s.releases for name, s in ledgers().items()} == {"default": 1}
-    assert Ledger.open(None, "default").remaining() == {"rho": 0.5}
-
-    at.text_input(key="release.ledger.reset_name").input("default")
-    submit(at, "Archive and reset")
-    [archived] = [name for name in ledgers() if name != "default"]
-    assert archived.startswith("default (archived ")
-    assert f"Reset. The old history is kept as “{archived}”." in text(at.success)
-    assert {name: s.releases for name, s in ledgers().items()} == {archived: 1, "default": 0}
-    assert Ledger.open(None, archived).history()[0].payload["outputs"] == outputs
-    assert Ledger.open(None, "default").remaining() == {"rho": 1.0}
-    # The page and the sidebar show the emptied ledger at once.
-    assert sidebar_left(at) == "1 of 1"
-    assert has_commit_button(at)
-    assert "No releases yet in this ledger." in text(at.main.markdown)
-    assert at.selectbox(key="release.ledger.switch").options == [archived, "default"]
 
 
 def test_a_gaussian_estimator_with_an_epsilon_budget_shows_how_to_fix_it():
