@@ -120,4 +120,9 @@ try:
 except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budget
     st.error(str(exc), icon=":material/error:")
     st.stop()
+try:
+    # The exact cost can depend on the plan (the ratio's follows from its noise), so price it.
+    st.markdown(ledger_ui.cost_sentence(ui.current_plan().cost, ledger))
+except (ValueError, TypeError):  # the plan is not ready yet: the Release page says what to fix
+    st.caption("The cost of one release shows here once the release is ready to plan.")
 ui.render_budget_choices()

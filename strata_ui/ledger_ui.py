@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
-from dpcore.accounting import ZCDP
+from dpcore.accounting import ZCDP, Budget, PureDP, exact_components, format_components
 from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
 from strata_ui import constants
 from strata_ui.state import get_state
@@ -128,3 +130,33 @@ def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -
         get_state().ledger_name = name
         get_state().ledger_flash = f"Started “{name}”: the next releases are charged to it."
         st.rerun()
+
+
+def releases_affordable(charge: dict[str, float], left: dict[str, float]) -> int:
+    """How many releases charging ``charge`` fit in ``left`` (per component, the scarcest)."""
+    counts = [left[k] / v for k, v in charge.items() if v > 0]
+    # A hair of slack: 1 / 0.25 may come out as 3.9999999999999996 in floats.
+    return math.floor(min(counts) * (1 + 1e-12)) if counts else 0
+
+
+def cost_sentence(cost: Budget, ledger: Ledger) -> str:
+    """One release's cost in its own unit and in the ledger's, with an ε for either, and how
+    many such releases the ledger affords now and when fresh: the same words for every
+    analysis, so one budget control reads the same whichever analysis it prices."""
+    charge = {k: float(v) for k, v in exact_components(cost, ledger.total.kind).items()}
+    charged = f"the ledger is charged **{format_components(charge)}**"
+    if isinstance(cost, PureDP) and ledger.total.kind == "zcdp":
+        own = f"{cost}; the ledger counts ε-DP as ρ = ε²/2, so {charged}"
+    elif isinstance(cost, ZCDP):
+        delta = constants.DISPLAY_DELTA
+        epsilon = cost.to_approx_dp(delta).epsilon
+        own = f"{cost}, that is (ε = {epsilon:.3g}, δ = {delta:g})-DP; {charged}"
+    else:
+        own = f"{cost}; {charged}"
+    total = {k: float(v) for k, v in ledger.total.components().items()}
+    now, fresh = (releases_affordable(charge, left) for left in (ledger.remaining(), total))
+    return (
+        f"**One release costs** {own}. “{ledger.name}” has room for **{now} more "
+        f"release{'' if now == 1 else 's'}** like this one ({fresh} on its whole budget of "
+        f"{format_components(total)})."
+    )

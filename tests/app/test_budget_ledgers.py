@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
@@ -85,9 +86,9 @@ def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
 
     # Switching back charges the default ledger again.
     go(at, "budget").selectbox(key=SWITCH).select("default").run()
-    assert sidebar_left(at) == "1 of 1"
+    assert sidebar_left(at) == "2 of 2"
     go(at, "release")
-    assert "Left in “default”: **ρ = 1** now" in text(at.main.markdown)
+    assert "Left in “default”: **ρ = 2** now" in text(at.main.markdown)
 
 
 def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():
@@ -127,9 +128,9 @@ def test_reset_needs_the_exact_name_then_archives_the_history():
     assert f"Reset. The old history is kept as “{archived}”." in text(at.success)
     assert {name: s.releases for name, s in ledgers().items()} == {archived: 1, "default": 0}
     assert Ledger.open(None, archived).history()[0].payload["outputs"] == outputs
-    assert Ledger.open(None, "default").remaining() == {"rho": 1.0}
+    assert Ledger.open(None, "default").remaining() == {"rho": 2.0}
     # The page and the sidebar show the emptied ledger, now bound to no data, at once.
-    assert sidebar_left(at) == "1 of 1"
+    assert sidebar_left(at) == "2 of 2"
     assert "No release yet." in sidebar(at)
     assert at.selectbox(key=SWITCH).options == [
         f"{archived} · data “{DEMO_DATASET_NAME}” · 1 release", "default · no data yet · 0 releases",
@@ -161,7 +162,7 @@ def test_a_release_on_a_second_file_waits_for_the_tick_that_the_ledger_covers_bo
     at.button(key="release.commit").click().run()
     assert "Released and recorded" in text(at.success)
     ledger = Ledger.open(None, "default")
-    assert len(ledger.history()) == 2 and ledger.remaining() == {"rho": 0.0}
+    assert len(ledger.history()) == 2 and ledger.remaining() == {"rho": 1.0}
     assert [d.name for d in ledger.datasets()][1] == "survey.csv"
     assert "and “survey.csv”." in sidebar(at)
 
@@ -177,3 +178,33 @@ def test_a_new_ledger_for_the_second_file_takes_it_without_asking():
     at.button(key="release.commit").click().run()
     assert [d.name for d in Ledger.open(None, "survey").datasets()] == ["survey.csv"]
     assert len(Ledger.open(None, "default").datasets()) == 1
+
+
+@pytest.mark.parametrize(
+    ("analysis", "kind", "cost"),
+    [
+        ("mean", "pure", "ε = 1 (pure DP); the ledger counts ε-DP as ρ = ε²/2, so the ledger is "
+         "charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+        ("gvdp", "pure", "ρ = 0.5 (zCDP), that is (ε = 5.22, δ = 1e-06)-DP; the ledger is charged "
+         "**ρ = 0.5**. “default” has room for **4 more releases**"),
+        ("synth", "zcdp", "ε = 1 (pure DP); the ledger counts ε-DP as ρ = ε²/2, so the ledger is "
+         "charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+        ("sample", "pure", "ε = 1 (pure DP); the ledger counts ε-DP as ρ = ε²/2, so the ledger "
+         "is charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+        # The ratio's Gaussian noise is calibrated to (ε, δ) = (1, 1e-6): its exact zCDP cost is
+        # far below ε²/2, so the same ε buys far more of its releases.
+        ("ratio", "pure", "ρ = 0.00319528 (zCDP), that is (ε = 0.339, δ = 1e-06)-DP; the ledger "
+         "is charged **ρ = 0.00319528**. “default” has room for **625 more releases**"),
+        ("ratio", "zcdp", "ρ = 0.5 (zCDP), that is (ε = 5.22, δ = 1e-06)-DP; the ledger is "
+         "charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+    ],
+)  # fmt: skip
+def test_the_budget_page_prices_one_release_of_each_analysis_in_epsilon_and_rho(
+    analysis, kind, cost
+):
+    """At the defaults a fresh ledger takes four releases of every analysis, and the Budget
+    page says what one costs in ε and in the ledger's ρ, in the same words for each."""
+    at = start()
+    state_of(at).analysis, state_of(at).budget_kind = analysis, kind
+    go(at, "budget")
+    assert f"**One release costs** {cost}" in text(at.main.markdown)

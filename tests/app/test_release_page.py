@@ -52,7 +52,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     assert "UCI Adult (demo), 32,561 rows" in page
     assert "race × sex — 10 groups" in page
     assert "Cost: **ε = 1 (pure DP)**, charged to the ledger as **ρ = 0.5**." in page
-    assert "Left in “default”: **ρ = 1** now, **ρ = 0.5** after this release." in page
+    assert "Left in “default”: **ρ = 2** now, **ρ = 1.5** after this release." in page
 
     assert at.button(key="release.commit").disabled
     at.checkbox(key="release.confirm").check().run()
@@ -65,8 +65,8 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     ledger = Ledger.open(None, "default")
     [record] = ledger.history()
     assert record.cost == PureDP(1.0)
-    assert ledger.remaining() == {"rho": 0.5}  # exactly ε²/2 = 0.5 of the ρ = 1 ledger
-    assert sidebar_left(at) == "0.5 of 1"
+    assert ledger.remaining() == {"rho": 1.5}  # exactly ε²/2 = 0.5 of the ρ = 2 ledger
+    assert sidebar_left(at) == "1.5 of 2"
 
     [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
     assert list(table["group"]) == [row["group"] for row in record.payload["outputs"]]
@@ -77,7 +77,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     titles = [spec["layout"].get("title", {}).get("text", "") for spec in specs]
     assert f"{DEFAULT_LABEL} — DP estimates with 95% intervals" in titles
     gauge = next(spec["data"][0] for spec in specs if spec["data"][0]["type"] == "indicator")
-    assert gauge["value"] == 0.5
+    assert gauge["value"] == 1.5
     assert downloads(at, "release.current") == DOWNLOADS
     assert not has_commit_button(at)
 
@@ -87,7 +87,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     assert "Committing it again would spend nothing" in text(at.info)
     assert not has_commit_button(at)
     assert len(ledger.history()) == 1
-    assert ledger.remaining() == {"rho": 0.5}
+    assert ledger.remaining() == {"rho": 1.5}
 
 
 def test_a_second_session_committing_the_same_plan_spends_nothing():
@@ -98,7 +98,7 @@ def test_a_second_session_committing_the_same_plan_spends_nothing():
     assert not second.exception, [e.value for e in second.exception]
     assert not second.main.error, text(second.main.error)
     assert "Committing it again would spend nothing" in text(second.info)
-    assert sidebar_left(second) == "0.5 of 1"
+    assert sidebar_left(second) == "1.5 of 2"
     assert len(Ledger.open(None, "default").history()) == 1
 
 
@@ -151,7 +151,7 @@ def test_history_lists_both_releases_and_offers_each_for_download():
     at.text_input(key="release.label").input("Second release").run()
     assert has_commit_button(at)  # renaming plans a new release
     commit(at)
-    assert Ledger.open(None, "default").remaining() == {"rho": 0.0}  # 2 × ρ 0.5, exactly
+    assert Ledger.open(None, "default").remaining() == {"rho": 1.0}  # 2 × ρ 0.5, exactly
 
     [history] = [d.value for d in at.main.dataframe if "release" in d.value.columns]
     assert list(history["release"]) == [DEFAULT_LABEL, "Second release"]
