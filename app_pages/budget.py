@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.accounting import ZCDP, Budget, PureDP, format_components
-from strata_ui import constants, pipeline
+from strata_ui import constants, ledger_ui, pipeline
 from strata_ui.analyses import current
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
@@ -21,11 +21,19 @@ st.markdown(
 
 ledger = open_ledger_or_stop()
 
-st.subheader(f"Ledger “{ledger.name}”")
+st.subheader("Project ledger")
+st.markdown(
+    "Keep one ledger per project: one set of people, one total budget. A ledger's first release "
+    "makes it the budget of that release's data; a release on other data then asks you first, "
+    "because data about other people deserves a ledger of its own, and data about the same "
+    "people must share this one."
+)
+ledger_ui.render_flash()
+ledger_ui.render_ledger_choice(ledger)
 total, spent, remaining = st.columns(3)
 total.metric("Total", format_components(ledger.total.components()), help=str(ledger.total))
 spent.metric("Spent", format_components(ledger.spent()))
-releases = len(ledger.history())
+releases = len(ledger.history(payloads=False))
 spent.caption(f"{releases} release{'' if releases == 1 else 's'} so far")
 with remaining:
     render_remaining_budget(ledger)
@@ -33,6 +41,8 @@ st.caption(
     "Budgets are in ρ-zero-concentrated DP (zCDP): the costs of successive releases add up, and "
     "any ρ converts to a familiar (ε, δ)-DP guarantee."
 )
+with st.expander("Start a new ledger, or reset this one", icon=":material/settings:"):
+    ledger_ui.render_ledger_admin(ledger)
 
 state = get_state()
 st.subheader("Budget of the next release")
@@ -110,4 +120,9 @@ try:
 except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budget
     st.error(str(exc), icon=":material/error:")
     st.stop()
+try:
+    # The exact cost can depend on the plan (the ratio's follows from its noise), so price it.
+    st.markdown(ledger_ui.cost_sentence(ui.current_plan().cost, ledger))
+except (ValueError, TypeError):  # the plan is not ready yet: the Release page says what to fix
+    st.caption("The cost of one release shows here once the release is ready to plan.")
 ui.render_budget_choices()

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore.accounting import BudgetExceededError
-from dpcore.ledger import LedgerUnavailableError
+from dpcore.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import release_ui
 from strata_ui.analyses import current
@@ -70,25 +70,40 @@ if state.release_flash:  # set just before the rerun that follows a commit or a 
     st.success(state.release_flash, icon=":material/check_circle:")
     state.release_flash = None
 if existing is None:
+    other_data = release_ui.other_data_choice(plan, ledger)  # None: the ledger's own data
     confirmed = st.checkbox(
         "I understand that committing spends this budget for good.", key="release.confirm"
     )
     can_afford = release_ui.affordable(plan.cost, ledger)
     if not can_afford:
         st.caption(
-            f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget on the "
-            "Budget page, or switch to or start another ledger under “Manage ledgers” below."
+            f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget, or "
+            "switch to or start another ledger, on the Budget page."
+        )
+    if other_data is False:
+        st.caption(
+            f"Commit is off: this plan's data is not the data of “{ledger.name}”. Tick the box "
+            "above if both are about the same people, or start a new ledger on the Budget page."
         )
     if st.button(
-        "Commit release", type="primary", disabled=not (confirmed and can_afford),
+        "Commit release", type="primary",
+        disabled=not (confirmed and can_afford) or other_data is False,
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
         try:
             with st.spinner("Drawing the noise and recording the release…"):
-                record = release(plan, ledger, noise="secure")
+                record = release(plan, ledger, noise="secure", allow_other_dataset=bool(other_data))
         except BudgetExceededError as exc:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
+            )
+        except OtherDatasetError as exc:  # another session released on other data meanwhile
+            st.error(
+                exc.advice(
+                    "say so with the box that now appears above the Commit button",
+                    start="start a new ledger for it on the Budget page",
+                ),
+                icon=":material/block:",
             )
         except LedgerUnavailableError as exc:  # busy, read-only or full: nothing was spent
             st.error(str(exc), icon=":material/block:")
@@ -129,5 +144,7 @@ else:
 st.subheader("Release history")
 release_ui.render_history(ledger)
 
-with st.expander("Manage ledgers", icon=":material/settings:"):
-    release_ui.render_ledger_admin(ledger)
+st.page_link(
+    "app_pages/budget.py", label="Switch, start or reset ledgers on the Budget page",
+    icon=":material/account_balance_wallet:",
+)  # fmt: skip

@@ -70,7 +70,7 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo, synthetic_gaussian_mix
 from dpcore.grouping import OTHER_LABEL, Grouping, GroupingReport, GroupingSpec
 from dpcore.intervals import Interval
 from dpcore.io import read_table
-from dpcore.ledger import Ledger, list_ledgers
+from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, list_ledgers
 from dpcore.mechanisms import SecureNoise, SimulationNoise, as_noise_source, noise_source
 from dpcore.metrics import (
     GroupWorkload,
@@ -127,7 +127,9 @@ __all__ = [
     "Interval",
     "LaplaceMean",
     "Ledger",
+    "LedgerDataset",
     "MeanPlan",
+    "OtherDatasetError",
     "PlanHeader",
     "PublicShares",
     "PureDP",

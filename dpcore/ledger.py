@@ -17,6 +17,17 @@ One SQLite file can hold several named ledgers. Passing ``path=None`` uses
 3. otherwise ``~/.local/share/strata-lab/ledger.sqlite``.
 
 Missing parent folders, the database file and its tables are created on first use.
+
+One ledger per dataset
+----------------------
+A ledger is the budget of one project: the people in one dataset. Its first release binds it to
+that release's dataset (its fingerprint, see :func:`dpcore.release.fingerprint_frame`), and a
+spend on other data is refused with :class:`OtherDatasetError` unless the caller confirms that the
+ledger covers both (``allow_other_dataset=True``): two files about the same people (a corrected
+file, another extract of the same survey) must share one budget, because releases about the same
+people add up (sequential composition); files about different people call for a ledger each. The
+fingerprints are a function of the confidential rows, so they stay in the ledger file, which is
+the curator's; nothing here is exported.
 """
 
 from __future__ import annotations
@@ -49,14 +60,17 @@ __all__ = [
     "Ledger",
     "LedgerRecord",
     "LedgerSummary",
+    "LedgerDataset",
     "LedgerUnavailableError",
+    "OtherDatasetError",
     "default_ledger_path",
     "list_ledgers",
 ]
 
 LEDGER_PATH_ENV = "STRATA_LAB_LEDGER"
 
-_SCHEMA_VERSION = 1
+# Version 2 added the datasets each ledger covers; a version-1 file is migrated on opening.
+_SCHEMA_VERSION = 2
 # Separate statements rather than one script: executescript() would COMMIT the open transaction.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS ledgers (
@@ -75,6 +89,15 @@ _SCHEMA = (
         key        TEXT,           -- idempotency key; NULLs never collide under UNIQUE
         created_at TEXT NOT NULL,
         UNIQUE (ledger, key)
+    )""",
+    # The data a ledger's releases may be made on: the first release's, then any the user
+    # confirmed. Fingerprints hash the confidential rows: curator-side only, never exported.
+    """CREATE TABLE IF NOT EXISTS datasets (
+        ledger      TEXT NOT NULL REFERENCES ledgers (name),
+        fingerprint TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        added_at    TEXT NOT NULL,
+        PRIMARY KEY (ledger, fingerprint)
     )""",
 )
 # Long enough to queue behind any realistic spend; a spend holds the write lock for milliseconds.
@@ -130,6 +153,51 @@ def _unavailable(path: pathlib.Path, exc: sqlite3.OperationalError) -> LedgerUna
         reason = "unavailable"
     message = _UNAVAILABLE_MESSAGES[reason].format(path=path, error=exc, variable=LEDGER_PATH_ENV)
     return LedgerUnavailableError(message, path=path, reason=reason)
+
+
+@dataclass(frozen=True)
+class LedgerDataset:
+    """A dataset a ledger covers: its fingerprint (a hash of the confidential rows, kept in the
+    ledger only), the name it was released under, and when the ledger took it on (empty for a
+    dataset that is only being asked about)."""
+
+    fingerprint: str
+    name: str
+    added_at: str = ""
+
+
+class OtherDatasetError(ValueError):
+    """A release on data the ledger does not cover; nothing was spent.
+
+    ``ledger`` is the ledger's name, ``covered`` the datasets it covers (its first release's
+    first) and ``dataset`` the name of the release's data. :meth:`advice` words the message for
+    the caller's way of confirming (a keyword, a command-line flag, a checkbox).
+    """
+
+    def __init__(self, ledger: str, covered: list[LedgerDataset], dataset: str) -> None:
+        self.ledger, self.covered, self.dataset = ledger, covered, dataset
+        super().__init__(self.advice("pass `allow_other_dataset=True`"))
+
+    def advice(
+        self, confirm: str, *, start: str = "start a new ledger for it", refused: bool = True
+    ) -> str:
+        """The situation and both ways on: ``start`` (a ledger for data about other people)
+        and ``confirm`` (charge this one, for data about the same people). ``refused=False``
+        words it as a notice before a release rather than a refusal."""
+        names = " and ".join(f"“{d.name}”" for d in self.covered)
+        other = f"“{self.dataset}”"
+        if self.dataset in {d.name for d in self.covered}:
+            other += " with other contents (rows changed, or other columns read)"
+        situation = (
+            f"ledger “{self.ledger}” is the budget of {names} (the data of its releases so far), "
+            f"and this release is on {other}."
+        )
+        lead = f"Release refused: {situation} Nothing was spent." if refused else situation
+        return (
+            f"{lead[0].upper()}{lead[1:]} If the new data is about other people, {start}. If it "
+            "is about the same people (a corrected file, another extract of the same survey), "
+            f"the releases must share one budget: to charge them to this ledger, {confirm}."
+        )
 
 
 def default_ledger_path() -> pathlib.Path:
@@ -261,25 +329,28 @@ class Ledger:
             return None
         with self._connect() as conn:
             if conn.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
-                return None
+                return None  # a new file, or an older schema that _create migrates
             row = conn.execute(
                 "SELECT kind, total FROM ledgers WHERE name = ?", (self._name,)
             ).fetchone()
         return None if row is None else _decode_budget(*row)
 
     def _create(self) -> Budget:
-        """Create the schema (a new file) and this ledger's row if missing; return its total."""
+        """Create the schema (a new file) or migrate an older one, and this ledger's row if
+        missing; return its total."""
         with self._connect(writing=True) as conn:
             _enable_wal(conn)
             with _transaction(conn):
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version not in (0, _SCHEMA_VERSION):
+                if version > _SCHEMA_VERSION:
                     raise ValueError(
                         f"`path` {str(self._path)!r} has ledger schema version {version}; this "
-                        f"version of Strata Lab reads version {_SCHEMA_VERSION}"
+                        f"version of Strata Lab reads versions up to {_SCHEMA_VERSION}"
                     )
                 for statement in _SCHEMA:
                     conn.execute(statement)
+                if version == 1:
+                    _bind_past_releases(conn)
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
                 conn.execute(
                     "INSERT OR IGNORE INTO ledgers (name, kind, total, created_at) "
@@ -310,7 +381,14 @@ class Ledger:
         return f"Ledger({str(self._path)!r}, {self._name!r}, {self._total!r})"
 
     def spend(
-        self, label: str, cost: Budget, payload: dict, *, key: str | None = None
+        self,
+        label: str,
+        cost: Budget,
+        payload: dict,
+        *,
+        key: str | None = None,
+        dataset: LedgerDataset | None = None,
+        allow_other_dataset: bool = False,
     ) -> LedgerRecord:
         """Charge ``cost`` to the ledger and record it with ``payload``, atomically.
 
@@ -326,6 +404,13 @@ class Ledger:
         key : str or None, keyword-only
             Idempotency key. If this ledger already has a record with this key, that record is
             returned and nothing is spent, so a retried release is never charged twice.
+        dataset : LedgerDataset or None, keyword-only
+            The data the release is made on (its ``added_at`` is ignored). The ledger's first
+            release on data binds the ledger to it; a spend on data the ledger does not cover
+            is refused unless ``allow_other_dataset``. ``None``: a spend on no dataset.
+        allow_other_dataset : bool, keyword-only
+            The caller confirms that ``dataset`` is about the same people as the data the ledger
+            covers, so that they share its budget; the ledger then covers ``dataset`` too.
 
         Returns
         -------
@@ -337,6 +422,9 @@ class Ledger:
         BudgetExceededError
             If ``cost`` exceeds what remains; the message gives Requested, Remaining and
             Difference. Nothing is recorded.
+        OtherDatasetError
+            If ``dataset`` is not one the ledger covers and ``allow_other_dataset`` is false.
+            Nothing is recorded.
         TypeError
             If an argument has the wrong type or ``payload`` is not JSON-serialisable.
         ValueError
@@ -353,11 +441,55 @@ class Ledger:
         payload_json = _encode_payload(payload)
         if key is not None:
             key = _non_empty_str("key", key)
+        if dataset is not None:
+            _check_dataset_type(dataset)
         with self._connect(writing=True) as conn, _transaction(conn):
             if key is not None and (existing := self._records(conn, with_key=key)):
                 return existing[0]
+            if dataset is not None:
+                self._check_dataset(conn, dataset, allow_other_dataset)
             check_affordable(self._total, self._costs(conn), cost)
-            return self._insert(conn, label, cost, payload_json, key)
+            record = self._insert(conn, label, cost, payload_json, key)
+            if dataset is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO datasets (ledger, fingerprint, name, added_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (self._name, dataset.fingerprint, dataset.name, record.created_at),
+                )
+            return record
+
+    def check_dataset(self, dataset: LedgerDataset, *, allow_other_dataset: bool = False) -> None:
+        """Raise :class:`OtherDatasetError` if a release on ``dataset`` would be refused now.
+        Records nothing: :meth:`spend` checks again inside its transaction."""
+        _check_dataset_type(dataset)
+        with self._connect() as conn:
+            self._check_dataset(conn, dataset, allow_other_dataset)
+
+    def covers(self, dataset: LedgerDataset) -> bool:
+        """Whether a release on ``dataset`` may be charged here without a confirmation: the
+        ledger covers it, or has no release on any data yet."""
+        covered = self.datasets()
+        return not covered or dataset.fingerprint in {d.fingerprint for d in covered}
+
+    def datasets(self) -> list[LedgerDataset]:
+        """The datasets this ledger covers, the one it was first released on first."""
+        with self._connect() as conn:
+            return self._datasets(conn)
+
+    def _datasets(self, conn: sqlite3.Connection) -> list[LedgerDataset]:
+        rows = conn.execute(
+            "SELECT fingerprint, name, added_at FROM datasets WHERE ledger = ? ORDER BY rowid",
+            (self._name,),
+        )
+        return [LedgerDataset(*row) for row in rows]
+
+    def _check_dataset(
+        self, conn: sqlite3.Connection, dataset: LedgerDataset, allow_other_dataset: bool
+    ) -> None:
+        covered = self._datasets(conn)
+        known = {d.fingerprint for d in covered}
+        if covered and dataset.fingerprint not in known and not allow_other_dataset:
+            raise OtherDatasetError(self._name, covered, dataset.name)
 
     def check_affordable(self, cost: Budget) -> None:
         """Raise ``BudgetExceededError`` (Requested / Remaining / Difference) if ``cost`` exceeds
@@ -378,9 +510,10 @@ class Ledger:
     def archive(self) -> str:
         """Start this ledger afresh, keeping its history under a new name; return that name.
 
-        In one transaction the spends move to ``"<name> (archived <UTC time>)"`` (with ``#2``,
-        ``#3``, ... added if the ledger was archived before within the same second), a ledger
-        with the same total, and this ledger's creation time is reset. Nothing is deleted.
+        In one transaction the spends and the datasets covered move to
+        ``"<name> (archived <UTC time>)"`` (with ``#2``, ``#3``, ... added if the ledger was
+        archived before within the same second), a ledger with the same total, and this ledger's
+        creation time is reset; its next release binds it to a dataset again. Nothing is deleted.
         Resetting a budget does not undo the privacy loss of past releases; callers must ask for
         explicit confirmation before calling this.
         """
@@ -396,7 +529,10 @@ class Ledger:
                 "SELECT ?, kind, total, created_at FROM ledgers WHERE name = ?",
                 (archived, self._name),
             )
-            conn.execute("UPDATE spends SET ledger = ? WHERE ledger = ?", (archived, self._name))
+            for table in ("spends", "datasets"):  # the fresh ledger is bound to no data yet
+                conn.execute(
+                    f"UPDATE {table} SET ledger = ? WHERE ledger = ?", (archived, self._name)
+                )
             conn.execute(
                 "UPDATE ledgers SET created_at = ? WHERE name = ?", (_utc_now(), self._name)
             )
@@ -498,12 +634,14 @@ class Ledger:
 
 @dataclass(frozen=True)
 class LedgerSummary:
-    """One ledger in a file: its name, total, creation time and number of releases."""
+    """One ledger in a file: its name, total, creation time, number of releases, and the name
+    of the dataset of its first release (``None`` before its first release on data)."""
 
     name: str
     total: Budget
     created_at: str
     releases: int
+    dataset: str | None = None
 
 
 def list_ledgers(path: str | os.PathLike | None = None) -> list[LedgerSummary]:
@@ -516,9 +654,17 @@ def list_ledgers(path: str | os.PathLike | None = None) -> list[LedgerSummary]:
         return []
     conn = sqlite3.connect(file, timeout=_READ_TIMEOUT_SECONDS)
     try:
+        # A file of schema 1 (not opened by a Ledger since) has no datasets table yet.
+        bound = conn.execute("PRAGMA user_version").fetchone()[0] >= 2
+        first_dataset = (
+            "(SELECT d.name FROM datasets d WHERE d.ledger = l.name ORDER BY d.rowid LIMIT 1)"
+            if bound
+            else "NULL"
+        )
         rows = conn.execute(
-            "SELECT l.name, l.kind, l.total, l.created_at, COUNT(s.id) FROM ledgers l "
-            "LEFT JOIN spends s ON s.ledger = l.name GROUP BY l.name ORDER BY l.created_at, l.name"
+            f"SELECT l.name, l.kind, l.total, l.created_at, COUNT(s.id), {first_dataset} "
+            "FROM ledgers l LEFT JOIN spends s ON s.ledger = l.name GROUP BY l.name "
+            "ORDER BY l.created_at, l.name"
         ).fetchall()
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):  # a new file whose tables are not there yet
@@ -527,9 +673,23 @@ def list_ledgers(path: str | os.PathLike | None = None) -> list[LedgerSummary]:
     finally:
         conn.close()
     return [
-        LedgerSummary(name, _decode_budget(kind, total), created, count)
-        for name, kind, total, created, count in rows
+        LedgerSummary(name, _decode_budget(kind, total), created, count, dataset)
+        for name, kind, total, created, count, dataset in rows
     ]
+
+
+def _bind_past_releases(conn: sqlite3.Connection) -> None:
+    """Migrate schema 1 to 2: each ledger covers the datasets its past releases were made on
+    (read from the plans recorded with them), in the order of their first release. Those data
+    already share the ledger's budget, so later releases on any of them need no confirmation."""
+    rows = conn.execute("SELECT ledger, payload, created_at FROM spends ORDER BY id")
+    for ledger, payload, created_at in rows.fetchall():
+        if (dataset := _released_dataset(payload)) is not None:
+            conn.execute(
+                "INSERT OR IGNORE INTO datasets (ledger, fingerprint, name, added_at) "
+                "VALUES (?, ?, ?, ?)",
+                (ledger, dataset["fingerprint"], str(dataset.get("name", "")), created_at),
+            )
 
 
 @contextlib.contextmanager
@@ -560,6 +720,23 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             if exc.sqlite_errorname != "SQLITE_BUSY" or time.monotonic() > deadline:
                 raise
             time.sleep(0.005)
+
+
+def _released_dataset(payload: str) -> dict | None:
+    """The ``dataset`` entry of the plan a release recorded (``metadata.plan.dataset``), or
+    ``None`` for a spend that is not a release on data (other tools may record any payload)."""
+    node = json.loads(payload)
+    for key in ("metadata", "plan", "dataset"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) and node.get("fingerprint") else None
+
+
+def _check_dataset_type(dataset: object) -> None:
+    if not isinstance(dataset, LedgerDataset):
+        raise TypeError(
+            f"`dataset` must be a LedgerDataset, got {type(dataset).__name__} {dataset!r}"
+        )
+    _non_empty_str("dataset.fingerprint", dataset.fingerprint)
 
 
 def _non_empty_str(name: str, value: object) -> str:

@@ -186,8 +186,9 @@ def budget_arguments(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--rho", type=float, metavar="R", help="a ρ-zCDP budget")
 
 
-def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> None:
-    """``--ledger PATH --ledger-name NAME``: an existing ledger file and the ledger in it."""
+def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse._ArgumentGroup:
+    """``--ledger PATH --ledger-name NAME``: an existing ledger file and the ledger in it;
+    returns their group of the help, for a command's own ledger options."""
     ledger = parser.add_argument_group("ledger")
     ledger.add_argument("--ledger", metavar="PATH", help=f"an existing ledger file: {purpose}")
     ledger.add_argument(
@@ -196,6 +197,7 @@ def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> None:
         metavar="NAME",
         help="which ledger in the file (default 'default')",
     )
+    return ledger
 
 
 # --------------------------------------------------------------------------------------------

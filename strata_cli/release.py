@@ -31,7 +31,7 @@ from dpcore.analyses.mean.strategies import Strategy
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine, aggregate_mean
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger, default_ledger_path
+from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release import PlanHeader, ReleaseRecord, release
 from dpcore.release.exports import public_metadata, to_csv, to_json
@@ -52,6 +52,9 @@ from strata_cli.output import text_table
 __all__ = ["add_parser", "run"]
 
 ENGINES = ("pandas", "duckdb", "spark")
+COVERS_FLAG = "--ledger-covers-new-data"
+# The command line opens existing ledgers only; the app's Budget page starts them.
+START_ADVICE = "start a ledger for it on the app's Budget page and pass its --ledger-name"
 
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
@@ -126,7 +129,17 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         help="seeded simulation noise; nothing is charged to any ledger",
     )  # fmt: skip
     options.add_argument("--seed", type=int, default=0, help="of --dry-run's noise (default 0)")
-    ledger_arguments(parser, f"the one charged (default: the app's, {default_ledger_path()})")
+    ledger = ledger_arguments(
+        parser, f"the one charged (default: the app's, {default_ledger_path()})"
+    )
+    ledger.add_argument(
+        COVERS_FLAG, action="store_true",
+        help="charge the ledger although its releases so far were on other data: confirms "
+        "that this data is about the same people (a corrected file, another extract), so both "
+        "share one budget. Without it such a release is refused; for data about other people "
+        "use another ledger (start one on the app's Budget page, then --ledger-name). Another "
+        "engine, or other columns read, count as other data",
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -152,7 +165,11 @@ def run(args: argparse.Namespace) -> int:
         dataset=aggregated.dataset, spec=spec, budget=budget, label=args.label, level=args.level
     )
     plan = MEAN.plan(aggregated.stats, settings, header)
-    record = dry_run(plan, ledger, args.seed) if args.dry_run else spend(plan, ledger)
+    covers = args.ledger_covers_new_data
+    if args.dry_run:
+        record = dry_run(plan, ledger, args.seed, covers)
+    else:
+        record = spend(plan, ledger, covers)
     print(render(record, args.format))
     return 0
 
@@ -252,9 +269,13 @@ def real_ledger(args: argparse.Namespace) -> Ledger:
     return open_ledger(args.ledger or str(default_ledger_path()), args.ledger_name)
 
 
-def spend(plan, ledger: Ledger) -> ReleaseRecord:
-    """The release drawn with OpenDP noise and charged once; a repeat prints the record."""
-    record = release(plan, ledger, noise="secure")
+def spend(plan, ledger: Ledger, covers_new_data: bool) -> ReleaseRecord:
+    """The release drawn with OpenDP noise and charged once; a repeat prints the record. A
+    ledger bound to other data refuses it unless ``covers_new_data`` (nothing is spent)."""
+    try:
+        record = release(plan, ledger, noise="secure", allow_other_dataset=covers_new_data)
+    except OtherDatasetError as exc:
+        raise CliError(exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)) from None
     if not record.spent:
         print(
             "strata-lab: note: this plan was released before; the recorded release is printed "
@@ -264,12 +285,17 @@ def spend(plan, ledger: Ledger) -> ReleaseRecord:
     return record
 
 
-def dry_run(plan, ledger: Ledger | None, seed: int) -> ReleaseRecord:
+def dry_run(plan, ledger: Ledger | None, seed: int, covers_new_data: bool) -> ReleaseRecord:
     """The release drawn with seeded numpy noise against a throw-away ledger of exactly its
-    cost; ``ledger``, if given, is only asked whether it could afford the real one."""
+    cost; ``ledger``, if given, is only asked whether it would take the real one."""
     if ledger is not None:
         try:
+            dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
+            ledger.check_dataset(dataset, allow_other_dataset=covers_new_data)
             ledger.check_affordable(plan.cost)
+        except OtherDatasetError as exc:
+            note = exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)
+            print(f"strata-lab: note: the real release would fail: {note}", file=sys.stderr)
         except BudgetExceededError as exc:
             print(f"strata-lab: note: the real release would fail: {exc}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="strata-dry-run-") as folder:

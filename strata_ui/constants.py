@@ -20,7 +20,9 @@ MAX_GROUPS = grouping.MAX_GROUPS  # the library's limit, named on the Strata pag
 MAX_UPLOAD_MB = 200
 
 DEFAULT_LEDGER_NAME = "default"
-DEFAULT_LEDGER_TOTAL = ZCDP(1.0)
+# ρ = 2 affords four releases at the default ε = 1 per release (each ρ = ε²/2 = 0.5), for
+# every analysis; see the Budget page's "One release costs" line.
+DEFAULT_LEDGER_TOTAL = ZCDP(2.0)
 
 MC_REPLICATES_DEFAULT = 1000
 MC_REPLICATES_MIN = 100

@@ -1,4 +1,5 @@
-"""Widgets of the Release page: a release's outputs and downloads, the history, ledger admin."""
+"""Widgets of the Release page: a release's outputs and downloads, the history, the cost and
+the checks before a commit."""
 
 from __future__ import annotations
 
@@ -10,15 +11,15 @@ import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
 from dpcore.analyses import REGISTRY
-from dpcore.ledger import Ledger, list_ledgers
-from dpcore.release import ReleaseRecord, to_csv, to_json, to_script
-from strata_ui import constants
+from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError
+from dpcore.release import ReleasePlan, ReleaseRecord, to_csv, to_json, to_script
 from strata_ui.analyses import AnalysisUI, for_kind
 from strata_ui.charts_release import budget_gauge, release_figure, release_summary
 from strata_ui.data import history_table
 from strata_ui.report import html_report
-from strata_ui.state import get_state
 from strata_ui.static_image import static_image_available
+
+OTHER_DATA_KEY = "release.other_data"
 
 LARGE_EPSILON = 2.0
 """Above this ε per release (or ρ = ε²/2) the Release page warns before the commit."""
@@ -143,86 +144,6 @@ def render_history(ledger: Ledger) -> None:
     render_downloads(record, f"release.history.{chosen}")
 
 
-LEDGER_SWITCH_KEY = "release.ledger.switch"
-
-
-def _switch_ledger() -> None:
-    # A callback runs before the page, so the sidebar and the page open the chosen ledger.
-    get_state().ledger_name = st.session_state[LEDGER_SWITCH_KEY]
-
-
-def render_ledger_admin(ledger: Ledger) -> None:
-    """Switch ledgers, start a new one, or reset this one — each behind explicit confirmation."""
-    summaries = list_ledgers(ledger.path)
-    names = [s.name for s in summaries]
-    # A keyed selectbox keeps its own value across reruns (its `index` only seeds it), so set it
-    # to the ledger in use: otherwise, after "Start new ledger" it would still hold the old name
-    # and switch the session straight back, charging the next release to the old ledger.
-    st.session_state[LEDGER_SWITCH_KEY] = ledger.name
-    st.selectbox(
-        "Ledger in use",
-        names,
-        key=LEDGER_SWITCH_KEY,
-        on_change=_switch_ledger,
-        help="Every ledger in the file, archived ones included. Releases charge the one in use.",
-    )
-    new_col, reset_col = st.columns(2)
-    with new_col, st.form("release.ledger.new", border=True):
-        st.markdown("**Start a new ledger**")
-        name = st.text_input("Name", key="release.ledger.new_name")
-        rho = st.number_input(
-            "Total budget ρ (zCDP)",
-            min_value=constants.RHO_MIN,
-            max_value=constants.RHO_MAX,
-            value=constants.DEFAULT_LEDGER_TOTAL.rho,
-            key="release.ledger.new_rho",
-        )
-        confirm = st.checkbox(
-            "I confirm: start a new ledger and use it for the next releases",
-            key="release.ledger.new_confirm",
-        )
-        if st.form_submit_button("Start new ledger"):
-            _start_ledger(name, rho, confirm, names)
-    with reset_col, st.form("release.ledger.reset", border=True):
-        st.markdown(f"**Reset “{ledger.name}”**")
-        st.caption(
-            "Its history is kept as an archived ledger. A reset does not undo the privacy loss "
-            "of past releases: only reset when the data or its owner's policy changes."
-        )
-        typed = st.text_input(
-            f"Type the ledger's name ({ledger.name}) to confirm", key="release.ledger.reset_name"
-        )
-        if st.form_submit_button("Archive and reset"):
-            if typed != ledger.name:
-                st.error(
-                    f"Nothing reset: type the ledger's name exactly ({ledger.name}) to confirm.",
-                    icon=":material/error:",
-                )
-            else:
-                archived = ledger.archive()
-                # Rerun so the gauge, the sidebar and the Commit section show the emptied ledger.
-                get_state().release_flash = f"Reset. The old history is kept as “{archived}”."
-                st.rerun()
-
-
-def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -> None:
-    name = name.strip()
-    if not confirmed:
-        st.error("Nothing started: tick the confirmation box first.", icon=":material/error:")
-    elif not name:
-        st.error("Nothing started: give the new ledger a name.", icon=":material/error:")
-    elif name in existing:
-        st.error(
-            f"Nothing started: a ledger called “{name}” already exists. Choose another name, or "
-            "switch to it above.",
-            icon=":material/error:",
-        )
-    else:
-        Ledger(None, name, ZCDP(rho))
-        get_state().ledger_name = name
-        st.rerun()
-
-
 def _left_after(cost: Budget, ledger: Ledger) -> tuple[dict, dict]:
     """The ledger's charge for ``cost`` and what would be left after it, in the ledger's units."""
     charge = {k: float(v) for k, v in exact_components(cost, ledger.total.kind).items()}
@@ -266,7 +187,7 @@ def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
         lines.append(
             f":warning: **Not affordable:** “{ledger.name}” has only "
             f"**{format_components(remaining)}** left. Commit stays off; lower the "
-            "budget on the Budget page or start a new ledger below."
+            "budget, or switch to or start another ledger, on the Budget page."
         )
     else:
         lines.append(
@@ -274,3 +195,27 @@ def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
             f"**{format_components(after)}** after this release."
         )
     return lines
+
+
+def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
+    """``None`` when ``ledger`` covers the plan's data (or has no release yet). Otherwise say,
+    before the commit, that the plan is on other data, and return whether the user ticked that
+    the ledger covers both."""
+    dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
+    if ledger.covers(dataset):
+        return None
+    refusal = OtherDatasetError(ledger.name, ledger.datasets(), dataset.name)
+    st.warning(
+        "**Other data than this ledger's.** "
+        + refusal.advice(
+            "tick the box below",
+            start="start a new ledger for it on the Budget page",
+            refused=False,
+        ),  # fmt: skip
+        icon=":material/warning:",
+    )
+    return st.checkbox(
+        "This ledger covers both: they hold data about the same people, so their releases "
+        "share one budget.",
+        key=OTHER_DATA_KEY,
+    )

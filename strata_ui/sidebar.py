@@ -1,4 +1,5 @@
-"""The sidebar shared by every page: the dataset in use, the budget left, and workshop mode."""
+"""The sidebar shared by every page: the dataset in use, the project's ledger and the budget
+left in it, and workshop mode."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import streamlit as st
 from dpcore.accounting import SYMBOLS, ZCDP
 from dpcore.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants
+from strata_ui.ledger_ui import render_sidebar_line
 from strata_ui.state import get_dataset, get_state, open_ledger
 from strata_ui.uploads import restore_demo
 
@@ -87,4 +89,5 @@ def _render_budget() -> None:
     except LedgerUnavailableError as exc:
         st.error(str(exc), icon=":material/error:")
         return
+    render_sidebar_line(ledger)
     render_remaining_budget(ledger)

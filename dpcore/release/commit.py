@@ -15,7 +15,7 @@ import pandas as pd
 
 from dpcore._validate import as_rng, instance_of
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
-from dpcore.ledger import Ledger, LedgerRecord
+from dpcore.ledger import Ledger, LedgerDataset, LedgerRecord
 from dpcore.mechanisms import NoiseKind, noise_source
 from dpcore.release.plan import ReleasePlan
 
@@ -119,6 +119,7 @@ def release(
     *,
     noise: NoiseKind = "secure",
     rng: np.random.Generator | int | None = None,
+    allow_other_dataset: bool = False,
 ) -> ReleaseRecord:
     """Run ``plan`` with ``noise`` and charge its cost to ``ledger`` exactly once.
 
@@ -137,6 +138,10 @@ def release(
         plan's post-processing (bootstrap partitions, synthetic rows), so the same seed gives the
         same release. The secure source cannot be seeded; its post-processing draws fresh
         randomness.
+    allow_other_dataset
+        Confirms that the plan's data is about the same people as the data ``ledger`` covers
+        (its first release's), so the releases share its budget. Without it, a release on
+        other data is refused: one ledger is the budget of one dataset's people.
 
     Returns
     -------
@@ -147,6 +152,9 @@ def release(
     ------
     BudgetExceededError
         If the ledger cannot afford the plan; nothing is drawn or recorded.
+    OtherDatasetError
+        If the plan's data is not data the ledger covers and ``allow_other_dataset`` is false;
+        the message names the ledger and both ways on. Nothing is drawn or recorded.
     """
     instance_of("ledger", ledger, Ledger)
     if noise not in NOISE_DESCRIPTIONS:
@@ -154,6 +162,8 @@ def release(
     key = plan_key(plan, noise)
     if (existing := ledger.get(key)) is not None:
         return ReleaseRecord.from_ledger(existing)
+    dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
+    ledger.check_dataset(dataset, allow_other_dataset=allow_other_dataset)
     ledger.check_affordable(plan.cost)
     generator = as_rng(rng)
     # One stream for the numpy noise and the post-processing; a seed for OpenDP is refused.
@@ -179,6 +189,9 @@ def release(
         "intervals": plan.interval_description,
     }
     payload = {"outputs": outputs, "metadata": metadata}
-    record = ledger.spend(plan.header.label, plan.cost, payload, key=key)
+    record = ledger.spend(
+        plan.header.label, plan.cost, payload, key=key, dataset=dataset,
+        allow_other_dataset=allow_other_dataset,
+    )  # fmt: skip
     # A concurrent commit of the same plan may have won the race; its record is the release.
     return ReleaseRecord.from_ledger(record, spent=record.payload["metadata"]["run_id"] == run_id)

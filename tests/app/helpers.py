@@ -76,6 +76,14 @@ def upload(at: AppTest, data: bytes, name: str = "mine.csv") -> AppTest:
     return at
 
 
+def submit(at: AppTest, label: str) -> AppTest:
+    """Click a form's submit button (AppTest keys them by form and label)."""
+    [button] = [b for b in at.button if b.label == label]
+    button.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def commit(at: AppTest) -> AppTest:
     """Confirm and commit the planned release on the Release page."""
     at.checkbox(key="release.confirm").check().run()

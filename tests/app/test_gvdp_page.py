@@ -235,7 +235,7 @@ def test_release_reviews_the_gvdp_plan_and_spends_exactly_rho():
     assert "Cost: **ρ = 0.5 (zCDP)**" in page
     ledger, record = commit_once(at)
     assert record.cost == ZCDP(0.5)
-    assert ledger.remaining() == {"rho": 0.5}
+    assert ledger.remaining() == {"rho": 1.5}  # of the default ρ = 2 ledger
     outputs = record.payload["outputs"]
     assert len(outputs) == 11 and outputs[-1]["group"] == "All"
     assert record.payload["metadata"]["plan"]["kind"] == "gvdp"

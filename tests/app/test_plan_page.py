@@ -89,8 +89,8 @@ def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(pl
 def test_a_target_the_ledger_cannot_afford_says_what_would_meet_it(plan):
     plan.number_input(key=HALF_WIDTH).set_value(0.5).run()
     warnings = text(plan.warning)
-    assert "has only ρ = 1 left" in warnings
-    assert "would need about 424 rows each" in warnings  # the noise-only closed form
+    assert "has only ρ = 2 left" in warnings
+    assert "would need about 300 rows each" in warnings  # the noise-only closed form
     assert "A large budget for one release" in warnings
 
 
@@ -157,7 +157,7 @@ def test_workshop_mode_shows_no_ledger():
 
 
 def test_a_spent_ledger_is_named(plan):
-    Ledger(None, "default", ZCDP(1.0)).spend("all of it", ZCDP(1.0), {})
+    Ledger(None, "default", ZCDP(2.0)).spend("all of it", ZCDP(2.0), {})
     plan.run()
     assert "used up" in text(plan.warning)
     change_settings(plan, PlannerView, half_width=4.0)

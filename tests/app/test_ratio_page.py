@@ -249,7 +249,7 @@ def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
     assert "race × sex — 10 groups" in review
     ledger, record = commit_once(at)
     assert isinstance(record.cost, ZCDP)
-    expected = Decimal("1.0") - Decimal(repr(record.cost.rho))
+    expected = Decimal("2.0") - Decimal(repr(record.cost.rho))  # the default ρ = 2 ledger
     assert ledger.remaining() == {"rho": float(expected)}
     outputs = record.payload["outputs"]
     assert len(outputs) == 11 and outputs[-1]["group"] == ALL_GROUPS

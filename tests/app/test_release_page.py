@@ -1,4 +1,5 @@
-"""App tests of the Release page: commit once, refuse an overspend, manage ledgers, history."""
+"""App tests of the Release page: commit once, refuse an overspend, history (ledgers are managed
+on the Budget page: test_budget_ledgers.py)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,6 @@ DOWNLOADS = ["CSV", "JSON", "Python script", "HTML report"]
 
 def start(page: str = "release") -> AppTest:
     return helpers.start(page)
-
-
-def submit(at: AppTest, label: str) -> AppTest:
-    """Click a form's submit button (AppTest keys them by form and label)."""
-    [button] = [b for b in at.button if b.label == label]
-    button.click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def ledgers() -> dict[str, LedgerSummary]:
@@ -59,7 +52,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     assert "UCI Adult (demo), 32,561 rows" in page
     assert "race × sex — 10 groups" in page
     assert "Cost: **ε = 1 (pure DP)**, charged to the ledger as **ρ = 0.5**." in page
-    assert "Left in “default”: **ρ = 1** now, **ρ = 0.5** after this release." in page
+    assert "Left in “default”: **ρ = 2** now, **ρ = 1.5** after this release." in page
 
     assert at.button(key="release.commit").disabled
     at.checkbox(key="release.confirm").check().run()
@@ -72,8 +65,8 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     ledger = Ledger.open(None, "default")
     [record] = ledger.history()
     assert record.cost == PureDP(1.0)
-    assert ledger.remaining() == {"rho": 0.5}  # exactly ε²/2 = 0.5 of the ρ = 1 ledger
-    assert sidebar_left(at) == "0.5 of 1"
+    assert ledger.remaining() == {"rho": 1.5}  # exactly ε²/2 = 0.5 of the ρ = 2 ledger
+    assert sidebar_left(at) == "1.5 of 2"
 
     [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
     assert list(table["group"]) == [row["group"] for row in record.payload["outputs"]]
@@ -84,7 +77,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     titles = [spec["layout"].get("title", {}).get("text", "") for spec in specs]
     assert f"{DEFAULT_LABEL} — DP estimates with 95% intervals" in titles
     gauge = next(spec["data"][0] for spec in specs if spec["data"][0]["type"] == "indicator")
-    assert gauge["value"] == 0.5
+    assert gauge["value"] == 1.5
     assert downloads(at, "release.current") == DOWNLOADS
     assert not has_commit_button(at)
 
@@ -94,7 +87,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     assert "Committing it again would spend nothing" in text(at.info)
     assert not has_commit_button(at)
     assert len(ledger.history()) == 1
-    assert ledger.remaining() == {"rho": 0.5}
+    assert ledger.remaining() == {"rho": 1.5}
 
 
 def test_a_second_session_committing_the_same_plan_spends_nothing():
@@ -105,33 +98,8 @@ def test_a_second_session_committing_the_same_plan_spends_nothing():
     assert not second.exception, [e.value for e in second.exception]
     assert not second.main.error, text(second.main.error)
     assert "Committing it again would spend nothing" in text(second.info)
-    assert sidebar_left(second) == "0.5 of 1"
+    assert sidebar_left(second) == "1.5 of 2"
     assert len(Ledger.open(None, "default").history()) == 1
-
-
-def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
-    at = start()
-    at.text_input(key="release.ledger.new_name").input("tiny")
-    at.number_input(key="release.ledger.new_rho").set_value(0.01)
-    at.checkbox(key="release.ledger.new_confirm").check()
-    submit(at, "Start new ledger")
-    assert ledgers()["tiny"].total.components() == {"rho": 0.01}
-    # The session now uses the new ledger.
-    assert at.selectbox(key="release.ledger.switch").value == "tiny"
-    assert sidebar_left(at) == "0.01 of 0.01"
-    assert "**Not affordable:** “tiny” has only **ρ = 0.01** left." in text(at.main.markdown)
-
-    # Ticking the box does not enable Commit, and the page says why.
-    at.checkbox(key="release.confirm").check().run()
-    assert at.button(key="release.commit").disabled
-    assert "Commit is off: “tiny” cannot afford this plan." in text(at.main.caption)
-    assert {name: s.releases for name, s in ledgers().items()} == {"default": 0, "tiny": 0}
-
-    # Switching back charges the default ledger again.
-    at.selectbox(key="release.ledger.switch").select("default").run()
-    assert not at.exception
-    assert sidebar_left(at) == "1 of 1"
-    assert "Left in “default”: **ρ = 1** now" in text(at.main.markdown)
 
 
 def test_a_budget_above_epsilon_2_is_flagged_before_the_commit_and_two_is_not():
@@ -143,52 +111,6 @@ def test_a_budget_above_epsilon_2_is_flagged_before_the_commit_and_two_is_not():
         assert ("A large budget for one release:** ε = 5" in warning) == warned, epsilon
     assert "e^5 ≈ 148" in text(at.main.warning)
     assert ledgers()["default"].releases == 0
-
-
-def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():
-    at = start()
-    at.text_input(key="release.ledger.new_name").input("second")
-    submit(at, "Start new ledger")
-    assert "Nothing started: tick the confirmation box first." in text(at.main.error)
-    assert set(ledgers()) == {"default"}
-
-    at.checkbox(key="release.ledger.new_confirm").check()
-    at.text_input(key="release.ledger.new_name").input("default")
-    submit(at, "Start new ledger")
-    assert "a ledger called “default” already exists" in text(at.main.error)
-
-    at.text_input(key="release.ledger.new_name").input("   ")
-    submit(at, "Start new ledger")
-    assert "give the new ledger a name" in text(at.main.error)
-    assert set(ledgers()) == {"default"}
-    assert at.selectbox(key="release.ledger.switch").value == "default"
-
-
-def test_reset_needs_the_exact_name_then_archives_the_history():
-    at = commit(start())
-    outputs = Ledger.open(None, "default").history()[0].payload["outputs"]
-
-    at.text_input(key="release.ledger.reset_name").input("Default")
-    submit(at, "Archive and reset")
-    assert "Nothing reset: type the ledger's name exactly (default) to confirm." in text(
-        at.main.error
-    )
-    assert {name: s.releases for name, s in ledgers().items()} == {"default": 1}
-    assert Ledger.open(None, "default").remaining() == {"rho": 0.5}
-
-    at.text_input(key="release.ledger.reset_name").input("default")
-    submit(at, "Archive and reset")
-    [archived] = [name for name in ledgers() if name != "default"]
-    assert archived.startswith("default (archived ")
-    assert f"Reset. The old history is kept as “{archived}”." in text(at.success)
-    assert {name: s.releases for name, s in ledgers().items()} == {archived: 1, "default": 0}
-    assert Ledger.open(None, archived).history()[0].payload["outputs"] == outputs
-    assert Ledger.open(None, "default").remaining() == {"rho": 1.0}
-    # The page and the sidebar show the emptied ledger at once.
-    assert sidebar_left(at) == "1 of 1"
-    assert has_commit_button(at)
-    assert "No releases yet in this ledger." in text(at.main.markdown)
-    assert at.selectbox(key="release.ledger.switch").options == [archived, "default"]
 
 
 def test_a_gaussian_estimator_with_an_epsilon_budget_shows_how_to_fix_it():
@@ -229,7 +151,7 @@ def test_history_lists_both_releases_and_offers_each_for_download():
     at.text_input(key="release.label").input("Second release").run()
     assert has_commit_button(at)  # renaming plans a new release
     commit(at)
-    assert Ledger.open(None, "default").remaining() == {"rho": 0.0}  # 2 × ρ 0.5, exactly
+    assert Ledger.open(None, "default").remaining() == {"rho": 1.0}  # 2 × ρ 0.5, exactly
 
     [history] = [d.value for d in at.main.dataframe if "release" in d.value.columns]
     assert list(history["release"]) == [DEFAULT_LABEL, "Second release"]

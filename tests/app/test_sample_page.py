@@ -121,5 +121,5 @@ def test_one_commit_spends_once_and_a_second_session_spends_nothing():
     assert "Committing it again would spend nothing" in text(second.info)
     ledger = Ledger.open(None, "default")
     assert len(ledger.history()) == 1
-    assert ledger.remaining() == {"rho": 0.5}  # ε = 1 is ρ = 1/2, spent once
+    assert ledger.remaining() == {"rho": 1.5}  # ε = 1 is ρ = 1/2, spent once of ρ = 2
     assert settings(first).group == WHOLE_POPULATION

@@ -381,13 +381,13 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     assert "region — 2 groups, one model each with the full budget" in page
     assert "Cost: **ε = 1 (pure DP)**, charged to the ledger as **ρ = 0.5**." in page
     ledger = Ledger.open(None, "default")
-    assert ledger.remaining() == {"rho": 1.0}
+    assert ledger.remaining() == {"rho": 2.0}
 
     commit(at)
     assert "Released and recorded" in text(at.success)
     [entry] = ledger.history()
     assert entry.cost == PureDP(1.0)
-    assert ledger.remaining() == {"rho": 0.5}  # exactly ε²/2, once
+    assert ledger.remaining() == {"rho": 1.5}  # exactly ε²/2, once
     record = ReleaseRecord.from_ledger(entry)
     assert record.metadata["plan"]["kind"] == "synth"
     assert "OpenDP" in record.metadata["noise"]
@@ -409,7 +409,7 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
 
     at.run()  # a rerun spends nothing
     assert not at.exception
-    assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 0.5}
+    assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 1.5}
     assert downloads(at, "release.history.1") == ["CSV", "JSON", "Python script", "HTML report"]
 
     # The charted column is a view choice: it keeps the last of two changes, and spends nothing.

@@ -30,11 +30,11 @@ def test_release_spends_once_and_downloads(page: Page, fresh_app_url: str, tmp_p
         open_page(page, title)
     expect(page.get_by_text("ε per release (log scale)")).to_be_visible()
     open_page(page, "Release")
-    expect(sidebar_remaining(page)).to_have_text("1 of 1")
+    expect(sidebar_remaining(page)).to_have_text("2 of 2")
 
     commit_release(page)
-    # ε = 1 (pure DP) is charged as ρ = ε²/2 = 0.5 against the ρ = 1 ledger.
-    expect(sidebar_remaining(page)).to_have_text("0.5 of 1")
+    # ε = 1 (pure DP) is charged as ρ = ε²/2 = 0.5 against the ρ = 2 ledger.
+    expect(sidebar_remaining(page)).to_have_text("1.5 of 2")
 
     text = downloaded_text(page, "CSV")
     assert text.startswith("# release: Mean of hours_per_week by race × sex\n")
@@ -51,6 +51,6 @@ def test_release_spends_once_and_downloads(page: Page, fresh_app_url: str, tmp_p
     expect(page.get_by_text("This plan was released on")).to_be_visible()
     expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
 
-    ledger = Ledger(tmp_path / "ledger.sqlite", DEFAULT_LEDGER_NAME, ZCDP(1.0))
-    assert ledger.remaining() == {"rho": 0.5}
+    ledger = Ledger(tmp_path / "ledger.sqlite", DEFAULT_LEDGER_NAME, ZCDP(2.0))
+    assert ledger.remaining() == {"rho": 1.5}
     assert len(ledger.history()) == 1

@@ -54,7 +54,7 @@ def test_sample_release_commits_and_downloads_the_records(page: Page, fresh_app_
     open_page(page, "Release")
     expect(page.get_by_text("Treated as public:")).to_be_visible()
     commit_release(page)
-    expect(sidebar_remaining(page)).to_have_text("0.5 of 1")
+    expect(sidebar_remaining(page)).to_have_text("1.5 of 2")
     screenshot(page, "sample-release")
     no_exception(page)
 

@@ -57,7 +57,7 @@ def test_synth_release_commits_and_downloads_the_rows(page: Page, fresh_app_url:
     open_page(page, "Release")
     expect(page.get_by_text("synthetic data, 10,000 rows of")).to_be_visible()
     commit_release(page)
-    expect(sidebar_remaining(page)).to_have_text("0.5 of 1")
+    expect(sidebar_remaining(page)).to_have_text("1.5 of 2")
     screenshot(page, "synth-release")
     no_exception(page)
 

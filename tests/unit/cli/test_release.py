@@ -92,6 +92,30 @@ def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_
     assert "OpenDP" in first["metadata"]["noise"]
 
 
+def test_a_release_on_other_data_is_refused_in_one_line_unless_the_flag_confirms(
+    capsys, data, tmp_path
+):
+    ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(3.0))
+    on_ledger = ["--ledger", str(tmp_path / "ledger.sqlite")]
+    run(capsys, release_args(data, *on_ledger))
+    frame = pd.read_parquet(data)
+    grown = tmp_path / "grown.parquet"  # one person more
+    pd.concat([frame, frame.iloc[[0]].assign(pid=999)]).to_parquet(grown)
+
+    assert main(release_args(grown, *on_ledger)) == 1
+    [error] = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert error.startswith("strata-lab: error: Release refused: ledger “default”"), error
+    assert error.endswith("pass --ledger-covers-new-data.")
+    assert len(ledger.history()) == 1 and ledger.remaining() == {"epsilon": pytest.approx(2.0)}
+
+    _, err = run(capsys, release_args(grown, "--dry-run", *on_ledger))
+    assert "the real release would fail: Release refused" in err
+
+    run(capsys, release_args(grown, "--ledger-covers-new-data", *on_ledger))
+    assert ledger.remaining() == {"epsilon": pytest.approx(1.0)}
+    assert [d.name for d in ledger.datasets()] == ["data.parquet", "grown.parquet"]
+
+
 def test_a_dry_run_never_charges_the_ledger(capsys, data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(0.5))
     argv = release_args(data, "--dry-run", "--ledger", str(tmp_path / "ledger.sqlite"))

@@ -363,8 +363,8 @@ def test_reopening_with_a_different_total_raises(db: pathlib.Path) -> None:
 def test_newer_schema_version_is_refused(db: pathlib.Path) -> None:
     Ledger(db, "x", PureDP(1.0))
     with contextlib.closing(sqlite3.connect(db)) as conn:
-        conn.execute("PRAGMA user_version = 2")
-    with pytest.raises(ValueError, match="has ledger schema version 2; .* reads version 1"):
+        conn.execute("PRAGMA user_version = 3")
+    with pytest.raises(ValueError, match="has ledger schema version 3; .* reads versions up to 2"):
         Ledger(db, "x", PureDP(1.0))
 
 

@@ -1,0 +1,210 @@
+"""App tests of the project's ledger: chosen, started and reset on the Budget page, named in the
+sidebar, and bound to the data of its first release (the Release page asks before charging it
+for other data)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.analyses.mean import MeanSettings
+from dpcore.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
+from tests.app.helpers import change_settings, commit, go, start, state_of, submit, text, upload
+
+SWITCH = "ledger.switch"
+OTHER_DATA = "release.other_data"
+
+
+def ledgers() -> dict[str, LedgerSummary]:
+    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
+    return {summary.name: summary for summary in list_ledgers()}
+
+
+def sidebar(at: AppTest) -> str:
+    return text([*at.sidebar.markdown, *at.sidebar.caption])
+
+
+def sidebar_left(at: AppTest) -> str:
+    return at.sidebar.metric[0].value
+
+
+def start_ledger(at: AppTest, name: str, rho: float | None = None) -> AppTest:
+    at.text_input(key="ledger.new_name").input(name)
+    if rho is not None:
+        at.number_input(key="ledger.new_rho").set_value(rho)
+    at.checkbox(key="ledger.new_confirm").check()
+    return submit(at, "Start new ledger")
+
+
+@functools.cache
+def survey_csv() -> bytes:
+    """A file with the demo's columns (here a sample of its rows)."""
+    return load_demo().sample(3000, random_state=1).to_csv(index=False).encode()
+
+
+def upload_survey(at: AppTest) -> AppTest:
+    """Upload :func:`survey_csv` and plan the mean of hours by sex on it, as a user would."""
+    upload(go(at, "data"), survey_csv(), "survey.csv")
+    change_settings(at, MeanSettings, value="hours_per_week", clip_low=0.0, clip_high=100.0)
+    state_of(at).strata_columns = ["sex"]
+    return at
+
+
+def test_the_sidebar_names_the_ledger_and_switching_it_sticks_back_and_forth():
+    at = start("budget")
+    assert "Project ledger: **default**" in sidebar(at)
+    assert "No release yet." in sidebar(at)
+    start_ledger(at, "survey 2026")
+    assert "Started “survey 2026”" in text(at.success)
+    for name in ("default", "survey 2026", "default", "survey 2026"):
+        at.selectbox(key=SWITCH).select(name).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.selectbox(key=SWITCH).value == name
+        assert f"Project ledger: **{name}**" in sidebar(at)
+    go(at, "release")  # the choice holds on every page, and releases charge it
+    assert "Left in “survey 2026”" in text(at.main.markdown)
+    go(at, "budget")
+    assert at.selectbox(key=SWITCH).value == "survey 2026"
+
+
+def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
+    at = start_ledger(start("budget"), "tiny", rho=0.01)
+    assert ledgers()["tiny"].total.components() == {"rho": 0.01}
+    assert at.selectbox(key=SWITCH).value == "tiny"  # the session now uses the new ledger
+    assert sidebar_left(at) == "0.01 of 0.01"
+    go(at, "release")
+    assert "**Not affordable:** “tiny” has only **ρ = 0.01** left." in text(at.main.markdown)
+
+    # Ticking the box does not enable Commit, and the page says why.
+    at.checkbox(key="release.confirm").check().run()
+    assert at.button(key="release.commit").disabled
+    assert "Commit is off: “tiny” cannot afford this plan." in text(at.main.caption)
+    assert {name: s.releases for name, s in ledgers().items()} == {"default": 0, "tiny": 0}
+
+    # Switching back charges the default ledger again.
+    go(at, "budget").selectbox(key=SWITCH).select("default").run()
+    assert sidebar_left(at) == "2 of 2"
+    go(at, "release")
+    assert "Left in “default”: **ρ = 2** now" in text(at.main.markdown)
+
+
+def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():
+    at = start("budget")
+    at.text_input(key="ledger.new_name").input("second")
+    submit(at, "Start new ledger")
+    assert "Nothing started: tick the confirmation box first." in text(at.main.error)
+    assert set(ledgers()) == {"default"}
+
+    at.checkbox(key="ledger.new_confirm").check()
+    at.text_input(key="ledger.new_name").input("default")
+    submit(at, "Start new ledger")
+    assert "a ledger called “default” already exists" in text(at.main.error)
+
+    at.text_input(key="ledger.new_name").input("   ")
+    submit(at, "Start new ledger")
+    assert "give the new ledger a name" in text(at.main.error)
+    assert set(ledgers()) == {"default"}
+    assert at.selectbox(key=SWITCH).value == "default"
+
+
+def test_reset_needs_the_exact_name_then_archives_the_history():
+    at = go(commit(start("release")), "budget")
+    outputs = Ledger.open(None, "default").history()[0].payload["outputs"]
+
+    at.text_input(key="ledger.reset_name").input("Default")
+    submit(at, "Archive and reset")
+    assert "Nothing reset: type the ledger's name exactly (default) to confirm." in text(
+        at.main.error
+    )
+    assert {name: s.releases for name, s in ledgers().items()} == {"default": 1}
+
+    at.text_input(key="ledger.reset_name").input("default")
+    submit(at, "Archive and reset")
+    [archived] = [name for name in ledgers() if name != "default"]
+    assert archived.startswith("default (archived ")
+    assert f"Reset. The old history is kept as “{archived}”." in text(at.success)
+    assert {name: s.releases for name, s in ledgers().items()} == {archived: 1, "default": 0}
+    assert Ledger.open(None, archived).history()[0].payload["outputs"] == outputs
+    assert Ledger.open(None, "default").remaining() == {"rho": 2.0}
+    # The page and the sidebar show the emptied ledger, now bound to no data, at once.
+    assert sidebar_left(at) == "2 of 2"
+    assert "No release yet." in sidebar(at)
+    assert at.selectbox(key=SWITCH).options == [
+        f"{archived} · data “{DEMO_DATASET_NAME}” · 1 release", "default · no data yet · 0 releases",
+    ]  # fmt: skip
+    go(at, "release")
+    assert "No releases yet in this ledger." in text(at.main.markdown)
+
+
+def test_a_release_on_a_second_file_waits_for_the_tick_that_the_ledger_covers_both():
+    at = commit(start("release"))
+    assert f"The budget of “{DEMO_DATASET_NAME}”." in sidebar(at)
+    upload_survey(at)
+    go(at, "release")
+    warning = text(at.main.warning)
+    assert "Other data than this ledger's." in warning
+    assert "this release is on “survey.csv”" in warning
+    assert "start a new ledger for it on the Budget page" in warning
+
+    # Commit stays off, with the reason, until the box is ticked; unticking turns it off again.
+    at.checkbox(key="release.confirm").check().run()
+    assert at.button(key="release.commit").disabled
+    assert "Commit is off: this plan's data is not the data of “default”." in text(at.main.caption)
+    for ticked in (True, False, True):
+        box = at.checkbox(key=OTHER_DATA)
+        (box.check() if ticked else box.uncheck()).run()
+        assert at.button(key="release.commit").disabled is not ticked
+    assert len(Ledger.open(None, "default").history()) == 1  # nothing spent meanwhile
+
+    at.button(key="release.commit").click().run()
+    assert "Released and recorded" in text(at.success)
+    ledger = Ledger.open(None, "default")
+    assert len(ledger.history()) == 2 and ledger.remaining() == {"rho": 1.0}
+    assert [d.name for d in ledger.datasets()][1] == "survey.csv"
+    assert "and “survey.csv”." in sidebar(at)
+
+
+def test_a_new_ledger_for_the_second_file_takes_it_without_asking():
+    at = commit(start("release"))
+    upload_survey(at)
+    start_ledger(go(at, "budget"), "survey")
+    go(at, "release")
+    assert "Other data than this ledger's." not in text(at.main.warning)
+    at.checkbox(key="release.confirm").check().run()
+    assert not at.button(key="release.commit").disabled
+    at.button(key="release.commit").click().run()
+    assert [d.name for d in Ledger.open(None, "survey").datasets()] == ["survey.csv"]
+    assert len(Ledger.open(None, "default").datasets()) == 1
+
+
+@pytest.mark.parametrize(
+    ("analysis", "kind", "cost"),
+    [
+        ("mean", "pure", "ε = 1 (pure DP); the ledger counts ε-DP as ρ = ε²/2, so the ledger is "
+         "charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+        ("gvdp", "pure", "ρ = 0.5 (zCDP), that is (ε = 5.22, δ = 1e-06)-DP; the ledger is charged "
+         "**ρ = 0.5**. “default” has room for **4 more releases**"),
+        ("synth", "zcdp", "ε = 1 (pure DP); the ledger counts ε-DP as ρ = ε²/2, so the ledger is "
+         "charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+        ("sample", "pure", "ε = 1 (pure DP); the ledger counts ε-DP as ρ = ε²/2, so the ledger "
+         "is charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+        # The ratio's Gaussian noise is calibrated to (ε, δ) = (1, 1e-6): its exact zCDP cost is
+        # far below ε²/2, so the same ε buys far more of its releases.
+        ("ratio", "pure", "ρ = 0.00319528 (zCDP), that is (ε = 0.339, δ = 1e-06)-DP; the ledger "
+         "is charged **ρ = 0.00319528**. “default” has room for **625 more releases**"),
+        ("ratio", "zcdp", "ρ = 0.5 (zCDP), that is (ε = 5.22, δ = 1e-06)-DP; the ledger is "
+         "charged **ρ = 0.5**. “default” has room for **4 more releases**"),
+    ],
+)  # fmt: skip
+def test_the_budget_page_prices_one_release_of_each_analysis_in_epsilon_and_rho(
+    analysis, kind, cost
+):
+    """At the defaults a fresh ledger takes four releases of every analysis, and the Budget
+    page says what one costs in ε and in the ledger's ρ, in the same words for each."""
+    at = start()
+    state_of(at).analysis, state_of(at).budget_kind = analysis, kind
+    go(at, "budget")
+    assert f"**One release costs** {cost}" in text(at.main.markdown)
