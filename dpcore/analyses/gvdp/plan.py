@@ -33,6 +33,7 @@ from dpcore.analyses.gvdp.withhold import (
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, ReleaseRow
+from dpcore.release.preview import simulated_preview
 
 __all__ = ["GvdpPlan", "GvdpRow"]
 
@@ -340,6 +341,11 @@ class GvdpPlan:
         )
         listed = f"withheld: {', '.join(short)}" if short else "every group has enough"
         return f"{rule}{listed}. An interval wider than its public range is withheld too."
+
+    def preview(self) -> pd.DataFrame:
+        """Per released row, the error to expect and why it would be withheld, from a few
+        seeded simulated releases (:func:`~dpcore.release.simulated_preview`; curator's view)."""
+        return simulated_preview(self)
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""
