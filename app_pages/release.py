@@ -7,6 +7,7 @@ from dpcore.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import release_ui
 from strata_ui.analyses import current
+from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
 
 st.title("Release")
@@ -56,6 +57,7 @@ with plan_col:
         "This review is the curator's view: row and group counts above come from the data "
         "without noise. Only the committed estimates and the files below are DP outputs."
     )
+    render_preview(plan, key)
     existing = ledger.get(key)
     if existing is None:
         for line in release_ui.cost_lines(plan.cost, ledger):

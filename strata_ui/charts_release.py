@@ -80,12 +80,40 @@ def release_traces(
     return traces
 
 
+def _public_pair(value: object) -> tuple[float, float] | None:
+    """A plan's public range as stated in its parameters (a pair of finite numbers), or None."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        return None
+    low, high = (pd.to_numeric(pd.Series(value), errors="coerce")).tolist()
+    return (low, high) if pd.notna(low) and pd.notna(high) and low < high else None
+
+
+def value_range(record: ReleaseRecord, estimates: pd.Series) -> tuple[float, float] | None:
+    """The value axis of a release chart: the plan's public range (a mean's bounds [L, U] or
+    CoinPress's prior), else the span of the released estimates (from 0 when none is negative,
+    as for a ratio), padded. Never an interval's ends, so one wide interval cannot squash the
+    others; its bar runs off the chart instead."""
+    estimator = record.metadata["plan"].get("estimator", {})
+    for name in ("bounds", "prior"):
+        if (public := _public_pair(estimator.get(name))) is not None:
+            return public
+    finite = pd.to_numeric(estimates, errors="coerce").dropna()
+    if finite.empty:
+        return None
+    low, high = min(float(finite.min()), 0.0), float(finite.max())
+    pad = 0.25 * (high - low) if high > low else max(abs(high), 1.0)
+    return (low if low == 0 else low - pad, high + pad)
+
+
 def release_figure(record: ReleaseRecord) -> go.Figure:
-    """Each released estimate with its interval; the population estimate drawn apart."""
+    """Each released estimate with its interval; the population estimate drawn apart. The value
+    axis follows :func:`value_range`."""
     frame = _numeric_frame(record)
     level = record.metadata["plan"]["level"]
     fig = go.Figure(release_traces(frame))
     statistic = record.metadata["plan"]["statistic"]
+    if (axis := value_range(record, frame["estimate"])) is not None:
+        fig.update_yaxes(range=list(axis))
     fig.update_layout(
         title={"text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals"},
         xaxis_title={"text": "Group"},

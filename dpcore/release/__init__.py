@@ -14,14 +14,18 @@ touching the noise. :func:`release` then, in order:
 Only DP outputs leave this module: estimates, noise intervals computed from them and from public
 parameters, and the public shares. Raw statistics of the data never enter a record.
 
+Before the commit, every plan's ``preview()`` (:mod:`.preview`) says per group what the release
+would publish: the error to expect and which groups would be withheld (a curator's view).
+
 The exports (:func:`to_csv`, :func:`to_json`, :func:`to_script`) work from a record alone, so any
 past release in the ledger can be downloaded again.
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
-from dpcore.release import commit, exports, plan
+from dpcore.release import commit, exports, plan, preview
 from dpcore.release.commit import *
 from dpcore.release.exports import *
 from dpcore.release.plan import *
+from dpcore.release.preview import *
 
-__all__ = [*plan.__all__, *commit.__all__, *exports.__all__]
+__all__ = [*plan.__all__, *commit.__all__, *exports.__all__, *preview.__all__]

@@ -238,7 +238,9 @@ class ReleasePlan(Protocol):
     ``header`` is the plan's :class:`PlanHeader` (label, level, data, groups, budget);
     ``estimate`` draws the analysis' result with the noise source given and ``rng`` for any
     post-processing randomness, and ``run`` turns it into one typed row per released estimate
-    (or synthetic record); ``parameters`` is
+    (or synthetic record); ``preview`` is the curator's table of what a commit would publish per
+    group (:func:`~dpcore.release.preview_frame`: expected error, interval half-width, withheld
+    reason), drawn with seeded numpy noise where it simulates; ``parameters`` is
     the plan's JSON-ready identity (:meth:`PlanHeader.identity` plus the analysis' own
     ``estimator`` entry); ``script_body`` is Python that rebuilds the plan from a frame named
     ``frame``.
@@ -261,3 +263,5 @@ class ReleasePlan(Protocol):
     def run(self, noise: NoiseSource, rng: np.random.Generator) -> Sequence[ReleaseOutput]: ...
 
     def script_body(self) -> str: ...
+
+    def preview(self) -> pd.DataFrame: ...

@@ -64,7 +64,8 @@ The modules:
 - :mod:`.data` — the model's usable rows, grouped (the analysis' sufficient data);
 - :mod:`.groups` — runs on the population and in every group, recombined with public shares;
 - :mod:`.diagnostics` — coverage studies and the k diagnostic (curator views);
-- :mod:`.plan` — :class:`GvdpPlan`, the release committed on the Release page.
+- :mod:`.plan` — :class:`GvdpPlan`, the release committed on the Release page;
+- :mod:`.withhold` — when a group's release would say nothing: withheld, or the plan refused.
 
 Privacy model (stated on screen too):
 
@@ -83,7 +84,17 @@ release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use n
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
-from dpcore.analyses.gvdp import analysis, bounds, data, diagnostics, estimator, groups, model, plan
+from dpcore.analyses.gvdp import (
+    analysis,
+    bounds,
+    data,
+    diagnostics,
+    estimator,
+    groups,
+    model,
+    plan,
+    withhold,
+)
 from dpcore.analyses.gvdp.analysis import *
 from dpcore.analyses.gvdp.bounds import *
 from dpcore.analyses.gvdp.data import *
@@ -92,6 +103,7 @@ from dpcore.analyses.gvdp.estimator import *
 from dpcore.analyses.gvdp.groups import *
 from dpcore.analyses.gvdp.model import *
 from dpcore.analyses.gvdp.plan import *
+from dpcore.analyses.gvdp.withhold import *
 
 __all__ = [
     *analysis.__all__,
@@ -102,4 +114,5 @@ __all__ = [
     *groups.__all__,
     *diagnostics.__all__,
     *plan.__all__,
+    *withhold.__all__,
 ]

@@ -23,6 +23,7 @@ from dpcore.analyses.gvdp.estimator import GVDPCoverage
 from dpcore.analyses.gvdp.groups import RunSettings, Strategy
 from dpcore.analyses.gvdp.model import BoundsMode, GvdpBoundsSpec, GvdpModel, ModelKind
 from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.analyses.gvdp.withhold import Uninformative
 from dpcore.errors import Problem
 from dpcore.grouping import Grouping
 from dpcore.release.plan import PlanHeader
@@ -100,6 +101,7 @@ class GvdpSettings:
     steps: int = 5
     beta: float = 0.03
     mean_fraction: float = 0.5
+    uninformative: Uninformative = "withhold"
 
     @property
     def outcome(self) -> str | None:
@@ -231,6 +233,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
             model=model, bounds=self.bounds(settings, model), k=settings.k,
             strategy=settings.strategy, resamples=settings.resamples, steps=settings.steps,
             beta=settings.beta, mean_fraction=settings.mean_fraction,
+            uninformative=settings.uninformative,
         )  # fmt: skip
 
     def study(

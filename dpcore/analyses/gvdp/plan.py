@@ -23,9 +23,17 @@ from dpcore.analyses.gvdp.groups import (
     run_population,
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.analyses.gvdp.withhold import (
+    UNINFORMATIVE,
+    Uninformative,
+    subsets_needed,
+    too_few_subsets,
+    wider_than_range,
+)
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, ReleaseRow
+from dpcore.release.preview import simulated_preview
 
 __all__ = ["GvdpPlan", "GvdpRow"]
 
@@ -33,11 +41,13 @@ __all__ = ["GvdpPlan", "GvdpRow"]
 @dataclass(frozen=True)
 class GvdpRow(ReleaseRow):
     """A released coefficient: its estimate, interval and standard error; group rows carry the
-    public share they are recombined with."""
+    public share they are recombined with. A withheld row has no numbers and says why in
+    ``flag`` ("" when published)."""
 
     coefficient: str = ""
     std_error: float | None = None
     public_share: float | None = None
+    flag: str = ""
 
     def to_dict(self) -> dict:
         base = super().to_dict()
@@ -46,24 +56,33 @@ class GvdpRow(ReleaseRow):
         out["std_error"] = self.std_error
         if self.public_share is not None:
             out["public_share"] = self.public_share
-        return out
+        return out | {"flag": self.flag}
 
 
 def _rows(
-    level: str, group: str, names: tuple[str, ...], fit: Interval, share: float | None = None
-) -> list[GvdpRow]:
+    level: str, group: str, names: tuple[str, ...], fit: Interval, public_range: tuple,
+    share: float | None = None, reason: str = "",
+) -> list[GvdpRow]:  # fmt: skip
+    """One row per coefficient, clipped to ``public_range``; withheld (no numbers, the reason in
+    ``flag``) for ``reason``, or for an interval wider than the range (before clipping)."""
+    flags = [reason] * len(names) if reason else wider_than_range(fit.low, fit.high, *public_range)
+    clipped = fit.within(*public_range)
     return [
         GvdpRow(
+            level=level, group=group, estimate=None, coefficient=name, public_share=share, flag=flag
+        )  # fmt: skip
+        if flag
+        else GvdpRow(
             level=level,
             group=group,
-            estimate=fit.estimate[j],
-            low=fit.low[j],
-            high=fit.high[j],
+            estimate=clipped.estimate[j],
+            low=clipped.low[j],
+            high=clipped.high[j],
             coefficient=name,
-            std_error=math.sqrt(fit.variance[j]),
+            std_error=math.sqrt(clipped.variance[j]),
             public_share=share,
         )  # fmt: skip
-        for j, name in enumerate(names)
+        for j, (name, flag) in enumerate(zip(names, flags, strict=True))
     ]
 
 
@@ -107,6 +126,7 @@ class GvdpPlan:
     steps: int = 5
     beta: float = 0.03
     mean_fraction: float = 0.5
+    uninformative: Uninformative = "withhold"
 
     def __post_init__(self) -> None:
         instance_of("data", self.data, GvdpData)
@@ -130,6 +150,13 @@ class GvdpPlan:
             problem = self.data.group_problem(settings.k, settings.resamples)
             if problem is not None:
                 raise ValueError(problem)
+        if self.uninformative not in UNINFORMATIVE:
+            raise ValueError(
+                f"`uninformative` must be one of {sorted(UNINFORMATIVE)}, got "
+                f"{self.uninformative!r}"
+            )
+        if self.uninformative == "refuse" and any(self.withheld_groups().values()):
+            raise ValueError(self._refusal())
         by = f" by {self.header.by}" if self.strategy == "stratified" else ""
         object.__setattr__(self, "header", self.header.named(f"GVDP {self.model.statistic}{by}"))
 
@@ -151,6 +178,41 @@ class GvdpPlan:
         )  # fmt: skip
 
     @property
+    def subsets_needed(self) -> int:
+        """The fewest subsets a run at this budget needs to say something
+        (:func:`~dpcore.analyses.gvdp.withhold.subsets_needed`; public inputs only)."""
+        settings = self.settings
+        return subsets_needed(
+            rho=settings.rho, mean_fraction=settings.mean_fraction, steps=settings.steps,
+            beta=settings.beta, d=self.model.d,
+        )  # fmt: skip
+
+    def withheld_groups(self) -> dict[str, str]:
+        """Every run's label (groups when stratified, else :data:`ALL`) and why it is withheld
+        before any noise ("" when it is not): fewer subsets than :attr:`subsets_needed`. Reads
+        the groups' row counts, which GVDP treats as public (paper §2.2)."""
+        needed = self.subsets_needed
+        if self.strategy != "stratified":
+            return {ALL: too_few_subsets(self.k, needed)}
+        subsets = self.data.group_subsets(self.k)
+        return {
+            label: too_few_subsets(int(k_g), needed)
+            for label, k_g in zip(self.data.labels, subsets, strict=True)
+        }
+
+    def _short_groups(self) -> list[str]:
+        return [label for label, reason in self.withheld_groups().items() if reason]
+
+    def _refusal(self) -> str:
+        short = self._short_groups()
+        return (
+            f"{len(short)} group(s) have fewer than the {self.subsets_needed} subsets this budget "
+            f"needs for an informative estimate ({', '.join(short)}), and you chose to refuse "
+            "such a release. Raise ρ on the Budget page, raise k on the Estimator page, merge "
+            "small groups on the Strata page, or choose to withhold those groups."
+        )
+
+    @property
     def cost(self) -> ZCDP:
         """ρ: one GVDP run, or disjoint groups' runs in parallel (McSherry 2009, Thm. 4)."""
         return self.header.budget
@@ -170,7 +232,9 @@ class GvdpPlan:
             f"{1 - self.beta:g} over the noise). The 'All' rows of a stratified release are the "
             "share-weighted sums of the DP group estimates. Row counts (each group's, when "
             "stratified) are treated as public: they set the subsets per group and the variance "
-            "bounds (paper §2.2)"
+            "bounds (paper §2.2). Rows with a flag are withheld (the flag says why): a group "
+            f"with fewer than {self.subsets_needed} subsets at this budget, or an interval "
+            "wider than the public range"
         )
 
     def parameters(self) -> dict:
@@ -181,6 +245,7 @@ class GvdpPlan:
                 "class": "GvdpPlan", "model": self.model.to_dict(),
                 "bounds": self.bounds.to_dict(), "k": self.k, "resamples": self.resamples,
                 "steps": self.steps, "beta": self.beta, "mean_fraction": self.mean_fraction,
+                "uninformative": self.uninformative,
             },
             "strategy": self.strategy,
         }  # fmt: skip
@@ -200,15 +265,24 @@ class GvdpPlan:
         could otherwise publish −407.9 [−1263, 447] hours for a mean known to lie in [0, 100].
         Our choice: the estimate stays unbiased (paper Thm. 2.9) except in the event that the noise
         carries it past the range, where clipping trades that for an error no larger than before.
+
+        Uninformative rows are withheld, their reason in ``flag`` (:mod:`.withhold`): a group
+        with fewer subsets than :attr:`subsets_needed` (decided before the noise, from public
+        row counts), and any coefficient whose DP interval is wider than its public range
+        (post-processing). The recombined "All" rows still use every group's DP estimate.
         """
         names = self.model.coefficients
         fit = self.estimate(noise, rng)
         public_range = self.bounds.public_range()
+        withheld = self.withheld_groups()
         rows = []
         if self.strategy == "stratified":
             for label, share, group in zip(fit.labels, fit.shares, fit.groups, strict=True):
-                rows += _rows("group", label, names, group.within(*public_range), float(share))
-        return rows + _rows("population", ALL, names, fit.within(*public_range))
+                rows += _rows("group", label, names, group, public_range, float(share),
+                              withheld[label])  # fmt: skip
+        return rows + _rows(
+            "population", ALL, names, fit, public_range, reason=withheld.get(ALL, "")
+        )
 
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
@@ -255,8 +329,23 @@ class GvdpPlan:
                 else ""
             ),
             f"**Intervals:** {self.header.level:.0%} GVDP intervals (sampling error + DP noise)",
+            self._withheld_line(),
         ]
         return lines
+
+    def _withheld_line(self) -> str:
+        short = self._short_groups()
+        rule = (
+            f"**Uninformative groups:** at this budget a run needs at least "
+            f"{self.subsets_needed} subsets; "
+        )
+        listed = f"withheld: {', '.join(short)}" if short else "every group has enough"
+        return f"{rule}{listed}. An interval wider than its public range is withheld too."
+
+    def preview(self) -> pd.DataFrame:
+        """Per released row, the error to expect and why it would be withheld, from a few
+        seeded simulated releases (:func:`~dpcore.release.simulated_preview`; curator's view)."""
+        return simulated_preview(self)
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""
@@ -274,5 +363,6 @@ class GvdpPlan:
             f"    steps={self.steps!r},\n"
             f"    beta={self.beta!r},\n"
             f"    mean_fraction={self.mean_fraction!r},\n"
+            f"    uninformative={self.uninformative!r},\n"
             ")\n"
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from dpcore._validate import instance_of, open_unit_interval
 from dpcore.accounting import Budget, scale
@@ -31,6 +32,7 @@ from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader, ReleaseRow, init_arguments
+from dpcore.release.preview import simulated_preview
 from dpcore.shares import PublicShares
 
 __all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow", "public_range"]
@@ -416,6 +418,11 @@ class MeanPlan:
             *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
             f"**Intervals:** {self.interval_description}",
         ]
+
+    def preview(self) -> pd.DataFrame:
+        """Per released row, the error to expect and why it would be withheld, from a few
+        seeded simulated releases (:func:`~dpcore.release.simulated_preview`; curator's view)."""
+        return simulated_preview(self)
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame`` (or, for sums an

@@ -29,6 +29,7 @@ from dpcore.analyses.ratio.sums import (
 )
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader
+from dpcore.release.preview import simulated_preview
 
 __all__ = [
     "MC_SEED",
@@ -266,6 +267,11 @@ class RatioPlan:
             + (f", B = {self.B}" if self.method == "monte_carlo" else ""),  # fmt: skip
             f"**Accounting:** {accounting}",
         ]
+
+    def preview(self) -> pd.DataFrame:
+        """Per released row, the error to expect and why it would be withheld, from a few
+        seeded simulated releases (:func:`~dpcore.release.simulated_preview`; curator's view)."""
+        return simulated_preview(self)
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""

@@ -34,6 +34,7 @@ from dpcore.analyses.sampling.rows import (
 )
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, SyntheticRow
+from dpcore.release.preview import preview_frame
 
 __all__ = [
     "MAX_RECORDS",
@@ -329,6 +330,19 @@ class SamplePlan:
                 + " are read from the data and published as they are"
             )
         return lines
+
+    def preview(self) -> pd.DataFrame:
+        """The sampled group's one row: the paper's total-variation accuracy of each record
+        (:meth:`guarantee`, a curator's figure from the group's size). Records have no
+        intervals and the group is never withheld (a plan that cannot sample is refused)."""
+        return preview_frame(
+            [{
+                "group": self.settings.group,
+                "quantity": "distance of each record's distribution from the group's "
+                "(total variation, 0 to 1)",
+                "expected_error": self.guarantee(), "half_width": np.nan, "withheld": "",
+            }]
+        )  # fmt: skip
 
     def script_body(self) -> str:
         return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +28,7 @@ from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import NoiseSource
 from dpcore.release.plan import PlanHeader, SyntheticRow
+from dpcore.release.preview import preview_frame
 from dpcore.shares import PublicShares
 
 __all__ = [
@@ -217,6 +219,43 @@ class SynthPlan:
                 + " are read from the data and published as they are"
             )
         return lines
+
+    def preview(self) -> pd.DataFrame:
+        r"""Per group, the error to expect in a synthetic cell's share of the group (curator's
+        view: it reads each group's size n_g).
+
+        For the two synthesizers with one noise scale — independent marginals (Laplace scale
+        d/ε on each 1-way count, d columns) and the histogram (scale 1/ε on each joint cell) —
+        the noise of one released count has standard deviation :math:`\sqrt2\,b`, so a cell's
+        share of the group is off by about :math:`\sqrt2\,b/n_g`. MWEM, MST and AIM pick what
+        to measure from the data, so their error has no closed form here: simulating them takes
+        minutes, and the Compare page does it. Synthetic rows have no intervals; no group is
+        withheld. The vanilla strategy fits all rows at once (the "All" row).
+        """
+        scale = {"independent": len(self.config.columns), "histogram": 1}.get(self.config.method)
+        grouping = self.prepared.grouping
+        groups = (
+            zip(grouping.labels, grouping.sizes, strict=True)
+            if self.strategy == "stratified"
+            else [("All", int(np.sum(grouping.sizes)))]
+        )
+        quantity = (
+            "share of the group's rows in one cell"
+            if scale is not None
+            else f"not previewed for {METHOD_NAMES[self.config.method]}: see the Compare page"
+        )
+        return preview_frame(
+            {
+                "group": label,
+                "quantity": quantity,
+                "expected_error": np.nan
+                if scale is None
+                else math.sqrt(2) * scale / self.epsilon / max(int(n), 1),
+                "half_width": np.nan,
+                "withheld": "",
+            }  # fmt: skip
+            for label, n in groups
+        )
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame``."""

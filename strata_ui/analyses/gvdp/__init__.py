@@ -11,6 +11,7 @@ from dpcore.release import ReleasePlan, ReleaseRecord
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.gvdp import charts, compare, estimator
+from strata_ui.analyses.gvdp import settings as settings_widgets
 from strata_ui.analyses.gvdp.learn import EXPLAINERS, PRESETS
 from strata_ui.state import get_dataset, get_settings, get_state
 
@@ -22,6 +23,7 @@ class GvdpUI(AnalysisUI):
 
     render_estimator = staticmethod(estimator.render_estimator)
     render_compare = staticmethod(compare.render_compare)
+    render_release_options = staticmethod(settings_widgets.render_uninformative_choice)
 
     def current_plan(self) -> ReleasePlan:
         state, settings = get_state(), get_settings(GvdpSettings)

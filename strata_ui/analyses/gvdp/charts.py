@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.analyses.gvdp.groups import ALL, DP, NON_PRIVATE
-from dpcore.analyses.gvdp.model import INTERCEPT
+from dpcore.analyses.gvdp.model import INTERCEPT, GvdpBoundsSpec
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
 from strata_ui.charts_release import release_traces
@@ -528,21 +528,35 @@ def k_diagnostic_summary(
 # 5. A committed GVDP release (for the Release page and the HTML report).
 
 
+def _public_ranges(bounds: dict) -> dict[str, list[float]]:
+    """Each coefficient's public range, from the bounds in a release's parameters."""
+    spec = GvdpBoundsSpec(
+        **{k: v if k in ("mode", "factor") else tuple(v) for k, v in bounds.items()}
+    )
+    low, high = spec.public_range()
+    return {
+        c: [float(lo), float(hi)] for c, lo, hi in zip(spec.coefficients, low, high, strict=True)
+    }
+
+
 def release_figure(record: ReleaseRecord) -> go.Figure:
-    """Each released estimate with its interval, one panel per coefficient (groups on x)."""
+    """Each released estimate with its interval, one panel per coefficient (groups on x), on
+    the coefficient's public range. Withheld rows have no point."""
     frame = record.frame
     level = record.metadata["plan"]["level"]
     coefficients = list(dict.fromkeys(frame["coefficient"]))
     fig = make_subplots(
         rows=len(coefficients), cols=1, subplot_titles=coefficients, vertical_spacing=0.12
     )
+    ranges = _public_ranges(record.metadata["plan"]["estimator"]["bounds"])
     for row, coefficient in enumerate(coefficients, start=1):
         part = frame[frame["coefficient"] == coefficient]
         for trace in release_traces(part, marker_size=9, **_BAR_STYLE):
             # One legend entry per level for all panels.
             trace.update(legendgroup=trace.name, showlegend=row == 1)
             fig.add_trace(trace, row=row, col=1)
-        fig.update_yaxes(title={"text": "Estimate"}, row=row, col=1)
+        # The public range, so one wide interval cannot squash the others (issue 13).
+        fig.update_yaxes(title={"text": "Estimate"}, range=ranges[coefficient], row=row, col=1)
     fig.update_xaxes(title={"text": "Group"}, row=len(coefficients), col=1)
     fig.update_layout(height=300 * len(coefficients) + 120)
     return _layout(

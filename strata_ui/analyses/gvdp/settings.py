@@ -16,7 +16,14 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dpcore.analyses.gvdp import BOUNDS_MODES, GVDP, MODELS, STRATEGIES, GvdpSettings
+from dpcore.analyses.gvdp import (
+    BOUNDS_MODES,
+    GVDP,
+    MODELS,
+    STRATEGIES,
+    UNINFORMATIVE,
+    GvdpSettings,
+)
 from dpcore.analyses.gvdp.analysis import DEMO_BOX, BoundsKey
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
@@ -419,3 +426,18 @@ def render_budget() -> RunSettings:
             caption="Half and half, as in the paper, suits most uses.",
         )  # fmt: skip
     return run_settings(get_settings(GvdpSettings))
+
+
+# ---- the Release page ---------------------------------------------------------------------------
+
+
+def render_uninformative_choice() -> None:
+    """The Release page's choice for groups too small for an informative GVDP release."""
+    bind(
+        st.radio, "Groups with too few subsets for this budget", GvdpSettings, "uninformative",
+        labels=UNINFORMATIVE,
+        help="A group split into too few subsets gets an estimate noisier than one subset's, "
+        "and an interval that can be wider than the public range. Withheld groups are listed "
+        "with the reason in the table and every download; refusing stops the commit until "
+        "every group has enough subsets.",
+    )  # fmt: skip

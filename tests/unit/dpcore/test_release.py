@@ -742,6 +742,20 @@ def test_release_figure_draws_each_estimate_with_its_interval(demo_record):
         assert trace.error_y.symmetric is False
 
 
+def test_release_figure_value_axis_is_the_public_range_or_the_estimates(demo_record):
+    """A wide interval never sets the axis (issue 13): a mean's axis is its bounds [L, U]; a
+    release without a public pair of bounds (a ratio) spans its estimates from 0."""
+    bounds = demo_record.metadata["plan"]["estimator"]["bounds"]
+    assert list(charts_release.release_figure(demo_record).layout.yaxis.range) == list(bounds)
+    ratio_like = dataclasses.replace(
+        demo_record, metadata={**demo_record.metadata, "plan": {
+            **demo_record.metadata["plan"], "estimator": {"bounds": {"s": 1.0, "y": 1.0}}}},
+    )  # fmt: skip
+    low, high = charts_release.release_figure(ratio_like).layout.yaxis.range
+    estimates = demo_record.frame["estimate"]
+    assert low == 0 and estimates.max() < high < 2 * estimates.max()
+
+
 def test_release_figure_of_a_population_only_release_has_one_point(demo, ledger):
     plan = make_plan(demo, strategy="global_only")
     fig = charts_release.release_figure(release(plan, ledger, noise="simulation", rng=12))

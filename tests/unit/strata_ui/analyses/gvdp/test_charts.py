@@ -217,3 +217,7 @@ def test_release_figure_has_a_panel_per_coefficient(tmp_path):
     assert [a.text for a in figure.layout.annotations] == ["intercept", "age"]
     assert {t.name for t in figure.data} == {"group estimate", "whole population"}
     assert "95% GVDP intervals" in figure.layout.title.text
+    # Each panel spans its coefficient's public range, whatever the intervals (issue 13).
+    assert list(figure.layout.yaxis.range) == [-100.0, 200.0]
+    assert list(figure.layout.yaxis2.range) == [-5.0, 5.0]
+    assert record.frame["flag"].str.startswith("withheld").any()  # drawn without a point

@@ -1,0 +1,98 @@
+"""What a commit would publish, per group, before anything is spent (the curator's view).
+
+Every plan has a ``preview()`` that returns :func:`preview_frame`'s tidy table: one row per
+released quantity (a group's estimate, a coefficient, the population's), with the error to
+expect in the value's units, the expected half-width of its interval, and why it would be
+withheld. Plans of estimates share :func:`simulated_preview`: a few releases drawn with seeded
+numpy noise (:class:`~dpcore.mechanisms.SimulationNoise`), which never touches a ledger.
+
+**Privacy.** A preview reads the confidential rows (exact sizes included, through the plan's
+simulated runs) and is never exported: it is for the person about to commit, and the page says
+so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpcore._validate import as_rng, positive_int
+from dpcore.mechanisms import SimulationNoise
+
+__all__ = ["PREVIEW_COLUMNS", "PREVIEW_REPLICATES", "preview_frame", "simulated_preview"]
+
+PREVIEW_COLUMNS = ("group", "quantity", "expected_error", "half_width", "withheld")
+"""The columns of every preview: the group (or "All"), what is released for it, the typical
+error of the released value in its units (the spread of its noise: a root-mean-square error
+about the noise-free value), the expected half-width of its interval (NaN without intervals),
+and why it would be withheld ("" when it would be published)."""
+
+PREVIEW_REPLICATES = 20
+"""Simulated releases per preview: enough for errors to about ±20% (the spread of a standard
+deviation from 20 draws), few enough to redraw as a slider moves."""
+
+
+def preview_frame(rows: Sequence[dict]) -> pd.DataFrame:
+    """A preview table from ``rows`` (dicts with :data:`PREVIEW_COLUMNS`), in that order."""
+    frame = pd.DataFrame(list(rows), columns=list(PREVIEW_COLUMNS))
+    for column in ("expected_error", "half_width"):
+        frame[column] = pd.to_numeric(frame[column])
+    return frame
+
+
+def _withheld(flags: pd.Series) -> str:
+    """The reason a row would be withheld: always, sometimes (with how often), or never."""
+    reasons = flags[flags != ""]
+    if reasons.empty:
+        return ""
+    reason = reasons.mode().iloc[0]
+    if len(reasons) == len(flags):
+        return reason
+    return f"in {len(reasons) / len(flags):.0%} of simulated releases: {reason}"
+
+
+def simulated_preview(
+    plan: object,
+    *,
+    replicates: int = PREVIEW_REPLICATES,
+    rng: np.random.Generator | int | None = 0,
+) -> pd.DataFrame:
+    r"""The preview of a plan whose rows are estimates (:class:`~dpcore.release.ReleaseRow`),
+    from ``replicates`` runs with numpy noise.
+
+    Per released row (level, group and, for several coefficients, the coefficient): the
+    standard deviation of its published estimate over the runs (the noise's error; for the
+    unbiased estimators here it is the root-mean-square error about the noise-free value), the
+    median of its interval's half-width :math:`(\text{high} - \text{low})/2`, and its withheld
+    reason (the row's ``flag``, or "no estimate" when it has none), with how often it occurred
+    when it did not occur every time.
+    """
+    replicates = positive_int("replicates", replicates)
+    generator = as_rng(rng)
+    runs = [
+        pd.DataFrame([row.to_dict() for row in plan.run(SimulationNoise(rng=generator), generator)])
+        for _ in range(replicates)
+    ]
+    frame = pd.concat(runs, keys=range(replicates), names=["run", "row"]).reset_index()
+    for column in ("estimate", "low", "high"):
+        frame[column] = pd.to_numeric(frame[column])
+    flags = frame["flag"].fillna("") if "flag" in frame else pd.Series("", index=frame.index)
+    frame["flag"] = flags.where((flags != "") | frame["estimate"].notna(), "no estimate")
+    out = []
+    for _, runs_of_row in frame.groupby("row", sort=True):
+        first = runs_of_row.iloc[0]
+        published = runs_of_row[runs_of_row["flag"] == ""]
+        out.append(
+            {
+                "group": first["group"],
+                "quantity": first.get("coefficient", "") or "",
+                "expected_error": published["estimate"].std(ddof=1)
+                if len(published) > 1
+                else np.nan,
+                "half_width": ((published["high"] - published["low"]) / 2).median(),
+                "withheld": _withheld(runs_of_row["flag"]),
+            }
+        )
+    return preview_frame(out)

@@ -1,0 +1,49 @@
+"""The Release page's preview: per group, what the commit would publish (curator's view)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.release import ReleasePlan
+
+PREVIEW_LABELS = {
+    "group": "group",
+    "quantity": "released value",
+    "expected_error": "typical error (value's units)",
+    "half_width": "interval ± (expected)",
+    "withheld": "withheld?",
+}
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _preview(key: str, _plan: ReleasePlan) -> pd.DataFrame:
+    # ``key`` (the plan's key: data, groups, settings, budget) says when to redraw.
+    return _plan.preview()
+
+
+def render_preview(plan: ReleasePlan, key: str) -> None:
+    """The plan's :meth:`preview` as a table, labelled as the curator's view; never exported."""
+    st.markdown("**What this commit would publish, per group**")
+    with st.spinner("Simulating a few releases (no budget spent)…"):
+        table = _preview(key, plan)
+    shown = table.rename(columns=PREVIEW_LABELS)
+    if not table["quantity"].astype(bool).any():
+        shown = shown.drop(columns=PREVIEW_LABELS["quantity"])
+    if table["half_width"].isna().all():
+        shown = shown.drop(columns=PREVIEW_LABELS["half_width"])
+    st.dataframe(
+        shown, hide_index=True,
+        column_config={
+            PREVIEW_LABELS[c]: st.column_config.NumberColumn(format="%.4g")
+            for c in ("expected_error", "half_width")
+        },
+    )  # fmt: skip
+    withheld = int((table["withheld"] != "").sum())
+    st.caption(
+        "Curator's view, computed from the confidential data with simulated noise; it is never "
+        "exported and spends nothing. The typical error is how far a published value usually "
+        "lies from the value without noise"
+        + (f"; {withheld} row(s) would or might be withheld, with the reason shown." if withheld
+           else "; no row would be withheld.")
+    )  # fmt: skip

@@ -1,0 +1,49 @@
+"""App tests of the Release page's preview: per group, what the commit would publish (issue 13)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dpcore.analyses.gvdp import GvdpSettings
+from tests.app.helpers import go, settings_of, state_of, text
+from tests.app.test_gvdp_page import start as start_gvdp
+
+
+def preview(at: AppTest):
+    """The preview table (the first dataframe of the Release page's plan column)."""
+    return at.dataframe[0].value
+
+
+def withheld(at: AppTest) -> list[str]:
+    table = preview(at)
+    return list(table.loc[table["withheld?"] != "", "group"])
+
+
+def test_the_preview_follows_the_budget_and_names_withheld_groups():
+    at = go(start_gvdp(), "release")
+    assert "Curator's view" in text(at.caption) and "never exported" in text(at.caption)
+    at_half = withheld(at)  # ρ = 0.5: 3–10 subsets are too few, 17 are needed
+    assert "Other × Female" in at_half and "White × Male" not in at_half
+    assert not at.main.error, text(at.main.error)
+    state = state_of(at)
+    seen = []
+    for rho in (0.05, 5.0, 0.05):
+        state.budget_kind, state.rho = "zcdp", rho
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        seen.append((withheld(at), preview(at)["typical error (value's units)"].iloc[0]))
+    (small, small_error), (large, large_error), (again, again_error) = seen
+    assert "Black × Male" in small and "Black × Male" not in large  # 49 subsets, 55 needed at 0.05
+    assert len(large) < len(at_half) < len(small)
+    assert large_error < small_error and (again, again_error) == (small, small_error)
+
+
+def test_refusing_uninformative_groups_stops_the_commit_and_withholding_restores_it():
+    at = go(start_gvdp(), "release")
+    radio = at.radio(key="gvdp.uninformative")
+    for choice, refused in (("refuse", True), ("withhold", False), ("refuse", True)):
+        radio.set_value(choice).run()
+        assert settings_of(at, GvdpSettings).uninformative == choice
+        errors = text(at.main.error)
+        assert ("you chose to refuse such a release" in errors) == refused, choice
+        assert ("Other × Female" in errors) == refused
