@@ -8,6 +8,7 @@ from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import release_ui
 from strata_ui.analyses import current
 from strata_ui.state import get_state, open_ledger_or_stop
+from strata_ui.widgets import progress_bar
 
 st.title("Release")
 st.markdown(
@@ -83,9 +84,10 @@ if existing is None:
         "Commit release", type="primary", disabled=not (confirmed and can_afford),
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
+        progress, clear_progress = progress_bar("Fitting the models")  # slow plans only
         try:
             with st.spinner("Drawing the noise and recording the release…"):
-                record = release(plan, ledger, noise="secure")
+                record = release(plan, ledger, noise="secure", progress=progress)
         except BudgetExceededError as exc:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
@@ -112,6 +114,8 @@ if existing is None:
                 else "This plan had already been released; nothing more was spent."
             )
             st.rerun()  # redraw the gauge and the sidebar with the new balance
+        finally:
+            clear_progress()
     else:
         st.caption(
             "Nothing is spent until you commit. Preview the error of this plan on the Compare "

@@ -25,7 +25,7 @@ from dpcore.analyses.gvdp.groups import (
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource
-from dpcore.release.plan import PlanHeader, ReleaseRow
+from dpcore.release.plan import PlanHeader, Progress, ReleaseRow
 
 __all__ = ["GvdpPlan", "GvdpRow"]
 
@@ -192,7 +192,9 @@ class GvdpPlan:
             return run_groups(self.data, self.bounds, self.settings, rng=rng, noise=noise)
         return run_population(self.data, self.bounds, self.settings, rng=rng, noise=noise)
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[GvdpRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[GvdpRow]:
         """Draw the release with ``noise`` (and the BLB's partition and resamples from ``rng``):
         per group and coefficient (stratified), then the population rows (group ``"All"``).
         Every number is a DP output or a public share. Estimates and intervals are clipped to
@@ -200,6 +202,7 @@ class GvdpPlan:
         could otherwise publish −407.9 [−1263, 447] hours for a mean known to lie in [0, 100].
         Our choice: the estimate stays unbiased (paper Thm. 2.9) except in the event that the noise
         carries it past the range, where clipping trades that for an error no larger than before.
+        ``progress`` is not called: the bag of little bootstraps runs in seconds at most.
         """
         names = self.model.coefficients
         fit = self.estimate(noise, rng)

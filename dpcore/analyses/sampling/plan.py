@@ -33,7 +33,7 @@ from dpcore.analyses.sampling.rows import (
     prepare_sample_rows,
 )
 from dpcore.mechanisms import NoiseSource
-from dpcore.release.plan import PlanHeader, SyntheticRow
+from dpcore.release.plan import PlanHeader, Progress, SyntheticRow
 
 __all__ = [
     "MAX_RECORDS",
@@ -267,7 +267,11 @@ class SamplePlan:
         part = int(part_sizes(len(codes), self.settings.records).min())
         return SampleDraw(frame=frame, guarantee=self.guarantee(), part_rows=part)
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[SyntheticRow]:
+        """The drawn records, numbered within the group (``progress`` is not called: a draw takes
+        a moment)."""
         frame = self.estimate(noise, rng).frame
         return [
             SyntheticRow.of({"group": self.settings.group, "record": str(i + 1), **record})

@@ -172,10 +172,13 @@ class SynthPlan:
             strategy=self.strategy, noise=noise, rng=rng, progress=progress,
         )  # fmt: skip
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[SyntheticRow]:
         """Fit the models with ``noise`` and draw the rows; one record per synthetic row,
-        shuffled with ``rng`` (they come grouped by stratum)."""
-        data = self.estimate(noise, rng)
+        shuffled with ``rng`` (they come grouped by stratum). ``progress(done, total)`` is
+        called before each group's fit and once at the end."""
+        data = self.estimate(noise, rng, progress)
         order = rng.permutation(len(data.frame))
         records = data.frame.iloc[order].astype(str).to_dict("records")
         return [SyntheticRow.of(record) for record in records]

@@ -494,6 +494,17 @@ def test_release_spends_the_cost_once_and_refuses_a_small_ledger(frame, ledger):
     assert tiny.history() == [] and tiny.remaining() == {"rho": 0.1}
 
 
+@pytest.mark.parametrize(("strategy", "models"), [("stratified", 3), ("vanilla", 1)])
+def test_release_reports_each_model_fitted_ending_with_all_done(frame, ledger, strategy, models):
+    calls = []
+    release(
+        make_plan(frame, strategy=strategy), ledger, noise="simulation", rng=1,
+        progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    # Before each group's fit (so a bar shows while the first, slowest model fits), then at the end.
+    assert calls == [(done, models) for done in range(models + 1)]
+
+
 def test_csv_of_a_release_escapes_formula_categories(ledger):
     evil = survey(3)
     evil["pet"] = evil["pet"].map({"cat": '=HYPERLINK("http://x")', "dog": "+1"})
