@@ -25,6 +25,7 @@ def render_record(record: ReleaseRecord, key: str) -> None:
         "DP release: they may be published and downloaded."
     )
     st.dataframe(frame, hide_index=True)
+    release_ui.render_public_categories(record)
     columns = list(frame.columns)
     if get_settings(SynthView).release_column not in columns:
         reset_settings(SynthView, release_column=columns[0])

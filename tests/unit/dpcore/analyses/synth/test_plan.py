@@ -177,7 +177,7 @@ def test_check_returns_domain_sizes(frame):
     assert sizes == {"job": 2, "car": 2, "pet": 2, "age": 3, "flag": 2, "region": 3}
 
 
-def test_prepared_rows_count_categories_once_and_keep_them_through_pickling(frame, monkeypatch):
+def test_prepared_rows_read_categories_once_and_keep_them_through_pickling(frame, monkeypatch):
     spec, grouping, _ = parts(frame)
     prepared = prepare_rows(frame, spec, grouping, config())
     sizes = prepared.domain_sizes(config(), spec)
@@ -185,7 +185,7 @@ def test_prepared_rows_count_categories_once_and_keep_them_through_pickling(fram
     # Edges are applied on every call, so other edges give other sizes from the same counts.
     assert prepared.domain_sizes(config(edges=(("age", (40.0,)),)), spec)["age"] == 2
     copy = pickle.loads(pickle.dumps(prepared))  # as st.cache_data returns it
-    monkeypatch.setattr(pd.Series, "nunique", lambda *a, **k: pytest.fail("counted again"))
+    monkeypatch.setattr(pd, "unique", lambda *a, **k: pytest.fail("counted again"))
     assert copy.domain_sizes(config(), spec) == sizes
     assert checked_prepared(copy, spec) == sizes
 
@@ -371,6 +371,9 @@ def test_plan_parameters_are_json_and_name_the_statistic(frame):
     assert parameters["budget"] == {"kind": "pure", "epsilon": 1.0}
     assert parameters["estimator"]["class"] == "synthesize"
     assert parameters["estimator"]["edges"] == {"age": [30.0, 50.0]}
+    # Lists read off the data are treated as public and published: the release names them.
+    assert parameters["estimator"]["categories_treated_as_public"] == ["job", "car", "pet", "flag"]
+    assert parameters["estimator"]["categories"]["flag"] == ["0", "1"]
     assert parameters["strata"]["by"] == ["region"]
     assert parameters["strategy"] == "stratified"
     assert parameters["columns"] == ["job", "car", "pet", "age", "flag", "region"]
@@ -477,6 +480,22 @@ def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):
     assert "category lists of `job`, `car`, `pet`, `flag`, `region` are read from the data" in text
     vanilla = "\n".join(make_plan(frame, strategy="vanilla").review_lines())
     assert "one model for all rows; region modelled as columns" in vanilla
+
+
+@pytest.mark.parametrize(
+    ("source", "prefilled"), [("declared", False), ("data", True)], ids=["codebook", "prefilled"]
+)
+def test_review_lines_call_declared_groups_declared_and_name_the_other_lists(
+    frame, source, prefilled
+):
+    spec = GroupingSpec(
+        by=("region",), categories=(("region", ("east", "north", "south")),),
+        categories_source=source,
+    )  # fmt: skip
+    header = PlanHeader(DatasetRef.of(frame, "survey.csv"), spec, PureDP(1.0))
+    text = "\n".join(SynthPlan.build(frame, header=header, config=config()).review_lines())
+    assert "category lists of `job`, `car`, `pet`, `flag` are read from the data" in text
+    assert ("the categories of `region` are a list prefilled from the data" in text) == prefilled
 
 
 def test_release_spends_the_cost_once_and_refuses_a_small_ledger(frame, ledger):
