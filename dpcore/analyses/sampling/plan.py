@@ -68,7 +68,9 @@ class SampleSettings:
     categories; the product sampler needs columns of exactly two categories (yes/no, 0/1), the
     second one counting as a 1. ``categories`` declares a column's public list of categories;
     a column without one uses the categories found in the data, *treated as public* (said on
-    screen and in the export).
+    screen and in the export). An empty list declares nothing, so it counts as no list: the
+    column's categories are read from the data and labelled so (the screen does the same when
+    a list is cleared).
     """
 
     sampler: Sampler = "kary"
@@ -76,6 +78,10 @@ class SampleSettings:
     group: str = WHOLE_POPULATION
     records: int = 5
     categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        declared = tuple((c, tuple(v)) for c, v in self.categories if len(v))
+        object.__setattr__(self, "categories", declared)
 
     def declared(self, column: str) -> tuple[str, ...] | None:
         return dict(self.categories).get(column)
