@@ -4,10 +4,9 @@ import dataclasses
 
 import pandas as pd
 import streamlit as st
-from pandas.api import types
 
 from dpcore import theory
-from dpcore.grouping import OTHER_LABEL
+from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL, is_category_codes, needs_edges
 from strata_ui import charts_strata, group_list, pipeline
 from strata_ui.analyses import current
 from strata_ui.constants import (
@@ -45,8 +44,13 @@ state.strata_columns = st.multiselect(
     help="Choosing several columns makes intersectional groups, e.g. race × sex. At most "
     f"{MAX_GROUPS:,} groups.",
 )
-numeric = [c for c in state.strata_columns if types.is_numeric_dtype(frame[c])]
-numeric = [c for c in numeric if not types.is_bool_dtype(frame[c])]
+codes = [c for c in state.strata_columns if is_category_codes(frame[c])]
+if codes:
+    st.caption(
+        f"{', '.join(f'`{c}`' for c in codes)}: whole numbers with at most {MAX_CODE_VALUES} "
+        "values, used as categories as they are (like yes/no or text), no bucket edges needed."
+    )
+numeric = [c for c in state.strata_columns if needs_edges(frame[c])]
 if numeric:
     st.markdown(
         "**Bucket edges for numeric columns.** Type the edges from outside knowledge (e.g. "

@@ -260,6 +260,25 @@ def test_numeric_grouping_column_needs_public_edges():
     assert sorted(groups) == sorted(["< 25", "[25, 35)", "[35, 50)", "[50, 65)", "≥ 65"])
 
 
+def test_a_0_1_column_groups_as_it_is_chosen_twice_in_a_row_and_its_list_is_labelled():
+    at = strata_page(start())
+    columns = at.multiselect(key="strata.columns.demo")
+    for choice in (["income_over_50k"], ["sex", "income_over_50k"]):
+        columns.set_value(choice).run()
+        assert not at.exception and not at.main.error, errors(at)
+        assert state_of(at).strata_columns == choice
+        assert not any("bucket edges" in w.value for w in at.main.warning)
+        assert not any(t.key.startswith("strata.edges") for t in at.main.text_input)
+        assert "`income_over_50k`: whole numbers with at most 20 values" in text(at.main.caption)
+    sizes, _ = figures(at)
+    groups = {g for trace in sizes["data"] for g in trace["x"]}
+    assert groups == {"Female × 0", "Female × 1", "Male × 0", "Male × 1"}
+    # A declared list starts from the data's codes and says it is treated as public.
+    at.radio(key="strata.group_list").set_value("declared").run()
+    assert categories_of(at, "income_over_50k").value == ["0", "1"]
+    assert "Prefilled from the data (sex, income_over_50k)" in text(at.main.caption)
+
+
 def test_no_grouping_column_is_a_starting_state_with_a_hint_not_an_error():
     at = strata_page(start(), strata_columns=[])
     assert not at.main.error and not at.exception

@@ -285,7 +285,10 @@ def prepare_rows(
     codes = grouping.codes_for(frame)
     keep = codes >= 0
     rows = frame.loc[keep, list(output)].reset_index(drop=True)
-    for column in config.categorical:
+    edges = dict(spec.edges)
+    # Grouping columns of category codes (0/1) are grouped without edges: model them as text.
+    codes_as_text = [c for c in spec.by if c not in edges and is_numeric_group_dtype(rows[c])]
+    for column in (*config.categorical, *codes_as_text):
         if column in rows.columns:
             values = rows[column]
             text = values.astype(str)

@@ -580,3 +580,16 @@ def test_a_declared_list_is_the_synthetic_groups_a_group_with_no_rows_included()
     counts = rows.groupby(["race", "sex"]).size()
     assert set(rows["race"]) == set(races)
     assert counts.loc[("White", "Another")] == counts.loc[("Black", "Another")] == 100
+
+
+def test_a_0_1_grouping_column_without_edges_stratifies_as_text(frame):
+    spec = GroupingSpec(by=("flag",))
+    header = PlanHeader(DatasetRef.of(frame, "survey.csv"), spec, PureDP(1.0))
+    cfg = config(columns=("job", "car", "pet"), edges=(), categorical=())
+    plan = SynthPlan.build(frame, header=header, config=cfg)
+    rows = pd.DataFrame([r.to_dict() for r in plan.run(noise_source("simulation", rng=0),
+                                                       np.random.default_rng(0))])  # fmt: skip
+    assert set(rows["flag"]) == {"0", "1"} and len(rows) == 600
+    assert "**Not protected:** the category lists of `job`, `car`, `pet`, `flag`" in "\n".join(
+        plan.review_lines()
+    )
