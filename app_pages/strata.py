@@ -2,12 +2,11 @@
 
 import dataclasses
 
-import pandas as pd
 import streamlit as st
 
 from dpcore import theory
 from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL, is_category_codes, needs_edges
-from strata_ui import charts_strata, group_list, pipeline
+from strata_ui import charts_strata, group_list, pipeline, share_table
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -167,30 +166,7 @@ labelled_radio(
     key="strata.share_source",
 )  # fmt: skip
 if state.share_source == "table":
-    edited = st.data_editor(
-        pd.DataFrame(
-            {
-                "group": list(grouping.labels),
-                "share": [state.share_table.get(g) for g in grouping.labels],
-            }
-        ).astype({"share": "float64"}),
-        column_config={
-            "group": st.column_config.TextColumn("group", disabled=True),
-            "share": st.column_config.NumberColumn(
-                "share", min_value=None, format="%.4f", help="Proportion, percentage or count."
-            ),
-        },
-        hide_index=True,
-        key=f"share_table_{hash(grouping.labels)}",
-    )
-    state.share_table = {
-        str(g): float(s) for g, s in zip(edited["group"], edited["share"], strict=True)
-        if pd.notna(s)
-    }  # fmt: skip
-    st.caption(
-        "Shares may be proportions, percentages or counts (e.g. census figures); they are rescaled "
-        "to sum to 1."
-    )
+    share_table.render(state, tuple(grouping.labels))
 elif state.share_source == "holdout":
     state.holdout_fraction = st.slider(
         "Share of rows set aside as the public holdout",

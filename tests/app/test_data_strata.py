@@ -11,6 +11,7 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
 from tests.app.helpers import (
     change_settings,
+    edit_table,
     errors,
     go,
     settings_of,
@@ -201,6 +202,58 @@ def test_bad_share_table_shows_an_error(table, words):
     )  # fmt: skip
     assert words in errors(at)
     assert len(at.get("plotly_chart")) == 2  # the groups are still shown
+
+
+def shares_page() -> AppTest:
+    at = upload(start(), GOOD_CSV)
+    return strata_page(at, value="hours", strata_columns=["group"], share_source="table")
+
+
+def load_shares(at: AppTest, data: bytes, name: str = "shares.csv") -> AppTest:
+    at.main.file_uploader[0].set_value((name, data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_shares_uploaded_edited_and_uploaded_again_each_take_effect():
+    at = load_shares(shares_page(), b"group,share\na,30\nb,10\n")
+    assert state_of(at).share_table == {"a": 30.0, "b": 10.0}
+    assert "Filled 2 shares from shares.csv" in text(at.main.success)
+    assert "rescaled from a total of 40" in text(at.main.success) and not at.main.error
+    edit_table(at, f"share_table_{hash(('a', 'b'))}", {"1": {"share": 20.0}})
+    assert state_of(at).share_table == {"a": 30.0, "b": 20.0}
+    at.run()
+    assert state_of(at).share_table == {"a": 30.0, "b": 20.0}  # the edit sticks
+    load_shares(at, b"group,share\nb,0.75\na,0.25\n", "census.csv")
+    assert state_of(at).share_table == {"a": 0.25, "b": 0.75}  # the new file wins over the edit
+    assert "Shares in use: User-supplied table of public shares." in text(at.main.success)
+    at.run()
+    assert state_of(at).share_table == {"a": 0.25, "b": 0.75}
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b"group,share\na,1\nmars,2\n", "row 3: “mars” is not one of the groups"),
+        (b"group,share\na,1\na,2\n", "row 3: “a” is listed again (first on row 2)"),
+        (b"group,share\na,1\nb,12%\n", "row 3: the share “12%” is not a number"),
+        (b"group,share\na,-1\nb,2\n", "row 2: the share -1 is not a number of at least 0"),
+        (b"team,share\na,1\n", "needs the columns “group” and “share”"),
+    ],
+    ids=["unknown group", "duplicate", "not a number", "negative", "no group column"],
+)
+def test_a_bad_shares_file_names_the_row_and_changes_nothing(data, words):
+    at = load_shares(shares_page(), b"group,share\na,3\nb,1\n", "good.csv")
+    load_shares(at, data, "bad.csv")
+    assert "The shares file bad.csv could not be used" in errors(at)
+    assert words in errors(at)
+    assert state_of(at).share_table == {"a": 3.0, "b": 1.0}
+
+
+def test_groups_missing_from_the_shares_file_are_listed():
+    at = load_shares(shares_page(), b"group,share\na,0.6\n")
+    assert "The file has no share for 1 group(s): b." in text(at.main.warning)
+    assert "missing shares for 1 group" in errors(at)  # until the user types it in
 
 
 # ---- Strata page: bad choices ------------------------------------------------------------------
