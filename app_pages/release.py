@@ -9,6 +9,7 @@ from strata_ui import release_ui
 from strata_ui.analyses import current
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
+from strata_ui.widgets import progress_bar
 
 st.title("Release")
 st.markdown(
@@ -92,9 +93,16 @@ if existing is None:
         disabled=not (confirmed and can_afford) or other_data is False,
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
+        progress, clear_progress = progress_bar("Fitting the models")  # slow plans only
         try:
             with st.spinner("Drawing the noise and recording the release…"):
-                record = release(plan, ledger, noise="secure", allow_other_dataset=bool(other_data))
+                record = release(
+                    plan,
+                    ledger,
+                    noise="secure",
+                    allow_other_dataset=bool(other_data),
+                    progress=progress,
+                )
         except BudgetExceededError as exc:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
@@ -129,6 +137,8 @@ if existing is None:
                 else "This plan had already been released; nothing more was spent."
             )
             st.rerun()  # redraw the gauge and the sidebar with the new balance
+        finally:
+            clear_progress()
     else:
         st.caption(
             "Nothing is spent until you commit. Preview the error of this plan on the Compare "

@@ -2,13 +2,11 @@
 
 import dataclasses
 
-import pandas as pd
 import streamlit as st
-from pandas.api import types
 
 from dpcore import theory
-from dpcore.grouping import OTHER_LABEL
-from strata_ui import charts_strata, data, group_list, pipeline
+from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL, is_category_codes, needs_edges
+from strata_ui import charts_strata, data, group_list, pipeline, share_table
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -45,8 +43,13 @@ state.strata_columns = st.multiselect(
     help="Choosing several columns makes intersectional groups, e.g. race × sex. At most "
     f"{MAX_GROUPS:,} groups.",
 )
-numeric = [c for c in state.strata_columns if types.is_numeric_dtype(frame[c])]
-numeric = [c for c in numeric if not types.is_bool_dtype(frame[c])]
+codes = [c for c in state.strata_columns if is_category_codes(frame[c])]
+if codes:
+    st.caption(
+        f"{', '.join(f'`{c}`' for c in codes)}: whole numbers with at most {MAX_CODE_VALUES} "
+        "values, used as categories as they are (like yes/no or text), no bucket edges needed."
+    )
+numeric = [c for c in state.strata_columns if needs_edges(frame[c])]
 if numeric:
     st.markdown(
         "**Bucket edges for numeric columns.** Type the edges from outside knowledge (e.g. "
@@ -165,30 +168,7 @@ labelled_radio(
     key="strata.share_source",
 )  # fmt: skip
 if state.share_source == "table":
-    edited = st.data_editor(
-        pd.DataFrame(
-            {
-                "group": list(grouping.labels),
-                "share": [state.share_table.get(g) for g in grouping.labels],
-            }
-        ).astype({"share": "float64"}),
-        column_config={
-            "group": st.column_config.TextColumn("group", disabled=True),
-            "share": st.column_config.NumberColumn(
-                "share", min_value=None, format="%.4f", help="Proportion, percentage or count."
-            ),
-        },
-        hide_index=True,
-        key=f"share_table_{hash(grouping.labels)}",
-    )
-    state.share_table = {
-        str(g): float(s) for g, s in zip(edited["group"], edited["share"], strict=True)
-        if pd.notna(s)
-    }  # fmt: skip
-    st.caption(
-        "Shares may be proportions, percentages or counts (e.g. census figures); they are rescaled "
-        "to sum to 1."
-    )
+    share_table.render(state, tuple(grouping.labels))
 elif state.share_source == "holdout":
     state.holdout_fraction = st.slider(
         "Share of rows set aside as the public holdout",

@@ -56,6 +56,7 @@ from dpcore.shares import (
 __all__ = [
     "DROPPED_CODE",
     "HOLDOUT_CODE",
+    "MAX_CODE_VALUES",
     "MAX_GROUPS",
     "LABEL_SEPARATOR",
     "MISSING_LABEL",
@@ -68,7 +69,9 @@ __all__ = [
     "check_categories",
     "codebook_categories",
     "check_edges",
+    "is_category_codes",
     "is_numeric_group_dtype",
+    "needs_edges",
 ]
 
 DROPPED_CODE = -1
@@ -79,6 +82,10 @@ HOLDOUT_CODE = -2
 
 MAX_GROUPS = 5000
 """Default upper limit on the number of groups."""
+
+MAX_CODE_VALUES = 20
+"""Most distinct whole numbers a numeric grouping column may hold and still group without bucket
+edges: its values are then category codes (0/1, a 1–5 scale), grouped as they are."""
 
 PrivateSizesGap = Literal["shares", "list", "keep"]
 
@@ -197,9 +204,29 @@ class GroupingReport:
 
 
 def is_numeric_group_dtype(series: pd.Series) -> bool:
-    """Numeric for a grouping column (needs bucket edges): ints and floats, not bools."""
+    """Numeric for a grouping column: ints and floats, not bools."""
     dtype = series.dtype
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def is_category_codes(series: pd.Series) -> bool:
+    """Whole numbers (an integer dtype, not bool) with at most :data:`MAX_CODE_VALUES` distinct
+    values, missing aside: category codes such as 0/1, grouped by their values without edges.
+
+    Their list of categories is read from the data and treated as public, as a text column's
+    is (the Strata page and the release say so). Floats are left out even when whole: their
+    text ("1.0") would not read as the code it stands for."""
+    return (
+        is_numeric_group_dtype(series)
+        and pd.api.types.is_integer_dtype(series.dtype)
+        and series.nunique(dropna=True) <= MAX_CODE_VALUES
+    )
+
+
+def needs_edges(series: pd.Series) -> bool:
+    """Whether a grouping column needs public bucket edges: numbers other than category codes
+    (:func:`is_category_codes`). Bools, text and codes group by their values."""
+    return is_numeric_group_dtype(series) and not is_category_codes(series)
 
 
 def _fmt_edge(e: float) -> str:
@@ -227,7 +254,8 @@ def _column_codes(
     """Per-row group codes (int64, 0..c-1) of one grouping column and the label of each code.
 
     Numeric columns with ``edges`` are bucketed (values at an edge go to the upper bucket);
-    other columns group by their values' string form. Missing values get :data:`MISSING_LABEL`.
+    other columns group by their values' string form — a numeric column only if it holds
+    category codes (:func:`is_category_codes`). Missing values get :data:`MISSING_LABEL`.
     """
     if edges is not None:
         if not is_numeric_group_dtype(series):
@@ -244,13 +272,14 @@ def _column_codes(
             labels.append(MISSING_LABEL)
         return codes, labels
 
-    if is_numeric_group_dtype(series) and not numeric_as_categories:
+    if not numeric_as_categories and needs_edges(series):
         raise ValueError(
-            f"`by` column {name!r} is numeric (dtype {series.dtype}). Strata Lab never derives "
-            "bucket edges from the private data (its quantiles or range would leak information "
-            "about individuals), so pass public bucket edges, e.g. "
-            f"`edges={{{name!r}: [25, 45, 65]}}`. If the numbers are category codes, convert the "
-            "column to text first."
+            f"`by` column {name!r} holds numbers (dtype {series.dtype}) with more than "
+            f"{MAX_CODE_VALUES} distinct values. Strata Lab never derives bucket edges from the "
+            "private data (its quantiles or range would leak information about individuals), "
+            f"so pass public bucket edges, e.g. `edges={{{name!r}: [25, 45, 65]}}`. Whole-number "
+            f"codes with at most {MAX_CODE_VALUES} values (such as 0/1) group as they are; for "
+            "other codes, convert the column to text first."
         )
     raw_codes, uniques = pd.factorize(series, use_na_sentinel=True)
     raw_codes = np.asarray(raw_codes, dtype=np.int64)
@@ -614,8 +643,10 @@ class Grouping:
         by
             One or more grouping columns; groups are all combinations present in the data
             (intersections), labelled ``"a × b"``. Text, categorical, boolean and object columns
-            group by their values (a missing value becomes the category ``"(missing)"``). A
-            numeric column needs public bucket edges in ``edges``.
+            group by their values (a missing value becomes the category ``"(missing)"``), and so
+            do whole-number codes with at most :data:`MAX_CODE_VALUES` values (0/1, a 1–5
+            scale; their list read from the data is treated as public, as a text column's). Any
+            other numeric column needs public bucket edges in ``edges``.
         edges
             ``{column: [e0, e1, ..., eN]}``, strictly increasing finite numbers, for numeric
             grouping columns. Buckets are ``"< e0"``, ``"[e0, e1)"``, ..., ``"≥ eN"``, so no row is

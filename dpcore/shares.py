@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
 from typing import TYPE_CHECKING, Literal
@@ -36,6 +36,7 @@ __all__ = [
     "PublicShares",
     "ShareSource",
     "holdout_mask",
+    "share_file_rows",
     "share_values",
     "shares_from_counts",
     "shares_from_holdout",
@@ -176,6 +177,68 @@ def _table_items(table: object) -> list[tuple[str, object]]:
     if dups:
         raise ValueError(f"`table` lists these groups more than once: {list_labels(dups)}")
     return out
+
+
+def share_file_rows(
+    table: pd.DataFrame, groups: Sequence[str] | None = None
+) -> tuple[tuple[str, float], ...]:
+    """The (group, share) rows of a public shares file (columns ``group`` and ``share``, read
+    as text, e.g. ``pd.read_csv(..., dtype=str, keep_default_na=False)``), checked row by row.
+
+    Shares may be proportions, percentages or counts (:func:`shares_from_table` rescales
+    them). Every problem is named with its row, counting the header as row 1 as a spreadsheet
+    does: an empty group, a group listed twice, a share that is not a number or is negative,
+    and — when ``groups`` (the known labels) is given — a group that is not one of them. Groups
+    missing from the file are not an error here: the caller lists them (a release needs every
+    share, :func:`shares_from_table`). Other columns are ignored.
+    """
+    table = data_frame("table", table)
+    missing = [name for name in ("group", "share") if name not in table.columns]
+    if missing:
+        raise ValueError(
+            "a shares file needs the columns “group” and “share” (one row per group); it has "
+            f"no {' or '.join(map(repr, missing))} (its columns: "
+            f"{', '.join(map(str, table.columns))})"
+        )
+    if table.empty:
+        raise ValueError("the shares file has no rows; list one group and its share per row")
+    known = None if groups is None else set(groups)
+    rows, problems, first_row = [], [], {}
+    for i, cells in enumerate(zip(table["group"], table["share"], strict=True)):
+        row, (group, text) = i + 2, ("" if pd.isna(c) else str(c).strip() for c in cells)
+        problem = _share_row_problem(group, text, known, first_row.get(group))
+        if problem is not None:
+            problems.append(f"row {row}: {problem}")
+            continue
+        first_row[group] = row
+        rows.append((group, float(text)))
+    if problems:
+        shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
+        raise ValueError(
+            f"{plural(len(problems), 'row')} of the shares file cannot be used (counting the "
+            f"header as row 1): {shown}"
+        )
+    return tuple(rows)
+
+
+def _share_row_problem(
+    group: str, text: str, known: set[str] | None, earlier: int | None
+) -> str | None:
+    if not group:
+        return "the group is empty; write the group's label or delete the row"
+    if earlier is not None:
+        return f"“{group}” is listed again (first on row {earlier}); keep one of the two rows"
+    if known is not None and group not in known:
+        return f"“{group}” is not one of the groups; write a label exactly as the table shows it"
+    if not text:
+        return "the share is empty; write the group's share or delete the row"
+    try:
+        share = float(text)
+    except ValueError:
+        return f"the share “{text}” is not a number; write it as 0.12, 12 or 1200, without % or ,"
+    if not math.isfinite(share) or share < 0:
+        return f"the share {text} is not a number of at least 0; write the group's share"
+    return None
 
 
 def shares_from_table(

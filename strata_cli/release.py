@@ -35,6 +35,7 @@ from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledg
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release import PlanHeader, ReleaseRecord, release
 from dpcore.release.exports import public_metadata, to_csv, to_json
+from dpcore.shares import share_file_rows
 from strata_cli.inputs import (
     CliError,
     budget_arguments,
@@ -224,15 +225,12 @@ def check_private_sizes_stay_private(args: argparse.Namespace, spec: GroupingSpe
 
 def read_shares(path: str) -> tuple[tuple[str, float], ...]:
     try:
-        table = pd.read_csv(path, dtype={"group": str})
-    except (OSError, ValueError) as exc:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        return share_file_rows(table)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise CliError(f"cannot read the shares file {path}: {exc}") from None
-    if list(table.columns[:2]) != ["group", "share"]:
-        raise CliError(
-            f"the shares file {path} must have the columns group,share (a label and a share "
-            f"per row), got {', '.join(map(str, table.columns))}"
-        )
-    return tuple(zip(table["group"].astype(str), table["share"], strict=True))
+    except ValueError as exc:
+        raise CliError(f"the shares file {path}: {exc}") from None
 
 
 def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:

@@ -81,6 +81,18 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     render_downloads(record, key)
 
 
+def render_public_categories(record: ReleaseRecord) -> None:
+    """Name the columns whose categories were read from the data and published as they are
+    (a release made before this was recorded names none)."""
+    public = record.metadata["plan"]["estimator"].get("categories_treated_as_public", [])
+    if public:
+        st.caption(
+            "Categories treated as public (read from the data and published with the release): "
+            + ", ".join(public)
+            + "."
+        )
+
+
 def _file_stem(record: ReleaseRecord) -> str:
     stem = re.sub(r"[^A-Za-z0-9]+", "-", record.metadata["title"]).strip("-").lower()
     # The ledger's release number, not the key: the key hashes the plan and the data's fingerprint.

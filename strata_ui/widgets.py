@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from dpcore.release import Progress
 from strata_ui import constants
 from strata_ui.state import get_settings, get_state, update_settings, widget_key
 
@@ -185,3 +186,16 @@ def labelled_radio(
     )  # fmt: skip
     setattr(owner, field_name, value)
     return value
+
+
+def progress_bar(label: str) -> tuple[Progress, Callable[[], None]]:
+    """A progress callback for models being fitted, and a function that removes its bar.
+
+    The bar shows at this place on the first call (``done`` of ``total`` models fitted), so a
+    task that never reports progress shows none."""
+    slot = st.empty()
+
+    def update(done: int, total: int) -> None:
+        slot.progress(done / max(total, 1), text=f"{label}: {done} of {total} models fitted")
+
+    return update, slot.empty

@@ -31,7 +31,7 @@ import pandas as pd
 from dpcore._labels import plural
 from dpcore.analyses.mean.estimators import validate_bounds
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
-from dpcore.grouping import GroupingSpec, check_edges
+from dpcore.grouping import MAX_CODE_VALUES, MISSING_LABEL, GroupingSpec, check_edges
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import DatasetRef
 
@@ -150,8 +150,10 @@ def aggregate_mean(
         Groups the spec cannot build (too few, too many) or shares it cannot find.
     """
     query = MeanQuery(spec.by, spec.edges, value, bounds, unit)
-    check_query(query, engine.column_kinds())
+    kinds = engine.column_kinds()
+    check_query(query, kinds)
     cells = engine.cells(query)
+    check_codes(query, kinds, cells.table)
     if cells.missing_person:
         raise EngineError(
             f"{plural(cells.missing_person, 'row')} of the data {'has' if cells.missing_person == 1 else 'have'} "
@@ -188,12 +190,10 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
                 "their counts); rename it in the data."
             )
         numeric = kinds[column] in ("whole number", "decimal number")
-        if numeric and column not in edges:
-            raise EngineError(
-                f"The grouping column `{column}` holds numbers. Give public bucket edges for it "
-                f"(e.g. --edges {column}=25;45;65): edges read off the private data would leak "
-                "information about individuals."
-            )
+        # Whole numbers may be category codes (0/1): their distinct values are counted in the
+        # pass (check_codes); decimals always need edges.
+        if kinds[column] == "decimal number" and column not in edges:
+            raise EngineError(_edges_needed(column, "numbers"))
         if column in edges and not numeric:
             raise EngineError(
                 f"Bucket edges were given for `{column}`, but it holds {kinds[column]}, not "
@@ -210,6 +210,28 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
             "The grouping, value and person columns must be different columns, got "
             f"{', '.join(roles)}."
         )
+
+
+def check_codes(query: MeanQuery, kinds: dict[str, str], cells: pd.DataFrame) -> None:
+    """Refuse a whole-number grouping column without edges that holds more distinct values
+    than category codes may (:data:`~dpcore.grouping.MAX_CODE_VALUES`), as the grouping of a
+    frame in memory does (:func:`~dpcore.grouping.is_category_codes`)."""
+    for column in query.by:
+        if kinds[column] == "whole number" and column not in query.edges_of:
+            labels = cells[column]
+            if labels[labels != MISSING_LABEL].nunique() > MAX_CODE_VALUES:
+                raise EngineError(
+                    _edges_needed(column, f"more than {MAX_CODE_VALUES} distinct whole numbers")
+                )
+
+
+def _edges_needed(column: str, holds: str) -> str:
+    return (
+        f"The grouping column `{column}` holds {holds}. Give public bucket edges for it (e.g. "
+        f"--edges {column}=25;45;65): edges read off the private data would leak information "
+        f"about individuals. Whole numbers with at most {MAX_CODE_VALUES} distinct values "
+        "(codes such as 0/1) group as they are, their list treated as public."
+    )
 
 
 def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping) -> GroupSums:

@@ -17,7 +17,7 @@ from dpcore._validate import as_rng, instance_of
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.ledger import Ledger, LedgerDataset, LedgerRecord
 from dpcore.mechanisms import NoiseKind, noise_source
-from dpcore.release.plan import ReleasePlan
+from dpcore.release.plan import Progress, ReleasePlan
 
 __all__ = [
     "ReleaseRecord",
@@ -120,6 +120,7 @@ def release(
     noise: NoiseKind = "secure",
     rng: np.random.Generator | int | None = None,
     allow_other_dataset: bool = False,
+    progress: Progress | None = None,
 ) -> ReleaseRecord:
     """Run ``plan`` with ``noise`` and charge its cost to ``ledger`` exactly once.
 
@@ -142,6 +143,9 @@ def release(
         Confirms that the plan's data is about the same people as the data ``ledger`` covers
         (its first release's), so the releases share its budget. Without it, a release on
         other data is refused: one ledger is the budget of one dataset's people.
+    progress
+        ``progress(done, total)`` is called as a slow plan fits its models (MST and AIM
+        synthesis, one model per group), for a progress bar; a fast plan never calls it.
 
     Returns
     -------
@@ -168,7 +172,7 @@ def release(
     generator = as_rng(rng)
     # One stream for the numpy noise and the post-processing; a seed for OpenDP is refused.
     source = noise_source(noise, rng=generator if noise == "simulation" else rng)
-    outputs = [row.to_dict() for row in plan.run(source, generator)]
+    outputs = [row.to_dict() for row in plan.run(source, generator, progress)]
     run_id = uuid.uuid4().hex
     metadata = {
         "title": plan.header.label,

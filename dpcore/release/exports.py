@@ -79,8 +79,8 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("release", metadata["title"]),
         ("released_at", metadata["released_at"]),
         ("dataset", plan["dataset"]["name"]),
-        ("estimator", json.dumps(plan["estimator"])),
-        ("strata", json.dumps(plan["strata"])),
+        ("estimator", json.dumps(_cells_escaped(plan["estimator"]))),
+        ("strata", json.dumps(_cells_escaped(plan["strata"]))),
         ("groups", groups_statement(plan["strata"])),
         ("statistic", plan["statistic"]),
         ("strategy", plan.get("strategy", "")),
@@ -92,6 +92,16 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("intervals", metadata["intervals"]),
         ("software", json.dumps(metadata["software"])),
     ]
+
+
+def _cells_escaped(value: object) -> object:
+    """``value`` with every text in it escaped as a cell (:func:`escape_cell`): a metadata line
+    lists categories, and a spreadsheet splits the line at its commas into cells."""
+    if isinstance(value, dict):
+        return {k: _cells_escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cells_escaped(v) for v in value]
+    return escape_cell(value)
 
 
 def groups_statement(strata: dict) -> str:

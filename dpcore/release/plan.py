@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Literal, Protocol
 
@@ -23,6 +23,7 @@ from dpcore.shares import PublicShares
 __all__ = [
     "DatasetRef",
     "PlanHeader",
+    "Progress",
     "ReleaseOutput",
     "ReleasePlan",
     "ReleaseRow",
@@ -231,6 +232,10 @@ class SyntheticRow:
 
 ReleaseOutput = ReleaseRow | SyntheticRow
 
+Progress = Callable[[int, int], None]
+"""Called with (models fitted, models) while a slow plan runs (MST or AIM synthesis takes
+minutes), for a progress bar."""
+
 
 class ReleasePlan(Protocol):
     """What :func:`~dpcore.release.commit.release` needs from a plan (each analysis' plan).
@@ -238,9 +243,11 @@ class ReleasePlan(Protocol):
     ``header`` is the plan's :class:`PlanHeader` (label, level, data, groups, budget);
     ``estimate`` draws the analysis' result with the noise source given and ``rng`` for any
     post-processing randomness, and ``run`` turns it into one typed row per released estimate
-    (or synthetic record); ``preview`` is the curator's table of what a commit would publish per
-    group (:func:`~dpcore.release.preview_frame`: expected error, interval half-width, withheld
-    reason), drawn with seeded numpy noise where it simulates; ``parameters`` is
+    (or synthetic record), calling ``progress`` as its models are fitted if it fits any (a plan
+    that is done in a moment never calls it); ``preview`` is the curator's table of what a
+    commit would publish per group (:func:`~dpcore.release.preview_frame`: expected error,
+    interval half-width, withheld reason), drawn with seeded numpy noise where it simulates;
+    ``parameters`` is
     the plan's JSON-ready identity (:meth:`PlanHeader.identity` plus the analysis' own
     ``estimator`` entry); ``script_body`` is Python that rebuilds the plan from a frame named
     ``frame``.
@@ -260,7 +267,9 @@ class ReleasePlan(Protocol):
 
     def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> object: ...
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> Sequence[ReleaseOutput]: ...
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> Sequence[ReleaseOutput]: ...
 
     def script_body(self) -> str: ...
 

@@ -84,6 +84,21 @@ def submit(at: AppTest, label: str) -> AppTest:
     return at
 
 
+def edit_table(at: AppTest, key: str, edited_rows: dict[str, dict]) -> AppTest:
+    """Edit cells of the ``st.data_editor`` keyed ``key`` as the browser reports it, e.g.
+    ``{"1": {"share": 20.0}}`` (AppTest has no data editor interaction of its own)."""
+    editor = next(d for d in at.main.dataframe if d.proto.id.endswith(f"-{key}"))
+    states = at._tree.get_widget_states()
+    edit = states.widgets.add()
+    edit.id = editor.proto.id
+    edit.string_value = json.dumps(
+        {"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []}
+    )
+    at._run(states)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def commit(at: AppTest) -> AppTest:
     """Confirm and commit the planned release on the Release page."""
     at.checkbox(key="release.confirm").check().run()

@@ -11,6 +11,7 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
 from tests.app.helpers import (
     change_settings,
+    edit_table,
     errors,
     go,
     settings_of,
@@ -203,6 +204,58 @@ def test_bad_share_table_shows_an_error(table, words):
     assert len(at.get("plotly_chart")) == 2  # the groups are still shown
 
 
+def shares_page() -> AppTest:
+    at = upload(start(), GOOD_CSV)
+    return strata_page(at, value="hours", strata_columns=["group"], share_source="table")
+
+
+def load_shares(at: AppTest, data: bytes, name: str = "shares.csv") -> AppTest:
+    at.main.file_uploader[0].set_value((name, data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_shares_uploaded_edited_and_uploaded_again_each_take_effect():
+    at = load_shares(shares_page(), b"group,share\na,30\nb,10\n")
+    assert state_of(at).share_table == {"a": 30.0, "b": 10.0}
+    assert "Filled 2 shares from shares.csv" in text(at.main.success)
+    assert "rescaled from a total of 40" in text(at.main.success) and not at.main.error
+    edit_table(at, f"share_table_{hash(('a', 'b'))}", {"1": {"share": 20.0}})
+    assert state_of(at).share_table == {"a": 30.0, "b": 20.0}
+    at.run()
+    assert state_of(at).share_table == {"a": 30.0, "b": 20.0}  # the edit sticks
+    load_shares(at, b"group,share\nb,0.75\na,0.25\n", "census.csv")
+    assert state_of(at).share_table == {"a": 0.25, "b": 0.75}  # the new file wins over the edit
+    assert "Shares in use: User-supplied table of public shares." in text(at.main.success)
+    at.run()
+    assert state_of(at).share_table == {"a": 0.25, "b": 0.75}
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b"group,share\na,1\nmars,2\n", "row 3: “mars” is not one of the groups"),
+        (b"group,share\na,1\na,2\n", "row 3: “a” is listed again (first on row 2)"),
+        (b"group,share\na,1\nb,12%\n", "row 3: the share “12%” is not a number"),
+        (b"group,share\na,-1\nb,2\n", "row 2: the share -1 is not a number of at least 0"),
+        (b"team,share\na,1\n", "needs the columns “group” and “share”"),
+    ],
+    ids=["unknown group", "duplicate", "not a number", "negative", "no group column"],
+)
+def test_a_bad_shares_file_names_the_row_and_changes_nothing(data, words):
+    at = load_shares(shares_page(), b"group,share\na,3\nb,1\n", "good.csv")
+    load_shares(at, data, "bad.csv")
+    assert "The shares file bad.csv could not be used" in errors(at)
+    assert words in errors(at)
+    assert state_of(at).share_table == {"a": 3.0, "b": 1.0}
+
+
+def test_groups_missing_from_the_shares_file_are_listed():
+    at = load_shares(shares_page(), b"group,share\na,0.6\n")
+    assert "The file has no share for 1 group(s): b." in text(at.main.warning)
+    assert "missing shares for 1 group" in errors(at)  # until the user types it in
+
+
 # ---- Strata page: bad choices ------------------------------------------------------------------
 
 
@@ -258,6 +311,25 @@ def test_numeric_grouping_column_needs_public_edges():
     sizes, _ = figures(at)
     groups = [g for trace in sizes["data"] for g in trace["x"]]
     assert sorted(groups) == sorted(["< 25", "[25, 35)", "[35, 50)", "[50, 65)", "≥ 65"])
+
+
+def test_a_0_1_column_groups_as_it_is_chosen_twice_in_a_row_and_its_list_is_labelled():
+    at = strata_page(start())
+    columns = at.multiselect(key="strata.columns.demo")
+    for choice in (["income_over_50k"], ["sex", "income_over_50k"]):
+        columns.set_value(choice).run()
+        assert not at.exception and not at.main.error, errors(at)
+        assert state_of(at).strata_columns == choice
+        assert not any("bucket edges" in w.value for w in at.main.warning)
+        assert not any(t.key.startswith("strata.edges") for t in at.main.text_input)
+        assert "`income_over_50k`: whole numbers with at most 20 values" in text(at.main.caption)
+    sizes, _ = figures(at)
+    groups = {g for trace in sizes["data"] for g in trace["x"]}
+    assert groups == {"Female × 0", "Female × 1", "Male × 0", "Male × 1"}
+    # A declared list starts from the data's codes and says it is treated as public.
+    at.radio(key="strata.group_list").set_value("declared").run()
+    assert categories_of(at, "income_over_50k").value == ["0", "1"]
+    assert "Prefilled from the data (sex, income_over_50k)" in text(at.main.caption)
 
 
 def test_no_grouping_column_is_a_starting_state_with_a_hint_not_an_error():

@@ -1,15 +1,17 @@
 """App tests of MST (OpenDP) on the synthetic-data pages: its budget in ρ, a refusal under an ε
-budget, the time estimate and button before a fit, a tiny fit with its preview, and the Compare
-page at the chosen budget only."""
+budget, the time estimate and button before a fit, a tiny fit with its preview, the Compare
+page at the chosen budget only, and a release with its progress bar."""
 
 from __future__ import annotations
+
+import importlib
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpcore.analyses.synth import SynthSettings
-from tests.app.helpers import change_settings, errors, go, state_of, text
+from tests.app.helpers import change_settings, commit_once, errors, go, state_of, text
 from tests.app.test_synth_page import start
 
 pytestmark = pytest.mark.slow  # a fit of OpenDP's MST takes seconds (JAX compiles first)
@@ -76,3 +78,27 @@ def test_mst_compare_runs_vanilla_and_stratified_at_the_chosen_budget_only():
     assert not at.exception and not at.main.error, errors(at)
     [figure] = [c for c in at.get("plotly_chart")]
     assert "3-way error in each group" in figure.proto.spec
+
+
+def test_an_mst_release_moves_a_progress_bar_once_per_group_then_removes_it(monkeypatch):
+    fitted = []
+    package = importlib.import_module("dpcore.release")  # `dpcore.release` is the function
+    commit_release = package.release
+
+    def spy(plan, ledger, **options):
+        bar = options.pop("progress")
+
+        def progress(done: int, total: int) -> None:
+            fitted.append((done, total))
+            bar(done, total)  # the page's own bar, drawn as the release runs
+
+        return commit_release(plan, ledger, progress=progress, **options)
+
+    monkeypatch.setattr(package, "release", spy)  # the page imports it on each run
+    at = start()
+    tiny_upload(at)
+    at.radio(key="synth.method").set_value("mst").run()
+    go(at, "release")
+    commit_once(at)
+    assert fitted == [(0, 2), (1, 2), (2, 2)]  # north and south, one model each
+    assert not at.main.get("progress")  # the bar is gone once the release is recorded

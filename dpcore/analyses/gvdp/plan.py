@@ -32,7 +32,7 @@ from dpcore.analyses.gvdp.withhold import (
 )
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource
-from dpcore.release.plan import PlanHeader, ReleaseRow
+from dpcore.release.plan import PlanHeader, Progress, ReleaseRow
 from dpcore.release.preview import simulated_preview
 
 __all__ = ["GvdpPlan", "GvdpRow"]
@@ -257,7 +257,9 @@ class GvdpPlan:
             return run_groups(self.data, self.bounds, self.settings, rng=rng, noise=noise)
         return run_population(self.data, self.bounds, self.settings, rng=rng, noise=noise)
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[GvdpRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[GvdpRow]:
         """Draw the release with ``noise`` (and the BLB's partition and resamples from ``rng``):
         per group and coefficient (stratified), then the population rows (group ``"All"``).
         Every number is a DP output or a public share. Estimates and intervals are clipped to
@@ -270,6 +272,8 @@ class GvdpPlan:
         with fewer subsets than :attr:`subsets_needed` (decided before the noise, from public
         row counts), and any coefficient whose DP interval is wider than its public range
         (post-processing). The recombined "All" rows still use every group's DP estimate.
+
+        ``progress`` is not called: the bag of little bootstraps runs in seconds at most.
         """
         names = self.model.coefficients
         fit = self.estimate(noise, rng)

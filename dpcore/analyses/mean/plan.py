@@ -31,7 +31,7 @@ from dpcore.analyses.mean.sums import GroupSums
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.privacy_unit import ROW, PrivacyUnit
-from dpcore.release.plan import PlanHeader, ReleaseRow, init_arguments
+from dpcore.release.plan import PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
 from dpcore.shares import PublicShares
 
@@ -263,13 +263,16 @@ class MeanPlan:
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[MeanRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[MeanRow]:
         """Draw the release: one row per released estimate with its noise interval, both clipped
         to the public range [L, U] that holds every clipped mean (:meth:`Interval.within`): at
         ε = 0.01 an unclipped interval of −197 to 306 hours says nothing a reader can use.
 
         ``rng`` is not used: the noise intervals' draws are post-processing with a fixed seed,
-        so the same estimates always give the same intervals.
+        so the same estimates always give the same intervals. Nor is ``progress``: the draw
+        takes a moment.
         """
         result = self.estimate(noise, rng)
         squares = (

@@ -28,7 +28,7 @@ from dpcore.analyses.ratio.sums import (
     Scale,
 )
 from dpcore.mechanisms import NoiseSource
-from dpcore.release.plan import PlanHeader
+from dpcore.release.plan import PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
 __all__ = [
@@ -203,13 +203,16 @@ class RatioPlan:
             level=self.header.level, B=self.B, noise=noise, rng=MC_SEED,
         )  # fmt: skip
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[RatioRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[RatioRow]:
         """Draw the release with ``noise``: one row per group, then the global ratio.
 
         Rows carry level, group, estimate, low, high, variance (on the analysis scale), flag (why
         a group has no interval, else '') and the noisy sums — all DP outputs. Undefined values
         are None. ``rng`` is not used: the Monte Carlo correction re-noises with the fixed
-        :data:`MC_SEED`, so the same noisy sums always give the same interval.
+        :data:`MC_SEED`, so the same noisy sums always give the same interval. ``progress`` is
+        not called: the draw takes a moment.
         """
         return self.estimate(noise, rng).rows()
 

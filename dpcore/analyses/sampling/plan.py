@@ -33,7 +33,7 @@ from dpcore.analyses.sampling.rows import (
     prepare_sample_rows,
 )
 from dpcore.mechanisms import NoiseSource
-from dpcore.release.plan import PlanHeader, SyntheticRow
+from dpcore.release.plan import PlanHeader, Progress, SyntheticRow
 from dpcore.release.preview import preview_frame
 
 __all__ = [
@@ -69,7 +69,9 @@ class SampleSettings:
     categories; the product sampler needs columns of exactly two categories (yes/no, 0/1), the
     second one counting as a 1. ``categories`` declares a column's public list of categories;
     a column without one uses the categories found in the data, *treated as public* (said on
-    screen and in the export).
+    screen and in the export). An empty list declares nothing, so it counts as no list: the
+    column's categories are read from the data and labelled so (the screen does the same when
+    a list is cleared).
     """
 
     sampler: Sampler = "kary"
@@ -77,6 +79,10 @@ class SampleSettings:
     group: str = WHOLE_POPULATION
     records: int = 5
     categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        declared = tuple((c, tuple(v)) for c, v in self.categories if len(v))
+        object.__setattr__(self, "categories", declared)
 
     def declared(self, column: str) -> tuple[str, ...] | None:
         return dict(self.categories).get(column)
@@ -268,7 +274,11 @@ class SamplePlan:
         part = int(part_sizes(len(codes), self.settings.records).min())
         return SampleDraw(frame=frame, guarantee=self.guarantee(), part_rows=part)
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[SyntheticRow]:
+        """The drawn records, numbered within the group (``progress`` is not called: a draw takes
+        a moment)."""
         frame = self.estimate(noise, rng).frame
         return [
             SyntheticRow.of({"group": self.settings.group, "record": str(i + 1), **record})

@@ -212,14 +212,21 @@ class PreparedRows:
     n_input: int
     n_holdout: int = 0
     n_dropped: int = 0
-    _distinct: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _categories: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False)
+
+    def categories(self, column: str) -> tuple[str, ...]:
+        """The distinct values of ``column`` as text, sorted: the categories a synthesizer reads
+        off the data for a column without edges or a declared list. Read once per column and
+        kept: the rows never change, and they are kept with the rows when these are pickled
+        (e.g. cached)."""
+        if column not in self._categories:
+            values = pd.unique(self.rows[column].astype(str))
+            self._categories[column] = tuple(sorted(values))
+        return self._categories[column]
 
     def n_distinct(self, column: str) -> int:
-        """Distinct values of ``column`` (as text), counted once per column and kept: the rows
-        never change, and they are kept with the rows when these are pickled (e.g. cached)."""
-        if column not in self._distinct:
-            self._distinct[column] = int(self.rows[column].astype(str).nunique())
-        return self._distinct[column]
+        """Distinct values of ``column`` (as text)."""
+        return len(self.categories(column))
 
     def domain_sizes(self, config: SynthConfig, spec: GroupingSpec) -> dict[str, int]:
         """:func:`domain_sizes` of :attr:`rows`, with the distinct counts of :meth:`n_distinct`."""
@@ -278,7 +285,10 @@ def prepare_rows(
     codes = grouping.codes_for(frame)
     keep = codes >= 0
     rows = frame.loc[keep, list(output)].reset_index(drop=True)
-    for column in config.categorical:
+    edges = dict(spec.edges)
+    # Grouping columns of category codes (0/1) are grouped without edges: model them as text.
+    codes_as_text = [c for c in spec.by if c not in edges and is_numeric_group_dtype(rows[c])]
+    for column in (*config.categorical, *codes_as_text):
         if column in rows.columns:
             values = rows[column]
             text = values.astype(str)

@@ -18,6 +18,7 @@ from dpcore.analyses.synth.config import (
     SynthConfig,
     all_edges,
     check_config,
+    model_columns,
     output_columns,
     prepare_rows,
     run_synthesis,
@@ -148,6 +149,13 @@ class SynthPlan:
         return output_columns(self.config, self.spec.by)
 
     @property
+    def from_data(self) -> tuple[str, ...]:
+        """The modelled columns (not the grouping's) whose categories are read from the data and
+        treated as public: every one without bucket edges (no list can be declared for them)."""
+        edges = dict(self.config.edges)
+        return tuple(c for c in model_columns(self.config, self.spec.by) if c not in edges)
+
+    @property
     def interval_description(self) -> str:
         """What the release's metadata should say about intervals: there are none."""
         return INTERVALS_NOTE
@@ -159,7 +167,12 @@ class SynthPlan:
         del identity["level"]  # synthetic rows have no intervals: the level is no choice
         return {
             **identity,
-            "estimator": {"class": "synthesize", **self.config.to_dict()},
+            "estimator": {
+                "class": "synthesize",
+                **self.config.to_dict(),
+                "categories": {c: list(self.prepared.categories(c)) for c in self.from_data},
+                "categories_treated_as_public": list(self.from_data),
+            },
             "strategy": self.strategy,
             "columns": list(self.columns),
         }
@@ -174,10 +187,13 @@ class SynthPlan:
             strategy=self.strategy, noise=noise, rng=rng, progress=progress,
         )  # fmt: skip
 
-    def run(self, noise: NoiseSource, rng: np.random.Generator) -> list[SyntheticRow]:
+    def run(
+        self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
+    ) -> list[SyntheticRow]:
         """Fit the models with ``noise`` and draw the rows; one record per synthetic row,
-        shuffled with ``rng`` (they come grouped by stratum)."""
-        data = self.estimate(noise, rng)
+        shuffled with ``rng`` (they come grouped by stratum). ``progress(done, total)`` is
+        called before each group's fit and once at the end."""
+        data = self.estimate(noise, rng, progress)
         order = rng.permutation(len(data.frame))
         records = data.frame.iloc[order].astype(str).to_dict("records")
         return [SyntheticRow.of(record) for record in records]
@@ -211,12 +227,26 @@ class SynthPlan:
                 f"{c}: {', '.join(f'{v:g}' for v in e)}" for c, e in edges.items()
             )
             lines.append(f"**Public bucket edges:** {described}")
-        from_data = [c for c in self.columns if c not in edges]
-        if from_data:
+        return lines + self._category_lines(edges)
+
+    def _category_lines(self, edges: dict[str, tuple[float, ...]]) -> list[str]:
+        """Which category lists are read from the data and published as they are: the modelled
+        columns', and the grouping columns' unless their groups were declared (a codebook or a
+        typed list) — a list prefilled from the data and accepted on screen is said to be so."""
+        grouping = [c for c in self.spec.by if c not in edges]
+        read = [*self.from_data, *([] if self.spec.declared else grouping)]
+        lines = []
+        if read:
             lines.append(
                 "**Not protected:** the category lists of "
-                + ", ".join(f"`{c}`" for c in from_data)
-                + " are read from the data and published as they are"
+                + ", ".join(f"`{c}`" for c in read)
+                + " are read from the data and published as they are (treated as public)"
+            )
+        if grouping and self.spec.declared and self.spec.categories_source == "data":
+            lines.append(
+                "**Treated as public:** the categories of "
+                + ", ".join(f"`{c}`" for c in grouping)
+                + " are a list prefilled from the data and accepted as public on screen"
             )
         return lines
 

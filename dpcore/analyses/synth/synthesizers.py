@@ -6,7 +6,7 @@ arXiv, appendix C): independent 1-way marginals, a full histogram and MWEM over 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -31,6 +31,7 @@ from dpcore.analyses.synth.encoding import (
 from dpcore.analyses.synth.mbi_models import MAX_MBI_CELLS, MBI_METHODS, fit_joint, mbi_cells
 from dpcore.grouping import LABEL_SEPARATOR
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.release.plan import Progress
 from dpcore.shares import PublicShares
 
 __all__ = [
@@ -47,10 +48,6 @@ MAX_HISTOGRAM_CELLS = 1_000_000
 
 MAX_MWEM_CELLS = 8_000_000
 """Largest joint domain that ``method="mwem"`` keeps in memory (64 MB as float64)."""
-
-
-Progress = Callable[[int, int], None]
-"""Called with (groups fitted, groups) while a synthesis runs, for a progress bar."""
 
 
 ALL_ROWS_LABEL = "All"

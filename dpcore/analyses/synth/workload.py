@@ -53,9 +53,7 @@ def synth_domain(
     bucket labels for columns with edges, else the sorted distinct values (as text)."""
     edges = all_edges(config, spec)
     return {
-        c: tuple(bucket_labels(tuple(edges[c])))
-        if c in edges
-        else tuple(sorted(pd.unique(prepared.rows[c].astype(str).to_numpy())))
+        c: tuple(bucket_labels(tuple(edges[c]))) if c in edges else prepared.categories(c)
         for c in output_columns(config, spec.by)
     }
 

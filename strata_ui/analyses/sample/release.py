@@ -20,11 +20,5 @@ def render_record(record: ReleaseRecord, key: str) -> None:
         "published and downloaded."
     )
     st.dataframe(record.frame, hide_index=True)
-    public = estimator["categories_treated_as_public"]
-    if public:
-        st.caption(
-            "Categories treated as public (read from the data and published with the release): "
-            + ", ".join(public)
-            + "."
-        )
+    release_ui.render_public_categories(record)
     release_ui.render_downloads(record, key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.accounting import format_components
 from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
 from strata_ui.analyses.synth import charts
@@ -17,13 +18,14 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     """A committed synthetic release: its rows, one column's categories as a chart, downloads."""
     frame = record.frame
     plan = record.metadata["plan"]
-    epsilon = plan["budget"]["epsilon"]
+    budget = format_components({k: v for k, v in plan["budget"].items() if k != "kind"})
     st.markdown(
-        f"**Differentially private synthetic rows** — {len(frame):,} rows, ε = {epsilon:g}, "
+        f"**Differentially private synthetic rows** — {len(frame):,} rows, {budget}, "
         f"{plan['statistic']}, {plan['strategy']}; {record.metadata['noise']}. These rows are a "
         "DP release: they may be published and downloaded."
     )
     st.dataframe(frame, hide_index=True)
+    release_ui.render_public_categories(record)
     columns = list(frame.columns)
     if get_settings(SynthView).release_column not in columns:
         reset_settings(SynthView, release_column=columns[0])

@@ -13,10 +13,11 @@ import streamlit as st
 
 from dpcore.analyses.synth import estimate_seconds
 from dpcore.analyses.synth.config import model_columns, output_columns
-from dpcore.analyses.synth.synthesizers import Progress
+from dpcore.release import Progress
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved
 from strata_ui.state import get_settings, update_settings
+from strata_ui.widgets import progress_bar
 
 
 def fit_seconds(resolved: Resolved, strategies: tuple[str, ...], runs: int = 1) -> float:
@@ -57,17 +58,6 @@ def started(key: tuple, label: str, seconds: float, button_key: str) -> bool:
     return False
 
 
-def progress_bar(label: str) -> tuple[Progress, Callable[[], None]]:
-    """A progress bar and its update callback (groups fitted of all); call the second to
-    remove the bar."""
-    bar = st.progress(0.0, text=label)
-
-    def update(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"{label}: {done} of {total} models fitted")
-
-    return update, bar.empty
-
-
 T = TypeVar("T")
 
 MAX_KEPT = 16
@@ -85,11 +75,11 @@ def kept_or_run(key: Hashable, label: str, compute: Callable[[Progress], T]) -> 
     """``compute(progress)`` once per ``key`` with a progress bar, then the kept result."""
     store = _kept()
     if key not in store:
-        progress, done = progress_bar(label)
+        progress, clear = progress_bar(label)
         try:
             store[key] = compute(progress)
         finally:
-            done()
+            clear()
         while len(store) > MAX_KEPT:
             store.pop(next(iter(store)))
     return store[key]

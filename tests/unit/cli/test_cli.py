@@ -240,7 +240,7 @@ def test_frontier_candidates_it_cannot_group_are_skipped_with_nulls(capsys, tabl
     skipped = [c for c in document["candidates"] if c["by"] == ["age"]]
     assert len(skipped) == 3
     assert all(c["global_error"] is None and c["pareto"] is False for c in skipped)
-    assert all("numeric" in c["skipped"] for c in skipped)
+    assert all("pass public bucket edges" in c["skipped"] for c in skipped)
     grouped = run_json(capsys, frontier_args(table, "g,age", "--edges", "age=40;60"))
     assert all(c["skipped"] == "" for c in grouped["candidates"])
 

@@ -105,6 +105,28 @@ def test_engines_give_the_same_groups_sizes_and_sums(frame, parquet_folder, spar
         assert_same_statistics(results[0], second)
 
 
+def test_whole_number_codes_group_alike_on_every_engine_and_many_values_need_edges(
+    frame, tmp_path, spark
+):
+    """A 0/1 code (with missing entries) groups by its values without edges on every engine;
+    a whole-number column of more than 20 values is refused on every engine."""
+    codes = pd.Series(np.arange(len(frame)) % 2, dtype="Int64")
+    codes[::50] = pd.NA
+    data = frame.assign(code=codes, count=np.arange(len(frame)) % 21)
+    data.to_parquet(tmp_path / "codes.parquet")
+    spec = GroupingSpec(by=("code", "region"), min_group_size=10)
+    results = [
+        aggregate_mean(engine, spec, "v", BOUNDS).stats
+        for engine in engines(data, tmp_path / "codes.parquet", spark).values()
+    ]
+    assert {label.split(" × ")[0] for label in results[0].labels} >= {"0", "1", "(missing)"}
+    for second in results[1:]:
+        assert_same_statistics(results[0], second)
+    for engine in engines(data, tmp_path / "codes.parquet", spark).values():
+        with pytest.raises(ValueError, match="more than 20 distinct"):
+            aggregate_mean(engine, GroupingSpec(by=("count",)), "v", BOUNDS)
+
+
 def assert_same_statistics(first, second) -> None:
     assert first.labels == second.labels and first.k >= 2
     np.testing.assert_array_equal(first.sizes, second.sizes)

@@ -17,6 +17,8 @@ from dpcore.grouping import (
     Grouping,
     GroupingSpec,
     codebook_categories,
+    is_category_codes,
+    needs_edges,
 )
 from dpcore.shares import HOLDOUT_SEED, holdout_mask
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
@@ -148,8 +150,42 @@ def test_codes_are_checked_against_the_frame():
 
 
 def test_numeric_by_column_without_edges_is_refused():
-    with pytest.raises(ValueError, match=r"(?s)'age' is numeric.*never derives.*edges="):
+    message = r"(?s)'age' holds numbers.*more than 20 distinct.*never derives.*edges=.*0/1"
+    with pytest.raises(ValueError, match=message):
         Grouping.from_frame(random_frame(), ["race", "age"])
+
+
+def test_whole_number_codes_and_bools_group_by_their_values_without_edges():
+    frame = random_frame(400)
+    n = len(frame)
+    frame["flag"] = np.arange(n) % 2  # int64 0/1
+    frame["scale"] = pd.Series(np.arange(n) % 20 + 1, dtype="Int64")  # 1–20, nullable
+    frame.loc[0, "scale"] = pd.NA
+    frame["member"] = np.arange(n) % 3 == 0
+    grouping = Grouping.from_frame(frame, ["flag"])
+    assert sorted(grouping.labels) == ["0", "1"] and grouping.n == n
+    assert len(Grouping.from_frame(frame, ["scale"], min_group_size=1).labels) == 21
+    assert MISSING_LABEL in Grouping.from_frame(frame, ["scale"], min_group_size=1).labels
+    assert sorted(Grouping.from_frame(frame, ["member"]).labels) == ["False", "True"]
+    # A declared list of codes works as for text; edges still bucket a code column.
+    declared = GroupingSpec(
+        by=("flag",), categories=(("flag", ("0", "1", "2")),), small_groups="keep"
+    ).build(frame)
+    assert declared.labels == ("0", "1", "2") and declared.sizes[2] == 0
+    bucketed = Grouping.from_frame(frame, ["scale"], edges={"scale": [10]}, min_group_size=1)
+    assert set(bucketed.labels) == {"< 10", "≥ 10", MISSING_LABEL}
+
+
+@pytest.mark.parametrize(
+    "column",
+    [np.arange(400) % 21, (np.arange(400) % 2).astype(float)],
+    ids=["21 whole numbers", "0/1 as decimals"],
+)
+def test_numbers_other_than_few_whole_codes_still_need_edges(column):
+    frame = random_frame(400).assign(code=column)
+    assert needs_edges(frame["code"]) and not is_category_codes(frame["code"])
+    with pytest.raises(ValueError, match="pass public bucket edges"):
+        Grouping.from_frame(frame, ["code"])
 
 
 @pytest.mark.parametrize(

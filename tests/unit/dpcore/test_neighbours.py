@@ -199,3 +199,28 @@ def test_private_sizes_with_declared_groups_publish_nothing_but_noise(
         # The added person moves the noisy estimates; the undeclared one is left out entirely.
         moved = not before.frame["estimate"].equals(after.frame["estimate"])
         assert moved == (kind == "added to a group")
+
+
+def test_a_synthetic_release_names_the_category_lists_it_read_from_the_data(tmp_path):
+    """Synthetic rows range over each modelled column's categories as found in the data, so one
+    added person of a new workclass changes what the release may show. Every export must say
+    so: the column is named as treated as public, with its list, and nothing else changes."""
+    demo = load_demo()
+    frames = {"D": demo, "D′": pd.concat([demo, demo.iloc[[0]].assign(workclass="Astronaut")])}
+    synth = next(a for a in ANALYSES if a.name == "synth")
+    before, after = (
+        released(frame, synth, SPECS["declared list"], tmp_path, name)
+        for name, frame in frames.items()
+    )
+    estimators = []
+    for record in (before, after):
+        estimator = public_metadata(record.metadata)["plan"]["estimator"]
+        assert "workclass" in estimator["categories_treated_as_public"]
+        assert set(estimator["categories"]) == set(estimator["categories_treated_as_public"])
+        assert not {"race", "sex", "age"} & set(estimator["categories"])  # declared or bucketed
+        for export in (to_csv, to_json):
+            assert '"categories_treated_as_public": [' in export(record), export.__name__
+        estimators.append(estimator)
+    grown = estimators[1]["categories"].pop("workclass")
+    assert set(grown) - set(estimators[0]["categories"].pop("workclass")) == {"Astronaut"}
+    assert estimators[0] == estimators[1]  # the announced list is all that follows the person

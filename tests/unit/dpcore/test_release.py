@@ -197,8 +197,9 @@ def test_plan_key_differs_whenever_the_release_would_differ(demo):
 
 def test_release_spends_the_cost_once_and_a_second_submit_returns_the_record(demo, ledger):
     plan = make_plan(demo)
-    first = release(plan, ledger)  # secure: OpenDP's samplers
-    assert first.spent
+    reports = []  # the mean fits no models: a progress bar never shows
+    first = release(plan, ledger, progress=lambda *step: reports.append(step))  # OpenDP noise
+    assert first.spent and reports == []
     assert first.key == plan_key(plan)
     assert "OpenDP" in first.metadata["noise"]
     # ε = 1 pure DP is charged as exactly ρ = ε²/2 = 0.5 against the ρ = 1 ledger.
@@ -221,8 +222,8 @@ def test_two_threads_committing_the_same_plan_spend_once(demo, ledger, monkeypat
     both_drawn = threading.Barrier(2, timeout=30)
     draw = MeanPlan.run
 
-    def run_then_wait(self, noise, rng):
-        rows = draw(self, noise, rng)
+    def run_then_wait(self, noise, rng, progress):
+        rows = draw(self, noise, rng, progress)
         both_drawn.wait()  # both threads have passed the key lookup and drawn their noise
         return rows
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from dpcore.grouping import MISSING_LABEL, OTHER_LABEL, Grouping
 from dpcore.shares import (
     PublicShares,
+    share_file_rows,
     share_values,
     shares_from_counts,
     shares_from_holdout,
@@ -198,3 +200,37 @@ def test_shares_from_holdout_errors():
         shares_from_holdout(grouping, frame_from_groups({"Q": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="no rows"):
         shares_from_holdout(grouping, frame_from_groups({"A": [1.0]}).iloc[:0])
+
+
+# --------------------------------------------------------------------------------------------
+# a shares file (group, share)
+# --------------------------------------------------------------------------------------------
+
+
+def shares_file(text: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+
+
+def test_a_shares_file_gives_its_rows_in_order_with_extra_columns_ignored():
+    table = shares_file("group,share,source\nb, 30 ,census\na,70.5,census\n")
+    assert share_file_rows(table, ["a", "b", "c"]) == (("b", 30.0), ("a", 70.5))
+    assert share_file_rows(table) == (("b", 30.0), ("a", 70.5))  # groups checked later
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name,share\na,1\n", "needs the columns “group” and “share”.*no 'group'"),
+        ("group,share\n", "has no rows"),
+        ("group,share\na,1\n,2\n", "row 3: the group is empty"),
+        ("group,share\na,1\nb,2\na,3\n", "row 4: “a” is listed again \\(first on row 2\\)"),
+        ("group,share\na,1\nmars,2\n", "row 3: “mars” is not one of the groups"),
+        ("group,share\na,12%\n", "row 2: the share “12%” is not a number"),
+        ("group,share\na,-1\n", "row 2: the share -1 is not a number of at least 0"),
+        ("group,share\na,\n", "row 2: the share is empty"),
+        ("group,share\na,x\nb,-2\n", "2 rows of the shares file.*row 2:.*row 3:"),
+    ],
+)
+def test_a_bad_shares_file_names_each_bad_row_and_the_fix(text, message):
+    with pytest.raises(ValueError, match=message):
+        share_file_rows(shares_file(text), ["a", "b", "c"])

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import binom
+from scipy.stats import binom, spearmanr
 
 from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
 from dpcore.analyses.sampling import (
@@ -89,13 +89,19 @@ def test_the_release_costs_the_budget_once_and_a_second_commit_nothing(demo, tmp
     assert product.cost == ZCDP(0.125)  # charged the whole budget, whatever the group's size
 
 
-def test_records_come_from_disjoint_parts_of_the_rows():
+def test_records_come_from_disjoint_random_parts_of_the_rows():
+    """Rows sorted by value: unshuffled parts would each hold one value and the records would
+    follow the row order (rank correlation 1). Shuffled parts mix the values, so the records
+    show no order (|ρ| under 3 standard errors of 1/√k)."""
     assert list(part_sizes(10, 3)) == [4, 3, 3]
-    codes = np.repeat(np.arange(4), 250)  # four parts would each be pure if unshuffled
-    noise = SimulationNoise(rng=0)
-    drawn = draw_records(codes, sampler="kary", domain=4, records=4, epsilon=50.0, noise=noise,
-                         rng=np.random.default_rng(0))  # fmt: skip
-    assert drawn.shape == (4,)  # shuffled parts: each part's shares are near the whole's
+    records = 100
+    codes = np.repeat(np.arange(4), 250)  # parts of 10 rows
+    drawn = draw_records(codes, sampler="kary", domain=4, records=records, epsilon=50.0,
+                         noise=SimulationNoise(rng=0), rng=np.random.default_rng(0))  # fmt: skip
+    assert drawn.shape == (records,)
+    order = spearmanr(np.arange(records), drawn).statistic
+    assert abs(order) < 3 / math.sqrt(records), order
+    assert set(drawn[:25]) == set(range(4))  # the first quarter of the parts is not all zeros
 
 
 def test_the_kary_guarantee_holds_and_sampling_beats_learning():
@@ -128,6 +134,14 @@ def test_exports_say_which_categories_are_treated_as_public(demo, tmp_path):
     assert estimator["categories"]["sex"] == ["Female", "Male"]
     assert '"categories_treated_as_public"' in to_json(record)
     assert "SamplePlan.build(" in to_script(record)
+
+
+def test_an_empty_list_of_categories_reads_the_data_and_says_so(demo):
+    cleared = SampleSettings(columns=("marital_status", "sex"), categories=(("sex", ()),))
+    assert cleared == SampleSettings(columns=("marital_status", "sex"))
+    estimator = plan_for(demo, cleared).parameters()["estimator"]
+    assert estimator["categories_treated_as_public"] == ["marital_status", "sex"]
+    assert estimator["categories"]["sex"] == ["Female", "Male"]
 
 
 @pytest.mark.parametrize(

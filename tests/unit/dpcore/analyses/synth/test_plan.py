@@ -177,7 +177,7 @@ def test_check_returns_domain_sizes(frame):
     assert sizes == {"job": 2, "car": 2, "pet": 2, "age": 3, "flag": 2, "region": 3}
 
 
-def test_prepared_rows_count_categories_once_and_keep_them_through_pickling(frame, monkeypatch):
+def test_prepared_rows_read_categories_once_and_keep_them_through_pickling(frame, monkeypatch):
     spec, grouping, _ = parts(frame)
     prepared = prepare_rows(frame, spec, grouping, config())
     sizes = prepared.domain_sizes(config(), spec)
@@ -185,7 +185,7 @@ def test_prepared_rows_count_categories_once_and_keep_them_through_pickling(fram
     # Edges are applied on every call, so other edges give other sizes from the same counts.
     assert prepared.domain_sizes(config(edges=(("age", (40.0,)),)), spec)["age"] == 2
     copy = pickle.loads(pickle.dumps(prepared))  # as st.cache_data returns it
-    monkeypatch.setattr(pd.Series, "nunique", lambda *a, **k: pytest.fail("counted again"))
+    monkeypatch.setattr(pd, "unique", lambda *a, **k: pytest.fail("counted again"))
     assert copy.domain_sizes(config(), spec) == sizes
     assert checked_prepared(copy, spec) == sizes
 
@@ -371,6 +371,9 @@ def test_plan_parameters_are_json_and_name_the_statistic(frame):
     assert parameters["budget"] == {"kind": "pure", "epsilon": 1.0}
     assert parameters["estimator"]["class"] == "synthesize"
     assert parameters["estimator"]["edges"] == {"age": [30.0, 50.0]}
+    # Lists read off the data are treated as public and published: the release names them.
+    assert parameters["estimator"]["categories_treated_as_public"] == ["job", "car", "pet", "flag"]
+    assert parameters["estimator"]["categories"]["flag"] == ["0", "1"]
     assert parameters["strata"]["by"] == ["region"]
     assert parameters["strategy"] == "stratified"
     assert parameters["columns"] == ["job", "car", "pet", "age", "flag", "region"]
@@ -479,6 +482,22 @@ def test_review_lines_say_what_is_released_and_what_is_not_protected(frame):
     assert "one model for all rows; region modelled as columns" in vanilla
 
 
+@pytest.mark.parametrize(
+    ("source", "prefilled"), [("declared", False), ("data", True)], ids=["codebook", "prefilled"]
+)
+def test_review_lines_call_declared_groups_declared_and_name_the_other_lists(
+    frame, source, prefilled
+):
+    spec = GroupingSpec(
+        by=("region",), categories=(("region", ("east", "north", "south")),),
+        categories_source=source,
+    )  # fmt: skip
+    header = PlanHeader(DatasetRef.of(frame, "survey.csv"), spec, PureDP(1.0))
+    text = "\n".join(SynthPlan.build(frame, header=header, config=config()).review_lines())
+    assert "category lists of `job`, `car`, `pet`, `flag` are read from the data" in text
+    assert ("the categories of `region` are a list prefilled from the data" in text) == prefilled
+
+
 def test_release_spends_the_cost_once_and_refuses_a_small_ledger(frame, ledger):
     plan = make_plan(frame)
     record = release(plan, ledger, noise="simulation", rng=1)
@@ -492,6 +511,17 @@ def test_release_spends_the_cost_once_and_refuses_a_small_ledger(frame, ledger):
     with pytest.raises(BudgetExceededError):
         release(plan, tiny, noise="simulation", rng=1)
     assert tiny.history() == [] and tiny.remaining() == {"rho": 0.1}
+
+
+@pytest.mark.parametrize(("strategy", "models"), [("stratified", 3), ("vanilla", 1)])
+def test_release_reports_each_model_fitted_ending_with_all_done(frame, ledger, strategy, models):
+    calls = []
+    release(
+        make_plan(frame, strategy=strategy), ledger, noise="simulation", rng=1,
+        progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    # Before each group's fit (so a bar shows while the first, slowest model fits), then at the end.
+    assert calls == [(done, models) for done in range(models + 1)]
 
 
 def test_csv_of_a_release_escapes_formula_categories(ledger):
@@ -550,3 +580,16 @@ def test_a_declared_list_is_the_synthetic_groups_a_group_with_no_rows_included()
     counts = rows.groupby(["race", "sex"]).size()
     assert set(rows["race"]) == set(races)
     assert counts.loc[("White", "Another")] == counts.loc[("Black", "Another")] == 100
+
+
+def test_a_0_1_grouping_column_without_edges_stratifies_as_text(frame):
+    spec = GroupingSpec(by=("flag",))
+    header = PlanHeader(DatasetRef.of(frame, "survey.csv"), spec, PureDP(1.0))
+    cfg = config(columns=("job", "car", "pet"), edges=(), categorical=())
+    plan = SynthPlan.build(frame, header=header, config=cfg)
+    rows = pd.DataFrame([r.to_dict() for r in plan.run(noise_source("simulation", rng=0),
+                                                       np.random.default_rng(0))])  # fmt: skip
+    assert set(rows["flag"]) == {"0", "1"} and len(rows) == 600
+    assert "**Not protected:** the category lists of `job`, `car`, `pet`, `flag`" in "\n".join(
+        plan.review_lines()
+    )

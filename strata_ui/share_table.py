@@ -1,0 +1,85 @@
+"""The Strata page's table of public shares: typed cell by cell, or filled from a CSV file with the
+columns group and share (e.g. census figures), then edited."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.shares import share_file_rows
+from strata_ui.state import AppState
+
+SHARES_FILE_MAX_BYTES = 1_000_000
+"""Largest shares file accepted: one short row per group."""
+
+
+def render(state: AppState, labels: tuple[str, ...]) -> None:
+    """The table of every group's share, with a file uploader beside it that fills the table."""
+    editor_key = f"share_table_{hash(labels)}"
+    table_col, file_col = st.columns([3, 2])
+    with file_col:
+        _load_file(state, labels, editor_key)
+    with table_col:
+        edited = st.data_editor(
+            pd.DataFrame(
+                {"group": list(labels), "share": [state.share_table.get(g) for g in labels]}
+            ).astype({"share": "float64"}),
+            column_config={
+                "group": st.column_config.TextColumn("group", disabled=True),
+                "share": st.column_config.NumberColumn(
+                    "share", min_value=None, format="%.4f", help="Proportion, percentage or count."
+                ),
+            },
+            hide_index=True,
+            key=editor_key,
+        )
+    state.share_table = {
+        str(g): float(s) for g, s in zip(edited["group"], edited["share"], strict=True)
+        if pd.notna(s)
+    }  # fmt: skip
+    st.caption(
+        "Shares may be proportions, percentages or counts (e.g. census figures); they are rescaled "
+        "to sum to 1."
+    )
+
+
+def _load_file(state: AppState, labels: tuple[str, ...], editor_key: str) -> None:
+    """A CSV of (group, share) rows replaces the table's shares once per file; the rows that
+    cannot be used are named, and nothing changes then."""
+    upload = st.file_uploader(
+        "Fill the table from a CSV file (columns group, share)",
+        type=["csv"],
+        key=f"strata.shares_file.{state.dataset_fingerprint}.{hash(labels)}",
+        help="One row per group, its label exactly as the table shows it. Groups missing from "
+        "the file keep an empty share to type in.",
+    )
+    applied = "strata.shares_file.applied"
+    if upload is None or st.session_state.get(applied) == upload.file_id:
+        return
+    try:
+        if upload.size > SHARES_FILE_MAX_BYTES:
+            raise ValueError(
+                f"the file has {upload.size:,} bytes; a shares file is one short row per group "
+                f"(at most {SHARES_FILE_MAX_BYTES:,} bytes)"
+            )
+        table = pd.read_csv(
+            io.BytesIO(upload.getvalue()), dtype=str, keep_default_na=False, encoding="utf-8-sig"
+        )
+        rows = share_file_rows(table, labels)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        st.error(f"The shares file {upload.name} could not be used: {exc}", icon=":material/error:")
+        return
+    state.share_table = dict(rows)
+    st.session_state.pop(editor_key, None)  # the file's shares replace earlier typed ones
+    st.session_state[applied] = upload.file_id
+    st.success(f"Filled {len(rows):,} shares from {upload.name}.", icon=":material/check_circle:")
+    missing = [g for g in labels if g not in state.share_table]
+    if missing:
+        shown = ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
+        st.warning(
+            f"The file has no share for {len(missing):,} group(s): {shown}. Type them in the "
+            "table, or add them to the file and load it again.",
+            icon=":material/warning:",
+        )
