@@ -61,16 +61,17 @@ MBI_SECONDS: dict[str, tuple[float, float]] = {
 }
 r"""Time model of one synthesis, per method: (start-up seconds, seconds per model column per group).
 
-MST: measured on 2 cores with ``benchmarks/bench_mst.py`` (the demo stratified by race × sex,
-10 groups of 6 model columns: 155 s, the first group 33 s with OpenDP's set-up and JAX's
-compilation, then about 12 s a group; issue 18: one model of the demo's 7 categorical columns
-in 31 s); the model gives 140 s and 34 s. Measured again while other work shared the cores
-(load 5 to 13 on 2 cores): stratified 197 s (first group 33 s, then 9 to 26 s a group), one
-vanilla model of the 8 columns 69 s and 144 s — contention, not the model, makes up the
-difference, so the constants stay those of the quiet machine. AIM: about 640 s for one model of the demo's 7 categorical columns on 2 cores
-(issue 18's measurement), i.e. about 90 s a column; not measured again. Each fit grows roughly
-linearly in its number of columns (MST measures d − 1 pairs; AIM runs up to 16 d rounds, each
-a refit).
+MST: measured on 2 cores with ``benchmarks/bench_mst.py`` (the demo stratified by race × sex, 10
+groups of 6 model columns: 155 s, the first group 33 s with OpenDP's set-up and JAX's compilation,
+then about 12 s a group; issue 18: one model of the demo's 7 categorical columns in 31 s); the
+model gives 140 s and 34 s. Measured again while other work shared the cores (load 5 to 13 on 2
+cores): stratified 197 s (first group 33 s, then 9 to 26 s a group), one vanilla model of the 8
+columns 69 s and 144 s — contention, not the model, makes up the difference, so the constants stay
+those of the quiet machine. AIM: about 640 s for one model of the demo's 7 categorical columns on 2
+cores (issue 18's measurement), i.e. about 90 s a column; measured again at load 4 to 6, one model
+of the 8 columns took 1,166 s against the model's 740 s, the same slowdown as MST's under load.
+Each fit grows roughly linearly in its number of columns (MST measures d − 1 pairs; AIM runs up to
+16 d rounds, each a refit).
 """
 
 
