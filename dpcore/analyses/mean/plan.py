@@ -370,26 +370,28 @@ class MeanPlan:
         if squares is None:
             return group_errors, global_errors
         group_sampling, global_sampling = sampling_error_draws(
-            self._mean_variances(squares.groups, result.group_estimates, group_errors),
-            self._mean_variances(squares.pooled, result.global_estimate, global_errors[:, None]),
+            self._mean_variances(
+                squares.groups, result.group_estimates, group_errors, self.values.sizes
+            ),
+            self._mean_variances(
+                squares.pooled, result.global_estimate, global_errors[:, None], [self.values.n]
+            ),
             self.values.sizes, self.shares.values, INTERVAL_DRAWS, np.random.default_rng(1),
         )  # fmt: skip
         return group_errors + group_sampling, global_errors + global_sampling
 
-    def _mean_variances(self, noisy_squares, means, noise_errors: np.ndarray):
-        """The sampling variance of each released mean (:math:`\tilde s^2/n`), for the groups
-        (``noise_errors`` of shape (R, k)) or the pooled mean (shape (R, 1), a float out);
-        None when the release has no such sums."""
+    def _mean_variances(self, noisy_squares, means, noise_errors: np.ndarray, sizes):
+        r"""The sampling variance of each released mean (:math:`\tilde s^2/n`): of the groups
+        (``noise_errors`` of shape (R, k), ``sizes`` theirs) or of the pooled mean (shape
+        (R, 1), ``sizes`` = [n]); None when the release has no such sums."""
         if noisy_squares is None:
             return None
-        pooled = noise_errors.shape[1] == 1
-        sizes = np.array([self.values.n]) if pooled else np.asarray(self.values.sizes)
-        low, high = self.estimator.interval(sizes.astype(float))
-        variances = clipped_variances(
+        sizes = np.asarray(sizes, dtype=float)
+        low, high = self.estimator.interval(sizes)
+        return clipped_variances(
             np.atleast_1d(noisy_squares), np.atleast_1d(means), noise_errors.var(axis=0),
             sizes, low, high,
         ) / sizes  # fmt: skip
-        return float(variances[0]) if pooled else variances
 
     @property
     def interval_description(self) -> str:

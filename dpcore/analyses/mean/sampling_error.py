@@ -132,7 +132,7 @@ def clipped_variances(
 
 def sampling_error_draws(
     group_variances: np.ndarray | None,
-    pooled_variance: float | None,
+    pooled_variance: np.ndarray | None,
     sizes: np.ndarray,
     weights: np.ndarray,
     replicates: int,
@@ -158,4 +158,4 @@ def sampling_error_draws(
     if pooled_variance is None:
         return groups, groups @ weights
     freedom = max(sizes.sum() - 1, 1)
-    return groups, rng.standard_t(freedom, replicates) * np.sqrt(pooled_variance)
+    return groups, rng.standard_t(freedom, replicates) * np.sqrt(float(pooled_variance[0]))
