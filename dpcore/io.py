@@ -697,11 +697,58 @@ def _beyond_int64(s: pd.Series) -> bool:
 def _stripped(s: pd.Series, *, tokens_are_missing: bool) -> pd.Series:
     """Text cells without surrounding whitespace, :data:`MISSING_TOKENS` missing. The CSV
     parser already read the tokens as missing (``tokens_are_missing``): then only a cell that
-    lost whitespace can have become one, and the look-up is skipped when none did."""
+    lost whitespace can have become one, and the look-up is skipped when none did. Most files
+    have no such cell, and stripping one costs as much as parsing it (fresh buffers), so a
+    column whose cells' edge bytes hold no whitespace is returned as it is."""
+    if tokens_are_missing and not _may_have_surrounding_space(s):
+        return s
     stripped = s.str.strip()
     if tokens_are_missing and _text_bytes(stripped) == _text_bytes(s):
         return stripped
     return stripped.mask(stripped.isin(MISSING_TOKENS))
+
+
+def _whitespace_edge_bytes() -> tuple[np.ndarray, np.ndarray]:
+    """Lookup tables of the bytes a whitespace character can start, and end, with in UTF-8.
+    Python's ``str.isspace`` and Arrow's ``utf8_trim_whitespace`` (what ``str.strip`` runs on
+    Arrow strings) agree on these 29 characters; a unit test checks it over all of Unicode."""
+    first, last = np.zeros(256, dtype=bool), np.zeros(256, dtype=bool)
+    for code in range(0x3001):  # U+3000 is the highest whitespace character
+        if chr(code).isspace():
+            encoded = chr(code).encode()
+            first[encoded[0]] = last[encoded[-1]] = True
+    return first, last
+
+
+_SPACE_FIRST_BYTE, _SPACE_LAST_BYTE = _whitespace_edge_bytes()
+_EDGE_BLOCK = 1 << 18  # cells looked at per step: the temporaries stay small and warm
+
+
+def _may_have_surrounding_space(s: pd.Series) -> bool:
+    """Whether a cell of ``s`` may start or end with whitespace. Reads each Arrow string's
+    first and last byte in place; a byte that only *may* belong to a whitespace character
+    (0xE2 also starts "–") counts as one, so a False is certain and a True only costs a
+    strip. Anything but Arrow strings is True."""
+    if not isinstance(s.array, pd.arrays.ArrowStringArray):
+        return True
+    for chunk in s.array.__arrow_array__().chunks:  # the Arrow protocol: no copy
+        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+            return True
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        if data_buffer is None or len(chunk) == 0:
+            continue
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(offsets_buffer, dtype=width)[chunk.offset :][: len(chunk) + 1]
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        for start in range(0, len(chunk), _EDGE_BLOCK):
+            edges = offsets[start : start + _EDGE_BLOCK + 1]
+            begins, ends = edges[:-1], edges[1:]
+            filled = ends > begins  # empty and missing cells have no edge bytes
+            if _SPACE_FIRST_BYTE[data[begins[filled]]].any():
+                return True
+            if _SPACE_LAST_BYTE[data[ends[filled] - 1]].any():
+                return True
+    return False
 
 
 def _text_bytes(s: pd.Series) -> int:

@@ -9,6 +9,7 @@ import io
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -65,6 +66,55 @@ def test_parquet_with_a_stored_index_keeps_it_as_a_column():
     df.to_parquet(buf)
     got = read_table(buf.getvalue(), "p.parquet")
     assert list(got.columns) == ["age", "sex", "hours_per_week", "income_over_50k"]
+
+
+WHITESPACE = [chr(code) for code in range(0x110000) if chr(code).isspace()]
+
+
+def test_the_whitespace_lookup_is_the_set_arrow_strips():
+    """The edge-byte look-up skips the strip only if Python's whitespace is Arrow's."""
+    codes = [code for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF]
+    trimmed = pc.utf8_trim_whitespace(pa.array(["a" + chr(code) + "a" for code in codes]))
+    assert trimmed.to_pylist() == ["a" + chr(code) + "a" for code in codes]  # only the edges
+    trimmed = pc.utf8_trim_whitespace(pa.array([chr(code) + "a" + chr(code) for code in codes]))
+    arrow_space = [
+        chr(c) for c, cell in zip(codes, trimmed.to_pylist(), strict=True) if cell == "a"
+    ]
+    assert arrow_space == WHITESPACE
+    assert len(WHITESPACE) == 29
+
+
+@pytest.mark.parametrize("space", WHITESPACE, ids=lambda c: f"U+{ord(c):04X}")
+def test_every_whitespace_character_is_stripped_at_either_edge(space):
+    if space in "\n\r":  # a line break in a cell needs quotes
+        cells = f'"{space}x","x{space}","{space}y{space}"'
+    else:
+        cells = f"{space}x,x{space},{space}y{space}"
+    got = read_table(f"a,b,c\n{cells}\nz,z,z\n".encode(), "w.csv")
+    assert got.iloc[0].tolist() == ["x", "x", "y"]
+
+
+@pytest.mark.parametrize("cells", ["\u2013x", "x\u00e9", "\u3001x", "x\u2030"])
+def test_text_that_only_shares_bytes_with_whitespace_is_kept(cells):
+    """En dash, é, "、" and "‰" begin or end with bytes of whitespace characters."""
+    got = read_table(f"a\n{cells}\nplain\n".encode(), "w.csv")
+    assert got["a"].tolist() == [cells, "plain"]
+
+
+def test_surrounding_space_is_found_in_any_chunk_and_past_a_slice():
+    from dpcore.io import _may_have_surrounding_space
+
+    def series(*chunks):
+        array = pa.chunked_array([pa.array(c, pa.large_string()) for c in chunks])
+        return pd.Series(pd.arrays.ArrowStringArray(array))
+
+    clean = ["a", "", None, "b c"] * 100_000  # more cells than one step of the look
+    assert not _may_have_surrounding_space(series(clean, clean))
+    assert _may_have_surrounding_space(series(clean, clean + ["d "]))
+    assert _may_have_surrounding_space(series([" e"] + clean))
+    sliced = pa.array([" e", "f", "g "], pa.string()).slice(1, 1)
+    assert not _may_have_surrounding_space(pd.Series(pd.arrays.ArrowStringArray(sliced)))
+    assert _may_have_surrounding_space(pd.Series(["x "], dtype=object))
 
 
 def test_whitespace_is_stripped_and_missing_tokens_become_missing():
