@@ -16,6 +16,7 @@ from strata_ui.constants import (
     SMALL_GROUP_SHARE,
 )
 from strata_ui.state import get_dataset, get_state
+from strata_ui.style import three_digits
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import labelled_radio
 
@@ -202,7 +203,7 @@ if occupied.size < 2:
 shares_key = tuple(round(float(s), 6) for s in occupied / grouping.n)
 alpha = pipeline.fitted_alpha(shares_key)
 observed = theory.observed_log_sizes(occupied)
-st.metric("Dirichlet α of the group shares", f"{alpha:.3g}")
+st.metric("Dirichlet α of the group shares", three_digits(alpha))
 st.markdown(
     "α summarises how uneven the group shares are: a small α (well below 1) means one or two "
     "groups dominate and the rest are small; a large α means groups of similar size."

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from dpcore import theory
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
+from strata_ui.style import three_digits
 
 # Okabe & Ito (2008), "Color Universal Design".
 BLUE = "#0072B2"
@@ -106,12 +107,20 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
 
 
 def _decade_ticks(sizes: pd.Series) -> dict:
-    """Label only 1, 10, 100, ... on a log axis that spans a decade or more (else Plotly's own)."""
+    """Label only 1, 10, 100, ... on a log axis that spans a decade or more, else 1, 2, 5, 10, …"""
     occupied = sizes[sizes > 0]
     low, high = float(occupied.min()), float(occupied.max())
-    if high / low < 10:
-        return {"tickformat": ","}
+    if high / low < 10:  # Plotly would label every minor tick (10, 20, … 90, 100, 200, …)
+        ticks = [m * 10**e for e in range(10) for m in (1, 2, 5)]
+        return {"tickvals": [t for t in ticks if low / 10 <= t <= high * 10], "tickformat": ","}
     return {"dtick": 1, "tickformat": ","}
+
+
+def _label_side(alpha: float, alphas: pd.Series) -> str:
+    """Where the dataset's label goes: towards the middle of the log α axis, so that a
+    dataset near either end (equal groups fit α in the hundreds) keeps its label in view."""
+    middle = (np.log10(alphas.min()) + np.log10(alphas.max())) / 2
+    return "top left" if np.log10(alpha) > middle else "top right"
 
 
 def _one_three_ticks(low: float, high: float) -> list[float]:
@@ -179,8 +188,8 @@ def figure1_chart(
             mode="markers+text",
             name="This dataset (fitted α, observed Σ log|G_i|)",
             marker={"color": BLACK, "size": 12, "symbol": "diamond"},
-            text=[f"this dataset: α ≈ {alpha_fit:.2g}, Σ log|G_i| = {observed:.1f}"],
-            textposition="top center",
+            text=[f"this dataset: α ≈ {three_digits(alpha_fit)}, Σ log|G_i| = {observed:.1f}"],
+            textposition=_label_side(alpha_fit, curves["alpha"]),
             hovertemplate="This dataset<br>fitted α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}"
             "<extra></extra>",
         )

@@ -60,3 +60,12 @@ def as_written(message: str) -> str:
     as a formula, nor ``*`` or ``_`` as emphasis, nor ``[a](b)`` as a link."""
     parts = _CODE_SPAN.split(message)
     return "".join(p if i % 2 else _PUNCTUATION.sub(r"\\\1", p) for i, p in enumerate(parts))
+
+
+def three_digits(x: float) -> str:
+    """Three significant digits without exponents for the sizes people read (1,000 not
+    1e+03); exponents only beyond a million or below 0.001."""
+    rounded = float(f"{x:.3g}")
+    if not 1e-3 <= abs(rounded) < 1e6:
+        return f"{x:.3g}"
+    return f"{rounded:,.0f}" if rounded.is_integer() else f"{rounded:,}"

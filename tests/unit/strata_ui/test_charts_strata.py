@@ -110,3 +110,14 @@ def test_figure1_chart_marks_the_dataset_on_log_alpha_axis():
     by_name = {t["name"]: t for t in fig["data"]}
     assert len(set(np.round(values(by_name[cs.WORST]["y"]), 9))) == 1
     assert len(set(np.round(values(by_name[cs.EXPECTED]["y"]), 9))) > 1
+
+
+def test_equal_groups_get_readable_size_ticks_and_a_label_in_view():
+    """Three groups of 100 rows: Plotly alone labelled every minor tick (10, 20, … 1,000) and
+    the fitted α of 1,000 put the dataset's label past the right edge."""
+    fig = as_json(cs.group_size_chart(cs.group_size_frame(["a", "b", "c"], [100, 100, 100])))
+    assert fig["layout"]["yaxis"]["tickvals"] == [10, 20, 50, 100, 200, 500, 1000]
+    curves = cs.log_size_curves(300, 3, cs.alpha_grid(1000.0))
+    fig = as_json(cs.figure1_chart(curves, n=300, k=3, alpha_fit=1000.0, observed=13.8))
+    (marker,) = [t for t in fig["data"] if t["name"].startswith("This dataset")]
+    assert marker["textposition"] == "top left" and "α ≈ 1,000," in marker["text"][0]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from strata_ui.style import as_written
+from strata_ui.style import as_written, three_digits
 
 
 @pytest.mark.parametrize(
@@ -16,3 +16,12 @@ from strata_ui.style import as_written
 )
 def test_markdown_punctuation_is_escaped_outside_code_spans(message, shown):
     assert as_written(message) == shown
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [(1000.0, "1,000"), (999.4, "999"), (0.139, "0.139"), (1.5, "1.5"), (12.345, "12.3"),
+     (250_000.4, "250,000"), (0.0, "0"), (1e7, "1e+07"), (-3.14159, "-3.14")],
+)  # fmt: skip
+def test_three_digits_reads_without_exponents_in_everyday_ranges(number, shown):
+    assert three_digits(number) == shown
