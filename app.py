@@ -2,11 +2,13 @@
 
 import streamlit as st
 
+from strata_ui import url_state
 from strata_ui.constants import PAGES, WORKSHOP_HIDDEN_PAGES
 from strata_ui.sidebar import render_sidebar
 
 st.set_page_config(page_title="Strata Lab", layout="wide")
 
+url_state.restore_once()  # a refresh or a shared link: the choices in the address
 workshop = render_sidebar()
 # Workshop mode leaves the Release page out of the menu. It stays routable (hidden) so that a deep
 # link gets a notice instead of "page not found", and never reaches the page's commit button.
@@ -25,12 +27,16 @@ navigation = st.navigation(
         for i, page in enumerate(PAGES)
     ]
 )
-if workshop and navigation.url_path in WORKSHOP_HIDDEN_PAGES:
-    st.title(navigation.title)
-    st.info(
-        f"{navigation.title} is hidden in workshop mode: nothing can be released or spent here. "
-        "Switch workshop mode off in the sidebar to use it.",
-        icon=":material/school:",
-    )
-    st.stop()
-navigation.run()
+url_state.render_notices()
+try:
+    if workshop and navigation.url_path in WORKSHOP_HIDDEN_PAGES:
+        st.title(navigation.title)
+        st.info(
+            f"{navigation.title} is hidden in workshop mode: nothing can be released or spent "
+            "here. Switch workshop mode off in the sidebar to use it.",
+            icon=":material/school:",
+        )
+        st.stop()
+    navigation.run()
+finally:  # also after st.stop(): the address follows every run's choices
+    url_state.write()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dpcore.datasets import DEMO_COLUMNS
+from strata_ui import url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
@@ -38,6 +39,8 @@ else:
         previous = state.dataset_fingerprint
         error = handle_upload(state, upload.getvalue(), upload.name)
         if error is None and state.dataset_fingerprint != previous:
+            resumed = url_state.resume_after_upload(upload.name, state.uploaded.columns)
+            state.upload_notes = (resumed, *state.upload_notes) if resumed else state.upload_notes
             st.rerun()  # the sidebar, drawn before this, still names the previous dataset
         if error is not None:
             kept = "the demo data" if state.uploaded is None else f"“{state.dataset_name}”"

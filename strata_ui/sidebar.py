@@ -80,6 +80,10 @@ def _render_dataset() -> None:
     frame = get_dataset()
     st.subheader("Dataset", divider="gray")
     st.markdown(f"{get_state().dataset_name}  \n{len(frame):,} rows × {frame.shape[1]} columns")
+    st.caption(
+        "The address bar keeps your choices, so a refresh or a copied link brings them back. "
+        "It holds what you chose and a file's name, never the data."
+    )
 
 
 def _render_budget() -> None:

@@ -1,0 +1,317 @@
+"""The session's choices in the address bar, so that a refresh or a shared link restores them.
+
+Written at the end of every run: the fields of :class:`~strata_ui.state.AppState` in
+:data:`SHARED_FIELDS` and the current analysis' settings, each only when it differs from its
+default (``?epsilon=2&strata_columns=["race"]&mean.clip_high=80``). Read once, when a browser
+session starts. The address holds the user's own choices, which the pages show them, and which
+dataset kind is in use with an uploaded file's name; never a value, count, hash or fingerprint of
+the data (a shared link must not leak any).
+
+An uploaded file is not kept by the server after a refresh (a new browser session). The app then
+does not fall back to the demo data silently: every page says which file to upload again, and the
+choices from the address wait for it (:func:`resume_after_upload`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from typing import Any
+
+import streamlit as st
+
+from dpcore.analyses import ANALYSES
+from strata_ui import constants
+from strata_ui.state import AppState, get_settings, get_state, set_settings, widget_key
+
+__all__ = [
+    "DATA_PARAM",
+    "FILE_PARAM",
+    "SHARED_FIELDS",
+    "render_notices",
+    "restore_once",
+    "resume_after_upload",
+    "use_demo_instead",
+    "write",
+]
+
+SHARED_FIELDS = (
+    "analysis", "strata_columns", "bucket_edges", "group_list", "declared_categories",
+    "codebook_columns", "min_group_size", "small_groups", "share_source", "share_table",
+    "holdout_fraction", "budget_kind", "epsilon", "rho", "replicates", "seed", "release_level",
+    "release_label",
+)  # fmt: skip
+"""What the address carries of :class:`AppState`: what the user chose on the pages. Not the
+data, its fingerprint or notes, the ledger's name (a link opened elsewhere must not pick a
+ledger) or workshop mode (its switch keeps its own parameter)."""
+DATA_PARAM = "data"
+"""Which data the choices are for: absent for the demo, ``upload`` or ``preset``."""
+FILE_PARAM = "file"
+"""An uploaded file's name, so the page can say which file to upload again."""
+_RESTORED = "_strata_lab_url.restored"
+_PENDING = "_strata_lab_url.pending"  # choices waiting for their file: {"file", "params"}
+_IGNORED = "_strata_lab_url.ignored"  # parameters that could not be used, shown once
+
+
+class _Unusable(ValueError):
+    """A parameter's text is not a value of its field's type."""
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------
+
+
+def write() -> None:
+    """Put the session's choices in the address (only the parameters that changed are sent).
+    Nothing is written while choices from the address wait for their file: a second refresh
+    must not lose them."""
+    if _PENDING in st.session_state:
+        return
+    wanted = _params_of_session()
+    current = st.query_params.to_dict()
+    for name, text in wanted.items():
+        if current.get(name) != text:
+            st.query_params[name] = text
+    for name in current:
+        if name not in wanted and _is_ours(name):
+            del st.query_params[name]
+
+
+def _params_of_session() -> dict[str, str]:
+    state = get_state()
+    params = _changed_fields(state, AppState(), SHARED_FIELDS, AppState)
+    if state.uploaded is not None:
+        if state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
+            params[DATA_PARAM] = "preset"
+        else:
+            params[DATA_PARAM], params[FILE_PARAM] = "upload", state.dataset_name
+    settings_type = _settings_type(state.analysis)
+    if settings_type is not None:
+        settings = get_settings(settings_type)
+        names = [f.name for f in dataclasses.fields(settings_type)]
+        params |= _changed_fields(settings, settings_type(), names, settings_type)
+    return params
+
+
+def _changed_fields(chosen: object, default: object, names, cls: type) -> dict[str, str]:
+    return {
+        _param_name(cls, name): _encode(getattr(chosen, name))
+        for name in names
+        if getattr(chosen, name) != getattr(default, name)
+    }
+
+
+def _param_name(cls: type, field_name: str) -> str:
+    """``epsilon`` for the shared state, ``mean.clip_low`` for an analysis' settings."""
+    return field_name if cls is AppState else widget_key(cls, field_name)
+
+
+def _is_ours(name: str) -> bool:
+    """Whether this module writes the parameter ``name`` (others, such as workshop mode's,
+    are left alone)."""
+    owners = {
+        widget_key(cls, fields[0].name).split(".", 1)[0]
+        for cls in (a.settings_type for a in ANALYSES)
+        if (fields := dataclasses.fields(cls))
+    }
+    return name in (*SHARED_FIELDS, DATA_PARAM, FILE_PARAM) or name.split(".", 1)[0] in owners
+
+
+def _encode(value: object) -> str:
+    """Text as is (unless it would read as JSON: ``"null"`` stays a word); anything else JSON."""
+    if isinstance(value, str) and not _reads_as_json(value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _reads_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+
+def restore_once() -> None:
+    """On a browser session's first run, take the choices in the address (a refresh or a
+    link). Parameters that are not values of their field are left at the default and named
+    once on the page."""
+    if _RESTORED in st.session_state:
+        return
+    st.session_state[_RESTORED] = True
+    params = st.query_params.to_dict()
+    if params.get(DATA_PARAM) in ("upload", "preset"):
+        # The file is gone with the old session: its choices wait for it (see the notice).
+        st.session_state[_PENDING] = {"file": params.get(FILE_PARAM), "params": params}
+        return
+    _apply(params)
+
+
+def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None) -> None:
+    ignored = []
+    state_changes = _decoded(params, AppState, SHARED_FIELDS, ignored)
+    if columns is not None and "strata_columns" in state_changes:
+        kept = [c for c in state_changes["strata_columns"] if c in columns]
+        if kept != state_changes["strata_columns"]:
+            ignored.append("strata_columns")
+        state_changes["strata_columns"] = kept
+    state = get_state()
+    for name, value in state_changes.items():
+        setattr(state, name, value)
+    for analysis in ANALYSES:
+        cls = analysis.settings_type
+        names = [f.name for f in dataclasses.fields(cls)]
+        if changes := _decoded(params, cls, names, ignored):
+            set_settings(dataclasses.replace(get_settings(cls), **changes))
+    if ignored:
+        st.session_state[_IGNORED] = ignored
+
+
+def _decoded(params: dict[str, str], cls: type, names, ignored: list[str]) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    changes = {}
+    for name in names:
+        param = _param_name(cls, name)
+        if param not in params:
+            continue
+        try:
+            changes[name] = _decode(params[param], hints[name])
+        except _Unusable:
+            ignored.append(param)
+    if cls is AppState and "analysis" in changes and _settings_type(changes["analysis"]) is None:
+        ignored.append("analysis")
+        del changes["analysis"]
+    return changes
+
+
+def _decode(text: str, hint: object) -> Any:
+    """The value ``text`` stands for under the type ``hint``; plain text when the field takes
+    text and the JSON reading does not fit (a column named ``1``)."""
+    try:
+        return _coerce(json.loads(text), hint)
+    except (ValueError, _Unusable):
+        if _accepts_text(hint):
+            return _coerce(text, hint)
+        raise _Unusable(text) from None
+
+
+def _accepts_text(hint: object) -> bool:
+    if hint is str:
+        return True
+    if typing.get_origin(hint) is typing.Literal:
+        return any(isinstance(arg, str) for arg in typing.get_args(hint))
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_accepts_text(arg) for arg in typing.get_args(hint))
+    return False
+
+
+def _coerce(value: object, hint: object) -> Any:
+    """``value`` (as JSON reads it) as a value of ``hint``: lists become tuples where the field
+    holds tuples, whole numbers become floats where it holds floats. Raises :class:`_Unusable`."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        if value in args and not isinstance(value, bool):
+            return value
+    elif origin in (typing.Union, types.UnionType):
+        for arg in args:
+            try:
+                return _coerce(value, arg)
+            except _Unusable:
+                continue
+    elif hint is type(None):
+        if value is None:
+            return None
+    elif hint is bool or hint is str:
+        if isinstance(value, hint):
+            return value
+    elif hint is int or hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if hint is float or float(value).is_integer():
+                return hint(value)
+    elif origin in (list, tuple) and isinstance(value, list):
+        return _coerce_sequence(value, origin, args)
+    elif origin is dict and isinstance(value, dict):
+        return {_coerce(k, args[0]): _coerce(v, args[1]) for k, v in value.items()}
+    raise _Unusable(value)
+
+
+def _coerce_sequence(value: list, origin: type, args: tuple) -> list | tuple:
+    if origin is list or (len(args) == 2 and args[1] is Ellipsis):
+        return origin(_coerce(item, args[0]) for item in value)
+    if len(args) != len(value):
+        raise _Unusable(value)
+    return tuple(_coerce(item, arg) for item, arg in zip(value, args, strict=True))
+
+
+def _settings_type(analysis_name: str) -> type | None:
+    return next((a.settings_type for a in ANALYSES if a.name == analysis_name), None)
+
+
+# --------------------------------------------------------------------------------------------
+# A file to upload again
+# --------------------------------------------------------------------------------------------
+
+
+def resume_after_upload(filename: str, columns: typing.Collection[str]) -> str | None:
+    """After an upload, apply the choices that waited for a file of that name; say what
+    happened (None when nothing waited)."""
+    pending = st.session_state.pop(_PENDING, None)
+    if pending is None:
+        return None
+    if pending["file"] != filename:
+        return (
+            f"The choices from the address were made for “{pending['file']}”, so they were not "
+            f"applied to “{filename}”: this file starts from the usual defaults."
+        )
+    _apply(pending["params"], columns)
+    return f"Your choices for “{filename}” are back, as they were before the refresh."
+
+
+def use_demo_instead() -> None:
+    """Forget the choices that waited for a file; the address then follows the demo data."""
+    st.session_state.pop(_PENDING, None)
+
+
+def render_notices() -> None:
+    """At the top of every page: the file to upload again, and parameters of the address that
+    could not be used (once)."""
+    pending = st.session_state.get(_PENDING)
+    if pending is not None and get_state().uploaded is not None:
+        del st.session_state[_PENDING]  # a Learn preset's data came in: nothing waits any more
+    elif pending is not None:
+        _render_waiting(pending["file"])
+    ignored = st.session_state.pop(_IGNORED, None)
+    if ignored:
+        st.warning(
+            "Some choices in the address could not be used and were left at their defaults: "
+            f"{', '.join(f'`{name}`' for name in ignored)}. The address now shows what is in use.",
+            icon=":material/link_off:",
+        )
+
+
+def _render_waiting(filename: str | None) -> None:
+    if filename is None:
+        what = (
+            "a Learn preset's built-in data. Open the preset again on the Learn page to go on; "
+            "until then the pages show the demo data."
+        )
+    else:
+        what = (
+            f"your file “{filename}”, which the server does not keep after a refresh. Upload it "
+            "again on the Data page: your grouping, analysis and budget from the address are "
+            "then restored. Until then the pages show the demo data."
+        )
+    with st.container(border=True):
+        st.warning(f"This page was refreshed, or opened from a link, while using {what}",
+                   icon=":material/upload_file:")  # fmt: skip
+        if st.button("Continue with the demo data instead", key="url_state.use_demo"):
+            use_demo_instead()
+            st.rerun()

@@ -1,0 +1,159 @@
+"""The address bar keeps the session's choices: a refresh (a new session opened on the same
+address) or a shared link restores them; an uploaded file is asked for again, never replaced by the
+demo data silently; the address never carries the data or its fingerprint."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpcore.analyses.mean import MeanSettings
+from dpcore.analyses.ratio import RatioSettings
+from tests.app.helpers import (
+    change_settings,
+    go,
+    settings_of,
+    start,
+    state_of,
+    text,
+    upload,
+)
+
+MESSY = (
+    "Region ,hours,Paid\n"
+    + "".join(f"{'North' if i % 3 else 'South'},{20 + i % 30},{i % 2}\n" for i in range(300))
+).encode()
+
+
+def address(at) -> dict[str, str]:
+    return {name: value for name, value in at.query_params.items()}
+
+
+def test_the_default_address_is_empty_and_each_change_shows_in_it_at_once():
+    at = start("budget")
+    assert not (set(address(at)) - {"workshop"})
+    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    assert address(at)["epsilon"] == "2.0"
+    at.select_slider(key="budget.epsilon").set_value(0.5).run()  # the second change too
+    assert address(at)["epsilon"] == "0.5"
+    at.select_slider(key="budget.epsilon").set_value(1.0).run()  # back to the default
+    assert "epsilon" not in address(at)
+
+
+def test_a_refresh_restores_grouping_analysis_settings_and_budget_on_every_page():
+    at = go(start("strata"), "strata")
+    at.main.multiselect[0].set_value(["sex"]).run()
+    at.main.multiselect[0].set_value(["sex", "education"]).run()
+    go(at, "estimator")
+    change_settings(at, MeanSettings, clip_high=80.0, estimator="gaussian")
+    go(at, "budget")
+    at.radio(key="budget.kind").set_value("zcdp").run()
+    link = address(at)
+    assert link["strata_columns"] == '["sex", "education"]'
+    assert link["mean.clip_high"] == "80.0" and link["mean.estimator"] == "gaussian"
+
+    again = start("compare", **link)
+    state = state_of(again)
+    assert state.strata_columns == ["sex", "education"]
+    assert state.budget_kind == "zcdp"
+    assert settings_of(again, MeanSettings).clip_high == 80.0
+    assert settings_of(again, MeanSettings).estimator == "gaussian"
+    assert not again.warning, text(again.warning)
+    go(again, "strata")
+    assert again.main.multiselect[0].value == ["sex", "education"]
+
+
+def test_another_analysis_and_its_settings_come_back():
+    at = start("estimator")
+    at.radio(key="estimator.analysis").set_value("ratio").run()
+    at.radio(key="ratio.mechanism.pure").set_value("laplace").run()
+    at.number_input(key="ratio.s_bound").set_value(2.0).run()
+    at.number_input(key="ratio.s_bound").set_value(3.0).run()
+    link = address(at)
+    assert link["analysis"] == "ratio" and link["ratio.mechanism"] == "laplace"
+    assert not any(name.startswith("mean.") for name in link)  # only the current analysis
+    again = start("estimator", **link)
+    assert state_of(again).analysis == "ratio"
+    assert settings_of(again, RatioSettings).s_bound == 3.0
+    assert again.number_input(key="ratio.s_bound").value == 3.0
+
+
+@pytest.mark.parametrize(
+    ("param", "text_value"),
+    [
+        ("epsilon", "lots"),
+        ("strata_columns", '["race", 3]'),
+        ("mean.estimator", "magic"),
+        ("min_group_size", "2.5"),
+        ("analysis", "astrology"),
+        ("bucket_edges", '{"age": "young"}'),
+    ],
+)
+def test_a_hand_edited_address_is_named_and_left_at_the_defaults(param, text_value):
+    at = start(**{param: text_value, "seed": "7"})
+    assert f"`{param}`" in text(at.warning)
+    assert state_of(at).seed == 7  # the usable parameters still apply
+    assert param not in address(at)  # the address now shows what is in use
+    at.run()
+    assert f"`{param}`" not in text(at.warning)  # said once
+
+
+def test_strata_columns_the_data_lacks_are_dropped_after_the_upload():
+    at = start("data")
+    upload(at, MESSY, "messy.csv")
+    go(at, "strata")
+    at.main.multiselect[0].set_value(["Region"]).run()
+    link = address(at)
+    assert link["data"] == "upload" and link["file"] == "messy.csv"
+    link["strata_columns"] = '["Region", "Planet"]'
+    again = start("strata", **link)
+    again = upload(go(again, "data"), MESSY, "messy.csv")
+    assert state_of(again).strata_columns == ["Region"]
+
+
+def test_a_refresh_after_an_upload_asks_for_the_file_and_restores_its_choices():
+    at = start("data")
+    upload(at, MESSY, "messy.csv")
+    go(at, "strata")
+    at.main.multiselect[0].set_value(["Region"]).run()
+    at.main.multiselect[0].set_value(["Region", "Paid"]).run()
+    link = address(at)
+    assert state_of(at).dataset_fingerprint not in str(link)  # no hash of the data
+
+    again = start("compare", **link)
+    notice = text(again.warning)
+    assert "messy.csv" in notice and "Upload it again on the Data page" in notice
+    assert state_of(again).uploaded is None  # shown as waiting, not silently the demo
+    again.run()  # a second refresh or rerun keeps waiting, and keeps the address
+    assert "messy.csv" in text(again.warning) and address(again) == link
+
+    go(again, "data")
+    upload(again, MESSY, "messy.csv")
+    state = state_of(again)
+    assert state.dataset_name == "messy.csv" and state.strata_columns == ["Region", "Paid"]
+    assert "are back" in text(again.info)
+    assert "messy.csv" not in text(again.warning)
+
+
+def test_a_different_file_starts_fresh_and_the_demo_button_ends_the_wait():
+    at = start("data")
+    upload(at, MESSY, "messy.csv")
+    go(at, "strata")
+    at.main.multiselect[0].set_value(["Region"]).run()
+    link = address(at)
+
+    other = upload(start("data", **link), MESSY, "other.csv")
+    assert state_of(other).strata_columns == []
+    assert "not applied" in text(other.info)
+
+    demo = start("strata", **link)
+    demo.button(key="url_state.use_demo").click().run()
+    assert not demo.warning
+    assert "data" not in address(demo) and "file" not in address(demo)
+    assert state_of(demo).strata_columns == ["race", "sex"]
+
+
+def test_workshop_mode_keeps_its_own_parameter_beside_the_choices():
+    at = start("learn", workshop="true", epsilon="2.0")
+    assert state_of(at).workshop_mode and state_of(at).epsilon == 2.0
+    at.run()
+    assert address(at)["workshop"] == "true" and address(at)["epsilon"] == "2.0"

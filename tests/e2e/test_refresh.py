@@ -1,0 +1,67 @@
+"""Browser test: a refresh mid-flow keeps the user's choices (they live in the address), and
+after an upload it asks for the file again instead of showing the demo data silently; the
+upload then brings the choices back (issue 14, item 1; screenshots: refresh-*.png)."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.helpers import expect_title, open_app, open_page, save_screen, settle
+
+VIEWPORT = {"width": 1280, "height": 800}
+SURVEY = "region,hours,paid\n" + "".join(
+    f"{['North', 'South', 'East'][i % 3]},{20 + i % 30},{i % 2}\n" for i in range(300)
+)
+
+
+def add_grouping_column(page: Page, column: str) -> None:
+    grouping = page.get_by_test_id("stMultiSelect").first
+    grouping.locator("input").fill(column)
+    page.keyboard.press("Enter")
+    settle(page)
+
+
+def refresh(page: Page, title: str) -> None:
+    page.reload()
+    expect_title(page, title)
+    settle(page)
+
+
+def chosen_columns(page: Page):
+    return page.get_by_test_id("stMultiSelect").first.locator("[data-tag]")
+
+
+@pytest.mark.e2e
+def test_a_refresh_keeps_the_choices_and_asks_for_an_upload_again(
+    page: Page, app_url: str, tmp_path
+):
+    open_app(page, app_url, VIEWPORT)
+    open_page(page, "Strata")
+    add_grouping_column(page, "education")
+    expect(page).to_have_url(re.compile(r"strata_columns="))
+    refresh(page, "Strata")
+    expect(chosen_columns(page)).to_have_text(["race", "sex", "education"])
+    save_screen(page, "refresh-strata", VIEWPORT)
+
+    open_page(page, "Data")
+    survey = tmp_path / "survey.csv"
+    survey.write_text(SURVEY)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(survey)
+    expect(page.get_by_text("Using “survey.csv”")).to_be_visible()
+    open_page(page, "Strata")
+    add_grouping_column(page, "region")
+    expect(page).to_have_url(re.compile(r"file=survey\.csv"))
+
+    refresh(page, "Strata")
+    expect(page.get_by_text("Upload it again on the Data page")).to_be_visible()
+    expect(page.get_by_text("“survey.csv”", exact=False).first).to_be_visible()
+    save_screen(page, "refresh-upload-waiting", VIEWPORT)
+
+    open_page(page, "Data")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(survey)
+    expect(page.get_by_text("Your choices for “survey.csv” are back")).to_be_visible()
+    expect(page.get_by_text("Upload it again on the Data page")).to_have_count(0)
+    open_page(page, "Strata")
+    expect(chosen_columns(page)).to_have_text(["region"])
+    save_screen(page, "refresh-upload-restored", VIEWPORT)
