@@ -3,10 +3,22 @@
 import streamlit as st
 
 from strata_ui import url_state
-from strata_ui.constants import PAGES, WORKSHOP_HIDDEN_PAGES
-from strata_ui.sidebar import render_sidebar
+from strata_ui.constants import (
+    PAGES,
+    WORKSHOP_HIDDEN_PAGES,
+    WORKSHOP_QUERY_KEY,
+    WORKSHOP_START_PAGE,
+)
+from strata_ui.navigation import render_next_steps
+from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
 
-st.set_page_config(page_title="Strata Lab", layout="wide")
+# A link in workshop mode (?workshop=true) opens for a projector: the sidebar folded.
+workshop_link = st.query_params.get(WORKSHOP_QUERY_KEY) == "true"
+st.set_page_config(
+    page_title="Strata Lab",
+    layout="wide",
+    initial_sidebar_state="collapsed" if workshop_link else "auto",
+)
 
 url_state.restore_once()  # a refresh or a shared link: the choices in the address
 workshop = render_sidebar()
@@ -19,14 +31,20 @@ navigation = st.navigation(
             title=page.title,
             icon=page.icon,
             url_path=page.url_path,
-            default=i == 0,
+            default=page is PAGES[0],
             visibility="hidden"
             if workshop and page.url_path in WORKSHOP_HIDDEN_PAGES
             else "visible",
         )
-        for i, page in enumerate(PAGES)
+        for page in PAGES
     ]
 )
+url_path = navigation.url_path or PAGES[0].url_path  # the default page's own path is ""
+if workshop and lands_on_workshop_page(opened_at_root=not navigation.url_path):
+    st.switch_page(
+        next(p.path for p in PAGES if p.url_path == WORKSHOP_START_PAGE),
+        query_params=st.query_params.to_dict(),  # the choices stay in the address
+    )
 url_state.render_notices()
 try:
     if workshop and navigation.url_path in WORKSHOP_HIDDEN_PAGES:
@@ -38,5 +56,6 @@ try:
         )
         st.stop()
     navigation.run()
+    render_next_steps(url_path)
 finally:  # also after st.stop(): the address follows every run's choices
     url_state.write()

@@ -7,6 +7,7 @@ from strata_ui import url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
+from strata_ui.navigation import render_journeys
 from strata_ui.state import get_dataset, get_state
 from strata_ui.style import as_written
 from strata_ui.uploads import handle_upload, restore_demo
@@ -17,6 +18,8 @@ st.markdown(
     "protects each row: adding or removing one person barely changes what the app releases."
 )
 state = get_state()
+st.markdown("**Where to start**")
+render_journeys()
 
 # ---- upload ------------------------------------------------------------------------------
 if state.workshop_mode:

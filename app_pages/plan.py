@@ -63,10 +63,3 @@ try:
     planner.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch
     st.error(str(exc), icon=":material/error:")
-
-st.subheader("What next")
-st.page_link(
-    "app_pages/budget.py", label="Set the budget", icon=":material/account_balance_wallet:"
-)
-st.page_link("app_pages/compare.py", label="Compare strategies", icon=":material/compare_arrows:")
-st.page_link("app_pages/release.py", label="Preview and release", icon=":material/publish:")

@@ -155,8 +155,3 @@ else:
 
 st.subheader("Release history")
 release_ui.render_history(ledger)
-
-st.page_link(
-    "app_pages/budget.py", label="Switch, start or reset ledgers on the Budget page",
-    icon=":material/account_balance_wallet:",
-)  # fmt: skip

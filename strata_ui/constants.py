@@ -71,6 +71,31 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("Learn", "app_pages/learn.py", "learn", ":material/school:"),
 )
 
+# Where each page leads: the page's URL path → (next page's URL path, what the user does there).
+NEXT_STEPS: dict[str, tuple[tuple[str, str], ...]] = {
+    "data": (("strata", "Choose the groups"), ("learn", "Learn how the noise works first")),
+    "strata": (("estimator", "Choose what to estimate"), ("compare", "Compare the strategies")),
+    "estimator": (("budget", "Set the budget"), ("compare", "Compare the strategies")),
+    "budget": (("plan", "Find the budget an accuracy needs"), ("compare", "See what it buys")),
+    "plan": (("compare", "Compare the strategies"), ("release", "Preview and release")),
+    "compare": (("release", "Preview and release"), ("strata", "Try another grouping")),
+    "release": (("budget", "Switch, start or reset ledgers"), ("strata", "Plan another release")),
+    "learn": (("data", "Try it on the demo or your data"), ("compare", "Compare the strategies")),
+}
+# The first screen's three ways in: (URL path, what it is, what the user does there).
+JOURNEYS = (
+    ("strata", "Compare ways of grouping",
+     "Choose groups, then see who pays for the noise: one estimate per group or one for "
+     "everyone, per group and overall."),
+    ("learn", "Teach or learn",
+     "Explainers and the papers' results with sliders; workshop mode fits a projector and "
+     "spends nothing."),
+    ("release", "Preview and release",
+     "See what a release would publish, then spend budget once and download it."),
+)  # fmt: skip
+# Workshop mode opens on this page.
+WORKSHOP_START_PAGE = "learn"
+
 # Strata page
 MIN_GROUP_SIZE_MIN = 2
 HOLDOUT_FRACTION_MIN = 0.05

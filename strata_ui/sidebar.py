@@ -24,9 +24,25 @@ def render_sidebar() -> bool:
     return workshop
 
 
+_WORKSHOP_SEEN = "_strata_lab_sidebar.workshop_seen"  # the session has run in workshop mode
+_WORKSHOP_SWITCHED_ON = "_strata_lab_sidebar.workshop_switched_on"
+
+
+def lands_on_workshop_page(*, opened_at_root: bool) -> bool:
+    """Whether this workshop run should go to the Learn page: when workshop mode has just been
+    switched on, or when a session opens in it at the app's root (a deep link to another page
+    is kept)."""
+    just_switched_on = st.session_state.pop(_WORKSHOP_SWITCHED_ON, False)
+    first_run = _WORKSHOP_SEEN not in st.session_state
+    st.session_state[_WORKSHOP_SEEN] = True
+    return just_switched_on or (first_run and opened_at_root)
+
+
 def _workshop_switched() -> None:
-    """Switching workshop mode on puts an uploaded file away: workshops use built-in data only."""
+    """Switching workshop mode on goes to the Learn page and puts an uploaded file away:
+    workshops use built-in data only."""
     state = get_state()
+    st.session_state[_WORKSHOP_SWITCHED_ON] = st.session_state[constants.WORKSHOP_QUERY_KEY]
     if not st.session_state[constants.WORKSHOP_QUERY_KEY] or state.uploaded is None:
         return
     if not state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
@@ -35,11 +51,12 @@ def _workshop_switched() -> None:
 
 def _render_workshop_switch() -> bool:
     state = get_state()
-    # Bound to the URL (?workshop=true), so a shared link or a reload stays in workshop mode.
+    # Kept in the address (?workshop=true, see url_state), so a shared link or a reload stays
+    # in workshop mode.
     state.workshop_mode = st.toggle(
         "Workshop mode",
+        value=state.workshop_mode,
         key=constants.WORKSHOP_QUERY_KEY,
-        bind="query-params",
         on_change=_workshop_switched,
         help="For teaching: the built-in demo data only (no uploads), no Release page, and "
         "charts sized for a projector. Nothing can spend privacy budget.",
@@ -88,6 +105,9 @@ def _render_dataset() -> None:
 
 def _render_budget() -> None:
     st.subheader("Privacy budget", divider="gray")
+    if get_state().workshop_mode:  # a projector shows no project's ledger
+        st.caption("Workshop mode spends nothing, so no ledger is shown.")
+        return
     try:
         ledger = open_ledger()
     except LedgerUnavailableError as exc:

@@ -4,8 +4,8 @@ Written at the end of every run: the fields of :class:`~strata_ui.state.AppState
 :data:`SHARED_FIELDS` and the current analysis' settings, each only when it differs from its
 default (``?epsilon=2&strata_columns=["race"]&mean.clip_high=80``). Read once, when a browser
 session starts. The address holds the user's own choices, which the pages show them, and which
-dataset kind is in use with an uploaded file's name; never a value, count, hash or fingerprint of
-the data (a shared link must not leak any).
+dataset kind is in use with an uploaded file's name, and workshop mode (``?workshop=true``); never
+a value, count, hash or fingerprint of the data (a shared link must not leak any).
 
 An uploaded file is not kept by the server after a refresh (a new browser session). The app then
 does not fall back to the demo data silently: every page says which file to upload again, and the
@@ -44,8 +44,8 @@ SHARED_FIELDS = (
     "release_label",
 )  # fmt: skip
 """What the address carries of :class:`AppState`: what the user chose on the pages. Not the
-data, its fingerprint or notes, the ledger's name (a link opened elsewhere must not pick a
-ledger) or workshop mode (its switch keeps its own parameter)."""
+data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
+ledger). Workshop mode has its own parameter, :data:`~strata_ui.constants.WORKSHOP_QUERY_KEY`."""
 DATA_PARAM = "data"
 """Which data the choices are for: absent for the demo, ``upload`` or ``preset``."""
 FILE_PARAM = "file"
@@ -83,6 +83,8 @@ def write() -> None:
 def _params_of_session() -> dict[str, str]:
     state = get_state()
     params = _changed_fields(state, AppState(), SHARED_FIELDS, AppState)
+    if state.workshop_mode:
+        params[constants.WORKSHOP_QUERY_KEY] = "true"
     if state.uploaded is not None:
         if state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
             params[DATA_PARAM] = "preset"
@@ -117,7 +119,8 @@ def _is_ours(name: str) -> bool:
         for cls in (a.settings_type for a in ANALYSES)
         if (fields := dataclasses.fields(cls))
     }
-    return name in (*SHARED_FIELDS, DATA_PARAM, FILE_PARAM) or name.split(".", 1)[0] in owners
+    ours = (*SHARED_FIELDS, DATA_PARAM, FILE_PARAM, constants.WORKSHOP_QUERY_KEY)
+    return name in ours or name.split(".", 1)[0] in owners
 
 
 def _encode(value: object) -> str:
@@ -148,6 +151,7 @@ def restore_once() -> None:
         return
     st.session_state[_RESTORED] = True
     params = st.query_params.to_dict()
+    get_state().workshop_mode = params.get(constants.WORKSHOP_QUERY_KEY, "").lower() == "true"
     if params.get(DATA_PARAM) in ("upload", "preset"):
         # The file is gone with the old session: its choices wait for it (see the notice).
         st.session_state[_PENDING] = {"file": params.get(FILE_PARAM), "params": params}

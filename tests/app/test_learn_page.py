@@ -12,7 +12,7 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import Ledger
 from strata_ui import constants
 from strata_ui.learn import all_explainers, all_presets
-from tests.app.helpers import settings_of, start, state_of
+from tests.app.helpers import go, settings_of, start, state_of
 
 EXPLAINERS, PRESETS = all_explainers(), all_presets()
 
@@ -261,6 +261,8 @@ def test_workshop_mode_hides_upload_and_returns_to_the_demo():
     assert state.workshop_mode and state.uploaded is None
     assert state.dataset_name == "UCI Adult (demo)"
     assert settings_of(at, MeanSettings).value == "hours_per_week"
+    assert at.title[0].value == "Learn"  # switching it on goes to the Learn page
+    go(at, "data")
     assert not at.get("file_uploader")
     assert any("Workshop mode" in i.value for i in at.info)
     assert "UCI Adult (demo)" in " ".join(m.value for m in at.sidebar.markdown)

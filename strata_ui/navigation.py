@@ -1,0 +1,39 @@
+"""Ways through the app: the first screen's three journeys and each page's next steps, as links
+that respect workshop mode (which hides the Release page)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from strata_ui.constants import JOURNEYS, NEXT_STEPS, PAGES, WORKSHOP_HIDDEN_PAGES
+from strata_ui.state import get_state
+
+__all__ = ["render_journeys", "render_next_steps"]
+
+_BY_URL = {page.url_path: page for page in PAGES}
+
+
+def _shown(url_path: str) -> bool:
+    return not (get_state().workshop_mode and url_path in WORKSHOP_HIDDEN_PAGES)
+
+
+def render_journeys() -> None:
+    """Three bordered cards, one click each: compare groupings, teach, preview and release."""
+    journeys = [journey for journey in JOURNEYS if _shown(journey[0])]
+    for column, (url_path, title, what) in zip(st.columns(len(journeys)), journeys, strict=True):
+        with column.container(border=True):
+            page = _BY_URL[url_path]
+            st.page_link(page.path, label=f"**{title}**", icon=page.icon)
+            st.caption(what)
+
+
+def render_next_steps(url_path: str) -> None:
+    """The end of a page: where to go from here."""
+    steps = [(target, label) for target, label in NEXT_STEPS.get(url_path, ()) if _shown(target)]
+    if not steps:
+        return
+    st.divider()
+    st.markdown("**What next**")
+    for column, (target, label) in zip(st.columns(len(steps)), steps, strict=True):
+        page = _BY_URL[target]
+        column.page_link(page.path, label=f"{label} ({page.title} page)", icon=page.icon)
