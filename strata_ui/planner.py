@@ -184,7 +184,7 @@ def render_answer(
     if warning:
         st.warning(warning, icon=":material/warning:")
     if ledger is not None:
-        _render_ledger_check(model, answer, _charge(analysis, settings, cost), ledger)
+        _render_ledger_check(model, answer, analysis.cost(settings, cost), ledger)
     _adopt_budget_button(cost, state)
     symbol = _symbol(model)
     st.plotly_chart(
@@ -192,13 +192,6 @@ def render_answer(
         key="plan.needed_chart",
     )
     _answer_table(answer, symbol)
-
-
-def _charge(analysis: Analysis, settings: object, budget: Budget) -> Budget:
-    """What a release at the user's ``budget`` would take from the ledger: its plan's cost (the
-    ratio's Gaussian at an ε budget is charged its exact ρ, not ε²/2)."""
-    stats = pipeline.current_statistics(analysis, settings)
-    return analysis.plan(stats, settings, pipeline.plan_header(get_state(), budget)).cost
 
 
 def _answer_table(answer: BudgetAnswer, symbol: str) -> None:

@@ -84,6 +84,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         """The budget the analysis runs at for a user's ``budget`` (ε or ρ), in the accounting
         of its mechanism; :class:`~dpcore.errors.BudgetKindError` when it cannot meet it."""
 
+    def cost(self, settings: SettingsT, budget: Budget) -> Budget:
+        """What a release at a user's ``budget`` takes from the ledger: its
+        :meth:`native_budget`, unless the analysis charges its exact cost in another accounting
+        (the ratio's Gaussian)."""
+        return self.native_budget(settings, budget)
+
     @abstractmethod
     def describe_budget(self, settings: SettingsT, budget: Budget) -> str:
         """One sentence: what the analysis runs at for ``budget``, and why."""

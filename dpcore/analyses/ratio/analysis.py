@@ -182,6 +182,13 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         self.arguments(settings, budget)
         return budget
 
+    def cost(self, settings: RatioSettings, budget: Budget) -> Budget:
+        """The release's exact cost (:func:`release_cost`): pure ε for Laplace, ρ = Σ Δ_i²/(2σ_i²)
+        for Gaussian noise, whatever budget chose σ."""
+        weighted = settings.w_column is not None
+        return release_cost(bounds=settings.bounds, weighted=weighted, binary_y=settings.binary_y,
+                            **self.arguments(settings, budget))[0]  # fmt: skip
+
     def describe_budget(self, settings: RatioSettings, budget: Budget) -> str:
         gaussian = settings.mechanism != "laplace"
         if isinstance(budget, PureDP):
