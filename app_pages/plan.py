@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dpcore.analyses import PlannerUnavailable
 from dpcore.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
 from strata_ui import pipeline, planner
@@ -25,7 +26,7 @@ except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no
 
 st.subheader("The accuracy you need")
 try:
-    target = planner.target_inputs(planner.value_unit(settings))
+    target = planner.target_inputs(planner.value_unit(settings), model)
     answer = smallest_budget(model, target)
 except ValueError as exc:
     st.error(str(exc), icon=":material/error:")
@@ -36,7 +37,7 @@ if not state.workshop_mode:  # workshop mode shows no ledger
         ledger = open_ledger()
     except LedgerUnavailableError as exc:
         st.caption(f"The ledger cannot be read now, so the answer is not compared with it: {exc}")
-planner.render_answer(answer, model, ledger)
+planner.render_answer(answer, model, ledger, ui.analysis, settings)
 with st.expander("What the planner assumes"):
     st.markdown("\n".join(f"- {line}" for line in model.assumptions))
 
@@ -44,13 +45,17 @@ if answer.budget is not None:
     st.subheader("Checked by simulation")
     st.caption(
         "Curator preview, not differentially private: simulated releases of the real estimator "
-        "on the confidential data, scored against the clipped means (the true means when the "
-        "clipping bias counts)."
+        "on the confidential data, scored against the exact values of the clipped rows (of the "
+        "rows as they are when the clipping bias counts)."
     )
     check = ui.analysis.check_accuracy(
-        pipeline.current_statistics(ui.analysis, settings), settings, answer.budget, target,
-        replicates=state.replicates, rng=state.seed,
-    )  # fmt: skip
+        pipeline.current_statistics(ui.analysis, settings),
+        settings,
+        answer.budget,
+        target,
+        replicates=state.replicates,
+        rng=state.seed,
+    )
     planner.render_check(check, answer.binding, state.replicates)
 
 st.subheader("Which stratification?")
@@ -61,5 +66,7 @@ st.info(
 )
 try:
     planner.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
+except PlannerUnavailable as exc:
+    st.info(str(exc), icon=":material/info:")
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch
     st.error(str(exc), icon=":material/error:")

@@ -35,6 +35,7 @@ __all__ = [
     "ledger_arguments",
     "mean_settings",
     "open_ledger",
+    "positive_bound",
     "read_data",
     "requested_budget",
 ]
@@ -84,6 +85,18 @@ def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
     return column.strip(), values
 
 
+def positive_bound(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a public upper bound: a finite number above 0, got {text!r}"
+        )
+    return value
+
+
 def fraction(text: str) -> float:
     try:
         value = float(text)
@@ -105,9 +118,12 @@ def data_arguments(
     estimators: tuple[str, ...] = PLANNED_ESTIMATORS,
     formats: tuple[str, ...] = ("json", "text"),
     data_help: str = "CSV or Parquet file (.csv, .csv.gz, .parquet)",
+    value_required: bool = True,
 ) -> argparse.ArgumentParser:
     """The parent parser of every subcommand that estimates a mean per group of a table, with
-    the ``estimators`` and output ``formats`` it offers."""
+    the ``estimators`` and output ``formats`` it offers; ``value_required=False`` for a
+    subcommand that also plans other analyses (which check ``--value`` and ``--bounds``
+    themselves)."""
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("data", metavar="DATA", help=data_help)
     data = parent.add_argument_group("data and groups")
@@ -118,11 +134,13 @@ def data_arguments(
         metavar="COL[,COL...]",
         help="grouping columns; groups are their intersections",
     )
-    data.add_argument("--value", required=True, metavar="COL", help="the numeric column to average")
+    data.add_argument(
+        "--value", required=value_required, metavar="COL", help="the numeric column to average"
+    )
     data.add_argument(
         "--bounds",
         type=bounds,
-        required=True,
+        required=value_required,
         metavar="L,U",
         help="the value's public range, never read off the data "
         "(write --bounds=-10,10 when L is negative)",

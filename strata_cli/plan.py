@@ -1,12 +1,14 @@
 """``strata-lab plan``: the smallest budget at which every published estimate meets an accuracy
 target, and what a ledger's remaining budget would give instead (issue 17, item 4).
 
-Every number comes from the library: the answer and the errors at it from
+Every number comes from the library: the analysis' error model (the mean's, or with
+``--analysis ratio`` the calibration ratio's), the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
-(:meth:`MeanAnalysis.check_accuracy`), the shortfall from :func:`dpcore.planner.shortfall`. A
-target that needs confidential numbers (relative, or clipping bias included) or confidential
-group sizes makes the answer a curator preview (its needed budgets reveal the sizes); the sizes
-themselves are printed only when declared public.
+(:meth:`~dpcore.analyses.base.Analysis.check_accuracy`), the shortfall from
+:func:`dpcore.planner.shortfall`. A target that needs confidential numbers (relative, or
+clipping bias included), confidential group sizes or a model that reads confidential sums (the
+ratio's) makes the answer a curator preview; the sizes themselves are printed only when
+declared public.
 """
 
 from __future__ import annotations
@@ -15,32 +17,31 @@ import argparse
 import dataclasses
 import typing
 
-from dpcore.accounting import SYMBOLS, BudgetExceededError
-from dpcore.analyses import MEAN
-from dpcore.analyses.mean import GroupValues, MeanSettings
+from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError
+from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall, smallest_budget
 from strata_cli.inputs import (
     CliError,
-    check_budget_kind,
     data_arguments,
     fraction,
     grouping_spec,
     ledger_arguments,
-    mean_settings,
     open_ledger,
     read_data,
     simulation_arguments,
 )
 from strata_cli.output import emit, records, text_table
+from strata_cli.planned import analysis_arguments, planned_analysis
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
-        "plan", parents=[data_arguments()], help="the smallest budget that meets a target",
+        "plan", parents=[data_arguments(value_required=False)],
+        help="the smallest budget that meets a target",
         description="Print the smallest privacy budget at which every published estimate "
         "meets an accuracy target, checked by simulated releases.",
     )  # fmt: skip
@@ -50,7 +51,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "--target-abs",
         type=float,
         metavar="H",
-        help="every estimate within ±H, in the value's units",
+        help="every estimate within ±H, in the value's units (the ratio's for --analysis ratio)",
     )
     amount.add_argument(
         "--target-rel",
@@ -64,7 +65,8 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="count the clipping bias in the error (a curator preview)",
     )
-    release = parser.add_argument_group("release")
+    analysis_arguments(parser)
+    release = parser.add_argument_group("release of the mean")
     release.add_argument(
         "--strategy",
         choices=typing.get_args(Strategy),
@@ -92,15 +94,16 @@ def run(args: argparse.Namespace) -> int:
         relative=args.target_rel is not None, level=args.level, include_bias=args.include_bias,
     )  # fmt: skip
     frame = read_data(args.data)
-    settings = mean_settings(args, frame, args.strategy, args.global_fraction)
-    stats = MEAN.statistics(frame, grouping_spec(args).build(frame), settings)
-    model = MEAN.error_model(stats, settings)
+    analysis, settings = planned_analysis(args, frame)
+    stats = analysis.statistics(frame, grouping_spec(args).build(frame), settings)
+    model = analysis.error_model(stats, settings)
     answer = smallest_budget(model, target)
     document = answer_document(args, model, answer)
     if answer.budget is not None and args.check_replicates:
-        document["check"] = simulation_check(args, stats, settings, answer)
+        document["check"] = simulation_check(args, analysis, stats, settings, answer)
     if answer.budget is not None and args.ledger:
-        document.update(ledger_comparison(args, settings, model, answer))
+        cost = analysis.cost(settings, answer.budget)
+        document.update(ledger_comparison(args, cost, model, answer))
     emit(document, args.format, render_text)
     if answer.budget is None:
         raise CliError(f"no budget meets the target: {'; '.join(answer.unreachable)}")
@@ -120,25 +123,34 @@ def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetA
     columns = estimate_columns(
         args, ("target", "target"), (needed, "needed"), ("error at budget", "expected_error")
     )
+    release = {"strategy": args.strategy} if args.analysis == "mean" else {}
     return {
+        "analysis": args.analysis,
         "estimator": args.estimator,
-        "strategy": args.strategy,
+        **release,
         model.unit: budget,
         "binding_group": answer.binding,
         "target": dataclasses.asdict(target) | {"description": target.describe()},
         "groups": records(answer.table, columns),
         "unreachable": list(answer.unreachable),
         "assumptions": list(model.assumptions),
-        "curator_preview": target.relative or target.include_bias or not args.sizes_public,
-    }
+        "curator_preview": (
+            target.relative or target.include_bias or not args.sizes_public
+            or model.curator_preview
+        ),
+    }  # fmt: skip
 
 
 def simulation_check(
-    args: argparse.Namespace, stats: GroupValues, settings: MeanSettings, answer: BudgetAnswer
+    args: argparse.Namespace,
+    analysis: Analysis,
+    stats: object,
+    settings: object,
+    answer: BudgetAnswer,
 ) -> list[dict]:
     """How often simulated releases at the answer meet the target, with the binomial band a
     calibrated level falls in (the binding estimate should sit in it, the others above)."""
-    table = MEAN.check_accuracy(
+    table = analysis.check_accuracy(
         stats, settings, answer.budget, answer.target, replicates=args.check_replicates,
         rng=args.seed,
     )  # fmt: skip
@@ -147,15 +159,21 @@ def simulation_check(
 
 
 def ledger_comparison(
-    args: argparse.Namespace, settings: MeanSettings, model: ErrorModel, answer: BudgetAnswer
+    args: argparse.Namespace, cost: Budget, model: ErrorModel, answer: BudgetAnswer
 ) -> dict:
-    """What the ledger has left and whether it affords the answer; if not, the shortfall."""
+    """What the ledger has left and whether a release at the answer, costing ``cost``, fits in
+    it; if not, the shortfall."""
     ledger = open_ledger(args.ledger, args.ledger_name)
-    check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
+    if cost.kind == "zcdp" and ledger.total.kind == "pure":
+        raise CliError(
+            f"the {args.estimator} {args.analysis} adds Gaussian noise, charged in ρ-zCDP: it "
+            f"cannot run under the ε-DP budget of ledger {ledger.name!r}; it needs a ρ-zCDP "
+            "ledger"
+        )
     left = ledger.remaining()
     part: dict = {"ledger": {"name": ledger.name, "remaining": left, "affordable": True}}
     try:
-        ledger.check_affordable(answer.budget)
+        ledger.check_affordable(cost)
     except BudgetExceededError:
         part["ledger"]["affordable"] = False
         part["shortfall"] = shortfall_document(args, model, answer, ledger, left)

@@ -68,20 +68,21 @@ def value_unit(settings: object, *, markdown: bool = True) -> str:
     return f"`{value}`" if markdown else value
 
 
-def target_inputs(unit: str) -> AccuracyTarget:
-    """The target widgets; ``ValueError`` with a user's message when the target is impossible."""
+def target_inputs(unit: str, model: ErrorModel) -> AccuracyTarget:
+    """The target widgets; ``ValueError`` with a user's message when the target is impossible.
+    The clipping bias is offered only when ``model`` knows it."""
     kind, amount, level = st.columns(3)
     with kind:
         relative = bind(
             st.radio, "Accuracy as", PlannerView, "relative",
-            labels={False: f"± in {unit}", True: "± % of each group's true mean"},
-            help="A percentage needs each group's true mean, which is confidential: the answer "
-            "is then a curator preview.",
+            labels={False: f"± in {unit}", True: "± % of each group's true value"},
+            help="A percentage needs each group's true value, which is confidential: the "
+            "answer is then a curator preview.",
         )  # fmt: skip
     with amount:
         if relative:
             percent = bind(
-                st.number_input, "Within ± (% of the true mean)", PlannerView, "percent",
+                st.number_input, "Within ± (% of the true value)", PlannerView, "percent",
                 min_value=0.0, step=1.0, format="%.2f",
             )  # fmt: skip
             amount_value = percent / 100
@@ -95,6 +96,8 @@ def target_inputs(unit: str) -> AccuracyTarget:
             st.select_slider, "With probability", PlannerView, "level", options=LEVELS,
             format_func=lambda v: f"{v:.0%}",
         )  # fmt: skip
+    if model.bias is None:
+        return AccuracyTarget(amount_value, relative, confidence)
     include_bias = bind(
         st.checkbox, "Count the clipping bias too (curator preview: reads the confidential data)",
         PlannerView, "include_bias",
@@ -106,14 +109,18 @@ def target_inputs(unit: str) -> AccuracyTarget:
 
 
 @st.cache_data(max_entries=16, show_spinner="Modelling each estimate's error…")
-def _error_model(name: str, _stats, grouping_key: tuple, settings) -> ErrorModel:
-    return get(name).error_model(_stats, settings)
+def _error_model(name: str, _stats, grouping_key: tuple, settings, budget_kind: str) -> ErrorModel:
+    return get(name).error_model(_stats, settings, budget_kind=budget_kind)
 
 
 def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel:
-    """The analysis' error model for the session's data and groups, cached on both."""
+    """The analysis' error model for the session's data, groups and kind of budget, cached on
+    all three."""
+    state = get_state()
     stats = pipeline.current_statistics(analysis, settings)
-    return _error_model(analysis.name, stats, pipeline.grouping_key(get_state()), settings)
+    return _error_model(
+        analysis.name, stats, pipeline.grouping_key(state), settings, state.budget_kind
+    )
 
 
 def _in_user_unit(budget: Budget, state: AppState) -> Budget:
@@ -124,9 +131,9 @@ def _in_user_unit(budget: Budget, state: AppState) -> Budget:
 
 
 def _curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
-    reasons = []
+    reasons = list(model.reads)
     if target.relative:
-        reasons.append("the true group means (for a percentage)")
+        reasons.append("each group's true value (for a percentage)")
     if target.include_bias:
         reasons.append("the clipping bias")
     if not model.sizes_public:
@@ -137,7 +144,13 @@ def _curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
     return reasons
 
 
-def render_answer(answer: BudgetAnswer, model: ErrorModel, ledger: Ledger | None) -> None:
+def render_answer(
+    answer: BudgetAnswer,
+    model: ErrorModel,
+    ledger: Ledger | None,
+    analysis: Analysis,
+    settings: object,
+) -> None:
     """The smallest budget, the estimate that sets it, what the ledger says, and the chart."""
     reasons = _curator_reasons(model, answer.target)
     if reasons:
@@ -146,6 +159,12 @@ def render_answer(answer: BudgetAnswer, model: ErrorModel, ledger: Ledger | None
             + ", ".join(reasons) + ".",
             icon=":material/visibility:",
         )  # fmt: skip
+    if answer.budget is None and answer.unreachable == (model.limit_reason,):
+        st.warning(
+            f"No budget meets this target: {model.limit_reason}; or loosen the target.",
+            icon=":material/warning:",
+        )
+        return
     if answer.budget is None:
         st.warning(
             "No budget meets this target: "
@@ -165,7 +184,7 @@ def render_answer(answer: BudgetAnswer, model: ErrorModel, ledger: Ledger | None
     if warning:
         st.warning(warning, icon=":material/warning:")
     if ledger is not None:
-        _render_ledger_check(model, answer, cost, ledger)
+        _render_ledger_check(model, answer, analysis.cost(settings, cost), ledger)
     _adopt_budget_button(cost, state)
     symbol = _symbol(model)
     st.plotly_chart(
@@ -211,7 +230,7 @@ def _render_ledger_check(
         st.warning(
             f"The ledger “{ledger.name}” counts pure ε-DP, which Gaussian noise cannot meet: a "
             "release at this budget needs a ρ-zCDP ledger (start one on the Release page), or "
-            "the Laplace mean.",
+            "Laplace noise.",
             icon=":material/warning:",
         )
         return
@@ -285,6 +304,15 @@ def render_check(table: pd.DataFrame, binding: str, replicates: int) -> None:
         f"{row['met']:.1%} of the time; a calibrated answer shows {row['band_low']:.1%} to "
         f"{row['band_high']:.1%}. Every other estimate should meet it at least as often."
     )
+    short = table[table["met"] < table["band_low"]]
+    if len(short):
+        st.warning(
+            f"{len(short)} of {len(table)} estimates meet the target less often than promised "
+            f"(worst: {short['met'].min():.1%}): the planner's model is an approximation that "
+            "does not hold this far (see what it assumes above). Tighten the target, or use a "
+            "larger budget than the answer and check it on the Compare page.",
+            icon=":material/warning:",
+        )
     shown = table[["estimate", "target", "met"]].rename(
         columns={"target": "target (±)", "met": "met in simulated releases"}
     )

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng
-from dpcore.accounting import Budget
+from dpcore.accounting import Budget, Kind
 from dpcore.errors import Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import SimulationNoise
@@ -84,6 +84,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         """The budget the analysis runs at for a user's ``budget`` (ε or ρ), in the accounting
         of its mechanism; :class:`~dpcore.errors.BudgetKindError` when it cannot meet it."""
 
+    def cost(self, settings: SettingsT, budget: Budget) -> Budget:
+        """What a release at a user's ``budget`` takes from the ledger: its
+        :meth:`native_budget`, unless the analysis charges its exact cost in another accounting
+        (the ratio's Gaussian)."""
+        return self.native_budget(settings, budget)
+
     @abstractmethod
     def describe_budget(self, settings: SettingsT, budget: Budget) -> str:
         """One sentence: what the analysis runs at for ``budget``, and why."""
@@ -131,9 +137,13 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         """Many simulated releases at ``budget``, scored against the confidential truth (the
         Compare page's numbers; numpy noise, no budget spent)."""
 
-    def error_model(self, stats: StatsT, settings: SettingsT) -> ErrorModel:
+    def error_model(
+        self, stats: StatsT, settings: SettingsT, *, budget_kind: Kind = "pure"
+    ) -> ErrorModel:
         """The errors of the estimates a release at ``settings`` would publish, as functions of
-        its budget (:class:`~dpcore.planner.accuracy.ErrorModel`, the planner's input)."""
+        its budget (:class:`~dpcore.planner.accuracy.ErrorModel`, the planner's input).
+        ``budget_kind`` is the kind of budget the user counts in, for an analysis whose noise
+        is calibrated differently under ε and ρ (the ratio's Gaussian)."""
         raise PlannerUnavailable(self._no_planner())
 
     def check_accuracy(
@@ -163,10 +173,14 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     ) -> pd.DataFrame:
         """Every stratification of ``columns`` × strategy scored at ``budget`` (a user's
         budget), with ``grouping``'s edges and small-group rule (a curator's preview)."""
-        raise PlannerUnavailable(self._no_planner())
+        raise PlannerUnavailable(
+            f"The frontier of groupings covers the mean per group so far, not the "
+            f"{self.title.lower()}. Compare groupings for it by changing them on the Strata page."
+        )
 
     def _no_planner(self) -> str:
         return (
-            f"The planner covers the mean per group so far, not the {self.title.lower()}. "
-            "Choose the mean on the Data page, or compare budgets on the Compare page."
+            f"The planner covers the mean per group and the ratio of sums so far, not the "
+            f"{self.title.lower()}. Choose one of them on the Data page, or compare budgets on "
+            "the Compare page."
         )

@@ -43,6 +43,7 @@ __all__ = [
     "GaussianError",
     "LaplaceError",
     "LaplacePairError",
+    "LaplaceSumError",
     "SampledError",
     "Shortfall",
     "shortfall",
@@ -169,6 +170,55 @@ class LaplacePairError:
 
 
 @dataclass(frozen=True)
+class LaplaceSumError:
+    r"""The sum of two independent Laplace noises with scales ``first`` and ``second`` (one of
+    each per estimate), e.g. the first-order error of a ratio of two noisy sums.
+
+    The characteristic function of the sum is :math:`1/((1 + a^2t^2)(1 + c^2t^2))
+    = [a^2/(1 + a^2t^2) - c^2/(1 + c^2t^2)]/(a^2 - c^2)`, so its law is that signed mixture of
+    the two Laplace laws and :math:`P(X > x) = (a^2e^{-x/a} - c^2e^{-x/c})/(2(a^2 - c^2))` for
+    x ≥ 0 and a ≠ c. Where the scales are within 0.1% of each other the mixture cancels
+    catastrophically, so the equal-scale law of :class:`LaplacePairError` is used at their
+    mean (an error below 0.1% of the scale).
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+
+    def _upper_tail(self, x: np.ndarray) -> np.ndarray:
+        a, c = np.broadcast_arrays(
+            np.asarray(self.first, dtype=float), np.asarray(self.second, dtype=float)
+        )
+        big, small = np.maximum(a, c), np.minimum(a, c)
+        close = small > big * 0.999
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            mixture = (big**2 * np.exp(-x / big) - small**2 * np.exp(-x / small)) / (
+                2 * (big**2 - small**2)
+            )
+            z = x / ((big + small) / 2)
+            pair = (2 + z) * np.exp(-z) / 4
+        return np.where(close, pair, np.where(small > 0, mixture, 0.5 * np.exp(-x / big)))
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        tail = self._upper_tail(np.abs(x))
+        return np.where(x < 0, tail, 1 - tail)
+
+    def abs_quantile(self, level: float) -> np.ndarray:
+        # P(|X| > t) = 2·tail(t) falls from 1; bisect t, vectorised over the estimates, from
+        # t = 2(a + c)·log(2/(1 − level)), where P(|X| > t) ≤ P(|L_a| > t/2) + P(|L_c| > t/2)
+        # ≤ 2e^{−t/(2(a + c))} = 1 − level.
+        target = (1 - level) / 2
+        high = 2 * (np.asarray(self.first) + np.asarray(self.second)) * math.log(2 / (1 - level))
+        low = np.zeros_like(high, dtype=float)
+        for _ in range(BISECTION_STEPS):
+            mid = (low + high) / 2
+            above = self._upper_tail(mid) > target
+            low, high = np.where(above, mid, low), np.where(above, high, mid)
+        return high
+
+
+@dataclass(frozen=True)
 class SampledError:
     """Noise known only by draws: ``draws`` has shape (draws, estimates). Used where no closed
     form exists, e.g. a share-weighted sum of Laplace noises."""
@@ -207,6 +257,13 @@ class ErrorModel:
         divides by are confidential and its answers are a curator's preview.
     assumptions
         Sentences saying what the model assumes and which confidential numbers it used.
+    reads
+        The confidential numbers the noise model itself reads, in plain words (empty when the
+        noise comes from public information only); any makes every answer a curator's preview.
+    scale_limit, limit_reason
+        The largest budget scale at which the mechanism can run (e.g. the classic Gaussian
+        calibration needs ε < 1 per released sum), and a sentence saying why and what to choose
+        instead; a target that needs more has no answer.
     """
 
     labels: tuple[str, ...]
@@ -218,6 +275,14 @@ class ErrorModel:
     bias: np.ndarray | None = None
     sizes_public: bool = True
     assumptions: tuple[str, ...] = field(default=())
+    reads: tuple[str, ...] = field(default=())
+    scale_limit: float = math.inf
+    limit_reason: str = ""
+
+    @property
+    def curator_preview(self) -> bool:
+        """Whether every answer of the model reads confidential numbers (whatever the target)."""
+        return bool(self.reads) or not self.sizes_public
 
     def budget_at(self, scale: float) -> Budget:
         """The budget whose scale is ``scale``."""
@@ -244,8 +309,8 @@ class ErrorModel:
             return np.zeros(len(self.labels))
         if self.bias is None:
             raise ValueError(
-                "A target that includes the clipping bias needs the confidential data; this "
-                "model was built from public information only."
+                "This model has no clipping bias to count (it was built from public information "
+                "only, or from sums of values already clipped): set the target on the noise."
             )
         return self.bias
 
@@ -301,7 +366,8 @@ class BudgetAnswer:
     ``budget`` is the smallest budget that meets the target for every estimate (None when no
     budget does), ``binding`` the estimate that needs it, ``table`` one row per estimate: label,
     size, target half-width, the budget it alone needs, and its error at ``budget``.
-    ``unreachable`` lists the estimates no budget helps, with the reason.
+    ``unreachable`` lists the estimates no budget helps, with the reason (or the one reason the
+    mechanism cannot run at the budget the target needs: :attr:`ErrorModel.limit_reason`).
     """
 
     target: AccuracyTarget
@@ -340,6 +406,9 @@ def smallest_budget(model: ErrorModel, target: AccuracyTarget) -> BudgetAnswer:
         return BudgetAnswer(target, None, None, table, unreachable)
     binding = int(np.argmax(needed))
     scale = float(needed[binding])
+    if scale >= model.scale_limit:
+        table["error at budget"] = np.nan
+        return BudgetAnswer(target, None, None, table, (model.limit_reason,))
     table["error at budget"] = model.half_widths_at(scale, target)
     return BudgetAnswer(target, model.budget_at(scale), model.labels[binding], table, ())
 

@@ -77,7 +77,7 @@ def test_a_zero_target_is_explained_and_a_good_one_brings_the_answer_back(plan):
 def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(plan):
     assert "Curator preview, not differentially private: this answer" not in text(plan.info)
     plan.radio(key="planner_view.relative").set_value(True).run()
-    assert "the true group means" in text(plan.info)
+    assert "each group's true value" in text(plan.info)
     for percent in (10.0, 2.0):
         plan.number_input(key="planner_view.percent").set_value(percent).run()
         assert answer_shown(plan).startswith("ε = ")
@@ -144,9 +144,9 @@ def test_the_planner_says_which_analyses_it_covers():
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "plan")
     assert "CoinPress adapts its clipping" in text(at.info)
-    state_of(at).analysis = "ratio"
+    state_of(at).analysis = "synth"
     go(at, "plan")
-    assert "covers the mean per group so far" in text(at.info)
+    assert "covers the mean per group and the ratio of sums so far" in text(at.info)
     assert not at.main.error
 
 

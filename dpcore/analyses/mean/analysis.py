@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import Budget, PureDP, as_pure_dp, as_zcdp
+from dpcore.accounting import Budget, Kind, PureDP, as_pure_dp, as_zcdp
 from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -196,7 +196,11 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
             )
         return estimator
 
-    def error_model(self, stats: GroupValues, settings: MeanSettings) -> ErrorModel:
+    def error_model(
+        self, stats: GroupValues, settings: MeanSettings, *, budget_kind: Kind = "pure"
+    ) -> ErrorModel:
+        """Laplace in ε and Gaussian in ρ, whatever ``budget_kind``: the planner's answer
+        converts to the user's kind where the mean can run in it."""
         return mean_error_model(
             stats, self._planned_estimator(settings), settings.strategy, settings.global_fraction
         )

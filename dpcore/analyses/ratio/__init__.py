@@ -26,7 +26,9 @@ gets its own interval (§2.4). The modules, from lowest level up:
   score over simulated releases (:func:`simulate_ratio_intervals`);
 - :mod:`.budget` — the exact privacy cost of a release and how a ledger budget (ε, (ε, δ) or ρ)
   maps to the estimator's arguments;
-- :mod:`.plan` — :class:`RatioPlan`, the release committed on the Release page.
+- :mod:`.plan` — :class:`RatioPlan`, the release committed on the Release page;
+- :mod:`.accuracy` — the planner's error model of every published ratio as a function of the
+  budget (the delta method on the noisy sums) and its check by simulated releases.
 
 Choices where the paper leaves room (each also noted where it is implemented):
 
@@ -67,6 +69,7 @@ Privacy accounting (stated on screen too):
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
 from dpcore.analyses.ratio import (
+    accuracy,
     analysis,
     budget,
     groups,
@@ -77,6 +80,7 @@ from dpcore.analyses.ratio import (
     study,
     sums,
 )
+from dpcore.analyses.ratio.accuracy import *
 from dpcore.analyses.ratio.analysis import *
 from dpcore.analyses.ratio.budget import *
 from dpcore.analyses.ratio.groups import *
@@ -97,4 +101,5 @@ __all__ = [
     *preview.__all__,
     *budget.__all__,
     *plan.__all__,
+    *accuracy.__all__,
 ]

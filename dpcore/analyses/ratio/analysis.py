@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import column_kind, is_numeric
-from dpcore.accounting import Budget, PureDP
-from dpcore.analyses.base import Analysis
+from dpcore.accounting import Budget, Kind, PureDP
+from dpcore.analyses.base import Analysis, PlannerUnavailable
+from dpcore.analyses.ratio.accuracy import UNPLANNED_MECHANISM, ratio_check, ratio_error_model
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.plan import RatioPlan
@@ -19,6 +20,7 @@ from dpcore.analyses.ratio.preview import simulate_ratio_intervals
 from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBounds, RatioSums, Scale
 from dpcore.errors import Problem
 from dpcore.grouping import Grouping
+from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
 __all__ = ["RATIO", "RatioAnalysis", "RatioSettings"]
@@ -180,6 +182,13 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         self.arguments(settings, budget)
         return budget
 
+    def cost(self, settings: RatioSettings, budget: Budget) -> Budget:
+        """The release's exact cost (:func:`release_cost`): pure ε for Laplace, ρ = Σ Δ_i²/(2σ_i²)
+        for Gaussian noise, whatever budget chose σ."""
+        weighted = settings.w_column is not None
+        return release_cost(bounds=settings.bounds, weighted=weighted, binary_y=settings.binary_y,
+                            **self.arguments(settings, budget))[0]  # fmt: skip
+
     def describe_budget(self, settings: RatioSettings, budget: Budget) -> str:
         gaussian = settings.mechanism != "laplace"
         if isinstance(budget, PureDP):
@@ -240,6 +249,44 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         return simulate_ratio_intervals(
             stats, **self.arguments(settings, budget), methods=methods, scale=settings.scale,
             level=level, B=settings.B, replicates=replicates, resampled=resampled, rng=rng,
+        )  # fmt: skip
+
+    def planned_composition(self, settings: RatioSettings, budget_kind: Kind) -> Composition:
+        """The accounting a release at a budget of ``budget_kind`` uses: a ρ budget runs the
+        Gaussian with zCDP accounting (:func:`release_arguments`)."""
+        if settings.mechanism == "laplace":
+            return "basic"
+        return "zcdp" if budget_kind == "zcdp" else settings.composition
+
+    def error_model(
+        self, stats: GroupRatioSums, settings: RatioSettings, *, budget_kind: Kind = "pure"
+    ) -> ErrorModel:
+        """The delta-method error of every published ratio as a function of the budget
+        (:func:`~dpcore.analyses.ratio.accuracy.ratio_error_model`): a curator preview, since
+        it reads each group's exact sums."""
+        if settings.mechanism == "gaussian_analytic":
+            raise PlannerUnavailable(UNPLANNED_MECHANISM)
+        return ratio_error_model(
+            stats, mechanism=settings.mechanism, delta=settings.delta,
+            composition=self.planned_composition(settings, budget_kind),
+        )  # fmt: skip
+
+    def check_accuracy(
+        self,
+        stats: GroupRatioSums,
+        settings: RatioSettings,
+        budget: Budget,
+        target: AccuracyTarget,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        """Simulated releases at ``budget`` (the model's unit: a ρ answer runs with zCDP
+        accounting, an ε answer as the settings say) scored against the exact ratios."""
+        composition = self.planned_composition(settings, budget.kind)
+        return ratio_check(
+            stats, budget, target, mechanism=settings.mechanism, composition=composition,
+            delta=settings.delta, replicates=replicates, rng=rng,
         )  # fmt: skip
 
 

@@ -256,10 +256,10 @@ def test_the_pair_of_laplace_noises_has_the_convolved_law():
 def test_coinpress_and_other_analyses_say_the_planner_does_not_cover_them(values):
     with pytest.raises(PlannerUnavailable, match="CoinPress"):
         MEAN.error_model(values, MeanSettings(value="v", estimator="coinpress"))
-    from dpcore.analyses import RATIO
+    from dpcore.analyses import SYNTH
 
-    with pytest.raises(PlannerUnavailable, match="covers the mean per group so far"):
-        RATIO.error_model(None, RATIO.default_settings())
+    with pytest.raises(PlannerUnavailable, match="covers the mean per group and the ratio"):
+        SYNTH.error_model(None, SYNTH.default_settings())
 
 
 def test_a_kept_group_with_no_rows_cannot_be_planned_and_says_how_to_plan():

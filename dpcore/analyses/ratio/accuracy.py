@@ -1,0 +1,252 @@
+r"""The ratio's error model for the planner (:mod:`dpcore.planner.accuracy`), and its check by
+simulation.
+
+A release adds independent noise :math:`e_s` to Σws and :math:`e_y` to Σwy of every group
+(Miao & Li 2022, §2.3.1), so the published ratio is :math:`\hat r = (S + e_s)/(Y + e_y)` for the
+exact sums S = Σws, Y = Σwy and ratio r = S/Y. The delta method — the paper's eq. (1) on the
+sums, with the noise variances in place of the sampling ones as in its analytical correction
+(§2.4.3, steps 3–4: independent noises add their variances and leave the covariance at 0) —
+gives, to first order,
+
+.. math:: \hat r - r \approx \frac{e_s - r\,e_y}{Y},\qquad
+          \mathrm{Var}(\hat r - r) \approx \frac{\sigma_s^2}{Y^2} + \frac{S^2\sigma_y^2}{Y^4}.
+
+Each noise scale is the release's (:func:`~dpcore.analyses.ratio.release_cost`) at a budget of
+scale 1 divided by the budget scale s:
+
+========================================  =================  ====================================
+Mechanism                                 Budget scale s     Error's law at s = 1
+========================================  =================  ====================================
+Laplace, ``b_i = Δ_i m/ε`` (appendix A)   ε                  Lap(b_s/Y) + Lap(r·b_y/Y), closed
+                                                             form (:class:`LaplaceSumError`)
+Classic Gaussian, eq. (5), ε/m < 1        ε                  N(0, σ_s²/Y² + r²σ_y²/Y²)
+Gaussian with zCDP, σ_i = Δ_i/√(2ρ/m)     √ρ                 the same, with the zCDP σ_i
+========================================  =================  ====================================
+
+The ratio over all groups adds the k noisy group sums (:func:`recombine`): its noises are sums
+of k independent group noises, Gaussian in closed form and Laplace by seeded draws.
+
+Choices where the paper leaves room:
+
+- **The target is on the noise**: the distance of a published ratio to the ratio of the same
+  clipped rows, which is what the noise decides. The release's interval also covers the sampling
+  error (§2.4), which no budget removes; the Compare page shows it.
+- **Curator preview.** The error divides by Y and scales with r, both confidential: the model
+  reads them, and every answer is labelled a curator preview (issue 17, "Honest inputs").
+- **First order only.** When the noise on Y is not small beside Y the ratio's error has heavier
+  tails than the delta method says; at the planner's answer to a useful target it is small, and
+  the check by simulation (which counts a withheld ratio as missing the target) shows how well
+  the first order holds.
+- **The analytic Gaussian calibration** (Balle & Wang 2018) finds σ numerically, not in a fixed
+  proportion to 1/ε, so the planner does not cover it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpcore._labels import list_labels
+from dpcore._validate import as_rng, positive_int
+from dpcore.accounting import ZCDP, Budget, PureDP
+from dpcore.analyses.ratio.budget import release_arguments, release_cost
+from dpcore.analyses.ratio.groups import GroupRatioSums
+from dpcore.analyses.ratio.intervals import NO_VARIANCE, ratio_interval
+from dpcore.analyses.ratio.noise import release_ratio_sums
+from dpcore.analyses.ratio.preview import ALL_GROUPS, recombine
+from dpcore.analyses.ratio.sums import MECHANISMS, Composition, Mechanism
+from dpcore.mechanisms import SimulationNoise
+from dpcore.metrics import binomial_band
+from dpcore.planner.accuracy import (
+    AccuracyTarget,
+    ErrorModel,
+    GaussianError,
+    LaplaceSumError,
+    SampledError,
+)
+
+__all__ = ["UNPLANNED_MECHANISM", "ratio_check", "ratio_error_model"]
+
+SUM_DRAWS = 10_000
+"""Draws of the all-groups ratio's Laplace noise (quantile error about 1% at level 0.95)."""
+DRAW_SEED = 20_220_301
+GROUP_CHUNK = 256
+UNPLANNED_MECHANISM = (
+    "The planner covers the ratio with Laplace noise or the classic Gaussian calibration. The "
+    "analytic calibration (Balle & Wang 2018) finds its noise numerically, so its error has no "
+    "closed form in the budget: choose another mechanism on the Estimator page to plan, or "
+    "compare budgets on the Compare page."
+)
+
+
+def _unit_scales(
+    sums: GroupRatioSums, mechanism: Mechanism, composition: Composition, delta: float
+) -> tuple[float, float]:
+    """The noise scales (b or σ) of Σws and Σwy at a budget of scale 1: ε = 1, or ρ = 1 with
+    zCDP, read off the release's own calibration (:func:`release_cost`)."""
+    zcdp = mechanism != "laplace" and composition == "zcdp"
+    reference = ZCDP(1.0) if zcdp else PureDP(1.0)
+    options = {"bounds": sums.bounds, "weighted": sums.w_column is not None,
+               "binary_y": sums.binary_y}  # fmt: skip
+    arguments = release_arguments(reference, mechanism=mechanism, composition=composition,
+                                  delta=delta, **options)  # fmt: skip
+    scales = release_cost(**options, **arguments)[2]
+    return scales["ws"], scales["wy"]
+
+
+def _released_sums(sums: GroupRatioSums) -> int:
+    """m, the number of sums a group releases (5 to 7, §2.3.1)."""
+    return len(sums.sums.released)
+
+
+def _all_groups_laplace(scale_s: float, scale_y: float, k: int, ratio: float, total_y: float):
+    """Seeded draws of (Σ_g e_s,g − R Σ_g e_y,g)/Y over k groups (in chunks of groups, so memory
+    stays at draws × chunk)."""
+    rng = np.random.default_rng(DRAW_SEED)
+    total = np.zeros(SUM_DRAWS)
+    for start in range(0, k, GROUP_CHUNK):
+        width = min(GROUP_CHUNK, k - start)
+        total += scale_s * rng.laplace(size=(SUM_DRAWS, width)).sum(axis=1)
+        total -= ratio * scale_y * rng.laplace(size=(SUM_DRAWS, width)).sum(axis=1)
+    return SampledError((total / total_y)[:, None])
+
+
+def _check_denominators(sums: GroupRatioSums) -> None:
+    empty = [label for label, y in zip(sums.labels, np.asarray(sums.sums.wy), strict=True)
+             if y <= 0]  # fmt: skip
+    if empty:
+        raise ValueError(
+            f"{list_labels(empty)} {'has' if len(empty) == 1 else 'have'} a label sum of 0: "
+            "the ratio is undefined there, so no budget makes it accurate. To plan, merge or "
+            "drop small groups on the Strata page, or group by other columns."
+        )
+
+
+def _assumptions(
+    sums: GroupRatioSums, mechanism: Mechanism, composition: Composition, delta: float
+) -> list[str]:
+    m = _released_sums(sums)
+    out = [
+        "Each group's ratio to first order (the delta method, eq. (1) of Miao & Li 2022 with "
+        "the noise variances of §2.4.3): its error is (noise on Σ score − ratio × noise on "
+        "Σ label) / Σ label.",
+        f"{MECHANISMS[mechanism]} on each of the {m} sums a group releases, the budget split "
+        "evenly over them"
+        + (" with zCDP accounting." if mechanism != "laplace" and composition == "zcdp" else "."),
+        "The target is on the noise: the distance to the ratio of the same rows. The release's "
+        "interval also covers the sampling error, which no budget removes.",
+        "The model divides by each group's exact Σ label and scales with its exact ratio, both "
+        "confidential: its numbers are a curator preview.",
+    ]
+    if mechanism == "gaussian" and composition == "basic":
+        out.append(
+            f"The classic calibration (eq. 5) needs ε/{m} < 1 per sum, so it plans budgets "
+            f"below ε = {m}; δ = {delta:.0e}."
+        )
+    if mechanism == "laplace":
+        out.append(
+            f"The all-groups ratio's noise is a sum of Laplace noises, known by {SUM_DRAWS:,} "
+            "seeded draws."
+        )
+    return out
+
+
+def ratio_error_model(
+    sums: GroupRatioSums,
+    *,
+    mechanism: Mechanism,
+    composition: Composition = "basic",
+    delta: float = 1e-6,
+) -> ErrorModel:
+    """The errors of a ratio release, every group's and the all-groups ratio's, as functions of
+    the budget (module docstring). ``ValueError`` for the analytic Gaussian calibration and for
+    a group whose label sum is 0."""
+    if mechanism == "gaussian_analytic":
+        raise ValueError(UNPLANNED_MECHANISM)
+    _check_denominators(sums)
+    scale_s, scale_y = _unit_scales(sums, mechanism, composition, delta)
+    total_s, total_y = np.asarray(sums.sums.ws, dtype=float), np.asarray(sums.sums.wy, dtype=float)
+    ratio, k = total_s / total_y, sums.k
+    overall = float(total_s.sum() / total_y.sum())
+    numerator, denominator = scale_s / total_y, ratio * scale_y / total_y
+    # The all-groups sums carry k group noises each: √k times a group's spread.
+    all_numerator = np.sqrt(k) * scale_s / total_y.sum()
+    all_denominator = np.sqrt(k) * overall * scale_y / total_y.sum()
+    if mechanism == "laplace":
+        groups = LaplaceSumError(numerator, denominator)
+        everyone = _all_groups_laplace(scale_s, scale_y, k, overall, float(total_y.sum()))
+    else:
+        groups = GaussianError(np.hypot(numerator, denominator))
+        everyone = GaussianError(np.array([np.hypot(all_numerator, all_denominator)]))
+    zcdp = mechanism != "laplace" and composition == "zcdp"
+    classic = mechanism == "gaussian" and not zcdp
+    m = _released_sums(sums)
+    return ErrorModel(
+        labels=(*sums.labels, ALL_GROUPS),
+        sizes=np.append(sums.rows, np.sum(sums.rows)),
+        shapes=((groups, k), (everyone, 1)),
+        unit="rho" if zcdp else "epsilon",
+        groups=k,
+        truth=np.append(ratio, overall),
+        reads=("each group's exact Σ label and ratio",),
+        assumptions=tuple(_assumptions(sums, mechanism, composition, delta)),
+        scale_limit=float(m) if classic else np.inf,
+        limit_reason=(
+            f"the classic Gaussian calibration (eq. 5) runs only below ε = {m} (ε/{m} < 1 per "
+            "sum), and this target needs more. Count the budget in ρ-zCDP on the Budget page "
+            "(the ratio then uses zCDP accounting, which has no such limit), or choose Laplace "
+            "noise on the Estimator page"
+        ),
+    )
+
+
+def ratio_check(
+    sums: GroupRatioSums,
+    budget: Budget,
+    target: AccuracyTarget,
+    *,
+    mechanism: Mechanism,
+    composition: Composition = "basic",
+    delta: float = 1e-6,
+    replicates: int = 1000,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Simulate ``replicates`` releases at ``budget`` with the release's own noise
+    (:func:`release_ratio_sums`, vectorised over replicates) and count how often each published
+    ratio lies within the target of the exact ratio of its clipped rows. A ratio the release
+    would withhold (a noisy sum it needs is not positive) counts as missing the target.
+
+    Returns one row per estimate: ``estimate``, ``target``, ``met`` and the binomial band
+    ``band_low``/``band_high`` of a calibrated ``target.level``, as the mean's check does.
+    """
+    replicates = positive_int("replicates", replicates)
+    if target.include_bias:
+        raise ValueError(
+            "The ratio's planner sets the target on the noise: the clipped sums show no "
+            "clipping bias. Untick the clipping bias."
+        )
+    model = ratio_error_model(sums, mechanism=mechanism, composition=composition, delta=delta)
+    arguments = release_arguments(
+        budget, mechanism=mechanism, composition=composition, delta=delta, bounds=sums.bounds,
+        weighted=sums.w_column is not None, binary_y=sums.binary_y,
+    )  # fmt: skip
+    release = release_ratio_sums(
+        sums.sums, **arguments, bounds=sums.bounds, replicates=replicates,
+        noise=SimulationNoise(rng=as_rng(rng)),
+    )  # fmt: skip
+    estimates = [ratio_interval(part, method="none") for part in (release, recombine(release))]
+    published = np.column_stack([np.isin(ci.flag, [None, NO_VARIANCE]) for ci in estimates])
+    values = np.column_stack([ci.estimate for ci in estimates])
+    half = model.target_half_widths(target)
+    with np.errstate(invalid="ignore"):
+        met = published & (np.abs(values - model.truth) <= half)
+    band = binomial_band(target.level, replicates)
+    return pd.DataFrame(
+        {
+            "estimate": model.labels,
+            "target": half,
+            "met": met.mean(axis=0),
+            "band_low": band[0],
+            "band_high": band[1],
+        }
+    )

@@ -1,0 +1,102 @@
+"""Which analysis ``strata-lab plan`` plans, from its arguments: the mean of ``--value``
+(the default), or the calibration ratio Σ score / Σ label per group (``--analysis ratio``).
+
+The ratio's options mirror its Estimator page: the score, label and (optional) weight columns
+and their public upper bounds (lower bounds are 0). A label without ``--label-bound`` is declared
+0/1, which the library checks against the data without showing a value. Nothing here computes a
+number: the library does.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from dpcore.analyses import MEAN, RATIO
+from dpcore.analyses.base import Analysis
+from dpcore.analyses.ratio import COMPOSITIONS, RatioSettings
+from dpcore.analyses.ratio.sums import Composition
+from strata_cli.inputs import CliError, mean_settings, positive_bound
+
+__all__ = ["analysis_arguments", "planned_analysis"]
+
+ANALYSES = {"mean": MEAN, "ratio": RATIO}
+
+
+def analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--analysis`` and the ratio's columns, bounds and accounting."""
+    parser.add_argument(
+        "--analysis", choices=tuple(ANALYSES), default="mean",
+        help="what a release publishes per group: the mean of --value (default), or the "
+        "calibration ratio Σ score / Σ label (Miao & Li 2022)",
+    )  # fmt: skip
+    ratio = parser.add_argument_group("ratio (with --analysis ratio)")
+    ratio.add_argument("--score", metavar="COL", help="the score column (numerator)")
+    ratio.add_argument("--label", metavar="COL", help="the label column (denominator)")
+    ratio.add_argument("--weight", metavar="COL", help="a survey-weight column (optional)")
+    ratio.add_argument(
+        "--score-bound", type=positive_bound, metavar="U",
+        help="the largest score anyone could have, known without the data (1 for a probability)",
+    )  # fmt: skip
+    ratio.add_argument(
+        "--label-bound", type=positive_bound, metavar="U",
+        help="the largest label anyone could have; without it the label is declared 0/1",
+    )  # fmt: skip
+    ratio.add_argument(
+        "--weight-bound", type=positive_bound, metavar="U",
+        help="the largest weight in the survey design (at least 1), with --weight",
+    )  # fmt: skip
+    ratio.add_argument(
+        "--composition", choices=tuple(COMPOSITIONS), default="basic",
+        help="Gaussian accounting: basic (the paper's; the classic calibration at an ε budget, "
+        "below ε = 5 sums' worth) or zcdp (σ from ρ; the answer is then in ρ). Default basic",
+    )  # fmt: skip
+    ratio.add_argument(
+        "--delta", type=float, default=1e-6, help="δ of the classic Gaussian (default 1e-6)"
+    )
+
+
+def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
+    """The analysis ``args`` name and its settings, checked by the library against ``frame``."""
+    if args.analysis == "mean":
+        missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
+                   if value is None]  # fmt: skip
+        if missing:
+            raise CliError(
+                f"the mean needs {' and '.join(missing)}: the column to average and its public "
+                "range L,U (e.g. --value hours --bounds 0,100)"
+            )
+        return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
+    return RATIO, ratio_settings(args, frame)
+
+
+def ratio_settings(args: argparse.Namespace, frame: pd.DataFrame) -> RatioSettings:
+    """The ratio's settings; a missing column or bound names its option."""
+    used = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
+            if value is not None]  # fmt: skip
+    if used:
+        raise CliError(
+            f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for the mean; the ratio "
+            "takes --score, --label and --score-bound (and --label-bound, --weight, "
+            "--weight-bound)"
+        )
+    needed = {"--score": args.score, "--label": args.label, "--score-bound": args.score_bound}
+    if args.weight is not None:
+        needed["--weight-bound"] = args.weight_bound
+    missing = [option for option, value in needed.items() if value is None]
+    if missing:
+        raise CliError(
+            f"the ratio needs {', '.join(missing)}: the score and label columns and the "
+            "largest score anyone could have, known without looking at the data (1 for a "
+            "probability); a weight column needs the largest weight of the survey design"
+        )
+    composition: Composition = args.composition
+    settings = RatioSettings(
+        s_column=args.score, y_column=args.label, w_column=args.weight,
+        s_bound=args.score_bound, y_bound=args.label_bound or 1.0,
+        w_bound=args.weight_bound or 1.0, binary_y=args.label_bound is None,
+        mechanism=args.estimator, composition=composition, delta=args.delta,
+    )  # fmt: skip
+    RATIO.check(settings, frame)
+    return settings

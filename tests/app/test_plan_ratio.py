@@ -1,0 +1,81 @@
+"""The Plan page with the calibration ratio as the analysis: the answer follows the target
+changed twice in a row, is labelled a curator preview, checked by simulation, and says when the
+classic Gaussian cannot reach a target; in ρ the ratio plans with zCDP accounting."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.analyses import RATIO
+from dpcore.datasets import load_demo
+from dpcore.grouping import GroupingSpec
+from dpcore.planner import AccuracyTarget, smallest_budget
+from tests.app.helpers import errors, go, start, state_of, text
+
+HALF_WIDTH = "planner_view.half_width"
+
+
+def answer_shown(at: AppTest) -> str:
+    [metric] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
+    return metric.value
+
+
+def expected(half_width: float, by: tuple[str, ...] = ("sex",), kind: str = "pure"):
+    """The demo's answer, computed outside the app from the same library calls."""
+    frame = load_demo()
+    settings = RATIO.default_settings()
+    stats = RATIO.statistics(frame, GroupingSpec(by=by).build(frame), settings)
+    model = RATIO.error_model(stats, settings, budget_kind=kind)
+    return smallest_budget(model, AccuracyTarget(half_width)).budget
+
+
+def ratio_plan(columns: list[str], kind: str = "pure") -> AppTest:
+    at = start()
+    state = state_of(at)
+    state.analysis, state.strata_columns, state.budget_kind = "ratio", columns, kind
+    return go(at, "plan")
+
+
+@pytest.fixture
+def plan() -> AppTest:
+    at = ratio_plan(["sex"])
+    assert not at.main.error, errors(at)
+    return at
+
+
+def test_the_ratio_s_answer_follows_the_target_twice_in_a_row(plan):
+    for half_width in (0.1, 0.05):
+        plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        assert answer_shown(plan) == f"ε = {expected(half_width).epsilon:.6g}"
+        assert "Set by **Female**" in text(plan.main.markdown)
+    assert not plan.exception
+    page = text(plan.main.markdown)
+    assert "simulated releases at this budget, **Female** met the target" in page
+    assert "reads each group's exact Σ label and ratio" in text(plan.info)
+    assert "delta method" in page  # what the planner assumes
+    assert "covers the mean per group so far" in text(plan.info)  # no frontier for the ratio
+    assert not plan.main.error, errors(plan)
+
+
+def test_the_clipping_bias_is_not_offered_and_a_percentage_works(plan):
+    assert not [c for c in plan.checkbox if c.key == "planner_view.include_bias"]
+    plan.radio(key="planner_view.relative").set_value(True).run()
+    for percent in (10.0, 5.0):
+        plan.number_input(key="planner_view.percent").set_value(percent).run()
+        assert answer_shown(plan).startswith("ε = ")
+    assert not plan.main.error, errors(plan)
+
+
+def test_a_target_beyond_the_classic_gaussian_says_what_to_switch():
+    at = ratio_plan(["race", "sex"])
+    assert "runs only below ε = 5" in text(at.warning)
+    assert "ρ-zCDP on the Budget page" in text(at.warning)
+    assert not at.main.error, errors(at)
+
+
+def test_in_rho_the_ratio_plans_with_zcdp_accounting():
+    at = ratio_plan(["race", "sex"], kind="zcdp")
+    at.number_input(key=HALF_WIDTH).set_value(0.5).run()
+    assert answer_shown(at) == f"ρ = {expected(0.5, ('race', 'sex'), 'zcdp').rho:.6g}"
+    assert not at.main.error, errors(at)
