@@ -157,3 +157,20 @@ def test_workshop_mode_keeps_its_own_parameter_beside_the_choices():
     assert state_of(at).workshop_mode and state_of(at).epsilon == 2.0
     at.run()
     assert address(at)["workshop"] == "true" and address(at)["epsilon"] == "2.0"
+
+
+def test_the_address_is_the_same_on_neighbouring_datasets():
+    """D and D′ (one person added, of a new region): the same clicks give the same address, so
+    a shared link says nothing about who is in the data."""
+
+    def address_after_choices(data: bytes) -> dict[str, str]:
+        at = upload(start("data"), data, "survey.csv")
+        go(at, "strata")
+        at.main.multiselect[0].set_value(["Region"]).run()
+        at.main.multiselect[0].set_value(["Region", "Paid"]).run()
+        go(at, "budget")
+        at.select_slider(key="budget.epsilon").set_value(2.0).run()
+        return address(at)
+
+    neighbour = MESSY + b"West,41,1\n"
+    assert address_after_choices(MESSY) == address_after_choices(neighbour)
