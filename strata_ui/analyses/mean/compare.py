@@ -44,17 +44,24 @@ def _study(
     strategy: Strategy,
     replicates: int,
     seed: int,
+    per_group: bool,
 ) -> MeanStudy:
     """One Monte Carlo run per key, kept as its summaries (``values_key`` stands for the values)."""
-    return MEAN.study(_values, settings, budget, strategy=strategy, replicates=replicates, rng=seed)
+    return MEAN.study(
+        _values, settings, budget, strategy=strategy, replicates=replicates, rng=seed,
+        per_group=per_group,
+    )  # fmt: skip
 
 
-def study(settings: MeanSettings, strategy: Strategy, budget: Budget) -> MeanStudy:
-    """The cached simulation of ``strategy`` at ``budget`` on the session's values."""
+def study(
+    settings: MeanSettings, strategy: Strategy, budget: Budget, *, per_group: bool = True
+) -> MeanStudy:
+    """The cached simulation of ``strategy`` at ``budget`` on the session's values; the
+    privacy–utility curve asks for ``per_group=False`` (it shows no group's error)."""
     state = get_state()
     values = pipeline.current_statistics(MEAN, settings)
     key = (pipeline.grouping_key(state), settings.value)
-    return _study(values, key, settings, budget, strategy, state.replicates, state.seed)
+    return _study(values, key, settings, budget, strategy, state.replicates, state.seed, per_group)
 
 
 def sweep_values(points: int) -> tuple[float, ...]:
@@ -95,7 +102,8 @@ def render_compare() -> None:
     _render_simulation_controls()
     strategies = ("stratified", vanilla)
     try:
-        results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
+        with st.spinner(f"Simulating {state.replicates:,} releases per approach…"):
+            results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
     except (ValueError, TypeError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -175,7 +183,8 @@ def _render_sweep(
         for i, value in enumerate(values):
             budget = pipeline.page_budget(get_state(), value)
             for j, strategy in enumerate(strategies):
-                runs.append((value, strategy, study(settings, strategy, budget).metrics))
+                metrics = study(settings, strategy, budget, per_group=False).metrics
+                runs.append((value, strategy, metrics))
                 done = i * len(strategies) + j + 1
                 progress.progress(
                     done / total, text=f"Simulating {symbol} = {value:g} ({done}/{total})"
