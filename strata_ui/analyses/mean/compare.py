@@ -15,6 +15,7 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
+from strata_ui.group_selection import FOUND, MAX_DRAWN
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import bind, budget_slider, seed_input
 
@@ -33,6 +34,7 @@ class MeanView:
     vanilla_strategy: Literal["global_only", "global_and_groups"] = "global_only"
     log_axis: bool = False
     sweep_metric: Literal["global", "worst group", "parity"] = "parity"
+    group_search: str = ""  # words of group names to add to a chart of many groups
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -150,7 +152,10 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
         st.toggle, "Log scale for the error axis", MeanView, "log_axis",
         help="A log scale shows small and large errors side by side.",
     )  # fmt: skip
-    st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+    if groups["group"].nunique() <= MAX_DRAWN:
+        st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+    else:
+        _render_many_groups(groups, log_y)
     st.markdown(charts.group_error_summary(groups, f"`{value}`"))
 
     st.subheader("3. Parity error: how unequal the errors are")
@@ -165,6 +170,31 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
         key="compare.chart.parity",
     )
     st.markdown(charts.distribution_summary(metrics, "parity"))
+
+
+def _render_many_groups(groups, log_x: bool) -> None:
+    """Too many groups to draw each: the smallest, the worst and those a search finds."""
+    search = bind(
+        st.text_input, "Find groups to add to the chart", MeanView, "group_search",
+        placeholder="e.g. Female Doctorate",
+        help="Type words from group names (any order, upper or lower case): the smallest "
+        f"{FOUND} groups whose names contain them all join the chart.",
+    )  # fmt: skip
+    selection = charts.group_selection(groups, search)
+    if search.strip() and not selection.matches:
+        st.caption(
+            f"No group's name contains every word of “{search.strip()}”. Check the spelling, "
+            "or search for fewer words."
+        )
+    elif selection.matches > FOUND:
+        st.caption(
+            f"{selection.matches:,} groups match; the chart shows the {FOUND} smallest. Add a "
+            "word to narrow the search."
+        )
+    st.plotly_chart(
+        charts.many_groups_figure(groups, selection, log_x=log_x), key="compare.chart.groups"
+    )
+    st.markdown(charts.many_groups_summary(groups, selection))
 
 
 def _render_sweep(
