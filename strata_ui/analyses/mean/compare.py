@@ -15,7 +15,7 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
-from strata_ui.group_selection import FOUND, MAX_DRAWN
+from strata_ui.group_selection import FOUND, MAX_DRAWN, SMALLEST, WORST
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import bind, budget_slider, seed_input
 
@@ -174,6 +174,11 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
 
 def _render_many_groups(groups, log_x: bool) -> None:
     """Too many groups to draw each: the smallest, the worst and those a search finds."""
+    st.caption(
+        f"{groups['group'].nunique():,} groups are too many to draw one by one: the chart shows "
+        f"the {SMALLEST} smallest and the {WORST} with the largest errors. Find any other group "
+        "by name to add it."
+    )
     search = bind(
         st.text_input, "Find groups to add to the chart", MeanView, "group_search",
         placeholder="e.g. Female Doctorate",
