@@ -95,6 +95,15 @@ def select_groups(sizes: pd.Series, errors: pd.Series, search: str = "") -> Grou
     return GroupSelection(tuple(sections), total, len(found))
 
 
+def select_from_table(table: pd.DataFrame, search: str = "") -> GroupSelection:
+    """:func:`select_groups` for a chart's tidy table: one row per series (``strategy``) and
+    ``group``, with the group's ``size`` and its ``mean`` error. A group's error is the larger of
+    its series' errors, so a group that any approach serves badly ranks among the worst."""
+    worst = table.groupby("group", sort=False)["mean"].max()
+    sizes = table.drop_duplicates("group").set_index("group")["size"]
+    return select_groups(sizes, worst, search)
+
+
 def _ranked(values: pd.Series, *, ascending: bool) -> list[str]:
     """The labels of ``values`` sorted by value (ties by label; missing values last)."""
     frame = pd.DataFrame({"value": values.to_numpy(), "label": values.index.astype(str)})

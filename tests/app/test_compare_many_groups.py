@@ -55,7 +55,7 @@ def test_the_group_chart_draws_the_smallest_and_worst_in_titled_sections(at):
     assert marks(figure) <= 2 * (SMALLEST + WORST)  # two strategies, one mark per group each
     assert {trace["orientation"] for trace in figure["data"]} == {"h"}
     summary = text(at.main.markdown)
-    assert f"of {GROUPS:,} groups; “largest errors” ranks each group" in summary
+    assert f"The chart shows 20 of {GROUPS:,} groups." in summary
     assert "One estimate per group: median" in summary and "90th percentile" in summary
     assert len(charts(at)) == 4  # the page's other charts are all there
 

@@ -22,7 +22,7 @@ from strata_ui.charts_common import (
     group_sections_figure,
     interval_bars,
 )
-from strata_ui.group_selection import GroupSelection, select_groups
+from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
@@ -166,15 +166,6 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
     )
 
 
-def group_selection(groups: pd.DataFrame, search: str = "") -> GroupSelection:
-    """The groups the per-group chart draws (:func:`strata_ui.group_selection.select_groups`):
-    a group's error is the larger of its mean errors under the strategies compared, so a group
-    that either approach serves badly ranks among the worst."""
-    worst = groups.groupby("group", sort=False)["mean"].max()
-    sizes = groups.drop_duplicates("group").set_index("group")["size"]
-    return select_groups(sizes, worst, search)
-
-
 def many_groups_figure(
     groups: pd.DataFrame, selection: GroupSelection, *, log_x: bool = False
 ) -> go.Figure:
@@ -207,9 +198,8 @@ def many_groups_summary(groups: pd.DataFrame, selection: GroupSelection) -> str:
             f"90th percentile {percent_text(p90)}"
         )
     return (
-        f"The chart shows {len(selection.shown):,} of {selection.total:,} groups; “largest "
-        "errors” ranks each group by the larger of its two mean errors. Mean error per group "
-        f"over all {selection.total:,} groups — " + "; ".join(parts) + "."
+        f"The chart shows {len(selection.shown):,} of {selection.total:,} groups. Mean error "
+        f"per group over all {selection.total:,} groups — " + "; ".join(parts) + "."
     )
 
 

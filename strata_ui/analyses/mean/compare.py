@@ -15,9 +15,9 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
-from strata_ui.group_selection import FOUND, MAX_DRAWN, SMALLEST, WORST
+from strata_ui.group_selection import MAX_DRAWN
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, budget_slider, seed_input
+from strata_ui.widgets import bind, budget_slider, group_search, seed_input
 
 VANILLA = ("global_only", "global_and_groups")
 METRIC_LABELS = {
@@ -174,28 +174,7 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
 
 def _render_many_groups(groups, log_x: bool) -> None:
     """Too many groups to draw each: the smallest, the worst and those a search finds."""
-    st.caption(
-        f"{groups['group'].nunique():,} groups are too many to draw one by one: the chart shows "
-        f"the {SMALLEST} smallest and the {WORST} with the largest errors. Find any other group "
-        "by name to add it."
-    )
-    search = bind(
-        st.text_input, "Find groups to add to the chart", MeanView, "group_search",
-        placeholder="e.g. Female Doctorate",
-        help="Type words from group names (any order, upper or lower case): the smallest "
-        f"{FOUND} groups whose names contain them all join the chart.",
-    )  # fmt: skip
-    selection = charts.group_selection(groups, search)
-    if search.strip() and not selection.matches:
-        st.caption(
-            f"No group's name contains every word of “{search.strip()}”. Check the spelling, "
-            "or search for fewer words."
-        )
-    elif selection.matches > FOUND:
-        st.caption(
-            f"{selection.matches:,} groups match; the chart shows the {FOUND} smallest. Add a "
-            "word to narrow the search."
-        )
+    selection = group_search(MeanView, "group_search", groups)
     st.plotly_chart(
         charts.many_groups_figure(groups, selection, log_x=log_x), key="compare.chart.groups"
     )

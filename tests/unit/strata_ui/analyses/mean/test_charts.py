@@ -6,6 +6,7 @@ import pytest
 
 from dpcore.analyses.mean.simulate import summarize_sweep
 from strata_ui.analyses.mean import charts
+from strata_ui.group_selection import select_from_table
 
 STRATEGIES = ("stratified", "global_only")
 
@@ -141,7 +142,7 @@ def many_groups() -> pd.DataFrame:
 
 
 def test_many_groups_draw_titled_sections_with_a_bounded_number_of_marks(many_groups):
-    selection = charts.group_selection(many_groups, "region 29")
+    selection = select_from_table(many_groups, "region 29")
     fig = charts.many_groups_figure(many_groups, selection)
     titles = [a.text for a in fig.layout.annotations]
     assert titles == [
@@ -169,15 +170,15 @@ def test_worst_groups_rank_by_the_larger_error_of_the_two_strategies(many_groups
     # The largest group is served worst by one estimate for everyone: it ranks first.
     last = (flipped["strategy"] == "global_only") & (flipped["size"] == 300)
     flipped.loc[last, "mean"] = 5.0
-    worst = charts.group_selection(flipped).sections[1].groups
+    worst = select_from_table(flipped).sections[1].groups
     assert worst[0] == flipped.loc[last, "group"].item()
     assert worst[1:4] == tuple(many_groups["group"][:3])
 
 
 def test_many_groups_summary_gives_the_count_median_and_90th_percentile(many_groups):
-    selection = charts.group_selection(many_groups)
+    selection = select_from_table(many_groups)
     text = charts.many_groups_summary(many_groups, selection)
-    assert text.startswith("The chart shows 10 of 300 groups")  # the smallest are the worst
+    assert text.startswith("The chart shows 10 of 300 groups.")  # the smallest are the worst
     stratified = many_groups.loc[many_groups["strategy"] == "stratified", "mean"]
     median, p90 = np.quantile(stratified, [0.5, 0.9])
     assert (
