@@ -138,6 +138,7 @@ def _section_trace(
         x=part["mean"].to_numpy(), y=list(part.index), orientation="h", mode="markers",
         name=style.name(name), legendgroup=name, showlegend=first,
         marker={"color": colour, "size": 9},
+        cliponaxis=False,  # a mark at an error near 0 shows whole, not halved by the axis
         error_x=interval_bars(part["mean"], part["low"], part["high"], colour),
         customdata=np.column_stack([part[c].to_numpy() for c in ("size", "low", "high", *extra)]),
         hovertemplate="%{y}<br>" + hover + f"<extra>{style.name(name)}</extra>",
