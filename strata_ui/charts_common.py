@@ -6,6 +6,7 @@ here, so the figures stay unit-testable.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,13 +96,14 @@ def group_sections_figure(
     ``low``, ``high`` and the ``extra`` columns. ``hover`` is the rest of a hover template after
     the group's label, reading ``%{x}`` (the mean), ``%{customdata[0]}`` (the size), then 1, 2, …
     for ``low``, ``high`` and the ``extra`` columns. Group labels wrap between their parts and the
-    axis margin grows to fit them, so no label is cut.
+    axis margin grows to fit them, so no label is cut. Labels and section titles (which may
+    quote what a user typed) are shown as text, never read as Plotly's HTML tags.
     """
     sections = [s for s in selection.sections if s.groups]
     rows = sum(len(s.groups) for s in sections)
     plot_px = ROW_PX * rows + GAP_PX * (len(sections) - 1)
     fig = make_subplots(
-        rows=len(sections), cols=1, shared_xaxes=True, subplot_titles=[s.title for s in sections],
+        rows=len(sections), cols=1, shared_xaxes=True, subplot_titles=[html.escape(s.title) for s in sections],
         row_heights=[len(s.groups) for s in sections], vertical_spacing=GAP_PX / plot_px,
     )  # fmt: skip
     series = list(dict.fromkeys(table["strategy"]))
@@ -113,7 +115,7 @@ def group_sections_figure(
         fig.update_yaxes(
             type="category", categoryorder="array", categoryarray=list(section.groups),
             tickvals=list(section.groups), autorange="reversed", automargin=True,
-            ticktext=[f"{wrap_label_wide(g)} (n = {int(sizes[g]):,})" for g in section.groups],
+            ticktext=[f"{wrap_label_wide(html.escape(g))} (n = {int(sizes[g]):,})" for g in section.groups],
             tickfont={"size": 11}, row=row, col=1,
         )  # fmt: skip
     fig.update_xaxes(type="log" if log_x else "linear", showticklabels=True)

@@ -18,6 +18,7 @@ from dpcore.release import Progress
 from strata_ui import constants
 from strata_ui.group_selection import FOUND, SMALLEST, WORST, GroupSelection, select_from_table
 from strata_ui.state import get_settings, get_state, update_settings, widget_key
+from strata_ui.style import as_written
 
 T = TypeVar("T")
 
@@ -221,8 +222,8 @@ def group_search(cls: type, field_name: str, table: pd.DataFrame) -> GroupSelect
     selection = select_from_table(table, search)
     if search.strip() and not selection.matches:
         st.caption(
-            f"No group's name contains every word of “{search.strip()}”. Check the spelling, "
-            "or search for fewer words."
+            f"No group's name contains every word of “{as_written(search.strip())}”. Check the "
+            "spelling, or search for fewer words."
         )
     elif selection.matches > FOUND:
         st.caption(

@@ -77,6 +77,8 @@ def test_a_search_that_finds_nothing_says_so_and_keeps_the_chart(at):
     figure = search(at, "Martian")
     assert len(section_titles(figure)) == 2
     assert "No group's name contains every word of “Martian”" in text(at.main.caption)
+    search(at, "$1 <b>*x*")  # shown as typed: no formula, emphasis or tag
+    assert "every word of “$1 <b>*x*”" in text(at.main.caption)
 
 
 def test_a_broad_search_says_how_many_match_and_draws_the_smallest(at):

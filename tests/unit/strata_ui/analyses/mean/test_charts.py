@@ -165,6 +165,15 @@ def test_many_groups_draw_titled_sections_with_a_bounded_number_of_marks(many_gr
     assert charts.many_groups_figure(many_groups, selection, log_x=True).layout.xaxis.type == "log"
 
 
+def test_a_label_or_search_with_angle_brackets_is_shown_as_text(many_groups):
+    # Bucket labels such as "< 25" would otherwise open an HTML tag in Plotly's titles.
+    bucketed = many_groups.assign(group=many_groups["group"].str.replace("Region", "<b>Age"))
+    selection = select_from_table(bucketed, "<b>age 001")
+    figure = charts.many_groups_figure(bucketed, selection)
+    assert figure.layout.annotations[2].text == "Groups matching “&lt;b&gt;age 001”"
+    assert figure.layout.yaxis.ticktext[0].startswith("&lt;b&gt;Age 000<br>")
+
+
 def test_worst_groups_rank_by_the_larger_error_of_the_two_strategies(many_groups):
     flipped = many_groups.copy()
     # The largest group is served worst by one estimate for everyone: it ranks first.
