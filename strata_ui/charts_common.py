@@ -19,7 +19,7 @@ from strata_ui.charts_strata import BLACK
 from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, LEGEND_BELOW, SeriesStyle, rgba, wrap_label_wide
 
-ROW_PX = 46  # height of one group's row: room for a label on three lines
+LINE_PX, ROW_PAD_PX, MIN_ROW_PX = 12, 10, 30  # a group's row: its label's lines, two marks
 GAP_PX = 90  # between two sections: the upper one's axis numbers, then the lower one's title
 MARGIN_TOP_PX, MARGIN_BOTTOM_PX = 100, 110  # the chart's and first section's titles; the legend
 
@@ -100,23 +100,28 @@ def group_sections_figure(
     quote what a user typed) are shown as text, never read as Plotly's HTML tags.
     """
     sections = [s for s in selection.sections if s.groups]
-    rows = sum(len(s.groups) for s in sections)
-    plot_px = ROW_PX * rows + GAP_PX * (len(sections) - 1)
+    sizes = table.drop_duplicates("group").set_index("group")["size"]
+    ticks = {
+        g: f"{wrap_label_wide(html.escape(g))} (n = {int(sizes[g]):,})" for g in selection.shown
+    }
+    lines = max(tick.count("<br>") + 1 for tick in ticks.values())
+    plot_px = max(MIN_ROW_PX, LINE_PX * lines + ROW_PAD_PX) * sum(len(s.groups) for s in sections)
+    plot_px += GAP_PX * (len(sections) - 1)
     fig = make_subplots(
-        rows=len(sections), cols=1, shared_xaxes=True, subplot_titles=[html.escape(s.title) for s in sections],
+        rows=len(sections), cols=1, shared_xaxes=True,
+        subplot_titles=[html.escape(s.title) for s in sections],
         row_heights=[len(s.groups) for s in sections], vertical_spacing=GAP_PX / plot_px,
     )  # fmt: skip
     series = list(dict.fromkeys(table["strategy"]))
-    sizes = table.drop_duplicates("group").set_index("group")["size"]
     for row, section in enumerate(sections, start=1):
         for name in series:
             part = table[table["strategy"] == name].set_index("group").loc[list(section.groups)]
             fig.add_trace(_section_trace(part, name, style, hover, extra, first=row == 1), row, 1)
         fig.update_yaxes(
             type="category", categoryorder="array", categoryarray=list(section.groups),
-            tickvals=list(section.groups), autorange="reversed", automargin=True,
-            ticktext=[f"{wrap_label_wide(html.escape(g))} (n = {int(sizes[g]):,})" for g in section.groups],
-            tickfont={"size": 11}, row=row, col=1,
+            tickvals=list(section.groups), ticktext=[ticks[g] for g in section.groups],
+            autorange="reversed", automargin=True, ticklabelstandoff=6, tickfont={"size": 11},
+            row=row, col=1,
         )  # fmt: skip
     fig.update_xaxes(type="log" if log_x else "linear", showticklabels=True)
     fig.update_xaxes(title={"text": x_title}, row=len(sections), col=1)

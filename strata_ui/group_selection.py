@@ -1,9 +1,11 @@
-"""Which groups a per-group chart draws when there are too many to draw one by one.
+"""Which groups a per-group chart draws, and how, as the number of groups grows.
 
-Past :data:`MAX_DRAWN` groups a chart with one mark per group is a grey smear whose labels
-overlap. It then draws three sections instead: the smallest groups (whose estimates the noise
-hits hardest), the groups with the largest errors, and the groups a search matched; a sentence
-summarises the rest. No streamlit here: the choice is unit-tested on its own.
+Up to :data:`MAX_SIDE_BY_SIDE` groups stand side by side along a chart's x axis. Past that
+their labels overlap, so each group gets a row of its own; and past :data:`MAX_DRAWN` groups a
+chart of every group is a grey smear, so it draws three sections instead: the smallest groups
+(whose estimates the noise hits hardest), the groups with the largest errors, and the groups a
+search matched; a sentence summarises the rest. No streamlit here: the choice is unit-tested on
+its own.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+MAX_SIDE_BY_SIDE = 12
+"""Up to this many groups, a chart may draw them side by side along its x axis (their labels,
+on three or four short lines, fit a wide page)."""
 MAX_DRAWN = 30
 """Up to this many groups, a chart draws every group."""
 SMALLEST = 10
@@ -39,6 +44,11 @@ class GroupSelection:
     sections: tuple[Section, ...]
     total: int
     matches: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every group is drawn."""
+        return len(self.shown) == self.total
 
     @property
     def shown(self) -> tuple[str, ...]:

@@ -16,7 +16,14 @@ import streamlit as st
 
 from dpcore.release import Progress
 from strata_ui import constants
-from strata_ui.group_selection import FOUND, SMALLEST, WORST, GroupSelection, select_from_table
+from strata_ui.group_selection import (
+    FOUND,
+    MAX_DRAWN,
+    SMALLEST,
+    WORST,
+    GroupSelection,
+    select_from_table,
+)
 from strata_ui.state import get_settings, get_state, update_settings, widget_key
 from strata_ui.style import as_written
 
@@ -205,9 +212,12 @@ def progress_bar(label: str) -> tuple[Progress, Callable[[], None]]:
 
 
 def group_search(cls: type, field_name: str, table: pd.DataFrame) -> GroupSelection:
-    """The groups a chart of too many groups draws (:func:`select_from_table` on ``table``):
-    says why it draws only some, offers a search box bound to ``field_name`` of the session's
-    ``cls`` settings, and says when a search finds nothing or more than the chart draws."""
+    """The groups a per-group chart draws (:func:`select_from_table` on ``table``): all of them
+    up to :data:`MAX_DRAWN`; past it, says why the chart draws only some, offers a search box
+    bound to ``field_name`` of the session's ``cls`` settings, and says when a search finds
+    nothing or more than the chart draws."""
+    if table["group"].nunique() <= MAX_DRAWN:
+        return select_from_table(table)
     st.caption(
         f"{table['group'].nunique():,} groups are too many to draw one by one: the chart shows "
         f"the {SMALLEST} smallest and the {WORST} with the largest errors (under either "

@@ -92,3 +92,17 @@ def test_the_log_scale_applies_to_the_error_axis_and_back(at):
         at.toggle(key="mean_view.log_axis").set_value(log).run()
         assert not at.exception, [e.value for e in at.exception]
         assert group_chart(at)["layout"]["xaxis"].get("type", "linear") == axis_type
+
+
+def test_twenty_groups_are_all_drawn_one_row_each_without_a_search():
+    app = start()
+    app.session_state[settings_key(AppState)] = dataclasses.replace(
+        state_of(app), strata_columns=["race", "sex", "income_over_50k"], replicates=100
+    )
+    go(app, "compare")
+    figure = group_chart(app)
+    assert figure["layout"]["title"]["text"] == "Error in each of the 20 groups"
+    assert section_titles(figure) == ["All 20 groups"]
+    assert marks(figure) == 2 * 20
+    assert not [t for t in app.text_input if t.key == SEARCH_KEY]
+    assert "Mean error per group over the 20 groups" in text(app.main.markdown)

@@ -170,13 +170,16 @@ def many_groups_figure(
     groups: pd.DataFrame, selection: GroupSelection, *, log_x: bool = False
 ) -> go.Figure:
     """Mean error per group (%) with 5–95% bars for the groups of ``selection``, in its sections
-    (the smallest, the largest errors, a search's matches), one row per group."""
+    (all groups; or the smallest, the largest errors and a search's matches), one row each."""
     table = groups.assign(
         mean=100 * groups["mean"], low=100 * groups["q05"], high=100 * groups["q95"]
     )
     return group_sections_figure(
         table, selection, style=STRATEGY_STYLE, log_x=log_x, extra=("abs_mean",),
-        title=f"Error in {len(selection.shown):,} of the {selection.total:,} groups",
+        title=(
+            f"Error in each of the {selection.total:,} groups" if selection.complete
+            else f"Error in {len(selection.shown):,} of the {selection.total:,} groups"
+        ),
         x_title="Mean error (%), 5–95% bars",
         hover=(
             "n = %{customdata[0]:,}<br>mean error %{x:.3g}% "
@@ -187,8 +190,9 @@ def many_groups_figure(
 
 
 def many_groups_summary(groups: pd.DataFrame, selection: GroupSelection) -> str:
-    """What the chart of a selection leaves out, in one sentence: how many groups it shows, and
-    the median and 90th percentile over all groups of each strategy's mean error."""
+    """The spread of the groups' errors in one sentence: how many groups the chart shows (when
+    not all), and the median and 90th percentile over all groups of each strategy's mean
+    error."""
     parts = []
     for strategy in _strategies(groups):
         errors = groups.loc[groups["strategy"] == strategy, "mean"]
@@ -197,9 +201,12 @@ def many_groups_summary(groups: pd.DataFrame, selection: GroupSelection) -> str:
             f"{STRATEGY_STYLE.name(strategy)}: median {percent_text(median)}, "
             f"90th percentile {percent_text(p90)}"
         )
+    spread = "; ".join(parts)
+    if selection.complete:
+        return f"Mean error per group over the {selection.total:,} groups — {spread}."
     return (
         f"The chart shows {len(selection.shown):,} of {selection.total:,} groups. Mean error "
-        f"per group over all {selection.total:,} groups — " + "; ".join(parts) + "."
+        f"per group over all of them — {spread}."
     )
 
 

@@ -15,7 +15,7 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
-from strata_ui.group_selection import MAX_DRAWN
+from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import bind, budget_slider, group_search, seed_input
 
@@ -152,7 +152,7 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
         st.toggle, "Log scale for the error axis", MeanView, "log_axis",
         help="A log scale shows small and large errors side by side.",
     )  # fmt: skip
-    if groups["group"].nunique() <= MAX_DRAWN:
+    if groups["group"].nunique() <= MAX_SIDE_BY_SIDE:
         st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
     else:
         _render_many_groups(groups, log_y)
@@ -173,7 +173,8 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
 
 
 def _render_many_groups(groups, log_x: bool) -> None:
-    """Too many groups to draw each: the smallest, the worst and those a search finds."""
+    """Too many groups to stand side by side: one row each, and past a few dozen only the
+    smallest, the worst and those a search finds."""
     selection = group_search(MeanView, "group_search", groups)
     st.plotly_chart(
         charts.many_groups_figure(groups, selection, log_x=log_x), key="compare.chart.groups"

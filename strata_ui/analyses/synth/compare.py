@@ -25,7 +25,7 @@ from strata_ui import pipeline
 from strata_ui.analyses.synth import charts, slow
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
-from strata_ui.group_selection import MAX_DRAWN
+from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import bind, group_search
 
@@ -164,10 +164,10 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
 
 
 def _render_group_errors(errors: pd.DataFrame, epsilon: float) -> None:
-    """Each group's error at ``epsilon``; past a few dozen groups, the smallest, the worst and
-    those a search finds."""
+    """Each group's error at ``epsilon``: side by side for a few groups, else one row each, and
+    past a few dozen only the smallest, the worst and those a search finds."""
     table = charts.group_table(errors, epsilon)
-    if table["group"].nunique() <= MAX_DRAWN:
+    if table["group"].nunique() <= MAX_SIDE_BY_SIDE:
         figure = charts.group_error_figure(errors, epsilon)
     else:
         selection = group_search(SynthView, "group_search", table)

@@ -195,3 +195,14 @@ def test_many_groups_summary_gives_the_count_median_and_90th_percentile(many_gro
         f"{charts.percent_text(p90)}" in text
     )
     assert "One estimate for everyone: median" in text
+
+
+def test_a_few_dozen_groups_are_all_drawn_one_row_each(many_groups):
+    few = many_groups[many_groups["size"] <= 20]
+    selection = select_from_table(few, "ignored while every group is drawn")
+    figure = charts.many_groups_figure(few, selection)
+    assert figure.layout.title.text == "Error in each of the 20 groups"
+    assert [a.text for a in figure.layout.annotations] == ["All 20 groups"]
+    assert list(figure.data[0].y) == list(few["group"][:20])
+    text = charts.many_groups_summary(few, selection)
+    assert text.startswith("Mean error per group over the 20 groups — One estimate per group:")
