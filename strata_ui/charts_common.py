@@ -1,17 +1,27 @@
 """Plotly pieces that charts on several pages draw alike: an estimate's interval as error bars,
-a dotted line to read the data against (a true value, the nominal level, the chosen budget) and
-a series' spread over runs as a band. No streamlit here, so the figures stay unit-testable.
+a dotted line to read the data against (a true value, the nominal level, the chosen budget), a
+series' spread over runs as a band, and the sections of a chart of many groups. No streamlit
+here, so the figures stay unit-testable.
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from strata_ui.charts_strata import BLACK
-from strata_ui.style import rgba
+from strata_ui.group_selection import GroupSelection
+from strata_ui.style import FONT, LEGEND_BELOW, SeriesStyle, rgba, wrap_label_wide
+
+LINE_PX, ROW_PAD_PX, MIN_ROW_PX = 12, 10, 30  # a group's row: its label's lines, two marks
+GAP_PX = 90  # between two sections: the upper one's axis numbers, then the lower one's title
+MARGIN_TOP_PX, MARGIN_BOTTOM_PX = 100, 110  # the chart's and first section's titles; the legend
 
 
 def interval_bars(estimate, low, high, colour: str, **style: Any) -> dict:
@@ -66,3 +76,77 @@ def budget_marker(
     return dotted_line(
         [current, current], [low, high], f"your {symbol} = {current:g}", colour=colour
     )
+
+
+def group_sections_figure(
+    table: pd.DataFrame,
+    selection: GroupSelection,
+    *,
+    style: SeriesStyle,
+    title: str,
+    x_title: str,
+    hover: str,
+    extra: Sequence[str] = (),
+    log_x: bool = False,
+) -> go.Figure:
+    """The groups of ``selection``, one row each, in its sections (stacked panels, each with its
+    title, sharing the error axis): each series' ``mean`` with bars from ``low`` to ``high``.
+
+    ``table`` has one row per series and group: ``strategy``, ``group``, ``size``, ``mean``,
+    ``low``, ``high`` and the ``extra`` columns. ``hover`` is the rest of a hover template after
+    the group's label, reading ``%{x}`` (the mean), ``%{customdata[0]}`` (the size), then 1, 2, …
+    for ``low``, ``high`` and the ``extra`` columns. Group labels wrap between their parts and the
+    axis margin grows to fit them, so no label is cut. Labels and section titles (which may
+    quote what a user typed) are shown as text, never read as Plotly's HTML tags.
+    """
+    sections = [s for s in selection.sections if s.groups]
+    sizes = table.drop_duplicates("group").set_index("group")["size"]
+    ticks = {
+        g: f"{wrap_label_wide(html.escape(g))} (n = {int(sizes[g]):,})" for g in selection.shown
+    }
+    lines = max(tick.count("<br>") + 1 for tick in ticks.values())
+    plot_px = max(MIN_ROW_PX, LINE_PX * lines + ROW_PAD_PX) * sum(len(s.groups) for s in sections)
+    plot_px += GAP_PX * (len(sections) - 1)
+    fig = make_subplots(
+        rows=len(sections), cols=1, shared_xaxes=True,
+        subplot_titles=[html.escape(s.title) for s in sections],
+        row_heights=[len(s.groups) for s in sections], vertical_spacing=GAP_PX / plot_px,
+    )  # fmt: skip
+    series = list(dict.fromkeys(table["strategy"]))
+    for row, section in enumerate(sections, start=1):
+        for name in series:
+            part = table[table["strategy"] == name].set_index("group").loc[list(section.groups)]
+            fig.add_trace(_section_trace(part, name, style, hover, extra, first=row == 1), row, 1)
+        fig.update_yaxes(
+            type="category", categoryorder="array", categoryarray=list(section.groups),
+            tickvals=list(section.groups), ticktext=[ticks[g] for g in section.groups],
+            autorange="reversed", automargin=True, ticklabelstandoff=6, tickfont={"size": 11},
+            row=row, col=1,
+        )  # fmt: skip
+    fig.update_xaxes(type="log" if log_x else "linear", showticklabels=True)
+    fig.update_xaxes(title={"text": x_title}, row=len(sections), col=1)
+    fig.update_layout(
+        title={"text": title}, font=FONT, scattermode="group", legend=LEGEND_BELOW,
+        height=plot_px + MARGIN_TOP_PX + MARGIN_BOTTOM_PX,
+        margin={"t": MARGIN_TOP_PX, "b": MARGIN_BOTTOM_PX},
+    )  # fmt: skip
+    fig.update_annotations(xanchor="left", x=0, font={"size": 14})  # section titles, flush left
+    return fig
+
+
+def _section_trace(
+    part: pd.DataFrame, name: str, style: SeriesStyle, hover: str, extra: Sequence[str], *,
+    first: bool,
+) -> go.Scatter:  # fmt: skip
+    """One series' marks in one section; only the first section's enter the legend, and a
+    legend click shows or hides the series in every section."""
+    colour = style.colour(name)
+    return go.Scatter(
+        x=part["mean"].to_numpy(), y=list(part.index), orientation="h", mode="markers",
+        name=style.name(name), legendgroup=name, showlegend=first,
+        marker={"color": colour, "size": 9},
+        cliponaxis=False,  # a mark at an error near 0 shows whole, not halved by the axis
+        error_x=interval_bars(part["mean"], part["low"], part["high"], colour),
+        customdata=np.column_stack([part[c].to_numpy() for c in ("size", "low", "high", *extra)]),
+        hovertemplate="%{y}<br>" + hover + f"<extra>{style.name(name)}</extra>",
+    )  # fmt: skip

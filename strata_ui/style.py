@@ -30,6 +30,20 @@ def wrap_label(group: str) -> str:
     return "<br>".join(lines)
 
 
+def wrap_label_wide(group: str, width: int = 36) -> str:
+    """A group label on lines of about ``width`` characters, broken only between its parts, for
+    a horizontal chart's group axis: ``Private × HS-grad<br>× Married-civ-spouse``. A part
+    longer than ``width`` keeps its own whole line: a label is never cut."""
+    lines: list[str] = []
+    for i, part in enumerate(str(group).split(" × ")):
+        piece = part if i == 0 else f"× {part}"
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += f" {piece}"
+        else:
+            lines.append(piece)
+    return "<br>".join(lines)
+
+
 LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01,
                 "xanchor": "left", "x": 0}  # fmt: skip
 """A horizontal legend at the bottom of the figure, under the x-axis title, whatever the height."""

@@ -11,11 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import pandas as pd
 import streamlit as st
 
 from dpcore.release import Progress
 from strata_ui import constants
+from strata_ui.group_selection import (
+    FOUND,
+    MAX_DRAWN,
+    SMALLEST,
+    WORST,
+    GroupSelection,
+    select_from_table,
+)
 from strata_ui.state import get_settings, get_state, update_settings, widget_key
+from strata_ui.style import as_written
 
 T = TypeVar("T")
 
@@ -199,3 +209,35 @@ def progress_bar(label: str) -> tuple[Progress, Callable[[], None]]:
         slot.progress(done / max(total, 1), text=f"{label}: {done} of {total} models fitted")
 
     return update, slot.empty
+
+
+def group_search(cls: type, field_name: str, table: pd.DataFrame) -> GroupSelection:
+    """The groups a per-group chart draws (:func:`select_from_table` on ``table``): all of them
+    up to :data:`MAX_DRAWN`; past it, says why the chart draws only some, offers a search box
+    bound to ``field_name`` of the session's ``cls`` settings, and says when a search finds
+    nothing or more than the chart draws."""
+    if table["group"].nunique() <= MAX_DRAWN:
+        return select_from_table(table)
+    st.caption(
+        f"{table['group'].nunique():,} groups are too many to draw one by one: the chart shows "
+        f"the {SMALLEST} smallest and the {WORST} with the largest errors (under either "
+        "approach). Find any other group by name to add it."
+    )
+    search = bind(
+        st.text_input, "Find groups to add to the chart", cls, field_name,
+        placeholder="e.g. Female Doctorate",
+        help="Type words from group names (any order, upper or lower case): the smallest "
+        f"{FOUND} groups whose names contain them all join the chart.",
+    )  # fmt: skip
+    selection = select_from_table(table, search)
+    if search.strip() and not selection.matches:
+        st.caption(
+            f"No group's name contains every word of “{as_written(search.strip())}”. Check the "
+            "spelling, or search for fewer words."
+        )
+    elif selection.matches > FOUND:
+        st.caption(
+            f"{selection.matches:,} groups match; the chart shows the {FOUND} smallest. Add a "
+            "word to narrow the search."
+        )
+    return selection

@@ -144,6 +144,29 @@ def test_compare_shows_four_labelled_charts_with_a_summary_each(method):
     assert "nothing spent" in text(at.caption)
 
 
+def test_compare_on_many_groups_draws_the_smallest_and_worst_and_what_a_search_finds():
+    at = start()
+    at.radio(key="synth.method").set_value("independent").run()
+    change_settings(at, SynthView, runs=1)
+    change_settings(at, SynthSettings, n_rows=20_000)  # a row for the smallest group's share
+    state_of(at).strata_columns = ["race", "sex", "marital_status"]  # 62 groups
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    figure = charts(at)[0]
+    assert figure["layout"]["title"]["text"].startswith("3-way error in ")
+    assert " of the 62 groups at ε = 1: mean of 1 run" in figure["layout"]["title"]["text"]
+    sections = [a["text"] for a in figure["layout"]["annotations"]]
+    assert sections == ["The 10 smallest of 62 groups", "The 10 groups with the largest errors"]
+    assert sum(len(t["y"]) for t in figure["data"]) <= 2 * 20
+    for words, found in (("black widowed", "Black × Female × Widowed"),
+                         ("asian male never", "Asian-Pac-Islander × Male × Never-married")):  # fmt: skip
+        at.text_input(key="synth_view.group_search").input(words).run()
+        assert not at.exception, [e.value for e in at.exception]
+        figure = charts(at)[0]
+        assert figure["layout"]["annotations"][-1]["text"] == f"Groups matching “{words}”"
+        assert found in figure["data"][-1]["y"]
+
+
 def test_compare_adds_the_current_epsilon_to_the_sweep():
     at = start()
     at.radio(key="synth.method").set_value("independent").run()

@@ -65,10 +65,11 @@ class MeanSettings:
 @dataclass(frozen=True, eq=False)
 class MeanStudy:
     """Simulated releases of one strategy: per-replicate errors (:meth:`Simulation.metrics`) and
-    per-group error summaries (:meth:`Simulation.summary`)."""
+    per-group error summaries (:meth:`Simulation.summary`; None when the study was asked for
+    the per-replicate errors only)."""
 
     metrics: pd.DataFrame
-    groups: pd.DataFrame
+    groups: pd.DataFrame | None
 
 
 class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
@@ -175,16 +176,19 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         replicates: int,
         rng: np.random.Generator | int | None = None,
         strategy: Strategy = "stratified",
+        per_group: bool = True,
     ) -> MeanStudy:
         """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
         :meth:`native_budget`), scored against the true clipped means (``level`` unused: the
-        study scores estimates, not intervals)."""
+        study scores estimates, not intervals). ``per_group=False`` leaves out the per-group
+        summary, which a privacy–utility curve does not show: its percentiles over thousands
+        of groups cost as much as the simulation's noise."""
         simulation = simulate_releases(
             stats, self.estimator(settings), self.native_budget(settings, budget),
             strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
             rng=rng,
         )  # fmt: skip
-        return MeanStudy(simulation.metrics(), simulation.summary())
+        return MeanStudy(simulation.metrics(), simulation.summary() if per_group else None)
 
     def _planned_estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean:
         estimator = self.estimator(settings)

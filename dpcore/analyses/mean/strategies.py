@@ -100,7 +100,9 @@ def stratified_mean(
     groups = estimator.group_estimates(
         strata, budget, replicates=_replicates(replicates), noise=as_noise_source(noise, rng=rng)
     )
-    return StrategyResult("stratified", groups, groups @ weights, parallel(*[budget] * strata.k))
+    # k copies of one budget compose in parallel to that budget: composing one copy per group
+    # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
+    return StrategyResult("stratified", groups, groups @ weights, parallel(budget))
 
 
 def global_only_mean(

@@ -16,7 +16,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.analyses.mean.strategies import STRATEGY_NAMES
-from strata_ui.charts_common import add_spread_band, budget_marker, interval_bars
+from strata_ui.charts_common import (
+    add_spread_band,
+    budget_marker,
+    group_sections_figure,
+    interval_bars,
+)
+from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
@@ -157,6 +163,50 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
         "Error in each group, smallest group first",
         "Group, smallest to largest (n = people in the group)",
         "Mean error (%), 5–95% bars",
+    )
+
+
+def many_groups_figure(
+    groups: pd.DataFrame, selection: GroupSelection, *, log_x: bool = False
+) -> go.Figure:
+    """Mean error per group (%) with 5–95% bars for the groups of ``selection``, in its sections
+    (all groups; or the smallest, the largest errors and a search's matches), one row each."""
+    table = groups.assign(
+        mean=100 * groups["mean"], low=100 * groups["q05"], high=100 * groups["q95"]
+    )
+    return group_sections_figure(
+        table, selection, style=STRATEGY_STYLE, log_x=log_x, extra=("abs_mean",),
+        title=(
+            f"Error in each of the {selection.total:,} groups" if selection.complete
+            else f"Error in {len(selection.shown):,} of the {selection.total:,} groups"
+        ),
+        x_title="Mean error (%), 5–95% bars",
+        hover=(
+            "n = %{customdata[0]:,}<br>mean error %{x:.3g}% "
+            "(±%{customdata[3]:.3g} in the value's units)"
+            "<br>5–95%: %{customdata[1]:.3g}% – %{customdata[2]:.3g}%"
+        ),
+    )  # fmt: skip
+
+
+def many_groups_summary(groups: pd.DataFrame, selection: GroupSelection) -> str:
+    """The spread of the groups' errors in one sentence: how many groups the chart shows (when
+    not all), and the median and 90th percentile over all groups of each strategy's mean
+    error."""
+    parts = []
+    for strategy in _strategies(groups):
+        errors = groups.loc[groups["strategy"] == strategy, "mean"]
+        median, p90 = np.quantile(errors, [0.5, 0.9])
+        parts.append(
+            f"{STRATEGY_STYLE.name(strategy)}: median {percent_text(median)}, "
+            f"90th percentile {percent_text(p90)}"
+        )
+    spread = "; ".join(parts)
+    if selection.complete:
+        return f"Mean error per group over the {selection.total:,} groups — {spread}."
+    return (
+        f"The chart shows {len(selection.shown):,} of {selection.total:,} groups. Mean error "
+        f"per group over all of them — {spread}."
     )
 
 

@@ -15,8 +15,9 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
+from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, budget_slider, seed_input
+from strata_ui.widgets import bind, budget_slider, group_search, seed_input
 
 VANILLA = ("global_only", "global_and_groups")
 METRIC_LABELS = {
@@ -33,6 +34,7 @@ class MeanView:
     vanilla_strategy: Literal["global_only", "global_and_groups"] = "global_only"
     log_axis: bool = False
     sweep_metric: Literal["global", "worst group", "parity"] = "parity"
+    group_search: str = ""  # words of group names to add to a chart of many groups
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -44,17 +46,24 @@ def _study(
     strategy: Strategy,
     replicates: int,
     seed: int,
+    per_group: bool,
 ) -> MeanStudy:
     """One Monte Carlo run per key, kept as its summaries (``values_key`` stands for the values)."""
-    return MEAN.study(_values, settings, budget, strategy=strategy, replicates=replicates, rng=seed)
+    return MEAN.study(
+        _values, settings, budget, strategy=strategy, replicates=replicates, rng=seed,
+        per_group=per_group,
+    )  # fmt: skip
 
 
-def study(settings: MeanSettings, strategy: Strategy, budget: Budget) -> MeanStudy:
-    """The cached simulation of ``strategy`` at ``budget`` on the session's values."""
+def study(
+    settings: MeanSettings, strategy: Strategy, budget: Budget, *, per_group: bool = True
+) -> MeanStudy:
+    """The cached simulation of ``strategy`` at ``budget`` on the session's values; the
+    privacy–utility curve asks for ``per_group=False`` (it shows no group's error)."""
     state = get_state()
     values = pipeline.current_statistics(MEAN, settings)
     key = (pipeline.grouping_key(state), settings.value)
-    return _study(values, key, settings, budget, strategy, state.replicates, state.seed)
+    return _study(values, key, settings, budget, strategy, state.replicates, state.seed, per_group)
 
 
 def sweep_values(points: int) -> tuple[float, ...]:
@@ -95,7 +104,8 @@ def render_compare() -> None:
     _render_simulation_controls()
     strategies = ("stratified", vanilla)
     try:
-        results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
+        with st.spinner(f"Simulating {state.replicates:,} releases per approach…"):
+            results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
     except (ValueError, TypeError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -142,7 +152,10 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
         st.toggle, "Log scale for the error axis", MeanView, "log_axis",
         help="A log scale shows small and large errors side by side.",
     )  # fmt: skip
-    st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+    if groups["group"].nunique() <= MAX_SIDE_BY_SIDE:
+        st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+    else:
+        _render_many_groups(groups, log_y)
     st.markdown(charts.group_error_summary(groups, f"`{value}`"))
 
     st.subheader("3. Parity error: how unequal the errors are")
@@ -157,6 +170,16 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
         key="compare.chart.parity",
     )
     st.markdown(charts.distribution_summary(metrics, "parity"))
+
+
+def _render_many_groups(groups, log_x: bool) -> None:
+    """Too many groups to stand side by side: one row each, and past a few dozen only the
+    smallest, the worst and those a search finds."""
+    selection = group_search(MeanView, "group_search", groups)
+    st.plotly_chart(
+        charts.many_groups_figure(groups, selection, log_x=log_x), key="compare.chart.groups"
+    )
+    st.markdown(charts.many_groups_summary(groups, selection))
 
 
 def _render_sweep(
@@ -175,7 +198,8 @@ def _render_sweep(
         for i, value in enumerate(values):
             budget = pipeline.page_budget(get_state(), value)
             for j, strategy in enumerate(strategies):
-                runs.append((value, strategy, study(settings, strategy, budget).metrics))
+                metrics = study(settings, strategy, budget, per_group=False).metrics
+                runs.append((value, strategy, metrics))
                 done = i * len(strategies) + j + 1
                 progress.progress(
                     done / total, text=f"Simulating {symbol} = {value:g} ({done}/{total})"

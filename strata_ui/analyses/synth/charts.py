@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from strata_ui.charts_common import add_spread_band, budget_marker, interval_bars
+from strata_ui.charts_common import (
+    add_spread_band,
+    budget_marker,
+    group_sections_figure,
+    interval_bars,
+)
+from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
 STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
@@ -134,6 +140,26 @@ def group_error_figure(errors: pd.DataFrame, epsilon: float) -> go.Figure:
         ERROR_AXIS,
         460,
     )
+
+
+def many_groups_figure(
+    errors: pd.DataFrame, epsilon: float, selection: GroupSelection
+) -> go.Figure:
+    """:func:`group_error_figure` for too many groups to stand side by side: the groups of
+    ``selection`` (:func:`group_table`'s rows, chosen by
+    :func:`~strata_ui.group_selection.select_from_table`), one row each, in its sections."""
+    table = group_table(errors, epsilon)
+    runs = int(table["runs"].max()) if len(table) else 0
+    return group_sections_figure(
+        table, selection, style=STRATEGY_STYLE, x_title=f"{ERROR_AXIS}, bars from lowest to highest run",
+        title=(
+            f"3-way error in each of the {selection.total:,} groups"
+            if selection.complete
+            else f"3-way error in {len(selection.shown):,} of the {selection.total:,} groups"
+        ) + f" at ε = {epsilon:g}: mean of {runs} run{'s' * (runs != 1)}",
+        hover="n = %{customdata[0]:,}<br>mean error %{x:.3g}"
+        "<br>runs: %{customdata[1]:.3g} – %{customdata[2]:.3g}",
+    )  # fmt: skip
 
 
 def group_error_summary(errors: pd.DataFrame, epsilon: float) -> str:

@@ -25,8 +25,9 @@ from strata_ui import pipeline
 from strata_ui.analyses.synth import charts, slow
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
+from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, group_search
 
 RUNS_MIN, RUNS_MAX = 1, 10
 
@@ -152,8 +153,7 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
         f"{elapsed:.1f} s (kept for these settings)."
     )
     st.subheader("1. Error in each group")
-    st.plotly_chart(charts.group_error_figure(errors, resolved.epsilon), key="synth.chart.groups")
-    st.markdown(charts.group_error_summary(errors, resolved.epsilon))
+    _render_group_errors(errors, resolved.epsilon)
     st.subheader("2. On all rows, worst group and parity")
     table = sweep_metrics(errors).groupby("strategy")[["overall", "worst group", "parity"]].mean()
     st.dataframe(table.rename(index=charts.STRATEGY_NAMES).round(4))
@@ -163,10 +163,22 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
     )
 
 
+def _render_group_errors(errors: pd.DataFrame, epsilon: float) -> None:
+    """Each group's error at ``epsilon``: side by side for a few groups, else one row each, and
+    past a few dozen only the smallest, the worst and those a search finds."""
+    table = charts.group_table(errors, epsilon)
+    if table["group"].nunique() <= MAX_SIDE_BY_SIDE:
+        figure = charts.group_error_figure(errors, epsilon)
+    else:
+        selection = group_search(SynthView, "group_search", table)
+        figure = charts.many_groups_figure(errors, epsilon, selection)
+    st.plotly_chart(figure, key="synth.chart.groups")
+    st.markdown(charts.group_error_summary(errors, epsilon))
+
+
 def _render_charts(errors: pd.DataFrame, metrics: pd.DataFrame, epsilon: float) -> None:
     st.subheader("1. Error in each group")
-    st.plotly_chart(charts.group_error_figure(errors, epsilon), key="synth.chart.groups")
-    st.markdown(charts.group_error_summary(errors, epsilon))
+    _render_group_errors(errors, epsilon)
 
     st.subheader("2. Error on all rows")
     st.plotly_chart(

@@ -64,6 +64,8 @@ class SynthView:
     """The column of a committed release charted on the Release page (its first if None)."""
     started: tuple[str, ...] = ()
     """The slow fits (MST, AIM) asked for in this session, by their cache keys."""
+    group_search: str = ""
+    """Words of group names to add to the Compare page's chart of many groups."""
 
 
 def render_settings(frame: pd.DataFrame, by: list[str]) -> SynthSettings:

@@ -16,6 +16,7 @@ from dpcore.metrics import (
     clopper_pearson,
     normalized_error,
     parity_error,
+    parity_from_errors,
     worst_group_error,
     worst_to_best_ratio,
 )
@@ -28,6 +29,26 @@ def test_normalized_error_by_hand():
     assert normalized_error(2.0, -2.0) == pytest.approx(2.0)
     got = normalized_error(np.array([[1.0, 4.0], [3.0, 0.0]]), np.array([2.0, 4.0]))
     np.testing.assert_allclose(got, [[0.5, 0.0], [0.5, 1.0]])
+
+
+def test_normalized_error_leaves_its_inputs_alone_and_keeps_scalars_scalar():
+    estimate, truth = np.array([[1.0, -4.0]]), np.array([2.0, -2.0])
+    got = normalized_error(estimate, truth)
+    np.testing.assert_array_equal(got, [[0.5, 1.0]])
+    np.testing.assert_array_equal(estimate, [[1.0, -4.0]])  # computed in place on a copy
+    np.testing.assert_array_equal(truth, [2.0, -2.0])
+    assert np.ndim(normalized_error(11.0, 10.0)) == 0
+    assert isinstance(normalized_error(11.0, 10.0), float)
+
+
+def test_parity_from_errors_matches_parity_from_estimates():
+    rng = np.random.default_rng(3)
+    groups, truth = rng.normal(5, 1, (40, 7)), rng.uniform(2, 8, 7)
+    whole, whole_truth = rng.normal(5, 0.1, 40), 5.0
+    from_errors = parity_from_errors(
+        normalized_error(groups, truth), normalized_error(whole, whole_truth), 0.3
+    )
+    np.testing.assert_array_equal(from_errors, parity_error(groups, truth, whole, whole_truth, 0.3))
 
 
 @pytest.mark.parametrize("truth", [0.0, [1.0, 0.0], math.nan, math.inf])

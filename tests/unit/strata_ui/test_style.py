@@ -2,7 +2,7 @@
 
 import pytest
 
-from strata_ui.style import as_written, three_digits
+from strata_ui.style import as_written, three_digits, wrap_label_wide
 
 
 @pytest.mark.parametrize(
@@ -25,3 +25,17 @@ def test_markdown_punctuation_is_escaped_outside_code_spans(message, shown):
 )  # fmt: skip
 def test_three_digits_reads_without_exponents_in_everyday_ranges(number, shown):
     assert three_digits(number) == shown
+
+
+def test_wide_labels_break_between_parts_and_never_inside_one():
+    label = "Self-emp-not-inc × Assoc-acdm × Married-civ-spouse × Exec-managerial × Female"
+    wrapped = wrap_label_wide(label, width=36)
+    lines = wrapped.split("<br>")
+    assert lines == [
+        "Self-emp-not-inc × Assoc-acdm",
+        "× Married-civ-spouse",
+        "× Exec-managerial × Female",
+    ]
+    assert wrapped.replace("<br>", " ") == label  # nothing dropped or cut
+    assert wrap_label_wide("x" * 50 + " × b", width=36) == "x" * 50 + "<br>× b"
+    assert wrap_label_wide("White × Male") == "White × Male"

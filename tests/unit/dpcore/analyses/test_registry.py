@@ -113,6 +113,15 @@ def test_every_analysis_runs_end_to_end_through_the_interface(analysis, demo, gr
     assert record.spent and record.outputs
 
 
+def test_a_mean_study_without_the_per_group_summary_keeps_the_same_releases(demo, grouping):
+    mean, settings = get("mean"), MeanSettings()
+    stats = mean.statistics(demo, grouping, settings)
+    full = mean.study(stats, settings, PureDP(0.5), replicates=50, rng=9)
+    lean = mean.study(stats, settings, PureDP(0.5), replicates=50, rng=9, per_group=False)
+    assert lean.groups is None and len(full.groups) == grouping.k
+    pd.testing.assert_frame_equal(lean.metrics, full.metrics)
+
+
 def test_the_mean_refuses_pure_epsilon_for_gaussian_noise_with_a_typed_error():
     gaussian = MeanSettings(estimator="gaussian")
     with pytest.raises(BudgetKindError, match="cannot meet pure ε-DP") as caught:

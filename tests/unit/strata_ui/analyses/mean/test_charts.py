@@ -6,6 +6,7 @@ import pytest
 
 from dpcore.analyses.mean.simulate import summarize_sweep
 from strata_ui.analyses.mean import charts
+from strata_ui.group_selection import select_from_table
 
 STRATEGIES = ("stratified", "global_only")
 
@@ -123,3 +124,85 @@ def test_palette_is_okabe_ito():
 )
 def test_percentages_read_without_exponents(fraction, text):
     assert charts.percent_text(fraction) == text
+
+
+@pytest.fixture
+def many_groups() -> pd.DataFrame:
+    """300 groups of sizes 1–300 under two strategies; the stratified error falls with size."""
+    labels = [f"Region {i:03d} × Some long category name × Another one" for i in range(300)]
+    sizes = np.arange(1, 301)
+    frames = {}
+    for scale, s in zip((1.0, 0.1), STRATEGIES, strict=True):
+        mean = scale / np.sqrt(sizes)
+        frames[s] = pd.DataFrame(
+            {"group": labels, "size": sizes, "mean": mean, "q05": mean / 2, "q95": mean * 2,
+             "abs_mean": 40 * mean}
+        )  # fmt: skip
+    return charts.stack(frames)
+
+
+def test_many_groups_draw_titled_sections_with_a_bounded_number_of_marks(many_groups):
+    selection = select_from_table(many_groups, "region 29")
+    fig = charts.many_groups_figure(many_groups, selection)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == [
+        "The 10 smallest of 300 groups",
+        "The 10 groups with the largest errors",
+        "Groups matching “region 29”: the 10 smallest of 13",  # 029, 129, 229, 290–299
+    ]
+    assert fig.layout.title.text == f"Error in {len(selection.shown)} of the 300 groups"
+    assert len(fig.data) == 2 * 3  # one trace per strategy and section
+    marks = sum(len(trace.x) for trace in fig.data)
+    assert marks == 2 * (10 + 10 + 10)
+    smallest = fig.data[0]
+    assert list(smallest.y) == [many_groups["group"][i] for i in range(10)]
+    np.testing.assert_allclose(smallest.x, 100 / np.sqrt(np.arange(1, 11)))
+    np.testing.assert_allclose(smallest.error_x.array, smallest.x)  # q95 − mean, in %
+    assert [t.showlegend for t in fig.data] == [True, True, False, False, False, False]
+    ticks = fig.layout.yaxis.ticktext
+    assert ticks[0] == "Region 000 × Some long category name<br>× Another one (n = 1)"
+    assert fig.layout.yaxis.automargin and fig.layout.yaxis.autorange == "reversed"
+    assert charts.many_groups_figure(many_groups, selection, log_x=True).layout.xaxis.type == "log"
+
+
+def test_a_label_or_search_with_angle_brackets_is_shown_as_text(many_groups):
+    # Bucket labels such as "< 25" would otherwise open an HTML tag in Plotly's titles.
+    bucketed = many_groups.assign(group=many_groups["group"].str.replace("Region", "<b>Age"))
+    selection = select_from_table(bucketed, "<b>age 001")
+    figure = charts.many_groups_figure(bucketed, selection)
+    assert figure.layout.annotations[2].text == "Groups matching “&lt;b&gt;age 001”"
+    assert figure.layout.yaxis.ticktext[0].startswith("&lt;b&gt;Age 000<br>")
+
+
+def test_worst_groups_rank_by_the_larger_error_of_the_two_strategies(many_groups):
+    flipped = many_groups.copy()
+    # The largest group is served worst by one estimate for everyone: it ranks first.
+    last = (flipped["strategy"] == "global_only") & (flipped["size"] == 300)
+    flipped.loc[last, "mean"] = 5.0
+    worst = select_from_table(flipped).sections[1].groups
+    assert worst[0] == flipped.loc[last, "group"].item()
+    assert worst[1:4] == tuple(many_groups["group"][:3])
+
+
+def test_many_groups_summary_gives_the_count_median_and_90th_percentile(many_groups):
+    selection = select_from_table(many_groups)
+    text = charts.many_groups_summary(many_groups, selection)
+    assert text.startswith("The chart shows 10 of 300 groups.")  # the smallest are the worst
+    stratified = many_groups.loc[many_groups["strategy"] == "stratified", "mean"]
+    median, p90 = np.quantile(stratified, [0.5, 0.9])
+    assert (
+        f"One estimate per group: median {charts.percent_text(median)}, 90th percentile "
+        f"{charts.percent_text(p90)}" in text
+    )
+    assert "One estimate for everyone: median" in text
+
+
+def test_a_few_dozen_groups_are_all_drawn_one_row_each(many_groups):
+    few = many_groups[many_groups["size"] <= 20]
+    selection = select_from_table(few, "ignored while every group is drawn")
+    figure = charts.many_groups_figure(few, selection)
+    assert figure.layout.title.text == "Error in each of the 20 groups"
+    assert [a.text for a in figure.layout.annotations] == ["All 20 groups"]
+    assert list(figure.data[0].y) == list(few["group"][:20])
+    text = charts.many_groups_summary(few, selection)
+    assert text.startswith("Mean error per group over the 20 groups — One estimate per group:")

@@ -7,6 +7,7 @@ import pytest
 
 from dpcore.analyses.synth.workload import sweep_metrics
 from strata_ui.analyses.synth import charts
+from strata_ui.group_selection import select_from_table
 from strata_ui.style import PALETTE
 
 # Errors per group: the small group does worse stratified at ε = 1 and better at ε = 10.
@@ -137,3 +138,29 @@ def test_category_figure_and_summary_describe_the_synthetic_rows():
         "In these 4 synthetic rows the most common sex is “Male” (75%) and the least common "
         "“Female” (25%)."
     )
+
+
+def test_many_groups_draw_the_smallest_and_worst_in_sections():
+    labels = [f"Region {i:02d} × Sex {i % 2}" for i in range(40)]
+    rows = [
+        (1.0, strategy, run, "group", label, 10 + i, scale * (1 + i % 7) + 0.01 * run)
+        for i, label in enumerate(labels)
+        for strategy, scale in (("stratified", 0.1), ("vanilla", 0.05))
+        for run in range(2)
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["epsilon", "strategy", "run", "level", "group", "size", "error"]
+    )
+    selection = select_from_table(charts.group_table(frame, 1.0))
+    fig = charts.many_groups_figure(frame, 1.0, selection)
+    assert fig.layout.title.text == (
+        f"3-way error in {len(selection.shown)} of the 40 groups at ε = 1: mean of 2 runs"
+    )
+    assert [a.text for a in fig.layout.annotations] == [
+        "The 10 smallest of 40 groups",
+        "The 10 groups with the largest errors",
+    ]
+    assert list(fig.data[0].y) == labels[:10]  # sizes 10, 11, …
+    assert all(i % 7 == 6 for i in map(labels.index, fig.data[2].y[:5]))  # error 0.7 ranks first
+    assert [t.name for t in fig.data] == ["Stratified", "Vanilla"] * 2
+    assert list(fig.data[0].error_x.array) == pytest.approx([0.005] * 10)  # highest run − mean
