@@ -112,8 +112,8 @@ def _param_name(cls: type, field_name: str) -> str:
 
 
 def _is_ours(name: str) -> bool:
-    """Whether this module writes the parameter ``name`` (others, such as workshop mode's,
-    are left alone)."""
+    """Whether this module writes the parameter ``name`` (one it does not know, such as a
+    hand-edited link's, is left alone)."""
     owners = {
         widget_key(cls, fields[0].name).split(".", 1)[0]
         for cls in (a.settings_type for a in ANALYSES)
