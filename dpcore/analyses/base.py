@@ -181,6 +181,6 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     def _no_planner(self) -> str:
         return (
             f"The planner covers the mean per group and the ratio of sums so far, not the "
-            f"{self.title.lower()}. Choose one of them on the Data page, or compare budgets on "
+            f"{self.title.lower()}. Choose one of them on the Estimator page, or compare budgets on "
             "the Compare page."
         )
