@@ -8,7 +8,9 @@ a widget that leaves the page (another page, a hidden branch) comes back with th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -30,6 +32,10 @@ from strata_ui.style import as_written
 T = TypeVar("T")
 
 _INDEXED = {"radio", "selectbox", "pills", "segmented_control"}
+PROGRESS_AFTER_S = 0.3
+"""Work that ends sooner shows no progress bar (work over a second always shows one)."""
+PROGRESS_EVERY_S = 0.1
+"""The shortest time between two redraws of a progress bar."""
 
 
 def bind(
@@ -209,6 +215,30 @@ def progress_bar(label: str) -> tuple[Progress, Callable[[], None]]:
         slot.progress(done / max(total, 1), text=f"{label}: {done} of {total} models fitted")
 
     return update, slot.empty
+
+
+@contextmanager
+def quiet_progress(label: str) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress bar that shows only when the work takes a while.
+
+    Yields ``update(done, total, text)``. The bar appears once :data:`PROGRESS_AFTER_S` have
+    passed and then redraws at most every :data:`PROGRESS_EVERY_S`: each redraw is a message to
+    the browser, and a loop of cached steps that drew its bar 32 times cost the Compare page's
+    ε slider more than the steps themselves. The bar is removed when the block ends."""
+    slot, started = st.empty(), time.perf_counter()
+    drawn_at: list[float] = []
+
+    def update(done: int, total: int, text: str) -> None:
+        now = time.perf_counter()
+        if now - started < PROGRESS_AFTER_S or (drawn_at and now - drawn_at[-1] < PROGRESS_EVERY_S):
+            return
+        slot.progress(done / max(total, 1), text=f"{label}: {text}")
+        drawn_at.append(now)
+
+    try:
+        yield update
+    finally:
+        slot.empty()
 
 
 def group_search(cls: type, field_name: str, table: pd.DataFrame) -> GroupSelection:

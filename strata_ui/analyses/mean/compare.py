@@ -17,7 +17,7 @@ from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, budget_slider, group_search, seed_input
+from strata_ui.widgets import bind, budget_slider, group_search, quiet_progress, seed_input
 
 VANILLA = ("global_only", "global_and_groups")
 METRIC_LABELS = {
@@ -147,16 +147,7 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
     )  # fmt: skip
     st.markdown(charts.distribution_summary(metrics, "global"))
 
-    st.subheader("2. Error in each group")
-    log_y = bind(
-        st.toggle, "Log scale for the error axis", MeanView, "log_axis",
-        help="A log scale shows small and large errors side by side.",
-    )  # fmt: skip
-    if groups["group"].nunique() <= MAX_SIDE_BY_SIDE:
-        st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
-    else:
-        _render_many_groups(groups, log_y)
-    st.markdown(charts.group_error_summary(groups, f"`{value}`"))
+    _render_group_errors(groups, value)
 
     st.subheader("3. Parity error: how unequal the errors are")
     st.caption(
@@ -172,6 +163,21 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
     st.markdown(charts.distribution_summary(metrics, "parity"))
 
 
+@st.fragment
+def _render_group_errors(groups, value: str) -> None:
+    """Section 2, a fragment: its log-scale toggle and search box redraw this section only."""
+    st.subheader("2. Error in each group")
+    log_y = bind(
+        st.toggle, "Log scale for the error axis", MeanView, "log_axis",
+        help="A log scale shows small and large errors side by side.",
+    )  # fmt: skip
+    if groups["group"].nunique() <= MAX_SIDE_BY_SIDE:
+        st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+    else:
+        _render_many_groups(groups, log_y)
+    st.markdown(charts.group_error_summary(groups, f"`{value}`"))
+
+
 def _render_many_groups(groups, log_x: bool) -> None:
     """Too many groups to stand side by side: one row each, and past a few dozen only the
     smallest, the worst and those a search finds."""
@@ -182,9 +188,11 @@ def _render_many_groups(groups, log_x: bool) -> None:
     st.markdown(charts.many_groups_summary(groups, selection))
 
 
+@st.fragment
 def _render_sweep(
     settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str, chosen: float
 ) -> None:
+    """Section 4, a fragment: choosing the error to plot redraws this section only."""
     st.subheader("4. Privacy–utility curve")
     metric = bind(
         st.radio, "Error to plot", MeanView, "sweep_metric", labels=METRIC_LABELS, horizontal=True,
@@ -193,22 +201,18 @@ def _render_sweep(
     values = sweep_values(constants.SWEEP_POINTS)
     runs = []
     total = len(values) * len(strategies)
-    progress = st.progress(0.0, text="Simulating the privacy–utility curve…")
     try:
-        for i, value in enumerate(values):
-            budget = pipeline.page_budget(get_state(), value)
-            for j, strategy in enumerate(strategies):
-                metrics = study(settings, strategy, budget, per_group=False).metrics
-                runs.append((value, strategy, metrics))
-                done = i * len(strategies) + j + 1
-                progress.progress(
-                    done / total, text=f"Simulating {symbol} = {value:g} ({done}/{total})"
-                )
+        with quiet_progress("Simulating the privacy–utility curve") as progress:
+            for i, value in enumerate(values):
+                budget = pipeline.page_budget(get_state(), value)
+                for j, strategy in enumerate(strategies):
+                    metrics = study(settings, strategy, budget, per_group=False).metrics
+                    runs.append((value, strategy, metrics))
+                    done = i * len(strategies) + j + 1
+                    progress(done, total, f"{symbol} = {value:g} ({done}/{total})")
     except (ValueError, TypeError) as exc:
-        progress.empty()
         st.error(str(exc), icon=":material/error:")
         return
-    progress.empty()
     sweep = summarize_sweep(runs)
     st.plotly_chart(
         charts.sweep_figure(sweep, metric, symbol=symbol, current=chosen),

@@ -27,7 +27,7 @@ from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, group_search
+from strata_ui.widgets import bind, group_search, quiet_progress
 
 RUNS_MIN, RUNS_MAX = 1, 10
 
@@ -59,16 +59,13 @@ def _metrics(_errors: pd.DataFrame, key: tuple, epsilons: tuple, runs: int, seed
 def _sweep(resolved: Resolved, settings: SynthSettings, view: SynthView) -> pd.DataFrame:
     """The errors at :data:`~dpcore.analyses.synth.SWEEP_EPSILONS` and the session's ε."""
     epsilons = sorted(set(SWEEP_EPSILONS) | {round(resolved.epsilon, 6)})
-    progress = st.progress(0.0, text="Simulating synthetic releases…")
     parts = []
-    for i, epsilon in enumerate(epsilons):
-        progress.progress(
-            i / len(epsilons), text=f"Simulating ε = {epsilon:g} ({i + 1}/{len(epsilons)})"
-        )
-        parts.append(
-            _sweep_point(resolved.stats, settings, resolved.key, epsilon, view.runs, view.seed)
-        )
-    progress.empty()
+    with quiet_progress("Simulating synthetic releases") as progress:
+        for i, epsilon in enumerate(epsilons):
+            progress(i, len(epsilons), f"ε = {epsilon:g} ({i + 1}/{len(epsilons)})")
+            parts.append(
+                _sweep_point(resolved.stats, settings, resolved.key, epsilon, view.runs, view.seed)
+            )
     return pd.concat(parts, ignore_index=True)
 
 

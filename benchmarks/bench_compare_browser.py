@@ -1,0 +1,142 @@
+"""How long people wait on the Compare page, measured in a real browser (issue 14 item 8).
+
+Serves the app on the demo data, opens it in Debian's chromium (Playwright) and prints:
+
+- **first chart**: from the click on "Compare" in the sidebar (the Data page already open, as a
+  new user arrives) to the first Plotly chart drawn (floor: ≤ 2 s);
+- **ε slider**: from releasing the ε slider at a new value to the end of the script run and the
+  next painted frame; every chart depends on ε, so the whole page reruns (floor: ≤ 0.3 s);
+- **log-scale toggle** and **error to plot** radio: each redraws only its own section (a
+  ``st.fragment``), timed the same way (floor: ≤ 0.3 s).
+
+Each interaction is repeated and the median and maximum are printed. AppTest times the script
+alone (``bench_compare_rerun.py``); this adds the websocket, the browser's layout and Plotly.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+from tests.e2e.conftest import running_app
+from tests.e2e.helpers import open_app, settle
+
+FIRST_CHART_FLOOR_S, INTERACTION_FLOOR_S = 2.0, 0.3
+REPEATS = 6
+VIEWPORT = {"width": 1280, "height": 900}
+
+# Records in the window when the next script run (or fragment run) ends, and when the browser
+# has painted after it: two animation frames after the app reports it is no longer running.
+WATCH_RUN = """() => {
+    window.__runEnded = null;
+    window.__runStarted = null;
+    const app = document.querySelector('[data-testid="stApp"]');
+    const observer = new MutationObserver(() => {
+        const running = app.getAttribute('data-test-script-state') === 'running';
+        if (running && window.__runStarted === null) window.__runStarted = performance.now();
+        if (window.__runStarted !== null && !running) {
+            observer.disconnect();
+            requestAnimationFrame(() => requestAnimationFrame(() => {
+                window.__runEnded = performance.now();
+            }));
+        }
+    });
+    observer.observe(app, {attributes: true});
+    window.__actionAt = performance.now();
+}"""
+RUN_SECONDS = """() => window.__runEnded && [
+    (window.__runEnded - window.__actionAt) / 1000, (window.__runStarted - window.__actionAt) / 1000
+]"""
+FIRST_CHART_SECONDS = """() => {
+    const drawn = document.querySelector('[data-testid="stPlotlyChart"] .main-svg');
+    return drawn && (performance.now() - window.__actionAt) / 1000;
+}"""
+
+
+def timed_run(page: Page, act) -> tuple[float, float]:
+    """Seconds from ``act()`` to the end of the run it starts, painted; and of those, the
+    seconds before the run started (the browser handling the input and sending it)."""
+    page.evaluate(WATCH_RUN)
+    act()
+    total, before_run = page.wait_for_function(RUN_SECONDS, timeout=60_000).json_value()
+    settle(page)
+    return total, before_run
+
+
+def first_chart(page: Page) -> float:
+    """Seconds from the click on the sidebar's Compare link to the first chart drawn."""
+    page.evaluate(WATCH_RUN)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    seconds = page.wait_for_function(FIRST_CHART_SECONDS, timeout=60_000).json_value()
+    settle(page)
+    return seconds
+
+
+def move_epsilon(page: Page, steps: int) -> None:
+    """Move the ε slider ``steps`` stops to the right (negative: left) with the arrow keys, as
+    a keyboard user would; the app runs once the slider settles."""
+    handle = page.get_by_test_id("stSlider").first.get_by_role("slider")
+    handle.focus()
+    for _ in range(abs(steps)):
+        handle.press("ArrowRight" if steps > 0 else "ArrowLeft")
+
+
+def report(what: str, timings: list, floor: float) -> None:
+    """Median and maximum of ``timings`` (seconds, or pairs of total and time before the run
+    started) against ``floor``."""
+    totals = [t[0] if isinstance(t, tuple) else t for t in timings]
+    worst = max(totals)
+    line = (
+        f"{what}: median {statistics.median(totals) * 1000:.0f} ms, max {worst * 1000:.0f} ms "
+        f"over {len(totals)} (floor {floor:g} s) — {'OK' if worst <= floor else 'TOO SLOW'}"
+    )
+    if isinstance(timings[0], tuple):
+        before = statistics.median(t[1] for t in timings)
+        line += f"; median {before * 1000:.0f} ms of it before the app's run started"
+    print(line)
+
+
+def main() -> None:
+    with (
+        running_app(Path(tempfile.mkdtemp())) as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+        )
+        firsts = []
+        for _ in range(REPEATS):  # each a new browser session: nothing cached in the page
+            page = browser.new_page()
+            open_app(page, url, VIEWPORT)
+            settle(page)
+            firsts.append(first_chart(page))
+            page.close()
+        report("First Compare chart after the click", firsts, FIRST_CHART_FLOOR_S)
+
+        page = browser.new_page()
+        open_app(page, url, VIEWPORT)
+        first_chart(page)
+        moves = [timed_run(page, lambda s=s: move_epsilon(page, s)) for s in (3, -5, 4, -2, 6, -6)]
+        report("ε slider moved", moves, INTERACTION_FLOOR_S)
+        toggle = page.get_by_text("Log scale for the error axis")
+        report(
+            "Log-scale toggle",
+            [timed_run(page, toggle.click) for _ in range(REPEATS)],
+            INTERACTION_FLOOR_S,
+        )
+        radios = [
+            page.get_by_text(label, exact=True) for label in ("Population error", "Parity error")
+        ]
+        report(
+            "Error-to-plot radio",
+            [timed_run(page, radios[i % 2].click) for i in range(REPEATS)],
+            INTERACTION_FLOOR_S,
+        )
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
