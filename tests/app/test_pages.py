@@ -1,14 +1,16 @@
 """App tests: every page renders through st.navigation without an exception (AppTest layer)."""
 
+import re
 import tomllib
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import ZCDP
+from dpcore.analyses import ANALYSES
 from dpcore.ledger import LEDGER_PATH_ENV, Ledger
 from strata_ui import constants
-from tests.app.helpers import REPO, start
+from tests.app.helpers import REPO, go, start, text
 
 
 def visit(at: AppTest, page: constants.PageSpec) -> AppTest:
@@ -101,3 +103,22 @@ def test_sidebar_explains_an_unusable_ledger_path(unusable, tmp_path, monkeypatc
     for title in ("Budget", "Release"):
         page = next(p for p in constants.PAGES if p.title == title)
         assert any(LEDGER_PATH_ENV in e.value for e in visit(at, page).main.error)
+
+
+PYTHON_CALL = re.compile(r"\b[A-Za-z_]\w*\((?:\w+=|\))")
+"""A Python call as a repr prints it, ``LaplaceMean(bounds=…)``, or a bare ``call()``."""
+SCREENS_WITH_SETTINGS = ("estimator", "budget", "plan", "release")
+
+
+@pytest.mark.parametrize("analysis", [a.name for a in ANALYSES])
+def test_no_page_shows_python_to_the_user(analysis):
+    """Plain language (issue 14 item 3): no code block and no Python call in what a page says,
+    on the pages that describe the chosen analysis' settings, for every analysis."""
+    at = start(analysis=analysis)
+    for page in SCREENS_WITH_SETTINGS:
+        go(at, page)
+        assert not at.code, (page, [c.value for c in at.code])
+        shown = text(
+            [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success]
+        )
+        assert not PYTHON_CALL.search(shown), (page, PYTHON_CALL.findall(shown))

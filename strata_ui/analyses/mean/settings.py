@@ -176,14 +176,13 @@ def _render_group_sizes() -> None:
 
 
 def render_configured(settings: MeanSettings) -> None:
-    """The estimator the settings make, and the budget it runs at — or what to fix."""
-    st.subheader("Configured estimator")
+    """The estimator the settings make, in words, and the budget it runs at — or what to fix."""
+    st.subheader("Your estimator")
     if settings.clip_low is None or settings.clip_high is None or _bound_problems(settings):
         st.info("Enter valid public bounds to configure the estimator.", icon=":material/info:")
         return
     estimator = MEAN.estimator(settings)
-    st.markdown(f"**{ESTIMATOR_LABELS[settings.estimator]}**")
-    st.code(repr(estimator), language="python", wrap_lines=True)
+    st.markdown(f"**{ESTIMATOR_LABELS[settings.estimator]}**: {estimator.describe()}.")
     try:
         budget = MEAN.native_budget(settings, pipeline.page_budget(get_state()))
     except (ValueError, TypeError) as exc:
