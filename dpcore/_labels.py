@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 LABEL_SEPARATOR = " × "
@@ -14,6 +15,17 @@ OTHER_LABEL = "Other (merged)"
 """Label of the group that collects groups smaller than ``min_group_size``."""
 
 MAX_LISTED = 10  # group labels spelled out in one message before "and N more"
+
+
+def codebook_order(label: str) -> tuple[bool, bool, float, str]:
+    """Sort key listing categories as a codebook would: numbers by value (2 before 10), then
+    text alphabetically, and :data:`MISSING_LABEL` last."""
+    try:
+        number = float(label)
+    except ValueError:
+        number = math.nan
+    is_text = math.isnan(number)
+    return (label == MISSING_LABEL, is_text, 0.0 if is_text else number, label)
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:

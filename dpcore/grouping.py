@@ -38,6 +38,7 @@ from dpcore._labels import (
     LABEL_SEPARATOR,
     MISSING_LABEL,
     OTHER_LABEL,
+    codebook_order,
     labels_repr,
     list_labels,
     plural,
@@ -68,6 +69,7 @@ __all__ = [
     "cell_labels",
     "check_categories",
     "codebook_categories",
+    "codebook_order",
     "check_edges",
     "is_category_codes",
     "is_numeric_group_dtype",
@@ -210,17 +212,23 @@ def is_numeric_group_dtype(series: pd.Series) -> bool:
 
 
 def is_category_codes(series: pd.Series) -> bool:
-    """Whole numbers (an integer dtype, not bool) with at most :data:`MAX_CODE_VALUES` distinct
-    values, missing aside: category codes such as 0/1, grouped by their values without edges.
+    """Whole numbers (not bool) with at most :data:`MAX_CODE_VALUES` distinct values, missing
+    aside: category codes such as 0/1, grouped by their values without edges.
 
     Their list of categories is read from the data and treated as public, as a text column's
-    is (the Strata page and the release say so). Floats are left out even when whole: their
-    text ("1.0") would not read as the code it stands for."""
-    return (
-        is_numeric_group_dtype(series)
-        and pd.api.types.is_integer_dtype(series.dtype)
-        and series.nunique(dropna=True) <= MAX_CODE_VALUES
-    )
+    is (the Strata page and the release say so). A float column counts when every value is
+    whole ("1.0", "0.0", as many exports write a 0/1 column or an integer column with gaps);
+    its categories are then labelled as the integers they stand for."""
+    if not is_numeric_group_dtype(series) or series.nunique(dropna=True) > MAX_CODE_VALUES:
+        return False
+    return pd.api.types.is_integer_dtype(series.dtype) or _whole_floats(series)
+
+
+def _whole_floats(series: pd.Series) -> bool:
+    """Whether every value of a float column is a whole number (missing values aside)."""
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = values[~np.isnan(values)]
+    return bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
 
 
 def needs_edges(series: pd.Series) -> bool:
@@ -281,6 +289,8 @@ def _column_codes(
             f"codes with at most {MAX_CODE_VALUES} values (such as 0/1) group as they are; for "
             "other codes, convert the column to text first."
         )
+    if pd.api.types.is_float_dtype(series.dtype) and is_category_codes(series):
+        series = series.astype("Int64")  # whole-number codes are labelled "1", not "1.0"
     raw_codes, uniques = pd.factorize(series, use_na_sentinel=True)
     raw_codes = np.asarray(raw_codes, dtype=np.int64)
     # Values with the same string form (e.g. 1 and "1") share one group, so labels are unique.

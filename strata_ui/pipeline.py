@@ -21,7 +21,7 @@ from dpcore import theory
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis
-from dpcore.grouping import MISSING_LABEL, Grouping, GroupingSpec, cell_labels
+from dpcore.grouping import Grouping, GroupingSpec, cell_labels, codebook_order
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui.state import AppState, get_dataset, get_state
 
@@ -83,7 +83,7 @@ def data_categories(
     """The categories of ``column`` found in the data (its buckets' labels with ``edges``), in
     the order a codebook would list them: a curator's view, offered to prefill a declaration."""
     labels = cell_labels(_frame[[column]], column, {column: edges} if edges else None)[column]
-    return sorted(labels.unique(), key=lambda label: (label == MISSING_LABEL, label))
+    return sorted(labels.unique(), key=codebook_order)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Grouping rows…")

@@ -332,6 +332,20 @@ def test_a_0_1_column_groups_as_it_is_chosen_twice_in_a_row_and_its_list_is_labe
     assert "Prefilled from the data (sex, income_over_50k)" in text(at.main.caption)
 
 
+def test_codes_written_as_decimals_group_without_edges_and_list_in_number_order():
+    """A 0/1 column exported as 0.0/1.0 and a 1–12 code column with a gap (read as floats)."""
+    rows = "".join(f"{i % 2}.0,{'' if i % 40 == 0 else i % 12 + 1},{i % 9}\n" for i in range(480))
+    at = upload(start(), ("flag,grade,hours\n" + rows).encode())
+    at = strata_page(at, value="hours")
+    columns = at.multiselect(key=f"strata.columns.{state_of(at).dataset_fingerprint}")
+    for choice in (["flag"], ["grade"]):
+        columns.set_value(choice).run()
+        assert not at.exception and not at.main.error, errors(at)
+        assert not any(t.key.startswith("strata.edges") for t in at.main.text_input)
+    at.radio(key="strata.group_list").set_value("declared").run()
+    assert categories_of(at, "grade").value == [*map(str, range(1, 13)), "(missing)"]
+
+
 def test_no_grouping_column_is_a_starting_state_with_a_hint_not_an_error():
     at = strata_page(start(), strata_columns=[])
     assert not at.main.error and not at.exception

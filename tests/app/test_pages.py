@@ -118,7 +118,5 @@ def test_no_page_shows_python_to_the_user(analysis):
     for page in SCREENS_WITH_SETTINGS:
         go(at, page)
         assert not at.code, (page, [c.value for c in at.code])
-        shown = text(
-            [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success]
-        )
+        shown = text([*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success])
         assert not PYTHON_CALL.search(shown), (page, PYTHON_CALL.findall(shown))

@@ -17,6 +17,7 @@ from dpcore.grouping import (
     Grouping,
     GroupingSpec,
     codebook_categories,
+    codebook_order,
     is_category_codes,
     needs_edges,
 )
@@ -176,10 +177,32 @@ def test_whole_number_codes_and_bools_group_by_their_values_without_edges():
     assert set(bucketed.labels) == {"< 10", "≥ 10", MISSING_LABEL}
 
 
+def test_whole_numbers_written_as_decimals_are_codes_labelled_as_integers():
+    """A 0/1 column exported as 0.0/1.0, or an integer column that a gap turned into floats,
+    groups without edges; its labels are the integers ("1", not "1.0")."""
+    frame = random_frame(400)
+    frame["flag"] = (np.arange(400) % 2).astype(float)
+    frame["grade"] = np.where(np.arange(400) % 50 == 0, np.nan, np.arange(400) % 12 + 1.0)
+    assert is_category_codes(frame["flag"]) and is_category_codes(frame["grade"])
+    assert sorted(Grouping.from_frame(frame, ["flag"]).labels) == ["0", "1"]
+    grades = Grouping.from_frame(frame, ["grade"], min_group_size=1).labels
+    assert sorted(grades, key=codebook_order) == [*map(str, range(1, 13)), MISSING_LABEL]
+    # Declared codes match the integer labels.
+    declared = GroupingSpec(
+        by=("flag",), categories=(("flag", ("0", "1")),), small_groups="keep"
+    ).build(frame)
+    assert declared.sizes.tolist() == [200, 200]
+
+
+def test_codebook_order_sorts_numbers_by_value_then_text_then_missing():
+    labels = ["10", "b", MISSING_LABEL, "2", "-1.5", "A", "1"]
+    assert sorted(labels, key=codebook_order) == ["-1.5", "1", "2", "10", "A", "b", MISSING_LABEL]
+
+
 @pytest.mark.parametrize(
     "column",
-    [np.arange(400) % 21, (np.arange(400) % 2).astype(float)],
-    ids=["21 whole numbers", "0/1 as decimals"],
+    [np.arange(400) % 21, (np.arange(400) % 2) / 2, np.where(np.arange(400) % 2, np.inf, 0.0)],
+    ids=["21 whole numbers", "0 and 0.5", "0 and infinity"],
 )
 def test_numbers_other_than_few_whole_codes_still_need_edges(column):
     frame = random_frame(400).assign(code=column)
