@@ -203,10 +203,10 @@ if occupied.size < 2:
 shares_key = tuple(round(float(s), 6) for s in occupied / grouping.n)
 alpha = pipeline.fitted_alpha(shares_key)
 observed = theory.observed_log_sizes(occupied)
-st.metric("Dirichlet α of the group shares", three_digits(alpha))
+st.metric("How uneven the group sizes are (α)", three_digits(alpha))
 st.markdown(
-    "α summarises how uneven the group shares are: a small α (well below 1) means one or two "
-    "groups dominate and the rest are small; a large α means groups of similar size."
+    "α sums up how uneven the groups are: a small α (well below 1) means one or two groups hold "
+    "most people and the rest are small; a large α means groups of similar size."
 )
 curves = charts_strata.log_size_curves(grouping.n, occupied.size, charts_strata.alpha_grid(alpha))
 st.plotly_chart(
@@ -216,10 +216,12 @@ st.plotly_chart(
 )
 st.caption(
     "After Figure 1 of Rosenblatt, Stoyanovich & Musco (AAAI 2024). The noise that stratifying "
-    "adds to the population estimate grows with the sum of the logs of the group sizes. It is "
-    "largest when all groups are equal (top dashed line) and smallest when one group holds almost "
-    "everyone (bottom dotted line); the solid curve is its expected value when group shares look "
-    "like random draws with unevenness α (for very small α it falls below the best case and "
-    "leaves the chart: the bound is loose there). The diamond is this dataset: the closer it "
-    "sits to the bottom line, the less extra error stratifying costs the population estimate."
+    "adds to the population estimate grows with the sum of the logs of the group sizes "
+    "(Σ log|G_i|, the vertical axis; point at a line to see its formula). It is largest when all "
+    "groups are equal (top dashed line) and smallest when one group holds almost everyone "
+    "(bottom dotted line); the solid curve is its expected value when group shares look like "
+    "random draws with unevenness α (a Dirichlet α; for very small α it falls below the best "
+    "case and leaves the chart: the bound is loose there). The diamond is this dataset: the "
+    "closer it sits to the bottom line, the less extra error stratifying costs the population "
+    "estimate."
 )

@@ -30,10 +30,16 @@ BLACK = "#000000"
 # Above this many groups the bar labels would overlap; the axis then just counts groups.
 MAX_LABELLED_BARS = 40
 
-WORST = "Worst case, equal groups: k·log(n/k) (Prop. 8)"
-EXPECTED = "Expected if shares are Dirichlet(α): k(ψ(α) − ψ(kα) + log n) (Thm. 9)"
-BEST = "Best case, one majority group: (k − 1) + log(n − k)"
+WORST = "Most extra noise: every group the same size"
+EXPECTED = "Typical for groups as uneven as α"
+BEST = "Least extra noise: one group holds almost everyone"
 CURVES = (WORST, EXPECTED, BEST)
+FORMULAS = {
+    WORST: "k·log(n/k), Prop. 8",
+    EXPECTED: "k(ψ(α) − ψ(kα) + log n) if the shares were Dirichlet(α), Thm. 9",
+    BEST: "(k − 1) + log(n − k)",
+}
+"""The paper's formula of each curve (AAAI 2024), shown when the pointer is on it."""
 _CURVE_STYLE = {
     WORST: {"color": VERMILLION, "dash": "dash"},
     EXPECTED: {"color": BLUE, "dash": "solid"},
@@ -132,6 +138,9 @@ def _one_three_ticks(low: float, high: float) -> list[float]:
 def log_size_curves(n: int, k: int, alphas: np.ndarray) -> pd.DataFrame:
     """Tidy frame (``alpha``, ``curve``, ``value``) of the three Figure-1 curves for ``n``, ``k``.
 
+    The curves are named in words on screen (:data:`WORST`, :data:`EXPECTED`, :data:`BEST`); their
+    formulas are in the hover (:data:`FORMULAS`).
+
     Values are :math:`\\sum_i \\log|G_i|`: Prop. 8's :math:`k\\log(n/k)`, Thm. 9's
     :math:`k(\\psi(\\alpha) - \\psi(k\\alpha) + \\log n)` and the benchmark
     :math:`(k - 1) + \\log(n - k)`.
@@ -178,7 +187,8 @@ def figure1_chart(
                 mode="lines",
                 name=name,
                 line={"color": style["color"], "dash": style["dash"], "width": 2.5},
-                hovertemplate="α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}<extra></extra>",
+                hovertemplate=f"{name}<br>{FORMULAS[name]}<br>"
+                "α = %{x:.3g}, Σ log|G_i| = %{y:.1f}<extra></extra>",
             )
         )
     fig.add_trace(
@@ -186,9 +196,9 @@ def figure1_chart(
             x=[alpha_fit],
             y=[observed],
             mode="markers+text",
-            name="This dataset (fitted α, observed Σ log|G_i|)",
+            name="This dataset",
             marker={"color": BLACK, "size": 12, "symbol": "diamond"},
-            text=[f"this dataset: α ≈ {three_digits(alpha_fit)}, Σ log|G_i| = {observed:.1f}"],
+            text=[f"this dataset: α ≈ {three_digits(alpha_fit)}"],
             textposition=_label_side(alpha_fit, curves["alpha"]),
             hovertemplate="This dataset<br>fitted α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}"
             "<extra></extra>",
@@ -204,14 +214,14 @@ def figure1_chart(
         title=f"Extra error from stratifying, for this dataset's n = {n:,} rows and k = {k:,} "
         "groups",
         xaxis={
-            "title": "Dirichlet α of the group shares (log scale; small = a few dominant groups)",
+            "title": "How uneven the group sizes are, α (log scale; small = a few big groups)",
             "type": "log",
             "range": [np.log10(alphas.min()) - 0.03, np.log10(alphas.max()) + 0.03],
             "tickvals": ticks,
             "ticktext": [f"{t:g}" for t in ticks],
         },
         yaxis={
-            "title": "sum of log group sizes, Σ log|G_i| (higher = more noise)",
+            "title": "Extra noise from stratifying (higher = more)",
             "range": [low - pad, high + 1.6 * pad],
         },
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},

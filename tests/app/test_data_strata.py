@@ -146,13 +146,15 @@ def test_strata_page_shows_group_sizes_and_figure_1_for_the_demo():
     assert "Other × Female" in small["x"] and "Small groups" in small["name"]
 
     assert fig1["layout"]["xaxis"]["type"] == "log"
-    assert "Dirichlet α" in fig1["layout"]["xaxis"]["title"]["text"]
-    assert "Σ log|G_i|" in fig1["layout"]["yaxis"]["title"]["text"]
+    assert "How uneven the group sizes are, α" in fig1["layout"]["xaxis"]["title"]["text"]
+    assert "Extra noise from stratifying" in fig1["layout"]["yaxis"]["title"]["text"]
+    # The paper's formulas are in the hover, not in the names the user reads.
+    assert "Prop. 8" in fig1["data"][0]["hovertemplate"]
     assert "n = 32,561" in fig1["layout"]["title"]["text"]
     marker = fig1["data"][-1]
     assert marker["name"].startswith("This dataset")
     assert values(marker["y"])[0] == pytest.approx(65.836, abs=1e-2)
-    alpha = next(m.value for m in at.main.metric if "Dirichlet α" in m.label)
+    alpha = next(m.value for m in at.main.metric if "How uneven" in m.label)
     assert float(alpha) == pytest.approx(values(marker["x"])[0], rel=1e-2)
     assert any("small α" in m.value for m in at.main.markdown)
     assert any("Figure 1" in c.value for c in at.main.caption)
