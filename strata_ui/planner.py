@@ -31,6 +31,7 @@ from strata_ui.widgets import bind
 __all__ = [
     "PlannerView",
     "cached_error_model",
+    "error_model_for",
     "render_answer",
     "render_check",
     "render_frontier",
@@ -117,10 +118,17 @@ def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel:
     """The analysis' error model for the session's data, groups and kind of budget, cached on
     all three."""
     state = get_state()
-    stats = pipeline.current_statistics(analysis, settings)
-    return _error_model(
-        analysis.name, stats, pipeline.grouping_key(state), settings, state.budget_kind
-    )
+    return error_model_for(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
+
+
+def error_model_for(
+    analysis: Analysis, settings: object, spec: GroupingSpec, budget_kind: str
+) -> ErrorModel:
+    """As :func:`cached_error_model`, for the groups of ``spec`` and a kind of budget (a planned
+    release's)."""
+    stats = pipeline.statistics_for(analysis, settings, spec)
+    key = (get_state().dataset_fingerprint, spec)
+    return _error_model(analysis.name, stats, key, settings, budget_kind)
 
 
 def _in_user_unit(budget: Budget, state: AppState) -> Budget:
