@@ -351,14 +351,18 @@ def _target_input(entry: PlanEntry) -> None:
 
 
 def _lock_toggle(entry: PlanEntry, share) -> None:
+    """Lock at the release's share of the plan, or at the Budget page's budget while the plan
+    has none (e.g. its target alone is out of reach)."""
     locked = st.toggle(
-        "Lock", value=entry.locked is not None, disabled=entry.done or share is None and
-        entry.locked is None, key=f"plan.portfolio.lock.{entry.id}",
-        help="Keep this release's budget while the others are rebalanced.",
+        "Lock", value=entry.locked is not None, disabled=entry.done,
+        key=f"plan.portfolio.lock.{entry.id}",
+        help="Keep this release's budget while the others are rebalanced (while the plan has "
+        "no budgets, lock it at the Budget page's).",
     )  # fmt: skip
     if locked == (entry.locked is not None):
         return
-    _replace_entry(entry.id, locked=share.budget if locked else None)
+    budget = pipeline.page_budget(get_state()) if share is None else share.budget
+    _replace_entry(entry.id, locked=budget if locked else None)
     st.rerun()
 
 

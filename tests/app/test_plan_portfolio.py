@@ -157,3 +157,27 @@ def test_committing_the_plan_one_by_one_spends_each_planned_share_once(two):
     assert ledger.remaining()["rho"] == pytest.approx(0.0, abs=1e-12)
     assert all(e.done for e in plan_of(two).entries)
     assert "Release from your plan" not in [s.label for s in two.selectbox]
+
+
+def test_a_ratio_out_of_reach_is_locked_at_the_budget_page_s_budget_and_charged_its_cost():
+    """The ratio's classic Gaussian cannot meet ±0.05 below ε = 5: the plan says so; locked at
+    the Budget page's ε = 1 it is released at ε = 1 and charged its exact ρ."""
+    at = start("plan")
+    at.button(key="plan.portfolio.add").click().run()
+    state_of(at).analysis = "ratio"
+    at.run()
+    at.number_input(key="planner_view.half_width").set_value(0.05).run()
+    at.button(key="plan.portfolio.add").click().run()
+    ratio = plan_of(at).entries[1]
+    assert f"No budget meets the target of “{ratio.label}”: the classic Gaussian" in errors(at)
+    assert "Loosen its target, or lock it at a budget." in errors(at)
+    at.toggle(key=f"plan.portfolio.lock.{ratio.id}").set_value(True).run()
+    assert not at.main.error, errors(at)
+    table = shown_plan(at)
+    assert table.loc[ratio.label, "locked"] and not table.loc[ratio.label, "meets target"]
+    assert table["charge (ρ)"].sum() == pytest.approx(2.0)
+    go(at, "release")
+    assert f"Release 2 of 2 in your plan, “{ratio.label}”: planned at ε = 1" in text(at.info)
+    commit(at)
+    [record] = Ledger.open(None, "default").history()
+    assert record.cost.rho == pytest.approx(table.loc[ratio.label, "charge (ρ)"], rel=1e-12)
