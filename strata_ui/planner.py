@@ -31,6 +31,7 @@ from strata_ui.widgets import bind
 __all__ = [
     "PlannerView",
     "cached_error_model",
+    "curator_reasons",
     "error_model_for",
     "render_answer",
     "render_check",
@@ -138,7 +139,8 @@ def _in_user_unit(budget: Budget, state: AppState) -> Budget:
     return budget
 
 
-def _curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
+def curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
+    """The confidential numbers an answer for ``target`` reads, in plain words (empty: none)."""
     reasons = list(model.reads)
     if target.relative:
         reasons.append("each group's true value (for a percentage)")
@@ -160,7 +162,7 @@ def render_answer(
     settings: object,
 ) -> None:
     """The smallest budget, the estimate that sets it, what the ledger says, and the chart."""
-    reasons = _curator_reasons(model, answer.target)
+    reasons = curator_reasons(model, answer.target)
     if reasons:
         st.info(
             "Curator preview, not differentially private: this answer reads "

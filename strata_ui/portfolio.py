@@ -26,7 +26,7 @@ from dpcore.ledger import Ledger, LedgerUnavailableError
 from dpcore.planner import AccuracyTarget, PlannedRelease, PortfolioSplit, split_budget
 from strata_ui import constants, pipeline
 from strata_ui.analyses import AnalysisUI
-from strata_ui.planner import error_model_for
+from strata_ui.planner import curator_reasons, error_model_for
 from strata_ui.state import (
     AppState,
     get_settings,
@@ -202,6 +202,18 @@ def _pending(plan: PlanOfReleases, fingerprint: str) -> list[PlanEntry]:
     return [e for e in plan.entries if not e.done and e.dataset_fingerprint == fingerprint]
 
 
+def confidential_inputs() -> list[str]:
+    """What confidential numbers the split of the releases still to commit reads: those of
+    every unlocked release's answer (the common factor passes them on to every budget)."""
+    pending = _pending(get_settings(PlanOfReleases), get_state().dataset_fingerprint)
+    reasons: list[str] = []
+    for entry in pending:
+        if entry.locked is None:
+            model = _planned(entry).model
+            reasons += [r for r in curator_reasons(model, entry.target) if r not in reasons]
+    return reasons
+
+
 def current_split(available: Budget | None) -> tuple[PortfolioSplit | None, str | None]:
     """The pending releases' split of ``available``, or None and the reason it cannot be made."""
     pending = _pending(get_settings(PlanOfReleases), get_state().dataset_fingerprint)
@@ -270,6 +282,14 @@ def render_plan_of_releases(ui: AnalysisUI, settings: object, target: AccuracyTa
     split, problem = current_split(available)
     if problem:
         st.error(problem, icon=":material/error:")
+    if split is not None and (reasons := confidential_inputs()):
+        st.info(
+            f"Curator preview, not differentially private: these budgets read {', '.join(reasons)}. "
+            "A release publishes its budget, so committing one at these budgets reveals a "
+            "little about them; to avoid it, lock each release: it then takes the Budget "
+            "page's budget, which you chose.",
+            icon=":material/visibility:",
+        )
     shares = {} if split is None else {s.label: s for s in split.shares}
     ledger = None if state.workshop_mode else _ledger_or_none()
     for number, entry in enumerate(plan.entries, start=1):
@@ -351,17 +371,20 @@ def _target_input(entry: PlanEntry) -> None:
 
 
 def _lock_toggle(entry: PlanEntry, share) -> None:
-    """Lock at the release's share of the plan, or at the Budget page's budget while the plan
-    has none (e.g. its target alone is out of reach)."""
+    """Lock at the release's share of the plan; at the Budget page's budget instead while the
+    plan has none (a target out of reach) or its budgets read confidential numbers, so that a
+    locked budget never carries them."""
     locked = st.toggle(
         "Lock", value=entry.locked is not None, disabled=entry.done,
         key=f"plan.portfolio.lock.{entry.id}",
-        help="Keep this release's budget while the others are rebalanced (while the plan has "
-        "no budgets, lock it at the Budget page's).",
+        help="Keep this release's budget while the others are rebalanced: its share of the "
+        "plan, or the Budget page's budget while the plan has none or reads confidential "
+        "numbers.",
     )  # fmt: skip
     if locked == (entry.locked is not None):
         return
-    budget = pipeline.page_budget(get_state()) if share is None else share.budget
+    chosen_by_user = share is None or confidential_inputs()
+    budget = pipeline.page_budget(get_state()) if chosen_by_user else share.budget
     _replace_entry(entry.id, locked=budget if locked else None)
     st.rerun()
 
@@ -434,6 +457,14 @@ def planned_budget(ui: AnalysisUI, ledger: Ledger) -> tuple[PlanEntry, Budget] |
         )
         return None
     share = next(s for s in split.shares if s.label == entry.label)
+    if reasons := confidential_inputs():
+        st.warning(
+            f"This planned budget was computed from {', '.join(reasons)}, which are "
+            "confidential: the release publishes its budget, so it reveals a little about "
+            "them. To avoid it, lock every release of the plan on the Plan page: each then "
+            "takes the Budget page's budget, which you chose.",
+            icon=":material/visibility:",
+        )
     charge = format_components({split.unit: share.charge})
     st.info(
         f"Release {number} of {total} in your plan, “{entry.label}”: planned at "

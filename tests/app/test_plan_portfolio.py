@@ -160,8 +160,9 @@ def test_committing_the_plan_one_by_one_spends_each_planned_share_once(two):
 
 
 def test_a_ratio_out_of_reach_is_locked_at_the_budget_page_s_budget_and_charged_its_cost():
-    """The ratio's classic Gaussian cannot meet ±0.05 below ε = 5: the plan says so; locked at
-    the Budget page's ε = 1 it is released at ε = 1 and charged its exact ρ."""
+    """The ratio's classic Gaussian cannot meet ±0.05 below ε = 5: the plan says so; at ±5 its
+    budgets read confidential sums, which both pages say; locked, it takes the Budget page's
+    ε = 1, is released at ε = 1 and charged its exact ρ."""
     at = start("plan")
     at.button(key="plan.portfolio.add").click().run()
     state_of(at).analysis = "ratio"
@@ -171,6 +172,14 @@ def test_a_ratio_out_of_reach_is_locked_at_the_budget_page_s_budget_and_charged_
     ratio = plan_of(at).entries[1]
     assert f"No budget meets the target of “{ratio.label}”: the classic Gaussian" in errors(at)
     assert "Loosen its target, or lock it at a budget." in errors(at)
+    at.number_input(key=f"plan.portfolio.target.{ratio.id}").set_value(5.0).run()
+    # Reachable now, but the ratio's model reads each group's exact sums: the split says so.
+    assert "Curator preview, not differentially private: these budgets read each group's exact" in (
+        text(at.info)
+    )
+    go(at, "release")
+    assert "This planned budget was computed from each group's exact Σ label" in text(at.warning)
+    go(at, "plan")
     at.toggle(key=f"plan.portfolio.lock.{ratio.id}").set_value(True).run()
     assert not at.main.error, errors(at)
     table = shown_plan(at)
