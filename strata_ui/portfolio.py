@@ -146,11 +146,12 @@ def add_current(ui: AnalysisUI, settings: object, target: AccuracyTarget) -> str
 
 
 def _default_label(ui: AnalysisUI) -> str:
-    """The name the release would have on the Release page."""
+    """The name the release would have on the Release page; the analysis and the groups when
+    it cannot run at the Budget page's budget (e.g. a Gaussian mean at an ε budget)."""
     try:
         return ui.current_plan().header.label
-    except (ValueError, TypeError):  # not releasable at the Budget page's budget (e.g. ε for
-        return f"{ui.analysis.title} by {' × '.join(get_state().strata_columns)}"  # Gaussian)
+    except (ValueError, TypeError):
+        return f"{ui.analysis.title} by {' × '.join(get_state().strata_columns)}"
 
 
 def _unique_label(label: str, plan: PlanOfReleases) -> str:
