@@ -5,7 +5,7 @@ import streamlit as st
 from dpcore.analyses import PlannerUnavailable
 from dpcore.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
-from strata_ui import pipeline, planner
+from strata_ui import pipeline, planner, portfolio
 from strata_ui.analyses import current
 from strata_ui.state import get_settings, get_state, open_ledger
 
@@ -57,6 +57,8 @@ if answer.budget is not None:
         rng=state.seed,
     )
     planner.render_check(check, answer.binding, state.replicates)
+
+portfolio.render_plan_of_releases(ui, settings, target)
 
 st.subheader("Which stratification?")
 st.info(

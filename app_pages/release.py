@@ -5,7 +5,7 @@ import streamlit as st
 from dpcore.accounting import BudgetExceededError
 from dpcore.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
-from strata_ui import release_ui
+from strata_ui import portfolio, release_ui
 from strata_ui.analyses import current
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
@@ -26,6 +26,7 @@ with gauge_col:
 
 with plan_col:
     st.subheader("Planned release")
+    portfolio.render_release_picker()
     ui = current()
     ui.render_release_options()
     state.release_label = st.text_input(
@@ -44,8 +45,10 @@ with plan_col:
             key="release.level",
         )
 
+with plan_col:
+    planned = portfolio.planned_budget(ui, ledger)  # None: not a release of the user's plan
 try:
-    plan = ui.current_plan()
+    plan = ui.current_plan(None if planned is None else planned[1])
 except (ValueError, TypeError) as exc:
     st.error(f"The release is not ready: {exc}", icon=":material/error:")
     st.stop()
@@ -130,6 +133,8 @@ if existing is None:
                 icon=":material/error:",
             )
         else:
+            if planned is not None and not planned[0].done:
+                portfolio.mark_released(planned[0].id, key, planned[1])
             state.release_flash = (
                 "Released and recorded: the budget was spent once. Committing this plan again "
                 "shows this same release."

@@ -126,10 +126,17 @@ def current_statistics(analysis: Analysis, settings: object):
     :meth:`~dpcore.analyses.base.Analysis.statistics_key`: settings that do not change them
     reuse them. Read-only statistics are one shared object; others are copied for each
     caller, who may then change them."""
-    state = get_state()
+    return statistics_for(analysis, settings, grouping_spec(get_state()))
+
+
+def statistics_for(analysis: Analysis, settings: object, spec: GroupingSpec):
+    """As :func:`current_statistics`, in the groups of ``spec`` (e.g. a planned release's,
+    which may differ from the Strata page's now)."""
+    state, frame = get_state(), get_dataset()
+    grouping = _build_grouping(frame, state.dataset_fingerprint, spec)
     cached = _shared_statistics if analysis.read_only_statistics else _copied_statistics
     return cached(
-        analysis.name, get_dataset(), current_grouping(state), grouping_key(state),
+        analysis.name, frame, grouping, (state.dataset_fingerprint, spec),
         analysis.statistics_key(settings), settings,
     )  # fmt: skip
 
@@ -140,6 +147,12 @@ def page_budget(state: AppState, value: float | None = None) -> Budget:
     if state.budget_kind == "pure":
         return PureDP(state.epsilon if value is None else value)
     return ZCDP(state.rho if value is None else value)
+
+
+def release_budget(state: AppState, budget: Budget | None) -> Budget:
+    """The budget a release runs at: ``budget`` when given (a planned release's), else the
+    Budget page's."""
+    return page_budget(state) if budget is None else budget
 
 
 @st.cache_data(max_entries=4, show_spinner="Fingerprinting the dataset…")

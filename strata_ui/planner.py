@@ -31,6 +31,8 @@ from strata_ui.widgets import bind
 __all__ = [
     "PlannerView",
     "cached_error_model",
+    "curator_reasons",
+    "error_model_for",
     "render_answer",
     "render_check",
     "render_frontier",
@@ -117,10 +119,17 @@ def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel:
     """The analysis' error model for the session's data, groups and kind of budget, cached on
     all three."""
     state = get_state()
-    stats = pipeline.current_statistics(analysis, settings)
-    return _error_model(
-        analysis.name, stats, pipeline.grouping_key(state), settings, state.budget_kind
-    )
+    return error_model_for(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
+
+
+def error_model_for(
+    analysis: Analysis, settings: object, spec: GroupingSpec, budget_kind: str
+) -> ErrorModel:
+    """As :func:`cached_error_model`, for the groups of ``spec`` and a kind of budget (a planned
+    release's)."""
+    stats = pipeline.statistics_for(analysis, settings, spec)
+    key = (get_state().dataset_fingerprint, spec)
+    return _error_model(analysis.name, stats, key, settings, budget_kind)
 
 
 def _in_user_unit(budget: Budget, state: AppState) -> Budget:
@@ -130,7 +139,8 @@ def _in_user_unit(budget: Budget, state: AppState) -> Budget:
     return budget
 
 
-def _curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
+def curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
+    """The confidential numbers an answer for ``target`` reads, in plain words (empty: none)."""
     reasons = list(model.reads)
     if target.relative:
         reasons.append("each group's true value (for a percentage)")
@@ -152,7 +162,7 @@ def render_answer(
     settings: object,
 ) -> None:
     """The smallest budget, the estimate that sets it, what the ledger says, and the chart."""
-    reasons = _curator_reasons(model, answer.target)
+    reasons = curator_reasons(model, answer.target)
     if reasons:
         st.info(
             "Curator preview, not differentially private: this answer reads "

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.accounting import Budget
 from dpcore.analyses.base import Analysis
 from dpcore.release import ReleasePlan, ReleaseRecord
 
@@ -60,8 +61,10 @@ class AnalysisUI(ABC):
         """The Compare page: simulated releases scored against the confidential truth."""
 
     @abstractmethod
-    def current_plan(self) -> ReleasePlan:
-        """The release the session would commit; ``ValueError`` says what to fix."""
+    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
+        """The release the session would commit at ``budget`` (None: the Budget page's; a plan
+        of several releases passes each one's planned budget); ``ValueError`` says what to
+        fix."""
 
     def render_data_choices(self, frame: pd.DataFrame) -> None:
         """Choices on the Data page that belong to this analysis (the mean's value column)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from dpcore.accounting import Budget
 from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.release import ReleasePlan, ReleaseRecord
 from strata_ui import pipeline
@@ -25,11 +26,12 @@ class GvdpUI(AnalysisUI):
     render_compare = staticmethod(compare.render_compare)
     render_release_options = staticmethod(settings_widgets.render_uninformative_choice)
 
-    def current_plan(self) -> ReleasePlan:
+    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
         state, settings = get_state(), get_settings(GvdpSettings)
         GVDP.check(settings, get_dataset())
         stats = pipeline.current_statistics(GVDP, settings)
-        return GVDP.plan(stats, settings, pipeline.plan_header(state, pipeline.page_budget(state)))
+        header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
+        return GVDP.plan(stats, settings, header)
 
     def release_figure(self, record: ReleaseRecord) -> go.Figure:
         """One panel per coefficient: coefficients differ in scale."""

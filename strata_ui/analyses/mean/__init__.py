@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dpcore.accounting import Budget
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.release import ReleasePlan
 from strata_ui import pipeline
@@ -29,11 +30,12 @@ class MeanUI(AnalysisUI):
 
     render_compare = staticmethod(compare.render_compare)
 
-    def current_plan(self) -> ReleasePlan:
+    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
         state = get_state()
         chosen = get_settings(MeanSettings)
         values = pipeline.current_statistics(MEAN, chosen)
-        return MEAN.plan(values, chosen, pipeline.plan_header(state, pipeline.page_budget(state)))
+        header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
+        return MEAN.plan(values, chosen, header)
 
     def render_data_choices(self, frame: pd.DataFrame) -> None:
         settings.render_value_column(frame)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dpcore.accounting import Budget
 from dpcore.analyses.ratio import RATIO, RatioSettings
 from dpcore.errors import SettingsError
 from dpcore.release import ReleasePlan
@@ -22,9 +23,9 @@ class RatioUI(AnalysisUI):
 
     render_compare = staticmethod(compare.render_compare)
 
-    def current_plan(self) -> ReleasePlan:
+    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
         state, chosen = get_state(), get_settings(RatioSettings)
-        budget = pipeline.page_budget(state)
+        budget = pipeline.release_budget(state, budget)
         try:
             session.check(chosen, budget)
         except SettingsError as exc:

@@ -11,6 +11,7 @@ Swanberg (NeurIPS 2021).
 
 from __future__ import annotations
 
+from dpcore.accounting import Budget
 from dpcore.analyses.sampling import SAMPLE, SamplePlan
 from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
@@ -27,8 +28,8 @@ class SampleUI(AnalysisUI):
     render_estimator = staticmethod(estimator.render_estimator)
     render_compare = staticmethod(compare.render_compare)
 
-    def current_plan(self) -> SamplePlan:
-        return session.current_plan()
+    def current_plan(self, budget: Budget | None = None) -> SamplePlan:
+        return session.current_plan(budget)
 
     def render_record(self, record: ReleaseRecord, key: str) -> bool:
         release.render_record(record, key)

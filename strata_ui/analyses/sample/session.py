@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dpcore.accounting import Budget
 from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleRows, SampleSettings
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_settings, get_state
@@ -15,8 +16,9 @@ def current_rows() -> SampleRows:
     return pipeline.current_statistics(SAMPLE, settings)
 
 
-def current_plan() -> SamplePlan:
-    """The release the session would commit; ``ValueError`` says what to fix."""
+def current_plan(budget: Budget | None = None) -> SamplePlan:
+    """The release the session would commit at ``budget`` (None: the Budget page's);
+    ``ValueError`` says what to fix."""
     state = get_state()
-    header = pipeline.plan_header(state, pipeline.page_budget(state))
+    header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
     return SAMPLE.plan(current_rows(), get_settings(SampleSettings), header)

@@ -19,6 +19,7 @@ The groups come from the Strata page and ε from the Budget page. Numerics live 
 
 from __future__ import annotations
 
+from dpcore.accounting import Budget
 from dpcore.analyses.synth import SYNTH, SynthPlan, SynthSettings
 from dpcore.release import ReleaseRecord
 from strata_ui import pipeline
@@ -37,10 +38,10 @@ class SynthUI(AnalysisUI):
     render_compare = staticmethod(compare.render_compare)
     presets = learn.PRESETS
 
-    def current_plan(self) -> SynthPlan:
+    def current_plan(self, budget: Budget | None = None) -> SynthPlan:
         state, settings = get_state(), get_settings(SynthSettings)
         resolved = resolve((settings.strategy,))
-        header = pipeline.plan_header(state, pipeline.page_budget(state))
+        header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
         return SYNTH.plan(resolved.stats, settings, header)
 
     def render_record(self, record: ReleaseRecord, key: str) -> bool:
