@@ -10,7 +10,7 @@ from strata_ui import constants, ledger_ui, pipeline
 from strata_ui.analyses import current
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
-from strata_ui.widgets import labelled_radio, log_slider
+from strata_ui.widgets import labelled_radio, log_slider, show_error
 
 st.title("Budget")
 st.markdown(
@@ -118,7 +118,7 @@ try:
         )
     )
 except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budget
-    st.error(str(exc), icon=":material/error:")
+    show_error(exc)
     st.stop()
 try:
     # The exact cost can depend on the plan (the ratio's follows from its noise), so price it.

@@ -8,6 +8,7 @@ from dpcore.planner import smallest_budget
 from strata_ui import pipeline, planner, portfolio
 from strata_ui.analyses import current
 from strata_ui.state import get_settings, get_state, open_ledger
+from strata_ui.widgets import show_error
 
 st.title("Plan")
 st.markdown(
@@ -29,7 +30,7 @@ try:
     target = planner.target_inputs(planner.value_unit(settings), model)
     answer = smallest_budget(model, target)
 except ValueError as exc:
-    st.error(str(exc), icon=":material/error:")
+    show_error(exc)
     st.stop()
 ledger = None
 if not state.workshop_mode:  # workshop mode shows no ledger
@@ -71,4 +72,4 @@ try:
 except PlannerUnavailable as exc:
     st.info(str(exc), icon=":material/info:")
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch
-    st.error(str(exc), icon=":material/error:")
+    show_error(exc)

@@ -9,7 +9,7 @@ from strata_ui import portfolio, release_ui
 from strata_ui.analyses import current
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
-from strata_ui.widgets import progress_bar
+from strata_ui.widgets import progress_bar, show_error
 
 st.title("Release")
 st.markdown(
@@ -50,7 +50,7 @@ with plan_col:
 try:
     plan = ui.current_plan(None if planned is None else planned[1])
 except (ValueError, TypeError) as exc:
-    st.error(f"The release is not ready: {exc}", icon=":material/error:")
+    show_error(exc, prefix="The release is not ready: ")
     st.stop()
 
 key = plan_key(plan)

@@ -18,10 +18,7 @@ from strata_ui.constants import (
 from strata_ui.state import get_dataset, get_state
 from strata_ui.style import three_digits
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import labelled_radio
-
-ERROR = ":material/error:"
-
+from strata_ui.widgets import labelled_radio, show_error
 
 st.title("Strata")
 st.markdown(
@@ -69,7 +66,7 @@ for column in numeric:
     try:
         edges = parse_edges(text, column)
     except ValueError as exc:
-        st.error(str(exc), icon=ERROR)
+        show_error(exc)
         columns_without_edges.append(column)
         continue
     if edges:
@@ -129,7 +126,7 @@ grouping_state = (
 try:
     grouping = pipeline.current_grouping(grouping_state)
 except (ValueError, TypeError) as exc:
-    st.error(str(exc), icon=ERROR)
+    show_error(exc)
     st.stop()
 
 if state.small_groups == "keep":
@@ -189,7 +186,7 @@ else:
 try:
     shares = pipeline.current_grouping(state).shares
 except (ValueError, TypeError) as exc:
-    st.error(str(exc), icon=ERROR)
+    show_error(exc)
 else:
     st.success(f"Shares in use: {shares.description}.", icon=":material/check_circle:")
 

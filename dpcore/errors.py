@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["BudgetKindError", "ClassicGaussianRangeError", "Problem", "SettingsError"]
+__all__ = [
+    "BudgetKindError",
+    "ClassicGaussianRangeError",
+    "NotChosenYet",
+    "Problem",
+    "SettingsError",
+]
 
 
 class BudgetKindError(ValueError):
@@ -41,6 +47,11 @@ class ClassicGaussianRangeError(ValueError):
     def __init__(self, message: str, *, epsilon: float) -> None:
         super().__init__(message)
         self.epsilon = epsilon
+
+
+class NotChosenYet(ValueError):
+    """Something the user has not entered yet, such as the shares of a table just chosen: a normal
+    starting state, which the app shows as a hint saying what to enter, not as an error."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from dpcore._labels import OTHER_LABEL, list_labels, plural
 from dpcore._validate import as_rng, data_frame, open_unit_interval, require_columns
+from dpcore.errors import NotChosenYet
 
 if TYPE_CHECKING:
     from dpcore.grouping import Grouping
@@ -175,7 +176,9 @@ def _table_items(table: object) -> list[tuple[str, object]]:
     out = [(str(g).strip(), s) for g, s in items]
     dups = sorted(g for g, count in Counter(g for g, _ in out).items() if count > 1)
     if dups:
-        raise ValueError(f"`table` lists these groups more than once: {list_labels(dups)}")
+        raise ValueError(
+            f"The table of public shares lists these groups more than once: {list_labels(dups)}"
+        )
     return out
 
 
@@ -262,6 +265,8 @@ def shares_from_table(
 
     Raises
     ------
+    NotChosenYet
+        No share at all (a table just chosen).
     ValueError
         A group without a share (all missing ones are listed); a group not in ``grouping``
         (listed); a negative, NaN or infinite share (groups named); all shares zero; a group
@@ -277,6 +282,12 @@ def shares_from_table(
     grouping = _check_grouping(grouping)
     items = _table_items(table)
     labels = tuple(grouping.labels)
+    if not items:
+        raise NotChosenYet(
+            f"No public shares entered yet: in the Strata page's table, give a share for each "
+            f"of the {plural(len(labels), 'group')} (a proportion, a percentage or a count), or "
+            "upload a file of groups and their shares."
+        )
     known = set(labels)
     merged = set(grouping.report.merged_groups)
     dropped = {*grouping.report.dropped_groups, *grouping.report.empty_groups}
@@ -285,7 +296,7 @@ def shares_from_table(
     extra = [g for g, _ in items if g not in known | merged | dropped]
     if extra:
         raise ValueError(
-            f"`table` has shares for {plural(len(extra), 'group')} that are not among the "
+            f"The table of public shares has shares for {plural(len(extra), 'group')} that are not among the "
             f"groups: {list_labels(extra)}. Expected labels like "
             f"{list_labels(list(labels)[:3])}"
         )
@@ -304,7 +315,7 @@ def shares_from_table(
         values[g] = s
     if bad:
         raise ValueError(
-            f"`table` shares must be finite numbers >= 0; these groups have a negative, missing, "
+            f"Public shares must be numbers of 0 or more; these groups have a negative, missing, "
             f"infinite or non-numeric share: {list_labels(bad)}"
         )
     given_merged = sorted(keys & merged)
@@ -315,25 +326,25 @@ def shares_from_table(
             keys = keys | {OTHER_LABEL}
         else:
             raise ValueError(
-                f"`table` gives shares for some of the groups merged into {OTHER_LABEL!r} but is "
+                f"The table of public shares gives shares for some of the groups merged into {OTHER_LABEL!r} but is "
                 f"missing {list_labels(absent)}; give a share for each of them, or one share "
                 f"for {OTHER_LABEL!r}"
             )
     elif OTHER_LABEL in keys and given_merged:
         raise ValueError(
-            f"`table` gives a share for {OTHER_LABEL!r} and also for groups merged into it "
+            f"The table of public shares gives a share for {OTHER_LABEL!r} and also for groups merged into it "
             f"({list_labels(given_merged)}); give one or the other"
         )
     missing = [lab for lab in labels if lab not in keys]
     if missing:
         raise ValueError(
-            f"`table` is missing shares for {plural(len(missing), 'group')}: "
+            f"The table of public shares has no share for {plural(len(missing), 'group')}: "
             f"{list_labels(missing)}; give a share for every group"
         )
     raw = np.array([values[lab] for lab in labels], dtype=np.float64)
     total = float(raw.sum())
     if total <= 0:
-        raise ValueError("`table` shares are all zero; at least one group needs a share > 0")
+        raise ValueError("The public shares are all zero; at least one group needs a share > 0")
     description = "User-supplied table of public shares"
     if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
         description += f" (rescaled from a total of {total:g} to sum to 1)"

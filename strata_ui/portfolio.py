@@ -35,6 +35,7 @@ from strata_ui.state import (
     reset_settings,
     update_settings,
 )
+from strata_ui.widgets import show_error
 
 __all__ = [
     "PlanEntry",
@@ -365,7 +366,7 @@ def _target_input(entry: PlanEntry) -> None:
     try:
         changed = dataclasses.replace(target, amount=value / 100 if target.relative else value)
     except ValueError as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     _replace_entry(entry.id, target=changed)
     st.rerun()

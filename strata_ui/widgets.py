@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from dpcore.errors import NotChosenYet
 from dpcore.release import Progress
 from strata_ui import constants
 from strata_ui.group_selection import (
@@ -94,6 +95,16 @@ def bind(
 def _no_index(name: str) -> int | None:
     """A select box may show no choice; a radio always shows one (the first)."""
     return None if name == "selectbox" else 0
+
+
+def show_error(exc: Exception, *, icon: str = ":material/error:", prefix: str = "") -> None:
+    """A failure as the user should read it: something not entered yet
+    (:class:`~dpcore.errors.NotChosenYet`, a normal starting state) as a blue hint, anything
+    else as a red error. ``prefix`` starts the message (e.g. "The release is not ready: ")."""
+    if isinstance(exc, NotChosenYet):
+        st.info(f"{prefix}{exc}", icon=":material/info:")
+    else:
+        st.error(f"{prefix}{exc}", icon=icon)
 
 
 def show_problems(problems: Sequence[Any]) -> None:

@@ -193,7 +193,7 @@ def test_share_table_is_prefilled_and_accepted():
 
 @pytest.mark.parametrize(
     ("table", "words"),
-    [({"a": 0.5}, "missing shares for 1 group"), ({"a": 0.5, "b": -0.1}, "negative")],
+    [({"a": 0.5}, "no share for 1 group"), ({"a": 0.5, "b": -0.1}, "negative")],
     ids=["missing group", "negative share"],
 )
 def test_bad_share_table_shows_an_error(table, words):
@@ -204,6 +204,21 @@ def test_bad_share_table_shows_an_error(table, words):
     )  # fmt: skip
     assert words in errors(at)
     assert len(at.get("plotly_chart")) == 2  # the groups are still shown
+
+
+def test_choosing_a_shares_table_is_a_starting_state_with_a_hint_on_every_page():
+    """Issue 14: choosing a table of shares, still empty, is no error until the user types."""
+    at = strata_page(start())
+    for source in ("table", "data", "table"):
+        at.radio(key="strata.share_source").set_value(source).run()
+        assert not at.main.error, errors(at)
+    assert "No public shares entered yet" in text(at.main.info)
+    for page in ("compare", "release", "strata"):
+        go(at, page)
+        assert not at.main.error, (page, errors(at))
+        assert "No public shares entered yet" in text(at.main.info), page
+    at = strata_page(at, share_table={"White × Male": 0.6})  # the user has acted
+    assert "no share for 9 groups" in errors(at)
 
 
 def shares_page() -> AppTest:
@@ -255,7 +270,7 @@ def test_a_bad_shares_file_names_the_row_and_changes_nothing(data, words):
 def test_groups_missing_from_the_shares_file_are_listed():
     at = load_shares(shares_page(), b"group,share\na,0.6\n")
     assert "The file has no share for 1 group(s): b." in text(at.main.warning)
-    assert "missing shares for 1 group" in errors(at)  # until the user types it in
+    assert "no share for 1 group" in errors(at)  # until the user types it in
 
 
 # ---- Strata page: bad choices ------------------------------------------------------------------

@@ -17,7 +17,14 @@ from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, budget_slider, group_search, quiet_progress, seed_input
+from strata_ui.widgets import (
+    bind,
+    budget_slider,
+    group_search,
+    quiet_progress,
+    seed_input,
+    show_error,
+)
 
 VANILLA = ("global_only", "global_and_groups")
 METRIC_LABELS = {
@@ -107,7 +114,7 @@ def render_compare() -> None:
         with st.spinner(f"Simulating {state.replicates:,} releases per approach…"):
             results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     metrics = charts.stack({s: r.metrics for s, r in results.items()})
     groups = charts.stack({s: r.groups for s, r in results.items()})
@@ -211,7 +218,7 @@ def _render_sweep(
                     done = i * len(strategies) + j + 1
                     progress(done, total, f"{symbol} = {value:g} ({done}/{total})")
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     sweep = summarize_sweep(runs)
     st.plotly_chart(

@@ -14,7 +14,7 @@ from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
-from strata_ui.widgets import bind, show_problems
+from strata_ui.widgets import bind, show_error, show_problems
 
 VARIANCE_FRACTIONS = (0.1, 0.2, 0.3, 0.5)
 
@@ -82,7 +82,7 @@ def _render_value_messages() -> None:
     try:
         values = pipeline.current_statistics(MEAN, get_settings(MeanSettings))
     except (ValueError, TypeError) as exc:  # the estimator below can still be configured
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     for message in values.messages():
         st.info(message, icon=":material/info:")
@@ -198,7 +198,7 @@ def render_budget_split() -> None:
     try:
         budget = MEAN.native_budget(settings, pipeline.page_budget(state))
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     st.subheader("What each strategy costs under composition")
     fraction = bind(

@@ -14,6 +14,7 @@ from dpcore.analyses.ratio import RATIO, GroupRatioSums, RatioSettings
 from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, Problem, SettingsError
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_state
+from strata_ui.widgets import show_error
 
 __all__ = ["budget_message", "check", "current_sums", "problems", "sums_or_error"]
 
@@ -84,5 +85,5 @@ def sums_or_error(settings: RatioSettings) -> tuple[GroupRatioSums, tuple] | Non
     try:
         return current_sums(settings)
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return None

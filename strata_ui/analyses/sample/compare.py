@@ -13,6 +13,7 @@ from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_rows
 from strata_ui.analyses.sample.settings import SampleView
 from strata_ui.state import get_settings, get_state
+from strata_ui.widgets import show_error
 
 SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 """Budgets of the sweep, in the Budget page's unit (ε or ρ), with the page's own added."""
@@ -49,7 +50,7 @@ def render_compare() -> None:
         rows = current_rows()
         page = pipeline.page_budget(state)
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     symbol, current = ("ε", page.epsilon) if state.budget_kind == "pure" else ("ρ", page.rho)
     budgets = tuple(sorted({*SWEEP, current}))

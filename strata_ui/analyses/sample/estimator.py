@@ -18,6 +18,7 @@ from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_plan, current_rows
 from strata_ui.analyses.sample.settings import render_categories, render_settings, render_view
 from strata_ui.state import get_dataset, get_state
+from strata_ui.widgets import show_error
 
 
 def render_estimator() -> None:
@@ -31,7 +32,7 @@ def render_estimator() -> None:
     try:
         labels = pipeline.current_grouping(state).labels
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     settings = render_settings(get_dataset(), tuple(labels))
     try:
@@ -45,7 +46,7 @@ def render_estimator() -> None:
             "group's number of rows is treated as public."
         )
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     view = render_view()
     _render_preview(plan, settings, view.seed, view.runs)

@@ -27,7 +27,7 @@ from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import bind, group_search, quiet_progress
+from strata_ui.widgets import bind, group_search, quiet_progress, show_error
 
 RUNS_MIN, RUNS_MAX = 1, 10
 
@@ -97,7 +97,7 @@ def render_compare() -> None:
         started = time.perf_counter()
         errors = _sweep(resolved, settings, view)
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     elapsed = time.perf_counter() - started
     epsilons = tuple(sorted(errors["epsilon"].unique()))
@@ -122,7 +122,7 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
     try:
         resolved = resolve(("stratified", "vanilla"))
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     budget = pipeline.page_budget(get_state())
     key = (resolved.key, str(budget), view.runs, view.seed)
@@ -141,7 +141,7 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
             ),
         )  # fmt: skip
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     elapsed = time.perf_counter() - started
     st.caption(

@@ -22,6 +22,7 @@ from strata_ui.analyses.synth import slow
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
 from strata_ui.state import get_dataset, get_settings, get_state
+from strata_ui.widgets import show_error
 
 PREVIEW_ROWS = 20
 
@@ -41,7 +42,7 @@ def render_estimator() -> None:
     try:
         _, note = synth_epsilon(state, settings)
     except ValueError as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     st.caption(
         f"Privacy budget: {note} Stratified or vanilla, a release costs the budget once (groups "
@@ -50,7 +51,7 @@ def render_estimator() -> None:
     try:
         resolved = resolve((settings.strategy,))
     except (ValueError, TypeError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     try:
         _render_preview(resolved, settings)

@@ -25,7 +25,7 @@ from dpcore.analyses.synth import (
 from dpcore.grouping import is_numeric_group_dtype
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, show_error
 
 METHOD_HELP = {
     "independent": "Noisy counts of each column on its own; rows combine the columns at random, "
@@ -188,7 +188,7 @@ def _store_edges(column: str, text: str) -> None:
     try:
         edges = parse_edges(text, column)
     except ValueError as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
         return
     set_settings(settings.with_edges(column, tuple(edges) or None))
 

@@ -62,8 +62,8 @@ def test_shares_from_table_normalises_and_says_so():
 @pytest.mark.parametrize(
     ("table", "match"),
     [
-        ({"A": 0.5, "B": 0.5}, r"missing shares for 1 group: “C”"),
-        ({"A": 0.5}, r"missing shares for 2 groups: “B”, “C”"),
+        ({"A": 0.5, "B": 0.5}, r"no share for 1 group: “C”"),
+        ({"A": 0.5}, r"no share for 2 groups: “B”, “C”"),
         ({"A": 0.5, "B": -0.1, "C": 0.6}, r"negative.*“B”"),
         ({"A": np.nan, "B": 0.5, "C": 0.5}, r"negative, missing.*“A”"),
         ({"A": np.inf, "B": 0.5, "C": np.inf}, r"infinite.*“A”, “C”"),
