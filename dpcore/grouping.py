@@ -45,11 +45,13 @@ from dpcore._labels import (
 from dpcore._validate import data_frame, positive_int, read_only, require_columns
 from dpcore.shares import (
     HOLDOUT_SEED,
+    SHARE_SOURCES,
     PublicShares,
     ShareSource,
     holdout_mask,
     shares_from_counts,
     shares_from_holdout,
+    shares_from_noisy_counts,
     shares_from_table,
 )
 
@@ -857,9 +859,11 @@ class GroupingSpec:
         Passed to :meth:`Grouping.from_frame` (``edges`` as ``((column, (e0, e1, ...)), ...)``).
     share_source
         ``"data"`` (:func:`~dpcore.shares.shares_from_counts`), ``"table"``
-        (:func:`~dpcore.shares.shares_from_table` with ``share_table``) or ``"holdout"``
+        (:func:`~dpcore.shares.shares_from_table` with ``share_table``), ``"holdout"``
         (:func:`~dpcore.shares.holdout_mask` with ``holdout_fraction`` and
-        :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`).
+        :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`)
+        or ``"noisy_counts"`` (:func:`~dpcore.shares.shares_from_noisy_counts`: the release's
+        own noisy counts, for the mean with private group sizes).
     categories
         The declared public domain ``((column, (category, ...)), ...)`` for every grouping
         column, or ``()``: the groups are then the combinations present in the data, treated
@@ -886,9 +890,9 @@ class GroupingSpec:
         set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
         set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
         set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
-        if self.share_source not in ("data", "table", "holdout"):
+        if self.share_source not in SHARE_SOURCES:
             raise ValueError(
-                f"`share_source` must be 'data', 'table' or 'holdout', got {self.share_source!r}"
+                f"`share_source` must be one of {SHARE_SOURCES}, got {self.share_source!r}"
             )
         if self.categories_source not in ("declared", "data"):
             raise ValueError(
@@ -911,7 +915,7 @@ class GroupingSpec:
         the data show a new category with its first person), ``"keep"`` (merging or dropping
         decides from exact sizes). Empty when nothing is missing."""
         gaps: list[PrivateSizesGap] = []
-        if self.share_source == "data":
+        if self.share_source == "data":  # table, holdout and noisy counts publish no size
             gaps.append("shares")
         if not self.declared:
             gaps.append("list")
@@ -963,6 +967,8 @@ class GroupingSpec:
     def _with_spec_shares(self, grouping: Grouping) -> Grouping:
         if self.share_source == "table":
             return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)), self)
+        if self.share_source == "noisy_counts":
+            return grouping.with_shares(shares_from_noisy_counts(grouping), self)
         return grouping.with_shares(shares_from_counts(grouping), self)
 
     def to_dict(self) -> dict:

@@ -25,6 +25,7 @@ from dpcore.analyses.mean.strategies import (
     Strategy,
     StrategyResult,
     check_public_sizes_defined,
+    drawn_with_release,
     run_strategy,
 )
 from dpcore.analyses.mean.sums import GroupSums
@@ -58,7 +59,7 @@ STRATEGY_LABELS = {
 _PRIVATE_SIZES_GAPS = {
     "shares": "the recombination shares come from the data's own group counts, so each group's "
     "published share would give its size away. On the Strata page, take the shares from a "
-    "public table or a holdout split",
+    "public table, a holdout split or the release's own noisy group counts",
     "list": "the list of groups comes from the data, so a new category would appear in the "
     "release as soon as one person of it is added. On the Strata page, declare the categories "
     "of each grouping column",
@@ -69,11 +70,15 @@ _PRIVATE_SIZES_GAPS = {
 
 @dataclass(frozen=True)
 class MeanRow(ReleaseRow):
-    """A released mean; group rows carry the public share they are recombined with."""
+    """A released mean; group rows carry the share they are recombined with: the public share,
+    or the noisy share drawn from the release's own noisy count (a DP output)."""
 
     public_share: float | None = None
+    noisy_share: float | None = None
 
     def extra(self) -> dict:
+        if self.noisy_share is not None:
+            return {"noisy_share": self.noisy_share}
         return {} if self.public_share is None else {"public_share": self.public_share}
 
 
@@ -141,6 +146,7 @@ class MeanPlan:
             self._check_sampling_error_possible()
         if self.strategy != "global_only":
             check_public_sizes_defined(self.values, self.estimator)
+            drawn_with_release(self.shares, self.estimator)
         header = self.header.named(f"Mean of {self.value} by {self.header.by}")
         object.__setattr__(self, "header", header)
 
@@ -218,7 +224,8 @@ class MeanPlan:
 
     @property
     def shares(self) -> PublicShares:
-        """The public recombination shares of the estimated groups."""
+        """The recombination shares of the estimated groups: fixed public ones, or the mark of
+        shares drawn with the release from its noisy counts (``drawn_with_release``)."""
         return self.values.shares
 
     @property
@@ -299,12 +306,19 @@ class MeanPlan:
                         groups.estimate[g],
                         groups.low[g],
                         groups.high[g],
-                        public_share=float(self.shares.values[g]),
+                        **self._share_of(result, g),
                     )  # fmt: skip
                 )
         rows.append(MeanRow("population", "All", population.estimate, population.low,
                             population.high))  # fmt: skip
         return rows
+
+    def _share_of(self, result: StrategyResult, group: int) -> dict[str, float]:
+        """The share a group row publishes: drawn with the release from its noisy counts (DP),
+        or the fixed public one."""
+        if result.shares is not None:
+            return {"noisy_share": float(result.shares[group])}
+        return {"public_share": float(self.shares.values[group])}
 
     def intervals(
         self, result: StrategyResult, squares: NoisySquares | None = None
