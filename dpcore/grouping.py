@@ -42,7 +42,13 @@ from dpcore._labels import (
     list_labels,
     plural,
 )
-from dpcore._validate import data_frame, positive_int, read_only, require_columns
+from dpcore._validate import (
+    data_frame,
+    open_unit_interval,
+    positive_int,
+    read_only,
+    require_columns,
+)
 from dpcore.shares import (
     HOLDOUT_SEED,
     SHARE_SOURCES,
@@ -872,6 +878,10 @@ class GroupingSpec:
         Where a declared list came from: ``"declared"`` (a codebook or a list typed from public
         knowledge) or ``"data"`` (prefilled from the categories found in the data and accepted
         as public on screen); the release's text says which.
+    selection_fraction
+        Instead of declared categories: the fraction of a release's ε that finds its groups
+        privately (:class:`~dpcore.selection.KeySelection`, which needs an (ε, δ) budget); only
+        the groups whose noisy count clears the threshold are released. None: no selection.
     """
 
     by: tuple[str, ...]
@@ -883,6 +893,7 @@ class GroupingSpec:
     holdout_fraction: float | None = None
     categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
     categories_source: Literal["declared", "data"] = "declared"
+    selection_fraction: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -898,11 +909,23 @@ class GroupingSpec:
             raise ValueError(
                 f"`categories_source` must be 'declared' or 'data', got {self.categories_source!r}"
             )
+        if self.selection_fraction is not None:
+            open_unit_interval("selection_fraction", self.selection_fraction)
+            if self.categories:
+                raise ValueError(
+                    "the groups are either declared or found privately, not both: clear the "
+                    "declared categories or `selection_fraction`"
+                )
         if (self.share_source == "holdout") != (self.holdout_fraction is not None):
             raise ValueError(
                 "`holdout_fraction` must be given exactly when `share_source` is 'holdout', got "
                 f"{self.holdout_fraction!r} with {self.share_source!r}"
             )
+
+    @property
+    def selects(self) -> bool:
+        """True when a release finds its groups privately (``selection_fraction``)."""
+        return self.selection_fraction is not None
 
     @property
     def declared(self) -> bool:
@@ -917,7 +940,7 @@ class GroupingSpec:
         gaps: list[PrivateSizesGap] = []
         if self.share_source == "data":  # table, holdout and noisy counts publish no size
             gaps.append("shares")
-        if not self.declared:
+        if not self.declared and self.selection_fraction is None:
             gaps.append("list")
         if self.small_groups != "keep":
             gaps.append("keep")
@@ -988,6 +1011,11 @@ class GroupingSpec:
                     "categories_source": self.categories_source,
                 }
                 if self.declared
+                else {}
+            ),
+            **(
+                {"selection_fraction": self.selection_fraction}
+                if self.selection_fraction is not None
                 else {}
             ),
         }

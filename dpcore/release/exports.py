@@ -90,6 +90,11 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("mechanism", metadata["noise"]),
         ("budget", own),
         ("privacy_unit", _privacy_unit_line(plan.get("privacy_unit"))),
+        *(
+            [("group_selection", json.dumps(plan["group_selection"]))]
+            if "group_selection" in plan
+            else []
+        ),
         ("budget_equivalents", equivalents),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         ("intervals", metadata["intervals"]),
@@ -108,7 +113,15 @@ def _cells_escaped(value: object) -> object:
 
 
 def groups_statement(strata: dict) -> str:
-    """Where the list of groups comes from: a declared public list, or the data."""
+    """Where the list of groups comes from: a declared public list, a private selection, or
+    the data."""
+    if "selection_fraction" in strata:
+        return (
+            f"found privately with {strata['selection_fraction']:.0%} of the release's ε: "
+            "Laplace noise on the count of each combination present in the data, and only the "
+            "combinations whose noisy count reached the threshold (see `group_selection`) are "
+            "released; rows of the others are left out"
+        )
     if "categories" in strata:
         origin = (
             "prefilled from the categories found in the data and accepted on screen as public"
