@@ -178,6 +178,13 @@ elif state.share_source == "holdout":
         key="strata.holdout_fraction",
         help="These rows are treated as public and are not used for the private estimates.",
     )
+elif state.share_source == "noisy_counts":
+    st.caption(
+        "When group sizes are kept private (Estimator page), a release already adds noise to "
+        "each group's count. Each group's share is then its noisy count over the sum of the "
+        "noisy counts (a negative count counts as 0): protected by differential privacy, at no "
+        "extra cost. The exact counts below are the curator's view and are never published."
+    )
 else:
     st.caption(
         "The group counts of this data are used as if they were public. They are not protected "

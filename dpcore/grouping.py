@@ -43,14 +43,22 @@ from dpcore._labels import (
     list_labels,
     plural,
 )
-from dpcore._validate import data_frame, positive_int, read_only, require_columns
+from dpcore._validate import (
+    data_frame,
+    open_unit_interval,
+    positive_int,
+    read_only,
+    require_columns,
+)
 from dpcore.shares import (
     HOLDOUT_SEED,
+    SHARE_SOURCES,
     PublicShares,
     ShareSource,
     holdout_mask,
     shares_from_counts,
     shares_from_holdout,
+    shares_from_noisy_counts,
     shares_from_table,
 )
 
@@ -867,9 +875,11 @@ class GroupingSpec:
         Passed to :meth:`Grouping.from_frame` (``edges`` as ``((column, (e0, e1, ...)), ...)``).
     share_source
         ``"data"`` (:func:`~dpcore.shares.shares_from_counts`), ``"table"``
-        (:func:`~dpcore.shares.shares_from_table` with ``share_table``) or ``"holdout"``
+        (:func:`~dpcore.shares.shares_from_table` with ``share_table``), ``"holdout"``
         (:func:`~dpcore.shares.holdout_mask` with ``holdout_fraction`` and
-        :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`).
+        :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`)
+        or ``"noisy_counts"`` (:func:`~dpcore.shares.shares_from_noisy_counts`: the release's
+        own noisy counts, for the mean with private group sizes).
     categories
         The declared public domain ``((column, (category, ...)), ...)`` for every grouping
         column, or ``()``: the groups are then the combinations present in the data, treated
@@ -878,6 +888,10 @@ class GroupingSpec:
         Where a declared list came from: ``"declared"`` (a codebook or a list typed from public
         knowledge) or ``"data"`` (prefilled from the categories found in the data and accepted
         as public on screen); the release's text says which.
+    selection_fraction
+        Instead of declared categories: the fraction of a release's ε that finds its groups
+        privately (:class:`~dpcore.selection.KeySelection`, which needs an (ε, δ) budget); only
+        the groups whose noisy count clears the threshold are released. None: no selection.
     """
 
     by: tuple[str, ...]
@@ -889,6 +903,7 @@ class GroupingSpec:
     holdout_fraction: float | None = None
     categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
     categories_source: Literal["declared", "data"] = "declared"
+    selection_fraction: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -896,19 +911,31 @@ class GroupingSpec:
         set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
         set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
         set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
-        if self.share_source not in ("data", "table", "holdout"):
+        if self.share_source not in SHARE_SOURCES:
             raise ValueError(
-                f"`share_source` must be 'data', 'table' or 'holdout', got {self.share_source!r}"
+                f"`share_source` must be one of {SHARE_SOURCES}, got {self.share_source!r}"
             )
         if self.categories_source not in ("declared", "data"):
             raise ValueError(
                 f"`categories_source` must be 'declared' or 'data', got {self.categories_source!r}"
             )
+        if self.selection_fraction is not None:
+            open_unit_interval("selection_fraction", self.selection_fraction)
+            if self.categories:
+                raise ValueError(
+                    "the groups are either declared or found privately, not both: clear the "
+                    "declared categories or `selection_fraction`"
+                )
         if (self.share_source == "holdout") != (self.holdout_fraction is not None):
             raise ValueError(
                 "`holdout_fraction` must be given exactly when `share_source` is 'holdout', got "
                 f"{self.holdout_fraction!r} with {self.share_source!r}"
             )
+
+    @property
+    def selects(self) -> bool:
+        """True when a release finds its groups privately (``selection_fraction``)."""
+        return self.selection_fraction is not None
 
     @property
     def declared(self) -> bool:
@@ -921,9 +948,9 @@ class GroupingSpec:
         the data show a new category with its first person), ``"keep"`` (merging or dropping
         decides from exact sizes). Empty when nothing is missing."""
         gaps: list[PrivateSizesGap] = []
-        if self.share_source == "data":
+        if self.share_source == "data":  # table, holdout and noisy counts publish no size
             gaps.append("shares")
-        if not self.declared:
+        if not self.declared and self.selection_fraction is None:
             gaps.append("list")
         if self.small_groups != "keep":
             gaps.append("keep")
@@ -973,6 +1000,8 @@ class GroupingSpec:
     def _with_spec_shares(self, grouping: Grouping) -> Grouping:
         if self.share_source == "table":
             return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)), self)
+        if self.share_source == "noisy_counts":
+            return grouping.with_shares(shares_from_noisy_counts(grouping), self)
         return grouping.with_shares(shares_from_counts(grouping), self)
 
     def to_dict(self) -> dict:
@@ -992,6 +1021,11 @@ class GroupingSpec:
                     "categories_source": self.categories_source,
                 }
                 if self.declared
+                else {}
+            ),
+            **(
+                {"selection_fraction": self.selection_fraction}
+                if self.selection_fraction is not None
                 else {}
             ),
         }

@@ -35,17 +35,26 @@ if TYPE_CHECKING:
 __all__ = [
     "HOLDOUT_SEED",
     "PublicShares",
+    "NOISY_COUNTS_DESCRIPTION",
+    "SHARE_SOURCES",
     "ShareSource",
     "holdout_mask",
+    "noisy_count_shares",
+    "require_fixed_shares",
     "share_file_rows",
     "share_values",
     "shares_from_counts",
     "shares_from_holdout",
+    "shares_from_noisy_counts",
     "shares_from_table",
     "split_holdout",
 ]
 
-ShareSource = Literal["data", "table", "holdout"]
+ShareSource = Literal["data", "table", "holdout", "noisy_counts"]
+SHARE_SOURCES: tuple[ShareSource, ...] = ("data", "table", "holdout", "noisy_counts")
+NOISY_COUNTS_DESCRIPTION = (
+    "The release's own noisy group counts (differentially private, paid for with the release)"
+)
 
 HOLDOUT_SEED = 20240101
 """Seed of the holdout split, fixed so that the split (and every cache and release) is stable."""
@@ -64,7 +73,9 @@ class PublicShares:
         ``(k,)`` nonnegative, summing to 1, aligned with the groups' labels.
     source
         ``"data"`` (group counts of the private data treated as public), ``"table"``
-        (user-supplied) or ``"holdout"`` (a disjoint public part of the data).
+        (user-supplied), ``"holdout"`` (a disjoint public part of the data) or
+        ``"noisy_counts"`` (:func:`shares_from_noisy_counts`: a release recombines with shares
+        drawn with it, and ``values`` are only the curator's reference).
     description
         One sentence for the UI saying where the shares come from.
     labels
@@ -84,8 +95,8 @@ class PublicShares:
             raise ValueError(f"`values` must be finite and >= 0, got {values}")
         if not math.isclose(float(values.sum()), 1.0, rel_tol=0, abs_tol=1e-9):
             raise ValueError(f"`values` must sum to 1, got a sum of {values.sum()!r}")
-        if self.source not in ("data", "table", "holdout"):
-            raise ValueError(f"`source` must be 'data', 'table' or 'holdout', got {self.source!r}")
+        if self.source not in SHARE_SOURCES:
+            raise ValueError(f"`source` must be one of {SHARE_SOURCES}, got {self.source!r}")
         labels = tuple(self.labels)
         if labels and len(labels) != values.size:
             raise ValueError(
@@ -94,6 +105,12 @@ class PublicShares:
         values.setflags(write=False)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "labels", labels)
+
+    @property
+    def drawn_with_release(self) -> bool:
+        """True when a release recombines with its own noisy counts
+        (:func:`noisy_count_shares`) rather than with :attr:`values`."""
+        return self.source == "noisy_counts"
 
     def restricted(self, keep: np.ndarray) -> PublicShares:
         """The shares of the groups ``keep`` (a boolean mask), rescaled to sum to 1.
@@ -128,6 +145,61 @@ def share_values(shares: PublicShares | np.ndarray | list[float], k: int) -> np.
     if not np.all(np.isfinite(values) & (values >= 0)) or not np.isclose(values.sum(), 1.0):
         raise ValueError(f"`shares` must be nonnegative and sum to 1, got {values!r}")
     return values
+
+
+def noisy_count_shares(counts: np.ndarray) -> np.ndarray:
+    r"""Recombination weights from a release's own noisy group counts :math:`\tilde n_g`.
+
+    .. math:: w_g = \frac{\max(\tilde n_g, 0)}{\sum_h \max(\tilde n_h, 0)}
+
+    The counts are DP outputs (Laplace or Gaussian noise on each group's count, sensitivity 1
+    under add/remove-one, Dwork & Roth 2014 §3.3), so the weights are post-processing and cost
+    nothing more. They estimate the shares :math:`n_g/n` that AAAI 2024 (eq. 3) assumes public.
+    Our choices, where the paper says nothing: a negative noisy count counts as 0 (a group
+    cannot hold fewer than no one), and when every count is at most 0 the weights are equal,
+    1/k, since the release then carries no information on the groups' sizes. A consequence
+    to know: a declared group with no rows still gets a positive share about half of the time
+    (:math:`E\max(\mathrm{Lap}(b), 0) = b/2`), and with it its noise-only mean; declare only
+    categories that can occur.
+
+    ``counts`` has shape ``(k,)`` or ``(replicates, k)``; so do the weights, each row summing
+    to 1.
+    """
+    positive = np.maximum(np.asarray(counts, dtype=float), 0.0)
+    total = positive.sum(axis=-1, keepdims=True)
+    k = positive.shape[-1]
+    return np.where(total > 0, positive / np.where(total > 0, total, 1.0), 1.0 / k)
+
+
+def shares_from_noisy_counts(grouping: Grouping) -> PublicShares:
+    """Shares a release takes from its own noisy group counts (:func:`noisy_count_shares`).
+
+    Only an estimator that keeps group sizes private draws those counts (the Laplace or
+    Gaussian mean with private sizes); analyses that recombine with fixed public shares refuse
+    this source (:func:`require_fixed_shares`). The returned ``values`` are the exact counts'
+    proportions :math:`n_g/n` the noisy shares estimate: the curator's reference for previews
+    and simulations (the truth they are scored against), never exported.
+    """
+    grouping = _check_grouping(grouping, ("labels", "sizes"))
+    sizes = np.asarray(grouping.sizes, dtype=float)
+    return PublicShares(
+        values=sizes / sizes.sum(),
+        source="noisy_counts",
+        description=NOISY_COUNTS_DESCRIPTION,
+        labels=tuple(grouping.labels),
+    )
+
+
+def require_fixed_shares(shares: PublicShares, analysis: str) -> PublicShares:
+    """Refuse shares drawn with a release for an analysis that recombines with fixed ones."""
+    if shares.drawn_with_release:
+        raise ValueError(
+            f"{analysis} recombines the groups with fixed public shares, but the Strata page "
+            "takes them from the release's noisy counts, which only the mean with private "
+            "group sizes draws. On the Strata page, take the shares from a public table, a "
+            "holdout split or the data's counts."
+        )
+    return shares
 
 
 def _check_grouping(grouping: object, needs: tuple[str, ...] = ("labels", "sizes", "report")):

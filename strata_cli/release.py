@@ -58,6 +58,10 @@ COVERS_FLAG = "--ledger-covers-new-data"
 START_ADVICE = "start a ledger for it on the app's Budget page and pass its --ledger-name"
 
 
+NOISY_SHARES = "noisy-counts"
+"""The --shares value that takes the shares from the release's own noisy group counts."""
+
+
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "release",
@@ -122,7 +126,8 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
     options.add_argument(
         "--shares", metavar="CSV",
         help="public shares of the groups (columns group,share, e.g. census proportions) "
-        "to recombine them with; default: the data's own group counts, treated as public",
+        f"to recombine them with, or {NOISY_SHARES!r}: the release's own noisy group counts "
+        "(private sizes only); default: the data's own group counts, treated as public",
     )  # fmt: skip
     options.add_argument("--label", default="", help="the release's title (default: made up)")
     options.add_argument(
@@ -186,6 +191,15 @@ def release_spec(args: argparse.Namespace) -> GroupingSpec:
             "--sizes-public (the sizes are then treated as public); for private sizes choose "
             "--estimator laplace or gaussian"
         )
+    if args.shares == NOISY_SHARES:
+        if args.sizes_public:
+            raise CliError(
+                f"--shares {NOISY_SHARES} takes the shares from the noisy group counts a release "
+                "with private sizes draws; leave out --sizes-public, or pass a shares file"
+            )
+        spec = dataclasses.replace(spec, share_source="noisy_counts")
+        check_private_sizes_stay_private(args, spec)
+        return spec
     if args.shares is not None:
         spec = dataclasses.replace(spec, share_source="table", share_table=read_shares(args.shares))
         check_private_sizes_stay_private(args, spec)
@@ -194,7 +208,8 @@ def release_spec(args: argparse.Namespace) -> GroupingSpec:
         raise CliError(
             "the group sizes are private (no --sizes-public), but without --shares the groups "
             "are recombined with the data's own counts, and each published share would give a "
-            "size away; pass public shares with --shares, or --sizes-public, or "
+            f"size away; pass public shares with --shares, or --shares {NOISY_SHARES}, or "
+            "--sizes-public, or "
             "--strategy global_only"
         )
     return spec

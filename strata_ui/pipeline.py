@@ -29,6 +29,7 @@ SHARE_SOURCE_LABELS = {
     "data": "Group counts from the data, treated as public",
     "table": "A table of public shares (e.g. census figures)",
     "holdout": "A public holdout split of the data",
+    "noisy_counts": "The release's own noisy group counts (private group sizes only)",
 }
 
 
@@ -61,7 +62,8 @@ def grouping_spec(state: AppState) -> GroupingSpec:
 
 
 _PRIVATE_SIZES_NEEDS = {
-    "shares": "take the shares from a public table or a holdout split",
+    "shares": "take the shares from a public table, a holdout split or the release's own noisy "
+    "group counts",
     "list": "declare the list of categories of each grouping column",
     "keep": "keep every group whatever its size",
 }

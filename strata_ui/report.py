@@ -15,7 +15,13 @@ import html
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.release import ReleaseRecord, groups_statement, public_metadata
+from dpcore.release import (
+    ReleaseRecord,
+    groups_statement,
+    public_metadata,
+    publishes_shares,
+    shares_statement,
+)
 from strata_ui import static_image
 
 MAX_REPORT_ROWS = 200
@@ -54,7 +60,7 @@ def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
         "<p>Differentially private release. Every number below is a DP output, computed from "
         "DP outputs, or a setting declared when the release was planned.</p>",
         "<h2>Release</h2>",
-        _table(_release_facts(metadata)),
+        _table(_release_facts(metadata, record)),
         "<h2>Plan</h2>",
         _table(_plan_facts(metadata["plan"])),
         "<h2>Outputs</h2>",
@@ -73,7 +79,7 @@ def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
     )
 
 
-def _release_facts(metadata: dict) -> list[tuple[str, object]]:
+def _release_facts(metadata: dict, record: ReleaseRecord) -> list[tuple[str, object]]:
     facts = [
         ("Released at (UTC)", metadata["released_at"]),
         ("Noise", metadata["noise"]),
@@ -82,6 +88,8 @@ def _release_facts(metadata: dict) -> list[tuple[str, object]]:
     ]
     if "intervals" in metadata:
         facts.append(("Intervals", metadata["intervals"]))
+    if publishes_shares(record):
+        facts.append(("Group shares", shares_statement(metadata["plan"]["strata"])))
     software = ", ".join(f"{name} {version}" for name, version in metadata["software"].items())
     facts.append(("Software", software))
     return facts

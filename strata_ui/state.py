@@ -59,7 +59,7 @@ class AppState:
     codebook_columns: list[str] = field(default_factory=list)  # lists loaded from a codebook
     min_group_size: int = 2
     small_groups: Literal["merge", "drop", "keep"] = "merge"
-    share_source: Literal["data", "table", "holdout"] = "data"
+    share_source: Literal["data", "table", "holdout", "noisy_counts"] = "data"
     share_table: dict[str, float] = field(default_factory=dict)
     holdout_fraction: float = 0.1
     # Budget

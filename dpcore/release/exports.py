@@ -20,9 +20,12 @@ from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.release.commit import ReleaseRecord
 
 __all__ = [
+    "SHARE_COLUMNS",
     "escape_cell",
     "groups_statement",
     "public_metadata",
+    "publishes_shares",
+    "shares_statement",
     "to_csv",
     "to_json",
     "to_script",
@@ -87,6 +90,11 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("mechanism", metadata["noise"]),
         ("budget", own),
         ("privacy_unit", _privacy_unit_line(plan.get("privacy_unit"))),
+        *(
+            [("group_selection", json.dumps(plan["group_selection"]))]
+            if "group_selection" in plan
+            else []
+        ),
         ("budget_equivalents", equivalents),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         ("intervals", metadata["intervals"]),
@@ -105,7 +113,15 @@ def _cells_escaped(value: object) -> object:
 
 
 def groups_statement(strata: dict) -> str:
-    """Where the list of groups comes from: a declared public list, or the data."""
+    """Where the list of groups comes from: a declared public list, a private selection, or
+    the data."""
+    if "selection_fraction" in strata:
+        return (
+            f"found privately with {strata['selection_fraction']:.0%} of the release's ε: "
+            "Laplace noise on the count of each combination present in the data, and only the "
+            "combinations whose noisy count reached the threshold (see `group_selection`) are "
+            "released; rows of the others are left out"
+        )
     if "categories" in strata:
         origin = (
             "prefilled from the categories found in the data and accepted on screen as public"
@@ -120,6 +136,30 @@ def groups_statement(strata: dict) -> str:
         "the combinations present in the data, treated as public (a new category appears "
         "with its first person)"
     )
+
+
+SHARE_COLUMNS = ("public_share", "noisy_share")
+"""The columns in which group rows publish the share they are recombined with."""
+
+_SHARE_STATEMENTS = {
+    "data": "public_share: each group's count in the data over all the rows used, treated as "
+    "public by the user (not protected by differential privacy)",
+    "table": "public_share: from a table of public shares the user supplied",
+    "holdout": "public_share: group counts of a public holdout split of the rows, treated as "
+    "public and not used for the estimates",
+    "noisy_counts": "noisy_share: each group's noisy count (drawn and paid for with this "
+    "release, differentially private) over the sum of the noisy counts, negative counts taken "
+    "as 0 (equal shares if none is positive); no exact count, share or row total is published",
+}
+
+
+def shares_statement(strata: dict) -> str:
+    """Where the shares a release publishes beside its group estimates come from."""
+    return _SHARE_STATEMENTS[strata["share_source"]]
+
+
+def publishes_shares(record: ReleaseRecord) -> bool:
+    return any(column in row for row in record.outputs for column in SHARE_COLUMNS)
 
 
 def _privacy_unit_line(unit: dict | None) -> str:
@@ -138,7 +178,10 @@ def to_csv(record: ReleaseRecord) -> str:
     Read it back with ``pandas.read_csv(path, comment="#")``.
     """
     buffer = io.StringIO()
-    for name, value in _metadata_lines(public_metadata(record.metadata)):
+    lines = _metadata_lines(public_metadata(record.metadata))
+    if publishes_shares(record):
+        lines.append(("shares", shares_statement(record.metadata["plan"]["strata"])))
+    for name, value in lines:
         buffer.write(f"# {name}: {escape_cell(str(value))}\n")
     frame = record.frame.map(escape_cell).rename(columns=escape_cell)
     # Every text cell quoted: read_csv(comment="#") would cut an unquoted label such as "Apt #4"
@@ -150,6 +193,8 @@ def to_csv(record: ReleaseRecord) -> str:
 def to_json(record: ReleaseRecord) -> str:
     """The release as JSON: ``{"metadata": ..., "outputs": [...]}`` (:func:`public_metadata`)."""
     metadata = public_metadata(record.metadata)
+    if publishes_shares(record):
+        metadata["shares"] = shares_statement(metadata["plan"]["strata"])
     return json.dumps({"metadata": metadata, "outputs": record.outputs}, indent=2)
 
 

@@ -142,7 +142,9 @@ class PlanHeader:
 
     def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
         """The review line about the groups (and where their shares come from)."""
-        if not self.spec.declared:
+        if self.spec.selects:
+            source = "found privately: noisy counts above a threshold, paid from the budget"
+        elif not self.spec.declared:
             source = "from the data, treated as public"
         elif self.spec.categories_source == "data":
             source = "a list prefilled from the data, treated as public"

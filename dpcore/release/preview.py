@@ -29,6 +29,9 @@ error of the released value in its units (the spread of its noise: a root-mean-s
 about the noise-free value), the expected half-width of its interval (NaN without intervals),
 and why it would be withheld ("" when it would be published)."""
 
+NOT_FOUND = "not found by the private selection of groups"
+"""Why a group is missing from a simulated release that finds its groups privately."""
+
 PREVIEW_REPLICATES = 20
 """Simulated releases per preview: enough for errors to about ±20% (the spread of a standard
 deviation from 20 draws), few enough to redraw as a slider moves."""
@@ -66,8 +69,9 @@ def simulated_preview(
     standard deviation of its published estimate over the runs (the noise's error; for the
     unbiased estimators here it is the root-mean-square error about the noise-free value), the
     median of its interval's half-width :math:`(\text{high} - \text{low})/2`, and its withheld
-    reason (the row's ``flag``, or "no estimate" when it has none), with how often it occurred
-    when it did not occur every time.
+    reason (the row's ``flag``, "no estimate" when it has none, :data:`NOT_FOUND` for the runs
+    it is missing from), with how often it occurred when it did not occur every time. Rows are
+    matched across runs by level, group and coefficient, in their order of first appearance.
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
@@ -80,10 +84,14 @@ def simulated_preview(
         frame[column] = pd.to_numeric(frame[column])
     flags = frame["flag"].fillna("") if "flag" in frame else pd.Series("", index=frame.index)
     frame["flag"] = flags.where((flags != "") | frame["estimate"].notna(), "no estimate")
+    # A row is known by what it is, not by its place: a release that finds its groups
+    # privately publishes a different set of groups in each run.
+    identity = [c for c in ("level", "group", "coefficient") if c in frame]
     out = []
-    for _, runs_of_row in frame.groupby("row", sort=True):
+    for _, runs_of_row in frame.groupby(identity, sort=False, dropna=False):
         first = runs_of_row.iloc[0]
         published = runs_of_row[runs_of_row["flag"] == ""]
+        absent = pd.Series(NOT_FOUND, index=range(replicates - len(runs_of_row)))
         out.append(
             {
                 "group": first["group"],
@@ -92,7 +100,7 @@ def simulated_preview(
                 if len(published) > 1
                 else np.nan,
                 "half_width": ((published["high"] - published["low"]) / 2).median(),
-                "withheld": _withheld(runs_of_row["flag"]),
+                "withheld": _withheld(pd.concat([runs_of_row["flag"], absent])),
             }
         )
     return preview_frame(out)

@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import PureDP
@@ -198,6 +199,36 @@ def test_private_sizes_need_public_shares_and_declared_groups_before_a_release()
     assert not at.main.error, text(at.main.error)
     assert has_commit_button(at)
     assert ledgers()["default"].releases == 0
+
+
+def test_private_sizes_may_recombine_with_the_release_s_own_noisy_counts():
+    """The Strata page offers the release's noisy counts as the shares' source (switched to and
+    away twice); with private sizes, a declared list and every group kept, the release commits
+    and publishes each group's noisy share, saying so, and no public share."""
+    at = start("strata")
+    at.multiselect(key=at.multiselect[0].key).set_value(["sex"]).run()
+    at.radio(key="strata.group_list").set_value("declared").run()
+    at.radio(key="strata.small_groups").set_value("keep").run()
+    for source in ("noisy_counts", "data", "noisy_counts"):
+        at.radio(key="strata.share_source").set_value(source).run()
+        assert not at.exception, [e.value for e in at.exception]
+        said = "noisy count over the sum of the noisy counts" in text(at.main.caption)
+        assert said == (source == "noisy_counts")
+    assert "The release's own noisy group counts" in text(at.main.success)
+    go(at, "release")
+    assert "treats group sizes as public and draws no counts" in text(at.main.error)
+    assert not has_commit_button(at)
+    go(at, "estimator")
+    at.checkbox(key="mean.n_public").set_value(False).run()
+    go(at, "compare")  # the simulations recombine with noisy shares too
+    go(at, "release")
+    assert not at.main.error, text(at.main.error)
+    assert "shares: the release's own noisy group counts" in text(at.main.markdown)
+    _, record = helpers.commit_once(at)
+    groups = [row for row in record.payload["outputs"] if row["level"] == "group"]
+    assert all("public_share" not in row for row in groups)
+    assert sum(row["noisy_share"] for row in groups) == pytest.approx(1.0)
+    assert downloads(at, "release.current") == DOWNLOADS
 
 
 def test_a_commit_while_another_process_holds_the_ledger_says_so_and_spends_nothing(monkeypatch):

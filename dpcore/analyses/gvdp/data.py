@@ -20,6 +20,7 @@ from dpcore._validate import (
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
 from dpcore.grouping import DROPPED_CODE, Grouping
+from dpcore.shares import require_fixed_shares
 
 __all__ = [
     "MAX_FIT_RISK",
@@ -207,7 +208,9 @@ def prepare_data(frame: pd.DataFrame, model: GvdpModel, grouping: Grouping) -> G
     return GvdpData(
         model=model,
         labels=tuple(grouping.labels),
-        shares=np.asarray(grouping.shares.values, dtype=float),
+        shares=np.asarray(
+            require_fixed_shares(grouping.shares, "The general estimator").values, dtype=float
+        ),
         share_description=grouping.shares.description,
         population=population,
         rows=n_complete,

@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import Budget, Kind, PureDP, as_pure_dp, as_zcdp
+from dpcore.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp
 from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -158,7 +158,10 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         return settings.value
 
     def plan(self, stats: GroupValues, settings: MeanSettings, header: PlanHeader) -> MeanPlan:
-        native = self.native_budget(settings, header.budget)
+        """The plan at :meth:`native_budget`; an (ε, δ) budget passes as it is when the groups
+        are found privately, whose selection costs a δ (:attr:`MeanPlan.selection`)."""
+        selects = header.spec.selects and isinstance(header.budget, ApproxDP)
+        native = header.budget if selects else self.native_budget(settings, header.budget)
         return MeanPlan(
             values=stats, header=dataclasses.replace(header, budget=native),
             estimator=self.estimator(settings), strategy=settings.strategy,

@@ -24,7 +24,7 @@ from dpcore._validate import finite_number, positive_number
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
 
-__all__ = ["ClippedMean", "GaussianMean", "GroupStats", "LaplaceMean"]
+__all__ = ["ClippedMean", "GaussianMean", "GroupStats", "LaplaceMean", "NoisySums"]
 
 
 class GroupStats(Protocol):
@@ -54,6 +54,20 @@ def validate_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
     if not low < high:
         raise ValueError(f"`bounds` must satisfy L < U, got L = {low!r}, U = {high!r}")
     return low, high
+
+
+@dataclass(frozen=True)
+class NoisySums:
+    """What a clipped mean with private group sizes draws per group: a noisy clipped sum and a
+    noisy count, shapes ``(k,)`` or ``(replicates, k)``."""
+
+    sums: np.ndarray
+    counts: np.ndarray
+
+    def means(self) -> np.ndarray:
+        """Each group's estimate, the noisy sum over the noisy count. A noisy count below 1
+        would blow the ratio up; 1 is the smallest meaningful group size."""
+        return self.sums / np.maximum(self.counts, 1.0)
 
 
 @dataclass(frozen=True)
@@ -120,8 +134,9 @@ class ClippedMean:
         add_noise,
         mean_scale_factor: float,
         count_scale_factor: float,
-    ) -> np.ndarray:
-        """Shared body: ``add_noise(values, scale_per_unit_sensitivity × sensitivity)``."""
+    ) -> np.ndarray | NoisySums:
+        """Shared body: ``add_noise(values, scale_per_unit_sensitivity × sensitivity)``; the
+        means with public sizes, the noisy sums and counts with private ones."""
         sizes = np.asarray(stats.sizes, dtype=float)
         low, high = self.interval(sizes)
         sums = stats.clipped_sums(low, high)
@@ -134,8 +149,27 @@ class ClippedMean:
             count_scale_factor * np.maximum(np.abs(low), np.abs(high)),
         )
         noisy_count = add_noise(np.broadcast_to(sizes, shape), count_scale_factor)
-        # A noisy count below 1 would blow the ratio up; 1 is the smallest meaningful group size.
-        return noisy_sum / np.maximum(noisy_count, 1.0)
+        return NoisySums(noisy_sum, noisy_count)
+
+    def group_estimates(
+        self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
+    ) -> np.ndarray:
+        """One estimate per group, shape ``(k,)`` or ``(replicates, k)``."""
+        drawn = self.draw(stats, budget, replicates=replicates, noise=noise)
+        return drawn.means() if isinstance(drawn, NoisySums) else drawn
+
+    def noisy_sums(
+        self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
+    ) -> NoisySums:
+        """The noisy clipped sums and noisy counts a release with private group sizes draws
+        (``n_public=False`` only): the counts are DP outputs that later steps may reuse, e.g.
+        as recombination shares (:func:`~dpcore.shares.noisy_count_shares`)."""
+        if self.n_public:
+            raise ValueError(
+                "with group sizes treated as public the release draws no noisy counts; keep group "
+                "sizes private (Estimator page) to release them"
+            )
+        return self.draw(stats, budget, replicates=replicates, noise=noise)
 
 
 @dataclass(frozen=True)
@@ -150,9 +184,9 @@ class LaplaceMean(ClippedMean):
 
     name = "Laplace mean"
 
-    def group_estimates(
+    def draw(
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
-    ) -> np.ndarray:
+    ) -> np.ndarray | NoisySums:
         epsilon = require_budget(budget, (PureDP,), self.name).epsilon
         if self.n_public:
             return self._noisy_means(stats, replicates, noise.add_laplace, 1 / epsilon, 0.0)
@@ -170,9 +204,9 @@ class GaussianMean(ClippedMean):
 
     name = "Gaussian mean"
 
-    def group_estimates(
+    def draw(
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
-    ) -> np.ndarray:
+    ) -> np.ndarray | NoisySums:
         budget = require_budget(budget, (ZCDP, ApproxDP), self.name)
         if isinstance(budget, ZCDP):
             whole, half = (

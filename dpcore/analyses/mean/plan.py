@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import instance_of, open_unit_interval
-from dpcore.accounting import Budget, scale
+from dpcore.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.sampling_error import (
@@ -25,6 +25,7 @@ from dpcore.analyses.mean.strategies import (
     Strategy,
     StrategyResult,
     check_public_sizes_defined,
+    drawn_with_release,
     run_strategy,
 )
 from dpcore.analyses.mean.sums import GroupSums
@@ -33,6 +34,7 @@ from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
+from dpcore.selection import KeySelection
 from dpcore.shares import PublicShares
 
 __all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow", "public_range"]
@@ -58,7 +60,7 @@ STRATEGY_LABELS = {
 _PRIVATE_SIZES_GAPS = {
     "shares": "the recombination shares come from the data's own group counts, so each group's "
     "published share would give its size away. On the Strata page, take the shares from a "
-    "public table or a holdout split",
+    "public table, a holdout split or the release's own noisy group counts",
     "list": "the list of groups comes from the data, so a new category would appear in the "
     "release as soon as one person of it is added. On the Strata page, declare the categories "
     "of each grouping column",
@@ -69,11 +71,15 @@ _PRIVATE_SIZES_GAPS = {
 
 @dataclass(frozen=True)
 class MeanRow(ReleaseRow):
-    """A released mean; group rows carry the public share they are recombined with."""
+    """A released mean; group rows carry the share they are recombined with: the public share,
+    or the noisy share drawn from the release's own noisy count (a DP output)."""
 
     public_share: float | None = None
+    noisy_share: float | None = None
 
     def extra(self) -> dict:
+        if self.noisy_share is not None:
+            return {"noisy_share": self.noisy_share}
         return {} if self.public_share is None else {"public_share": self.public_share}
 
 
@@ -137,10 +143,13 @@ class MeanPlan:
             )
         open_unit_interval("global_fraction", self.global_fraction)
         self._check_sizes_stay_private()
+        if self.header.spec.selects:
+            self._check_selection_possible()
         if self.sampling_error:
             self._check_sampling_error_possible()
         if self.strategy != "global_only":
             check_public_sizes_defined(self.values, self.estimator)
+            drawn_with_release(self.shares, self.estimator)
         header = self.header.named(f"Mean of {self.value} by {self.header.by}")
         object.__setattr__(self, "header", header)
 
@@ -159,6 +168,33 @@ class MeanPlan:
                 f"on the Estimator page), but {_PRIVATE_SIZES_GAPS[gaps[0]]}; or treat group "
                 "sizes as public."
             )
+
+    def _check_selection_possible(self) -> None:
+        """Finding the groups privately (:mod:`dpcore.selection`) publishes a group of one
+        person with probability δ: refuse, before any draw, every setting that cannot pay for
+        it or has no groups to find."""
+        if not isinstance(self.header.budget, ApproxDP):
+            raise ValueError(
+                "Finding the groups privately needs an (ε, δ) budget: a group of one person "
+                "must be published with a small probability δ, which an ε or a ρ budget cannot "
+                f"account for (this plan runs at {self.header.budget}). Switch to an (ε, δ) budget, "
+                "or declare the categories of each grouping column on the Strata page."
+            )
+        refusals = [
+            (self.strategy == "global_only",
+             "a release of the whole population only has no groups to find; choose groups "
+             "from the data instead"),
+            (self.sizes_public,
+             "with group sizes treated as public the groups found in the data are public too; "
+             "keep group sizes private (Estimator page) or take the groups from the data"),
+            (not isinstance(self.values, GroupValues),
+             "the groups are found from the rows in memory; load the data into memory"),
+            (self.unit != ROW,
+             "the selection counts one row per person; leave the person column out"),
+        ]  # fmt: skip
+        for refused, why in refusals:
+            if refused:
+                raise ValueError(f"Finding the groups privately is not possible here: {why}.")
 
     def _check_sampling_error_possible(self) -> None:
         open_unit_interval("variance_fraction", self.variance_fraction)
@@ -183,7 +219,25 @@ class MeanPlan:
 
     @property
     def cost(self) -> Budget:
-        return self.header.budget
+        """``header.budget``; with groups found privately, the exact sequential composition of
+        the selection's (ε, δ) and the means' budget (the ledger adds them up in its unit)."""
+        if self.selection is None:
+            return self.header.budget
+        return sequential(self.selection.budget, self.mean_budget)
+
+    @property
+    def selection(self) -> KeySelection | None:
+        r"""How the groups are found privately, or None (declared, or taken from the data).
+
+        With an (ε, δ) budget and ``spec.selection_fraction`` f, the selection runs at
+        (f·ε, δ) for the Laplace mean, whose means then run at (1 − f)·ε (pure); for the
+        Gaussian mean δ is halved between the selection and the means (its analytic σ needs a
+        δ of its own)."""
+        if not self.header.spec.selects:
+            return None
+        budget, fraction = self.header.budget, self.header.spec.selection_fraction
+        delta = budget.delta if isinstance(self.estimator, LaplaceMean) else budget.delta / 2
+        return KeySelection(ApproxDP(budget.epsilon * fraction, delta))
 
     @property
     def unit(self) -> PrivacyUnit:
@@ -196,12 +250,18 @@ class MeanPlan:
     def row_budget(self) -> Budget:
         """The budget each mechanism runs at: :attr:`cost` for one row per person, else divided
         by the rows a person may contribute (:meth:`PrivacyUnit.row_budget`)."""
-        return self.unit.row_budget(self.cost)
+        return self.unit.row_budget(self.header.budget)
 
     @property
     def mean_budget(self) -> Budget:
         """The budget the means run at: :attr:`row_budget`, less :attr:`variance_budget` when
-        the intervals include sampling error."""
+        the intervals include sampling error, or less the selection's (:attr:`selection`)."""
+        if self.selection is not None:
+            budget, selection = self.header.budget, self.selection.budget
+            epsilon = budget.epsilon - selection.epsilon
+            if isinstance(self.estimator, LaplaceMean):
+                return PureDP(epsilon)
+            return ApproxDP(epsilon, budget.delta - selection.delta)
         if not self.sampling_error:
             return self.row_budget
         return scale(self.row_budget, 1 - self.variance_fraction)
@@ -218,7 +278,8 @@ class MeanPlan:
 
     @property
     def shares(self) -> PublicShares:
-        """The public recombination shares of the estimated groups."""
+        """The recombination shares of the estimated groups: fixed public ones, or the mark of
+        shares drawn with the release from its noisy counts (``drawn_with_release``)."""
         return self.values.shares
 
     @property
@@ -251,17 +312,42 @@ class MeanPlan:
                 if self.sampling_error
                 else {}
             ),
+            **({} if self.selection is None else {"group_selection": self._selection_facts()}),
+        }
+
+    def _selection_facts(self) -> dict:
+        """What the private selection of groups costs and does, for the exports."""
+        return {
+            **self.selection.budget.components(),
+            "threshold": self.selection.threshold,
+            "method": self.selection.describe(),
+            "means_budget": self.mean_budget.components(),
         }
 
     def estimate(
         self, noise: NoiseSource, rng: np.random.Generator | None = None
     ) -> StrategyResult:
         """The strategy's group and global estimates drawn with ``noise`` (``rng`` unused: the
-        mean has no random post-processing)."""
+        mean has no random post-processing), on the groups found privately if the plan
+        finds them (a ``ValueError`` when none is found)."""
+        values = self._released_values(noise)
+        if values is None:
+            raise ValueError("no group's noisy count reached the selection threshold")
+        return self._estimate(values, noise)
+
+    def _estimate(self, values: GroupValues | GroupSums, noise: NoiseSource) -> StrategyResult:
         return run_strategy(
-            self.strategy, self.values, self.estimator, self.mean_budget, self.shares,
+            self.strategy, values, self.estimator, self.mean_budget, values.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
+
+    def _released_values(self, noise: NoiseSource) -> GroupValues | GroupSums | None:
+        """The groups the release publishes: all, or those the private selection finds (None
+        when it finds none). The selection's noise is drawn first, from the same source."""
+        if self.selection is None:
+            return self.values
+        found = self.selection.select(self.values.sizes, noise).mask
+        return self.values.subset(found) if found.any() else None
 
     def run(
         self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
@@ -274,7 +360,10 @@ class MeanPlan:
         so the same estimates always give the same intervals. Nor is ``progress``: the draw
         takes a moment.
         """
-        result = self.estimate(noise, rng)
+        values = self._released_values(noise)
+        if values is None:  # nothing found: no group to publish, nothing to recombine
+            return [MeanRow("population", "All", None)]
+        result = self._estimate(values, noise)
         squares = (
             release_squares(
                 self.values,
@@ -288,26 +377,43 @@ class MeanPlan:
             else None
         )
         low, high = public_range(self.estimator)
-        groups, population = (part.within(low, high) for part in self.intervals(result, squares))
+        groups, population = (
+            part.within(low, high) for part in self.intervals(result, squares, values)
+        )
         rows = []
         if self.strategy != "global_only":
-            for g, label in enumerate(self.values.labels):
+            # Groups found privately are listed by label: their order in the data is by exact
+            # size, which the release must not show.
+            order = range(values.k) if self.selection is None else np.argsort(values.labels)
+            for g in order:
+                share = self._share_of(result, values.shares, g)
                 rows.append(
                     MeanRow(
                         "group",
-                        label,
+                        values.labels[g],
                         groups.estimate[g],
                         groups.low[g],
                         groups.high[g],
-                        public_share=float(self.shares.values[g]),
+                        **share,
                     )  # fmt: skip
                 )
         rows.append(MeanRow("population", "All", population.estimate, population.low,
                             population.high))  # fmt: skip
         return rows
 
+    @staticmethod
+    def _share_of(result: StrategyResult, shares: PublicShares, group: int) -> dict[str, float]:
+        """The share a group row publishes: drawn with the release from its noisy counts (DP),
+        or the fixed public one."""
+        if result.shares is not None:
+            return {"noisy_share": float(result.shares[group])}
+        return {"public_share": float(shares.values[group])}
+
     def intervals(
-        self, result: StrategyResult, squares: NoisySquares | None = None
+        self,
+        result: StrategyResult,
+        squares: NoisySquares | None = None,
+        values: GroupValues | GroupSums | None = None,
     ) -> tuple[Interval, Interval]:
         r"""The group and population estimates with their intervals.
 
@@ -324,7 +430,8 @@ class MeanPlan:
             group_q = np.quantile(group_errors, tails, axis=0).T
             global_q = np.quantile(global_errors, tails)
         else:  # intervals built from the exact sizes would give those sizes away
-            group_q, global_q = np.full((self.values.k, 2), np.nan), np.full(2, np.nan)
+            k = (self.values if values is None else values).k
+            group_q, global_q = np.full((k, 2), np.nan), np.full(2, np.nan)
         level = self.header.level
         return (
             Interval(estimate=groups, low=groups - group_q[:, 1], high=groups - group_q[:, 0],
@@ -421,6 +528,14 @@ class MeanPlan:
             self.header.strata_line(self.values.k, self.shares),
             f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
             *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
+            *(
+                []
+                if self.selection is None
+                else [
+                    f"**Groups found privately:** {self.selection.describe()}; it costs "
+                    f"{self.selection.budget}, and the means run at {self.mean_budget}"
+                ]
+            ),
             f"**Intervals:** {self.interval_description}",
         ]
 

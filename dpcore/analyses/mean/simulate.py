@@ -70,10 +70,11 @@ def _estimates(
     return np.concatenate(groups), np.concatenate(whole)
 
 
-def _default_shares(values: GroupValues) -> np.ndarray:
-    """The values' public shares, else their group counts treated as public."""
+def _default_shares(values: GroupValues) -> PublicShares | np.ndarray:
+    """The values' shares (whole, so that shares drawn with each release stay so), else their
+    group counts treated as public."""
     if values.shares is not None:
-        return values.shares.values
+        return values.shares
     return values.sizes / values.n
 
 

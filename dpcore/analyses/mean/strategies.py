@@ -25,7 +25,7 @@ from dpcore._validate import open_unit_interval, positive_int
 from dpcore.accounting import Budget, parallel, scale, sequential
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
-from dpcore.shares import PublicShares, share_values
+from dpcore.shares import PublicShares, noisy_count_shares, share_values
 
 __all__ = [
     "STRATEGIES",
@@ -66,12 +66,16 @@ class StrategyResult:
     """Group and global estimates of one strategy, with the privacy cost of releasing both.
 
     ``group_estimates`` has shape (k,) or (replicates, k); ``global_estimate`` () or (replicates,).
+    ``shares``, shaped like ``group_estimates``, are the group shares drawn with the release
+    from its noisy counts (:func:`~dpcore.shares.noisy_count_shares`), when the shares' source
+    says so; None when the groups are recombined with fixed public shares.
     """
 
     strategy: Strategy
     group_estimates: np.ndarray
     global_estimate: np.ndarray
     cost: Budget
+    shares: np.ndarray | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
@@ -95,11 +99,20 @@ def stratified_mean(
     where :math:`\hat\mu_g` are the DP group estimates, each with the full ``budget``, and
     :math:`w_g` the public shares (|G_g|/n in the paper). Each person is in exactly one group, so the
     release costs ``budget`` (parallel composition); the recombination is post-processing.
+
+    With shares drawn with the release (``shares.drawn_with_release``, private group sizes
+    only), :math:`w_g` are the release's own noisy counts made shares
+    (:func:`~dpcore.shares.noisy_count_shares`), one set per replicate: post-processing of the
+    counts the group estimates already paid for.
     """
+    source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
+    if drawn_with_release(shares, estimator):
+        drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
+        groups, weights = drawn.means(), noisy_count_shares(drawn.counts)
+        whole = (groups * weights).sum(axis=-1)
+        return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights)
     weights = share_values(shares, strata.k)
-    groups = estimator.group_estimates(
-        strata, budget, replicates=_replicates(replicates), noise=as_noise_source(noise, rng=rng)
-    )
+    groups = estimator.group_estimates(strata, budget, replicates=reps, noise=source)
     # k copies of one budget compose in parallel to that budget: composing one copy per group
     # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
     return StrategyResult("stratified", groups, groups @ weights, parallel(budget))
@@ -134,9 +147,14 @@ def global_and_group_means(
     rng: np.random.Generator | int | None = None,
     replicates: int | None = None,
     noise: NoiseKind | NoiseSource = "simulation",
+    shares: PublicShares | np.ndarray | None = None,
 ) -> StrategyResult:
     """Vanilla (ii): a global estimate with ``global_fraction`` of the budget, and group estimates
     with the rest (parallel over groups); the two releases compose sequentially to ``budget``.
+
+    The population estimate is the global one, so ``shares`` recombine nothing; when they are
+    drawn with the release, the result carries the group shares of the release's noisy counts
+    (published beside the group estimates, post-processing).
     """
     fraction = open_unit_interval("global_fraction", global_fraction)
     global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
@@ -144,10 +162,28 @@ def global_and_group_means(
     whole = estimator.group_estimates(strata.pooled, global_budget, replicates=reps, noise=source)[
         ..., 0
     ]
+    cost = sequential(global_budget, group_budget)
+    if drawn_with_release(shares, estimator):
+        drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
+        shares = noisy_count_shares(drawn.counts)
+        return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares)
     groups = estimator.group_estimates(strata, group_budget, replicates=reps, noise=source)
-    return StrategyResult(
-        "global_and_groups", groups, whole, sequential(global_budget, group_budget)
-    )
+    return StrategyResult("global_and_groups", groups, whole, cost)
+
+
+def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:
+    """Whether ``shares`` are to be drawn with the release from its noisy counts; refuses them
+    for an estimator that draws no counts (group sizes treated as public), naming the fix."""
+    if not (isinstance(shares, PublicShares) and shares.drawn_with_release):
+        return False
+    if getattr(estimator, "n_public", True):
+        raise ValueError(
+            "The shares are to come from the release's noisy group counts, but this estimator "
+            "treats group sizes as public and draws no counts. Keep group sizes private (turn "
+            "off “Treat group sizes as public” on the Estimator page; the Laplace or Gaussian "
+            "mean), or take the shares from another source on the Strata page."
+        )
+    return True
 
 
 def check_public_sizes_defined(strata: GroupValues, estimator: MeanEstimator) -> None:
@@ -180,12 +216,13 @@ def run_strategy(
     common = {"rng": rng, "replicates": replicates, "noise": noise}
     if strategy != "global_only":
         check_public_sizes_defined(strata, estimator)
+        drawn_with_release(shares, estimator)
     if strategy == "stratified":
         return stratified_mean(strata, estimator, budget, shares, **common)
     if strategy == "global_only":
         return global_only_mean(strata, estimator, budget, **common)
     if strategy == "global_and_groups":
         return global_and_group_means(
-            strata, estimator, budget, global_fraction=global_fraction, **common
+            strata, estimator, budget, global_fraction=global_fraction, shares=shares, **common
         )
     raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")

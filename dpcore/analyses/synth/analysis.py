@@ -29,6 +29,7 @@ from dpcore.errors import BudgetKindError
 from dpcore.grouping import Grouping
 from dpcore.metrics import GroupWorkload
 from dpcore.release.plan import PlanHeader
+from dpcore.shares import require_fixed_shares
 
 __all__ = ["SYNTH", "SynthAnalysis", "SynthSettings"]
 
@@ -171,6 +172,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
     ) -> PreparedRows:
         """The rows to synthesize (output columns only) in ``grouping``'s groups, with each
         column's categories counted once (the checks and plans read them)."""
+        require_fixed_shares(grouping.shares, "Stratified synthetic data")
         config = self.config(settings, frame, grouping.by)
         prepared = prepare_rows(frame, grouping.spec, grouping, config)
         prepared.domain_sizes(config, grouping.spec)

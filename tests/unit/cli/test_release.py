@@ -227,3 +227,21 @@ def test_errors_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
     assert err.startswith("strata-lab: error: ") and err.count("\n") == 1, err
     assert text in err
     assert ledger.remaining() == {"epsilon": 3.0}
+
+
+def test_private_sizes_may_take_their_shares_from_the_release_s_noisy_counts(
+    capsys, data, tmp_path
+):
+    codebook = tmp_path / "codebook.csv"
+    pd.DataFrame({"column": ["g"] * 4, "category": ["d", "a", "b", "c"]}).to_csv(
+        codebook, index=False
+    )
+    private = [a for a in release_args(data, "--dry-run") if a != "--sizes-public"]
+    noisy = ["--shares", "noisy-counts", "--codebook", str(codebook), "--small-groups", "keep"]
+    document, _ = run(capsys, [*private, *noisy])
+    groups = document["outputs"][:4]
+    assert all("public_share" not in r for r in groups)
+    assert sum(r["noisy_share"] for r in groups) == pytest.approx(1.0)
+    assert document["metadata"]["shares"].startswith("noisy_share: each group's noisy count")
+    assert main([*release_args(data, "--dry-run"), *noisy]) == 1
+    assert "leave out --sizes-public" in capsys.readouterr().err

@@ -180,25 +180,33 @@ def test_a_new_category_shows_in_groups_from_the_data_but_not_in_declared_ones(
     assert before == after and not any("Martian" in group for group in after)
 
 
+@pytest.mark.parametrize("share_source", ["table", "noisy_counts"])
 def test_private_sizes_with_declared_groups_publish_nothing_but_noise(
-    neighbours, new_category, tmp_path
+    neighbours, new_category, tmp_path, share_source, monkeypatch
 ):
     """The mean with private group sizes and declared groups, on both kinds of neighbour: every
-    noise-free field of every export is the same, the public shares included."""
+    noise-free field of every export is the same, the public shares included. Shares from the
+    release's noisy counts are DP outputs: they move with the added person, as the estimates
+    do, and only then."""
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
     settings = MeanSettings(value="hours_per_week", clip_low=0, clip_high=100, n_public=False)
-    mean = next(a for a in ANALYSES if a.name == "mean")
+    spec = dataclasses.replace(DECLARED, share_source=share_source)
+    if share_source == "noisy_counts":
+        spec = dataclasses.replace(spec, share_table=())
     for kind, frames in {"added to a group": neighbours, "new category": new_category}.items():
-        records = [
-            released(frame, mean, DECLARED, tmp_path / kind, name, settings)
+        before, after = (
+            released(frame, MEAN, spec, tmp_path / kind, name, settings)
             for name, frame in frames.items()
-        ]
-        before, after = records
-        assert without_stamp(to_script(before)) == without_stamp(to_script(after)), kind
-        noise_free = ["level", "group", "low", "high", "public_share"]
+        )
+        assert_nothing_but_dp_outputs_differ(before, after, MEAN, spec, share_source)
+        share = "public_share" if share_source == "table" else "noisy_share"
+        noise_free = ["level", "group", "low", "high"] + [share] * (share_source == "table")
         assert before.frame[noise_free].equals(after.frame[noise_free]), kind
-        # The added person moves the noisy estimates; the undeclared one is left out entirely.
-        moved = not before.frame["estimate"].equals(after.frame["estimate"])
-        assert moved == (kind == "added to a group")
+        # The added person moves the noisy estimates (and noisy shares); the undeclared one is
+        # left out entirely.
+        for noisy in ["estimate"] + [share] * (share_source == "noisy_counts"):
+            moved = not before.frame[noisy].equals(after.frame[noisy])
+            assert moved == (kind == "added to a group"), (kind, noisy)
 
 
 def test_a_synthetic_release_names_the_category_lists_it_read_from_the_data(tmp_path):

@@ -30,7 +30,14 @@ from dpcore.io import read_table
 from dpcore.ledger import BudgetExceededError, Ledger, list_ledgers
 from dpcore.mechanisms import noise_source
 from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
-from dpcore.release.exports import escape_cell, public_metadata, to_csv, to_json, to_script
+from dpcore.release.exports import (
+    escape_cell,
+    public_metadata,
+    shares_statement,
+    to_csv,
+    to_json,
+    to_script,
+)
 from dpcore.release.plan import DatasetRef, PlanHeader, fingerprint_frame
 from strata_ui import charts_release
 from tests import REPO
@@ -499,8 +506,10 @@ def test_json_round_trips_without_the_script(formula_record):
         raise AssertionError(f"not strict JSON: {constant}")
 
     loaded = json.loads(text, parse_constant=refuse)
+    # Group rows publish their shares, so the metadata says where they come from.
+    shares = {"shares": shares_statement(formula_record.metadata["plan"]["strata"])}
     assert loaded == {
-        "metadata": public_metadata(formula_record.metadata),
+        "metadata": public_metadata(formula_record.metadata) | shares,
         "outputs": formula_record.outputs,
     }
     assert loaded["metadata"]["plan"]["dataset"] == {"name": "changes.csv"}
@@ -817,7 +826,9 @@ def test_public_group_sizes_refuse_a_kept_group_with_no_rows_before_any_draw(dem
 def test_private_group_sizes_with_shares_from_the_data_are_refused(demo, strategy):
     with pytest.raises(ValueError, match="Group sizes are private in this release") as refused:
         make_plan(demo, estimator=PRIVATE_SIZES, strategy=strategy)
-    assert "take the shares from a public table or a holdout split" in str(refused.value)
+    assert "take the shares from a public table, a holdout split or the release's own noisy" in str(
+        refused.value
+    )
     # A population-only release publishes no group shares: nothing to refuse.
     make_plan(demo, estimator=PRIVATE_SIZES, strategy="global_only")
 
