@@ -151,11 +151,13 @@ class Simulation:
 
     def metrics(self) -> pd.DataFrame:
         """One row per replicate: the global error, the worst group's error and the parity error
-        (fractions, not %); see :func:`replicate_metrics`."""
+        (fractions, not %), and ``global_abs``, the population estimate's absolute error in the
+        value's units; see :func:`replicate_metrics`."""
         return pd.DataFrame(
             {
                 "replicate": self.ids,
                 "global": self.global_errors,
+                "global_abs": np.abs(self.whole - self.global_truth),
                 "worst group": worst_group_error(self.group_errors),
                 "parity": self.parity(),
             }
@@ -246,7 +248,8 @@ def parity_by_replicate(frame: pd.DataFrame, omega: float | None = None) -> pd.S
 
 def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per replicate of a :func:`monte_carlo` frame: the global error, the worst group's
-    error and the parity error (AAAI 2024, Def. 10, ω = 1/k).
+    error and the parity error (AAAI 2024, Def. 10, ω = 1/k), and the global error in the
+    value's units (``global_abs``).
 
     Errors are normalized absolute errors (fractions, not %), as in :mod:`dpcore.metrics`.
     """

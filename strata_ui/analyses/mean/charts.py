@@ -3,7 +3,8 @@
 Every builder takes tidy frames (from :mod:`dpcore.analyses.mean.simulate`) and returns a figure or
 a sentence;
 nothing here imports streamlit, so the figures are unit-tested directly. Errors come in as
-normalized absolute errors (fractions) and are shown in percent. Colours are the Okabe–Ito
+normalized absolute errors (fractions) and are shown in percent of the true value, the population's
+also in the value's units. Colours are the Okabe–Ito
 colour-blind-safe palette.
 """
 
@@ -28,6 +29,12 @@ from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
 STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
 MARKER_COLOUR = PALETTE[3]  # the current budget on the sweep
+AXIS_TITLES = {
+    "global": "Error of the population mean (% of its true value)",
+    "worst group": "Worst group's error (% of its true mean)",
+    "parity": "Parity error (%: population error / k + average group error)",
+}
+"""What each error axis shows, in words: every error is relative to the true value."""
 METRIC_NAMES = {
     "global": "global error",
     "worst group": "worst-group error",
@@ -88,16 +95,21 @@ def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> go
             )
         )
     fig.update_layout(showlegend=False, height=300)
-    return _layout(
-        fig, title, f"{METRIC_NAMES.get(metric, metric).capitalize()} (%, normalized absolute)", ""
-    )
+    return _layout(fig, title, AXIS_TITLES[metric], "")
 
 
-def distribution_summary(metrics: pd.DataFrame, metric: str) -> str:
-    """``"Median global error — One estimate per group: 0.0204%; One estimate for everyone:
-    0.00523%."``"""
+def distribution_summary(metrics: pd.DataFrame, metric: str, unit: str = "") -> str:
+    """``"Median global error — One estimate per group: 0.0204% (±0.00837 hours_per_week); …"``;
+    the error in the value's units only for the global error (``global_abs`` in ``metrics``)."""
+
+    def median_text(rows: pd.DataFrame) -> str:
+        text = percent_text(float(np.median(rows[metric])))
+        if metric == "global" and "global_abs" in rows:
+            text += f" (±{float(np.median(rows['global_abs'])):.3g}{' ' + unit if unit else ''})"
+        return text
+
     parts = [
-        f"{STRATEGY_STYLE.name(s)}: {percent_text(float(np.median(metrics.loc[metrics['strategy'] == s, metric])))}"
+        f"{STRATEGY_STYLE.name(s)}: {median_text(metrics[metrics['strategy'] == s])}"
         for s in _strategies(metrics)
     ]
     return f"Median {METRIC_NAMES.get(metric, metric)} — " + "; ".join(parts) + "."
@@ -162,7 +174,7 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> go.Figur
         fig,
         "Error in each group, smallest group first",
         "Group, smallest to largest (n = people in the group)",
-        "Mean error (%), 5–95% bars",
+        "Average error, % of the group's true mean (5–95% bars)",
     )
 
 
@@ -180,7 +192,7 @@ def many_groups_figure(
             f"Error in each of the {selection.total:,} groups" if selection.complete
             else f"Error in {len(selection.shown):,} of the {selection.total:,} groups"
         ),
-        x_title="Mean error (%), 5–95% bars",
+        x_title="Average error, % of the group's true mean (5–95% bars)",
         hover=(
             "n = %{customdata[0]:,}<br>mean error %{x:.3g}% "
             "(±%{customdata[3]:.3g} in the value's units)"
@@ -274,7 +286,7 @@ def sweep_figure(
         fig,
         f"Privacy–utility curve: mean {METRIC_NAMES.get(metric, metric)} as the budget grows",
         f"Privacy budget per release ({unit}, log scale)",
-        "Mean error (%, log scale), 5–95% band",
+        "Average error, % of the true value (log scale; 5–95% band)",
     )
 
 

@@ -152,7 +152,7 @@ def _render_errors(metrics, groups, replicates: int, value: str) -> None:
         ),
         key="compare.chart.global",
     )  # fmt: skip
-    st.markdown(charts.distribution_summary(metrics, "global"))
+    st.markdown(charts.distribution_summary(metrics, "global", f"`{value}`"))
 
     _render_group_errors(groups, value)
 

@@ -21,6 +21,7 @@ def metrics() -> pd.DataFrame:
                 "global": rng.exponential(scale, 200),
                 "worst group": rng.exponential(10 * scale, 200),
                 "parity": rng.exponential(2 * scale, 200),
+                "global_abs": rng.exponential(40 * scale, 200),
             }
         )
         for s, scale in zip(STRATEGIES, (0.01, 0.02), strict=True)
@@ -57,6 +58,15 @@ def test_distribution_summary_states_each_median(metrics):
         median = np.median(metrics.loc[metrics["strategy"] == s, "parity"])
         assert f"{100 * median:.3g}%" in text
     assert text.startswith("Median parity error — One estimate per group:")
+
+
+def test_population_error_summary_is_also_in_the_values_units(metrics):
+    text = charts.distribution_summary(metrics, "global", "hours")
+    for s in STRATEGIES:
+        rows = metrics[metrics["strategy"] == s]
+        relative, absolute = np.median(rows["global"]), np.median(rows["global_abs"])
+        assert f"{100 * relative:.3g}% (±{absolute:.3g} hours)" in text
+    assert "hours" not in charts.distribution_summary(metrics, "parity", "hours")
 
 
 def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups):
