@@ -132,7 +132,7 @@ def test_compare_shows_four_labelled_charts_with_a_summary_each(method):
     assert titles[2].startswith("Worst-group 3-way error as ε grows")
     assert titles[3].startswith("Parity error as ε grows")
     groups = figures[0]["data"]
-    assert [t["name"] for t in groups] == ["Stratified", "Vanilla"]
+    assert [t["name"] for t in groups] == ["One model per group", "One model for everyone"]
     assert len(values(groups[0]["x"])) == 10
     sweep = [t for t in figures[2]["data"] if t["mode"] == "lines+markers"]
     assert [values(t["x"]).tolist() for t in sweep] == [[0.1, 0.3, 1.0, 3.0, 10.0]] * 2

@@ -23,7 +23,7 @@ from strata_ui.charts_common import (
 from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
 
-STRATEGY_NAMES = {"stratified": "Stratified", "vanilla": "Vanilla"}
+STRATEGY_NAMES = {"stratified": "One model per group", "vanilla": "One model for everyone"}
 STRATEGY_COLOURS = {"stratified": PALETTE[0], "vanilla": PALETTE[1]}
 STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
 MARKER_COLOUR = PALETTE[3]

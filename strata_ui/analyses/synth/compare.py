@@ -114,8 +114,8 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
     """MST and AIM: vanilla against stratified at the chosen budget only, after a button."""
     name = METHOD_NAMES[settings.method]
     st.info(
-        f"{name} fits take seconds to minutes per group, so here vanilla and stratified are "
-        "compared at the Budget page's budget only. The sweep across ε is offered for MWEM, "
+        f"{name} fits take seconds to minutes per group, so here one model per group and one "
+        "model for everyone are compared at the Budget page's budget only. The sweep across ε is offered for MWEM, "
         "independent marginals and the full histogram.",
         icon=":material/info:",
     )
@@ -134,7 +134,7 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
     workload = _workload(resolved.stats, resolved.key)
     try:
         errors = slow.kept_or_run(
-            ("compare", *key), f"Fitting {name}, stratified then vanilla",
+            ("compare", *key), f"Fitting {name}, one model per group, then one for everyone",
             lambda progress: SYNTH.study(
                 resolved.stats, settings, budget, replicates=view.runs, rng=view.seed,
                 workload=workload, progress=progress,
@@ -191,7 +191,8 @@ def _render_charts(errors: pd.DataFrame, metrics: pd.DataFrame, epsilon: float) 
     st.caption(
         "Why stratifying can hurt the worst group: each group's model sees only that group's "
         "rows, so a small group pays the full noise of every table it measures on its own. "
-        "Vanilla borrows strength from everyone — and imposes the majority's patterns."
+        "One model for everyone borrows strength from everyone — and imposes the majority's "
+        "patterns."
     )
 
     st.subheader("4. Parity error")

@@ -47,8 +47,8 @@ METHOD_LABELS = {
     "aim": "AIM (OpenDP)",
 }
 STRATEGY_LABELS = {
-    "stratified": "Stratified: one model per group",
-    "vanilla": "Vanilla: one model for everyone",
+    "stratified": "One model per group (stratified)",
+    "vanilla": "One model for everyone",
 }
 
 
@@ -101,8 +101,8 @@ def _render_strategy(by: list[str]) -> None:
         st.radio, "Stratification (for the preview and the release)", SynthSettings,
         "strategy", options=list(STRATEGIES), format_func=STRATEGY_LABELS.__getitem__,
         help="Stratified fits one private model per group of the Strata page, each with the "
-        "full ε (the groups are disjoint, so the cost is ε once). Vanilla fits one model to all "
-        "rows. The Compare page simulates both.",
+        "full ε (the groups are disjoint, so the cost is ε once). One model for everyone fits "
+        "all rows together. The Compare page simulates both.",
     )  # fmt: skip
     groups = " × ".join(by) or "the Strata page's columns"
     if strategy == "stratified":

@@ -58,7 +58,7 @@ def test_group_error_figure_is_labelled_coloured_and_ordered(errors):
     )
     assert layout.xaxis.title.text.startswith("Group, smallest to largest")
     assert layout.yaxis.title.text == "3-way error (0 = exact, 2 = disjoint)"
-    assert [t.name for t in fig.data] == ["Stratified", "Vanilla"]
+    assert [t.name for t in fig.data] == ["One model per group", "One model for everyone"]
     assert [t.marker.color for t in fig.data] == [PALETTE[0], PALETTE[1]]
     assert list(fig.data[0].x) == ["Other × Female", "White × Male"]
     assert list(layout.xaxis.ticktext) == [
@@ -82,7 +82,7 @@ def test_sweep_figure_draws_a_band_and_a_line_per_strategy_and_marks_the_budget(
     metrics = sweep_metrics(errors)
     fig = charts.sweep_figure(metrics, "worst group", current=1.0)
     lines = [t for t in fig.data if t.mode == "lines+markers"]
-    assert [t.name for t in lines] == ["Stratified", "Vanilla"]
+    assert [t.name for t in lines] == ["One model per group", "One model for everyone"]
     assert [t.line.color for t in lines] == [PALETTE[0], PALETTE[1]]
     assert list(lines[0].x) == [1.0, 10.0]
     assert list(lines[0].y) == pytest.approx([1.5, 0.4])
@@ -162,5 +162,5 @@ def test_many_groups_draw_the_smallest_and_worst_in_sections():
     ]
     assert list(fig.data[0].y) == labels[:10]  # sizes 10, 11, …
     assert all(i % 7 == 6 for i in map(labels.index, fig.data[2].y[:5]))  # error 0.7 ranks first
-    assert [t.name for t in fig.data] == ["Stratified", "Vanilla"] * 2
+    assert [t.name for t in fig.data] == ["One model per group", "One model for everyone"] * 2
     assert list(fig.data[0].error_x.array) == pytest.approx([0.005] * 10)  # highest run − mean
