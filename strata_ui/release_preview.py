@@ -10,8 +10,8 @@ from dpcore.release import ReleasePlan
 PREVIEW_LABELS = {
     "group": "group",
     "quantity": "released value",
-    "expected_error": "typical error (value's units)",
-    "half_width": "interval ± (expected)",
+    "expected_error": "typical error",
+    "half_width": "interval ±",
     "withheld": "withheld?",
 }
 
@@ -32,18 +32,21 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
         shown = shown.drop(columns=PREVIEW_LABELS["quantity"])
     if table["half_width"].isna().all():
         shown = shown.drop(columns=PREVIEW_LABELS["half_width"])
+    withheld = int((table["withheld"] != "").sum())
+    if not withheld:  # the caption says so; the column would only be empty
+        shown = shown.drop(columns=PREVIEW_LABELS["withheld"])
     st.dataframe(
-        shown, hide_index=True,
+        shown, hide_index=True, width="stretch",
         column_config={
-            PREVIEW_LABELS[c]: st.column_config.NumberColumn(format="%.4g")
+            PREVIEW_LABELS[c]: st.column_config.NumberColumn(format="%.3g")
             for c in ("expected_error", "half_width")
         },
     )  # fmt: skip
-    withheld = int((table["withheld"] != "").sum())
     st.caption(
         "Curator's view, computed from the confidential data with simulated noise; it is never "
-        "exported and spends nothing. The typical error is how far a published value usually "
-        "lies from the value without noise"
+        "exported and spends nothing. Errors are in the value's units: the typical error is how far "
+        "a published value usually lies from the value without noise, and the interval ± the "
+        "expected half-width of its interval"
         + (f"; {withheld} row(s) would or might be withheld, with the reason shown." if withheld
            else "; no row would be withheld.")
     )  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.gvdp import GvdpSettings
-from tests.app.helpers import go, settings_of, state_of, text
+from tests.app.helpers import go, settings_of, start, state_of, text
 from tests.app.test_gvdp_page import start as start_gvdp
 
 
@@ -15,7 +15,10 @@ def preview(at: AppTest):
 
 
 def withheld(at: AppTest) -> list[str]:
+    """The groups the preview says would be withheld (no column when none would be)."""
     table = preview(at)
+    if "withheld?" not in table:
+        return []
     return list(table.loc[table["withheld?"] != "", "group"])
 
 
@@ -31,7 +34,7 @@ def test_the_preview_follows_the_budget_and_names_withheld_groups():
         state.budget_kind, state.rho = "zcdp", rho
         at.run()
         assert not at.exception, [e.value for e in at.exception]
-        seen.append((withheld(at), preview(at)["typical error (value's units)"].iloc[0]))
+        seen.append((withheld(at), preview(at)["typical error"].iloc[0]))
     (small, small_error), (large, large_error), (again, again_error) = seen
     assert "Black × Male" in small and "Black × Male" not in large  # 49 subsets, 55 needed at 0.05
     assert len(large) < len(at_half) < len(small)
@@ -47,3 +50,10 @@ def test_refusing_uninformative_groups_stops_the_commit_and_withholding_restores
         errors = text(at.main.error)
         assert ("you chose to refuse such a release" in errors) == refused, choice
         assert ("Other × Female" in errors) == refused
+
+
+def test_a_preview_with_nothing_withheld_has_no_empty_withheld_column():
+    at = go(start(), "release")  # the demo's mean: every group is released
+    table = preview(at)
+    assert list(table.columns) == ["group", "typical error", "interval ±"]
+    assert "no row would be withheld" in text(at.caption)
