@@ -27,7 +27,7 @@ except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no
 
 st.subheader("The accuracy you need")
 try:
-    target = planner.target_inputs(planner.value_unit(settings), model)
+    target = planner.target_inputs(planner.value_unit(settings, model=model), model)
     answer = smallest_budget(model, target)
 except ValueError as exc:
     show_error(exc)

@@ -25,6 +25,7 @@ from strata_ui.state import (
     get_state,
     reset_settings,
     update_settings,
+    widget_key,
 )
 from strata_ui.widgets import bind
 
@@ -50,7 +51,9 @@ class PlannerView:
     """The Plan page's choices (the target, and the frontier's candidate columns)."""
 
     relative: bool = False
-    half_width: float = 2.0
+    half_widths: tuple[tuple[str, float], ...] = ()
+    """The ± targets typed so far, by what they are measured in (a column's units, a ratio's),
+    so that switching analyses does not carry ±2 hours over to a ratio."""
     percent: float = 5.0
     level: float = 0.95
     include_bias: bool = False
@@ -61,12 +64,12 @@ def _symbol(model: ErrorModel) -> str:
     return "ε" if model.unit == "epsilon" else "ρ"
 
 
-def value_unit(settings: object, *, markdown: bool = True) -> str:
+def value_unit(settings: object, *, markdown: bool = True, model: ErrorModel | None = None) -> str:
     """How the value's units read in labels: the value column's name (as code in markdown),
-    where there is one."""
+    where there is one; else what ``model`` says its estimates are measured in."""
     value = getattr(settings, "value", None)
     if not value:
-        return "the value's units"
+        return (model.measured_in if model is not None else "") or "the value's units"
     return f"`{value}`" if markdown else value
 
 
@@ -89,10 +92,7 @@ def target_inputs(unit: str, model: ErrorModel) -> AccuracyTarget:
             )  # fmt: skip
             amount_value = percent / 100
         else:
-            amount_value = bind(
-                st.number_input, f"Within ± (in {unit})", PlannerView, "half_width",
-                min_value=0.0, step=0.5, format="%.3g",
-            )  # fmt: skip
+            amount_value = _half_width_input(unit, model)
     with level:
         confidence = bind(
             st.select_slider, "With probability", PlannerView, "level", options=LEVELS,
@@ -108,6 +108,19 @@ def target_inputs(unit: str, model: ErrorModel) -> AccuracyTarget:
         "count too.",
     )  # fmt: skip
     return AccuracyTarget(amount_value, relative, confidence, include_bias)
+
+
+def _half_width_input(unit: str, model: ErrorModel) -> float:
+    """The ± target in ``unit``: the one typed for this unit before, else the model's typical
+    target (a round share of the public range); one widget per unit, so each keeps its own."""
+    typed = dict(get_settings(PlannerView).half_widths)
+    value = st.number_input(
+        f"Within ± (in {unit})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
+        step=model.typical_half_width / 4, format="%.3g",
+        key=widget_key(PlannerView, "half_widths", unit),
+    )  # fmt: skip
+    update_settings(PlannerView, half_widths=tuple({**typed, unit: value}.items()))
+    return value
 
 
 @st.cache_data(max_entries=16, show_spinner="Modelling each estimate's error…")

@@ -37,6 +37,7 @@ from dpcore.accounting import ZCDP, Budget, PureDP, as_pure_dp, as_zcdp
 
 __all__ = [
     "AccuracyTarget",
+    "round_to_one_two_five",
     "BudgetAnswer",
     "ErrorModel",
     "ErrorShape",
@@ -53,6 +54,17 @@ __all__ = [
 BudgetUnit = Literal["epsilon", "rho"]
 BISECTION_STEPS = 60
 """Halvings of a log-scale bracket: 60 take any bracket used here below 1e-12 relative width."""
+
+
+def round_to_one_two_five(x: float) -> float:
+    """The nearest of 1, 2 and 5 times a power of ten, on a log scale: a round number to start a
+    target from (``round_to_one_two_five(2.4) == 2``, ``(0.04) == 0.05``)."""
+    x = finite_number("x", x)
+    if x <= 0:
+        raise ValueError(f"`x` must be positive, got {x}")
+    power = 10.0 ** math.floor(math.log10(x))
+    steps = np.array([1.0, 2.0, 5.0, 10.0]) * power
+    return float(steps[np.argmin(np.abs(np.log(steps / x)))])
 
 
 @dataclass(frozen=True)
@@ -264,6 +276,10 @@ class ErrorModel:
         The largest budget scale at which the mechanism can run (e.g. the classic Gaussian
         calibration needs ε < 1 per released sum), and a sentence saying why and what to choose
         instead; a target that needs more has no answer.
+    measured_in, typical_half_width
+        What the estimates are measured in, for a target's label ("units of the ratio"; empty:
+        the value column's units), and an absolute target (±) in those units for a user to start
+        from, from public information only (e.g. 2% of the public range of a mean).
     """
 
     labels: tuple[str, ...]
@@ -278,6 +294,8 @@ class ErrorModel:
     reads: tuple[str, ...] = field(default=())
     scale_limit: float = math.inf
     limit_reason: str = ""
+    measured_in: str = ""
+    typical_half_width: float = 1.0
 
     @property
     def curator_preview(self) -> bool:

@@ -15,7 +15,7 @@ from strata_ui import constants
 from strata_ui.planner import PlannerView
 from tests.app.helpers import change_settings, errors, go, start, state_of, text, titles
 
-HALF_WIDTH = "planner_view.half_width"
+HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
 
 
 def answer_shown(at: AppTest) -> str:
@@ -160,7 +160,7 @@ def test_a_spent_ledger_is_named(plan):
     Ledger(None, "default", ZCDP(2.0)).spend("all of it", ZCDP(2.0), {})
     plan.run()
     assert "used up" in text(plan.warning)
-    change_settings(plan, PlannerView, half_width=4.0)
+    change_settings(plan, PlannerView, half_widths=(("`hours_per_week`", 4.0),))
     plan.run()
     assert not plan.exception
 

@@ -167,7 +167,7 @@ def test_a_ratio_out_of_reach_is_locked_at_the_budget_page_s_budget_and_charged_
     at.button(key="plan.portfolio.add").click().run()
     state_of(at).analysis = "ratio"
     at.run()
-    at.number_input(key="planner_view.half_width").set_value(0.05).run()
+    at.number_input(key="planner_view.half_widths.units of the ratio").set_value(0.05).run()
     at.button(key="plan.portfolio.add").click().run()
     ratio = plan_of(at).entries[1]
     assert f"No budget meets the target of “{ratio.label}”: the classic Gaussian" in errors(at)

@@ -13,7 +13,7 @@ from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from tests.app.helpers import errors, go, start, state_of, text
 
-HALF_WIDTH = "planner_view.half_width"
+HALF_WIDTH = "planner_view.half_widths.units of the ratio"
 
 
 def answer_shown(at: AppTest) -> str:
@@ -42,6 +42,24 @@ def plan() -> AppTest:
     at = ratio_plan(["sex"])
     assert not at.main.error, errors(at)
     return at
+
+
+def test_the_ratio_starts_from_its_own_target_and_the_mean_keeps_its_own():
+    """±2 hours is no target for a ratio: each analysis starts from a target in its own units,
+    and a target typed for one is still there after a visit to the other."""
+    at = start("plan")
+    at.number_input(key="planner_view.half_widths.`hours_per_week`").set_value(3.0).run()
+    state_of(at).analysis = "ratio"
+    at.run()
+    box = at.number_input(key=HALF_WIDTH)
+    assert box.label == "Within ± (in units of the ratio)" and box.value == 0.05
+    box.set_value(0.1).run()
+    state_of(at).analysis = "mean"
+    at.run()
+    assert at.number_input(key="planner_view.half_widths.`hours_per_week`").value == 3.0
+    state_of(at).analysis = "ratio"
+    at.run()
+    assert at.number_input(key=HALF_WIDTH).value == 0.1
 
 
 def test_the_ratio_s_answer_follows_the_target_twice_in_a_row(plan):

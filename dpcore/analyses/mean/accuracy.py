@@ -55,6 +55,7 @@ from dpcore.planner.accuracy import (
     LaplaceError,
     LaplacePairError,
     SampledError,
+    round_to_one_two_five,
 )
 from dpcore.shares import share_values
 
@@ -129,6 +130,10 @@ def _assumptions(estimator: LaplaceMean | GaussianMean, strategy: Strategy) -> l
     return out
 
 
+TYPICAL_TARGET_OF_RANGE = 0.02
+"""The Plan page's first target for a mean: ±2% of the public range, rounded (±2 on [0, 100])."""
+
+
 def mean_error_model(
     values: GroupValues,
     estimator: LaplaceMean | GaussianMean,
@@ -191,6 +196,7 @@ def mean_error_model(
         bias=bias,
         sizes_public=estimator.n_public,
         assumptions=tuple(_assumptions(estimator, strategy)),
+        typical_half_width=round_to_one_two_five(TYPICAL_TARGET_OF_RANGE * (high - low)),
     )
 
 

@@ -151,6 +151,11 @@ def _assumptions(
     return out
 
 
+TYPICAL_RATIO_TARGET = 0.05
+"""The Plan page's first target for a ratio: ±0.05, five hundredths of a calibration ratio
+near 1."""
+
+
 def ratio_error_model(
     sums: GroupRatioSums,
     *,
@@ -191,6 +196,8 @@ def ratio_error_model(
         reads=("each group's exact Σ label and ratio",),
         assumptions=tuple(_assumptions(sums, mechanism, composition, delta)),
         scale_limit=float(m) if classic else np.inf,
+        measured_in="units of the ratio",
+        typical_half_width=TYPICAL_RATIO_TARGET,
         limit_reason=(
             f"the classic Gaussian calibration (eq. 5) runs only below ε = {m} (ε/{m} < 1 per "
             "sum), and this target needs more. Count the budget in ρ-zCDP on the Budget page "

@@ -19,6 +19,7 @@ from dpcore.planner import (
     AccuracyTarget,
     LaplacePairError,
     SampledError,
+    round_to_one_two_five,
     shortfall,
     smallest_budget,
 )
@@ -270,3 +271,17 @@ def test_a_kept_group_with_no_rows_cannot_be_planned_and_says_how_to_plan():
     with pytest.raises(ValueError, match="“c” has no rows: .* remove the category"):
         mean_error_model(values, private)
     assert mean_error_model(values, private, "global_only").labels == (POPULATION_LABEL,)
+
+
+@pytest.mark.parametrize(
+    ("x", "rounded"),
+    [(2.0, 2.0), (2.4, 2.0), (0.04, 0.05), (7.5, 10.0), (6.0, 5.0), (1400.0, 1000.0), (1.5, 2.0)],
+)
+def test_round_to_one_two_five(x, rounded):
+    assert round_to_one_two_five(x) == pytest.approx(rounded)
+
+
+@pytest.mark.parametrize(("bounds", "typical"), [((0.0, 100.0), 2.0), ((0.0, 250_000.0), 5000.0)])
+def test_a_mean_s_first_target_is_a_round_two_percent_of_its_public_range(values, bounds, typical):
+    model = mean_error_model(values, LaplaceMean(bounds=bounds))
+    assert model.typical_half_width == typical and model.measured_in == ""
