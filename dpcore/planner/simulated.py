@@ -84,7 +84,7 @@ class SimulatedErrorModel(ErrorModel):
     _quantiles: dict = field(default_factory=dict, init=False, repr=False)
 
     rows_reason = (
-        "its error does not fall in proportion to a group's size (the estimator adapts to "
+        "this estimator's error does not fall in proportion to a group's size (it adapts to "
         "the rows), so the planner cannot say how many rows a group would need: merge the "
         "smaller groups or choose a coarser grouping, then plan again"
     )
