@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 PLANNED_ESTIMATORS = ("laplace", "gaussian")
-"""The means whose error has a closed form; CoinPress adapts to the data and has none."""
+"""The means ``strata-lab frontier`` scores (``plan`` takes CoinPress too)."""
 ESTIMATOR_BUDGETS = {"laplace": "ε-DP", "gaussian": "ρ-zCDP", "coinpress": "ρ-zCDP, adaptive"}
 BUDGET_KINDS = {"pure": "ε-DP", "approx": "(ε, δ)-DP", "zcdp": "ρ-zCDP"}
 

@@ -1,8 +1,9 @@
 """``strata-lab plan``: the smallest budget at which every published estimate meets an accuracy
 target, and what a ledger's remaining budget would give instead (issue 17, item 4).
 
-Every number comes from the library: the analysis' error model (the mean's, or with
-``--analysis ratio`` the calibration ratio's), the answer and the errors at it from
+Every number comes from the library: the analysis' error model (the mean's — for CoinPress known
+by seeded simulation, :mod:`dpcore.planner.simulated` — or with ``--analysis ratio`` the
+calibration ratio's), the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
 (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`), the shortfall from
 :func:`dpcore.planner.shortfall`. A target that needs confidential numbers (relative, or
@@ -37,10 +38,12 @@ from strata_cli.planned import analysis_arguments, planned_analysis
 
 __all__ = ["add_parser", "run"]
 
+ESTIMATORS = ("laplace", "gaussian", "coinpress")
+
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
-        "plan", parents=[data_arguments(value_required=False)],
+        "plan", parents=[data_arguments(ESTIMATORS, value_required=False)],
         help="the smallest budget that meets a target",
         description="Print the smallest privacy budget at which every published estimate "
         "meets an accuracy target, checked by simulated releases.",
@@ -80,6 +83,11 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         metavar="F",
         help="the whole population's share of the budget with global_and_groups (default 0.5)",
     )
+    release.add_argument(
+        "--sigma", type=float, default=15.0, metavar="S",
+        help="CoinPress: a public bound on each group's standard deviation (default 15)",
+    )  # fmt: skip
+    release.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
     simulation_arguments(
         parser.add_argument_group("check"), "--check-replicates", 1000,
         "simulated releases that check the answer; 0 skips",
@@ -133,6 +141,7 @@ def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetA
         "target": dataclasses.asdict(target) | {"description": target.describe()},
         "groups": records(answer.table, columns),
         "unreachable": list(answer.unreachable),
+        "notes": list(answer.notes),
         "assumptions": list(model.assumptions),
         "curator_preview": (
             target.relative or target.include_bias or not args.sizes_public
@@ -199,10 +208,14 @@ def shortfall_document(
         ("rows needed", "rows_needed"),
     )  # fmt: skip
     missed = f": {', '.join(result.short)}" if result.short else ""
+    rows = (
+        f"rows_needed is unknown: {result.rows_reason}" if result.rows_reason
+        else "rows_needed is the size each would need to meet it there"
+    )  # fmt: skip
     message = (
         f"The ledger {ledger.name!r} has {available} left, less than the {answer.budget} this "
         f"target needs. At what is left, {len(result.short)} of {len(model.labels)} estimates "
-        f"miss the target{missed}; rows_needed is the size each would need to meet it there."
+        f"miss the target{missed}; {rows}."
     )
     return {"available": left, "groups": records(result.table, columns), "message": message}
 
@@ -225,6 +238,7 @@ def render_text(document: dict) -> str:
         lines += ["", shortfall_part["message"]]
         headers = {"error_at_available": "error at available", "rows_needed": "rows needed"}
         lines += [text_table(shortfall_part["groups"], headers)] if shortfall_part["groups"] else []
+    lines += [f"Note: {note}" for note in document["notes"]]
     lines += ["", "Assumptions:", *(f"- {line}" for line in document["assumptions"])]
     if document["curator_preview"]:
         lines.append("Curator preview: this answer uses confidential numbers; do not publish it.")

@@ -10,6 +10,7 @@ number: the library does.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pandas as pd
 
@@ -67,7 +68,16 @@ def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Ana
                 f"the mean needs {' and '.join(missing)}: the column to average and its public "
                 "range L,U (e.g. --value hours --bounds 0,100)"
             )
-        return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
+        if args.estimator == "coinpress" and not args.sizes_public:
+            raise CliError(
+                "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
+                "--sizes-public (the sizes are then treated as public); for private sizes "
+                "choose --estimator laplace or gaussian"
+            )
+        settings = mean_settings(args, frame, args.strategy, args.global_fraction)
+        return MEAN, dataclasses.replace(
+            settings, coinpress_sigma=args.sigma, coinpress_steps=args.steps
+        )
     return RATIO, ratio_settings(args, frame)
 
 

@@ -196,6 +196,8 @@ def render_answer(
             icon=":material/warning:",
         )
         return
+    for note in answer.notes:
+        st.caption(note)
     state = get_state()
     cost = _in_user_unit(answer.budget, state)
     st.metric("Smallest budget that meets the target", format_components(cost.components()))
@@ -276,14 +278,17 @@ def _render_ledger_check(
     st.warning(
         f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
         f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target (up "
-        f"to ±{missing['error at available budget'].max():.3g}). {_rows_advice(missing)}",
+        f"to ±{missing['error at available budget'].max():.3g}). "
+        + _rows_advice(missing, short.rows_reason),
         icon=":material/warning:",
     )
 
 
-def _rows_advice(missing: pd.DataFrame) -> str:
+def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:
     """What would meet the target with what is left: larger groups (merging them), unless a
-    clipping bias no size removes stands in the way."""
+    clipping bias no size removes stands in the way, or the model cannot count rows."""
+    if rows_reason:
+        return f"{rows_reason[0].upper()}{rows_reason[1:]}."
     rows = missing["rows needed"].dropna().max()  # NaN for the whole population: not a group
     if not np.isfinite(rows):
         return "Loosen the target or widen the public bounds: more rows cannot remove a bias."

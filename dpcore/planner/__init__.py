@@ -5,3 +5,4 @@ one, its frontier of stratification choices (the mean's: :mod:`dpcore.analyses.m
 
 from dpcore.planner.accuracy import *
 from dpcore.planner.portfolio import *
+from dpcore.planner.simulated import *

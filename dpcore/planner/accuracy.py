@@ -361,6 +361,34 @@ class ErrorModel:
             low, high = np.where(enough, low, mid), np.where(enough, mid, high)
         return np.where(reachable, high, np.inf)
 
+    def notes(self, target: AccuracyTarget) -> tuple[str, ...]:
+        """Sentences qualifying an answer for ``target`` (none for a closed-form model)."""
+        return ()
+
+    def unreachable_reasons(self, target: AccuracyTarget, needed: np.ndarray) -> tuple[str, ...]:
+        """Why each estimate whose ``needed`` scale is infinite meets ``target`` at no budget:
+        in closed form only a clipping bias at least the target stands in the way."""
+        half, bias = self.target_half_widths(target), self._bias(target)
+        return tuple(
+            f"{label}: its clipping bias alone is {abs(b):.3g}, at least the target {h:.3g}"
+            for label, b, h, need in zip(self.labels, bias, half, needed, strict=True)
+            if not np.isfinite(need)
+        )
+
+    rows_reason = ""
+    """Why the model cannot say how many rows a group needs (empty: it can, :meth:`rows_needed`)."""
+
+    def rows_needed(self, target: AccuracyTarget, scale: float) -> np.ndarray:
+        """The rows each group would need to meet ``target`` at budget scale ``scale``: noise
+        falls as 1/size for every closed form here, so n·s*/s (inf when its clipping bias alone
+        misses the target: no size removes a bias; NaN for the whole population)."""
+        with np.errstate(invalid="ignore"):
+            rows = self.sizes * self.needed_scales(target) / scale
+        # Rounded before the ceiling so that 120.000000001 (binary rounding) needs 120 rows, not 121.
+        rows_needed = np.ceil(np.round(rows, 6))
+        rows_needed[self.groups :] = np.nan
+        return rows_needed
+
     def half_widths_at(self, scale: float, target: AccuracyTarget) -> np.ndarray:
         """Each estimate's error at budget scale ``scale``: the smallest h with
         P(|β + X/s| ≤ h) ≥ ``target.level`` (β = 0 unless the target includes bias)."""
@@ -386,6 +414,8 @@ class BudgetAnswer:
     size, target half-width, the budget it alone needs, and its error at ``budget``.
     ``unreachable`` lists the estimates no budget helps, with the reason (or the one reason the
     mechanism cannot run at the budget the target needs: :attr:`ErrorModel.limit_reason`).
+    ``notes`` qualify the answer (:meth:`ErrorModel.notes`, e.g. where a simulated error was
+    not monotone in the budget).
     """
 
     target: AccuracyTarget
@@ -393,6 +423,7 @@ class BudgetAnswer:
     binding: str | None
     table: pd.DataFrame
     unreachable: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
 
 def smallest_budget(model: ErrorModel, target: AccuracyTarget) -> BudgetAnswer:
@@ -414,21 +445,18 @@ def smallest_budget(model: ErrorModel, target: AccuracyTarget) -> BudgetAnswer:
     table = pd.DataFrame(
         {"estimate": model.labels, "size": model.sizes, "target": half, name: needed_budget}
     )
-    unreachable = tuple(
-        f"{label}: its clipping bias alone is {abs(b):.3g}, at least the target {h:.3g}"
-        for label, b, h, need in zip(model.labels, model._bias(target), half, needed, strict=True)
-        if not np.isfinite(need)
-    )
+    notes = model.notes(target)
+    unreachable = model.unreachable_reasons(target, needed)
     if unreachable:
         table["error at budget"] = np.nan
-        return BudgetAnswer(target, None, None, table, unreachable)
+        return BudgetAnswer(target, None, None, table, unreachable, notes)
     binding = int(np.argmax(needed))
     scale = float(needed[binding])
     if scale >= model.scale_limit:
         table["error at budget"] = np.nan
-        return BudgetAnswer(target, None, None, table, (model.limit_reason,))
+        return BudgetAnswer(target, None, None, table, (model.limit_reason,), notes)
     table["error at budget"] = model.half_widths_at(scale, target)
-    return BudgetAnswer(target, model.budget_at(scale), model.labels[binding], table, ())
+    return BudgetAnswer(target, model.budget_at(scale), model.labels[binding], table, (), notes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -436,15 +464,15 @@ class Shortfall:
     """What the ``available`` budget gives when it cannot meet a target, and what would.
 
     ``table`` has one row per estimate: label, size, target half-width, its error at
-    ``available``, and, for groups, the rows it would need to meet the target at ``available``.
-    Noise falls as 1/size for every estimate the planner covers, so a group of n rows that needs
-    budget scale s* meets the target at scale s with n·s*/s rows (inf when its clipping bias
-    alone misses the target: no size removes a bias; NaN for the whole population).
+    ``available``, and, for groups, the rows it would need to meet the target at ``available``
+    (:meth:`ErrorModel.rows_needed`; all NaN when the model cannot tell, and ``rows_reason``
+    says why).
     """
 
     available: Budget
     table: pd.DataFrame
     short: tuple[str, ...]
+    rows_reason: str = ""
 
 
 def shortfall(model: ErrorModel, target: AccuracyTarget, available: Budget) -> Shortfall:
@@ -453,11 +481,7 @@ def shortfall(model: ErrorModel, target: AccuracyTarget, available: Budget) -> S
     scale = model.scale_within(available)
     half = model.target_half_widths(target)
     error = model.half_widths_at(scale, target)
-    with np.errstate(invalid="ignore"):
-        rows = model.sizes * model.needed_scales(target) / scale
-    # Rounded before the ceiling so that 120.000000001 (binary rounding) needs 120 rows, not 121.
-    rows_needed = np.ceil(np.round(rows, 6))
-    rows_needed[model.groups :] = np.nan
+    rows_needed = model.rows_needed(target, scale)
     table = pd.DataFrame(
         {
             "estimate": model.labels,
@@ -468,4 +492,4 @@ def shortfall(model: ErrorModel, target: AccuracyTarget, available: Budget) -> S
         }
     )
     short = tuple(label for label, e, h in zip(model.labels, error, half, strict=True) if e > h)
-    return Shortfall(available, table, short)
+    return Shortfall(available, table, short, model.rows_reason)

@@ -139,11 +139,37 @@ def test_the_frontier_columns_change_twice_and_stick(plan):
     assert len(labels) == 15 * 3
 
 
-def test_the_planner_says_which_analyses_it_covers():
+def expected_rho_coinpress(half_width: float) -> float:
+    """The demo's CoinPress answer (race × sex), computed outside the app by the library."""
+    from dpcore.analyses import MEAN
+    from dpcore.datasets import load_demo
+    from dpcore.grouping import GroupingSpec
+
+    frame, settings = load_demo(), MeanSettings(estimator="coinpress")
+    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
+    answer = smallest_budget(MEAN.error_model(stats, settings), AccuracyTarget(half_width))
+    return answer.budget.rho
+
+
+def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
     at = start()
+    state_of(at).budget_kind = "zcdp"
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "plan")
-    assert "CoinPress adapts its clipping" in text(at.info)
+    assert not at.main.error, errors(at)
+    assert "each group's values, to which CoinPress adapts every step" in text(at.info)
+    # Its simulated error is measured against the true mean: no clipping bias to add.
+    assert not [box for box in at.checkbox if "clipping bias" in box.label]
+    for half_width in (1.0, 0.5, 3.0):
+        at.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        assert answer_shown(at) == f"ρ = {expected_rho_coinpress(half_width):.6g}"
+        assert "Set by **Other × Female**" in text(at.main.markdown)
+    assert "**Other × Female** met the target" in text(at.main.markdown)
+    assert not at.exception and not at.main.error, errors(at)
+
+
+def test_the_planner_says_which_analyses_it_covers():
+    at = start()
     state_of(at).analysis = "synth"
     go(at, "plan")
     assert "covers the mean per group and the ratio of sums so far" in text(at.info)

@@ -30,22 +30,30 @@ stratified publishes every group at the full budget and their share-weighted sum
 :math:`\sum_g w_g X_g`: Gaussian in closed form, Laplace by seeded draws); the whole population
 only publishes one estimate over all n rows; global and groups spends a fraction f on the
 population and 1 − f on the groups (Laplace noise scales by 1/f, Gaussian by 1/√f).
+
+CoinPress (Biswas et al. 2020; AAAI 2024, appendix B, Alg. 1–2) clips to an interval that
+moves with the data and the budget at every step, so its error is no fixed law over a budget
+scale: :func:`coinpress_error_model` is a :class:`~dpcore.planner.simulated.SimulatedErrorModel`
+over seeded simulated releases of the strategy (:class:`CoinPressErrors`), each estimate clipped
+into the public range as a release does and scored against its true mean.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from dpcore._labels import list_labels
 from dpcore._validate import positive_int
-from dpcore.accounting import Budget
+from dpcore.accounting import ZCDP, Budget
+from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
-from dpcore.analyses.mean.strategies import Strategy, run_strategy
+from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import binomial_band
 from dpcore.planner.accuracy import (
@@ -57,15 +65,27 @@ from dpcore.planner.accuracy import (
     SampledError,
     round_to_one_two_five,
 )
+from dpcore.planner.simulated import SimulatedErrorModel, log_grid
 from dpcore.shares import share_values
 
-__all__ = ["POPULATION_LABEL", "check_by_simulation", "mean_error_model"]
+__all__ = [
+    "POPULATION_LABEL",
+    "CoinPressErrors",
+    "check_by_simulation",
+    "coinpress_error_model",
+    "mean_error_model",
+]
 
 POPULATION_LABEL = "Whole population"
 SUM_DRAWS = 10_000
 """Draws of a share-weighted sum of Laplace noises (quantile error about 1% at level 0.95)."""
 DRAW_SEED = 20_240_217
 GROUP_CHUNK = 256
+PLAN_REPLICATES = 1000
+"""Simulated CoinPress releases at each budget of the planner's grid (the 0.95 quantile's
+binomial standard error is then about 0.7 percentage points of coverage)."""
+PLAN_GRID = log_grid(1e-3, 1e3, 8)
+"""CoinPress's budget scales √ρ: ρ from 1e-6 to 1e6, four per decade of ρ (49 budgets)."""
 
 
 def _unit_scales(estimator: LaplaceMean | GaussianMean, sizes: np.ndarray) -> np.ndarray:
@@ -134,20 +154,7 @@ TYPICAL_TARGET_OF_RANGE = 0.02
 """The Plan page's first target for a mean: ±2% of the public range, rounded (±2 on [0, 100])."""
 
 
-def mean_error_model(
-    values: GroupValues,
-    estimator: LaplaceMean | GaussianMean,
-    strategy: Strategy = "stratified",
-    global_fraction: float = 0.5,
-) -> ErrorModel:
-    """The errors of a mean release (module docstring), with the confidential true means and
-    clipping biases attached for the curator's relative and bias-inclusive targets."""
-    if not isinstance(estimator, LaplaceMean | GaussianMean) or estimator.bounds is None:
-        raise ValueError(
-            "The planner covers the Laplace and Gaussian means with public bounds. CoinPress "
-            "adapts its clipping to the data at every step, so its error has no closed form; "
-            "compare it on the Compare page instead."
-        )
+def _require_rows(values: GroupValues, strategy: Strategy) -> None:
     empty = kept_without_rows(values.labels, values.sizes)
     if empty and strategy != "global_only":
         raise ValueError(
@@ -156,6 +163,117 @@ def mean_error_model(
             "plan, remove the category from the declared list, or merge or drop small groups, "
             "on the Strata page."
         )
+
+
+def _published(values: GroupValues, strategy: Strategy):
+    """The labels, sizes and true means of the estimates ``strategy`` publishes."""
+    if strategy == "global_only":
+        return (POPULATION_LABEL,), np.array([values.n]), np.array([values.global_mean])
+    labels = tuple(str(label) for label in (*values.labels, POPULATION_LABEL))
+    return labels, np.append(values.sizes, values.n), np.append(values.means, values.global_mean)
+
+
+def _released(
+    values: GroupValues, estimator: MeanEstimator, budget: Budget, strategy: Strategy,
+    global_fraction: float, replicates: int, rng: np.random.Generator | int | None,
+) -> np.ndarray:  # fmt: skip
+    """(replicates, estimates) simulated releases of ``strategy``, each mean clipped into the
+    public range as a release clips it (MeanPlan.run)."""
+    shares = values.shares if values.shares is not None else values.sizes / values.n
+    result = run_strategy(
+        strategy, values, estimator, budget, shares, global_fraction=global_fraction,
+        replicates=replicates, noise=SimulationNoise(rng=rng),
+    )  # fmt: skip
+    if strategy == "global_only":
+        estimates = result.global_estimate[:, None]
+    else:
+        estimates = np.column_stack([result.group_estimates, result.global_estimate])
+    return np.clip(estimates, *public_range(estimator))
+
+
+@dataclass(frozen=True, eq=False)
+class CoinPressErrors:
+    """The absolute errors of simulated CoinPress releases of ``strategy`` at budget scale
+    s = √ρ against the true means: the simulator of :func:`coinpress_error_model`."""
+
+    values: GroupValues
+    estimator: CoinPressMean
+    strategy: Strategy
+    global_fraction: float
+
+    def __call__(self, scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
+        estimates = _released(
+            self.values, self.estimator, ZCDP(scale**2), self.strategy, self.global_fraction,
+            replicates, rng,
+        )  # fmt: skip
+        return np.abs(estimates - _published(self.values, self.strategy)[2])
+
+
+def coinpress_error_model(
+    values: GroupValues,
+    estimator: CoinPressMean,
+    strategy: Strategy = "stratified",
+    global_fraction: float = 0.5,
+    *,
+    replicates: int = PLAN_REPLICATES,
+) -> SimulatedErrorModel:
+    """CoinPress's errors, known by seeded simulation on a log grid of ρ
+    (:mod:`dpcore.planner.simulated`): a curator preview, since its steps read the values."""
+    _require_rows(values, strategy)
+    labels, sizes, truth = _published(values, strategy)
+    replicates = positive_int("replicates", replicates)
+    return SimulatedErrorModel(
+        labels=labels, sizes=sizes, shapes=(), unit="rho",
+        groups=0 if strategy == "global_only" else values.k, truth=truth,
+        assumptions=_coinpress_assumptions(estimator, strategy, replicates),
+        reads=("each group's values, to which CoinPress adapts every step",),
+        simulator=CoinPressErrors(values, estimator, strategy, global_fraction),
+        grid=PLAN_GRID, replicates=replicates, seed=DRAW_SEED,
+        typical_half_width=_typical_half_width(*estimator.prior),
+    )  # fmt: skip
+
+
+def _coinpress_assumptions(
+    estimator: CoinPressMean, strategy: Strategy, replicates: int
+) -> tuple[str, ...]:
+    low, high = estimator.prior
+    grid = PLAN_GRID
+    out = [
+        f"CoinPress (AAAI 2024, appendix B, Alg. 1–2) with {estimator.steps} narrowing steps "
+        f"from the public range [{low:g}, {high:g}], for values whose spread is at most "
+        f"σ = {estimator.sigma:g}; group sizes treated as public.",
+        "Its clipping interval moves with the data and the budget at every step, so its error "
+        f"has no formula: it is simulated ({replicates:,} seeded releases at each of "
+        f"{len(grid)} budgets from ρ = {grid[0] ** 2:g} to {grid[-1] ** 2:g}, the same random "
+        "draws at every budget), each estimate scored against its true mean, clipping included.",
+        "More budget is assumed never to make an estimate worse; where the simulation shows "
+        "otherwise, the planner says so. The smallest budget is found by bisection between "
+        "two budgets of that list, with a fresh seeded simulation at each step.",
+        "CoinPress reads each group's values at every step, so the planner's numbers are a "
+        "curator preview.",
+    ]
+    if strategy == "stratified":
+        out.append("The whole population's estimate is the share-weighted sum of the groups'.")
+    return tuple(out)
+
+
+def mean_error_model(
+    values: GroupValues,
+    estimator: MeanEstimator,
+    strategy: Strategy = "stratified",
+    global_fraction: float = 0.5,
+) -> ErrorModel:
+    """The errors of a mean release (module docstring), with the confidential true means and
+    clipping biases attached for the curator's relative and bias-inclusive targets; CoinPress's
+    by simulation (:func:`coinpress_error_model`)."""
+    if isinstance(estimator, CoinPressMean):
+        return coinpress_error_model(values, estimator, strategy, global_fraction)
+    if not isinstance(estimator, LaplaceMean | GaussianMean) or estimator.bounds is None:
+        raise ValueError(
+            "The planner covers the Laplace, Gaussian and CoinPress means with public bounds: "
+            "enter the value's public range on the Estimator page."
+        )
+    _require_rows(values, strategy)
     low, high = estimator.bounds
     sizes = values.sizes.astype(float)
     weights = (
@@ -196,13 +314,38 @@ def mean_error_model(
         bias=bias,
         sizes_public=estimator.n_public,
         assumptions=tuple(_assumptions(estimator, strategy)),
-        typical_half_width=round_to_one_two_five(TYPICAL_TARGET_OF_RANGE * (high - low)),
+        typical_half_width=_typical_half_width(low, high),
     )
+
+
+def _typical_half_width(low: float, high: float) -> float:
+    """A round ±2% of the public range [low, high]: the Plan page's first target."""
+    return round_to_one_two_five(TYPICAL_TARGET_OF_RANGE * (high - low))
+
+
+def _scored(
+    values: GroupValues, estimator: MeanEstimator, strategy: Strategy, global_fraction: float,
+    target: AccuracyTarget,
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:  # fmt: skip
+    """The labels, what each estimate is scored against, and its target half-width: the true
+    means for CoinPress (its model's errors include its clipping) and for a bias-inclusive
+    target, else the clipped means (a noise-only target: what the model promises)."""
+    if isinstance(estimator, CoinPressMean):
+        if target.include_bias:
+            raise ValueError(
+                "CoinPress's planned errors are measured against each true mean, so they "
+                "already include its clipping: set the target without the clipping bias."
+            )
+        labels, _, truth = _published(values, strategy)
+        return labels, truth, target.half_widths(truth if target.relative else np.zeros(len(truth)))
+    model = mean_error_model(values, estimator, strategy, global_fraction)
+    reference = model.truth if target.include_bias else model.truth + model.bias
+    return model.labels, reference, model.target_half_widths(target)
 
 
 def check_by_simulation(
     values: GroupValues,
-    estimator: LaplaceMean | GaussianMean,
+    estimator: MeanEstimator,
     budget: Budget,
     target: AccuracyTarget,
     *,
@@ -221,25 +364,13 @@ def check_by_simulation(
     its band; the others above it.
     """
     replicates = positive_int("replicates", replicates)
-    model = mean_error_model(values, estimator, strategy, global_fraction)
-    result = run_strategy(
-        strategy, values, estimator, budget, values.shares if values.shares is not None
-        else values.sizes / values.n, global_fraction=global_fraction, replicates=replicates,
-        noise=SimulationNoise(rng=rng),
-    )  # fmt: skip
-    if strategy == "global_only":
-        estimates = result.global_estimate[:, None]
-    else:
-        estimates = np.column_stack([result.group_estimates, result.global_estimate])
-    # Scored as released: every mean clipped into the public range (MeanPlan.run).
-    estimates = np.clip(estimates, *public_range(estimator))
-    reference = model.truth if target.include_bias else model.truth + model.bias
-    half = model.target_half_widths(target)
+    labels, reference, half = _scored(values, estimator, strategy, global_fraction, target)
+    estimates = _released(values, estimator, budget, strategy, global_fraction, replicates, rng)
     met = (np.abs(estimates - reference) <= half).mean(axis=0)
     band = binomial_band(target.level, replicates)
     return pd.DataFrame(
         {
-            "estimate": model.labels,
+            "estimate": labels,
             "target": half,
             "met": met,
             "band_low": band[0],

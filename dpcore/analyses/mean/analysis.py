@@ -193,23 +193,13 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         )  # fmt: skip
         return MeanStudy(simulation.metrics(), simulation.summary() if per_group else None)
 
-    def _planned_estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean:
-        estimator = self.estimator(settings)
-        if isinstance(estimator, CoinPressMean):
-            raise PlannerUnavailable(
-                "The planner covers the Laplace and Gaussian means. CoinPress adapts its clipping "
-                "to the data at every step, so its error has no closed form: choose the Laplace "
-                "or Gaussian mean on the Estimator page, or compare CoinPress on the Compare page."
-            )
-        return estimator
-
     def error_model(
         self, stats: GroupValues, settings: MeanSettings, *, budget_kind: Kind = "pure"
     ) -> ErrorModel:
-        """Laplace in ε and Gaussian in ρ, whatever ``budget_kind``: the planner's answer
-        converts to the user's kind where the mean can run in it."""
+        """Laplace in ε, Gaussian and CoinPress in ρ, whatever ``budget_kind``: the planner's
+        answer converts to the user's kind where the mean can run in it."""
         return mean_error_model(
-            stats, self._planned_estimator(settings), settings.strategy, settings.global_fraction
+            stats, self.estimator(settings), settings.strategy, settings.global_fraction
         )
 
     def check_accuracy(
@@ -223,7 +213,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         rng: np.random.Generator | int | None = None,
     ) -> pd.DataFrame:
         return check_by_simulation(
-            stats, self._planned_estimator(settings), budget, target,
+            stats, self.estimator(settings), budget, target,
             strategy=settings.strategy, global_fraction=settings.global_fraction,
             replicates=replicates, rng=rng,
         )  # fmt: skip

@@ -271,7 +271,8 @@ ERRORS = {
     "target of zero": (lambda t: plan_args(t, target="--target-abs=0"), 1, "above 0"),
     "level of one": (lambda t: plan_args(t, "--level", "1"), 1, "strictly between"),
     "two targets": (lambda t: plan_args(t, "--target-rel=0.1"), 2, "not allowed"),
-    "coinpress": (lambda t: replace(plan_args(t), "--estimator", "coinpress"), 2, "coinpress"),
+    "coinpress, private sizes": (
+        lambda t: replace(plan_args(t), "--estimator", "coinpress"), 1, "needs --sizes-public"),
     "gaussian under epsilon": (
         lambda t: replace(frontier_args(t, "g"), "--estimator", "gaussian"), 1, "ρ-zCDP"),
     "no subcommand": (lambda t: [], 2, "COMMAND"),
