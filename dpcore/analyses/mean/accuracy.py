@@ -279,8 +279,6 @@ def mean_error_model(
     weights = (
         share_values(values.shares, values.k) if values.shares is not None else sizes / values.n
     )
-    clipped_means = values.clipped_sums(np.full(values.k, low), np.full(values.k, high)) / sizes
-    group_scales = _unit_scales(estimator, sizes)
     pooled_scale = _unit_scales(estimator, np.array([float(values.n)]))
     pooled_clipped = float(values.pooled.clipped_sums(np.array([low]), np.array([high]))[0])
     pooled_bias = pooled_clipped / values.n - values.global_mean
@@ -288,7 +286,9 @@ def mean_error_model(
         shapes = ((_shape(estimator, pooled_scale), 1),)
         labels, out_sizes = (POPULATION_LABEL,), np.array([values.n])
         truth, bias = np.array([values.global_mean]), np.array([pooled_bias])
-    else:
+    else:  # a kept group without rows is refused above, so every size divides
+        clipped_means = values.clipped_sums(np.full(values.k, low), np.full(values.k, high)) / sizes
+        group_scales = _unit_scales(estimator, sizes)
         if strategy == "stratified":
             group_factor = 1.0
             population = _weighted_sum(estimator, group_scales, weights)
