@@ -19,7 +19,7 @@ from functools import partial
 
 import streamlit as st
 
-from dpcore.accounting import ZCDP, Budget, PureDP, format_components
+from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, format_components
 from dpcore.analyses import get
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger, LedgerUnavailableError
@@ -313,7 +313,7 @@ def _symbol(unit: str) -> str:
 
 def _entry_row(number: int, entry: PlanEntry, share, ledger: Ledger | None) -> None:
     with st.container(border=True):
-        about, amount, lock, remove = st.columns([5, 2, 1.3, 1.2], vertical_alignment="center")
+        about, amount, lock, remove = st.columns([4.6, 2, 1.3, 1.6], vertical_alignment="center")
         with about:
             st.markdown(f"**{number}. {entry.label}**")
             st.caption(_entry_status(entry, share, ledger))
@@ -345,9 +345,17 @@ def _entry_status(entry: PlanEntry, share, ledger: Ledger | None) -> str:
         return "No budget until the plan above is fixed."
     verdict = "meets its target" if share.meets else "**misses its target**"
     return (
-        f"Budget {format_components(share.budget.components())} · expected error "
+        f"Budget {_three_digits(share.budget)} · expected error "
         f"±{share.error:.3g} ({share.worst}) against ±{share.target:.3g} · {verdict}"
         + (" · locked" if share.locked else "")
+    )
+
+
+def _three_digits(budget) -> str:
+    """``ε = 0.0202``: a planned budget to three significant digits (the plan's exact value is
+    what a release runs at; this is for reading)."""
+    return ", ".join(
+        f"{SYMBOLS[name]} = {float(value):.3g}" for name, value in budget.components().items()
     )
 
 
@@ -393,8 +401,15 @@ def _lock_toggle(entry: PlanEntry, share) -> None:
 
 def _render_total(split: PortfolioSplit) -> None:
     symbol = _symbol(split.unit)
-    table = split.table().rename(columns={"worst estimate": "furthest from its target"})
-    st.dataframe(table.style.format(precision=3), hide_index=True, key="plan.portfolio.table")
+    # "locked" is the toggles' state, shown above; numbers to three significant digits (a
+    # charge of ρ = 0.0002 read "0.000" to three decimals).
+    table = split.table().drop(columns="locked")
+    table = table.rename(columns={"worst estimate": "furthest from its target"})
+    numbers = table.select_dtypes("number").columns
+    st.dataframe(
+        table.style.format("{:.3g}", subset=list(numbers)), hide_index=True, width="stretch",
+        key="plan.portfolio.table",
+    )  # fmt: skip
     available = next(iter(split.available.components().values()))
     st.markdown(
         f"Together the releases still to commit take **{symbol} = {split.total:.4g}** of the "
@@ -470,7 +485,7 @@ def planned_budget(ui: AnalysisUI, ledger: Ledger) -> tuple[PlanEntry, Budget] |
     charge = format_components({split.unit: share.charge})
     st.info(
         f"Release {number} of {total} in your plan, “{entry.label}”: planned at "
-        f"{format_components(share.budget.components())} (charged {charge}), its share of what "
+        f"{_three_digits(share.budget)} (charged {charge}), its share of what "
         f"“{ledger.name}” has left. Expected error ±{share.error:.3g} against a target of "
         f"±{share.target:.3g}.",
         icon=":material/playlist_play:",
