@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from dpcore.accounting import Budget
@@ -195,6 +196,38 @@ def _render_many_groups(groups, log_x: bool) -> None:
     st.markdown(charts.many_groups_summary(groups, selection))
 
 
+SWEEP_MEMO = "compare.sweep"
+"""Session key of the last privacy–utility curve and what it was simulated from."""
+
+
+def _sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str) -> pd.DataFrame:
+    """The privacy–utility curve: each strategy's errors at :data:`~strata_ui.constants.SWEEP_POINTS`
+    budgets. Moving ε leaves it unchanged, so the session keeps the last one: 32 cache hits, each
+    unpickling a simulation, cost an ε move more than the new simulations."""
+    state = get_state()
+    key = (
+        pipeline.grouping_key(state), settings, strategies, state.budget_kind, state.replicates,
+        state.seed,
+    )  # fmt: skip
+    memo = st.session_state.get(SWEEP_MEMO)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    values = sweep_values(constants.SWEEP_POINTS)
+    runs, total = [], len(values) * len(strategies)
+    with quiet_progress("Simulating the privacy–utility curve") as progress:
+        for i, value in enumerate(values):
+            budget = pipeline.page_budget(state, value)
+            for j, strategy in enumerate(strategies):
+                runs.append(
+                    (value, strategy, study(settings, strategy, budget, per_group=False).metrics)
+                )
+                done = i * len(strategies) + j + 1
+                progress(done, total, f"{symbol} = {value:g} ({done}/{total})")
+    sweep = summarize_sweep(runs)
+    st.session_state[SWEEP_MEMO] = (key, sweep)
+    return sweep
+
+
 @st.fragment
 def _render_sweep(
     settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str, chosen: float
@@ -205,22 +238,11 @@ def _render_sweep(
         st.radio, "Error to plot", MeanView, "sweep_metric", labels=METRIC_LABELS, horizontal=True,
         help="Which error to follow as the budget grows.",
     )  # fmt: skip
-    values = sweep_values(constants.SWEEP_POINTS)
-    runs = []
-    total = len(values) * len(strategies)
     try:
-        with quiet_progress("Simulating the privacy–utility curve") as progress:
-            for i, value in enumerate(values):
-                budget = pipeline.page_budget(get_state(), value)
-                for j, strategy in enumerate(strategies):
-                    metrics = study(settings, strategy, budget, per_group=False).metrics
-                    runs.append((value, strategy, metrics))
-                    done = i * len(strategies) + j + 1
-                    progress(done, total, f"{symbol} = {value:g} ({done}/{total})")
+        sweep = _sweep(settings, strategies, symbol)
     except (ValueError, TypeError) as exc:
         show_error(exc)
         return
-    sweep = summarize_sweep(runs)
     st.plotly_chart(
         charts.sweep_figure(sweep, metric, symbol=symbol, current=chosen),
         key="compare.chart.sweep",
