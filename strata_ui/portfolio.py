@@ -28,6 +28,7 @@ from strata_ui import constants, pipeline
 from strata_ui.analyses import AnalysisUI
 from strata_ui.planner import curator_reasons, error_model_for
 from strata_ui.state import (
+    GROUPING_FIELDS,
     AppState,
     get_settings,
     get_state,
@@ -51,11 +52,7 @@ __all__ = [
     "restore",
 ]
 
-CHOICE_FIELDS = (
-    "strata_columns", "bucket_edges", "group_list", "declared_categories", "codebook_columns",
-    "min_group_size", "small_groups", "share_source", "share_table", "holdout_fraction",
-    "budget_kind",
-)  # fmt: skip
+CHOICE_FIELDS = (*GROUPING_FIELDS, "budget_kind")
 """The session's choices a planned release depends on besides its analysis' settings: its
 groups (the Strata page), and the kind of budget its error model counts in."""
 FLASH = "plan.portfolio.flash"  # shown once, after the rerun that changes the plan

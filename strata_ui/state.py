@@ -35,6 +35,13 @@ from strata_ui.data import load_demo
 SettingsT = TypeVar("SettingsT")
 
 
+GROUPING_FIELDS = (
+    "strata_columns", "bucket_edges", "group_list", "declared_categories", "codebook_columns",
+    "min_group_size", "small_groups", "share_source", "share_table", "holdout_fraction",
+)  # fmt: skip
+"""The :class:`AppState` fields the Strata page sets: the groups and their shares."""
+
+
 @dataclass
 class AppState:
     """Choices a user has made in this browser session that every page shares.

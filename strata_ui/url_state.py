@@ -24,7 +24,14 @@ import streamlit as st
 
 from dpcore.analyses import ANALYSES
 from strata_ui import constants
-from strata_ui.state import AppState, get_settings, get_state, set_settings, widget_key
+from strata_ui.state import (
+    GROUPING_FIELDS,
+    AppState,
+    get_settings,
+    get_state,
+    set_settings,
+    widget_key,
+)
 
 __all__ = [
     "DATA_PARAM",
@@ -38,10 +45,8 @@ __all__ = [
 ]
 
 SHARED_FIELDS = (
-    "analysis", "strata_columns", "bucket_edges", "group_list", "declared_categories",
-    "codebook_columns", "min_group_size", "small_groups", "share_source", "share_table",
-    "holdout_fraction", "budget_kind", "epsilon", "rho", "replicates", "seed", "release_level",
-    "release_label",
+    "analysis", *GROUPING_FIELDS, "budget_kind", "epsilon", "rho", "replicates", "seed",
+    "release_level", "release_label",
 )  # fmt: skip
 """What the address carries of :class:`AppState`: what the user chose on the pages. Not the
 data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
