@@ -44,9 +44,7 @@ def test_synth_estimator_and_compare_screens(page: Page, app_url: str):
     expect(page.get_by_text("4. Parity error")).to_be_visible()
     settle(page, VIEWPORT)
     expect(page.locator(".js-plotly-plot")).to_have_count(4)
-    expect(
-        page.get_by_text("At ε = 1, stratified synthesis has the lower error in")
-    ).to_be_visible()
+    expect(page.get_by_text("At ε = 1, one model per group has the lower error in")).to_be_visible()
     screenshot(page, "synth-compare")
     no_exception(page)
 

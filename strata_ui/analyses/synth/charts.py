@@ -184,9 +184,10 @@ def group_error_summary(errors: pd.DataFrame, epsilon: float) -> str:
         else "the two tie"
     )
     return (
-        f"At ε = {epsilon:g}, stratified synthesis has the lower error in {better} of "
+        f"At ε = {epsilon:g}, one model per group has the lower error in {better} of "
         f"{len(wide)} groups and the higher in {worse}; for the smallest group ({smallest}, "
-        f"n = {int(sizes[smallest]):,}) it scores {_num(s)} against vanilla's {_num(v)}: "
+        f"n = {int(sizes[smallest]):,}) it scores {_num(s)} against {_num(v)} for one model "
+        "for everyone: "
         f"{verdict}."
     )
 
@@ -246,20 +247,20 @@ def sweep_summary(metrics: pd.DataFrame, metric: str, *, current: float | None =
     lower = [float(e) for e in table.index if table.loc[e, "stratified"] < table.loc[e, "vanilla"]]
     higher = [float(e) for e in table.index if table.loc[e, "stratified"] > table.loc[e, "vanilla"]]
     if not higher:
-        verdict = "stratified synthesis is lower than vanilla at every ε simulated"
+        verdict = "one model per group is lower than one for everyone at every ε simulated"
     elif not lower:
-        verdict = "stratified synthesis is higher (worse) than vanilla at every ε simulated"
+        verdict = "one model per group is higher (worse) than one for everyone at every ε simulated"
     else:
         verdict = (
-            f"stratified synthesis is lower than vanilla at ε = {_eps_list(lower)} but higher "
-            f"(worse) at ε = {_eps_list(higher)}"
+            f"one model per group is lower than one for everyone at ε = {_eps_list(lower)} but "
+            f"higher (worse) at ε = {_eps_list(higher)}"
         )
     text = f"{title}: {verdict}"
     if current is not None:
         at = nearest_epsilon(table.reset_index(), current)
         text += (
-            f"; at ε = {at:g}, stratified {_num(table.loc[at, 'stratified'])} against vanilla "
-            f"{_num(table.loc[at, 'vanilla'])}"
+            f"; at ε = {at:g}, {_num(table.loc[at, 'stratified'])} per group against "
+            f"{_num(table.loc[at, 'vanilla'])} for everyone"
         )
     return text + "."
 

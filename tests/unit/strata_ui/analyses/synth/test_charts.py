@@ -71,8 +71,9 @@ def test_group_error_figure_is_labelled_coloured_and_ordered(errors):
 def test_group_summary_says_plainly_when_stratification_does_worse(errors):
     text = charts.group_error_summary(errors, 1.0)
     assert text == (
-        "At ε = 1, stratified synthesis has the lower error in 1 of 2 groups and the higher in 1; "
-        "for the smallest group (Other × Female, n = 109) it scores 1.5 against vanilla's 1.1: "
+        "At ε = 1, one model per group has the lower error in 1 of 2 groups and the higher in 1; "
+        "for the smallest group (Other × Female, n = 109) it scores 1.5 against 1.1 for one model "
+        "for everyone: "
         "stratification does worse for it."
     )
     assert charts.group_error_summary(errors, 10.0).endswith("stratification helps it.")
@@ -103,19 +104,20 @@ def test_sweep_figure_draws_a_band_and_a_line_per_strategy_and_marks_the_budget(
 def test_sweep_summary_names_where_stratified_is_lower_and_higher(errors):
     metrics = sweep_metrics(errors)
     assert charts.sweep_summary(metrics, "worst group", current=1.0) == (
-        "Worst-group 3-way error: stratified synthesis is lower than vanilla at ε = 10 but higher "
-        "(worse) at ε = 1; at ε = 1, stratified 1.5 against vanilla 1.1."
+        "Worst-group 3-way error: one model per group is lower than one for everyone at ε = 10 but "
+        "higher (worse) at ε = 1; at ε = 1, 1.5 per group against 1.1 for everyone."
     )
     # Parity: (overall / 2 + mean group error); stratified is lower only at ε = 10.
     assert "higher (worse) at ε = 1" in charts.sweep_summary(metrics, "parity")
     better = errors.copy()
     better.loc[better["strategy"] == "stratified", "error"] -= 1.0
     assert charts.sweep_summary(sweep_metrics(better), "overall") == (
-        "3-way error on all rows: stratified synthesis is lower than vanilla at every ε simulated."
+        "3-way error on all rows: one model per group is lower than one for everyone at every ε "
+        "simulated."
     )
     worse = errors.copy()
     worse.loc[worse["strategy"] == "stratified", "error"] += 1.0
-    assert "higher (worse) than vanilla at every ε simulated" in charts.sweep_summary(
+    assert "higher (worse) than one for everyone at every ε simulated" in charts.sweep_summary(
         sweep_metrics(worse), "overall"
     )
 
