@@ -136,10 +136,10 @@ def test_compare_shows_four_labelled_charts_with_a_summary_each(method):
     assert len(values(groups[0]["x"])) == 10
     sweep = [t for t in figures[2]["data"] if t["mode"] == "lines+markers"]
     assert [values(t["x"]).tolist() for t in sweep] == [[0.1, 0.3, 1.0, 3.0, 10.0]] * 2
-    summaries = [m.value for m in at.main.markdown if "stratified" in m.value.lower()]
+    summaries = [m.value for m in at.main.markdown if "one model per group" in m.value]
     summaries = [s for s in summaries if s.startswith(("At ε", "3-way", "Worst", "Parity"))]
     assert len(summaries) == 4
-    assert all("vanilla" in s for s in summaries)
+    assert all("for everyone" in s for s in summaries)
     assert "not themselves differentially private" in text(at.info)
     assert "nothing spent" in text(at.caption)
 

@@ -238,7 +238,7 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
 
 
 def sweep_summary(metrics: pd.DataFrame, metric: str, *, current: float | None = None) -> str:
-    """Where stratified synthesis is lower or higher than vanilla on ``metric``, over ε."""
+    """Where one model per group is lower or higher than one for everyone on ``metric``, over ε."""
     table = sweep_table(metrics, metric).pivot(index="epsilon", columns="strategy", values="mean")
     title = METRIC_TITLES.get(metric, metric)
     title = title[:1].upper() + title[1:]

@@ -70,7 +70,7 @@ def _sweep(resolved: Resolved, settings: SynthSettings, view: SynthView) -> pd.D
 
 
 def render_compare() -> None:
-    """Per-group error and ε sweeps of vanilla and stratified synthesis, on the Compare page."""
+    """Per-group error and ε sweeps of one model per group and one for everyone (Compare page)."""
     state, settings = get_state(), get_settings(SynthSettings)
     st.caption(
         f"Synthesizing {', '.join(settings.columns or [])} with "
