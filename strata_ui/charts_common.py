@@ -40,36 +40,37 @@ def interval_bars(estimate, low, high, colour: str, **style: Any) -> dict:
 
 def dotted_line(
     x, y, name: str, *, colour: str = BLACK, width: float = 2, **trace: Any
-) -> go.Scatter:
+) -> dict[str, Any]:
     """A dotted line through the points (``x``, ``y``) that hovering skips: a mark the chart is
-    read against rather than data."""
-    return go.Scatter(
-        x=x, y=y, mode="lines", name=name, line={"color": colour, "dash": "dot", "width": width},
-        hoverinfo="skip", **trace,
-    )  # fmt: skip
+    read against rather than data. A trace spec (a dict), which ``add_trace`` and a figure spec
+    take alike."""
+    return {
+        "type": "scatter", "x": x, "y": y, "mode": "lines", "name": name,
+        "line": {"color": colour, "dash": "dot", "width": width}, "hoverinfo": "skip", **trace,
+    }  # fmt: skip
 
 
-def add_spread_band(
-    fig: go.Figure, x, low, high, *, colour: str, group: str, names: tuple[str, str]
-) -> None:
+def spread_band(
+    x, low, high, *, colour: str, group: str, names: tuple[str, str]
+) -> list[dict[str, Any]]:
     """A series' spread over runs (e.g. 5–95%) as a translucent band from ``low`` to ``high``:
-    two invisible edges, the lower one filled up to the upper, left out of the legend and shown
-    or hidden with the series' own entry (legend ``group``). ``names`` are the low and high
-    edges' names."""
+    two invisible edges (trace specs), the lower one filled up to the upper, left out of the
+    legend and shown or hidden with the series' own entry (legend ``group``). ``names`` are the
+    low and high edges' names."""
     low_name, high_name = names
-    for y, name, fill in ((high, high_name, None), (low, low_name, "tonexty")):
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=y, mode="lines", line={"width": 0}, fill=fill,
-                fillcolor=rgba(colour, 0.2) if fill else None, showlegend=False,
-                legendgroup=group, hoverinfo="skip", name=name,
-            )
-        )  # fmt: skip
+    edge = {
+        "type": "scatter", "x": x, "mode": "lines", "line": {"width": 0}, "showlegend": False,
+        "legendgroup": group, "hoverinfo": "skip",
+    }  # fmt: skip
+    return [
+        {**edge, "y": high, "name": high_name},
+        {**edge, "y": low, "name": low_name, "fill": "tonexty", "fillcolor": rgba(colour, 0.2)},
+    ]
 
 
 def budget_marker(
     current: float, low: float, high: float, *, symbol: str, colour: str
-) -> go.Scatter:
+) -> dict[str, Any]:
     """The user's budget on a sweep, a vertical dotted line from ``low`` to ``high``. A trace
     rather than a shape: shapes on log axes take log10 coordinates, which renderers disagree
     about; a trace sits at the data value and gets a legend entry."""
