@@ -38,6 +38,34 @@ def interval_bars(estimate, low, high, colour: str, **style: Any) -> dict:
     }
 
 
+LOG_TICK_STEPS = ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9))
+"""Ticks of a log axis per decade, in order of preference: 1-2-5; decades only when that gives
+too many; every digit when it gives too few (a range within one decade)."""
+
+
+def log_axis(values, *, most: int = 9, fewest: int = 3) -> dict[str, Any]:
+    """A log axis whose labels are all the same size and say their value (0.002, 0.005, 0.01):
+    Plotly's own labels a log axis spanning a few decades with small, repeated minor digits.
+    Ticks run over the range of ``values`` (positive, finite ones) with the first of
+    :data:`LOG_TICK_STEPS` that gives between ``fewest`` and ``most`` of them."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if not values.size:
+        return {"type": "log"}
+    low, high = values.min(), values.max()
+    decades = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+    ticks: list[float] = []
+    for steps in LOG_TICK_STEPS:
+        # The outer ticks stand just beyond the data, so that every point sits between labels.
+        candidates = [float(f"{s}e{d}") for d in decades for s in steps]
+        below = [t for t in candidates if t <= low] or candidates[:1]
+        above = [t for t in candidates if t >= high] or candidates[-1:]
+        ticks = [t for t in candidates if below[-1] <= t <= above[0]]
+        if fewest <= len(ticks) <= most:
+            break
+    return {"type": "log", "tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+
+
 def dotted_line(
     x, y, name: str, *, colour: str = BLACK, width: float = 2, **trace: Any
 ) -> dict[str, Any]:
