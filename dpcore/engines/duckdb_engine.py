@@ -22,7 +22,15 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import MISSING_LABEL
-from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery
+from dpcore.engines.base import (
+    GROUP,
+    LARGEST_CODE,
+    NOT_WHOLE_LABEL,
+    Cells,
+    Engine,
+    EngineError,
+    MeanQuery,
+)
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
@@ -254,6 +262,13 @@ class DuckDBEngine(Engine):
             )
         if self._kinds[column] == "yes / no":  # Python's str(True), not SQL's 'true'
             return f"CASE WHEN {col} IS NULL THEN {missing} WHEN {col} THEN 'True' ELSE 'False' END"
+        if self._kinds[column] == "decimal number":  # codes written as 0.0/1.0 label as 0/1
+            x = f"CAST({col} AS DOUBLE)"
+            return (
+                f"CASE WHEN {x} IS NULL OR {_is_nan(x)} THEN {missing} "
+                f"WHEN {x} = trunc({x}) AND abs({x}) < {LARGEST_CODE} "
+                f"THEN CAST(CAST({x} AS BIGINT) AS VARCHAR) ELSE {_literal(NOT_WHOLE_LABEL)} END"
+            )
         return f"coalesce(CAST({col} AS VARCHAR), {missing})"
 
     def _read_kinds(self) -> dict[str, str]:
