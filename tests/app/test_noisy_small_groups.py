@@ -74,3 +74,5 @@ def test_a_release_lists_the_groups_its_noisy_counts_merged():
     assert rows["Other × Female"]["flag"].startswith("merged into “Other (merged)”")
     assert rows["White × Male"]["flag"] == ""
     assert "Other (merged)" in rows
+    said = text(at.info)
+    assert "Small groups: groups whose noisy count" in said and "Other × Female" in said
