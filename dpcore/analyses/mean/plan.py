@@ -66,7 +66,8 @@ _PRIVATE_SIZES_GAPS = {
     "release as soon as one person of it is added. On the Strata page, declare the categories "
     "of each grouping column",
     "keep": "small groups are merged or dropped by their exact sizes, which would show which "
-    "groups are small. On the Strata page, keep every group whatever its size",
+    "groups are small. On the Strata page, keep every group whatever its size, or take the "
+    "shares from the release's own noisy group counts, which then decide which are small",
 }
 
 
