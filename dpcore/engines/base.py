@@ -259,7 +259,9 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
             f"The value column `{query.value}` has no usable value in any group: every value "
             "is missing or infinite. Choose another value column."
         )
-    if grouping.spec.small_groups == "keep":  # as GroupValues.from_grouping: every group stays
+    if (
+        grouping.spec.built_small_groups == "keep"
+    ):  # as GroupValues.from_grouping: every group stays
         has_values = np.ones(grouping.k, dtype=bool)
     renumbered = np.cumsum(has_values) - 1
     kept = inside & has_values[np.maximum(codes, 0)]
