@@ -280,6 +280,9 @@ class ErrorModel:
         What the estimates are measured in, for a target's label ("units of the ratio"; empty:
         the value column's units), and an absolute target (±) in those units for a user to start
         from, from public information only (e.g. 2% of the public range of a mean).
+    check_note
+        What the check by simulation (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`)
+        scores, in a sentence shown above it.
     """
 
     labels: tuple[str, ...]
@@ -296,6 +299,11 @@ class ErrorModel:
     limit_reason: str = ""
     measured_in: str = ""
     typical_half_width: float = 1.0
+    check_note: str = (
+        "Curator preview, not differentially private: simulated releases of the real estimator "
+        "on the confidential data, scored against the exact values of the clipped rows (of the "
+        "rows as they are when the clipping bias counts)."
+    )
 
     @property
     def curator_preview(self) -> bool:

@@ -172,7 +172,7 @@ def test_the_planner_says_which_analyses_it_covers():
     at = start()
     state_of(at).analysis = "synth"
     go(at, "plan")
-    assert "covers the mean per group and the ratio of sums so far" in text(at.info)
+    assert "covers the mean per group, the ratio of sums and the general" in text(at.info)
     assert not at.main.error
 
 
