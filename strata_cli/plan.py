@@ -25,6 +25,7 @@ from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall, smallest_budget
 from strata_cli.inputs import (
     CliError,
+    coinpress_arguments,
     data_arguments,
     fraction,
     grouping_spec,
@@ -38,12 +39,10 @@ from strata_cli.planned import analysis_arguments, planned_analysis
 
 __all__ = ["add_parser", "run"]
 
-ESTIMATORS = ("laplace", "gaussian", "coinpress")
-
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
-        "plan", parents=[data_arguments(ESTIMATORS, value_required=False)],
+        "plan", parents=[data_arguments(value_required=False)],
         help="the smallest budget that meets a target",
         description="Print the smallest privacy budget at which every published estimate "
         "meets an accuracy target, checked by simulated releases.",
@@ -83,11 +82,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         metavar="F",
         help="the whole population's share of the budget with global_and_groups (default 0.5)",
     )
-    release.add_argument(
-        "--sigma", type=float, default=15.0, metavar="S",
-        help="CoinPress: a public bound on each group's standard deviation (default 15)",
-    )  # fmt: skip
-    release.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+    coinpress_arguments(release)
     simulation_arguments(
         parser.add_argument_group("check"), "--check-replicates", 1000,
         "simulated releases that check the answer; 0 skips",

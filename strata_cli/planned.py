@@ -10,7 +10,6 @@ number: the library does.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 import pandas as pd
 
@@ -18,7 +17,7 @@ from dpcore.analyses import MEAN, RATIO
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.ratio import COMPOSITIONS, RatioSettings
 from dpcore.analyses.ratio.sums import Composition
-from strata_cli.inputs import CliError, mean_settings, positive_bound
+from strata_cli.inputs import CliError, check_coinpress_sizes, mean_settings, positive_bound
 
 __all__ = ["analysis_arguments", "planned_analysis"]
 
@@ -68,16 +67,8 @@ def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Ana
                 f"the mean needs {' and '.join(missing)}: the column to average and its public "
                 "range L,U (e.g. --value hours --bounds 0,100)"
             )
-        if args.estimator == "coinpress" and not args.sizes_public:
-            raise CliError(
-                "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
-                "--sizes-public (the sizes are then treated as public); for private sizes "
-                "choose --estimator laplace or gaussian"
-            )
-        settings = mean_settings(args, frame, args.strategy, args.global_fraction)
-        return MEAN, dataclasses.replace(
-            settings, coinpress_sigma=args.sigma, coinpress_steps=args.steps
-        )
+        check_coinpress_sizes(args)
+        return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
     return RATIO, ratio_settings(args, frame)
 
 
