@@ -57,3 +57,15 @@ def test_a_target_below_the_sampling_error_says_no_budget_removes_it():
     assert "No budget meets this target" in warnings
     assert "sampling error, which no budget removes" in warnings
     assert not at.exception
+
+
+def test_a_planned_release_whose_share_withholds_groups_says_so_in_words():
+    at = start()
+    state_of(at).analysis = "gvdp"
+    go(at, "plan")
+    at.number_input(key=HALF_WIDTH).set_value(20.0).run()
+    at.button(key="plan.portfolio.add").click().run()
+    assert not at.exception and not at.main.error, errors(at)
+    go(at, "release")
+    assert "some estimates would be withheld (not published at all)" in text(at.info)
+    assert "±inf" not in text(at.info)
