@@ -2,8 +2,9 @@
 target, and what a ledger's remaining budget would give instead (issue 17, item 4).
 
 Every number comes from the library: the analysis' error model (the mean's — for CoinPress known
-by seeded simulation, :mod:`dpcore.planner.simulated` — or with ``--analysis ratio`` the
-calibration ratio's), the answer and the errors at it from
+by seeded simulation, :mod:`dpcore.planner.simulated` — with ``--analysis ratio`` the
+calibration ratio's, with ``--analysis gvdp`` the general estimator's interval half-widths),
+the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
 (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`), the shortfall from
 :func:`dpcore.planner.shortfall`. A target that needs confidential numbers (relative, or
@@ -126,14 +127,14 @@ def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetA
     columns = estimate_columns(
         args, ("target", "target"), (needed, "needed"), ("error at budget", "expected_error")
     )
-    release = {"strategy": args.strategy} if args.analysis == "mean" else {}
+    release = {"strategy": args.strategy} if args.analysis != "ratio" else {}
     return {
         "analysis": args.analysis,
         "estimator": args.estimator,
         **release,
         model.unit: budget,
         "binding_group": answer.binding,
-        "target": dataclasses.asdict(target) | {"description": target.describe()},
+        "target": dataclasses.asdict(target) | {"description": model.describe(target)},
         "groups": records(answer.table, columns),
         "unreachable": list(answer.unreachable),
         "notes": list(answer.notes),

@@ -274,6 +274,9 @@ class GvdpErrorModel(SimulatedErrorModel):
         half_widths[:, self.simulator.withheld(scale)] = np.inf
         return half_widths
 
+    def describe(self, target: AccuracyTarget) -> str:
+        return target.describe(what="interval")
+
     def _published_from(self) -> np.ndarray:
         """Per estimate, the index of the first grid budget at which it is published."""
         withheld = np.array([self.simulator.withheld(float(s)) for s in self.grid])
