@@ -23,11 +23,16 @@ L; the paper plans no budget).
 
 **How it is simulated** (:class:`GvdpStandardErrors`). The bag of little bootstraps (Alg. 2) is
 run :data:`BLB_DRAWS` times on each group's confidential rows (seeded); each simulated release
-takes one of them and runs the private stage exactly as a release does
-(:func:`~dpcore.analyses.gvdp.private.release_estimates`, vectorised over the releases, numpy
-noise), so clipping, the variance floor and the fallback to the public bound all count. The
-same seed at every budget (common random numbers) lets :class:`~dpcore.planner.SimulatedErrorModel`
-scan a grid of budgets and bisect, as for CoinPress.
+takes one of them. Every CoinPress step's noise scale follows from public inputs and the
+starting radius (Alg. 4), so a release's interval variance is a closed function of the bag's
+mean variance and the noise of the variance part (:meth:`RunInputs.variances`: the variance
+floor and the fallback to the public bound included, vectorised over the releases). It leaves
+out the clipping of points, which happens only in the paper's failure event (probability β);
+a unit test compares it with the release's own private stage
+(:func:`~dpcore.analyses.gvdp.private.release_estimates`, within 3% at the median and the 0.95
+quantile), and the check by simulation (:func:`check_gvdp_accuracy`) runs that private stage
+on fresh bags. The same seed at every budget (common random numbers) lets
+:class:`~dpcore.planner.SimulatedErrorModel` scan a grid of budgets and bisect, as for CoinPress.
 
 **Withheld groups.** A group with fewer subsets than a run at ρ needs
 (:func:`~dpcore.analyses.gvdp.withhold.subsets_needed`) is withheld at ρ: it publishes no
@@ -79,7 +84,7 @@ __all__ = [
 BLB_DRAWS = 20
 """Bags of little bootstraps per group that the simulated releases share out (each release takes
 one): enough to carry the bootstrap's own spread into the half-widths of a group with a handful
-of subsets, where it is largest, at about 2 ms a bag for a mean on the demo."""
+of subsets, where it is largest; a bag of every group of the demo takes about 20 ms (a mean)."""
 PLAN_REPLICATES = 2000
 """Simulated releases at each budget of the grid (the 0.95 quantile's binomial standard error is
 then about 0.5 percentage points)."""
@@ -115,6 +120,7 @@ class GvdpRunSettings:
     strategy: Strategy = "stratified"
 
     def parameters(self, rows: int, subsets: int, rho: float, d: int) -> RunParameters:
+        """A run's validated parameters (the level is any: it does not enter the variances)."""
         return RunParameters.build(
             k=subsets, rho=rho, t=self.steps, resamples=self.resamples, level=0.5,
             mean_fraction=self.mean_fraction, beta=self.beta, n=rows, d=d,
@@ -166,7 +172,7 @@ class BootstrapDraws:
 
 @dataclass(frozen=True, eq=False)
 class RunInputs:
-    r"""What the interval variance of one run depends on: :math:`ar V = rac1k\sum_i \hat
+    r"""What the interval variance of one run depends on: :math:`\bar V = \frac1k\sum_i \hat
     V_i^{BLB}` of each bag drawn (shape (draws, d)), the public bounds, rows and subsets."""
 
     mean_variance: np.ndarray
@@ -181,15 +187,15 @@ class RunInputs:
     def variances(
         self, settings: GvdpRunSettings, rho: float, replicates: int, rng: np.random.Generator
     ) -> np.ndarray:
-        r"""(replicates, d) interval variances :math:`	ilde\Sigma_{jj} +
-        (\Sigma_{	ilde	heta})_{jj}` of releases at ``rho`` when no point is clipped.
+        r"""(replicates, d) interval variances :math:`\tilde\Sigma_{jj} +
+        (\Sigma_{\tilde\theta})_{jj}` of releases at ``rho`` when no point is clipped.
 
         Every CoinPress step's noise scale follows from public inputs and the starting radius
         (:func:`~dpcore.analyses.gvdp.private.step_noises`). Unclipped, the variance part's
-        precision-weighted estimate is :math:`	ilde S = ar V + b\,Z` with
-        :math:`b^2 = 	au^2/\sum_m\sigma_m^{-2}` (Thm. 2.9), so :math:`	ilde\Sigma` is
+        precision-weighted estimate is :math:`\tilde S = \bar V + b\,Z` with
+        :math:`b^2 = \tau^2/\sum_m\sigma_m^{-2}` (Thm. 2.9), so :math:`\tilde\Sigma` is
         :func:`~dpcore.analyses.gvdp.private.variance_bound` of it; the mean part, whitened by
-        :math:`s = \sqrt{k	ilde\Sigma}`, starts from radius :math:`R/\min_j s_j` and its
+        :math:`s = \sqrt{k\tilde\Sigma}`, starts from radius :math:`R/\min_j s_j` and its
         estimate's noise variance is :math:`s_j^2/\sum_m\sigma_m^{-2}` (Thm. 2.11). Clipping
         happens only in the failure event of probability β by the paper's design; the check by
         simulation (:func:`check_gvdp_accuracy`) runs the release's own private stage, clipping
@@ -232,7 +238,7 @@ def _withheld(subsets: list[int], shares: np.ndarray | None, settings: GvdpRunSe
 @dataclass(frozen=True, eq=False)
 class GvdpStandardErrors:
     r"""The simulator of :class:`GvdpErrorModel`: the standard errors
-    :math:`\sqrt{	ilde\Sigma_{jj} + (\Sigma_{	ilde	heta})_{jj}}` of simulated releases at
+    :math:`\sqrt{\tilde\Sigma_{jj} + (\Sigma_{\tilde\theta})_{jj}}` of simulated releases at
     budget scale s = √ρ (:meth:`RunInputs.variances`), shape (replicates, estimates): every
     group's coefficients, then the whole population's (recombined with ``shares`` when
     stratified; ``shares`` is None when the release runs once on everyone, the one run)."""

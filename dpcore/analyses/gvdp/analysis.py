@@ -275,7 +275,9 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
         (:func:`~dpcore.analyses.gvdp.accuracy.gvdp_error_model`), whatever ``budget_kind``:
         an ε budget runs GVDP at ρ = ε²/2."""
         model = self.model(settings)
-        return gvdp_error_model(stats, self.bounds(settings, model), self.planner_settings(settings))
+        return gvdp_error_model(
+            stats, self.bounds(settings, model), self.planner_settings(settings)
+        )
 
     def check_accuracy(
         self,

@@ -108,7 +108,7 @@ def step_noise(
     ball: np.ndarray, gamma1: float, gamma2: float, k: int, rho_m: float
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Alg. 4 (MVM), lines 6–8: a step's noise scale :math:`\sigma = 2(r + \gamma_1)/(k
-    \sqrt{2ho_m})` and the next radius :math:`\gamma_2\sqrt{1/k + \sigma^2}`. Neither reads the
+    \sqrt{2\rho_m})` and the next radius :math:`\gamma_2\sqrt{1/k + \sigma^2}`. Neither reads the
     points: the noise of every step follows from the public starting radius."""
     sigma = 2 * (ball + gamma1) / (k * math.sqrt(2 * rho_m))
     return sigma, gamma2 * np.sqrt(1 / k + sigma**2)

@@ -40,7 +40,7 @@ Choices where the paper leaves room:
   ±1 met 0.873 and 0.854; ``benchmarks/bench_ratio_planner_coverage.py``). So each group's
   probability of meeting ±h is computed from the exact law of the noisy ratio instead: with
   u = e_s, v = e_y independent and Y + v > 0, :math:`|(S + u)/(Y + v) - r| \le h` iff
-  :math:`u \in [(r - h)v - hY, (r + h)v + hY]`, and the release also needs S + u > 0 (and
+  :math:`u \in [L(v), U(v)] = [(r - h)v - hY, (r + h)v + hY]`, and the release also needs S + u > 0 (and
   the noisy Σw, Σw² positive) or it withholds the ratio, which counts as missing, as in the
   check. So
 
