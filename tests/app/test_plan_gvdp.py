@@ -11,6 +11,7 @@ from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.datasets import load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
+from strata_ui.style import rounded_up
 from tests.app.helpers import errors, go, start, state_of, text
 from tests.app.test_plan_page import answer_shown
 
@@ -34,15 +35,17 @@ def test_each_target_change_moves_the_answer_and_the_check_follows():
     state_of(at).analysis = "gvdp"
     go(at, "plan")
     assert not at.main.error, errors(at)
-    assert answer_shown(at) == f"ρ = {expected_rho(5.0):.6g}"  # the first target: ±5% of [0, 100]
+    assert (
+        answer_shown(at) == f"ρ = {rounded_up(expected_rho(5.0)):g}"
+    )  # the first target: ±5% of [0, 100]
     assert "bag of little bootstraps" in text(at.info)  # a curator preview, and why
     for half_width in (10.0, 20.0):
         at.number_input(key=HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(at) == f"ρ = {expected_rho(half_width):.6g}"
+        assert answer_shown(at) == f"ρ = {rounded_up(expected_rho(half_width)):g}"
         assert "Set by **Other × Female**" in text(at.main.markdown)
         assert "**Other × Female** met the target" in text(at.main.markdown)
     at.select_slider(key="planner_view.level").set_value(0.9).run()
-    assert answer_shown(at) == f"ρ = {expected_rho(20.0, 0.9):.6g}"
+    assert answer_shown(at) == f"ρ = {rounded_up(expected_rho(20.0, 0.9)):g}"
     assert "counting how often each published interval is within the target" in text(at.caption)
     assert "frontier of groupings covers the mean per group so far" in text(at.info)
     assert not at.exception and not at.main.error, errors(at)
