@@ -232,6 +232,7 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
     st.dataframe(
         table.style.format(
             {
+                "size": "{:,.0f}",
                 "target (±)": "{:.3g}",
                 f"needed {symbol}": "{:.3g}",
                 "error at this budget (±)": "{:.3g}",

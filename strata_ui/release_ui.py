@@ -212,9 +212,18 @@ def large_budget_warning(cost: Budget) -> str | None:
     return (
         f"**A large budget for one release:** {amount}. Above ε = {LARGE_EPSILON:g} the privacy "
         f"promise is weak: what anyone can learn about one person may change their odds by a "
-        f"factor of up to e^{epsilon:.3g} ≈ {math.exp(epsilon):,.0f}. Lower it on the Budget page "
-        "unless your data's owners have agreed to this."
+        f"factor of up to e^{epsilon:.3g} ≈ {_factor_text(math.exp(epsilon))}. Lower it on the "
+        "Budget page unless your data's owners have agreed to this."
     )
+
+
+def _factor_text(factor: float) -> str:
+    """``7`` or ``1,097``; past a million as a power of ten (``6.5 × 10^20``), which a reader
+    can take in where 21 digits are a blur."""
+    if factor < 1e6:
+        return f"{factor:,.0f}"
+    mantissa, exponent = f"{factor:.1e}".split("e")
+    return f"{mantissa} × 10^{int(exponent)}"
 
 
 def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:

@@ -28,3 +28,9 @@ def test_affordable_allows_the_last_of_the_budget_and_no_more(tmp_path):
     ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(0.5))
     assert affordable(PureDP(1.0), ledger)  # ρ = ε²/2 = 0.5, exactly what is left
     assert not affordable(ZCDP(0.5000001), ledger)
+
+
+def test_a_huge_odds_factor_reads_as_a_power_of_ten():
+    warning = large_budget_warning(ZCDP(1148.31))
+    assert "e^47.9 ≈ 6.5 × 10^20" in warning
+    assert "e^7 ≈ 1,097" in large_budget_warning(PureDP(7.0))
