@@ -101,6 +101,23 @@ class GroupSums:
         return np.asarray(self.sums_at(lo, hi), dtype=np.float64)
 
     @functools.cached_property
+    def means(self) -> np.ndarray:
+        r"""``(k,)`` true (non-private) group means :math:`\bar x_g = S_g(-\infty, \infty) / n_g`,
+        what a simulation's estimates are scored against (the Compare page; a curator's view),
+        as :attr:`GroupValues.means <dpcore.analyses.mean.statistics.GroupValues.means>`. For
+        sums an engine computed, the unclipped sums are one more pass, made once; NaN for a
+        kept group with no value."""
+        unbounded = np.full(self.k, np.inf)
+        sums = self.clipped_sums(-unbounded, unbounded)
+        return read_only(np.where(self.sizes > 0, sums / np.maximum(self.sizes, 1), np.nan))
+
+    @property
+    def global_mean(self) -> float:
+        """True (non-private) mean over all values: the groups' means weighted by their sizes
+        (the pooled rows are the groups' rows)."""
+        return float(np.nansum(self.means * (self.sizes / self.n)))
+
+    @functools.cached_property
     def pooled(self) -> GroupSums:
         """The whole population as one group (the "vanilla" estimates' statistics)."""
         return GroupSums(
