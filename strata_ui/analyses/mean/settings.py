@@ -11,6 +11,7 @@ import streamlit as st
 from dpcore.accounting import format_components, parallel, scale, sequential
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
+from dpcore.engines.base import NUMBER_KINDS
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
@@ -26,11 +27,11 @@ ESTIMATOR_HELP = {
 }
 
 
-def render_value_column(frame: pd.DataFrame) -> None:
+def render_value_column(kinds: dict[str, str]) -> None:
     """The Data page's "Value to estimate": the mean's value column, numeric columns only."""
     state = get_state()
     st.subheader("Value to estimate")
-    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    numeric = [column for column, kind in kinds.items() if kind in NUMBER_KINDS]
     if not numeric:
         reset_settings(MeanSettings, value=None)
         st.error(

@@ -1,0 +1,135 @@
+"""Data in files on the machine that runs the app — a CSV or Parquet file, a folder of Parquet
+parts, or a glob — read where it lies by DuckDB (:class:`~dpcore.engines.DuckDBEngine`): only
+per-group numbers come into memory, never the rows.
+
+The session keeps the path (:attr:`AppState.data_path <strata_ui.state.AppState>`) and, as the
+dataset's cache key, a fingerprint of the files' names, sizes and modification times
+(:func:`files_fingerprint`; computed when the path is opened, so a file changed later is
+picked up by opening the path again). The engine, the row count and every pass over the rows
+are shared resources keyed by that fingerprint: each is computed once per server process, and a
+slider moved afterwards reads them as fast as it reads the demo data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import streamlit as st
+
+from dpcore.analyses.base import Analysis
+from dpcore.engines import AggregatedMean, DuckDBEngine, data_files
+from dpcore.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
+
+__all__ = [
+    "OpenedFiles",
+    "aggregated",
+    "categories_found",
+    "column_rule",
+    "files_fingerprint",
+    "grouping",
+    "open_files",
+]
+
+ColumnRule = Literal["values", "codes", "edges"]
+"""How a grouping column groups: by its values (text, yes/no), as category codes (whole
+numbers with few values), or in public buckets (other numbers)."""
+
+
+def files_fingerprint(location: str) -> str:
+    """A fingerprint of the files at ``location``: their resolved paths, sizes and modification
+    times (not their contents, which a large folder would take minutes to read). It stays on the
+    server, as every dataset's fingerprint does.
+
+    Raises
+    ------
+    EngineError
+        Nothing at ``location``, or files of no known format (:func:`~dpcore.engines.data_files`).
+    """
+    files, _ = data_files(location)
+    listing = [
+        [str(path.resolve()), path.stat().st_size, path.stat().st_mtime_ns] for path in files
+    ]
+    return "files:" + hashlib.sha256(json.dumps(listing).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, eq=False)
+class OpenedFiles:
+    """The engine over the files, and what the Data page shows of them: each column's kind and
+    the row count (a curator's view: exact, shown on screen, never exported)."""
+
+    engine: DuckDBEngine
+    kinds: dict[str, str]
+    rows: int
+
+
+@st.cache_resource(max_entries=4, show_spinner="Opening the files and counting their rows…")
+def open_files(location: str, fingerprint: str) -> OpenedFiles:
+    """The files at ``location`` opened once per server (``fingerprint`` keys the cache: the
+    same path with changed files opens again); :class:`~dpcore.engines.EngineError` names an
+    unreadable part or one whose columns differ."""
+    engine = DuckDBEngine(location)
+    return OpenedFiles(engine, engine.column_kinds(), engine.row_count())
+
+
+@st.cache_data(max_entries=64, show_spinner="Counting the distinct values of a column…")
+def column_rule(location: str, fingerprint: str, column: str) -> ColumnRule:
+    """How ``column`` groups, by the engines' rule (:func:`dpcore.engines.base.check_codes`):
+    decimals in buckets, whole numbers as codes when they hold at most
+    :data:`~dpcore.grouping.MAX_CODE_VALUES` distinct values."""
+    opened = open_files(location, fingerprint)
+    kind = opened.kinds[column]
+    if kind == "decimal number":
+        return "edges"
+    if kind != "whole number":
+        return "values"
+    found = opened.engine.distinct_count(column, MAX_CODE_VALUES)
+    return "codes" if found <= MAX_CODE_VALUES else "edges"
+
+
+@st.cache_resource(max_entries=16, show_spinner="Counting the rows of each group in the files…")
+def grouping(location: str, fingerprint: str, spec: GroupingSpec) -> Grouping:
+    """The groups of ``spec``, from one pass that counts the rows of each cell (the same groups
+    the rows would make in memory, :meth:`~dpcore.grouping.GroupingSpec.build` with weights)."""
+    cells = open_files(location, fingerprint).engine.cell_counts(spec.by, dict(spec.edges))
+    return spec.build(cells[list(spec.by)], weights=cells["rows"].to_numpy(np.int64))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def categories_found(
+    location: str, fingerprint: str, column: str, edges: tuple[float, ...] | None
+) -> list[str]:
+    """The categories of ``column`` in the files (its buckets' labels with ``edges``), in a
+    codebook's order: a curator's view, offered to prefill a declaration."""
+    engine = open_files(location, fingerprint).engine
+    cells = engine.cell_counts((column,), {column: edges} if edges else {})
+    return sorted(cells[column].unique(), key=codebook_order)
+
+
+@st.cache_resource(
+    max_entries=16,
+    show_spinner="Reading every row of the files once: each group's count and sums…",
+)
+def _aggregated(
+    name: str, location: str, fingerprint: str, spec: GroupingSpec, key: object, _analysis,
+    _settings,
+):  # fmt: skip
+    """One analysis' statistics per (files, groups, the settings they depend on): ``key``
+    stands for ``_settings`` and ``name`` for ``_analysis``."""
+    return _analysis.engine_statistics(open_files(location, fingerprint).engine, spec, _settings)
+
+
+def aggregated(
+    analysis: Analysis, location: str, fingerprint: str, spec: GroupingSpec, settings: object
+) -> AggregatedMean:
+    """``analysis``' statistics of the files in the groups of ``spec``, with the data reference
+    a release records (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`), computed once
+    and shared; :class:`~dpcore.analyses.base.NeedsRowsInMemory` for an analysis that needs
+    the rows."""
+    return _aggregated(
+        analysis.name, location, fingerprint, spec, analysis.engine_statistics_key(settings),
+        analysis, settings,
+    )  # fmt: skip
