@@ -136,7 +136,8 @@ class DuckDBEngine(Engine):
                 f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "
                 f"{threads!r}): {_first_line(exc)}. Give a memory limit such as 2GB."
             ) from None
-        self._paths = "[" + ", ".join(_literal(str(p)) for p in files) + "]"
+        self._files = [str(p) for p in files]
+        self._paths = "[" + ", ".join(_literal(p) for p in self._files) + "]"
         self._format = file_format
         reader = "read_parquet" if file_format == "parquet" else "read_csv"
         self._from = f"{reader}({self._paths})"
@@ -211,9 +212,10 @@ class DuckDBEngine(Engine):
             f"SELECT file_name, name FROM parquet_schema({self._paths}) "
             "WHERE coalesce(num_children, 0) = 0"
         )
-        columns = schema.groupby("file_name", sort=False)["name"].agg(frozenset)
-        first = columns.iloc[0]
-        for file_name, names in columns.items():
+        columns = schema.groupby("file_name")["name"].agg(frozenset)
+        first = columns[self._files[0]]
+        for file_name in self._files:  # in the files' order (DuckDB's rows have none)
+            names = columns[file_name]
             if names != first:
                 missing, extra = sorted(first - names), sorted(names - first)
                 differences = "; ".join(
@@ -224,7 +226,7 @@ class DuckDBEngine(Engine):
                 )  # fmt: skip
                 raise EngineError(
                     f"The part {file_name} does not have the same columns as "
-                    f"{columns.index[0]} ({differences}). Every part must have the same "
+                    f"{self._files[0]} ({differences}). Every part must have the same "
                     "columns: fix or leave out the odd part."
                 )
 
