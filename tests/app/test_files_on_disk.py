@@ -84,6 +84,9 @@ def test_opening_a_folder_shows_its_columns_kinds_and_the_curators_row_count(fol
     assert f"{3 * ROWS_PER_PART:,} rows" in text(at.sidebar.markdown)
     # Only numbers can be averaged.
     assert at.selectbox(key="mean.value").options == ["paid", "age", "hours"]
+    # Bounds are still to be typed: the Estimator page asks for them, without an error.
+    at.selectbox(key="mean.value").set_value("hours").run()
+    assert not go(at, "estimator").main.error, errors(at)
 
 
 def test_the_strata_page_groups_from_the_engines_counts(folder):
@@ -118,7 +121,7 @@ def test_compare_plan_and_release_run_on_the_files_and_record_the_engine(folder)
     assert not at.main.error, errors(at)
     assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
     review = text(go(at, "release").main.markdown)
-    assert str(folder) in review
+    assert str(folder) in review and "**Read by:** the duckdb engine, where the data lies" in review
     ledger, record = commit_once(at)
     assert "DuckDBEngine(" in record.payload["metadata"]["script"]
     # The release knows the files as the engine's pass does, as the exported script will.
@@ -129,6 +132,19 @@ def test_compare_plan_and_release_run_on_the_files_and_record_the_engine(folder)
     # A rerun commits nothing more.
     at.run()
     assert len(ledger.history()) == 1
+
+
+def test_coinpress_releases_on_the_files_but_its_simulations_need_the_rows(folder):
+    at = opened(folder)
+    change_settings(at, MeanSettings, estimator="coinpress")
+    go(at, "budget")
+    at.radio(key="budget.kind").set_value("zcdp").run()
+    assert not go(at, "estimator").main.error, errors(at)
+    assert "upload the data (or a sample of it)" in errors(go(at, "compare"))
+    go(at, "release")
+    assert not at.main.error, errors(at)
+    _, record = commit_once(at)
+    assert record.payload["metadata"]["plan"]["estimator"]["class"] == "CoinPressMean"
 
 
 def test_analyses_that_need_the_rows_say_so_on_every_page(folder):

@@ -55,6 +55,9 @@ class GroupSums:
     recipe
         Python lines that compute these sums again into ``aggregated`` from a grouping spec
         named ``spec`` (for a release's script); empty when there is no such recipe.
+    engine
+        The engine whose passes computed the sums (``"duckdb"``…; a release's review names it);
+        empty for sums made otherwise.
     """
 
     value: str
@@ -69,6 +72,7 @@ class GroupSums:
     notes: tuple[str, ...] = ()
     unit: PrivacyUnit = ROW
     recipe: str = ""
+    engine: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", tuple(str(label) for label in self.labels))
@@ -168,8 +172,8 @@ def fixed_bounds_sums(
             raise ValueError(
                 "These sums were computed by an engine at the bounds "
                 f"[{bounds[0]:g}, {bounds[1]:g}] only. Simulating many releases at other bounds "
-                "(CoinPress) needs the rows in memory: load the data in the app, or run one "
-                "release at a time."
+                "(CoinPress) needs the rows in memory: upload the data (or a sample of it) in "
+                "the app, or choose the Laplace or Gaussian mean, or run one release at a time."
             )
         return requery(low, high)
 

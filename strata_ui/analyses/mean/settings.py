@@ -12,6 +12,7 @@ from dpcore.accounting import format_components, parallel, scale, sequential
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
 from dpcore.engines.base import NUMBER_KINDS
+from dpcore.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
@@ -82,6 +83,8 @@ def _render_value_messages() -> None:
     be averaged."""
     try:
         values = pipeline.current_statistics(MEAN, get_settings(MeanSettings))
+    except SettingsError:  # files are summed within the bounds, which the section below asks for
+        return
     except (ValueError, TypeError) as exc:  # the estimator below can still be configured
         show_error(exc)
         return
