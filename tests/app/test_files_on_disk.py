@@ -86,6 +86,7 @@ def test_opening_a_folder_shows_its_columns_kinds_and_the_curators_row_count(fol
     assert at.selectbox(key="mean.value").options == ["paid", "age", "hours"]
     # Bounds are still to be typed: the Estimator page asks for them, without an error.
     at.selectbox(key="mean.value").set_value("hours").run()
+    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
     assert not go(at, "estimator").main.error, errors(at)
 
 
