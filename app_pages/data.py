@@ -93,7 +93,7 @@ except EngineError as exc:  # files opened earlier, since moved or changed
     st.error(f"{as_written(str(exc))}\n\nOpen the files again, or use the demo data.",
              icon=":material/error:")  # fmt: skip
     st.stop()
-st.subheader(as_written(state.dataset_name))
+st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
 if state.data_path:
     rows.metric(

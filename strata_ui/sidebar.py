@@ -11,7 +11,6 @@ from dpcore.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline
 from strata_ui.ledger_ui import render_sidebar_line
 from strata_ui.state import get_state, open_ledger
-from strata_ui.style import as_written
 from strata_ui.uploads import restore_demo
 
 
@@ -105,7 +104,7 @@ def _render_dataset() -> None:
         st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
         return
     where = "  \nread where it lies, on this machine" if state.data_path else ""
-    st.markdown(f"{as_written(state.dataset_name)}  \n{shape}{where}")
+    st.markdown(f"{state.dataset_name}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."
