@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections.abc import Callable
+from concurrent import futures
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from dpcore.analyses.base import Analysis
 from dpcore.engines import AggregatedMean, DuckDBEngine, data_files
@@ -34,6 +38,7 @@ __all__ = [
     "open_files",
 ]
 
+T = TypeVar("T")
 ColumnRule = Literal["values", "codes", "edges"]
 """How a grouping column groups: by its values (text, yes/no), as category codes (whole
 numbers with few values), or in public buckets (other numbers)."""
@@ -90,12 +95,48 @@ def column_rule(location: str, fingerprint: str, column: str) -> ColumnRule:
     return "codes" if found <= MAX_CODE_VALUES else "edges"
 
 
-@st.cache_resource(max_entries=16, show_spinner="Counting the rows of each group in the files…")
-def grouping(location: str, fingerprint: str, spec: GroupingSpec) -> Grouping:
-    """The groups of ``spec``, from one pass that counts the rows of each cell (the same groups
-    the rows would make in memory, :meth:`~dpcore.grouping.GroupingSpec.build` with weights)."""
+_PASSES = futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="strata-files")
+"""Where a pass over the files runs while the page's thread draws its progress."""
+FIRST_LOOK_S = 0.05
+"""How long a pass may take before a progress bar is drawn: a cached answer comes back first."""
+
+
+def with_progress(engine: DuckDBEngine, what: str, compute: Callable[[], T]) -> T:
+    """``compute()`` — a cached pass of ``engine`` over the files — with a progress bar while
+    it runs (DuckDB's share of the pass done); a cached answer comes back at once, with no bar.
+    Errors are raised here, in the page's thread."""
+    context = get_script_run_ctx()
+
+    def run() -> T:
+        add_script_run_ctx(threading.current_thread(), context)  # the caches' session, if any
+        return compute()
+
+    future = _PASSES.submit(run)
+    done, _ = futures.wait([future], timeout=FIRST_LOOK_S)
+    if not done:
+        bar = st.progress(0.0, text=what)
+        while not futures.wait([future], timeout=0.1).done:
+            share = engine.progress()
+            if share is not None:
+                bar.progress(share, text=f"{what} ({share:.0%} of this pass)")
+        bar.empty()
+    return future.result()
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _grouping(location: str, fingerprint: str, spec: GroupingSpec) -> Grouping:
     cells = open_files(location, fingerprint).engine.cell_counts(spec.by, dict(spec.edges))
     return spec.build(cells[list(spec.by)], weights=cells["rows"].to_numpy(np.int64))
+
+
+def grouping(location: str, fingerprint: str, spec: GroupingSpec) -> Grouping:
+    """The groups of ``spec``, from one pass that counts the rows of each cell (the same groups
+    the rows would make in memory, :meth:`~dpcore.grouping.GroupingSpec.build` with weights),
+    computed once and shared."""
+    return with_progress(
+        open_files(location, fingerprint).engine, "Counting the rows of each group in the files",
+        lambda: _grouping(location, fingerprint, spec),
+    )  # fmt: skip
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -109,10 +150,7 @@ def categories_found(
     return sorted(cells[column].unique(), key=codebook_order)
 
 
-@st.cache_resource(
-    max_entries=16,
-    show_spinner="Reading every row of the files once: each group's count and sums…",
-)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def _aggregated(
     name: str, location: str, fingerprint: str, spec: GroupingSpec, key: object, _analysis,
     _settings,
@@ -129,7 +167,9 @@ def aggregated(
     a release records (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`), computed once
     and shared; :class:`~dpcore.analyses.base.NeedsRowsInMemory` for an analysis that needs
     the rows."""
-    return _aggregated(
-        analysis.name, location, fingerprint, spec, analysis.engine_statistics_key(settings),
-        analysis, settings,
+    key = analysis.engine_statistics_key(settings)
+    return with_progress(
+        open_files(location, fingerprint).engine,
+        "Reading every row of the files: each group's count and sums",
+        lambda: _aggregated(analysis.name, location, fingerprint, spec, key, analysis, settings),
     )  # fmt: skip

@@ -126,9 +126,10 @@ class DuckDBEngine(Engine):
             self._con.execute(f"SET memory_limit = {_literal(memory_limit)}")
             self._con.execute(f"SET temp_directory = {_literal(self._spill.name)}")
             # Rows need no order (every sum is over a group), and the pass may print nothing:
-            # a command's output is the release.
+            # a command's output is the release. Its progress is kept for :meth:`progress`.
             self._con.execute("SET preserve_insertion_order = false")
-            self._con.execute("SET enable_progress_bar = false")
+            self._con.execute("SET enable_progress_bar = true")
+            self._con.execute("SET enable_progress_bar_print = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
         except duckdb.Error as exc:
@@ -157,6 +158,13 @@ class DuckDBEngine(Engine):
     def close(self) -> None:
         self._con.close()
         self._spill.cleanup()
+
+    def progress(self) -> float | None:
+        """The share of the pass running now that DuckDB has done, from 0 to 1; None when no
+        pass runs or DuckDB cannot tell yet. Safe to call from another thread while the pass
+        runs (that is what it is for: a progress bar)."""
+        done = self._con.query_progress()
+        return None if done < 0 else min(done / 100, 1.0)
 
     def row_count(self) -> int:
         """The number of rows in every file together (a curator's view: exact, not for

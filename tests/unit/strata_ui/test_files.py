@@ -5,6 +5,7 @@ what the same rows give in memory."""
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import pandas as pd
@@ -105,3 +106,33 @@ def test_a_holdout_cannot_be_drawn_from_files(folder):
     spec = GroupingSpec(by=("region",), share_source="holdout", holdout_fraction=0.1)
     with pytest.raises(ValueError, match="holdout is drawn row by row"):
         files.grouping(str(folder), files.files_fingerprint(str(folder)), spec)
+
+
+class Polled:
+    """An engine that is always half-way through a pass, and counts how often it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.asked_twice = threading.Event()
+
+    def progress(self) -> float:
+        self.asked += 1
+        if self.asked >= 2:
+            self.asked_twice.set()
+        return 0.5
+
+
+def test_a_slow_pass_shows_its_progress_and_a_cached_one_comes_back_at_once():
+    slow, quick = Polled(), Polled()
+    # The pass ends once its progress was asked twice: the page polls while it runs.
+    assert files.with_progress(slow, "Reading", lambda: slow.asked_twice.wait(30) and 7) == 7
+    assert files.with_progress(quick, "Reading", lambda: 8) == 8
+    assert quick.asked == 0
+
+
+def test_an_error_of_a_pass_comes_back_to_the_page():
+    def unreadable():
+        raise EngineError("Could not read /data/x: cut short.")
+
+    with pytest.raises(EngineError, match="cut short"):
+        files.with_progress(Polled(), "Reading", unreadable)
