@@ -13,6 +13,7 @@ import pytest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.engines import DuckDBEngine, aggregate_mean
 from dpcore.grouping import GroupingSpec
+from strata_ui.learn import all_explainers as every_explainer
 from tests.app.helpers import (
     change_settings,
     charts,
@@ -209,3 +210,13 @@ def test_a_refresh_opens_the_files_again_with_the_choices(folder):
     assert "could not be opened again" in errors(gone) and "No data at" in errors(gone)
     assert state_of(gone).data_path == ""
     assert not go(gone, "compare").main.error  # the demo data, as the notice said
+
+
+def test_the_learn_page_explains_on_the_files_or_says_what_it_needs(folder):
+    at = opened(folder)
+    go(at, "learn")
+    for item in every_explainer():
+        at.session_state[f"learn.open.{item.key}"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "runs CoinPress step by step on one group's rows" in text(at.main.info)
