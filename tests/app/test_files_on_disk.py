@@ -220,3 +220,12 @@ def test_the_learn_page_explains_on_the_files_or_says_what_it_needs(folder):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "runs CoinPress step by step on one group's rows" in text(at.main.info)
+
+
+def test_workshop_mode_puts_the_files_away_and_offers_no_path(folder):
+    at = opened(folder)
+    at.toggle(key="workshop").set_value(True).run()
+    assert state_of(at).data_path == ""
+    go(at, "data")
+    assert not [t for t in at.text_input if t.key.startswith("data.path")]
+    assert at.main.metric[0].value == "32,561"
