@@ -6,7 +6,7 @@ import streamlit as st
 
 from dpcore import theory
 from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL
-from strata_ui import charts_strata, data, group_list, pipeline, share_table
+from strata_ui import charts_strata, data, group_list, noisy_small_groups, pipeline, share_table
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -83,79 +83,9 @@ for column in numeric:
 if state.strata_columns and not columns_without_edges:
     group_list.render(state)
 
-st.subheader("Small groups")
-size, policy = st.columns(2)
-policy_labels = {
-    "merge": f"Merge them into “{OTHER_LABEL}”",
-    "drop": "Drop them",
-    "keep": "Keep every group",
-}
-labelled_radio(
-    "Groups below the minimum size", state, "small_groups", policy_labels, widget=policy.radio,
-    horizontal=True, key="strata.small_groups",
-    help="Merging or dropping decides from each group's exact size. Keep every group when the "
-    "release keeps group sizes private.",
-)  # fmt: skip
-state.min_group_size = int(
-    size.number_input(
-        "Minimum group size (rows)",
-        min_value=MIN_GROUP_SIZE_MIN,
-        value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
-        step=1,
-        key="strata.min_group_size",
-        disabled=state.small_groups == "keep",
-        help="Smaller groups are merged or dropped: a tiny group's private mean is mostly noise.",
-    )
-)
-
-# ---- groups -----------------------------------------------------------------------------
-# A start with no column, or a numeric column still waiting for its edges, is a normal state:
-# the hint above says what to do, so the groups wait without a red error.
-if not state.strata_columns:
-    st.info(
-        "Choose one or more grouping columns above to see the groups they make.",
-        icon=":material/info:",
-    )
-    st.stop()
-if columns_without_edges:
-    st.stop()
-# Shares from a table are checked further down, next to the table, so build the groups first.
-grouping_state = (
-    state if state.share_source == "holdout" else dataclasses.replace(state, share_source="data")
-)
-try:
-    grouping = pipeline.current_grouping(grouping_state)
-except (ValueError, TypeError) as exc:
-    show_error(exc)
-    st.stop()
-
-if state.small_groups == "keep":
-    st.caption("Policy: every group is kept, whatever its size.")
-else:
-    policy_text = (
-        f"merged into “{OTHER_LABEL}”" if state.small_groups == "merge"
-        else "dropped (not estimated)"
-    )  # fmt: skip
-    st.caption(f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}.")
-for message in grouping.report.messages():
-    st.info(message, icon=":material/info:")
-
-sizes = charts_strata.group_size_frame(grouping.labels, grouping.sizes)
-n_groups, n_rows, smallest = st.columns(3)
-n_groups.metric("Groups", f"{grouping.k:,}")
-n_rows.metric("Rows used", f"{grouping.n:,}")
-smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
-if (warning := data.many_groups_warning(grouping.sizes)) is not None:
-    st.warning(warning, icon=":material/warning:")
-st.plotly_chart(charts_strata.group_size_chart(sizes))
-n_small = int(sizes["small"].sum())
-st.caption(
-    f"{n_small:,} of {grouping.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the rows "
-    "(highlighted): their private estimates will be the noisiest. The sizes are the curator's view "
-    "of the confidential data, not differentially private."
-)
-
-# ---- public shares ---------------------------------------------------------------------
+# The share source decides who decides small groups (exact sizes, or the release's noisy
+# counts), so its radio runs first; the containers keep the page's order on screen.
+small_groups_box, groups_box = st.container(), st.container()
 st.subheader("Public group shares")
 st.markdown(
     "The population estimate recombines the group estimates weighted by each group's share of "
@@ -165,6 +95,97 @@ labelled_radio(
     "Source of the shares", state, "share_source", pipeline.SHARE_SOURCE_LABELS,
     key="strata.share_source",
 )  # fmt: skip
+noisy = state.share_source == "noisy_counts"
+
+with small_groups_box:
+    st.subheader("Small groups")
+    size, policy = st.columns(2)
+    policy_labels = (
+        noisy_small_groups.POLICY_LABELS if noisy else {
+            "merge": f"Merge them into “{OTHER_LABEL}”",
+            "drop": "Drop them",
+            "keep": "Keep every group",
+        }
+    )  # fmt: skip
+    labelled_radio(
+        "Groups whose noisy count is below the minimum" if noisy
+        else "Groups below the minimum size",
+        state, "small_groups", policy_labels, widget=policy.radio, horizontal=True,
+        key="strata.small_groups",
+        help="The release's own noisy counts decide, at release, so this works with group sizes "
+        "kept private." if noisy else "Merging or dropping decides from each group's exact "
+        "size. Keep every group when the release keeps group sizes private, or take the shares "
+        "from the release's noisy counts, which then decide.",
+    )  # fmt: skip
+    state.min_group_size = int(
+        size.number_input(
+            "Minimum noisy count" if noisy else "Minimum group size (rows)",
+            min_value=MIN_GROUP_SIZE_MIN,
+            value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
+            step=1,
+            key="strata.min_group_size",
+            disabled=state.small_groups == "keep",
+            help="The threshold: smaller groups are merged or left out, since a tiny group's "
+            "private mean is mostly noise.",
+        )
+    )
+
+# ---- groups -----------------------------------------------------------------------------
+# A start with no column, or a numeric column still waiting for its edges, is a normal state:
+# the hint above says what to do, so the groups wait without a red error.
+if not state.strata_columns:
+    groups_box.info(
+        "Choose one or more grouping columns above to see the groups they make.",
+        icon=":material/info:",
+    )
+    st.stop()
+if columns_without_edges:
+    st.stop()
+# Shares from a table are checked further down, next to the table, so build the groups first.
+# Noisy-count shares cannot fail, and their rule keeps every group for the release to decide.
+grouping_state = (
+    state
+    if state.share_source in ("holdout", "noisy_counts")
+    else dataclasses.replace(state, share_source="data")
+)
+with groups_box:
+    try:
+        grouping = pipeline.current_grouping(grouping_state)
+    except (ValueError, TypeError) as exc:
+        show_error(exc)
+        st.stop()
+
+    if state.small_groups == "keep":
+        st.caption("Policy: every group is kept, whatever its size.")
+    elif grouping.shares.rule is not None:
+        st.caption(noisy_small_groups.policy_caption(grouping.shares.rule))
+    else:
+        policy_text = (
+            f"merged into “{OTHER_LABEL}”" if state.small_groups == "merge"
+            else "dropped (not estimated)"
+        )  # fmt: skip
+        st.caption(
+            f"Policy: groups with fewer than {state.min_group_size:,} rows are {policy_text}."
+        )
+    for message in grouping.report.messages():
+        st.info(message, icon=":material/info:")
+
+    sizes = charts_strata.group_size_frame(grouping.labels, grouping.sizes)
+    n_groups, n_rows, smallest = st.columns(3)
+    n_groups.metric("Groups", f"{grouping.k:,}")
+    n_rows.metric("Rows used", f"{grouping.n:,}")
+    smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
+    if (warning := data.many_groups_warning(grouping.sizes)) is not None:
+        st.warning(warning, icon=":material/warning:")
+    st.plotly_chart(charts_strata.group_size_chart(sizes))
+    n_small = int(sizes["small"].sum())
+    st.caption(
+        f"{n_small:,} of {grouping.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the "
+        "rows (highlighted): their private estimates will be the noisiest. The sizes are the "
+        "curator's view of the confidential data, not differentially private."
+    )
+
+# ---- public shares ---------------------------------------------------------------------
 if state.share_source == "table":
     share_table.render(state, tuple(grouping.labels))
 elif state.share_source == "holdout":
@@ -178,13 +199,14 @@ elif state.share_source == "holdout":
         key="strata.holdout_fraction",
         help="These rows are treated as public and are not used for the private estimates.",
     )
-elif state.share_source == "noisy_counts":
+elif noisy:
     st.caption(
         "When group sizes are kept private (Estimator page), a release already adds noise to "
         "each group's count. Each group's share is then its noisy count over the sum of the "
         "noisy counts (a negative count counts as 0): protected by differential privacy, at no "
-        "extra cost. The exact counts below are the curator's view and are never published."
+        "extra cost. The exact counts above are the curator's view and are never published."
     )
+    noisy_small_groups.render(state, grouping)
 else:
     st.caption(
         "The group counts of this data are used as if they were public. They are not protected "

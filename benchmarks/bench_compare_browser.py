@@ -4,8 +4,9 @@ Serves the app on the demo data, opens it in Debian's chromium (Playwright) and 
 
 - **first chart**: from the click on "Compare" in the sidebar (the Data page already open, as a
   new user arrives) to the first Plotly chart drawn (floor: ≤ 2 s);
-- **ε slider**: from a click on the ε slider's track at a new value to the end of the script run
-  and the next painted frame; every chart depends on ε, so the whole page reruns (floor: ≤ 0.3 s);
+- **ε slider**: from a click on the ε slider's track at a new value to the end of the run and
+  the next painted frame; every chart depends on ε, so the simulations' fragment (all of the page
+  below its header) reruns (floor: ≤ 0.3 s);
 - **log-scale toggle** and **error to plot** radio: each redraws only its own section (a
   ``st.fragment``), timed the same way (floor: ≤ 0.3 s).
 

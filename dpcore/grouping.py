@@ -61,6 +61,7 @@ from dpcore.shares import (
     shares_from_noisy_counts,
     shares_from_table,
 )
+from dpcore.small_groups import NoisyCountRule
 
 __all__ = [
     "DROPPED_CODE",
@@ -938,6 +939,21 @@ class GroupingSpec:
         return self.selection_fraction is not None
 
     @property
+    def noisy_count_rule(self) -> NoisyCountRule | None:
+        """With shares from a release's noisy counts, small groups are merged or dropped by
+        those counts at release (:class:`~dpcore.small_groups.NoisyCountRule`), never by the
+        exact sizes: the groups are then built with every group kept. None otherwise."""
+        if self.share_source != "noisy_counts" or self.small_groups == "keep":
+            return None
+        return NoisyCountRule(self.min_group_size, self.small_groups)
+
+    @property
+    def built_small_groups(self) -> SmallGroups:
+        """The small-group policy applied to the exact sizes when the groups are built:
+        ``"keep"`` when the release decides from its noisy counts instead."""
+        return "keep" if self.noisy_count_rule is not None else self.small_groups
+
+    @property
     def declared(self) -> bool:
         """True when the groups come from declared categories rather than from the data."""
         return bool(self.categories)
@@ -952,7 +968,7 @@ class GroupingSpec:
             gaps.append("shares")
         if not self.declared and self.selection_fraction is None:
             gaps.append("list")
-        if self.small_groups != "keep":
+        if self.built_small_groups != "keep":
             gaps.append("keep")
         return tuple(gaps)
 
@@ -974,7 +990,7 @@ class GroupingSpec:
                 )
             grouping = Grouping.from_frame(
                 frame, by=self.by, min_group_size=self.min_group_size,
-                small_groups=self.small_groups, weights=weights,
+                small_groups=self.built_small_groups, weights=weights,
                 categories=dict(self.categories),
             )  # fmt: skip
             return self._with_spec_shares(grouping)
@@ -987,7 +1003,7 @@ class GroupingSpec:
             by=self.by,
             edges={c: list(e) for c, e in self.edges} or None,
             min_group_size=self.min_group_size,
-            small_groups=self.small_groups,
+            small_groups=self.built_small_groups,
             categories=dict(self.categories),
         )
         if public.any():
@@ -1001,7 +1017,13 @@ class GroupingSpec:
         if self.share_source == "table":
             return grouping.with_shares(shares_from_table(grouping, dict(self.share_table)), self)
         if self.share_source == "noisy_counts":
-            return grouping.with_shares(shares_from_noisy_counts(grouping), self)
+            rule = self.noisy_count_rule
+            if rule is not None and rule.policy == "merge" and OTHER_LABEL in grouping.labels:
+                raise ValueError(
+                    f"a group is already labelled {OTHER_LABEL!r}, so small groups cannot be "
+                    "merged into it; rename that category or drop small groups instead"
+                )
+            return grouping.with_shares(shares_from_noisy_counts(grouping, rule), self)
         return grouping.with_shares(shares_from_counts(grouping), self)
 
     def to_dict(self) -> dict:

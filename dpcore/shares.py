@@ -28,6 +28,7 @@ import pandas as pd
 from dpcore._labels import OTHER_LABEL, list_labels, plural
 from dpcore._validate import as_rng, data_frame, open_unit_interval, require_columns
 from dpcore.errors import NotChosenYet
+from dpcore.small_groups import NoisyCountRule
 
 if TYPE_CHECKING:
     from dpcore.grouping import Grouping
@@ -80,12 +81,17 @@ class PublicShares:
         One sentence for the UI saying where the shares come from.
     labels
         The group labels the shares are aligned with (empty if not recorded).
+    rule
+        With ``source="noisy_counts"``: the small-group rule a release applies to its own
+        noisy counts (:class:`~dpcore.small_groups.NoisyCountRule`), or None (every group
+        released).
     """
 
     values: np.ndarray
     source: ShareSource
     description: str
     labels: tuple[str, ...] = ()
+    rule: NoisyCountRule | None = None
 
     def __post_init__(self) -> None:
         values = np.array(self.values, dtype=np.float64)
@@ -102,6 +108,8 @@ class PublicShares:
             raise ValueError(
                 f"`labels` must have one label per share ({values.size}), got {len(labels)}"
             )
+        if self.rule is not None and self.source != "noisy_counts":
+            raise ValueError("only shares drawn from a release's noisy counts carry a `rule`")
         values.setflags(write=False)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "labels", labels)
@@ -134,6 +142,7 @@ class PublicShares:
                 f"estimated ({plural(left_out, 'group')} left out)"
             ),
             labels=tuple(lab for lab, k in zip(self.labels, keep, strict=True) if k),
+            rule=self.rule,
         )
 
 
@@ -171,8 +180,11 @@ def noisy_count_shares(counts: np.ndarray) -> np.ndarray:
     return np.where(total > 0, positive / np.where(total > 0, total, 1.0), 1.0 / k)
 
 
-def shares_from_noisy_counts(grouping: Grouping) -> PublicShares:
-    """Shares a release takes from its own noisy group counts (:func:`noisy_count_shares`).
+def shares_from_noisy_counts(
+    grouping: Grouping, rule: NoisyCountRule | None = None
+) -> PublicShares:
+    """Shares a release takes from its own noisy group counts (:func:`noisy_count_shares`),
+    with the small groups merged or dropped by ``rule`` from those counts (None: none).
 
     Only an estimator that keeps group sizes private draws those counts (the Laplace or
     Gaussian mean with private sizes); analyses that recombine with fixed public shares refuse
@@ -187,6 +199,7 @@ def shares_from_noisy_counts(grouping: Grouping) -> PublicShares:
         source="noisy_counts",
         description=NOISY_COUNTS_DESCRIPTION,
         labels=tuple(grouping.labels),
+        rule=rule,
     )
 
 

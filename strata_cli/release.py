@@ -234,7 +234,8 @@ def check_private_sizes_stay_private(args: argparse.Namespace, spec: GroupingSpe
         raise CliError(
             "the group sizes are private (no --sizes-public), but --small-groups "
             f"{spec.small_groups} would decide from their exact sizes which groups to "
-            f"{spec.small_groups}; pass --small-groups keep, or --sizes-public"
+            f"{spec.small_groups}; pass --small-groups keep, --shares noisy-counts (the "
+            "release's own noisy counts then decide), or --sizes-public"
         )
 
 

@@ -38,38 +38,67 @@ def interval_bars(estimate, low, high, colour: str, **style: Any) -> dict:
     }
 
 
+LOG_TICK_STEPS = ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9))
+"""Ticks of a log axis per decade, in order of preference: 1-2-5; decades only when that gives
+too many; every digit when it gives too few (a range within one decade)."""
+
+
+def log_axis(values, *, most: int = 9, fewest: int = 3) -> dict[str, Any]:
+    """A log axis whose labels are all the same size and say their value (0.002, 0.005, 0.01):
+    Plotly's own labels a log axis spanning a few decades with small, repeated minor digits.
+    Ticks run over the range of ``values`` (positive, finite ones) with the first of
+    :data:`LOG_TICK_STEPS` that gives between ``fewest`` and ``most`` of them."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if not values.size:
+        return {"type": "log"}
+    low, high = values.min(), values.max()
+    decades = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+    ticks: list[float] = []
+    for steps in LOG_TICK_STEPS:
+        # The outer ticks stand just beyond the data, so that every point sits between labels.
+        candidates = [float(f"{s}e{d}") for d in decades for s in steps]
+        below = [t for t in candidates if t <= low] or candidates[:1]
+        above = [t for t in candidates if t >= high] or candidates[-1:]
+        ticks = [t for t in candidates if below[-1] <= t <= above[0]]
+        if fewest <= len(ticks) <= most:
+            break
+    return {"type": "log", "tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+
+
 def dotted_line(
     x, y, name: str, *, colour: str = BLACK, width: float = 2, **trace: Any
-) -> go.Scatter:
+) -> dict[str, Any]:
     """A dotted line through the points (``x``, ``y``) that hovering skips: a mark the chart is
-    read against rather than data."""
-    return go.Scatter(
-        x=x, y=y, mode="lines", name=name, line={"color": colour, "dash": "dot", "width": width},
-        hoverinfo="skip", **trace,
-    )  # fmt: skip
+    read against rather than data. A trace spec (a dict), which ``add_trace`` and a figure spec
+    take alike."""
+    return {
+        "type": "scatter", "x": x, "y": y, "mode": "lines", "name": name,
+        "line": {"color": colour, "dash": "dot", "width": width}, "hoverinfo": "skip", **trace,
+    }  # fmt: skip
 
 
-def add_spread_band(
-    fig: go.Figure, x, low, high, *, colour: str, group: str, names: tuple[str, str]
-) -> None:
+def spread_band(
+    x, low, high, *, colour: str, group: str, names: tuple[str, str]
+) -> list[dict[str, Any]]:
     """A series' spread over runs (e.g. 5–95%) as a translucent band from ``low`` to ``high``:
-    two invisible edges, the lower one filled up to the upper, left out of the legend and shown
-    or hidden with the series' own entry (legend ``group``). ``names`` are the low and high
-    edges' names."""
+    two invisible edges (trace specs), the lower one filled up to the upper, left out of the
+    legend and shown or hidden with the series' own entry (legend ``group``). ``names`` are the
+    low and high edges' names."""
     low_name, high_name = names
-    for y, name, fill in ((high, high_name, None), (low, low_name, "tonexty")):
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=y, mode="lines", line={"width": 0}, fill=fill,
-                fillcolor=rgba(colour, 0.2) if fill else None, showlegend=False,
-                legendgroup=group, hoverinfo="skip", name=name,
-            )
-        )  # fmt: skip
+    edge = {
+        "type": "scatter", "x": x, "mode": "lines", "line": {"width": 0}, "showlegend": False,
+        "legendgroup": group, "hoverinfo": "skip",
+    }  # fmt: skip
+    return [
+        {**edge, "y": high, "name": high_name},
+        {**edge, "y": low, "name": low_name, "fill": "tonexty", "fillcolor": rgba(colour, 0.2)},
+    ]
 
 
 def budget_marker(
     current: float, low: float, high: float, *, symbol: str, colour: str
-) -> go.Scatter:
+) -> dict[str, Any]:
     """The user's budget on a sweep, a vertical dotted line from ``low`` to ``high``. A trace
     rather than a shape: shapes on log axes take log10 coordinates, which renderers disagree
     about; a trace sits at the data value and gets a legend entry."""

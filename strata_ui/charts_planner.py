@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from strata_ui.charts_common import log_axis
 from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
 
 
@@ -36,7 +37,7 @@ def needed_budget_chart(table: pd.DataFrame, symbol: str, binding: str | None) -
         figure, f"The {symbol} each estimate needs (orange: the one that sets the answer)",
         f"{symbol} needed (log scale)", "", max(240, 28 * len(rows) + 120), 50,
     )  # fmt: skip
-    figure.update_xaxes(type="log")
+    figure.update_xaxes(log_axis(rows[column]))
     figure.update_yaxes(automargin=True)
     return figure
 
@@ -80,6 +81,6 @@ def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
         f"Population error ({unit}, log scale)", f"Worst group's error ({unit}, log scale)", 520,
         110,
     )  # fmt: skip
-    figure.update_xaxes(type="log")
-    figure.update_yaxes(type="log")
+    figure.update_xaxes(log_axis(scored["global_error"]))
+    figure.update_yaxes(log_axis(scored["worst_group_error"]))
     return figure

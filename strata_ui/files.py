@@ -26,6 +26,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 
 from dpcore.analyses.base import Analysis
 from dpcore.engines import AggregatedMean, DuckDBEngine, data_files
+from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
 
 __all__ = [
@@ -83,16 +84,14 @@ def open_files(location: str, fingerprint: str) -> OpenedFiles:
 @st.cache_data(max_entries=64, show_spinner="Counting the distinct values of a column…")
 def column_rule(location: str, fingerprint: str, column: str) -> ColumnRule:
     """How ``column`` groups, by the engines' rule (:func:`dpcore.engines.base.check_codes`):
-    decimals in buckets, whole numbers as codes when they hold at most
-    :data:`~dpcore.grouping.MAX_CODE_VALUES` distinct values."""
+    numbers are codes when they are whole and hold at most
+    :data:`~dpcore.grouping.MAX_CODE_VALUES` distinct values, and need edges otherwise."""
     opened = open_files(location, fingerprint)
-    kind = opened.kinds[column]
-    if kind == "decimal number":
-        return "edges"
-    if kind != "whole number":
+    if opened.kinds[column] not in ("whole number", "decimal number"):
         return "values"
-    found = opened.engine.distinct_count(column, MAX_CODE_VALUES)
-    return "codes" if found <= MAX_CODE_VALUES else "edges"
+    labels = opened.engine.distinct_labels(column, MAX_CODE_VALUES)
+    codes = NOT_WHOLE_LABEL not in labels and len(labels) <= MAX_CODE_VALUES
+    return "codes" if codes else "edges"
 
 
 _PASSES = futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="strata-files")

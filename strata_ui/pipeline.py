@@ -77,7 +77,8 @@ _PRIVATE_SIZES_NEEDS = {
     "shares": "take the shares from a public table, a holdout split or the release's own noisy "
     "group counts",
     "list": "declare the list of categories of each grouping column",
-    "keep": "keep every group whatever its size",
+    "keep": "keep every group whatever its size, or take the shares from the release's own "
+    "noisy group counts, which then decide which groups are small",
 }
 
 

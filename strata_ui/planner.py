@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import ZCDP, Budget, PureDP, as_zcdp, format_components
+from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis
 from dpcore.grouping import GroupingSpec
@@ -27,6 +27,7 @@ from strata_ui.state import (
     update_settings,
     widget_key,
 )
+from strata_ui.style import rounded_up
 from strata_ui.widgets import bind
 
 __all__ = [
@@ -200,7 +201,12 @@ def render_answer(
         st.caption(note)
     state = get_state()
     cost = _in_user_unit(answer.budget, state)
-    st.metric("Smallest budget that meets the target", format_components(cost.components()))
+    st.metric(
+        "Smallest budget that meets the target",
+        ", ".join(f"{SYMBOLS[k]} = {rounded_up(v):g}" for k, v in cost.components().items()),
+        help="Rounded up to three significant digits, so that the budget you read still meets "
+        "the target.",
+    )
     st.markdown(
         f"Set by **{answer.binding}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
@@ -318,7 +324,7 @@ def _adopt_budget_button(cost: Budget, state: AppState) -> None:
         setattr(state, "epsilon" if pure else "rho", step)
         st.success(
             f"The next release's budget is now {symbol} = {step:g} (the Budget page's first "
-            f"step at or above {value:.3g})"
+            f"step at or above {rounded_up(value):g})"
             + (f"; the Budget page now counts in {symbol}." if switched else "."),
             icon=":material/check:",
         )

@@ -7,12 +7,20 @@ import functools
 import math
 import re
 
+import pandas as pd
 import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
 from dpcore.analyses import REGISTRY
 from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError
-from dpcore.release import ReleasePlan, ReleaseRecord, to_csv, to_json, to_script
+from dpcore.release import (
+    ReleasePlan,
+    ReleaseRecord,
+    small_groups_statement,
+    to_csv,
+    to_json,
+    to_script,
+)
 from strata_ui.analyses import AnalysisUI, for_kind
 from strata_ui.charts_release import budget_gauge, release_figure, release_summary
 from strata_ui.data import history_table
@@ -33,6 +41,8 @@ OUTPUT_COLUMNS = {
     "public_share": "public share",
     "coefficient": "coefficient",
     "std_error": "standard error",
+    "noisy_share": "noisy share",
+    "flag": "why not released as itself",
 }
 
 
@@ -78,7 +88,26 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     )
     st.plotly_chart(figure_for(record), key=f"{key}.chart")
     st.caption(f"{release_summary(record)} The intervals are {record.metadata['intervals']}.")
+    render_small_groups(record)
     render_downloads(record, key)
+
+
+def render_small_groups(record: ReleaseRecord) -> None:
+    """Which groups the release's noisy counts merged or left out, and that they decided."""
+    statement = small_groups_statement(record.metadata["plan"]["strata"])
+    if statement is None:
+        return
+    flags = record.frame.get("flag", pd.Series(dtype=object)).fillna("")
+    named = record.frame.loc[flags != "", "group"].tolist()
+    st.info(
+        f"Small groups: {statement}. "
+        + (
+            f"This release: {', '.join(named)}."
+            if named
+            else "This release merged or left out no group."
+        ),
+        icon=":material/info:",
+    )
 
 
 def render_public_categories(record: ReleaseRecord) -> None:

@@ -21,6 +21,7 @@ from dpcore.release import (
     public_metadata,
     publishes_shares,
     shares_statement,
+    small_groups_statement,
 )
 from strata_ui import static_image
 
@@ -90,6 +91,8 @@ def _release_facts(metadata: dict, record: ReleaseRecord) -> list[tuple[str, obj
         facts.append(("Intervals", metadata["intervals"]))
     if publishes_shares(record):
         facts.append(("Group shares", shares_statement(metadata["plan"]["strata"])))
+    if (small_groups := small_groups_statement(metadata["plan"]["strata"])) is not None:
+        facts.append(("Small groups", small_groups))
     software = ", ".join(f"{name} {version}" for name, version in metadata["software"].items())
     facts.append(("Software", software))
     return facts

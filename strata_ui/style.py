@@ -7,6 +7,7 @@ import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
 """Blue, orange, bluish green, vermillion, reddish purple (Okabe & Ito 2008)."""
@@ -74,6 +75,15 @@ def as_written(message: str) -> str:
     as a formula, nor ``*`` or ``_`` as emphasis, nor ``[a](b)`` as a link."""
     parts = _CODE_SPAN.split(message)
     return "".join(p if i % 2 else _PUNCTUATION.sub(r"\\\1", p) for i, p in enumerate(parts))
+
+
+def rounded_up(x: float, digits: int = 3) -> float:
+    """``x > 0`` rounded up to ``digits`` significant digits (1.37419 → 1.38; 1.23 stays 1.23):
+    a budget that meets a target still meets it when read off the screen. Decimal, so that a
+    value written with fewer digits is not pushed up by its binary rounding."""
+    exact = Decimal(repr(float(x)))
+    quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    return float(exact.quantize(quantum, rounding=ROUND_CEILING))
 
 
 def three_digits(x: float) -> str:

@@ -39,6 +39,7 @@ from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import SimulationNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader, ReleasePlan
+from dpcore.small_groups import CountNoise
 
 if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
     from dpcore.engines import Engine
@@ -103,6 +104,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         :meth:`native_budget`, unless the analysis charges its exact cost in another accounting
         (the ratio's Gaussian)."""
         return self.native_budget(settings, budget)
+
+    def count_noise(self, settings: SettingsT, budget: Budget) -> CountNoise | None:
+        """The noise a release at a user's ``budget`` adds to each group's count, which then
+        decides small groups when the shares come from noisy counts
+        (:class:`~dpcore.small_groups.NoisyCountRule`); None when it draws no noisy counts."""
+        return None
 
     @abstractmethod
     def describe_budget(self, settings: SettingsT, budget: Budget) -> str:

@@ -42,6 +42,12 @@ NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
 CELL_COLUMNS = ("rows", "finite", "usable", "clipped_sum")
 RESERVED = (*CELL_COLUMNS, "digest", "missing_person")
 """Names of the cells' statistics, which a grouping column cannot have."""
+NOT_WHOLE_LABEL = "\x00not a whole number"
+"""The label an engine's pass gives a decimal that is not a whole number in a grouping column
+without edges (a column that check_codes then refuses); whole ones are labelled as integers
+("1", not "1.0"), as :func:`~dpcore.grouping.cell_labels` labels codes in memory."""
+LARGEST_CODE = 2**53
+"""Whole numbers below this in magnitude are exact as doubles and labelled as integers."""
 GROUP = "__group"
 """The group column of the cell-to-group map :meth:`Engine.clipped_sums` receives."""
 
@@ -190,10 +196,9 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
                 "their counts); rename it in the data."
             )
         numeric = kinds[column] in ("whole number", "decimal number")
-        # Whole numbers may be category codes (0/1): their distinct values are counted in the
-        # pass (check_codes); decimals always need edges.
-        if kinds[column] == "decimal number" and column not in edges:
-            raise EngineError(_edges_needed(column, "numbers"))
+        # Numbers without edges may be category codes (0/1, or 0.0/1.0 as a file wrote them):
+        # the pass labels them and check_codes refuses more distinct values, or a decimal that
+        # is not whole, as the grouping of a frame in memory does.
         if column in edges and not numeric:
             raise EngineError(
                 f"Bucket edges were given for `{column}`, but it holds {kinds[column]}, not "
@@ -213,19 +218,25 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
 
 
 def check_codes(query: MeanQuery, kinds: dict[str, str], cells: pd.DataFrame) -> None:
-    """Refuse a whole-number grouping column without edges that holds more distinct values
-    than category codes may (:data:`~dpcore.grouping.MAX_CODE_VALUES`), as the grouping of a
-    frame in memory does (:func:`~dpcore.grouping.is_category_codes`)."""
+    """Refuse a numeric grouping column without edges that is not category codes: a decimal
+    that is not a whole number (labelled :data:`NOT_WHOLE_LABEL` by the pass), or more
+    distinct values than codes may have (:data:`~dpcore.grouping.MAX_CODE_VALUES`), as the
+    grouping of a frame in memory does (:func:`~dpcore.grouping.is_category_codes`)."""
     for column in query.by:
-        if kinds[column] == "whole number" and column not in query.edges_of:
-            labels = cells[column]
-            if labels[labels != MISSING_LABEL].nunique() > MAX_CODE_VALUES:
-                raise EngineError(
-                    _edges_needed(column, f"more than {MAX_CODE_VALUES} distinct whole numbers")
-                )
+        if kinds[column] not in ("whole number", "decimal number") or column in query.edges_of:
+            continue
+        labels = cells[column]
+        if (labels == NOT_WHOLE_LABEL).any():
+            raise EngineError(edges_needed(column, "numbers that are not whole"))
+        if labels[labels != MISSING_LABEL].nunique() > MAX_CODE_VALUES:
+            raise EngineError(
+                edges_needed(column, f"more than {MAX_CODE_VALUES} distinct whole numbers")
+            )
 
 
-def _edges_needed(column: str, holds: str) -> str:
+def edges_needed(column: str, holds: str) -> str:
+    """Why the grouping column ``column``, which holds ``holds``, needs edges, and how to give
+    them (the command line's words)."""
     return (
         f"The grouping column `{column}` holds {holds}. Give public bucket edges for it (e.g. "
         f"--edges {column}=25;45;65): edges read off the private data would leak information "
@@ -248,7 +259,9 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
             f"The value column `{query.value}` has no usable value in any group: every value "
             "is missing or infinite. Choose another value column."
         )
-    if grouping.spec.small_groups == "keep":  # as GroupValues.from_grouping: every group stays
+    if (
+        grouping.spec.built_small_groups == "keep"
+    ):  # as GroupValues.from_grouping: every group stays
         has_values = np.ones(grouping.k, dtype=bool)
     renumbered = np.cumsum(has_values) - 1
     kept = inside & has_values[np.maximum(codes, 0)]

@@ -23,7 +23,15 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import MISSING_LABEL
-from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery
+from dpcore.engines.base import (
+    GROUP,
+    LARGEST_CODE,
+    NOT_WHOLE_LABEL,
+    Cells,
+    Engine,
+    EngineError,
+    MeanQuery,
+)
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
@@ -192,17 +200,18 @@ class DuckDBEngine(Engine):
         table = self._fetch(f"SELECT {labels}, count(*) AS rows FROM {self._from} GROUP BY ALL")
         return table.rename(columns={_cell_name(i): c for i, c in enumerate(by)})
 
-    def distinct_count(self, column: str, at_most: int) -> int:
-        """How many distinct values ``column`` holds, missing aside, counted up to
-        ``at_most + 1`` (enough to tell category codes from measurements without listing the
-        values of an id column)."""
+    def distinct_labels(self, column: str, at_most: int) -> list[str]:
+        """Up to ``at_most + 1`` distinct labels of ``column`` without edges, as :meth:`cells`
+        labels it, missing aside: enough to tell category codes (at most ``at_most`` whole
+        numbers, :func:`~dpcore.engines.base.check_codes`) from measurements without listing
+        an id column's values."""
         self._check_columns((column,))
-        col = _ident(column)
+        label = self._label_sql(column, None)
         found = self._fetch(
-            f"SELECT count(*) AS n FROM (SELECT DISTINCT {col} FROM {self._from} "
-            f"WHERE {col} IS NOT NULL LIMIT {int(at_most) + 1})"
+            f"SELECT DISTINCT {label} AS label FROM {self._from} "
+            f"WHERE {label} <> {_literal(MISSING_LABEL)} LIMIT {int(at_most) + 1}"
         )
-        return int(found["n"].iloc[0])
+        return found["label"].tolist()
 
     def _check_columns(self, columns: tuple[str, ...]) -> None:
         for column in columns:
@@ -341,6 +350,13 @@ class DuckDBEngine(Engine):
             )
         if self._kinds[column] == "yes / no":  # Python's str(True), not SQL's 'true'
             return f"CASE WHEN {col} IS NULL THEN {missing} WHEN {col} THEN 'True' ELSE 'False' END"
+        if self._kinds[column] == "decimal number":  # codes written as 0.0/1.0 label as 0/1
+            x = f"CAST({col} AS DOUBLE)"
+            return (
+                f"CASE WHEN {x} IS NULL OR {_is_nan(x)} THEN {missing} "
+                f"WHEN {x} = trunc({x}) AND abs({x}) < {LARGEST_CODE} "
+                f"THEN CAST(CAST({x} AS BIGINT) AS VARCHAR) ELSE {_literal(NOT_WHOLE_LABEL)} END"
+            )
         return f"coalesce(CAST({col} AS VARCHAR), {missing})"
 
     def _read_kinds(self) -> dict[str, str]:

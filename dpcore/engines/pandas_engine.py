@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import column_kind, data_frame, numeric_values
-from dpcore.engines.base import GROUP, Cells, Engine, MeanQuery
-from dpcore.grouping import cell_labels
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery, edges_needed
+from dpcore.grouping import cell_labels, needs_edges
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
 __all__ = ["PandasEngine", "bounded_rows"]
@@ -75,6 +75,9 @@ class PandasEngine(Engine):
 
     @functools.lru_cache(maxsize=4)  # noqa: B019 - one engine per frame, a handful of queries
     def _rows(self, query: MeanQuery) -> _Rows:
+        for column in query.by:  # in the command line's words, as the other engines say it
+            if column not in query.edges_of and needs_edges(self._frame[column]):
+                raise EngineError(edges_needed(column, "numbers that are not category codes"))
         labels = cell_labels(self._frame, query.by, query.edges_of).reset_index(drop=True)
         values = numeric_values(self._frame, "value", query.value)
         finite = np.isfinite(values)

@@ -18,7 +18,15 @@ import numpy as np
 import pandas as pd
 
 from dpcore._labels import MISSING_LABEL
-from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery
+from dpcore.engines.base import (
+    GROUP,
+    LARGEST_CODE,
+    NOT_WHOLE_LABEL,
+    Cells,
+    Engine,
+    EngineError,
+    MeanQuery,
+)
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
@@ -217,6 +225,14 @@ class SparkEngine(Engine):
             )
         if self._kinds[column] == "yes / no":  # Python's str(True), not Spark's 'true'
             return F.when(col.isNull(), missing).when(col, "True").otherwise("False")
+        if self._kinds[column] == "decimal number":  # codes written as 0.0/1.0 label as 0/1
+            x = col.cast("double")
+            whole = (x == F.floor(x)) & (F.abs(x) < F.lit(LARGEST_CODE))
+            return (
+                F.when(x.isNull() | F.isnan(x), missing)
+                .when(whole, x.cast("long").cast("string"))
+                .otherwise(F.lit(NOT_WHOLE_LABEL))
+            )
         return F.coalesce(col.cast("string"), missing)
 
     def _collect(self, frame) -> pd.DataFrame:

@@ -26,6 +26,7 @@ __all__ = [
     "public_metadata",
     "publishes_shares",
     "shares_statement",
+    "small_groups_statement",
     "to_csv",
     "to_json",
     "to_script",
@@ -138,6 +139,24 @@ def groups_statement(strata: dict) -> str:
     )
 
 
+def small_groups_statement(strata: dict) -> str | None:
+    """How the release's own noisy counts decided its small groups (the rows' ``flag`` says
+    which), or None when no such rule applied (groups kept, or decided before the release)."""
+    if strata["share_source"] != "noisy_counts" or strata["small_groups"] == "keep":
+        return None
+    what = {
+        "merge": "merged into one group “Other (merged)”, whose estimate is their pooled noisy "
+        "sum over their pooled noisy count (and not released if that pooled count is also below "
+        "it)",
+        "drop": "not released",
+    }[strata["small_groups"]]
+    return (
+        f"groups whose noisy count (drawn and paid for with this release, differentially "
+        f"private) was below {strata['min_group_size']:,} were {what}; `flag` says which. The "
+        "decision reads only the noisy counts, never the exact ones"
+    )
+
+
 SHARE_COLUMNS = ("public_share", "noisy_share")
 """The columns in which group rows publish the share they are recombined with."""
 
@@ -179,8 +198,11 @@ def to_csv(record: ReleaseRecord) -> str:
     """
     buffer = io.StringIO()
     lines = _metadata_lines(public_metadata(record.metadata))
+    strata = record.metadata["plan"]["strata"]
     if publishes_shares(record):
-        lines.append(("shares", shares_statement(record.metadata["plan"]["strata"])))
+        lines.append(("shares", shares_statement(strata)))
+    if (small_groups := small_groups_statement(strata)) is not None:
+        lines.append(("small_groups", small_groups))
     for name, value in lines:
         buffer.write(f"# {name}: {escape_cell(str(value))}\n")
     frame = record.frame.map(escape_cell).rename(columns=escape_cell)
@@ -195,6 +217,8 @@ def to_json(record: ReleaseRecord) -> str:
     metadata = public_metadata(record.metadata)
     if publishes_shares(record):
         metadata["shares"] = shares_statement(metadata["plan"]["strata"])
+    if (small_groups := small_groups_statement(metadata["plan"]["strata"])) is not None:
+        metadata["small_groups"] = small_groups
     return json.dumps({"metadata": metadata, "outputs": record.outputs}, indent=2)
 
 

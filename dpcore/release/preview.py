@@ -29,8 +29,9 @@ error of the released value in its units (the spread of its noise: a root-mean-s
 about the noise-free value), the expected half-width of its interval (NaN without intervals),
 and why it would be withheld ("" when it would be published)."""
 
-NOT_FOUND = "not found by the private selection of groups"
-"""Why a group is missing from a simulated release that finds its groups privately."""
+NOT_FOUND = "not in the release: which groups are released depends on noisy counts"
+"""Why a group is missing from a simulated release whose groups depend on noisy counts (found
+privately, or small groups merged by noisy counts)."""
 
 PREVIEW_REPLICATES = 20
 """Simulated releases per preview: enough for errors to about ±20% (the spread of a standard

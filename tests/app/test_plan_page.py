@@ -13,6 +13,7 @@ from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import constants
 from strata_ui.planner import PlannerView
+from strata_ui.style import rounded_up
 from tests.app.helpers import change_settings, errors, go, start, state_of, text, titles
 
 HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
@@ -46,7 +47,7 @@ def plan() -> AppTest:
 
 
 def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
-    assert answer_shown(plan) == f"ε = {expected_epsilon(2.0):.6g}"
+    assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(2.0)):g}"
     page = text(plan.main.markdown)
     assert "Set by **Other × Female**" in page
     assert "simulated releases at this budget, **Other × Female** met the target" in page
@@ -58,10 +59,10 @@ def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
 def test_every_change_of_the_target_sticks(plan):
     for half_width in (1.0, 0.5, 3.0):
         plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(plan) == f"ε = {expected_epsilon(half_width):.6g}"
+        assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(half_width)):g}"
     for level in (0.9, 0.99):
         plan.select_slider(key="planner_view.level").set_value(level).run()
-        assert answer_shown(plan) == f"ε = {expected_epsilon(3.0, level):.6g}"
+        assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(3.0, level)):g}"
     assert not plan.exception
 
 
@@ -71,7 +72,7 @@ def test_a_zero_target_is_explained_and_a_good_one_brings_the_answer_back(plan):
     assert not plan.exception
     plan.number_input(key=HALF_WIDTH).set_value(2.0).run()
     assert not plan.main.error
-    assert answer_shown(plan) == f"ε = {expected_epsilon(2.0):.6g}"
+    assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(2.0)):g}"
 
 
 def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(plan):
@@ -107,7 +108,7 @@ def test_in_rho_the_answer_is_given_in_rho():
     at = start()
     state_of(at).budget_kind = "zcdp"
     go(at, "plan")
-    assert answer_shown(at) == f"ρ = {ZCDP(expected_epsilon(2.0) ** 2 / 2).rho:.6g}"
+    assert answer_shown(at) == f"ρ = {rounded_up(ZCDP(expected_epsilon(2.0) ** 2 / 2).rho):g}"
 
 
 def test_adopting_a_frontier_candidate_changes_the_strata_and_the_strategy(plan):
@@ -162,7 +163,7 @@ def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
     assert not [box for box in at.checkbox if "clipping bias" in box.label]
     for half_width in (1.0, 0.5, 3.0):
         at.number_input(key=HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(at) == f"ρ = {expected_rho_coinpress(half_width):.6g}"
+        assert answer_shown(at) == f"ρ = {rounded_up(expected_rho_coinpress(half_width)):g}"
         assert "Set by **Other × Female**" in text(at.main.markdown)
     assert "**Other × Female** met the target" in text(at.main.markdown)
     assert not at.exception and not at.main.error, errors(at)

@@ -11,6 +11,7 @@ from dpcore.analyses import RATIO
 from dpcore.datasets import load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
+from strata_ui.style import rounded_up
 from tests.app.helpers import errors, go, start, state_of, text
 
 HALF_WIDTH = "planner_view.half_widths.units of the ratio"
@@ -65,7 +66,7 @@ def test_the_ratio_starts_from_its_own_target_and_the_mean_keeps_its_own():
 def test_the_ratio_s_answer_follows_the_target_twice_in_a_row(plan):
     for half_width in (0.1, 0.05):
         plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(plan) == f"ε = {expected(half_width).epsilon:.6g}"
+        assert answer_shown(plan) == f"ε = {rounded_up(expected(half_width).epsilon):g}"
         assert "Set by **Female**" in text(plan.main.markdown)
     assert not plan.exception
     page = text(plan.main.markdown)
@@ -95,5 +96,5 @@ def test_a_target_beyond_the_classic_gaussian_says_what_to_switch():
 def test_in_rho_the_ratio_plans_with_zcdp_accounting():
     at = ratio_plan(["race", "sex"], kind="zcdp")
     at.number_input(key=HALF_WIDTH).set_value(0.5).run()
-    assert answer_shown(at) == f"ρ = {expected(0.5, ('race', 'sex'), 'zcdp').rho:.6g}"
+    assert answer_shown(at) == f"ρ = {rounded_up(expected(0.5, ('race', 'sex'), 'zcdp').rho):g}"
     assert not at.main.error, errors(at)

@@ -54,7 +54,7 @@ def test_mst_shows_its_rho_and_a_time_estimate_then_fits_on_a_click():
     assert not at.exception and not at.main.error, errors(at)
     [table] = [d.value for d in at.main.dataframe if "region" in d.value.columns]
     assert list(table.columns) == ["job", "pet", "car", "region"]
-    assert "ρ = 0.5 (zCDP), MST, stratified by region" in text(at.info)
+    assert "ρ = 0.5 (zCDP), MST, one model per group of region" in text(at.info)
     at.run()  # a rerun shows the kept fit without asking again
     assert any("region" in d.value.columns for d in at.main.dataframe)
 

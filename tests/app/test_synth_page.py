@@ -78,7 +78,7 @@ def test_each_synthesizer_previews_labelled_dp_rows_that_cannot_be_downloaded(me
     [label] = [i.value for i in at.info if "synthetic rows" in i.value]
     names = {"independent": "independent marginals", "mwem": "MWEM", "histogram": "full histogram"}
     assert label == (
-        f"Differentially private synthetic rows, ε = 1, {names[method]}, stratified by race × sex; "
+        f"Differentially private synthetic rows, ε = 1, {names[method]}, one model per group of race × sex; "
         "simulation noise — a preview, not a release."
     )
     table = preview_table(at)
@@ -99,7 +99,7 @@ def test_vanilla_preview_and_the_seed_change_the_rows():
     at.number_input(key="synth_view.seed").set_value(1).run()
     assert not preview_table(at).equals(first)
     at.radio(key="synth.strategy").set_value("vanilla").run()
-    assert "vanilla (one model; race × sex modelled)" in text(at.info)
+    assert "one model for everyone (race × sex modelled as columns)" in text(at.info)
     assert list(preview_table(at).columns) == DEMO_COLUMNS
 
 

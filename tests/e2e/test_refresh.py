@@ -3,6 +3,7 @@ after an upload it asks for the file again instead of showing the demo data sile
 upload then brings the choices back (issue 14, item 1; screenshots: refresh-*.png)."""
 
 import re
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -67,3 +68,32 @@ def test_a_refresh_keeps_the_choices_and_asks_for_an_upload_again(
     open_page(page, "Strata")
     expect(chosen_columns(page)).to_have_text(["region"])
     save_screen(page, "refresh-upload-restored", VIEWPORT)
+
+
+def simulated_at(page: Page) -> str:
+    """The budget of the Compare page's simulations, from its caption: ``ε = 2``."""
+    caption = page.get_by_text(re.compile(r"releases per strategy at ε = ")).inner_text()
+    return re.search(r"ε = [^.]+(?:\.\d+)?", caption).group(0)
+
+
+@pytest.mark.e2e
+def test_a_refresh_keeps_the_budget_chosen_on_compare(page: Page, app_url: str):
+    """The Compare page's simulations are a fragment: an ε move reruns them without ``app.py``,
+    which otherwise writes the address. The move must still reach the address."""
+    open_app(page, app_url, VIEWPORT)
+    open_page(page, "Compare")
+    before = simulated_at(page)
+    for fraction in (0.8, 0.2):  # twice in a row: the second move must stick too
+        slider = page.get_by_test_id("stSlider").first
+        track, handle = slider.bounding_box(), slider.get_by_role("slider").bounding_box()
+        page.mouse.click(track["x"] + fraction * track["width"], handle["y"] + 4)
+        caption = page.get_by_text(re.compile(r"releases per strategy at ε = "))
+        expect(caption).not_to_contain_text(f"{before}.")  # the run the click starts has ended
+        settle(page)
+        chosen = simulated_at(page)
+        expect(page).to_have_url(re.compile(r"[?&]epsilon="))
+        in_address = parse_qs(urlparse(page.url).query)["epsilon"]
+        assert [float(e) for e in in_address] == [float(chosen.removeprefix("ε = "))]
+        before = chosen
+    refresh(page, "Compare")
+    assert simulated_at(page) == chosen

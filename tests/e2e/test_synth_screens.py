@@ -23,7 +23,7 @@ from tests.e2e.helpers import (
 
 VIEWPORT = {"width": 1400, "height": 900}
 PREVIEW_LABEL = (
-    "Differentially private synthetic rows, ε = 1, MWEM, stratified by race × sex; simulation "
+    "Differentially private synthetic rows, ε = 1, MWEM, one model per group of race × sex; simulation "
     "noise — a preview, not a release."
 )
 

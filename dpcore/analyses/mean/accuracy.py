@@ -25,6 +25,29 @@ every mean into [L, U], which can only shrink the error, and the check by simula
 estimates clipped the same way (0.988 in that case). The floor of the noisy count at 1 is
 ignored.
 
+Shares from the release's own noisy counts (``share_source="noisy_counts"``, private sizes
+only). The recombined estimate is :math:`\hat\theta = \sum_g \hat s_g \hat\mu_g` (AAAI 2024,
+eq. 4, with estimated shares) where :math:`\hat\mu_g = \tilde S_g / \tilde n_g`,
+:math:`\tilde S_g = S_g + a_g`, :math:`\tilde n_g = n_g + b_g` and
+:math:`\hat s_g = \tilde n_g / \sum_h \tilde n_h` (:func:`~dpcore.shares.noisy_count_shares`,
+whose floors at 0 and 1 we ignore as above). Its error splits into the groups' noise weighted
+by the exact shares :math:`w_g = n_g/n` and the shares' own noise:
+
+.. math::
+   \hat\theta - \theta \approx \underbrace{\frac1n \sum_g (a_g - \mu_g b_g)}_{\sum_g w_g
+   (\hat\mu_g - \mu_g)} + \underbrace{\frac1n \sum_g b_g (\mu_g - \theta)}_{\sum_g (\hat s_g
+   - w_g)\mu_g} = \frac1n \sum_g (a_g - \theta\, b_g),
+
+to first order, since :math:`\hat s_g - w_g \approx (b_g - w_g \sum_h b_h)/n`. The share term
+has variance :math:`\sigma_b^2 \sum_g (\mu_g - \theta)^2 / n^2` and covariance
+:math:`-\sigma_b^2 \sum_g \mu_g(\mu_g - \theta)/n^2` with the groups' term, so the total is
+:math:`k(\sigma_a^2 + \theta^2 \sigma_b^2)/n^2`: the count noise enters through the population
+mean θ, not each group's μ_g. We take the public worst case :math:`|\theta| = M`; each group
+then adds noise distributed as a private-size mean over all n rows (the table's last two rows
+with n for n_g), which is what :func:`mean_error_model` uses. At that worst case the law
+equals Σ w_g X_g with every :math:`|\mu_g| = M`, so fixed-share formulas gave the same numbers,
+for a reason they did not state; a test checks the law by simulated releases at θ = M.
+
 A strategy decides which estimates are published and at what share of the budget:
 stratified publishes every group at the full budget and their share-weighted sum (its noise is
 :math:`\sum_g w_g X_g`: Gaussian in closed form, Laplace by seeded draws); the whole population
@@ -121,13 +144,31 @@ def _weighted_sum(
     return SampledError(total[:, None])
 
 
+def _noisy_shares(values: GroupValues) -> bool:
+    return values.shares is not None and values.shares.drawn_with_release
+
+
+def _stratified_population(
+    estimator: LaplaceMean | GaussianMean, values: GroupValues, group_scales, weights
+) -> GaussianError | SampledError:
+    """The noise of the stratified population estimate: Σ w_g X_g with fixed public shares;
+    with shares from the noisy counts, Σ_g (a_g − θ b_g)/n at |θ| = M (module notes), each
+    group adding the noise of a private-size mean over all n rows."""
+    if not _noisy_shares(values):
+        return _weighted_sum(estimator, group_scales, weights)
+    pooled = _unit_scales(estimator, np.full(values.k, float(values.n)))
+    return _weighted_sum(estimator, pooled, np.ones(values.k))
+
+
 def _fraction_factor(estimator: LaplaceMean | GaussianMean, fraction: float) -> float:
     """How a mean's noise grows when it gets ``fraction`` of the budget: ε·f gives 1/f, ρ·f gives
     σ/√f."""
     return 1 / fraction if isinstance(estimator, LaplaceMean) else 1 / math.sqrt(fraction)
 
 
-def _assumptions(estimator: LaplaceMean | GaussianMean, strategy: Strategy) -> list[str]:
+def _assumptions(
+    estimator: LaplaceMean | GaussianMean, strategy: Strategy, noisy_shares: bool
+) -> list[str]:
     mechanism = "Laplace" if isinstance(estimator, LaplaceMean) else "Gaussian"
     out = [
         f"{mechanism} noise on each mean, scaled to the public range "
@@ -141,6 +182,13 @@ def _assumptions(estimator: LaplaceMean | GaussianMean, strategy: Strategy) -> l
             "Group sizes are private: the noisy sum over the noisy count, to first order, at the "
             "worst case |mean| = max(|L|, |U|). The sizes the planner divides by are "
             "confidential, so its numbers are a curator preview."
+        )
+    if strategy == "stratified" and noisy_shares:
+        out.append(
+            "The whole population recombines the groups with shares from the release's noisy "
+            "counts: their noise is included (to first order, at the worst case |population "
+            "mean| = max(|L|, |U|)). Groups that noisy counts merge or leave out are planned "
+            "as if released."
         )
     if strategy == "stratified" and mechanism == "Laplace":
         out.append(
@@ -291,7 +339,7 @@ def mean_error_model(
         group_scales = _unit_scales(estimator, sizes)
         if strategy == "stratified":
             group_factor = 1.0
-            population = _weighted_sum(estimator, group_scales, weights)
+            population = _stratified_population(estimator, values, group_scales, weights)
             population_bias = float(weights @ clipped_means) - values.global_mean
         else:
             group_factor = _fraction_factor(estimator, 1 - global_fraction)
@@ -313,7 +361,7 @@ def mean_error_model(
         truth=truth,
         bias=bias,
         sizes_public=estimator.n_public,
-        assumptions=tuple(_assumptions(estimator, strategy)),
+        assumptions=tuple(_assumptions(estimator, strategy, _noisy_shares(values))),
         typical_half_width=_typical_half_width(low, high),
     )
 

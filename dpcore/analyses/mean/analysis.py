@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp
+from dpcore.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp, scale
 from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -24,6 +24,7 @@ from dpcore.errors import BudgetKindError, Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
+from dpcore.small_groups import CountNoise
 
 if TYPE_CHECKING:
     from dpcore.engines import AggregatedMean, Engine
@@ -146,6 +147,18 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
                 needs=("zcdp",),
             )  # fmt: skip
         return as_zcdp(budget, f"The {ESTIMATOR_LABELS[settings.estimator]}")
+
+    def count_noise(self, settings: MeanSettings, budget: Budget) -> CountNoise | None:
+        """The Laplace or Gaussian mean with private sizes draws a noisy count of every group
+        with the groups' share of the budget; the other settings draw none."""
+        if settings.estimator == "coinpress" or settings.n_public:
+            return None
+        if settings.strategy == "global_only":
+            return None
+        groups = self.native_budget(settings, budget)
+        if settings.strategy == "global_and_groups":
+            groups = scale(groups, 1 - settings.global_fraction)
+        return self.estimator(settings).count_noise(groups)
 
     def describe_budget(self, settings: MeanSettings, budget: Budget) -> str:
         native = self.native_budget(settings, budget)

@@ -23,6 +23,7 @@ import numpy as np
 from dpcore._validate import finite_number, positive_number
 from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
+from dpcore.small_groups import CountNoise
 
 __all__ = ["ClippedMean", "GaussianMean", "GroupStats", "LaplaceMean", "NoisySums"]
 
@@ -192,6 +193,10 @@ class LaplaceMean(ClippedMean):
             return self._noisy_means(stats, replicates, noise.add_laplace, 1 / epsilon, 0.0)
         return self._noisy_means(stats, replicates, noise.add_laplace, 0.0, 2 / epsilon)
 
+    def count_noise(self, budget: Budget) -> CountNoise:
+        """The noise on each group's count with private sizes: Lap(2/ε), half of ε."""
+        return CountNoise("laplace", 2 / require_budget(budget, (PureDP,), self.name).epsilon)
+
 
 @dataclass(frozen=True)
 class GaussianMean(ClippedMean):
@@ -208,14 +213,21 @@ class GaussianMean(ClippedMean):
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
     ) -> np.ndarray | NoisySums:
         budget = require_budget(budget, (ZCDP, ApproxDP), self.name)
-        if isinstance(budget, ZCDP):
-            whole, half = (
-                zcdp_gaussian_sigma(1.0, budget.rho),
-                zcdp_gaussian_sigma(1.0, budget.rho / 2),
-            )
-        else:
-            whole = gaussian_sigma(1.0, budget.epsilon, budget.delta, "analytic")
-            half = gaussian_sigma(1.0, budget.epsilon / 2, budget.delta / 2, "analytic")
         if self.n_public:
+            whole = (
+                zcdp_gaussian_sigma(1.0, budget.rho)
+                if isinstance(budget, ZCDP)
+                else gaussian_sigma(1.0, budget.epsilon, budget.delta, "analytic")
+            )
             return self._noisy_means(stats, replicates, noise.add_gaussian, whole, 0.0)
+        half = self.count_noise(budget).scale
         return self._noisy_means(stats, replicates, noise.add_gaussian, 0.0, half)
+
+    def count_noise(self, budget: Budget) -> CountNoise:
+        """The noise on each group's count with private sizes: σ for half the budget."""
+        budget = require_budget(budget, (ZCDP, ApproxDP), self.name)
+        if isinstance(budget, ZCDP):
+            return CountNoise("gaussian", zcdp_gaussian_sigma(1.0, budget.rho / 2))
+        return CountNoise(
+            "gaussian", gaussian_sigma(1.0, budget.epsilon / 2, budget.delta / 2, "analytic")
+        )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpcore._labels import OTHER_LABEL
 from dpcore._validate import instance_of, open_unit_interval
 from dpcore.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -65,19 +66,25 @@ _PRIVATE_SIZES_GAPS = {
     "release as soon as one person of it is added. On the Strata page, declare the categories "
     "of each grouping column",
     "keep": "small groups are merged or dropped by their exact sizes, which would show which "
-    "groups are small. On the Strata page, keep every group whatever its size",
+    "groups are small. On the Strata page, keep every group whatever its size, or take the "
+    "shares from the release's own noisy group counts, which then decide which are small",
 }
 
 
 @dataclass(frozen=True)
 class MeanRow(ReleaseRow):
     """A released mean; group rows carry the share they are recombined with: the public share,
-    or the noisy share drawn from the release's own noisy count (a DP output)."""
+    or the noisy share drawn from the release's own noisy count (a DP output). When those
+    noisy counts merge or drop small groups, every row has a ``flag``: why the group is not
+    released as itself ("" when it is)."""
 
     public_share: float | None = None
     noisy_share: float | None = None
+    flag: str | None = None
 
     def extra(self) -> dict:
+        if self.flag is not None:
+            return {"noisy_share": self.noisy_share, "flag": self.flag}
         if self.noisy_share is not None:
             return {"noisy_share": self.noisy_share}
         return {} if self.public_share is None else {"public_share": self.public_share}
@@ -386,20 +393,39 @@ class MeanPlan:
             # size, which the release must not show.
             order = range(values.k) if self.selection is None else np.argsort(values.labels)
             for g in order:
-                share = self._share_of(result, values.shares, g)
-                rows.append(
-                    MeanRow(
-                        "group",
-                        values.labels[g],
-                        groups.estimate[g],
-                        groups.low[g],
-                        groups.high[g],
-                        **share,
-                    )  # fmt: skip
-                )
+                rows.append(self._group_row(result, values, groups, g))
+            rows.extend(self._pooled_row(result, low, high))
+        flag = None if result.released is None else ""
         rows.append(MeanRow("population", "All", population.estimate, population.low,
-                            population.high))  # fmt: skip
+                            population.high, flag=flag))  # fmt: skip
         return rows
+
+    def _group_row(
+        self, result: StrategyResult, values: GroupValues | GroupSums, groups: Interval, g: int
+    ) -> MeanRow:
+        """Group ``g``'s row: its estimate and share, or, when the noisy counts merged or
+        dropped it, no numbers and the reason."""
+        label = values.labels[g]
+        if result.released is not None:
+            decision = result.released.decision
+            if not decision.kept[g]:
+                flag = values.shares.rule.flag(bool(decision.merged[g]))
+                return MeanRow("group", label, None, flag=flag)
+        share = self._share_of(result, values.shares, g)
+        if result.released is not None:
+            share["flag"] = ""
+        return MeanRow("group", label, groups.estimate[g], groups.low[g], groups.high[g], **share)
+
+    @staticmethod
+    def _pooled_row(result: StrategyResult, low: float, high: float) -> list[MeanRow]:
+        """The pooled small groups' row when the noisy counts merged some (post-processing:
+        their pooled noisy sum over their pooled noisy count, clipped into the public range)."""
+        released = result.released
+        if released is None or not released.decision.has_other:
+            return []
+        estimate = float(np.clip(released.other_mean, low, high))
+        share = float(released.other_share)
+        return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="")]
 
     @staticmethod
     def _share_of(result: StrategyResult, shares: PublicShares, group: int) -> dict[str, float]:
@@ -537,6 +563,7 @@ class MeanPlan:
                     f"{self.selection.budget}, and the means run at {self.mean_budget}"
                 ]
             ),
+            *self._small_groups_lines(),
             f"**Intervals:** {self.interval_description}",
         ]
 
@@ -547,6 +574,15 @@ class MeanPlan:
         return [
             f"**Read by:** the {engine} engine, where the data lies: only each group's count "
             "and sums came into memory (the release's script runs the same pass)"
+        ]
+
+    def _small_groups_lines(self) -> list[str]:
+        rule = self.shares.rule
+        if rule is None or self.strategy == "global_only":
+            return []
+        return [
+            f"**Small groups:** {rule.describe()}. Which groups that is will be known only "
+            "when the noise is drawn; the release lists them."
         ]
 
     def preview(self) -> pd.DataFrame:

@@ -346,7 +346,7 @@ class GroupValues:
         counts = np.bincount(codes[usable], minlength=grouping.k)
         # A group with no usable value is left out, unless every group is kept: whether a group
         # has values is private when its size is (the only setting that keeps them all).
-        has_values = counts > 0 if grouping.spec.small_groups != "keep" else counts >= 0
+        has_values = counts > 0 if grouping.spec.built_small_groups != "keep" else counts >= 0
         # Renumber the groups that have values, keeping the grouping's order.
         new_code = np.cumsum(has_values) - 1
         row_code = new_code[codes[usable]]

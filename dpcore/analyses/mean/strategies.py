@@ -26,6 +26,7 @@ from dpcore.accounting import Budget, parallel, scale, sequential
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.shares import PublicShares, noisy_count_shares, share_values
+from dpcore.small_groups import NoisyRecombination
 
 __all__ = [
     "STRATEGIES",
@@ -68,7 +69,10 @@ class StrategyResult:
     ``group_estimates`` has shape (k,) or (replicates, k); ``global_estimate`` () or (replicates,).
     ``shares``, shaped like ``group_estimates``, are the group shares drawn with the release
     from its noisy counts (:func:`~dpcore.shares.noisy_count_shares`), when the shares' source
-    says so; None when the groups are recombined with fixed public shares.
+    says so; None when the groups are recombined with fixed public shares. ``released``: when
+    those shares carry a small-group rule (:class:`~dpcore.small_groups.NoisyCountRule`),
+    which groups the noisy counts kept, merged or dropped, and the pooled group's estimate;
+    ``shares`` are then 0 for the groups not released as themselves.
     """
 
     strategy: Strategy
@@ -76,6 +80,7 @@ class StrategyResult:
     global_estimate: np.ndarray
     cost: Budget
     shares: np.ndarray | None = None
+    released: NoisyRecombination | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
@@ -103,11 +108,19 @@ def stratified_mean(
     With shares drawn with the release (``shares.drawn_with_release``, private group sizes
     only), :math:`w_g` are the release's own noisy counts made shares
     (:func:`~dpcore.shares.noisy_count_shares`), one set per replicate: post-processing of the
-    counts the group estimates already paid for.
+    counts the group estimates already paid for. When they carry a small-group rule, the same
+    noisy counts decide which groups are merged or dropped, and the sum runs over the groups
+    released (:meth:`~dpcore.small_groups.NoisyCountRule.recombine`).
     """
     source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
+        if shares.rule is not None:  # small groups decided by the same noisy counts
+            released = shares.rule.recombine(drawn.sums, drawn.counts)
+            return StrategyResult(
+                "stratified", drawn.means(), released.whole, parallel(budget),
+                shares=released.shares, released=released,
+            )  # fmt: skip
         groups, weights = drawn.means(), noisy_count_shares(drawn.counts)
         whole = (groups * weights).sum(axis=-1)
         return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights)
@@ -165,6 +178,12 @@ def global_and_group_means(
     cost = sequential(global_budget, group_budget)
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
+        if shares.rule is not None:  # small groups decided by the same noisy counts
+            released = shares.rule.recombine(drawn.sums, drawn.counts)
+            return StrategyResult(
+                "global_and_groups", drawn.means(), whole, cost, shares=released.shares,
+                released=released,
+            )  # fmt: skip
         shares = noisy_count_shares(drawn.counts)
         return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares)
     groups = estimator.group_estimates(strata, group_budget, replicates=reps, noise=source)

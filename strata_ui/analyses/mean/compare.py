@@ -14,7 +14,7 @@ from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
 from dpcore.analyses.mean.simulate import summarize_sweep
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
-from strata_ui import constants, pipeline
+from strata_ui import constants, pipeline, url_state
 from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
@@ -93,6 +93,16 @@ def render_compare() -> None:
         f"[{settings.clip_low}, {settings.clip_high}]. Change these on the Strata and Estimator "
         "pages."
     )
+    _render_simulations()
+
+
+@st.fragment
+def _render_simulations() -> None:
+    """Everything the budget, the strategy and the simulation controls change, as a fragment: a
+    move of the ε slider reruns and redraws this part only, not the sidebar, the navigation and
+    the page's header. A fragment's run skips ``app.py``, so it puts its choices in the address
+    itself."""
+    state, settings = get_state(), get_settings(MeanSettings)
     budget_col, vanilla_col = st.columns(2)
     with budget_col:
         symbol, chosen = budget_slider("compare.budget")
@@ -110,6 +120,7 @@ def render_compare() -> None:
             "page). The paper calls these vanilla (i) and (ii)."
         )
     _render_simulation_controls()
+    url_state.write()
     strategies = ("stratified", vanilla)
     try:
         with st.spinner(f"Simulating {state.replicates:,} releases per approach…"):

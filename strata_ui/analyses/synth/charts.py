@@ -15,10 +15,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from strata_ui.charts_common import (
-    add_spread_band,
     budget_marker,
     group_sections_figure,
     interval_bars,
+    spread_band,
 )
 from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
@@ -209,9 +209,11 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
         part = table[table["strategy"] == strategy]
         x = part["epsilon"].to_numpy()
         colour, name = STRATEGY_STYLE.colour(strategy), STRATEGY_STYLE.name(strategy)
-        add_spread_band(
-            fig, x, part["min"], part["max"], colour=colour, group=strategy,
-            names=(f"{name} lowest run", f"{name} highest run"),
+        fig.add_traces(
+            spread_band(
+                x, part["min"], part["max"], colour=colour, group=strategy,
+                names=(f"{name} lowest run", f"{name} highest run"),
+            )
         )  # fmt: skip
         fig.add_trace(
             go.Scatter(

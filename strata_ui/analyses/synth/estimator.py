@@ -105,7 +105,9 @@ def _draw_preview(
 def _preview_label(resolved: Resolved, strategy: str) -> str:
     by = " × ".join(resolved.spec.by)
     how = (
-        f"stratified by {by}" if strategy == "stratified" else f"vanilla (one model; {by} modelled)"
+        f"one model per group of {by}"
+        if strategy == "stratified"
+        else f"one model for everyone ({by} modelled as columns)"
     )
     return (
         f"Differentially private synthetic rows, {_budget_label(resolved)}, "

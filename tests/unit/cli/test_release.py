@@ -245,3 +245,28 @@ def test_private_sizes_may_take_their_shares_from_the_release_s_noisy_counts(
     assert document["metadata"]["shares"].startswith("noisy_share: each group's noisy count")
     assert main([*release_args(data, "--dry-run"), *noisy]) == 1
     assert "leave out --sizes-public" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rule", ["merge", "drop"])
+def test_small_groups_decided_by_the_noisy_counts_on_the_command_line(capsys, data, tmp_path, rule):
+    """Groups b (120 rows), c (60) and d (none) fall below 150 by their noisy counts (Laplace
+    scale 2: off by 30 with probability e^-15), so they are merged (180 rows together, above
+    150) or left out, with a flag that says why; a is released as itself."""
+    codebook = tmp_path / "codebook.csv"
+    pd.DataFrame({"column": ["g"] * 4, "category": ["a", "b", "c", "d"]}).to_csv(
+        codebook, index=False
+    )
+    private = [a for a in release_args(data, "--dry-run", "--seed", "2") if a != "--sizes-public"]
+    noisy = ["--shares", "noisy-counts", "--codebook", str(codebook), "--small-groups", rule,
+             "--min-group-size", "150"]  # fmt: skip
+    document, _ = run(capsys, [*private, *noisy])
+    rows = {r["group"]: r for r in document["outputs"]}
+    assert rows["a"]["flag"] == "" and np.isfinite(rows["a"]["estimate"])
+    for small in ("b", "c", "d"):
+        assert rows[small]["estimate"] is None
+        assert "noisy count was below 150" in rows[small]["flag"]
+    merged = rows.get("Other (merged)")
+    assert (merged is not None) == (rule == "merge")
+    if merged is not None:
+        assert 1 <= merged["estimate"] <= 9
+    assert "small_groups" in document["metadata"]

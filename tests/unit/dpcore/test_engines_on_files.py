@@ -17,6 +17,7 @@ from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, aggregate_mean
+from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.errors import SettingsError
 from dpcore.grouping import MAX_CODE_VALUES, GroupingSpec, cell_labels
 from tests.unit.dpcore.test_engines import SPECS, messy_frame
@@ -56,13 +57,18 @@ def test_cell_counts_are_the_rows_own_cells(parts, name):
     np.testing.assert_allclose(grouping.shares.values, in_memory.shares.values)
 
 
-def test_distinct_count_stops_past_the_cap(tmp_path):
-    pd.DataFrame({"code": [0, 1, 1, None] * 5, "id": range(20)}).to_parquet(tmp_path / "a.parquet")
+def test_distinct_labels_stop_past_the_cap(tmp_path):
+    pd.DataFrame(
+        {"code": [0, 1, 1, None] * 5, "id": range(20), "flag": [0.0, 1.0] * 10,
+         "x": [0.5, 1.0] * 10}
+    ).to_parquet(tmp_path / "a.parquet")  # fmt: skip
     engine = DuckDBEngine(tmp_path)
-    assert engine.distinct_count("code", MAX_CODE_VALUES) == 2  # missing aside
-    assert engine.distinct_count("id", 3) == 4  # enough to know there are more than 3
+    assert sorted(engine.distinct_labels("code", MAX_CODE_VALUES)) == ["0", "1"]  # missing aside
+    assert len(engine.distinct_labels("id", 3)) == 4  # enough to know there are more than 3
+    assert sorted(engine.distinct_labels("flag", 3)) == ["0", "1"]  # codes written as 0.0/1.0
+    assert NOT_WHOLE_LABEL in engine.distinct_labels("x", 3)
     with pytest.raises(EngineError, match="`nope` is not in the data; its columns are: code, id"):
-        engine.distinct_count("nope", 3)
+        engine.distinct_labels("nope", 3)
 
 
 def test_a_part_with_other_columns_is_named_with_what_differs(tmp_path):

@@ -17,6 +17,7 @@ from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
 from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release, to_csv, to_script
+from dpcore.release.preview import NOT_FOUND
 from dpcore.selection import KeySelection, selection_threshold
 
 PRIVATE = MeanSettings(value="hours_per_week", clip_low=0, clip_high=100, n_public=False)
@@ -162,4 +163,4 @@ def test_the_preview_says_how_often_a_group_near_the_threshold_is_found(demo):
     assert reasons["White × Male"] == ""
     for near in ("Other × Female", "Amer-Indian-Eskimo × Female", "Other × Male"):
         assert reasons[near].startswith("in "), near  # found in some runs, not in others
-        assert reasons[near].endswith("not found by the private selection of groups"), near
+        assert reasons[near].endswith(NOT_FOUND), near

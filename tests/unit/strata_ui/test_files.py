@@ -26,6 +26,7 @@ def people(rows: int, seed: int) -> pd.DataFrame:
             "paid": rng.integers(0, 2, rows),
             "age": rng.integers(18, 90, rows),
             "hours": rng.normal(38, 12, rows),
+            "urban": rng.integers(0, 2, rows).astype(float),  # codes written as 0.0/1.0
         }
     )
 
@@ -64,19 +65,23 @@ def test_opened_files_know_their_columns_and_rows(folder):
     assert opened.rows == 600
     assert opened.kinds == {
         "region": "text", "paid": "whole number", "age": "whole number", "hours": "decimal number",
+        "urban": "decimal number",
     }  # fmt: skip
 
 
 def test_grouping_rules_follow_the_engines(folder):
     location, key = str(folder), files.files_fingerprint(str(folder))
     rules = {column: files.column_rule(location, key, column) for column in people(1, 0).columns}
-    assert rules == {"region": "values", "paid": "codes", "age": "edges", "hours": "edges"}
+    assert rules == {
+        "region": "values", "paid": "codes", "age": "edges", "hours": "edges", "urban": "codes",
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "spec",
     [
         GroupingSpec(by=("region", "paid"), min_group_size=60),
+        GroupingSpec(by=("urban",)),
         GroupingSpec(
             by=("age",), edges=(("age", (30.0, 60.0)),), small_groups="drop", min_group_size=100
         ),  # fmt: skip

@@ -2,7 +2,7 @@
 
 import pytest
 
-from strata_ui.style import as_written, three_digits, wrap_label_wide
+from strata_ui.style import as_written, rounded_up, three_digits, wrap_label_wide
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,16 @@ def test_markdown_punctuation_is_escaped_outside_code_spans(message, shown):
 )  # fmt: skip
 def test_three_digits_reads_without_exponents_in_everyday_ranges(number, shown):
     assert three_digits(number) == shown
+
+
+@pytest.mark.parametrize(
+    ("budget", "shown"),
+    [(1.37419, 1.38), (1.23, 1.23), (1.2, 1.2), (0.0123001, 0.0124), (2.0, 2.0),
+     (999.1, 1000.0), (7.3e-05, 7.3e-05), (4.00000001, 4.01)],
+)  # fmt: skip
+def test_a_budget_read_off_the_screen_is_never_below_the_exact_one(budget, shown):
+    assert rounded_up(budget) == shown
+    assert rounded_up(budget) >= budget
 
 
 def test_wide_labels_break_between_parts_and_never_inside_one():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from dpcore.analyses.mean.simulate import summarize_sweep
@@ -44,7 +45,7 @@ def groups() -> pd.DataFrame:
 
 
 def test_distribution_has_one_box_per_strategy_in_percent(metrics):
-    fig = charts.distribution_figure(metrics, "global", title="T")
+    fig = go.Figure(charts.distribution_figure(metrics, "global", title="T"))
     assert [t.name for t in fig.data] == ["One estimate per group", "One estimate for everyone"]
     assert [t.marker.color for t in fig.data] == list(charts.PALETTE[:2])
     np.testing.assert_allclose(fig.data[0].x, 100 * metrics.loc[:199, "global"])
@@ -70,7 +71,7 @@ def test_population_error_summary_is_also_in_the_values_units(metrics):
 
 
 def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups):
-    fig = charts.group_error_figure(groups)
+    fig = go.Figure(charts.group_error_figure(groups))
     assert len(fig.data) == 2
     assert list(fig.data[0].x) == ["small", "mid", "big"]
     assert list(fig.layout.xaxis.categoryarray) == ["small", "mid", "big"]
@@ -80,7 +81,7 @@ def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups)
     assert fig.data[0].customdata[0][0] == 10  # size in hover
     assert fig.data[0].customdata[0][3] == pytest.approx(8.0)  # error in the value's units
     assert fig.layout.yaxis.type == "linear"
-    assert charts.group_error_figure(groups, log_y=True).layout.yaxis.type == "log"
+    assert go.Figure(charts.group_error_figure(groups, log_y=True)).layout.yaxis.type == "log"
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
 
 
@@ -102,7 +103,7 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     sweep = summarize_sweep(runs)
     assert len(sweep) == 3 * 2 * 3
     assert (sweep["q05"] <= sweep["mean"]).all() and (sweep["mean"] <= sweep["q95"]).all()
-    fig = charts.sweep_figure(sweep, "parity", current=1.0)
+    fig = go.Figure(charts.sweep_figure(sweep, "parity", current=1.0))
     assert len(fig.data) == 7  # band, band, line per strategy + the current budget
     upper, lower, line = fig.data[:3]
     assert lower.fill == "tonexty" and upper.line.width == 0
@@ -114,7 +115,7 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     marker = fig.data[-1]
     assert marker.name == "your ε = 1" and list(marker.x) == [1.0, 1.0]
     assert marker.y[0] > 0 and marker.y[1] >= max(upper.y)
-    assert len(charts.sweep_figure(sweep, "parity").data) == 6
+    assert len(go.Figure(charts.sweep_figure(sweep, "parity")).data) == 6
     text = charts.sweep_summary(sweep, "parity")
     assert text.startswith("Mean parity error from ε = 0.1 to ε = 10 — One estimate per group")
 
