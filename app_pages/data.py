@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore.datasets import DEMO_COLUMNS
 from dpcore.engines import EngineError
-from strata_ui import pipeline, url_state
+from strata_ui import files, pipeline, url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
@@ -57,12 +57,14 @@ else:
 
     # ---- files on this machine -----------------------------------------------------------
     st.subheader("Open a file or folder on this machine")
+    root = files.data_root()
     st.markdown(
         "For data too large to upload, where the app is installed next to it: the path of a "
         "CSV or Parquet file, a folder of Parquet files, or a glob such as "
         "`/data/survey/*.parquet`. The data must sit **on the machine that runs the app** (the "
         "server), not on your own computer. The rows stay in the files: DuckDB reads them where "
         "they lie, and only each group's counts and sums come into memory."
+        + ("" if root is None else f" This installation opens files under `{root}` only.")
     )
     path = st.text_input(
         "Path on the machine running the app",

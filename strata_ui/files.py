@@ -2,6 +2,10 @@
 parts, or a glob — read where it lies by DuckDB (:class:`~dpcore.engines.DuckDBEngine`): only
 per-group numbers come into memory, never the rows.
 
+Any path on the machine may be opened unless the environment variable
+:data:`DATA_ROOT_ENV` names a folder: then only files under it (an installation that serves the
+app to others should set it, so that no one reads the server's other files through the app).
+
 The session keeps the path (:attr:`AppState.data_path <strata_ui.state.AppState>`) and, as the
 dataset's cache key, a fingerprint of the files' names, sizes and modification times
 (:func:`files_fingerprint`; computed when the path is opened, so a file changed later is
@@ -14,10 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypeVar
 
 import numpy as np
@@ -25,24 +31,37 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from dpcore.analyses.base import Analysis
-from dpcore.engines import AggregatedMean, DuckDBEngine, data_files
+from dpcore.engines import AggregatedMean, DuckDBEngine, EngineError, data_files
 from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
 
 __all__ = [
+    "DATA_ROOT_ENV",
     "OpenedFiles",
     "aggregated",
     "categories_found",
     "column_rule",
+    "data_root",
     "files_fingerprint",
     "grouping",
     "open_files",
+    "with_progress",
 ]
 
 T = TypeVar("T")
 ColumnRule = Literal["values", "codes", "edges"]
 """How a grouping column groups: by its values (text, yes/no), as category codes (whole
 numbers with few values), or in public buckets (other numbers)."""
+
+
+DATA_ROOT_ENV = "STRATA_LAB_DATA_ROOT"
+"""The folder under which files may be opened; unset: anywhere on the machine."""
+
+
+def data_root() -> Path | None:
+    """The folder files must lie under (:data:`DATA_ROOT_ENV`), or None when any may be opened."""
+    root = os.environ.get(DATA_ROOT_ENV, "").strip()
+    return Path(root).expanduser().resolve() if root else None
 
 
 def files_fingerprint(location: str) -> str:
@@ -53,12 +72,18 @@ def files_fingerprint(location: str) -> str:
     Raises
     ------
     EngineError
-        Nothing at ``location``, or files of no known format (:func:`~dpcore.engines.data_files`).
+        Nothing at ``location``, files of no known format (:func:`~dpcore.engines.data_files`),
+        or a file outside :func:`data_root`.
     """
-    files, _ = data_files(location)
-    listing = [
-        [str(path.resolve()), path.stat().st_size, path.stat().st_mtime_ns] for path in files
-    ]
+    found = [path.resolve() for path in data_files(location)[0]]
+    root = data_root()
+    if root is not None and any(not path.is_relative_to(root) for path in found):
+        raise EngineError(
+            f"{location} is not under {root}, the only folder this installation opens files "
+            f"from (set by {DATA_ROOT_ENV} on the machine that runs the app). Give a path "
+            f"under {root}, or ask whoever runs the app to place the data there."
+        )
+    listing = [[str(path), path.stat().st_size, path.stat().st_mtime_ns] for path in found]
     return "files:" + hashlib.sha256(json.dumps(listing).encode()).hexdigest()[:16]
 
 

@@ -13,6 +13,7 @@ import pytest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.engines import DuckDBEngine, aggregate_mean
 from dpcore.grouping import GroupingSpec
+from strata_ui.files import DATA_ROOT_ENV
 from strata_ui.learn import all_explainers as every_explainer
 from tests.app.helpers import (
     change_settings,
@@ -177,6 +178,20 @@ def test_bad_paths_say_what_is_wrong_and_keep_the_data_in_use(folder, tmp_path):
     assert "part-9.parquet" in errors(at)
     state = state_of(at)
     assert state.data_path == str(folder) and state.strata_columns == ["region"]
+
+
+def test_an_installation_that_keeps_data_in_one_folder_opens_nothing_else(
+    folder, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(DATA_ROOT_ENV, str(folder))
+    at = start("data")
+    assert f"This installation opens files under `{folder}` only" in text(at.main.markdown)
+    elsewhere = tmp_path / "elsewhere.parquet"
+    people(10, 0).to_parquet(elsewhere)
+    open_files(at, elsewhere)
+    assert f"is not under {folder}" in errors(at) and "Still using the demo data" in errors(at)
+    open_files(at, folder)
+    assert state_of(at).data_path == str(folder)
 
 
 def test_changing_the_path_twice_in_a_row_opens_each_and_resets_the_columns(folder, tmp_path):

@@ -141,3 +141,16 @@ def test_an_error_of_a_pass_comes_back_to_the_page():
 
     with pytest.raises(EngineError, match="cut short"):
         files.with_progress(Polled(), "Reading", unreadable)
+
+
+def test_an_installation_may_keep_files_under_one_folder(folder, tmp_path_factory, monkeypatch):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    people(10, 0).to_parquet(elsewhere / "x.parquet")
+    monkeypatch.setenv(files.DATA_ROOT_ENV, str(folder))
+    assert files.files_fingerprint(str(folder / "part-0.parquet")).startswith("files:")
+    for outside in (elsewhere, folder / ".." / elsewhere.name / "x.parquet"):
+        with pytest.raises(EngineError, match=f"not under {folder}, the only folder"):
+            files.files_fingerprint(str(outside))
+    (folder / "link.parquet").symlink_to(elsewhere / "x.parquet")  # a way out is still outside
+    with pytest.raises(EngineError, match="STRATA_LAB_DATA_ROOT"):
+        files.files_fingerprint(str(folder))
