@@ -119,22 +119,19 @@ if state.data_path:
         "No rows are shown: they stay in the files. The row count above is the curator's view "
         "of the confidential data, not differentially private."
     )
-    st.stop()
-
-# ---- preview ---------------------------------------------------------------------------
-frame = get_dataset()
-is_demo = state.uploaded is None
-st.subheader("Preview")
-st.caption(
-    f"First {PREVIEW_ROWS} of {n_rows:,} rows, shown as they are: this curator's view of the "
-    "confidential data is not differentially private."
-)
-st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True)
-
-st.subheader("Columns")
-st.dataframe(describe_columns(frame, DEMO_COLUMNS if is_demo else {}), hide_index=True)
-if is_demo:
+else:  # ---- preview and columns of a table in memory --------------------------------------
+    frame = get_dataset()
+    is_demo = state.uploaded is None
+    st.subheader("Preview")
     st.caption(
-        "Source: UCI Adult, 1994 US Census extract (Becker & Kohavi, 1996), CC BY 4.0. "
-        "The `score` column comes from a demo classifier."
+        f"First {PREVIEW_ROWS} of {n_rows:,} rows, shown as they are: this curator's view of "
+        "the confidential data is not differentially private."
     )
+    st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True)
+    st.subheader("Columns")
+    st.dataframe(describe_columns(frame, DEMO_COLUMNS if is_demo else {}), hide_index=True)
+    if is_demo:
+        st.caption(
+            "Source: UCI Adult, 1994 US Census extract (Becker & Kohavi, 1996), CC BY 4.0. "
+            "The `score` column comes from a demo classifier."
+        )

@@ -83,6 +83,7 @@ def test_opening_a_folder_shows_its_columns_kinds_and_the_curators_row_count(fol
         "region": "text", "paid": "whole number", "age": "whole number", "hours": "decimal number",
     }  # fmt: skip
     assert "machine that runs the app" in text(at.main.markdown)
+    assert "What next" in text(at.main.markdown)  # the page goes on to the next steps
     assert f"{3 * ROWS_PER_PART:,} rows" in text(at.sidebar.markdown)
     # Only numbers can be averaged.
     assert at.selectbox(key="mean.value").options == ["paid", "age", "hours"]
