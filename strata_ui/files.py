@@ -119,8 +119,10 @@ def column_rule(location: str, fingerprint: str, column: str) -> ColumnRule:
     return "codes" if codes else "edges"
 
 
-_PASSES = futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="strata-files")
-"""Where a pass over the files runs while the page's thread draws its progress."""
+_PASSES = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="strata-files")
+"""Where a pass over the files runs while the page's thread draws its progress. Cached answers
+come through it too, so it has room for them beside long passes of other sessions (each engine
+runs one pass at a time anyway)."""
 FIRST_LOOK_S = 0.05
 """How long a pass may take before a progress bar is drawn: a cached answer comes back first."""
 
