@@ -47,11 +47,7 @@ with st.expander("What the planner assumes"):
 
 if answer.budget is not None:
     st.subheader("Checked by simulation")
-    st.caption(
-        "Curator preview, not differentially private: simulated releases of the real estimator "
-        "on the confidential data, scored against the exact values of the clipped rows (of the "
-        "rows as they are when the clipping bias counts)."
-    )
+    st.caption(model.check_note)
     check = ui.analysis.check_accuracy(
         pipeline.current_statistics(ui.analysis, settings),
         settings,

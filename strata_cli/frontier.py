@@ -3,7 +3,8 @@ budget, scored by simulated releases, with the Pareto frontier of population err
 worst group's error (issue 17, item 4).
 
 The scores are :meth:`MeanAnalysis.frontier`'s, against the confidential truth: the output is
-always a curator preview.
+always a curator preview. Every estimator of the mean is scored by simulated releases, CoinPress
+(``--estimator coinpress --sizes-public``, at a ``--rho`` budget) included.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dpcore.analyses import MEAN
 from strata_cli.inputs import (
     budget_arguments,
     check_budget_kind,
+    check_coinpress_sizes,
+    coinpress_arguments,
     data_arguments,
     grouping_spec,
     mean_settings,
@@ -42,6 +45,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "population error against worst-group error. A curator preview.",
     )  # fmt: skip
     budget_arguments(parser)
+    coinpress_arguments(parser.add_argument_group("CoinPress (with --estimator coinpress)"))
     simulation_arguments(
         parser.add_argument_group("simulation"), "--replicates", 200,
         "simulated releases per candidate",
@@ -51,6 +55,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     budget = requested_budget(args)
+    check_coinpress_sizes(args)
     frame = read_data(args.data)
     settings = mean_settings(args, frame)
     check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")

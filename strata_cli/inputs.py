@@ -30,6 +30,8 @@ __all__ = [
     "CliError",
     "budget_arguments",
     "check_budget_kind",
+    "check_coinpress_sizes",
+    "coinpress_arguments",
     "data_arguments",
     "grouping_spec",
     "ledger_arguments",
@@ -40,8 +42,8 @@ __all__ = [
     "requested_budget",
 ]
 
-PLANNED_ESTIMATORS = ("laplace", "gaussian")
-"""The means ``strata-lab frontier`` scores (``plan`` takes CoinPress too)."""
+PLANNED_ESTIMATORS = ("laplace", "gaussian", "coinpress")
+"""The means ``strata-lab plan`` and ``frontier`` score."""
 ESTIMATOR_BUDGETS = {"laplace": "ε-DP", "gaussian": "ρ-zCDP", "coinpress": "ρ-zCDP, adaptive"}
 BUDGET_KINDS = {"pure": "ε-DP", "approx": "(ε, δ)-DP", "zcdp": "ρ-zCDP"}
 
@@ -204,6 +206,26 @@ def budget_arguments(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--rho", type=float, metavar="R", help="a ρ-zCDP budget")
 
 
+def coinpress_arguments(group) -> None:
+    """``--sigma`` and ``--steps``: CoinPress's public spread bound and its number of steps."""
+    group.add_argument(
+        "--sigma", type=float, default=15.0, metavar="S",
+        help="CoinPress: a public bound on each group's standard deviation (default 15)",
+    )  # fmt: skip
+    group.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+
+
+def check_coinpress_sizes(args: argparse.Namespace) -> None:
+    """Refuse CoinPress without ``--sizes-public``: it scales its noise and intervals to the
+    exact group sizes."""
+    if args.estimator == "coinpress" and not args.sizes_public:
+        raise CliError(
+            "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
+            "--sizes-public (the sizes are then treated as public); for private sizes choose "
+            "--estimator laplace or gaussian"
+        )
+
+
 def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse._ArgumentGroup:
     """``--ledger PATH --ledger-name NAME``: an existing ledger file and the ledger in it;
     returns their group of the help, for a command's own ledger options."""
@@ -242,11 +264,13 @@ def mean_settings(
     strategy: Strategy = "stratified",
     global_fraction: float = 0.5,
 ) -> MeanSettings:
-    """The mean's settings from the data arguments, checked by the library (bounds in order)."""
+    """The mean's settings from the data arguments (and CoinPress's, where the subcommand has
+    them), checked by the library (bounds in order)."""
     low, high = args.bounds
     settings = MeanSettings(
         value=args.value, estimator=args.estimator, clip_low=low, clip_high=high,
         n_public=args.sizes_public, strategy=strategy, global_fraction=global_fraction,
+        coinpress_sigma=getattr(args, "sigma", 15.0), coinpress_steps=getattr(args, "steps", 3),
     )  # fmt: skip
     MEAN.check(settings, frame)
     return settings

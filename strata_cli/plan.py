@@ -2,8 +2,9 @@
 target, and what a ledger's remaining budget would give instead (issue 17, item 4).
 
 Every number comes from the library: the analysis' error model (the mean's — for CoinPress known
-by seeded simulation, :mod:`dpcore.planner.simulated` — or with ``--analysis ratio`` the
-calibration ratio's), the answer and the errors at it from
+by seeded simulation, :mod:`dpcore.planner.simulated` — with ``--analysis ratio`` the
+calibration ratio's, with ``--analysis gvdp`` the general estimator's interval half-widths),
+the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
 (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`), the shortfall from
 :func:`dpcore.planner.shortfall`. A target that needs confidential numbers (relative, or
@@ -25,6 +26,7 @@ from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall, smallest_budget
 from strata_cli.inputs import (
     CliError,
+    coinpress_arguments,
     data_arguments,
     fraction,
     grouping_spec,
@@ -38,12 +40,10 @@ from strata_cli.planned import analysis_arguments, planned_analysis
 
 __all__ = ["add_parser", "run"]
 
-ESTIMATORS = ("laplace", "gaussian", "coinpress")
-
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
-        "plan", parents=[data_arguments(ESTIMATORS, value_required=False)],
+        "plan", parents=[data_arguments(value_required=False)],
         help="the smallest budget that meets a target",
         description="Print the smallest privacy budget at which every published estimate "
         "meets an accuracy target, checked by simulated releases.",
@@ -83,11 +83,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         metavar="F",
         help="the whole population's share of the budget with global_and_groups (default 0.5)",
     )
-    release.add_argument(
-        "--sigma", type=float, default=15.0, metavar="S",
-        help="CoinPress: a public bound on each group's standard deviation (default 15)",
-    )  # fmt: skip
-    release.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+    coinpress_arguments(release)
     simulation_arguments(
         parser.add_argument_group("check"), "--check-replicates", 1000,
         "simulated releases that check the answer; 0 skips",
@@ -131,14 +127,14 @@ def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetA
     columns = estimate_columns(
         args, ("target", "target"), (needed, "needed"), ("error at budget", "expected_error")
     )
-    release = {"strategy": args.strategy} if args.analysis == "mean" else {}
+    release = {"strategy": args.strategy} if args.analysis != "ratio" else {}
     return {
         "analysis": args.analysis,
         "estimator": args.estimator,
         **release,
         model.unit: budget,
         "binding_group": answer.binding,
-        "target": dataclasses.asdict(target) | {"description": target.describe()},
+        "target": dataclasses.asdict(target) | {"description": model.describe(target)},
         "groups": records(answer.table, columns),
         "unreachable": list(answer.unreachable),
         "notes": list(answer.notes),

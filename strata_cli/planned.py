@@ -1,5 +1,8 @@
 """Which analysis ``strata-lab plan`` plans, from its arguments: the mean of ``--value``
-(the default), or the calibration ratio Σ score / Σ label per group (``--analysis ratio``).
+(the default), the calibration ratio Σ score / Σ label per group (``--analysis ratio``), or the
+general estimator's mean of ``--value`` with a valid interval (``--analysis gvdp``: GVDP, whose
+target is on each interval's half-width; its regressions need per-coefficient bounds that the
+Estimator page asks for, and are planned there).
 
 The ratio's options mirror its Estimator page: the score, label and (optional) weight columns
 and their public upper bounds (lower bounds are 0). A label without ``--label-bound`` is declared
@@ -10,27 +13,37 @@ number: the library does.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 import pandas as pd
 
-from dpcore.analyses import MEAN, RATIO
+from dpcore.analyses import GVDP, MEAN, RATIO
 from dpcore.analyses.base import Analysis
+from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.ratio import COMPOSITIONS, RatioSettings
 from dpcore.analyses.ratio.sums import Composition
-from strata_cli.inputs import CliError, mean_settings, positive_bound
+from strata_cli.inputs import CliError, check_coinpress_sizes, mean_settings, positive_bound
 
 __all__ = ["analysis_arguments", "planned_analysis"]
 
-ANALYSES = {"mean": MEAN, "ratio": RATIO}
+ANALYSES = {"mean": MEAN, "ratio": RATIO, "gvdp": GVDP}
 
 
 def analysis_arguments(parser: argparse.ArgumentParser) -> None:
     """``--analysis`` and the ratio's columns, bounds and accounting."""
     parser.add_argument(
         "--analysis", choices=tuple(ANALYSES), default="mean",
-        help="what a release publishes per group: the mean of --value (default), or the "
-        "calibration ratio Σ score / Σ label (Miao & Li 2022)",
+        help="what a release publishes per group: the mean of --value (default), the "
+        "calibration ratio Σ score / Σ label (Miao & Li 2022), or the mean of --value with a "
+        "valid interval by the general estimator (gvdp, Covington et al.)",
+    )  # fmt: skip
+    gvdp = parser.add_argument_group("general estimator (with --analysis gvdp)")
+    gvdp.add_argument(
+        "--spread", type=positive_bound, metavar="S",
+        help="a public bound on one row's standard deviation (default: half the --bounds range)",
+    )  # fmt: skip
+    gvdp.add_argument(
+        "--subsets", type=int, default=1000, metavar="K",
+        help="subsets of the bag of little bootstraps over all rows (default 1000)",
     )  # fmt: skip
     ratio = parser.add_argument_group("ratio (with --analysis ratio)")
     ratio.add_argument("--score", metavar="COL", help="the score column (numerator)")
@@ -60,25 +73,45 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
 
 def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
     """The analysis ``args`` name and its settings, checked by the library against ``frame``."""
-    if args.analysis == "mean":
-        missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
-                   if value is None]  # fmt: skip
-        if missing:
-            raise CliError(
-                f"the mean needs {' and '.join(missing)}: the column to average and its public "
-                "range L,U (e.g. --value hours --bounds 0,100)"
-            )
-        if args.estimator == "coinpress" and not args.sizes_public:
-            raise CliError(
-                "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
-                "--sizes-public (the sizes are then treated as public); for private sizes "
-                "choose --estimator laplace or gaussian"
-            )
-        settings = mean_settings(args, frame, args.strategy, args.global_fraction)
-        return MEAN, dataclasses.replace(
-            settings, coinpress_sigma=args.sigma, coinpress_steps=args.steps
+    if args.analysis == "ratio":
+        return RATIO, ratio_settings(args, frame)
+    missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
+               if value is None]  # fmt: skip
+    if missing:
+        raise CliError(
+            f"the mean needs {' and '.join(missing)}: the column to average and its public "
+            "range L,U (e.g. --value hours --bounds 0,100)"
         )
-    return RATIO, ratio_settings(args, frame)
+    if args.analysis == "gvdp":
+        return GVDP, gvdp_settings(args, frame)
+    check_coinpress_sizes(args)
+    return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
+
+
+def gvdp_settings(args: argparse.Namespace, frame: pd.DataFrame) -> GvdpSettings:
+    """The general estimator's settings for the mean of ``--value``: the public range and row
+    spread of ``--bounds`` and ``--spread``, ``--subsets`` subsets, ``--strategy``."""
+    if args.estimator != "gaussian":
+        raise CliError(
+            "the general estimator adds Gaussian noise, so its budget is in ρ-zCDP: pass "
+            "--estimator gaussian with --analysis gvdp"
+        )
+    if args.strategy == "global_and_groups":
+        raise CliError(
+            "the general estimator publishes per group (stratified) or for everyone "
+            "(global_only), not both with a split budget: choose one --strategy"
+        )
+    low, high = args.bounds
+    if not low < high:
+        raise CliError(f"--bounds: L must be below U, got {low:g},{high:g}")
+    spread = args.spread if args.spread is not None else (high - low) / 2
+    key = ("mean", args.value, args.value)
+    settings = GvdpSettings(
+        model="mean", outcomes=(("mean", args.value),), ks=(("mean", args.subsets),),
+        box=((key, (low, high, spread)),), strategy=args.strategy,
+    )  # fmt: skip
+    GVDP.check(settings, frame)
+    return settings
 
 
 def ratio_settings(args: argparse.Namespace, frame: pd.DataFrame) -> RatioSettings:

@@ -40,6 +40,8 @@ from strata_cli.inputs import (
     CliError,
     budget_arguments,
     check_budget_kind,
+    check_coinpress_sizes,
+    coinpress_arguments,
     data_arguments,
     fraction,
     grouping_spec,
@@ -115,11 +117,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "--global-fraction", type=fraction, default=0.5, metavar="F",
         help="the whole population's share of the budget with global_and_groups (default 0.5)",
     )  # fmt: skip
-    options.add_argument(
-        "--sigma", type=float, default=15.0, metavar="S",
-        help="CoinPress: a public bound on each group's standard deviation (default 15)",
-    )  # fmt: skip
-    options.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+    coinpress_arguments(options)
     options.add_argument(
         "--level", type=fraction, default=0.95, help="of the noise intervals (default 0.95)"
     )
@@ -185,12 +183,7 @@ def release_spec(args: argparse.Namespace) -> GroupingSpec:
     data when private sizes would be given away: by shares from the data's counts, by groups
     read off the data, or by small groups merged or dropped by their sizes."""
     spec = grouping_spec(args)
-    if args.estimator == "coinpress" and not args.sizes_public:
-        raise CliError(
-            "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
-            "--sizes-public (the sizes are then treated as public); for private sizes choose "
-            "--estimator laplace or gaussian"
-        )
+    check_coinpress_sizes(args)
     if args.shares == NOISY_SHARES:
         if args.sizes_public:
             raise CliError(

@@ -86,7 +86,11 @@ def render(state: AppState, grouping: Grouping) -> None:
             "group that no one is in can only appear by chance, so no extra allowance δ is "
             "needed, unlike finding groups that were never declared."
         )
-    st.dataframe(chance_frame(grouping, noise, rule.min_size), hide_index=True)
+    st.dataframe(
+        chance_frame(grouping, noise, rule.min_size),
+        hide_index=True,
+        column_config={"rows (not published)": st.column_config.NumberColumn(format="localized")},
+    )
     st.caption(
         "Each group's chance of reaching the threshold at this budget: a curator's preview "
         "computed from the exact counts, never published."

@@ -283,11 +283,22 @@ def _render_ledger_check(
     missing = short.table[short.table["estimate"].isin(short.short)]
     st.warning(
         f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
-        f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target (up "
-        f"to ±{missing['error at available budget'].max():.3g}). "
+        f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target "
+        f"({_worst_miss(missing['error at available budget'])}). "
         + _rows_advice(missing, short.rows_reason),
         icon=":material/warning:",
     )
+
+
+def _worst_miss(errors: pd.Series) -> str:
+    """How far the estimates that miss are off: the widest finite error, and how many would
+    not be published at all (an unbounded error: a group withheld at that budget)."""
+    unpublished = int(np.isinf(errors).sum())
+    finite = errors[np.isfinite(errors)]
+    parts = [f"up to ±{finite.max():.3g}"] if len(finite) else []
+    if unpublished:
+        parts.append(f"{unpublished} not published at all at that budget")
+    return "; ".join(parts)
 
 
 def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:

@@ -483,8 +483,19 @@ def planned_budget(ui: AnalysisUI, ledger: Ledger) -> tuple[PlanEntry, Budget] |
     st.info(
         f"Release {number} of {total} in your plan, “{entry.label}”: planned at "
         f"{_three_digits(share.budget)} (charged {charge}), its share of what "
-        f"“{ledger.name}” has left. Expected error ±{share.error:.3g} against a target of "
-        f"±{share.target:.3g}.",
+        f"“{ledger.name}” has left. {_expected_error(share.error, share.target)}",
         icon=":material/playlist_play:",
     )
     return entry, share.budget
+
+
+def _expected_error(error: float, target: float) -> str:
+    """The worst estimate's expected error against its target, in a sentence; unbounded where
+    the release would withhold an estimate at its share (e.g. a GVDP group with too few
+    subsets)."""
+    if math.isinf(error):
+        return (
+            f"At this budget some estimates would be withheld (not published at all), so the "
+            f"target of ±{target:.3g} is not met."
+        )
+    return f"Expected error ±{error:.3g} against a target of ±{target:.3g}."

@@ -217,12 +217,17 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         budget), with ``grouping``'s edges and small-group rule (a curator's preview)."""
         raise PlannerUnavailable(
             f"The frontier of groupings covers the mean per group so far, not the "
-            f"{self.title.lower()}. Compare groupings for it by changing them on the Strata page."
+            f"{self._title_in_sentence()}. Compare groupings for it by changing them on the Strata page."
         )
 
     def _no_planner(self) -> str:
         return (
-            f"The planner covers the mean per group and the ratio of sums so far, not the "
-            f"{self.title.lower()}. Choose one of them on the Estimator page, or compare budgets on "
+            f"The planner covers the mean per group, the ratio of sums and the general "
+            f"estimator so far, not the "
+            f"{self._title_in_sentence()}. Choose one of them on the Estimator page, or compare budgets on "
             "the Compare page."
         )
+
+    def _title_in_sentence(self) -> str:
+        """The title inside a sentence: its first letter lowered, acronyms kept ("CIs")."""
+        return self.title[:1].lower() + self.title[1:]

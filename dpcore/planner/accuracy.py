@@ -106,9 +106,12 @@ class AccuracyTarget:
             return np.full(np.shape(truth), self.amount)
         return self.amount * np.abs(np.asarray(truth, dtype=float))
 
-    def describe(self) -> str:
+    def describe(self, what: str | None = None) -> str:
+        """The target in a sentence; ``what`` names what is within it (default: the noise, or
+        the error with the clipping bias)."""
         within = f"{self.amount:.3g} × its true value" if self.relative else f"{self.amount:g}"
-        what = "error (clipping bias included)" if self.include_bias else "noise"
+        if what is None:
+            what = "error (clipping bias included)" if self.include_bias else "noise"
         return f"every estimate's {what} within ±{within} with probability {self.level:.3g}"
 
 
@@ -280,6 +283,9 @@ class ErrorModel:
         What the estimates are measured in, for a target's label ("units of the ratio"; empty:
         the value column's units), and an absolute target (±) in those units for a user to start
         from, from public information only (e.g. 2% of the public range of a mean).
+    check_note
+        What the check by simulation (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`)
+        scores, in a sentence shown above it.
     """
 
     labels: tuple[str, ...]
@@ -296,6 +302,11 @@ class ErrorModel:
     limit_reason: str = ""
     measured_in: str = ""
     typical_half_width: float = 1.0
+    check_note: str = (
+        "Curator preview, not differentially private: simulated releases of the real estimator "
+        "on the confidential data, scored against the exact values of the clipped rows (of the "
+        "rows as they are when the clipping bias counts)."
+    )
 
     @property
     def curator_preview(self) -> bool:
@@ -364,6 +375,10 @@ class ErrorModel:
     def notes(self, target: AccuracyTarget) -> tuple[str, ...]:
         """Sentences qualifying an answer for ``target`` (none for a closed-form model)."""
         return ()
+
+    def describe(self, target: AccuracyTarget) -> str:
+        """``target`` in a sentence, for what this model's errors measure."""
+        return target.describe()
 
     def unreachable_reasons(self, target: AccuracyTarget, needed: np.ndarray) -> tuple[str, ...]:
         """Why each estimate whose ``needed`` scale is infinite meets ``target`` at no budget:

@@ -106,12 +106,19 @@ class SimulatedErrorModel(ErrorModel):
         """(replicates, estimates) absolute errors at ``scale``, from the model's seed."""
         return self.simulator(float(scale), self.replicates, np.random.default_rng(self.seed))
 
+    def quantiles_at(self, scale: float, levels: tuple[float, ...]) -> np.ndarray:
+        """(levels, estimates): each estimate's error at ``scale`` for each confidence level, the
+        level's quantile of its simulated absolute errors. A model whose error at a level is
+        another summary of the simulation (e.g. an interval's half-width) overrides this; the
+        grid, the envelope and the bisection all go through it."""
+        return np.quantile(self._simulate(scale), levels, axis=0)
+
     def _grid_quantiles(self, levels: tuple[float, ...]) -> None:
         """Simulate the grid once for every level not yet known (one simulation per scale)."""
         missing = tuple(level for level in levels if level not in self._quantiles)
         if not missing:
             return
-        per_scale = [np.quantile(self._simulate(s), missing, axis=0) for s in self.grid]
+        per_scale = [self.quantiles_at(s, missing) for s in self.grid]
         stacked = np.stack(per_scale, axis=1)  # (levels, grid, estimates)
         self._quantiles.update(zip(missing, stacked, strict=True))
 
@@ -154,7 +161,7 @@ class SimulatedErrorModel(ErrorModel):
             envelope[g - 1 : g + 1, estimate],
             self.grid[g - 1 : g + 1],
         )
-        if not 0 < q_high < q_low:
+        if not 0 < q_high < q_low < math.inf:  # flat, or no error below (e.g. unpublished)
             return float(s_high)
         fraction = math.log(q_low / half) / math.log(q_low / q_high)
         return float(math.exp(math.log(s_low) + fraction * math.log(s_high / s_low)))
@@ -166,7 +173,7 @@ class SimulatedErrorModel(ErrorModel):
         below = self._quantiles[level][g - 1]
         for _ in range(REFINE_STEPS):
             mid = math.sqrt(low * high)
-            errors = np.quantile(self._simulate(mid), level, axis=0)
+            errors = self.quantiles_at(mid, (level,))[0]
             if np.all(errors <= half):
                 high = mid
             else:
@@ -177,7 +184,7 @@ class SimulatedErrorModel(ErrorModel):
         """Each estimate's error at ``scale``: the ``target.level`` quantile of its absolute
         error in a seeded simulation there."""
         self._check_target(target)
-        return np.quantile(self._simulate(scale), target.level, axis=0)
+        return self.quantiles_at(scale, (target.level,))[0]
 
     def unreachable_reasons(self, target: AccuracyTarget, needed: np.ndarray) -> tuple[str, ...]:
         """The estimates whose error at the grid's largest budget still misses the target."""

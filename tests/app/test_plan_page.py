@@ -173,7 +173,7 @@ def test_the_planner_says_which_analyses_it_covers():
     at = start()
     state_of(at).analysis = "synth"
     go(at, "plan")
-    assert "covers the mean per group and the ratio of sums so far" in text(at.info)
+    assert "covers the mean per group, the ratio of sums and the general" in text(at.info)
     assert not at.main.error
 
 
@@ -222,3 +222,16 @@ def test_a_numeric_candidate_with_edges_is_scored():
     at.multiselect(key=key).select("age").run()
     assert "Not scored" not in text(at.caption)
     assert "age: one estimate per group" in at.selectbox(key="plan.adopt_choice").options
+
+
+def test_the_frontier_scores_coinpress_and_its_columns_change_twice():
+    at = start()
+    state_of(at).budget_kind = "zcdp"
+    change_settings(at, MeanSettings, estimator="coinpress")
+    go(at, "plan")
+    key = f"plan.frontier_columns.{state_of(at).dataset_fingerprint}"
+    for column, groupings in (("workclass", 7), ("marital_status", 15)):
+        at.multiselect(key=key).select(column).run()
+        assert len(at.selectbox(key="plan.adopt_choice").options) == groupings * 3
+    assert any(t.startswith("Population error against the worst group's error") for t in titles(at))
+    assert not at.exception and not at.main.error, errors(at)

@@ -55,6 +55,8 @@ Where this package deviates from the paper's text (each is repeated where it app
 The modules:
 
 - :mod:`.analysis` — GVDP as an analysis (:data:`GVDP`): settings, budget, plan, study;
+- :mod:`.accuracy` — the planner's error model (each interval's half-width as a function of ρ)
+  and its check by simulated releases;
 - :mod:`.bounds` — the public bounds (:class:`GVDPBounds`) and the budget split;
 - :mod:`.blb` — the bag of little bootstraps and the batched weighted fits;
 - :mod:`.private` — modified CoinPress and the post-processing (Thm. 2.9–2.12);
@@ -85,6 +87,7 @@ release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use n
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
 from dpcore.analyses.gvdp import (
+    accuracy,
     analysis,
     bounds,
     data,
@@ -95,6 +98,7 @@ from dpcore.analyses.gvdp import (
     plan,
     withhold,
 )
+from dpcore.analyses.gvdp.accuracy import *
 from dpcore.analyses.gvdp.analysis import *
 from dpcore.analyses.gvdp.bounds import *
 from dpcore.analyses.gvdp.data import *
@@ -106,6 +110,7 @@ from dpcore.analyses.gvdp.plan import *
 from dpcore.analyses.gvdp.withhold import *
 
 __all__ = [
+    *accuracy.__all__,
     *analysis.__all__,
     *bounds.__all__,
     *estimator.__all__,

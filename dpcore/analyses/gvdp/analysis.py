@@ -15,8 +15,14 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import is_numeric
-from dpcore.accounting import ZCDP, Budget, as_zcdp
+from dpcore.accounting import ZCDP, Budget, Kind, as_zcdp
 from dpcore.analyses.base import Analysis
+from dpcore.analyses.gvdp.accuracy import (
+    GvdpErrorModel,
+    GvdpRunSettings,
+    check_gvdp_accuracy,
+    gvdp_error_model,
+)
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
 from dpcore.analyses.gvdp.diagnostics import coverage_on_data
 from dpcore.analyses.gvdp.estimator import GVDPCoverage
@@ -26,6 +32,7 @@ from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.analyses.gvdp.withhold import Uninformative
 from dpcore.errors import Problem
 from dpcore.grouping import Grouping
+from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
 
 __all__ = ["DEFAULT_K", "GVDP", "GvdpAnalysis", "GvdpSettings"]
@@ -252,6 +259,42 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
         return coverage_on_data(
             stats, self.bounds(settings, model), self.run_settings(settings, budget, level),
             replications=replicates, rng=rng,
+        )  # fmt: skip
+
+    def planner_settings(self, settings: GvdpSettings) -> GvdpRunSettings:
+        """The choices the planner's error model and check share with a release."""
+        return GvdpRunSettings(
+            k=settings.k, resamples=settings.resamples, steps=settings.steps, beta=settings.beta,
+            mean_fraction=settings.mean_fraction, strategy=settings.strategy,
+        )  # fmt: skip
+
+    def error_model(
+        self, stats: GvdpData, settings: GvdpSettings, *, budget_kind: Kind = "pure"
+    ) -> GvdpErrorModel:
+        """Each published interval's half-width as a function of ρ
+        (:func:`~dpcore.analyses.gvdp.accuracy.gvdp_error_model`), whatever ``budget_kind``:
+        an ε budget runs GVDP at ρ = ε²/2."""
+        model = self.model(settings)
+        return gvdp_error_model(
+            stats, self.bounds(settings, model), self.planner_settings(settings)
+        )
+
+    def check_accuracy(
+        self,
+        stats: GvdpData,
+        settings: GvdpSettings,
+        budget: Budget,
+        target: AccuracyTarget,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        """How often simulated releases at ``budget`` publish intervals within ``target``
+        (:func:`~dpcore.analyses.gvdp.accuracy.check_gvdp_accuracy`)."""
+        model = self.model(settings)
+        return check_gvdp_accuracy(
+            stats, self.bounds(settings, model), self.planner_settings(settings),
+            self.native_budget(settings, budget), target, replicates=replicates, rng=rng,
         )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from dpcore.mechanisms import NoiseSource
 
 __all__ = [
     "psd_projection",
+    "step_noises",
 ]
 
 
@@ -98,9 +99,34 @@ def coinpress_step(
     norms = np.linalg.norm(offsets, axis=-1)
     shrink = np.minimum(1.0, clip[..., None] / np.maximum(norms, np.finfo(float).tiny))
     mean = centre + (offsets * shrink[..., None]).mean(axis=-2)
-    sigma = 2 * clip / (k * math.sqrt(2 * rho_m))
+    sigma, next_ball = step_noise(ball, gamma1, gamma2, k, rho_m)
     noisy = noise.add_gaussian(mean, np.broadcast_to(sigma[..., None], mean.shape))
-    return noisy, gamma2 * np.sqrt(1 / k + sigma**2), sigma
+    return noisy, next_ball, sigma
+
+
+def step_noise(
+    ball: np.ndarray, gamma1: float, gamma2: float, k: int, rho_m: float
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Alg. 4 (MVM), lines 6–8: a step's noise scale :math:`\sigma = 2(r + \gamma_1)/(k
+    \sqrt{2\rho_m})` and the next radius :math:`\gamma_2\sqrt{1/k + \sigma^2}`. Neither reads the
+    points: the noise of every step follows from the public starting radius."""
+    sigma = 2 * (ball + gamma1) / (k * math.sqrt(2 * rho_m))
+    return sigma, gamma2 * np.sqrt(1 / k + sigma**2)
+
+
+def step_noises(
+    ball: np.ndarray, d: int, k: int, rho_steps: tuple[float, ...], beta: float
+) -> np.ndarray:
+    """The noise scales σ_m of every step of :func:`_coinpress` from the whitened starting
+    radius ``ball`` (any shape), shape (t, ...): the same tail radii, the same recurrence
+    (:func:`step_noise`)."""
+    beta_s = beta / (2 * len(rho_steps))
+    gamma1, gamma2 = tail_radius(d, beta_s / k), tail_radius(d, beta_s)
+    sigmas = []
+    for rho_m in rho_steps:
+        sigma, ball = step_noise(np.asarray(ball, dtype=float), gamma1, gamma2, k, rho_m)
+        sigmas.append(sigma)
+    return np.stack(sigmas)
 
 
 def precision_weighted(

@@ -33,18 +33,39 @@ Choices where the paper leaves room:
   error (§2.4), which no budget removes; the Compare page shows it.
 - **Curator preview.** The error divides by Y and scales with r, both confidential: the model
   reads them, and every answer is labelled a curator preview (issue 17, "Honest inputs").
-- **First order only.** When the noise on Y is not small beside Y the ratio's error has heavier
-  tails than the delta method says; at the planner's answer to a useful target it is small, and
-  the check by simulation (which counts a withheld ratio as missing the target) shows how well
-  the first order holds.
+- **Exact law for the groups** (:class:`RatioErrorModel`). The first order holds when the noise
+  on Y is small beside Y; at loose targets (small budgets) it is not, the ratio's error has
+  heavier tails, and the first-order answer met its target less often than the level (demo by
+  race × sex, 4,000 simulated releases: ±0.5 met 0.930 with Laplace, 0.923 with the Gaussian;
+  ±1 met 0.873 and 0.854; ``benchmarks/bench_ratio_planner_coverage.py``). So each group's
+  probability of meeting ±h is computed from the exact law of the noisy ratio instead: with
+  u = e_s, v = e_y independent and Y + v > 0, :math:`|(S + u)/(Y + v) - r| \le h` iff
+  :math:`u \in [L(v), U(v)] = [(r - h)v - hY, (r + h)v + hY]`, and the release also needs S + u > 0 (and
+  the noisy Σw, Σw² positive) or it withholds the ratio, which counts as missing, as in the
+  check. So
+
+  .. math:: P(s) = \prod_i P(W_i + e_{w_i} > 0)\;
+            E_v\big[1\{Y + v > 0\}\,(F_u(U(v)) - F_u(\max(L(v), -S)))\big],
+
+  with F_u the CDF of the noise on Σws at scale s; the expectation is a mean over
+  equal-probability quantiles of v (:data:`EXACT_NODES`), the same at every budget, so P is
+  smooth in s. The needed scale is the smallest s with P(s) ≥ level (bisection in log s, from
+  the first-order answer), and the error at a budget the smallest h with P ≥ level. The
+  all-groups ratio divides by the whole label sum, where the first order holds; it keeps the
+  first order. After the change the same table reads 0.942–0.949 at every target (the
+  binomial band of 4,000 releases is 0.943–0.957; 20,000 releases at ±1 with the Gaussian
+  give 0.950).
 - **The analytic Gaussian calibration** (Balle & Wang 2018) finds σ numerically, not in a fixed
   proportion to 1/ε, so the planner does not cover it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr, ndtri
 
 from dpcore._labels import list_labels
 from dpcore._validate import as_rng, positive_int
@@ -65,7 +86,7 @@ from dpcore.planner.accuracy import (
     SampledError,
 )
 
-__all__ = ["UNPLANNED_MECHANISM", "ratio_check", "ratio_error_model"]
+__all__ = ["UNPLANNED_MECHANISM", "RatioErrorModel", "ratio_check", "ratio_error_model"]
 
 SUM_DRAWS = 10_000
 """Draws of the all-groups ratio's Laplace noise (quantile error about 1% at level 0.95)."""
@@ -81,17 +102,16 @@ UNPLANNED_MECHANISM = (
 
 def _unit_scales(
     sums: GroupRatioSums, mechanism: Mechanism, composition: Composition, delta: float
-) -> tuple[float, float]:
-    """The noise scales (b or σ) of Σws and Σwy at a budget of scale 1: ε = 1, or ρ = 1 with
-    zCDP, read off the release's own calibration (:func:`release_cost`)."""
+) -> dict[str, float]:
+    """The noise scale (b or σ) of every released sum at a budget of scale 1: ε = 1, or ρ = 1
+    with zCDP, read off the release's own calibration (:func:`release_cost`)."""
     zcdp = mechanism != "laplace" and composition == "zcdp"
     reference = ZCDP(1.0) if zcdp else PureDP(1.0)
     options = {"bounds": sums.bounds, "weighted": sums.w_column is not None,
                "binary_y": sums.binary_y}  # fmt: skip
     arguments = release_arguments(reference, mechanism=mechanism, composition=composition,
                                   delta=delta, **options)  # fmt: skip
-    scales = release_cost(**options, **arguments)[2]
-    return scales["ws"], scales["wy"]
+    return release_cost(**options, **arguments)[2]
 
 
 def _released_sums(sums: GroupRatioSums) -> int:
@@ -127,9 +147,11 @@ def _assumptions(
 ) -> list[str]:
     m = _released_sums(sums)
     out = [
-        "Each group's ratio to first order (the delta method, eq. (1) of Miao & Li 2022 with "
-        "the noise variances of §2.4.3): its error is (noise on Σ score − ratio × noise on "
-        "Σ label) / Σ label.",
+        "Each group's ratio by the exact law of (Σ score + noise) / (Σ label + noise), a "
+        "ratio the release would withhold (a noisy sum not positive) counting as missing; the "
+        "all-groups ratio to first order (the delta method, eq. (1) of Miao & Li 2022 with "
+        "the noise variances of §2.4.3: (noise on Σ score − ratio × noise on Σ label) / "
+        "Σ label).",
         f"{MECHANISMS[mechanism]} on each of the {m} sums a group releases, the budget split "
         "evenly over them"
         + (" with zCDP accounting." if mechanism != "laplace" and composition == "zcdp" else "."),
@@ -151,6 +173,101 @@ def _assumptions(
     return out
 
 
+EXACT_NODES = 1000
+"""Equal-probability nodes of the label sum's noise over which a group's exact probability of
+meeting a target is averaged (fewer with many groups: at most a million evaluations a step)."""
+EXACT_EVALUATIONS = 1_000_000
+SEARCH_STEPS = 30
+"""Halvings of log s (or of h) in the exact searches: a step below 1e-8 of the bracket."""
+MAX_DOUBLINGS = 60
+
+
+@dataclass(frozen=True, eq=False)
+class RatioErrorModel(ErrorModel):
+    r"""The ratio's errors: every group's by the exact law of its published ratio, the all-groups
+    ratio's to first order (module docstring, "Exact law").
+
+    ``numerator`` and ``denominator`` are each group's exact S = Σws and Y = Σwy,
+    ``unit_scales`` the noise scales of Σws and Σwy at budget scale 1, ``positive`` the other
+    sums a release needs positive (exact values per group, unit noise scale), ``laplace``
+    whether the noise is Laplace (else Gaussian).
+    """
+
+    numerator: np.ndarray | None = None
+    denominator: np.ndarray | None = None
+    unit_scales: tuple[float, float] = (1.0, 1.0)
+    positive: tuple[tuple[np.ndarray, float], ...] = ()
+    laplace: bool = False
+
+    def _unit_cdf(self, x: np.ndarray) -> np.ndarray:
+        if self.laplace:
+            return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0)), 1 - 0.5 * np.exp(-np.abs(x)))
+        return ndtr(x)
+
+    def _nodes(self) -> np.ndarray:
+        """The unit noise's quantiles at the midpoints of equal-probability bins."""
+        count = max(200, min(EXACT_NODES, EXACT_EVALUATIONS // max(self.groups, 1)))
+        p = (np.arange(count) + 0.5) / count
+        if self.laplace:
+            return -np.sign(p - 0.5) * np.log1p(-2 * np.abs(p - 0.5))
+        return ndtri(p)
+
+    def group_probability_within(self, scale: np.ndarray, half: np.ndarray) -> np.ndarray:
+        r"""P(a group's published ratio lies within ±``half`` of its exact ratio) at budget
+        scales ``scale`` (both one per group, broadcast): the module docstring's integral."""
+        b_s, b_y = self.unit_scales
+        s, y = self.numerator, self.denominator
+        r = s / y
+        v = self._nodes()[:, None] * b_y / scale  # the noise on Σwy at each node, (nodes, k)
+        upper = (r + half) * v + half * y
+        lower = np.maximum((r - half) * v - half * y, -s)
+        inside = self._unit_cdf(upper * scale / b_s) - self._unit_cdf(lower * scale / b_s)
+        p = np.where(y + v > 0, np.maximum(inside, 0.0), 0.0).mean(axis=0)
+        for exact, unit in self.positive:
+            p = p * (1 - self._unit_cdf(-exact * scale / unit))
+        return p
+
+    def needed_scales(self, target: AccuracyTarget) -> np.ndarray:
+        """The first order's needed scales, each group's replaced by the smallest scale at
+        which its exact probability of meeting ``target`` reaches the level."""
+        needed = super().needed_scales(target)
+        k, half = self.groups, self.target_half_widths(target)[: self.groups]
+        start = needed[:k]
+        low, high = start / 16, start.copy()
+        for _ in range(MAX_DOUBLINGS):
+            short = self.group_probability_within(high, half) < target.level
+            if not short.any():
+                break
+            low, high = np.where(short, high, low), np.where(short, 2 * high, high)
+        met_low = self.group_probability_within(low, half) >= target.level
+        for _ in range(SEARCH_STEPS):
+            mid = np.sqrt(low * high)
+            met = self.group_probability_within(mid, half) >= target.level
+            low, high = np.where(met, low, mid), np.where(met, mid, high)
+        needed[:k] = np.where(met_low, low, high)
+        return needed
+
+    def half_widths_at(self, scale: float, target: AccuracyTarget) -> np.ndarray:
+        """The first order's errors, each group's replaced by the smallest ±h its published
+        ratio stays within with probability ``target.level`` (inf when the release withholds
+        it more often than 1 − level)."""
+        errors = super().half_widths_at(scale, target)
+        k, scales = self.groups, np.full(self.groups, float(scale))
+        low, high = np.zeros(k), 2 * errors[:k]
+        for _ in range(MAX_DOUBLINGS):
+            short = self.group_probability_within(scales, high) < target.level
+            if not short.any():
+                break
+            high = np.where(short, 2 * high, high)
+        never = self.group_probability_within(scales, high) < target.level
+        for _ in range(SEARCH_STEPS):
+            mid = (low + high) / 2
+            met = self.group_probability_within(scales, mid) >= target.level
+            low, high = np.where(met, low, mid), np.where(met, mid, high)
+        errors[:k] = np.where(never, np.inf, high)
+        return errors
+
+
 TYPICAL_RATIO_TARGET = 0.05
 """The Plan page's first target for a ratio: ±0.05, five hundredths of a calibration ratio
 near 1."""
@@ -162,14 +279,15 @@ def ratio_error_model(
     mechanism: Mechanism,
     composition: Composition = "basic",
     delta: float = 1e-6,
-) -> ErrorModel:
+) -> RatioErrorModel:
     """The errors of a ratio release, every group's and the all-groups ratio's, as functions of
     the budget (module docstring). ``ValueError`` for the analytic Gaussian calibration and for
     a group whose label sum is 0."""
     if mechanism == "gaussian_analytic":
         raise ValueError(UNPLANNED_MECHANISM)
     _check_denominators(sums)
-    scale_s, scale_y = _unit_scales(sums, mechanism, composition, delta)
+    unit = _unit_scales(sums, mechanism, composition, delta)
+    scale_s, scale_y = unit["ws"], unit["wy"]
     total_s, total_y = np.asarray(sums.sums.ws, dtype=float), np.asarray(sums.sums.wy, dtype=float)
     ratio, k = total_s / total_y, sums.k
     overall = float(total_s.sum() / total_y.sum())
@@ -186,7 +304,16 @@ def ratio_error_model(
     zcdp = mechanism != "laplace" and composition == "zcdp"
     classic = mechanism == "gaussian" and not zcdp
     m = _released_sums(sums)
-    return ErrorModel(
+    # Σw (and Σw² when weighted) must come out positive too, or the release withholds the ratio.
+    needed_positive = ("w", "ww") if sums.w_column is not None else ("w",)
+    return RatioErrorModel(
+        numerator=total_s,
+        denominator=total_y,
+        unit_scales=(scale_s, scale_y),
+        positive=tuple(
+            (np.asarray(sums.sums.value(name), dtype=float), unit[name]) for name in needed_positive
+        ),
+        laplace=mechanism == "laplace",
         labels=(*sums.labels, ALL_GROUPS),
         sizes=np.append(sums.rows, np.sum(sums.rows)),
         shapes=((groups, k), (everyone, 1)),

@@ -245,6 +245,24 @@ def test_frontier_candidates_it_cannot_group_are_skipped_with_nulls(capsys, tabl
     assert all(c["skipped"] == "" for c in grouped["candidates"])
 
 
+def test_frontier_scores_coinpress_by_its_simulated_releases(capsys, table):
+    argv = frontier_args(table, "g,h", "--sizes-public", "--sigma", "3", "--steps", "2",
+                         "--seed", "2", budget="--rho=0.5")  # fmt: skip
+    document = run_json(capsys, replace(argv, "--estimator", "coinpress"))
+    settings = MeanSettings(
+        value="v", estimator="coinpress", clip_low=0, clip_high=10, n_public=True,
+        coinpress_sigma=3.0, coinpress_steps=2,
+    )  # fmt: skip
+    expected = MEAN.frontier(
+        pd.read_csv(table), ["g", "h"], settings, ZCDP(0.5), GroupingSpec(by=("g", "h")),
+        replicates=20, rng=2,
+    )  # fmt: skip
+    candidates = document["candidates"]
+    assert [c["global_error"] for c in candidates] == list(expected["global_error"])
+    assert [c["pareto"] for c in candidates] == list(expected["pareto"])
+    assert all(c["skipped"] == "" for c in candidates) and document["curator_preview"] is True
+
+
 def test_frontier_text_format(capsys, table):
     assert main(frontier_args(table, "g,h", "--format", "text", budget="--rho=0.5")) == 0
     out = capsys.readouterr().out
@@ -273,6 +291,12 @@ ERRORS = {
     "two targets": (lambda t: plan_args(t, "--target-rel=0.1"), 2, "not allowed"),
     "coinpress, private sizes": (
         lambda t: replace(plan_args(t), "--estimator", "coinpress"), 1, "needs --sizes-public"),
+    "coinpress frontier, private sizes": (
+        lambda t: replace(frontier_args(t, "g", budget="--rho=1"), "--estimator", "coinpress"), 1,
+        "needs --sizes-public"),
+    "coinpress frontier under epsilon": (
+        lambda t: replace(frontier_args(t, "g", "--sizes-public"), "--estimator", "coinpress"),
+        1, "ρ-zCDP"),
     "gaussian under epsilon": (
         lambda t: replace(frontier_args(t, "g"), "--estimator", "gaussian"), 1, "ρ-zCDP"),
     "no subcommand": (lambda t: [], 2, "COMMAND"),

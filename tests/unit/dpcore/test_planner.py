@@ -257,7 +257,7 @@ def test_the_pair_of_laplace_noises_has_the_convolved_law():
 def test_analyses_without_an_error_model_say_the_planner_does_not_cover_them():
     from dpcore.analyses import SYNTH
 
-    with pytest.raises(PlannerUnavailable, match="covers the mean per group and the ratio"):
+    with pytest.raises(PlannerUnavailable, match="covers the mean per group, the ratio of sums and the general"):
         SYNTH.error_model(None, SYNTH.default_settings())
 
 

@@ -19,6 +19,7 @@ from dpcore.grouping import GroupingSpec
 from dpcore.mechanisms import SimulationNoise
 from dpcore.planner import (
     AccuracyTarget,
+    ErrorModel,
     LaplacePairError,
     LaplaceSumError,
     smallest_budget,
@@ -97,14 +98,39 @@ def test_units_follow_the_mechanism_and_the_budget_kind(sums):
 
 @pytest.mark.parametrize(("settings", "kind"), PLANNED)
 def test_the_noise_falls_as_the_budget_scale_rises(sums, settings, kind):
-    """Half the target needs twice the ε (or four times the ρ)."""
+    """Half the target needs about twice the ε (or four times the ρ): exactly so to first order;
+    the exact law asks a little more of the looser target, where the noise on the label sum
+    matters more."""
     model = RATIO.error_model(sums, settings, budget_kind=kind)
-    loose = smallest_budget(model, AccuracyTarget(0.4)).budget
-    tight = smallest_budget(model, AccuracyTarget(0.2)).budget
+    loose = smallest_budget(model, AccuracyTarget(0.4)).budget.components()[model.unit]
+    tight = smallest_budget(model, AccuracyTarget(0.2)).budget.components()[model.unit]
     factor = 4 if model.unit == "rho" else 2
-    assert tight.components()[model.unit] == pytest.approx(
-        factor * loose.components()[model.unit], rel=1e-9
+    assert tight == pytest.approx(factor * loose, rel=0.1)
+    assert tight <= factor * loose
+
+
+@pytest.mark.parametrize(("settings", "kind"), PLANNED)
+def test_a_loose_target_needs_more_than_the_first_order_and_simulations_meet_it(
+    sums, settings, kind
+):
+    """At a loose target the first order (delta method) promises too much; the exact law's
+    answer is met by simulated releases about as often as the level says."""
+    model = RATIO.error_model(sums, settings, budget_kind=kind)
+    target = AccuracyTarget(0.4)
+    exact = model.needed_scales(target)
+    first_order = ErrorModel.needed_scales(model, target)
+    assert np.all(exact[: model.groups] >= first_order[: model.groups])
+    assert exact.max() > 1.02 * first_order.max()
+    answer = smallest_budget(model, target)
+    binding = model.labels.index(answer.binding)
+    scale = model.scale_within(answer.budget)
+    probability = model.group_probability_within(
+        np.full(model.groups, scale), np.full(model.groups, 0.4)
     )
+    assert probability[binding] == pytest.approx(0.95, abs=1e-6)
+    check = RATIO.check_accuracy(sums, settings, answer.budget, target, replicates=4000, rng=5)
+    met = check.set_index("estimate").loc[answer.binding, "met"]
+    assert stats.binomtest(round(met * 4000), 4000, 0.95).pvalue > 0.001
 
 
 def test_the_classic_gaussian_says_when_a_target_needs_more_than_it_can_run_at(sums):

@@ -1,0 +1,74 @@
+"""The Plan page with the general estimator (GVDP): each interval's half-width → the budget,
+the target changed twice in a row and the answer following each time, checked by simulated
+releases; curator preview labels; no frontier promised."""
+
+from __future__ import annotations
+
+import functools
+
+from dpcore.analyses import GVDP
+from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.datasets import load_demo
+from dpcore.grouping import GroupingSpec
+from dpcore.planner import AccuracyTarget, smallest_budget
+from strata_ui.style import rounded_up
+from tests.app.helpers import errors, go, start, state_of, text
+from tests.app.test_plan_page import answer_shown
+
+HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
+
+
+@functools.cache
+def demo_model():
+    frame, settings = load_demo(), GvdpSettings()
+    stats = GVDP.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
+    return GVDP.error_model(stats, settings)
+
+
+def expected_rho(half_width: float, level: float = 0.95) -> float:
+    """The demo's GVDP answer (race × sex), computed outside the app by the library."""
+    return smallest_budget(demo_model(), AccuracyTarget(half_width, level=level)).budget.rho
+
+
+def test_each_target_change_moves_the_answer_and_the_check_follows():
+    at = start()
+    state_of(at).analysis = "gvdp"
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    assert (
+        answer_shown(at) == f"ρ = {rounded_up(expected_rho(5.0)):g}"
+    )  # the first target: ±5% of [0, 100]
+    assert "bag of little bootstraps" in text(at.info)  # a curator preview, and why
+    for half_width in (10.0, 20.0):
+        at.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        assert answer_shown(at) == f"ρ = {rounded_up(expected_rho(half_width)):g}"
+        assert "Set by **Other × Female**" in text(at.main.markdown)
+        assert "**Other × Female** met the target" in text(at.main.markdown)
+    at.select_slider(key="planner_view.level").set_value(0.9).run()
+    assert answer_shown(at) == f"ρ = {rounded_up(expected_rho(20.0, 0.9)):g}"
+    assert "counting how often each published interval is within the target" in text(at.caption)
+    assert "frontier of groupings covers the mean per group so far" in text(at.info)
+    assert not at.exception and not at.main.error, errors(at)
+
+
+def test_a_target_below_the_sampling_error_says_no_budget_removes_it():
+    at = start()
+    state_of(at).analysis = "gvdp"
+    go(at, "plan")
+    at.number_input(key=HALF_WIDTH).set_value(1.0).run()
+    warnings = text(at.warning)
+    assert "No budget meets this target" in warnings
+    assert "sampling error, which no budget removes" in warnings
+    assert not at.exception
+
+
+def test_a_planned_release_whose_share_withholds_groups_says_so_in_words():
+    at = start()
+    state_of(at).analysis = "gvdp"
+    go(at, "plan")
+    at.number_input(key=HALF_WIDTH).set_value(20.0).run()
+    at.button(key="plan.portfolio.add").click().run()
+    assert not at.exception and not at.main.error, errors(at)
+    go(at, "release")
+    assert "some estimates would be withheld (not published at all)" in text(at.info)
+    assert "±inf" not in text(at.info)
