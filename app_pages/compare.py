@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from strata_ui.analyses import current
+from strata_ui.analyses import current, stops_for_rows
 
 st.title("Compare")
 st.info(
@@ -14,5 +14,6 @@ st.markdown(
     "the population error, each group's error, and the gap between groups. Simulation never spends "
     "budget."
 )
-
+if stops_for_rows():
+    st.stop()
 current().render_compare()

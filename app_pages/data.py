@@ -1,16 +1,18 @@
 """Data: the table under study, where it comes from, and the analysis' choices of columns."""
 
+import pandas as pd
 import streamlit as st
 
 from dpcore.datasets import DEMO_COLUMNS
-from strata_ui import url_state
+from dpcore.engines import EngineError
+from strata_ui import files, pipeline, url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.navigation import render_journeys
 from strata_ui.state import get_dataset, get_state
 from strata_ui.style import as_written
-from strata_ui.uploads import handle_upload, restore_demo
+from strata_ui.uploads import handle_upload, open_path, restore_demo
 
 st.title("Data")
 st.markdown(
@@ -52,35 +54,84 @@ else:
         else:
             st.success(f"Using “{as_written(state.dataset_name)}”.",
                        icon=":material/check_circle:")  # fmt: skip
-# An upload, or a Learn preset's built-in data (allowed in workshop mode).
-if state.uploaded is not None and st.button("Use the demo data again", icon=":material/undo:"):
+
+    # ---- files on this machine -----------------------------------------------------------
+    st.subheader("Open a file or folder on this machine")
+    root = files.data_root()
+    st.markdown(
+        "For data too large to upload, where the app is installed next to it: the path of a "
+        "CSV or Parquet file, a folder of Parquet files, or a glob such as "
+        "`/data/survey/*.parquet`. The data must sit **on the machine that runs the app** (the "
+        "server), not on your own computer. The rows stay in the files: DuckDB reads them where "
+        "they lie, and only each group's counts and sums come into memory."
+        + ("" if root is None else f" This installation opens files under `{root}` only.")
+    )
+    path = st.text_input(
+        "Path on the machine running the app",
+        value=state.data_path,
+        placeholder="/data/survey/ or /data/survey/*.parquet",
+        key=f"data.path_{state.upload_generation}",
+        help="A folder is searched with its subfolders for Parquet or CSV files; every part "
+        "must have the same columns. The address bar keeps the path, so a refresh opens it again.",
+    )
+    if st.button("Open", icon=":material/folder_open:", key="data.open"):
+        error = open_path(state, path)
+        if error is None:
+            st.rerun()  # the sidebar, drawn before this, still names the previous dataset
+        own = state.uploaded is not None or state.data_path
+        kept = f"“{state.dataset_name}”" if own else "the demo data"
+        st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.",
+                 icon=":material/error:")  # fmt: skip
+# An upload, files, or a Learn preset's built-in data (allowed in workshop mode).
+own_data = state.uploaded is not None or state.data_path
+if own_data and st.button("Use the demo data again", icon=":material/undo:"):
     restore_demo(state)
     st.rerun()
 
 # ---- the dataset in use ----------------------------------------------------------------
-frame = get_dataset()
-is_demo = state.uploaded is None
+try:
+    kinds, n_rows = pipeline.column_kinds(state), pipeline.row_count(state)
+except EngineError as exc:  # files opened earlier, since moved or changed
+    st.error(f"{as_written(str(exc))}\n\nOpen the files again, or use the demo data.",
+             icon=":material/error:")  # fmt: skip
+    st.stop()
 st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
-rows.metric("Rows", f"{len(frame):,}")
-columns.metric("Columns", frame.shape[1])
+if state.data_path:
+    rows.metric(
+        "Rows (curator's view)", f"{n_rows:,}",
+        help="Counted exactly from the files, for you who hold the data. It is not "
+        "differentially private and is never part of a release or an export.",
+    )  # fmt: skip
+else:
+    rows.metric("Rows", f"{n_rows:,}")
+columns.metric("Columns", len(kinds))
 for note in state.upload_notes:
     st.info(as_written(note), icon=":material/info:")
 
-current().render_data_choices(frame)
+current().render_data_choices(kinds)
 
-# ---- preview ---------------------------------------------------------------------------
-st.subheader("Preview")
-st.caption(
-    f"First {PREVIEW_ROWS} of {len(frame):,} rows, shown as they are: this curator's view of the "
-    "confidential data is not differentially private."
-)
-st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True)
-
-st.subheader("Columns")
-st.dataframe(describe_columns(frame, DEMO_COLUMNS if is_demo else {}), hide_index=True)
-if is_demo:
+if state.data_path:
+    st.subheader("Columns")
+    st.dataframe(pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}),
+                 hide_index=True)  # fmt: skip
     st.caption(
-        "Source: UCI Adult, 1994 US Census extract (Becker & Kohavi, 1996), CC BY 4.0. "
-        "The `score` column comes from a demo classifier."
+        "No rows are shown: they stay in the files. The row count above is the curator's view "
+        "of the confidential data, not differentially private."
     )
+else:  # ---- preview and columns of a table in memory --------------------------------------
+    frame = get_dataset()
+    is_demo = state.uploaded is None
+    st.subheader("Preview")
+    st.caption(
+        f"First {PREVIEW_ROWS} of {n_rows:,} rows, shown as they are: this curator's view of "
+        "the confidential data is not differentially private."
+    )
+    st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True)
+    st.subheader("Columns")
+    st.dataframe(describe_columns(frame, DEMO_COLUMNS if is_demo else {}), hide_index=True)
+    if is_demo:
+        st.caption(
+            "Source: UCI Adult, 1994 US Census extract (Becker & Kohavi, 1996), CC BY 4.0. "
+            "The `score` column comes from a demo classifier."
+        )

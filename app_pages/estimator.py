@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore.analyses import ANALYSES, get
-from strata_ui.analyses import current
+from strata_ui.analyses import current, stops_for_rows
 from strata_ui.state import get_state
 
 st.title("Estimator")
@@ -19,4 +19,6 @@ state.analysis = st.radio(
     help="Each analysis uses the strata from the Strata page.",
 )
 st.caption(get(state.analysis).summary)
+if stops_for_rows():
+    st.stop()
 current().render_estimator()

@@ -3,10 +3,11 @@
 import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable
+from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
 from strata_ui import pipeline, planner, portfolio
-from strata_ui.analyses import current
+from strata_ui.analyses import current, stops_for_rows
 from strata_ui.state import get_settings, get_state, open_ledger
 from strata_ui.widgets import show_error
 
@@ -17,6 +18,8 @@ st.markdown(
     "simulated releases. Below, compare every way of grouping people at the current budget."
 )
 
+if stops_for_rows():
+    st.stop()
 ui, state = current(), get_state()
 settings = get_settings(ui.analysis.settings_type)
 try:
@@ -65,7 +68,7 @@ st.info(
 )
 try:
     planner.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
-except PlannerUnavailable as exc:
+except (PlannerUnavailable, NeedsRowsInMemory) as exc:  # e.g. on files read where they lie
     st.info(str(exc), icon=":material/info:")
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch
     show_error(exc)

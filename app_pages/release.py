@@ -6,7 +6,7 @@ from dpcore.accounting import BudgetExceededError
 from dpcore.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import portfolio, release_ui
-from strata_ui.analyses import current
+from strata_ui.analyses import current, stops_for_rows
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
 from strata_ui.widgets import progress_bar, show_error
@@ -18,6 +18,8 @@ st.markdown(
     "in the ledger. Only differentially private outputs are shown and exported."
 )
 
+if stops_for_rows():
+    st.stop()
 state = get_state()
 ledger = open_ledger_or_stop()
 gauge_col, plan_col = st.columns([1, 2])

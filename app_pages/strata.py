@@ -5,7 +5,7 @@ import dataclasses
 import streamlit as st
 
 from dpcore import theory
-from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL, is_category_codes, needs_edges
+from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL
 from strata_ui import charts_strata, data, group_list, noisy_small_groups, pipeline, share_table
 from strata_ui.analyses import current
 from strata_ui.constants import (
@@ -15,7 +15,7 @@ from strata_ui.constants import (
     MIN_GROUP_SIZE_MIN,
     SMALL_GROUP_SHARE,
 )
-from strata_ui.state import get_dataset, get_state
+from strata_ui.state import get_state
 from strata_ui.style import three_digits
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import labelled_radio, show_error
@@ -26,12 +26,11 @@ st.markdown(
     "in exactly one group, so estimating every group separately costs the budget of one group."
 )
 state = get_state()
-frame = get_dataset()
 
 # ---- grouping columns ------------------------------------------------------------------
 st.subheader("Group by")
 kept_apart = current().columns_not_for_grouping()
-options = [c for c in frame.columns if c not in kept_apart]
+options = [c for c in pipeline.column_kinds(state) if c not in kept_apart]
 state.strata_columns = st.multiselect(
     "Grouping columns",
     options,
@@ -41,13 +40,14 @@ state.strata_columns = st.multiselect(
     help="Choosing several columns makes intersectional groups, e.g. race × sex. At most "
     f"{MAX_GROUPS:,} groups.",
 )
-codes = [c for c in state.strata_columns if is_category_codes(frame[c])]
+rules = {c: pipeline.column_rule(state, c) for c in state.strata_columns}
+codes = [c for c, rule in rules.items() if rule == "codes"]
 if codes:
     st.caption(
         f"{', '.join(f'`{c}`' for c in codes)}: whole numbers with at most {MAX_CODE_VALUES} "
         "values, used as categories as they are (like yes/no or text), no bucket edges needed."
     )
-numeric = [c for c in state.strata_columns if needs_edges(frame[c])]
+numeric = [c for c, rule in rules.items() if rule == "edges"]
 if numeric:
     st.markdown(
         "**Bucket edges for numeric columns.** Type the edges from outside knowledge (e.g. "

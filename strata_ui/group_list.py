@@ -12,7 +12,7 @@ import streamlit as st
 
 from dpcore.grouping import MISSING_LABEL, bucket_labels, codebook_categories
 from strata_ui import pipeline
-from strata_ui.state import AppState, get_dataset
+from strata_ui.state import AppState
 from strata_ui.widgets import labelled_radio
 
 GROUP_LIST_LABELS = {
@@ -63,9 +63,7 @@ def _widget_key(state: AppState, column: str) -> str:
 def _category_list(state: AppState, column: str) -> list[str]:
     """One grouping column's declared categories: a multiselect that accepts new categories."""
     edges = state.bucket_edges.get(column)
-    found = pipeline.data_categories(
-        get_dataset(), state.dataset_fingerprint, column, tuple(edges) if edges else None
-    )
+    found = pipeline.categories_found(state, column, tuple(edges) if edges else None)
     # A bucketed column's categories are its buckets, public because its edges are.
     offered = [*bucket_labels(tuple(edges)), MISSING_LABEL] if edges else found
     key = _widget_key(state, column)

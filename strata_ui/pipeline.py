@@ -10,6 +10,10 @@ The groups, and the statistics of an analysis that keeps them read-only, are sha
 (``st.cache_resource``): every rerun and session reads the one object. ``st.cache_data`` would
 unpickle a fresh copy on each of a page's calls — at 10 million rows, 18 copies of the grouped
 data per move of the Compare page's slider, 3.5 s of it.
+
+Data in files on this machine (:attr:`AppState.data_path`) never comes into memory: its groups,
+categories and statistics come from DuckDB's passes over the files (:mod:`strata_ui.files`),
+through the same functions, so that pages need not know where the rows are.
 """
 
 from __future__ import annotations
@@ -17,13 +21,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore import theory
+from dpcore import column_kind, theory
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis
-from dpcore.grouping import Grouping, GroupingSpec, cell_labels, codebook_order
+from dpcore.grouping import (
+    Grouping,
+    GroupingSpec,
+    cell_labels,
+    codebook_order,
+    is_category_codes,
+    needs_edges,
+)
 from dpcore.release import DatasetRef, PlanHeader
-from strata_ui.state import AppState, get_dataset, get_state
+from strata_ui import files
+from strata_ui.state import AppState, get_dataset, get_settings, get_state
 
 SHARE_SOURCE_LABELS = {
     "data": "Group counts from the data, treated as public",
@@ -79,12 +91,47 @@ def private_sizes_needs(state: AppState) -> list[str]:
     return [_PRIVATE_SIZES_NEEDS[gap] for gap in grouping_spec(state).private_sizes_gaps()]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def data_categories(
-    _frame: pd.DataFrame, fingerprint: str, column: str, edges: tuple[float, ...] | None
-) -> list[str]:
+# ---- the data in use: a frame in memory, or files read where they lie ----------------------
+
+
+def _opened(state: AppState) -> files.OpenedFiles:
+    return files.open_files(state.data_path, state.dataset_fingerprint)
+
+
+def column_kinds(state: AppState) -> dict[str, str]:
+    """Every column of the data in use and its kind in plain words ("whole number", "text"…)."""
+    if state.data_path:
+        return _opened(state).kinds
+    frame = get_dataset()
+    return {str(column): column_kind(frame[column]) for column in frame.columns}
+
+
+def row_count(state: AppState) -> int:
+    """The rows of the data in use (exact: a curator's view, on screen only)."""
+    return _opened(state).rows if state.data_path else len(get_dataset())
+
+
+def column_rule(state: AppState, column: str) -> files.ColumnRule:
+    """How a grouping column groups: by its ``"values"``, as category ``"codes"``, or in public
+    buckets (``"edges"``)."""
+    if state.data_path:
+        return files.column_rule(state.data_path, state.dataset_fingerprint, column)
+    series = get_dataset()[column]
+    return "codes" if is_category_codes(series) else "edges" if needs_edges(series) else "values"
+
+
+def categories_found(state: AppState, column: str, edges: tuple[float, ...] | None) -> list[str]:
     """The categories of ``column`` found in the data (its buckets' labels with ``edges``), in
     the order a codebook would list them: a curator's view, offered to prefill a declaration."""
+    if state.data_path:
+        return files.categories_found(state.data_path, state.dataset_fingerprint, column, edges)
+    return _data_categories(get_dataset(), state.dataset_fingerprint, column, edges)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _data_categories(
+    _frame: pd.DataFrame, fingerprint: str, column: str, edges: tuple[float, ...] | None
+) -> list[str]:
     labels = cell_labels(_frame[[column]], column, {column: edges} if edges else None)[column]
     return sorted(labels.unique(), key=codebook_order)
 
@@ -98,7 +145,10 @@ def _build_grouping(_frame: pd.DataFrame, fingerprint: str, spec: GroupingSpec) 
 
 def current_grouping(state: AppState) -> Grouping:
     """The session's groups and recombination shares; ``ValueError`` explains what to fix."""
-    return _build_grouping(get_dataset(), state.dataset_fingerprint, grouping_spec(state))
+    spec = grouping_spec(state)
+    if state.data_path:
+        return files.grouping(state.data_path, state.dataset_fingerprint, spec)
+    return _build_grouping(get_dataset(), state.dataset_fingerprint, spec)
 
 
 def grouping_key(state: AppState) -> tuple:
@@ -134,8 +184,13 @@ def current_statistics(analysis: Analysis, settings: object):
 
 def statistics_for(analysis: Analysis, settings: object, spec: GroupingSpec):
     """As :func:`current_statistics`, in the groups of ``spec`` (e.g. a planned release's,
-    which may differ from the Strata page's now)."""
-    state, frame = get_state(), get_dataset()
+    which may differ from the Strata page's now). On files, the statistics an engine
+    computed (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`); an analysis that needs
+    the rows raises :class:`~dpcore.analyses.base.NeedsRowsInMemory`."""
+    state = get_state()
+    if state.data_path:
+        return _files_aggregated(state, analysis, settings, spec).stats
+    frame = get_dataset()
     grouping = _build_grouping(frame, state.dataset_fingerprint, spec)
     cached = _shared_statistics if analysis.read_only_statistics else _copied_statistics
     return cached(
@@ -163,12 +218,26 @@ def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRe
     return DatasetRef.of(_frame, name)
 
 
+def _files_aggregated(state: AppState, analysis: Analysis, settings: object, spec: GroupingSpec):
+    return files.aggregated(analysis, state.data_path, state.dataset_fingerprint, spec, settings)
+
+
 def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     """The header of the release the session would commit at ``budget``: the data in use, the
-    groups of the Strata page, and the name and level of the Release page."""
+    groups of the Strata page, and the name and level of the Release page.
+
+    Files are known to a release as the engine's pass knows them (the columns read and an
+    order-free digest of their rows, :func:`~dpcore.engines.aggregate_mean`), so that the
+    release's script, which runs that pass again, rebuilds the same plan and spends once."""
+    spec = grouping_spec(state)
+    if state.data_path:
+        analysis = get(state.analysis)
+        settings = get_settings(analysis.settings_type)
+        dataset = _files_aggregated(state, analysis, settings, spec).dataset
+    else:
+        dataset = _dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name)
     return PlanHeader(
-        dataset=_dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name),
-        spec=grouping_spec(state), budget=budget, label=state.release_label,
+        dataset=dataset, spec=spec, budget=budget, label=state.release_label,
         level=state.release_level,
     )  # fmt: skip
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP
+from dpcore.engines import EngineError
 from dpcore.ledger import Ledger, LedgerUnavailableError
-from strata_ui import constants
+from strata_ui import constants, pipeline
 from strata_ui.ledger_ui import render_sidebar_line
-from strata_ui.state import get_dataset, get_state, open_ledger
+from strata_ui.state import get_state, open_ledger
 from strata_ui.uploads import restore_demo
 
 
@@ -39,13 +40,14 @@ def lands_on_workshop_page(*, opened_at_root: bool) -> bool:
 
 
 def _workshop_switched() -> None:
-    """Switching workshop mode on goes to the Learn page and puts an uploaded file away:
-    workshops use built-in data only."""
+    """Switching workshop mode on goes to the Learn page and puts an uploaded file or opened
+    files away: workshops use built-in data only."""
     state = get_state()
     st.session_state[_WORKSHOP_SWITCHED_ON] = st.session_state[constants.WORKSHOP_QUERY_KEY]
-    if not st.session_state[constants.WORKSHOP_QUERY_KEY] or state.uploaded is None:
+    if not st.session_state[constants.WORKSHOP_QUERY_KEY]:
         return
-    if not state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
+    preset = state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX)
+    if state.data_path or (state.uploaded is not None and not preset):
         restore_demo(state)
 
 
@@ -94,9 +96,15 @@ def format_delta(delta: float) -> str:
 
 
 def _render_dataset() -> None:
-    frame = get_dataset()
+    state = get_state()
     st.subheader("Dataset", divider="gray")
-    st.markdown(f"{get_state().dataset_name}  \n{len(frame):,} rows × {frame.shape[1]} columns")
+    try:
+        shape = f"{pipeline.row_count(state):,} rows × {len(pipeline.column_kinds(state))} columns"
+    except EngineError as exc:  # files opened earlier, since moved or changed
+        st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
+        return
+    where = "  \nread where it lies, on this machine" if state.data_path else ""
+    st.markdown(f"{state.dataset_name}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."

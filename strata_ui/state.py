@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.ledger import (
     LEDGER_PATH_ENV,
@@ -55,6 +56,7 @@ class AppState:
     # Data
     dataset_name: str = DEMO_DATASET_NAME
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
+    data_path: str = ""  # files on this machine read where they lie (strata_ui.files), if any
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
     upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
@@ -171,9 +173,17 @@ def get_state() -> AppState:
 
 
 def get_dataset() -> pd.DataFrame:
-    """The dataset in use: the user's validated upload if any, else the demo data."""
-    uploaded = get_state().uploaded
-    return load_demo() if uploaded is None else uploaded
+    """The dataset in use: the user's validated upload if any, else the demo data.
+
+    Raises :class:`~dpcore.analyses.base.NeedsRowsInMemory` when the data in use stays in
+    files on disk (:attr:`AppState.data_path`): its rows are never loaded into memory."""
+    state = get_state()
+    if state.data_path:
+        raise NeedsRowsInMemory(
+            f"This step needs the rows in memory, and the data in use stays in the files at "
+            f"{state.data_path}. Upload the data (or a sample of it) on the Data page to use it."
+        )
+    return load_demo() if state.uploaded is None else state.uploaded
 
 
 def ledger_path_for_display() -> str:

@@ -1,4 +1,5 @@
-"""Turning what a user uploads or types into session state, with messages they can act on.
+"""Turning what a user uploads or types (a path of files on this machine) into session state, with
+messages they can act on.
 
 No numerics here: files are parsed by :func:`dpcore.io.read_table`; this module only decides what
 an upload does to the session's choices, and parses typed lists of bucket edges.
@@ -11,7 +12,9 @@ import math
 import re
 
 from dpcore.datasets import DEMO_DATASET_NAME
+from dpcore.engines import EngineError
 from dpcore.io import explain_not_numeric, load_table
+from strata_ui import files
 from strata_ui.analyses import every
 from strata_ui.state import AppState
 
@@ -43,6 +46,7 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
         return str(exc)
     frame = loaded.frame
     state.uploaded = frame
+    state.data_path = ""
     state.dataset_name = filename
     state.dataset_fingerprint = key
     state.upload_notes = loaded.notes + tuple(
@@ -56,10 +60,43 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     return None
 
 
+def open_path(state: AppState, location: str) -> str | None:
+    """Make the files at ``location`` on this machine the session's dataset, read where they lie
+    (:mod:`strata_ui.files`); return an error message, or None on success.
+
+    As :func:`handle_upload`: files that cannot be opened leave the session untouched, and the
+    choices tied to the columns are reset only when the files differ from those in use.
+    """
+    location = location.strip()
+    if not location:
+        return (
+            "Type the path of a CSV or Parquet file, a folder of Parquet files, or a glob such as "
+            "/data/survey/*.parquet."
+        )
+    try:
+        fingerprint = files.files_fingerprint(location)
+        files.open_files(location, fingerprint)
+    except EngineError as exc:
+        return str(exc)
+    if fingerprint == state.dataset_fingerprint and state.data_path:
+        return None  # the same files again: nothing to reset
+    state.uploaded = None
+    state.data_path = location
+    state.dataset_name = location
+    state.dataset_fingerprint = fingerprint
+    state.upload_notes = ()
+    state.strata_columns = []
+    _reset_groups(state)
+    _reset_analyses(demo=False)
+    state.upload_generation += 1  # an empty uploader: the files replaced any upload
+    return None
+
+
 def restore_demo(state: AppState) -> None:
     """Go back to the demo data and its default choices (groups by race × sex; each analysis
     restores its own, such as the mean's hours per week in 0–100)."""
     state.uploaded = None
+    state.data_path = ""
     state.dataset_name = DEMO_DATASET_NAME
     state.dataset_fingerprint = DEMO_FINGERPRINT
     state.upload_notes = ()

@@ -9,7 +9,9 @@ a value, count, hash or fingerprint of the data (a shared link must not leak any
 
 An uploaded file is not kept by the server after a refresh (a new browser session). The app then
 does not fall back to the demo data silently: every page says which file to upload again, and the
-choices from the address wait for it (:func:`resume_after_upload`).
+choices from the address wait for it (:func:`resume_after_upload`). Files on the machine that runs
+the app stay where they are: the address holds their path (``?data=files&path=...``, typed by the
+user) and a refresh opens them again before applying the other choices.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import streamlit as st
 
 from dpcore.analyses import ANALYSES
-from strata_ui import constants
+from strata_ui import constants, pipeline
 from strata_ui.state import (
     GROUPING_FIELDS,
     AppState,
@@ -32,10 +34,13 @@ from strata_ui.state import (
     set_settings,
     widget_key,
 )
+from strata_ui.style import as_written
+from strata_ui.uploads import open_path
 
 __all__ = [
     "DATA_PARAM",
     "FILE_PARAM",
+    "PATH_PARAM",
     "SHARED_FIELDS",
     "render_notices",
     "restore_once",
@@ -52,12 +57,15 @@ SHARED_FIELDS = (
 data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
 ledger). Workshop mode has its own parameter, :data:`~strata_ui.constants.WORKSHOP_QUERY_KEY`."""
 DATA_PARAM = "data"
-"""Which data the choices are for: absent for the demo, ``upload`` or ``preset``."""
+"""Which data the choices are for: absent for the demo, ``upload``, ``preset`` or ``files``."""
 FILE_PARAM = "file"
 """An uploaded file's name, so the page can say which file to upload again."""
+PATH_PARAM = "path"
+"""The path of files on the machine that runs the app (:mod:`strata_ui.files`), as typed."""
 _RESTORED = "_strata_lab_url.restored"
 _PENDING = "_strata_lab_url.pending"  # choices waiting for their file: {"file", "params"}
 _IGNORED = "_strata_lab_url.ignored"  # parameters that could not be used, shown once
+_UNOPENED = "_strata_lab_url.unopened"  # files of the address that could not be opened again
 
 
 class _Unusable(ValueError):
@@ -90,7 +98,9 @@ def _params_of_session() -> dict[str, str]:
     params = _changed_fields(state, AppState(), SHARED_FIELDS, AppState)
     if state.workshop_mode:
         params[constants.WORKSHOP_QUERY_KEY] = "true"
-    if state.uploaded is not None:
+    if state.data_path:
+        params[DATA_PARAM], params[PATH_PARAM] = "files", state.data_path
+    elif state.uploaded is not None:
         if state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
             params[DATA_PARAM] = "preset"
         else:
@@ -124,7 +134,7 @@ def _is_ours(name: str) -> bool:
         for cls in (a.settings_type for a in ANALYSES)
         if (fields := dataclasses.fields(cls))
     }
-    ours = (*SHARED_FIELDS, DATA_PARAM, FILE_PARAM, constants.WORKSHOP_QUERY_KEY)
+    ours = (*SHARED_FIELDS, DATA_PARAM, FILE_PARAM, PATH_PARAM, constants.WORKSHOP_QUERY_KEY)
     return name in ours or name.split(".", 1)[0] in owners
 
 
@@ -161,10 +171,29 @@ def restore_once() -> None:
         # The file is gone with the old session: its choices wait for it (see the notice).
         st.session_state[_PENDING] = {"file": params.get(FILE_PARAM), "params": params}
         return
+    if params.get(DATA_PARAM) == "files":
+        _reopen(params)
+        return
     _apply(params)
 
 
+def _reopen(params: dict[str, str]) -> None:
+    """Open the files of the address again, then apply its choices to their columns; files
+    that cannot be opened (moved, changed, unreadable) leave the demo data in use, and say so
+    once."""
+    location = params.get(PATH_PARAM, "")
+    error = open_path(get_state(), location)
+    if error is not None:
+        st.session_state[_UNOPENED] = (location, error)
+        return
+    _apply(params, columns=pipeline.column_kinds(get_state()))
+
+
 def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None) -> None:
+    """Take the choices of ``params``; with ``columns``, onto data just loaded (an upload or
+    files) whose choices were reset: the address holds the current analysis' settings as
+    changes from their defaults (:func:`write`), so they are rebuilt from those defaults, not
+    from the reset (bounds of 0 are in no address, and must not stay empty)."""
     ignored = []
     state_changes = _decoded(params, AppState, SHARED_FIELDS, ignored)
     if columns is not None and "strata_columns" in state_changes:
@@ -178,7 +207,10 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
     for analysis in ANALYSES:
         cls = analysis.settings_type
         names = [f.name for f in dataclasses.fields(cls)]
-        if changes := _decoded(params, cls, names, ignored):
+        changes = _decoded(params, cls, names, ignored)
+        if columns is not None and analysis.name == state.analysis:
+            set_settings(cls(**changes))
+        elif changes:
             set_settings(dataclasses.replace(get_settings(cls), **changes))
     if ignored:
         st.session_state[_IGNORED] = ignored
@@ -297,6 +329,17 @@ def render_notices() -> None:
         del st.session_state[_PENDING]  # a Learn preset's data came in: nothing waits any more
     elif pending is not None:
         _render_waiting(pending["file"])
+    unopened = st.session_state.pop(_UNOPENED, None)
+    if unopened is not None:
+        location, error = unopened
+        st.error(
+            as_written(
+                f"This page was refreshed, or opened from a link, with the files at {location}, "
+                f"which could not be opened again: {error} The pages show the demo data; open "
+                "the files again on the Data page."
+            ),
+            icon=":material/folder_off:",
+        )
     ignored = st.session_state.pop(_IGNORED, None)
     if ignored:
         st.warning(

@@ -8,7 +8,9 @@ that knows, for those settings:
 - the budget it runs at, in its own accounting, for the budget a user set
   (:meth:`Analysis.native_budget`) and a sentence saying so (:meth:`Analysis.describe_budget`);
 - its sufficient statistics from a :class:`~dpcore.grouping.Grouping` — the only pass over the
-  table's rows (:meth:`Analysis.statistics`);
+  table's rows (:meth:`Analysis.statistics`) — and, where it can, from an engine that reads the
+  rows where they lie, such as files on disk (:meth:`Analysis.engine_statistics`,
+  :attr:`Analysis.runs_on_engines`);
 - its release plan (:meth:`Analysis.plan`), from which its preview follows: the plan's estimate
   drawn once with simulation noise (:meth:`Analysis.preview`);
 - its simulation study, many simulated releases scored against the confidential truth
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -39,7 +41,10 @@ from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader, ReleasePlan
 from dpcore.small_groups import CountNoise
 
-__all__ = ["Analysis", "PlannerUnavailable"]
+if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
+    from dpcore.engines import Engine
+
+__all__ = ["Analysis", "NeedsRowsInMemory", "PlannerUnavailable"]
 
 SettingsT = TypeVar("SettingsT")
 StatsT = TypeVar("StatsT")
@@ -48,6 +53,11 @@ StatsT = TypeVar("StatsT")
 class PlannerUnavailable(ValueError):
     """The planner does not cover this analysis, or these settings of it; the message says
     which and what to use instead."""
+
+
+class NeedsRowsInMemory(ValueError):
+    """The analysis reads the rows themselves, which an engine keeps where they lie (files on
+    disk); the message says so and what to do instead."""
 
 
 class Analysis(ABC, Generic[SettingsT, StatsT]):
@@ -65,6 +75,10 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     """True when :meth:`statistics` returns a frozen object whose arrays are read-only: then
     every reader may share that one object (the app keeps it as a shared resource instead of
     handing each rerun a copy)."""
+    runs_on_engines: ClassVar[bool] = False
+    """True when :meth:`engine_statistics` computes the statistics through an engine
+    (:mod:`dpcore.engines`), so that the analysis runs on data never loaded into memory (files
+    on disk); False when it needs the rows in memory (:meth:`needs_rows`)."""
 
     def default_settings(self) -> SettingsT:
         return self.settings_type()
@@ -110,6 +124,27 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         """The part of ``settings`` that :meth:`statistics` depends on (a cache key): other
         changes reuse the statistics."""
         return settings
+
+    def engine_statistics(self, engine: Engine, spec: GroupingSpec, settings: SettingsT) -> Any:
+        """The sufficient statistics of the rows ``engine`` reads, in the groups of ``spec``,
+        from the engine's passes (nothing is loaded into memory but per-group numbers): an
+        object with ``stats`` (what :meth:`plan` and :meth:`study` take) and ``dataset`` (the
+        :class:`~dpcore.release.DatasetRef` a release records), such as
+        :class:`~dpcore.engines.AggregatedMean`. Only when :attr:`runs_on_engines`; otherwise
+        :class:`NeedsRowsInMemory` (:meth:`needs_rows`)."""
+        raise NeedsRowsInMemory(self.needs_rows())
+
+    def engine_statistics_key(self, settings: SettingsT) -> Hashable:
+        """The part of ``settings`` that :meth:`engine_statistics` depends on (a cache key)."""
+        return settings
+
+    def needs_rows(self) -> str:
+        """Why the analysis cannot run on data read where it lies, and what to do instead."""
+        return (
+            f"The {self.title.lower()} needs the rows in memory, and the data in use stays in "
+            "files on disk. Upload the data (or a sample of it) on the Data page to use it, or "
+            "choose an analysis that works on files, such as the mean per group."
+        )
 
     @abstractmethod
     def plan(self, stats: StatsT, settings: SettingsT, header: PlanHeader) -> ReleasePlan:

@@ -292,7 +292,7 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
         shares=grouping.shares.restricted(has_values),
         n_missing=int(round(totals["rows"].sum() - totals["finite"].sum())),
         empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
-        unit=query.unit, recipe=_recipe(engine, query),
+        unit=query.unit, recipe=_recipe(engine, query), engine=engine.name,
     )  # fmt: skip
 
 

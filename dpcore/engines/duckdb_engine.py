@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import duckdb
@@ -124,15 +125,19 @@ class DuckDBEngine(Engine):
     ) -> None:
         self._location = os.fspath(location)
         files, file_format = data_files(location)
+        # One connection answers one query at a time; the app shares an engine between its
+        # sessions' threads.
+        self._lock = threading.RLock()
         self._spill = tempfile.TemporaryDirectory(prefix="strata-duckdb-")
         self._con = duckdb.connect()
         try:
             self._con.execute(f"SET memory_limit = {_literal(memory_limit)}")
             self._con.execute(f"SET temp_directory = {_literal(self._spill.name)}")
             # Rows need no order (every sum is over a group), and the pass may print nothing:
-            # a command's output is the release.
+            # a command's output is the release. Its progress is kept for :meth:`progress`.
             self._con.execute("SET preserve_insertion_order = false")
-            self._con.execute("SET enable_progress_bar = false")
+            self._con.execute("SET enable_progress_bar = true")
+            self._con.execute("SET enable_progress_bar_print = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
         except duckdb.Error as exc:
@@ -140,9 +145,11 @@ class DuckDBEngine(Engine):
                 f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "
                 f"{threads!r}): {_first_line(exc)}. Give a memory limit such as 2GB."
             ) from None
-        paths = "[" + ", ".join(_literal(str(p)) for p in files) + "]"
+        self._files = [str(p) for p in files]
+        self._paths = "[" + ", ".join(_literal(p) for p in self._files) + "]"
+        self._format = file_format
         reader = "read_parquet" if file_format == "parquet" else "read_csv"
-        self._from = f"{reader}({paths})"
+        self._from = f"{reader}({self._paths})"
         self._kinds = self._read_kinds()
 
     @property
@@ -159,6 +166,86 @@ class DuckDBEngine(Engine):
     def close(self) -> None:
         self._con.close()
         self._spill.cleanup()
+
+    def progress(self) -> float | None:
+        """The share of the pass running now that DuckDB has done, from 0 to 1; None when no
+        pass runs or DuckDB cannot tell yet. Safe to call from another thread while the pass
+        runs (that is what it is for: a progress bar)."""
+        done = self._con.query_progress()
+        return None if done < 0 else min(done / 100, 1.0)
+
+    def row_count(self) -> int:
+        """The number of rows in every file together (a curator's view: exact, not for
+        publication). Reads each Parquet file's footer first, so that an unreadable part, or a
+        part whose columns differ from the first file's, is named before any pass.
+
+        Raises
+        ------
+        EngineError
+            A part that is not a complete Parquet or CSV file, or whose columns differ.
+        """
+        self._check_parts()
+        return int(self._fetch(f"SELECT count(*) AS n FROM {self._from}")["n"].iloc[0])
+
+    def cell_counts(self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]]) -> pd.DataFrame:
+        """The rows of each cell of ``by`` (labels as :meth:`cells` gives them, numeric columns
+        bucketed at ``edges``): one column per grouping column and ``rows``. Grouping them with
+        their row counts as weights (:meth:`~dpcore.grouping.GroupingSpec.build`) gives the
+        groups the rows would, without the value column that :meth:`cells` also reads."""
+        self._check_columns(by)
+        labels = ", ".join(
+            f"{self._label_sql(column, edges.get(column))} AS {_cell_name(i)}"
+            for i, column in enumerate(by)
+        )
+        table = self._fetch(f"SELECT {labels}, count(*) AS rows FROM {self._from} GROUP BY ALL")
+        return table.rename(columns={_cell_name(i): c for i, c in enumerate(by)})
+
+    def distinct_labels(self, column: str, at_most: int) -> list[str]:
+        """Up to ``at_most + 1`` distinct labels of ``column`` without edges, as :meth:`cells`
+        labels it, missing aside: enough to tell category codes (at most ``at_most`` whole
+        numbers, :func:`~dpcore.engines.base.check_codes`) from measurements without listing
+        an id column's values."""
+        self._check_columns((column,))
+        label = self._label_sql(column, None)
+        found = self._fetch(
+            f"SELECT DISTINCT {label} AS label FROM {self._from} "
+            f"WHERE {label} <> {_literal(MISSING_LABEL)} LIMIT {int(at_most) + 1}"
+        )
+        return found["label"].tolist()
+
+    def _check_columns(self, columns: tuple[str, ...]) -> None:
+        for column in columns:
+            if column not in self._kinds:
+                raise EngineError(
+                    f"The column `{column}` is not in the data; its columns are: "
+                    f"{', '.join(self._kinds)}."
+                )
+
+    def _check_parts(self) -> None:
+        """Every Parquet part readable and with the first part's columns (module doc)."""
+        if self._format != "parquet":
+            return  # a CSV file's columns are checked as DuckDB reads it
+        schema = self._fetch(
+            f"SELECT file_name, name FROM parquet_schema({self._paths}) "
+            "WHERE coalesce(num_children, 0) = 0"
+        )
+        columns = schema.groupby("file_name")["name"].agg(frozenset)
+        first = columns[self._files[0]]
+        for file_name in self._files:  # in the files' order (DuckDB's rows have none)
+            names = columns[file_name]
+            if names != first:
+                missing, extra = sorted(first - names), sorted(names - first)
+                differences = "; ".join(
+                    part for part in (
+                        f"it lacks {', '.join(missing)}" if missing else "",
+                        f"it has {', '.join(extra)} besides" if extra else "",
+                    ) if part
+                )  # fmt: skip
+                raise EngineError(
+                    f"The part {file_name} does not have the same columns as "
+                    f"{self._files[0]} ({differences}). Every part must have the same "
+                    "columns: fix or leave out the odd part."
+                )
 
     def cells(self, query: MeanQuery) -> Cells:
         cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
@@ -192,15 +279,16 @@ class DuckDBEngine(Engine):
         mapping = cell_groups.rename(columns={c: _cell_name(i) for i, c in enumerate(query.by)})
         group = mapping[GROUP].to_numpy()
         mapping = mapping.assign(__low=low[group], __high=high[group])
-        try:
-            self._con.register("__strata_cell_groups", mapping)
-            sums = self._fetch(f"""
-                WITH {self._kept_rows_sql(query)}
-                SELECT m.{GROUP} AS g, fsum(least(greatest(__v, m.__low), m.__high)) AS s
-                FROM kept JOIN __strata_cell_groups AS m USING ({cells}) GROUP BY ALL
-            """)  # fmt: skip
-        finally:
-            self._con.unregister("__strata_cell_groups")
+        with self._lock:  # the registered mapping is the connection's until unregistered
+            try:
+                self._con.register("__strata_cell_groups", mapping)
+                sums = self._fetch(f"""
+                    WITH {self._kept_rows_sql(query)}
+                    SELECT m.{GROUP} AS g, fsum(least(greatest(__v, m.__low), m.__high)) AS s
+                    FROM kept JOIN __strata_cell_groups AS m USING ({cells}) GROUP BY ALL
+                """)  # fmt: skip
+            finally:
+                self._con.unregister("__strata_cell_groups")
         out = np.zeros(low.shape[0])
         out[sums["g"].to_numpy(np.int64)] = sums["s"].to_numpy(float)
         return out
@@ -282,7 +370,8 @@ class DuckDBEngine(Engine):
 
     def _fetch(self, sql: str) -> pd.DataFrame:
         try:
-            return self._con.sql(sql).df()
+            with self._lock:
+                return self._con.sql(sql).df()
         except duckdb.Error as exc:
             raise EngineError(_plain_error(exc, self._location)) from None
 

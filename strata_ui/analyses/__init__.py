@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import importlib
 
+import streamlit as st
+
 from dpcore.analyses import ANALYSES, get
 from strata_ui.analyses.base import AnalysisUI, LearnItem
 from strata_ui.state import get_state
 
-__all__ = ["AnalysisUI", "LearnItem", "current", "every", "for_kind"]
+__all__ = ["AnalysisUI", "LearnItem", "current", "every", "for_kind", "stops_for_rows"]
 
 
 def for_kind(name: str) -> AnalysisUI:
@@ -30,3 +32,15 @@ def every() -> tuple[AnalysisUI, ...]:
 def current() -> AnalysisUI:
     """The widgets of the analysis chosen on the Estimator page."""
     return for_kind(get_state().analysis)
+
+
+def stops_for_rows() -> bool:
+    """On files read where they lie, say plainly when the chosen analysis needs the rows in
+    memory (:attr:`~dpcore.analyses.base.Analysis.runs_on_engines`); True when it does, and the
+    page then stops instead of failing further down."""
+    state = get_state()
+    analysis = get(state.analysis)
+    if not state.data_path or analysis.runs_on_engines:
+        return False
+    st.info(analysis.needs_rows(), icon=":material/memory:")
+    return True

@@ -7,7 +7,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.accounting import Budget
@@ -66,8 +65,9 @@ class AnalysisUI(ABC):
         of several releases passes each one's planned budget); ``ValueError`` says what to
         fix."""
 
-    def render_data_choices(self, frame: pd.DataFrame) -> None:
-        """Choices on the Data page that belong to this analysis (the mean's value column)."""
+    def render_data_choices(self, kinds: dict[str, str]) -> None:
+        """Choices on the Data page that belong to this analysis (the mean's value column), from
+        the data's columns and their kinds (:func:`dpcore.column_kind`'s words)."""
         return None  # nothing by default
 
     def columns_not_for_grouping(self) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,9 @@ from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 from dpcore.small_groups import CountNoise
+
+if TYPE_CHECKING:
+    from dpcore.engines import AggregatedMean, Engine
 
 __all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
 
@@ -84,6 +87,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
     )
     settings_type = MeanSettings
     read_only_statistics = True  # GroupValues: frozen, read-only arrays
+    runs_on_engines = True  # GroupSums: sizes and clipped sums from an engine's passes
 
     def problems(self, settings: MeanSettings, frame: pd.DataFrame) -> list[Problem]:
         out = []
@@ -169,6 +173,30 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
 
     def statistics_key(self, settings: MeanSettings) -> str | None:
         return settings.value
+
+    def engine_statistics(
+        self, engine: Engine, spec: GroupingSpec, settings: MeanSettings
+    ) -> AggregatedMean:
+        """Each group's size and sums clipped to the public bounds, from one pass of ``engine``
+        (:func:`~dpcore.engines.aggregate_mean`), and the true means a simulation is scored
+        against (one more pass, made now so that no simulation waits for it).
+
+        Unlike :meth:`statistics` this depends on the bounds: the engine clips before it sums.
+        """
+        # Imported here: dpcore.engines imports the mean's statistics, and so this package.
+        from dpcore.engines import aggregate_mean
+
+        if settings.value is None:
+            raise ValueError("Choose the value column to estimate on the Data page.")
+        self.estimator(settings)  # refuses missing or disordered bounds before any pass
+        aggregated = aggregate_mean(
+            engine, spec, settings.value, (settings.clip_low, settings.clip_high)
+        )
+        aggregated.stats.means  # noqa: B018 - computed and kept (a cached property)
+        return aggregated
+
+    def engine_statistics_key(self, settings: MeanSettings) -> tuple:
+        return settings.value, settings.clip_low, settings.clip_high
 
     def plan(self, stats: GroupValues, settings: MeanSettings, header: PlanHeader) -> MeanPlan:
         """The plan at :meth:`native_budget`; an (ε, δ) budget passes as it is when the groups

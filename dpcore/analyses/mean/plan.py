@@ -551,6 +551,7 @@ class MeanPlan:
         return [
             f"**Statistic:** mean of `{self.value}`, {STRATEGY_LABELS[self.strategy]}",
             self.header.data_line(),
+            *self._engine_line(),
             self.header.strata_line(self.values.k, self.shares),
             f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
             *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
@@ -564,6 +565,15 @@ class MeanPlan:
             ),
             *self._small_groups_lines(),
             f"**Intervals:** {self.interval_description}",
+        ]
+
+    def _engine_line(self) -> list[str]:
+        engine = getattr(self.values, "engine", "")
+        if not engine:
+            return []
+        return [
+            f"**Read by:** the {engine} engine, where the data lies: only each group's count "
+            "and sums came into memory (the release's script runs the same pass)"
         ]
 
     def _small_groups_lines(self) -> list[str]:

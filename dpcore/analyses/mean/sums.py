@@ -55,6 +55,9 @@ class GroupSums:
     recipe
         Python lines that compute these sums again into ``aggregated`` from a grouping spec
         named ``spec`` (for a release's script); empty when there is no such recipe.
+    engine
+        The engine whose passes computed the sums (``"duckdb"``…; a release's review names it);
+        empty for sums made otherwise.
     """
 
     value: str
@@ -69,6 +72,7 @@ class GroupSums:
     notes: tuple[str, ...] = ()
     unit: PrivacyUnit = ROW
     recipe: str = ""
+    engine: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", tuple(str(label) for label in self.labels))
@@ -99,6 +103,23 @@ class GroupSums:
         ``(..., k)``, ``low <= high``)."""
         lo, hi = _checked_bounds(low, high, self.k)
         return np.asarray(self.sums_at(lo, hi), dtype=np.float64)
+
+    @functools.cached_property
+    def means(self) -> np.ndarray:
+        r"""``(k,)`` true (non-private) group means :math:`\bar x_g = S_g(-\infty, \infty) / n_g`,
+        what a simulation's estimates are scored against (the Compare page; a curator's view),
+        as :attr:`GroupValues.means <dpcore.analyses.mean.statistics.GroupValues.means>`. For
+        sums an engine computed, the unclipped sums are one more pass, made once; NaN for a
+        kept group with no value."""
+        unbounded = np.full(self.k, np.inf)
+        sums = self.clipped_sums(-unbounded, unbounded)
+        return read_only(np.where(self.sizes > 0, sums / np.maximum(self.sizes, 1), np.nan))
+
+    @property
+    def global_mean(self) -> float:
+        """True (non-private) mean over all values: the groups' means weighted by their sizes
+        (the pooled rows are the groups' rows)."""
+        return float(np.nansum(self.means * (self.sizes / self.n)))
 
     @functools.cached_property
     def pooled(self) -> GroupSums:
@@ -151,8 +172,8 @@ def fixed_bounds_sums(
             raise ValueError(
                 "These sums were computed by an engine at the bounds "
                 f"[{bounds[0]:g}, {bounds[1]:g}] only. Simulating many releases at other bounds "
-                "(CoinPress) needs the rows in memory: load the data in the app, or run one "
-                "release at a time."
+                "(CoinPress) needs the rows in memory: upload the data (or a sample of it) in "
+                "the app, or choose the Laplace or Gaussian mean, or run one release at a time."
             )
         return requery(low, high)
 

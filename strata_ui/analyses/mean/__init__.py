@@ -37,8 +37,8 @@ class MeanUI(AnalysisUI):
         header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
         return MEAN.plan(values, chosen, header)
 
-    def render_data_choices(self, frame: pd.DataFrame) -> None:
-        settings.render_value_column(frame)
+    def render_data_choices(self, kinds: dict[str, str]) -> None:
+        settings.render_value_column(kinds)
 
     def columns_not_for_grouping(self) -> tuple[str, ...]:
         value = get_settings(MeanSettings).value

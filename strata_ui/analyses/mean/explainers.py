@@ -293,6 +293,14 @@ def render_coinpress() -> None:
             icon=":material/info:",
         )
         return
+    if not isinstance(strata, GroupValues):  # sums from files read where they lie
+        st.info(
+            "This walk-through runs CoinPress step by step on one group's rows, which stay in "
+            "the files in use. Upload the data (or a sample of it) on the Data page to see it "
+            "on your data.",
+            icon=":material/memory:",
+        )
+        return
     occupied = OccupiedGroups.of(strata)
     labels = list(occupied.labels)
     if settings.coinpress_group not in labels:

@@ -11,6 +11,8 @@ import streamlit as st
 from dpcore.accounting import format_components, parallel, scale, sequential
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
+from dpcore.engines.base import NUMBER_KINDS
+from dpcore.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
@@ -26,11 +28,11 @@ ESTIMATOR_HELP = {
 }
 
 
-def render_value_column(frame: pd.DataFrame) -> None:
+def render_value_column(kinds: dict[str, str]) -> None:
     """The Data page's "Value to estimate": the mean's value column, numeric columns only."""
     state = get_state()
     st.subheader("Value to estimate")
-    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    numeric = [column for column, kind in kinds.items() if kind in NUMBER_KINDS]
     if not numeric:
         reset_settings(MeanSettings, value=None)
         st.error(
@@ -81,6 +83,8 @@ def _render_value_messages() -> None:
     be averaged."""
     try:
         values = pipeline.current_statistics(MEAN, get_settings(MeanSettings))
+    except SettingsError:  # files are summed within the bounds, which the section below asks for
+        return
     except (ValueError, TypeError) as exc:  # the estimator below can still be configured
         show_error(exc)
         return

@@ -7,7 +7,14 @@ import streamlit as st
 from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
 from strata_ui.state import AppState, get_settings, update_settings
-from strata_ui.uploads import fingerprint, format_edges, handle_upload, parse_edges, restore_demo
+from strata_ui.uploads import (
+    fingerprint,
+    format_edges,
+    handle_upload,
+    open_path,
+    parse_edges,
+    restore_demo,
+)
 from tests.frames import BAD_FILES
 
 GOOD = b"id,group,hours\n1,a,40\n2,b,35\n3,a,50\n"
@@ -139,3 +146,27 @@ def test_parse_edges_names_the_problem(text, words):
     with pytest.raises(ValueError, match="`age`") as info:
         parse_edges(text, "age")
     assert words in str(info.value)
+
+
+def test_opening_files_makes_them_the_dataset_and_a_bad_path_changes_nothing(tmp_path):
+    st.cache_resource.clear()
+    pd.DataFrame({"group": ["a", "b"] * 5, "hours": range(10)}).to_parquet(tmp_path / "p.parquet")
+    state = AppState()
+    choose(state, "hours_per_week", ["race"])
+    assert open_path(state, "  ").startswith("Type the path")
+    assert "No data at" in open_path(state, str(tmp_path / "missing"))
+    assert state.data_path == "" and state.strata_columns == ["race"]  # the demo, untouched
+
+    assert open_path(state, f" {tmp_path} ") is None
+    assert state.data_path == str(tmp_path) and state.dataset_name == str(tmp_path)
+    assert state.dataset_fingerprint.startswith("files:") and state.uploaded is None
+    assert state.strata_columns == [] and mean().value is None and mean().clip_low is None
+    choose(state, "hours", ["group"])
+    assert open_path(state, str(tmp_path / "*.parquet")) is None  # the same files: kept
+    assert state.strata_columns == ["group"] and mean().value == "hours"
+
+    assert handle_upload(state, GOOD, "mine.csv") is None  # an upload replaces the files
+    assert state.data_path == "" and state.uploaded is not None
+    open_path(state, str(tmp_path))
+    restore_demo(state)
+    assert state.data_path == "" and state.dataset_name == DEMO_DATASET_NAME
