@@ -25,6 +25,7 @@ from dpcore import column_kind, theory
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis
+from dpcore.errors import NotChosenYet
 from dpcore.grouping import (
     Grouping,
     GroupingSpec,
@@ -48,7 +49,7 @@ SHARE_SOURCE_LABELS = {
 def grouping_spec(state: AppState) -> GroupingSpec:
     """The session's grouping choices as a :class:`~dpcore.grouping.GroupingSpec`."""
     if not state.strata_columns:
-        raise ValueError("Choose at least one column to group by on the Strata page.")
+        raise NotChosenYet("Choose at least one column to group by on the Strata page.")
     return GroupingSpec(
         by=tuple(state.strata_columns),
         edges=tuple(
