@@ -193,9 +193,11 @@ def synth_error_model(
     *,
     replicates: int = PLAN_REPLICATES,
     grid: np.ndarray = PLAN_GRID,
+    refine_steps: int = REFINE_STEPS,
 ) -> SynthErrorModel:
     """Each group's workload error as a function of ε (module docstring): a curator preview,
-    since every synthesis is fitted on and scored against the confidential rows."""
+    since every synthesis is fitted on and scored against the confidential rows. ``replicates``,
+    ``grid`` and ``refine_steps`` default to the Plan page's choices."""
     replicates = positive_int("replicates", replicates)
     reason = unplanned_reason(prepared.config.method)
     if reason is not None:
@@ -205,16 +207,16 @@ def synth_error_model(
         labels=(*workload.labels, POPULATION_LABEL),
         sizes=np.append(workload.sizes, workload.sizes.sum()),
         shapes=(), unit="epsilon", groups=len(workload.labels),
-        assumptions=_assumptions(prepared, strategy, replicates, np.asarray(grid)),
+        assumptions=_assumptions(prepared, strategy, replicates, np.asarray(grid), refine_steps),
         reads=("each group's rows, on which every simulated synthesis is fitted and scored",),
         simulator=SynthWorkloadErrors(encoded, workload, prepared), grid=grid,
-        replicates=replicates, seed=SEED, refine_steps=REFINE_STEPS,
+        replicates=replicates, seed=SEED, refine_steps=refine_steps,
         measured_in=MEASURED_IN, typical_half_width=TYPICAL_TARGET, check_note=CHECK_NOTE,
     )  # fmt: skip
 
 
 def _assumptions(
-    prepared: PreparedRows, strategy: Strategy, replicates: int, grid: np.ndarray
+    prepared: PreparedRows, strategy: Strategy, replicates: int, grid: np.ndarray, halvings: int
 ) -> tuple[str, ...]:
     config = prepared.config
     model = "one model per group" if strategy == "stratified" else "one model for everyone"
@@ -228,7 +230,7 @@ def _assumptions(
         "is the same on all rows.",
         f"It has no formula, so it is simulated: {replicates} syntheses at each of {len(grid)} "
         f"budgets from ε = {grid[0]:g} to {grid[-1]:g} (the same random draws at every budget), "
-        f"then {REFINE_STEPS} halvings between two of them; the target is met when the error is "
+        f"then {halvings} halvings between two of them; the target is met when the error is "
         "within it in the target's share of syntheses.",
         "The error does not fall to 0 however large the budget: the synthesizer's own model "
         "and the sampling of rows remain.",
