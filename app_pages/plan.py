@@ -48,15 +48,16 @@ with st.expander("What the planner assumes"):
 if answer.budget is not None:
     st.subheader("Checked by simulation")
     st.caption(model.check_note)
+    replicates = ui.analysis.check_replicates(settings, state.replicates)
     check = ui.analysis.check_accuracy(
         pipeline.current_statistics(ui.analysis, settings),
         settings,
         answer.budget,
         target,
-        replicates=state.replicates,
+        replicates=replicates,
         rng=state.seed,
     )
-    planner.render_check(check, answer.binding, state.replicates)
+    planner.render_check(check, answer.binding, replicates)
 
 portfolio.render_plan_of_releases(ui, settings, target)
 

@@ -188,6 +188,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         is calibrated differently under ε and ρ (the ratio's Gaussian)."""
         raise PlannerUnavailable(self._no_planner())
 
+    def check_replicates(self, settings: SettingsT, requested: int) -> int:
+        """The simulated releases :meth:`check_accuracy` runs when asked for ``requested``:
+        as many, unless a release is too slow to simulate that often on every target change."""
+        return requested
+
     def check_accuracy(
         self,
         stats: StatsT,
@@ -198,8 +203,9 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         replicates: int,
         rng: np.random.Generator | int | None = None,
     ) -> pd.DataFrame:
-        """How often simulated releases at ``budget`` (in :meth:`error_model`'s unit) meet
-        ``target``, per estimate (a curator's check of the planner's answer)."""
+        """How often :meth:`check_replicates` of ``replicates`` simulated releases at
+        ``budget`` (in :meth:`error_model`'s unit) meet ``target``, per estimate (a curator's
+        check of the planner's answer)."""
         raise PlannerUnavailable(self._no_planner())
 
     def frontier(
@@ -222,8 +228,8 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
 
     def _no_planner(self) -> str:
         return (
-            f"The planner covers the mean per group, the ratio of sums and the general "
-            f"estimator so far, not the "
+            f"The planner covers the mean per group, the ratio of sums, the general estimator "
+            f"and synthetic data so far, not the "
             f"{self._title_in_sentence()}. Choose one of them on the Estimator page, or compare budgets on "
             "the Compare page."
         )

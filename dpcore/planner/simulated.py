@@ -46,8 +46,9 @@ from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 __all__ = ["ErrorSimulator", "SimulatedErrorModel", "log_grid"]
 
 REFINE_STEPS = 12
-"""Bisection halvings of log s between two grid points: a bracket of a quarter decade in ρ
-narrows to 0.03% of the budget."""
+"""Bisection halvings of log s between two grid points (the default of
+:attr:`SimulatedErrorModel.refine_steps`): a bracket of a quarter decade in ρ narrows to 0.03% of
+the budget."""
 RISE_TOLERANCE = 1e-3
 """A simulated error rising with the budget by less than this fraction is rounding, not a rise."""
 
@@ -71,7 +72,9 @@ class SimulatedErrorModel(ErrorModel):
 
     ``grid`` holds increasing budget scales, ``replicates`` the simulated releases at each,
     ``seed`` the seed of every simulation (common random numbers), ``levels`` the confidence
-    levels whose grid quantiles are simulated when the model is built (others on first use).
+    levels whose grid quantiles are simulated when the model is built (others on first use),
+    ``refine_steps`` the bisection's halvings per answer (each a simulation: fewer for a
+    simulator whose releases are slow, e.g. synthetic data's).
     ``shapes`` is empty and ``bias`` None: each simulated error is measured against the true
     value, whatever clipping the estimator does included.
     """
@@ -81,6 +84,7 @@ class SimulatedErrorModel(ErrorModel):
     replicates: int = 1000
     seed: int = 0
     levels: tuple[float, ...] = (0.8, 0.9, 0.95, 0.99)
+    refine_steps: int = REFINE_STEPS
     _quantiles: dict = field(default_factory=dict, init=False, repr=False)
 
     rows_reason = (
@@ -171,7 +175,7 @@ class SimulatedErrorModel(ErrorModel):
         target, and the estimate that misses just below it."""
         low, high = float(self.grid[g - 1]), float(self.grid[g])
         below = self._quantiles[level][g - 1]
-        for _ in range(REFINE_STEPS):
+        for _ in range(self.refine_steps):
             mid = math.sqrt(low * high)
             errors = self.quantiles_at(mid, (level,))[0]
             if np.all(errors <= half):

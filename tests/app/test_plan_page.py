@@ -171,9 +171,12 @@ def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
 
 def test_the_planner_says_which_analyses_it_covers():
     at = start()
-    state_of(at).analysis = "synth"
+    state_of(at).analysis = "sample"
     go(at, "plan")
-    assert "covers the mean per group, the ratio of sums and the general" in text(at.info)
+    assert (
+        "covers the mean per group, the ratio of sums, the general estimator and synthetic data"
+        in text(at.info)
+    )
     assert not at.main.error
 
 

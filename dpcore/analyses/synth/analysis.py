@@ -10,8 +10,14 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import as_rng, is_numeric
-from dpcore.accounting import ZCDP, Budget, PureDP, as_pure_dp, pure_epsilon_within
+from dpcore.accounting import ZCDP, Budget, Kind, PureDP, as_pure_dp, pure_epsilon_within
 from dpcore.analyses.base import Analysis
+from dpcore.analyses.synth.accuracy import (
+    CHECK_REPLICATES,
+    SynthErrorModel,
+    check_synth_accuracy,
+    synth_error_model,
+)
 from dpcore.analyses.synth.config import (
     MIN_MODEL_COLUMNS,
     PreparedRows,
@@ -28,6 +34,7 @@ from dpcore.analyses.synth.workload import sweep_errors
 from dpcore.errors import BudgetKindError
 from dpcore.grouping import Grouping
 from dpcore.metrics import GroupWorkload
+from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
 from dpcore.shares import require_fixed_shares
 
@@ -228,6 +235,40 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
             stats, stats.config, grouping.spec, grouping.shares, epsilons=(epsilon,),
             strategies=strategies, runs=replicates, rng=int(seed), workload=workload,
             progress=progress,
+        )  # fmt: skip
+
+    def error_model(
+        self, stats: PreparedRows, settings: SynthSettings, *, budget_kind: Kind = "pure"
+    ) -> SynthErrorModel:
+        """Each group's workload error as a function of ε
+        (:func:`~dpcore.analyses.synth.accuracy.synth_error_model`), whatever ``budget_kind``:
+        a ρ budget runs these synthesizers at ε = √(2ρ) (:meth:`native_budget`).
+        :class:`~dpcore.analyses.base.PlannerUnavailable` for the slow synthesizers,
+        ``ValueError`` for settings that cannot run."""
+        self.check_rows(stats, settings, (settings.strategy,))
+        return synth_error_model(stats, settings.strategy)
+
+    def check_replicates(self, settings: SynthSettings, requested: int) -> int:
+        """At most :data:`~dpcore.analyses.synth.accuracy.CHECK_REPLICATES`: each is a
+        synthesis, and the check runs on every change of the target."""
+        return min(requested, CHECK_REPLICATES)
+
+    def check_accuracy(
+        self,
+        stats: PreparedRows,
+        settings: SynthSettings,
+        budget: Budget,
+        target: AccuracyTarget,
+        *,
+        replicates: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> pd.DataFrame:
+        """How often fresh syntheses at ``budget`` keep each group's workload error within
+        ``target`` (:func:`~dpcore.analyses.synth.accuracy.check_synth_accuracy`), with
+        :meth:`check_replicates` of ``replicates``."""
+        return check_synth_accuracy(
+            stats, settings.strategy, self.run_epsilon(settings, budget), target,
+            replicates=self.check_replicates(settings, replicates), rng=rng,
         )  # fmt: skip
 
 

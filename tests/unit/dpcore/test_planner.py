@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from dpcore.accounting import ZCDP, PureDP
-from dpcore.analyses import PlannerUnavailable
+from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.mean import GaussianMean, GroupValues, LaplaceMean
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL, check_by_simulation, mean_error_model
 from dpcore.grouping import GroupingSpec
@@ -255,10 +255,12 @@ def test_the_pair_of_laplace_noises_has_the_convolved_law():
 
 
 def test_analyses_without_an_error_model_say_the_planner_does_not_cover_them():
-    from dpcore.analyses import SYNTH
-
-    with pytest.raises(PlannerUnavailable, match="covers the mean per group, the ratio of sums and the general"):
-        SYNTH.error_model(None, SYNTH.default_settings())
+    sample = get("sample")
+    with pytest.raises(
+        PlannerUnavailable,
+        match="covers the mean per group, the ratio of sums, the general estimator and synthetic data",
+    ):
+        sample.error_model(None, sample.default_settings())
 
 
 def test_a_kept_group_with_no_rows_cannot_be_planned_and_says_how_to_plan():
