@@ -31,9 +31,9 @@ def test_plan_target_budget_and_frontier(page: Page, app_url: str):
     save_screen(page, "plan", VIEWPORT)
 
     type_target(page, "1")
-    expect(page.get_by_text("ε = 2.74838", exact=True)).to_be_visible()
+    expect(page.get_by_text("ε = 2.75", exact=True)).to_be_visible()
     type_target(page, "0.5")
-    expect(page.get_by_text("ε = 5.49676", exact=True)).to_be_visible()
+    expect(page.get_by_text("ε = 5.5", exact=True)).to_be_visible()
     expect(page.get_by_text("would need about 300 rows each")).to_be_visible()
     save_screen(page, "plan-shortfall", VIEWPORT)
 
