@@ -79,32 +79,30 @@ def frontier() -> None:
               f"{verdict(seconds, FRONTIER_FLOOR_S)}")  # fmt: skip
 
 
-def gvdp_model() -> None:
-    frame, settings = load_demo(), GvdpSettings()
-    stats = GVDP.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
+def time_model(what: str, analysis, settings, target: float) -> None:
+    """Seconds to build ``analysis``'s error model on the demo by race × sex, and to answer one
+    target with it."""
+    frame = load_demo()
+    stats = analysis.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
     started = time.perf_counter()
-    model = GVDP.error_model(stats, settings)
+    model = analysis.error_model(stats, settings)
     built = time.perf_counter() - started
     started = time.perf_counter()
-    answer = smallest_budget(model, AccuracyTarget(10.0))
+    answer = smallest_budget(model, AccuracyTarget(target))
     answered = time.perf_counter() - started
-    print(f"GVDP error model (race × sex, 11 intervals): {built:.2f} s; one answer "
-          f"({answer.budget}) {answered * 1000:.0f} ms")  # fmt: skip
+    print(f"{what}: {built:.2f} s; one answer ({answer.budget}) {answered * 1000:.0f} ms")
+
+
+def gvdp_model() -> None:
+    time_model("GVDP error model (race × sex, 11 intervals)", GVDP, GvdpSettings(), 10.0)
 
 
 def synth_model() -> None:
-    frame = load_demo()
     for strategy in ("stratified", "vanilla"):
-        settings = SynthSettings(method="independent", strategy=strategy)
-        stats = SYNTH.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-        started = time.perf_counter()
-        model = SYNTH.error_model(stats, settings)
-        built = time.perf_counter() - started
-        started = time.perf_counter()
-        answer = smallest_budget(model, AccuracyTarget(1.3))
-        answered = time.perf_counter() - started
-        print(f"Synthetic data error model ({strategy}, independent marginals, race × sex): "
-              f"{built:.2f} s; one answer ({answer.budget}) {answered * 1000:.0f} ms")  # fmt: skip
+        time_model(
+            f"Synthetic data error model ({strategy}, independent marginals, race × sex)",
+            SYNTH, SynthSettings(method="independent", strategy=strategy), 1.3,
+        )  # fmt: skip
 
 
 def target_changes(analysis: str = "mean", targets=(1.0, 3.0, 0.5, 4.0, 2.0)) -> None:
