@@ -20,7 +20,7 @@ from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.errors import BudgetKindError, Problem, SettingsError
+from dpcore.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
@@ -168,7 +168,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         self, frame: pd.DataFrame, grouping: Grouping, settings: MeanSettings
     ) -> GroupValues:
         if settings.value is None:
-            raise ValueError("Choose the value column to estimate on the Data page.")
+            raise NotChosenYet("Choose the value column to estimate on the Data page.")
         return GroupValues.from_grouping(grouping, frame, settings.value)
 
     def statistics_key(self, settings: MeanSettings) -> str | None:
@@ -187,7 +187,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         from dpcore.engines import aggregate_mean
 
         if settings.value is None:
-            raise ValueError("Choose the value column to estimate on the Data page.")
+            raise NotChosenYet("Choose the value column to estimate on the Data page.")
         self.estimator(settings)  # refuses missing or disordered bounds before any pass
         aggregated = aggregate_mean(
             engine, spec, settings.value, (settings.clip_low, settings.clip_high)

@@ -87,11 +87,15 @@ def render_compare() -> None:
     """The population's error, each group's, the parity error and the privacy–utility curve."""
     state, settings = get_state(), get_settings(MeanSettings)
     strata_text = " × ".join(state.strata_columns) or "none yet"
+    bounds = (
+        f"bounds [{settings.clip_low:g}, {settings.clip_high:g}]"
+        if None not in (settings.clip_low, settings.clip_high)
+        else "bounds not typed yet"
+    )
     st.caption(
         f"Estimating the mean of **{settings.value or 'no column yet'}** by **{strata_text}** "
-        f"with the {ESTIMATOR_LABELS[settings.estimator]}, bounds "
-        f"[{settings.clip_low}, {settings.clip_high}]. Change these on the Strata and Estimator "
-        "pages."
+        f"with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change these on the Data, "
+        "Strata and Estimator pages."
     )
     _render_simulations()
 
