@@ -17,6 +17,7 @@ slider moved afterwards reads them as fast as it reads the demo data.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import threading
@@ -75,16 +76,32 @@ def files_fingerprint(location: str) -> str:
         Nothing at ``location``, files of no known format (:func:`~dpcore.engines.data_files`),
         or a file outside :func:`data_root`.
     """
-    found = [path.resolve() for path in data_files(location)[0]]
     root = data_root()
-    if root is not None and any(not path.is_relative_to(root) for path in found):
-        raise EngineError(
-            f"{location} is not under {root}, the only folder this installation opens files "
-            f"from (set by {DATA_ROOT_ENV} on the machine that runs the app). Give a path "
-            f"under {root}, or ask whoever runs the app to place the data there."
-        )
+    # The folder a glob starts from is checked before anything is listed: a listing's messages
+    # ("… is neither Parquet nor CSV", "no data at …") would name files outside the root.
+    if root is not None and not _glob_base(location).is_relative_to(root):
+        raise _outside_root(location, root)
+    found = [path.resolve() for path in data_files(location)[0]]
+    if root is not None and any(not path.is_relative_to(root) for path in found):  # symlinks
+        raise _outside_root(location, root)
     listing = [[str(path), path.stat().st_size, path.stat().st_mtime_ns] for path in found]
     return "files:" + hashlib.sha256(json.dumps(listing).encode()).hexdigest()[:16]
+
+
+def _glob_base(location: str) -> Path:
+    """The resolved folder ``location`` starts from: its parts before the first with a glob
+    character (``/data/*/x.parquet`` → ``/data``)."""
+    parts = Path(location).expanduser().parts
+    fixed = itertools.takewhile(lambda part: not any(c in part for c in "*?["), parts)
+    return Path(*fixed).resolve() if parts else Path.cwd()
+
+
+def _outside_root(location: str, root: Path) -> EngineError:
+    return EngineError(
+        f"{location} is not under {root}, the only folder this installation opens files "
+        f"from (set by {DATA_ROOT_ENV} on the machine that runs the app). Give a path "
+        f"under {root}, or ask whoever runs the app to place the data there."
+    )
 
 
 @dataclass(frozen=True, eq=False)

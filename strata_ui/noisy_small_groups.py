@@ -79,7 +79,7 @@ def render(state: AppState, grouping: Grouping) -> None:
         "once, when you commit on the Release page. Which groups were kept is known only then: "
         "the release lists them, and every download says so."
     )
-    if rule.policy == "drop":
+    if rule.policy == "drop" and grouping.spec.declared:
         st.caption(
             "This is private selection of groups over your declared list: only the groups whose "
             "noisy count clears the threshold are published. Because the list is declared, a "

@@ -214,21 +214,21 @@ class SimulatedErrorModel(ErrorModel):
             where = np.flatnonzero(risen.any(axis=1))
             out.append(
                 f"The simulated error of {_few(labels)} rose with the budget between "
-                f"{self._budget_text(self.grid[where[0]])} and "
-                f"{self._budget_text(self.grid[min(where[-1] + 1, len(self.grid) - 1)])}: "
+                f"{self.budget_text(self.grid[where[0]])} and "
+                f"{self.budget_text(self.grid[min(where[-1] + 1, len(self.grid) - 1)])}: "
                 "there the planner takes the error at a budget to be the largest at any larger "
                 "budget, so that an answer stays met at every larger budget."
             )
         half = self.target_half_widths(target) if not target.include_bias else None
         if half is not None and np.all(envelope[0] <= half):
             out.append(
-                f"Every estimate meets the target at {self._budget_text(self.grid[0])}, the "
+                f"Every estimate meets the target at {self.budget_text(self.grid[0])}, the "
                 "smallest budget the planner simulates; a smaller one may too."
             )
         return tuple(out)
 
-    def _budget_text(self, scale: float) -> str:
-        """``ε = 0.316`` for a grid scale: three significant digits, enough to read a range."""
+    def budget_text(self, scale: float) -> str:
+        """``ε = 0.316`` for a grid scale: three significant digits, as messages name budgets."""
         budget = self.budget_at(float(scale))
         return ", ".join(f"{SYMBOLS[k]} = {v:.3g}" for k, v in budget.components().items())
 

@@ -295,7 +295,7 @@ class GvdpErrorModel(SimulatedErrorModel):
         withheld = self.simulator.withheld(largest)
         widths = self.quantiles_at(largest, (target.level,))[0]
         half = self.target_half_widths(target)
-        budget = self.budget_at(largest)
+        budget = self.budget_text(largest)
         return tuple(
             f"{label}: withheld even at {budget}, too few subsets for an informative estimate"
             if short
@@ -323,7 +323,7 @@ class GvdpErrorModel(SimulatedErrorModel):
         if set_by_withholding.any():
             labels = [label for label, flag in zip(self.labels, set_by_withholding, strict=True)
                       if flag]  # fmt: skip
-            below = self.budget_at(float(self.grid[published[set_by_withholding].max()]))
+            below = self.budget_text(self.grid[published[set_by_withholding].max()])
             out.append(
                 f"{', '.join(labels[:5])}{' and more' if len(labels) > 5 else ''}: withheld at "
                 f"smaller budgets (too few subsets for an informative estimate), published from "

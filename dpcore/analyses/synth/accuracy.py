@@ -161,7 +161,7 @@ class SynthErrorModel(SimulatedErrorModel):
     def unreachable_reasons(self, target: AccuracyTarget, needed: np.ndarray) -> tuple[str, ...]:
         """The groups whose workload error stays above the target even at the largest ε."""
         _, envelope = self._raw_and_envelope(target.level)
-        largest = self.budget_at(float(self.grid[-1]))
+        largest = self.budget_text(self.grid[-1])
         return tuple(
             f"{label}: even at {largest} its workload error is {error:.3g}, above {target.amount:g} "
             "(what is left is the synthesizer's own model and the sampling of rows, which no "

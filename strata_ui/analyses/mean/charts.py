@@ -199,7 +199,7 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
             "tickfont": {"size": 11},
         },
         yaxis={"type": "log" if log_y else "linear"},
-        bottom=LINE_PX * max(tick.count("<br>") + 1 for tick in ticks) + LEGEND_PX,
+        bottom=LINE_PX * max((tick.count("<br>") + 1 for tick in ticks), default=1) + LEGEND_PX,
         scattermode="group",
         height=440 + LINE_PX * 4,
     )  # fmt: skip

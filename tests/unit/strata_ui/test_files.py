@@ -154,3 +154,16 @@ def test_an_installation_may_keep_files_under_one_folder(folder, tmp_path_factor
     (folder / "link.parquet").symlink_to(elsewhere / "x.parquet")  # a way out is still outside
     with pytest.raises(EngineError, match="STRATA_LAB_DATA_ROOT"):
         files.files_fingerprint(str(folder))
+
+
+def test_nothing_outside_the_folder_is_listed_or_named(folder, tmp_path_factory, monkeypatch):
+    """A glob or a path outside the root is refused before any listing: the refusal names what
+    the user typed, never a file found there, and says nothing of whether it exists."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "id_rsa").write_text("secret")
+    monkeypatch.setenv(files.DATA_ROOT_ENV, str(folder))
+    for typed in (f"{elsewhere}/*", f"{elsewhere}/no-such-thing", f"{folder}/../*/id_rsa", "/*"):
+        with pytest.raises(EngineError, match="only folder this installation opens") as refused:
+            files.files_fingerprint(typed)
+        assert "id_rsa" not in str(refused.value).replace(typed, "")
+    assert files.files_fingerprint(f"{folder}/*.parquet").startswith("files:")
