@@ -44,8 +44,8 @@ too many; every digit when it gives too few (a range within one decade)."""
 
 
 def log_axis(values, *, most: int = 9, fewest: int = 3) -> dict[str, Any]:
-    """A log axis whose labels are all the same size and say their value (0.002, 0.005, 0.01):
-    Plotly's own labels a log axis spanning a few decades with small, repeated minor digits.
+    """A log axis whose labels are all the same size and say their value (0.002, 0.005, 0.01),
+    where Plotly labels a log axis spanning a few decades with small, repeated minor digits.
     Ticks run over the range of ``values`` (positive, finite ones) with the first of
     :data:`LOG_TICK_STEPS` that gives between ``fewest`` and ``most`` of them."""
     values = np.asarray(values, dtype=float)
