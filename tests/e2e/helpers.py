@@ -144,3 +144,11 @@ def choose_analysis(page: Page, url: str, name: str, preview: str, viewport: dic
     page.get_by_text(name, exact=True).click()
     expect(page.get_by_text(preview)).to_be_visible()
     settle(page, viewport)
+
+
+def click_budget_slider(page: Page, fraction: float) -> None:
+    """Click a Compare page's ε (or ρ) slider's track at ``fraction`` of its width: one new value,
+    one run (arrow keys would commit every stop they pass and queue a run for each)."""
+    slider = page.get_by_test_id("stSlider").filter(has_text="per release (log scale)")
+    track, handle = slider.bounding_box(), slider.get_by_role("slider").bounding_box()
+    page.mouse.click(track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2)

@@ -8,7 +8,14 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import expect_title, open_app, open_page, save_screen, settle
+from tests.e2e.helpers import (
+    click_budget_slider,
+    expect_title,
+    open_app,
+    open_page,
+    save_screen,
+    settle,
+)
 
 VIEWPORT = {"width": 1280, "height": 800}
 SURVEY = "region,hours,paid\n" + "".join(
@@ -84,9 +91,7 @@ def test_a_refresh_keeps_the_budget_chosen_on_compare(page: Page, app_url: str):
     open_page(page, "Compare")
     before = simulated_at(page)
     for fraction in (0.8, 0.2):  # twice in a row: the second move must stick too
-        slider = page.get_by_test_id("stSlider").first
-        track, handle = slider.bounding_box(), slider.get_by_role("slider").bounding_box()
-        page.mouse.click(track["x"] + fraction * track["width"], handle["y"] + 4)
+        click_budget_slider(page, fraction)
         caption = page.get_by_text(re.compile(r"releases per strategy at ε = "))
         expect(caption).not_to_contain_text(f"{before}.")  # the run the click starts has ended
         settle(page)

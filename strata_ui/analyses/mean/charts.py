@@ -54,6 +54,10 @@ AXIS_PX = 80  # left of the plot: numeric ticks and the rotated axis title
 LEGEND_PX = 100  # below the x-axis labels: its title, then the legend
 
 
+FIXED_LABELS = {"automargin": False, "tickangle": 0, "ticklabeloverflow": "allow"}
+"""Axis labels placed without measuring them (:func:`_figure`)."""
+
+
 def _figure(
     traces: list[dict[str, Any]],
     title: str,
@@ -73,13 +77,14 @@ def _figure(
     Margins are fixed (``left``, ``bottom`` in pixels, room for the labels and titles the caller
     knows) and the legend sits below the axis title: the browser then draws each chart once,
     where automatic margins measured every label and drew it again, about a third of a
-    chart's drawing time on every ε move."""
+    chart's drawing time on every ε move. Tick labels are level and may reach past the plot
+    (:data:`FIXED_LABELS`): otherwise plotly measures each one again to tilt or hide it."""
     return {
         "data": traces,
         "layout": {
             "title": {"text": title},
-            "xaxis": {"title": {"text": x_title}, "automargin": False, **(xaxis or {})},
-            "yaxis": {"title": {"text": y_title}, "automargin": False, **(yaxis or {})},
+            "xaxis": {"title": {"text": x_title}, **FIXED_LABELS, **(xaxis or {})},
+            "yaxis": {"title": {"text": y_title}, **FIXED_LABELS, **(yaxis or {})},
             "font": FONT,
             "legend": {**LEGEND_BELOW, "title": {"text": "Strategy "}},
             "margin": {"t": 60, "b": bottom, "l": left, "r": 20},

@@ -97,20 +97,18 @@ def render_compare() -> None:
         f"with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change these on the Data, "
         "Strata and Estimator pages."
     )
-    _render_simulations()
+    strategies = ("stratified", _render_simulation_settings())
+    if _render_simulations(strategies):
+        symbol = "ε" if state.budget_kind == "pure" else "ρ"
+        _render_sweep(settings, strategies, symbol)
 
 
-@st.fragment
-def _render_simulations() -> None:
-    """Everything the budget, the strategy and the simulation controls change, as a fragment: a
-    move of the ε slider reruns and redraws this part only, not the sidebar, the navigation and
-    the page's header. A fragment's run skips ``app.py``, so it puts its choices in the address
-    itself."""
-    state, settings = get_state(), get_settings(MeanSettings)
-    budget_col, vanilla_col = st.columns(2)
-    with budget_col:
-        symbol, chosen = budget_slider("compare.budget")
-        st.caption("Move it and every chart below is redrawn. Switch ε/ρ on the Budget page.")
+def _render_simulation_settings() -> Strategy:
+    """What the simulations compare and how many they run; returns the whole-population
+    strategy. Outside the ε slider's fragment: a change here also redraws the privacy–utility
+    curve, which the ε slider does not."""
+    settings = get_settings(MeanSettings)
+    vanilla_col, reps_col, seed_col = st.columns([2, 1, 1])
     with vanilla_col:
         vanilla = bind(
             st.radio, "Compare one estimate per group with", MeanView, "vanilla_strategy",
@@ -123,40 +121,53 @@ def _render_simulations() -> None:
             f"group, with {1 - settings.global_fraction:.0%} of the budget (set on the Budget "
             "page). The paper calls these vanilla (i) and (ii)."
         )
-    _render_simulation_controls()
+    with reps_col:
+        _replicates_slider()
+    with seed_col:
+        seed_input("compare.seed")
+        st.caption("Change it to check that a difference is not a fluke of one simulation.")
+    return vanilla
+
+
+def _replicates_slider() -> None:
+    state = get_state()
+    state.replicates = st.slider(
+        "Simulated releases",
+        min_value=constants.MC_REPLICATES_MIN,
+        max_value=constants.MC_REPLICATES_MAX,
+        value=int(state.replicates),
+        step=100,
+        key="compare.replicates",
+        help="How many noisy releases to simulate; more gives smoother charts but takes longer.",
+    )
+    st.caption("Each simulated release redraws the noise on the same confidential data.")
+
+
+@st.fragment
+def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
+    """The ε slider and sections 1–3, the charts at that budget, as a fragment: a move of the
+    slider reruns and redraws this part only, not the sidebar, the settings above or the
+    privacy–utility curve (which covers every budget). A fragment's run skips ``app.py``, so it
+    puts the budget in the address itself. Returns whether the simulations ran (on a full run;
+    a fragment's own runs discard it)."""
+    state, settings = get_state(), get_settings(MeanSettings)
+    symbol, chosen = budget_slider("compare.budget")
+    st.caption(
+        "Move it and sections 1–3 are redrawn at that budget; section 4 shows every budget. "
+        "Switch ε/ρ on the Budget page."
+    )
     url_state.write()
-    strategies = ("stratified", vanilla)
     try:
         with st.spinner(f"Simulating {state.replicates:,} releases per approach…"):
             results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
     except (ValueError, TypeError) as exc:
         show_error(exc)
-        return
+        return False
     metrics = charts.stack({s: r.metrics for s, r in results.items()})
     groups = charts.stack({s: r.groups for s, r in results.items()})
     st.caption(f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}.")
     _render_errors(metrics, groups, state.replicates, settings.value)
-    _render_sweep(settings, strategies, symbol, chosen)
-
-
-def _render_simulation_controls() -> None:
-    state = get_state()
-    reps_col, seed_col = st.columns(2)
-    with reps_col:
-        state.replicates = st.slider(
-            "Simulated releases",
-            min_value=constants.MC_REPLICATES_MIN,
-            max_value=constants.MC_REPLICATES_MAX,
-            value=int(state.replicates),
-            step=100,
-            key="compare.replicates",
-            help="How many noisy releases to simulate; more gives smoother charts but takes "
-            "longer.",
-        )
-        st.caption("Each simulated release redraws the noise on the same confidential data.")
-    with seed_col:
-        seed_input("compare.seed")
-        st.caption("Change it to check that a difference is not a fluke of one simulation.")
+    return True
 
 
 def _render_errors(metrics, groups, replicates: int, value: str) -> None:
@@ -244,10 +255,10 @@ def _sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str
 
 
 @st.fragment
-def _render_sweep(
-    settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str, chosen: float
-) -> None:
-    """Section 4, a fragment: choosing the error to plot redraws this section only."""
+def _render_sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str) -> None:
+    """Section 4, a fragment: choosing the error to plot redraws this section only. The curve
+    covers every budget and has no marker of the slider's: the ε slider then leaves it as it
+    is, one chart fewer to redraw on every move."""
     st.subheader("4. Privacy–utility curve")
     metric = bind(
         st.radio, "Error to plot", MeanView, "sweep_metric", labels=METRIC_LABELS, horizontal=True,
@@ -259,7 +270,7 @@ def _render_sweep(
         show_error(exc)
         return
     st.plotly_chart(
-        charts.sweep_figure(sweep, metric, symbol=symbol, current=chosen),
+        charts.sweep_figure(sweep, metric, symbol=symbol),
         key="compare.chart.sweep",
     )
     st.markdown(charts.sweep_summary(sweep, metric, symbol=symbol))
