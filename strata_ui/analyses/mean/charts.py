@@ -19,7 +19,6 @@ import plotly.graph_objects as go
 
 from dpcore.analyses.mean.strategies import STRATEGY_NAMES
 from strata_ui.charts_common import (
-    budget_marker,
     group_sections_figure,
     interval_bars,
     spread_band,
@@ -29,7 +28,6 @@ from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, SeriesStyle, wrap_label
 
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
 STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
-MARKER_COLOUR = PALETTE[3]  # the current budget on the sweep
 AXIS_TITLES = {
     "global": "Error of the population mean (% of its true value)",
     "worst group": "Worst group's error (% of its true mean)",
@@ -279,13 +277,7 @@ def group_error_summary(groups: pd.DataFrame, unit: str = "") -> str:
 # 4: the privacy–utility curve.
 
 
-def sweep_figure(
-    sweep: pd.DataFrame,
-    metric: str,
-    *,
-    symbol: str = "ε",
-    current: float | None = None,
-) -> dict[str, Any]:
+def sweep_figure(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> dict[str, Any]:
     """Mean ``metric`` (%) against the budget on log–log axes, with a 5–95% band per strategy;
     a figure spec."""
     traces = []
@@ -306,11 +298,6 @@ def sweep_figure(
                 "hovertemplate": f"{symbol} = %{{x:.3g}}<br>mean %{{y:.3g}}%<extra>{name}</extra>",
             }
         )  # fmt: skip
-    if current is not None:
-        band = 100 * rows[["q05", "mean", "q95"]].to_numpy()
-        band = band[np.isfinite(band) & (band > 0)]
-        low, high = (band.min(), band.max()) if band.size else (1e-3, 1e2)
-        traces.append(budget_marker(current, low, high, symbol=symbol, colour=MARKER_COLOUR))
     unit = "ε, pure DP" if symbol == "ε" else "ρ, zCDP"
     # Label whole decades only: minor log ticks (2, 5) crowd the axis.
     return _figure(

@@ -103,8 +103,8 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     sweep = summarize_sweep(runs)
     assert len(sweep) == 3 * 2 * 3
     assert (sweep["q05"] <= sweep["mean"]).all() and (sweep["mean"] <= sweep["q95"]).all()
-    fig = go.Figure(charts.sweep_figure(sweep, "parity", current=1.0))
-    assert len(fig.data) == 7  # band, band, line per strategy + the current budget
+    fig = go.Figure(charts.sweep_figure(sweep, "parity"))
+    assert len(fig.data) == 6  # band, band, line per strategy
     upper, lower, line = fig.data[:3]
     assert lower.fill == "tonexty" and upper.line.width == 0
     assert line.name == "One estimate per group" and line.mode == "lines+markers"
@@ -112,10 +112,6 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     assert np.all(np.asarray(upper.y) >= np.asarray(line.y))
     assert np.all(np.asarray(lower.y) <= np.asarray(line.y))
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    marker = fig.data[-1]
-    assert marker.name == "your ε = 1" and list(marker.x) == [1.0, 1.0]
-    assert marker.y[0] > 0 and marker.y[1] >= max(upper.y)
-    assert len(go.Figure(charts.sweep_figure(sweep, "parity")).data) == 6
     text = charts.sweep_summary(sweep, "parity")
     assert text.startswith("Mean parity error from ε = 0.1 to ε = 10 — One estimate per group")
 
