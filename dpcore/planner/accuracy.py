@@ -45,7 +45,7 @@ __all__ = [
     "LaplaceError",
     "LaplacePairError",
     "LaplaceSumError",
-    "SampledError",
+    "WeightedLaplaceSumError",
     "Shortfall",
     "shortfall",
     "smallest_budget",
@@ -233,18 +233,91 @@ class LaplaceSumError:
         return high
 
 
-@dataclass(frozen=True)
-class SampledError:
-    """Noise known only by draws: ``draws`` has shape (draws, estimates). Used where no closed
-    form exists, e.g. a share-weighted sum of Laplace noises."""
+SERIES_TOLERANCE = 1e-10
+"""How far :class:`WeightedLaplaceSumError`'s probabilities may be from the exact law."""
+MAX_SERIES_TERMS = 2**18
+"""Its series' terms at most (reached only when one weight dwarfs all others; the law is then
+nearly that weight's Laplace law, and the error stays below 1e-8)."""
 
-    draws: np.ndarray
+
+def _laplace_series(weights: np.ndarray, step: float, top: float) -> tuple[np.ndarray, np.ndarray]:
+    """:class:`WeightedLaplaceSumError`'s frequencies ω_j = j·``step`` and series coefficients
+    2φ(ω_j)/(πj), computed in blocks of j until its truncation rule stops them."""
+    first = math.ceil(1 / (top * step))  # the first j with c·ω_j ≥ 1
+    block = max(64, 2**22 // weights.size)  # block × weights numbers in memory at a time
+    frequencies, terms = [], []
+    for start in range(1, MAX_SERIES_TERMS + 1, block):
+        j = np.arange(start, min(start + block, MAX_SERIES_TERMS + 1), dtype=float)
+        phi = np.exp(-np.log1p(np.square(np.outer(step * j, weights))).sum(axis=1))
+        done = np.flatnonzero((j >= first) & (phi <= SERIES_TOLERANCE))
+        end = done[0] + 1 if done.size else len(j)
+        frequencies.append(step * j[:end])
+        terms.append(2 * phi[:end] / (math.pi * j[:end]))
+        if done.size:
+            break
+    return np.concatenate(frequencies), np.concatenate(terms)
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedLaplaceSumError:
+    r"""The sum :math:`S = \sum_i c_i L_i` of independent standard Laplace noises (one estimate),
+    e.g. a stratified population mean: each group's Laplace noise weighted by its share.
+
+    No closed form is practical past two terms (:class:`LaplaceSumError`), so the law comes from
+    the characteristic function :math:`\varphi(t) = \prod_i 1/(1 + c_i^2 t^2)` by the Fourier
+    series of the indicator of :math:`[-x, x]` on a circle of circumference :math:`L`
+    (Gil-Pelaez inversion, for S wrapped onto :math:`[-L/2, L/2)`):
+
+    .. math:: P(|S| \le x) = \frac{2x}{L} + \sum_{j \ge 1} \frac{2}{\pi j}
+              \sin(\omega_j x)\,\varphi(\omega_j), \qquad \omega_j = 2\pi j / L.
+
+    Two approximations, each below :data:`SERIES_TOLERANCE`:
+
+    - *wrapping*: :math:`L/2` is where the Chernoff bound at :math:`t = 1/(2c)`,
+      :math:`c = \max_i c_i`, :math:`P(|S| > x) \le 2\exp(-x/(2c) + \sum_i c_i^2/(3c^2))`
+      (:math:`\log 1/(1-u) \le 4u/3` for :math:`u \le 1/4`), falls below 1e-12;
+    - *truncation* after J terms: beyond :math:`\omega_J \ge 1/c` the largest weight's factor
+      falls at least as :math:`2\omega_J^2/\omega^2`, so the terms left sum to at most
+      :math:`(2/\pi)\varphi(\omega_J)`; J is the first such term with
+      :math:`\varphi(\omega_J)` below the tolerance (at most :data:`MAX_SERIES_TERMS`).
+
+    Replaces the 10,000 seeded draws the planner used before, whose 0.95 quantile had a
+    standard error of about 0.2 percentage points of coverage and, at the draws' fixed seed,
+    planned the demo's population mean at 0.946 coverage instead of 0.95.
+    """
+
+    coefficients: np.ndarray
+
+    def __post_init__(self) -> None:
+        weights = np.abs(np.asarray(self.coefficients, dtype=float).ravel())
+        weights = weights[weights > 0]
+        object.__setattr__(self, "coefficients", weights)
+        top = float(weights.max()) if weights.size else 0.0
+        half = 2 * top * (math.log(2 / 1e-12) + float(np.sum((weights / (top or 1)) ** 2)) / 3)
+        object.__setattr__(self, "_half_period", half)
+        if half > 0:
+            object.__setattr__(self, "_series", _laplace_series(weights, math.pi / half, top))
+
+    def _within(self, x: np.ndarray) -> np.ndarray:
+        """P(|S| ≤ x) for x ≥ 0."""
+        x = np.asarray(x, dtype=float)
+        half = self._half_period
+        if half == 0:  # no noise at all
+            return np.ones_like(x)
+        frequencies, terms = self._series
+        series = x / half + np.sin(np.outer(np.minimum(x, half), frequencies)) @ terms
+        return np.where(x >= half, 1.0, np.clip(series.reshape(x.shape), 0.0, 1.0))
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        return (self.draws <= np.asarray(x)).mean(axis=0)
+        x = np.asarray(x, dtype=float)
+        return 0.5 + np.sign(x) * self._within(np.abs(x)) / 2
 
     def abs_quantile(self, level: float) -> np.ndarray:
-        return np.quantile(np.abs(self.draws), level, axis=0)
+        low, high = 0.0, self._half_period
+        for _ in range(BISECTION_STEPS):
+            mid = (low + high) / 2
+            low, high = (low, mid) if self._within(np.array([mid]))[0] >= level else (mid, high)
+        return np.array([high])
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,8 +17,10 @@ from dpcore.analyses.mean.accuracy import POPULATION_LABEL, check_by_simulation,
 from dpcore.grouping import GroupingSpec
 from dpcore.planner import (
     AccuracyTarget,
+    LaplaceError,
     LaplacePairError,
-    SampledError,
+    LaplaceSumError,
+    WeightedLaplaceSumError,
     round_to_one_two_five,
     shortfall,
     smallest_budget,
@@ -250,8 +252,34 @@ def test_the_pair_of_laplace_noises_has_the_convolved_law():
     assert result.pvalue > 0.001
     q = law.abs_quantile(0.9)
     assert 2 * law.cdf(q) - 1 == pytest.approx(0.9, abs=1e-9)
-    sampled = SampledError(draws[:, None])
-    assert sampled.abs_quantile(0.9) == pytest.approx(q, rel=0.02)
+
+
+def test_a_weighted_sum_of_laplace_noises_matches_the_closed_forms_and_the_draws():
+    """One weight is a Laplace law, two its pair (equal) or sum (unequal) law; many match a
+    million seeded draws (Kolmogorov–Smirnov) and their quantile."""
+    x = np.array([-7.0, -1.5, 0.0, 0.4, 3.0, 12.0])
+    for weights, law in [
+        ([2.0], LaplaceError(np.array([2.0]))),
+        ([2.0, 2.0], LaplacePairError(np.array([2.0]))),
+        ([2.0, 0.7], LaplaceSumError(np.array([2.0]), np.array([0.7]))),
+    ]:
+        series = WeightedLaplaceSumError(np.array(weights))
+        for point in x:
+            assert series.cdf(np.array([point]))[0] == pytest.approx(
+                law.cdf(np.array([point]))[0], abs=1e-8
+            )
+        assert series.abs_quantile(0.95)[0] == pytest.approx(law.abs_quantile(0.95)[0], rel=1e-7)
+    weights = np.random.default_rng(2).dirichlet(np.ones(30)) * 5
+    draws = np.random.default_rng(3).laplace(size=(1_000_000, 30)) @ weights
+    series = WeightedLaplaceSumError(weights)
+    result = stats.kstest(draws[:20_000], lambda v: series.cdf(np.asarray(v)))
+    assert result.pvalue > 0.001
+    assert series.abs_quantile(0.95)[0] == pytest.approx(
+        np.quantile(np.abs(draws), 0.95), rel=0.005
+    )
+    # Negative weights weigh as their size (a Laplace noise is symmetric); none is no noise.
+    assert WeightedLaplaceSumError(-weights).abs_quantile(0.9) == series.abs_quantile(0.9)
+    assert WeightedLaplaceSumError(np.zeros(3)).abs_quantile(0.95)[0] == 0
 
 
 def test_analyses_without_an_error_model_say_the_planner_does_not_cover_them():
