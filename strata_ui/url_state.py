@@ -28,6 +28,7 @@ from dpcore.analyses import ANALYSES
 from strata_ui import constants, pipeline
 from strata_ui.state import (
     GROUPING_FIELDS,
+    PERSON_FIELDS,
     AppState,
     get_settings,
     get_state,
@@ -50,8 +51,8 @@ __all__ = [
 ]
 
 SHARED_FIELDS = (
-    "analysis", *GROUPING_FIELDS, "budget_kind", "epsilon", "rho", "replicates", "seed",
-    "release_level", "release_label",
+    "analysis", *GROUPING_FIELDS, *PERSON_FIELDS, "budget_kind", "epsilon", "rho",
+    "replicates", "seed", "release_level", "release_label",
 )  # fmt: skip
 """What the address carries of :class:`AppState`: what the user chose on the pages. Not the
 data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
@@ -201,6 +202,9 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
         if kept != state_changes["strata_columns"]:
             ignored.append("strata_columns")
         state_changes["strata_columns"] = kept
+    if columns is not None and state_changes.get("person_column") not in (None, *columns):
+        ignored.append("person_column")
+        del state_changes["person_column"]
     state = get_state()
     for name, value in state_changes.items():
         setattr(state, name, value)
