@@ -176,9 +176,9 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         return (
             f"The {self._title_in_sentence()} counts each row as one person, but the Data page "
             "says one person may own several rows (a person column). Its release would protect "
-            "one row, not one person, so it cannot be released this way. Choose “each row is "
-            "one person” on the Data page if that is true of your data, or choose the mean per "
-            "group, which bounds each person's rows."
+            "one row, not one person, so it cannot be released this way. Choose “Each row is "
+            "one person” under “Who is one person?” on the Data page if that is true of your "
+            "data, or choose the mean per group, which bounds each person's rows."
         )
 
     @abstractmethod

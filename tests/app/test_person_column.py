@@ -6,7 +6,6 @@ plainly, every bad input, and a refresh that brings the choice back."""
 from __future__ import annotations
 
 import functools
-import json
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import load_demo
 from dpcore.ledger import Ledger
+from dpcore.release import public_metadata
 from tests.app.helpers import change_settings, commit, errors, go, start, state_of, text, upload
 
 NAME = "households.csv"
@@ -72,17 +72,17 @@ def test_the_person_column_its_bounds_and_the_preview_stick_and_move():
     page = text(at.main.markdown) + text(at.main.caption)
     assert "curator's view" in page and "never part of a release" in page
     left_out = [int(metrics(at)["Rows left out"].replace(",", ""))]
-    for m in (2, 3):  # M changed twice in a row: the second value sticks
+    for m in (2, 4):  # M changed twice in a row: the second value sticks
         set_bound(at, "max_rows_per_person", m)
         left_out.append(int(metrics(at)["Rows left out"].replace(",", "")))
-    assert state_of(at).max_rows_per_person == 3
-    assert at.number_input(key=f"data.max_rows_per_person.{fingerprint(at)}").value == 3
+    assert state_of(at).max_rows_per_person == 4
+    assert at.number_input(key=f"data.max_rows_per_person.{fingerprint(at)}").value == 4
     assert left_out[0] > left_out[1] > left_out[2] > 0  # a larger M keeps more rows
     for g in (2, 4):
         set_bound(at, "max_groups_per_person", g)
     assert state_of(at).max_groups_per_person == 4
     assert metrics(at)["Rows left out"] == "0"  # households hold at most 4 rows
-    assert "up to 12 rows" in text(at.main.caption)
+    assert "up to 16 rows" in text(at.main.caption)
     choose_person(at, None)
     choose_person(at, "household")
     assert state_of(at).person_column == "household" and not at.main.error
@@ -103,11 +103,11 @@ def test_the_mean_is_compared_and_released_with_each_household_bounded():
     assert "Privacy unit:** one person per value of `household`" in text(at.main.markdown)
     commit(at)
     [record] = Ledger.open(None, "default").history()
-    assert record.metadata["parameters"]["privacy_unit"] == {
-        "column": "household", "max_groups": 1, "max_rows": 2,
-    }  # fmt: skip
-    exported = json.dumps(record.metadata)
-    assert "privacy_unit" in exported
+    unit = {"column": "household", "max_groups": 1, "max_rows": 2}
+    metadata = record.payload["metadata"]
+    assert metadata["plan"]["privacy_unit"] == unit
+    assert public_metadata(metadata)["plan"]["privacy_unit"] == unit  # what the exports carry
+    assert "PrivacyUnit('household', max_groups=1, max_rows=2)" in metadata["script"]
 
 
 @pytest.mark.parametrize("page", ["estimator", "compare", "release"])
