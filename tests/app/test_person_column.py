@@ -67,7 +67,9 @@ def test_the_person_column_its_bounds_and_the_preview_stick_and_move():
     at = choose_person(uploaded())
     state = state_of(at)
     assert (state.person_column, state.max_rows_per_person, state.max_groups_per_person) == (
-        "household", 1, 1
+        "household",
+        1,
+        1,
     )
     page = text(at.main.markdown) + text(at.main.caption)
     assert "curator's view" in page and "never part of a release" in page
@@ -156,6 +158,8 @@ def test_a_refresh_brings_the_person_column_and_its_bounds_back():
     again = upload(go(start("data", **link), "data"), households(), NAME)
     state = state_of(again)
     assert (state.person_column, state.max_rows_per_person, state.max_groups_per_person) == (
-        "household", 2, 3
+        "household",
+        2,
+        3,
     )
     assert again.number_input(key=f"data.max_groups_per_person.{fingerprint(again)}").value == 3

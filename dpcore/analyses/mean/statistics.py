@@ -361,7 +361,7 @@ class GroupValues:
                 "column that is not used for grouping"
             )
         x = numeric_values(frame, "value", value)
-        kept = _bounded(frame, grouping, x, unit)
+        kept = _bounded(frame, grouping, value, x, unit)
         in_group = codes >= 0
         usable = in_group & kept
         finite_in_group = int((in_group & np.isfinite(x)).sum())
@@ -434,10 +434,18 @@ class GroupValues:
         return cls.from_grouping(grouping, df, value)
 
 
-def _bounded(frame: pd.DataFrame, grouping: Grouping, x: np.ndarray, unit: PrivacyUnit):
-    """The rows ``unit`` keeps (every row with a finite value for one row per person)."""
+def _bounded(
+    frame: pd.DataFrame, grouping: Grouping, value: str, x: np.ndarray, unit: PrivacyUnit
+) -> np.ndarray:
+    """The rows ``unit`` keeps of the values ``x`` of column ``value`` (every row with a finite
+    value for one row per person)."""
     if unit.column is None:
         return np.isfinite(x)
+    if unit.column == value:
+        raise ValueError(
+            f"The person column `{unit.column}` is also the value to estimate. It names who "
+            "owns each row, so choose another person column, or another value."
+        )
     if unit.column not in frame.columns:
         raise ValueError(
             f"The person column `{unit.column}` is not in the data; choose another column on "
