@@ -32,6 +32,7 @@ from strata_ui.state import (
     AppState,
     get_settings,
     get_state,
+    reset_settings,
     set_settings,
     widget_key,
 )
@@ -213,7 +214,10 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
         names = [f.name for f in dataclasses.fields(cls)]
         changes = _decoded(params, cls, names, ignored)
         if columns is not None and analysis.name == state.analysis:
-            set_settings(cls(**changes))
+            # Through reset_settings: the upload's reset left its widgets holding the reset
+            # values (a value column of None), which they would show and write back.
+            fresh = cls(**changes)
+            reset_settings(cls, **{name: getattr(fresh, name) for name in names})
         elif changes:
             set_settings(dataclasses.replace(get_settings(cls), **changes))
     if ignored:

@@ -100,6 +100,10 @@ def test_the_mean_is_compared_and_released_with_each_household_bounded():
     go(at, "compare")
     assert not at.main.error, errors(at)
     assert at.get("plotly_chart")
+    for page in ("strata", "plan"):
+        go(at, page)
+        assert not at.main.error, errors(at)
+    assert "up to 2 rows" in text(at.main.markdown) + text(at.main.caption)  # the planner's
     go(at, "release")
     assert not at.main.error, errors(at)
     assert "Privacy unit:** one person per value of `household`" in text(at.main.markdown)
@@ -163,3 +167,5 @@ def test_a_refresh_brings_the_person_column_and_its_bounds_back():
         3,
     )
     assert again.number_input(key=f"data.max_groups_per_person.{fingerprint(again)}").value == 3
+    # The value column comes back in its widget too, not only in the settings.
+    assert again.main.selectbox[0].value == "hours_per_week" and not again.main.warning
