@@ -16,7 +16,18 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import load_demo
 from dpcore.ledger import Ledger
 from dpcore.release import public_metadata
-from tests.app.helpers import change_settings, commit, errors, go, start, state_of, text, upload
+from tests.app.helpers import (
+    change_settings,
+    commit,
+    commit_once,
+    errors,
+    go,
+    release_review,
+    start,
+    state_of,
+    text,
+    upload,
+)
 
 NAME = "households.csv"
 
@@ -169,3 +180,32 @@ def test_a_refresh_brings_the_person_column_and_its_bounds_back():
     assert again.number_input(key=f"data.max_groups_per_person.{fingerprint(again)}").value == 3
     # The value column comes back in its widget too, not only in the settings.
     assert again.main.selectbox[0].value == "hours_per_week" and not again.main.warning
+
+
+def test_files_read_where_they_lie_bound_each_household_in_the_engine(tmp_path):
+    """The households as Parquet opened by path: DuckDB bounds each household's rows, the
+    release records the unit, and its statistics are the engine's."""
+    frame = pd.read_csv(pd.io.common.BytesIO(households()))
+    frame.to_parquet(tmp_path / "households.parquet")
+    at = start("data")
+    [path_box] = [t for t in at.text_input if t.key.startswith("data.path")]
+    path_box.input(str(tmp_path / "households.parquet")).run()
+    at.button(key="data.open").click().run()
+    at.selectbox(key="mean.value").set_value("hours_per_week").run()
+    go(at, "strata")
+    at.multiselect(key=f"strata.columns.{fingerprint(at)}").set_value(["race", "sex"]).run()
+    change_settings(at, MeanSettings, clip_low=0.0, clip_high=100.0)
+    go(at, "data")
+    choose_person(at)
+    set_bound(at, "max_groups_per_person", 2)
+    assert "the Estimator page says how many" in text(at.main.caption)  # no rows in memory
+    go(at, "estimator")
+    assert "Bounding each person to 2 groups and 1 row per group left out" in text(at.main.info)
+    review = release_review(at)
+    assert "**Read by:** the duckdb engine" in review and "one person per value" in review
+    _, record = commit_once(at)
+    metadata = record.payload["metadata"]
+    assert metadata["plan"]["privacy_unit"] == {
+        "column": "household", "max_groups": 2, "max_rows": 1,
+    }  # fmt: skip
+    assert "PrivacyUnit('household', max_groups=2, max_rows=1)" in metadata["script"]
