@@ -293,7 +293,10 @@ def coinpress_error_model(
     return SimulatedErrorModel(
         labels=labels, sizes=sizes, shapes=(), unit="rho",
         groups=0 if strategy == "global_only" else values.k, truth=truth,
-        assumptions=_coinpress_assumptions(estimator, strategy, replicates),
+        assumptions=(
+            *_coinpress_assumptions(estimator, strategy, replicates),
+            *_person_assumptions(values.unit),
+        ),
         reads=("each group's values, to which CoinPress adapts every step",),
         simulator=CoinPressErrors(values, estimator, strategy, global_fraction),
         grid=PLAN_GRID, replicates=replicates, seed=DRAW_SEED,

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import PureDP
-from dpcore.analyses.mean import MEAN, LaplaceMean, MeanPlan, MeanSettings
-from dpcore.analyses.mean.accuracy import mean_error_model
+from dpcore.analyses.mean import MEAN, CoinPressMean, LaplaceMean, MeanPlan, MeanSettings
+from dpcore.analyses.mean.accuracy import coinpress_error_model, mean_error_model
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.datasets import load_demo
@@ -110,7 +110,11 @@ def test_the_planner_asks_c_times_the_budget_and_its_check_meets_the_target(with
     target = AccuracyTarget(0.5, level=0.9)
     needed = [mean_error_model(v, estimator).needed_scales(target) for v in (rows, people)]
     np.testing.assert_allclose(needed[1], 4 * needed[0], rtol=1e-9)
-    assert any("up to 4 rows" in line for line in mean_error_model(people, estimator).assumptions)
+    for model in (
+        mean_error_model(people, estimator),
+        coinpress_error_model(people, CoinPressMean(prior=BOUNDS, sigma=3.0), replicates=20),
+    ):
+        assert any("up to 4 rows" in line for line in model.assumptions)
     # Simulated releases at the person's budget the planner asks (each mechanism then at a
     # quarter of it) meet the target at least as often as asked, within the binomial band.
     answer = PureDP(float(np.max(needed[1])))
