@@ -119,8 +119,8 @@ def _render_preview(state: AppState) -> None:
     left.metric("Rows left out", f"{preview.dropped:,}", help=f"of {preview.rows:,} rows")
     middle.metric("People affected", f"{preview.people_affected:,}",
                   help=f"of {preview.people:,} people")  # fmt: skip
-    right.metric("Most rows of one person", f"{preview.most_rows_in_a_group:,}",
-                 help="in one group")  # fmt: skip
+    right.metric("Most rows of one person in a group", f"{preview.most_rows_in_a_group:,}",
+                 help="The smallest M that keeps every row")  # fmt: skip
     grouped = f"the groups of the Strata page ({' × '.join(by)})" if by else "one group"
     st.caption(
         f"With {grouped}: {preview.dropped:,} of {preview.rows:,} rows left out, from "
