@@ -231,20 +231,23 @@ def bounded_rows(
     x = values[candidates]
     key = x * GOLDEN_RATIO_FRACTION
     key -= np.floor(key)
-    who = person[candidates]
-    order = np.lexsort((x, key, cell, who))
-    who, cell = who[order], cell[order]
-    within_cell = _rank_in_runs(who, cell)
-    capped = within_cell < max_rows
+    # One integer per (person, cell), ordered as the pair: one sort key fewer than sorting by
+    # person then cell, and the pairs' counts come from runs of it without a pandas merge.
+    cells = int(cell.max()) + 1 if cell.size else 1
+    pair = person[candidates].astype(np.int64) * cells + cell
+    order = np.lexsort((x, key, pair))
+    pair = pair[order]
+    capped = _rank_in_runs(pair) < max_rows
+    kept_pair = pair[capped]
+    starts = np.flatnonzero(np.r_[True, kept_pair[1:] != kept_pair[:-1]]) if kept_pair.size else []
+    rows = np.diff(np.r_[starts, kept_pair.size]).astype(np.int64)
+    owner, owner_cell = np.divmod(kept_pair[starts], cells)
     # Cells of each person, most kept rows first, then in label order (cell rank).
-    pairs = pd.DataFrame({"person": who[capped], "cell": cell[capped]})
-    counts = pairs.value_counts(sort=False).rename("rows").reset_index()
-    counts = counts.sort_values(["person", "rows", "cell"], ascending=[True, False, True])
-    counts["rank"] = counts.groupby("person").cumcount()
-    chosen = counts.loc[counts["rank"] < max_groups, ["person", "cell"]]
-    keep_pair = pairs.merge(chosen.assign(keep=True), on=["person", "cell"], how="left")
+    ranked = np.lexsort((owner_cell, -rows, owner))
+    chosen = np.zeros(rows.size, dtype=bool)
+    chosen[ranked[_rank_in_runs(owner[ranked]) < max_groups]] = True
     keep = np.zeros(values.shape[0], dtype=bool)
-    kept_sorted = np.flatnonzero(capped)[keep_pair["keep"].fillna(False).to_numpy(bool)]
+    kept_sorted = np.flatnonzero(capped)[np.repeat(chosen, rows)]
     keep[candidates[order[kept_sorted]]] = True
     return keep
 
