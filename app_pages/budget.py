@@ -117,6 +117,8 @@ try:
             get_settings(ui.analysis.settings_type), pipeline.page_budget(state)
         )
     )
+    if state.person_column is not None and ui.analysis.honours_person_column:
+        st.caption(pipeline.privacy_unit(state).describe_budget(pipeline.page_budget(state)))
 except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budget
     show_error(exc)
     st.stop()

@@ -10,14 +10,16 @@ from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.navigation import render_journeys
+from strata_ui.person import render_person_choice
 from strata_ui.state import get_dataset, get_state
 from strata_ui.style import as_written
 from strata_ui.uploads import handle_upload, open_path, restore_demo
 
 st.title("Data")
 st.markdown(
-    "The table every page works from. Each row is one person, and differential privacy "
-    "protects each row: adding or removing one person barely changes what the app releases."
+    "The table every page works from. Differential privacy protects each person: adding or "
+    "removing one person barely changes what the app releases. Unless you say otherwise under "
+    "“Who is one person?”, each row is one person."
 )
 state = get_state()
 st.markdown("**Where to start**")
@@ -110,6 +112,7 @@ for note in state.upload_notes:
     st.info(as_written(note), icon=":material/info:")
 
 current().render_data_choices(kinds)
+render_person_choice(kinds, current().columns_not_for_grouping())
 
 if state.data_path:
     st.subheader("Columns")

@@ -26,18 +26,35 @@ a person's rows. For a 0/1 value with ``max_rows=1`` a person's 0 is kept before
 biases the mean down; a per-person average of the clipped values, weighted by
 min(rows, ``max_rows``), would bound the contribution the same way without the bias.
 
-Pure Python; never imports streamlit or plotly.
+The bound itself (:func:`bounded_rows`) is written once, in numpy, and used by the pandas
+engine and by the mean's statistics in memory; DuckDB and Spark write the same rule in SQL.
+
+Pure numpy/pandas; never imports streamlit or plotly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 from dpcore._labels import plural
 from dpcore._validate import positive_int
 from dpcore.accounting import ZCDP, Budget, PureDP
 
-__all__ = ["GOLDEN_RATIO_FRACTION", "ROW", "PrivacyUnit"]
+__all__ = [
+    "GOLDEN_RATIO_FRACTION",
+    "ROW",
+    "BoundPreview",
+    "BoundedRows",
+    "PrivacyUnit",
+    "bound_contributions",
+    "bounded_rows",
+    "dropped_rows_notes",
+    "missing_person_message",
+    "preview_bound",
+]
 
 GOLDEN_RATIO_FRACTION = 0.6180339887498949
 """φ − 1: rows of a person in a cell are kept in the order of frac(x·φ), then x (module doc)."""
@@ -93,9 +110,161 @@ class PrivacyUnit:
             "one person, and each mechanism runs at the budget divided accordingly"
         )
 
+    def describe_budget(self, budget: Budget) -> str:
+        """One sentence: the budget each mechanism runs at so that one person is protected at
+        ``budget`` (:meth:`row_budget`), for the Budget page."""
+        if self.column is None:
+            return f"Each row is one person: the release protects each row at {budget}."
+        return (
+            f"One person (a value of `{self.column}`) may own up to "
+            f"{plural(self.rows_per_person, 'row')} after the bound, so each noisy sum runs at "
+            f"{self.row_budget(budget)} and the release protects one person, all their rows "
+            f"together, at {budget}."
+        )
+
     def to_dict(self) -> dict:
         return {"column": self.column, "max_groups": self.max_groups, "max_rows": self.max_rows}
 
 
 ROW = PrivacyUnit()
 """The default unit: one row is one person."""
+
+
+@dataclass(frozen=True, eq=False)
+class BoundedRows:
+    """Which rows of a table the contribution bound keeps (``kept``, one flag per row), and how
+    many rows have no person id (never kept: whom they belong to is unknown)."""
+
+    kept: np.ndarray
+    missing_person: int
+
+
+def bound_contributions(
+    labels: pd.DataFrame, values: np.ndarray, owners: pd.Series, unit: PrivacyUnit
+) -> BoundedRows:
+    """The rows ``unit`` keeps of a table whose rows have the cell ``labels`` (one column per
+    grouping column), the ``values`` and the person ids ``owners`` (missing: no id), as
+    :func:`bounded_rows` chooses them; every row with a finite value for :data:`ROW`."""
+    finite = np.isfinite(values)
+    if unit.column is None:
+        return BoundedRows(finite, 0)
+    person = pd.factorize(owners, use_na_sentinel=True)[0]
+    kept = bounded_rows(labels, values, person, unit.max_rows, unit.max_groups)
+    return BoundedRows(kept, int(np.sum(person < 0)))
+
+
+def dropped_rows_notes(unit: PrivacyUnit, dropped: int) -> tuple[str, ...]:
+    """A sentence for the curator about the ``dropped`` rows the bound left out (none when no
+    row was), shown with the statistics and never released."""
+    if not dropped:
+        return ()
+    return (
+        f"Bounding each person to {plural(unit.max_groups, 'group')} and "
+        f"{plural(unit.max_rows, 'row')} per group left out {plural(dropped, 'row')} (a "
+        "curator's view: exact, not for publication).",
+    )
+
+
+@dataclass(frozen=True)
+class BoundPreview:
+    """What a contribution bound would leave out of a table: a curator's view (exact counts of
+    the confidential rows, for choosing the bounds on screen; never released).
+
+    ``rows`` and ``people`` count the rows with a person id and their people; ``dropped`` the
+    rows the bound leaves out and ``people_affected`` the people who lose at least one;
+    ``most_rows_in_a_group`` and ``most_groups`` the largest number of rows one person has in
+    one cell, and of cells one person's rows are in (the smallest M and G that keep every row).
+    """
+
+    rows: int
+    people: int
+    dropped: int
+    people_affected: int
+    most_rows_in_a_group: int
+    most_groups: int
+    missing_person: int
+
+
+def preview_bound(labels: pd.DataFrame, owners: pd.Series, unit: PrivacyUnit) -> BoundPreview:
+    """:class:`BoundPreview` of ``unit`` on rows with the cell ``labels`` (no columns: one cell)
+    and person ids ``owners``, counted by :func:`bounded_rows` over every row with an id, whatever
+    its value (a row without a usable value is left out anyway; which of a person's rows are
+    kept depends on the values, how many does not)."""
+    if unit.column is None:
+        raise ValueError("A preview of the bound needs a person column.")
+    if labels.shape[1] == 0:
+        labels = pd.DataFrame({"cell": np.zeros(len(owners), dtype=np.int8)})
+    person = pd.factorize(owners, use_na_sentinel=True)[0]
+    has_id = person >= 0
+    kept = bounded_rows(labels, np.zeros(len(person)), person, unit.max_rows, unit.max_groups)
+    dropped = has_id & ~kept
+    pairs = pd.DataFrame({"person": person[has_id], "cell": _cell_rank(labels)[has_id]})
+    rows_in_cell = pairs.value_counts()
+    return BoundPreview(
+        rows=int(has_id.sum()), people=int(pairs["person"].nunique()),
+        dropped=int(dropped.sum()), people_affected=int(np.unique(person[dropped]).size),
+        most_rows_in_a_group=int(rows_in_cell.max()) if len(pairs) else 0,
+        most_groups=int(rows_in_cell.groupby(level="person").size().max()) if len(pairs) else 0,
+        missing_person=int((~has_id).sum()),
+    )  # fmt: skip
+
+
+def missing_person_message(rows: int, column: str) -> str:
+    """Why rows without a person id stop a release, and the fix (every engine and the mean's
+    statistics in memory refuse them rather than guess whom they belong to)."""
+    return (
+        f"{plural(rows, 'row')} of the data {'has' if rows == 1 else 'have'} no id in the "
+        f"person column `{column}`, so whom they belong to is unknown and their contribution "
+        "cannot be bounded. Fill in their ids, or remove those rows."
+    )
+
+
+def bounded_rows(
+    labels: pd.DataFrame, values: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
+) -> np.ndarray:
+    """Which rows the contribution bound keeps (:mod:`dpcore.privacy_unit`): rows with a finite
+    value and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
+    frac(x·φ) then x, in at most ``max_groups`` cells per person, those with the most kept rows
+    first, then by label."""
+    candidates = np.flatnonzero(np.isfinite(values) & (person >= 0))
+    cell = _cell_rank(labels)[candidates]
+    x = values[candidates]
+    key = x * GOLDEN_RATIO_FRACTION
+    key -= np.floor(key)
+    # One integer per (person, cell), ordered as the pair: one sort key fewer than sorting by
+    # person then cell, and the pairs' counts come from runs of it without a pandas merge.
+    cells = int(cell.max()) + 1 if cell.size else 1
+    pair = person[candidates].astype(np.int64) * cells + cell
+    order = np.lexsort((x, key, pair))
+    pair = pair[order]
+    capped = _rank_in_runs(pair) < max_rows
+    kept_pair = pair[capped]
+    starts = np.flatnonzero(np.r_[True, kept_pair[1:] != kept_pair[:-1]]) if kept_pair.size else []
+    rows = np.diff(np.r_[starts, kept_pair.size]).astype(np.int64)
+    owner, owner_cell = np.divmod(kept_pair[starts], cells)
+    # Cells of each person, most kept rows first, then in label order (cell rank).
+    ranked = np.lexsort((owner_cell, -rows, owner))
+    chosen = np.zeros(rows.size, dtype=bool)
+    chosen[ranked[_rank_in_runs(owner[ranked]) < max_groups]] = True
+    keep = np.zeros(values.shape[0], dtype=bool)
+    kept_sorted = np.flatnonzero(capped)[np.repeat(chosen, rows)]
+    keep[candidates[order[kept_sorted]]] = True
+    return keep
+
+
+def _cell_rank(labels: pd.DataFrame) -> np.ndarray:
+    """Each row's cell as an integer that orders cells by their labels, column by column (by
+    code point, as SQL's ORDER BY compares text)."""
+    return labels.groupby(list(labels.columns), sort=True).ngroup().to_numpy(np.int64)
+
+
+def _rank_in_runs(*sorted_keys: np.ndarray) -> np.ndarray:
+    """Position of each element within its run of equal keys (the arrays sorted together)."""
+    n = sorted_keys[0].shape[0]
+    starts = np.zeros(n, dtype=bool)
+    if n:
+        starts[0] = True
+    for key in sorted_keys:
+        starts[1:] |= key[1:] != key[:-1]
+    run_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    return np.arange(n) - run_start

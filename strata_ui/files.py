@@ -31,10 +31,11 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, unit_keyword
 from dpcore.engines import AggregatedMean, DuckDBEngine, EngineError, data_files
 from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
+from dpcore.privacy_unit import ROW, PrivacyUnit
 
 __all__ = [
     "DATA_ROOT_ENV",
@@ -195,24 +196,28 @@ def categories_found(
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _aggregated(
-    name: str, location: str, fingerprint: str, spec: GroupingSpec, key: object, _analysis,
-    _settings,
+    name: str, location: str, fingerprint: str, spec: GroupingSpec, key: object,
+    unit: PrivacyUnit, _analysis, _settings,
 ):  # fmt: skip
-    """One analysis' statistics per (files, groups, the settings they depend on): ``key``
-    stands for ``_settings`` and ``name`` for ``_analysis``."""
-    return _analysis.engine_statistics(open_files(location, fingerprint).engine, spec, _settings)
+    """One analysis' statistics per (files, groups, the settings they depend on, privacy
+    unit): ``key`` stands for ``_settings`` and ``name`` for ``_analysis``."""
+    engine = open_files(location, fingerprint).engine
+    return _analysis.engine_statistics(engine, spec, _settings, **unit_keyword(_analysis, unit))
 
 
 def aggregated(
-    analysis: Analysis, location: str, fingerprint: str, spec: GroupingSpec, settings: object
-) -> AggregatedMean:
-    """``analysis``' statistics of the files in the groups of ``spec``, with the data reference
-    a release records (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`), computed once
-    and shared; :class:`~dpcore.analyses.base.NeedsRowsInMemory` for an analysis that needs
-    the rows."""
+    analysis: Analysis, location: str, fingerprint: str, spec: GroupingSpec, settings: object,
+    unit: PrivacyUnit = ROW,
+) -> AggregatedMean:  # fmt: skip
+    """``analysis``' statistics of the files in the groups of ``spec``, each person's rows
+    bounded as ``unit`` says, with the data reference a release records
+    (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`), computed once and shared;
+    :class:`~dpcore.analyses.base.NeedsRowsInMemory` for an analysis that needs the rows."""
     key = analysis.engine_statistics_key(settings)
     return with_progress(
         open_files(location, fingerprint).engine,
         "Reading every row of the files: each group's count and sums",
-        lambda: _aggregated(analysis.name, location, fingerprint, spec, key, analysis, settings),
+        lambda: _aggregated(
+            analysis.name, location, fingerprint, spec, key, unit, analysis, settings
+        ),
     )  # fmt: skip

@@ -40,11 +40,13 @@ def policy_caption(rule: NoisyCountRule) -> str:
 
 
 def count_noise(state: AppState) -> CountNoise | None:
-    """The noise the current analysis adds to each group's count at the Budget page's budget;
-    None when it draws no noisy counts. ``ValueError``/``TypeError`` say what to fix."""
+    """The noise the current analysis adds to each group's count at the Budget page's budget,
+    divided among the rows one person may own as the release divides it; None when it draws no
+    noisy counts. ``ValueError``/``TypeError`` say what to fix."""
     analysis = current().analysis
     settings = get_settings(analysis.settings_type)
-    return analysis.count_noise(settings, pipeline.page_budget(state))
+    unit = pipeline.checked_unit(analysis, state)
+    return analysis.count_noise(settings, unit.row_budget(pipeline.page_budget(state)))
 
 
 def render(state: AppState, grouping: Grouping) -> None:

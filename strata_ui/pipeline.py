@@ -24,7 +24,7 @@ import streamlit as st
 from dpcore import column_kind, theory
 from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses import get
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, PersonColumnUnsupported, unit_keyword
 from dpcore.errors import NotChosenYet
 from dpcore.grouping import (
     Grouping,
@@ -34,6 +34,7 @@ from dpcore.grouping import (
     is_category_codes,
     needs_edges,
 )
+from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui import files
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
@@ -153,17 +154,65 @@ def current_grouping(state: AppState) -> Grouping:
 
 
 def grouping_key(state: AppState) -> tuple:
-    """Everything that determines the groups, as a hashable cache key."""
-    return (state.dataset_fingerprint, grouping_spec(state))
+    """Everything that determines the groups and the rows in them (who is one person), as a
+    hashable cache key."""
+    return (state.dataset_fingerprint, grouping_spec(state), privacy_unit(state))
+
+
+PERSON_BOUND_LABELS = {
+    "max_rows_per_person": "At most M rows per person in a group",
+    "max_groups_per_person": "A person's rows in at most G groups",
+}
+"""The Data page's labels of the contribution bounds, by :class:`AppState` field."""
+
+
+def privacy_unit(state: AppState) -> PrivacyUnit:
+    """Who is one person, as the Data page says: :data:`~dpcore.privacy_unit.ROW`, or a person
+    column with its bounds. ``ValueError`` names a bound below 1, a column not in the data, or
+    one that also groups the rows, and how to fix it."""
+    column = state.person_column
+    if column is None:
+        return ROW
+    for name, label in PERSON_BOUND_LABELS.items():
+        bound = getattr(state, name)
+        if isinstance(bound, bool) or not isinstance(bound, int) or bound < 1:
+            raise ValueError(
+                f"“{label}” must be a whole number of 1 or more, got {bound}. Type 1 or more "
+                "under “Who is one person?” on the Data page."
+            )
+    if column not in column_kinds(state):
+        raise ValueError(
+            f"The person column `{column}` is not in the data in use. Choose another column "
+            "under “Who is one person?” on the Data page, or “Each row is one person”."
+        )
+    if column in state.strata_columns:
+        raise ValueError(
+            f"The person column `{column}` is also a grouping column. It names who owns each "
+            "row, so it cannot split them into groups too: remove it from the grouping columns "
+            "on the Strata page, or choose another person column on the Data page."
+        )
+    return PrivacyUnit(
+        column, max_groups=state.max_groups_per_person, max_rows=state.max_rows_per_person
+    )
+
+
+def checked_unit(analysis: Analysis, state: AppState) -> PrivacyUnit:
+    """:func:`privacy_unit`, refused with :class:`PersonColumnUnsupported` (the analysis' own
+    words) when ``analysis`` counts each row as a person: its release would protect one row."""
+    unit = privacy_unit(state)
+    if unit != ROW and not analysis.honours_person_column:
+        raise PersonColumnUnsupported(analysis.needs_row_unit())
+    return unit
 
 
 def _compute_statistics(
     name: str, _frame: pd.DataFrame, _grouping: Grouping, grouping_key: tuple, statistics_key,
-    _settings,
+    _settings, unit: PrivacyUnit,
 ):  # fmt: skip
-    """An analysis' statistics per grouping and the settings they depend on (the keys stand
-    for the frame, the grouping and the settings)."""
-    return get(name).statistics(_frame, _grouping, _settings)
+    """An analysis' statistics per grouping, the settings they depend on and the privacy unit
+    (the keys stand for the frame, the grouping and the settings)."""
+    analysis = get(name)
+    return analysis.statistics(_frame, _grouping, _settings, **unit_keyword(analysis, unit))
 
 
 _STATISTICS_SPINNER = "Computing each group's statistics…"
@@ -189,14 +238,15 @@ def statistics_for(analysis: Analysis, settings: object, spec: GroupingSpec):
     computed (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`); an analysis that needs
     the rows raises :class:`~dpcore.analyses.base.NeedsRowsInMemory`."""
     state = get_state()
+    unit = checked_unit(analysis, state)
     if state.data_path:
-        return _files_aggregated(state, analysis, settings, spec).stats
+        return _files_aggregated(state, analysis, settings, spec, unit).stats
     frame = get_dataset()
     grouping = _build_grouping(frame, state.dataset_fingerprint, spec)
     cached = _shared_statistics if analysis.read_only_statistics else _copied_statistics
     return cached(
         analysis.name, frame, grouping, (state.dataset_fingerprint, spec),
-        analysis.statistics_key(settings), settings,
+        analysis.statistics_key(settings), settings, unit,
     )  # fmt: skip
 
 
@@ -219,8 +269,12 @@ def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRe
     return DatasetRef.of(_frame, name)
 
 
-def _files_aggregated(state: AppState, analysis: Analysis, settings: object, spec: GroupingSpec):
-    return files.aggregated(analysis, state.data_path, state.dataset_fingerprint, spec, settings)
+def _files_aggregated(
+    state: AppState, analysis: Analysis, settings: object, spec: GroupingSpec, unit: PrivacyUnit
+):  # fmt: skip
+    return files.aggregated(
+        analysis, state.data_path, state.dataset_fingerprint, spec, settings, unit
+    )
 
 
 def plan_header(state: AppState, budget: Budget) -> PlanHeader:
@@ -234,7 +288,8 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     if state.data_path:
         analysis = get(state.analysis)
         settings = get_settings(analysis.settings_type)
-        dataset = _files_aggregated(state, analysis, settings, spec).dataset
+        unit = checked_unit(analysis, state)
+        dataset = _files_aggregated(state, analysis, settings, spec, unit).dataset
     else:
         dataset = _dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name)
     return PlanHeader(

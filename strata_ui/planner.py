@@ -12,10 +12,11 @@ import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.analyses import get
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, unit_keyword
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall
+from dpcore.privacy_unit import PrivacyUnit
 from strata_ui import charts_planner, constants, pipeline
 from strata_ui.release_ui import affordable, large_budget_warning
 from strata_ui.state import (
@@ -142,7 +143,7 @@ def error_model_for(
     """As :func:`cached_error_model`, for the groups of ``spec`` and a kind of budget (a planned
     release's)."""
     stats = pipeline.statistics_for(analysis, settings, spec)
-    key = (get_state().dataset_fingerprint, spec)
+    key = (get_state().dataset_fingerprint, spec, pipeline.privacy_unit(get_state()))
     return _error_model(analysis.name, stats, key, settings, budget_kind)
 
 
@@ -387,11 +388,13 @@ def frontier_column_options(frame: pd.DataFrame, kept_apart: list[str]) -> list[
 @st.cache_data(max_entries=8, show_spinner="Scoring every stratification…")
 def _frontier(
     name: str, _frame: pd.DataFrame, fingerprint: str, columns: tuple[str, ...], settings,
-    budget: Budget, spec: GroupingSpec, seed: int,
+    budget: Budget, spec: GroupingSpec, seed: int, unit: PrivacyUnit,
 ) -> pd.DataFrame:  # fmt: skip
-    return get(name).frontier(
-        _frame, list(columns), settings, budget, spec, replicates=FRONTIER_REPLICATES, rng=seed
-    )
+    analysis = get(name)
+    return analysis.frontier(
+        _frame, list(columns), settings, budget, spec, replicates=FRONTIER_REPLICATES, rng=seed,
+        **unit_keyword(analysis, unit),
+    )  # fmt: skip
 
 
 def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str]) -> None:
@@ -425,7 +428,7 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
     )  # fmt: skip
     table = _frontier(
         analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,
-        state.seed,
+        state.seed, pipeline.checked_unit(analysis, state),
     )  # fmt: skip
     st.caption(
         f"At the Budget page's {format_components(budget.components())}, {FRONTIER_REPLICATES} "

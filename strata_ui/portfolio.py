@@ -29,6 +29,7 @@ from strata_ui.analyses import AnalysisUI
 from strata_ui.planner import curator_reasons, error_model_for
 from strata_ui.state import (
     GROUPING_FIELDS,
+    PERSON_FIELDS,
     AppState,
     get_settings,
     get_state,
@@ -52,9 +53,10 @@ __all__ = [
     "restore",
 ]
 
-CHOICE_FIELDS = (*GROUPING_FIELDS, "budget_kind")
+CHOICE_FIELDS = (*GROUPING_FIELDS, *PERSON_FIELDS, "budget_kind")
 """The session's choices a planned release depends on besides its analysis' settings: its
-groups (the Strata page), and the kind of budget its error model counts in."""
+groups (the Strata page), who is one person (the Data page), and the kind of budget its error
+model counts in."""
 FLASH = "plan.portfolio.flash"  # shown once, after the rerun that changes the plan
 
 
@@ -101,7 +103,7 @@ def _snapshot_key(state: AppState, settings: object) -> tuple:
     """What makes two releases the same release (their budget aside)."""
     return (
         state.analysis, settings, state.dataset_fingerprint, pipeline.grouping_spec(state),
-        state.budget_kind,
+        state.budget_kind, tuple(getattr(state, name) for name in PERSON_FIELDS),
     )  # fmt: skip
 
 
@@ -112,6 +114,7 @@ def _entry_key(entry: PlanEntry) -> tuple:
         entry.dataset_fingerprint,
         entry.spec,
         entry.budget_kind,
+        tuple(dict(entry.choices)[name] for name in PERSON_FIELDS),
     )
 
 

@@ -60,6 +60,10 @@ class AppState:
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
     upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
+    # Who is one person (Data page): a person column and its contribution bounds, if any
+    person_column: str | None = None
+    max_rows_per_person: int = 1  # M: rows of one person kept in each group
+    max_groups_per_person: int = 1  # G: groups one person's rows are kept in
     # Strata
     strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])
     bucket_edges: dict[str, list[float]] = field(default_factory=dict)
@@ -86,6 +90,15 @@ class AppState:
     ledger_flash: str | None = None  # shown once after a ledger is started or reset
     # Workshop mode (sidebar switch): demo data only, no Release page, projector-sized charts
     workshop_mode: bool = False
+
+    def forget_person_column(self) -> None:
+        """Back to one row per person: another dataset's person column names none of its rows."""
+        self.person_column = None
+        self.max_rows_per_person = self.max_groups_per_person = 1
+
+
+PERSON_FIELDS = ("person_column", "max_rows_per_person", "max_groups_per_person")
+"""The :class:`AppState` fields the Data page's "Who is one person?" sets."""
 
 
 def settings_key(cls: type) -> str:

@@ -107,8 +107,9 @@ def restore_demo(state: AppState) -> None:
 
 
 def _reset_groups(state: AppState) -> None:
-    """Forget the previous dataset's bucket edges, shares and list of groups: another dataset's
-    categories are no list of this one's groups."""
+    """Forget the previous dataset's bucket edges, shares and list of groups, and its person
+    column: another dataset's categories are no list of this one's groups."""
+    state.forget_person_column()
     state.bucket_edges, state.share_table = {}, {}
     state.group_list, state.declared_categories, state.codebook_columns = "data", {}, []
 

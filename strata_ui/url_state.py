@@ -28,9 +28,11 @@ from dpcore.analyses import ANALYSES
 from strata_ui import constants, pipeline
 from strata_ui.state import (
     GROUPING_FIELDS,
+    PERSON_FIELDS,
     AppState,
     get_settings,
     get_state,
+    reset_settings,
     set_settings,
     widget_key,
 )
@@ -50,8 +52,8 @@ __all__ = [
 ]
 
 SHARED_FIELDS = (
-    "analysis", *GROUPING_FIELDS, "budget_kind", "epsilon", "rho", "replicates", "seed",
-    "release_level", "release_label",
+    "analysis", *GROUPING_FIELDS, *PERSON_FIELDS, "budget_kind", "epsilon", "rho",
+    "replicates", "seed", "release_level", "release_label",
 )  # fmt: skip
 """What the address carries of :class:`AppState`: what the user chose on the pages. Not the
 data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
@@ -201,6 +203,9 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
         if kept != state_changes["strata_columns"]:
             ignored.append("strata_columns")
         state_changes["strata_columns"] = kept
+    if columns is not None and state_changes.get("person_column") not in (None, *columns):
+        ignored.append("person_column")
+        del state_changes["person_column"]
     state = get_state()
     for name, value in state_changes.items():
         setattr(state, name, value)
@@ -209,7 +214,10 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
         names = [f.name for f in dataclasses.fields(cls)]
         changes = _decoded(params, cls, names, ignored)
         if columns is not None and analysis.name == state.analysis:
-            set_settings(cls(**changes))
+            # Through reset_settings: the upload's reset left its widgets holding the reset
+            # values (a value column of None), which they would show and write back.
+            fresh = cls(**changes)
+            reset_settings(cls, **{name: getattr(fresh, name) for name in names})
         elif changes:
             set_settings(dataclasses.replace(get_settings(cls), **changes))
     if ignored:

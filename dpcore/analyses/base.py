@@ -38,13 +38,20 @@ from dpcore.errors import Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import SimulationNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
+from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader, ReleasePlan
 from dpcore.small_groups import CountNoise
 
 if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
     from dpcore.engines import Engine
 
-__all__ = ["Analysis", "NeedsRowsInMemory", "PlannerUnavailable"]
+__all__ = [
+    "Analysis",
+    "NeedsRowsInMemory",
+    "PersonColumnUnsupported",
+    "PlannerUnavailable",
+    "unit_keyword",
+]
 
 SettingsT = TypeVar("SettingsT")
 StatsT = TypeVar("StatsT")
@@ -58,6 +65,18 @@ class PlannerUnavailable(ValueError):
 class NeedsRowsInMemory(ValueError):
     """The analysis reads the rows themselves, which an engine keeps where they lie (files on
     disk); the message says so and what to do instead."""
+
+
+class PersonColumnUnsupported(ValueError):
+    """The analysis counts each row as one person and cannot honour a person column yet; the
+    message says so and what to do instead (:meth:`Analysis.needs_row_unit`)."""
+
+
+def unit_keyword(analysis: Analysis, unit: PrivacyUnit) -> dict:
+    """``unit=`` for an analysis that bounds each person's rows
+    (:attr:`Analysis.honours_person_column`); nothing for one that counts rows, which a caller
+    must never hand a person column (it refuses with :meth:`Analysis.needs_row_unit` first)."""
+    return {"unit": unit} if analysis.honours_person_column else {}
 
 
 class Analysis(ABC, Generic[SettingsT, StatsT]):
@@ -79,6 +98,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     """True when :meth:`engine_statistics` computes the statistics through an engine
     (:mod:`dpcore.engines`), so that the analysis runs on data never loaded into memory (files
     on disk); False when it needs the rows in memory (:meth:`needs_rows`)."""
+    honours_person_column: ClassVar[bool] = False
+    """True when :meth:`statistics`, :meth:`engine_statistics` and :meth:`frontier` take a
+    keyword ``unit`` (:class:`~dpcore.privacy_unit.PrivacyUnit`) and bound each person's rows
+    before they aggregate, so that a release protects one person who owns several rows; False
+    when the analysis counts each row as a person and must refuse a person column
+    (:meth:`needs_row_unit`)."""
 
     def default_settings(self) -> SettingsT:
         return self.settings_type()
@@ -144,6 +169,16 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
             f"The {self.title.lower()} needs the rows in memory, and the data in use stays in "
             "files on disk. Upload the data (or a sample of it) on the Data page to use it, or "
             "choose an analysis that works on files, such as the mean per group."
+        )
+
+    def needs_row_unit(self) -> str:
+        """Why the analysis cannot honour a person column yet, and what to do instead."""
+        return (
+            f"The {self._title_in_sentence()} counts each row as one person, but the Data page "
+            "says one person may own several rows (a person column). Its release would protect "
+            "one row, not one person, so it cannot be released this way. Choose “Each row is "
+            "one person” under “Who is one person?” on the Data page if that is true of your "
+            "data, or choose the mean per group, which bounds each person's rows."
         )
 
     @abstractmethod
@@ -218,9 +253,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         *,
         replicates: int,
         rng: np.random.Generator | int | None = None,
+        unit: PrivacyUnit = ROW,
     ) -> pd.DataFrame:
         """Every stratification of ``columns`` × strategy scored at ``budget`` (a user's
-        budget), with ``grouping``'s edges and small-group rule (a curator's preview)."""
+        budget), with ``grouping``'s edges and small-group rule (a curator's preview); ``unit``
+        only when :attr:`honours_person_column`."""
         raise PlannerUnavailable(
             f"The frontier of groupings covers the mean per group so far, not the "
             f"{self._title_in_sentence()}. Compare groupings for it by changing them on the Strata page."

@@ -28,11 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import plural
 from dpcore.analyses.mean.estimators import validate_bounds
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
 from dpcore.grouping import MAX_CODE_VALUES, MISSING_LABEL, GroupingSpec, check_edges
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, missing_person_message
 from dpcore.release.plan import DatasetRef
 
 __all__ = ["AggregatedMean", "Cells", "Engine", "EngineError", "MeanQuery", "aggregate_mean"]
@@ -161,11 +160,7 @@ def aggregate_mean(
     cells = engine.cells(query)
     check_codes(query, kinds, cells.table)
     if cells.missing_person:
-        raise EngineError(
-            f"{plural(cells.missing_person, 'row')} of the data {'has' if cells.missing_person == 1 else 'have'} "
-            f"no id in the person column `{unit.column}`, so whom they belong to is unknown and "
-            "their contribution cannot be bounded. Fill in their ids, or remove those rows."
-        )
+        raise EngineError(missing_person_message(cells.missing_person, unit.column))
     table = cells.table
     grouping = spec.build(table[list(spec.by)], weights=table["rows"].to_numpy(np.int64))
     stats = _group_sums(engine, query, table, grouping)
@@ -276,13 +271,7 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
 
     sums = totals["clipped_sum"][has_values]
     dropped_by_bound = int(round(totals["finite"].sum() - totals["usable"].sum()))
-    notes = tuple(grouping.report.messages())
-    if dropped_by_bound:
-        notes += (
-            f"Bounding each person to {plural(query.unit.max_groups, 'group')} and "
-            f"{plural(query.unit.max_rows, 'row')} per group left out "
-            f"{plural(dropped_by_bound, 'row')} (a curator's view: exact, not for publication).",
-        )
+    notes = (*grouping.report.messages(), *dropped_rows_notes(query.unit, dropped_by_bound))
     labels = np.asarray(grouping.labels, dtype=object)
     return GroupSums(
         value=query.value, labels=tuple(labels[has_values]),

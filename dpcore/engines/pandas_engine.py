@@ -17,9 +17,9 @@ import pandas as pd
 from dpcore._validate import column_kind, data_frame, numeric_values
 from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery, edges_needed
 from dpcore.grouping import cell_labels, needs_edges
-from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
+from dpcore.privacy_unit import bound_contributions
 
-__all__ = ["PandasEngine", "bounded_rows"]
+__all__ = ["PandasEngine"]
 
 
 class PandasEngine(Engine):
@@ -80,12 +80,9 @@ class PandasEngine(Engine):
                 raise EngineError(edges_needed(column, "numbers that are not category codes"))
         labels = cell_labels(self._frame, query.by, query.edges_of).reset_index(drop=True)
         values = numeric_values(self._frame, "value", query.value)
-        finite = np.isfinite(values)
-        if query.unit.column is None:
-            return _Rows(labels, values, finite, finite, 0)
-        person = pd.factorize(self._frame[query.unit.column], use_na_sentinel=True)[0]
-        kept = bounded_rows(labels, values, person, query.unit.max_rows, query.unit.max_groups)
-        return _Rows(labels, values, finite, kept, int(np.sum(person < 0)))
+        owners = None if query.unit.column is None else self._frame[query.unit.column]
+        bounded = bound_contributions(labels, values, owners, query.unit)
+        return _Rows(labels, values, np.isfinite(values), bounded.kept, bounded.missing_person)
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,51 +94,3 @@ class _Rows:
     finite: np.ndarray
     kept: np.ndarray
     missing_person: int
-
-
-def bounded_rows(
-    labels: pd.DataFrame, values: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
-) -> np.ndarray:
-    """Which rows the contribution bound keeps (:mod:`dpcore.privacy_unit`): rows with a finite
-    value and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
-    frac(x·φ) then x, in at most ``max_groups`` cells per person, those with the most kept rows
-    first, then by label."""
-    candidates = np.flatnonzero(np.isfinite(values) & (person >= 0))
-    cell = _cell_rank(labels)[candidates]
-    x = values[candidates]
-    key = x * GOLDEN_RATIO_FRACTION
-    key -= np.floor(key)
-    who = person[candidates]
-    order = np.lexsort((x, key, cell, who))
-    who, cell = who[order], cell[order]
-    within_cell = _rank_in_runs(who, cell)
-    capped = within_cell < max_rows
-    # Cells of each person, most kept rows first, then in label order (cell rank).
-    pairs = pd.DataFrame({"person": who[capped], "cell": cell[capped]})
-    counts = pairs.value_counts(sort=False).rename("rows").reset_index()
-    counts = counts.sort_values(["person", "rows", "cell"], ascending=[True, False, True])
-    counts["rank"] = counts.groupby("person").cumcount()
-    chosen = counts.loc[counts["rank"] < max_groups, ["person", "cell"]]
-    keep_pair = pairs.merge(chosen.assign(keep=True), on=["person", "cell"], how="left")
-    keep = np.zeros(values.shape[0], dtype=bool)
-    kept_sorted = np.flatnonzero(capped)[keep_pair["keep"].fillna(False).to_numpy(bool)]
-    keep[candidates[order[kept_sorted]]] = True
-    return keep
-
-
-def _cell_rank(labels: pd.DataFrame) -> np.ndarray:
-    """Each row's cell as an integer that orders cells by their labels, column by column (by
-    code point, as SQL's ORDER BY compares text)."""
-    return labels.groupby(list(labels.columns), sort=True).ngroup().to_numpy(np.int64)
-
-
-def _rank_in_runs(*sorted_keys: np.ndarray) -> np.ndarray:
-    """Position of each element within its run of equal keys (the arrays sorted together)."""
-    n = sorted_keys[0].shape[0]
-    starts = np.zeros(n, dtype=bool)
-    if n:
-        starts[0] = True
-    for key in sorted_keys:
-        starts[1:] |= key[1:] != key[:-1]
-    run_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    return np.arange(n) - run_start

@@ -35,11 +35,17 @@ def current() -> AnalysisUI:
 
 
 def stops_for_rows() -> bool:
-    """On files read where they lie, say plainly when the chosen analysis needs the rows in
-    memory (:attr:`~dpcore.analyses.base.Analysis.runs_on_engines`); True when it does, and the
-    page then stops instead of failing further down."""
+    """Say plainly when the chosen analysis cannot run on the rows as the Data page gives them:
+    files read where they lie, for an analysis that needs the rows in memory
+    (:attr:`~dpcore.analyses.base.Analysis.runs_on_engines`), or a person column, for one that
+    counts each row as a person
+    (:attr:`~dpcore.analyses.base.Analysis.honours_person_column`). True when it cannot, and
+    the page then stops instead of failing further down (or releasing rows as people)."""
     state = get_state()
     analysis = get(state.analysis)
+    if state.person_column is not None and not analysis.honours_person_column:
+        st.warning(analysis.needs_row_unit(), icon=":material/group:")
+        return True
     if not state.data_path or analysis.runs_on_engines:
         return False
     st.info(analysis.needs_rows(), icon=":material/memory:")

@@ -55,8 +55,8 @@ def rows_metric(at: AppTest) -> str:
 
 def test_data_page_offers_numeric_value_columns_with_the_demo_default():
     at = start()
-    (value,) = at.main.selectbox
-    assert value.value == "hours_per_week"
+    value, person = at.main.selectbox  # the value, then who is one person
+    assert value.value == "hours_per_week" and person.value is None
     assert "race" not in value.options and "age" in value.options
     assert any("Only numeric columns" in c.value for c in at.main.caption)
     assert any("not differentially private" in c.value for c in at.main.caption)
@@ -74,7 +74,7 @@ def test_good_upload_replaces_the_demo():
     assert "mine.csv" in text(at.main.success)
     assert rows_metric(at) == "4"
     assert [h.value for h in at.main.subheader if h.value == "mine.csv"]
-    (value,) = at.main.selectbox
+    value = at.main.selectbox[0]
     assert value.options == ["hours", "score"]
     assert value.value is None
     state = state_of(at)
@@ -127,7 +127,7 @@ def test_use_the_demo_data_again():
 def test_table_without_numeric_columns_says_so():
     at = upload(start(), b"a,b\nx,y\nz,w\n")
     assert "no numeric column" in errors(at)
-    assert not at.main.selectbox
+    assert [box.label for box in at.main.selectbox] == ["Column that identifies a person"]
 
 
 # ---- Strata page: the demo -----------------------------------------------------------------

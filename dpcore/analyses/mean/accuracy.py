@@ -90,6 +90,7 @@ from dpcore.planner.accuracy import (
     round_to_one_two_five,
 )
 from dpcore.planner.simulated import SimulatedErrorModel, log_grid
+from dpcore.privacy_unit import PrivacyUnit
 from dpcore.shares import share_values
 
 __all__ = [
@@ -109,14 +110,20 @@ PLAN_GRID = log_grid(1e-3, 1e3, 8)
 """CoinPress's budget scales √ρ: ρ from 1e-6 to 1e6, four per decade of ρ (49 budgets)."""
 
 
-def _unit_scales(estimator: LaplaceMean | GaussianMean, sizes: np.ndarray) -> np.ndarray:
-    """Each mean's noise scale at budget scale 1 (the module docstring's table)."""
+def _unit_scales(
+    estimator: LaplaceMean | GaussianMean, sizes: np.ndarray, rows_per_person: int
+) -> np.ndarray:
+    """Each mean's noise scale at budget scale 1 (the module docstring's table), for a person
+    who may own ``rows_per_person`` rows: the mechanisms then run at ε/c or ρ/c²
+    (:meth:`~dpcore.privacy_unit.PrivacyUnit.row_budget`), budget scale s/c, so the noise at
+    scale s is c times one row's."""
     low, high = estimator.bounds
     laplace = isinstance(estimator, LaplaceMean)
     if estimator.n_public:
-        return (high - low) / sizes / (1 if laplace else math.sqrt(2))
-    magnitude = max(abs(low), abs(high))
-    return magnitude / sizes * (2 if laplace else math.sqrt(2))
+        one_row = (high - low) / sizes / (1 if laplace else math.sqrt(2))
+    else:
+        one_row = max(abs(low), abs(high)) / sizes * (2 if laplace else math.sqrt(2))
+    return one_row * rows_per_person
 
 
 def _shape(estimator: LaplaceMean | GaussianMean, scales: np.ndarray):
@@ -148,7 +155,9 @@ def _stratified_population(
     group adding the noise of a private-size mean over all n rows."""
     if not _noisy_shares(values):
         return _weighted_sum(estimator, group_scales, weights)
-    pooled = _unit_scales(estimator, np.full(values.k, float(values.n)))
+    pooled = _unit_scales(
+        estimator, np.full(values.k, float(values.n)), values.unit.rows_per_person
+    )
     return _weighted_sum(estimator, pooled, np.ones(values.k))
 
 
@@ -190,6 +199,16 @@ def _assumptions(
     return out
 
 
+def _person_assumptions(unit: PrivacyUnit) -> tuple[str, ...]:
+    if unit.column is None:
+        return ()
+    return (
+        f"One person may own up to {unit.rows_per_person} rows here ({unit.describe()}): "
+        "each mean runs at the budget divided accordingly, so its noise is that many times "
+        "one row's.",
+    )
+
+
 TYPICAL_TARGET_OF_RANGE = 0.02
 """The Plan page's first target for a mean: ±2% of the public range, rounded (±2 on [0, 100])."""
 
@@ -217,11 +236,12 @@ def _released(
     values: GroupValues, estimator: MeanEstimator, budget: Budget, strategy: Strategy,
     global_fraction: float, replicates: int, rng: np.random.Generator | int | None,
 ) -> np.ndarray:  # fmt: skip
-    """(replicates, estimates) simulated releases of ``strategy``, each mean clipped into the
-    public range as a release clips it (MeanPlan.run)."""
+    """(replicates, estimates) simulated releases of ``strategy`` at a person's ``budget``,
+    each mean at the budget of one of the person's rows and clipped into the public range, as a
+    release runs and clips it (MeanPlan.run)."""
     shares = values.shares if values.shares is not None else values.sizes / values.n
     result = run_strategy(
-        strategy, values, estimator, budget, shares, global_fraction=global_fraction,
+        strategy, values, estimator, values.unit.row_budget(budget), shares, global_fraction=global_fraction,
         replicates=replicates, noise=SimulationNoise(rng=rng),
     )  # fmt: skip
     if strategy == "global_only":
@@ -265,7 +285,10 @@ def coinpress_error_model(
     return SimulatedErrorModel(
         labels=labels, sizes=sizes, shapes=(), unit="rho",
         groups=0 if strategy == "global_only" else values.k, truth=truth,
-        assumptions=_coinpress_assumptions(estimator, strategy, replicates),
+        assumptions=(
+            *_coinpress_assumptions(estimator, strategy, replicates),
+            *_person_assumptions(values.unit),
+        ),
         reads=("each group's values, to which CoinPress adapts every step",),
         simulator=CoinPressErrors(values, estimator, strategy, global_fraction),
         grid=PLAN_GRID, replicates=replicates, seed=DRAW_SEED,
@@ -319,7 +342,8 @@ def mean_error_model(
     weights = (
         share_values(values.shares, values.k) if values.shares is not None else sizes / values.n
     )
-    pooled_scale = _unit_scales(estimator, np.array([float(values.n)]))
+    rows_per_person = values.unit.rows_per_person
+    pooled_scale = _unit_scales(estimator, np.array([float(values.n)]), rows_per_person)
     pooled_clipped = float(values.pooled.clipped_sums(np.array([low]), np.array([high]))[0])
     pooled_bias = pooled_clipped / values.n - values.global_mean
     if strategy == "global_only":
@@ -328,7 +352,7 @@ def mean_error_model(
         truth, bias = np.array([values.global_mean]), np.array([pooled_bias])
     else:  # a kept group without rows is refused above, so every size divides
         clipped_means = values.clipped_sums(np.full(values.k, low), np.full(values.k, high)) / sizes
-        group_scales = _unit_scales(estimator, sizes)
+        group_scales = _unit_scales(estimator, sizes, rows_per_person)
         if strategy == "stratified":
             group_factor = 1.0
             population = _stratified_population(estimator, values, group_scales, weights)
@@ -353,7 +377,10 @@ def mean_error_model(
         truth=truth,
         bias=bias,
         sizes_public=estimator.n_public,
-        assumptions=tuple(_assumptions(estimator, strategy, _noisy_shares(values))),
+        assumptions=(
+            *_assumptions(estimator, strategy, _noisy_shares(values)),
+            *_person_assumptions(values.unit),
+        ),
         typical_half_width=_typical_half_width(low, high),
     )
 

@@ -23,6 +23,7 @@ from dpcore.analyses.mean.strategies import Strategy
 from dpcore.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
+from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader
 from dpcore.small_groups import CountNoise
 
@@ -88,6 +89,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
     settings_type = MeanSettings
     read_only_statistics = True  # GroupValues: frozen, read-only arrays
     runs_on_engines = True  # GroupSums: sizes and clipped sums from an engine's passes
+    honours_person_column = True  # every pass bounds each person's rows (dpcore.privacy_unit)
 
     def problems(self, settings: MeanSettings, frame: pd.DataFrame) -> list[Problem]:
         out = []
@@ -165,18 +167,22 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         return f"The {ESTIMATOR_LABELS[settings.estimator]} will run at {native}."
 
     def statistics(
-        self, frame: pd.DataFrame, grouping: Grouping, settings: MeanSettings
-    ) -> GroupValues:
+        self, frame: pd.DataFrame, grouping: Grouping, settings: MeanSettings,
+        *, unit: PrivacyUnit = ROW,
+    ) -> GroupValues:  # fmt: skip
+        """Each group's sorted values; with a person column, of the rows its contribution
+        bound keeps (:meth:`GroupValues.from_grouping`)."""
         if settings.value is None:
             raise NotChosenYet("Choose the value column to estimate on the Data page.")
-        return GroupValues.from_grouping(grouping, frame, settings.value)
+        return GroupValues.from_grouping(grouping, frame, settings.value, unit)
 
     def statistics_key(self, settings: MeanSettings) -> str | None:
         return settings.value
 
     def engine_statistics(
-        self, engine: Engine, spec: GroupingSpec, settings: MeanSettings
-    ) -> AggregatedMean:
+        self, engine: Engine, spec: GroupingSpec, settings: MeanSettings,
+        *, unit: PrivacyUnit = ROW,
+    ) -> AggregatedMean:  # fmt: skip
         """Each group's size and sums clipped to the public bounds, from one pass of ``engine``
         (:func:`~dpcore.engines.aggregate_mean`), and the true means a simulation is scored
         against (one more pass, made now so that no simulation waits for it).
@@ -190,7 +196,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
             raise NotChosenYet("Choose the value column to estimate on the Data page.")
         self.estimator(settings)  # refuses missing or disordered bounds before any pass
         aggregated = aggregate_mean(
-            engine, spec, settings.value, (settings.clip_low, settings.clip_high)
+            engine, spec, settings.value, (settings.clip_low, settings.clip_high), unit
         )
         aggregated.stats.means  # noqa: B018 - computed and kept (a cached property)
         return aggregated
@@ -223,12 +229,15 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         per_group: bool = True,
     ) -> MeanStudy:
         """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
-        :meth:`native_budget`), scored against the true clipped means (``level`` unused: the
-        study scores estimates, not intervals). ``per_group=False`` leaves out the per-group
+        :meth:`native_budget`, divided among the rows one person may own, as the release
+        divides it: :meth:`PrivacyUnit.row_budget <dpcore.privacy_unit.PrivacyUnit.row_budget>`),
+        scored against the true clipped means (``level`` unused: the study scores estimates,
+        not intervals). ``per_group=False`` leaves out the per-group
         summary, which a privacy–utility curve does not show: its percentiles over thousands
         of groups cost as much as the simulation's noise."""
         simulation = simulate_releases(
-            stats, self.estimator(settings), self.native_budget(settings, budget),
+            stats, self.estimator(settings),
+            stats.unit.row_budget(self.native_budget(settings, budget)),
             strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
             rng=rng,
         )  # fmt: skip
@@ -269,6 +278,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         *,
         replicates: int,
         rng: np.random.Generator | int | None = None,
+        unit: PrivacyUnit = ROW,
     ) -> pd.DataFrame:
         if settings.value is None:
             raise PlannerUnavailable("Choose the value column to estimate on the Data page.")
@@ -276,7 +286,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
             frame, columns, settings.value, self.estimator(settings),
             self.native_budget(settings, budget), edges=dict(grouping.edges),
             min_group_size=grouping.min_group_size, small_groups=grouping.small_groups,
-            global_fraction=settings.global_fraction, replicates=replicates, rng=rng,
+            global_fraction=settings.global_fraction, replicates=replicates, rng=rng, unit=unit,
         )  # fmt: skip
 
 

@@ -37,6 +37,7 @@ from dpcore.analyses.mean.strategies import (
 from dpcore.grouping import GroupingSpec, SmallGroups
 from dpcore.mechanisms import SimulationNoise
 from dpcore.metrics import parity_error
+from dpcore.privacy_unit import ROW, PrivacyUnit
 
 __all__ = ["FRONTIER_STRATEGIES", "candidate_columns", "pareto_mask", "stratification_frontier"]
 
@@ -117,9 +118,13 @@ def stratification_frontier(
     replicates: int = 200,
     rng: np.random.Generator | int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    unit: PrivacyUnit = ROW,
 ) -> pd.DataFrame:
     """Score every candidate stratification of ``columns`` × strategy at ``budget`` (the
-    estimator's own budget) by simulation (module docstring).
+    estimator's own budget) by simulation (module docstring). With a person column in
+    ``unit``, each candidate bounds each person's rows in its own cells (a person's groups
+    depend on the grouping) and its mechanisms run at ``unit.row_budget(budget)``, as its
+    release would.
 
     Returns one row per candidate: ``label``, ``by`` (tuple), ``strategy`` and its
     ``strategy_name`` (what a user reads), ``groups`` (k), ``global_error``, ``worst_group_error``,
@@ -142,7 +147,7 @@ def stratification_frontier(
             grouping = spec.build(frame)
             if grouping.k > max_groups:
                 raise ValueError(f"{grouping.k} groups, over the limit of {max_groups}")
-            values = GroupValues.from_grouping(grouping, frame, value)
+            values = GroupValues.from_grouping(grouping, frame, value, unit)
         except ValueError as exc:
             unscored = (float("nan"),) * 3
             rows += [_row(by, strategy, 0, unscored, str(exc)) for strategy in FRONTIER_STRATEGIES]
@@ -151,7 +156,7 @@ def stratification_frontier(
                 scores = _scores(
                     values,
                     estimator,
-                    budget,
+                    unit.row_budget(budget),
                     strategy,
                     global_fraction,
                     replicates,

@@ -602,8 +602,8 @@ class MeanPlan:
         else:
             header = self.header.script()
             values = (
-                "values = GroupValues.from_grouping(header.spec.build(frame), frame, "
-                f"{self.value!r})\n"
+                f"{_unit_import(self.unit)}values = GroupValues.from_grouping("
+                f"header.spec.build(frame), frame, {self.value!r}{_unit_argument(self.unit)})\n"
             )
         return (
             f"{header}"
@@ -623,6 +623,18 @@ class MeanPlan:
         if not self.sampling_error:
             return ""
         return f"    sampling_error=True,\n    variance_fraction={self.variance_fraction!r},\n"
+
+
+def _unit_import(unit: PrivacyUnit) -> str:
+    return "" if unit == ROW else "from dpcore.privacy_unit import PrivacyUnit\n"
+
+
+def _unit_argument(unit: PrivacyUnit) -> str:
+    """The privacy unit as the script's last argument (none for one row per person, so that
+    scripts of such releases read as they always did)."""
+    if unit == ROW:
+        return ""
+    return f", PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, max_rows={unit.max_rows})"
 
 
 def public_range(estimator: MeanEstimator) -> tuple[float, float]:

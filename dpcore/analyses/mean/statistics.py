@@ -24,7 +24,14 @@ import pandas as pd
 
 from dpcore._labels import labels_repr, list_labels, plural
 from dpcore._validate import data_frame, instance_of, numeric_values, read_only
-from dpcore.grouping import Grouping, SmallGroups
+from dpcore.grouping import Grouping, SmallGroups, cell_labels
+from dpcore.privacy_unit import (
+    ROW,
+    PrivacyUnit,
+    bound_contributions,
+    dropped_rows_notes,
+    missing_person_message,
+)
 from dpcore.shares import PublicShares
 
 __all__ = ["GroupValues"]
@@ -58,6 +65,11 @@ class GroupValues:
         Labels of the groups left out because none of their rows has a usable value.
     by
         The grouping columns (empty for :meth:`from_values`).
+    unit
+        The privacy unit whose contribution bound chose the rows
+        (:class:`~dpcore.privacy_unit.PrivacyUnit`); one row by default.
+    notes
+        Sentences for the curator about rows the contribution bound left out.
     """
 
     value: str
@@ -69,6 +81,8 @@ class GroupValues:
     n_missing: int = 0
     empty_groups: tuple[str, ...] = ()
     by: tuple[str, ...] = ()
+    unit: PrivacyUnit = ROW
+    notes: tuple[str, ...] = ()
     # Each group's prefix sums anchored at zero (group g occupies [offsets[g] + g,
     # offsets[g+1] + g + 1)); see _zero_anchored_prefix.
     _prefix: np.ndarray = field(init=False)
@@ -151,12 +165,13 @@ class GroupValues:
 
     def messages(self) -> list[str]:
         """Plain sentences about the rows and groups left out (empty when none was)."""
-        return left_out_messages(
-            self.value,
-            self.n_missing,
-            self.empty_groups,
-            kept_without_rows(self.labels, self.sizes),
-        )
+        return [
+            *left_out_messages(
+                self.value, self.n_missing, self.empty_groups,
+                kept_without_rows(self.labels, self.sizes),
+            ),
+            *self.notes,
+        ]  # fmt: skip
 
     # ---- clipped sums -------------------------------------------------------------------------
 
@@ -284,6 +299,7 @@ class GroupValues:
             offsets=np.concatenate([[0], np.cumsum(sizes)]),
             shares=None if self.shares is None else self.shares.restricted(mask),
             by=self.by,
+            unit=self.unit,  # the groups kept are still the bounded persons' rows
         )
 
     @classmethod
@@ -309,7 +325,9 @@ class GroupValues:
         return GroupValues.from_values(self.sorted_values, label="All", value=self.value)
 
     @classmethod
-    def from_grouping(cls, grouping: Grouping, frame: pd.DataFrame, value: str) -> GroupValues:
+    def from_grouping(
+        cls, grouping: Grouping, frame: pd.DataFrame, value: str, unit: PrivacyUnit = ROW
+    ) -> GroupValues:
         """Each group's values of column ``value``, sorted once.
 
         ``frame`` is the frame ``grouping`` was built from. Rows outside the groups (public
@@ -318,6 +336,12 @@ class GroupValues:
         (:attr:`empty_groups`), with its public share; the other shares are rescaled. A grouping
         that keeps every group (``small_groups="keep"``) keeps such a group too, with size 0.
 
+        With a person column in ``unit``, each person's rows are bounded first, by the cells of
+        the grouping columns and exactly as every engine bounds them
+        (:func:`~dpcore.privacy_unit.bound_contributions`), so that these statistics equal an
+        engine's :class:`~dpcore.analyses.mean.sums.GroupSums`; rows the bound leaves out are
+        said in :attr:`notes`, not counted as missing.
+
         The sort is done once (values, then a stable radix sort by group code); estimators never
         touch rows again.
 
@@ -325,9 +349,11 @@ class GroupValues:
         ------
         ValueError
             A non-numeric or unknown value column; a value column that is also a grouping
-            column; no usable value in any group.
+            column; a person column that is unknown, a grouping or the value column, or has
+            rows without an id; no usable value in any group.
         """
         instance_of("grouping", grouping, Grouping)
+        instance_of("unit", unit, PrivacyUnit)
         codes = grouping.codes_for(data_frame("frame", frame))
         if value in grouping.by:
             raise ValueError(
@@ -335,8 +361,10 @@ class GroupValues:
                 "column that is not used for grouping"
             )
         x = numeric_values(frame, "value", value)
+        kept = _bounded(frame, grouping, value, x, unit)
         in_group = codes >= 0
-        usable = in_group & np.isfinite(x)
+        usable = in_group & kept
+        finite_in_group = int((in_group & np.isfinite(x)).sum())
         if not usable.any():
             raise ValueError(
                 f"`value` column {value!r} has no usable values: all "
@@ -368,11 +396,13 @@ class GroupValues:
             sorted_values=sorted_values,
             offsets=offsets,
             shares=grouping.shares.restricted(has_values),
-            n_missing=int(in_group.sum() - usable.sum()),
+            n_missing=int(in_group.sum()) - finite_in_group,
             empty_groups=tuple(
                 lab for lab, keep in zip(grouping.labels, has_values, strict=True) if not keep
             ),
             by=grouping.by,
+            unit=unit,
+            notes=dropped_rows_notes(unit, finite_in_group - int(usable.sum())),
         )
 
     @classmethod
@@ -402,6 +432,35 @@ class GroupValues:
             max_groups=max_groups,
         )  # fmt: skip
         return cls.from_grouping(grouping, df, value)
+
+
+def _bounded(
+    frame: pd.DataFrame, grouping: Grouping, value: str, x: np.ndarray, unit: PrivacyUnit
+) -> np.ndarray:
+    """The rows ``unit`` keeps of the values ``x`` of column ``value`` (every row with a finite
+    value for one row per person)."""
+    if unit.column is None:
+        return np.isfinite(x)
+    if unit.column == value:
+        raise ValueError(
+            f"The person column `{unit.column}` is also the value to estimate. It names who "
+            "owns each row, so choose another person column, or another value."
+        )
+    if unit.column not in frame.columns:
+        raise ValueError(
+            f"The person column `{unit.column}` is not in the data; choose another column on "
+            "the Data page, or “each row is one person”."
+        )
+    if unit.column in grouping.by:
+        raise ValueError(
+            f"The person column `{unit.column}` is also a grouping column; a person column "
+            "names who owns each row, so choose another column for one or the other."
+        )
+    labels = cell_labels(frame, grouping.by, grouping.edges)
+    bounded = bound_contributions(labels, x, frame[unit.column], unit)
+    if bounded.missing_person:
+        raise ValueError(missing_person_message(bounded.missing_person, unit.column))
+    return bounded.kept
 
 
 def finite_values(values: object) -> np.ndarray:

@@ -208,6 +208,7 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
     state.dataset_name = f"Synthetic Gaussian mixture (AAAI 2024 appendix B), n = {n:,}"
     state.dataset_fingerprint = f"{constants.PRESET_FINGERPRINT_PREFIX}figure3:{n}:0"
     state.upload_generation += 1  # an empty uploader: the preset replaced any upload
+    state.forget_person_column()  # the mixture has one row per person
     state.analysis = MEAN.name
     state.strata_columns = ["group"]
     state.bucket_edges = {}

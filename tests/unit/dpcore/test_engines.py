@@ -22,11 +22,10 @@ from dpcore.engines import (
     data_files,
     spark_session,
 )
-from dpcore.engines.pandas_engine import bounded_rows
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
 from dpcore.mechanisms import SimulationNoise
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.privacy_unit import ROW, PrivacyUnit, bounded_rows
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
 
 BOUNDS = (0.0, 10.0)
