@@ -18,7 +18,12 @@ def run_script(
     ledger at ``ledger_file``; the finished process holds its exit code and output."""
     path = tmp_path / "reproduce_release.py"
     path.write_text(script, encoding="utf-8")
-    env = {**os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8"}
+    # This checkout's dpcore, not an installed copy of another one.
+    path_entries = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {
+        **os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8",
+        "PYTHONPATH": os.pathsep.join(path_entries),
+    }  # fmt: skip
     return subprocess.run(
         [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
         timeout=120,
