@@ -116,12 +116,12 @@ def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Ana
 
 def ratio_on_engine(args: argparse.Namespace, settings: RatioSettings) -> AggregatedRatio:
     """The ratio's sums of the data, read by the engine ``args`` ask for, each person's rows
-    bounded as ``--person`` says; wrong columns are named before the pass."""
+    bounded as ``--person`` says; a wrong column is named, with the data's columns, before the
+    pass (:func:`~dpcore.engines.base.check_query`)."""
     unit = privacy_unit(args)
-    engine = open_engine(args)
-    RATIO.check_columns(settings, engine.column_kinds())
     return aggregate_ratio(
-        engine, grouping_spec(args), s_column=settings.s_column, y_column=settings.y_column,
+        open_engine(args),
+        grouping_spec(args), s_column=settings.s_column, y_column=settings.y_column,
         w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
         unit=unit,
     )  # fmt: skip
@@ -173,6 +173,11 @@ def ratio_settings(args: argparse.Namespace) -> RatioSettings:
             f"the ratio needs {', '.join(missing)}: the score and label columns and the "
             "largest score anyone could have, known without looking at the data (1 for a "
             "probability); a weight column needs the largest weight of the survey design"
+        )
+    if args.weight is not None and args.weight_bound < 1:
+        raise CliError(
+            f"--weight-bound must be at least 1, got {args.weight_bound:g}: weights are clipped "
+            "to [0, bound], and a bound below 1 would shrink even a weight of 1"
         )
     if args.estimator not in MECHANISMS:
         raise CliError(

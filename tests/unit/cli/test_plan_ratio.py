@@ -110,7 +110,7 @@ def test_a_target_beyond_the_classic_gaussian_prints_the_answer_then_says_what_t
          "the mean needs --bounds"),
         (lambda a: [a[0], a[1], "--by", "g", "--analysis", "ratio", "--score", "s", "--label",
                     "g", "--score-bound", "1", "--estimator", "laplace", "--target-abs=1"],
-         "is not numeric"),
+         "The label column `g` holds text; choose a column of numbers"),
     ],
     ids=["no-score-bound", "no-weight-bound", "value-with-ratio", "mean-without-bounds",
          "text-label"],

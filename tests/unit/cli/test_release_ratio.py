@@ -142,9 +142,11 @@ def mixed_parts(data: Path) -> Path:
 
 ERRORS = {
     "text score": (lambda a, d: replace(a, "--score", "note"),
-                   "The score column `note` is not numeric"),
+                   "The score column `note` holds text; choose a column of numbers"),
     "absent label": (lambda a, d: replace(a, "--label", "z"),
-                     "Choose the label column: `z` is not in the data in use"),
+                     "The label column `z` is not in the data; its columns are: g, s, y, t"),
+    "weight bound below 1": (lambda a, d: [*a, "--weight", "w", "--weight-bound", "0.5"],
+                             "--weight-bound must be at least 1"),
     "label not 0/1": (lambda a, d: replace(a, "--label", "t"),
                       "label column `t` has values other than 0 and 1"),
     "score missing from a part": (lambda a, d: [a[0], str(mixed_parts(d)), *a[2:]],
