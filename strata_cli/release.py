@@ -1,10 +1,11 @@
-"""``strata-lab release``: a stratified mean released through the ledger, on any engine
-(issue 16, item 4).
+"""``strata-lab release``: a stratified mean, or with ``--analysis ratio`` the calibration
+ratio per group, released through the ledger, on any engine (issue 16, item 4).
 
-The data is read by an engine (:mod:`dpcore.engines`): ``pandas`` loads one file into memory as
-the app does; ``duckdb`` streams a file, a glob or a folder of Parquet or CSV files far larger
-than memory; ``spark`` reads a table or files in a Spark cluster. A person column bounds each person's rows before anything is summed, and the
-release then protects one person at the budget given.
+The data is read by an engine (:mod:`strata_cli.sources`, :mod:`dpcore.engines`): ``pandas``
+loads one file into memory as the app does; ``duckdb`` streams a file, a glob or a folder of
+Parquet or CSV files far larger than memory; ``spark`` reads a table or files in a Spark
+cluster. A person column bounds each person's rows before anything is summed, and the release
+then protects one person at the budget given.
 
 A real release draws OpenDP noise and charges the ledger once (a second run of the same plan
 prints the recorded release and spends nothing). ``--dry-run`` draws seeded numpy noise, charges
@@ -28,6 +29,7 @@ from dpcore.accounting import BudgetExceededError
 from dpcore.analyses import MEAN, RATIO
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
+from dpcore.analyses.ratio import RatioSettings
 from dpcore.engines import aggregate_mean
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
@@ -68,7 +70,8 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         parents=[
             data_arguments(
                 estimators=tuple(ESTIMATOR_LABELS), formats=("json", "csv", "text"),
-                value_required=False, data_help="a CSV or Parquet file, a glob (quoted) or a folder of them, or "
+                value_required=False,
+                data_help="a CSV or Parquet file, a glob (quoted) or a folder of them, or "
                 "spark:TABLE for a table of the Spark session's catalog",
             )
         ],
@@ -120,16 +123,25 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    prepare = ratio_release if args.analysis == "ratio" else mean_release
-    stats, dataset, spec, make_plan = prepare(args)
-    for message in stats.messages():
+    ratio = args.analysis == "ratio"
+    # Every option is checked before the ledger is opened and before the pass over the data.
+    settings, spec = ratio_choices(args) if ratio else mean_choices(args)
+    ledger = None if args.dry_run and not args.ledger else real_ledger(args)
+    if ledger is not None and not ratio:
+        check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
+    if ratio:
+        analysis, aggregated = RATIO, ratio_on_engine(args, settings)
+    else:
+        unit = privacy_unit(args)
+        engine = open_engine(args)
+        analysis, aggregated = MEAN, aggregate_mean(engine, spec, args.value, args.bounds, unit)
+    for message in aggregated.stats.messages():
         print(f"strata-lab: note: {message}", file=sys.stderr)
     header = PlanHeader(
-        dataset=dataset, spec=spec, budget=requested_budget(args), label=args.title,
+        dataset=aggregated.dataset, spec=spec, budget=requested_budget(args), label=args.title,
         level=args.level,
     )  # fmt: skip
-    plan = make_plan(header)
-    ledger = None if args.dry_run and not args.ledger else real_ledger(args)
+    plan = analysis.plan(aggregated.stats, settings, header)
     covers = args.ledger_covers_new_data
     if args.dry_run:
         record = dry_run(plan, ledger, args.seed, covers)
@@ -139,9 +151,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def mean_release(args: argparse.Namespace) -> tuple:
-    """The mean's statistics from the engine's pass, their data reference, the groups, and how
-    to plan them; every option checked before the pass."""
+def mean_choices(args: argparse.Namespace) -> tuple[MeanSettings, GroupingSpec]:
+    """The mean's settings and groups, refused before any pass: options missing or out of
+    order, a budget the estimator cannot run under, sizes that would not stay private."""
     missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
                if value is None]  # fmt: skip
     if missing:
@@ -154,26 +166,17 @@ def mean_release(args: argparse.Namespace) -> tuple:
         clip_high=args.bounds[1], n_public=args.sizes_public, coinpress_sigma=args.sigma,
         coinpress_steps=args.steps, strategy=args.strategy, global_fraction=args.global_fraction,
     )  # fmt: skip
-    MEAN.estimator(settings)  # refuses bounds out of order before any pass over the data
+    MEAN.estimator(settings)  # refuses bounds out of order
     check_budget_kind(settings, requested_budget(args), budget_option(args))
-    unit = privacy_unit(args)
-    spec = release_spec(args)
-    if not args.dry_run or args.ledger:
-        ledger = real_ledger(args)
-        check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
-    aggregated = aggregate_mean(open_engine(args), spec, args.value, args.bounds, unit)
-    return (
-        aggregated.stats, aggregated.dataset, spec,
-        lambda header: MEAN.plan(aggregated.stats, settings, header),
-    )  # fmt: skip
+    privacy_unit(args)
+    return settings, release_spec(args)
 
 
-def ratio_release(args: argparse.Namespace) -> tuple:
-    """The ratio's sums from the engine's pass (:func:`~dpcore.engines.aggregate_ratio`),
-    their data reference, the groups, and how to plan them; every option checked before the
-    pass. The groups' list and the merges of small groups must not give exact sizes away: the
-    ratio publishes noisy sums only, so either the sizes are declared public or the groups are
-    a declared list kept whatever their sizes."""
+def ratio_choices(args: argparse.Namespace) -> tuple[RatioSettings, GroupingSpec]:
+    """The ratio's settings and groups, refused before any pass: options of the mean, a
+    mechanism that cannot run at the budget, groups that would give exact sizes away. The ratio
+    publishes noisy sums only, so either the sizes are declared public or the groups are a
+    declared list kept whatever their sizes."""
     misplaced = [
         option for option, used in (
             ("--shares", args.shares is not None),
@@ -188,6 +191,7 @@ def ratio_release(args: argparse.Namespace) -> tuple:
         )
     settings = ratio_settings(args)
     RATIO.arguments(settings, requested_budget(args))  # the mechanism runs at this budget
+    privacy_unit(args)
     spec = grouping_spec(args)
     gaps = set() if args.sizes_public else set(spec.private_sizes_gaps()) - {"shares"}
     if gaps:
@@ -199,13 +203,7 @@ def ratio_release(args: argparse.Namespace) -> tuple:
                "groups to " + spec.small_groups + "; pass --small-groups keep")
             + ", or pass --sizes-public"
         )  # fmt: skip
-    if not args.dry_run or args.ledger:
-        real_ledger(args)  # a ledger that is not there is named before the pass
-    aggregated = ratio_on_engine(args, settings)
-    return (
-        aggregated.stats, aggregated.dataset, spec,
-        lambda header: RATIO.plan(aggregated.stats, settings, header),
-    )  # fmt: skip
+    return settings, spec
 
 
 def budget_option(args: argparse.Namespace) -> str:

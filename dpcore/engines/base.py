@@ -144,8 +144,8 @@ def mean_query(
 @dataclass(frozen=True, eq=False)
 class Cells:
     """The result of one pass: ``table`` has the grouping columns (labels) and the query's
-    :attr:`~SumsQuery.cell_columns`; ``digest`` identifies the columns read; ``missing_person`` counts rows
-    without a person id."""
+    :attr:`~SumsQuery.cell_columns`; ``digest`` identifies the columns read;
+    ``missing_person`` counts rows without a person id."""
 
     table: pd.DataFrame
     digest: str
@@ -180,8 +180,9 @@ class Engine(abc.ABC):
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
-        """Sums of the kept rows' values of the query's one input (the mean's) clipped to ``[low[g], high[g]]`` per group g, where
-        ``cell_groups`` maps cells (label columns) to groups (column :data:`GROUP`)."""
+        """Sums of the kept rows' values of the query's one input (the mean's) clipped to
+        ``[low[g], high[g]]`` per group g, where ``cell_groups`` maps cells (label columns) to
+        groups (column :data:`GROUP`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -291,8 +292,10 @@ def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
             )
     roles = [*query.by, *query.columns, *([query.unit.column] if query.unit.column else [])]
     if len(set(roles)) != len(roles):
-        names = ", ".join(["grouping", *(role for role, _ in inputs), "person"])
-        raise EngineError(f"The {names} columns must be different columns, got {', '.join(roles)}.")
+        names = ", ".join(["grouping", *(role for role, _ in inputs)])
+        raise EngineError(
+            f"The {names} and person columns must be different columns, got {', '.join(roles)}."
+        )
 
 
 def check_codes(query: SumsQuery, kinds: dict[str, str], cells: pd.DataFrame) -> None:
@@ -362,7 +365,8 @@ def _group_sums(engine: Engine, query: SumsQuery, table: pd.DataFrame, grouping)
         value=value.column, labels=tuple(labels[has_values]),
         sizes=totals["usable"][has_values].round().astype(np.int64),
         sums_at=fixed_bounds_sums((value.low, value.high), sums, requery),
-        pooled_sums_at=fixed_bounds_sums((value.low, value.high), np.array([sums.sum()]), pooled_requery),
+        pooled_sums_at=fixed_bounds_sums((value.low, value.high), np.array([sums.sum()]),
+                                         pooled_requery),
         shares=grouping.shares.restricted(has_values),
         n_missing=int(round(totals["rows"].sum() - totals["finite"].sum())),
         empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
