@@ -6,7 +6,9 @@ Estimator page asks for, and are planned there).
 
 The ratio's options mirror its Estimator page: the score, label and (optional) weight columns
 and their public upper bounds (lower bounds are 0). A label without ``--label-bound`` is declared
-0/1, which the library checks against the data without showing a value. Nothing here computes a
+0/1, which the library checks against the data without showing a value. ``strata-lab release
+--analysis ratio`` takes the same options. The ratio reads its data through an engine (a file, a
+folder of Parquet parts, a Spark table; :func:`ratio_on_engine`). Nothing here computes a
 number: the library does.
 """
 
@@ -96,11 +98,9 @@ def ratio_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
-    """The analysis ``args`` name and its settings, checked by the library against ``frame``."""
-    if args.analysis == "ratio":
-        settings = ratio_settings(args)
-        RATIO.check(settings, frame)
-        return RATIO, settings
+    """The analysis ``args`` name, the mean or the general estimator, and its settings checked
+    by the library against ``frame`` (the ratio reads its data through an engine instead,
+    :func:`ratio_on_engine`)."""
     missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
                if value is None]  # fmt: skip
     if missing:
