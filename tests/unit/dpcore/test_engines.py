@@ -500,12 +500,12 @@ def assert_same_ratio_sums(first: GroupRatioSums, second: GroupRatioSums) -> Non
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=SPECS.keys())
 @pytest.mark.parametrize("case", RATIO_CASES.values(), ids=RATIO_CASES.keys())
-def test_the_ratio_sums_are_those_of_the_rows_in_memory_on_every_engine(
-    frame, parquet_folder, spark, spec, case
-):
+def test_the_ratio_sums_are_those_of_the_rows_in_memory(frame, parquet_folder, spec, case):
+    """Every grouping and choice of columns on pandas and DuckDB (Spark, slower to run, is
+    checked on one grouping by the seeded release below, whose noisy sums it compares)."""
     options = ratio_options(case[0])
     in_memory = group_ratio_sums(frame, spec.build(frame), **options)
-    for name, engine in engines(frame, parquet_folder, spark).items():
+    for name, engine in engines(frame, parquet_folder).items():
         stats = aggregate_ratio(engine, spec, **options).stats
         assert stats.engine == name
         assert_same_ratio_sums(in_memory, stats)
