@@ -143,9 +143,10 @@ def bound_contributions(
     labels: pd.DataFrame, values: np.ndarray, owners: pd.Series, unit: PrivacyUnit
 ) -> BoundedRows:
     """The rows ``unit`` keeps of a table whose rows have the cell ``labels`` (one column per
-    grouping column), the ``values`` and the person ids ``owners`` (missing: no id), as
-    :func:`bounded_rows` chooses them; every row with a finite value for :data:`ROW`."""
-    finite = np.isfinite(values)
+    grouping column), the ``values`` (1-D, or one column per input) and the person ids
+    ``owners`` (missing: no id), as :func:`bounded_rows` chooses them; every row with finite
+    values for :data:`ROW`."""
+    finite = np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
     if unit.column is None:
         return BoundedRows(finite, 0)
     person = pd.factorize(owners, use_na_sentinel=True)[0]
@@ -222,20 +223,22 @@ def missing_person_message(rows: int, column: str) -> str:
 def bounded_rows(
     labels: pd.DataFrame, values: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
 ) -> np.ndarray:
-    """Which rows the contribution bound keeps (:mod:`dpcore.privacy_unit`): rows with a finite
-    value and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
-    frac(x·φ) then x, in at most ``max_groups`` cells per person, those with the most kept rows
-    first, then by label."""
-    candidates = np.flatnonzero(np.isfinite(values) & (person >= 0))
+    """Which rows the contribution bound keeps (:mod:`dpcore.privacy_unit`): rows with finite
+    values and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
+    frac(x·φ) then x, x the first column of ``values`` (then the other columns, so that only
+    rows equal in every column tie), in at most ``max_groups`` cells per person, those with the
+    most kept rows first, then by label. ``values`` has one column per input, or is 1-D."""
+    values = values.reshape(values.shape[0], -1)
+    candidates = np.flatnonzero(np.isfinite(values).all(axis=1) & (person >= 0))
     cell = _cell_rank(labels)[candidates]
     x = values[candidates]
-    key = x * GOLDEN_RATIO_FRACTION
+    key = x[:, 0] * GOLDEN_RATIO_FRACTION
     key -= np.floor(key)
     # One integer per (person, cell), ordered as the pair: one sort key fewer than sorting by
     # person then cell, and the pairs' counts come from runs of it without a pandas merge.
     cells = int(cell.max()) + 1 if cell.size else 1
     pair = person[candidates].astype(np.int64) * cells + cell
-    order = np.lexsort((x, key, pair))
+    order = np.lexsort((*x[:, :0:-1].T, x[:, 0], key, pair))
     pair = pair[order]
     capped = _rank_in_runs(pair) < max_rows
     kept_pair = pair[capped]

@@ -20,6 +20,7 @@ import dataclasses
 import typing
 
 from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError
+from dpcore.analyses import RATIO
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.ledger import Ledger
@@ -36,7 +37,13 @@ from strata_cli.inputs import (
     simulation_arguments,
 )
 from strata_cli.output import emit, records, text_table
-from strata_cli.planned import analysis_arguments, planned_analysis
+from strata_cli.planned import (
+    analysis_arguments,
+    planned_analysis,
+    ratio_on_engine,
+    ratio_settings,
+)
+from strata_cli.sources import engine_arguments
 
 __all__ = ["add_parser", "run"]
 
@@ -69,6 +76,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         help="count the clipping bias in the error (a curator preview)",
     )
     analysis_arguments(parser)
+    engine_arguments(parser)
     release = parser.add_argument_group("release of the mean")
     release.add_argument(
         "--strategy",
@@ -97,9 +105,7 @@ def run(args: argparse.Namespace) -> int:
         args.target_abs if args.target_rel is None else args.target_rel,
         relative=args.target_rel is not None, level=args.level, include_bias=args.include_bias,
     )  # fmt: skip
-    frame = read_data(args.data)
-    analysis, settings = planned_analysis(args, frame)
-    stats = analysis.statistics(frame, grouping_spec(args).build(frame), settings)
+    analysis, settings, stats = planned_statistics(args)
     model = analysis.error_model(stats, settings)
     answer = smallest_budget(model, target)
     document = answer_document(args, model, answer)
@@ -112,6 +118,32 @@ def run(args: argparse.Namespace) -> int:
     if answer.budget is None:
         raise CliError(f"no budget meets the target: {'; '.join(answer.unreachable)}")
     return 0
+
+
+def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, object]:
+    """The analysis, its settings and its statistics: the ratio's from an engine's pass (files
+    of any size, a Spark table, each person's rows bounded), the others' from the file read
+    into memory."""
+    if args.analysis == "ratio":
+        settings = ratio_settings(args)
+        return RATIO, settings, ratio_on_engine(args, settings).stats
+    engine_options = [
+        option for option, used in (
+            ("--engine", args.engine is not None), ("--person", args.person is not None)
+        ) if used
+    ]  # fmt: skip
+    if engine_options:
+        raise CliError(
+            f"{' and '.join(engine_options)} apply to --analysis ratio here; the plans of the "
+            "other analyses read one file into memory"
+        )
+    frame = read_data(args.data)
+    analysis, settings = planned_analysis(args, frame)
+    return (
+        analysis,
+        settings,
+        analysis.statistics(frame, grouping_spec(args).build(frame), settings),
+    )
 
 
 def estimate_columns(args: argparse.Namespace, *columns: tuple[str, str]) -> dict[str, str]:

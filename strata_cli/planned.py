@@ -6,7 +6,9 @@ Estimator page asks for, and are planned there).
 
 The ratio's options mirror its Estimator page: the score, label and (optional) weight columns
 and their public upper bounds (lower bounds are 0). A label without ``--label-bound`` is declared
-0/1, which the library checks against the data without showing a value. Nothing here computes a
+0/1, which the library checks against the data without showing a value. ``strata-lab release
+--analysis ratio`` takes the same options. The ratio reads its data through an engine (a file, a
+folder of Parquet parts, a Spark table; :func:`ratio_on_engine`). Nothing here computes a
 number: the library does.
 """
 
@@ -19,23 +21,44 @@ import pandas as pd
 from dpcore.analyses import GVDP, MEAN, RATIO
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp import GvdpSettings
-from dpcore.analyses.ratio import COMPOSITIONS, RatioSettings
+from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
 from dpcore.analyses.ratio.sums import Composition
-from strata_cli.inputs import CliError, check_coinpress_sizes, mean_settings, positive_bound
+from dpcore.engines import AggregatedRatio, aggregate_ratio
+from strata_cli.inputs import (
+    CliError,
+    check_coinpress_sizes,
+    grouping_spec,
+    mean_settings,
+    positive_bound,
+)
+from strata_cli.sources import open_engine, privacy_unit
 
-__all__ = ["analysis_arguments", "planned_analysis"]
+__all__ = ["analysis_arguments", "planned_analysis", "ratio_on_engine", "ratio_settings"]
 
 ANALYSES = {"mean": MEAN, "ratio": RATIO, "gvdp": GVDP}
 
 
-def analysis_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--analysis`` and the ratio's columns, bounds and accounting."""
+def analysis_arguments(
+    parser: argparse.ArgumentParser, analyses: tuple[str, ...] = tuple(ANALYSES)
+) -> None:
+    """``--analysis`` (one of ``analyses``) and the options of each: the ratio's columns,
+    bounds and accounting, the general estimator's spread and subsets."""
+    described = {
+        "mean": "the mean of --value (default)",
+        "ratio": "the calibration ratio Σ score / Σ label (Miao & Li 2022)",
+        "gvdp": "the mean of --value with a valid interval by the general estimator (gvdp, "
+        "Covington et al.)",
+    }
     parser.add_argument(
-        "--analysis", choices=tuple(ANALYSES), default="mean",
-        help="what a release publishes per group: the mean of --value (default), the "
-        "calibration ratio Σ score / Σ label (Miao & Li 2022), or the mean of --value with a "
-        "valid interval by the general estimator (gvdp, Covington et al.)",
+        "--analysis", choices=analyses, default="mean",
+        help=f"what a release publishes per group: {', or '.join(described[a] for a in analyses)}",
     )  # fmt: skip
+    if "gvdp" in analyses:
+        gvdp_arguments(parser)
+    ratio_arguments(parser)
+
+
+def gvdp_arguments(parser: argparse.ArgumentParser) -> None:
     gvdp = parser.add_argument_group("general estimator (with --analysis gvdp)")
     gvdp.add_argument(
         "--spread", type=positive_bound, metavar="S",
@@ -45,6 +68,9 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
         "--subsets", type=int, default=1000, metavar="K",
         help="subsets of the bag of little bootstraps over all rows (default 1000)",
     )  # fmt: skip
+
+
+def ratio_arguments(parser: argparse.ArgumentParser) -> None:
     ratio = parser.add_argument_group("ratio (with --analysis ratio)")
     ratio.add_argument("--score", metavar="COL", help="the score column (numerator)")
     ratio.add_argument("--label", metavar="COL", help="the label column (denominator)")
@@ -72,9 +98,9 @@ def analysis_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
-    """The analysis ``args`` name and its settings, checked by the library against ``frame``."""
-    if args.analysis == "ratio":
-        return RATIO, ratio_settings(args, frame)
+    """The analysis ``args`` name, the mean or the general estimator, and its settings checked
+    by the library against ``frame`` (the ratio reads its data through an engine instead,
+    :func:`ratio_on_engine`)."""
     missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
                if value is None]  # fmt: skip
     if missing:
@@ -86,6 +112,19 @@ def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Ana
         return GVDP, gvdp_settings(args, frame)
     check_coinpress_sizes(args)
     return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
+
+
+def ratio_on_engine(args: argparse.Namespace, settings: RatioSettings) -> AggregatedRatio:
+    """The ratio's sums of the data, read by the engine ``args`` ask for, each person's rows
+    bounded as ``--person`` says; a wrong column is named, with the data's columns, before the
+    pass (:func:`~dpcore.engines.base.check_query`)."""
+    unit = privacy_unit(args)
+    return aggregate_ratio(
+        open_engine(args),
+        grouping_spec(args), s_column=settings.s_column, y_column=settings.y_column,
+        w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
+        unit=unit,
+    )  # fmt: skip
 
 
 def gvdp_settings(args: argparse.Namespace, frame: pd.DataFrame) -> GvdpSettings:
@@ -114,8 +153,9 @@ def gvdp_settings(args: argparse.Namespace, frame: pd.DataFrame) -> GvdpSettings
     return settings
 
 
-def ratio_settings(args: argparse.Namespace, frame: pd.DataFrame) -> RatioSettings:
-    """The ratio's settings; a missing column or bound names its option."""
+def ratio_settings(args: argparse.Namespace) -> RatioSettings:
+    """The ratio's settings; a missing column or bound names its option, a mechanism it does
+    not have names those it has. The columns are checked against the data by the caller."""
     used = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
             if value is not None]  # fmt: skip
     if used:
@@ -134,12 +174,20 @@ def ratio_settings(args: argparse.Namespace, frame: pd.DataFrame) -> RatioSettin
             "largest score anyone could have, known without looking at the data (1 for a "
             "probability); a weight column needs the largest weight of the survey design"
         )
+    if args.weight is not None and args.weight_bound < 1:
+        raise CliError(
+            f"--weight-bound must be at least 1, got {args.weight_bound:g}: weights are clipped "
+            "to [0, bound], and a bound below 1 would shrink even a weight of 1"
+        )
+    if args.estimator not in MECHANISMS:
+        raise CliError(
+            f"the ratio adds Laplace or Gaussian noise to its sums, not {args.estimator}: pass "
+            "--estimator laplace or --estimator gaussian"
+        )
     composition: Composition = args.composition
-    settings = RatioSettings(
+    return RatioSettings(
         s_column=args.score, y_column=args.label, w_column=args.weight,
         s_bound=args.score_bound, y_bound=args.label_bound or 1.0,
         w_bound=args.weight_bound or 1.0, binary_y=args.label_bound is None,
         mechanism=args.estimator, composition=composition, delta=args.delta,
     )  # fmt: skip
-    RATIO.check(settings, frame)
-    return settings

@@ -1,10 +1,11 @@
-"""``strata-lab release``: a stratified mean released through the ledger, on any engine
-(issue 16, item 4).
+"""``strata-lab release``: a stratified mean, or with ``--analysis ratio`` the calibration
+ratio per group, released through the ledger, on any engine (issue 16, item 4).
 
-The data is read by an engine (:mod:`dpcore.engines`): ``pandas`` loads one file into memory as
-the app does; ``duckdb`` streams a file, a glob or a folder of Parquet or CSV files far larger
-than memory; ``spark`` reads a table or files in a Spark cluster. A person column bounds each person's rows before anything is summed, and the
-release then protects one person at the budget given.
+The data is read by an engine (:mod:`strata_cli.sources`, :mod:`dpcore.engines`): ``pandas``
+loads one file into memory as the app does; ``duckdb`` streams a file, a glob or a folder of
+Parquet or CSV files far larger than memory; ``spark`` reads a table or files in a Spark
+cluster. A person column bounds each person's rows before anything is summed, and the release
+then protects one person at the budget given.
 
 A real release draws OpenDP noise and charges the ledger once (a second run of the same plan
 prints the recorded release and spends nothing). ``--dry-run`` draws seeded numpy noise, charges
@@ -25,14 +26,13 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.accounting import BudgetExceededError
-from dpcore.analyses import MEAN
+from dpcore.analyses import MEAN, RATIO
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine, aggregate_mean
-from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
+from dpcore.analyses.ratio import RatioSettings
+from dpcore.engines import aggregate_mean
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
-from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release import PlanHeader, ReleaseRecord, release
 from dpcore.release.exports import public_metadata, to_csv, to_json
 from dpcore.shares import share_file_rows
@@ -47,14 +47,14 @@ from strata_cli.inputs import (
     grouping_spec,
     ledger_arguments,
     open_ledger,
-    read_data,
     requested_budget,
 )
 from strata_cli.output import text_table
+from strata_cli.planned import analysis_arguments, ratio_on_engine, ratio_settings
+from strata_cli.sources import engine_arguments, open_engine, privacy_unit
 
 __all__ = ["add_parser", "run"]
 
-ENGINES = ("pandas", "duckdb", "spark")
 COVERS_FLAG = "--ledger-covers-new-data"
 # The command line opens existing ledgers only; the app's Budget page starts them.
 START_ADVICE = "start a ledger for it on the app's Budget page and pass its --ledger-name"
@@ -70,44 +70,19 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         parents=[
             data_arguments(
                 estimators=tuple(ESTIMATOR_LABELS), formats=("json", "csv", "text"),
+                value_required=False,
                 data_help="a CSV or Parquet file, a glob (quoted) or a folder of them, or "
                 "spark:TABLE for a table of the Spark session's catalog",
             )
         ],
-        help="release private means per group through the ledger",
-        description="Release the private mean of a column in every group (and for everyone), "
-        "charging the ledger once. --dry-run draws seeded simulation noise and spends nothing.",
+        help="release private means or calibration ratios per group through the ledger",
+        description="Release the private mean of a column (or, with --analysis ratio, the "
+        "calibration ratio Σ score / Σ label) in every group and for everyone, charging the "
+        "ledger once. --dry-run draws seeded simulation noise and spends nothing.",
     )  # fmt: skip
     budget_arguments(parser)
-    engine = parser.add_argument_group("engine")
-    engine.add_argument(
-        "--engine",
-        choices=ENGINES,
-        help="pandas (in memory), duckdb (files on disk, any size) or spark (a cluster); "
-        "default: spark for spark:TABLE, pandas for one file under 200 MB, duckdb otherwise",
-    )
-    engine.add_argument(
-        "--spark-master", default="local[*]", metavar="URL",
-        help="the Spark master, e.g. spark://host:7077 (default local[*], this machine)",
-    )  # fmt: skip
-    engine.add_argument(
-        "--memory-limit",
-        default=DEFAULT_MEMORY_LIMIT,
-        metavar="SIZE",
-        help=f"DuckDB's (default {DEFAULT_MEMORY_LIMIT})",
-    )
-    person = parser.add_argument_group("privacy unit")
-    person.add_argument(
-        "--person", metavar="COL", help="the column that identifies a person (default: a row)"
-    )
-    person.add_argument(
-        "--max-groups", type=int, default=1, metavar="G",
-        help="with --person: a person's rows in at most G groups are kept (default 1)",
-    )  # fmt: skip
-    person.add_argument(
-        "--max-rows", type=int, default=1, metavar="M",
-        help="with --person: at most M rows of a person per group are kept (default 1)",
-    )  # fmt: skip
+    engine_arguments(parser)
+    analysis_arguments(parser, analyses=("mean", "ratio"))
     options = parser.add_argument_group("release")
     options.add_argument(
         "--strategy", choices=typing.get_args(Strategy), default="stratified",
@@ -127,7 +102,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         f"to recombine them with, or {NOISY_SHARES!r}: the release's own noisy group counts "
         "(private sizes only); default: the data's own group counts, treated as public",
     )  # fmt: skip
-    options.add_argument("--label", default="", help="the release's title (default: made up)")
+    options.add_argument("--title", default="", help="the release's title (default: made up)")
     options.add_argument(
         "--dry-run", action="store_true",
         help="seeded simulation noise; nothing is charged to any ledger",
@@ -148,27 +123,25 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = MeanSettings(
-        value=args.value, estimator=args.estimator, clip_low=args.bounds[0],
-        clip_high=args.bounds[1], n_public=args.sizes_public, coinpress_sigma=args.sigma,
-        coinpress_steps=args.steps, strategy=args.strategy, global_fraction=args.global_fraction,
-    )  # fmt: skip
-    MEAN.estimator(settings)  # refuses bounds out of order before any pass over the data
-    budget = requested_budget(args)
-    check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")
-    unit = privacy_unit(args)
-    spec = release_spec(args)
+    ratio = args.analysis == "ratio"
+    # Every option is checked before the ledger is opened and before the pass over the data.
+    settings, spec = ratio_choices(args) if ratio else mean_choices(args)
     ledger = None if args.dry_run and not args.ledger else real_ledger(args)
-    if ledger is not None:
+    if ledger is not None and not ratio:
         check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
-    engine = open_engine(args)
-    aggregated = aggregate_mean(engine, spec, args.value, args.bounds, unit)
+    if ratio:
+        analysis, aggregated = RATIO, ratio_on_engine(args, settings)
+    else:
+        unit = privacy_unit(args)
+        engine = open_engine(args)
+        analysis, aggregated = MEAN, aggregate_mean(engine, spec, args.value, args.bounds, unit)
     for message in aggregated.stats.messages():
         print(f"strata-lab: note: {message}", file=sys.stderr)
     header = PlanHeader(
-        dataset=aggregated.dataset, spec=spec, budget=budget, label=args.label, level=args.level
-    )
-    plan = MEAN.plan(aggregated.stats, settings, header)
+        dataset=aggregated.dataset, spec=spec, budget=requested_budget(args), label=args.title,
+        level=args.level,
+    )  # fmt: skip
+    plan = analysis.plan(aggregated.stats, settings, header)
     covers = args.ledger_covers_new_data
     if args.dry_run:
         record = dry_run(plan, ledger, args.seed, covers)
@@ -176,6 +149,65 @@ def run(args: argparse.Namespace) -> int:
         record = spend(plan, ledger, covers)
     print(render(record, args.format))
     return 0
+
+
+def mean_choices(args: argparse.Namespace) -> tuple[MeanSettings, GroupingSpec]:
+    """The mean's settings and groups, refused before any pass: options missing or out of
+    order, a budget the estimator cannot run under, sizes that would not stay private."""
+    missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
+               if value is None]  # fmt: skip
+    if missing:
+        raise CliError(
+            f"the mean needs {' and '.join(missing)}: the column to average and its public "
+            "range L,U (e.g. --value hours --bounds 0,100)"
+        )
+    settings = MeanSettings(
+        value=args.value, estimator=args.estimator, clip_low=args.bounds[0],
+        clip_high=args.bounds[1], n_public=args.sizes_public, coinpress_sigma=args.sigma,
+        coinpress_steps=args.steps, strategy=args.strategy, global_fraction=args.global_fraction,
+    )  # fmt: skip
+    MEAN.estimator(settings)  # refuses bounds out of order
+    check_budget_kind(settings, requested_budget(args), budget_option(args))
+    privacy_unit(args)
+    return settings, release_spec(args)
+
+
+def ratio_choices(args: argparse.Namespace) -> tuple[RatioSettings, GroupingSpec]:
+    """The ratio's settings and groups, refused before any pass: options of the mean, a
+    mechanism that cannot run at the budget, groups that would give exact sizes away. The ratio
+    publishes noisy sums only, so either the sizes are declared public or the groups are a
+    declared list kept whatever their sizes."""
+    misplaced = [
+        option for option, used in (
+            ("--shares", args.shares is not None),
+            ("--strategy", args.strategy != "stratified"),
+        ) if used
+    ]  # fmt: skip
+    if misplaced:
+        raise CliError(
+            f"{' and '.join(misplaced)} {'is' if len(misplaced) == 1 else 'are'} for the mean; "
+            "the ratio publishes every group and the all-groups ratio, added up from the noisy "
+            "group sums"
+        )
+    settings = ratio_settings(args)
+    RATIO.arguments(settings, requested_budget(args))  # the mechanism runs at this budget
+    privacy_unit(args)
+    spec = grouping_spec(args)
+    gaps = set() if args.sizes_public else set(spec.private_sizes_gaps()) - {"shares"}
+    if gaps:
+        raise CliError(
+            "the group sizes are private (no --sizes-public), but "
+            + ("the list of groups would come from the data; declare each grouping column's "
+               "categories with --codebook" if "list" in gaps else
+               f"--small-groups {spec.small_groups} would decide from their exact sizes which "
+               "groups to " + spec.small_groups + "; pass --small-groups keep")
+            + ", or pass --sizes-public"
+        )  # fmt: skip
+    return settings, spec
+
+
+def budget_option(args: argparse.Namespace) -> str:
+    return "--epsilon" if args.epsilon is not None else "--rho"
 
 
 def release_spec(args: argparse.Namespace) -> GroupingSpec:
@@ -242,38 +274,13 @@ def read_shares(path: str) -> tuple[tuple[str, float], ...]:
         raise CliError(f"the shares file {path}: {exc}") from None
 
 
-def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
-    if args.person is None:
-        if (args.max_groups, args.max_rows) != (1, 1):
-            raise CliError("--max-groups and --max-rows bound a person's rows: give --person too")
-        return ROW
-    return PrivacyUnit(args.person, max_groups=args.max_groups, max_rows=args.max_rows)
-
-
-def open_engine(args: argparse.Namespace) -> Engine:
-    """The engine asked for; by default Spark for ``spark:TABLE``, pandas for one file under
-    200 MB, DuckDB otherwise."""
-    path = Path(args.data)
-    kind = args.engine
-    if kind is None and args.data.startswith("spark:"):
-        kind = "spark"
-    elif kind is None:
-        small_file = path.is_file() and path.stat().st_size < 200 * 2**20
-        kind = "pandas" if small_file else "duckdb"
-    if kind == "pandas":
-        if not path.is_file():
-            raise CliError(
-                f"the pandas engine reads one file, and {args.data} is not one; use "
-                "--engine duckdb for a folder or a glob"
-            )
-        return PandasEngine(read_data(args.data), path.name)
-    if kind == "spark":
-        return SparkEngine(args.data, master=args.spark_master)
-    return DuckDBEngine(args.data, memory_limit=args.memory_limit)
-
-
 def real_ledger(args: argparse.Namespace) -> Ledger:
-    return open_ledger(args.ledger or str(default_ledger_path()), args.ledger_name)
+    """The ledger a real release charges (opened once per command)."""
+    if not hasattr(args, "opened_ledger"):
+        args.opened_ledger = open_ledger(
+            args.ledger or str(default_ledger_path()), args.ledger_name
+        )
+    return args.opened_ledger
 
 
 def spend(plan, ledger: Ledger, covers_new_data: bool) -> ReleaseRecord:

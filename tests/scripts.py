@@ -19,10 +19,11 @@ def run_script(
     path = tmp_path / "reproduce_release.py"
     path.write_text(script, encoding="utf-8")
     # A script's own folder, not the working folder, starts sys.path: PYTHONPATH makes it
-    # import the dpcore of ``cwd`` (this checkout), not whichever copy is installed.
+    # import this checkout's dpcore, not whichever copy is installed.
+    path_entries = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {
         **os.environ, LEDGER_PATH_ENV: str(ledger_file), "PYTHONIOENCODING": "utf-8",
-        "PYTHONPATH": str(cwd),
+        "PYTHONPATH": os.pathsep.join(path_entries),
     }  # fmt: skip
     return subprocess.run(
         [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",

@@ -168,7 +168,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         return (
             f"The {self.title.lower()} needs the rows in memory, and the data in use stays in "
             "files on disk. Upload the data (or a sample of it) on the Data page to use it, or "
-            "choose an analysis that works on files, such as the mean per group."
+            "choose an analysis that works on files: the mean per group or the ratio of sums."
         )
 
     def needs_row_unit(self) -> str:

@@ -7,6 +7,10 @@ from dpcore.engines.base import *
 from dpcore.engines.base import __all__ as _base_all
 from dpcore.engines.duckdb_engine import DuckDBEngine, data_files
 from dpcore.engines.pandas_engine import PandasEngine
+from dpcore.engines.ratio import AggregatedRatio, aggregate_ratio, ratio_query
 from dpcore.engines.spark_engine import SparkEngine, spark_session
 
-__all__ = [*_base_all, "DuckDBEngine", "PandasEngine", "SparkEngine", "data_files", "spark_session"]
+__all__ = [
+    *_base_all, "AggregatedRatio", "DuckDBEngine", "PandasEngine", "SparkEngine",
+    "aggregate_ratio", "data_files", "ratio_query", "spark_session",
+]  # fmt: skip

@@ -3,17 +3,21 @@
 An :class:`Engine` answers two questions about a table it holds (in memory, in files on disk, or
 in a cluster):
 
-- :meth:`Engine.cells`: per *cell* — each combination of the grouping columns' labels — the row
-  count, the rows with a usable value, and (after the privacy unit's contribution bound, per row
-  clipping first) the usable rows kept and their sum clipped to the public bounds; plus an
-  order-independent digest of the columns read, which identifies the data in the ledger.
-- :meth:`Engine.clipped_sums`: the kept rows' sums per group at other bounds, one more pass
-  (CoinPress' next interval).
+- :meth:`Engine.cells`: per *cell* — each combination of the grouping columns' labels — for a
+  :class:`SumsQuery`: the row count, the rows whose inputs are all usable (finite), and, after
+  the privacy unit's contribution bound, the usable rows kept and the sums the query names
+  (products of its input columns, each clipped per row to its public bounds before any sum);
+  plus an order-independent digest of the columns read, which identifies the data in the
+  ledger. The mean sums one clipped value (:func:`mean_query`), the ratio the products of its
+  score, label and weight (:mod:`dpcore.engines.ratio`).
+- :meth:`Engine.clipped_sums`: the mean's kept rows' sums per group at other bounds, one more
+  pass (CoinPress' next interval).
 
-:func:`aggregate_mean` turns the cells into the groups of a :class:`~dpcore.grouping.GroupingSpec`
-(the same groups, merges and shares the rows would give in memory, since grouping weighted
-cells is grouping their rows) and a :class:`~dpcore.analyses.mean.sums.GroupSums` that the
-estimators, plans and releases use without knowing which engine ran.
+:func:`aggregate_cells` turns the cells into the groups of a
+:class:`~dpcore.grouping.GroupingSpec` (the same groups, merges and shares the rows would give in
+memory, since grouping weighted cells is grouping their rows); :func:`aggregate_mean` then gives
+a :class:`~dpcore.analyses.mean.sums.GroupSums` that the estimators, plans and releases use
+without knowing which engine ran.
 
 Pure numpy/pandas; never imports streamlit or plotly.
 """
@@ -30,17 +34,19 @@ import pandas as pd
 
 from dpcore.analyses.mean.estimators import validate_bounds
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
-from dpcore.grouping import MAX_CODE_VALUES, MISSING_LABEL, GroupingSpec, check_edges
+from dpcore.grouping import MAX_CODE_VALUES, MISSING_LABEL, Grouping, GroupingSpec, check_edges
 from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, missing_person_message
 from dpcore.release.plan import DatasetRef
 
-__all__ = ["AggregatedMean", "Cells", "Engine", "EngineError", "MeanQuery", "aggregate_mean"]
+__all__ = [
+    "AggregatedMean", "Cells", "Clipped", "Engine", "EngineError", "SumsQuery",
+    "aggregate_mean", "mean_query",
+]  # fmt: skip
 
 NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
 """Column kinds (:func:`dpcore._validate.column_kind`'s words) a value can be averaged over."""
 CELL_COLUMNS = ("rows", "finite", "usable", "clipped_sum")
-RESERVED = (*CELL_COLUMNS, "digest", "missing_person")
-"""Names of the cells' statistics, which a grouping column cannot have."""
+"""The mean's statistics of each cell (:func:`mean_query`)."""
 NOT_WHOLE_LABEL = "\x00not a whole number"
 """The label an engine's pass gives a decimal that is not a whole number in a grouping column
 without edges (a column that check_codes then refuses); whole ones are labelled as integers
@@ -56,38 +62,89 @@ class EngineError(ValueError):
 
 
 @dataclass(frozen=True)
-class MeanQuery:
-    """What the pass over the rows computes for the mean: the cells of ``by`` (numeric columns
-    bucketed at ``edges``), and the values of ``value`` clipped to ``bounds`` after the
-    contribution bound of ``unit``."""
+class Clipped:
+    """A numeric column the pass reads, clipped per row to ``[low, high]`` before any sum;
+    ``role`` names it in messages ("value", "score", ...)."""
+
+    column: str
+    low: float
+    high: float
+    role: str = "value"
+
+    def __post_init__(self) -> None:
+        low, high = validate_bounds((self.low, self.high))
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+
+
+@dataclass(frozen=True)
+class SumsQuery:
+    """What one pass over the rows computes (module doc): the cells of ``by`` (numeric columns
+    bucketed at ``edges``) and, over the rows the contribution bound of ``unit`` keeps among
+    those whose ``inputs`` are all finite, each of ``sums``: a name and the input columns whose
+    clipped values multiply per row (no column: the row counts 1). Columns in ``binary`` must
+    be 0 or 1; each cell counts its finite rows that are not (``not_binary``).
+
+    The mean sums one clipped value (:func:`mean_query`); the ratio sums products of its clipped
+    score, label and weight (:func:`~dpcore.engines.ratio.ratio_query`); another analysis plugs
+    in the same way, with its own products."""
 
     by: tuple[str, ...]
     edges: tuple[tuple[str, tuple[float, ...]], ...]
-    value: str
-    bounds: tuple[float, float]
+    inputs: tuple[Clipped, ...]
+    sums: tuple[tuple[str, tuple[str, ...]], ...]
+    binary: tuple[str, ...] = ()
     unit: PrivacyUnit = ROW
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bounds", validate_bounds(self.bounds))
         # Bucket edges become labels and SQL: refuse unsorted or non-finite ones up front.
         object.__setattr__(self, "edges", tuple(check_edges(dict(self.edges), self.by).items()))
+        columns = [clipped.column for clipped in self.inputs]
+        unknown = {c for _, factors in self.sums for c in factors} | set(self.binary)
+        if not self.inputs or not unknown <= set(columns):
+            raise ValueError(f"every summed column must be an input of the query, got {self!r}")
 
     @property
     def edges_of(self) -> dict[str, tuple[float, ...]]:
         return dict(self.edges)
 
     @property
+    def columns(self) -> tuple[str, ...]:
+        """The input columns, in order (an engine's ``__v0``, ``__v1``, ...)."""
+        return tuple(clipped.column for clipped in self.inputs)
+
+    @property
     def columns_read(self) -> tuple[str, ...]:
         """Every column the pass reads (what the digest covers)."""
         person = () if self.unit.column is None else (self.unit.column,)
-        return (*self.by, self.value, *person)
+        return (*self.by, *self.columns, *person)
+
+    @property
+    def cell_columns(self) -> tuple[str, ...]:
+        """The statistics of each cell that :meth:`Engine.cells` returns."""
+        binary = ("not_binary",) if self.binary else ()
+        return ("rows", "finite", "usable", *(name for name, _ in self.sums), *binary)
+
+
+def mean_query(
+    by: tuple[str, ...],
+    edges: tuple[tuple[str, tuple[float, ...]], ...],
+    value: str,
+    bounds: tuple[float, float],
+    unit: PrivacyUnit = ROW,
+) -> SumsQuery:
+    """The mean's pass: the values of ``value`` clipped to ``bounds``, summed per cell as
+    ``clipped_sum``."""
+    low, high = validate_bounds(bounds)
+    return SumsQuery(by, edges, (Clipped(value, low, high),), (("clipped_sum", (value,)),),
+                     unit=unit)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
 class Cells:
-    """The result of one pass: ``table`` has the grouping columns (labels) and
-    :data:`CELL_COLUMNS`; ``digest`` identifies the columns read; ``missing_person`` counts rows
-    without a person id."""
+    """The result of one pass: ``table`` has the grouping columns (labels) and the query's
+    :attr:`~SumsQuery.cell_columns`; ``digest`` identifies the columns read;
+    ``missing_person`` counts rows without a person id."""
 
     table: pd.DataFrame
     digest: str
@@ -115,15 +172,16 @@ class Engine(abc.ABC):
         """Every column's kind in :func:`dpcore._validate.column_kind`'s words."""
 
     @abc.abstractmethod
-    def cells(self, query: MeanQuery) -> Cells:
-        """One pass over the rows (module doc)."""
+    def cells(self, query: SumsQuery) -> Cells:
+        """One pass over the rows (module doc, :class:`SumsQuery`)."""
 
     @abc.abstractmethod
     def clipped_sums(
-        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+        self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
-        """Sums of the kept rows' values clipped to ``[low[g], high[g]]`` per group g, where
-        ``cell_groups`` maps cells (label columns) to groups (column :data:`GROUP`)."""
+        """Sums of the kept rows' values of the query's one input (the mean's) clipped to
+        ``[low[g], high[g]]`` per group g, where ``cell_groups`` maps cells (label columns) to
+        groups (column :data:`GROUP`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,29 +212,39 @@ def aggregate_mean(
     ValueError
         Groups the spec cannot build (too few, too many) or shares it cannot find.
     """
-    query = MeanQuery(spec.by, spec.edges, value, bounds, unit)
+    query = mean_query(spec.by, spec.edges, value, bounds, unit)
+    cells, grouping, dataset = aggregate_cells(engine, spec, query)
+    return AggregatedMean(_group_sums(engine, query, cells.table, grouping), dataset)
+
+
+def aggregate_cells(
+    engine: Engine, spec: GroupingSpec, query: SumsQuery
+) -> tuple[Cells, Grouping, DatasetRef]:
+    """One pass of ``engine`` for ``query`` (checked first), the groups of ``spec`` built
+    from its cells weighted by their rows (grouping weighted cells is grouping their rows), and
+    the data reference a release records: what every analysis on an engine starts from."""
     kinds = engine.column_kinds()
     check_query(query, kinds)
     cells = engine.cells(query)
     check_codes(query, kinds, cells.table)
     if cells.missing_person:
-        raise EngineError(missing_person_message(cells.missing_person, unit.column))
+        raise EngineError(missing_person_message(cells.missing_person, query.unit.column))
     table = cells.table
     grouping = spec.build(table[list(spec.by)], weights=table["rows"].to_numpy(np.int64))
-    stats = _group_sums(engine, query, table, grouping)
     dataset = DatasetRef(
         name=engine.source, fingerprint=_fingerprint(engine, query, cells),
         rows=int(table["rows"].sum()),
     )  # fmt: skip
-    return AggregatedMean(stats, dataset)
+    return cells, grouping, dataset
 
 
-def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
+def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
     """Refuse unknown columns and columns of the wrong kind before any pass, naming the fix."""
     available = ", ".join(kinds)
+    inputs = [(clipped.role, clipped.column) for clipped in query.inputs]
     for role, column in (
         *(("grouping", c) for c in query.by),
-        ("value", query.value),
+        *inputs,
         *((("person", query.unit.column),) if query.unit.column else ()),
     ):
         if column not in kinds:
@@ -185,7 +253,7 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
             )
     edges = query.edges_of
     for column in query.by:
-        if column in RESERVED:
+        if column in (*query.cell_columns, "digest", "missing_person"):
             raise EngineError(
                 f"A grouping column may not be called `{column}` (a name the engines use for "
                 "their counts); rename it in the data."
@@ -199,20 +267,21 @@ def check_query(query: MeanQuery, kinds: dict[str, str]) -> None:
                 f"Bucket edges were given for `{column}`, but it holds {kinds[column]}, not "
                 "numbers; edges apply to numeric columns only."
             )
-    if kinds[query.value] not in NUMBER_KINDS:
-        raise EngineError(
-            f"The value column `{query.value}` holds {kinds[query.value]}; choose a column of "
-            "numbers (or 0/1, yes/no)."
-        )
-    roles = [*query.by, query.value, *([query.unit.column] if query.unit.column else [])]
+    for role, column in inputs:
+        if kinds[column] not in NUMBER_KINDS:
+            raise EngineError(
+                f"The {role} column `{column}` holds {kinds[column]}; choose a column of "
+                "numbers (or 0/1, yes/no)."
+            )
+    roles = [*query.by, *query.columns, *([query.unit.column] if query.unit.column else [])]
     if len(set(roles)) != len(roles):
+        names = ", ".join(["grouping", *(role for role, _ in inputs)])
         raise EngineError(
-            "The grouping, value and person columns must be different columns, got "
-            f"{', '.join(roles)}."
+            f"The {names} and person columns must be different columns, got {', '.join(roles)}."
         )
 
 
-def check_codes(query: MeanQuery, kinds: dict[str, str], cells: pd.DataFrame) -> None:
+def check_codes(query: SumsQuery, kinds: dict[str, str], cells: pd.DataFrame) -> None:
     """Refuse a numeric grouping column without edges that is not category codes: a decimal
     that is not a whole number (labelled :data:`NOT_WHOLE_LABEL` by the pass), or more
     distinct values than codes may have (:data:`~dpcore.grouping.MAX_CODE_VALUES`), as the
@@ -240,7 +309,9 @@ def edges_needed(column: str, holds: str) -> str:
     )
 
 
-def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping) -> GroupSums:
+def _group_sums(engine: Engine, query: SumsQuery, table: pd.DataFrame, grouping) -> GroupSums:
+    """The mean's :class:`GroupSums` from the cells of :func:`mean_query`."""
+    (value,) = query.inputs
     codes = grouping.codes
     inside = codes >= 0
     totals = {
@@ -251,7 +322,7 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
     has_values = totals["usable"] > 0
     if not has_values.any():
         raise EngineError(
-            f"The value column `{query.value}` has no usable value in any group: every value "
+            f"The value column `{value.column}` has no usable value in any group: every value "
             "is missing or infinite. Choose another value column."
         )
     if (
@@ -274,10 +345,11 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
     notes = (*grouping.report.messages(), *dropped_rows_notes(query.unit, dropped_by_bound))
     labels = np.asarray(grouping.labels, dtype=object)
     return GroupSums(
-        value=query.value, labels=tuple(labels[has_values]),
+        value=value.column, labels=tuple(labels[has_values]),
         sizes=totals["usable"][has_values].round().astype(np.int64),
-        sums_at=fixed_bounds_sums(query.bounds, sums, requery),
-        pooled_sums_at=fixed_bounds_sums(query.bounds, np.array([sums.sum()]), pooled_requery),
+        sums_at=fixed_bounds_sums((value.low, value.high), sums, requery),
+        pooled_sums_at=fixed_bounds_sums((value.low, value.high), np.array([sums.sum()]),
+                                         pooled_requery),
         shares=grouping.shares.restricted(has_values),
         n_missing=int(round(totals["rows"].sum() - totals["finite"].sum())),
         empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
@@ -285,7 +357,8 @@ def _group_sums(engine: Engine, query: MeanQuery, table: pd.DataFrame, grouping)
     )  # fmt: skip
 
 
-def _recipe(engine: Engine, query: MeanQuery) -> str:
+def _recipe(engine: Engine, query: SumsQuery) -> str:
+    (value,) = query.inputs
     unit = query.unit
     unit_code = (
         "" if unit.column is None
@@ -295,12 +368,12 @@ def _recipe(engine: Engine, query: MeanQuery) -> str:
     return (
         f"from dpcore.engines import {type(engine).__name__}, aggregate_mean\n"
         f"{'' if unit.column is None else 'from dpcore.privacy_unit import PrivacyUnit'}\n"
-        f"aggregated = aggregate_mean({engine.expression}, spec, {query.value!r}, "
-        f"{query.bounds!r}{unit_code})\n"
+        f"aggregated = aggregate_mean({engine.expression}, spec, {value.column!r}, "
+        f"{(value.low, value.high)!r}{unit_code})\n"
     )
 
 
-def _fingerprint(engine: Engine, query: MeanQuery, cells: Cells) -> str:
+def _fingerprint(engine: Engine, query: SumsQuery, cells: Cells) -> str:
     """SHA-256 of the columns read, their kinds and the engine's order-independent row digest:
     the same data gives the same fingerprint whatever the order of its rows or files. It is a
     function of every row read, so it stays with the curator (ledger, review), as

@@ -30,7 +30,7 @@ from dpcore.engines.base import (
     Cells,
     Engine,
     EngineError,
-    MeanQuery,
+    SumsQuery,
 )
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
@@ -247,23 +247,30 @@ class DuckDBEngine(Engine):
                     "columns: fix or leave out the odd part."
                 )
 
-    def cells(self, query: MeanQuery) -> Cells:
+    def cells(self, query: SumsQuery) -> Cells:
         cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
         digest = "hash(" + ", ".join(_ident(c) for c in query.columns_read) + ")"
-        low, high = (_number(b) for b in query.bounds)
+        finite = _all_finite(query)
+        binary = ""
+        if query.binary:
+            odd = " OR ".join(
+                f"{_value_name(query.columns.index(c))} NOT IN (0, 1)" for c in query.binary
+            )
+            binary = f", count(*) FILTER (WHERE {finite} AND ({odd})) AS not_binary"
+        names = [name for name, _ in query.sums]
+        sums = ", ".join(
+            f"fsum({_product(query, factors)}) AS {_ident(name)}" for name, factors in query.sums
+        )
+        found = ", ".join(f"coalesce(sums.{_ident(name)}, 0) AS {_ident(name)}" for name in names)
         sql = f"""
             WITH {self._kept_rows_sql(query, extra=f", {digest} AS __hash")},
             totals AS (
-                SELECT {cells}, count(*) AS rows, count(*) FILTER (WHERE isfinite(__v)) AS finite,
+                SELECT {cells}, count(*) AS rows, count(*) FILTER (WHERE {finite}) AS finite,
                        count(*) FILTER (WHERE __owner IS NULL) AS missing_person,
-                       CAST(sum(__hash::HUGEINT) AS VARCHAR) AS digest
+                       CAST(sum(__hash::HUGEINT) AS VARCHAR) AS digest{binary}
                 FROM base GROUP BY ALL),
-            sums AS (
-                SELECT {cells}, count(*) AS usable,
-                       fsum(least(greatest(__v, {low}), {high})) AS clipped_sum
-                FROM kept GROUP BY ALL)
-            SELECT totals.*, coalesce(sums.usable, 0) AS usable,
-                   coalesce(sums.clipped_sum, 0) AS clipped_sum
+            sums AS (SELECT {cells}, count(*) AS usable, {sums} FROM kept GROUP BY ALL)
+            SELECT totals.*, coalesce(sums.usable, 0) AS usable, {found}
             FROM totals LEFT JOIN sums USING ({cells})
         """
         table = self._fetch(sql)
@@ -273,7 +280,7 @@ class DuckDBEngine(Engine):
         return Cells(table, digest, missing_person)
 
     def clipped_sums(
-        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+        self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
         mapping = cell_groups.rename(columns={c: _cell_name(i) for i, c in enumerate(query.by)})
@@ -284,7 +291,7 @@ class DuckDBEngine(Engine):
                 self._con.register("__strata_cell_groups", mapping)
                 sums = self._fetch(f"""
                     WITH {self._kept_rows_sql(query)}
-                    SELECT m.{GROUP} AS g, fsum(least(greatest(__v, m.__low), m.__high)) AS s
+                    SELECT m.{GROUP} AS g, fsum(least(greatest(__v0, m.__low), m.__high)) AS s
                     FROM kept JOIN __strata_cell_groups AS m USING ({cells}) GROUP BY ALL
                 """)  # fmt: skip
             finally:
@@ -295,37 +302,41 @@ class DuckDBEngine(Engine):
 
     # ---- SQL ----------------------------------------------------------------------------------
 
-    def _kept_rows_sql(self, query: MeanQuery, extra: str = "") -> str:
-        """Two CTEs and more: ``base`` (every row: its cell labels, its value as ``__v``, its
+    def _kept_rows_sql(self, query: SumsQuery, extra: str = "") -> str:
+        """Two CTEs and more: ``base`` (every row: its cell labels, its inputs as ``__v0``,
+        ``__v1``, ... (:func:`_value_name`), its
         person as ``__owner`` (NULL without a person column) and ``extra`` columns) and ``kept``
-        (the rows with a finite value that the contribution bound keeps,
+        (the rows with finite inputs that the contribution bound keeps,
         :mod:`dpcore.privacy_unit`)."""
         labels = ", ".join(
             f"{self._label_sql(column, query.edges_of.get(column))} AS {_cell_name(i)}"
             for i, column in enumerate(query.by)
         )
         cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
-        value = f"CAST({_ident(query.value)} AS DOUBLE)"
+        values = ", ".join(
+            f"CAST({_ident(column)} AS DOUBLE) AS {_value_name(i)}"
+            for i, column in enumerate(query.columns)
+        )
         unit = query.unit
         owner = "NULL" if unit.column is None else _ident(unit.column)
         if unit.column is not None and self._kinds[unit.column] == "decimal number":
             owner = f"CASE WHEN {_is_nan(owner)} THEN NULL ELSE {owner} END"  # NaN: no id
-        base = (
-            f"base AS (SELECT {labels}, {value} AS __v, {owner} AS __owner{extra} "
-            f"FROM {self._from})"
-        )
+        base = f"base AS (SELECT {labels}, {values}, {owner} AS __owner{extra} FROM {self._from})"
         if unit.column is None:
-            return f"{base}, kept AS (SELECT * FROM base WHERE isfinite(__v))"
+            return f"{base}, kept AS (SELECT * FROM base WHERE {_all_finite(query)})"
         phi = _number(GOLDEN_RATIO_FRACTION)
+        names = ", ".join(_value_name(i) for i in range(len(query.inputs)))
+        # Rows of a person in a cell in the order of frac(x·φ), x (the first input), then the
+        # other inputs: only rows equal in every input tie, and either may then be kept.
         return f"""{base},
             owned AS (
-                SELECT {cells}, __v, __owner FROM base
-                WHERE isfinite(__v) AND __owner IS NOT NULL),
+                SELECT {cells}, {names}, __owner FROM base
+                WHERE {_all_finite(query)} AND __owner IS NOT NULL),
             capped AS (
                 SELECT * FROM (
                     SELECT *, row_number() OVER (
                         PARTITION BY __owner, {cells}
-                        ORDER BY __v * {phi} - floor(__v * {phi}), __v) AS __row
+                        ORDER BY __v0 * {phi} - floor(__v0 * {phi}), {names}) AS __row
                     FROM owned)
                 WHERE __row <= {unit.max_rows}),
             chosen AS (
@@ -400,6 +411,29 @@ def _first_line(exc: duckdb.Error) -> str:
     """DuckDB's message without its class prefix ("Invalid Input Error: ..."), first line."""
     first = str(exc).strip().splitlines()[0]
     return first.split(": ", 1)[1] if ": " in first else first
+
+
+def _value_name(i: int) -> str:
+    """The name of the query's i-th input column as a double in the SQL."""
+    return f"__v{i}"
+
+
+def _all_finite(query: SumsQuery) -> str:
+    """SQL true where every input of ``query`` is finite (NULL and NaN are not)."""
+    return " AND ".join(f"isfinite({_value_name(i)})" for i in range(len(query.inputs)))
+
+
+def _product(query: SumsQuery, factors: tuple[str, ...]) -> str:
+    """The product of the named inputs, each clipped to its bounds, left to right as
+    :class:`~dpcore.engines.pandas_engine.PandasEngine` multiplies; no input: 1.0 (a count)."""
+    terms = ["1.0"]
+    for column in factors:
+        i = query.columns.index(column)
+        clipped = query.inputs[i]
+        terms.append(
+            f"least(greatest({_value_name(i)}, {_number(clipped.low)}), {_number(clipped.high)})"
+        )
+    return " * ".join(terms)
 
 
 def _cell_name(i: int) -> str:

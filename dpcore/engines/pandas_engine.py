@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import column_kind, data_frame, numeric_values
-from dpcore.engines.base import GROUP, Cells, Engine, EngineError, MeanQuery, edges_needed
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, edges_needed
 from dpcore.grouping import cell_labels, needs_edges
 from dpcore.privacy_unit import bound_contributions
 
@@ -42,12 +42,21 @@ class PandasEngine(Engine):
     def column_kinds(self) -> dict[str, str]:
         return {str(name): column_kind(self._frame[name]) for name in self._frame.columns}
 
-    def cells(self, query: MeanQuery) -> Cells:
+    def cells(self, query: SumsQuery) -> Cells:
         rows = self._rows(query)
         labels = list(query.by)
+        clipped = {
+            clipped.column: np.clip(rows.values[:, i], clipped.low, clipped.high)
+            for i, clipped in enumerate(query.inputs)
+        }
+        sums = {name: np.where(rows.kept, _product(clipped, factors, rows.kept.shape[0]), 0.0)
+                for name, factors in query.sums}  # fmt: skip
+        binary = {}
+        if query.binary:
+            chosen = rows.values[:, [query.columns.index(c) for c in query.binary]]
+            binary["not_binary"] = rows.finite & ~np.isin(chosen, (0.0, 1.0)).all(axis=1)
         frame = rows.labels.assign(
-            finite=rows.finite, usable=rows.kept,
-            clipped_sum=np.where(rows.kept, np.clip(rows.values, *query.bounds), 0.0),
+            finite=rows.finite, usable=rows.kept, **sums, **binary,
             digest=pd.util.hash_pandas_object(
                 self._frame[list(query.columns_read)], index=False
             ).to_numpy(),
@@ -55,7 +64,7 @@ class PandasEngine(Engine):
         grouped = frame.groupby(labels, sort=False, observed=True)
         table = grouped.agg(
             rows=("finite", "size"), finite=("finite", "sum"), usable=("usable", "sum"),
-            clipped_sum=("clipped_sum", "sum"),
+            **{name: (name, "sum") for name in (*sums, *binary)},
         ).reset_index()  # fmt: skip
         # Summed modulo 2**64 (numpy's uint64 sum wraps): exact, so independent of the row
         # order, without a Python integer per row.
@@ -63,34 +72,47 @@ class PandasEngine(Engine):
         return Cells(table, digest, missing_person=rows.missing_person)
 
     def clipped_sums(
-        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+        self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         rows = self._rows(query)
         group_of_row = rows.labels.merge(cell_groups, on=list(query.by), how="left")[GROUP]
         group = group_of_row.to_numpy(dtype=float, na_value=-1).astype(np.int64)
         use = rows.kept & (group >= 0)
         g = group[use]
-        clipped = np.clip(rows.values[use], low[g], high[g])
+        clipped = np.clip(rows.values[use, 0], low[g], high[g])
         return np.bincount(g, weights=clipped, minlength=low.shape[0])
 
     @functools.lru_cache(maxsize=4)  # noqa: B019 - one engine per frame, a handful of queries
-    def _rows(self, query: MeanQuery) -> _Rows:
+    def _rows(self, query: SumsQuery) -> _Rows:
         for column in query.by:  # in the command line's words, as the other engines say it
             if column not in query.edges_of and needs_edges(self._frame[column]):
                 raise EngineError(edges_needed(column, "numbers that are not category codes"))
         labels = cell_labels(self._frame, query.by, query.edges_of).reset_index(drop=True)
-        values = numeric_values(self._frame, "value", query.value)
+        values = np.column_stack([
+            numeric_values(self._frame, clipped.role, clipped.column) for clipped in query.inputs
+        ])  # fmt: skip
         owners = None if query.unit.column is None else self._frame[query.unit.column]
         bounded = bound_contributions(labels, values, owners, query.unit)
-        return _Rows(labels, values, np.isfinite(values), bounded.kept, bounded.missing_person)
+        finite = np.isfinite(values).all(axis=1)
+        return _Rows(labels, values, finite, bounded.kept, bounded.missing_person)
 
 
 @dataclass(frozen=True, eq=False)
 class _Rows:
-    """A frame's rows as a pass sees them: cell labels, values, and which are used."""
+    """A frame's rows as a pass sees them: cell labels, the inputs' values (one column per
+    input), and which rows are used."""
 
     labels: pd.DataFrame
     values: np.ndarray
     finite: np.ndarray
     kept: np.ndarray
     missing_person: int
+
+
+def _product(clipped: dict[str, np.ndarray], factors: tuple[str, ...], n: int) -> np.ndarray:
+    """The product of the named clipped columns, left to right (as the SQL engines multiply);
+    no column: ones (the sum counts rows)."""
+    out = np.ones(n)
+    for column in factors:
+        out = out * clipped[column]
+    return out

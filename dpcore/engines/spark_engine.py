@@ -12,6 +12,8 @@ imports streamlit or plotly.
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 
 import numpy as np
@@ -25,7 +27,7 @@ from dpcore.engines.base import (
     Cells,
     Engine,
     EngineError,
-    MeanQuery,
+    SumsQuery,
 )
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
@@ -112,36 +114,43 @@ class SparkEngine(Engine):
     def column_kinds(self) -> dict[str, str]:
         return dict(self._kinds)
 
-    def cells(self, query: MeanQuery) -> Cells:
+    def cells(self, query: SumsQuery) -> Cells:
         from pyspark.sql import functions as F
 
         cells = _cell_names(query)
         digest = F.xxhash64(*(F.col(_quoted(c)) for c in query.columns_read))
         digest = digest.cast("decimal(38,0)")
         base = self._base(query).withColumn("__hash", digest)
+        finite = _all_finite(query)
+        binary = []
+        if query.binary:
+            odd = [~F.col(_value_name(query.columns.index(c))).isin(0.0, 1.0) for c in query.binary]
+            not_binary = finite & functools.reduce(operator.or_, odd)
+            binary = [F.sum(not_binary.cast("long")).alias("not_binary")]
         totals = base.groupBy(*cells).agg(
             F.count(F.lit(1)).alias("rows"),
-            F.sum(_finite(F.col("__v")).cast("long")).alias("finite"),
+            F.sum(finite.cast("long")).alias("finite"),
             F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"),
             F.sum("__hash").cast("string").alias("digest"),
+            *binary,
         )
-        low, high = (F.lit(float(b)) for b in query.bounds)
+        names = [name for name, _ in query.sums]
         sums = (
             self._kept(query, base).groupBy(*cells)
             .agg(F.count(F.lit(1)).alias("usable"),
-                 F.sum(F.least(F.greatest("__v", low), high)).alias("clipped_sum"))
+                 *(F.sum(_product(query, factors)).alias(name) for name, factors in query.sums))
         )  # fmt: skip
         table = self._collect(totals.join(sums, on=cells, how="left"))
-        table = table.fillna({"usable": 0, "clipped_sum": 0.0})
+        table = table.fillna({"usable": 0, **dict.fromkeys(names, 0.0)})
         digest = str(sum(int(d) for d in table.pop("digest")))
         missing_person = int(table.pop("missing_person").sum()) if query.unit.column else 0
         table = table.rename(columns=dict(zip(cells, query.by, strict=True)))
-        for column in ("rows", "finite", "usable"):
+        for column in ("rows", "finite", "usable", *(["not_binary"] if query.binary else [])):
             table[column] = table[column].astype(np.int64)
         return Cells(table, digest, missing_person)
 
     def clipped_sums(
-        self, query: MeanQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
+        self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         from pyspark.sql import functions as F
 
@@ -153,7 +162,7 @@ class SparkEngine(Engine):
         # Plain Python rows: PySpark's pandas conversion does not support pandas 3 yet.
         rows = list(zip(*(mapping[c].tolist() for c in mapping.columns), strict=True))
         bounds = F.broadcast(self._spark.createDataFrame(rows, schema=list(mapping.columns)))
-        clipped = F.least(F.greatest("__v", "__low"), "__high")
+        clipped = F.least(F.greatest(_value_name(0), "__low"), "__high")
         sums = self._collect(
             self._kept(query, self._base(query)).join(bounds, on=cells)
             .groupBy(GROUP).agg(F.sum(clipped).alias("s"))
@@ -164,8 +173,9 @@ class SparkEngine(Engine):
 
     # ---- the rows -----------------------------------------------------------------------------
 
-    def _base(self, query: MeanQuery):
-        """Every row: its cell labels, its value as ``__v`` and its person as ``__owner``."""
+    def _base(self, query: SumsQuery):
+        """Every row: its cell labels, its inputs as ``__v0``, ``__v1``, ... and its person as
+        ``__owner``."""
         from pyspark.sql import functions as F
 
         columns = [
@@ -175,28 +185,33 @@ class SparkEngine(Engine):
         owner = F.lit(None) if query.unit.column is None else F.col(_quoted(query.unit.column))
         if query.unit.column is not None and self._kinds[query.unit.column] == "decimal number":
             owner = F.when(F.isnan(owner), F.lit(None)).otherwise(owner)  # NaN: no id
-        value = F.col(_quoted(query.value)).cast("double")
+        values = [
+            F.col(_quoted(column)).cast("double").alias(_value_name(i))
+            for i, column in enumerate(query.columns)
+        ]
         return self._frame.select(
-            *columns, value.alias("__v"), owner.alias("__owner"),
+            *columns, *values, owner.alias("__owner"),
             *(F.col(_quoted(c)) for c in query.columns_read),
         )  # fmt: skip
 
-    def _kept(self, query: MeanQuery, base):
-        """The rows with a finite value that the contribution bound keeps
+    def _kept(self, query: SumsQuery, base):
+        """The rows with finite inputs that the contribution bound keeps
         (:mod:`dpcore.privacy_unit`)."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        finite = base.where(_finite(F.col("__v")))
+        finite = base.where(_all_finite(query))
         unit = query.unit
         if unit.column is None:
             return finite
         cells = _cell_names(query)
-        scaled = F.col("__v") * F.lit(GOLDEN_RATIO_FRACTION)
+        scaled = F.col(_value_name(0)) * F.lit(GOLDEN_RATIO_FRACTION)
         # Spark's floor is a long (which overflows); beyond 2**52 every double is whole, so its
         # fractional part is 0, as numpy's x - floor(x) gives.
         fraction = F.when(F.abs(scaled) < 2.0**52, scaled - F.floor(scaled)).otherwise(0.0)
-        in_cell = Window.partitionBy("__owner", *cells).orderBy(fraction, "__v")
+        # Then the other inputs: only rows equal in every input tie (either may be kept).
+        values = [_value_name(i) for i in range(len(query.inputs))]
+        in_cell = Window.partitionBy("__owner", *cells).orderBy(fraction, *values)
         capped = (
             finite.where(F.col("__owner").isNotNull())
             .withColumn("__row", F.row_number().over(in_cell))
@@ -251,7 +266,33 @@ def _finite(x):
     return x.isNotNull() & ~F.isnan(x) & (F.abs(x) != F.lit(float("inf")))
 
 
-def _cell_names(query: MeanQuery) -> list[str]:
+def _value_name(i: int) -> str:
+    return f"__v{i}"
+
+
+def _all_finite(query: SumsQuery):
+    """True where every input of ``query`` is finite."""
+    from pyspark.sql import functions as F
+
+    checks = [_finite(F.col(_value_name(i))) for i in range(len(query.inputs))]
+    return functools.reduce(operator.and_, checks)
+
+
+def _product(query: SumsQuery, factors: tuple[str, ...]):
+    """The product of the named inputs, each clipped to its bounds, left to right as the other
+    engines multiply; no input: 1.0 (a count)."""
+    from pyspark.sql import functions as F
+
+    out = F.lit(1.0)
+    for column in factors:
+        i = query.columns.index(column)
+        clipped = query.inputs[i]
+        low, high = F.lit(float(clipped.low)), F.lit(float(clipped.high))
+        out = out * F.least(F.greatest(F.col(_value_name(i)), low), high)
+    return out
+
+
+def _cell_names(query: SumsQuery) -> list[str]:
     return [f"__cell{i}" for i in range(len(query.by))]
 
 

@@ -222,6 +222,11 @@ def to_json(record: ReleaseRecord) -> str:
     return json.dumps({"metadata": metadata, "outputs": record.outputs}, indent=2)
 
 
+ENGINE_RECIPE = "from dpcore.engines import"
+"""How a plan's script starts the pass of an engine (its statistics' ``recipe``), which reads
+the data itself: no frame is loaded then."""
+
+
 def to_script(record: ReleaseRecord) -> str:
     """A Python script that redoes the release with dpcore's public API.
 
@@ -234,6 +239,8 @@ def to_script(record: ReleaseRecord) -> str:
     dataset = plan["dataset"]
     if dataset["name"] == DEMO_DATASET_NAME:
         loader = "from dpcore import load_demo\n\nframe = load_demo()\n"
+    elif ENGINE_RECIPE in record.metadata["script"]:
+        loader = ""  # an engine's pass reads the data where it lies (a folder, a Spark table)
     else:
         loader = (
             "from dpcore import read_table\n\n"

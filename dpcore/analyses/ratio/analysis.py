@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import column_kind, is_numeric
+from dpcore._validate import column_kind
 from dpcore.accounting import Budget, Kind, PureDP
 from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.ratio.accuracy import UNPLANNED_MECHANISM, ratio_check, ratio_error_model
@@ -18,10 +19,13 @@ from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.plan import RatioPlan
 from dpcore.analyses.ratio.preview import simulate_ratio_intervals
 from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBounds, RatioSums, Scale
-from dpcore.errors import Problem
-from dpcore.grouping import Grouping
+from dpcore.errors import Problem, SettingsError
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
+
+if TYPE_CHECKING:
+    from dpcore.engines import AggregatedRatio, Engine
 
 __all__ = ["RATIO", "RatioAnalysis", "RatioSettings"]
 
@@ -69,15 +73,15 @@ class RatioSettings:
         )
 
 
-def _column_problem(frame: pd.DataFrame, role: str, column: str | None) -> Problem | None:
+def _column_problem(kinds: dict[str, str], role: str, column: str | None) -> Problem | None:
     name = ROLE_NAMES[role]
     if column is None:
         return Problem("info", f"Choose the {name} column.", role)
-    if column not in frame.columns:
+    if column not in kinds:
         return Problem("info", f"Choose the {name} column: `{column}` is not in the data in use.",
                        role)  # fmt: skip
-    if not is_numeric(frame[column]):
-        kind = column_kind(frame[column])
+    if kinds[column] in ("text", "category"):
+        kind = kinds[column]
         return Problem(
             "error",
             f"The {name} column `{column}` is not numeric (its values are {kind}). Choose a "
@@ -117,17 +121,42 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         "confidence intervals that stay valid under DP noise."
     )
     settings_type = RatioSettings
+    runs_on_engines = True  # GroupRatioSums: every group's clipped sums from an engine's pass
 
     def problems(self, settings: RatioSettings, frame: pd.DataFrame) -> list[Problem]:
-        """Wrong or missing columns and bounds; a label declared binary that is not 0/1 (the
-        only check that reads the data; its message never shows a value)."""
+        """Wrong or missing columns and bounds (:meth:`column_problems`); a label declared
+        binary that is not 0/1 (the only check that reads the data; its message never shows a
+        value)."""
+        kinds = {str(column): column_kind(frame[column]) for column in frame.columns}
+        problems = self.column_problems(settings, kinds)
+        y = settings.y_column
+        if (
+            settings.binary_y
+            and not any(p.severity == "error" for p in problems)
+            and _column_problem(kinds, "y_column", y) is None
+            and not _is_binary(frame, y)
+        ):
+            problems.append(Problem(
+                "error",
+                f"The label column `{y}` has values other than 0 and 1, but “Label is binary "
+                "(0/1)” is ticked. Untick it and type the label's upper bound, or choose a 0/1 "
+                "column.",
+                "binary_y",
+            ))  # fmt: skip
+        return problems
+
+    def column_problems(self, settings: RatioSettings, kinds: dict[str, str]) -> list[Problem]:
+        """Wrong or missing columns and bounds, from the columns' ``kinds`` alone
+        (:func:`~dpcore._validate.column_kind`'s words): what can be said of data that stays in
+        files before any pass (the pass then checks a binary label,
+        :func:`~dpcore.engines.aggregate_ratio`)."""
         roles = {"s_column": settings.s_column, "y_column": settings.y_column}
         if settings.w_column is not None:
             roles["w_column"] = settings.w_column
         problems = [
             problem
             for role, column in roles.items()
-            if (problem := _column_problem(frame, role, column)) is not None
+            if (problem := _column_problem(kinds, role, column)) is not None
         ]
         chosen = [c for c in roles.values() if c is not None]
         if len(set(chosen)) < len(chosen):
@@ -145,21 +174,6 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
             for name, value, at_least_one in bounds
             if (problem := _bound_problem(name, value, at_least_one)) is not None
         ]
-        y = settings.y_column
-        if (
-            settings.binary_y
-            and not any(p.severity == "error" for p in problems)
-            and y is not None
-            and _column_problem(frame, "y_column", y) is None
-            and not _is_binary(frame, y)
-        ):
-            problems.append(Problem(
-                "error",
-                f"The label column `{y}` has values other than 0 and 1, but “Label is binary "
-                "(0/1)” is ticked. Untick it and type the label's upper bound, or choose a 0/1 "
-                "column.",
-                "binary_y",
-            ))  # fmt: skip
         return problems
 
     def arguments(self, settings: RatioSettings, budget: Budget) -> dict:
@@ -223,6 +237,30 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
     def statistics_key(self, settings: RatioSettings) -> tuple:
         return (settings.s_column, settings.y_column, settings.w_column, settings.bounds,
                 settings.binary_y)  # fmt: skip
+
+    def engine_statistics(
+        self, engine: Engine, spec: GroupingSpec, settings: RatioSettings
+    ) -> AggregatedRatio:
+        """Every group's clipped sums from one pass of ``engine``
+        (:func:`~dpcore.engines.aggregate_ratio`): the same sums :meth:`statistics` gives on
+        the rows in memory. Wrong columns or bounds are refused before any pass."""
+        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
+        from dpcore.engines import aggregate_ratio
+
+        self.check_columns(settings, engine.column_kinds())
+        return aggregate_ratio(
+            engine, spec, s_column=settings.s_column, y_column=settings.y_column,
+            w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
+        )  # fmt: skip
+
+    def engine_statistics_key(self, settings: RatioSettings) -> tuple:
+        return self.statistics_key(settings)
+
+    def check_columns(self, settings: RatioSettings, kinds: dict[str, str]) -> None:
+        """Raise :class:`~dpcore.errors.SettingsError` listing :meth:`column_problems`, if any."""
+        problems = self.column_problems(settings, kinds)
+        if problems:
+            raise SettingsError(problems)
 
     def plan(self, stats: GroupRatioSums, settings: RatioSettings, header: PlanHeader) -> RatioPlan:
         return RatioPlan(

@@ -19,6 +19,7 @@ from dpcore.analyses.ratio.sums import (
     RatioSums,
 )
 from dpcore.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
+from dpcore.privacy_unit import ROW, PrivacyUnit
 
 __all__ = [
     "GroupRatioSums",
@@ -36,6 +37,11 @@ class GroupRatioSums:
     infinite s, y or w, and ``n_ungrouped`` rows belong to no group (their group was dropped on
     the Strata page). ``rows`` counts the rows summed per group. Everything here is confidential:
     use it for releases and previews, never show it as a release.
+
+    Sums an engine computed (:func:`~dpcore.engines.aggregate_ratio`) also say which ``engine``,
+    the privacy ``unit`` whose contributions it bounded (``bounds.rows_per_person`` is then its
+    c, so that every sensitivity is one person's), Python that runs the same pass again
+    (``recipe``, for a release's script) and ``notes`` on what the pass left out.
     """
 
     labels: tuple[str, ...]
@@ -49,6 +55,17 @@ class GroupRatioSums:
     w_column: str | None
     bounds: RatioBounds
     binary_y: bool
+    unit: PrivacyUnit = ROW
+    engine: str = ""
+    recipe: str = ""
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.bounds.rows_per_person != self.unit.rows_per_person:
+            raise ValueError(
+                f"`bounds.rows_per_person` must be the privacy unit's {self.unit.rows_per_person} "
+                f"rows per person, got {self.bounds.rows_per_person}"
+            )
 
     @property
     def k(self) -> int:
@@ -81,7 +98,7 @@ class GroupRatioSums:
                 f"{self.n_ungrouped:,} rows belong to a group dropped on the Strata page and are "
                 "not counted."
             )
-        return out
+        return out + list(self.notes)
 
 
 def _check_columns(

@@ -28,6 +28,7 @@ from dpcore.analyses.ratio.sums import (
     Scale,
 )
 from dpcore.mechanisms import NoiseSource
+from dpcore.privacy_unit import ROW
 from dpcore.release.plan import PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
@@ -193,6 +194,7 @@ class RatioPlan:
                 "monte_carlo_seed": MC_SEED,
             },
             "strategy": "stratified",
+            **({} if self.sums.unit == ROW else {"privacy_unit": self.sums.unit.to_dict()}),
         }  # fmt: skip
 
     def estimate(self, noise: NoiseSource, rng: np.random.Generator | None = None) -> RatioResult:
@@ -264,6 +266,7 @@ class RatioPlan:
             self.header.strata_line(self.sums.k),
             f"**Columns:** score `{sums.s_column}` in [0, {b.s:g}], label `{sums.y_column}` "
             f"{y_range}, weight {weight} — public bounds; {rows:,} rows used{dropped}",
+            *self._engine_lines(),
             f"**Mechanism:** {noise}: {scales}",
             f"**Intervals:** {self.header.level:.0%}, {METHODS[self.method][:1].lower()}"
             f"{METHODS[self.method][1:]}, {SCALES[self.scale].lower()}"
@@ -271,25 +274,54 @@ class RatioPlan:
             f"**Accounting:** {accounting}",
         ]
 
+    def _engine_lines(self) -> list[str]:
+        """Which engine read the data, and the privacy unit it bounded (none in memory)."""
+        sums = self.sums
+        lines = []
+        if sums.engine:
+            lines.append(
+                f"**Read by:** the {sums.engine} engine, where the data lies: only each group's "
+                "sums came into memory (the release's script runs the same pass)"
+            )
+        if sums.unit != ROW:
+            lines.append(
+                f"**Privacy unit:** {sums.unit.describe().split(', and each mechanism')[0]}; "
+                f"each sum's sensitivity is {sums.unit.rows_per_person} times one row's"
+            )
+        return lines
+
     def preview(self) -> pd.DataFrame:
         """Per released row, the error to expect and why it would be withheld, from a few
         seeded simulated releases (:func:`~dpcore.release.simulated_preview`; curator's view)."""
         return simulated_preview(self)
 
     def script_body(self) -> str:
-        """The Python lines that rebuild this plan from a frame named ``frame``."""
+        """The Python lines that rebuild this plan from a frame named ``frame`` (or, for sums an
+        engine computed, from the data the engine reads)."""
         sums = self.sums
+        if sums.recipe:
+            start = (
+                f"{self.header.script(dataset='aggregated.dataset', prelude=sums.recipe)}"
+                "from dpcore import RatioPlan\n\n"
+                "plan = RatioPlan(\n"
+                "    sums=aggregated.stats,\n"
+                "    header=header,\n"
+            )
+        else:
+            start = (
+                f"{self.header.script()}"
+                "from dpcore import RatioBounds, RatioPlan\n\n"
+                "plan = RatioPlan.build(\n"
+                "    frame,\n"
+                "    header=header,\n"
+                f"    s_column={sums.s_column!r},\n"
+                f"    y_column={sums.y_column!r},\n"
+                f"    w_column={sums.w_column!r},\n"
+                f"    bounds={sums.bounds!r},\n"
+                f"    binary_y={sums.binary_y!r},\n"
+            )
         return (
-            f"{self.header.script()}"
-            "from dpcore import RatioBounds, RatioPlan\n\n"
-            "plan = RatioPlan.build(\n"
-            "    frame,\n"
-            "    header=header,\n"
-            f"    s_column={sums.s_column!r},\n"
-            f"    y_column={sums.y_column!r},\n"
-            f"    w_column={sums.w_column!r},\n"
-            f"    bounds={sums.bounds!r},\n"
-            f"    binary_y={sums.binary_y!r},\n"
+            f"{start}"
             f"    mechanism={self.mechanism!r},\n"
             f"    composition={self.composition!r},\n"
             f"    delta={self.delta!r},\n"

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from dpcore._validate import positive_number
+from dpcore._validate import positive_int, positive_number
 
 __all__ = [
     "COMPOSITIONS",
@@ -86,23 +86,42 @@ class RatioBounds:
 
     The paper's data are non-negative (§2): s and y lie in [0, u_s] and [0, u_y], w in [0, u_w].
     Rows are clipped to these bounds before summing; the bounds must never come from the data.
-    Unweighted data have w ≡ 1, so ``w`` must then be 1.
+    Unweighted data have w ≡ 1, so ``w`` must then be 1. ``rows_per_person`` is c, the most rows
+    one person contributes after an engine bounded each person's rows
+    (:class:`~dpcore.privacy_unit.PrivacyUnit`); 1 when one row is one person.
     """
 
     s: float = 1.0
     y: float = 1.0
     w: float = 1.0
+    rows_per_person: int = 1
 
     def __post_init__(self) -> None:
         for name in ("s", "y", "w"):
             object.__setattr__(self, name, positive_number(f"bounds.{name}", getattr(self, name)))
+        object.__setattr__(
+            self, "rows_per_person", positive_int("bounds.rows_per_person", self.rows_per_person)
+        )
+
+    def __repr__(self) -> str:
+        person = f", rows_per_person={self.rows_per_person}" if self.rows_per_person > 1 else ""
+        return f"RatioBounds(s={self.s!r}, y={self.y!r}, w={self.w!r}{person})"
 
     def sensitivities(self, names: Sequence[str]) -> dict[str, float]:
-        r"""Add/remove-one sensitivity of each named sum: its summand at the upper bounds (§2.3.1).
+        r"""Add/remove-one sensitivity of each named sum: its summand at the upper bounds (§2.3.1),
+        times the rows one person may contribute.
 
         :math:`\Delta_{\sum w} = u_w`, :math:`\Delta_{\sum ws} = u_w u_s`,
         :math:`\Delta_{\sum w^2} = u_w^2`, :math:`\Delta_{\sum wys} = u_w u_y u_s`, and so on;
         with the paper's bounds s, y ∈ [0, 1] every sum has sensitivity :math:`u_w` except Σw².
+
+        With a person bounded to c = ``rows_per_person`` rows (over all groups together), adding
+        or removing that person changes each sum, summed over the groups, by at most c times its
+        summand's bound, every summand lying in [0, Δ]: the vector of one sum over all groups has
+        L1 (and so L2) sensitivity :math:`c\,\Delta`. Each sum is released at that sensitivity,
+        so the release protects one person at its budget; for c = 1 this is the paper's
+        add/remove-one-row sensitivity. (Our choice, as for the mean: the L1 bound, which holds
+        however the person's rows spread over groups.)
         """
         s, y, w = self.s, self.y, self.w
         table = {
@@ -114,7 +133,7 @@ class RatioBounds:
             "wyy": w * y * y,
             "wys": w * y * s,
         }
-        return {name: table[name] for name in names}
+        return {name: self.rows_per_person * table[name] for name in names}
 
 
 def as_ratio_bounds(bounds: object) -> RatioBounds:

@@ -31,9 +31,14 @@ def _data_problems(_frame, fingerprint: str, settings: RatioSettings) -> list[Pr
 
 
 def data_problems(settings: RatioSettings) -> list[Problem]:
-    """What is wrong with the columns and bounds of ``settings`` on the data in use (cached)."""
+    """What is wrong with the columns and bounds of ``settings`` on the data in use (cached).
+    On files read where they lie, from the columns' kinds: the engine's pass checks a binary
+    label (its message is then the sums' error)."""
+    state = get_state()
     checked = RatioSettings(**{name: getattr(settings, name) for name in DATA_FIELDS})
-    return _data_problems(get_dataset(), get_state().dataset_fingerprint, checked)
+    if state.data_path:
+        return RATIO.column_problems(checked, pipeline.column_kinds(state))
+    return _data_problems(get_dataset(), state.dataset_fingerprint, checked)
 
 
 def budget_message(exc: Exception, budget: Budget) -> str:

@@ -6,14 +6,12 @@ level is the Release page's (``AppState.release_level``).
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from dpcore import is_numeric
 from dpcore.analyses.ratio import RATIO, RatioSettings
+from dpcore.engines.base import NUMBER_KINDS
 from strata_ui import pipeline
 from strata_ui.state import (
-    get_dataset,
     get_settings,
     get_state,
     reset_settings,
@@ -68,21 +66,21 @@ def render_settings() -> RatioSettings:
         "under-predicts. Each group's sums get DP noise, and the confidence interval accounts "
         "for it (Miao & Li 2022)."
     )
-    _render_columns(get_dataset())
+    _render_columns(numeric_columns(pipeline.column_kinds(get_state())))
     _render_bounds()
     _render_noise()
     _render_interval()
     return get_settings(RatioSettings)
 
 
-def numeric_columns(frame: pd.DataFrame) -> list[str]:
-    """Columns of numbers (0/1 and true/false included) that can be a score, label or weight."""
-    return [str(c) for c in frame.columns if is_numeric(frame[c])]
+def numeric_columns(kinds: dict[str, str]) -> list[str]:
+    """Columns of numbers (0/1 and true/false included) that can be a score, label or weight,
+    from every column's kind (in memory or in files read where they lie)."""
+    return [column for column, kind in kinds.items() if kind in NUMBER_KINDS]
 
 
-def _render_columns(frame: pd.DataFrame) -> None:
+def _render_columns(options: list[str]) -> None:
     st.subheader("Columns")
-    options = numeric_columns(frame)
     s_col, y_col, w_col = st.columns(3)
     for column, label, field, explanation, caption in (
         (s_col, "Score s", "s_column", "What the model predicts, e.g. a predicted probability.",

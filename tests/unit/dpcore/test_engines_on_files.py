@@ -7,19 +7,25 @@ memory; analyses that need the rows say so."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.accounting import ZCDP
 from dpcore.analyses import ANALYSES
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.ratio import RATIO, RatioSettings
 from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, aggregate_mean
 from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.errors import SettingsError
 from dpcore.grouping import MAX_CODE_VALUES, GroupingSpec, cell_labels
+from dpcore.ledger import Ledger
+from dpcore.release import PlanHeader, release, to_csv, to_script
+from tests.scripts import run_script
 from tests.unit.dpcore.test_engines import SPECS, messy_frame
 
 BOUNDS = (0.0, 10.0)
@@ -148,3 +154,36 @@ def test_analyses_that_need_the_rows_say_so(parts):
             analysis.engine_statistics(
                 DuckDBEngine(folder), GroupingSpec(by=("region",)), analysis.default_settings()
             )
+
+
+def test_the_ratio_s_engine_statistics_are_those_of_the_rows_and_refuse_wrong_columns(parts):
+    folder, frame = parts
+    settings = RatioSettings(s_column="s", y_column="y", w_column="w", w_bound=3.0)
+    spec = SPECS["numeric buckets"]
+    stats = RATIO.engine_statistics(DuckDBEngine(folder), spec, settings).stats
+    in_memory = RATIO.statistics(frame, spec.build(frame), settings)
+    assert stats.labels == in_memory.labels and stats.engine == "duckdb"
+    np.testing.assert_allclose(stats.sums.stack(), in_memory.sums.stack(), rtol=1e-12)
+    assert RATIO.engine_statistics_key(settings) == RATIO.statistics_key(settings)
+    with pytest.raises(SettingsError, match="score column `region` is not numeric"):
+        RATIO.engine_statistics(DuckDBEngine(folder), spec, replace(settings, s_column="region"))
+
+
+@pytest.mark.slow
+def test_the_ratio_s_script_runs_the_engine_s_pass_again_and_spends_nothing(parts, tmp_path):
+    """The exported script of a release on a folder reads the folder through DuckDB (no frame
+    to load), rebuilds the same plan and prints the recorded release."""
+    folder, _ = parts
+    settings = RatioSettings(s_column="s", y_column="y")
+    spec = GroupingSpec(by=("region",))
+    aggregated = RATIO.engine_statistics(DuckDBEngine(folder), spec, settings)
+    header = PlanHeader(dataset=aggregated.dataset, spec=spec, budget=ZCDP(0.5))
+    ledger = Ledger(None, "default", ZCDP(1.0))
+    record = release(RATIO.plan(aggregated.stats, settings, header), ledger,
+                     noise="simulation", rng=5)  # fmt: skip
+    script = to_script(record)
+    assert "aggregate_ratio(DuckDBEngine(" in script and "read_table" not in script
+    done = run_script(script, tmp_path, ledger.path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == to_csv(record) + "\n"
+    assert len(ledger.history()) == 1

@@ -1,0 +1,114 @@
+"""The calibration ratio on DuckDB (issue 16): a release of the ratio per race × sex on a folder of
+1e7 rows in 8 Parquet parts, read where it lies.
+
+Writes the folder once into ``$STRATA_BENCH_DIR`` (default a folder under the system's temporary
+directory; about 0.2 GB), then runs each release in a fresh process so that its peak memory is
+its own, and prints its wall time and peak RSS (no floor: figures to compare over time):
+
+- unweighted, the label declared 0/1 (5 sums per group);
+- weighted, the label up to 1 but not declared 0/1 (7 sums per group);
+- unweighted with a person column bounding 2 rows per person (a window over every row, which
+  spills to disk beyond DuckDB's memory limit of 2 GB).
+
+Each row: race (7 categories), sex (2), a score in [0, 1), a 0/1 outcome, a weight in [0.5, 3.5)
+and a person id owning 1 to 3 rows. Run from the repository root:
+``PYTHONPATH=. python benchmarks/bench_ratio_engines.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+ROWS, PARTS = 10_000_000, 8
+FOLDER = Path(os.environ.get("STRATA_BENCH_DIR", Path(tempfile.gettempdir()) / "strata-bench"))
+CASES = {
+    "unweighted, 0/1 label": {"weighted": False, "person": False},
+    "weighted, 7 sums": {"weighted": True, "person": False},
+    "unweighted, 2 rows per person": {"weighted": False, "person": True},
+}
+
+
+def write_parts(rows: int, parts: int) -> Path:
+    """A folder of ``parts`` Parquet files with ``rows`` rows in all (reused when present)."""
+    folder = FOLDER / f"scores-{rows}"
+    if folder.exists():
+        return folder
+    folder.mkdir(parents=True)
+    races = "['White', 'Black', 'Asian', 'Amer-Indian', 'Other', 'Pacific', 'Two or more']"
+    per_part = rows // parts
+    for part in range(parts):
+        duckdb.sql(f"""
+            COPY (
+                SELECT {races}[1 + (hash(i) % 7)::INTEGER] AS race,
+                       CASE WHEN hash(i + 1) % 2 = 0 THEN 'Male' ELSE 'Female' END AS sex,
+                       (hash(i + 2) % 10000) / 10000.0 AS score,
+                       CASE WHEN (hash(i + 4) % 10000) / 10000.0 < (hash(i + 2) % 10000) / 10000.0
+                            THEN 1 ELSE 0 END AS outcome,
+                       0.5 + (hash(i + 5) % 3000) / 1000.0 AS weight,
+                       i // 2 + (hash(i + 3) % 2) AS person
+                FROM range({part * per_part}, {(part + 1) * per_part}) AS t(i)
+            ) TO '{folder / f"part-{part}.parquet"}' (FORMAT parquet)
+        """)  # fmt: skip
+    return folder
+
+
+def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[float, float]:
+    """One seeded dry-run release of the ratio in this process: (seconds, peak RSS in GB)."""
+    from dpcore.accounting import ZCDP
+    from dpcore.analyses.ratio import RatioBounds, RatioPlan
+    from dpcore.engines import DuckDBEngine, aggregate_ratio
+    from dpcore.grouping import GroupingSpec
+    from dpcore.ledger import Ledger
+    from dpcore.privacy_unit import ROW, PrivacyUnit
+    from dpcore.release import PlanHeader, release
+
+    started = time.perf_counter()
+    spec = GroupingSpec(by=("race", "sex"))
+    unit = PrivacyUnit("person", max_groups=1, max_rows=2) if person else ROW
+    aggregated = aggregate_ratio(
+        DuckDBEngine(folder), spec, s_column="score", y_column="outcome",
+        w_column="weight" if weighted else None,
+        bounds=RatioBounds(1.0, 1.0, 3.5 if weighted else 1.0), binary_y=not weighted, unit=unit,
+    )  # fmt: skip
+    header = PlanHeader(dataset=aggregated.dataset, spec=spec, budget=ZCDP(0.5))
+    plan = RatioPlan(sums=aggregated.stats, header=header)
+    with tempfile.TemporaryDirectory() as scratch:
+        ledger = Ledger(Path(scratch) / "ledger.sqlite", "bench", plan.cost)
+        record = release(plan, ledger, noise="simulation", rng=0)
+    assert len(record.outputs) == aggregated.stats.k + 1
+    seconds = time.perf_counter() - started
+    return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def run_child(folder: Path, case: str) -> str:
+    """The release of ``case`` in a fresh Python process; its printed line."""
+    result = subprocess.run(
+        [sys.executable, __file__, "--child", str(folder), case],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if result.returncode:
+        return f"failed: {result.stderr.strip().splitlines()[-1]}"
+    return result.stdout.strip()
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        seconds, peak = release_in_process(Path(sys.argv[2]), **CASES[sys.argv[3]])
+        print(f"{seconds:6.1f} s, peak RSS {peak:.2f} GB")
+        return
+    folder = write_parts(ROWS, PARTS)
+    print(f"Ratio release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} Parquet parts:")
+    for case in CASES:
+        print(f"  {case:32s} {run_child(folder, case)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The calibration ratio on data in files read where it lies by DuckDB: Estimator, Compare, Plan
+and Release without loading the rows; the release records the engine and the same sums as the
+engine's pass; a text score or a label that is not 0/1 says what to fix; the bootstrap, which
+needs the rows, says so plainly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.analyses.ratio import RatioBounds, RatioSettings
+from dpcore.engines import DuckDBEngine, aggregate_ratio
+from dpcore.grouping import GroupingSpec
+from tests.app.helpers import (
+    charts,
+    commit_once,
+    errors,
+    go,
+    settings_of,
+    start,
+    state_of,
+    text,
+)
+from tests.app.test_files_on_disk import open_files
+
+ROWS_PER_PART = 300
+
+
+def scored(rows: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    score = rng.beta(2, 3, rows)
+    return pd.DataFrame({
+        "region": rng.choice(["North", "South", "East"], rows), "score": score,
+        "outcome": (rng.random(rows) < score).astype(int), "spend": rng.uniform(0, 5, rows),
+        "note": "text",
+    })  # fmt: skip
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    parts = tmp_path / "scores"
+    parts.mkdir()
+    for i in range(3):
+        scored(ROWS_PER_PART, seed=i).to_parquet(parts / f"part-{i}.parquet")
+    return parts
+
+
+def ratio_on(folder: Path):
+    """The files opened, grouped by region, the ratio of score to outcome chosen."""
+    at = start("data")
+    open_files(at, folder)
+    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
+    go(at, "estimator").radio(key="estimator.analysis").set_value("ratio").run()
+    at.selectbox(key="ratio.s_column").set_value("score").run()
+    at.selectbox(key="ratio.y_column").set_value("outcome").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_ratio_runs_estimator_compare_plan_and_release_on_the_files(folder):
+    at = ratio_on(folder)
+    assert not at.main.error, errors(at)
+    assert "needs the rows in memory" not in text(at.main.info)
+    # Only numbers may be a score or a label.
+    assert at.selectbox(key="ratio.s_column").options == ["score", "outcome", "spend"]
+    [preview] = charts(at)
+    assert preview["layout"]["title"]["text"].startswith("Calibration ratio per group")
+
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    assert "resampling the rows (a bootstrap) needs the rows in memory" in text(at.main.caption)
+    first = charts(at)[0]
+    for budget in (0.2, 2.0):  # moved twice in a row
+        at.select_slider(key="compare.ratio.budget.pure").set_value(budget).run()
+        assert not at.main.error, errors(at)
+    assert charts(at)[0] != first
+
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    answers = []
+    for half_width in (0.5, 0.3):  # a target the small files can meet, changed twice
+        at.number_input(key="planner_view.half_widths.units of the ratio").set_value(
+            half_width
+        ).run()
+        assert not at.main.error, errors(at)
+        [answer] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
+        answers.append(answer.value)
+    assert answers[0] != answers[1]
+
+    review = text(go(at, "release").main.markdown)
+    assert not at.main.error, errors(at)
+    assert "**Read by:** the duckdb engine, where the data lies" in review
+    _, record = commit_once(at)
+    metadata = record.payload["metadata"]
+    assert "aggregate_ratio(DuckDBEngine(" in metadata["script"]
+    expected = aggregate_ratio(
+        DuckDBEngine(folder), GroupingSpec(by=("region",)), s_column="score",
+        y_column="outcome", bounds=RatioBounds(1.0, 1.0), binary_y=True,
+    ).dataset  # fmt: skip
+    assert metadata["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    assert metadata["plan"]["estimator"]["class"] == "RatioPlan"
+
+
+def test_a_label_that_is_not_0_1_on_the_files_says_what_to_fix(folder):
+    """Only numeric columns are offered (a text score cannot be chosen); a label declared 0/1
+    that is not is found by the engine's pass, and the message says what to change."""
+    at = ratio_on(folder)
+    for label in ("spend", "outcome", "spend"):  # changed again and again
+        at.selectbox(key="ratio.y_column").set_value(label).run()
+    assert "label column `spend` has values other than 0 and 1" in errors(at)
+    assert "untick “Label is binary (0/1)”" in errors(at)
+    at.checkbox(key="ratio.binary_y").uncheck().run()
+    at.number_input(key="ratio.y_bound").set_value(5.0).run()
+    assert not at.main.error, errors(at)
+    assert settings_of(at, RatioSettings).y_bound == 5.0
+    assert state_of(at).data_path == str(folder)
