@@ -44,7 +44,8 @@ refused, one MST model for everyone (about 6 min) is offered.
 W is read between the largest few of r draws: P(the largest of r is below the true 0.95 quantile)
 = 0.95^r, 54% for r = 12, 74% for r = 6 and 90% for r = 2, so the smaller simulations lean
 optimistic at a high level. A group's W averages many cells and varies little between
-syntheses (on the demo with MWEM, the spread of the 6 draws at one ε is a few per cent of W), so
+syntheses (on the demo at ε = 1 its standard deviation is 1% to 9% of W, for every group and
+each of independent marginals, the full histogram and MWEM), so
 in budget this is a small error; the check by fresh syntheses at the answer (a separate step)
 shows it. Two budgets per decade instead of four halve the grid's cost and widen the
 interpolation below.
@@ -54,10 +55,12 @@ error envelope (the running maximum from above, non-increasing in ε:
 :class:`~dpcore.planner.simulated.SimulatedErrorModel`) crosses the target, interpolated
 linearly in (log ε, log W) between the two grid budgets around it (``refine_steps`` 0: no
 bisection); the errors at a budget (the answer's, the ledger's) are read off the same lines. W
-falls more slowly than a power of ε as it nears its floor (convex in log–log), so the chord lies
-above the curve and the interpolated answer errs on the side of more budget, by at most one grid
-step (1.78 times with four budgets per decade, 3.16 with two) and in practice
-:data:`INTERPOLATION_ERROR` (measured on the demo against a bisection with fresh syntheses).
+bends as it nears its floor, and the simulated envelope is itself a little noisy, so the line
+can err either way, by at most one grid step (1.78 times with four budgets per decade, 3.16 with
+two) and in practice :data:`INTERPOLATION_ERROR`: on the demo by race × sex, against a bisection
+with fresh syntheses at the same seed, the interpolated ε was 0.88 to 1.03 times the bisected
+one with independent marginals (targets 1.2 to 1.6) and 0.93 to 1.14 times with the full
+histogram (two budgets per decade).
 The check by simulation at the answer then runs :data:`CHECK_REPLICATES` fresh syntheses (2 for
 MST and AIM) when asked.
 
@@ -145,7 +148,7 @@ NEAREST_PLANNED = {"mst": "mwem", "aim": "mwem", "mwem": "independent", "histogr
 marginals and fits a model to them), independent marginals for the others."""
 MAX_WORKLOAD_ERROR = 2.0
 """The largest a workload error can be (no overlap): the error below the grid's smallest ε."""
-INTERPOLATION_ERROR = "within 10%"
+INTERPOLATION_ERROR = "within 15% either way"
 """How far the interpolated answer lay from a bisection with fresh syntheses on the demo."""
 SEED = 20_240_214
 TIMING_EPSILON = 1.0
@@ -173,8 +176,8 @@ def duration_text(seconds: float) -> str:
 
 
 def seconds_per_synthesis(prepared: PreparedRows, strategy: Strategy) -> float:
-    """Seconds of one synthesis and its scoring on ``prepared``: timed once at ε = 1 with
-    simulation noise, or for MST and AIM (minutes a fit) the measured time model
+    """Seconds of one synthesis and its scoring on ``prepared``: timed at ε = 1 with simulation
+    noise, or for MST and AIM (minutes a fit) the measured time model
     :func:`~dpcore.analyses.synth.mbi_models.estimate_seconds`."""
     config, by = prepared.config, prepared.grouping.spec.by
     if config.method in MBI_METHODS:
@@ -183,9 +186,12 @@ def seconds_per_synthesis(prepared: PreparedRows, strategy: Strategy) -> float:
             return estimate_seconds(config.method, groups, len(model_columns(config, by)))
         return estimate_seconds(config.method, 1, len(output_columns(config, by)))
     simulate = SynthWorkloadErrors(*_encoded(prepared, strategy), prepared)
-    started = time.perf_counter()
-    simulate(TIMING_EPSILON, 1, np.random.default_rng(SEED))
-    return time.perf_counter() - started
+    times = []
+    for _ in range(2):  # the faster of two: the first pays one-off costs (memory, caches)
+        started = time.perf_counter()
+        simulate(TIMING_EPSILON, 1, np.random.default_rng(SEED))
+        times.append(time.perf_counter() - started)
+    return min(times)
 
 
 def synth_planner_cost(
@@ -412,7 +418,7 @@ def _assumptions(
         f"{len(grid)} budgets from ε = {grid[0]:g} to {grid[-1]:g} (the same random draws at "
         "every budget); the target is met when the error is within it in the target's share of "
         "syntheses. Between two of those budgets the answer is read off a straight line on log "
-        "scales (a little more budget than needed, not less), so a change of target costs no "
+        "scales (on the demo within 15% of a finer search), so a change of target costs no "
         "new synthesis; the check below runs fresh syntheses at the answer.",
         "The error does not fall to 0 however large the budget: the synthesizer's own model "
         "and the sampling of rows remain.",
