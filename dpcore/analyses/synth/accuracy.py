@@ -345,6 +345,9 @@ class SynthErrorModel(SimulatedErrorModel):
     def target_half_widths(self, target: AccuracyTarget) -> np.ndarray:
         return super().target_half_widths(_absolute(target))
 
+    def describe(self, target: AccuracyTarget) -> str:
+        return target.describe(what="3-way workload error")
+
     def unreachable_reasons(self, target: AccuracyTarget, needed: np.ndarray) -> tuple[str, ...]:
         """The groups whose workload error stays above the target even at the largest ε."""
         _, envelope = self._raw_and_envelope(target.level)
