@@ -184,7 +184,7 @@ def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel | Non
     cost = inputs.cost
     if cost.model_seconds <= QUICK_MODEL_S:
         return inputs.cached_model()
-    if kept(inputs.slow_key) is None and not _simulate_button(cost):
+    if kept(inputs.slow_key) is None and not _asked(_simulate_prompt, cost):
         return None
     return kept_or_run(
         inputs.slow_key, "Simulating releases for the planner",
@@ -194,20 +194,9 @@ def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel | Non
     )  # fmt: skip
 
 
-def _simulate_button(cost: PlannerCost) -> bool:
-    """The time a slow model takes and what it simulates; True once the user asks for it (the
-    explanation and the button then give way to the progress bar)."""
-    slot = st.empty()
-    with slot.container():
-        asked = _simulate_prompt(cost)
-    if asked:
-        slot.empty()
-    return asked
-
-
 def _simulate_prompt(cost: PlannerCost) -> bool:
     st.info(
-        f"The planner knows this error only by simulation: {cost.simulation}, "
+        f"No formula gives this error, so the planner simulates it: {cost.simulation}, "
         f"{duration_text(cost.model_seconds)} in all (2 cores shared). It runs once for these "
         "data and settings and is then kept, so that changing the target afterwards is "
         "instant. Every simulated release reads the confidential rows: what it shows is a "
@@ -258,15 +247,29 @@ def run_check(
         return check(), replicates
     key = ("plan-check", *inputs.slow_key, str(answer.budget), answer.target, replicates,
            state.seed)  # fmt: skip
-    if kept(key) is None:
-        st.caption(
-            "The answer above is read off the simulated budgets, with no new simulation. Check "
-            f"it with {replicates} fresh simulated releases at that budget."
-        )
-        label = f"Check it ({duration_text(cost.check_seconds)})"
-        if not st.button(label, key="plan.check", icon=":material/play_arrow:"):
-            return None
+    if kept(key) is None and not _asked(_check_prompt, replicates, cost.check_seconds):
+        return None
     return kept_or_run(key, "Checking the answer", lambda p: check(progress=p)), replicates
+
+
+def _asked(prompt, *args) -> bool:
+    """Whether the user pressed the button ``prompt(*args)`` draws; once pressed, the prompt
+    gives way to the progress bar and the result."""
+    slot = st.empty()
+    with slot.container():
+        asked = prompt(*args)
+    if asked:
+        slot.empty()
+    return asked
+
+
+def _check_prompt(replicates: int, seconds: float) -> bool:
+    st.caption(
+        "The answer above is read off the simulated budgets, with no new simulation. Check it "
+        f"with {replicates} fresh simulated releases at that budget."
+    )
+    label = f"Check it ({duration_text(seconds)})"
+    return st.button(label, key="plan.check", icon=":material/play_arrow:")
 
 
 def _in_user_unit(budget: Budget, state: AppState) -> Budget:
