@@ -26,13 +26,13 @@ import typing
 from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.analyses.synth.accuracy import duration_text
 from dpcore.ledger import Ledger
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,
     ErrorModel,
     PlannerCost,
+    duration_text,
     shortfall,
     smallest_budget,
 )

@@ -13,10 +13,16 @@ import streamlit as st
 from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis
-from dpcore.analyses.synth.accuracy import duration_text
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
-from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, PlannerCost, shortfall
+from dpcore.planner import (
+    AccuracyTarget,
+    BudgetAnswer,
+    ErrorModel,
+    PlannerCost,
+    duration_text,
+    shortfall,
+)
 from strata_ui import charts_planner, constants, pipeline
 from strata_ui.kept import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning

@@ -47,7 +47,7 @@ import numpy as np
 from dpcore.accounting import SYMBOLS
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 
-__all__ = ["ErrorSimulator", "PlannerCost", "SimulatedErrorModel", "log_grid"]
+__all__ = ["ErrorSimulator", "PlannerCost", "SimulatedErrorModel", "duration_text", "log_grid"]
 
 REFINE_STEPS = 12
 """Bisection halvings of log s between two grid points (the default of
@@ -71,6 +71,17 @@ class PlannerCost:
     check_seconds: float = 0.0
     check_releases: int = 0
     simulation: str = ""
+
+
+def duration_text(seconds: float) -> str:
+    """``"about 40 s"``, ``"about 3 min"``, ``"about 2 h"``: rounded, as a guide."""
+    if seconds < 10:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 90:
+        return f"about {round(seconds / 5) * 5} s"
+    if seconds < 5400:
+        return f"about {round(seconds / 60):.0f} min"
+    return f"about {round(seconds / 3600):.0f} h"
 
 
 class ErrorSimulator(Protocol):

@@ -95,7 +95,7 @@ from dpcore.analyses.synth.mbi_models import MBI_METHODS, estimate_seconds
 from dpcore.analyses.synth.workload import EncodedRows, build_workload
 from dpcore.metrics import GroupWorkload, binomial_band
 from dpcore.planner.accuracy import AccuracyTarget
-from dpcore.planner.simulated import PlannerCost, SimulatedErrorModel, log_grid
+from dpcore.planner.simulated import PlannerCost, SimulatedErrorModel, duration_text, log_grid
 from dpcore.release.plan import Progress
 
 __all__ = [
@@ -106,7 +106,6 @@ __all__ = [
     "SynthErrorModel",
     "SynthWorkloadErrors",
     "check_synth_accuracy",
-    "duration_text",
     "seconds_per_synthesis",
     "synth_error_model",
     "synth_planner_cost",
@@ -162,17 +161,6 @@ CHECK_NOTE = (
     "Curator preview, not differentially private: fresh simulated syntheses on the "
     "confidential rows, counting how often each group's workload error is within the target."
 )
-
-
-def duration_text(seconds: float) -> str:
-    """``"about 40 s"``, ``"about 3 min"``, ``"about 2 h"``: rounded, as a guide."""
-    if seconds < 10:
-        return f"about {max(1, round(seconds))} s"
-    if seconds < 90:
-        return f"about {round(seconds / 5) * 5} s"
-    if seconds < 5400:
-        return f"about {round(seconds / 60):.0f} min"
-    return f"about {round(seconds / 3600):.0f} h"
 
 
 def seconds_per_synthesis(prepared: PreparedRows, strategy: Strategy) -> float:

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpcore.analyses.synth import estimate_seconds
 from dpcore.analyses.synth.config import model_columns, output_columns
+from dpcore.planner import duration_text
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved
 from strata_ui.kept import kept_or_run
@@ -28,13 +29,6 @@ def fit_seconds(resolved: Resolved, strategies: tuple[str, ...], runs: int = 1) 
         else estimate_seconds(config.method, 1, len(output_columns(config, by)), runs)
         for strategy in strategies
     )
-
-
-def duration_text(seconds: float) -> str:
-    """``"about 40 s"``, ``"about 3 min"``: rounded, as a guide."""
-    if seconds < 90:
-        return f"about {max(5, round(seconds / 5) * 5):.0f} s"
-    return f"about {round(seconds / 60):.0f} min"
 
 
 def started(key: tuple, label: str, seconds: float, button_key: str) -> bool:

@@ -22,13 +22,12 @@ from dpcore.analyses.synth.accuracy import (
     SimulationSize,
     SynthWorkloadErrors,
     check_synth_accuracy,
-    duration_text,
     synth_error_model,
     synth_planner_cost,
 )
 from dpcore.errors import BudgetKindError
 from dpcore.grouping import GroupingSpec
-from dpcore.planner import AccuracyTarget, log_grid, shortfall, smallest_budget
+from dpcore.planner import AccuracyTarget, duration_text, log_grid, shortfall, smallest_budget
 
 SETTINGS = SynthSettings(
     method="independent", columns=("job", "car", "pet"), edges=(), categorical=(), n_rows=400
