@@ -21,7 +21,7 @@ all enter it. :class:`SynthWorkloadErrors` runs seeded syntheses at ε with nump
 them, one synthesis per replicate (each a Python call: a synthesis cannot be vectorised over
 replicates). :class:`~dpcore.planner.simulated.SimulatedErrorModel` then takes, for a target "at
 most h with probability L", the L-quantile of each group's W over the replicates, on a log grid
-of ε, and bisects. Replicate r draws from its own stream at every ε (common random numbers), so
+of ε simulated once (below: how an answer is read off it). Replicate r draws from its own stream at every ε (common random numbers), so
 W moves smoothly with ε. W does not fall to 0 as ε grows (the synthesizer's model and the
 sampling of rows remain): a target below that floor has no budget, and the planner says so.
 
@@ -37,17 +37,17 @@ when asked, and refuses a simulation longer than :data:`MAX_PLANNER_SECONDS` wit
 the nearest synthesizer the planner simulates in minutes. On the demo (UCI Adult, race × sex,
 10,000 synthetic rows, 2 cores) one synthesis and its scoring take about 20 ms with independent
 marginals, 70 ms with the full histogram, 150–250 ms with MWEM, 2 min for stratified MST and
-75 min for stratified AIM: models of about 4 s, 5 s, 10 s; stratified MST (20 min) and AIM are
-refused, one MST model for everyone (about 6 min) is offered.
+75 min for stratified AIM: models of about 4 s, 5 s and 10 s on a quiet machine (twice that
+while other work shares the cores); stratified MST (20 min) and AIM are refused, one MST model
+for everyone (about 6 min) is offered.
 
 **What the smaller simulations cost in precision.** With r syntheses the L-quantile of a group's
 W is read between the largest few of r draws: P(the largest of r is below the true 0.95 quantile)
 = 0.95^r, 54% for r = 12, 74% for r = 6 and 90% for r = 2, so the smaller simulations lean
 optimistic at a high level. A group's W averages many cells and varies little between
 syntheses (on the demo at ε = 1 its standard deviation is 1% to 9% of W, for every group and
-each of independent marginals, the full histogram and MWEM), so
-in budget this is a small error; the check by fresh syntheses at the answer (a separate step)
-shows it. Two budgets per decade instead of four halve the grid's cost and widen the
+each of independent marginals, the full histogram and MWEM), so in budget this is a small
+error; the check by fresh syntheses at the answer (a separate step) shows it. Two budgets per decade instead of four halve the grid's cost and widen the
 interpolation below.
 
 **A change of target reads the grid, with no synthesis.** An estimate's needed ε is where its
