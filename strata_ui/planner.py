@@ -325,7 +325,7 @@ def render_answer(
         st.warning(
             "No budget meets this target: "
             + "; ".join(answer.unreachable)
-            + ". Widen the public bounds on the Estimator page, or loosen the target.",
+            + f". {model.unreachable_advice}",
             icon=":material/warning:",
         )
         return

@@ -67,6 +67,10 @@ def test_each_target_change_moves_the_answer_and_the_check_runs_when_asked(monke
     at.button(key="plan.check").click().run()
     assert f"In {CHECK_REPLICATES} simulated releases at this budget" in text(at.main.markdown)
     assert "workload error is within the target" in text(at.caption)
+    at.number_input(key=HALF_WIDTH).set_value(0.5).run()  # below what any budget reaches
+    warning = text(at.warning)
+    assert "No budget meets this target" in warning and "a richer synthesizer" in warning
+    assert "public bounds" not in warning  # synthetic data has none to widen
     assert not at.exception and not at.main.error, errors(at)
 
 

@@ -306,6 +306,11 @@ class SynthErrorModel(SimulatedErrorModel):
         "groups or choose a coarser grouping, then plan again"
     )
 
+    unreachable_advice = (
+        "Choose a richer synthesizer or more synthetic rows on the Estimator page, merge the "
+        "smaller groups on the Strata page, or loosen the target."
+    )
+
     def __post_init__(self) -> None:
         expected = (len(self.grid), self.replicates, len(self.labels))
         if self.errors is None or np.shape(self.errors) != expected:
