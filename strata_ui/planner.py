@@ -151,33 +151,35 @@ def _cost(
 
 @dataclass(frozen=True)
 class _Inputs:
-    """What an error model is built from, and the key it is cached and kept by."""
+    """What an error model is built from: the analysis, its settings and statistics, the data
+    and groups they come from (``grouping_key``) and the kind of budget."""
 
     analysis: Analysis
     settings: object
     stats: object
-    key: tuple
+    grouping_key: tuple
     budget_kind: str
 
     @property
     def cost(self) -> PlannerCost:
-        name, *key = self.key
-        return _cost(name, self.stats, tuple(key), self.settings, self.budget_kind,
-                     get_state().replicates)  # fmt: skip
+        return _cost(self.analysis.name, self.stats, self.grouping_key, self.settings,
+                     self.budget_kind, get_state().replicates)  # fmt: skip
 
     def cached_model(self) -> ErrorModel:
-        return _error_model(self.analysis.name, self.stats, self.key[1:], self.settings,
+        return _error_model(self.analysis.name, self.stats, self.grouping_key, self.settings,
                             self.budget_kind)  # fmt: skip
 
     @property
     def slow_key(self) -> tuple:
-        return ("plan-model", *self.key, self.settings, self.budget_kind)
+        """The key a slow model is kept by (:mod:`strata_ui.kept`, shared by every session)."""
+        return ("plan-model", self.analysis.name, *self.grouping_key, self.settings,
+                self.budget_kind)  # fmt: skip
 
 
 def _inputs(analysis: Analysis, settings: object, spec: GroupingSpec, budget_kind: str) -> _Inputs:
     stats = pipeline.statistics_for(analysis, settings, spec)
-    key = (analysis.name, get_state().dataset_fingerprint, spec)
-    return _Inputs(analysis, settings, stats, key, budget_kind)
+    grouping_key = (get_state().dataset_fingerprint, spec)
+    return _Inputs(analysis, settings, stats, grouping_key, budget_kind)
 
 
 def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel | None:
