@@ -111,6 +111,12 @@ def test_mwem_simulates_after_its_button_then_two_target_changes_are_instant(mon
     assert len(answers) == 3 and len(drawn) == fits  # the target changes synthesized nothing
     at.button(key="plan.check").click().run()
     assert f"In {CHECK_REPLICATES} simulated releases at this budget" in text(at.main.markdown)
+    assert not [b for b in at.button if b.key == "plan.check"]  # gave way to the result
+    checked = len(drawn)
+    # The plan of several releases reads the kept model: adding MWEM synthesizes nothing.
+    at.button(key="plan.portfolio.add").click().run()
+    assert "to your plan." in text(at.info)
+    assert len(drawn) == checked
     assert not at.exception and not at.main.error, errors(at)
 
 
