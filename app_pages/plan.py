@@ -6,7 +6,7 @@ from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
-from strata_ui import pipeline, planner, portfolio
+from strata_ui import planner, portfolio
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.state import get_settings, get_state, open_ledger
 from strata_ui.widgets import show_error
@@ -26,6 +26,8 @@ try:
     model = planner.cached_error_model(ui.analysis, settings)
 except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no grouping yet
     st.info(str(exc), icon=":material/info:")
+    st.stop()
+if model is None:  # a slow simulation the user has not asked for yet: its button is shown
     st.stop()
 
 st.subheader("The accuracy you need")
@@ -48,16 +50,9 @@ with st.expander("What the planner assumes"):
 if answer.budget is not None:
     st.subheader("Checked by simulation")
     st.caption(model.check_note)
-    replicates = ui.analysis.check_replicates(settings, state.replicates)
-    check = ui.analysis.check_accuracy(
-        pipeline.current_statistics(ui.analysis, settings),
-        settings,
-        answer.budget,
-        target,
-        replicates=replicates,
-        rng=state.seed,
-    )
-    planner.render_check(check, answer.binding, replicates)
+    checked = planner.run_check(ui.analysis, settings, answer)
+    if checked is not None:
+        planner.render_check(*checked, answer.binding)
 
 portfolio.render_plan_of_releases(ui, settings, target)
 

@@ -3,7 +3,10 @@ target, and what a ledger's remaining budget would give instead (issue 17, item 
 
 Every number comes from the library: the analysis' error model (the mean's — for CoinPress known
 by seeded simulation, :mod:`dpcore.planner.simulated` — with ``--analysis ratio`` the
-calibration ratio's, with ``--analysis gvdp`` the general estimator's interval half-widths),
+calibration ratio's, with ``--analysis gvdp`` the general estimator's interval half-widths, with ``--analysis
+synth`` synthetic data's workload errors from simulated syntheses, whose expected time is
+printed on stderr before they run and which are refused, with what to plan instead, when they
+would take longer than the app offers),
 the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
 (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`), the shortfall from
@@ -17,14 +20,23 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import typing
 
-from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError
+from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
 from dpcore.analyses import RATIO
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.ledger import Ledger
-from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall, smallest_budget
+from dpcore.planner import (
+    AccuracyTarget,
+    BudgetAnswer,
+    ErrorModel,
+    PlannerCost,
+    duration_text,
+    shortfall,
+    smallest_budget,
+)
 from strata_cli.inputs import (
     CliError,
     coinpress_arguments,
@@ -39,6 +51,7 @@ from strata_cli.inputs import (
 from strata_cli.output import emit, records, text_table
 from strata_cli.planned import (
     analysis_arguments,
+    budget_kind,
     planned_analysis,
     ratio_on_engine,
     ratio_settings,
@@ -106,13 +119,19 @@ def run(args: argparse.Namespace) -> int:
         relative=args.target_rel is not None, level=args.level, include_bias=args.include_bias,
     )  # fmt: skip
     analysis, settings, stats = planned_statistics(args)
-    model = analysis.error_model(stats, settings)
+    kind = budget_kind(args)
+    announce_cost(analysis.planner_cost(stats, settings, max(args.check_replicates, 1),
+                                        budget_kind=kind))  # fmt: skip
+    model = analysis.error_model(stats, settings, budget_kind=kind)
     answer = smallest_budget(model, target)
     document = answer_document(args, model, answer)
     if answer.budget is not None and args.check_replicates:
         document["check"] = simulation_check(args, analysis, stats, settings, answer)
+    if answer.budget is not None and kind == "zcdp" and model.unit == "epsilon":
+        # MST and AIM are simulated at ε and run at ρ = ε²/2 (their release's cost).
+        document["rho"] = as_zcdp(answer.budget, "The planner").rho
     if answer.budget is not None and args.ledger:
-        cost = analysis.cost(settings, answer.budget)
+        cost = analysis.cost(settings, as_zcdp(answer.budget) if kind == "zcdp" else answer.budget)
         document.update(ledger_comparison(args, cost, model, answer))
     emit(document, args.format, render_text)
     if answer.budget is None:
@@ -144,6 +163,18 @@ def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, obje
         settings,
         analysis.statistics(frame, grouping_spec(args).build(frame), settings),
     )
+
+
+def announce_cost(cost: PlannerCost) -> None:
+    """Say on stderr how long a simulated model will take before it runs (nothing for a model
+    with a formula)."""
+    if cost.model_seconds > 0:
+        print(
+            f"strata-lab: simulating {cost.simulation}: {duration_text(cost.model_seconds)}, "
+            f"then {duration_text(cost.check_seconds)} for the check of "
+            f"{cost.check_releases} (--check-replicates 0 skips it)",
+            file=sys.stderr,
+        )
 
 
 def estimate_columns(args: argparse.Namespace, *columns: tuple[str, str]) -> dict[str, str]:

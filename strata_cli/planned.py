@@ -2,7 +2,10 @@
 (the default), the calibration ratio Σ score / Σ label per group (``--analysis ratio``), or the
 general estimator's mean of ``--value`` with a valid interval (``--analysis gvdp``: GVDP, whose
 target is on each interval's half-width; its regressions need per-coefficient bounds that the
-Estimator page asks for, and are planned there).
+Estimator page asks for, and are planned there), or synthetic data (``--analysis synth
+--synthesizer …``: each group's 3-way workload error, known by simulated syntheses; the
+numeric columns are bucketed by the Estimator page's default public edges, and a numeric column
+without edges is named in the error).
 
 The ratio's options mirror its Estimator page: the score, label and (optional) weight columns
 and their public upper bounds (lower bounds are 0). A label without ``--label-bound`` is declared
@@ -18,11 +21,12 @@ import argparse
 
 import pandas as pd
 
-from dpcore.analyses import GVDP, MEAN, RATIO
+from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
 from dpcore.analyses.ratio.sums import Composition
+from dpcore.analyses.synth import MBI_METHODS, METHOD_NAMES, SynthSettings
 from dpcore.engines import AggregatedRatio, aggregate_ratio
 from strata_cli.inputs import (
     CliError,
@@ -35,19 +39,20 @@ from strata_cli.sources import open_engine, privacy_unit
 
 __all__ = ["analysis_arguments", "planned_analysis", "ratio_on_engine", "ratio_settings"]
 
-ANALYSES = {"mean": MEAN, "ratio": RATIO, "gvdp": GVDP}
+ANALYSES = {"mean": MEAN, "ratio": RATIO, "gvdp": GVDP, "synth": SYNTH}
 
 
 def analysis_arguments(
     parser: argparse.ArgumentParser, analyses: tuple[str, ...] = tuple(ANALYSES)
 ) -> None:
     """``--analysis`` (one of ``analyses``) and the options of each: the ratio's columns,
-    bounds and accounting, the general estimator's spread and subsets."""
+    bounds and accounting, the general estimator's spread and subsets, the synthesizer."""
     described = {
         "mean": "the mean of --value (default)",
         "ratio": "the calibration ratio Σ score / Σ label (Miao & Li 2022)",
         "gvdp": "the mean of --value with a valid interval by the general estimator (gvdp, "
         "Covington et al.)",
+        "synth": "synthetic rows of the --by and --columns columns (synth)",
     }
     parser.add_argument(
         "--analysis", choices=analyses, default="mean",
@@ -55,6 +60,8 @@ def analysis_arguments(
     )  # fmt: skip
     if "gvdp" in analyses:
         gvdp_arguments(parser)
+    if "synth" in analyses:
+        synth_arguments(parser)
     ratio_arguments(parser)
 
 
@@ -67,6 +74,25 @@ def gvdp_arguments(parser: argparse.ArgumentParser) -> None:
     gvdp.add_argument(
         "--subsets", type=int, default=1000, metavar="K",
         help="subsets of the bag of little bootstraps over all rows (default 1000)",
+    )  # fmt: skip
+
+
+def synth_arguments(parser: argparse.ArgumentParser) -> None:
+    synth = parser.add_argument_group("synthetic data (with --analysis synth)")
+    synth.add_argument(
+        "--synthesizer", choices=tuple(METHOD_NAMES), default="mwem",
+        help="how the rows are synthesized (default mwem); independent, histogram and mwem add "
+        "Laplace noise (--estimator laplace), mst and aim Gaussian noise through OpenDP "
+        "(--estimator gaussian, planned in ρ)",
+    )  # fmt: skip
+    synth.add_argument(
+        "--columns", type=lambda text: tuple(text.split(",")), metavar="C1,C2,…",
+        help="the columns to synthesize besides --by (default: the demo's, else the first six "
+        "text columns)",
+    )  # fmt: skip
+    synth.add_argument(
+        "--synth-rows", type=int, default=10_000, metavar="N",
+        help="synthetic rows, shared among the groups by their shares (default 10000)",
     )  # fmt: skip
 
 
@@ -98,9 +124,11 @@ def ratio_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
-    """The analysis ``args`` name, the mean or the general estimator, and its settings checked
-    by the library against ``frame`` (the ratio reads its data through an engine instead,
-    :func:`ratio_on_engine`)."""
+    """The analysis ``args`` name, the mean, the general estimator or synthetic data, and its
+    settings checked by the library against ``frame`` (the ratio reads its data through an
+    engine instead, :func:`ratio_on_engine`)."""
+    if args.analysis == "synth":
+        return SYNTH, synth_settings(args, frame)
     missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
                if value is None]  # fmt: skip
     if missing:
@@ -191,3 +219,44 @@ def ratio_settings(args: argparse.Namespace) -> RatioSettings:
         w_bound=args.weight_bound or 1.0, binary_y=args.label_bound is None,
         mechanism=args.estimator, composition=composition, delta=args.delta,
     )  # fmt: skip
+
+
+def synth_settings(args: argparse.Namespace, frame: pd.DataFrame) -> SynthSettings:
+    """The synthesizer's settings; an option that does not apply, a noise that does not match
+    the synthesizer, or columns that cannot be synthesized name what to change."""
+    used = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
+            if value is not None]  # fmt: skip
+    if used:
+        raise CliError(
+            f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for the mean; synthetic "
+            "data takes --synthesizer, --columns and --synth-rows"
+        )
+    if args.target_rel is not None:  # refused before any synthesis runs
+        raise CliError(
+            "synthetic data has no true value to take a percentage of: its error is already a "
+            "share of the rows; give --target-abs H with H a workload error from 0 to 2"
+        )
+    noise = "gaussian" if args.synthesizer in MBI_METHODS else "laplace"
+    if args.estimator != noise:
+        raise CliError(
+            f"{METHOD_NAMES[args.synthesizer]} adds {noise.capitalize()} noise: pass "
+            f"--estimator {noise} with --synthesizer {args.synthesizer}"
+        )
+    if args.strategy == "global_and_groups":
+        raise CliError(
+            "synthetic data is made with one model per group (stratified) or one model for "
+            "everyone (global_only), not both: choose one --strategy"
+        )
+    settings = SynthSettings(
+        method=args.synthesizer, columns=args.columns, n_rows=args.synth_rows,
+        strategy="stratified" if args.strategy == "stratified" else "vanilla",
+    )  # fmt: skip
+    missing = [c for c in args.columns or () if c not in frame.columns]
+    if missing:
+        raise CliError(f"--columns: no column {', '.join(map(repr, missing))} in the data")
+    return settings
+
+
+def budget_kind(args: argparse.Namespace) -> str:
+    """The kind of budget the answer is counted in: ρ for Gaussian synthesizers (MST, AIM)."""
+    return "zcdp" if args.analysis == "synth" and args.estimator == "gaussian" else "pure"

@@ -11,13 +11,21 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
-from dpcore.analyses import get
+from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis, unit_keyword
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
-from dpcore.planner import AccuracyTarget, BudgetAnswer, ErrorModel, shortfall
+from dpcore.planner import (
+    AccuracyTarget,
+    BudgetAnswer,
+    ErrorModel,
+    PlannerCost,
+    duration_text,
+    shortfall,
+)
 from dpcore.privacy_unit import PrivacyUnit
 from strata_ui import charts_planner, constants, pipeline
+from strata_ui.kept import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning
 from strata_ui.state import (
     AppState,
@@ -38,6 +46,7 @@ __all__ = [
     "error_model_for",
     "render_answer",
     "render_check",
+    "run_check",
     "render_frontier",
     "target_inputs",
 ]
@@ -46,6 +55,10 @@ LEVELS = (0.8, 0.9, 0.95, 0.99)
 FRONTIER_REPLICATES = 200
 MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
 ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate
+QUICK_MODEL_S = 5.0
+"""An error model expected to take longer is built only when the user asks (a button)."""
+QUICK_CHECK_S = 0.05
+"""A check expected to take longer runs only when asked: a change of target stays instant."""
 
 
 @dataclass(frozen=True)
@@ -130,21 +143,143 @@ def _error_model(name: str, _stats, grouping_key: tuple, settings, budget_kind: 
     return get(name).error_model(_stats, settings, budget_kind=budget_kind)
 
 
-def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel:
-    """The analysis' error model for the session's data, groups and kind of budget, cached on
-    all three."""
+@st.cache_data(max_entries=16, show_spinner="Timing one simulated release…")
+def _cost(
+    name: str, _stats, grouping_key: tuple, settings, budget_kind: str, check_releases: int
+) -> PlannerCost:
+    return get(name).planner_cost(_stats, settings, check_releases, budget_kind=budget_kind)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What an error model is built from: the analysis, its settings and statistics, the data
+    and groups they come from (``grouping_key``) and the kind of budget."""
+
+    analysis: Analysis
+    settings: object
+    stats: object
+    grouping_key: tuple
+    budget_kind: str
+
+    @property
+    def cost(self) -> PlannerCost:
+        return _cost(self.analysis.name, self.stats, self.grouping_key, self.settings,
+                     self.budget_kind, get_state().replicates)  # fmt: skip
+
+    def cached_model(self) -> ErrorModel:
+        return _error_model(self.analysis.name, self.stats, self.grouping_key, self.settings,
+                            self.budget_kind)  # fmt: skip
+
+    @property
+    def slow_key(self) -> tuple:
+        """The key a slow model is kept by (:mod:`strata_ui.kept`, shared by every session)."""
+        return ("plan-model", self.analysis.name, *self.grouping_key, self.settings,
+                self.budget_kind)  # fmt: skip
+
+
+def _inputs(analysis: Analysis, settings: object, spec: GroupingSpec, budget_kind: str) -> _Inputs:
+    stats = pipeline.statistics_for(analysis, settings, spec)
     state = get_state()
-    return error_model_for(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
+    grouping_key = (state.dataset_fingerprint, spec, pipeline.privacy_unit(state))
+    return _Inputs(analysis, settings, stats, grouping_key, budget_kind)
+
+
+def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel | None:
+    """The analysis' error model for the session's data, groups and kind of budget, cached on
+    all three. A model that simulates for seconds or more (:meth:`Analysis.planner_cost`) waits
+    for a button that says how long it takes (None until pressed), runs with a progress bar,
+    and is kept for every session (:mod:`strata_ui.kept`)."""
+    state = get_state()
+    inputs = _inputs(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
+    cost = inputs.cost
+    if cost.model_seconds <= QUICK_MODEL_S:
+        return inputs.cached_model()
+    if kept(inputs.slow_key) is None and not _asked(_simulate_prompt, cost):
+        return None
+    return kept_or_run(
+        inputs.slow_key, "Simulating releases for the planner",
+        lambda progress: analysis.error_model(
+            inputs.stats, settings, budget_kind=inputs.budget_kind, progress=progress
+        ),
+    )  # fmt: skip
+
+
+def _simulate_prompt(cost: PlannerCost) -> bool:
+    st.info(
+        f"No formula gives this error, so the planner simulates it: {cost.simulation}, "
+        f"{duration_text(cost.model_seconds)} in all (2 cores shared). It runs once for these "
+        "data and settings and is then kept, so that changing the target afterwards is "
+        "instant. Every simulated release reads the confidential rows: what it shows is a "
+        "curator preview.",
+        icon=":material/schedule:",
+    )
+    return st.button(
+        f"Simulate ({duration_text(cost.model_seconds)})", key="plan.simulate",
+        icon=":material/play_arrow:", type="primary",
+    )  # fmt: skip
 
 
 def error_model_for(
     analysis: Analysis, settings: object, spec: GroupingSpec, budget_kind: str
 ) -> ErrorModel:
     """As :func:`cached_error_model`, for the groups of ``spec`` and a kind of budget (a planned
-    release's)."""
-    stats = pipeline.statistics_for(analysis, settings, spec)
-    key = (get_state().dataset_fingerprint, spec, pipeline.privacy_unit(get_state()))
-    return _error_model(analysis.name, stats, key, settings, budget_kind)
+    release's); a slow model only once simulated on the Plan page, else
+    :class:`PlannerUnavailable` saying so."""
+    inputs = _inputs(analysis, settings, spec, budget_kind)
+    if inputs.cost.model_seconds <= QUICK_MODEL_S:
+        return inputs.cached_model()
+    model = kept(inputs.slow_key)
+    if model is None:
+        raise PlannerUnavailable(
+            "This release's error is known only by simulation, which is not at hand now: "
+            "choose its settings and press Simulate on the Plan page, then come back."
+        )
+    return model
+
+
+def run_check(
+    analysis: Analysis, settings: object, answer: BudgetAnswer
+) -> tuple[pd.DataFrame, int] | None:
+    """The check by simulation of ``answer`` and the simulated releases it ran: at once when
+    quick, else after a button that says how long it takes (None until pressed), then kept."""
+    state = get_state()
+    inputs = _inputs(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
+    cost = inputs.cost
+    replicates = analysis.check_replicates(settings, state.replicates)
+
+    def check(**progress) -> pd.DataFrame:
+        return analysis.check_accuracy(
+            inputs.stats, settings, answer.budget, answer.target, replicates=replicates,
+            rng=state.seed, **progress,
+        )  # fmt: skip
+
+    if cost.check_seconds <= QUICK_CHECK_S:
+        return check(), replicates
+    key = ("plan-check", *inputs.slow_key, str(answer.budget), answer.target, replicates,
+           state.seed)  # fmt: skip
+    if kept(key) is None and not _asked(_check_prompt, replicates, cost.check_seconds):
+        return None
+    return kept_or_run(key, "Checking the answer", lambda p: check(progress=p)), replicates
+
+
+def _asked(prompt, *args) -> bool:
+    """Whether the user pressed the button ``prompt(*args)`` draws; once pressed, the prompt
+    gives way to the progress bar and the result."""
+    slot = st.empty()
+    with slot.container():
+        asked = prompt(*args)
+    if asked:
+        slot.empty()
+    return asked
+
+
+def _check_prompt(replicates: int, seconds: float) -> bool:
+    st.caption(
+        "The answer above is read off the simulated budgets, with no new simulation. Check it "
+        f"with {replicates} fresh simulated releases at that budget."
+    )
+    label = f"Check it ({duration_text(seconds)})"
+    return st.button(label, key="plan.check", icon=":material/play_arrow:")
 
 
 def _in_user_unit(budget: Budget, state: AppState) -> Budget:
@@ -194,7 +329,7 @@ def render_answer(
         st.warning(
             "No budget meets this target: "
             + "; ".join(answer.unreachable)
-            + ". Widen the public bounds on the Estimator page, or loosen the target.",
+            + f". {model.unreachable_advice}",
             icon=":material/warning:",
         )
         return
@@ -343,7 +478,7 @@ def _adopt_budget_button(cost: Budget, state: AppState) -> None:
         )
 
 
-def render_check(table: pd.DataFrame, binding: str, replicates: int) -> None:
+def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
     """How often simulated releases at the answer met the target, per estimate."""
     row = table.set_index("estimate").loc[binding]
     st.markdown(

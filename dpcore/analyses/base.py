@@ -17,7 +17,8 @@ that knows, for those settings:
   (:meth:`Analysis.study`);
 - for the planner (:mod:`dpcore.planner`), where it has one: the errors of what it publishes as a
   function of the budget (:meth:`Analysis.error_model`), their check by simulation
-  (:meth:`Analysis.check_accuracy`) and the frontier of stratification choices
+  (:meth:`Analysis.check_accuracy`), what both cost in seconds (:meth:`Analysis.planner_cost`,
+  so that a page runs a slow simulation only when asked) and the frontier of stratification choices
   (:meth:`Analysis.frontier`). An analysis without them raises :class:`PlannerUnavailable`.
 
 The registry in :mod:`dpcore.analyses` lists one instance of each.
@@ -38,8 +39,9 @@ from dpcore.errors import Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.mechanisms import SimulationNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
+from dpcore.planner.simulated import PlannerCost
 from dpcore.privacy_unit import ROW, PrivacyUnit
-from dpcore.release.plan import PlanHeader, ReleasePlan
+from dpcore.release.plan import PlanHeader, Progress, ReleasePlan
 from dpcore.small_groups import CountNoise
 
 if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
@@ -215,13 +217,29 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         Compare page's numbers; numpy noise, no budget spent)."""
 
     def error_model(
-        self, stats: StatsT, settings: SettingsT, *, budget_kind: Kind = "pure"
+        self,
+        stats: StatsT,
+        settings: SettingsT,
+        *,
+        budget_kind: Kind = "pure",
+        progress: Progress | None = None,
     ) -> ErrorModel:
         """The errors of the estimates a release at ``settings`` would publish, as functions of
         its budget (:class:`~dpcore.planner.accuracy.ErrorModel`, the planner's input).
         ``budget_kind`` is the kind of budget the user counts in, for an analysis whose noise
-        is calibrated differently under ε and ρ (the ratio's Gaussian)."""
+        is calibrated differently under ε and ρ (the ratio's Gaussian). ``progress(done,
+        total)`` is passed only where :meth:`planner_cost` says the model takes seconds; the
+        analyses whose models are built at once do not take it."""
         raise PlannerUnavailable(self._no_planner())
+
+    def planner_cost(
+        self, stats: StatsT, settings: SettingsT, check_releases: int, *, budget_kind: Kind = "pure"
+    ) -> PlannerCost:
+        """Expected seconds of :meth:`error_model` (for ``budget_kind``) and of a
+        :meth:`check_accuracy` asked for ``check_releases``: 0 (instant) unless the analysis
+        says otherwise. :class:`PlannerUnavailable` when the simulation would take longer than
+        a page offers."""
+        return PlannerCost(check_releases=self.check_replicates(settings, check_releases))
 
     def check_replicates(self, settings: SettingsT, requested: int) -> int:
         """The simulated releases :meth:`check_accuracy` runs when asked for ``requested``:
@@ -237,10 +255,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         *,
         replicates: int,
         rng: np.random.Generator | int | None = None,
+        progress: Progress | None = None,
     ) -> pd.DataFrame:
         """How often :meth:`check_replicates` of ``replicates`` simulated releases at
         ``budget`` (in :meth:`error_model`'s unit) meet ``target``, per estimate (a curator's
-        check of the planner's answer)."""
+        check of the planner's answer). ``progress`` as for :meth:`error_model`: passed only
+        where :meth:`planner_cost` says the check takes seconds."""
         raise PlannerUnavailable(self._no_planner())
 
     def frontier(

@@ -466,6 +466,9 @@ class ErrorModel:
     rows_reason = ""
     """Why the model cannot say how many rows a group needs (empty: it can, :meth:`rows_needed`)."""
 
+    unreachable_advice = "Widen the public bounds on the Estimator page, or loosen the target."
+    """What to change when no budget meets a target (after :meth:`unreachable_reasons`)."""
+
     def rows_needed(self, target: AccuracyTarget, scale: float) -> np.ndarray:
         """The rows each group would need to meet ``target`` at budget scale ``scale``: noise
         falls as 1/size for every closed form here, so n·s*/s (inf when its clipping bias alone

@@ -29,7 +29,10 @@ the plan of several releases relies on (a share at least what a release needs me
 below (our choice: errors of these estimators fall as a power of the budget, a line in log–log).
 **The smallest budget for all estimates** is then refined by bisection in log s between the
 binding estimate's two grid points, each step a fresh seeded simulation of every estimate at
-the midpoint; the answer is the upper end, at which the simulation met every target.
+the midpoint; the answer is the upper end, at which the simulation met every target. A model
+whose releases are too slow to simulate on every change of the target sets ``refine_steps`` to
+0: its answer is then the interpolated crossing itself, read off the grid with no simulation
+(synthetic data's, :mod:`dpcore.analyses.synth.accuracy`).
 The grid's smallest scale is the smallest answer: a target met there is reported as met there.
 """
 
@@ -44,7 +47,7 @@ import numpy as np
 from dpcore.accounting import SYMBOLS
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 
-__all__ = ["ErrorSimulator", "SimulatedErrorModel", "log_grid"]
+__all__ = ["ErrorSimulator", "PlannerCost", "SimulatedErrorModel", "duration_text", "log_grid"]
 
 REFINE_STEPS = 12
 """Bisection halvings of log s between two grid points (the default of
@@ -52,6 +55,33 @@ REFINE_STEPS = 12
 the budget."""
 RISE_TOLERANCE = 1e-3
 """A simulated error rising with the budget by less than this fraction is rounding, not a rise."""
+
+
+@dataclass(frozen=True)
+class PlannerCost:
+    """Expected seconds of the planner's simulations for one analysis' settings, so that a
+    page runs a slow one only when the user asks (0: instant, e.g. a closed form).
+
+    ``model_seconds`` builds the error model (its grid of simulated releases) and
+    ``simulation`` says what that is in words ("54 syntheses with MWEM, …");
+    ``check_seconds`` checks one answer with fresh simulated releases; ``check_releases`` is
+    how many that check runs."""
+
+    model_seconds: float = 0.0
+    check_seconds: float = 0.0
+    check_releases: int = 0
+    simulation: str = ""
+
+
+def duration_text(seconds: float) -> str:
+    """``"about 40 s"``, ``"about 3 min"``, ``"about 2 h"``: rounded, as a guide."""
+    if seconds < 10:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 90:
+        return f"about {round(seconds / 5) * 5} s"
+    if seconds < 5400:
+        return f"about {round(seconds / 60):.0f} min"
+    return f"about {round(seconds / 3600):.0f} h"
 
 
 class ErrorSimulator(Protocol):
@@ -143,7 +173,7 @@ class SimulatedErrorModel(ErrorModel):
 
     def needed_scales(self, target: AccuracyTarget) -> np.ndarray:
         """Each estimate's needed scale (inf where the grid's largest misses); the largest of
-        them refined by bisection (module docstring)."""
+        them refined by bisection unless ``refine_steps`` is 0 (module docstring)."""
         half = self._check_target(target)
         _, envelope = self._raw_and_envelope(target.level)
         meets = envelope <= half
@@ -151,7 +181,7 @@ class SimulatedErrorModel(ErrorModel):
         needed = np.array(
             [self._interpolated(e, g, envelope, half[e]) for e, g in enumerate(first)]
         )
-        if np.all(np.isfinite(needed)) and first.max() > 0:
+        if self.refine_steps and np.all(np.isfinite(needed)) and first.max() > 0:
             binding, scale = self._refine(int(first.max()), half, target.level)
             needed = np.minimum(needed, scale)
             needed[binding] = scale

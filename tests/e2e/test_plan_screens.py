@@ -1,6 +1,7 @@
 """Browser test of the Plan page: a target typed twice, the answer adopted on the Budget page,
 a frontier candidate adopted on the Strata page, and a refresh mid-flow (a new session: the
-analysis state does not live in the URL yet).
+analysis state does not live in the URL yet); synthetic data with MWEM, simulated after its
+button, two targets typed and the answer checked.
 
 Saves ``tests/artifacts/screenshots/plan-*.png`` for a person to look at.
 """
@@ -8,7 +9,14 @@ Saves ``tests/artifacts/screenshots/plan-*.png`` for a person to look at.
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import open_app, open_page, save_screen, settle
+from tests.e2e.helpers import (
+    choose_analysis,
+    no_exception,
+    open_app,
+    open_page,
+    save_screen,
+    settle,
+)
 
 VIEWPORT = {"width": 1400, "height": 900}
 ANSWER = "Smallest budget that meets the target"
@@ -63,3 +71,38 @@ def test_plan_target_budget_and_frontier(page: Page, app_url: str):
     open_page(page, "Plan")
     expect(page.get_by_text(ANSWER)).to_be_visible()
     expect(page.locator(".stException")).to_have_count(0)
+
+
+SYNTH_PREVIEW = "a preview, not a release."
+SYNTH_TARGET = "Within ± (in workload error, 0 to 2)"
+
+
+def type_synth_target(page: Page, amount: str) -> None:
+    box = page.get_by_label(SYNTH_TARGET)
+    box.fill(amount)
+    box.press("Enter")
+    settle(page, VIEWPORT)
+
+
+@pytest.mark.e2e
+def test_plan_synthetic_data_with_mwem_after_its_simulation(page: Page, app_url: str):
+    choose_analysis(page, app_url, "Synthetic data", SYNTH_PREVIEW, VIEWPORT)
+    open_page(page, "Plan")
+    simulate = page.get_by_role("button", name="Simulate (about")
+    expect(simulate).to_be_visible()
+    expect(page.get_by_text("54 syntheses (6 at each of 9 budgets) with MWEM")).to_be_visible()
+    expect(page.get_by_text(ANSWER)).to_have_count(0)  # nothing slow runs before the click
+    save_screen(page, "plan-synth-ask", VIEWPORT)
+
+    simulate.click()
+    expect(page.get_by_text(ANSWER)).to_be_visible(timeout=180_000)
+    settle(page, VIEWPORT)
+    expect(simulate).to_have_count(0)
+    for amount in ("1.3", "1.4"):
+        type_synth_target(page, amount)
+        expect(page.get_by_text(ANSWER)).to_be_visible()
+    page.get_by_role("button", name="Check it (about").click()
+    expect(page.get_by_text("simulated releases at this budget")).to_be_visible(timeout=120_000)
+    settle(page, VIEWPORT)
+    save_screen(page, "plan-synth", VIEWPORT)
+    no_exception(page)

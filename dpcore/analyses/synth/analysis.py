@@ -13,10 +13,12 @@ from dpcore._validate import as_rng, is_numeric
 from dpcore.accounting import ZCDP, Budget, Kind, PureDP, as_pure_dp, pure_epsilon_within
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.synth.accuracy import (
-    CHECK_REPLICATES,
+    SIMULATION_SIZES,
     SynthErrorModel,
     check_synth_accuracy,
+    seconds_per_synthesis,
     synth_error_model,
+    synth_planner_cost,
 )
 from dpcore.analyses.synth.config import (
     MIN_MODEL_COLUMNS,
@@ -35,6 +37,7 @@ from dpcore.errors import BudgetKindError
 from dpcore.grouping import Grouping
 from dpcore.metrics import GroupWorkload
 from dpcore.planner.accuracy import AccuracyTarget
+from dpcore.planner.simulated import PlannerCost
 from dpcore.release.plan import PlanHeader
 from dpcore.shares import require_fixed_shares
 
@@ -238,20 +241,47 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         )  # fmt: skip
 
     def error_model(
-        self, stats: PreparedRows, settings: SynthSettings, *, budget_kind: Kind = "pure"
+        self,
+        stats: PreparedRows,
+        settings: SynthSettings,
+        *,
+        budget_kind: Kind = "pure",
+        progress: Progress | None = None,
     ) -> SynthErrorModel:
         """Each group's workload error as a function of ε
         (:func:`~dpcore.analyses.synth.accuracy.synth_error_model`), whatever ``budget_kind``:
         a ρ budget runs these synthesizers at ε = √(2ρ) (:meth:`native_budget`).
-        :class:`~dpcore.analyses.base.PlannerUnavailable` for the slow synthesizers,
-        ``ValueError`` for settings that cannot run."""
+        ``ValueError`` for settings that cannot run. Seconds to minutes for the slower
+        synthesizers (:meth:`planner_cost`); ``progress(done, total)`` counts the group models
+        fitted."""
+        self._check_plannable(stats, settings, budget_kind)
+        return synth_error_model(stats, settings.strategy, progress=progress)
+
+    def planner_cost(
+        self,
+        stats: PreparedRows,
+        settings: SynthSettings,
+        check_releases: int,
+        *,
+        budget_kind: Kind = "pure",
+    ) -> PlannerCost:
+        """The seconds of the error model's syntheses and of a check, from one synthesis timed
+        on ``stats`` (:func:`~dpcore.analyses.synth.accuracy.synth_planner_cost`);
+        :class:`~dpcore.analyses.base.PlannerUnavailable` when too slow to offer."""
+        self._check_plannable(stats, settings, budget_kind)
+        per_synthesis = seconds_per_synthesis(stats, settings.strategy)
+        return synth_planner_cost(stats, settings.strategy, check_releases, per_synthesis)
+
+    def _check_plannable(self, stats: PreparedRows, settings: SynthSettings, kind: Kind) -> None:
+        """``ValueError`` before any synthesis: settings that cannot run, or MST and AIM
+        (ρ-zCDP only) planned for a user who counts in ε (:meth:`native_budget`)."""
         self.check_rows(stats, settings, (settings.strategy,))
-        return synth_error_model(stats, settings.strategy)
+        self.native_budget(settings, PureDP(1.0) if kind == "pure" else ZCDP(0.5))
 
     def check_replicates(self, settings: SynthSettings, requested: int) -> int:
-        """At most :data:`~dpcore.analyses.synth.accuracy.CHECK_REPLICATES`: each is a
-        synthesis, and the check runs on every change of the target."""
-        return min(requested, CHECK_REPLICATES)
+        """At most the synthesizer's check size
+        (:data:`~dpcore.analyses.synth.accuracy.SIMULATION_SIZES`): each is a synthesis."""
+        return min(requested, SIMULATION_SIZES[settings.method].check_replicates)
 
     def check_accuracy(
         self,
@@ -262,13 +292,19 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         *,
         replicates: int,
         rng: np.random.Generator | int | None = None,
+        progress: Progress | None = None,
     ) -> pd.DataFrame:
         """How often fresh syntheses at ``budget`` keep each group's workload error within
         ``target`` (:func:`~dpcore.analyses.synth.accuracy.check_synth_accuracy`), with
-        :meth:`check_replicates` of ``replicates``."""
+        :meth:`check_replicates` of ``replicates``; ``progress(done, total)`` counts the group
+        models fitted. ``budget`` is in the error model's unit, ε: MST and AIM, which the
+        model ran at ρ = ε²/2, are checked there too."""
+        epsilon = (
+            budget.epsilon if isinstance(budget, PureDP) else self.run_epsilon(settings, budget)
+        )
         return check_synth_accuracy(
-            stats, settings.strategy, self.run_epsilon(settings, budget), target,
-            replicates=self.check_replicates(settings, replicates), rng=rng,
+            stats, settings.strategy, epsilon, target,
+            replicates=self.check_replicates(settings, replicates), rng=rng, progress=progress,
         )  # fmt: skip
 
 

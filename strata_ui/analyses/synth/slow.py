@@ -1,23 +1,22 @@
 """Slow synthesizers (MST and AIM, seconds to minutes a fit): a time estimate before a fit, a
-button that starts it, and a progress bar that moves with each group fitted. Results are cached
-by their inputs (the data's and groups' key, the settings, the budget, the seed), so a fit runs
-once per choice and a rerun shows it again at once.
+button that starts it, and a progress bar that moves with each group fitted. Results are kept
+by their inputs (the data's and groups' key, the settings, the budget, the seed) in
+:mod:`strata_ui.kept`, so a fit runs once per choice and a rerun shows it again at once.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable, Hashable
-from typing import TypeVar
 
 import streamlit as st
 
 from dpcore.analyses.synth import estimate_seconds
 from dpcore.analyses.synth.config import model_columns, output_columns
-from dpcore.release import Progress
+from dpcore.planner import duration_text
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved
+from strata_ui.kept import kept_or_run
 from strata_ui.state import get_settings, update_settings
-from strata_ui.widgets import progress_bar
+
+__all__ = ["duration_text", "fit_seconds", "kept_or_run", "started"]
 
 
 def fit_seconds(resolved: Resolved, strategies: tuple[str, ...], runs: int = 1) -> float:
@@ -30,13 +29,6 @@ def fit_seconds(resolved: Resolved, strategies: tuple[str, ...], runs: int = 1) 
         else estimate_seconds(config.method, 1, len(output_columns(config, by)), runs)
         for strategy in strategies
     )
-
-
-def duration_text(seconds: float) -> str:
-    """``"about 40 s"``, ``"about 3 min"``: rounded, as a guide."""
-    if seconds < 90:
-        return f"about {max(5, round(seconds / 5) * 5):.0f} s"
-    return f"about {round(seconds / 60):.0f} min"
 
 
 def started(key: tuple, label: str, seconds: float, button_key: str) -> bool:
@@ -56,30 +48,3 @@ def started(key: tuple, label: str, seconds: float, button_key: str) -> bool:
         update_settings(SynthView, started=(*get_settings(SynthView).started, token))
         return True
     return False
-
-
-T = TypeVar("T")
-
-MAX_KEPT = 16
-"""Slow results kept (the oldest is forgotten first)."""
-
-
-@st.cache_resource(show_spinner=False)
-def _kept() -> dict:
-    """The slow results of every session, by their inputs' key. Not ``st.cache_data``: a cached
-    function may not move a progress bar drawn outside it (Streamlit replays its elements)."""
-    return {}
-
-
-def kept_or_run(key: Hashable, label: str, compute: Callable[[Progress], T]) -> T:
-    """``compute(progress)`` once per ``key`` with a progress bar, then the kept result."""
-    store = _kept()
-    if key not in store:
-        progress, clear = progress_bar(label)
-        try:
-            store[key] = compute(progress)
-        finally:
-            clear()
-        while len(store) > MAX_KEPT:
-            store.pop(next(iter(store)))
-    return store[key]

@@ -179,3 +179,22 @@ def test_a_plan_of_releases_splits_with_coinpress_and_its_simulated_errors(demo)
     assert coinpress.error == pytest.approx(expected)
     with pytest.raises(ValueError, match="Gaussian noise never meets pure ε-DP"):
         split_budget(releases, PureDP(1.0))
+
+
+def test_without_refinement_the_answer_is_the_interpolated_crossing_and_simulates_nothing():
+    calls = []
+
+    def counted(scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
+        calls.append(scale)
+        return HalfNormalOver()(scale, replicates, rng)
+
+    grid = log_grid(0.1, 100, 4)
+    model = SimulatedErrorModel(
+        labels=("small", "large"), sizes=np.array([10, 40]), shapes=(), unit="rho", groups=2,
+        simulator=counted, grid=grid, replicates=2000, seed=3, refine_steps=0,
+    )  # fmt: skip
+    built = len(calls)
+    answer = smallest_budget(model, AccuracyTarget(0.5))
+    # q(s) = q_Z / s is a line in log–log, so the interpolated crossing is the exact answer.
+    assert answer.budget.rho == pytest.approx((seeded_quantile()[0] / 0.5) ** 2, rel=1e-9)
+    assert len(calls) == built + 1  # the grid, then only the error at the answer
