@@ -83,12 +83,18 @@ def test_mst_at_a_huge_rho_keeps_the_pairs_and_at_a_tiny_rho_loses_them():
     frame = tiny(600)
     kwargs = {"method": "mst", "n_rows": 5000, "rng": 1}
     sharp = synthesize(frame, ["a", "b", "c"], epsilon=100.0, **kwargs).frame
-    blurred = synthesize(frame, ["a", "b", "c"], epsilon=0.01, **kwargs).frame
     # Sampling 5,000 rows alone moves a 6-cell table by about 0.05 in L1.
     assert pair_distance(frame, sharp, ["a", "b"]) < 0.15
     assert pair_distance(frame, sharp, ["a", "c"]) < 0.2
-    # At ρ = 5e-5 every count carries noise of s.d. 100 against 600 rows: a → b is lost.
-    assert pair_distance(frame, blurred, ["a", "b"]) > 0.3
+    # At ρ = 5e-5 every count carries noise of s.d. 100 against 600 rows: a → b is lost (0.71
+    # for independent a and b). OpenDP's noise cannot be seeded, and a fit on pure noise lands
+    # below 0.3 about once in 30 (16 fits: 0.48 to 1.37), so the median of three is tested.
+    blurred = [
+        pair_distance(frame, synthesize(frame, ["a", "b", "c"], epsilon=0.01, **kwargs).frame,
+                      ["a", "b"])
+        for _ in range(3)
+    ]  # fmt: skip
+    assert sorted(blurred)[1] > 0.3
 
 
 def test_aim_fits_a_tiny_table_at_its_rho():
