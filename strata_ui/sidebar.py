@@ -47,7 +47,7 @@ def _workshop_switched() -> None:
     if not st.session_state[constants.WORKSHOP_QUERY_KEY]:
         return
     preset = state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX)
-    if state.data_path or (state.uploaded is not None and not preset):
+    if state.source is not None or (state.uploaded is not None and not preset):
         restore_demo(state)
 
 
@@ -100,10 +100,10 @@ def _render_dataset() -> None:
     st.subheader("Dataset", divider="gray")
     try:
         shape = f"{pipeline.row_count(state):,} rows × {len(pipeline.column_kinds(state))} columns"
-    except EngineError as exc:  # files opened earlier, since moved or changed
+    except EngineError as exc:  # data opened earlier, since moved or changed
         st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
         return
-    where = "  \nread where it lies, on this machine" if state.data_path else ""
+    where = "" if state.source is None else f"  \nread where it lies, {state.source.place}"
     st.markdown(f"{state.dataset_name}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "

@@ -35,12 +35,12 @@ def current() -> AnalysisUI:
 
 
 def stops_for_rows() -> bool:
-    """On files read where they lie, say plainly when the chosen analysis needs the rows in
+    """On data read where it lies, say plainly when the chosen analysis needs the rows in
     memory (:attr:`~dpcore.analyses.base.Analysis.runs_on_engines`); True when it does, and the
     page then stops instead of failing further down."""
     state = get_state()
     analysis = get(state.analysis)
-    if not state.data_path or analysis.runs_on_engines:
+    if state.source is None or analysis.runs_on_engines:
         return False
     st.info(analysis.needs_rows(), icon=":material/memory:")
     return True
