@@ -205,7 +205,8 @@ class SparkEngine(Engine):
 
     @property
     def source(self) -> str:
-        return self._location
+        """The table (or path) and the master: ``people (Spark at spark://host:7077)``."""
+        return f"{self._location.removeprefix('spark:')} (Spark at {self.master})"
 
     @property
     def master(self) -> str:
