@@ -133,12 +133,12 @@ except EngineError as exc:  # data opened earlier, since moved or changed
     st.error(f"{as_written(str(exc))}\n\nOpen the data again, or use the demo data.",
              icon=":material/error:")  # fmt: skip
     st.stop()
-st.subheader(state.dataset_name)
+st.subheader(as_written(state.dataset_name))
 rows, columns, _ = st.columns([1, 1, 2])
 if state.source is not None:
     rows.metric(
         "Rows (curator's view)", f"{n_rows:,}",
-        help=f"Counted exactly from the data {state.source.place}, for you who hold the data. "
+        help=f"Counted exactly from the data {as_written(state.source.place)}, for you who hold the data. "
         "It is not differentially private and is never part of a release or an export.",
     )  # fmt: skip
 else:
@@ -154,7 +154,7 @@ if state.source is not None:
     st.dataframe(pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}),
                  hide_index=True)  # fmt: skip
     st.caption(
-        f"No rows are shown: they stay {state.source.place}. The row count above is the "
+        f"No rows are shown: they stay {as_written(state.source.place)}. The row count above is the "
         "curator's view of the confidential data, not differentially private."
     )
 else:  # ---- preview and columns of a table in memory --------------------------------------

@@ -11,6 +11,7 @@ from dpcore.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline
 from strata_ui.ledger_ui import render_sidebar_line
 from strata_ui.state import get_state, open_ledger
+from strata_ui.style import as_written
 from strata_ui.uploads import restore_demo
 
 
@@ -101,10 +102,12 @@ def _render_dataset() -> None:
     try:
         shape = f"{pipeline.row_count(state):,} rows × {len(pipeline.column_kinds(state))} columns"
     except EngineError as exc:  # data opened earlier, since moved or changed
-        st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
+        st.error(as_written(f"{state.dataset_name}: {exc}"), icon=":material/error:")
         return
-    where = "" if state.source is None else f"  \nread where it lies, {state.source.place}"
-    st.markdown(f"{state.dataset_name}  \n{shape}{where}")
+    where = (
+        "" if state.source is None else f"  \nread where it lies, {as_written(state.source.place)}"
+    )
+    st.markdown(f"{as_written(state.dataset_name)}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."

@@ -85,6 +85,8 @@ class SparkSource(EngineSource):
 
     @property
     def place(self) -> str:
+        if is_path(self.table):
+            return f"in the files at {self.table}, which Spark at {self.master} reads"
         return f"in Spark at {self.master}"
 
     @property

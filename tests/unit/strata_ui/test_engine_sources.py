@@ -40,7 +40,10 @@ def test_a_sources_address_opens_it_again(source):
     ],
 )
 def test_a_table_is_told_from_a_path(typed, location):
-    assert SparkSource("local[*]", typed).location == location
+    source = SparkSource("local[*]", typed)
+    assert source.location == location
+    files = f"in the files at {typed}, which Spark at local[*] reads"
+    assert source.place == ("in Spark at local[*]" if location.startswith("spark:") else files)
 
 
 def test_nothing_typed_is_refused_before_anything_is_opened():
