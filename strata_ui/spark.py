@@ -58,7 +58,7 @@ def session(master: str):
             return started.result(timeout=START_TIMEOUT_S)
         except futures.TimeoutError:
             raise EngineError(
-                f"Spark at {master} did not start within {START_TIMEOUT_S:.0f} s. Check that "
+                f"Spark at {master} did not start within {START_TIMEOUT_S:g} s. Check that "
                 "the master answers and has free workers; if it is only slow, connect again "
                 "in a minute."
             ) from None

@@ -133,6 +133,9 @@ def test_compare_and_release_run_on_spark_and_record_the_engine(session):
     at.select_slider(key="compare.budget.pure").set_value(0.1).run()
     at.select_slider(key="compare.budget.pure").set_value(1.5).run()
     assert not at.main.error and charts(at)[0] != first
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
     review = text(go(at, "release").main.markdown)
     assert "**Data:** people (Spark at local[2]), 600 rows" in review
     assert "**Read by:** the spark engine, where the data lies" in review

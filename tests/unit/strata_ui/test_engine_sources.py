@@ -4,6 +4,8 @@ Spark's paths to it too."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from dpcore.engines import EngineError
@@ -72,3 +74,12 @@ def test_with_a_data_folder_spark_reads_no_path_outside_it(tmp_path, monkeypatch
     spark._check_path(f"{root}/survey/")  # under the folder: allowed
     monkeypatch.delenv(DATA_ROOT_ENV)
     spark._check_path("hdfs://head/data/survey")  # no folder set: any path Spark reads
+
+
+def test_a_spark_that_does_not_start_in_time_is_given_up_on(monkeypatch):
+    never = threading.Event()
+    monkeypatch.setattr(spark, "_session", lambda master: never.wait(5))
+    monkeypatch.setattr(spark, "START_TIMEOUT_S", 0.2)
+    with pytest.raises(EngineError, match="Spark at spark://head:7077 did not start within 0.2 s"):
+        spark.session("spark://head:7077")
+    never.set()
