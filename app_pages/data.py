@@ -133,7 +133,7 @@ except EngineError as exc:  # data opened earlier, since moved or changed
     st.error(f"{as_written(str(exc))}\n\nOpen the data again, or use the demo data.",
              icon=":material/error:")  # fmt: skip
     st.stop()
-st.subheader(as_written(state.dataset_name))
+st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
 if state.source is not None:
     rows.metric(

@@ -102,12 +102,12 @@ def _render_dataset() -> None:
     try:
         shape = f"{pipeline.row_count(state):,} rows × {len(pipeline.column_kinds(state))} columns"
     except EngineError as exc:  # data opened earlier, since moved or changed
-        st.error(as_written(f"{state.dataset_name}: {exc}"), icon=":material/error:")
+        st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
         return
     where = (
         "" if state.source is None else f"  \nread where it lies, {as_written(state.source.place)}"
     )
-    st.markdown(f"{as_written(state.dataset_name)}  \n{shape}{where}")
+    st.markdown(f"{state.dataset_name}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."
