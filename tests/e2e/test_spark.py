@@ -51,9 +51,14 @@ def test_a_parquet_folder_read_by_local_spark_is_compared(page: Page, fresh_app_
             )
         )
     ).to_be_visible()
-    page.get_by_test_id("stSelectbox").filter(
+    value_box = page.get_by_test_id("stSelectbox").filter(
         has=page.get_by_text("Value column", exact=True)
-    ).click()
+    )
+    # Scrolled first: the Data page is long, and a list opened while the click scrolls it
+    # closed at once.
+    value_box.scroll_into_view_if_needed()
+    settle(page)
+    value_box.click()
     page.get_by_role("option", name="hours_per_week", exact=True).click()
     settle(page)
     save_screen(page, "spark-data", VIEWPORT)
