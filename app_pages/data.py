@@ -5,15 +5,16 @@ import streamlit as st
 
 from dpcore.datasets import DEMO_COLUMNS
 from dpcore.engines import EngineError
-from strata_ui import files, pipeline, url_state
+from strata_ui import files, pipeline, spark, url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
+from strata_ui.engine_sources import EngineSource
 from strata_ui.navigation import render_journeys
 from strata_ui.person import render_person_choice
 from strata_ui.state import get_dataset, get_state
 from strata_ui.style import as_written
-from strata_ui.uploads import handle_upload, open_path, restore_demo
+from strata_ui.uploads import handle_upload, open_source, restore_demo
 
 st.title("Data")
 st.markdown(
@@ -22,6 +23,18 @@ st.markdown(
     "“Who is one person?”, each row is one person."
 )
 state = get_state()
+
+
+def open_or_explain(source: EngineSource) -> None:
+    """Open ``source`` as the dataset; say why not, and what stays in use, when it cannot be."""
+    error = open_source(state, source)
+    if error is None:
+        st.rerun()  # the sidebar, drawn before this, still names the previous dataset
+    own = state.uploaded is not None or state.source is not None
+    kept = f"“{state.dataset_name}”" if own else "the demo data"
+    st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.", icon=":material/error:")
+
+
 st.markdown("**Where to start**")
 render_journeys()
 
@@ -68,24 +81,49 @@ else:
         "they lie, and only each group's counts and sums come into memory."
         + ("" if root is None else f" This installation opens files under `{root}` only.")
     )
+    shown = state.source if isinstance(state.source, files.FilesSource) else None
     path = st.text_input(
         "Path on the machine running the app",
-        value=state.data_path,
+        value="" if shown is None else shown.location,
         placeholder="/data/survey/ or /data/survey/*.parquet",
         key=f"data.path_{state.upload_generation}",
         help="A folder is searched with its subfolders for Parquet or CSV files; every part "
         "must have the same columns. The address bar keeps the path, so a refresh opens it again.",
     )
     if st.button("Open", icon=":material/folder_open:", key="data.open"):
-        error = open_path(state, path)
-        if error is None:
-            st.rerun()  # the sidebar, drawn before this, still names the previous dataset
-        own = state.uploaded is not None or state.data_path
-        kept = f"“{state.dataset_name}”" if own else "the demo data"
-        st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.",
-                 icon=":material/error:")  # fmt: skip
-# An upload, files, or a Learn preset's built-in data (allowed in workshop mode).
-own_data = state.uploaded is not None or state.data_path
+        open_or_explain(files.FilesSource(path.strip()))
+
+    # ---- a table in Spark ----------------------------------------------------------------
+    st.subheader("Connect to Spark")
+    st.markdown(
+        "For data held in a Spark cluster: Spark computes each group's counts and sums where "
+        "the rows lie, and only those come into memory. The master is "
+        f"`{spark.DEFAULT_MASTER}` for Spark on the machine that runs the app, or your "
+        "cluster's address, such as `spark://host:7077`. Starting Spark takes ten seconds or "
+        "more the first time."
+    )
+    connected = state.source if isinstance(state.source, spark.SparkSource) else None
+    master_column, table_column = st.columns(2)
+    master = master_column.text_input(
+        "Spark master",
+        value=spark.DEFAULT_MASTER if connected is None else connected.master,
+        key=f"data.spark_master_{state.upload_generation}",
+        help="local[*]: Spark on this server with all its cores (local[2]: two cores). A "
+        "cluster: the URL its master's web page shows, spark://host:7077.",
+    )
+    table = table_column.text_input(
+        "Table, or a folder Spark reads",
+        value="" if connected is None else connected.table,
+        placeholder="survey, or /data/survey/",
+        key=f"data.spark_table_{state.upload_generation}",
+        help="The name of a table in Spark's catalog, or the path of a Parquet folder (or a "
+        "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
+        "again.",
+    )
+    if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
+        open_or_explain(spark.SparkSource(master.strip(), table.strip()))
+# An upload, data read where it lies, or a Learn preset's built-in data (allowed in workshop mode).
+own_data = state.uploaded is not None or state.source is not None
 if own_data and st.button("Use the demo data again", icon=":material/undo:"):
     restore_demo(state)
     st.rerun()
@@ -93,17 +131,17 @@ if own_data and st.button("Use the demo data again", icon=":material/undo:"):
 # ---- the dataset in use ----------------------------------------------------------------
 try:
     kinds, n_rows = pipeline.column_kinds(state), pipeline.row_count(state)
-except EngineError as exc:  # files opened earlier, since moved or changed
-    st.error(f"{as_written(str(exc))}\n\nOpen the files again, or use the demo data.",
+except EngineError as exc:  # data opened earlier, since moved or changed
+    st.error(f"{as_written(str(exc))}\n\nOpen the data again, or use the demo data.",
              icon=":material/error:")  # fmt: skip
     st.stop()
 st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
-if state.data_path:
+if state.source is not None:
     rows.metric(
         "Rows (curator's view)", f"{n_rows:,}",
-        help="Counted exactly from the files, for you who hold the data. It is not "
-        "differentially private and is never part of a release or an export.",
+        help=f"Counted exactly from the data {as_written(state.source.place)}, for you who hold the data. "
+        "It is not differentially private and is never part of a release or an export.",
     )  # fmt: skip
 else:
     rows.metric("Rows", f"{n_rows:,}")
@@ -114,13 +152,13 @@ for note in state.upload_notes:
 current().render_data_choices(kinds)
 render_person_choice(kinds, current().columns_not_for_grouping())
 
-if state.data_path:
+if state.source is not None:
     st.subheader("Columns")
     st.dataframe(pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}),
                  hide_index=True)  # fmt: skip
     st.caption(
-        "No rows are shown: they stay in the files. The row count above is the curator's view "
-        "of the confidential data, not differentially private."
+        f"No rows are shown: they stay {as_written(state.source.place)}. The row count above is the "
+        "curator's view of the confidential data, not differentially private."
     )
 else:  # ---- preview and columns of a table in memory --------------------------------------
     frame = get_dataset()

@@ -94,9 +94,9 @@ def _problem(state: AppState, value_columns: tuple[str, ...]) -> str | None:
 
 def _render_preview(state: AppState) -> None:
     st.markdown("**What the bounds leave out** (curator's view)")
-    if state.data_path:
+    if state.source is not None:
         st.caption(
-            "With files read where they lie, the rows the bounds leave out are counted with each "
+            "With data read where it lies, the rows the bounds leave out are counted with each "
             "group's statistics: the Estimator page says how many."
         )
         return

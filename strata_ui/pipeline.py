@@ -11,9 +11,10 @@ The groups, and the statistics of an analysis that keeps them read-only, are sha
 unpickle a fresh copy on each of a page's calls — at 10 million rows, 18 copies of the grouped
 data per move of the Compare page's slider, 3.5 s of it.
 
-Data in files on this machine (:attr:`AppState.data_path`) never comes into memory: its groups,
-categories and statistics come from DuckDB's passes over the files (:mod:`strata_ui.files`),
-through the same functions, so that pages need not know where the rows are.
+Data read where it lies (:attr:`AppState.source`: files on this machine, a table in Spark) never
+comes into memory: its groups, categories and statistics come from an engine's passes
+(:mod:`strata_ui.engine_sources`), through the same functions, so that pages need not know
+where the rows are.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dpcore.grouping import (
 )
 from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release import DatasetRef, PlanHeader
-from strata_ui import files
+from strata_ui import engine_sources
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
 
 SHARE_SOURCE_LABELS = {
@@ -93,16 +94,16 @@ def private_sizes_needs(state: AppState) -> list[str]:
     return [_PRIVATE_SIZES_NEEDS[gap] for gap in grouping_spec(state).private_sizes_gaps()]
 
 
-# ---- the data in use: a frame in memory, or files read where they lie ----------------------
+# ---- the data in use: a frame in memory, or data read where it lies --------------------------
 
 
-def _opened(state: AppState) -> files.OpenedFiles:
-    return files.open_files(state.data_path, state.dataset_fingerprint)
+def _opened(state: AppState) -> engine_sources.OpenedData:
+    return engine_sources.opened(state.source, state.dataset_fingerprint)
 
 
 def column_kinds(state: AppState) -> dict[str, str]:
     """Every column of the data in use and its kind in plain words ("whole number", "text"…)."""
-    if state.data_path:
+    if state.source is not None:
         return _opened(state).kinds
     frame = get_dataset()
     return {str(column): column_kind(frame[column]) for column in frame.columns}
@@ -110,14 +111,14 @@ def column_kinds(state: AppState) -> dict[str, str]:
 
 def row_count(state: AppState) -> int:
     """The rows of the data in use (exact: a curator's view, on screen only)."""
-    return _opened(state).rows if state.data_path else len(get_dataset())
+    return _opened(state).rows if state.source is not None else len(get_dataset())
 
 
-def column_rule(state: AppState, column: str) -> files.ColumnRule:
+def column_rule(state: AppState, column: str) -> engine_sources.ColumnRule:
     """How a grouping column groups: by its ``"values"``, as category ``"codes"``, or in public
     buckets (``"edges"``)."""
-    if state.data_path:
-        return files.column_rule(state.data_path, state.dataset_fingerprint, column)
+    if state.source is not None:
+        return engine_sources.column_rule(state.source, state.dataset_fingerprint, column)
     series = get_dataset()[column]
     return "codes" if is_category_codes(series) else "edges" if needs_edges(series) else "values"
 
@@ -125,8 +126,9 @@ def column_rule(state: AppState, column: str) -> files.ColumnRule:
 def categories_found(state: AppState, column: str, edges: tuple[float, ...] | None) -> list[str]:
     """The categories of ``column`` found in the data (its buckets' labels with ``edges``), in
     the order a codebook would list them: a curator's view, offered to prefill a declaration."""
-    if state.data_path:
-        return files.categories_found(state.data_path, state.dataset_fingerprint, column, edges)
+    if state.source is not None:
+        fingerprint = state.dataset_fingerprint
+        return engine_sources.categories_found(state.source, fingerprint, column, edges)
     return _data_categories(get_dataset(), state.dataset_fingerprint, column, edges)
 
 
@@ -148,8 +150,8 @@ def _build_grouping(_frame: pd.DataFrame, fingerprint: str, spec: GroupingSpec) 
 def current_grouping(state: AppState) -> Grouping:
     """The session's groups and recombination shares; ``ValueError`` explains what to fix."""
     spec = grouping_spec(state)
-    if state.data_path:
-        return files.grouping(state.data_path, state.dataset_fingerprint, spec)
+    if state.source is not None:
+        return engine_sources.grouping(state.source, state.dataset_fingerprint, spec)
     return _build_grouping(get_dataset(), state.dataset_fingerprint, spec)
 
 
@@ -234,13 +236,13 @@ def current_statistics(analysis: Analysis, settings: object):
 
 def statistics_for(analysis: Analysis, settings: object, spec: GroupingSpec):
     """As :func:`current_statistics`, in the groups of ``spec`` (e.g. a planned release's,
-    which may differ from the Strata page's now). On files, the statistics an engine
+    which may differ from the Strata page's now). On data read where it lies, the statistics an engine
     computed (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`); an analysis that needs
     the rows raises :class:`~dpcore.analyses.base.NeedsRowsInMemory`."""
     state = get_state()
     unit = checked_unit(analysis, state)
-    if state.data_path:
-        return _files_aggregated(state, analysis, settings, spec, unit).stats
+    if state.source is not None:
+        return _engine_aggregated(state, analysis, settings, spec, unit).stats
     frame = get_dataset()
     grouping = _build_grouping(frame, state.dataset_fingerprint, spec)
     cached = _shared_statistics if analysis.read_only_statistics else _copied_statistics
@@ -269,27 +271,26 @@ def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRe
     return DatasetRef.of(_frame, name)
 
 
-def _files_aggregated(
+def _engine_aggregated(
     state: AppState, analysis: Analysis, settings: object, spec: GroupingSpec, unit: PrivacyUnit
 ):  # fmt: skip
-    return files.aggregated(
-        analysis, state.data_path, state.dataset_fingerprint, spec, settings, unit
-    )
+    fingerprint = state.dataset_fingerprint
+    return engine_sources.aggregated(analysis, state.source, fingerprint, spec, settings, unit)
 
 
 def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     """The header of the release the session would commit at ``budget``: the data in use, the
     groups of the Strata page, and the name and level of the Release page.
 
-    Files are known to a release as the engine's pass knows them (the columns read and an
+    Data read where it lies is known to a release as the engine's pass knows it (the columns read and an
     order-free digest of their rows, :func:`~dpcore.engines.aggregate_mean`), so that the
     release's script, which runs that pass again, rebuilds the same plan and spends once."""
     spec = grouping_spec(state)
-    if state.data_path:
+    if state.source is not None:
         analysis = get(state.analysis)
         settings = get_settings(analysis.settings_type)
         unit = checked_unit(analysis, state)
-        dataset = _files_aggregated(state, analysis, settings, spec, unit).dataset
+        dataset = _engine_aggregated(state, analysis, settings, spec, unit).dataset
     else:
         dataset = _dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name)
     return PlanHeader(

@@ -11,6 +11,7 @@ from dpcore.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline
 from strata_ui.ledger_ui import render_sidebar_line
 from strata_ui.state import get_state, open_ledger
+from strata_ui.style import as_written
 from strata_ui.uploads import restore_demo
 
 
@@ -47,7 +48,7 @@ def _workshop_switched() -> None:
     if not st.session_state[constants.WORKSHOP_QUERY_KEY]:
         return
     preset = state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX)
-    if state.data_path or (state.uploaded is not None and not preset):
+    if state.source is not None or (state.uploaded is not None and not preset):
         restore_demo(state)
 
 
@@ -100,10 +101,12 @@ def _render_dataset() -> None:
     st.subheader("Dataset", divider="gray")
     try:
         shape = f"{pipeline.row_count(state):,} rows × {len(pipeline.column_kinds(state))} columns"
-    except EngineError as exc:  # files opened earlier, since moved or changed
+    except EngineError as exc:  # data opened earlier, since moved or changed
         st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
         return
-    where = "  \nread where it lies, on this machine" if state.data_path else ""
+    where = (
+        "" if state.source is None else f"  \nread where it lies, {as_written(state.source.place)}"
+    )
     st.markdown(f"{state.dataset_name}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "

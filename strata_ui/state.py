@@ -32,6 +32,7 @@ from dpcore.ledger import (
 )
 from strata_ui import constants
 from strata_ui.data import load_demo
+from strata_ui.engine_sources import EngineSource
 
 SettingsT = TypeVar("SettingsT")
 
@@ -56,7 +57,7 @@ class AppState:
     # Data
     dataset_name: str = DEMO_DATASET_NAME
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
-    data_path: str = ""  # files on this machine read where they lie (strata_ui.files), if any
+    source: EngineSource | None = None  # data read where it lies (strata_ui.engine_sources)
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
     upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
@@ -188,13 +189,13 @@ def get_state() -> AppState:
 def get_dataset() -> pd.DataFrame:
     """The dataset in use: the user's validated upload if any, else the demo data.
 
-    Raises :class:`~dpcore.analyses.base.NeedsRowsInMemory` when the data in use stays in
-    files on disk (:attr:`AppState.data_path`): its rows are never loaded into memory."""
+    Raises :class:`~dpcore.analyses.base.NeedsRowsInMemory` when the data in use is read
+    where it lies (:attr:`AppState.source`): its rows are never loaded into memory."""
     state = get_state()
-    if state.data_path:
+    if state.source is not None:
         raise NeedsRowsInMemory(
-            f"This step needs the rows in memory, and the data in use stays in the files at "
-            f"{state.data_path}. Upload the data (or a sample of it) on the Data page to use it."
+            f"This step needs the rows in memory, and the data in use stays {state.source.place}. "
+            "Upload the data (or a sample of it) on the Data page to use it."
         )
     return load_demo() if state.uploaded is None else state.uploaded
 

@@ -1,5 +1,5 @@
-"""Turning what a user uploads or types (a path of files on this machine) into session state, with
-messages they can act on.
+"""Turning what a user uploads or types (a path of files on this machine, a table in Spark) into
+session state, with messages they can act on.
 
 No numerics here: files are parsed by :func:`dpcore.io.read_table`; this module only decides what
 an upload does to the session's choices, and parses typed lists of bucket edges.
@@ -14,7 +14,7 @@ import re
 from dpcore.datasets import DEMO_DATASET_NAME
 from dpcore.engines import EngineError
 from dpcore.io import explain_not_numeric, load_table
-from strata_ui import files
+from strata_ui import engine_sources
 from strata_ui.analyses import every
 from strata_ui.state import AppState
 
@@ -46,7 +46,7 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
         return str(exc)
     frame = loaded.frame
     state.uploaded = frame
-    state.data_path = ""
+    state.source = None
     state.dataset_name = filename
     state.dataset_fingerprint = key
     state.upload_notes = loaded.notes + tuple(
@@ -60,35 +60,30 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     return None
 
 
-def open_path(state: AppState, location: str) -> str | None:
-    """Make the files at ``location`` on this machine the session's dataset, read where they lie
-    (:mod:`strata_ui.files`); return an error message, or None on success.
+def open_source(state: AppState, source: engine_sources.EngineSource) -> str | None:
+    """Make the data of ``source`` the session's dataset, read where it lies
+    (:mod:`strata_ui.engine_sources`); return an error message, or None on success.
 
-    As :func:`handle_upload`: files that cannot be opened leave the session untouched, and the
-    choices tied to the columns are reset only when the files differ from those in use.
+    As :func:`handle_upload`: data that cannot be opened leaves the session untouched, and the
+    choices tied to the columns are reset only when the data differs from the data in use.
     """
-    location = location.strip()
-    if not location:
-        return (
-            "Type the path of a CSV or Parquet file, a folder of Parquet files, or a glob such as "
-            "/data/survey/*.parquet."
-        )
     try:
-        fingerprint = files.files_fingerprint(location)
-        files.open_files(location, fingerprint)
+        fingerprint = source.fingerprint()
+        engine_sources.opened(source, fingerprint)
     except EngineError as exc:
         return str(exc)
-    if fingerprint == state.dataset_fingerprint and state.data_path:
-        return None  # the same files again: nothing to reset
+    same_data = fingerprint == state.dataset_fingerprint and state.source is not None
     state.uploaded = None
-    state.data_path = location
-    state.dataset_name = location
+    state.source = source  # as typed now: the address shows it
+    state.dataset_name = source.name
+    if same_data:
+        return None  # the same data again (another spelling of its path): nothing to reset
     state.dataset_fingerprint = fingerprint
     state.upload_notes = ()
     state.strata_columns = []
     _reset_groups(state)
     _reset_analyses(demo=False)
-    state.upload_generation += 1  # an empty uploader: the files replaced any upload
+    state.upload_generation += 1  # an empty uploader: the source replaced any upload
     return None
 
 
@@ -96,7 +91,7 @@ def restore_demo(state: AppState) -> None:
     """Go back to the demo data and its default choices (groups by race × sex; each analysis
     restores its own, such as the mean's hours per week in 0–100)."""
     state.uploaded = None
-    state.data_path = ""
+    state.source = None
     state.dataset_name = DEMO_DATASET_NAME
     state.dataset_fingerprint = DEMO_FINGERPRINT
     state.upload_notes = ()

@@ -9,9 +9,10 @@ a value, count, hash or fingerprint of the data (a shared link must not leak any
 
 An uploaded file is not kept by the server after a refresh (a new browser session). The app then
 does not fall back to the demo data silently: every page says which file to upload again, and the
-choices from the address wait for it (:func:`resume_after_upload`). Files on the machine that runs
-the app stay where they are: the address holds their path (``?data=files&path=...``, typed by the
-user) and a refresh opens them again before applying the other choices.
+choices from the address wait for it (:func:`resume_after_upload`). Data read where it lies stays
+there: the address holds what the user typed to open it (files on the machine that runs the app,
+``?data=files&path=...``; a table in Spark, ``?data=spark&master=local[*]&table=...``) and a
+refresh opens it again before applying the other choices.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ import streamlit as st
 
 from dpcore.analyses import ANALYSES
 from strata_ui import constants, pipeline
+from strata_ui.engine_sources import EngineSource
+from strata_ui.files import FilesSource
+from strata_ui.spark import SparkSource
 from strata_ui.state import (
     GROUPING_FIELDS,
     PERSON_FIELDS,
@@ -37,12 +41,14 @@ from strata_ui.state import (
     widget_key,
 )
 from strata_ui.style import as_written
-from strata_ui.uploads import open_path
+from strata_ui.uploads import open_source
 
 __all__ = [
     "DATA_PARAM",
     "FILE_PARAM",
+    "MASTER_PARAM",
     "PATH_PARAM",
+    "TABLE_PARAM",
     "SHARED_FIELDS",
     "render_notices",
     "restore_once",
@@ -59,15 +65,19 @@ SHARED_FIELDS = (
 data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
 ledger). Workshop mode has its own parameter, :data:`~strata_ui.constants.WORKSHOP_QUERY_KEY`."""
 DATA_PARAM = "data"
-"""Which data the choices are for: absent for the demo, ``upload``, ``preset`` or ``files``."""
+"""Which data the choices are for: absent for the demo, ``upload``, ``preset``, ``files`` or
+``spark``."""
 FILE_PARAM = "file"
 """An uploaded file's name, so the page can say which file to upload again."""
 PATH_PARAM = "path"
 """The path of files on the machine that runs the app (:mod:`strata_ui.files`), as typed."""
+MASTER_PARAM = "master"
+TABLE_PARAM = "table"
+"""Spark's master URL and the table (or path) in it (:mod:`strata_ui.spark`), as typed."""
 _RESTORED = "_strata_lab_url.restored"
 _PENDING = "_strata_lab_url.pending"  # choices waiting for their file: {"file", "params"}
 _IGNORED = "_strata_lab_url.ignored"  # parameters that could not be used, shown once
-_UNOPENED = "_strata_lab_url.unopened"  # files of the address that could not be opened again
+_UNOPENED = "_strata_lab_url.unopened"  # data of the address that could not be opened again
 
 
 class _Unusable(ValueError):
@@ -100,8 +110,8 @@ def _params_of_session() -> dict[str, str]:
     params = _changed_fields(state, AppState(), SHARED_FIELDS, AppState)
     if state.workshop_mode:
         params[constants.WORKSHOP_QUERY_KEY] = "true"
-    if state.data_path:
-        params[DATA_PARAM], params[PATH_PARAM] = "files", state.data_path
+    if state.source is not None:
+        params |= state.source.address()
     elif state.uploaded is not None:
         if state.dataset_fingerprint.startswith(constants.PRESET_FINGERPRINT_PREFIX):
             params[DATA_PARAM] = "preset"
@@ -136,7 +146,10 @@ def _is_ours(name: str) -> bool:
         for cls in (a.settings_type for a in ANALYSES)
         if (fields := dataclasses.fields(cls))
     }
-    ours = (*SHARED_FIELDS, DATA_PARAM, FILE_PARAM, PATH_PARAM, constants.WORKSHOP_QUERY_KEY)
+    ours = (
+        *SHARED_FIELDS, DATA_PARAM, FILE_PARAM, PATH_PARAM, MASTER_PARAM, TABLE_PARAM,
+        constants.WORKSHOP_QUERY_KEY,
+    )  # fmt: skip
     return name in ours or name.split(".", 1)[0] in owners
 
 
@@ -173,20 +186,31 @@ def restore_once() -> None:
         # The file is gone with the old session: its choices wait for it (see the notice).
         st.session_state[_PENDING] = {"file": params.get(FILE_PARAM), "params": params}
         return
-    if params.get(DATA_PARAM) == "files":
-        _reopen(params)
+    source = _source_of(params)
+    if source is not None:
+        _reopen(source, params)
         return
     _apply(params)
 
 
-def _reopen(params: dict[str, str]) -> None:
-    """Open the files of the address again, then apply its choices to their columns; files
-    that cannot be opened (moved, changed, unreadable) leave the demo data in use, and say so
-    once."""
-    location = params.get(PATH_PARAM, "")
-    error = open_path(get_state(), location)
+def _source_of(params: dict[str, str]) -> EngineSource | None:
+    """The data read where it lies that the address names, if any."""
+    if params.get(DATA_PARAM) == FilesSource.kind:
+        return FilesSource(params.get(PATH_PARAM, "").strip())
+    if params.get(DATA_PARAM) == SparkSource.kind:
+        return SparkSource(
+            params.get(MASTER_PARAM, "").strip(), params.get(TABLE_PARAM, "").strip()
+        )
+    return None
+
+
+def _reopen(source: EngineSource, params: dict[str, str]) -> None:
+    """Open the data of the address again, then apply its choices to its columns; data that
+    cannot be opened (moved, changed, unreadable, Spark not answering) leaves the demo data in
+    use, and says so once."""
+    error = open_source(get_state(), source)
     if error is not None:
-        st.session_state[_UNOPENED] = (location, error)
+        st.session_state[_UNOPENED] = (source.name, error)
         return
     _apply(params, columns=pipeline.column_kinds(get_state()))
 
@@ -339,12 +363,12 @@ def render_notices() -> None:
         _render_waiting(pending["file"])
     unopened = st.session_state.pop(_UNOPENED, None)
     if unopened is not None:
-        location, error = unopened
+        name, error = unopened
         st.error(
             as_written(
-                f"This page was refreshed, or opened from a link, with the files at {location}, "
+                f"This page was refreshed, or opened from a link, with the data {name}, "
                 f"which could not be opened again: {error} The pages show the demo data; open "
-                "the files again on the Data page."
+                "the data again on the Data page."
             ),
             icon=":material/folder_off:",
         )

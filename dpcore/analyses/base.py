@@ -168,9 +168,10 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     def needs_rows(self) -> str:
         """Why the analysis cannot run on data read where it lies, and what to do instead."""
         return (
-            f"The {self.title.lower()} needs the rows in memory, and the data in use stays in "
-            "files on disk. Upload the data (or a sample of it) on the Data page to use it, or "
-            "choose an analysis that works on files: the mean per group or the ratio of sums."
+            f"The {self.title.lower()} needs the rows in memory, and the data in use stays "
+            "where it lies (in files on disk, or in Spark). Upload the data (or a sample of it) "
+            "on the Data page to use it, or choose an analysis that works where the data lies: "
+            "the mean per group or the ratio of sums."
         )
 
     def needs_row_unit(self) -> str:

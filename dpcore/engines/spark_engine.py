@@ -15,6 +15,10 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import re
+import shutil
+import socket
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,7 +36,7 @@ from dpcore.engines.base import (
 from dpcore.grouping import bucket_labels
 from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
 
-__all__ = ["SparkEngine", "spark_session"]
+__all__ = ["MASTER_EXAMPLES", "SparkEngine", "spark_session"]
 
 KINDS = {
     "boolean": "yes / no",
@@ -43,15 +47,53 @@ KINDS = {
 a decimal number; everything else is text to us)."""
 
 
+MASTER_ANSWER_S = 5.0
+"""How long a cluster's master may take to accept a connection before it counts as silent."""
+_MASTER = re.compile(
+    r"local(\[(\*|\d+)(,\d+)?\])?|spark://[^\s/:,]+:\d+(,[^\s/:,]+:\d+)*|yarn|k8s://\S+"
+)
+MASTER_EXAMPLES = (
+    "local[*] (this machine, all its cores), local[2] (two cores) or spark://host:7077 (a "
+    "cluster's master, as its web page shows it)"
+)
+
+
 def spark_session(master: str = "local[*]"):
     """A Spark session at ``master`` (``local[*]`` on this machine, or a cluster's URL such as
-    ``spark://host:7077``), quiet and without its web UI."""
+    ``spark://host:7077``), quiet and without its web UI.
+
+    A cluster's master is first asked whether it accepts a connection, within
+    :data:`MASTER_ANSWER_S` seconds: Spark itself retries a silent master for about a minute
+    before it gives up. Spark runs one session per program: while one runs, the same master
+    gets it again and another master is refused (``getOrCreate`` would silently return the
+    running one).
+
+    Raises
+    ------
+    EngineError
+        A master URL of no known form, Java missing, another master already in use, a master
+        that does not answer, or Spark failing to start; each message says how to fix it.
+    """
+    master = master.strip()
+    if not _MASTER.fullmatch(master):
+        raise EngineError(f"“{master}” is not a Spark master URL. Give {MASTER_EXAMPLES}.")
+    _check_java()
+    if master.startswith("spark://"):
+        _check_master_answers(master)
+    running = _running_master()
+    if running is not None and running != master:
+        raise EngineError(
+            f"Strata Lab is already connected to Spark at {running} here, and Spark allows one "
+            f"connection per program. Use {running}, or restart Strata Lab to connect to "
+            f"{master}."
+        )
     try:
         from pyspark.sql import SparkSession
 
         session = (
             SparkSession.builder.master(master).appName("strata-lab")
             .config("spark.ui.enabled", "false").config("spark.log.level", "ERROR")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 1)))
             .getOrCreate()
         )  # fmt: skip
@@ -62,6 +104,46 @@ def spark_session(master: str = "local[*]"):
         ) from None
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _check_java() -> None:
+    """Refuse to start Spark without Java, where PySpark looks for it (``JAVA_HOME``, else the
+    ``PATH``): PySpark's own error is a failed launch of a gateway."""
+    home = os.environ.get("JAVA_HOME", "").strip()
+    found = os.access(Path(home, "bin", "java"), os.X_OK) if home else shutil.which("java")
+    if not found:
+        where = f"JAVA_HOME is {home}, which holds no bin/java" if home else "no `java` on the PATH"
+        raise EngineError(
+            f"Spark needs Java 17, and this machine has none ({where}). Install it (on Debian: "
+            "apt-get install openjdk-17-jre-headless), or set JAVA_HOME to a Java 17 folder, "
+            "then restart the program."
+        )
+
+
+def _running_master() -> str | None:
+    """The master of the Spark session this program runs, if any."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    return None if context is None else context.master
+
+
+def _check_master_answers(master: str) -> None:
+    """Refuse a ``spark://`` master none of whose hosts accepts a connection in time."""
+    addresses = master.removeprefix("spark://").split(",")
+    for address in addresses:
+        host, port = address.rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=MASTER_ANSWER_S).close()
+            return
+        except OSError:
+            continue
+    raise EngineError(
+        f"The Spark master at {master} does not answer (no connection within "
+        f"{MASTER_ANSWER_S:g} s). Check the host and port (the master's web page shows its "
+        "URL, usually spark://host:7077), that the master is running, and that this machine "
+        "may reach it."
+    )
 
 
 class SparkEngine(Engine):
@@ -84,6 +166,9 @@ class SparkEngine(Engine):
     def __init__(self, location: str, *, session=None, master: str = "local[*]") -> None:
         self._location = str(location)
         self._spark = session if session is not None else spark_session(master)
+        # The passes' jobs carry this group, so that :meth:`progress` follows them alone.
+        self._jobs = f"strata-lab-{id(self):x}"
+        self._check_table()
         try:
             self._frame = self._read(self._location)
             self._kinds = {
@@ -96,6 +181,23 @@ class SparkEngine(Engine):
                 "for a table of the session's catalog, or a Parquet or CSV path."
             ) from None
 
+    def _check_table(self) -> None:
+        """Name the tables there are when ``spark:TABLE`` names none (Spark's own message is a
+        page of SQL analysis)."""
+        if not self._location.startswith("spark:"):
+            return
+        table = self._location.removeprefix("spark:")
+        if table and self._spark.catalog.tableExists(table):
+            return
+        tables = sorted(t.name for t in self._spark.catalog.listTables())
+        found = (
+            f"Its tables are: {', '.join(tables)}." if tables
+            else "It has no tables: register one, or give the path of Parquet files instead."
+        )  # fmt: skip
+        raise EngineError(
+            f"Spark at {self._spark.sparkContext.master} has no table “{table}”. {found}"
+        )
+
     def _read(self, location: str):
         if location.startswith("spark:"):
             return self._spark.table(location.removeprefix("spark:"))
@@ -105,14 +207,76 @@ class SparkEngine(Engine):
 
     @property
     def source(self) -> str:
-        return self._location
+        """The table (or path) and the master: ``people (Spark at spark://host:7077)``."""
+        return f"{self._location.removeprefix('spark:')} (Spark at {self.master})"
+
+    @property
+    def master(self) -> str:
+        """The master URL of the session this engine runs on."""
+        return self._spark.sparkContext.master
 
     @property
     def expression(self) -> str:
-        return f"SparkEngine({self._location!r})"
+        return f"SparkEngine({self._location!r}, master={self.master!r})"
 
     def column_kinds(self) -> dict[str, str]:
         return dict(self._kinds)
+
+    def plan_key(self) -> str:
+        """What Spark will read, as a key (not a digest of the rows, which takes a pass): the
+        hash of its query plan, which covers a table's definition, and the names of its input
+        files (Spark names the files it writes anew on every write). A table replaced by other
+        rows, or files rewritten, give another key."""
+        return f"{self._frame.semanticHash()}:{sorted(self._frame.inputFiles())}"
+
+    def progress(self) -> float | None:
+        """The share of tasks done in the stages of this engine's running pass, from 0 to 1;
+        None when no pass runs. Safe to call from another thread while the pass runs."""
+        tracker = self._spark.sparkContext.statusTracker()
+        jobs = (tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(self._jobs))
+        stages = [
+            stage
+            for job in jobs if job is not None and job.status == "RUNNING"
+            for stage in map(tracker.getStageInfo, job.stageIds) if stage is not None
+        ]  # fmt: skip
+        tasks = sum(stage.numTasks for stage in stages)
+        return sum(stage.numCompletedTasks for stage in stages) / tasks if tasks else None
+
+    def row_count(self) -> int:
+        """The number of rows (a curator's view: exact, not for publication)."""
+        from pyspark.sql import functions as F
+
+        return int(self._collect(self._frame.agg(F.count(F.lit(1)).alias("n")))["n"].iloc[0])
+
+    def cell_counts(self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]]) -> pd.DataFrame:
+        """The rows of each cell of ``by``, as
+        :meth:`DuckDBEngine.cell_counts <dpcore.engines.DuckDBEngine.cell_counts>` gives them."""
+        from pyspark.sql import functions as F
+
+        self._check_columns(by)
+        names = [f"__cell{i}" for i in range(len(by))]
+        labels = [self._label(c, edges.get(c)).alias(n) for c, n in zip(by, names, strict=True)]
+        counts = self._frame.select(*labels).groupBy(*names).agg(F.count(F.lit(1)).alias("rows"))
+        table = self._collect(counts).rename(columns=dict(zip(names, by, strict=True)))
+        return table.astype({"rows": np.int64})
+
+    def distinct_labels(self, column: str, at_most: int) -> list[str]:
+        """Up to ``at_most + 1`` distinct labels of ``column`` without edges, missing aside, as
+        :meth:`DuckDBEngine.distinct_labels <dpcore.engines.DuckDBEngine.distinct_labels>`."""
+        from pyspark.sql import functions as F
+
+        self._check_columns((column,))
+        labels = self._frame.select(self._label(column, None).alias("label")).distinct()
+        found = labels.where(F.col("label") != F.lit(MISSING_LABEL)).limit(int(at_most) + 1)
+        return self._collect(found)["label"].tolist()
+
+    def _check_columns(self, columns: tuple[str, ...]) -> None:
+        for column in columns:
+            if column not in self._kinds:
+                raise EngineError(
+                    f"The column `{column}` is not in the data; its columns are: "
+                    f"{', '.join(self._kinds)}."
+                )
 
     def cells(self, query: SumsQuery) -> Cells:
         from pyspark.sql import functions as F
@@ -252,6 +416,7 @@ class SparkEngine(Engine):
 
     def _collect(self, frame) -> pd.DataFrame:
         try:
+            self._spark.sparkContext.setJobGroup(self._jobs, "a pass of Strata Lab")
             rows = frame.collect()
         except Exception as exc:
             raise EngineError(

@@ -46,7 +46,7 @@ def stops_for_rows() -> bool:
     if state.person_column is not None and not analysis.honours_person_column:
         st.warning(analysis.needs_row_unit(), icon=":material/group:")
         return True
-    if not state.data_path or analysis.runs_on_engines:
+    if state.source is None or analysis.runs_on_engines:
         return False
     st.info(analysis.needs_rows(), icon=":material/memory:")
     return True

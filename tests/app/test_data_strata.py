@@ -111,7 +111,7 @@ def test_bad_upload_after_a_good_one_keeps_the_good_one():
 
 def test_use_the_demo_data_again():
     at = upload(start(), GOOD_CSV)
-    (button,) = [b for b in at.main.button if b.key != "data.open"]
+    (button,) = [b for b in at.main.button if b.key not in ("data.open", "data.spark_connect")]
     assert button.label == "Use the demo data again"
     button.click().run()
     assert not at.exception
@@ -121,7 +121,7 @@ def test_use_the_demo_data_again():
     assert state.strata_columns == ["race", "sex"]
     assert mean_of(at) == MeanSettings()  # hours per week in 0–100
     # the uploader was emptied, so there is nothing to undo
-    assert [b.key for b in at.main.button] == ["data.open"]
+    assert [b.key for b in at.main.button] == ["data.open", "data.spark_connect"]
 
 
 def test_table_without_numeric_columns_says_so():

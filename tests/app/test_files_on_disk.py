@@ -13,7 +13,7 @@ import pytest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.engines import DuckDBEngine, aggregate_mean
 from dpcore.grouping import GroupingSpec
-from strata_ui.files import DATA_ROOT_ENV
+from strata_ui.files import DATA_ROOT_ENV, FilesSource
 from strata_ui.learn import all_explainers as every_explainer
 from tests.app.helpers import (
     change_settings,
@@ -75,7 +75,7 @@ def test_opening_a_folder_shows_its_columns_kinds_and_the_curators_row_count(fol
     at = start("data")
     open_files(at, folder)
     state = state_of(at)
-    assert state.data_path == str(folder) and state.uploaded is None
+    assert state.source == FilesSource(str(folder)) and state.uploaded is None
     rows = at.main.metric[0]
     assert rows.label == "Rows (curator's view)" and rows.value == f"{3 * ROWS_PER_PART:,}"
     [columns] = [d.value for d in at.main.dataframe]
@@ -178,7 +178,7 @@ def test_bad_paths_say_what_is_wrong_and_keep_the_data_in_use(folder, tmp_path):
     open_files(at, folder / "part-9.parquet")
     assert "part-9.parquet" in errors(at)
     state = state_of(at)
-    assert state.data_path == str(folder) and state.strata_columns == ["region"]
+    assert state.source == FilesSource(str(folder)) and state.strata_columns == ["region"]
 
 
 def test_an_installation_that_keeps_data_in_one_folder_opens_nothing_else(
@@ -192,7 +192,7 @@ def test_an_installation_that_keeps_data_in_one_folder_opens_nothing_else(
     open_files(at, elsewhere)
     assert f"is not under {folder}" in errors(at) and "Still using the demo data" in errors(at)
     open_files(at, folder)
-    assert state_of(at).data_path == str(folder)
+    assert state_of(at).source == FilesSource(str(folder))
 
 
 def test_changing_the_path_twice_in_a_row_opens_each_and_resets_the_columns(folder, tmp_path):
@@ -201,14 +201,14 @@ def test_changing_the_path_twice_in_a_row_opens_each_and_resets_the_columns(fold
     one = tmp_path / "one.parquet"
     people(50, 5).to_parquet(one)
     open_files(at, one)
-    assert state_of(at).data_path == str(one) and state_of(at).strata_columns == []
+    assert state_of(at).source == FilesSource(str(one)) and state_of(at).strata_columns == []
     assert at.main.metric[0].value == "50"
     csv = tmp_path / "two.csv"
     people(70, 6).to_csv(csv, index=False)
     open_files(at, csv)
-    assert state_of(at).data_path == str(csv) and at.main.metric[0].value == "70"
+    assert state_of(at).source == FilesSource(str(csv)) and at.main.metric[0].value == "70"
     at.button[[b.label for b in at.button].index("Use the demo data again")].click().run()
-    assert state_of(at).data_path == "" and at.main.metric[0].value == "32,561"
+    assert state_of(at).source is None and at.main.metric[0].value == "32,561"
 
 
 def test_a_refresh_opens_the_files_again_with_the_choices(folder):
@@ -218,13 +218,13 @@ def test_a_refresh_opens_the_files_again_with_the_choices(folder):
     assert link["data"] == "files" and link["path"] == str(folder)
     again = start("compare", **link)
     state = state_of(again)
-    assert state.data_path == str(folder) and state.strata_columns == ["region"]
+    assert state.source == FilesSource(str(folder)) and state.strata_columns == ["region"]
     assert settings_of(again, MeanSettings).value == "hours"
     assert not again.main.error, errors(again)
     assert len(charts(again)) == 4
     gone = start(**{**link, "path": str(folder / "missing")})
     assert "could not be opened again" in errors(gone) and "No data at" in errors(gone)
-    assert state_of(gone).data_path == ""
+    assert state_of(gone).source is None
     assert not go(gone, "compare").main.error  # the demo data, as the notice said
 
 
@@ -241,7 +241,7 @@ def test_the_learn_page_explains_on_the_files_or_says_what_it_needs(folder):
 def test_workshop_mode_puts_the_files_away_and_offers_no_path(folder):
     at = opened(folder)
     at.toggle(key="workshop").set_value(True).run()
-    assert state_of(at).data_path == ""
+    assert state_of(at).source is None
     go(at, "data")
     assert not [t for t in at.text_input if t.key.startswith("data.path")]
     assert at.main.metric[0].value == "32,561"

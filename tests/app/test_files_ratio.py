@@ -14,6 +14,7 @@ import pytest
 from dpcore.analyses.ratio import RatioBounds, RatioSettings
 from dpcore.engines import DuckDBEngine, aggregate_ratio
 from dpcore.grouping import GroupingSpec
+from strata_ui.files import FilesSource
 from tests.app.helpers import (
     charts,
     commit_once,
@@ -116,4 +117,4 @@ def test_a_label_that_is_not_0_1_on_the_files_says_what_to_fix(folder):
     at.number_input(key="ratio.y_bound").set_value(5.0).run()
     assert not at.main.error, errors(at)
     assert settings_of(at, RatioSettings).y_bound == 5.0
-    assert state_of(at).data_path == str(folder)
+    assert state_of(at).source == FilesSource(str(folder))

@@ -44,9 +44,14 @@ def test_a_folder_opened_by_path_is_compared_and_opened_again_by_a_refresh(
     expect(sidebar.get_by_text(str(folder))).to_be_visible()
     expect(sidebar.get_by_text(f"{len(demo):,} rows")).to_be_visible()
     # New data starts without a value column or bounds: the user chooses them.
-    page.get_by_test_id("stSelectbox").filter(
+    value_box = page.get_by_test_id("stSelectbox").filter(
         has=page.get_by_text("Value column", exact=True)
-    ).click()
+    )
+    # Scrolled first: the Data page is long, and a list opened while the click scrolls it
+    # closed at once.
+    value_box.scroll_into_view_if_needed()
+    settle(page)
+    value_box.click()
     page.get_by_role("option", name="hours_per_week", exact=True).click()
     settle(page)
     save_screen(page, "files-data", VIEWPORT)

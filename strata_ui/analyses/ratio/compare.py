@@ -112,7 +112,7 @@ def render_compare() -> None:
     st.caption(_describe(arguments, settings))
     started = time.perf_counter()
     simulation = Simulation(sums, sums_key, view.replicates, state.seed, state.release_level)
-    if view.bootstrap and not state.data_path:
+    if view.bootstrap and state.source is None:
         resampled = _bootstrap(
             get_dataset(), pipeline.current_grouping(state), sums, sums_key, view.replicates,
             state.seed,
@@ -148,7 +148,7 @@ def _render_controls() -> tuple[str, float]:
     with seed_col:
         seed_input("compare.ratio.seed")
         st.caption("Change it to check a difference is not a fluke.")
-    if get_state().data_path:
+    if get_state().source is not None:
         st.caption(
             "Only the DP noise varies here: resampling the rows (a bootstrap) needs the rows in "
             "memory, and the data in use stays in files. Upload the data (or a sample of it) on "
@@ -182,7 +182,7 @@ def _describe(arguments: dict, settings: RatioSettings) -> str:
 def _render_coverage(results: pd.DataFrame, view: RatioView) -> None:
     st.subheader("1. Coverage: how often the interval contains the exact ratio")
     level = get_state().release_level
-    resampled = view.bootstrap and not get_state().data_path
+    resampled = view.bootstrap and get_state().source is None
     mode = "noise and rows resampled" if resampled else "DP noise only"
     st.plotly_chart(
         charts.coverage_figure(

@@ -36,7 +36,7 @@ def data_problems(settings: RatioSettings) -> list[Problem]:
     label (its message is then the sums' error)."""
     state = get_state()
     checked = RatioSettings(**{name: getattr(settings, name) for name in DATA_FIELDS})
-    if state.data_path:
+    if state.source is not None:
         return RATIO.column_problems(checked, pipeline.column_kinds(state))
     return _data_problems(get_dataset(), state.dataset_fingerprint, checked)
 

@@ -1,6 +1,6 @@
-"""The app's data layer for files on this machine: a fingerprint that follows the files, and
-the groups, categories and grouping rules of the Strata page from DuckDB's passes, equal to
-what the same rows give in memory."""
+"""The app's data layer for files on this machine (an engine source): a fingerprint that
+follows the files, and the groups, categories and grouping rules of the Strata page from
+DuckDB's passes, equal to what the same rows give in memory."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import streamlit as st
 
 from dpcore.engines import EngineError
 from dpcore.grouping import GroupingSpec
-from strata_ui import files
+from strata_ui import engine_sources, files
+from strata_ui.files import FilesSource
 from strata_ui.pipeline import _data_categories
 
 
@@ -61,7 +62,7 @@ def test_the_fingerprint_follows_the_files_not_the_way_they_are_named(folder):
 
 
 def test_opened_files_know_their_columns_and_rows(folder):
-    opened = files.open_files(str(folder), files.files_fingerprint(str(folder)))
+    opened = engine_sources.opened(FilesSource(str(folder)), files.files_fingerprint(str(folder)))
     assert opened.rows == 600
     assert opened.kinds == {
         "region": "text", "paid": "whole number", "age": "whole number", "hours": "decimal number",
@@ -70,8 +71,10 @@ def test_opened_files_know_their_columns_and_rows(folder):
 
 
 def test_grouping_rules_follow_the_engines(folder):
-    location, key = str(folder), files.files_fingerprint(str(folder))
-    rules = {column: files.column_rule(location, key, column) for column in people(1, 0).columns}
+    location, key = FilesSource(str(folder)), files.files_fingerprint(str(folder))
+    rules = {
+        column: engine_sources.column_rule(location, key, column) for column in people(1, 0).columns
+    }
     assert rules == {
         "region": "values", "paid": "codes", "age": "edges", "hours": "edges", "urban": "codes",
     }  # fmt: skip
@@ -93,16 +96,16 @@ def test_grouping_rules_follow_the_engines(folder):
     ],
 )
 def test_groups_and_categories_are_those_of_the_rows(folder, spec):
-    location, key = str(folder), files.files_fingerprint(str(folder))
+    location, key = FilesSource(str(folder)), files.files_fingerprint(str(folder))
     frame = frame_of(folder)
-    grouping, in_memory = files.grouping(location, key, spec), spec.build(frame)
+    grouping, in_memory = engine_sources.grouping(location, key, spec), spec.build(frame)
     assert grouping.labels == in_memory.labels
     np.testing.assert_array_equal(grouping.sizes, in_memory.sizes)
     np.testing.assert_allclose(grouping.shares.values, in_memory.shares.values)
     assert [m for m in grouping.report.messages()] == in_memory.report.messages()
     column = spec.by[0]
     edges = dict(spec.edges).get(column)
-    assert files.categories_found(location, key, column, edges) == _data_categories(
+    assert engine_sources.categories_found(location, key, column, edges) == _data_categories(
         frame, "test", column, edges
     )
 
@@ -110,7 +113,9 @@ def test_groups_and_categories_are_those_of_the_rows(folder, spec):
 def test_a_holdout_cannot_be_drawn_from_files(folder):
     spec = GroupingSpec(by=("region",), share_source="holdout", holdout_fraction=0.1)
     with pytest.raises(ValueError, match="holdout is drawn row by row"):
-        files.grouping(str(folder), files.files_fingerprint(str(folder)), spec)
+        engine_sources.grouping(
+            FilesSource(str(folder)), files.files_fingerprint(str(folder)), spec
+        )
 
 
 class Polled:
@@ -130,8 +135,10 @@ class Polled:
 def test_a_slow_pass_shows_its_progress_and_a_cached_one_comes_back_at_once():
     slow, quick = Polled(), Polled()
     # The pass ends once its progress was asked twice: the page polls while it runs.
-    assert files.with_progress(slow, "Reading", lambda: slow.asked_twice.wait(30) and 7) == 7
-    assert files.with_progress(quick, "Reading", lambda: 8) == 8
+    assert (
+        engine_sources.with_progress(slow, "Reading", lambda: slow.asked_twice.wait(30) and 7) == 7
+    )
+    assert engine_sources.with_progress(quick, "Reading", lambda: 8) == 8
     assert quick.asked == 0
 
 
@@ -140,7 +147,7 @@ def test_an_error_of_a_pass_comes_back_to_the_page():
         raise EngineError("Could not read /data/x: cut short.")
 
     with pytest.raises(EngineError, match="cut short"):
-        files.with_progress(Polled(), "Reading", unreadable)
+        engine_sources.with_progress(Polled(), "Reading", unreadable)
 
 
 def test_an_installation_may_keep_files_under_one_folder(folder, tmp_path_factory, monkeypatch):

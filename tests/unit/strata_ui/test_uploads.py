@@ -6,12 +6,13 @@ import streamlit as st
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
+from strata_ui.files import FilesSource
 from strata_ui.state import AppState, get_settings, update_settings
 from strata_ui.uploads import (
     fingerprint,
     format_edges,
     handle_upload,
-    open_path,
+    open_source,
     parse_edges,
     restore_demo,
 )
@@ -153,20 +154,20 @@ def test_opening_files_makes_them_the_dataset_and_a_bad_path_changes_nothing(tmp
     pd.DataFrame({"group": ["a", "b"] * 5, "hours": range(10)}).to_parquet(tmp_path / "p.parquet")
     state = AppState()
     choose(state, "hours_per_week", ["race"])
-    assert open_path(state, "  ").startswith("Type the path")
-    assert "No data at" in open_path(state, str(tmp_path / "missing"))
-    assert state.data_path == "" and state.strata_columns == ["race"]  # the demo, untouched
+    assert open_source(state, FilesSource("  ")).startswith("Type the path")
+    assert "No data at" in open_source(state, FilesSource(str(tmp_path / "missing")))
+    assert state.source is None and state.strata_columns == ["race"]  # the demo, untouched
 
-    assert open_path(state, f" {tmp_path} ") is None
-    assert state.data_path == str(tmp_path) and state.dataset_name == str(tmp_path)
+    assert open_source(state, FilesSource(str(tmp_path))) is None
+    assert state.source == FilesSource(str(tmp_path)) and state.dataset_name == str(tmp_path)
     assert state.dataset_fingerprint.startswith("files:") and state.uploaded is None
     assert state.strata_columns == [] and mean().value is None and mean().clip_low is None
     choose(state, "hours", ["group"])
-    assert open_path(state, str(tmp_path / "*.parquet")) is None  # the same files: kept
+    assert open_source(state, FilesSource(str(tmp_path / "*.parquet"))) is None  # same files: kept
     assert state.strata_columns == ["group"] and mean().value == "hours"
 
     assert handle_upload(state, GOOD, "mine.csv") is None  # an upload replaces the files
-    assert state.data_path == "" and state.uploaded is not None
-    open_path(state, str(tmp_path))
+    assert state.source is None and state.uploaded is not None
+    open_source(state, FilesSource(str(tmp_path)))
     restore_demo(state)
-    assert state.data_path == "" and state.dataset_name == DEMO_DATASET_NAME
+    assert state.source is None and state.dataset_name == DEMO_DATASET_NAME

@@ -1,0 +1,201 @@
+"""Data in Spark, read where it lies: connect to a local Spark, choose a table registered in its
+session (twice in a row), group, compare and release the mean without loading the rows; a bad
+master, a missing table and missing Java say what is wrong and keep the data in use; a refresh
+connects again. Every Spark test of the app is here: one local Spark per module (it takes
+seconds to start)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.analyses.mean import MeanSettings
+from dpcore.engines import SparkEngine, aggregate_mean, spark_session
+from dpcore.grouping import GroupingSpec
+from strata_ui import spark
+from strata_ui.spark import SparkSource
+from tests.app.helpers import (
+    change_settings,
+    charts,
+    commit_once,
+    errors,
+    go,
+    settings_of,
+    start,
+    state_of,
+    text,
+)
+
+MASTER = "local[2]"  # the master of the engines' tests: one Spark per test process
+
+
+def people(rows: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "region": rng.choice(["North", "South", "East"], rows),
+            "paid": rng.integers(0, 2, rows),
+            "hours": rng.normal(38, 12, rows).round(1),
+        }
+    )
+
+
+def register(session, name: str, frame: pd.DataFrame) -> None:
+    """``frame`` as a table of the session (plain rows: PySpark's pandas conversion does not
+    support pandas 3 yet)."""
+    rows = list(frame.itertuples(index=False, name=None))
+    session.createDataFrame(rows, schema=list(frame.columns)).createOrReplaceTempView(name)
+
+
+@pytest.fixture(scope="module")
+def session():
+    """The local Spark of this module, with three small tables in its session."""
+    started = spark_session(MASTER)
+    for name, rows, seed in (("people", 600, 0), ("people_b", 90, 1), ("people_c", 70, 2)):
+        register(started, name, people(rows, seed))
+    return started
+
+
+def connect(at, master: str, table: str) -> None:
+    """Type the master and table on the Data page and press Connect."""
+    [master_box] = [t for t in at.text_input if t.key.startswith("data.spark_master")]
+    [table_box] = [t for t in at.text_input if t.key.startswith("data.spark_table")]
+    master_box.input(master)
+    table_box.input(table).run()
+    at.button(key="data.spark_connect").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def connected(session, table: str = "people"):
+    """The Data page connected to ``table``, grouped by region, hours in [0, 80]."""
+    at = start("data")
+    connect(at, MASTER, table)
+    at.selectbox(key="mean.value").set_value("hours").run()
+    go(at, "strata")
+    at.main.multiselect[0].set_value(["region"]).run()
+    change_settings(at, MeanSettings, clip_low=0.0, clip_high=80.0)
+    return at
+
+
+def test_connecting_shows_the_columns_kinds_and_the_curators_row_count(session):
+    at = start("data")
+    assert at.text_input(key="data.spark_master_0").value == spark.DEFAULT_MASTER
+    connect(at, MASTER, "people")
+    state = state_of(at)
+    assert state.source == SparkSource(MASTER, "people") and state.uploaded is None
+    rows = at.main.metric[0]
+    assert rows.label == "Rows (curator's view)" and rows.value == "600"
+    [columns] = [d.value for d in at.main.dataframe]
+    assert dict(zip(columns["column"], columns["type"], strict=True)) == {
+        "region": "text", "paid": "whole number", "hours": "decimal number",
+    }  # fmt: skip
+    assert f"they stay in Spark at {MASTER}" in text(at.main.caption)
+    assert f"in Spark at {MASTER}" in text(at.sidebar.markdown)
+    assert at.selectbox(key="mean.value").options == ["paid", "hours"]
+
+
+def test_changing_the_table_twice_in_a_row_connects_each_and_resets_the_columns(session):
+    at = connected(session)
+    go(at, "data")
+    connect(at, MASTER, "people_b")
+    assert state_of(at).source == SparkSource(MASTER, "people_b")
+    assert state_of(at).strata_columns == [] and at.main.metric[0].value == "90"
+    connect(at, MASTER, "people_c")
+    assert state_of(at).source == SparkSource(MASTER, "people_c")
+    assert at.main.metric[0].value == "70"
+    # The boxes show what is connected, and the same table again keeps the choices.
+    assert at.text_input(key=f"data.spark_table_{state_of(at).upload_generation}").value == (
+        "people_c"
+    )
+    at.selectbox(key="mean.value").set_value("hours").run()
+    connect(at, MASTER, "people_c")
+    assert settings_of(at, MeanSettings).value == "hours"
+
+
+def test_the_strata_page_groups_from_sparks_counts(session):
+    at = connected(session)
+    sizes = people(600, 0)["region"].value_counts()
+    assert at.main.metric[0].value == "3"
+    assert at.main.metric[2].value == f"{int(sizes.min()):,} rows"
+    at.main.multiselect[0].set_value(["region", "paid"]).run()
+    assert "`paid`: whole numbers" in text(at.main.caption)
+    assert at.main.metric[0].value == "6"
+
+
+def test_compare_and_release_run_on_spark_and_record_the_engine(session):
+    at = connected(session)
+    assert not go(at, "estimator").main.error, errors(at)
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    assert len(charts(at)) == 4
+    first = charts(at)[0]
+    at.select_slider(key="compare.budget.pure").set_value(0.1).run()
+    at.select_slider(key="compare.budget.pure").set_value(1.5).run()
+    assert not at.main.error and charts(at)[0] != first
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
+    review = text(go(at, "release").main.markdown)
+    assert "**Data:** people (Spark at local[2]), 600 rows" in review
+    assert "**Read by:** the spark engine, where the data lies" in review
+    ledger, record = commit_once(at)
+    script = record.payload["metadata"]["script"]
+    assert "SparkEngine('spark:people', master='local[2]')" in script
+    # The release knows the table as Spark's pass does, as the exported script will.
+    expected = aggregate_mean(
+        SparkEngine("spark:people", session=session), GroupingSpec(by=("region",)), "hours",
+        (0.0, 80.0),
+    ).dataset  # fmt: skip
+    assert record.payload["metadata"]["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    at.run()  # a rerun commits nothing more
+    assert len(ledger.history()) == 1
+
+
+def test_a_refresh_connects_again_with_the_choices(session):
+    at = connected(session)
+    go(at, "compare")
+    link = dict(at.query_params.items())
+    assert (link["data"], link["master"], link["table"]) == ("spark", MASTER, "people")
+    again = start("compare", **link)
+    state = state_of(again)
+    assert state.source == SparkSource(MASTER, "people") and state.strata_columns == ["region"]
+    assert settings_of(again, MeanSettings).value == "hours"
+    assert not again.main.error, errors(again)
+    assert len(charts(again)) == 4
+    gone = start(**{**link, "table": "dropped"})
+    assert "could not be opened again" in errors(gone) and "no table “dropped”" in errors(gone)
+    assert state_of(gone).source is None
+
+
+def test_a_missing_table_lists_the_tables_there_are(session):
+    at = connected(session)
+    go(at, "data")
+    connect(at, MASTER, "peple")
+    assert "Spark at local[2] has no table “peple”. Its tables are: " in errors(at)
+    assert "people, people_b, people_c" in errors(at)
+    assert "Still using “people (Spark at local[2])”" in errors(at)
+    connect(at, MASTER, "")
+    assert "Type the name of a table" in errors(at)
+    assert state_of(at).source == SparkSource(MASTER, "people")
+    assert state_of(at).strata_columns == ["region"]
+
+
+def test_a_master_that_does_not_answer_is_named_within_seconds(session):
+    at = start("data")
+    connect(at, "spark://127.0.0.1:9", "people")  # the discard port: nothing listens
+    assert "The Spark master at spark://127.0.0.1:9 does not answer" in errors(at)
+    assert "Still using the demo data" in errors(at)
+    connect(at, "sparc://host", "people")
+    assert "is not a Spark master URL" in errors(at)
+    connect(at, "local[1]", "people")  # Spark allows one session per program
+    assert f"already connected to Spark at {MASTER}" in errors(at)
+    assert state_of(at).source is None and at.main.metric[0].value == "32,561"
+
+
+def test_without_java_the_page_says_how_to_install_it(session, monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    at = start("data")
+    connect(at, "local[1]", "people")  # a master not started yet
+    assert "Spark needs Java 17" in errors(at) and "openjdk-17-jre-headless" in errors(at)
