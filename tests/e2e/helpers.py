@@ -152,3 +152,32 @@ def click_budget_slider(page: Page, fraction: float) -> None:
     slider = page.get_by_test_id("stSlider").filter(has_text="per release (log scale)")
     track, handle = slider.bounding_box(), slider.get_by_role("slider").bounding_box()
     page.mouse.click(track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2)
+
+
+def choose_hours_by_race(page: Page, screen_name: str, viewport: dict) -> None:
+    """On data just opened, which starts without a value column or bounds, choose them as a
+    user would: the value hours_per_week on the Data page (screenshot ``screen_name``), the
+    bounds 0 and 100 on the Estimator page, and race on the Strata page."""
+    value_box = page.get_by_test_id("stSelectbox").filter(
+        has=page.get_by_text("Value column", exact=True)
+    )
+    # Scrolled first: the Data page is long, and a list opened while the click scrolls it
+    # closed at once.
+    value_box.scroll_into_view_if_needed()
+    settle(page)
+    value_box.click()
+    page.get_by_role("option", name="hours_per_week", exact=True).click()
+    settle(page)
+    save_screen(page, screen_name, viewport)
+    open_page(page, "Estimator")
+    for label, bound in (("Lower bound L", "0"), ("Upper bound U", "100")):
+        box = page.get_by_role("spinbutton", name=label)
+        box.fill(bound)
+        box.press("Enter")
+        settle(page)
+    open_page(page, "Strata")
+    grouping = page.get_by_test_id("stMultiSelect").first
+    grouping.locator("input").fill("race")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")  # close the list, as a user clicking elsewhere would
+    settle(page)

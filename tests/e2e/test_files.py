@@ -9,7 +9,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dpcore.datasets import load_demo
-from tests.e2e.helpers import expect_title, open_app, open_page, save_screen, settle
+from tests.e2e.helpers import (
+    choose_hours_by_race,
+    expect_title,
+    open_app,
+    open_page,
+    save_screen,
+    settle,
+)
 
 VIEWPORT = {"width": 1280, "height": 900}
 
@@ -44,30 +51,7 @@ def test_a_folder_opened_by_path_is_compared_and_opened_again_by_a_refresh(
     expect(sidebar.get_by_text(str(folder))).to_be_visible()
     expect(sidebar.get_by_text(f"{len(demo):,} rows")).to_be_visible()
     # New data starts without a value column or bounds: the user chooses them.
-    value_box = page.get_by_test_id("stSelectbox").filter(
-        has=page.get_by_text("Value column", exact=True)
-    )
-    # Scrolled first: the Data page is long, and a list opened while the click scrolls it
-    # closed at once.
-    value_box.scroll_into_view_if_needed()
-    settle(page)
-    value_box.click()
-    page.get_by_role("option", name="hours_per_week", exact=True).click()
-    settle(page)
-    save_screen(page, "files-data", VIEWPORT)
-    open_page(page, "Estimator")
-    for label, bound in (("Lower bound L", "0"), ("Upper bound U", "100")):
-        box = page.get_by_role("spinbutton", name=label)
-        box.fill(bound)
-        box.press("Enter")
-        settle(page)
-
-    open_page(page, "Strata")
-    grouping = page.get_by_test_id("stMultiSelect").first
-    grouping.locator("input").fill("race")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Escape")  # close the list, as a user clicking elsewhere would
-    settle(page)
+    choose_hours_by_race(page, "files-data", VIEWPORT)
     expect(page).to_have_url(re.compile(r"strata_columns=[^&]*race"))
 
     open_page(page, "Compare")

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dpcore.datasets import load_demo
-from tests.e2e.helpers import open_app, open_page, save_screen, settle
+from tests.e2e.helpers import choose_hours_by_race, open_app, open_page, save_screen, settle
 
 VIEWPORT = {"width": 1280, "height": 900}
 SPARK_START_MS = 180_000  # a first start of Spark on two busy cores
@@ -51,30 +51,7 @@ def test_a_parquet_folder_read_by_local_spark_is_compared(page: Page, fresh_app_
             )
         )
     ).to_be_visible()
-    value_box = page.get_by_test_id("stSelectbox").filter(
-        has=page.get_by_text("Value column", exact=True)
-    )
-    # Scrolled first: the Data page is long, and a list opened while the click scrolls it
-    # closed at once.
-    value_box.scroll_into_view_if_needed()
-    settle(page)
-    value_box.click()
-    page.get_by_role("option", name="hours_per_week", exact=True).click()
-    settle(page)
-    save_screen(page, "spark-data", VIEWPORT)
-    open_page(page, "Estimator")
-    for label, bound in (("Lower bound L", "0"), ("Upper bound U", "100")):
-        box = page.get_by_role("spinbutton", name=label)
-        box.fill(bound)
-        box.press("Enter")
-        settle(page)
-
-    open_page(page, "Strata")
-    grouping = page.get_by_test_id("stMultiSelect").first
-    grouping.locator("input").fill("race")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Escape")  # close the list, as a user clicking elsewhere would
-    settle(page)
+    choose_hours_by_race(page, "spark-data", VIEWPORT)
 
     open_page(page, "Compare")
     expect(page.locator(".js-plotly-plot")).to_have_count(4)
