@@ -51,6 +51,7 @@ group's subsets (treated as public by GVDP, paper §2.2): every answer is a cura
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -474,6 +475,17 @@ def _assumptions(
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=4)
+def _seeded_check_bags(
+    data: GvdpData, bounds: GvdpBoundsSpec, settings: GvdpRunSettings, draws: int, seed: int
+) -> tuple[list[BootstrapDraws], np.ndarray | None]:
+    """A check's fresh bags for an integer seed, from their own stream (the seed's child 1; the
+    releases' noise takes the seed itself). They depend on the data, bounds, settings and seed,
+    not on the budget or the target: the Plan page checks answer after answer at one seed, and
+    drawing the bags again took 90 of a target change's 290 ms on the demo."""
+    return _bags(data, bounds, settings, draws, np.random.default_rng([seed, 1]))
+
+
 def check_gvdp_accuracy(
     data: GvdpData,
     bounds: GvdpBoundsSpec,
@@ -494,7 +506,11 @@ def check_gvdp_accuracy(
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
-    bags, shares = _bags(data, bounds, settings, min(CHECK_DRAWS, replicates), generator)
+    draws = min(CHECK_DRAWS, replicates)
+    if isinstance(rng, (int, np.integer)):
+        bags, shares = _seeded_check_bags(data, bounds, settings, draws, int(rng))
+    else:
+        bags, shares = _bags(data, bounds, settings, draws, generator)
     labels, _, truth = _labels(data, settings.strategy)
     half = target.half_widths(truth if target.relative else np.zeros(len(labels)))
     variances = [bag.released_variances(settings, budget.rho, replicates, generator)

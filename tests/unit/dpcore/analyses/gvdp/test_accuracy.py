@@ -18,6 +18,7 @@ from dpcore.analyses.gvdp.accuracy import (
     GvdpRunSettings,
     RunInputs,
     _bags,
+    _seeded_check_bags,
     check_gvdp_accuracy,
     gvdp_error_model,
 )
@@ -186,3 +187,20 @@ def test_the_model_takes_its_bootstrap_from_a_fixed_seed(two_groups):
     first = gvdp_error_model(data, spec, GVDP.planner_settings(settings), replicates=200)
     target = AccuracyTarget(5.0)
     assert np.array_equal(again.half_widths_at(1.0, target), first.half_widths_at(1.0, target))
+
+
+def test_checks_at_one_seed_draw_their_bags_once_whatever_the_budget(two_groups):
+    """The Plan page checks answer after answer at the session's seed: the bags of little
+    bootstraps (the data's part of a check) are drawn once, the releases' noise each time."""
+    data, settings = two_groups
+    target = AccuracyTarget(4.0, level=0.9)
+    _seeded_check_bags.cache_clear()
+    first = GVDP.check_accuracy(data, settings, ZCDP(0.5), target, replicates=300, rng=11)
+    again = GVDP.check_accuracy(data, settings, ZCDP(0.5), target, replicates=300, rng=11)
+    more = GVDP.check_accuracy(data, settings, ZCDP(2.0), target, replicates=300, rng=11)
+    info = _seeded_check_bags.cache_info()
+    assert (info.misses, info.hits) == (1, 2)
+    pd.testing.assert_frame_equal(first, again)  # a seed gives one check
+    assert (more["met"] >= first["met"]).all() and (more["met"] > first["met"]).any()
+    GVDP.check_accuracy(data, settings, ZCDP(0.5), target, replicates=300, rng=12)
+    assert _seeded_check_bags.cache_info().misses == 2  # another seed, other bags
