@@ -168,6 +168,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
         "confidence interval, even with very loose bounds."
     )
     settings_type = GvdpSettings
+    read_only_statistics = True  # GvdpData: frozen, its arrays locked (ModelRows.data)
 
     def problems(self, settings: GvdpSettings, frame: pd.DataFrame) -> list[Problem]:
         if not settings.outcome:

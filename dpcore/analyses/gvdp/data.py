@@ -104,6 +104,11 @@ class GvdpData:
     rare: tuple[int, ...] = ()
     group_rare: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        for array in (self.shares, self.group_rows, self.group_rare):
+            if array is not None:
+                array.setflags(write=False)  # shared between reruns: see ModelRows.data
+
     def messages(self) -> list[str]:
         """Plain sentences about dropped rows (empty when every row was used)."""
         out = []

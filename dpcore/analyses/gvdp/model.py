@@ -193,12 +193,19 @@ class ModelRows:
             )
         y = block[:, 0]
         if model.kind == "mean":
-            return block[:, :1].copy()
+            return _read_only(block[:, :1].copy())
         if model.kind == "logistic":
             _check_binary(y, model.outcome, where)
         X = np.column_stack([np.ones(block.shape[0]), block[:, 1:]])
         _check_design(X, model.coefficients, where)
-        return (X, y.copy())
+        return (_read_only(X), _read_only(y.copy()))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, locked: the app shares one copy of the statistics between reruns and
+    sessions (:attr:`~dpcore.analyses.base.Analysis.read_only_statistics`)."""
+    array.setflags(write=False)
+    return array
 
 
 def _check_binary(y: np.ndarray, outcome: str, where: str) -> None:
