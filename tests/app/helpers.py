@@ -147,3 +147,23 @@ def values(array) -> np.ndarray:
     if isinstance(array, dict):
         return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
     return np.asarray(array)
+
+
+def mean_end_to_end(at: AppTest) -> tuple[str, object, object]:
+    """The mean on data read where it lies, as a user goes on: Estimator, Compare (ε moved twice
+    in a row: the charts follow), Plan (the frontier of groupings says it needs the rows) and
+    Release, committed once; returns the release review's text, the ledger and its record."""
+    assert not go(at, "estimator").main.error, errors(at)
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    assert len(charts(at)) == 4
+    first = charts(at)[0]
+    at.select_slider(key="compare.budget.pure").set_value(0.1).run()
+    at.select_slider(key="compare.budget.pure").set_value(1.5).run()
+    assert not at.main.error and charts(at)[0] != first
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
+    review = text(go(at, "release").main.markdown)
+    ledger, record = commit_once(at)
+    return review, ledger, record

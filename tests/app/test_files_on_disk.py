@@ -21,6 +21,7 @@ from tests.app.helpers import (
     commit_once,
     errors,
     go,
+    mean_end_to_end,
     settings_of,
     start,
     state_of,
@@ -112,21 +113,8 @@ def test_the_strata_page_groups_from_the_engines_counts(folder):
 
 def test_compare_plan_and_release_run_on_the_files_and_record_the_engine(folder):
     at = opened(folder)
-    go(at, "estimator")
-    assert not at.main.error, errors(at)
-    go(at, "compare")
-    assert not at.main.error, errors(at)
-    assert len(charts(at)) == 4
-    first = charts(at)[0]
-    at.select_slider(key="compare.budget.pure").set_value(0.1).run()
-    at.select_slider(key="compare.budget.pure").set_value(1.5).run()
-    assert not at.main.error and charts(at)[0] != first
-    go(at, "plan")
-    assert not at.main.error, errors(at)
-    assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
-    review = text(go(at, "release").main.markdown)
+    review, ledger, record = mean_end_to_end(at)
     assert str(folder) in review and "**Read by:** the duckdb engine, where the data lies" in review
-    ledger, record = commit_once(at)
     assert "DuckDBEngine(" in record.payload["metadata"]["script"]
     # The release knows the files as the engine's pass does, as the exported script will.
     expected = aggregate_mean(

@@ -18,9 +18,9 @@ from strata_ui.spark import SparkSource
 from tests.app.helpers import (
     change_settings,
     charts,
-    commit_once,
     errors,
     go,
+    mean_end_to_end,
     settings_of,
     start,
     state_of,
@@ -125,21 +125,9 @@ def test_the_strata_page_groups_from_sparks_counts(session):
 
 def test_compare_and_release_run_on_spark_and_record_the_engine(session):
     at = connected(session)
-    assert not go(at, "estimator").main.error, errors(at)
-    go(at, "compare")
-    assert not at.main.error, errors(at)
-    assert len(charts(at)) == 4
-    first = charts(at)[0]
-    at.select_slider(key="compare.budget.pure").set_value(0.1).run()
-    at.select_slider(key="compare.budget.pure").set_value(1.5).run()
-    assert not at.main.error and charts(at)[0] != first
-    go(at, "plan")
-    assert not at.main.error, errors(at)
-    assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
-    review = text(go(at, "release").main.markdown)
+    review, ledger, record = mean_end_to_end(at)
     assert "**Data:** people (Spark at local[2]), 600 rows" in review
     assert "**Read by:** the spark engine, where the data lies" in review
-    ledger, record = commit_once(at)
     script = record.payload["metadata"]["script"]
     assert "SparkEngine('spark:people', master='local[2]')" in script
     # The release knows the table as Spark's pass does, as the exported script will.
