@@ -52,7 +52,7 @@ test: $(VENV)/.installed-dev /usr/bin/chromium /usr/bin/java lint
 	$(PY) -m pytest -n 3 --dist worksteal
 
 bench: $(VENV)/.installed
-	@for f in benchmarks/*.py; do echo "== $$f"; PYTHONPATH=. $(PY) $$f || exit 1; done
+	@for f in benchmarks/[!_]*.py; do echo "== $$f"; PYTHONPATH=. $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) tests/artifacts .pytest_cache .ruff_cache

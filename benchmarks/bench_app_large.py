@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import duckdb
 from streamlit.testing.v1 import AppTest
 
+from benchmarks import _parts
 from dpcore.analyses.mean import MeanSettings
 from dpcore.ledger import LEDGER_PATH_ENV
 from strata_ui.state import settings_key
@@ -34,28 +34,14 @@ REPO = Path(__file__).resolve().parents[1]
 ROWS, PARTS = 10_000_000, 8
 EPSILONS = (0.5, 2.0, 0.1, 5.0, 0.03, 1.5)
 FLOOR_S = 0.5
-FOLDER = Path(os.environ.get("STRATA_BENCH_DIR", Path(tempfile.gettempdir()) / "strata-bench"))
 
 
 def write_parts(rows: int, parts: int) -> Path:
-    """A folder of ``parts`` Parquet files holding ``rows`` rows together, written by DuckDB
-    (reused when present): race (7 categories), sex (2) and hours in [0, 99.99]."""
-    folder = FOLDER / f"people-{rows}-in-{parts}-parts"
-    if folder.exists():
-        return folder
-    folder.mkdir(parents=True)
-    races = "['White', 'Black', 'Asian', 'Amer-Indian', 'Other', 'Pacific', 'Two or more']"
-    per_part = rows // parts
-    for part in range(parts):
-        duckdb.sql(f"""
-            COPY (
-                SELECT {races}[1 + (hash(i) % 7)::INTEGER] AS race,
-                       CASE WHEN hash(i + 1) % 2 = 0 THEN 'Male' ELSE 'Female' END AS sex,
-                       (hash(i + 2) % 10000) / 100.0 AS hours
-                FROM range({part * per_part}, {(part + 1) * per_part}) AS t(i)
-            ) TO '{folder / f"part-{part}.parquet"}' (FORMAT parquet)
-        """)  # fmt: skip
-    return folder
+    """Hours in [0, 99.99] by race (7 categories) and sex (2)."""
+    return _parts.write_parts(
+        f"people-{rows}-in-{parts}-parts", rows, parts,
+        f"{_parts.RACE_AND_SEX}, (hash(i + 2) % 10000) / 100.0 AS hours",
+    )  # fmt: skip
 
 
 def timed(at: AppTest) -> float:

@@ -17,18 +17,15 @@ and a person id owning 1 to 3 rows. Run from the repository root:
 
 from __future__ import annotations
 
-import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import duckdb
+from benchmarks import _parts
 
 ROWS, PARTS = 10_000_000, 8
-FOLDER = Path(os.environ.get("STRATA_BENCH_DIR", Path(tempfile.gettempdir()) / "strata-bench"))
 CASES = {
     "unweighted, 0/1 label": {"weighted": False, "person": False},
     "weighted, 7 sums": {"weighted": True, "person": False},
@@ -37,27 +34,13 @@ CASES = {
 
 
 def write_parts(rows: int, parts: int) -> Path:
-    """A folder of ``parts`` Parquet files with ``rows`` rows in all (reused when present)."""
-    folder = FOLDER / f"scores-{rows}"
-    if folder.exists():
-        return folder
-    folder.mkdir(parents=True)
-    races = "['White', 'Black', 'Asian', 'Amer-Indian', 'Other', 'Pacific', 'Two or more']"
-    per_part = rows // parts
-    for part in range(parts):
-        duckdb.sql(f"""
-            COPY (
-                SELECT {races}[1 + (hash(i) % 7)::INTEGER] AS race,
-                       CASE WHEN hash(i + 1) % 2 = 0 THEN 'Male' ELSE 'Female' END AS sex,
-                       (hash(i + 2) % 10000) / 10000.0 AS score,
-                       CASE WHEN (hash(i + 4) % 10000) / 10000.0 < (hash(i + 2) % 10000) / 10000.0
-                            THEN 1 ELSE 0 END AS outcome,
-                       0.5 + (hash(i + 5) % 3000) / 1000.0 AS weight,
-                       i // 2 + (hash(i + 3) % 2) AS person
-                FROM range({part * per_part}, {(part + 1) * per_part}) AS t(i)
-            ) TO '{folder / f"part-{part}.parquet"}' (FORMAT parquet)
-        """)  # fmt: skip
-    return folder
+    """Scores, 0/1 outcomes, weights and a person owning about two rows, by race and sex."""
+    return _parts.write_parts(f"scores-{rows}", rows, parts, f"""{_parts.RACE_AND_SEX},
+        (hash(i + 2) % 10000) / 10000.0 AS score,
+        CASE WHEN (hash(i + 4) % 10000) / 10000.0 < (hash(i + 2) % 10000) / 10000.0
+             THEN 1 ELSE 0 END AS outcome,
+        0.5 + (hash(i + 5) % 3000) / 1000.0 AS weight,
+        i // 2 + (hash(i + 3) % 2) AS person""")  # fmt: skip
 
 
 def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[float, float]:
@@ -88,17 +71,6 @@ def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[floa
     return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def run_child(folder: Path, case: str) -> str:
-    """The release of ``case`` in a fresh Python process; its printed line."""
-    result = subprocess.run(
-        [sys.executable, __file__, "--child", str(folder), case],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if result.returncode:
-        return f"failed: {result.stderr.strip().splitlines()[-1]}"
-    return result.stdout.strip()
-
-
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         seconds, peak = release_in_process(Path(sys.argv[2]), **CASES[sys.argv[3]])
@@ -107,7 +79,7 @@ def main() -> None:
     folder = write_parts(ROWS, PARTS)
     print(f"Ratio release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} Parquet parts:")
     for case in CASES:
-        print(f"  {case:32s} {run_child(folder, case)}")
+        print(f"  {case:32s} {_parts.run_child(__file__, str(folder), case)}")
 
 
 if __name__ == "__main__":

@@ -276,10 +276,12 @@ class GroupWorkload:
         domain: Mapping[str, Sequence[str]],
         *,
         way: int = 3,
+        weights: np.ndarray | None = None,
     ) -> GroupWorkload:
         """Count the real marginals. ``real`` holds categories (bucket numeric columns first,
         e.g. with :func:`dpcore.analyses.synth.bucketize`) within ``domain`` (e.g. a synthesis'
-        :attr:`~dpcore.analyses.synth.SyntheticData.domain`)."""
+        :attr:`~dpcore.analyses.synth.SyntheticData.domain`); row i counts ``weights[i]``
+        times (an engine's cells with their row counts), once without ``weights``."""
         strata, columns = tuple(strata), tuple(columns)
         way = positive_int("way", way)
         if way > len(columns):
@@ -291,7 +293,8 @@ class GroupWorkload:
             raise ValueError(f"`real` has values outside `domain` in {outside}")
         shape = tuple(len(domain[c]) for c in strata)
         key = _group_key([codes[c] for c in strata], shape, len(real))
-        keys, group, sizes = np.unique(key, return_inverse=True, return_counts=True)
+        keys, group = np.unique(key, return_inverse=True)
+        sizes = np.bincount(group, weights=weights, minlength=len(keys)).astype(np.int64)
         lookup = np.full(math.prod(shape), -1, dtype=np.int64)
         lookup[keys] = np.arange(len(keys))
         labels = (
@@ -307,8 +310,8 @@ class GroupWorkload:
             cells_shape = tuple(len(domain[c]) for c in axes)
             cell = np.ravel_multi_index([codes[c] for c in axes], cells_shape)
             n_cells = math.prod(cells_shape)
-            per_group = _tables(group, cell, len(keys), n_cells)
-            overall = np.bincount(cell, minlength=n_cells) / len(cell)
+            per_group = _tables(group, cell, len(keys), n_cells, weights)
+            overall = np.bincount(cell, weights=weights, minlength=n_cells) / sizes.sum()
             marginals.append((axes, cells_shape, per_group, overall))
         return cls(
             strata=strata, columns=columns, domain=domain, labels=labels, sizes=sizes, way=way,
@@ -344,9 +347,16 @@ def _group_key(codes: list[np.ndarray], shape: tuple[int, ...], rows: int) -> np
     return np.ravel_multi_index(codes, shape) if codes else np.zeros(rows, dtype=np.int64)
 
 
-def _tables(group: np.ndarray, cell: np.ndarray, n_groups: int, n_cells: int) -> np.ndarray:
-    """Per group, the marginal as proportions (n_groups, n_cells); a group without rows is 0."""
-    counts = np.bincount(group * n_cells + cell, minlength=n_groups * n_cells)
+def _tables(
+    group: np.ndarray,
+    cell: np.ndarray,
+    n_groups: int,
+    n_cells: int,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per group, the marginal as proportions (n_groups, n_cells), row i counted
+    ``weights[i]`` times; a group without rows is 0."""
+    counts = np.bincount(group * n_cells + cell, weights=weights, minlength=n_groups * n_cells)
     counts = counts.reshape(n_groups, n_cells)
     return counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
 

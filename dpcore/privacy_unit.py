@@ -42,6 +42,7 @@ import pandas as pd
 from dpcore._labels import plural
 from dpcore._validate import positive_int
 from dpcore.accounting import ZCDP, Budget, PureDP
+from dpcore.grouping import Grouping, cell_labels
 
 __all__ = [
     "GOLDEN_RATIO_FRACTION",
@@ -52,6 +53,7 @@ __all__ = [
     "bound_contributions",
     "bounded_rows",
     "dropped_rows_notes",
+    "kept_rows",
     "missing_person_message",
     "preview_bound",
 ]
@@ -152,6 +154,46 @@ def bound_contributions(
     person = pd.factorize(owners, use_na_sentinel=True)[0]
     kept = bounded_rows(labels, values, person, unit.max_rows, unit.max_groups)
     return BoundedRows(kept, int(np.sum(person < 0)))
+
+
+def kept_rows(
+    frame: pd.DataFrame, grouping: Grouping, values: np.ndarray, roles: dict[str, str],
+    unit: PrivacyUnit,
+) -> np.ndarray:  # fmt: skip
+    """The rows of ``frame`` that ``unit`` keeps (:func:`bound_contributions` in the cells of
+    ``grouping``'s columns, as every engine bounds them), given the analysis' ``values`` (one
+    column per input, in the order of ``roles``: each input column and its role in words, "the
+    value to estimate", "the score"); every row with finite values for :data:`ROW`.
+
+    Raises
+    ------
+    ValueError
+        A person column that is not in ``frame``, that is one of the inputs or a grouping
+        column, or that has rows without an id: what is wrong and how to fix it.
+    """
+    if unit.column is None:
+        return np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
+    if unit.column in roles:
+        role = roles[unit.column]
+        raise ValueError(
+            f"The person column `{unit.column}` is also {role}. It names who owns each row, so "
+            f"choose another person column, or another column for {role}."
+        )
+    if unit.column not in frame.columns:
+        raise ValueError(
+            f"The person column `{unit.column}` is not in the data; choose another column on "
+            "the Data page, or “each row is one person”."
+        )
+    if unit.column in grouping.by:
+        raise ValueError(
+            f"The person column `{unit.column}` is also a grouping column; a person column "
+            "names who owns each row, so choose another column for one or the other."
+        )
+    labels = cell_labels(frame, grouping.by, grouping.edges)
+    bounded = bound_contributions(labels, values, frame[unit.column], unit)
+    if bounded.missing_person:
+        raise ValueError(missing_person_message(bounded.missing_person, unit.column))
+    return bounded.kept
 
 
 def dropped_rows_notes(unit: PrivacyUnit, dropped: int) -> tuple[str, ...]:

@@ -28,10 +28,12 @@ from dpcore.ledger import Ledger, list_ledgers
 
 __all__ = [
     "CliError",
+    "bucket_edges",
     "budget_arguments",
     "check_budget_kind",
     "check_coinpress_sizes",
     "coinpress_arguments",
+    "column_list",
     "data_arguments",
     "grouping_spec",
     "ledger_arguments",

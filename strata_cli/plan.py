@@ -24,7 +24,7 @@ import sys
 import typing
 
 from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
-from dpcore.analyses import RATIO
+from dpcore.analyses import RATIO, SYNTH
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.ledger import Ledger
@@ -55,6 +55,7 @@ from strata_cli.planned import (
     planned_analysis,
     ratio_on_engine,
     ratio_settings,
+    synth_on_data,
 )
 from strata_cli.sources import engine_arguments
 
@@ -146,6 +147,9 @@ def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, obje
     if args.analysis == "ratio":
         settings = ratio_settings(args)
         return RATIO, settings, ratio_on_engine(args, settings).stats
+    if args.analysis == "synth":
+        settings, stats, _ = synth_on_data(args)
+        return SYNTH, settings, stats
     engine_options = [
         option for option, used in (
             ("--engine", args.engine is not None), ("--person", args.person is not None)
@@ -153,8 +157,8 @@ def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, obje
     ]  # fmt: skip
     if engine_options:
         raise CliError(
-            f"{' and '.join(engine_options)} apply to --analysis ratio here; the plans of the "
-            "other analyses read one file into memory"
+            f"{' and '.join(engine_options)} apply to --analysis ratio and synth here; the "
+            "plans of the other analyses read one file into memory"
         )
     frame = read_data(args.data)
     analysis, settings = planned_analysis(args, frame)

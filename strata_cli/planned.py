@@ -18,6 +18,7 @@ number: the library does.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pandas as pd
 
@@ -26,18 +27,32 @@ from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
 from dpcore.analyses.ratio.sums import Composition
-from dpcore.analyses.synth import MBI_METHODS, METHOD_NAMES, SynthSettings
+from dpcore.analyses.synth import (
+    MBI_METHODS,
+    MBI_NEEDS_ROWS,
+    METHOD_NAMES,
+    PreparedRows,
+    SynthSettings,
+)
+from dpcore.analyses.synth.analysis import column_kinds
 from dpcore.engines import AggregatedRatio, aggregate_ratio
+from dpcore.grouping import GroupingSpec
+from dpcore.release import DatasetRef
 from strata_cli.inputs import (
     CliError,
+    bucket_edges,
     check_coinpress_sizes,
+    column_list,
     grouping_spec,
     mean_settings,
     positive_bound,
+    read_data,
 )
 from strata_cli.sources import open_engine, privacy_unit
 
-__all__ = ["analysis_arguments", "planned_analysis", "ratio_on_engine", "ratio_settings"]
+__all__ = [
+    "analysis_arguments", "planned_analysis", "ratio_on_engine", "ratio_settings", "synth_on_data",
+]  # fmt: skip
 
 ANALYSES = {"mean": MEAN, "ratio": RATIO, "gvdp": GVDP, "synth": SYNTH}
 
@@ -94,6 +109,17 @@ def synth_arguments(parser: argparse.ArgumentParser) -> None:
         "--synth-rows", type=int, default=10_000, metavar="N",
         help="synthetic rows, shared among the groups by their shares (default 10000)",
     )  # fmt: skip
+    synth.add_argument(
+        "--synth-edges", type=bucket_edges, action="append", default=[],
+        metavar="COL=E1;E2;...",
+        help="public bucket edges of a numeric column to synthesize (quote it in a shell); "
+        "repeat for each; default: the Estimator page's (age, hours_per_week, score)",
+    )  # fmt: skip
+    synth.add_argument(
+        "--categorical", type=column_list, metavar="COL[,COL...]",
+        help="numeric columns whose values are categories (codes such as 0/1); their list of "
+        "values is read from the data and treated as public; default: income_over_50k",
+    )  # fmt: skip
 
 
 def ratio_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,11 +150,9 @@ def ratio_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
-    """The analysis ``args`` name, the mean, the general estimator or synthetic data, and its
-    settings checked by the library against ``frame`` (the ratio reads its data through an
-    engine instead, :func:`ratio_on_engine`)."""
-    if args.analysis == "synth":
-        return SYNTH, synth_settings(args, frame)
+    """The analysis ``args`` name, the mean or the general estimator, and its settings checked
+    by the library against ``frame`` (the ratio and synthetic data read their data through an
+    engine instead, :func:`ratio_on_engine`, :func:`synth_on_data`)."""
     missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
                if value is None]  # fmt: skip
     if missing:
@@ -221,9 +245,38 @@ def ratio_settings(args: argparse.Namespace) -> RatioSettings:
     )  # fmt: skip
 
 
-def synth_settings(args: argparse.Namespace, frame: pd.DataFrame) -> SynthSettings:
-    """The synthesizer's settings; an option that does not apply, a noise that does not match
-    the synthesizer, or columns that cannot be synthesized name what to change."""
+def synth_on_data(
+    args: argparse.Namespace, spec: GroupingSpec | None = None
+) -> tuple[SynthSettings, PreparedRows, DatasetRef]:
+    """Synthetic data's settings, the rows it is fitted on and the data reference a release
+    records. Independent marginals, the histogram and MWEM count each combination of values in
+    one pass of the engine ``args`` ask for (a file, a folder of Parquet parts, a Spark table;
+    :func:`~dpcore.engines.aggregate_synth`); MST and AIM, which OpenDP fits on rows, read one
+    file into memory, in the groups of ``spec`` (default: the grouping options'). Each row is
+    one person: ``--person`` is refused."""
+    if args.person is not None:
+        raise CliError(
+            "synthetic data counts each row as one person and cannot bound a person's rows "
+            "yet; leave out --person (and --max-groups, --max-rows) if each row is one person"
+        )
+    spec = grouping_spec(args) if spec is None else spec
+    if args.synthesizer not in MBI_METHODS:
+        engine = open_engine(args)
+        settings = synth_settings(args, engine.column_kinds())
+        aggregated = SYNTH.engine_statistics(engine, spec, settings)
+        return settings, aggregated.stats, aggregated.dataset
+    if args.engine not in (None, "pandas") or not Path(args.data).is_file():
+        raise CliError(MBI_NEEDS_ROWS.replace("upload the data", "give one file"))
+    frame = read_data(args.data)
+    settings = synth_settings(args, column_kinds(frame))
+    stats = SYNTH.statistics(frame, spec.build(frame), settings)
+    return settings, stats, DatasetRef.of(frame, Path(args.data).name)
+
+
+def synth_settings(args: argparse.Namespace, kinds: dict[str, str]) -> SynthSettings:
+    """The synthesizer's settings for data whose columns and their kinds are ``kinds``; an
+    option that does not apply, a noise that does not match the synthesizer, or columns that
+    cannot be synthesized name what to change."""
     used = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
             if value is not None]  # fmt: skip
     if used:
@@ -231,7 +284,7 @@ def synth_settings(args: argparse.Namespace, frame: pd.DataFrame) -> SynthSettin
             f"{' and '.join(used)} {'is' if len(used) == 1 else 'are'} for the mean; synthetic "
             "data takes --synthesizer, --columns and --synth-rows"
         )
-    if args.target_rel is not None:  # refused before any synthesis runs
+    if getattr(args, "target_rel", None) is not None:  # a plan's, refused before any synthesis
         raise CliError(
             "synthetic data has no true value to take a percentage of: its error is already a "
             "share of the rows; give --target-abs H with H a workload error from 0 to 2"
@@ -247,11 +300,14 @@ def synth_settings(args: argparse.Namespace, frame: pd.DataFrame) -> SynthSettin
             "synthetic data is made with one model per group (stratified) or one model for "
             "everyone (global_only), not both: choose one --strategy"
         )
+    defaults = SynthSettings()
     settings = SynthSettings(
         method=args.synthesizer, columns=args.columns, n_rows=args.synth_rows,
         strategy="stratified" if args.strategy == "stratified" else "vanilla",
+        edges=tuple(args.synth_edges) or defaults.edges,
+        categorical=defaults.categorical if args.categorical is None else args.categorical,
     )  # fmt: skip
-    missing = [c for c in args.columns or () if c not in frame.columns]
+    missing = [c for c in args.columns or () if c not in kinds]
     if missing:
         raise CliError(f"--columns: no column {', '.join(map(repr, missing))} in the data")
     return settings

@@ -1,5 +1,8 @@
-"""``strata-lab release``: a stratified mean, or with ``--analysis ratio`` the calibration
-ratio per group, released through the ledger, on any engine (issue 16, item 4).
+"""``strata-lab release``: a stratified mean, with ``--analysis ratio`` the calibration ratio
+per group, with ``--analysis gvdp`` the general estimator's mean of ``--value`` with a valid
+interval (Covington et al.; its bag of little bootstraps drawn by the engine's passes,
+:mod:`dpcore.engines.blb`), or with ``--analysis synth`` synthetic rows, released through the
+ledger, on any engine (issue 16, item 4).
 
 The data is read by an engine (:mod:`strata_cli.sources`, :mod:`dpcore.engines`): ``pandas``
 loads one file into memory as the app does; ``duckdb`` streams a file, a glob or a folder of
@@ -11,7 +14,8 @@ A real release draws OpenDP noise and charges the ledger once (a second run of t
 prints the recorded release and spends nothing). ``--dry-run`` draws seeded numpy noise, charges
 a throw-away ledger, and says so in its metadata; with ``--ledger`` it also says whether the
 real ledger could afford the release. The output is the app's download (:mod:`dpcore.release.exports`):
-DP outputs and public metadata only.
+DP outputs and public metadata only. Synthetic rows come as CSV (``--format csv``: every row,
+after ``#`` metadata lines), JSON, or a text summary of their first rows.
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.accounting import BudgetExceededError
-from dpcore.analyses import MEAN, RATIO
+from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
+from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.analyses.synth import SynthPlan, SynthSettings
 from dpcore.engines import aggregate_mean
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
@@ -50,7 +56,13 @@ from strata_cli.inputs import (
     requested_budget,
 )
 from strata_cli.output import text_table
-from strata_cli.planned import analysis_arguments, ratio_on_engine, ratio_settings
+from strata_cli.planned import (
+    analysis_arguments,
+    gvdp_settings,
+    ratio_on_engine,
+    ratio_settings,
+    synth_on_data,
+)
 from strata_cli.sources import engine_arguments, open_engine, privacy_unit
 
 __all__ = ["add_parser", "run"]
@@ -59,6 +71,9 @@ COVERS_FLAG = "--ledger-covers-new-data"
 # The command line opens existing ledgers only; the app's Budget page starts them.
 START_ADVICE = "start a ledger for it on the app's Budget page and pass its --ledger-name"
 
+
+TEXT_ROWS = 20
+"""Rows of a release that ``--format text`` shows (synthetic rows run to thousands)."""
 
 NOISY_SHARES = "noisy-counts"
 """The --shares value that takes the shares from the release's own noisy group counts."""
@@ -75,14 +90,17 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
                 "spark:TABLE for a table of the Spark session's catalog",
             )
         ],
-        help="release private means or calibration ratios per group through the ledger",
+        help="release private means, calibration ratios, GVDP means or synthetic rows through "
+        "the ledger",
         description="Release the private mean of a column (or, with --analysis ratio, the "
-        "calibration ratio Σ score / Σ label) in every group and for everyone, charging the "
-        "ledger once. --dry-run draws seeded simulation noise and spends nothing.",
+        "calibration ratio Σ score / Σ label, with --analysis gvdp the general estimator's "
+        "mean with a valid interval) in every group and for everyone, or with "
+        "--analysis synth private synthetic rows, charging the ledger once. --dry-run draws "
+        "seeded simulation noise and spends nothing.",
     )  # fmt: skip
     budget_arguments(parser)
     engine_arguments(parser)
-    analysis_arguments(parser, analyses=("mean", "ratio"))
+    analysis_arguments(parser, analyses=("mean", "ratio", "gvdp", "synth"))
     options = parser.add_argument_group("release")
     options.add_argument(
         "--strategy", choices=typing.get_args(Strategy), default="stratified",
@@ -123,14 +141,34 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ratio = args.analysis == "ratio"
-    # Every option is checked before the ledger is opened and before the pass over the data.
-    settings, spec = ratio_choices(args) if ratio else mean_choices(args)
+    if args.analysis == "synth":
+        plan = synth_plan(args)
+    else:
+        plan = statistic_plan(args)
+    covers = args.ledger_covers_new_data
     ledger = None if args.dry_run and not args.ledger else real_ledger(args)
-    if ledger is not None and not ratio:
+    if args.dry_run:
+        record = dry_run(plan, ledger, args.seed, covers)
+    else:
+        record = spend(plan, ledger, covers)
+    print(render(record, args.format))
+    return 0
+
+
+def statistic_plan(args: argparse.Namespace):
+    """The plan of the mean, the ratio or GVDP's mean, from the passes of the engine ``args``
+    ask for."""
+    ratio, gvdp = args.analysis == "ratio", args.analysis == "gvdp"
+    # Every option is checked before the ledger is opened and before the pass over the data.
+    choices = ratio_choices if ratio else gvdp_choices if gvdp else mean_choices
+    settings, spec = choices(args)
+    ledger = None if args.dry_run and not args.ledger else real_ledger(args)
+    if ledger is not None and args.analysis == "mean":
         check_budget_kind(settings, ledger.total, f"ledger {ledger.name!r}")
     if ratio:
         analysis, aggregated = RATIO, ratio_on_engine(args, settings)
+    elif gvdp:
+        analysis, aggregated = GVDP, GVDP.engine_statistics(open_engine(args), spec, settings)
     else:
         unit = privacy_unit(args)
         engine = open_engine(args)
@@ -141,14 +179,48 @@ def run(args: argparse.Namespace) -> int:
         dataset=aggregated.dataset, spec=spec, budget=requested_budget(args), label=args.title,
         level=args.level,
     )  # fmt: skip
-    plan = analysis.plan(aggregated.stats, settings, header)
-    covers = args.ledger_covers_new_data
-    if args.dry_run:
-        record = dry_run(plan, ledger, args.seed, covers)
-    else:
-        record = spend(plan, ledger, covers)
-    print(render(record, args.format))
-    return 0
+    return analysis.plan(aggregated.stats, settings, header)
+
+
+def synth_plan(args: argparse.Namespace) -> SynthPlan:
+    """The plan of synthetic rows: options checked before the ledger is opened and before the
+    pass that counts each combination of values (:func:`~strata_cli.planned.synth_on_data`)."""
+    misplaced = [option for option, used in (
+        ("--global-fraction", args.global_fraction != 0.5), ("--shares", args.shares == NOISY_SHARES),
+    ) if used]  # fmt: skip
+    if misplaced:
+        raise CliError(
+            f"{' and '.join(misplaced)} {'is' if len(misplaced) == 1 else 'are'} for the mean; "
+            "synthetic rows are drawn from one model per group in proportion to fixed public "
+            "shares, or from one model for everyone (--strategy global_only)"
+        )
+    spec = synth_spec(args)
+    budget = requested_budget(args)
+    SYNTH.native_budget(SynthSettings(method=args.synthesizer), budget)  # before any pass
+    if not args.dry_run or args.ledger:
+        real_ledger(args)  # a ledger that cannot be opened stops the command before the pass
+    settings, stats, dataset = synth_on_data(args, spec)
+    for message in stats.messages():
+        print(f"strata-lab: note: {message}", file=sys.stderr)
+    header = PlanHeader(dataset=dataset, spec=spec, budget=budget, label=args.title)
+    return SYNTH.plan(stats, settings, header)
+
+
+def synth_spec(args: argparse.Namespace) -> GroupingSpec:
+    """The groups of synthetic rows, drawn in proportion to public shares: ``--shares`` or,
+    declared public by ``--sizes-public``, the data's own group counts; one model for everyone
+    (``--strategy global_only``) needs none."""
+    spec = grouping_spec(args)
+    if args.shares is not None:
+        return dataclasses.replace(spec, share_source="table", share_table=read_shares(args.shares))
+    if not args.sizes_public and args.strategy == "stratified":
+        raise CliError(
+            "stratified synthetic rows are drawn in proportion to each group's share, and "
+            "without --shares those are the data's own group counts, which would give each "
+            "group's size away; pass public shares with --shares, or --sizes-public, or "
+            "--strategy global_only (one model for everyone)"
+        )
+    return spec
 
 
 def mean_choices(args: argparse.Namespace) -> tuple[MeanSettings, GroupingSpec]:
@@ -204,6 +276,30 @@ def ratio_choices(args: argparse.Namespace) -> tuple[RatioSettings, GroupingSpec
             + ", or pass --sizes-public"
         )  # fmt: skip
     return settings, spec
+
+
+def gvdp_choices(args: argparse.Namespace) -> tuple[GvdpSettings, GroupingSpec]:
+    """The general estimator's mean of ``--value`` (:func:`~strata_cli.planned.gvdp_settings`)
+    and its groups, refused before any pass: each row is one person (no ``--person``), and the
+    groups' row counts are public (``--sizes-public``), since they set each group's subsets."""
+    if args.value is None or args.bounds is None:
+        raise CliError(
+            "the general estimator needs --value and --bounds: the column to average and its "
+            "public range L,U (e.g. --value hours --bounds 0,100)"
+        )
+    if args.person is not None:
+        raise CliError(
+            "the general estimator counts each row as one person, so --person cannot be "
+            "honoured yet; leave it out if each row is one person, or release the mean"
+        )
+    if not args.sizes_public and args.strategy != "global_only":
+        raise CliError(
+            "the general estimator treats each group's row count as public (it sets the "
+            "group's subsets, Covington et al. §2.2): pass --sizes-public, or --strategy "
+            "global_only"
+        )
+    settings = gvdp_settings(args, pd.DataFrame())
+    return settings, release_spec(args)
 
 
 def budget_option(args: argparse.Namespace) -> str:
@@ -324,6 +420,11 @@ def render(record: ReleaseRecord, output_format: str) -> str:
         return to_csv(record)
     metadata = public_metadata(record.metadata)
     lines = [metadata["title"], f"Noise: {metadata['noise']}", ""]
-    lines.append(text_table(record.outputs))
+    lines.append(text_table(record.outputs[:TEXT_ROWS]))
+    if len(record.outputs) > TEXT_ROWS:
+        lines.append(
+            f"… and {len(record.outputs) - TEXT_ROWS:,} more rows ({len(record.outputs):,} in "
+            "all; --format csv or json gives every row)"
+        )
     lines += ["", f"Intervals: {metadata['intervals']}"]
     return "\n".join(lines)

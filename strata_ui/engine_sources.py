@@ -29,13 +29,14 @@ from dpcore.analyses.base import Analysis, unit_keyword
 from dpcore.engines import AggregatedMean, DuckDBEngine, SparkEngine
 from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.privacy_unit import ROW, BoundPreview, PrivacyUnit
 
 __all__ = [
     "ColumnRule",
     "EngineSource",
     "OpenedData",
     "aggregated",
+    "bound_preview",
     "categories_found",
     "column_rule",
     "grouping",
@@ -204,4 +205,23 @@ def aggregated(
         lambda: _aggregated(
             analysis.name, source, fingerprint, spec, key, unit, analysis, settings
         ),
+    )  # fmt: skip
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _bound_preview(
+    source: EngineSource, fingerprint: str, by: tuple[str, ...], edges: dict, unit: PrivacyUnit
+) -> BoundPreview:
+    return opened(source, fingerprint).engine.bound_preview(by, edges, unit)
+
+
+def bound_preview(
+    source: EngineSource, fingerprint: str, by: tuple[str, ...], edges: dict, unit: PrivacyUnit
+) -> BoundPreview:
+    """What ``unit``'s bound leaves out of the rows in the cells of ``by``, from one pass of
+    the engine (:meth:`~dpcore.engines.Engine.bound_preview`; a curator's view), computed once
+    per data, cells and bounds."""
+    return with_progress(
+        opened(source, fingerprint).engine, "Counting the rows the bounds leave out",
+        lambda: _bound_preview(source, fingerprint, by, edges, unit),
     )  # fmt: skip

@@ -13,7 +13,7 @@ import streamlit as st
 
 from dpcore.grouping import cell_labels
 from dpcore.privacy_unit import BoundPreview, PrivacyUnit, missing_person_message, preview_bound
-from strata_ui import pipeline
+from strata_ui import engine_sources, pipeline
 from strata_ui.state import AppState, get_dataset, get_state
 from strata_ui.style import as_written
 
@@ -94,21 +94,17 @@ def _problem(state: AppState, value_columns: tuple[str, ...]) -> str | None:
 
 def _render_preview(state: AppState) -> None:
     st.markdown("**What the bounds leave out** (curator's view)")
-    if state.source is not None:
-        st.caption(
-            "With data read where it lies, the rows the bounds leave out are counted with each "
-            "group's statistics: the Estimator page says how many."
-        )
-        return
     try:
         spec = pipeline.grouping_spec(state)
         by, edges = spec.by, dict(spec.edges)
     except ValueError:  # no grouping columns yet: every row is in one group
         by, edges = (), {}
+    unit, fingerprint = pipeline.privacy_unit(state), state.dataset_fingerprint
     try:
-        preview = _preview(
-            get_dataset(), state.dataset_fingerprint, by, edges, pipeline.privacy_unit(state)
-        )
+        if state.source is not None:  # counted where the rows lie, in one pass of the engine
+            preview = engine_sources.bound_preview(state.source, fingerprint, by, edges, unit)
+        else:
+            preview = _preview(get_dataset(), fingerprint, by, edges, unit)
     except ValueError as exc:  # a numeric grouping column without edges yet
         st.info(f"The preview needs the groups: {exc}", icon=":material/info:")
         return

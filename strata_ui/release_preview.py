@@ -35,12 +35,15 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
     withheld = int((table["withheld"] != "").sum())
     if not withheld:  # the caption says so; the column would only be empty
         shown = shown.drop(columns=PREVIEW_LABELS["withheld"])
+    numbers = [
+        PREVIEW_LABELS[c] for c in ("expected_error", "half_width") if PREVIEW_LABELS[c] in shown
+    ]
+    # Three significant digits, and a dash where a withheld row has no error or interval (a
+    # number column would print "None").
+    shown[numbers] = shown[numbers].map(lambda x: "—" if pd.isna(x) else f"{x:.3g}")
     st.dataframe(
         shown, hide_index=True, width="stretch",
-        column_config={
-            PREVIEW_LABELS[c]: st.column_config.NumberColumn(format="%.3g")
-            for c in ("expected_error", "half_width")
-        },
+        column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
     )  # fmt: skip
     st.caption(
         "Curator's view, computed from the confidential data with simulated noise; it is never "

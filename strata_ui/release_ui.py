@@ -212,14 +212,22 @@ def large_budget_warning(cost: Budget) -> str | None:
     return (
         f"**A large budget for one release:** {amount}. Above ε = {LARGE_EPSILON:g} the privacy "
         f"promise is weak: what anyone can learn about one person may change their odds by a "
-        f"factor of up to e^{epsilon:.3g} ≈ {_factor_text(math.exp(epsilon))}. Lower it on the "
+        f"factor of up to e^{epsilon:.3g} ≈ {_factor_text(epsilon)}. Lower it on the "
         "Budget page unless your data's owners have agreed to this."
     )
 
 
-def _factor_text(factor: float) -> str:
-    """``7`` or ``1,097``; past a million as a power of ten (``6.5 × 10^20``), which a reader
-    can take in where 21 digits are a blur."""
+OVERFLOWING_EXPONENT = 709.0
+"""math.exp overflows a double beyond about 709.78."""
+
+
+def _factor_text(epsilon: float) -> str:
+    """e^ε as ``7`` or ``1,097``; past a million as a power of ten (``6.5 × 10^20``), which a
+    reader can take in where 21 digits are a blur; beyond a double's range (ε > 709, a planner
+    answer for a target out of reach) from ε's digits alone (``10^3,474``)."""
+    if epsilon > OVERFLOWING_EXPONENT:
+        return f"10^{epsilon / math.log(10):,.0f}"
+    factor = math.exp(epsilon)
     if factor < 1e6:
         return f"{factor:,.0f}"
     mantissa, exponent = f"{factor:.1e}".split("e")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -44,3 +47,24 @@ BAD_FILES = {
     "broken parquet": (b"not parquet", "mine.parquet", "not a valid Parquet file"),
     "unsupported type": (b"a,b\n1,2\n", "mine.xlsx", "xlsx"),
 }
+
+
+def write_shuffled_parts(frame: pd.DataFrame, folder: Path, *, seed: int, parts: int = 3) -> Path:
+    """``frame``'s rows shuffled (seeded) into ``parts`` Parquet files in ``folder`` (made when
+    missing): an engine's result must depend on neither the rows' order nor the files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shuffled = frame.sample(frac=1.0, random_state=seed)
+    for i, rows in enumerate(np.array_split(np.arange(len(shuffled)), parts)):
+        shuffled.iloc[rows].to_parquet(folder / f"part-{i}.parquet")
+    return folder
+
+
+def write_seeded_parts(
+    folder: Path, make_part: Callable[[int], pd.DataFrame], parts: int = 3
+) -> Path:
+    """``parts`` Parquet files in ``folder`` (made when missing), part i holding
+    ``make_part(i)``: a folder of parts as a cluster job writes them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(parts):
+        make_part(i).to_parquet(folder / f"part-{i}.parquet")
+    return folder

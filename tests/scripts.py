@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dpcore.ledger import LEDGER_PATH_ENV
+from dpcore.ledger import LEDGER_PATH_ENV, Ledger, LedgerRecord
+from dpcore.release import to_csv
 from tests import REPO
 
 
@@ -29,3 +30,15 @@ def run_script(
         [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
         timeout=120,
     )  # fmt: skip
+
+
+def assert_reruns_as_recorded(
+    script: str, record: LedgerRecord, tmp_path: Path, ledger: Ledger, cwd: Path = REPO
+) -> None:
+    """Run a release's ``script`` as its recipient would: it finds the same plan (the same key)
+    in the ledger, prints the recorded release and spends nothing more."""
+    releases = len(ledger.history())
+    done = run_script(script, tmp_path, ledger.path, cwd)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == to_csv(record) + "\n"
+    assert len(ledger.history()) == releases

@@ -171,7 +171,8 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
             f"The {self.title.lower()} needs the rows in memory, and the data in use stays "
             "where it lies (in files on disk, or in Spark). Upload the data (or a sample of it) "
             "on the Data page to use it, or choose an analysis that works where the data lies: "
-            "the mean per group or the ratio of sums."
+            "the mean per group, the ratio of sums, or the general estimator's mean or linear "
+            "regression."
         )
 
     def needs_row_unit(self) -> str:
@@ -181,7 +182,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
             "says one person may own several rows (a person column). Its release would protect "
             "one row, not one person, so it cannot be released this way. Choose “Each row is "
             "one person” under “Who is one person?” on the Data page if that is true of your "
-            "data, or choose the mean per group, which bounds each person's rows."
+            "data, or choose the mean per group or the ratio of sums, which bound each person's rows."
         )
 
     @abstractmethod

@@ -6,11 +6,14 @@ See :mod:`dpcore.engines.base` for the boundary. Never imports streamlit or plot
 from dpcore.engines.base import *
 from dpcore.engines.base import __all__ as _base_all
 from dpcore.engines.duckdb_engine import DuckDBEngine, data_files
+from dpcore.engines.gvdp import AggregatedGvdp, aggregate_gvdp
 from dpcore.engines.pandas_engine import PandasEngine
 from dpcore.engines.ratio import AggregatedRatio, aggregate_ratio, ratio_query
 from dpcore.engines.spark_engine import SparkEngine, spark_session
+from dpcore.engines.synth import AggregatedSynth, aggregate_synth, synth_query
 
 __all__ = [
-    *_base_all, "AggregatedRatio", "DuckDBEngine", "PandasEngine", "SparkEngine",
-    "aggregate_ratio", "data_files", "ratio_query", "spark_session",
+    *_base_all, "AggregatedGvdp", "AggregatedRatio", "AggregatedSynth", "DuckDBEngine",
+    "PandasEngine", "SparkEngine", "aggregate_gvdp", "aggregate_ratio", "aggregate_synth",
+    "data_files", "ratio_query", "spark_session", "synth_query",
 ]  # fmt: skip

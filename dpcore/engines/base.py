@@ -12,6 +12,9 @@ in a cluster):
   score, label and weight (:mod:`dpcore.engines.ratio`).
 - :meth:`Engine.clipped_sums`: the mean's kept rows' sums per group at other bounds, one more
   pass (CoinPress' next interval).
+- :meth:`Engine.bound_preview`: what a contribution bound would leave out (a curator's view for
+  choosing the bounds, :class:`~dpcore.privacy_unit.BoundPreview`), from one aggregation: per
+  person and cell the rows, then per person what the bound keeps.
 
 :func:`aggregate_cells` turns the cells into the groups of a
 :class:`~dpcore.grouping.GroupingSpec` (the same groups, merges and shares the rows would give in
@@ -28,6 +31,7 @@ import abc
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -35,12 +39,21 @@ import pandas as pd
 from dpcore.analyses.mean.estimators import validate_bounds
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
 from dpcore.grouping import MAX_CODE_VALUES, MISSING_LABEL, Grouping, GroupingSpec, check_edges
-from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, missing_person_message
+from dpcore.privacy_unit import (
+    ROW,
+    BoundPreview,
+    PrivacyUnit,
+    dropped_rows_notes,
+    missing_person_message,
+)
 from dpcore.release.plan import DatasetRef
+
+if TYPE_CHECKING:  # dpcore.engines.blb imports this module
+    from dpcore.engines.blb import BlbQuery
 
 __all__ = [
     "AggregatedMean", "Cells", "Clipped", "Engine", "EngineError", "SumsQuery",
-    "aggregate_mean", "mean_query",
+    "aggregate_mean", "count_query", "mean_query",
 ]  # fmt: skip
 
 NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
@@ -87,7 +100,8 @@ class SumsQuery:
 
     The mean sums one clipped value (:func:`mean_query`); the ratio sums products of its clipped
     score, label and weight (:func:`~dpcore.engines.ratio.ratio_query`); another analysis plugs
-    in the same way, with its own products."""
+    in the same way, with its own products. A query without inputs counts the rows of each
+    cell (:func:`count_query`: synthetic data's marginal counts)."""
 
     by: tuple[str, ...]
     edges: tuple[tuple[str, tuple[float, ...]], ...]
@@ -101,8 +115,11 @@ class SumsQuery:
         object.__setattr__(self, "edges", tuple(check_edges(dict(self.edges), self.by).items()))
         columns = [clipped.column for clipped in self.inputs]
         unknown = {c for _, factors in self.sums for c in factors} | set(self.binary)
-        if not self.inputs or not unknown <= set(columns):
+        if not unknown <= set(columns):
             raise ValueError(f"every summed column must be an input of the query, got {self!r}")
+        # Without inputs, a person's rows would have no order to choose the kept ones by.
+        if not self.inputs and (self.sums or self.unit.column is not None):
+            raise ValueError(f"a query without inputs counts rows, one per person, got {self!r}")
 
     @property
     def edges_of(self) -> dict[str, tuple[float, ...]]:
@@ -124,6 +141,13 @@ class SumsQuery:
         """The statistics of each cell that :meth:`Engine.cells` returns."""
         binary = ("not_binary",) if self.binary else ()
         return ("rows", "finite", "usable", *(name for name, _ in self.sums), *binary)
+
+
+def count_query(by: tuple[str, ...], edges: tuple[tuple[str, tuple[float, ...]], ...]) -> SumsQuery:
+    """The rows of each cell of ``by`` (numeric columns bucketed at ``edges``), each row one
+    person: the marginal counts synthetic data is fitted on
+    (:func:`~dpcore.engines.synth.aggregate_synth`)."""
+    return SumsQuery(by, edges, inputs=(), sums=())
 
 
 def mean_query(
@@ -183,6 +207,24 @@ class Engine(abc.ABC):
         ``[low[g], high[g]]`` per group g, where ``cell_groups`` maps cells (label columns) to
         groups (column :data:`GROUP`)."""
 
+    @abc.abstractmethod
+    def bound_preview(
+        self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]], unit: PrivacyUnit
+    ) -> BoundPreview:
+        """What ``unit``'s contribution bound leaves out of the rows in the cells of ``by``
+        (numeric columns bucketed at ``edges``; no columns: one cell), counted as
+        :func:`~dpcore.privacy_unit.preview_bound` counts rows in memory: over every row with a
+        person id, whatever its values. One aggregation: per person and cell the rows n, then
+        per person the kept rows, min(n, M) summed over the G cells where that is largest. A
+        curator's view (exact counts of the confidential rows), never released."""
+
+    @abc.abstractmethod
+    def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
+        """GVDP's bag of little bootstraps in one pass (:mod:`dpcore.engines.blb`): over the
+        kept rows of ``query.rows``, grouped by ``mapping`` (cells → :data:`GROUP` and each
+        group's k and 1/√k), per (group, subset) the rows and the weighted sums
+        :attr:`BlbQuery.sums <dpcore.engines.blb.BlbQuery.sums>` names."""
+
 
 @dataclass(frozen=True, eq=False)
 class AggregatedMean:
@@ -226,7 +268,7 @@ def aggregate_cells(
     kinds = engine.column_kinds()
     check_query(query, kinds)
     cells = engine.cells(query)
-    check_codes(query, kinds, cells.table)
+    check_codes(query, kinds, cells.table, spec.by)
     if cells.missing_person:
         raise EngineError(missing_person_message(cells.missing_person, query.unit.column))
     table = cells.table
@@ -236,6 +278,24 @@ def aggregate_cells(
         rows=int(table["rows"].sum()),
     )  # fmt: skip
     return cells, grouping, dataset
+
+
+def check_person(unit: PrivacyUnit, kinds: dict[str, str], by: tuple[str, ...]) -> None:
+    """Refuse a preview of the bound (:meth:`Engine.bound_preview`) without a person column,
+    with one the data lacks, or with one that also groups the rows, naming the fix."""
+    if unit.column is None:
+        raise EngineError("A preview of the bound needs a person column.")
+    if unit.column not in kinds:
+        raise EngineError(
+            f"The person column `{unit.column}` is not in the data; its columns are: "
+            f"{', '.join(kinds)}."
+        )
+    if unit.column in by:
+        raise EngineError(
+            f"The person column `{unit.column}` is also a grouping column. It names who owns "
+            "each row, so it cannot split them into groups too: choose another column for one "
+            "or the other."
+        )
 
 
 def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
@@ -281,12 +341,15 @@ def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
         )
 
 
-def check_codes(query: SumsQuery, kinds: dict[str, str], cells: pd.DataFrame) -> None:
-    """Refuse a numeric grouping column without edges that is not category codes: a decimal
-    that is not a whole number (labelled :data:`NOT_WHOLE_LABEL` by the pass), or more
+def check_codes(
+    query: SumsQuery, kinds: dict[str, str], cells: pd.DataFrame, by: tuple[str, ...]
+) -> None:
+    """Refuse a numeric grouping column of ``by`` without edges that is not category codes: a
+    decimal that is not a whole number (labelled :data:`NOT_WHOLE_LABEL` by the pass), or more
     distinct values than codes may have (:data:`~dpcore.grouping.MAX_CODE_VALUES`), as the
-    grouping of a frame in memory does (:func:`~dpcore.grouping.is_category_codes`)."""
-    for column in query.by:
+    grouping of a frame in memory does (:func:`~dpcore.grouping.is_category_codes`). The
+    query's other cell columns (synthetic data's categories) are the caller's to check."""
+    for column in by:
         if kinds[column] not in ("whole number", "decimal number") or column in query.edges_of:
             continue
         labels = cells[column]

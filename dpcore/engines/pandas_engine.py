@@ -15,9 +15,18 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import column_kind, data_frame, numeric_values
-from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, edges_needed
+from dpcore.engines.base import (
+    GROUP,
+    Cells,
+    Engine,
+    EngineError,
+    SumsQuery,
+    check_person,
+    edges_needed,
+)
+from dpcore.engines.blb import BlbQuery, double_keys, row_bag_sums
 from dpcore.grouping import cell_labels, needs_edges
-from dpcore.privacy_unit import bound_contributions
+from dpcore.privacy_unit import BoundPreview, PrivacyUnit, bound_contributions, preview_bound
 
 __all__ = ["PandasEngine"]
 
@@ -82,6 +91,20 @@ class PandasEngine(Engine):
         clipped = np.clip(rows.values[use, 0], low[g], high[g])
         return np.bincount(g, weights=clipped, minlength=low.shape[0])
 
+    def bound_preview(
+        self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]], unit: PrivacyUnit
+    ) -> BoundPreview:
+        check_person(unit, self.column_kinds(), by)
+        labels = cell_labels(self._frame, by, edges) if by else self._frame.iloc[:, :0]
+        return preview_bound(labels, self._frame[unit.column], unit)
+
+    def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
+        rows = self._rows(query.rows)
+        kept = rows.kept
+        column = query.rows.unit.column
+        owners = None if column is None else _owner_keys(self._frame[column].to_numpy()[kept])
+        return row_bag_sums(query, rows.labels.loc[kept], rows.values[kept], owners, mapping)
+
     @functools.lru_cache(maxsize=4)  # noqa: B019 - one engine per frame, a handful of queries
     def _rows(self, query: SumsQuery) -> _Rows:
         for column in query.by:  # in the command line's words, as the other engines say it
@@ -90,7 +113,7 @@ class PandasEngine(Engine):
         labels = cell_labels(self._frame, query.by, query.edges_of).reset_index(drop=True)
         values = np.column_stack([
             numeric_values(self._frame, clipped.role, clipped.column) for clipped in query.inputs
-        ])  # fmt: skip
+        ]) if query.inputs else np.empty((len(self._frame), 0))  # fmt: skip
         owners = None if query.unit.column is None else self._frame[query.unit.column]
         bounded = bound_contributions(labels, values, owners, query.unit)
         finite = np.isfinite(values).all(axis=1)
@@ -116,3 +139,11 @@ def _product(clipped: dict[str, np.ndarray], factors: tuple[str, ...], n: int) -
     for column in factors:
         out = out * clipped[column]
     return out
+
+
+def _owner_keys(owners: np.ndarray) -> np.ndarray:
+    """Person ids as text, as the SQL engines write them (:mod:`dpcore.engines.blb`): decimals
+    exactly, the rest as written."""
+    if owners.dtype.kind == "f":
+        return double_keys(owners).astype(str)
+    return np.array([str(owner) for owner in owners], dtype=str)

@@ -32,9 +32,19 @@ from dpcore.engines.base import (
     Engine,
     EngineError,
     SumsQuery,
+    check_person,
+)
+from dpcore.engines.blb import (
+    CHUNK_BITS,
+    CHUNKS_PER_HASH,
+    K_COLUMN,
+    POISSON_ONE_STEPS,
+    SCALE_COLUMN,
+    SUBSET,
+    BlbQuery,
 )
 from dpcore.grouping import bucket_labels
-from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION
+from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
 
 __all__ = ["MASTER_EXAMPLES", "SparkEngine", "spark_session"]
 
@@ -270,6 +280,44 @@ class SparkEngine(Engine):
         found = labels.where(F.col("label") != F.lit(MISSING_LABEL)).limit(int(at_most) + 1)
         return self._collect(found)["label"].tolist()
 
+    def bound_preview(
+        self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]], unit: PrivacyUnit
+    ) -> BoundPreview:
+        """As :meth:`DuckDBEngine.bound_preview <dpcore.engines.DuckDBEngine.bound_preview>`."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        check_person(unit, self._kinds, by)
+        self._check_columns(by)
+        cells = [f"__cell{i}" for i in range(len(by))]
+        labels = [self._label(c, edges.get(c)).alias(n) for c, n in zip(by, cells, strict=True)]
+        base = self._frame.select(*labels, self._owner(unit).alias("__owner"))
+        pairs = (
+            base.where(F.col("__owner").isNotNull()).groupBy("__owner", *cells)
+            .agg(F.count(F.lit(1)).alias("n"))
+            .withColumn("capped", F.least(F.col("n"), F.lit(unit.max_rows)))
+        )  # fmt: skip
+        # Which of a person's cells tie does not change how many rows are kept.
+        ranked = pairs.withColumn(
+            "r", F.row_number().over(Window.partitionBy("__owner").orderBy(F.desc("capped")))
+        )
+        kept = F.when(F.col("r") <= unit.max_groups, F.col("capped")).otherwise(0)
+        people = ranked.groupBy("__owner").agg(
+            F.sum("n").alias("rows"), F.sum(kept).alias("kept"), F.count(F.lit(1)).alias("groups"),
+            F.max("n").alias("most"),
+        )  # fmt: skip
+        totals = people.agg(
+            F.coalesce(F.sum("rows"), F.lit(0)).alias("rows"),
+            F.count(F.lit(1)).alias("people"),
+            F.coalesce(F.sum(F.col("rows") - F.col("kept")), F.lit(0)).alias("dropped"),
+            F.sum((F.col("rows") > F.col("kept")).cast("long")).alias("people_affected"),
+            F.coalesce(F.max("most"), F.lit(0)).alias("most_rows_in_a_group"),
+            F.coalesce(F.max("groups"), F.lit(0)).alias("most_groups"),
+        )
+        missing = base.agg(F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"))
+        found = self._collect(totals.crossJoin(missing)).fillna(0).iloc[0]
+        return BoundPreview(**{name: int(value) for name, value in found.items()})
+
     def _check_columns(self, columns: tuple[str, ...]) -> None:
         for column in columns:
             if column not in self._kinds:
@@ -335,6 +383,73 @@ class SparkEngine(Engine):
         out[sums[GROUP].to_numpy(np.int64)] = sums["s"].to_numpy(float)
         return out
 
+    def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
+        from pyspark.sql import functions as F
+
+        rows = query.rows
+        cells = _cell_names(rows)
+        renamed = mapping.rename(columns=dict(zip(rows.by, cells, strict=True)))
+        # Plain Python rows: PySpark's pandas conversion does not support pandas 3 yet.
+        records = [
+            (*(str(v) for v in row[:-3]), int(row[-3]), int(row[-2]), float(row[-1]))
+            for row in renamed[[*cells, GROUP, K_COLUMN, SCALE_COLUMN]].itertuples(index=False)
+        ]
+        groups = F.broadcast(self._spark.createDataFrame(
+            records, schema=[*cells, GROUP, K_COLUMN, SCALE_COLUMN]
+        ))  # fmt: skip
+        mapped = self._kept(rows, self._base(rows)).join(groups, on=cells)
+        keyed = self._keyed(query, mapped)
+        salt = F.lit(query.salt + ":")
+        blocks = -(-(query.resamples + 1) // CHUNKS_PER_HASH)
+        hashed = keyed.select(
+            GROUP, K_COLUMN, SCALE_COLUMN, *(_value_name(i) for i in range(len(rows.inputs))),
+            *(F.md5(F.concat(salt, "__key", F.lit(f":{b}"))).alias(f"__h{b}")
+              for b in range(blocks)),
+        )  # fmt: skip
+        chunked = hashed.select(
+            GROUP, K_COLUMN, SCALE_COLUMN, *(_value_name(i) for i in range(len(rows.inputs))),
+            *(_chunk(c).alias(f"__a{c}") for c in range(query.resamples + 1)),
+        )  # fmt: skip
+        weights = [
+            _poisson_weight(F.col(f"__a{j + 1}"), F.col(SCALE_COLUMN)).alias(f"__w{j}")
+            for j in range(query.resamples)
+        ]
+        # ⌊a₀·k / 2³²⌋ in integers (a₀·k < 2⁶³: no overflow, no rounding).
+        subset = F.shiftright(F.col("__a0") * F.col(K_COLUMN), CHUNK_BITS).alias(SUBSET)
+        drawn = chunked.select(
+            GROUP, subset, *(_value_name(i) for i in range(len(rows.inputs))), *weights
+        )
+        sums = []
+        for name, j, factors in query.sums:
+            product = F.col(f"__w{j}")
+            for i in factors:
+                product = product * F.col(_value_name(i))
+            sums.append(F.sum(product).alias(name))
+        table = self._collect(
+            drawn.groupBy(GROUP, SUBSET).agg(F.count(F.lit(1)).alias("rows"), *sums)
+        )
+        return table.astype({GROUP: np.int64, SUBSET: np.int64, "rows": np.int64})
+
+    def _keyed(self, query: BlbQuery, mapped):
+        """Every kept row with its key (:mod:`dpcore.engines.blb`), as the DuckDB engine
+        writes it."""
+        from pyspark.sql import functions as F
+
+        rows = query.rows
+        values = [_value_name(i) for i in range(len(rows.inputs))]
+        if rows.unit.column is not None:
+            owner = _owner_key(F.col("__owner"), self._kinds[rows.unit.column])
+            return mapped.withColumn("__key", F.concat(F.lit("p|"), owner))
+        cells = _cell_names(rows)
+        contents = mapped.groupBy(*cells, *values, GROUP, K_COLUMN, SCALE_COLUMN).agg(
+            F.count(F.lit(1)).alias("__copies")
+        )
+        copies = contents.withColumn("__copy", F.explode(F.sequence(F.lit(1), "__copies")))
+        parts = [F.col(c) for c in cells] + [_double_key(F.col(v)) for v in values]
+        content = F.concat_ws("|", *parts)
+        key = F.concat(F.lit("r|"), content, F.lit("#"), F.col("__copy").cast("string"))
+        return copies.withColumn("__key", key)
+
     # ---- the rows -----------------------------------------------------------------------------
 
     def _base(self, query: SumsQuery):
@@ -346,9 +461,7 @@ class SparkEngine(Engine):
             self._label(column, query.edges_of.get(column)).alias(name)
             for column, name in zip(query.by, _cell_names(query), strict=True)
         ]
-        owner = F.lit(None) if query.unit.column is None else F.col(_quoted(query.unit.column))
-        if query.unit.column is not None and self._kinds[query.unit.column] == "decimal number":
-            owner = F.when(F.isnan(owner), F.lit(None)).otherwise(owner)  # NaN: no id
+        owner = self._owner(query.unit)
         values = [
             F.col(_quoted(column)).cast("double").alias(_value_name(i))
             for i, column in enumerate(query.columns)
@@ -357,6 +470,17 @@ class SparkEngine(Engine):
             *columns, *values, owner.alias("__owner"),
             *(F.col(_quoted(c)) for c in query.columns_read),
         )  # fmt: skip
+
+    def _owner(self, unit: PrivacyUnit):
+        """A row's person id (null without a person column, or for a missing or NaN id)."""
+        from pyspark.sql import functions as F
+
+        if unit.column is None:
+            return F.lit(None)
+        owner = F.col(_quoted(unit.column))
+        if self._kinds[unit.column] == "decimal number":
+            return F.when(F.isnan(owner), F.lit(None)).otherwise(owner)  # NaN: no id
+        return owner
 
     def _kept(self, query: SumsQuery, base):
         """The rows with finite inputs that the contribution bound keeps
@@ -436,11 +560,12 @@ def _value_name(i: int) -> str:
 
 
 def _all_finite(query: SumsQuery):
-    """True where every input of ``query`` is finite."""
+    """True where every input of ``query`` is finite; a counting query, without inputs, uses
+    every row."""
     from pyspark.sql import functions as F
 
     checks = [_finite(F.col(_value_name(i))) for i in range(len(query.inputs))]
-    return functools.reduce(operator.and_, checks)
+    return functools.reduce(operator.and_, checks, F.lit(True))
 
 
 def _product(query: SumsQuery, factors: tuple[str, ...]):
@@ -468,3 +593,50 @@ def _quoted(name: str) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _chunk(c: int):
+    """Chunk c of a row's hash as an integer (:mod:`dpcore.engines.blb`): the little-endian
+    32-bit word of the md5 digest, from its hex digits, byte by byte in reverse."""
+    from pyspark.sql import functions as F
+
+    block, offset = divmod(c, CHUNKS_PER_HASH)
+    digest = F.col(f"__h{block}")
+    start = 1 + 8 * offset  # 8 hex digits per 4-byte word
+    reversed_bytes = F.concat(*(F.substring(digest, start + 2 * b, 2) for b in (3, 2, 1, 0)))
+    return F.conv(reversed_bytes, 16, 10).cast("long")
+
+
+def _poisson_weight(chunk, scale):
+    """1 + c·(P − 1), P ~ Poisson(1) by inversion of ``chunk``, as the DuckDB engine draws it."""
+    from pyspark.sql import functions as F
+
+    count = F.lit(float(len(POISSON_ONE_STEPS) - 1))
+    for t in reversed(range(len(POISSON_ONE_STEPS))):
+        count = F.when(chunk < F.lit(POISSON_ONE_STEPS[t]), F.lit(float(t - 1))).otherwise(count)
+    return F.lit(1.0) + scale * count
+
+
+def _double_key(x):
+    """The exact text of a double (:func:`dpcore.engines.blb.double_keys`): integers only, so
+    nothing depends on how Java prints a double."""
+    from pyspark.sql import functions as F
+
+    e0 = F.floor(F.log2(F.abs(x)))
+    ratio = F.abs(x) / F.pow(F.lit(2.0), e0)
+    e = F.when(x == 0, F.lit(0)).otherwise(
+        e0.cast("int") + F.when(ratio >= 2, 1).when(ratio < 1, -1).otherwise(0)
+    )
+    whole = (x / F.pow(F.lit(2.0), e) * F.lit(4503599627370496.0)).cast("long")
+    return F.concat(whole.cast("string"), F.lit("p"), e.cast("string"))
+
+
+def _owner_key(owner, kind: str):
+    """A person id as text, as the DuckDB engine writes it."""
+    from pyspark.sql import functions as F
+
+    if kind == "decimal number":
+        return _double_key(owner.cast("double"))
+    if kind == "yes / no":
+        return F.when(owner, "True").otherwise("False")
+    return owner.cast("string")

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -149,21 +150,72 @@ def values(array) -> np.ndarray:
     return np.asarray(array)
 
 
-def mean_end_to_end(at: AppTest) -> tuple[str, object, object]:
-    """The mean on data read where it lies, as a user goes on: Estimator, Compare (ε moved twice
-    in a row: the charts follow), Plan (the frontier of groupings says it needs the rows) and
-    Release, committed once; returns the release review's text, the ledger and its record."""
+def end_to_end(
+    at: AppTest, *, budget_slider: str, charts_on_compare: int, on_plan: Callable[[AppTest], None]
+) -> tuple[str, Ledger, LedgerRecord]:
+    """An analysis run as a user goes on: Estimator, Compare (the ε slider ``budget_slider``
+    moved twice in a row: the first of its ``charts_on_compare`` charts follows), Plan (checked
+    by ``on_plan``) and Release, committed once; returns the release review's text, the ledger
+    and its record."""
     assert not go(at, "estimator").main.error, errors(at)
     go(at, "compare")
     assert not at.main.error, errors(at)
-    assert len(charts(at)) == 4
+    assert len(charts(at)) == charts_on_compare
     first = charts(at)[0]
-    at.select_slider(key="compare.budget.pure").set_value(0.1).run()
-    at.select_slider(key="compare.budget.pure").set_value(1.5).run()
-    assert not at.main.error and charts(at)[0] != first
+    for budget in (0.2, 1.5):
+        at.select_slider(key=budget_slider).set_value(budget).run()
+        assert not at.main.error, errors(at)
+    assert charts(at)[0] != first
     go(at, "plan")
     assert not at.main.error, errors(at)
-    assert "needs the rows in memory" in text(at.main.info)  # the frontier of groupings
+    on_plan(at)
     review = text(go(at, "release").main.markdown)
+    assert not at.main.error, errors(at)
     ledger, record = commit_once(at)
     return review, ledger, record
+
+
+def mean_end_to_end(at: AppTest) -> tuple[str, Ledger, LedgerRecord]:
+    """:func:`end_to_end` for the mean on data read where it lies: the Plan page's frontier of
+    groupings says it needs the rows."""
+
+    def frontier_needs_rows(at: AppTest) -> None:
+        assert "needs the rows in memory" in text(at.main.info)
+
+    return end_to_end(at, budget_slider="compare.budget.pure", charts_on_compare=3,
+                      on_plan=frontier_needs_rows)  # fmt: skip
+
+
+def answer_shown(at: AppTest) -> str:
+    """The Plan page's smallest budget that meets the target."""
+    [metric] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
+    return metric.value
+
+
+def answers_to_targets(at: AppTest, key: str, targets: tuple[float, ...]) -> list[str]:
+    """The Plan page's answer after each of ``targets``, typed in a row in its target box
+    ``key``; none shows an error."""
+    answers = []
+    for target in targets:
+        at.number_input(key=key).set_value(target).run()
+        assert not at.main.error, errors(at)
+        answers.append(answer_shown(at))
+    return answers
+
+
+RATIO_HALF_WIDTH = "planner_view.half_widths.units of the ratio"
+"""The Plan page's target box of the ratio."""
+
+
+def ratio_end_to_end(
+    at: AppTest, half_widths: tuple[float, float] = (0.5, 0.3)
+) -> tuple[str, Ledger, LedgerRecord]:
+    """:func:`end_to_end` for the ratio: on the Plan page the smallest budget follows a target
+    changed twice in a row (two ``half_widths`` the data can meet)."""
+
+    def answer_follows_the_target(at: AppTest) -> None:
+        answers = answers_to_targets(at, RATIO_HALF_WIDTH, half_widths)
+        assert answers[0] != answers[1], answers
+
+    return end_to_end(at, budget_slider="compare.ratio.budget.pure", charts_on_compare=3,
+                      on_plan=answer_follows_the_target)  # fmt: skip

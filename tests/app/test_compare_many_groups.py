@@ -57,7 +57,7 @@ def test_the_group_chart_draws_the_smallest_and_worst_in_titled_sections(at):
     summary = text(at.main.markdown)
     assert f"The chart shows 20 of {GROUPS:,} groups." in summary
     assert "One estimate per group: median" in summary and "90th percentile" in summary
-    assert len(charts(at)) == 4  # the page's other charts are all there
+    assert len(charts(at)) == 3  # the page's other charts are all there
 
 
 def test_two_searches_in_a_row_each_show_their_groups(at):

@@ -30,11 +30,11 @@ def test_page_renders_with_defaults_and_no_error(page):
     assert not at.main.error, errors(at)
 
 
-def test_compare_shows_the_banner_and_four_labelled_charts():
+def test_compare_shows_the_banner_and_three_labelled_charts():
     at = start("compare")
     assert any("not themselves differentially private" in i.value for i in at.info)
     figures = charts(at)
-    assert len(figures) == 4
+    assert len(figures) == 3
     for figure in figures:
         layout = figure["layout"]
         assert layout["title"]["text"]
@@ -50,15 +50,15 @@ def test_compare_shows_the_banner_and_four_labelled_charts():
 
 def test_moving_the_budget_changes_the_numbers():
     at = start("compare")
-    before, sweep_before = summaries(at), charts(at)[3]
+    before, sweep_before = summaries(at), charts(at)[2]
     at.select_slider(key="compare.budget.pure").set_value(0.1).run()
     assert not at.exception
     after = summaries(at)
     assert after[0] != before[0]  # global error
-    assert after[2] != before[2]  # parity error
+    assert after[1] != before[1]  # parity error
     assert at.get("plotly_chart")  # still drawn
     # The sweep covers every budget: the slider leaves it as it was (no marker to move).
-    assert charts(at)[3] == sweep_before
+    assert charts(at)[2] == sweep_before
 
 
 def test_budget_slider_on_budget_page_reaches_compare():
@@ -76,7 +76,8 @@ def test_log_axis_toggle_and_vanilla_choice():
     assert charts(at)[1]["layout"]["yaxis"]["type"] == "log"
     at.radio(key="mean_view.vanilla_strategy").set_value("global_and_groups").run()
     assert not at.exception
-    assert [t["name"] for t in charts(at)[0]["data"]] == [
+    # Two panels (population and parity error), one box per strategy in each.
+    assert [t["name"] for t in charts(at)[0]["data"]] == 2 * [
         "One estimate per group",
         "Both, budget split",
     ]
@@ -108,7 +109,7 @@ def test_coinpress_with_pure_epsilon_is_refused_with_the_reason():
     assert not at.main.error, errors(at)
     go(at, "compare")
     assert not at.main.error, errors(at)
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 3
 
 
 def test_budget_page_shows_equivalents_and_composition_costs():

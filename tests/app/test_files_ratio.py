@@ -16,6 +16,8 @@ from dpcore.engines import DuckDBEngine, aggregate_ratio
 from dpcore.grouping import GroupingSpec
 from strata_ui.files import FilesSource
 from tests.app.helpers import (
+    RATIO_HALF_WIDTH,
+    answers_to_targets,
     charts,
     commit_once,
     errors,
@@ -26,6 +28,7 @@ from tests.app.helpers import (
     text,
 )
 from tests.app.test_files_on_disk import open_files
+from tests.frames import write_seeded_parts
 
 ROWS_PER_PART = 300
 
@@ -42,11 +45,7 @@ def scored(rows: int, seed: int) -> pd.DataFrame:
 
 @pytest.fixture
 def folder(tmp_path) -> Path:
-    parts = tmp_path / "scores"
-    parts.mkdir()
-    for i in range(3):
-        scored(ROWS_PER_PART, seed=i).to_parquet(parts / f"part-{i}.parquet")
-    return parts
+    return write_seeded_parts(tmp_path / "scores", lambda i: scored(ROWS_PER_PART, seed=i))
 
 
 def ratio_on(folder: Path):
@@ -81,14 +80,8 @@ def test_the_ratio_runs_estimator_compare_plan_and_release_on_the_files(folder):
 
     go(at, "plan")
     assert not at.main.error, errors(at)
-    answers = []
-    for half_width in (0.5, 0.3):  # a target the small files can meet, changed twice
-        at.number_input(key="planner_view.half_widths.units of the ratio").set_value(
-            half_width
-        ).run()
-        assert not at.main.error, errors(at)
-        [answer] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
-        answers.append(answer.value)
+    # A target the small files can meet, changed twice in a row.
+    answers = answers_to_targets(at, RATIO_HALF_WIDTH, (0.5, 0.3))
     assert answers[0] != answers[1]
 
     review = text(go(at, "release").main.markdown)

@@ -184,7 +184,7 @@ def test_figure3_preset_loads_its_data_and_settings_for_the_other_pages():
     assert {m.label: m.value for m in at.metric}["Groups"] == "9"
     at.switch_page("app_pages/compare.py").run()
     assert not at.exception and not at.main.error
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 3
 
 
 def test_ratio_ci_explainer_shows_the_undercoverage_and_its_fix():

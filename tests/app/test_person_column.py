@@ -14,7 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import load_demo
+from dpcore.grouping import cell_labels
 from dpcore.ledger import Ledger
+from dpcore.privacy_unit import PrivacyUnit, preview_bound
 from dpcore.release import public_metadata
 from tests.app.helpers import (
     change_settings,
@@ -131,7 +133,7 @@ def test_the_mean_is_compared_and_released_with_each_household_bounded():
 def test_an_analysis_that_counts_rows_says_so_and_releases_nothing(page):
     at = choose_person(uploaded())
     go(at, "estimator")
-    at.radio(key="estimator.analysis").set_value("ratio").run()
+    at.radio(key="estimator.analysis").set_value("gvdp").run()
     go(at, page)
     warning = text(at.main.warning)
     assert "counts each row as one person" in warning and "Each row is one person" in warning
@@ -183,8 +185,9 @@ def test_a_refresh_brings_the_person_column_and_its_bounds_back():
 
 
 def test_files_read_where_they_lie_bound_each_household_in_the_engine(tmp_path):
-    """The households as Parquet opened by path: DuckDB bounds each household's rows, the
-    release records the unit, and its statistics are the engine's."""
+    """The households as Parquet opened by path: DuckDB counts what the bounds leave out as
+    the rows in memory count it, bounds each household's rows, the release records the unit,
+    and its statistics are the engine's."""
     frame = pd.read_csv(pd.io.common.BytesIO(households()))
     frame.to_parquet(tmp_path / "households.parquet")
     at = start("data")
@@ -198,7 +201,18 @@ def test_files_read_where_they_lie_bound_each_household_in_the_engine(tmp_path):
     go(at, "data")
     choose_person(at)
     set_bound(at, "max_groups_per_person", 2)
-    assert "the Estimator page says how many" in text(at.main.caption)  # no rows in memory
+    # The preview, counted by DuckDB where the rows lie, is the count of the rows in memory.
+    expected = preview_bound(
+        cell_labels(frame, ("race", "sex")), frame["household"], PrivacyUnit("household", 2, 1)
+    )
+    assert expected.dropped > 0
+    shown = {
+        "Rows left out": f"{expected.dropped:,}",
+        "People affected": f"{expected.people_affected:,}",
+        "Most rows of one person in a group": f"{expected.most_rows_in_a_group:,}",
+    }
+    assert {label: metrics(at).get(label) for label in shown} == shown
+    assert "curator's view" in text(at.main.markdown)
     go(at, "estimator")
     assert "Bounding each person to 2 groups and 1 row per group left out" in text(at.main.info)
     review = release_review(at)

@@ -12,8 +12,7 @@ from dpcore.datasets import load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
-from tests.app.helpers import errors, go, start, state_of, text
-from tests.app.test_plan_page import answer_shown
+from tests.app.helpers import answer_shown, errors, go, start, state_of, text
 
 HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
 

@@ -14,14 +14,18 @@ from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import constants
 from strata_ui.planner import PlannerView
 from strata_ui.style import rounded_up
-from tests.app.helpers import change_settings, errors, go, start, state_of, text, titles
+from tests.app.helpers import (
+    answer_shown,
+    change_settings,
+    errors,
+    go,
+    start,
+    state_of,
+    text,
+    titles,
+)
 
 HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
-
-
-def answer_shown(at: AppTest) -> str:
-    [metric] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
-    return metric.value
 
 
 def expected_epsilon(half_width: float, level: float = 0.95) -> float:

@@ -12,14 +12,9 @@ from dpcore.datasets import load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
-from tests.app.helpers import errors, go, start, state_of, text
+from tests.app.helpers import answer_shown, errors, go, start, state_of, text
 
 HALF_WIDTH = "planner_view.half_widths.units of the ratio"
-
-
-def answer_shown(at: AppTest) -> str:
-    [metric] = [m for m in at.metric if m.label == "Smallest budget that meets the target"]
-    return metric.value
 
 
 def expected(half_width: float, by: tuple[str, ...] = ("sex",), kind: str = "pure"):

@@ -24,8 +24,7 @@ from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import planner
 from strata_ui.style import rounded_up
-from tests.app.helpers import change_settings, errors, go, start, state_of, text
-from tests.app.test_plan_page import answer_shown
+from tests.app.helpers import answer_shown, change_settings, errors, go, start, state_of, text
 
 HALF_WIDTH = f"planner_view.half_widths.{MEASURED_IN}"
 INDEPENDENT = SynthSettings(method="independent")

@@ -34,7 +34,10 @@ def test_the_preview_follows_the_budget_and_names_withheld_groups():
         state.budget_kind, state.rho = "zcdp", rho
         at.run()
         assert not at.exception, [e.value for e in at.exception]
-        seen.append((withheld(at), preview(at)["typical error"].iloc[0]))
+        table = preview(at)
+        # Three significant digits; a dash for a withheld row, which has no error.
+        assert (table["typical error"] == "—").sum() == (table["withheld?"] != "").sum()
+        seen.append((withheld(at), float(table["typical error"].iloc[0])))
     (small, small_error), (large, large_error), (again, again_error) = seen
     assert "Black × Male" in small and "Black × Male" not in large  # 49 subsets, 55 needed at 0.05
     assert len(large) < len(at_half) < len(small)

@@ -1,7 +1,7 @@
 """Data in Spark, read where it lies: connect to a local Spark, choose a table registered in its
-session (twice in a row), group, compare and release the mean without loading the rows; a bad
-master, a missing table and missing Java say what is wrong and keep the data in use; a refresh
-connects again. Every Spark test of the app is here: one local Spark per module (it takes
+session (twice in a row), group, compare, plan and release the mean and the ratio without loading
+the rows; a bad master, a missing table and missing Java say what is wrong and keep the data in
+use; a refresh connects again. Every Spark test of the app is here: one local Spark per module (it takes
 seconds to start)."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import pandas as pd
 import pytest
 
 from dpcore.analyses.mean import MeanSettings
-from dpcore.engines import SparkEngine, aggregate_mean, spark_session
-from dpcore.grouping import GroupingSpec
+from dpcore.analyses.ratio import RatioBounds
+from dpcore.engines import SparkEngine, aggregate_mean, aggregate_ratio, spark_session
+from dpcore.grouping import GroupingSpec, cell_labels
+from dpcore.privacy_unit import PrivacyUnit, preview_bound
 from strata_ui import spark
 from strata_ui.spark import SparkSource
 from tests.app.helpers import (
@@ -21,11 +23,13 @@ from tests.app.helpers import (
     errors,
     go,
     mean_end_to_end,
+    ratio_end_to_end,
     settings_of,
     start,
     state_of,
     text,
 )
+from tests.app.test_files_ratio import scored
 
 MASTER = "local[2]"  # the master of the engines' tests: one Spark per test process
 
@@ -41,6 +45,13 @@ def people(rows: int, seed: int) -> pd.DataFrame:
     )
 
 
+def scores() -> pd.DataFrame:
+    """600 scored rows in households of 1 to 4 rows (a column `household`)."""
+    frame = scored(600, 3).drop(columns="note")
+    sizes = np.random.default_rng(3).integers(1, 5, 600)
+    return frame.assign(household=np.repeat(np.arange(600), sizes)[:600])
+
+
 def register(session, name: str, frame: pd.DataFrame) -> None:
     """``frame`` as a table of the session (plain rows: PySpark's pandas conversion does not
     support pandas 3 yet)."""
@@ -54,6 +65,7 @@ def session():
     started = spark_session(MASTER)
     for name, rows, seed in (("people", 600, 0), ("people_b", 90, 1), ("people_c", 70, 2)):
         register(started, name, people(rows, seed))
+    register(started, "scores", scores())
     return started
 
 
@@ -140,6 +152,49 @@ def test_compare_and_release_run_on_spark_and_record_the_engine(session):
     assert len(ledger.history()) == 1
 
 
+def test_the_ratio_runs_every_page_on_spark_and_records_the_engine(session):
+    at = start("data")
+    connect(at, MASTER, "scores")
+    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
+    go(at, "estimator").radio(key="estimator.analysis").set_value("ratio").run()
+    at.selectbox(key="ratio.s_column").set_value("score").run()
+    at.selectbox(key="ratio.y_column").set_value("outcome").run()
+    review, ledger, record = ratio_end_to_end(at)
+    assert "**Data:** scores (Spark at local[2]), 600 rows" in review
+    assert "**Read by:** the spark engine, where the data lies" in review
+    metadata = record.payload["metadata"]
+    assert "aggregate_ratio(SparkEngine('spark:scores', master='local[2]')" in metadata["script"]
+    expected = aggregate_ratio(
+        SparkEngine("spark:scores", session=session), GroupingSpec(by=("region",)),
+        s_column="score", y_column="outcome", bounds=RatioBounds(1.0, 1.0), binary_y=True,
+    ).dataset  # fmt: skip
+    assert metadata["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    at.run()  # a rerun commits nothing more
+    assert len(ledger.history()) == 1
+
+
+def test_the_person_preview_is_counted_in_spark_as_in_memory(session):
+    """The Data page's "What the bounds leave out" on a Spark table: Spark's one aggregation
+    gives the counts of the same rows in memory, and follows M changed twice in a row."""
+    at = start("data")
+    connect(at, MASTER, "scores")
+    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
+    go(at, "data")
+    fingerprint = state_of(at).dataset_fingerprint
+    at.selectbox(key=f"data.person_column.{fingerprint}").set_value("household").run()
+    frame = scores()
+    for m in (2, 1):
+        at.number_input(key=f"data.max_rows_per_person.{fingerprint}").set_value(m).run()
+        assert not at.main.error, errors(at)
+        expected = preview_bound(
+            cell_labels(frame, ("region",)), frame["household"], PrivacyUnit("household", 1, m)
+        )
+        shown = {metric.label: metric.value for metric in at.main.metric}
+        assert shown["Rows left out"] == f"{expected.dropped:,}" and expected.dropped > 0
+        assert shown["People affected"] == f"{expected.people_affected:,}"
+    assert "curator's view" in text(at.main.markdown)
+
+
 def test_a_refresh_connects_again_with_the_choices(session):
     at = connected(session)
     go(at, "compare")
@@ -150,7 +205,7 @@ def test_a_refresh_connects_again_with_the_choices(session):
     assert state.source == SparkSource(MASTER, "people") and state.strata_columns == ["region"]
     assert settings_of(again, MeanSettings).value == "hours"
     assert not again.main.error, errors(again)
-    assert len(charts(again)) == 4
+    assert len(charts(again)) == 3
     gone = start(**{**link, "table": "dropped"})
     assert "could not be opened again" in errors(gone) and "no table “dropped”" in errors(gone)
     assert state_of(gone).source is None

@@ -55,7 +55,7 @@ def test_a_folder_opened_by_path_is_compared_and_opened_again_by_a_refresh(
     expect(page).to_have_url(re.compile(r"strata_columns=[^&]*race"))
 
     open_page(page, "Compare")
-    expect(page.locator(".js-plotly-plot")).to_have_count(4)
+    expect(page.locator(".js-plotly-plot")).to_have_count(3)
     expect(page.get_by_text(re.compile(r"Simulated 1,000 releases per strategy"))).to_be_visible()
     expect(page.locator(".stException")).to_have_count(0)
     save_screen(page, "files-compare", VIEWPORT)
@@ -64,7 +64,7 @@ def test_a_folder_opened_by_path_is_compared_and_opened_again_by_a_refresh(
     expect_title(page, "Compare")
     settle(page)
     expect(page.get_by_test_id("stSidebar").get_by_text(str(folder))).to_be_visible()
-    expect(page.locator(".js-plotly-plot")).to_have_count(4)
+    expect(page.locator(".js-plotly-plot")).to_have_count(3)
     expect(
         page.get_by_text(re.compile(r"Estimating the mean of hours_per_week by race "))
     ).to_be_visible()

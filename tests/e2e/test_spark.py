@@ -54,7 +54,7 @@ def test_a_parquet_folder_read_by_local_spark_is_compared(page: Page, fresh_app_
     choose_hours_by_race(page, "spark-data", VIEWPORT)
 
     open_page(page, "Compare")
-    expect(page.locator(".js-plotly-plot")).to_have_count(4)
+    expect(page.locator(".js-plotly-plot")).to_have_count(3)
     expect(page.get_by_text(re.compile(r"Simulated 1,000 releases per strategy"))).to_be_visible()
     expect(page.locator(".stException")).to_have_count(0)
     expect(page).to_have_url(re.compile(r"data=spark&.*master=local"))

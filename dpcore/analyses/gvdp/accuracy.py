@@ -63,7 +63,7 @@ from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp.blb import prepare_rows, run_blb
 from dpcore.analyses.gvdp.bounds import GVDPBounds, RunParameters
 from dpcore.analyses.gvdp.data import GvdpData
-from dpcore.analyses.gvdp.groups import Strategy, check_model_bounds, nonprivate
+from dpcore.analyses.gvdp.groups import Strategy, check_model_bounds, draw_salt, nonprivate
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec
 from dpcore.analyses.gvdp.private import release_estimates, step_noises
 from dpcore.analyses.gvdp.withhold import subsets_needed
@@ -89,6 +89,10 @@ of subsets, where it is largest; a bag of every group of the demo takes about 20
 PLAN_REPLICATES = 2000
 """Simulated releases at each budget of the grid (the 0.95 quantile's binomial standard error is
 then about 0.5 percentage points)."""
+ENGINE_DRAWS = 3
+"""Bags per group when an engine keeps the rows where they lie: each is one more pass over every
+row, so the planner takes a few (their spread still enters the half-widths) rather than
+:data:`BLB_DRAWS`."""
 CHECK_DRAWS = 3
 """Fresh bags of little bootstraps per group in a check by simulation (the check's releases
 share them out). Few: on the demo a bag of the largest group costs 20 ms, and the check's time
@@ -367,15 +371,16 @@ def _bags(
     what stops the release (subsets too small, a fit that would fail in a group)."""
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
-    if settings.strategy == "global_only":
-        runs, shares = [(data.population, data.rows, settings.k)], None
+    shares = None if settings.strategy == "global_only" else np.asarray(data.shares, float)
+    if shares is not None and (problem := data.group_problem(settings.k, settings.resamples)):
+        raise ValueError(problem)
+    if not data.in_memory:
+        return _engine_bags(data, bounds, settings, min(draws, ENGINE_DRAWS), rng), shares
+    if shares is None:
+        runs = [(data.population, data.rows, settings.k)]
     else:
-        problem = data.group_problem(settings.k, settings.resamples)
-        if problem is not None:
-            raise ValueError(problem)
         subsets = data.group_subsets(settings.k)
         runs = list(zip(data.groups, data.group_rows, subsets, strict=True))
-        shares = np.asarray(data.shares, dtype=float)
     bags = [
         BootstrapDraws.draw(
             rows,
@@ -390,6 +395,31 @@ def _bags(
         for rows, n, k in runs
     ]
     return bags, shares
+
+
+def _engine_bags(
+    data: GvdpData, bounds: GvdpBoundsSpec, settings: GvdpRunSettings, draws: int,
+    rng: np.random.Generator,
+) -> list[BootstrapDraws]:  # fmt: skip
+    """As :func:`_bags`, for rows an engine keeps where they lie: each draw is one pass of the
+    engine with a salt from ``rng`` (:mod:`dpcore.engines.blb`), which gives every run's bag."""
+    if settings.strategy == "global_only":
+        sizes, subsets = (data.rows,), (settings.k,)
+        drawn = [[data.bags.population(draw_salt(rng), settings.k, settings.resamples,
+                                       data.rows)] for _ in range(draws)]  # fmt: skip
+    else:
+        sizes, subsets = tuple(data.group_rows), tuple(data.group_subsets(settings.k))
+        drawn = [data.bags.groups(draw_salt(rng), subsets, settings.resamples, sizes)
+                 for _ in range(draws)]  # fmt: skip
+    return [
+        BootstrapDraws(
+            np.stack([bags[run].estimates for bags in drawn]),
+            np.stack([bags[run].variances for bags in drawn]),
+            bounds.for_rows(int(n), int(k), settings.resamples),
+            int(n),
+        )  # fmt: skip
+        for run, (n, k) in enumerate(zip(sizes, subsets, strict=True))
+    ]
 
 
 def gvdp_error_model(

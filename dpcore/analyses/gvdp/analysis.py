@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -31,9 +32,12 @@ from dpcore.analyses.gvdp.model import BoundsMode, GvdpBoundsSpec, GvdpModel, Mo
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.analyses.gvdp.withhold import Uninformative
 from dpcore.errors import Problem
-from dpcore.grouping import Grouping
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
+
+if TYPE_CHECKING:
+    from dpcore.engines import AggregatedGvdp, Engine
 
 __all__ = ["DEFAULT_K", "GVDP", "GvdpAnalysis", "GvdpSettings"]
 
@@ -169,6 +173,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
     )
     settings_type = GvdpSettings
     read_only_statistics = True  # GvdpData: frozen, its arrays locked (ModelRows.data)
+    runs_on_engines = True  # the mean and OLS: their bags from an engine's passes
 
     def problems(self, settings: GvdpSettings, frame: pd.DataFrame) -> list[Problem]:
         if not settings.outcome:
@@ -232,6 +237,21 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
 
     def statistics_key(self, settings: GvdpSettings) -> tuple:
         return (settings.model, settings.outcome, settings.covariate_columns)
+
+    def engine_statistics(
+        self, engine: Engine, spec: GroupingSpec, settings: GvdpSettings
+    ) -> AggregatedGvdp:
+        """Every group's usable rows and sums from one pass of ``engine``
+        (:func:`~dpcore.engines.aggregate_gvdp`); each run then draws its bag of little
+        bootstraps in one more pass (:mod:`dpcore.engines.blb`). The mean and OLS only: a
+        logistic fit is refused with what to do instead."""
+        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
+        from dpcore.engines import aggregate_gvdp
+
+        return aggregate_gvdp(engine, spec, self.model(settings))
+
+    def engine_statistics_key(self, settings: GvdpSettings) -> tuple:
+        return self.statistics_key(settings)
 
     def plan(self, stats: GvdpData, settings: GvdpSettings, header: PlanHeader) -> GvdpPlan:
         model = self.model(settings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, pdtr
@@ -125,6 +126,26 @@ def _regression_rows(data: object, *, logistic: bool) -> tuple[np.ndarray, np.nd
     if logistic and not (np.all((y == 0) | (y == 1)) and 0 < y.sum() < y.size):
         raise ValueError("`y` must hold 0/1 outcomes with both classes present for 'logistic'")
     return X, y
+
+
+@dataclass(frozen=True, eq=False)
+class Bag:
+    r"""One run's bag of little bootstraps already drawn (by an engine's pass,
+    :mod:`dpcore.engines.blb`): :math:`\hat\theta_i^{BLB}` and :math:`\hat V_i^{BLB}`, each
+    (k, d), of a run on ``n`` rows, as :func:`run_blb` gives them from rows in memory.
+    **Not private**: the input of the private stage only."""
+
+    estimates: np.ndarray
+    variances: np.ndarray
+    n: int
+
+    @property
+    def k(self) -> int:
+        return self.estimates.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.estimates.shape[1]
 
 
 def run_blb(

@@ -17,6 +17,7 @@ from dpcore._validate import (
     instance_of,
     positive_int,
 )
+from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
 from dpcore.grouping import DROPPED_CODE, Grouping
@@ -25,6 +26,7 @@ from dpcore.shares import require_fixed_shares
 __all__ = [
     "MAX_FIT_RISK",
     "GvdpData",
+    "Moments",
     "fit_risk",
     "prepare_data",
     "subsets_for",
@@ -74,6 +76,19 @@ def _risk_message(column: str, outcome: bool, where: str, k: int, b: int, risk: 
 
 
 @dataclass(frozen=True, eq=False)
+class Moments:
+    r"""The unweighted sums of every run's rows that the non-private fit needs, one run per
+    group and then the whole population's: :math:`\sum XX^\top` (runs, p, p),
+    :math:`\sum Xy` (runs, p) and :math:`\sum y^2` (runs,), X = (1, covariates) (the mean:
+    X = (1)). An engine computes them in its pass (:func:`~dpcore.engines.aggregate_gvdp`).
+    **Not private**: curator previews only."""
+
+    gram: np.ndarray
+    xy: np.ndarray
+    yy: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class GvdpData:
     """A model's rows for the whole population and for every group (confidential).
 
@@ -86,6 +101,13 @@ class GvdpData:
     ``binary`` names the model's 0/1 columns that a fit needs to vary (regression covariates and a
     logistic outcome), with the count of their rarer value in the population (``rare``) and in
     every group (``group_rare``, shape (groups, len(binary))), for :func:`fit_risk`.
+
+    Rows an engine keeps where they lie (:func:`~dpcore.engines.aggregate_gvdp`) leave
+    ``population`` None and ``groups`` empty: each run then draws its bag of little bootstraps
+    from ``bags`` (:class:`~dpcore.engines.gvdp.EngineBags`) with a salt drawn from the run's
+    random generator; ``engine`` names the engine and ``recipe`` is the Python that runs its
+    pass again (for a release's script). Views that need the rows say so
+    (:meth:`require_rows`).
     """
 
     model: GvdpModel
@@ -103,11 +125,30 @@ class GvdpData:
     binary: tuple[str, ...] = ()
     rare: tuple[int, ...] = ()
     group_rare: np.ndarray | None = None
+    bags: object | None = None
+    moments: Moments | None = None
+    engine: str = ""
+    recipe: str = ""
 
     def __post_init__(self) -> None:
         for array in (self.shares, self.group_rows, self.group_rare):
             if array is not None:
                 array.setflags(write=False)  # shared between reruns: see ModelRows.data
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the rows are in memory (False: an engine keeps them where they lie)."""
+        return self.bags is None
+
+    def require_rows(self, view: str) -> None:
+        """Refuse ``view`` (e.g. "The non-private comparison") on rows an engine keeps where they
+        lie, saying so plainly: it reads the rows themselves."""
+        if not self.in_memory:
+            raise NeedsRowsInMemory(
+                f"{view} reads every row again and again, and the data in use stays where it "
+                f"lies (read by the {self.engine} engine). Upload the data (or a sample of it) "
+                "on the Data page to see it; the release itself runs where the data lies."
+            )
 
     def messages(self) -> list[str]:
         """Plain sentences about dropped rows (empty when every row was used)."""

@@ -60,6 +60,7 @@ def coverage_on_data(
     least* at the nominal rate, and falling below flags a bias — subsets too small for the
     estimator (lower k; App. G.1) or bounds that clip.
     """
+    data.require_rows("Coverage on the current data")
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
     truth = nonprivate_ci(data.population, data.model.estimator, settings.level).estimate
@@ -246,6 +247,7 @@ def blb_diagnostic(
     App. G.1). Runs :func:`gvdp` with simulation noise and keeps only the subset arrays, which are
     computed from the confidential data without noise: a curator's diagnostic, never a release.
     """
+    data.require_rows("The k diagnostic")
     check_model_bounds(bounds, data.model)
     gen = as_rng(rng)
     frames, failed = [], {}

@@ -16,7 +16,7 @@ from dpcore._validate import (
     positive_int,
 )
 from dpcore.accounting import ZCDP, parallel
-from dpcore.analyses.gvdp.blb import fit_logistic, prepare_rows, run_blb
+from dpcore.analyses.gvdp.blb import Bag, fit_logistic, prepare_rows, run_blb
 from dpcore.analyses.gvdp.bounds import (
     Data,
     Estimator,
@@ -39,11 +39,13 @@ __all__ = [
     "gvdp_coverage",
     "gvdp_stratified",
     "nonprivate_ci",
+    "nonprivate_from_moments",
 ]
 
 
 METHOD = "GVDP (Covington et al.)"
 NON_PRIVATE_METHOD = "non-private (sandwich variance)"
+CLASSICAL_METHOD = "non-private (classical variance: the data stay where they lie)"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -181,6 +183,9 @@ def gvdp(
         - ``"ols"``: ``(X, y)`` or ``{"X": X, "y": y}``, X of shape (n, p) used as given (add a
           column of ones for an intercept), y of shape (n,).
         - ``"logistic"``: as ``"ols"`` with y in {0, 1}; see :func:`fit_logistic`.
+        - any estimator: a :class:`~dpcore.analyses.gvdp.blb.Bag`, the bag of little
+          bootstraps already drawn where the rows lie (:mod:`dpcore.engines.blb`); ``k`` and
+          ``resamples`` must be the bag's.
     estimator : {"mean", "weighted_mean", "ols", "logistic"}
         The non-private estimator :math:`\hat\theta`, applied through row weights.
     k : int
@@ -233,11 +238,16 @@ def gvdp(
     Errors about the data (shapes, rank, subset size, a singular resample) are raised before any
     noise is drawn, so no budget is spent on a failed run.
     """
-    rows, d = prepare_rows(data, estimator)
-    plan = _run_parameters(rows, d, bounds, k=k, rho=rho, t=t, resamples=resamples, level=level,
-                           mean_fraction=mean_fraction, beta=beta)  # fmt: skip
     gen = as_rng(rng)
-    theta_blb, var_blb = run_blb(rows, estimator, plan.k, plan.resamples, gen)
+    if isinstance(data, Bag):
+        plan = _bag_parameters(data, bounds, k=k, rho=rho, t=t, resamples=resamples,
+                               level=level, mean_fraction=mean_fraction, beta=beta)  # fmt: skip
+        theta_blb, var_blb = data.estimates, data.variances
+    else:
+        rows, d = prepare_rows(data, estimator)
+        plan = _run_parameters(rows, d, bounds, k=k, rho=rho, t=t, resamples=resamples,
+                               level=level, mean_fraction=mean_fraction, beta=beta)  # fmt: skip
+        theta_blb, var_blb = run_blb(rows, estimator, plan.k, plan.resamples, gen)
     release = release_estimates(theta_blb, var_blb, bounds, plan, as_noise_source(noise, rng=gen))
     return GVDPResult(
         estimator=estimator,
@@ -275,6 +285,34 @@ def nonprivate_ci(data: Data, estimator: Estimator, level: float = 0.95) -> NonP
     return NonPrivateCI(
         estimator=estimator, estimate=readonly_array(estimate), low=readonly_array(estimate - half),
         high=readonly_array(estimate + half), variance=readonly_array(variance), level=level,
+    )  # fmt: skip
+
+
+def nonprivate_from_moments(
+    gram: np.ndarray, xy: np.ndarray, yy: float, estimator: Estimator, level: float = 0.95
+) -> NonPrivateCI:
+    r"""The ordinary estimate of a mean or OLS from the unweighted sums of its rows (what an
+    engine returns instead of the rows): :math:`\hat\theta = (\sum XX^\top)^{-1}\sum Xy`.
+
+    **Not private**: for the curator. The mean's variance is :math:`s^2/n` as in
+    :func:`nonprivate_ci`; OLS's is the classical :math:`\hat\sigma^2 (X^\top X)^{-1}_{jj}`
+    with :math:`\hat\sigma^2 = \text{RSS}/(n - p)`, since the sandwich would need fourth
+    moments of the rows (:data:`CLASSICAL_METHOD`)."""
+    level = open_unit_interval("level", level)
+    n = float(gram[0, 0])
+    estimate = np.linalg.solve(gram, xy)
+    rss = max(float(yy - 2 * estimate @ xy + estimate @ gram @ estimate), 0.0)
+    if estimator == "mean":
+        variance, method = np.array([rss / (n - 1) / n]), NON_PRIVATE_METHOD
+    else:
+        p = estimate.shape[0]
+        variance = rss / (n - p) * np.diag(np.linalg.inv(gram))
+        method = CLASSICAL_METHOD
+    half = ndtri(0.5 + level / 2) * np.sqrt(variance)
+    return NonPrivateCI(
+        estimator=estimator, estimate=readonly_array(estimate),
+        low=readonly_array(estimate - half), high=readonly_array(estimate + half),
+        variance=readonly_array(variance), level=level, method=method,
     )  # fmt: skip
 
 
@@ -414,6 +452,15 @@ def _run_parameters(
     ``bounds`` are for d coordinates (shared by :func:`gvdp` and :func:`gvdp_coverage`)."""
     plan = RunParameters.build(**settings, n=rows[0].shape[0], d=d)
     _check_bounds(bounds, d)
+    return plan
+
+
+def _bag_parameters(bag: Bag, bounds: object, **settings: object) -> RunParameters:
+    """The validated run settings of a bag drawn by an engine, which must have ``k`` subsets."""
+    plan = RunParameters.build(**settings, n=bag.n, d=bag.d)
+    _check_bounds(bounds, bag.d)
+    if bag.k != plan.k:
+        raise ValueError(f"the bag has {bag.k} subsets, but `k` = {plan.k}")
     return plan
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validate import (
+    as_rng,
     instance_of,
     open_unit_interval,
     positive_int,
@@ -25,6 +26,7 @@ from dpcore.analyses.gvdp.estimator import (
     gvdp,
     gvdp_stratified,
     nonprivate_ci,
+    nonprivate_from_moments,
     recombine,
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
@@ -38,8 +40,10 @@ __all__ = [
     "NonPrivate",
     "RunSettings",
     "comparison_frame",
+    "draw_salt",
     "groups_frame",
     "nonprivate",
+    "nonprivate_population",
     "run_groups",
     "run_population",
 ]
@@ -100,11 +104,21 @@ def run_population(
     """One GVDP run (paper Alg. 1) on the population's complete rows with k subsets."""
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)  # "use k ≤ …" before anything runs
+    population, rng = data.population, as_rng(rng)
+    if not data.in_memory:
+        salt = draw_salt(rng)
+        population = data.bags.population(salt, settings.k, settings.resamples, data.rows)
     return gvdp(
-        data.population, data.model.estimator, k=settings.k,
+        population, data.model.estimator, k=settings.k,
         bounds=bounds.for_rows(data.rows, settings.k, settings.resamples),
         rng=rng, noise=noise, **settings.gvdp_kwargs(),
     )  # fmt: skip
+
+
+def draw_salt(rng: np.random.Generator) -> str:
+    """The salt of a bag of little bootstraps drawn where the rows lie
+    (:mod:`dpcore.engines.blb`): 64 random bits from the run's generator, never from the data."""
+    return f"{int(rng.integers(0, 2**63)):016x}"
 
 
 def run_groups(
@@ -128,8 +142,12 @@ def run_groups(
     if problem is not None:
         raise ValueError(problem)
     subsets = data.group_subsets(settings.k)
+    groups, rng = data.groups, as_rng(rng)
+    if not data.in_memory:
+        salt = draw_salt(rng)
+        groups = data.bags.groups(salt, tuple(subsets), settings.resamples, data.group_rows)
     return gvdp_stratified(
-        dict(zip(data.labels, data.groups, strict=True)),
+        dict(zip(data.labels, groups, strict=True)),
         data.model.estimator,
         data.shares,
         k=[int(k_g) for k_g in subsets],
@@ -156,8 +174,12 @@ def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
     """:func:`~dpcore.analyses.gvdp.nonprivate_ci` for the population and every group, and the
     share-weighted recombination of the group estimates (what the DP recombination targets)."""
     estimator = data.model.estimator
-    population = nonprivate_ci(data.population, estimator, level)
-    groups = tuple(nonprivate_ci(g, estimator, level) for g in data.groups)
+    population = nonprivate_population(data, level)
+    if data.in_memory:
+        groups = tuple(nonprivate_ci(g, estimator, level) for g in data.groups)
+    else:
+        runs = range(len(data.labels)) if data.group_error is None else ()
+        groups = tuple(_from_moments(data, g, level) for g in runs)
     recombined = None
     if groups:
         estimate, _, low, high = recombine(
@@ -165,6 +187,24 @@ def nonprivate(data: GvdpData, level: float = 0.95) -> NonPrivate:
         )
         recombined = (estimate, low, high)
     return NonPrivate(population, groups, recombined)
+
+
+def nonprivate_population(data: GvdpData, level: float = 0.95) -> NonPrivateCI:
+    """The ordinary estimate and interval on every row (**not private**: a curator preview):
+    from the rows in memory, or from the sums an engine computed
+    (:func:`~dpcore.analyses.gvdp.estimator.nonprivate_from_moments`)."""
+    if data.in_memory:
+        return nonprivate_ci(data.population, data.model.estimator, level)
+    return _from_moments(data, len(data.labels), level)
+
+
+def _from_moments(data: GvdpData, run: int, level: float) -> NonPrivateCI:
+    """The ordinary fit of run ``run`` (a group, or the population after the groups) from an
+    engine's sums (:class:`~dpcore.analyses.gvdp.data.Moments`)."""
+    moments = data.moments
+    return nonprivate_from_moments(
+        moments.gram[run], moments.xy[run], moments.yy[run], data.model.estimator, level
+    )
 
 
 def check_model_bounds(bounds: object, model: GvdpModel) -> None:

@@ -335,6 +335,13 @@ class GvdpPlan:
             f"**Intervals:** {self.header.level:.0%} GVDP intervals (sampling error + DP noise)",
             self._withheld_line(),
         ]
+        if data.engine:
+            lines.append(
+                f"**Read by:** the {data.engine} engine, where the data lies: each subset and "
+                "bootstrap weight comes from a salted hash of its row (the salt drawn afresh for "
+                "the release), and only every subset's weighted sums come into memory (the "
+                "release's script runs the same passes)"
+            )
         return lines
 
     def _withheld_line(self) -> str:
@@ -352,12 +359,24 @@ class GvdpPlan:
         return simulated_preview(self)
 
     def script_body(self) -> str:
-        """The Python lines that rebuild this plan from a frame named ``frame``."""
+        """The Python lines that rebuild this plan from a frame named ``frame`` (or, for rows
+        an engine reads, from the data where it lies)."""
+        if self.data.recipe:
+            start = (
+                f"{self.header.script(dataset='aggregated.dataset', prelude=self.data.recipe)}"
+                "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan\n\n"
+                "plan = GvdpPlan(\n"
+                "    data=aggregated.stats,\n"
+            )
+        else:
+            start = (
+                f"{self.header.script()}"
+                "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan\n\n"
+                "plan = GvdpPlan.build(\n"
+                "    frame,\n"
+            )
         return (
-            f"{self.header.script()}"
-            "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan\n\n"
-            "plan = GvdpPlan.build(\n"
-            "    frame,\n"
+            f"{start}"
             "    header=header,\n"
             f"    model={self.model!r},\n"
             f"    bounds={self.bounds!r},\n"

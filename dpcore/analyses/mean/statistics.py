@@ -24,14 +24,8 @@ import pandas as pd
 
 from dpcore._labels import labels_repr, list_labels, plural
 from dpcore._validate import data_frame, instance_of, numeric_values, read_only
-from dpcore.grouping import Grouping, SmallGroups, cell_labels
-from dpcore.privacy_unit import (
-    ROW,
-    PrivacyUnit,
-    bound_contributions,
-    dropped_rows_notes,
-    missing_person_message,
-)
+from dpcore.grouping import Grouping, SmallGroups
+from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
 from dpcore.shares import PublicShares
 
 __all__ = ["GroupValues"]
@@ -361,7 +355,7 @@ class GroupValues:
                 "column that is not used for grouping"
             )
         x = numeric_values(frame, "value", value)
-        kept = _bounded(frame, grouping, value, x, unit)
+        kept = kept_rows(frame, grouping, x, {value: "the value to estimate"}, unit)
         in_group = codes >= 0
         usable = in_group & kept
         finite_in_group = int((in_group & np.isfinite(x)).sum())
@@ -432,35 +426,6 @@ class GroupValues:
             max_groups=max_groups,
         )  # fmt: skip
         return cls.from_grouping(grouping, df, value)
-
-
-def _bounded(
-    frame: pd.DataFrame, grouping: Grouping, value: str, x: np.ndarray, unit: PrivacyUnit
-) -> np.ndarray:
-    """The rows ``unit`` keeps of the values ``x`` of column ``value`` (every row with a finite
-    value for one row per person)."""
-    if unit.column is None:
-        return np.isfinite(x)
-    if unit.column == value:
-        raise ValueError(
-            f"The person column `{unit.column}` is also the value to estimate. It names who "
-            "owns each row, so choose another person column, or another value."
-        )
-    if unit.column not in frame.columns:
-        raise ValueError(
-            f"The person column `{unit.column}` is not in the data; choose another column on "
-            "the Data page, or “each row is one person”."
-        )
-    if unit.column in grouping.by:
-        raise ValueError(
-            f"The person column `{unit.column}` is also a grouping column; a person column "
-            "names who owns each row, so choose another column for one or the other."
-        )
-    labels = cell_labels(frame, grouping.by, grouping.edges)
-    bounded = bound_contributions(labels, x, frame[unit.column], unit)
-    if bounded.missing_person:
-        raise ValueError(missing_person_message(bounded.missing_person, unit.column))
-    return bounded.kept
 
 
 def finite_values(values: object) -> np.ndarray:

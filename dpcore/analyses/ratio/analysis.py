@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBoun
 from dpcore.errors import Problem, SettingsError
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
+from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader
 
 if TYPE_CHECKING:
@@ -105,14 +107,32 @@ def _bound_problem(name: str, value: float | None, at_least_one: bool) -> Proble
     )
 
 
+def person_bounds(settings: RatioSettings, unit: PrivacyUnit) -> RatioBounds:
+    """The settings' public bounds with c = ``unit.rows_per_person``, the most rows one person
+    keeps after the contribution bound: every sum's sensitivity is then c times one row's
+    (:meth:`RatioBounds.sensitivities`)."""
+    return dataclasses.replace(settings.bounds, rows_per_person=unit.rows_per_person)
+
+
 def _is_binary(frame: pd.DataFrame, column: str) -> bool:
     values = pd.to_numeric(frame[column], errors="coerce").dropna()
     return bool(values.isin([0, 1]).all())
 
 
 class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
-    """The calibration ratio Σ score / Σ label per group with DP confidence intervals (Miao &
-    Li 2022)."""
+    r"""The calibration ratio Σ score / Σ label per group with DP confidence intervals (Miao &
+    Li 2022).
+
+    With a person column (``unit``, :class:`~dpcore.privacy_unit.PrivacyUnit`) each person keeps
+    at most M = ``max_rows`` rows in each of at most G = ``max_groups`` groups before anything is
+    summed, in memory and on every engine alike. Each kept row adds to every sum of §2.3.1 a
+    summand clipped to :math:`[0, \Delta]` (:math:`\Delta_{\sum ws} = u_w u_s`, ...), so adding
+    or removing one person moves each sum, over all groups together, by at most
+    :math:`c\,\Delta` with :math:`c = M G`: every sensitivity is c times one row's
+    (:meth:`RatioBounds.sensitivities`), the noise of each sum scales with it, and the
+    release's cost stays the budget (ρ = Σ (cΔ_i)²/(2σ_i²) with σ_i ∝ cΔ_i). Compare, the
+    planner and the release read these sensitivities off the statistics (``bounds``).
+    """
 
     name = "ratio"
     title = "Ratio of sums (calibration ratio)"
@@ -122,6 +142,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
     )
     settings_type = RatioSettings
     runs_on_engines = True  # GroupRatioSums: every group's clipped sums from an engine's pass
+    honours_person_column = True  # every pass bounds each person's rows; sensitivities × c
 
     def problems(self, settings: RatioSettings, frame: pd.DataFrame) -> list[Problem]:
         """Wrong or missing columns and bounds (:meth:`column_problems`); a label declared
@@ -227,11 +248,15 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         )
 
     def statistics(
-        self, frame: pd.DataFrame, grouping: Grouping, settings: RatioSettings
-    ) -> GroupRatioSums:
+        self, frame: pd.DataFrame, grouping: Grouping, settings: RatioSettings,
+        *, unit: PrivacyUnit = ROW,
+    ) -> GroupRatioSums:  # fmt: skip
+        """Every group's clipped sums; with a person column, of the rows its contribution bound
+        keeps, each sum's sensitivity then one person's (:func:`group_ratio_sums`)."""
         return group_ratio_sums(
             frame, grouping, s_column=settings.s_column, y_column=settings.y_column,
-            w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
+            w_column=settings.w_column, bounds=person_bounds(settings, unit),
+            binary_y=settings.binary_y, unit=unit,
         )  # fmt: skip
 
     def statistics_key(self, settings: RatioSettings) -> tuple:
@@ -239,11 +264,13 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
                 settings.binary_y)  # fmt: skip
 
     def engine_statistics(
-        self, engine: Engine, spec: GroupingSpec, settings: RatioSettings
-    ) -> AggregatedRatio:
-        """Every group's clipped sums from one pass of ``engine``
-        (:func:`~dpcore.engines.aggregate_ratio`): the same sums :meth:`statistics` gives on
-        the rows in memory. Wrong columns or bounds are refused before any pass."""
+        self, engine: Engine, spec: GroupingSpec, settings: RatioSettings,
+        *, unit: PrivacyUnit = ROW,
+    ) -> AggregatedRatio:  # fmt: skip
+        """Every group's clipped sums from one pass of ``engine``, each person's rows bounded
+        first as ``unit`` says (:func:`~dpcore.engines.aggregate_ratio`): the same sums
+        :meth:`statistics` gives on the rows in memory. Wrong columns or bounds are refused
+        before any pass."""
         # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
         from dpcore.engines import aggregate_ratio
 
@@ -251,6 +278,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         return aggregate_ratio(
             engine, spec, s_column=settings.s_column, y_column=settings.y_column,
             w_column=settings.w_column, bounds=settings.bounds, binary_y=settings.binary_y,
+            unit=unit,
         )  # fmt: skip
 
     def engine_statistics_key(self, settings: RatioSettings) -> tuple:

@@ -2,7 +2,7 @@ r"""The calibration ratio's sufficient statistics: every group's clipped sums.
 
 For every group :math:`G_g` the target is :math:`r_g = \sum_{G_g} w s / \sum_{G_g} w y` (Miao &
 Li 2022, §2.1). :func:`group_ratio_sums` computes every group's sums in one vectorized pass;
-:func:`bootstrap_group_sums` resamples the rows within groups for the Compare page.
+:func:`bootstrap_group_sums` resamples the rows (or people) within groups for the Compare page.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dpcore.analyses.ratio.sums import (
     RatioSums,
 )
 from dpcore.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
 
 __all__ = [
     "GroupRatioSums",
@@ -101,6 +101,10 @@ class GroupRatioSums:
         return out + list(self.notes)
 
 
+ROLE_WORDS = {"s_column": "score", "y_column": "label", "w_column": "weight"}
+"""Each column parameter's role, in words."""
+
+
 def _check_columns(
     s_column: object, y_column: object, w_column: object
 ) -> tuple[str, str, str | None]:
@@ -144,47 +148,78 @@ def _row_matrix(
     w_column: str | None,
     bounds: RatioBounds,
     binary_y: bool,
-) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], int, int, int]:
-    """Group index and per-row summands of every usable row.
-
-    Returns ``(codes, X, names, n_input, n_missing, n_ungrouped)``: X has one column per released
-    sum (names in :class:`RatioSums` order), each row's clipped w, ws, wy, ws², wys (, w², wy²);
-    the counts are of confidential rows (the public holdout is never read).
-    """
+    unit: PrivacyUnit = ROW,
+) -> _Rows:
+    """Group index, owner and per-row summands of every row the ratio sums (:class:`_Rows`):
+    rows in a group with finite s, y (and w) that the contribution bound of ``unit`` keeps."""
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
     instance_of("grouping", grouping, Grouping)
+    instance_of("unit", unit, PrivacyUnit)
     codes = grouping.codes_for(frame)
     if not isinstance(binary_y, bool):
         raise TypeError(f"`binary_y` must be True or False, got {binary_y!r}")
     s_column, y_column, w_column = _check_columns(s_column, y_column, w_column)
     bounds = check_ratio_bounds(bounds, w_column is not None, binary_y)
-    s = numeric_values(frame, "s_column", s_column)
-    y = numeric_values(frame, "y_column", y_column)
-    w = None if w_column is None else numeric_values(frame, "w_column", w_column)
+    if bounds.rows_per_person != unit.rows_per_person:
+        raise ValueError(
+            f"`bounds.rows_per_person` must be the privacy unit's {unit.rows_per_person} rows per "
+            f"person, got {bounds.rows_per_person}"
+        )
+    parameters = {"s_column": s_column, "y_column": y_column}
+    if w_column is not None:
+        parameters["w_column"] = w_column
+    raw = np.column_stack(
+        [numeric_values(frame, name, column) for name, column in parameters.items()]
+    )
+    roles = {column: f"the {ROLE_WORDS[name]}" for name, column in parameters.items()}
     private = codes != HOLDOUT_CODE
-    finite = np.isfinite(s) & np.isfinite(y)
-    if w is not None:
-        finite &= np.isfinite(w)
-    keep = finite & (codes >= 0)
+    finite = np.isfinite(raw).all(axis=1)
+    kept = kept_rows(frame, grouping, raw, roles, unit)
     n_missing = int(np.count_nonzero(private & ~finite))
     n_ungrouped = int(np.count_nonzero(finite & (codes == DROPPED_CODE)))
-    s, y, codes = s[keep], y[keep], codes[keep]
+    n_bounded_out = int(np.count_nonzero(finite & (codes >= 0) & ~kept))
+    keep = kept & (codes >= 0)
+    s, y = raw[keep, 0], raw[keep, 1]
     if binary_y and not np.all((y == 0) | (y == 1)):
         raise ValueError(
             f"`y_column` {y_column!r} must contain only 0 and 1 when the label is declared binary "
             "(`binary_y=True`); declare it not binary, or choose a 0/1 column"
         )
     s, y = np.clip(s, 0.0, bounds.s), np.clip(y, 0.0, bounds.y)
-    w = np.ones_like(s) if w is None else np.clip(w[keep], 0.0, bounds.w)
+    w = np.ones_like(s) if w_column is None else np.clip(raw[keep, 2], 0.0, bounds.w)
     ws, wy = w * s, w * y
     columns = {"w": w, "ws": ws, "wy": wy, "wss": ws * s, "wys": wy * s}
     if w_column is not None:
         columns["ww"] = w * w
     if not binary_y:
         columns["wyy"] = wy * y
-    matrix = np.column_stack(list(columns.values()))
-    return codes, matrix, tuple(columns), int(private.sum()), n_missing, n_ungrouped
+    owners = (
+        np.flatnonzero(keep) if unit.column is None
+        else pd.factorize(frame[unit.column].to_numpy()[keep])[0]
+    )  # fmt: skip
+    return _Rows(
+        codes[keep], owners, np.column_stack(list(columns.values())), tuple(columns),
+        int(private.sum()), n_missing, n_ungrouped, n_bounded_out,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """The rows the ratio sums: each row's group ``codes``, its person (``owners``, one per row
+    without a person column) and its summands ``matrix`` (one column per sum of ``names``, in
+    :class:`RatioSums` order: clipped w, ws, wy, ws², wys (, w², wy²)), and the confidential
+    counts of rows read, missing, in no group and left out by the contribution bound (the
+    public holdout is never read)."""
+
+    codes: np.ndarray
+    owners: np.ndarray
+    matrix: np.ndarray
+    names: tuple[str, ...]
+    n_input: int
+    n_missing: int
+    n_ungrouped: int
+    n_bounded_out: int
 
 
 def group_ratio_sums(
@@ -196,35 +231,48 @@ def group_ratio_sums(
     w_column: str | None = None,
     bounds: RatioBounds,
     binary_y: bool,
+    unit: PrivacyUnit = ROW,
 ) -> GroupRatioSums:
     r"""Every group's clipped sums :math:`\sum w, \sum ws, \sum wy, \sum ws^2, \sum wys` (§2.3.1).
 
     Rows are grouped by ``grouping`` (built from ``frame``) — the groups of the Strata page,
-    merged groups included; rows of dropped groups and of the public holdout are left out. Rows with a missing or infinite s, y or w are
-    dropped (and counted). Values are clipped to the public ``bounds`` (lower bounds 0): s to
-    [0, u_s], y to [0, u_y], w to [0, u_w]. ``binary_y=True`` declares y ∈ {0, 1} (a public fact,
-    checked here, never inferred), so Σwy² = Σwy is not released; without ``w_column`` every weight
-    is 1 and Σw² = Σw is not released. One vectorized pass (``np.bincount``).
+    merged groups included; rows of dropped groups and of the public holdout are left out. Rows
+    with a missing or infinite s, y or w are dropped (and counted). Values are clipped to the
+    public ``bounds`` (lower bounds 0): s to [0, u_s], y to [0, u_y], w to [0, u_w].
+    ``binary_y=True`` declares y ∈ {0, 1} (a public fact, checked here, never inferred), so
+    Σwy² = Σwy is not released; without ``w_column`` every weight is 1 and Σw² = Σw is not
+    released. One vectorized pass (``np.bincount``).
+
+    With a person column in ``unit``, each person's rows are bounded first, in the cells of the
+    grouping columns and exactly as every engine bounds them
+    (:func:`~dpcore.privacy_unit.kept_rows`; the order within a cell is that of s, then y and
+    w): at most ``unit.max_rows`` rows in each of at most ``unit.max_groups`` groups, so that
+    these sums equal :func:`~dpcore.engines.aggregate_ratio`'s. One person then adds at most
+    c = ``unit.rows_per_person`` rows, each with summands in [0, Δ] (Miao & Li §2.3.1), so each
+    sum over the groups moves by at most c·Δ when a person is added or removed: ``bounds``
+    must carry that c (``RatioBounds(..., rows_per_person=c)``), and every sensitivity is then
+    one person's (:meth:`RatioBounds.sensitivities`).
     """
-    codes, matrix, names, n_input, n_missing, n_ungrouped = _row_matrix(
-        frame, grouping, s_column, y_column, w_column, bounds, binary_y
-    )
+    rows = _row_matrix(frame, grouping, s_column, y_column, w_column, bounds, binary_y, unit)
     k = grouping.k
     totals = {
-        name: np.bincount(codes, weights=matrix[:, i], minlength=k) for i, name in enumerate(names)
+        name: np.bincount(rows.codes, weights=rows.matrix[:, i], minlength=k)
+        for i, name in enumerate(rows.names)
     }
     return GroupRatioSums(
         labels=tuple(grouping.labels),
         sums=RatioSums(**totals),
-        rows=np.bincount(codes, minlength=k),
-        n_input=n_input,
-        n_missing=n_missing,
-        n_ungrouped=n_ungrouped,
+        rows=np.bincount(rows.codes, minlength=k),
+        n_input=rows.n_input,
+        n_missing=rows.n_missing,
+        n_ungrouped=rows.n_ungrouped,
         s_column=s_column,
         y_column=y_column,
         w_column=w_column,
         bounds=bounds,
         binary_y=binary_y,
+        unit=unit,
+        notes=dropped_rows_notes(unit, rows.n_bounded_out),
     )
 
 
@@ -238,26 +286,38 @@ def bootstrap_group_sums(
 ) -> RatioSums:
     """Group sums of ``replicates`` bootstrap resamples of the rows, shape ``(replicates, k)``.
 
-    ``sums`` are :func:`group_ratio_sums` of ``frame`` and ``grouping``: their columns, bounds and
-    binary-label choice say which rows and summands to resample. Each group's rows are resampled
-    with replacement, keeping its size (a stratified
-    nonparametric bootstrap, Efron & Tibshirani 1993 §8): the sampling variation that the
-    delta-method part of the interval (eq. 1–4) is for. Vectorized: per group and block of
-    replicates, uniform row indices are counted with ``np.bincount`` and the counts multiply the
-    per-row summands, so no Python loop runs per replicate. For the Compare page only.
+    ``sums`` are :func:`group_ratio_sums` of ``frame`` and ``grouping``: their columns, bounds,
+    binary-label choice and privacy unit say which rows and summands to resample. Each group's
+    rows are resampled with replacement, keeping its size (a stratified nonparametric
+    bootstrap, Efron & Tibshirani 1993 §8): the sampling variation that the delta-method part
+    of the interval (eq. 1–4) is for. With a person column, the rows the bound kept are
+    resampled by person: each group's people are redrawn with all their rows in the group
+    (the cluster bootstrap, Davison & Hinkley 1997 §3.8), since one person's rows are not
+    independent draws. Vectorized: per group and block of replicates, uniform indices are
+    counted with ``np.bincount`` and the counts multiply the per-row (per-person) summands, so
+    no Python loop runs per replicate. For the Compare page only.
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
-    codes, matrix, names, *_ = _row_matrix(
-        frame, grouping, sums.s_column, sums.y_column, sums.w_column, sums.bounds, sums.binary_y
-    )
+    rows = _row_matrix(
+        frame, grouping, sums.s_column, sums.y_column, sums.w_column, sums.bounds,
+        sums.binary_y, sums.unit,
+    )  # fmt: skip
+    codes, matrix, names = rows.codes, rows.matrix, rows.names
+    if sums.unit.column is not None:  # one unit per person and group: their rows' summands
+        pairs = pd.MultiIndex.from_arrays([codes, rows.owners])
+        unit_of, units = pd.factorize(pairs)
+        matrix = np.stack(
+            [np.bincount(unit_of, weights=matrix[:, i]) for i in range(len(names))], axis=1
+        )
+        codes = units.get_level_values(0).to_numpy()
     order = np.argsort(codes, kind="stable")
     codes, matrix = codes[order], matrix[order]
     offsets = np.searchsorted(codes, np.arange(grouping.k + 1))
     out = np.zeros((replicates, grouping.k, len(names)))
     for g in range(grouping.k):
-        rows = matrix[offsets[g] : offsets[g + 1]]
-        n = rows.shape[0]
+        group = matrix[offsets[g] : offsets[g + 1]]
+        n = group.shape[0]
         if n == 0:
             continue
         step = max(1, (1 << 22) // n)  # ~4M draws per block keeps memory small
@@ -265,5 +325,5 @@ def bootstrap_group_sums(
             r = min(step, replicates - start)
             index = generator.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
             counts = np.bincount(index.ravel(), minlength=r * n).reshape(r, n)
-            out[start : start + r, g] = counts @ rows
+            out[start : start + r, g] = counts @ group
     return RatioSums.from_stack(names, out)

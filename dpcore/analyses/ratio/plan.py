@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from dpcore.analyses.ratio.sums import (
     Scale,
 )
 from dpcore.mechanisms import NoiseSource
-from dpcore.privacy_unit import ROW
+from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
@@ -123,14 +123,19 @@ class RatioPlan:
         w_column: str | None = None,
         bounds: RatioBounds,
         binary_y: bool,
+        unit: PrivacyUnit = ROW,
         **options,
     ) -> RatioPlan:
-        """The plan for ``frame``: groups from ``header.spec``, sums from the named columns;
-        ``options`` are the other fields (mechanism, composition, delta, method, scale, B)."""
+        """The plan for ``frame``: groups from ``header.spec``, sums from the named columns,
+        each person's rows bounded as ``unit`` says (``bounds`` are one row's: the sums carry
+        the unit's rows per person, :func:`group_ratio_sums`); ``options`` are the other fields
+        (mechanism, composition, delta, method, scale, B)."""
         instance_of("header", header, PlanHeader)
+        instance_of("unit", unit, PrivacyUnit)
         sums = group_ratio_sums(
             frame, header.spec.build(frame), s_column=s_column, y_column=y_column,
-            w_column=w_column, bounds=bounds, binary_y=binary_y,
+            w_column=w_column, bounds=replace(bounds, rows_per_person=unit.rows_per_person),
+            binary_y=binary_y, unit=unit,
         )  # fmt: skip
         return cls(sums=sums, header=header, **options)
 
@@ -308,18 +313,24 @@ class RatioPlan:
                 "    header=header,\n"
             )
         else:
+            unit = sums.unit
             start = (
                 f"{self.header.script()}"
-                "from dpcore import RatioBounds, RatioPlan\n\n"
+                "from dpcore import RatioBounds, RatioPlan\n"
+                f"{'' if unit == ROW else 'from dpcore.privacy_unit import PrivacyUnit'}\n"
                 "plan = RatioPlan.build(\n"
                 "    frame,\n"
                 "    header=header,\n"
                 f"    s_column={sums.s_column!r},\n"
                 f"    y_column={sums.y_column!r},\n"
                 f"    w_column={sums.w_column!r},\n"
-                f"    bounds={sums.bounds!r},\n"
+                f"    bounds={replace(sums.bounds, rows_per_person=1)!r},\n"
                 f"    binary_y={sums.binary_y!r},\n"
-            )
+                + ("" if unit == ROW else (
+                    f"    unit=PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, "
+                    f"max_rows={unit.max_rows}),\n"
+                ))
+            )  # fmt: skip
         return (
             f"{start}"
             f"    mechanism={self.mechanism!r},\n"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, is_numeric
+from dpcore._validate import as_rng, column_kind
 from dpcore.accounting import ZCDP, Budget, Kind, PureDP, as_pure_dp, pure_epsilon_within
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.synth.accuracy import (
@@ -34,12 +35,15 @@ from dpcore.analyses.synth.plan import SynthPlan
 from dpcore.analyses.synth.synthesizers import Progress
 from dpcore.analyses.synth.workload import sweep_errors
 from dpcore.errors import BudgetKindError
-from dpcore.grouping import Grouping
+from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.metrics import GroupWorkload
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.planner.simulated import PlannerCost
 from dpcore.release.plan import PlanHeader
 from dpcore.shares import require_fixed_shares
+
+if TYPE_CHECKING:  # dpcore.engines imports the analyses' statistics, and so this package
+    from dpcore.engines import AggregatedSynth, Engine
 
 __all__ = ["SYNTH", "SynthAnalysis", "SynthSettings"]
 
@@ -54,9 +58,14 @@ DEFAULT_COLUMNS = (
 """The demo's columns to synthesize (when the data has them)."""
 
 
-def _is_bucketed(column: pd.Series) -> bool:
-    """Numeric columns need public bucket edges (bools and text do not)."""
-    return is_numeric(column) and not pd.api.types.is_bool_dtype(column.dtype)
+NUMBER_KINDS = ("whole number", "decimal number")
+"""Column kinds (:func:`~dpcore._validate.column_kind`'s words) that need public bucket edges
+or to be treated as categories (yes/no and text columns are categories as they are)."""
+
+
+def column_kinds(frame: pd.DataFrame) -> dict:
+    """Each column of ``frame`` and its kind, in the frame's order."""
+    return {column: column_kind(frame[column]) for column in frame.columns}
 
 
 @dataclass(frozen=True)
@@ -100,30 +109,33 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
     title = "Synthetic data"
     summary = "Privately generated rows: does a synthetic release treat small groups fairly?"
     settings_type = SynthSettings
+    runs_on_engines = True  # independent, histogram and MWEM fit on an engine's cell counts
 
     def columns(
-        self, settings: SynthSettings, frame: pd.DataFrame, strata: tuple[str, ...]
+        self, settings: SynthSettings, kinds: dict[str, str], strata: tuple[str, ...]
     ) -> tuple[str, ...]:
-        """The chosen columns present in the data; without a choice (or none present, e.g. after
-        an upload), the demo's columns, else the first 6 text columns (no edges needed)."""
-        options = [c for c in frame.columns if c not in strata]
+        """The chosen columns present in the data, whose columns and their kinds are ``kinds``
+        (:func:`~dpcore._validate.column_kind`'s words); without a choice (or none present,
+        e.g. after an upload), the demo's columns, else the first 6 columns that are not
+        numbers (no edges needed)."""
+        options = [c for c in kinds if c not in strata]
         chosen = [c for c in settings.columns or () if c in options]
         if chosen or settings.columns == ():
             return tuple(chosen)
         defaults = [c for c in DEFAULT_COLUMNS if c in options]
         if len(defaults) >= MIN_MODEL_COLUMNS:
             return tuple(defaults)
-        return tuple([c for c in options if not _is_bucketed(frame[c])][:6])
+        return tuple([c for c in options if kinds[c] not in NUMBER_KINDS][:6])
 
     def config(
-        self, settings: SynthSettings, frame: pd.DataFrame, strata: tuple[str, ...]
+        self, settings: SynthSettings, kinds: dict[str, str], strata: tuple[str, ...]
     ) -> SynthConfig:
-        """The settings as a :class:`SynthConfig` for ``frame``; ``ValueError`` says what to
-        fix."""
-        columns = self.columns(settings, frame, strata)
+        """The settings as a :class:`SynthConfig` for data whose columns and their kinds are
+        ``kinds``; ``ValueError`` says what to fix."""
+        columns = self.columns(settings, kinds, strata)
         edges, categorical = [], []
         for column in columns:
-            if not _is_bucketed(frame[column]):
+            if kinds[column] not in NUMBER_KINDS:
                 continue
             if column in settings.categorical:
                 categorical.append(column)
@@ -183,7 +195,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         """The rows to synthesize (output columns only) in ``grouping``'s groups, with each
         column's categories counted once (the checks and plans read them)."""
         require_fixed_shares(grouping.shares, "Stratified synthetic data")
-        config = self.config(settings, frame, grouping.by)
+        config = self.config(settings, column_kinds(frame), grouping.by)
         prepared = prepare_rows(frame, grouping.spec, grouping, config)
         prepared.domain_sizes(config, grouping.spec)
         return prepared
@@ -193,6 +205,24 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         :class:`SynthConfig` (columns, edges, categories, synthesizer, rows, rounds), and both
         strategies synthesize the same rows."""
         return dataclasses.replace(settings, strategy="stratified")
+
+    def engine_statistics(
+        self, engine: Engine, spec: GroupingSpec, settings: SynthSettings
+    ) -> AggregatedSynth:
+        """The rows of every combination of the synthesized columns' values per group, from
+        one pass of ``engine`` (:func:`~dpcore.engines.aggregate_synth`): what
+        :meth:`statistics` gives on the rows in memory, as cells with their counts. MST and
+        AIM, which OpenDP fits on rows, are refused before any pass."""
+        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
+        from dpcore.engines import aggregate_synth
+
+        config = self.config(settings, engine.column_kinds(), spec.by)
+        aggregated = aggregate_synth(engine, spec, config)
+        require_fixed_shares(aggregated.stats.grouping.shares, "Stratified synthetic data")
+        return aggregated
+
+    def engine_statistics_key(self, settings: SynthSettings) -> SynthSettings:
+        return self.statistics_key(settings)
 
     def check_rows(
         self,

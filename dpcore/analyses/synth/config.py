@@ -21,6 +21,7 @@ from dpcore.analyses.synth.mbi_models import (
     MAX_MBI_CATEGORIES,
     MAX_MBI_CELLS,
     MBI_METHODS,
+    MBI_NEEDS_ROWS,
     mbi_cells,
 )
 from dpcore.analyses.synth.synthesizers import (
@@ -37,6 +38,7 @@ from dpcore.grouping import (
     OTHER_LABEL,
     Grouping,
     GroupingSpec,
+    bucket_labels,
     is_numeric_group_dtype,
 )
 from dpcore.mechanisms import NoiseKind, NoiseSource
@@ -204,6 +206,12 @@ class PreparedRows:
     by).
     ``n_holdout`` rows form the public holdout of the Strata page and ``n_dropped`` rows belong to
     groups dropped there as too small; neither is modelled.
+
+    From an engine (:func:`~dpcore.engines.aggregate_synth`) ``rows`` holds each combination
+    of values once, as text labels (a bucketed column's bucket labels: ``bucketed``), and
+    ``weights`` the number of rows of each: the marginal counts every synthesizer but MST and
+    AIM is fitted on. ``engine`` names the engine that counted them and ``recipe`` is the
+    Python that runs that pass again, for a release's script.
     """
 
     rows: pd.DataFrame
@@ -212,6 +220,10 @@ class PreparedRows:
     n_input: int
     n_holdout: int = 0
     n_dropped: int = 0
+    weights: np.ndarray | None = None
+    bucketed: bool = False
+    engine: str = ""
+    recipe: str = ""
     _categories: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False)
 
     def categories(self, column: str) -> tuple[str, ...]:
@@ -223,6 +235,22 @@ class PreparedRows:
             values = pd.unique(self.rows[column].astype(str))
             self._categories[column] = tuple(sorted(values))
         return self._categories[column]
+
+    @property
+    def n_rows(self) -> int:
+        """The confidential rows modelled (each cell's rows, from an engine)."""
+        return len(self.rows) if self.weights is None else int(self.weights.sum())
+
+    def encoding(
+        self, config: SynthConfig, spec: GroupingSpec
+    ) -> tuple[dict[str, tuple[float, ...]], dict[str, tuple[str, ...]]]:
+        """The public bucket edges a synthesis applies to :attr:`rows`, and the categories of
+        columns bucketed already (their bucket labels, from an engine's pass): either way each
+        bucketed column is coded by its bucket, in the edges' order."""
+        edges = all_edges(config, spec)
+        if not self.bucketed:
+            return edges, {}
+        return {}, {column: tuple(bucket_labels(e)) for column, e in edges.items()}
 
     def n_distinct(self, column: str) -> int:
         """Distinct values of ``column`` (as text)."""
@@ -263,18 +291,7 @@ def prepare_rows(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    instance_of("grouping", grouping, Grouping)
-    if tuple(grouping.by) != tuple(spec.by):
-        raise ValueError(f"`grouping` groups by {grouping.by}, but `spec` by {spec.by}")
-    if OTHER_LABEL in grouping.labels:
-        merged = grouping.report.merged_groups
-        raise ValueError(
-            f"Synthetic rows keep {' and '.join(spec.by)} as columns, so every group must be one "
-            f"combination of their values, but the Strata page merged {len(merged)} small groups "
-            f"into “{OTHER_LABEL}” ({', '.join(merged[:5])}{' …' if len(merged) > 5 else ''}). "
-            "On the Strata page, drop small groups instead of merging them, or lower the minimum "
-            "group size."
-        )
+    check_groups_kept(grouping, spec)
     output = output_columns(config, spec.by)
     unknown = [c for c in (*output, *config.categorical) if c not in frame.columns]
     if unknown:
@@ -303,6 +320,23 @@ def prepare_rows(
     )
 
 
+def check_groups_kept(grouping: Grouping, spec: GroupingSpec) -> None:
+    """Refuse a grouping not built by ``spec``, or one that merged groups: synthetic rows keep
+    the strata columns, so every group must be one combination of their values."""
+    instance_of("grouping", grouping, Grouping)
+    if tuple(grouping.by) != tuple(spec.by):
+        raise ValueError(f"`grouping` groups by {grouping.by}, but `spec` by {spec.by}")
+    if OTHER_LABEL in grouping.labels:
+        merged = grouping.report.merged_groups
+        raise ValueError(
+            f"Synthetic rows keep {' and '.join(spec.by)} as columns, so every group must be one "
+            f"combination of their values, but the Strata page merged {len(merged)} small groups "
+            f"into “{OTHER_LABEL}” ({', '.join(merged[:5])}{' …' if len(merged) > 5 else ''}). "
+            "On the Strata page, drop small groups instead of merging them, or lower the minimum "
+            "group size."
+        )
+
+
 def domain_sizes(rows: pd.DataFrame, config: SynthConfig, spec: GroupingSpec) -> dict[str, int]:
     """Categories per output column: buckets for columns with edges, else distinct values."""
     edges = all_edges(config, spec)
@@ -316,21 +350,19 @@ def _cells_text(sizes: Mapping[str, int]) -> str:
     return " × ".join(f"{c} ({k})" for c, k in sizes.items())
 
 
-def check_config(
-    prepared: PreparedRows,
-    config: SynthConfig,
-    spec: GroupingSpec,
-    shares: PublicShares,
-    strategies: Sequence[Strategy] = ("stratified",),
-) -> dict[str, int]:
-    """Refuse a configuration that cannot run, with a message saying what to change.
+def numeric_needs_edges(column: str) -> str:
+    """Why the numeric column ``column`` cannot be synthesized as it is, and the two fixes."""
+    return (
+        f"Column `{column}` is numeric: type public bucket edges for it (e.g. “25, 45, 65”; on "
+        f"the command line --synth-edges {column}=25;45;65), or treat its values as "
+        "categories. Strata Lab never derives edges from the data."
+    )
 
-    Checks, in order: enough columns besides the strata (:data:`MIN_MODEL_COLUMNS`); every
-    numeric column has public edges or is chosen as categories; the joint domain of each
-    strategy's model fits the synthesizer (:data:`~dpcore.analyses.synth.MAX_HISTOGRAM_CELLS`,
-    :data:`~dpcore.analyses.synth.MAX_MWEM_CELLS`); stratified, every group with a positive share gets at
-    least one synthetic row. Returns the domain sizes (:func:`domain_sizes`).
-    """
+
+def check_columns_chosen(config: SynthConfig, spec: GroupingSpec) -> None:
+    """Refuse columns that cannot be synthesized, whatever the rows: strata columns given their
+    own edges or categories, too few columns besides the strata (:data:`MIN_MODEL_COLUMNS`),
+    edges for a column not synthesized."""
     clash = sorted(({c for c, _ in config.edges} | set(config.categorical)) & set(spec.by))
     if clash:
         raise ValueError(
@@ -344,22 +376,39 @@ def check_config(
             f"columns ({', '.join(spec.by)}): the error charts compare 3-way marginals. Got "
             f"{len(model)}: {', '.join(model) or 'none'}."
         )
+    unused = [c for c in all_edges(config, spec) if c not in output_columns(config, spec.by)]
+    if unused:
+        raise ValueError(f"Bucket edges were given for {unused}, which are not synthesized.")
+
+
+def check_config(
+    prepared: PreparedRows,
+    config: SynthConfig,
+    spec: GroupingSpec,
+    shares: PublicShares,
+    strategies: Sequence[Strategy] = ("stratified",),
+) -> dict[str, int]:
+    """Refuse a configuration that cannot run, with a message saying what to change.
+
+    Checks, in order: the columns chosen (:func:`check_columns_chosen`); every numeric column
+    has public edges or is chosen as categories; the joint domain of each
+    strategy's model fits the synthesizer (:data:`~dpcore.analyses.synth.MAX_HISTOGRAM_CELLS`,
+    :data:`~dpcore.analyses.synth.MAX_MWEM_CELLS`); stratified, every group with a positive share gets at
+    least one synthetic row. Returns the domain sizes (:func:`domain_sizes`).
+    """
+    check_columns_chosen(config, spec)
+    model = model_columns(config, spec.by)
     rows = prepared.rows
     edges = all_edges(config, spec)
     for column in model:
         if column not in edges and column not in config.categorical:
             if is_numeric_group_dtype(rows[column]):
-                raise ValueError(
-                    f"Column `{column}` is numeric: type public bucket edges for it (e.g. "
-                    f"“25, 45, 65”), or treat its values as categories. Strata Lab never derives "
-                    "edges from the data."
-                )
-    unused = [c for c in edges if c not in output_columns(config, spec.by)]
-    if unused:
-        raise ValueError(f"Bucket edges were given for {unused}, which are not synthesized.")
-    if len(rows) == 0:
+                raise ValueError(numeric_needs_edges(column))
+    if prepared.n_rows == 0:
         raise ValueError("No rows are left to synthesize after the Strata page's choices.")
     sizes = prepared.domain_sizes(config, spec)
+    if config.method in MBI_METHODS and prepared.weights is not None:
+        raise ValueError(MBI_NEEDS_ROWS)
     if config.method in MBI_METHODS:
         _check_mbi(prepared, config, spec, shares, strategies, sizes)
     limits = {"histogram": MAX_HISTOGRAM_CELLS, "mwem": MAX_MWEM_CELLS}
@@ -447,7 +496,7 @@ def _check_mbi(
 def _small_groups(prepared: PreparedRows, shares: PublicShares) -> list[str]:
     """Labels of groups whose public size (the data's counts, declared public on the Strata
     page) is below :data:`MIN_MBI_GROUP_ROWS`."""
-    sizes = np.rint(np.asarray(shares.values) * len(prepared.rows)).astype(int)
+    sizes = np.rint(np.asarray(shares.values) * prepared.n_rows).astype(int)
     return [label for label, n in zip(shares.labels, sizes, strict=True) if n < MIN_MBI_GROUP_ROWS]
 
 
@@ -482,6 +531,7 @@ def run_synthesis(
     if strategy not in STRATEGIES:
         raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")
     stratified = strategy == "stratified"
+    edges, bucketed = prepared.encoding(config, spec)
     return synthesize(
         prepared.rows,
         list(output_columns(config, spec.by)),
@@ -491,10 +541,11 @@ def run_synthesis(
         strata=list(spec.by) if stratified else None,
         shares=shares if stratified else None,
         rng=rng,
-        edges={c: list(e) for c, e in all_edges(config, spec).items()} or None,
-        domain=declared_domain(spec),
+        edges={c: list(e) for c, e in edges.items()} or None,
+        domain={**(declared_domain(spec) or {}), **bucketed} or None,
         rounds=config.rounds,
         way=config.way,
         noise=noise,
         progress=progress,
+        weights=prepared.weights,
     )

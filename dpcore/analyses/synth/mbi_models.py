@@ -33,6 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 __all__ = [
+    "MBI_NEEDS_ROWS",
     "MAX_MBI_CATEGORIES",
     "MAX_MBI_CELLS",
     "MBI_METHODS",
@@ -43,6 +44,17 @@ __all__ = [
 
 MBI_METHODS = ("mst", "aim")
 """The synthesizers fitted by OpenDP's mbi module."""
+
+
+MBI_NEEDS_ROWS = (
+    "MST and AIM are fitted by OpenDP, which counts the rows itself and takes no count per "
+    "combination of values, and data read where it lies (files on disk, a Spark table) gives "
+    "only those counts. Choose MWEM, independent marginals or the full histogram, which are "
+    "fitted on the counts, or upload the data (or a sample of it) to use MST or AIM."
+)
+"""Why MST and AIM do not run on an engine's counts: OpenDP's ``make_contingency_table``
+counts the rows of a polars LazyFrame (``pl.len()`` per marginal) and has no row weights, and
+the counts of 1e8 rows must not be expanded back into rows."""
 
 
 MAX_MBI_CELLS = 8_000_000
@@ -109,6 +121,12 @@ def _measurement(method: str, sizes: tuple[int, ...], rho: float):
     if measurement.map(d_in) > rho:
         raise RuntimeError(f"OpenDP accounts {measurement.map(d_in)} for ρ = {rho}")
     return measurement, tuple(columns)
+
+
+def check_rows_for_mbi(method: str, weights: np.ndarray | None) -> None:
+    """Refuse MST and AIM on weighted cells (:data:`MBI_NEEDS_ROWS`)."""
+    if method in MBI_METHODS and weights is not None:
+        raise ValueError(MBI_NEEDS_ROWS)
 
 
 def fit_joint(codes: np.ndarray, sizes: tuple[int, ...], method: str, epsilon: float) -> np.ndarray:

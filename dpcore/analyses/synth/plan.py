@@ -222,6 +222,12 @@ class SynthPlan:
                 else ""
             ),
         ]
+        if self.prepared.engine:
+            lines.append(
+                f"**Read by:** the {self.prepared.engine} engine, where the data lies: only the "
+                "rows of each combination of values in each group came into memory (the "
+                "release's script runs the same pass)"
+            )
         if edges:
             described = "; ".join(
                 f"{c}: {', '.join(f'{v:g}' for v in e)}" for c, e in edges.items()
@@ -288,7 +294,20 @@ class SynthPlan:
         )
 
     def script_body(self) -> str:
-        """The Python lines that rebuild this plan from a frame named ``frame``."""
+        """The Python lines that rebuild this plan from a frame named ``frame`` (or, for counts
+        an engine computed, from the data the engine reads)."""
+        recipe = self.prepared.recipe
+        if recipe:
+            return (
+                f"{self.header.script(dataset='aggregated.dataset', prelude=recipe)}"
+                "from dpcore import SynthPlan\n\n"
+                "plan = SynthPlan(\n"
+                "    prepared=aggregated.stats,\n"
+                "    header=header,\n"
+                "    config=aggregated.stats.config,\n"
+                f"    strategy={self.strategy!r},\n"
+                ")\n"
+            )
         return (
             f"{self.header.script()}"
             "from dpcore import SynthConfig, SynthPlan\n\n"

@@ -28,7 +28,13 @@ from dpcore.analyses.synth.encoding import (
     encode_rows,
     strata_groups,
 )
-from dpcore.analyses.synth.mbi_models import MAX_MBI_CELLS, MBI_METHODS, fit_joint, mbi_cells
+from dpcore.analyses.synth.mbi_models import (
+    MAX_MBI_CELLS,
+    MBI_METHODS,
+    check_rows_for_mbi,
+    fit_joint,
+    mbi_cells,
+)
 from dpcore.grouping import LABEL_SEPARATOR
 from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.release.plan import Progress
@@ -120,11 +126,15 @@ class SyntheticData:
 
 
 def _marginal_counts(
-    codes: np.ndarray, sizes: tuple[int, ...], axes: tuple[int, ...]
+    codes: np.ndarray, weights: np.ndarray | None, sizes: tuple[int, ...], axes: tuple[int, ...]
 ) -> np.ndarray:
+    """The rows in each cell of the marginal on ``axes``; row i counts ``weights[i]`` times (an
+    engine's cell of that many identical rows), once without weights. Whole numbers either way,
+    exact in floating point, so cells and their rows give the same marginals."""
     shape = tuple(sizes[a] for a in axes)
     flat = np.ravel_multi_index(codes[:, list(axes)].T, shape) if len(codes) else np.zeros(0, int)
-    return np.bincount(flat, minlength=math.prod(shape)).astype(float).reshape(shape)
+    counts = np.bincount(flat, weights=weights, minlength=math.prod(shape))
+    return counts.astype(float).reshape(shape)
 
 
 def _model_marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -168,20 +178,32 @@ def _noisy_total(noisy: list[np.ndarray]) -> float:
 
 
 def _fit_independent(
-    codes: np.ndarray, sizes: tuple[int, ...], epsilon: float, noise: NoiseSource
+    codes: np.ndarray,
+    weights: np.ndarray | None,
+    sizes: tuple[int, ...],
+    epsilon: float,
+    noise: NoiseSource,
 ) -> list[np.ndarray]:
     r"""Noisy 1-way marginals: d histograms have L1 sensitivity d, so Laplace scale d/ε."""
     d = len(sizes)
-    noisy = [noise.add_laplace(_marginal_counts(codes, sizes, (j,)), d / epsilon) for j in range(d)]
+    noisy = [
+        noise.add_laplace(_marginal_counts(codes, weights, sizes, (j,)), d / epsilon)
+        for j in range(d)
+    ]
     total = _noisy_total(noisy)
     return [_to_distribution(m, total) for m in noisy]
 
 
 def _fit_histogram(
-    codes: np.ndarray, sizes: tuple[int, ...], epsilon: float, noise: NoiseSource
+    codes: np.ndarray,
+    weights: np.ndarray | None,
+    sizes: tuple[int, ...],
+    epsilon: float,
+    noise: NoiseSource,
 ) -> np.ndarray:
     """Noisy full-joint histogram (sensitivity 1, Laplace scale 1/ε), projected to the simplex."""
-    noisy = noise.add_laplace(_marginal_counts(codes, sizes, tuple(range(len(sizes)))), 1 / epsilon)
+    joint = _marginal_counts(codes, weights, sizes, tuple(range(len(sizes))))
+    noisy = noise.add_laplace(joint, 1 / epsilon)
     return _to_distribution(noisy, _noisy_total([noisy]))
 
 
@@ -237,6 +259,7 @@ class _Measurements:
 
 def _fit_mwem(
     codes: np.ndarray,
+    weights: np.ndarray | None,
     sizes: tuple[int, ...],
     epsilon: float,
     noise: NoiseSource,
@@ -253,11 +276,12 @@ def _fit_mwem(
     eps_init = _MWEM_INIT_FRACTION * epsilon
     scale = 2 * rounds / (epsilon - eps_init)  # each round: ε_r/2 to select, ε_r/2 to measure
     noisy = [
-        noise.add_laplace(_marginal_counts(codes, sizes, (j,)), d / eps_init) for j in range(d)
+        noise.add_laplace(_marginal_counts(codes, weights, sizes, (j,)), d / eps_init)
+        for j in range(d)
     ]
     measured = _Measurements(_noisy_total(noisy))
     joint = _outer([measured.add((j,), m, d / eps_init) for j, m in enumerate(noisy)])
-    truth = {axes: _marginal_counts(codes, sizes, axes) for axes in workload}
+    truth = {axes: _marginal_counts(codes, weights, sizes, axes) for axes in workload}
     penalty = np.array([scale * truth[axes].size for axes in workload])
     chosen: list[tuple[int, ...]] = []
     for _ in range(rounds):
@@ -296,8 +320,19 @@ def _check_domain_size(method: Method, sizes: tuple[int, ...], columns: tuple[st
         )
 
 
+def check_weights(weights: object, rows: int) -> np.ndarray | None:
+    """``weights`` as float counts, one whole number ≥ 0 per row (None stays None)."""
+    if weights is None:
+        return None
+    array = np.asarray(weights, dtype=float)
+    if array.shape != (rows,) or not np.all((array >= 0) & (array == np.round(array))):
+        raise ValueError(f"`weights` must be {rows:,} whole numbers >= 0, one per row")
+    return array
+
+
 def _fit_and_sample(
     codes: np.ndarray,
+    weights: np.ndarray | None,
     sizes: tuple[int, ...],
     size: int,
     *,
@@ -309,12 +344,14 @@ def _fit_and_sample(
     way: int,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     if method == "independent":
-        return _sample_product(_fit_independent(codes, sizes, epsilon, noise), size, rng), []
+        fitted = _fit_independent(codes, weights, sizes, epsilon, noise)
+        return _sample_product(fitted, size, rng), []
     if method == "histogram":
-        return _sample_joint(_fit_histogram(codes, sizes, epsilon, noise), size, rng), []
+        return _sample_joint(_fit_histogram(codes, weights, sizes, epsilon, noise), size, rng), []
     if method in MBI_METHODS:
+        check_rows_for_mbi(method, weights)
         return _sample_joint(fit_joint(codes, sizes, method, epsilon), size, rng), []
-    joint, chosen = _fit_mwem(codes, sizes, epsilon, noise, rounds=rounds, way=way)
+    joint, chosen = _fit_mwem(codes, weights, sizes, epsilon, noise, rounds=rounds, way=way)
     return _sample_joint(joint, size, rng), chosen
 
 
@@ -324,9 +361,11 @@ def fit_groups(
     sizes: tuple[int, ...],
     counts: np.ndarray,
     progress: Progress | None = None,
+    weights: np.ndarray | None = None,
     **fit: object,
 ) -> list[tuple[np.ndarray, list[tuple[int, ...]]]]:
-    """Per group g: ``counts[g]`` synthetic rows (codes) from a model fitted on the group's rows.
+    """Per group g: ``counts[g]`` synthetic rows (codes) from a model fitted on the group's rows
+    (row i counted ``weights[i]`` times, once without weights).
 
     ``progress(done, total)`` is called before each group's fit and once at the end."""
     order = np.argsort(index, kind="stable")
@@ -338,8 +377,9 @@ def fit_groups(
         if count == 0:
             out.append((np.zeros((0, len(sizes)), dtype=np.int64), []))
             continue
-        rows = codes[order[bounds[g] : bounds[g + 1]]]
-        out.append(_fit_and_sample(rows, sizes, count, **fit))
+        chosen = order[bounds[g] : bounds[g + 1]]
+        group_weights = None if weights is None else weights[chosen]
+        out.append(_fit_and_sample(codes[chosen], group_weights, sizes, count, **fit))
     if progress is not None:
         progress(len(counts), len(counts))
     return out
@@ -379,6 +419,7 @@ def synthesize(
     way: int = 3,
     noise: NoiseKind | NoiseSource = "simulation",
     progress: Progress | None = None,
+    weights: Sequence[int] | np.ndarray | None = None,
 ) -> SyntheticData:
     r"""DP synthetic categorical data, vanilla or stratified (AAAI 2024, appendix C).
 
@@ -469,6 +510,13 @@ def synthesize(
         :class:`~dpcore.mechanisms.NoiseSource` (not used by MST and AIM, which draw OpenDP's).
     progress
         Called with (groups fitted, groups) as the fits run.
+    weights
+        How many identical rows each row of ``frame`` stands for (whole numbers ≥ 0): an
+        engine's count of each combination of values (:func:`~dpcore.engines.aggregate_synth`).
+        Every model above but MST and AIM reads the rows only through their marginal counts,
+        so a table of cells with their counts gives exactly the release its rows would, with
+        the same noise at the same seed; MST and AIM (OpenDP counts the rows) refuse weights.
+        None: each row counts once.
 
     Returns
     -------
@@ -489,6 +537,8 @@ def synthesize(
         )
     edges_arr = check_edges(edges)
     columns = check_columns(frame, columns, strata_cols, edges_arr)
+    row_weights = check_weights(weights, len(frame))
+    check_rows_for_mbi(method, row_weights)
     output = columns + tuple(c for c in strata_cols if c not in columns)
     model_cols = tuple(c for c in output if c not in strata_cols)
     codes, labels = encode_rows(
@@ -511,6 +561,7 @@ def synthesize(
         rounds=rounds,
         way=way,
         progress=progress,
+        weights=row_weights,
     )
     group_labels = [
         LABEL_SEPARATOR.join(labels[c][k] for c, k in zip(strata_cols, g, strict=True))

@@ -66,14 +66,15 @@ def build_workload(
     model = model_columns(config, spec.by)
     return GroupWorkload.from_rows(
         real_table(prepared, config, spec), spec.by, model, synth_domain(prepared, config, spec),
-        way=min(3, len(model)),
+        way=min(3, len(model)), weights=prepared.weights,
     )  # fmt: skip
 
 
 def real_table(prepared: PreparedRows, config: SynthConfig, spec: GroupingSpec) -> pd.DataFrame:
     """The prepared rows with numeric columns bucketed by the public edges (all text)."""
     rows = prepared.rows.copy()
-    for column, edges in all_edges(config, spec).items():
+    edges_to_apply, _ = prepared.encoding(config, spec)
+    for column, edges in edges_to_apply.items():
         values = rows[column].to_numpy(dtype=float, na_value=np.nan)
         labels = np.asarray(bucket_labels(tuple(edges)), dtype=object)
         rows[column] = labels[np.searchsorted(np.asarray(edges), values, side="right")]
@@ -99,6 +100,8 @@ class EncodedRows:
     groups: np.ndarray
     weights: np.ndarray
     index: np.ndarray
+    row_weights: np.ndarray | None = None
+    """Rows each coded row stands for (:attr:`PreparedRows.weights`); None: one each."""
 
     @classmethod
     def of(
@@ -112,10 +115,11 @@ class EncodedRows:
         output = output_columns(config, spec.by)
         strata = tuple(spec.by) if strategy == "stratified" else ()
         model = tuple(c for c in output if c not in strata)
-        edges = check_edges({c: list(e) for c, e in all_edges(config, spec).items()})
-        codes, labels = encode_rows(prepared.rows, model + strata, edges, {})
+        to_apply, bucketed = prepared.encoding(config, spec)
+        edges = check_edges({c: list(e) for c, e in to_apply.items()})
+        codes, labels = encode_rows(prepared.rows, model + strata, edges, bucketed)
         groups, weights, index = strata_groups(codes, labels, strata, model, shares)
-        return cls(codes, labels, model, strata, output, groups, weights, index)
+        return cls(codes, labels, model, strata, output, groups, weights, index, prepared.weights)
 
     def draw(
         self,
@@ -130,7 +134,7 @@ class EncodedRows:
             tuple(len(self.labels[c]) for c in self.model),
             allocate_rows(config.n_rows, self.weights), method=config.method, epsilon=epsilon,
             noise=as_noise_source("simulation", rng=generator), rng=generator, rounds=config.rounds,
-            way=config.way, progress=progress,
+            way=config.way, progress=progress, weights=self.row_weights,
         )  # fmt: skip
         return assemble_rows(fitted, self.groups, self.model, self.strata, self.output, self.labels)
 

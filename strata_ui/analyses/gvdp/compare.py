@@ -12,6 +12,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.gvdp import BOUNDS_MODES, MODELS
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.diagnostics import (
@@ -24,6 +25,7 @@ from dpcore.analyses.gvdp.diagnostics import (
 from strata_ui.analyses.gvdp import charts
 from strata_ui.analyses.gvdp.settings import (
     ERROR_ICON,
+    ROWS_ICON,
     RunInputs,
     budget_sentence,
     current_inputs,
@@ -165,6 +167,9 @@ def _render_coverage(inputs: RunInputs, source: str, replications: int) -> None:
                                         replications, seed)  # fmt: skip
             truth = "the true synthetic coefficients"
         elapsed = time.perf_counter() - started
+    except NeedsRowsInMemory as exc:  # the data stay where they lie: synthetic data still work
+        st.info(f"{exc} Synthetic data with a known truth need no rows.", icon=ROWS_ICON)
+        return
     except (ValueError, TypeError) as exc:
         st.error(f"{exc}", icon=ERROR_ICON)
         return

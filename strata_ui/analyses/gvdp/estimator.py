@@ -12,6 +12,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.diagnostics import blb_diagnostic, k_ladder
@@ -22,12 +23,13 @@ from dpcore.analyses.gvdp.groups import (
     comparison_frame,
     groups_frame,
     nonprivate,
+    nonprivate_population,
     run_groups,
     run_population,
 )
 from strata_ui import pipeline
 from strata_ui.analyses.gvdp import charts, settings
-from strata_ui.analyses.gvdp.settings import ERROR_ICON, RunInputs
+from strata_ui.analyses.gvdp.settings import ERROR_ICON, ROWS_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.widgets import bind
@@ -77,8 +79,7 @@ def render_estimator() -> None:
 @st.cache_data(max_entries=32, show_spinner="Running GVDP on the confidential data (preview)…")
 def _population_preview(_data: GvdpData, key: tuple, bounds, run, seed: int) -> pd.DataFrame:
     result = run_population(_data, bounds, run, rng=seed)
-    reference = nonprivate_ci(_data.population, _data.model.estimator, run.level)
-    return comparison_frame(_data.model, result, reference)
+    return comparison_frame(_data.model, result, nonprivate_population(_data, run.level))
 
 
 @st.cache_data(max_entries=32, show_spinner="Running GVDP in every group (preview)…")
@@ -120,9 +121,13 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
     model, data, run = inputs.model, inputs.data, inputs.run
     st.subheader("6. Preview")
     st.info(PREVIEW_LABEL, icon=PREVIEW_ICON)
+    error = (
+        "a robust (sandwich) standard error" if data.in_memory or model.kind == "mean"
+        else "the classical standard error (a robust one needs the rows in memory)"
+    )  # fmt: skip
     st.caption(
         f"Simulated noise with seed {seed} (the Compare page's seed); a release draws "
-        "OpenDP noise instead. The non-private estimate uses a robust (sandwich) standard error."
+        f"OpenDP noise instead. The non-private estimate uses {error}."
     )
     try:
         started = time.perf_counter()
@@ -240,6 +245,9 @@ def _render_k_diagnostic(inputs: RunInputs, seed: int) -> None:
             data, inputs.key, inputs.bounds, run, ks, seed
         )
         elapsed = time.perf_counter() - started
+    except NeedsRowsInMemory as exc:  # the data stay where they lie
+        st.info(f"{exc}", icon=ROWS_ICON)
+        return
     except (ValueError, TypeError) as exc:
         st.error(f"{exc}", icon=ERROR_ICON)
         return

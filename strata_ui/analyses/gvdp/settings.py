@@ -28,6 +28,7 @@ from dpcore.analyses.gvdp.analysis import DEMO_BOX, BoundsKey
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.engines.base import NUMBER_KINDS
 from dpcore.errors import SettingsError
 from strata_ui import pipeline
 from strata_ui.analyses.gvdp import charts
@@ -35,6 +36,7 @@ from strata_ui.state import get_dataset, get_settings, get_state, set_settings, 
 from strata_ui.widgets import bind, show_problems
 
 ERROR_ICON = ":material/error:"
+ROWS_ICON = ":material/memory:"
 
 MODEL_HELP = {
     "mean": "The average of one numeric column.",
@@ -153,9 +155,7 @@ def render_model() -> GvdpModel | None:
         help="GVDP works for any estimator that can be bootstrapped; these three are built in.",
         captions=MODEL_HELP,
     )  # fmt: skip
-    frame = get_dataset()
-    columns = [str(c) for c in frame.columns]
-    numeric = set(GVDP.numeric_columns(frame))
+    columns, numeric = _columns()
 
     def label(column: str) -> str:
         return column if column in numeric else f"{column} (text — not usable)"
@@ -175,6 +175,17 @@ def render_model() -> GvdpModel | None:
     except (ValueError, TypeError) as exc:
         st.error(f"{exc}", icon=ERROR_ICON)
     return None
+
+
+def _columns() -> tuple[list[str], set[str]]:
+    """The data's columns and those a model can use; for data read where it lies, from the
+    columns' kinds (no row is read)."""
+    state = get_state()
+    if state.source is None:
+        frame = get_dataset()
+        return [str(c) for c in frame.columns], set(GVDP.numeric_columns(frame))
+    kinds = pipeline.column_kinds(state)
+    return list(kinds), {column for column, kind in kinds.items() if kind in NUMBER_KINDS}
 
 
 def _column_key(field_name: str, kind: str) -> str:

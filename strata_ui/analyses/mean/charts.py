@@ -10,7 +10,7 @@ colour-blind-safe palette.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -105,33 +105,58 @@ def stack(by_strategy: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     )
 
 
-# 1 and 3: distribution of one per-replicate metric, one box per strategy.
+# 1: distributions of per-replicate errors, one panel per error, one box per strategy.
+
+PANEL_GAP = 0.1
+"""Space between two panels, as a fraction of the figure's width."""
 
 
-def distribution_figure(metrics: pd.DataFrame, metric: str, *, title: str) -> dict[str, Any]:
-    """Box plots (mean marked) of ``metric`` (%) over replicates, one per strategy; a figure
-    spec.
+def distributions_figure(
+    metrics: pd.DataFrame, panels: Sequence[str], *, title: str
+) -> dict[str, Any]:
+    """Box plots (mean marked) over replicates, in %: one panel per error of ``panels``, side by
+    side, one box per strategy (named on the left panel only); a figure spec.
 
-    ``metrics`` is a stacked :func:`strata_ui.pipeline.replicate_metrics` frame (column ``strategy``).
-    """
-    traces = [
-        {
-            "type": "box",
-            "x": 100 * metrics.loc[metrics["strategy"] == strategy, metric].to_numpy(),
-            "name": STRATEGY_STYLE.name(strategy),
-            "orientation": "h",
-            "marker": {"color": STRATEGY_STYLE.colour(strategy)},
-            "boxmean": True,
-            "boxpoints": "outliers",
-            "hovertemplate": "%{x:.3g}%<extra>" + STRATEGY_STYLE.name(strategy) + "</extra>",
-        }
-        for strategy in _strategies(metrics)
-    ]
-    widest = max((len(t["name"]) for t in traces), default=0)
+    One figure, not one per error: each figure the browser redraws on an ε move costs about as
+    much as the script's whole run (measured with ``bench_compare_browser.py``).
+    ``metrics`` is a stacked :func:`strata_ui.pipeline.replicate_metrics` frame (column
+    ``strategy``)."""
+    strategies = _strategies(metrics)
+    width = (1 - PANEL_GAP * (len(panels) - 1)) / len(panels)
+    traces, axes = [], {}
+    for i, metric in enumerate(panels):
+        suffix = str(i + 1) if i else ""
+        traces += [
+            _box(100 * metrics.loc[metrics["strategy"] == strategy, metric].to_numpy(),
+                 strategy, axes=(f"x{suffix}", f"y{suffix}"))
+            for strategy in strategies
+        ]  # fmt: skip
+        left = i * (width + PANEL_GAP)
+        axes[f"xaxis{suffix}"] = {
+            "title": {"text": AXIS_TITLES[metric].replace(" (", "<br>(", 1)},
+            "domain": [left, left + width], "anchor": f"y{suffix}", **FIXED_LABELS,
+        }  # fmt: skip
+        if i:
+            axes[f"yaxis{suffix}"] = {
+                "anchor": f"x{suffix}", "matches": "y", "showticklabels": False, **FIXED_LABELS
+            }  # fmt: skip
+    widest = max((len(STRATEGY_STYLE.name(s)) for s in strategies), default=0)
     return _figure(
-        traces, title, AXIS_TITLES[metric], "", left=LABEL_PX_PER_CHAR * widest + 20,
-        showlegend=False, height=300,
+        traces, title, "", "", left=LABEL_PX_PER_CHAR * widest + 20, bottom=50 + 2 * LINE_PX,
+        showlegend=False, height=320, **axes,
     )  # fmt: skip
+
+
+def _box(percent: np.ndarray, strategy: str, *, axes: tuple[str, str]) -> dict[str, Any]:
+    """One strategy's horizontal box of errors in % on the panel of ``axes``."""
+    name = STRATEGY_STYLE.name(strategy)
+    return {
+        "type": "box", "x": percent, "name": name, "orientation": "h",
+        "xaxis": axes[0], "yaxis": axes[1],
+        "marker": {"color": STRATEGY_STYLE.colour(strategy)},
+        "boxmean": True, "boxpoints": "outliers",
+        "hovertemplate": "%{x:.3g}%<extra>" + name + "</extra>",
+    }  # fmt: skip
 
 
 def distribution_summary(metrics: pd.DataFrame, metric: str, unit: str = "") -> str:

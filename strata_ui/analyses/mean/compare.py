@@ -12,11 +12,11 @@ import streamlit as st
 from dpcore.accounting import Budget
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
 from dpcore.analyses.mean.simulate import summarize_sweep
-from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from strata_ui import constants, pipeline, url_state
 from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
+from strata_ui.kept import SharedResults
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import (
     bind,
@@ -45,33 +45,36 @@ class MeanView:
     group_search: str = ""  # words of group names to add to a chart of many groups
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def _study(
-    _values: GroupValues,
-    values_key: tuple,
-    settings: MeanSettings,
-    budget: Budget,
-    strategy: Strategy,
-    replicates: int,
-    seed: int,
-    per_group: bool,
-) -> MeanStudy:
-    """One Monte Carlo run per key, kept as its summaries (``values_key`` stands for the values)."""
-    return MEAN.study(
-        _values, settings, budget, strategy=strategy, replicates=replicates, rng=seed,
-        per_group=per_group,
-    )  # fmt: skip
+MAX_STUDIES = 128
+"""Simulations kept for every session (a slider's positions for several settings)."""
+
+
+@st.cache_resource(show_spinner=False)
+def _studies() -> SharedResults:
+    """Every session's simulations, by all they depend on (:func:`study`)."""
+    return SharedResults(MAX_STUDIES)
 
 
 def study(
     settings: MeanSettings, strategy: Strategy, budget: Budget, *, per_group: bool = True
 ) -> MeanStudy:
-    """The cached simulation of ``strategy`` at ``budget`` on the session's values; the
-    privacy–utility curve asks for ``per_group=False`` (it shows no group's error)."""
+    """The kept simulation of ``strategy`` at ``budget`` on the session's values, run once per
+    key; the privacy–utility curve asks for ``per_group=False`` (it shows no group's error).
+    The values are read only when it runs: a kept one costs a dictionary look-up."""
     state = get_state()
-    values = pipeline.current_statistics(MEAN, settings)
-    key = (pipeline.grouping_key(state), settings.value)
-    return _study(values, key, settings, budget, strategy, state.replicates, state.seed, per_group)
+    key = (
+        pipeline.grouping_key(state), settings, budget, strategy, state.replicates, state.seed,
+        per_group,
+    )  # fmt: skip
+
+    def simulate() -> MeanStudy:
+        values = pipeline.current_statistics(MEAN, settings)
+        return MEAN.study(
+            values, settings, budget, strategy=strategy, replicates=state.replicates,
+            rng=state.seed, per_group=per_group,
+        )  # fmt: skip
+
+    return _studies().get_or_compute(key, simulate)
 
 
 def sweep_values(points: int) -> tuple[float, ...]:
@@ -145,7 +148,7 @@ def _replicates_slider() -> None:
 
 @st.fragment
 def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
-    """The ε slider and sections 1–3, the charts at that budget, as a fragment: a move of the
+    """The ε slider and sections 1–2, the charts at that budget, as a fragment: a move of the
     slider reruns and redraws this part only, not the sidebar, the settings above or the
     privacy–utility curve (which covers every budget). A fragment's run skips ``app.py``, so it
     puts the budget in the address itself. Returns whether the simulations ran (on a full run;
@@ -153,7 +156,7 @@ def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
     state, settings = get_state(), get_settings(MeanSettings)
     symbol, chosen = budget_slider("compare.budget")
     st.caption(
-        "Move it and sections 1–3 are redrawn at that budget; section 4 shows every budget. "
+        "Move it and sections 1–2 are redrawn at that budget; section 3 shows every budget. "
         "Switch ε/ρ on the Budget page."
     )
     url_state.write()
@@ -171,30 +174,23 @@ def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
 
 
 def _render_errors(metrics, groups, replicates: int, value: str) -> None:
-    st.subheader("1. Error of the population mean")
+    st.subheader("1. Error of the population mean, and parity error")
+    st.caption(
+        "Left, how far the population mean lands from its true value. Right, how unequally "
+        "the error falls on the groups: the parity error (Def. 10 of the paper) is the "
+        "population error weighted 1/k plus the average group error, per release. Lower means "
+        "the noise is shared more fairly."
+    )
     st.plotly_chart(
-        charts.distribution_figure(
-            metrics, "global",
-            title=f"Error of the population mean over {replicates:,} simulated releases",
+        charts.distributions_figure(
+            metrics, ("global", "parity"), title=f"Over {replicates:,} simulated releases"
         ),
-        key="compare.chart.global",
-    )  # fmt: skip
+        key="compare.chart.distributions",
+    )
     st.markdown(charts.distribution_summary(metrics, "global", f"`{value}`"))
+    st.markdown(charts.distribution_summary(metrics, "parity"))
 
     _render_group_errors(groups, value)
-
-    st.subheader("3. Parity error: how unequal the errors are")
-    st.caption(
-        "Parity error (Def. 10 of the paper): the population error weighted 1/k plus the average "
-        "group error, per release. Lower means the noise is shared more fairly."
-    )
-    st.plotly_chart(
-        charts.distribution_figure(
-            metrics, "parity", title="Parity error over simulated releases (ω = 1/k)"
-        ),
-        key="compare.chart.parity",
-    )
-    st.markdown(charts.distribution_summary(metrics, "parity"))
 
 
 @st.fragment
@@ -228,8 +224,8 @@ SWEEP_MEMO = "compare.sweep"
 
 def _sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str) -> pd.DataFrame:
     """The privacy–utility curve: each strategy's errors at :data:`~strata_ui.constants.SWEEP_POINTS`
-    budgets. Moving ε leaves it unchanged, so the session keeps the last one: 32 cache hits, each
-    unpickling a simulation, cost an ε move more than the new simulations."""
+    budgets. Moving ε leaves it unchanged, so the session keeps the last one rather than look up
+    and summarize its 64 simulations again on every move."""
     state = get_state()
     key = (
         pipeline.grouping_key(state), settings, strategies, state.budget_kind, state.replicates,
@@ -256,10 +252,10 @@ def _sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str
 
 @st.fragment
 def _render_sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str) -> None:
-    """Section 4, a fragment: choosing the error to plot redraws this section only. The curve
+    """Section 3, a fragment: choosing the error to plot redraws this section only. The curve
     covers every budget and has no marker of the slider's: the ε slider then leaves it as it
     is, one chart fewer to redraw on every move."""
-    st.subheader("4. Privacy–utility curve")
+    st.subheader("3. Privacy–utility curve")
     metric = bind(
         st.radio, "Error to plot", MeanView, "sweep_metric", labels=METRIC_LABELS, horizontal=True,
         help="Which error to follow as the budget grows.",

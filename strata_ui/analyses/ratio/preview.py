@@ -52,14 +52,15 @@ def render(settings: RatioSettings) -> None:
     for message in sums.messages():
         st.warning(message, icon=":material/warning:")
     arguments = RATIO.arguments(settings, budget)
-    render_noise_table(settings, arguments)
+    render_noise_table(sums, arguments)
     render_preview(settings, arguments, sums, sums_key)
 
 
-def render_noise_table(settings: RatioSettings, arguments: dict) -> None:
+def render_noise_table(sums: GroupRatioSums, arguments: dict) -> None:
     """Each released sum's noise and the ledger's charge, under both accountings when the
-    classic Gaussian runs at an ε budget (``arguments``: :meth:`RatioAnalysis.arguments`)."""
-    weighted = settings.w_column is not None
+    classic Gaussian runs at an ε budget (``arguments``: :meth:`RatioAnalysis.arguments`), at
+    the sums' sensitivities: one person's, when a person may own several rows."""
+    weighted = sums.w_column is not None
     in_use = arguments["composition"]
     compositions = [in_use]
     if arguments["mechanism"] == "gaussian" and get_state().budget_kind == "pure":
@@ -68,7 +69,7 @@ def render_noise_table(settings: RatioSettings, arguments: dict) -> None:
     for composition in compositions:
         try:
             cost, _, scales = release_cost(
-                bounds=settings.bounds, weighted=weighted, binary_y=settings.binary_y,
+                bounds=sums.bounds, weighted=weighted, binary_y=sums.binary_y,
                 **{**arguments, "composition": composition},
             )  # fmt: skip
         except ValueError:

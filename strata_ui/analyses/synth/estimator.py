@@ -21,7 +21,7 @@ from strata_ui import pipeline
 from strata_ui.analyses.synth import slow
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
-from strata_ui.state import get_dataset, get_settings, get_state
+from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import show_error
 
 PREVIEW_ROWS = 20
@@ -38,7 +38,7 @@ def render_estimator() -> None:
         "error for most synthesizers — but a small group that must afford its own model can "
         "also do worse. The Compare page shows which happens here."
     )
-    settings = render_settings(get_dataset(), list(state.strata_columns))
+    settings = render_settings(pipeline.column_kinds(state), list(state.strata_columns))
     try:
         _, note = synth_epsilon(state, settings)
     except ValueError as exc:

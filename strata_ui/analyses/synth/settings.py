@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.synth import (
@@ -22,7 +21,7 @@ from dpcore.analyses.synth import (
     SYNTH,
     SynthSettings,
 )
-from dpcore.grouping import is_numeric_group_dtype
+from dpcore.analyses.synth.analysis import NUMBER_KINDS
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import bind, show_error
@@ -68,14 +67,15 @@ class SynthView:
     """Words of group names to add to the Compare page's chart of many groups."""
 
 
-def render_settings(frame: pd.DataFrame, by: list[str]) -> SynthSettings:
-    """Every setting of the synthesis, for ``frame`` grouped by ``by``; returns the settings."""
+def render_settings(kinds: dict[str, str], by: list[str]) -> SynthSettings:
+    """Every setting of the synthesis, for data whose columns and their kinds are ``kinds``
+    (in memory or read where it lies), grouped by ``by``; returns the settings."""
     method_col, strategy_col = st.columns(2)
     with method_col:
         _render_method()
     with strategy_col:
         _render_strategy(by)
-    _render_columns(frame, by)
+    _render_columns(kinds, by)
     _render_rows()
     return get_settings(SynthSettings)
 
@@ -114,16 +114,16 @@ def _render_strategy(by: list[str]) -> None:
         st.caption(f"One model for everyone; {groups} are modelled like the other columns.")
 
 
-def _render_columns(frame: pd.DataFrame, by: list[str]) -> None:
+def _render_columns(kinds: dict[str, str], by: list[str]) -> None:
     """The columns to synthesize, then public bucket edges (or "categories") for numeric ones."""
     settings = get_settings(SynthSettings)
-    options = [c for c in frame.columns if c not in by]
+    options = [c for c in kinds if c not in by]
     # Keyed by the data and the strata too: new data or groups start from the default columns.
     fingerprint = get_state().dataset_fingerprint
     columns = st.multiselect(
         "Columns to synthesize",
         options,
-        default=list(SYNTH.columns(settings, frame, tuple(by))),
+        default=list(SYNTH.columns(settings, kinds, tuple(by))),
         key=widget_key(SynthSettings, "columns", fingerprint, "-".join(by)),
         help=f"At least {MIN_MODEL_COLUMNS}. The strata columns ({', '.join(by) or 'none'}) "
         "are always included. Every extra column multiplies the number of combinations.",
@@ -134,7 +134,7 @@ def _render_columns(frame: pd.DataFrame, by: list[str]) -> None:
         f"The strata columns {', '.join(by) or '(none chosen)'} are always included (Strata "
         "page). Numeric columns need public bucket edges, or can be treated as categories."
     )
-    numeric = [c for c in columns if is_numeric_group_dtype(frame[c])]
+    numeric = [c for c in columns if kinds[c] in NUMBER_KINDS]
     if numeric:
         st.markdown("**Numeric columns: public bucket edges**")
         st.caption(

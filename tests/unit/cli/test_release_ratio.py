@@ -195,5 +195,5 @@ def test_plan_reads_a_folder_through_duckdb_and_bounds_each_person(capsys, data,
     assert person["rho"] > 2 * on_file["rho"]
     assert_one_error_line(
         capsys, [*replace(argv, "--analysis", "mean"), "--value", "s", "--bounds", "0,1",
-                 "--person", "pid"], 1, "--person apply to --analysis ratio here",
+                 "--person", "pid"], 1, "--person apply to --analysis ratio and synth here",
     )  # fmt: skip

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan
 from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
@@ -22,16 +23,18 @@ from dpcore.engines import (
     EngineError,
     PandasEngine,
     SparkEngine,
+    aggregate_gvdp,
     aggregate_mean,
     aggregate_ratio,
     data_files,
     spark_session,
 )
-from dpcore.grouping import GroupingSpec
+from dpcore.grouping import GroupingSpec, cell_labels
 from dpcore.ledger import Ledger
 from dpcore.mechanisms import SimulationNoise
-from dpcore.privacy_unit import ROW, PrivacyUnit, bounded_rows
+from dpcore.privacy_unit import ROW, PrivacyUnit, bounded_rows, preview_bound
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
+from tests.frames import write_shuffled_parts
 
 BOUNDS = (0.0, 10.0)
 
@@ -93,11 +96,7 @@ def frame() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def parquet_folder(frame, tmp_path_factory):
     """The frame in three Parquet parts, rows shuffled, in a folder."""
-    folder = tmp_path_factory.mktemp("parts")
-    shuffled = frame.sample(frac=1.0, random_state=1)
-    for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
-        shuffled.iloc[part].to_parquet(folder / f"part-{i}.parquet")
-    return folder
+    return write_shuffled_parts(frame, tmp_path_factory.mktemp("parts"), seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -225,6 +224,34 @@ def test_a_seeded_release_is_the_same_on_every_engine(frame, parquet_folder, spa
         runs.append(released(aggregate_mean(engine, spec, "v", BOUNDS).stats, *case))
     for other in runs[1:]:
         np.testing.assert_allclose(other, runs[0], rtol=1e-9, equal_nan=True)
+
+
+GVDP_MODELS = {"mean": GvdpModel("mean", "s"), "ols": GvdpModel("ols", "y3", ("s", "age"))}
+
+
+GVDP_UNITS = {"row": ROW, "person": PrivacyUnit("person", max_groups=1, max_rows=3)}
+
+
+@pytest.mark.parametrize("model", GVDP_MODELS.values(), ids=GVDP_MODELS.keys())
+@pytest.mark.parametrize("unit", GVDP_UNITS.values(), ids=GVDP_UNITS.keys())
+def test_a_seeded_gvdp_release_is_the_same_on_every_engine(frame, parquet_folder, spark, model,
+                                                           unit):  # fmt: skip
+    """Subsets and bootstrap weights from the same salted hash on every engine
+    (:mod:`dpcore.engines.blb`), so a seeded release is the same to rounding: per group and
+    recombined, with the messy frame's missing values and its small groups merged."""
+    spec = GroupingSpec(by=("region",), min_group_size=100)
+    d = model.d
+    bounds = GvdpBoundsSpec("box", model.coefficients, spread=(20.0,) * d, low=(-50.0,) * d,
+                            high=(50.0,) * d)  # fmt: skip
+    runs = []
+    for engine in engines(frame, parquet_folder, spark).values():
+        aggregated = aggregate_gvdp(engine, spec, model, unit)
+        header = PlanHeader(aggregated.dataset, spec, ZCDP(1.0), label="gvdp")
+        plan = GvdpPlan(data=aggregated.stats, header=header, model=model, bounds=bounds, k=20)
+        rows = plan.run(SimulationNoise(rng=3), np.random.default_rng(3))
+        runs.append(np.array([[r.estimate, r.low, r.high] for r in rows], dtype=float))
+    for other in runs[1:]:
+        np.testing.assert_allclose(other, runs[0], rtol=1e-7, equal_nan=True)
 
 
 def test_coinpress_replicates_at_other_bounds_need_the_rows_in_memory(frame):
@@ -688,3 +715,44 @@ def test_a_ratio_column_absent_from_some_parts_is_named(tmp_path, frame):
     options = ratio_options(RATIO_CASES["unweighted, 0/1 label, classic gaussian"][0])
     with pytest.raises(EngineError, match="same columns.*`?s`?"):
         aggregate_ratio(DuckDBEngine(tmp_path), GroupingSpec(by=("region",)), **options)
+
+
+# ---- the curator's preview of a contribution bound on every engine ----------------------------
+
+PREVIEW_UNITS = {
+    "2 groups x 2 rows": PrivacyUnit("person", max_groups=2, max_rows=2),
+    "1 group x 3 rows": PrivacyUnit("person", max_groups=1, max_rows=3),
+}
+
+
+@pytest.mark.parametrize("spec", [*SPECS.values(), GroupingSpec(by=())],
+                         ids=[*SPECS, "no grouping"])  # fmt: skip
+@pytest.mark.parametrize("unit", PREVIEW_UNITS.values(), ids=PREVIEW_UNITS.keys())
+def test_the_preview_of_a_bound_is_the_same_on_every_engine(
+    frame, parquet_folder, spark, spec, unit
+):
+    """What the bound leaves out, counted in one aggregation on each engine, equals the count
+    of the rows in memory (:func:`preview_bound`), and leaves rows out."""
+    edges = dict(spec.edges)
+    labels = cell_labels(frame, spec.by, edges) if spec.by else frame.iloc[:, :0]
+    expected = preview_bound(labels, frame["person"], unit)
+    assert expected.dropped > 0 and expected.people_affected > 0
+    for name, engine in engines(frame, parquet_folder, spark).items():
+        assert engine.bound_preview(spec.by, edges, unit) == expected, name
+
+
+@pytest.mark.parametrize("engine_name", ["pandas", "duckdb", "spark"])
+def test_the_preview_counts_missing_ids_and_refuses_a_grouping_person(
+    frame, tmp_path, request, engine_name
+):
+    data = frame.assign(owner=frame["person"].astype(float))
+    data.loc[[5, 9, 11], "owner"] = np.nan
+    engine = engine_on(engine_name, data, tmp_path / "data.parquet", request)
+    unit = PrivacyUnit("owner", max_groups=1, max_rows=2)
+    expected = preview_bound(cell_labels(data, ("region",)), data["owner"], unit)
+    found = engine.bound_preview(("region",), {}, unit)
+    assert found == expected and found.missing_person == 3
+    with pytest.raises(EngineError, match="person column `region` is also a grouping column"):
+        engine.bound_preview(("region",), {}, PrivacyUnit("region"))
+    with pytest.raises(EngineError, match="person column `who` is not in the data"):
+        engine.bound_preview(("region",), {}, PrivacyUnit("who"))

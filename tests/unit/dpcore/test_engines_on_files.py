@@ -24,8 +24,8 @@ from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.errors import SettingsError
 from dpcore.grouping import MAX_CODE_VALUES, GroupingSpec, cell_labels
 from dpcore.ledger import Ledger
-from dpcore.release import PlanHeader, release, to_csv, to_script
-from tests.scripts import run_script
+from dpcore.release import PlanHeader, release, to_script
+from tests.scripts import assert_reruns_as_recorded
 from tests.unit.dpcore.test_engines import SPECS, messy_frame
 
 BOUNDS = (0.0, 10.0)
@@ -183,7 +183,4 @@ def test_the_ratio_s_script_runs_the_engine_s_pass_again_and_spends_nothing(part
                      noise="simulation", rng=5)  # fmt: skip
     script = to_script(record)
     assert "aggregate_ratio(DuckDBEngine(" in script and "read_table" not in script
-    done = run_script(script, tmp_path, ledger.path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == to_csv(record) + "\n"
-    assert len(ledger.history()) == 1
+    assert_reruns_as_recorded(script, record, tmp_path, ledger)

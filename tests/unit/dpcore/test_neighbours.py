@@ -13,19 +13,24 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import ANALYSES
-from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.analyses.gvdp import GvdpModel, GvdpSettings
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.sampling import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.datasets import load_demo
+from dpcore.engines import PandasEngine
+from dpcore.engines.blb import GROUP, K_COLUMN, SCALE_COLUMN, SUBSET, BlbQuery
+from dpcore.engines.gvdp import gvdp_rows_query
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import Ledger
+from dpcore.privacy_unit import PrivacyUnit
 from dpcore.release import (
     DatasetRef,
     PlanHeader,
@@ -38,7 +43,10 @@ from dpcore.release import (
 )
 from strata_ui import static_image
 from strata_ui.report import html_report
+from tests.unit.dpcore.test_engines_gvdp import regression_rows
 
+GVDP_BY = GroupingSpec(by=("g",))
+GVDP_OLS = GvdpModel("ols", "y", ("x", "z"))
 SETTINGS = {
     "mean": MeanSettings(value="hours_per_week", clip_low=0, clip_high=100),
     "ratio": RatioSettings(),
@@ -240,3 +248,40 @@ def test_a_synthetic_release_names_the_category_lists_it_read_from_the_data(tmp_
     grown = estimators[1]["categories"].pop("workclass")
     assert set(grown) - set(estimators[0]["categories"].pop("workclass")) == {"Astronaut"}
     assert estimators[0] == estimators[1]  # the announced list is all that follows the person
+
+
+# ---- GVDP's bag of little bootstraps where the rows lie -------------------------------------
+
+
+def sums_of(frame: pd.DataFrame, unit: PrivacyUnit) -> pd.DataFrame:
+    """Every (group, subset)'s weighted sums of one pass with a fixed salt, k = 20 per group."""
+    rows = gvdp_rows_query(GVDP_BY, GVDP_OLS, unit)
+    mapping = pd.DataFrame({"g": ["a", "b"], GROUP: [0, 1], K_COLUMN: [20, 20],
+                            SCALE_COLUMN: [20**-0.5] * 2})  # fmt: skip
+    table = PandasEngine(frame).blb_sums(BlbQuery(rows, 3, "salt"), mapping)
+    return table.set_index([GROUP, SUBSET]).sort_index()
+
+
+@pytest.mark.parametrize("unit", [PrivacyUnit(), PrivacyUnit("person", max_groups=2, max_rows=9)],
+                         ids=["row", "person"])  # fmt: skip
+def test_one_added_person_changes_one_gvdp_subset_in_each_group_they_are_in(unit):
+    """Sample & Aggregate: neighbouring datasets differ in one subset per group (every other
+    subset's rows and weights are unchanged), however many rows the person owns."""
+    frame = regression_rows(1500, seed=0)
+    copies = 1 if unit.column is None else 3
+    newcomer = pd.DataFrame({
+        "g": ["a", "b", "a"][:copies], "x": [0.3, 0.1, 0.3][:copies],
+        "z": [1.0, 0.0, 1.0][:copies], "y": [2.1, 0.4, 2.1][:copies],
+        "person": [10**6] * copies,
+    })  # fmt: skip
+    # Also a copy of an existing row: without a person column, it is that content's next copy.
+    for added in (newcomer, frame.iloc[[10]].assign(person=10**6 + 1)):
+        before, after = sums_of(frame, unit), sums_of(pd.concat([frame, added]), unit)
+        same = np.isclose(after.reindex(before.index), before, rtol=0, atol=0).all(axis=1)
+        changed = pd.Series(~same, index=before.index)
+        groups = set(added["g"])
+        assert changed.sum() == len(groups)
+        assert set(changed[changed].index.get_level_values(GROUP)) == {
+            {"a": 0, "b": 1}[g] for g in groups
+        }
+        assert after.index.difference(before.index).empty  # no subset appears from nowhere

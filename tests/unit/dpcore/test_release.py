@@ -41,7 +41,7 @@ from dpcore.release.exports import (
 from dpcore.release.plan import DatasetRef, PlanHeader, fingerprint_frame
 from strata_ui import charts_release
 from tests import REPO
-from tests.scripts import run_script
+from tests.scripts import assert_reruns_as_recorded, run_script
 
 HOURS = (0.0, 100.0)  # public bounds on hours worked per week
 EPSILON_1 = PureDP(1.0)
@@ -545,10 +545,7 @@ def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     assert "frame = load_demo()" in script
 
     # Same ledger: the script rebuilds an identical plan (same key) and prints the record.
-    done = run_script(script, tmp_path, ledger.path, REPO)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == to_csv(record) + "\n"
-    assert len(ledger.history()) == 1
+    assert_reruns_as_recorded(script, record, tmp_path, ledger)
     assert ledger.remaining() == {"rho": 0.5}
 
     # A fresh ledger holds no release of the plan: the script stops and spends nothing...
@@ -588,10 +585,7 @@ def test_script_for_an_uploaded_file_reads_it_and_asks_the_ledger_if_it_is_the_d
     assert "read_table(handle.read(), PATH)" in script
     assert_no_data_hash(script, record)
 
-    done = run_script(script, tmp_path, ledger.path, folder)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == to_csv(record) + "\n"
-    assert len(ledger.history()) == 1
+    assert_reruns_as_recorded(script, record, tmp_path, ledger, folder)
 
     lines = file.read_text().splitlines()
     lines[1] = lines[1].rsplit(",", 1)[0] + ",12.5"  # someone edited one value

@@ -19,6 +19,7 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.sampling import SampleSettings
 from dpcore.analyses.synth import SynthSettings
+from dpcore.analyses.synth.analysis import column_kinds
 from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
 from dpcore.intervals import Interval
 from dpcore.mechanisms import SecureNoise
@@ -174,13 +175,14 @@ def test_gvdp_settings_remember_a_choice_per_model():
 
 def test_synthesis_picks_default_columns_and_buckets_numbers_by_public_edges(demo):
     synth = get("synth")
-    config = synth.config(SynthSettings(), demo, ("race", "sex"))
+    kinds = column_kinds(demo)  # the columns' kinds: what data read where it lies tells too
+    config = synth.config(SynthSettings(), kinds, ("race", "sex"))
     assert config.columns[:2] == ("age", "workclass")
     assert dict(config.edges)["age"] == (25.0, 35.0, 45.0, 55.0, 65.0)
     assert config.categorical == ("income_over_50k",)
-    cleared = synth.config(SynthSettings().with_edges("age", None), demo, ("race", "sex"))
+    cleared = synth.config(SynthSettings().with_edges("age", None), kinds, ("race", "sex"))
     assert "age" not in dict(cleared.edges)
-    assert synth.columns(SynthSettings(columns=()), demo, ("race",)) == ()
+    assert synth.columns(SynthSettings(columns=()), kinds, ("race",)) == ()
 
 
 def test_preview_is_the_plan_drawn_once_with_seeded_noise(demo, grouping):

@@ -30,8 +30,8 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import GroupingSpec
 from dpcore.ledger import BudgetExceededError, Ledger
 from dpcore.mechanisms import noise_source
-from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
-from tests.scripts import run_script
+from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_script
+from tests.scripts import assert_reruns_as_recorded
 
 SIZES = {"north": 1800, "south": 900, "east": 300}
 SPEC = GroupingSpec(by=("region",))
@@ -465,10 +465,7 @@ def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path)
     record = release(plan, ledger, noise="simulation", rng=7)
     script = to_script(record)
     assert "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan" in script
-    done = run_script(script, tmp_path, ledger.path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == to_csv(record) + "\n"
-    assert len(ledger.history()) == 1
+    assert_reruns_as_recorded(script, record, tmp_path, ledger)
     assert ledger.remaining() == pytest.approx({"rho": 0.7})
 
 

@@ -30,8 +30,8 @@ from dpcore.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.grouping import Grouping, GroupingSpec
 from dpcore.ledger import BudgetExceededError, Ledger
 from dpcore.mechanisms import SimulationNoise
-from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
-from tests.scripts import run_script
+from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_script
+from tests.scripts import assert_reruns_as_recorded
 
 SPEC = GroupingSpec(by=("race", "sex"))
 COLUMNS = {"s_column": "score", "y_column": "income_over_50k"}
@@ -345,10 +345,7 @@ def test_the_script_rebuilds_the_same_plan_and_spends_nothing_again(demo, tmp_pa
     record = release(plan, ledger, noise="simulation", rng=5)
     script = to_script(record)
     assert "RatioPlan.build(" in script and "frame = load_demo()" in script
-    done = run_script(script, tmp_path, ledger.path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == to_csv(record) + "\n"  # same key: the recorded release, nothing spent
-    assert len(ledger.history()) == 1
+    assert_reruns_as_recorded(script, record, tmp_path, ledger)
 
 
 # ---- simulation ----------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from dpcore.ledger import Ledger
 from dpcore.mechanisms import noise_source
 from dpcore.metrics import GroupWorkload, workload_error_by_group
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
-from tests.scripts import run_script
+from tests.scripts import assert_reruns_as_recorded
 
 AGE_EDGES = (("age", (30.0, 50.0)),)
 
@@ -554,10 +554,8 @@ def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path)
     record = release(plan, ledger, noise="simulation", rng=4)
     script = to_script(record)
     assert "frame = load_demo()" in script and "SynthConfig(columns=('age'" in script
-    done = run_script(script, tmp_path, ledger.path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == to_csv(record) + "\n"  # same plan, same key: the recorded release
-    assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 0.5}
+    assert_reruns_as_recorded(script, record, tmp_path, ledger)
+    assert ledger.remaining() == {"rho": 0.5}
 
 
 def test_a_declared_list_is_the_synthetic_groups_a_group_with_no_rows_included():

@@ -44,13 +44,20 @@ def groups() -> pd.DataFrame:
     return charts.stack(frames)
 
 
-def test_distribution_has_one_box_per_strategy_in_percent(metrics):
-    fig = go.Figure(charts.distribution_figure(metrics, "global", title="T"))
-    assert [t.name for t in fig.data] == ["One estimate per group", "One estimate for everyone"]
-    assert [t.marker.color for t in fig.data] == list(charts.PALETTE[:2])
+def test_distributions_have_one_panel_per_error_and_one_box_per_strategy_in_percent(metrics):
+    fig = go.Figure(charts.distributions_figure(metrics, ("global", "parity"), title="T"))
+    names = ["One estimate per group", "One estimate for everyone"]
+    assert [t.name for t in fig.data] == 2 * names
+    assert [t.marker.color for t in fig.data] == 2 * list(charts.PALETTE[:2])
+    assert [t.xaxis for t in fig.data] == ["x", "x", "x2", "x2"]
     np.testing.assert_allclose(fig.data[0].x, 100 * metrics.loc[:199, "global"])
+    np.testing.assert_allclose(fig.data[3].x, 100 * metrics.loc[200:, "parity"])
     assert fig.layout.title.text == "T"
-    assert "%" in fig.layout.xaxis.title.text
+    assert "population mean" in fig.layout.xaxis.title.text
+    assert "Parity error" in fig.layout.xaxis2.title.text
+    # Side by side without overlap, the strategies named once, on the left panel's axis.
+    assert fig.layout.xaxis.domain[1] < fig.layout.xaxis2.domain[0]
+    assert fig.layout.yaxis2.matches == "y" and fig.layout.yaxis2.showticklabels is False
 
 
 def test_distribution_summary_states_each_median(metrics):

@@ -1,0 +1,51 @@
+"""Folders of Parquet parts for the engine benchmarks, written by DuckDB from each row's number
+``i`` (``hash(i + j)`` gives the row's j-th pseudo-random draw), kept between runs under
+``$STRATA_BENCH_DIR`` (default: the temporary folder's ``strata-bench``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+FOLDER = Path(os.environ.get("STRATA_BENCH_DIR", Path(tempfile.gettempdir()) / "strata-bench"))
+
+_RACES = "['White', 'Black', 'Asian', 'Amer-Indian', 'Other', 'Pacific', 'Two or more']"
+RACE_AND_SEX = (
+    f"{_RACES}[1 + (hash(i) % 7)::INTEGER] AS race, "
+    "CASE WHEN hash(i + 1) % 2 = 0 THEN 'Male' ELSE 'Female' END AS sex"
+)
+"""SQL columns race (7 categories) and sex (2), the groups of every benchmark's rows."""
+
+
+def write_parts(name: str, rows: int, parts: int, columns: str, derived: str = "") -> Path:
+    """``FOLDER/name``: ``parts`` Parquet files holding ``rows`` rows together, reused when
+    present. ``columns`` is SQL over the row number ``i``; ``derived``, SQL over those columns
+    (e.g. an outcome from its covariates)."""
+    folder = FOLDER / name
+    if folder.exists():
+        return folder
+    folder.mkdir(parents=True)
+    per_part = rows // parts
+    for part in range(parts):
+        rows_sql = (
+            f"SELECT i, {columns} FROM range({part * per_part}, {(part + 1) * per_part}) t(i)"
+        )
+        select = f"SELECT * EXCLUDE (i){', ' + derived if derived else ''} FROM ({rows_sql})"
+        duckdb.sql(f"COPY ({select}) TO '{folder / f'part-{part}.parquet'}' (FORMAT parquet)")
+    return folder
+
+
+def run_child(script: str, *args: str) -> str:
+    """``script`` run again with ``--child`` and ``args`` in a fresh Python process, so that its
+    peak memory is its own; the line it printed, or why it failed."""
+    result = subprocess.run(
+        [sys.executable, script, "--child", *args], capture_output=True, text=True, check=False
+    )
+    if result.returncode:
+        return f"failed: {result.stderr.strip().splitlines()[-1]}"
+    return result.stdout.strip()

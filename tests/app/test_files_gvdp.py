@@ -1,0 +1,109 @@
+"""The general estimator (GVDP) on a folder of Parquet files read where it lies by DuckDB: the
+mean and OLS through Estimator, Compare, Plan and Release without loading the rows; the release
+records the engine's passes in its script; views that replay the rows say so plainly, and a
+logistic model says it needs the rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.analyses.gvdp import GvdpSettings
+from tests.app.helpers import (
+    answers_to_targets,
+    charts,
+    commit_once,
+    errors,
+    go,
+    settings_of,
+    start,
+    text,
+)
+from tests.app.test_files_on_disk import open_files
+from tests.frames import write_seeded_parts
+
+ROWS_PER_PART = 400
+
+
+def survey(rows: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.uniform(20, 65, rows).round()
+    degree = (rng.random(rows) < 0.4).astype(int)
+    hours = (25 + 0.2 * age + 6 * degree + rng.normal(0, 8, rows)).clip(0, 99).round()
+    return pd.DataFrame({"region": rng.choice(["North", "South"], rows), "age": age,
+                         "degree": degree, "hours_per_week": hours, "note": "text"})  # fmt: skip
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    return write_seeded_parts(tmp_path / "survey", lambda i: survey(ROWS_PER_PART, seed=i))
+
+
+def gvdp_on(folder: Path):
+    """The files opened, grouped by region, GVDP chosen with k = 30 (the demo's k needs more
+    rows)."""
+    at = start("data")
+    open_files(at, folder)
+    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
+    go(at, "estimator").radio(key="estimator.analysis").set_value("gvdp").run()
+    assert "needs the rows in memory" not in text(at.main.info)
+    for model in ("ols", "mean"):  # each model's k, the last one chosen
+        at.radio(key="gvdp.model").set_value(model).run()
+        at.number_input(key=f"gvdp.ks.{model}").set_value(30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_gvdp_runs_estimator_compare_plan_and_release_on_the_files(folder):
+    at = gvdp_on(folder)
+    assert not at.main.error, errors(at)
+    outcome = next(s for s in at.selectbox if s.key.startswith("gvdp.outcomes.mean"))
+    assert "note (text — not usable)" in outcome.options
+    assert len(charts(at)) >= 2  # the preview per group and on the whole population
+    assert "reads every row again and again" in text(at.main.info)  # the k diagnostic
+    at.radio(key="gvdp.model").set_value("ols").run()
+    covariates = next(m for m in at.multiselect if m.key.startswith("gvdp.covariates.ols"))
+    covariates.set_value(["age", "degree"]).run()
+    assert not at.main.error, errors(at)
+    assert settings_of(at, GvdpSettings).covariate_columns == ("age", "degree")
+    assert "the classical standard error" in text(at.main.caption)
+
+    go(at, "compare")
+    assert "reads every row again and again" in text(at.main.info)
+    for source in ("synthetic", "data", "synthetic"):  # changed again and again
+        at.radio(key="gvdp_view.coverage_source").set_value(source).run()
+        assert not at.main.error, errors(at)
+    assert charts(at)
+
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    half_width = next(n for n in at.number_input if n.key.startswith("planner_view.half_widths"))
+    # Changed twice in a row (the groups need ±5 at any budget).
+    answers = answers_to_targets(at, half_width.key, (12.0, 8.0))
+    assert answers[0] != answers[1]
+
+    review = text(go(at, "release").main.markdown)
+    assert not at.main.error, errors(at)
+    assert "**Read by:** the duckdb engine, where the data lies" in review
+    _, record = commit_once(at)
+    metadata = record.payload["metadata"]
+    assert "aggregate_gvdp(DuckDBEngine(" in metadata["script"]
+    assert metadata["plan"]["estimator"]["class"] == "GvdpPlan"
+    outputs = record.payload["outputs"]
+    assert len(outputs) == 3 * 3  # North, South and All × intercept, age, degree
+    for row in outputs:  # published with DP numbers, or withheld saying why
+        assert (row["estimate"] is None) == bool(row["flag"]), row
+        assert row["estimate"] is None or np.isfinite(row["estimate"])
+
+
+def test_a_logistic_model_on_the_files_says_it_needs_the_rows(folder):
+    at = gvdp_on(folder)
+    for model in ("logistic", "mean", "logistic"):
+        at.radio(key="gvdp.model").set_value(model).run()
+    outcome = next(s for s in at.selectbox if s.key.startswith("gvdp.outcomes.logistic"))
+    outcome.set_value("degree").run()
+    assert "logistic regression needs the rows in memory" in errors(at)
+    assert not at.exception
