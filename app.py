@@ -10,6 +10,7 @@ from strata_ui.constants import (
     WORKSHOP_START_PAGE,
 )
 from strata_ui.navigation import render_next_steps
+from strata_ui.page_end import PageStopped, stop_page
 from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
 
 # A link in workshop mode (?workshop=true) opens for a projector: the sidebar folded.
@@ -54,8 +55,10 @@ try:
             "here. Switch workshop mode off in the sidebar to use it.",
             icon=":material/school:",
         )
-        st.stop()
+        stop_page()
     navigation.run()
     render_next_steps(url_path)
-finally:  # also after st.stop(): the address follows every run's choices
+except PageStopped:  # a page with nothing more to show; the run goes on
+    pass
+finally:  # also after an error: the address follows every run's choices
     url_state.write()

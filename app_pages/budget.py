@@ -8,6 +8,7 @@ import streamlit as st
 from dpcore.accounting import ZCDP, Budget, PureDP, format_components
 from strata_ui import constants, ledger_ui, pipeline
 from strata_ui.analyses import current
+from strata_ui.page_end import stop_page
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
 from strata_ui.widgets import labelled_radio, log_slider, show_error
@@ -121,7 +122,7 @@ try:
         st.caption(pipeline.privacy_unit(state).describe_budget(pipeline.page_budget(state)))
 except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budget
     show_error(exc)
-    st.stop()
+    stop_page()
 try:
     # The exact cost can depend on the plan (the ratio's follows from its noise), so price it.
     st.markdown(ledger_ui.cost_sentence(ui.current_plan().cost, ledger))

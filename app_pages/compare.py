@@ -3,6 +3,7 @@
 import streamlit as st
 
 from strata_ui.analyses import current, stops_for_rows
+from strata_ui.page_end import stop_page
 
 st.title("Compare")
 st.info(
@@ -15,5 +16,5 @@ st.markdown(
     "budget."
 )
 if stops_for_rows():
-    st.stop()
+    stop_page()
 current().render_compare()

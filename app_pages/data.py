@@ -11,6 +11,7 @@ from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.engine_sources import EngineSource
 from strata_ui.navigation import render_journeys
+from strata_ui.page_end import stop_page
 from strata_ui.person import render_person_choice
 from strata_ui.state import get_dataset, get_state
 from strata_ui.style import as_written
@@ -134,7 +135,7 @@ try:
 except EngineError as exc:  # data opened earlier, since moved or changed
     st.error(f"{as_written(str(exc))}\n\nOpen the data again, or use the demo data.",
              icon=":material/error:")  # fmt: skip
-    st.stop()
+    stop_page()
 st.subheader(state.dataset_name)
 rows, columns, _ = st.columns([1, 1, 2])
 if state.source is not None:

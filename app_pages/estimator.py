@@ -4,6 +4,7 @@ import streamlit as st
 
 from dpcore.analyses import ANALYSES, get
 from strata_ui.analyses import current, stops_for_rows
+from strata_ui.page_end import stop_page
 from strata_ui.state import get_state
 
 st.title("Estimator")
@@ -20,5 +21,5 @@ state.analysis = st.radio(
 )
 st.caption(get(state.analysis).summary)
 if stops_for_rows():
-    st.stop()
+    stop_page()
 current().render_estimator()

@@ -8,6 +8,7 @@ from dpcore.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
 from strata_ui import planner, portfolio
 from strata_ui.analyses import current, stops_for_rows
+from strata_ui.page_end import stop_page
 from strata_ui.state import get_settings, get_state, open_ledger
 from strata_ui.widgets import show_error
 
@@ -19,16 +20,16 @@ st.markdown(
 )
 
 if stops_for_rows():
-    st.stop()
+    stop_page()
 ui, state = current(), get_state()
 settings = get_settings(ui.analysis.settings_type)
 try:
     model = planner.cached_error_model(ui.analysis, settings)
 except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no grouping yet
     st.info(str(exc), icon=":material/info:")
-    st.stop()
+    stop_page()
 if model is None:  # a slow simulation the user has not asked for yet: its button is shown
-    st.stop()
+    stop_page()
 
 st.subheader("The accuracy you need")
 try:
@@ -36,7 +37,7 @@ try:
     answer = smallest_budget(model, target)
 except ValueError as exc:
     show_error(exc)
-    st.stop()
+    stop_page()
 ledger = None
 if not state.workshop_mode:  # workshop mode shows no ledger
     try:

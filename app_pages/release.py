@@ -7,9 +7,10 @@ from dpcore.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import portfolio, release_ui
 from strata_ui.analyses import current, stops_for_rows
+from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
-from strata_ui.widgets import progress_bar, show_error
+from strata_ui.widgets import progress_bar, show_error, stored_in
 
 st.title("Release")
 st.markdown(
@@ -19,7 +20,7 @@ st.markdown(
 )
 
 if stops_for_rows():
-    st.stop()
+    stop_page()
 state = get_state()
 ledger = open_ledger_or_stop()
 gauge_col, plan_col = st.columns([1, 2])
@@ -36,6 +37,7 @@ with plan_col:
         value=state.release_label,
         placeholder="Leave empty for a name made from the statistic and the strata",
         key="release.label",
+        **stored_in("release.label", state, "release_label"),
         help="Shown in the ledger and the downloads. Renaming plans a new release.",
     )
     if ui.has_intervals:
@@ -45,6 +47,7 @@ with plan_col:
             value=state.release_level,
             format_func=lambda v: f"{v:.0%}",
             key="release.level",
+            **stored_in("release.level", state, "release_level"),
         )
 
 with plan_col:
@@ -53,7 +56,7 @@ try:
     plan = ui.current_plan(None if planned is None else planned[1])
 except (ValueError, TypeError) as exc:
     show_error(exc, prefix="The release is not ready: ")
-    st.stop()
+    stop_page()
 
 key = plan_key(plan)
 with plan_col:

@@ -15,10 +15,11 @@ from strata_ui.constants import (
     MIN_GROUP_SIZE_MIN,
     SMALL_GROUP_SHARE,
 )
+from strata_ui.page_end import stop_page
 from strata_ui.state import get_state
 from strata_ui.style import three_digits
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import labelled_radio, show_error
+from strata_ui.widgets import labelled_radio, show_error, stored_in
 
 st.title("Strata")
 st.markdown(
@@ -36,7 +37,8 @@ state.strata_columns = st.multiselect(
     options,
     default=[c for c in state.strata_columns if c in options],
     placeholder="Choose one or more columns",
-    key=f"strata.columns.{state.dataset_fingerprint}",
+    key=(columns_key := f"strata.columns.{state.dataset_fingerprint}"),
+    **stored_in(columns_key, state, "strata_columns"),
     help="Choosing several columns makes intersectional groups, e.g. race × sex. At most "
     f"{MAX_GROUPS:,} groups.",
 )
@@ -138,9 +140,9 @@ if not state.strata_columns:
         "Choose one or more grouping columns above to see the groups they make.",
         icon=":material/info:",
     )
-    st.stop()
+    stop_page()
 if columns_without_edges:
-    st.stop()
+    stop_page()
 # Shares from a table are checked further down, next to the table, so build the groups first.
 # Noisy-count shares cannot fail, and their rule keeps every group for the release to decide.
 grouping_state = (
@@ -153,7 +155,7 @@ with groups_box:
         grouping = pipeline.current_grouping(grouping_state)
     except (ValueError, TypeError) as exc:
         show_error(exc)
-        st.stop()
+        stop_page()
 
     if state.small_groups == "keep":
         st.caption("Policy: every group is kept, whatever its size.")
@@ -225,7 +227,7 @@ st.subheader("How much extra error does stratifying cost?")
 occupied = grouping.sizes[grouping.sizes > 0]
 if occupied.size < 2:
     st.info("Fewer than two groups have rows: there is nothing to compare.", icon=":material/info:")
-    st.stop()
+    stop_page()
 shares_key = tuple(round(float(s), 6) for s in occupied / grouping.n)
 alpha = pipeline.fitted_alpha(shares_key)
 observed = theory.observed_log_sizes(occupied)

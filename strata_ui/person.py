@@ -16,6 +16,7 @@ from dpcore.privacy_unit import BoundPreview, PrivacyUnit, missing_person_messag
 from strata_ui import engine_sources, pipeline
 from strata_ui.state import AppState, get_dataset, get_state
 from strata_ui.style import as_written
+from strata_ui.widgets import stored_in
 
 __all__ = ["render_person_choice"]
 
@@ -40,7 +41,8 @@ def render_person_choice(kinds: dict[str, str], value_columns: tuple[str, ...]) 
         "Column that identifies a person", options,
         index=options.index(state.person_column) if state.person_column in options else 0,
         format_func=lambda column: ONE_ROW if column is None else column,
-        key=f"data.person_column.{state.dataset_fingerprint}",
+        key=(key := f"data.person_column.{state.dataset_fingerprint}"),
+        **stored_in(key, state, "person_column"),
         help="An id such as a person or household number. The id itself is never released.",
     )  # fmt: skip
     if state.person_column is None:

@@ -33,6 +33,7 @@ from dpcore.ledger import (
 from strata_ui import constants
 from strata_ui.data import load_demo
 from strata_ui.engine_sources import EngineSource
+from strata_ui.page_end import stop_page
 
 SettingsT = TypeVar("SettingsT")
 
@@ -232,4 +233,4 @@ def open_ledger_or_stop() -> Ledger:
         return open_ledger()
     except LedgerUnavailableError as exc:
         st.error(str(exc), icon=":material/error:")
-        st.stop()
+        stop_page()

@@ -4,10 +4,17 @@ the new value stored back.
 A widget drawn with :func:`bind` is keyed by :func:`strata_ui.state.widget_key`, so Streamlit
 identifies it by that key whatever its default: a change is never undone on the next rerun, and
 a widget that leaves the page (another page, a hidden branch) comes back with the stored value.
+
+A change is stored by the widget's callback, which Streamlit calls before the next run starts,
+and again after the widget is drawn. The callback keeps a change whose run never reaches the
+widget: a bound typed and then a sidebar link clicked at once (the box sends its value when it
+loses focus) starts the new page's run before the old page draws the box, and Streamlit then
+forgets the value of a widget the new page does not draw.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,7 +34,7 @@ from strata_ui.group_selection import (
     GroupSelection,
     select_from_table,
 )
-from strata_ui.state import get_settings, get_state, update_settings, widget_key
+from strata_ui.state import AppState, get_settings, get_state, update_settings, widget_key
 from strata_ui.style import as_written
 
 T = TypeVar("T")
@@ -79,17 +86,44 @@ def bind(
             kwargs["value"] = current if current in options else options[0]
     else:
         kwargs["value"] = current
-    value = widget(label, key=widget_key(cls, field_name, *key_parts), **kwargs)
+    key = widget_key(cls, field_name, *key_parts)
+    store_value = functools.partial(_store, cls=cls, field_name=field_name, name=name, store=store)
+    value = widget(label, key=key, **stored_on_change(key, store_value), **kwargs)
     if captions is not None:
         st.caption(captions[value])
     if caption is not None:
         st.caption(caption)
-    if value is None and name == "selectbox":
-        return value
-    stored = value if store is None else store(value)
-    if stored != current:
-        update_settings(cls, **{field_name: stored})
+    store_value(value)
     return value
+
+
+def stored_on_change(key: str, store: Callable[[Any], object]) -> dict[str, Any]:
+    """The keyword arguments that make the widget keyed ``key`` pass a change to ``store`` from
+    its callback, before the next run, as well as where the code stores what the widget returns:
+    a change whose run never reaches the widget is kept (see the module's docstring)."""
+    return {"on_change": _store_from_session, "args": (key, store)}
+
+
+def stored_in(key: str, owner: object, field_name: str) -> dict[str, Any]:
+    """:func:`stored_on_change` for a widget whose value is the attribute ``field_name`` of a
+    mutable ``owner`` (the session's AppState or a Learn page's settings)."""
+    return stored_on_change(key, functools.partial(setattr, owner, field_name))
+
+
+def _store_from_session(key: str, store: Callable[[Any], object]) -> None:
+    store(st.session_state[key])
+
+
+def _store(
+    value: Any, *, cls: type, field_name: str, name: str, store: Callable[[Any], Any] | None
+) -> None:
+    """Store a bound widget's value in its settings field (a select box with no choice keeps
+    the stored value)."""
+    if value is None and name == "selectbox":
+        return
+    stored = value if store is None else store(value)
+    if stored != getattr(get_settings(cls), field_name):
+        update_settings(cls, **{field_name: stored})
 
 
 def _no_index(name: str) -> int | None:
@@ -166,6 +200,7 @@ def log_slider(
         value=nearest(options, getattr(owner, field_name)),
         format_func=format_func,
         key=key,
+        **stored_in(key, owner, field_name),
         **kwargs,
     )
     if caption is not None:
@@ -183,9 +218,13 @@ def seed_input(key: str, *, help: str = SEED_HELP) -> int:
     state = get_state()
     state.seed = int(
         st.number_input("Random seed", min_value=0, value=int(state.seed), step=1, key=key,
-                        help=help)
+                        help=help, **stored_on_change(key, functools.partial(_set_seed, state)))
     )  # fmt: skip
     return state.seed
+
+
+def _set_seed(state: AppState, seed: float) -> None:
+    state.seed = int(seed)
 
 
 def labelled_radio(
@@ -209,7 +248,7 @@ def labelled_radio(
         current = default if default in options else options[0]
     value = widget(
         label, options, index=options.index(current), format_func=labels.__getitem__, key=key,
-        **kwargs,
+        **stored_in(key, owner, field_name), **kwargs,
     )  # fmt: skip
     setattr(owner, field_name, value)
     return value

@@ -46,9 +46,10 @@ def test_the_preview_follows_the_budget_and_names_withheld_groups():
 
 def test_refusing_uninformative_groups_stops_the_commit_and_withholding_restores_it():
     at = go(start_gvdp(), "release")
-    radio = at.radio(key="gvdp.uninformative")
     for choice, refused in (("refuse", True), ("withhold", False), ("refuse", True)):
-        radio.set_value(choice).run()
+        # Found again each time: an element of an earlier run sends that run's widgets, and a
+        # refused release ends the page before its commit box, which Streamlit then forgets.
+        at.radio(key="gvdp.uninformative").set_value(choice).run()
         assert settings_of(at, GvdpSettings).uninformative == choice
         errors = text(at.main.error)
         assert ("you chose to refuse such a release" in errors) == refused, choice

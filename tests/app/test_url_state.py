@@ -62,6 +62,20 @@ def test_a_refresh_restores_grouping_analysis_settings_and_budget_on_every_page(
     assert again.main.multiselect[0].value == ["sex", "education"]
 
 
+def test_the_address_is_written_again_on_a_page_that_ends_early():
+    """A page change clears the address in the browser before the new page runs; a page that
+    ends early (Strata with no grouping column: a hint and nothing more) must still write it,
+    or a refresh there loses every choice."""
+    at = start("budget")
+    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    go(at, "strata")
+    at.main.multiselect[0].set_value([]).run()
+    assert "Choose one or more grouping columns" in text(at.info)
+    at.query_params.clear()  # what the browser does on the way to another page
+    at.run()
+    assert address(at)["epsilon"] == "2.0" and address(at)["strata_columns"] == "[]"
+
+
 def test_another_analysis_and_its_settings_come_back():
     at = start("estimator")
     at.radio(key="estimator.analysis").set_value("ratio").run()

@@ -175,6 +175,7 @@ def choose_hours_by_race(page: Page, screen_name: str, viewport: dict) -> None:
         box.fill(bound)
         box.press("Enter")
         settle(page)
+        expect(box).to_have_value(f"{bound}.00")
     open_page(page, "Strata")
     grouping = page.get_by_test_id("stMultiSelect").first
     grouping.locator("input").fill("race")

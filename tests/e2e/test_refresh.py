@@ -102,3 +102,48 @@ def test_a_refresh_keeps_the_budget_chosen_on_compare(page: Page, app_url: str):
         before = chosen
     refresh(page, "Compare")
     assert simulated_at(page) == chosen
+
+
+def in_address(page: Page, name: str) -> str | None:
+    values = parse_qs(urlparse(page.url).query).get(name)
+    return None if values is None else values[0]
+
+
+@pytest.mark.e2e
+def test_a_bound_entered_just_before_a_page_link_is_clicked_is_kept_and_refreshed(
+    page: Page, app_url: str
+):
+    """A sidebar link clicked at once after Enter sends the page change while the bound's run
+    may still be going. The new page must keep the bound, and so must the address, also on a
+    page that ends early (no grouping column: a hint and nothing more)."""
+    open_app(page, app_url, VIEWPORT)
+    open_page(page, "Estimator")
+    for bound in ("80", "70"):  # twice in a row: the second change must stick too
+        box = page.get_by_role("spinbutton", name="Upper bound U")
+        box.fill(bound)
+        box.press("Enter")
+        open_page(page, "Strata")  # not waiting for the run Enter started
+        expect(page).to_have_url(re.compile(rf"mean\.clip_high={bound}"))
+        open_page(page, "Estimator")
+        expect(page.get_by_role("spinbutton", name="Upper bound U")).to_have_value(f"{bound}.00")
+
+    open_page(page, "Strata")
+    grouping = page.get_by_test_id("stMultiSelect").first
+    for _ in ("sex", "race"):  # the demo's grouping, removed one at a time
+        grouping.locator("input").click()
+        page.keyboard.press("Backspace")
+        page.keyboard.press("Escape")  # close the list, as a user clicking elsewhere would
+        settle(page)
+    expect(chosen_columns(page)).to_have_count(0)
+    hint = page.get_by_text("Choose one or more grouping columns above")
+    expect(hint).to_be_visible()
+    open_page(page, "Data")
+    open_page(page, "Strata")  # a page change clears the address before the page runs
+    expect(page).to_have_url(re.compile(r"strata_columns="))
+    assert in_address(page, "mean.clip_high") == "70.0"
+    save_screen(page, "refresh-no-grouping", VIEWPORT)
+    refresh(page, "Strata")
+    expect(hint).to_be_visible()
+    expect(chosen_columns(page)).to_have_count(0)
+    open_page(page, "Estimator")
+    expect(page.get_by_role("spinbutton", name="Upper bound U")).to_have_value("70.00")

@@ -33,7 +33,7 @@ from dpcore.errors import SettingsError
 from strata_ui import pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_dataset, get_settings, get_state, set_settings, widget_key
-from strata_ui.widgets import bind, show_problems
+from strata_ui.widgets import bind, show_problems, stored_on_change
 
 ERROR_ICON = ":material/error:"
 ROWS_ICON = ":material/memory:"
@@ -136,6 +136,10 @@ def current_inputs() -> RunInputs:
     return RunInputs(
         model, data, cache_key(settings), GVDP.bounds(settings, model), run_settings(settings)
     )
+
+
+def _store_k(k: float) -> None:
+    _store(get_settings(GvdpSettings).with_choice(k=int(k)))
 
 
 def _store(settings: GvdpSettings) -> None:
@@ -254,12 +258,13 @@ def render_k(model: GvdpModel, data: GvdpData) -> DeltaGenerator:
     the resamples chosen further down."""
     st.subheader("3. Subsets k")
     settings = get_settings(GvdpSettings)
+    key = widget_key(GvdpSettings, "ks", model.kind)
     k = st.number_input(
-        "k: number of subsets", min_value=1, value=settings.k, step=50,
-        key=widget_key(GvdpSettings, "ks", model.kind),
+        "k: number of subsets", min_value=1, value=settings.k, step=50, key=key,
         help="More subsets mean less privacy noise but smaller subsets for the bootstrap.",
+        **stored_on_change(key, _store_k),
     )  # fmt: skip
-    _store(settings.with_choice(k=int(k)))
+    _store_k(k)
     most = max(1, data.rows // model.min_rows)
     st.caption(
         f"The N = {data.rows:,} rows are split into k subsets of b = N // k rows "

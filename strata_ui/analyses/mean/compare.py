@@ -25,6 +25,7 @@ from strata_ui.widgets import (
     quiet_progress,
     seed_input,
     show_error,
+    stored_in,
 )
 
 VANILLA = ("global_only", "global_and_groups")
@@ -141,6 +142,7 @@ def _replicates_slider() -> None:
         value=int(state.replicates),
         step=100,
         key="compare.replicates",
+        **stored_in("compare.replicates", state, "replicates"),
         help="How many noisy releases to simulate; more gives smoother charts but takes longer.",
     )
     st.caption("Each simulated release redraws the noise on the same confidential data.")

@@ -18,7 +18,7 @@ from strata_ui.state import (
     update_settings,
     widget_key,
 )
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, stored_in
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
 DELTAS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
@@ -258,5 +258,6 @@ def _render_level() -> None:
     state.release_level = st.select_slider(
         "Confidence level", options=LEVELS, value=level, format_func=lambda v: f"{v:.0%}",
         key="ratio.level", help="How often the interval should contain the true ratio.",
+        **stored_in("ratio.level", state, "release_level"),
     )  # fmt: skip
     st.caption("Shared with the Release page.")
