@@ -4,6 +4,7 @@ stratification choices, each adoptable in one click."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +38,7 @@ from strata_ui.state import (
     widget_key,
 )
 from strata_ui.style import rounded_up
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, stored_on_change
 
 __all__ = [
     "PlannerView",
@@ -129,13 +130,20 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     """The ± target in ``unit``: the one typed for this unit before, else the model's typical
     target (a round share of the public range); one widget per unit, so each keeps its own."""
     typed = dict(get_settings(PlannerView).half_widths)
+    key = widget_key(PlannerView, "half_widths", unit)
+    store = functools.partial(_store_half_width, unit)
     value = st.number_input(
         f"Within ± (in {unit})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
-        step=model.typical_half_width / 4, format="%.3g",
-        key=widget_key(PlannerView, "half_widths", unit),
+        step=model.typical_half_width / 4, format="%.3g", key=key,
+        **stored_on_change(key, store),
     )  # fmt: skip
-    update_settings(PlannerView, half_widths=tuple({**typed, unit: value}.items()))
+    store(value)
     return value
+
+
+def _store_half_width(unit: str, value: float) -> None:
+    typed = dict(get_settings(PlannerView).half_widths)
+    update_settings(PlannerView, half_widths=tuple({**typed, unit: value}.items()))
 
 
 @st.cache_data(max_entries=16, show_spinner="Modelling each estimate's error…")

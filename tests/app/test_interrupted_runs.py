@@ -8,7 +8,16 @@ it (:mod:`strata_ui.widgets`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import MeanSettings
+from dpcore.analyses.sampling.plan import SampleSettings
+from dpcore.analyses.synth import SynthSettings
+from strata_ui.planner import PlannerView
 from strata_ui.state import widget_key
 from tests.app.helpers import go, settings_of, start, state_of
 
@@ -30,3 +39,80 @@ def test_a_grouping_chosen_just_before_a_page_change_is_kept():
     at.main.multiselect[0].set_value(["sex"])
     go(at, "compare")
     assert state_of(at).strata_columns == ["sex"]
+
+
+def analysis(name: str) -> Callable[[], AppTest]:
+    def start_with_it() -> AppTest:
+        at = start("estimator")
+        at.radio(key="estimator.analysis").set_value(name).run()
+        return at
+
+    return start_with_it
+
+
+def sample_of_sex() -> AppTest:
+    at = analysis("sample")()
+    at.multiselect(key="sample.columns.demo").set_value(["sex"]).run()
+    return at
+
+
+HALF_WIDTHS = widget_key(PlannerView, "half_widths")
+
+
+def half_width_box(at: AppTest):
+    return next(n for n in at.number_input if n.key.startswith(HALF_WIDTHS))
+
+
+def half_width_kept(at: AppTest, key: str) -> float:
+    return dict(settings_of(at, PlannerView).half_widths)[key.removeprefix(f"{HALF_WIDTHS}.")]
+
+
+# What a user types, on which page, and where the app keeps it: (start there, the page, the
+# widget, two values in a row, the kept value, read with the widget's key).
+TYPED = {
+    "synthetic data's bucket edges": (
+        analysis("synth"), "estimator",
+        lambda at: at.text_input(key="synth.edges.age"),
+        ("30, 50", "20, 40, 60"),
+        lambda at, _: ", ".join(f"{e:g}" for e in settings_of(at, SynthSettings).edges_of("age")),
+    ),
+    "a sample's public categories": (
+        sample_of_sex, "estimator",
+        lambda at: at.text_input(key="sample.categories.demo.sex"),
+        ("Male, Female", "Female, Male, Other"),
+        lambda at, _: ", ".join(settings_of(at, SampleSettings).declared("sex")),
+    ),
+    "the general estimator's k": (
+        analysis("gvdp"), "estimator",
+        lambda at: at.number_input(key="gvdp.ks.mean"),
+        (500, 800),
+        lambda at, _: settings_of(at, GvdpSettings).k,
+    ),
+    "the Plan page's target": (
+        lambda: start("plan"), "plan", half_width_box, (0.4, 0.7), half_width_kept,
+    ),
+    "the simulation seed": (
+        lambda: start("compare"), "compare",
+        lambda at: at.number_input(key="compare.seed"),
+        (7, 11),
+        lambda at, _: state_of(at).seed,
+    ),
+    "the release's name": (
+        lambda: start("release"), "release",
+        lambda at: at.text_input(key="release.label"),
+        ("Hours by race", "Hours by race, 2026"),
+        lambda at, _: state_of(at).release_label,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(TYPED))
+def test_what_is_typed_just_before_a_page_change_is_kept(name):
+    begin, page, widget, typed, kept = TYPED[name]
+    at = begin()
+    for value in typed:  # twice in a row: the second change must stick too
+        box = widget(at).set_value(value)
+        go(at, "data")  # the page with the widget never ran with the new value
+        assert kept(at, box.key) == value
+        go(at, page)
+        assert widget(at).value == value

@@ -138,6 +138,14 @@ def current_inputs() -> RunInputs:
     )
 
 
+def _store_outcome(outcome: str) -> None:
+    _store(get_settings(GvdpSettings).with_choice(outcome=outcome))
+
+
+def _store_covariates(covariates: list[str]) -> None:
+    _store(get_settings(GvdpSettings).with_choice(covariates=tuple(covariates)))
+
+
 def _store_k(k: float) -> None:
     _store(get_settings(GvdpSettings).with_choice(k=int(k)))
 
@@ -205,23 +213,26 @@ def _render_outcome(
     current = settings.outcome
     if current not in columns:  # e.g. after an upload: the first column a model can use
         current = next((c for c in columns if c in numeric), columns[0])
+    key = _column_key("outcomes", kind)
     outcome = st.selectbox(
         "Column to average" if kind == "mean" else "Outcome y", columns,
-        index=columns.index(current), format_func=label, key=_column_key("outcomes", kind),
+        index=columns.index(current), format_func=label, key=key,
         help="Only numeric columns can be used; text columns are listed but refused.",
+        **stored_on_change(key, _store_outcome),
     )  # fmt: skip
-    _store(settings.with_choice(outcome=outcome))
+    _store_outcome(outcome)
 
 
 def _render_covariates(kind: str, columns: list[str], label: Callable[[str], str]) -> None:
     settings = get_settings(GvdpSettings)
+    key = _column_key("covariates", kind)
     covariates = st.multiselect(
         "Covariates x₁, x₂, …", columns,
         default=[c for c in settings.covariate_columns if c in columns], format_func=label,
-        key=_column_key("covariates", kind),
-        help="The explanatory columns; an intercept is added automatically.",
+        key=key, help="The explanatory columns; an intercept is added automatically.",
+        **stored_on_change(key, _store_covariates),
     )  # fmt: skip
-    _store(settings.with_choice(covariates=tuple(covariates)))
+    _store_covariates(covariates)
     st.caption(
         "An intercept is always included. Each covariate adds one coefficient, and GVDP needs "
         "5 rows per coefficient in every subset."

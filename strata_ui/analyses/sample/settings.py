@@ -8,6 +8,7 @@ Every choice a release depends on is a field of
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pandas as pd
@@ -21,7 +22,7 @@ from dpcore.analyses.sampling import (
     column_problem,
 )
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, stored_on_change
 
 SAMPLER_LABELS = {
     "kary": "Categories (k-ary sampler)",
@@ -79,22 +80,28 @@ def _render_columns(frame: pd.DataFrame) -> None:
     settings = get_settings(SampleSettings)
     options = categorical_columns(frame)
     chosen = [c for c in settings.columns if c in options] or options[:1]
+    key = widget_key(SampleSettings, "columns", get_state().dataset_fingerprint)
     columns = st.multiselect(
         "Columns of each record",
         options,
         default=chosen,
-        key=widget_key(SampleSettings, "columns", get_state().dataset_fingerprint),
+        key=key,
         help="Several columns are sampled together: the k-ary sampler draws one combination of "
         "their categories.",
+        **stored_on_change(key, _store_columns),
     )
-    if tuple(columns) != settings.columns:
-        update_settings(SampleSettings, columns=tuple(columns))
+    _store_columns(columns)
     numeric = [c for c in frame.columns if c not in options]
     if numeric:
         st.caption(
             f"Not offered: {', '.join(numeric)} hold numbers, not categories. A private sample "
             "draws records from a declared list of categories."
         )
+
+
+def _store_columns(columns: list[str]) -> None:
+    if tuple(columns) != get_settings(SampleSettings).columns:
+        update_settings(SampleSettings, columns=tuple(columns))
 
 
 def render_categories(rows: SampleRows) -> None:
@@ -107,22 +114,30 @@ def render_categories(rows: SampleRows) -> None:
         "published with the release, as a codebook would be. Type your own list (separated by "
         "commas) to declare it instead."
     )
-    settings = get_settings(SampleSettings)
-    for column in settings.columns:
+    for column in get_settings(SampleSettings).columns:
         observed = rows.observed_categories(column)
-        shown = settings.declared(column) or observed
+        key = widget_key(SampleSettings, "categories", get_state().dataset_fingerprint, column)
+        store = functools.partial(_store_categories, column, observed)
         text = st.text_input(
             f"Categories of {column}",
-            value=", ".join(shown),
-            key=widget_key(SampleSettings, "categories", get_state().dataset_fingerprint, column),
+            value=", ".join(get_settings(SampleSettings).declared(column) or observed),
+            key=key,
+            **stored_on_change(key, store),
         )
-        declared = tuple(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
-        chosen = None if not declared or declared == observed else declared
-        if chosen != settings.declared(column):
-            settings = settings.with_categories(column, chosen)
-            set_settings(settings)
+        chosen = store(text)
         source = "declared by you" if chosen else "read from the data, treated as public"
         st.caption(f"{len(chosen or observed)} categories, {source}.")
+
+
+def _store_categories(column: str, observed: tuple, text: str) -> tuple | None:
+    """Store the list typed for ``column`` (comma separated); returns it, or None when it is
+    empty or the categories found in the data (which are then used, treated as public)."""
+    declared = tuple(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+    chosen = None if not declared or declared == observed else declared
+    settings = get_settings(SampleSettings)
+    if chosen != settings.declared(column):
+        set_settings(settings.with_categories(column, chosen))
+    return chosen
 
 
 def render_view() -> SampleView:

@@ -8,6 +8,7 @@ they edit (:func:`strata_ui.state.widget_key`), so a change is never undone on t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import streamlit as st
@@ -24,7 +25,7 @@ from dpcore.analyses.synth import (
 from dpcore.analyses.synth.analysis import NUMBER_KINDS
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import bind, show_error
+from strata_ui.widgets import bind, show_error, stored_on_change
 
 METHOD_HELP = {
     "independent": "Noisy counts of each column on its own; rows combine the columns at random, "
@@ -120,16 +121,17 @@ def _render_columns(kinds: dict[str, str], by: list[str]) -> None:
     options = [c for c in kinds if c not in by]
     # Keyed by the data and the strata too: new data or groups start from the default columns.
     fingerprint = get_state().dataset_fingerprint
+    key = widget_key(SynthSettings, "columns", fingerprint, "-".join(by))
     columns = st.multiselect(
         "Columns to synthesize",
         options,
         default=list(SYNTH.columns(settings, kinds, tuple(by))),
-        key=widget_key(SynthSettings, "columns", fingerprint, "-".join(by)),
+        key=key,
         help=f"At least {MIN_MODEL_COLUMNS}. The strata columns ({', '.join(by) or 'none'}) "
         "are always included. Every extra column multiplies the number of combinations.",
+        **stored_on_change(key, _store_columns),
     )
-    if tuple(columns) != settings.columns:
-        update_settings(SynthSettings, columns=tuple(columns))
+    _store_columns(columns)
     st.caption(
         f"The strata columns {', '.join(by) or '(none chosen)'} are always included (Strata "
         "page). Numeric columns need public bucket edges, or can be treated as categories."
@@ -149,24 +151,33 @@ def _render_columns(kinds: dict[str, str], by: list[str]) -> None:
 def _render_numeric_column(column: str) -> None:
     edges_col, cat_col = st.columns([3, 1])
     with cat_col:
+        key = widget_key(SynthSettings, "categorical", column)
         as_category = st.checkbox(
             "Values are categories",
             value=column in get_settings(SynthSettings).categorical,
-            key=widget_key(SynthSettings, "categorical", column),
+            key=key,
             help="Each distinct value becomes a category (for codes like 0/1).",
+            **stored_on_change(key, functools.partial(_store_categorical, column)),
         )
     _store_categorical(column, as_category)
     with edges_col:
         text = st.text_input(
             f"Bucket edges for {column}",
             value=format_edges(list(get_settings(SynthSettings).edges_of(column) or ())),
-            key=widget_key(SynthSettings, "edges", column),
+            key=(key := widget_key(SynthSettings, "edges", column)),
             disabled=as_category,
             placeholder="e.g. 25, 45, 65",
             help="Public cut points, separated by commas.",
+            **stored_on_change(key, functools.partial(_store_edges, column)),
         )
-        if not as_category:  # a category column's edges are not used: nothing to check
-            _store_edges(column, text)
+        # A category column's edges are not used: nothing to check.
+        if not as_category and (problem := _store_edges(column, text)) is not None:
+            show_error(problem)
+
+
+def _store_columns(columns: list[str]) -> None:
+    if tuple(columns) != get_settings(SynthSettings).columns:
+        update_settings(SynthSettings, columns=tuple(columns))
 
 
 def _store_categorical(column: str, as_category: bool) -> None:
@@ -177,20 +188,20 @@ def _store_categorical(column: str, as_category: bool) -> None:
         update_settings(SynthSettings, categorical=tuple(c for c in categorical if c != column))
 
 
-def _store_edges(column: str, text: str) -> None:
+def _store_edges(column: str, text: str) -> ValueError | None:
     """Store the edges typed for ``column``; a text that does not parse keeps the stored edges
-    and says why under the box (the text stays in the box, to be corrected)."""
+    and is returned why, to be said under the box (the text stays in the box, to be corrected)."""
     settings = get_settings(SynthSettings)
     current = settings.edges_of(column)
     # Unchanged text keeps the stored edges exactly (the box shows them to 6 digits).
     if text == format_edges(list(current or ())):
-        return
+        return None
     try:
         edges = parse_edges(text, column)
     except ValueError as exc:
-        show_error(exc)
-        return
+        return exc
     set_settings(settings.with_edges(column, tuple(edges) or None))
+    return None
 
 
 def _render_rows() -> None:
