@@ -7,9 +7,9 @@ a widget that leaves the page (another page, a hidden branch) comes back with th
 
 A change is stored by the widget's callback, which Streamlit calls before the next run starts,
 and again after the widget is drawn. The callback keeps a change whose run never reaches the
-widget: a bound typed and then a sidebar link clicked at once (the box sends its value when it
-loses focus) starts the new page's run before the old page draws the box, and Streamlit then
-forgets the value of a widget the new page does not draw.
+widget: a bound entered and a sidebar link clicked while that run is still going start the new
+page's run before the old page draws the box again, and Streamlit then forgets the value of a
+widget the new page does not draw.
 """
 
 from __future__ import annotations

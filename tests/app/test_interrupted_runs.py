@@ -1,10 +1,9 @@
 """A change the browser sent is kept even when its run never reaches the widget.
 
-A number typed in a box is sent when the box loses focus, so typing a bound and clicking a
-sidebar link at once sends the value and then the page change. The new page's run can start
-before the old page draws the box again (AppTest: the new value sent with the page change), and
-Streamlit forgets the value of a widget the new page does not draw; the widget's callback keeps
-it (:mod:`strata_ui.widgets`)."""
+A bound entered and a sidebar link clicked while the bound's run is still going send the value
+and then the page change. The new page's run can start before the old page draws the box again
+(AppTest: the new value sent with the page change), and Streamlit forgets the value of a widget
+the new page does not draw; the widget's callback keeps it (:mod:`strata_ui.widgets`)."""
 
 from __future__ import annotations
 
