@@ -6,6 +6,7 @@ from dpcore.analyses import ANALYSES, get
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.state import get_state
+from strata_ui.widgets import stored_in
 
 st.title("Estimator")
 state = get_state()
@@ -17,6 +18,7 @@ state.analysis = st.radio(
     format_func=lambda name: get(name).title,
     horizontal=True,
     key="estimator.analysis",
+    **stored_in("estimator.analysis", state, "analysis"),
     help="Each analysis uses the strata from the Strata page.",
 )
 st.caption(get(state.analysis).summary)

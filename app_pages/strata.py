@@ -1,6 +1,7 @@
 """Strata: the columns that split people into groups, group sizes, and public group shares."""
 
 import dataclasses
+import functools
 
 import streamlit as st
 
@@ -16,10 +17,10 @@ from strata_ui.constants import (
     SMALL_GROUP_SHARE,
 )
 from strata_ui.page_end import stop_page
-from strata_ui.state import get_state
+from strata_ui.state import AppState, get_state
 from strata_ui.style import three_digits
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import labelled_radio, show_error, stored_in
+from strata_ui.widgets import labelled_radio, show_error, stored_in, stored_on_change
 
 st.title("Strata")
 st.markdown(
@@ -56,25 +57,40 @@ if numeric:
         "standard age bands), never from this data's quantiles or range: those would leak "
         "information about the people in it."
     )
-columns_without_edges = []
-for column in numeric:
-    text = st.text_input(
-        f"Bucket edges for `{column}`",
-        value=format_edges(state.bucket_edges.get(column, [])),
-        placeholder="comma-separated, e.g. 25, 35, 50, 65",
-        key=f"strata.edges.{column}.{state.dataset_fingerprint}",
-        help="Edges 25, 35 make the buckets < 25, [25, 35) and ≥ 35.",
-    )
+
+
+def store_bucket_edges(state: AppState, column: str, text: str) -> list | ValueError:
+    """Keep the edges typed for ``column`` (none typed: none kept); returns them, or why the
+    text is not a list of edges (the kept edges then stay)."""
     try:
         edges = parse_edges(text, column)
     except ValueError as exc:
-        show_error(exc)
-        columns_without_edges.append(column)
-        continue
+        return exc
     if edges:
         state.bucket_edges[column] = edges
     else:
         state.bucket_edges.pop(column, None)
+    return edges
+
+
+columns_without_edges = []
+for column in numeric:
+    edges_key = f"strata.edges.{column}.{state.dataset_fingerprint}"
+    store_edges = functools.partial(store_bucket_edges, state, column)
+    text = st.text_input(
+        f"Bucket edges for `{column}`",
+        value=format_edges(state.bucket_edges.get(column, [])),
+        placeholder="comma-separated, e.g. 25, 35, 50, 65",
+        key=edges_key,
+        help="Edges 25, 35 make the buckets < 25, [25, 35) and ≥ 35.",
+        **stored_on_change(edges_key, store_edges),
+    )
+    edges = store_edges(text)
+    if isinstance(edges, ValueError):
+        show_error(edges)
+        columns_without_edges.append(column)
+        continue
+    if not edges:
         columns_without_edges.append(column)
         st.warning(
             f"`{column}` is numeric: enter bucket edges for it above (comma-separated, e.g. "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, fields
 from functools import partial
@@ -37,7 +38,7 @@ from strata_ui.state import (
     reset_settings,
     update_settings,
 )
-from strata_ui.widgets import show_error
+from strata_ui.widgets import show_error, stored_on_change
 
 __all__ = [
     "PlanEntry",
@@ -363,40 +364,58 @@ def _target_input(entry: PlanEntry) -> None:
     """The entry's target half-width (a percentage when relative); a change replans."""
     target = entry.target
     shown = target.amount * 100 if target.relative else target.amount
+    key = f"plan.portfolio.target.{entry.id}"
     value = st.number_input(
         "Target ± (%)" if target.relative else "Target ±", min_value=0.0, value=float(shown),
-        step=1.0 if target.relative else 0.5, format="%.3g", disabled=entry.done,
-        key=f"plan.portfolio.target.{entry.id}",
+        step=1.0 if target.relative else 0.5, format="%.3g", disabled=entry.done, key=key,
         help=f"At probability {target.level:.0%}. Changing it rebalances the plan.",
+        **stored_on_change(key, functools.partial(_store_target, entry)),
     )  # fmt: skip
-    if value == shown:
+    if value == shown:  # the callback has stored a usable change already
         return
+    if (problem := _store_target(entry, value)) is not None:
+        show_error(problem)
+        return
+    st.rerun()
+
+
+def _store_target(entry: PlanEntry, value: float) -> ValueError | None:
+    """Give ``entry`` the target typed for it (a percentage when relative); returns why the
+    value is not a target, leaving the plan as it was."""
+    target = entry.target
     try:
         changed = dataclasses.replace(target, amount=value / 100 if target.relative else value)
     except ValueError as exc:
-        show_error(exc)
-        return
+        return exc
     _replace_entry(entry.id, target=changed)
-    st.rerun()
+    return None
 
 
 def _lock_toggle(entry: PlanEntry, share) -> None:
     """Lock at the release's share of the plan; at the Budget page's budget instead while the
     plan has none (a target out of reach) or its budgets read confidential numbers, so that a
     locked budget never carries them."""
+    key = f"plan.portfolio.lock.{entry.id}"
+    store = functools.partial(_store_lock, entry, share)
     locked = st.toggle(
-        "Lock", value=entry.locked is not None, disabled=entry.done,
-        key=f"plan.portfolio.lock.{entry.id}",
+        "Lock", value=entry.locked is not None, disabled=entry.done, key=key,
         help="Keep this release's budget while the others are rebalanced: its share of the "
         "plan, or the Budget page's budget while the plan has none or reads confidential "
         "numbers.",
+        **stored_on_change(key, store),
     )  # fmt: skip
-    if locked == (entry.locked is not None):
+    if locked == (entry.locked is not None):  # the callback has stored a change already
         return
+    store(locked)
+    st.rerun()
+
+
+def _store_lock(entry: PlanEntry, share, locked: bool) -> None:
+    """Lock ``entry`` at the budget its toggle described (``share``, the plan's split when
+    the toggle was drawn), or unlock it."""
     chosen_by_user = share is None or confidential_inputs()
     budget = pipeline.page_budget(get_state()) if chosen_by_user else share.budget
     _replace_entry(entry.id, locked=budget if locked else None)
-    st.rerun()
 
 
 def _render_total(split: PortfolioSplit) -> None:

@@ -17,6 +17,7 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.sampling.plan import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from strata_ui.planner import PlannerView
+from strata_ui.portfolio import PlanEntry, PlanOfReleases
 from strata_ui.state import widget_key
 from tests.app.helpers import go, settings_of, start, state_of
 
@@ -66,9 +67,50 @@ def half_width_kept(at: AppTest, key: str) -> float:
     return dict(settings_of(at, PlannerView).half_widths)[key.removeprefix(f"{HALF_WIDTHS}.")]
 
 
+def grouped_by_age() -> AppTest:
+    at = start("strata")
+    at.main.multiselect[0].set_value(["age"]).run()
+    return at
+
+
+def planned_release() -> AppTest:
+    """The Plan page with the demo's release added to the plan of releases."""
+    at = start("plan")
+    at.button(key="plan.portfolio.add").click().run()
+    return at
+
+
+def planned(at: AppTest, key: str) -> PlanEntry:
+    """The planned release whose widget is keyed ``key`` (which ends in its id)."""
+    return next(e for e in settings_of(at, PlanOfReleases).entries if key.endswith(f".{e.id}"))
+
+
+def target_kept(at: AppTest, key: str) -> float:
+    target = planned(at, key).target
+    return round(target.amount * 100 if target.relative else target.amount, 9)
+
+
+def portfolio_widget(kind: str, name: str) -> Callable[[AppTest], object]:
+    return lambda at: next(
+        w for w in getattr(at, kind) if w.key.startswith(f"plan.portfolio.{name}.")
+    )
+
+
 # What a user types, on which page, and where the app keeps it: (start there, the page, the
 # widget, two values in a row, the kept value, read with the widget's key).
 TYPED = {
+    "the analysis": (
+        lambda: start("estimator"), "estimator",
+        lambda at: at.radio(key="estimator.analysis"),
+        ("ratio", "gvdp"),
+        lambda at, _: state_of(at).analysis,
+    ),
+    "a grouping column's bucket edges": (
+        grouped_by_age, "strata",
+        lambda at: at.text_input(key="strata.edges.age.demo"),
+        ("25, 45", "30, 60"),
+        lambda at, _: ", ".join(f"{e:g}" for e in state_of(at).bucket_edges["age"]),
+    ),
     "synthetic data's bucket edges": (
         analysis("synth"), "estimator",
         lambda at: at.text_input(key="synth.edges.age"),
@@ -87,8 +129,24 @@ TYPED = {
         (500, 800),
         lambda at, _: settings_of(at, GvdpSettings).k,
     ),
+    "a bound of the general estimator's mean": (
+        analysis("gvdp"), "estimator",
+        lambda at: at.number_input(key="gvdp.box.mean.hours_per_week.hours_per_week.high"),
+        (90.0, 80.0),
+        lambda at, _: settings_of(at, GvdpSettings).box_row(
+            ("mean", "hours_per_week", "hours_per_week")
+        )[1],
+    ),
     "the Plan page's target": (
         lambda: start("plan"), "plan", half_width_box, (0.4, 0.7), half_width_kept,
+    ),
+    "a planned release's target": (
+        planned_release, "plan", portfolio_widget("number_input", "target"), (4.0, 6.0),
+        target_kept,
+    ),
+    "a planned release's lock": (
+        planned_release, "plan", portfolio_widget("toggle", "lock"), (True, False),
+        lambda at, key: planned(at, key).locked is not None,
     ),
     "the simulation seed": (
         lambda: start("compare"), "compare",

@@ -10,6 +10,7 @@ fingerprint, so a new upload starts them afresh. The rest are :func:`strata_ui.w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -339,20 +340,31 @@ def _render_row(field_name: str, key: BoundsKey, row: tuple, parts: tuple, name:
     """One coefficient's bounds: a number input per part (:data:`BOX_PARTS`,
     :data:`GUESS_PARTS`), side by side, keyed by the coefficient and the part."""
     typed = []
-    for column, value, (part, label, help) in zip(st.columns(len(parts)), row, parts, strict=True):
-        with column:
-            typed.append(
-                float(
-                    st.number_input(
-                        label.format(name=name),
-                        value=float(value),
-                        format="%g",
-                        help=help,
-                        key=widget_key(GvdpSettings, field_name, *key, part),
-                    )  # fmt: skip
-                )
+    boxes = zip(st.columns(len(parts)), row, parts, strict=True)
+    for index, (column, value, (part, label, help)) in enumerate(boxes):
+        key_of_part = widget_key(GvdpSettings, field_name, *key, part)
+        store = functools.partial(_store_bound_part, field_name, key, index)
+        typed.append(
+            float(
+                column.number_input(
+                    label.format(name=name),
+                    value=float(value),
+                    format="%g",
+                    help=help,
+                    key=key_of_part,
+                    **stored_on_change(key_of_part, store),
+                )  # fmt: skip
             )
+        )
     return tuple(typed)
+
+
+def _store_bound_part(field_name: str, key: BoundsKey, index: int, value: float) -> None:
+    """Store one box of a coefficient's row of bounds (``field_name`` "box" or "guess")."""
+    settings = get_settings(GvdpSettings)
+    row = list(getattr(settings, f"{field_name}_row")(key))
+    row[index] = float(value)
+    _store(settings.with_choice(**{field_name: (key, tuple(row))}))
 
 
 def _heading(model: GvdpModel, coefficient: str) -> None:

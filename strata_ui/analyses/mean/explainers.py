@@ -35,7 +35,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import log_slider, nearest
+from strata_ui.widgets import log_slider, nearest, stored_in
 
 T = TypeVar("T")
 
@@ -314,6 +314,7 @@ def render_coinpress() -> None:
             index=labels.index(settings.coinpress_group),
             format_func=lambda g: f"{g} (n = {sizes[g]:,})",
             key="learn.coinpress.group",
+            **stored_in("learn.coinpress.group", settings, "coinpress_group"),
             help="Small groups need more steps, or more budget, to narrow the interval.",
         )
         st.caption("Starts at the smallest group.")
@@ -324,6 +325,7 @@ def render_coinpress() -> None:
             max_value=constants.COINPRESS_STEPS_MAX,
             value=int(settings.coinpress_steps),
             key="learn.coinpress.steps",
+            **stored_in("learn.coinpress.steps", settings, "coinpress_steps"),
             help="Each step gets a share of ρ: the last step 3/4, the earlier steps 1/4 together.",
         )
         st.caption("More steps spread the same budget thinner.")

@@ -30,7 +30,7 @@ from strata_ui.learn import (
     show_charts,
 )
 from strata_ui.state import AppState, get_settings, get_state, reset_settings
-from strata_ui.widgets import log_slider
+from strata_ui.widgets import log_slider, stored_in
 
 FIGURE1_GROUPS = {
     "race": "RAC1P, 9 groups (the paper's example)",
@@ -79,6 +79,7 @@ def render_figure1() -> None:
             index=list(FIGURE1_GROUPS).index(settings.figure1_groups),
             format_func=FIGURE1_GROUPS.__getitem__,
             key="learn.preset.figure1.groups",
+            **stored_in("learn.preset.figure1.groups", settings, "figure1_groups"),
             help="Group counts copied from the paper's appendix Table 3 (Folktables ACS, NY 2018).",
         )
         st.caption("The paper's example uses race alone; Table 3 also splits it by sex.")
