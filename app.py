@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from strata_ui import url_state
+from strata_ui import heap, url_state
 from strata_ui.constants import (
     PAGES,
     WORKSHOP_HIDDEN_PAGES,
@@ -62,3 +62,4 @@ except PageStopped:  # a page with nothing more to show; the run goes on
     pass
 finally:  # also after an error: the address follows every run's choices
     url_state.write()
+    heap.freeze_objects_loaded_so_far()

@@ -77,7 +77,7 @@ def main() -> None:
 
     at.switch_page("app_pages/compare.py")
     print(f"first Compare result (statistics, simulations, curve): {timed(at):.2f} s")
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 3  # two-panel distributions, groups, curve
     timings = []
     for epsilon in EPSILONS:
         at.select_slider(key="compare.budget.pure").set_value(epsilon)

@@ -47,7 +47,7 @@ def time_slider_moves(what: str, state: AppState | None, epsilons, floor: float)
     at.run()
     print(f"{what}: first (cold) Compare run: {time.perf_counter() - start:.2f} s")
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 3  # two-panel distributions, groups, curve
 
     timings = []
     for epsilon in epsilons:

@@ -146,12 +146,18 @@ def choose_analysis(page: Page, url: str, name: str, preview: str, viewport: dic
     settle(page, viewport)
 
 
-def click_budget_slider(page: Page, fraction: float) -> None:
-    """Click a Compare page's ε (or ρ) slider's track at ``fraction`` of its width: one new value,
-    one run (arrow keys would commit every stop they pass and queue a run for each)."""
+def budget_slider_point(page: Page, fraction: float) -> tuple[float, float]:
+    """Where on the page a click sets a Compare page's ε (or ρ) slider at ``fraction`` of its
+    track: one new value, one run (arrow keys would commit every stop they pass and queue a run
+    for each)."""
     slider = page.get_by_test_id("stSlider").filter(has_text="per release (log scale)")
     track, handle = slider.bounding_box(), slider.get_by_role("slider").bounding_box()
-    page.mouse.click(track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2)
+    return track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2
+
+
+def click_budget_slider(page: Page, fraction: float) -> None:
+    """Click a Compare page's ε (or ρ) slider at ``fraction`` of its track."""
+    page.mouse.click(*budget_slider_point(page, fraction))
 
 
 def choose_hours_by_race(page: Page, screen_name: str, viewport: dict) -> None:
