@@ -97,7 +97,8 @@ def coinpress_step(
     clip = ball + gamma1
     offsets = whitened - centre[..., None, :]
     norms = np.linalg.norm(offsets, axis=-1)
-    shrink = np.minimum(1.0, clip[..., None] / np.maximum(norms, np.finfo(float).tiny))
+    outside = norms > clip[..., None]  # pulled onto the ball's surface; the rest stay as they are
+    shrink = np.divide(clip[..., None], norms, out=np.ones_like(norms), where=outside)
     mean = centre + (offsets * shrink[..., None]).mean(axis=-2)
     sigma, next_ball = step_noise(ball, gamma1, gamma2, k, rho_m)
     noisy = noise.add_gaussian(mean, np.broadcast_to(sigma[..., None], mean.shape))
