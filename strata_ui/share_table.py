@@ -3,6 +3,7 @@ columns group and share (e.g. census figures), then edited."""
 
 from __future__ import annotations
 
+import functools
 import io
 
 import pandas as pd
@@ -10,6 +11,7 @@ import streamlit as st
 
 from dpcore.shares import share_file_rows
 from strata_ui.state import AppState
+from strata_ui.widgets import stored_on_change
 
 SHARES_FILE_MAX_BYTES = 1_000_000
 """Largest shares file accepted: one short row per group."""
@@ -34,6 +36,7 @@ def render(state: AppState, labels: tuple[str, ...]) -> None:
             },
             hide_index=True,
             key=editor_key,
+            **stored_on_change(editor_key, functools.partial(_store_edits, state, labels)),
         )
     state.share_table = {
         str(g): float(s) for g, s in zip(edited["group"], edited["share"], strict=True)
@@ -43,6 +46,20 @@ def render(state: AppState, labels: tuple[str, ...]) -> None:
         "Shares may be proportions, percentages or counts (e.g. census figures); they are rescaled "
         "to sum to 1."
     )
+
+
+def _store_edits(state: AppState, labels: tuple[str, ...], edits: dict) -> None:
+    """Put the editor's edited cells (``{"edited_rows": {row: {"share": value}}, ...}``, rows
+    in the order of ``labels``) into the session's shares as soon as they are sent: a cell
+    typed just before a page change is kept (see :mod:`strata_ui.widgets`)."""
+    for row, cells in edits.get("edited_rows", {}).items():
+        if "share" not in cells:
+            continue
+        label, share = labels[int(row)], cells["share"]
+        if share is None:
+            state.share_table.pop(label, None)
+        else:
+            state.share_table[label] = float(share)
 
 
 def _load_file(state: AppState, labels: tuple[str, ...], editor_key: str) -> None:

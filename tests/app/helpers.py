@@ -85,9 +85,13 @@ def submit(at: AppTest, label: str) -> AppTest:
     return at
 
 
-def edit_table(at: AppTest, key: str, edited_rows: dict[str, dict]) -> AppTest:
+def edit_table(
+    at: AppTest, key: str, edited_rows: dict[str, dict], *, then_open: str | None = None
+) -> AppTest:
     """Edit cells of the ``st.data_editor`` keyed ``key`` as the browser reports it, e.g.
-    ``{"1": {"share": 20.0}}`` (AppTest has no data editor interaction of its own)."""
+    ``{"1": {"share": 20.0}}`` (AppTest has no data editor interaction of its own); with
+    ``then_open``, the edit arrives with a change to that page, as when a sidebar link is
+    clicked right after typing."""
     editor = next(d for d in at.main.dataframe if d.proto.id.endswith(f"-{key}"))
     states = at._tree.get_widget_states()
     edit = states.widgets.add()
@@ -95,6 +99,8 @@ def edit_table(at: AppTest, key: str, edited_rows: dict[str, dict]) -> AppTest:
     edit.string_value = json.dumps(
         {"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []}
     )
+    if then_open is not None:
+        at.switch_page(f"app_pages/{then_open}.py")
     at._run(states)
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -19,7 +19,7 @@ from dpcore.analyses.synth import SynthSettings
 from strata_ui.planner import PlannerView
 from strata_ui.portfolio import PlanEntry, PlanOfReleases
 from strata_ui.state import widget_key
-from tests.app.helpers import go, settings_of, start, state_of
+from tests.app.helpers import edit_table, go, settings_of, start, state_of
 
 UPPER_BOUND = widget_key(MeanSettings, "clip_high")
 
@@ -39,6 +39,22 @@ def test_a_grouping_chosen_just_before_a_page_change_is_kept():
     at.main.multiselect[0].set_value(["sex"])
     go(at, "compare")
     assert state_of(at).strata_columns == ["sex"]
+
+
+def test_a_share_typed_just_before_a_page_change_is_kept_each_time():
+    at = start()  # another page, whose run does not send the Strata page's widgets
+    state = state_of(at)
+    state.strata_columns, state.share_source = ["sex"], "table"
+    go(at, "strata")
+    [table] = at.main.dataframe
+    editor = table.proto.id.split("-", 2)[2]  # its key, after Streamlit's "$$ID-<hash>-"
+    assert table.value["group"].tolist() == ["Male", "Female"]  # the larger group first
+    for share in (0.7, 0.4):  # twice in a row: the second change must stick too
+        edit_table(at, editor, {"1": {"share": share}}, then_open="compare")
+        assert state_of(at).share_table == {"Female": share}
+        go(at, "strata")
+        [table] = at.main.dataframe
+        assert table.value["share"].tolist()[1] == share
 
 
 def analysis(name: str) -> Callable[[], AppTest]:
