@@ -18,6 +18,10 @@ DISPLAY_DELTA = 1e-6
 MAX_GROUPS = grouping.MAX_GROUPS  # the library's limit, named on the Strata page
 # Must equal `server.maxUploadSize` in .streamlit/config.toml (a test checks it).
 MAX_UPLOAD_MB = 200
+# Largest codebook or file of public shares: one short row per category or group. Their uploaders
+# show this limit and refuse larger files in the browser (Streamlit's MB is 2**20 bytes).
+SMALL_FILE_MAX_MB = 1
+SMALL_FILE_MAX_BYTES = SMALL_FILE_MAX_MB * 2**20
 
 DEFAULT_LEDGER_NAME = "default"
 # ρ = 2 affords four releases at the default ε = 1 per release (each ρ = ε²/2 = 0.5), for

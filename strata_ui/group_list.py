@@ -12,6 +12,7 @@ import streamlit as st
 
 from dpcore.grouping import MISSING_LABEL, bucket_labels, codebook_categories
 from strata_ui import pipeline
+from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
 from strata_ui.widgets import labelled_radio
 
@@ -19,8 +20,6 @@ GROUP_LIST_LABELS = {
     "data": "The categories found in the data, treated as public",
     "declared": "A declared list of categories (a public codebook)",
 }
-
-CODEBOOK_MAX_BYTES = 1_000_000
 
 
 def render(state: AppState) -> None:
@@ -94,14 +93,15 @@ def _load_codebook(state: AppState) -> None:
         "Load the lists from a codebook (CSV with the columns column, category)",
         type=["csv"],
         key=f"strata.codebook.{state.dataset_fingerprint}",
+        max_upload_size=SMALL_FILE_MAX_MB,
     )
     if upload is None or st.session_state.get("strata.codebook.applied") == upload.file_id:
         return
     try:
-        if upload.size > CODEBOOK_MAX_BYTES:
+        if upload.size > SMALL_FILE_MAX_BYTES:
             raise ValueError(
                 f"the file has {upload.size:,} bytes; a codebook is a short list (at most "
-                f"{CODEBOOK_MAX_BYTES:,} bytes)"
+                f"{SMALL_FILE_MAX_MB} MB)"
             )
         table = pd.read_csv(
             io.BytesIO(upload.getvalue()), dtype=str, keep_default_na=False, na_values=[""]

@@ -10,11 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.shares import share_file_rows
+from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
 from strata_ui.widgets import stored_on_change
-
-SHARES_FILE_MAX_BYTES = 1_000_000
-"""Largest shares file accepted: one short row per group."""
 
 
 def render(state: AppState, labels: tuple[str, ...]) -> None:
@@ -71,15 +69,16 @@ def _load_file(state: AppState, labels: tuple[str, ...], editor_key: str) -> Non
         key=f"strata.shares_file.{state.dataset_fingerprint}.{hash(labels)}",
         help="One row per group, its label exactly as the table shows it. Groups missing from "
         "the file keep an empty share to type in.",
+        max_upload_size=SMALL_FILE_MAX_MB,
     )
     applied = "strata.shares_file.applied"
     if upload is None or st.session_state.get(applied) == upload.file_id:
         return
     try:
-        if upload.size > SHARES_FILE_MAX_BYTES:
+        if upload.size > SMALL_FILE_MAX_BYTES:
             raise ValueError(
                 f"the file has {upload.size:,} bytes; a shares file is one short row per group "
-                f"(at most {SHARES_FILE_MAX_BYTES:,} bytes)"
+                f"(at most {SMALL_FILE_MAX_MB} MB)"
             )
         table = pd.read_csv(
             io.BytesIO(upload.getvalue()), dtype=str, keep_default_na=False, encoding="utf-8-sig"

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.datasets import DEMO_DATASET_NAME
+from strata_ui.constants import SMALL_FILE_MAX_MB
 from tests.app.helpers import (
     change_settings,
     edit_table,
@@ -257,8 +258,9 @@ def test_shares_uploaded_edited_and_uploaded_again_each_take_effect():
         (b"group,share\na,1\nb,12%\n", "row 3: the share “12%” is not a number"),
         (b"group,share\na,-1\nb,2\n", "row 2: the share -1 is not a number of at least 0"),
         (b"team,share\na,1\n", "needs the columns “group” and “share”"),
+        (b"group,share\n" + b"a,1\n" * 300_000, "has 1,200,012 bytes; a shares file is one"),
     ],
-    ids=["unknown group", "duplicate", "not a number", "negative", "no group column"],
+    ids=["unknown group", "duplicate", "not a number", "negative", "no group column", "too large"],
 )
 def test_a_bad_shares_file_names_the_row_and_changes_nothing(data, words):
     at = load_shares(shares_page(), b"group,share\na,3\nb,1\n", "good.csv")
@@ -266,6 +268,21 @@ def test_a_bad_shares_file_names_the_row_and_changes_nothing(data, words):
     assert "The shares file bad.csv could not be used" in errors(at)
     assert words in errors(at)
     assert state_of(at).share_table == {"a": 3.0, "b": 1.0}
+
+
+def test_the_small_files_uploaders_say_their_limit_to_the_browser():
+    """The browser refuses a larger file before sending it, with the limit on the widget."""
+    at = upload(start(), GOOD_CSV)
+    strata_page(  # a declared list of groups shows the codebook's uploader too
+        at, value="hours", strata_columns=["group"], share_source="table", group_list="declared"
+    )
+    limits = {
+        u.proto.label.split(" (")[0]: u.proto.max_upload_size_mb for u in at.main.file_uploader
+    }
+    assert limits == {
+        "Load the lists from a codebook": SMALL_FILE_MAX_MB,
+        "Fill the table from a CSV file": SMALL_FILE_MAX_MB,
+    }
 
 
 def test_groups_missing_from_the_shares_file_are_listed():
