@@ -16,7 +16,8 @@ st.title("Release")
 st.markdown(
     "Review the release planned on the previous pages, then commit it. Committing draws the noise "
     "with OpenDP's vetted samplers, spends the budget for real — once — and records the result "
-    "in the ledger. Only differentially private outputs are shown and exported."
+    "in the ledger. Only differentially private outputs are shown and exported, with what you "
+    "declared public (named before the commit)."
 )
 
 if stops_for_rows():
@@ -81,6 +82,7 @@ if state.release_flash:  # set just before the rerun that follows a commit or a 
     st.success(state.release_flash, icon=":material/check_circle:")
     state.release_flash = None
 if existing is None:
+    release_ui.render_exact_shares_notice(plan)
     other_data = release_ui.other_data_choice(plan, ledger)  # None: the ledger's own data
     confirmed = st.checkbox(
         "I understand that committing spends this budget for good.", key="release.confirm"

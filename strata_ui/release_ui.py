@@ -110,6 +110,22 @@ def render_small_groups(record: ReleaseRecord) -> None:
     )
 
 
+def render_exact_shares_notice(plan: ReleasePlan) -> None:
+    """Before a commit, say that the group rows will publish shares read exactly from the data
+    (the Strata page's default source), which no noise protects."""
+    shares = getattr(plan, "shares_read_from_data", None)
+    if shares is None:
+        return
+    st.warning(
+        f"This release publishes {shares} (the source of the shares chosen on the Strata "
+        "page). Those shares are not differentially private: with the number of rows, they "
+        "give each group's exact size. To publish outside your organisation, choose a table of "
+        "public shares (e.g. census figures) or the release's own noisy group counts on the "
+        "Strata page.",
+        icon=":material/warning:",
+    )
+
+
 def render_public_categories(record: ReleaseRecord) -> None:
     """Name the columns whose categories were read from the data and published as they are
     (a release made before this was recorded names none)."""

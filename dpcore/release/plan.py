@@ -153,6 +153,17 @@ class PlanHeader:
         line = f"**Strata:** {self.by} — {k} groups ({source})"
         return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 
+    def exact_shares(self) -> str | None:
+        """What group rows publish as their public share when it is read exactly from the data
+        (the Strata page's default, "group counts from the data, treated as public", or a
+        holdout split): not differentially private, so said before a commit. None when the
+        shares come from a public table or the release's own noisy counts."""
+        if self.spec.share_source == "data":
+            return "each group's share of the rows, exactly as in the data"
+        if self.spec.share_source == "holdout":
+            return "each group's share of a holdout split of the rows, exactly as in that split"
+        return None
+
     def script(self, dataset: str = "", prelude: str = "") -> str:
         """Python lines that rebuild this header, as ``header``, from a frame named ``frame``;
         or, for data an engine reads, with ``prelude`` (lines that may use ``spec``) and
@@ -266,6 +277,9 @@ class ReleasePlan(Protocol):
     def parameters(self) -> dict: ...
 
     def review_lines(self) -> list[str]: ...
+
+    # Plans whose group rows publish shares also have ``shares_read_from_data``: what those
+    # shares are when read exactly from the data (:meth:`PlanHeader.exact_shares`), else None.
 
     def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> object: ...
 

@@ -21,6 +21,7 @@ from tests.app.helpers import change_settings, commit, go, text
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LABEL = "Mean of hours_per_week by race × sex"
 DOWNLOADS = ["CSV", "JSON", "Python script", "HTML report"]
+RACES = ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")
 
 
 def start(page: str = "release") -> AppTest:
@@ -199,6 +200,23 @@ def test_private_sizes_need_public_shares_and_declared_groups_before_a_release()
     assert not at.main.error, text(at.main.error)
     assert has_commit_button(at)
     assert ledgers()["default"].releases == 0
+
+
+def test_shares_read_from_the_data_are_named_before_the_commit_and_public_ones_are_not():
+    """The default source of the shares publishes them exactly as in the data: not DP, so the
+    page says so above the commit box; a table of public shares is not announced."""
+    at = start()
+    notice = "publishes each group's share of the rows, exactly as in the data"
+    assert notice in text(at.main.warning)
+    assert "give each group's exact size" in text(at.main.warning)
+    go(at, "strata")
+    at.radio(key="strata.share_source").set_value("table").run()
+    shares = {f"{r} × {s}": 1.0 for r in RACES for s in ("Female", "Male")}
+    helpers.state_of(at).share_table = shares  # as typed in its editor
+    go(at, "release")
+    assert not at.main.error, text(at.main.error)
+    assert notice not in text(at.main.warning)
+    assert has_commit_button(at)
 
 
 def test_private_sizes_may_recombine_with_the_release_s_own_noisy_counts():

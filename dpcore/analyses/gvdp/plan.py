@@ -288,6 +288,12 @@ class GvdpPlan:
             "population", ALL, names, fit, public_range, reason=withheld.get(ALL, "")
         )
 
+    @property
+    def shares_read_from_data(self) -> str | None:
+        """What the group rows publish as shares when they are read exactly from the data
+        (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
+        return self.header.exact_shares() if self.strategy == "stratified" else None
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         data, settings = self.data, self.settings

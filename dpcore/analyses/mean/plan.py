@@ -546,6 +546,12 @@ class MeanPlan:
             f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
         )
 
+    @property
+    def shares_read_from_data(self) -> str | None:
+        """What the group rows publish as shares when they are read exactly from the data
+        (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
+        return None if self.strategy == "global_only" else self.header.exact_shares()
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         return [
