@@ -4,6 +4,7 @@ gauge and a release's estimates with their intervals. No streamlit here, so the 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -125,8 +126,17 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
     return fig
 
 
-def _number(value: float, spec: str) -> str:
-    return "undefined" if pd.isna(value) else format(value, spec)
+def written_number(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, written out with thousands separators for
+    everyday magnitudes (2,440 rather than 2.44e+03), scientific beyond them."""
+    if pd.isna(value):
+        return "undefined"
+    if value != 0 and not 1e-4 <= abs(value) < 1e12:
+        return f"{value:.{digits}g}"
+    rounded = float(f"{value:.{digits}g}")
+    magnitude = math.floor(math.log10(abs(rounded))) if rounded else 0
+    text = f"{rounded:,.{max(0, digits - 1 - magnitude)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def release_summary(record: ReleaseRecord) -> str:
@@ -134,14 +144,14 @@ def release_summary(record: ReleaseRecord) -> str:
     frame = _numeric_frame(record)
     whole = frame[frame["level"] == "population"].iloc[0]
     text = (
-        f"Whole-population estimate {_number(whole['estimate'], '.4g')} "
-        f"(interval {_number(whole['low'], '.4g')} to {_number(whole['high'], '.4g')})."
+        f"Whole-population estimate {written_number(whole['estimate'], 4)} "
+        f"(interval {written_number(whole['low'], 4)} to {written_number(whole['high'], 4)})."
     )
     widths = (frame["high"] - frame["low"])[frame["level"] == "group"].dropna()
     if not widths.empty:
         widest = frame.loc[widths.idxmax()]
         text += (
             f" The widest group interval is {widest['group']}'s, "
-            f"{widths.max():.3g} wide: small groups pay most for privacy."
+            f"{written_number(widths.max(), 3)} wide: small groups pay most for privacy."
         )
     return text

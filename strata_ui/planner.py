@@ -420,7 +420,7 @@ def _render_ledger_check(
     available = _remaining(ledger)
     if available is None:
         st.warning(
-            f"The ledger “{ledger.name}” is used up: start a new ledger on the Release page.",
+            f"The ledger “{ledger.name}” is used up: start a new ledger on the Budget page.",
             icon=":material/warning:",
         )
         return

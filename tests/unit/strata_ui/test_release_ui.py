@@ -4,6 +4,7 @@ import pytest
 
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.ledger import Ledger
+from strata_ui.charts_release import written_number
 from strata_ui.release_ui import affordable, large_budget_warning
 
 
@@ -34,3 +35,19 @@ def test_a_huge_odds_factor_reads_as_a_power_of_ten():
     warning = large_budget_warning(ZCDP(1148.31))
     assert "e^47.9 ≈ 6.5 × 10^20" in warning
     assert "e^7 ≈ 1,097" in large_budget_warning(PureDP(7.0))
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "written"),
+    [
+        (2437.9, 3, "2,440"),
+        (40.5, 4, "40.5"),
+        (0.012345, 3, "0.0123"),
+        (-1234567.0, 4, "-1,235,000"),
+        (0.0, 4, "0"),
+        (3e-7, 3, "3e-07"),
+        (float("nan"), 4, "undefined"),
+    ],
+)
+def test_release_sentences_write_numbers_out_to_their_significant_digits(value, digits, written):
+    assert written_number(value, digits) == written
