@@ -4,7 +4,8 @@ Written at the end of every run: the fields of :class:`~strata_ui.state.AppState
 :data:`SHARED_FIELDS` and the current analysis' settings, each only when it differs from its
 default (``?epsilon=2&strata_columns=["race"]&mean.clip_high=80``). Read once, when a browser
 session starts. The address holds the user's own choices, which the pages show them, and which
-dataset kind is in use with an uploaded file's name, and workshop mode (``?workshop=true``); never
+dataset kind is in use with an uploaded file's name, the ledger's name when it is not the default,
+and workshop mode (``?workshop=true``); never
 a value, count, hash or fingerprint of the data (a shared link must not leak any).
 
 An uploaded file is not kept by the server after a refresh (a new browser session). The app then
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 import types
 import typing
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 import streamlit as st
 
 from dpcore.analyses import ANALYSES
+from dpcore.ledger import LedgerUnavailableError, list_ledgers
 from strata_ui import constants, pipeline
 from strata_ui.engine_sources import EngineSource
 from strata_ui.files import FilesSource
@@ -46,6 +49,7 @@ from strata_ui.uploads import open_source
 __all__ = [
     "DATA_PARAM",
     "FILE_PARAM",
+    "LEDGER_PARAM",
     "MASTER_PARAM",
     "PATH_PARAM",
     "TABLE_PARAM",
@@ -62,8 +66,12 @@ SHARED_FIELDS = (
     "replicates", "seed", "release_level", "release_label",
 )  # fmt: skip
 """What the address carries of :class:`AppState`: what the user chose on the pages. Not the
-data, its fingerprint or notes, or the ledger's name (a link opened elsewhere must not pick a
-ledger). Workshop mode has its own parameter, :data:`~strata_ui.constants.WORKSHOP_QUERY_KEY`."""
+data, its fingerprint or notes. The ledger (:data:`LEDGER_PARAM`) and workshop mode
+(:data:`~strata_ui.constants.WORKSHOP_QUERY_KEY`) have parameters of their own."""
+LEDGER_PARAM = "ledger"
+"""The ledger in use, by its name, when it is not the default: a refresh goes on charging the
+ledger the user chose rather than switch to the default one. Taken only when a ledger of that
+name exists (an address never starts one), and said on the page when taken."""
 DATA_PARAM = "data"
 """Which data the choices are for: absent for the demo, ``upload``, ``preset``, ``files`` or
 ``spark``."""
@@ -78,6 +86,7 @@ _RESTORED = "_strata_lab_url.restored"
 _PENDING = "_strata_lab_url.pending"  # choices waiting for their file: {"file", "params"}
 _IGNORED = "_strata_lab_url.ignored"  # parameters that could not be used, shown once
 _UNOPENED = "_strata_lab_url.unopened"  # data of the address that could not be opened again
+_LEDGER_TAKEN = "_strata_lab_url.ledger"  # the ledger the address named, once it is in use
 
 
 class _Unusable(ValueError):
@@ -110,6 +119,8 @@ def _params_of_session() -> dict[str, str]:
     params = _changed_fields(state, AppState(), SHARED_FIELDS, AppState)
     if state.workshop_mode:
         params[constants.WORKSHOP_QUERY_KEY] = "true"
+    if state.ledger_name != constants.DEFAULT_LEDGER_NAME:
+        params[LEDGER_PARAM] = state.ledger_name
     if state.source is not None:
         params |= state.source.address()
     elif state.uploaded is not None:
@@ -148,7 +159,7 @@ def _is_ours(name: str) -> bool:
     }
     ours = (
         *SHARED_FIELDS, DATA_PARAM, FILE_PARAM, PATH_PARAM, MASTER_PARAM, TABLE_PARAM,
-        constants.WORKSHOP_QUERY_KEY,
+        LEDGER_PARAM, constants.WORKSHOP_QUERY_KEY,
     )  # fmt: skip
     return name in ours or name.split(".", 1)[0] in owners
 
@@ -182,6 +193,7 @@ def restore_once() -> None:
     st.session_state[_RESTORED] = True
     params = st.query_params.to_dict()
     get_state().workshop_mode = params.get(constants.WORKSHOP_QUERY_KEY, "").lower() == "true"
+    _restore_ledger(params.get(LEDGER_PARAM))  # at once, even while the data waits for its file
     if params.get(DATA_PARAM) in ("upload", "preset"):
         # The file is gone with the old session: its choices wait for it (see the notice).
         st.session_state[_PENDING] = {"file": params.get(FILE_PARAM), "params": params}
@@ -191,6 +203,27 @@ def restore_once() -> None:
         _reopen(source, params)
         return
     _apply(params)
+
+
+def _restore_ledger(name: str | None) -> None:
+    """Use the ledger the address names if one of that name exists; otherwise say the parameter
+    could not be used (the default ledger stays)."""
+    if name is None:
+        return
+    try:
+        exists = name in {summary.name for summary in list_ledgers()}
+    except (LedgerUnavailableError, sqlite3.Error):  # unreadable: each page then says why
+        exists = False
+    if exists:
+        get_state().ledger_name = name
+        st.session_state[_LEDGER_TAKEN] = name
+    else:
+        _name_unusable([LEDGER_PARAM])
+
+
+def _name_unusable(params: list[str]) -> None:
+    """Keep ``params`` to be named once on the page as not used."""
+    st.session_state[_IGNORED] = [*st.session_state.get(_IGNORED, []), *params]
 
 
 def _source_of(params: dict[str, str]) -> EngineSource | None:
@@ -245,7 +278,7 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
         elif changes:
             set_settings(dataclasses.replace(get_settings(cls), **changes))
     if ignored:
-        st.session_state[_IGNORED] = ignored
+        _name_unusable(ignored)
 
 
 def _decoded(params: dict[str, str], cls: type, names, ignored: list[str]) -> dict[str, Any]:
@@ -371,6 +404,13 @@ def render_notices() -> None:
                 "the data again on the Data page."
             ),
             icon=":material/folder_off:",
+        )
+    ledger = st.session_state.pop(_LEDGER_TAKEN, None)
+    if ledger is not None:
+        st.info(
+            f"The ledger “{ledger}” from the address is in use, as before the refresh. Switch "
+            "ledgers on the Budget page.",
+            icon=":material/account_balance:",
         )
     ignored = st.session_state.pop(_IGNORED, None)
     if ignored:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from dpcore.accounting import ZCDP
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.ledger import Ledger, list_ledgers
 from tests.app.helpers import (
     change_settings,
     go,
@@ -188,3 +190,29 @@ def test_the_address_is_the_same_on_neighbouring_datasets():
 
     neighbour = MESSY + b"West,41,1\n"
     assert address_after_choices(MESSY) == address_after_choices(neighbour)
+
+
+def test_a_refresh_keeps_the_ledger_in_use_and_says_so():
+    """The tester's case: a new ledger started, then a refresh, charged the default one."""
+    at = start("budget")
+    Ledger(None, "Income survey 2026", ZCDP(1.0))  # as the Budget page's form starts one
+    state_of(at).ledger_name = "Income survey 2026"
+    at.run()
+    link = address(at)
+    assert link["ledger"] == "Income survey 2026"
+
+    again = start(**link)
+    assert state_of(again).ledger_name == "Income survey 2026"
+    assert "The ledger “Income survey 2026” from the address is in use" in text(again.info)
+    go(again, "release")
+    assert "from the address is in use" not in text(again.info)  # said once
+    assert "Left in “Income survey 2026”" in text(again.main.markdown)
+
+
+def test_an_address_never_starts_a_ledger():
+    at = start(ledger="Somebody else's", seed="7")
+    assert state_of(at).ledger_name == "default"
+    assert "`ledger`" in text(at.warning)
+    assert state_of(at).seed == 7
+    assert "ledger" not in address(at)
+    assert "Somebody else's" not in {summary.name for summary in list_ledgers()}
