@@ -30,6 +30,7 @@ import streamlit as st
 from dpcore.analyses import ANALYSES
 from dpcore.ledger import LedgerUnavailableError, list_ledgers
 from strata_ui import constants, pipeline
+from strata_ui.analyses import every
 from strata_ui.engine_sources import EngineSource
 from strata_ui.files import FilesSource
 from strata_ui.spark import SparkSource
@@ -133,7 +134,14 @@ def _params_of_session() -> dict[str, str]:
         settings = get_settings(settings_type)
         names = [f.name for f in dataclasses.fields(settings_type)]
         params |= _changed_fields(settings, settings_type(), names, settings_type)
+    for view_type, names in _views():
+        params |= _changed_fields(get_settings(view_type), view_type(), names, view_type)
     return params
+
+
+def _views() -> list[tuple[type, tuple[str, ...]]]:
+    """Each analysis' view settings and the fields of them the address keeps."""
+    return [ui.address_view for ui in every() if ui.address_view is not None]
 
 
 def _changed_fields(chosen: object, default: object, names, cls: type) -> dict[str, str]:
@@ -154,7 +162,7 @@ def _is_ours(name: str) -> bool:
     hand-edited link's, is left alone)."""
     owners = {
         widget_key(cls, fields[0].name).split(".", 1)[0]
-        for cls in (a.settings_type for a in ANALYSES)
+        for cls in (*(a.settings_type for a in ANALYSES), *(view for view, _ in _views()))
         if (fields := dataclasses.fields(cls))
     }
     ours = (
@@ -277,6 +285,9 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
             reset_settings(cls, **{name: getattr(fresh, name) for name in names})
         elif changes:
             set_settings(dataclasses.replace(get_settings(cls), **changes))
+    for view_type, names in _views():
+        if changes := _decoded(params, view_type, names, ignored):
+            set_settings(dataclasses.replace(get_settings(view_type), **changes))
     if ignored:
         _name_unusable(ignored)
 

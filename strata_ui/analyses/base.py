@@ -46,6 +46,10 @@ class AnalysisUI(ABC):
     """The analysis' explainers on the Learn page."""
     presets: tuple[LearnItem, ...] = ()
     """Its presets on the Learn page: the papers' results, rebuilt."""
+    address_view: tuple[type, tuple[str, ...]] | None = None
+    """Its view settings (a frozen dataclass) and those of their fields that the address keeps,
+    so that a refresh redraws the Compare page as it was (:mod:`strata_ui.url_state`): display
+    choices only, never one read from the data (a group's label, a column's value)."""
 
     @property
     def name(self) -> str:

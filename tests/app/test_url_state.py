@@ -10,6 +10,8 @@ from dpcore.accounting import ZCDP
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.ledger import Ledger, list_ledgers
+from strata_ui.analyses import every
+from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (
     change_settings,
     go,
@@ -216,3 +218,39 @@ def test_an_address_never_starts_a_ledger():
     assert state_of(at).seed == 7
     assert "ledger" not in address(at)
     assert "Somebody else's" not in {summary.name for summary in list_ledgers()}
+
+
+def test_a_refresh_redraws_compare_with_its_display_choices_twice_changed():
+    """The tester's case: log scale, the error to plot and the strategy came back at their
+    defaults after a refresh."""
+    at = start("compare")
+    for log_axis, metric, vanilla in (
+        (True, "global", "global_and_groups"),
+        (False, "worst group", "global_only"),
+        (True, "global", "global_and_groups"),
+    ):
+        at.toggle(key="mean_view.log_axis").set_value(log_axis).run()
+        at.radio(key="mean_view.sweep_metric").set_value(metric).run()
+        at.radio(key="mean_view.vanilla_strategy").set_value(vanilla).run()
+    link = address(at)
+    assert link["mean_view.log_axis"] == "true"
+    assert link["mean_view.sweep_metric"] == "global"
+
+    again = start("compare", **link)
+    assert again.toggle(key="mean_view.log_axis").value is True
+    assert again.radio(key="mean_view.sweep_metric").value == "global"
+    assert again.radio(key="mean_view.vanilla_strategy").value == "global_and_groups"
+    assert not again.warning, text(again.warning)
+
+
+def test_view_choices_read_from_the_data_stay_out_of_the_address():
+    """Group labels come from the confidential data: a view's choice of one is not shared."""
+    at = start("estimator")
+    at.radio(key="estimator.analysis").set_value("ratio").run()
+    change_settings(at, RatioView, compare_a="Female", sweep_group="Female", bootstrap=True)
+    go(at, "compare")
+    assert address(at)["ratio_view.bootstrap"] == "true"  # a display choice is shared
+    assert not any("Female" in value for value in address(at).values())
+    for ui in every():
+        _, names = ui.address_view
+        assert {"compare_a", "compare_b", "sweep_group", "group_search"}.isdisjoint(names)

@@ -14,6 +14,7 @@ from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.gvdp import charts, compare, estimator
 from strata_ui.analyses.gvdp import settings as settings_widgets
 from strata_ui.analyses.gvdp.learn import EXPLAINERS, PRESETS
+from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state
 
 
@@ -21,6 +22,7 @@ class GvdpUI(AnalysisUI):
     analysis = GVDP
     explainers = EXPLAINERS
     presets = PRESETS
+    address_view = (GvdpView, ("coverage_source", "replications", "synthetic_factor"))
 
     render_estimator = staticmethod(estimator.render_estimator)
     render_compare = staticmethod(compare.render_compare)

@@ -203,6 +203,7 @@ def _render_group_errors(groups, value: str) -> None:
         st.toggle, "Log scale for the error axis", MeanView, "log_axis",
         help="A log scale shows small and large errors side by side.",
     )  # fmt: skip
+    url_state.write()  # a fragment's run skips app.py, which writes the address
     if groups["group"].nunique() <= MAX_SIDE_BY_SIDE:
         st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
     else:
@@ -262,6 +263,7 @@ def _render_sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symb
         st.radio, "Error to plot", MeanView, "sweep_metric", labels=METRIC_LABELS, horizontal=True,
         help="Which error to follow as the budget grows.",
     )  # fmt: skip
+    url_state.write()  # a fragment's run skips app.py, which writes the address
     try:
         sweep = _sweep(settings, strategies, symbol)
     except (ValueError, TypeError) as exc:

@@ -10,6 +10,7 @@ from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.ratio import compare, preview, session, settings
 from strata_ui.analyses.ratio.learn import EXPLAINERS, PRESETS
+from strata_ui.analyses.ratio.view import RatioView
 from strata_ui.state import get_settings, get_state
 
 
@@ -17,6 +18,7 @@ class RatioUI(AnalysisUI):
     analysis = RATIO
     explainers = EXPLAINERS
     presets = PRESETS
+    address_view = (RatioView, ("show_exact", "replicates", "bootstrap"))
 
     def render_estimator(self) -> None:
         preview.render(settings.render_settings())

@@ -17,12 +17,14 @@ from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.sample import compare, estimator, release, session
 from strata_ui.analyses.sample.learn import EXPLAINERS
+from strata_ui.analyses.sample.settings import SampleView
 
 
 class SampleUI(AnalysisUI):
     analysis = SAMPLE
     has_intervals = False
     release_rows = "The private records"
+    address_view = (SampleView, ("seed", "runs"))
     explainers = EXPLAINERS
 
     render_estimator = staticmethod(estimator.render_estimator)

@@ -25,6 +25,7 @@ from dpcore.release import ReleaseRecord
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.synth import compare, estimator, learn, release
+from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import resolve
 from strata_ui.state import get_settings, get_state
 
@@ -33,6 +34,7 @@ class SynthUI(AnalysisUI):
     analysis = SYNTH
     has_intervals = False
     release_rows = "The synthetic rows"
+    address_view = (SynthView, ("seed", "runs"))
 
     render_estimator = staticmethod(estimator.render_estimator)
     render_compare = staticmethod(compare.render_compare)
