@@ -133,7 +133,8 @@ def load_table(
     -----
     The CSV delimiter is the one of ``,`` ``;`` tab ``|`` that splits the header record into the
     most fields, quotes respected (``,`` if none splits it). A UTF-8 byte-order mark is ignored.
-    Lines may end in LF, CRLF or CR alone. Blank lines are skipped.
+    Lines may end in LF, CRLF or CR alone. Blank lines are skipped, and so are rows with no
+    value in any column (``,,,``), with a note.
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"`data` must be bytes, got {type(data).__name__}")
@@ -425,7 +426,39 @@ def _read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
         again = _parse_csv(data, sep, names, max_rows, usecols=mixed, dtype=str)
         for column in mixed:
             df[column] = again[column]
-    return _clean(df, infer_numbers=True)
+    return _without_empty_rows(_clean(df, infer_numbers=True))
+
+
+def _without_empty_rows(table: LoadedTable) -> LoadedTable:
+    """Leave out rows with no value in any column (``,,,,`` lines, as spreadsheets export
+    their blank rows, or cells all marked missing): they tell nothing about anybody, and
+    would count as people in groups of missing values. Only rows whose last cell is missing
+    are looked at, so a file without such rows is not scanned again."""
+    df = table.frame
+    last_missing = df[df.columns[-1]].isna()
+    if not last_missing.any():
+        return table
+    candidates = df.loc[last_missing]
+    empty = candidates.index[candidates.isna().all(axis=1)]
+    if empty.empty:
+        return table
+    if len(empty) == len(df):
+        raise ValueError(
+            "The file has no value in any of its rows: every cell is empty. Upload the table "
+            "with its data."
+        )
+    kept = df.drop(index=empty).reset_index(drop=True)
+    for column in kept.columns:  # whole numbers the empty rows had turned into decimals
+        s = kept[column]
+        if s.dtype.kind == "f" and s.notna().all() and np.array_equal(s, np.floor(s)):
+            if np.abs(s).max() < 2.0**53:  # exactly representable, so exactly whole
+                kept[column] = s.astype(np.int64)
+    many = len(empty) > 1
+    note = (
+        f"{len(empty):,} row{'s' if many else ''} with no value in any column (every cell "
+        f"empty or marked missing, as in “,,,”) {'were' if many else 'was'} left out."
+    )
+    return LoadedTable(kept, (*table.notes, note))
 
 
 def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options) -> pd.DataFrame:

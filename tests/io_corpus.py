@@ -701,8 +701,10 @@ CASES: tuple[Case, ...] = (
     Case("only one text column", ODDITY, "names.csv", utf8("name\nann\nbob\n"),
          Loads(columns=("name",), rows=2, dtypes={"name": "str"})),
     Case("missing-value tokens", ODDITY, "missing.csv", utf8("a,b\n1,?\nNA,x\nnan,NaN\n4,\n"),
-         Loads(columns=("a", "b"), rows=4, dtypes={"a": "float64"},
-               cells={"a": (1.0, None, None, 4.0), "b": (None, "x", None, None)})),
+         Loads(columns=("a", "b"), rows=3, dtypes={"a": "float64"},
+               cells={"a": (1.0, None, 4.0), "b": (None, "x", None)},
+               notes=("1 row with no value in any column (every cell empty or marked missing, "
+                      "as in “,,,”) was left out.",))),
     Case("booleans", ODDITY, "flags.csv", utf8("flag,n\nTrue,1\nFalse,2\n"),
          Loads(columns=("flag", "n"), rows=2, dtypes={"flag": "bool"})),
     Case("integers and decimals in one column", ODDITY, "mixed-numbers.csv",

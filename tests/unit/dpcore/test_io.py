@@ -451,3 +451,19 @@ def test_the_first_rows_shown_are_counted_from_the_first_data_row():
     data = ("weight;id\n" + "".join(f"{c};{i}\n" for i, c in enumerate(cells))).encode()
     message = explain_not_numeric(read_table(data, "semicolons.csv")["weight"], "weight")
     assert "2 of 17 cells" in message and "row 11 “1,5”, row 17 “3,25”" in message
+
+
+def test_rows_with_no_value_in_any_column_are_left_out_with_a_note():
+    """Spreadsheets export their blank rows as ``,,,``: they are nobody, and must not count as
+    people nor turn a 0/1 column into decimals."""
+    table = load_table(b"employed,region\n1,North\n,\n0,South\n,\n", "survey.csv")
+    assert table.frame.to_dict("list") == {"employed": [1, 0], "region": ["North", "South"]}
+    assert table.frame["employed"].dtype == np.int64
+    assert table.notes == (
+        "2 rows with no value in any column (every cell empty or marked missing, as in “,,,”) "
+        "were left out.",
+    )
+    partly = load_table(b"employed,region\n1,North\n,West\n", "survey.csv")
+    assert len(partly.frame) == 2 and not partly.notes  # a row with one value stays
+    with pytest.raises(ValueError, match="no value in any of its rows"):
+        load_table(b"employed,region\n,\n,\n", "survey.csv")
