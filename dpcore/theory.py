@@ -109,10 +109,16 @@ def dirichlet_alpha(
     # Uniforms kept away from 0 and 1 so the inverse CDF stays finite for every α searched.
     uniforms = (np.random.default_rng(20240101).random((draws, k)) * (1 - 2e-12)) + 1e-12
     observed = np.sort(values)[::-1]
+    # For a very small α every quantile underflows to 0; the Dirichlet draw is then one-hot at
+    # the largest uniform (the gamma quantile increases with u), not 0/0.
+    one_hot = np.zeros_like(uniforms)
+    one_hot[np.arange(draws), uniforms.argmax(axis=1)] = 1.0
 
     def distance(log_alpha: float) -> float:
         gammas = gammaincinv(np.exp(log_alpha), uniforms)
-        sorted_shares = np.sort(gammas / gammas.sum(axis=1, keepdims=True), axis=1)[:, ::-1]
+        totals = gammas.sum(axis=1, keepdims=True)
+        shares = np.divide(gammas, totals, out=one_hot.copy(), where=totals > 0)
+        sorted_shares = np.sort(shares, axis=1)[:, ::-1]
         return float(np.sum((sorted_shares.mean(axis=0) - observed) ** 2))
 
     best = minimize_scalar(distance, bounds=(np.log(1e-3), np.log(ALPHA_MAX)), method="bounded")

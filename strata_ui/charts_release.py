@@ -5,6 +5,7 @@ gauge and a release's estimates with their intervals. No streamlit here, so the 
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -32,10 +33,13 @@ def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go
                     for a, b, colour in GAUGE_STEPS
                 ],
             },
-            title={"text": f"{symbol} left in ledger “{ledger_name}”"},
+            # On two lines, the name wrapped: a long ledger name was cut at both ends.
+            title={
+                "text": f"{symbol} left in ledger<br>“{'<br>'.join(textwrap.wrap(ledger_name, 32))}”"
+            },
         )
     )
-    fig.update_layout(font=FONT, height=260, margin={"l": 45, "r": 45, "t": 70, "b": 10})
+    fig.update_layout(font=FONT, height=280, margin={"l": 45, "r": 45, "t": 90, "b": 10})
     return fig
 
 

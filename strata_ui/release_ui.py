@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 
 import pandas as pd
 import streamlit as st
@@ -138,8 +139,11 @@ def render_public_categories(record: ReleaseRecord) -> None:
         )
 
 
-def _file_stem(record: ReleaseRecord) -> str:
-    stem = re.sub(r"[^A-Za-z0-9]+", "-", record.metadata["title"]).strip("-").lower()
+def download_stem(record: ReleaseRecord) -> str:
+    """The downloads' file name without its extension: the release's title and ledger number."""
+    # Accents dropped, not the letters: "région" gives "region", not "r-gion".
+    title = unicodedata.normalize("NFKD", record.metadata["title"]).encode("ascii", "ignore")
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", title.decode()).strip("-").lower()
     # The ledger's release number, not the key: the key hashes the plan and the data's fingerprint.
     return f"{stem or 'release'}-{record.ledger_record.id}"
 
@@ -148,7 +152,7 @@ def render_downloads(record: ReleaseRecord, key: str) -> None:
     """CSV (formulas escaped), JSON, script and HTML report downloads."""
     ui = _ui_of(record)
     rows = "Estimates and intervals" if ui is None else ui.release_rows
-    stem = _file_stem(record)
+    stem = download_stem(record)
     csv_col, json_col, script_col, html_col = st.columns(4)
     csv_col.download_button(
         "CSV", to_csv(record), f"{stem}.csv", "text/csv", key=f"{key}.csv",

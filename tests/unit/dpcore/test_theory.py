@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -158,3 +159,11 @@ def test_dirichlet_alpha_bad_method_and_draws():
         dirichlet_alpha(ACS_NY_RACE, method="moments")
     with pytest.raises(ValueError, match="draws"):
         dirichlet_alpha(ACS_NY_RACE, draws=0)
+
+
+def test_dirichlet_alpha_of_one_dominant_group_is_the_smallest_without_a_warning():
+    """Every Gamma quantile underflows to 0 at the smallest α: the draw is then one group."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # was: invalid value encountered in divide (0/0)
+        alpha = dirichlet_alpha([0.9999, 0.00005, 0.00005])
+    assert alpha == pytest.approx(1e-3, rel=0.01)

@@ -1,11 +1,13 @@
 """The Release page's budget checks: what the ledger can afford, and when a budget is large."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.ledger import Ledger
 from strata_ui.charts_release import written_number
-from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.release_ui import affordable, download_stem, large_budget_warning
 
 
 @pytest.mark.parametrize(
@@ -51,3 +53,12 @@ def test_a_huge_odds_factor_reads_as_a_power_of_ten():
 )
 def test_release_sentences_write_numbers_out_to_their_significant_digits(value, digits, written):
     assert written_number(value, digits) == written
+
+
+def test_download_names_keep_accented_letters_without_their_accents():
+    record = SimpleNamespace(
+        metadata={"title": "Income by région — test «1»"}, ledger_record=SimpleNamespace(id=2)
+    )
+    assert download_stem(record) == "income-by-region-test-1-2"
+    record.metadata["title"] = "東京"  # nothing left of it in ASCII
+    assert download_stem(record) == "release-2"
