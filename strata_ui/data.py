@@ -23,12 +23,11 @@ def load_demo() -> pd.DataFrame:
 
 
 def describe_columns(frame: pd.DataFrame, descriptions: dict[str, str]) -> pd.DataFrame:
-    """One row per column: name, plain-language type, storage dtype and description."""
+    """One row per column: name, plain-language type and description."""
     return pd.DataFrame(
         {
             "column": frame.columns,
             "type": [kind_of(frame[c]) for c in frame.columns],
-            "dtype": [str(frame[c].dtype) for c in frame.columns],
             "description": [descriptions.get(c, "") for c in frame.columns],
         }
     )

@@ -24,7 +24,7 @@ from tests.e2e.helpers import (
 
 VIEWPORT = {"width": 1400, "height": 900}
 PREVIEW_LABEL = (
-    "5 private record(s) of “Whole population”, drawn with simulation noise — a preview, not a "
+    "5 private records of “Whole population”, drawn with simulation noise — a preview, not a "
     "release."
 )
 

@@ -67,7 +67,7 @@ def _render_preview(chosen: MeanSettings) -> None:
     state = get_state()
     with st.expander("Preview: one simulated release", icon=":material/visibility:"):
         st.info(
-            f"{PREVIEW_BANNER} Numpy noise drawn once with the Compare page's seed; a real "
+            f"{PREVIEW_BANNER} The noise is drawn once with the Compare page's seed; a real "
             "release on the Release page draws fresh noise with OpenDP.",
             icon=":material/visibility:",
         )

@@ -97,9 +97,9 @@ def _render_bounds() -> None:
     st.subheader("Public bounds on the value")
     st.markdown(
         f"Values of **{settings.value or 'the value column'}** are clipped to [L, U] before "
-        "averaging. The bounds **must come from outside knowledge** (for hours a week: 0 to "
-        "100), never from the data — bounds read off the data leak the smallest and largest "
-        "values."
+        "averaging. The bounds **must come from outside knowledge** (what the value can be by "
+        "its definition or its codebook, e.g. 0 to 168 for hours in a week), never from the "
+        "data — bounds read off the data leak the smallest and largest values."
     )
     low_col, high_col = st.columns(2)
     with low_col:

@@ -70,7 +70,8 @@ def _render_preview(plan: SamplePlan, settings: SampleSettings, seed: int, runs:
     key = (pipeline.grouping_key(get_state()), settings, plan.header.budget)
     result = _preview(plan, key, seed, runs)
     st.info(
-        f"{settings.records} private record(s) of “{settings.group}”, drawn with simulation "
+        f"{settings.records} private record{'' if settings.records == 1 else 's'} of "
+        f"“{settings.group}”, drawn with simulation "
         "noise — a preview, not a release.",
         icon=":material/visibility:",
     )
