@@ -7,7 +7,7 @@ from dpcore.datasets import DEMO_COLUMNS
 from dpcore.engines import EngineError
 from strata_ui import files, pipeline, spark, url_state
 from strata_ui.analyses import current
-from strata_ui.constants import MAX_UPLOAD_MB, PREVIEW_ROWS
+from strata_ui.constants import MAX_UPLOAD_MB, PRESET_FINGERPRINT_PREFIX, PREVIEW_ROWS
 from strata_ui.data import describe_columns
 from strata_ui.engine_sources import EngineSource
 from strata_ui.navigation import render_journeys
@@ -70,6 +70,16 @@ else:
         else:
             st.success(f"Using “{as_written(state.dataset_name)}”.",
                        icon=":material/check_circle:")  # fmt: skip
+    elif (
+        state.uploaded is not None
+        and state.source is None
+        and not state.dataset_fingerprint.startswith(PRESET_FINGERPRINT_PREFIX)
+    ):  # the uploader empties when another page is opened; the file is still in use
+        st.success(
+            f"Using “{as_written(state.dataset_name)}”, uploaded earlier in this session. Upload "
+            "another file to use it instead.",
+            icon=":material/check_circle:",
+        )
 
     # ---- files on this machine -----------------------------------------------------------
     st.subheader("Open a file or folder on this machine")

@@ -54,6 +54,15 @@ def rows_metric(at: AppTest) -> str:
 # ---- Data page ---------------------------------------------------------------------------
 
 
+def test_an_uploaded_file_is_still_named_in_use_after_another_page_was_opened():
+    """The uploader empties when the page is left; it must not look as if the file was lost."""
+    at = upload(start(), GOOD_CSV, "mine.csv")
+    go(go(at, "strata"), "data")
+    assert at.main.file_uploader[0].value is None
+    assert "Using “mine.csv”, uploaded earlier in this session" in text(at.main.success)
+    assert rows_metric(at) == "4"
+
+
 def test_data_page_offers_numeric_value_columns_with_the_demo_default():
     at = start()
     value, person = at.main.selectbox  # the value, then who is one person
