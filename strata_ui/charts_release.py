@@ -13,13 +13,14 @@ import plotly.graph_objects as go
 
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
-from strata_ui.style import FONT, PALETTE, wrap_label
+from strata_ui.style import FONT, PALETTE, wrap_label, wrap_label_wide
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
 
 
 def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go.Figure:
     """A gauge of the budget left in a ledger, from 0 to its total."""
+    name_lines = textwrap.wrap(f"“{ledger_name}”", 32)
     fig = go.Figure(
         go.Indicator(
             mode="gauge+number",
@@ -33,13 +34,12 @@ def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go
                     for a, b, colour in GAUGE_STEPS
                 ],
             },
-            # On two lines, the name wrapped: a long ledger name was cut at both ends.
-            title={
-                "text": f"{symbol} left in ledger<br>“{'<br>'.join(textwrap.wrap(ledger_name, 32))}”"
-            },
+            # The name on lines of its own: a long ledger name was cut at both ends.
+            title={"text": "<br>".join([f"{symbol} left in ledger", *name_lines])},
         )
     )
-    fig.update_layout(font=FONT, height=280, margin={"l": 45, "r": 45, "t": 90, "b": 10})
+    top = 30 + 24 * (1 + len(name_lines))  # room for every line of the title
+    fig.update_layout(font=FONT, height=200 + top, margin={"l": 45, "r": 45, "t": top, "b": 10})
     return fig
 
 
@@ -59,30 +59,41 @@ _LEVELS = (
 
 
 def release_traces(
-    frame: pd.DataFrame, *, marker_size: int = 10, **bar_style: Any
+    frame: pd.DataFrame, *, marker_size: int = 10, horizontal: bool = False, **bar_style: Any
 ) -> list[go.Scatter]:
     """A marker trace of the estimates with their intervals for each level in ``frame`` (groups
     first, then the whole population): the Release page and GVDP's release chart draw them alike.
-    ``bar_style`` is passed to :func:`~strata_ui.charts_common.interval_bars`."""
+    ``horizontal``: one row per group, for more labels than stand side by side. ``bar_style`` is
+    passed to :func:`~strata_ui.charts_common.interval_bars`."""
     traces = []
     for level, colour, name in _LEVELS:
         part = frame[frame["level"] == level]
         if part.empty:
             continue
+        bars = interval_bars(part["estimate"], part["low"], part["high"], colour, **bar_style)
+        wrap = wrap_label_wide if horizontal else wrap_label
+        labels = [wrap(g) for g in part["group"]]
+        position = (
+            {"y": labels, "x": part["estimate"], "error_x": bars}
+            if horizontal
+            else {"x": labels, "y": part["estimate"], "error_y": bars}
+        )
+        axis, value = ("y", "x") if horizontal else ("x", "y")
         traces.append(
             go.Scatter(
-                x=[wrap_label(g) for g in part["group"]],
-                y=part["estimate"],
+                **position,
                 mode="markers",
                 marker={"color": colour, "size": marker_size},
                 name=name,
-                error_y=interval_bars(
-                    part["estimate"], part["low"], part["high"], colour, **bar_style
-                ),
-                hovertemplate="%{x}<br>estimate %{y:.4g}<extra></extra>",
+                hovertemplate=f"%{{{axis}}}<br>estimate %{{{value}:.4g}}<extra></extra>",
             )
         )
     return traces
+
+
+MAX_UPRIGHT_GROUPS = 12
+"""Most groups a release chart lists side by side; with more, it lists one per row (their
+labels, turned upright, ran into each other)."""
 
 
 def _public_pair(value: object) -> tuple[float, float] | None:
@@ -115,18 +126,25 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
     axis follows :func:`value_range`."""
     frame = _numeric_frame(record)
     level = record.metadata["plan"]["level"]
-    fig = go.Figure(release_traces(frame))
+    horizontal = len(frame) > MAX_UPRIGHT_GROUPS
+    fig = go.Figure(release_traces(frame, horizontal=horizontal))
     statistic = record.metadata["plan"]["statistic"]
-    if (axis := value_range(record, frame["estimate"])) is not None:
-        fig.update_yaxes(range=list(axis))
+    value_title = {"text": statistic[:1].upper() + statistic[1:]}
+    axis = value_range(record, frame["estimate"])
     fig.update_layout(
         title={"text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals"},
-        xaxis_title={"text": "Group"},
-        yaxis_title={"text": statistic[:1].upper() + statistic[1:]},
         font=FONT,
-        legend={"orientation": "h", "y": -0.35},
-        margin={"b": 140},
     )
+    if horizontal:
+        fig.update_xaxes(title=value_title, range=None if axis is None else list(axis))
+        fig.update_yaxes(title={"text": "Group"}, autorange="reversed", automargin=True)
+        fig.update_layout(
+            height=160 + 28 * len(frame), legend={"orientation": "h", "y": 1.0, "yanchor": "bottom"}
+        )
+    else:
+        fig.update_xaxes(title={"text": "Group"})
+        fig.update_yaxes(title=value_title, range=None if axis is None else list(axis))
+        fig.update_layout(legend={"orientation": "h", "y": -0.35}, margin={"b": 140})
     return fig
 
 

@@ -721,7 +721,15 @@ def test_budget_gauge_shows_what_is_left_on_a_zero_to_total_scale(left, total):
         (0.0, 0.1 * total),
         (0.1 * total, total),
     ]
-    assert indicator.title.text == "ρ left in ledger “survey”"
+    assert indicator.title.text == "ρ left in ledger<br>“survey”"
+
+
+def test_budget_gauge_wraps_a_long_ledger_name_rather_than_cut_it():
+    name = "Income survey 2026, second wave, regions and municipalities"
+    title = charts_release.budget_gauge(1.0, 2.0, "ρ", name).data[0].title.text
+    lines = title.split("<br>")
+    assert lines[0] == "ρ left in ledger" and all(len(line) <= 34 for line in lines)
+    assert " ".join(lines[1:]) == f"“{name}”"
 
 
 @pytest.fixture
@@ -758,6 +766,22 @@ def test_release_figure_value_axis_is_the_public_range_or_the_estimates(demo_rec
     low, high = charts_release.release_figure(ratio_like).layout.yaxis.range
     estimates = demo_record.frame["estimate"]
     assert low == 0 and estimates.max() < high < 2 * estimates.max()
+
+
+def test_a_release_of_many_groups_lists_one_per_row_with_whole_labels(demo, ledger):
+    """Turned upright, the labels of 17 groups ran into each other (a browser tester's chart)."""
+    record = release(make_plan(demo, by=("education",)), ledger, noise="simulation", rng=13)
+    fig = charts_release.release_figure(record)
+    groups, population = fig.data
+    frame = record.frame
+    assert len(frame) > charts_release.MAX_UPRIGHT_GROUPS
+    assert [label.replace("<br>", " ") for label in groups.y] == frame["group"].iloc[:-1].tolist()
+    np.testing.assert_allclose(groups.x, frame["estimate"].iloc[:-1])
+    np.testing.assert_allclose(groups.error_x.array, (frame["high"] - frame["estimate"]).iloc[:-1])
+    assert list(population.y) == ["All"]
+    assert fig.layout.yaxis.autorange == "reversed"  # the first group on top
+    assert list(fig.layout.xaxis.range) == record.metadata["plan"]["estimator"]["bounds"]
+    assert fig.layout.height >= 28 * len(frame)
 
 
 def test_release_figure_of_a_population_only_release_has_one_point(demo, ledger):
