@@ -15,9 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from strata_ui.charts_strata import BLACK
 from strata_ui.group_selection import GroupSelection
-from strata_ui.style import FONT, LEGEND_BELOW, SeriesStyle, rgba, wrap_label_wide
+from strata_ui.style import BLACK, FONT, LEGEND_BELOW, SeriesStyle, rgba, wrap_label_wide
 
 LINE_PX, ROW_PAD_PX, MIN_ROW_PX = 12, 10, 30  # a group's row: its label's lines, two marks
 GAP_PX = 90  # between two sections: the upper one's axis numbers, then the lower one's title

@@ -7,6 +7,7 @@ AAAI 2024, Prop. 8 and Thm. 9). Colours are the colour-blind-safe Okabe–Ito pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,18 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore import theory
+from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
-from strata_ui.style import three_digits
-
-# Okabe & Ito (2008), "Color Universal Design".
-BLUE = "#0072B2"
-ORANGE = "#E69F00"
-GREEN = "#009E73"
-VERMILLION = "#D55E00"
-PURPLE = "#CC79A7"
-SKY = "#56B4E9"
-YELLOW = "#F0E442"
-BLACK = "#000000"
+from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits
 
 # Above this many groups the bar labels would overlap; the axis then just counts groups.
 MAX_LABELLED_BARS = 40
@@ -103,7 +95,7 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
             "showticklabels": labelled,
             "tickangle": -30 if labelled else 0,
         },
-        yaxis={"title": "rows (log scale)", "type": "log", **_decade_ticks(frame["size"])},
+        yaxis={"title": "rows (log scale)", **_size_axis(frame["size"])},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
         bargap=0.15,
         margin={"t": 90},
@@ -112,14 +104,17 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
     return fig
 
 
-def _decade_ticks(sizes: pd.Series) -> dict:
-    """Label only 1, 10, 100, ... on a log axis that spans a decade or more, else 1, 2, 5, 10, …"""
+def _size_axis(sizes: pd.Series) -> dict:
+    """A log axis of group sizes from a labelled tick below the smallest bar to one above the
+    largest: left to itself, Plotly started the bars of groups of 32 to 62 rows at 32 (the
+    smallest bar a sliver) and labelled one tick. Half the smallest and twice the largest size
+    set the ends, so that groups of equal size still get ticks on both sides."""
     occupied = sizes[sizes > 0]
-    low, high = float(occupied.min()), float(occupied.max())
-    if high / low < 10:  # Plotly would label every minor tick (10, 20, … 90, 100, 200, …)
-        ticks = [m * 10**e for e in range(10) for m in (1, 2, 5)]
-        return {"tickvals": [t for t in ticks if low / 10 <= t <= high * 10], "tickformat": ","}
-    return {"dtick": 1, "tickformat": ","}
+    if occupied.empty:
+        return {"type": "log"}
+    axis = log_axis([occupied.min() / 2, occupied.max() * 2])
+    ticks = axis["tickvals"]
+    return {**axis, "range": [math.log10(ticks[0]), math.log10(ticks[-1])]}
 
 
 def _label_side(alpha: float, alphas: pd.Series) -> str:

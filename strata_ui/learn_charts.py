@@ -13,14 +13,13 @@ from plotly.subplots import make_subplots
 from dpcore.metrics import binomial_band
 from dpcore.teaching import NeighbourNoise
 from strata_ui.charts_common import dotted_line
-from strata_ui.charts_strata import BLACK, BLUE, GREEN, ORANGE, VERMILLION
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
     LEARN_FONT_SIZE,
     WORKSHOP_CHART_HEIGHT,
     WORKSHOP_FONT_SIZE,
 )
-from strata_ui.style import FONT, LEGEND_BELOW, rgba
+from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, VERMILLION, rgba
 
 # Above this many groups, markers on the error curve are not labelled (the labels would overlap).
 MAX_LABELLED_GROUPS = 12

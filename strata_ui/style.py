@@ -9,7 +9,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7")
+# Okabe & Ito (2008), "Color Universal Design".
+BLUE = "#0072B2"
+ORANGE = "#E69F00"
+GREEN = "#009E73"
+VERMILLION = "#D55E00"
+PURPLE = "#CC79A7"
+SKY = "#56B4E9"
+YELLOW = "#F0E442"
+BLACK = "#000000"
+
+PALETTE = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE)
 """Blue, orange, bluish green, vermillion, reddish purple (Okabe & Ito 2008)."""
 
 FONT = {"family": "sans-serif", "size": 14}

@@ -13,14 +13,13 @@ from strata_ui.analyses.ratio.charts import (
     log_ticks,
 )
 from strata_ui.charts_common import dotted_line, interval_bars
-from strata_ui.charts_strata import BLACK, BLUE, ORANGE, VERMILLION
 from strata_ui.learn_charts import (
     coverage_canvas,
     fmt_number,
     fmt_percent,
     learn_layout,
 )
-from strata_ui.style import rgba
+from strata_ui.style import BLACK, BLUE, ORANGE, VERMILLION, rgba
 
 _LOOSE_STYLE = {
     "gvdp": {"color": BLUE, "symbol": "circle", "offset": 1 / 1.12},

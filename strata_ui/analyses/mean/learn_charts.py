@@ -14,12 +14,11 @@ from dpcore import theory
 from dpcore.analyses.mean.teaching import FIGURE3_STRATEGIES, Figure1Reading
 from strata_ui import charts_strata
 from strata_ui.charts_common import dotted_line
-from strata_ui.charts_strata import BLACK, BLUE, GREEN, ORANGE, SKY, VERMILLION
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
 from strata_ui.learn_charts import MAX_LABELLED_GROUPS, fmt_number, fmt_percent, learn_layout
-from strata_ui.style import FONT, LEGEND_BELOW
+from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, SKY, VERMILLION
 
 
 def group_error_figure(

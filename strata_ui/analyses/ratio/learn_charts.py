@@ -15,7 +15,6 @@ from strata_ui.analyses.ratio.charts import (
     log_ticks,
     method_in_text,
 )
-from strata_ui.charts_strata import BLACK
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
@@ -27,7 +26,7 @@ from strata_ui.learn_charts import (
     fmt_percent,
     learn_layout,
 )
-from strata_ui.style import LEGEND_BELOW
+from strata_ui.style import BLACK, LEGEND_BELOW
 
 RATIO_CI_ORDER = ("none", "monte_carlo", "analytical", "public")
 

@@ -112,11 +112,22 @@ def test_figure1_chart_marks_the_dataset_on_log_alpha_axis():
     assert len(set(np.round(values(by_name[cs.EXPECTED]["y"]), 9))) > 1
 
 
+def test_the_size_axis_runs_from_a_labelled_tick_below_the_smallest_bar_to_one_above():
+    """A tester's groups of 32 to 62 rows: Plotly started the axis at 32, so the smallest bar
+    was a sliver, and labelled the single tick 50."""
+    sizes = [32 + (i * 7) % 31 for i in range(24)]
+    labels = [f"group {i}" for i in range(24)]
+    axis = as_json(cs.group_size_chart(cs.group_size_frame(labels, sizes)))["layout"]["yaxis"]
+    assert axis["tickvals"] == [10, 20, 50, 100, 200]
+    assert axis["range"] == pytest.approx([1.0, np.log10(200)])
+    assert axis["ticktext"] == ["10", "20", "50", "100", "200"]
+
+
 def test_equal_groups_get_readable_size_ticks_and_a_label_in_view():
     """Three groups of 100 rows: Plotly alone labelled every minor tick (10, 20, … 1,000) and
     the fitted α of 1,000 put the dataset's label past the right edge."""
     fig = as_json(cs.group_size_chart(cs.group_size_frame(["a", "b", "c"], [100, 100, 100])))
-    assert fig["layout"]["yaxis"]["tickvals"] == [10, 20, 50, 100, 200, 500, 1000]
+    assert fig["layout"]["yaxis"]["tickvals"] == [50, 100, 200]
     curves = cs.log_size_curves(300, 3, cs.alpha_grid(1000.0))
     fig = as_json(cs.figure1_chart(curves, n=300, k=3, alpha_fit=1000.0, observed=13.8))
     (marker,) = [t for t in fig["data"] if t["name"].startswith("This dataset")]
