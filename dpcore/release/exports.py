@@ -251,13 +251,15 @@ def to_script(record: ReleaseRecord) -> str:
     # The docstring shows the title's repr. Escape its backslashes and quotes so that the
     # docstring reads exactly that and no title can end it early (\"\"\" was a syntax error).
     title = repr(record.metadata["title"]).replace("\\", "\\\\").replace('"', '\\"')
-    return (
+    docstring = (
         f'"""Reproduce the release {title} '
         f"({record.metadata['released_at']}).\n\n"
         "Prints the release recorded in the ledger below when this data and plan made it;\n"
         "otherwise stops without spending. NEW_RELEASE = True releases again instead: it spends\n"
         'budget and draws fresh noise. A numpy dry run (NOISE = "simulation") is charged like a\n'
         'release: point STRATA_LAB_LEDGER at a scratch file first.\n"""\n\n'
+    )
+    body = (
         f"{loader}"
         "from dpcore import ZCDP, ApproxDP, Ledger, PureDP, plan_key, release, to_csv\n\n"
         f"{record.metadata['script']}\n"
@@ -277,3 +279,30 @@ def to_script(record: ReleaseRecord) -> str:
         "result = release(plan, ledger, noise=NOISE)\n"
         "print(to_csv(result))\n"
     )
+    return docstring + _imports_first(body)
+
+
+_IMPORT_LINE = re.compile(r"^from (\S+) import (.+)$")
+
+
+def _imports_first(body: str) -> str:
+    """``body`` with its ``from … import …`` lines gathered at the top, one per module: each
+    part of a script (the data's loader, the plan header, the analysis, an engine's pass)
+    brings its own, and they stood repeated through the file."""
+    names: dict[str, set[str]] = {}
+    code = []
+    for line in body.splitlines():
+        if (found := _IMPORT_LINE.match(line)) is None:
+            code.append(line)
+        else:
+            names.setdefault(found[1], set()).update(n.strip() for n in found[2].split(","))
+    imports = [_import_line(module, sorted(imported)) for module, imported in names.items()]
+    rest = re.sub(r"\n{3,}", "\n\n", "\n".join(code)).strip("\n")
+    return "\n".join(imports) + "\n\n" + rest + "\n"
+
+
+def _import_line(module: str, names: list[str]) -> str:
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 88:
+        return line
+    return f"from {module} import (\n" + "".join(f"    {name},\n" for name in names) + ")"

@@ -791,6 +791,17 @@ def test_release_figure_of_a_population_only_release_has_one_point(demo, ledger)
     assert list(fig.data[0].x) == ["All"]
 
 
+def test_the_script_imports_each_module_once_at_its_top(demo_record):
+    """Each part of the script brought its own imports, repeated through the file."""
+    statements = ast.parse(to_script(demo_record)).body[1:]  # after the docstring
+    imports = [s for s in statements if isinstance(s, ast.ImportFrom | ast.Import)]
+    assert statements[: len(imports)] == imports  # all before any code
+    modules = [s.module for s in imports]
+    assert len(modules) == len(set(modules))
+    names = {alias.name for s in imports for alias in s.names}
+    assert {"load_demo", "Ledger", "PlanHeader", "MeanPlan"} <= names
+
+
 def test_csv_header_is_escaped_like_the_cells(formula_record):
     outputs = [{"=HYPERLINK(1)" if k == "group" else k: v for k, v in row.items()}
                for row in formula_record.outputs]  # fmt: skip
