@@ -31,7 +31,7 @@ STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
 AXIS_TITLES = {
     "global": "Error of the population mean (% of its true value)",
     "worst group": "Worst group's error (% of its true mean)",
-    "parity": "Parity error (%: population error / k + average group error)",
+    "parity": "Parity error (% of the true values)",  # defined in the page's caption
 }
 """What each error axis shows, in words: every error is relative to the true value."""
 METRIC_NAMES = {
@@ -132,9 +132,13 @@ def distributions_figure(
             for strategy in strategies
         ]  # fmt: skip
         left = i * (width + PANEL_GAP)
+        # From just below 0 (errors are sizes) to a little past the largest: a strategy whose error
+        # barely varies stood as half a box on the panel's right edge.
+        top = 100 * float(metrics[metric].max()) if len(metrics) else 0.0
         axes[f"xaxis{suffix}"] = {
             "title": {"text": AXIS_TITLES[metric].replace(" (", "<br>(", 1)},
             "domain": [left, left + width], "anchor": f"y{suffix}", **FIXED_LABELS,
+            **({"range": [-0.03 * top, 1.08 * top]} if np.isfinite(top) and top > 0 else {}),
         }  # fmt: skip
         if i:
             axes[f"yaxis{suffix}"] = {
@@ -327,8 +331,9 @@ def sweep_figure(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> dic
     # Label whole decades only: minor log ticks (2, 5) crowd the axis.
     return _figure(
         traces,
-        f"Privacy–utility curve: mean {METRIC_NAMES.get(metric, metric)} as the budget grows "
-        "(band: 5–95% of releases)",
+        # The band on a line of its own: on a narrow screen the one-line title was cut.
+        f"Privacy–utility curve: mean {METRIC_NAMES.get(metric, metric)} as the budget grows"
+        "<br><sup>band: 5–95% of releases</sup>",
         f"Privacy budget per release ({unit}, log scale)",
         "Average error, % of the true value (log scale)",
         xaxis={"type": "log", "dtick": 1},
