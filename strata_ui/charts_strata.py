@@ -114,7 +114,11 @@ def _size_axis(sizes: pd.Series) -> dict:
         return {"type": "log"}
     axis = log_axis([occupied.min() / 2, occupied.max() * 2])
     ticks = axis["tickvals"]
-    return {**axis, "range": [math.log10(ticks[0]), math.log10(ticks[-1])]}
+    return {
+        **axis,
+        "ticktext": [f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks],  # 100,000 not 1e+05
+        "range": [math.log10(ticks[0]), math.log10(ticks[-1])],
+    }
 
 
 def _label_side(alpha: float, alphas: pd.Series) -> str:

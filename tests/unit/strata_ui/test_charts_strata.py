@@ -121,6 +121,8 @@ def test_the_size_axis_runs_from_a_labelled_tick_below_the_smallest_bar_to_one_a
     assert axis["tickvals"] == [10, 20, 50, 100, 200]
     assert axis["range"] == pytest.approx([1.0, np.log10(200)])
     assert axis["ticktext"] == ["10", "20", "50", "100", "200"]
+    big = as_json(cs.group_size_chart(cs.group_size_frame(["a", "b"], [300, 2_000_000])))
+    assert big["layout"]["yaxis"]["ticktext"][-1] == "10,000,000"  # not 1e+07
 
 
 def test_equal_groups_get_readable_size_ticks_and_a_label_in_view():
