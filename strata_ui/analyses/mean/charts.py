@@ -21,6 +21,7 @@ from dpcore.analyses.mean.strategies import STRATEGY_NAMES
 from strata_ui.charts_common import (
     group_sections_figure,
     interval_bars,
+    log_axis,
     spread_band,
 )
 from strata_ui.group_selection import GroupSelection
@@ -230,7 +231,11 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
             "tickvals": list(order["group"]), "ticktext": ticks, "tickangle": 0,
             "tickfont": {"size": 11},
         },
-        yaxis={"type": "log" if log_y else "linear"},
+        # Labelled ticks over the markers and bars: Plotly's own log axis labelled its minor
+        # ticks with bare digits (2, 5).
+        yaxis=log_axis(100 * groups[["mean", "q05", "q95"]].to_numpy()) if log_y else {
+            "type": "linear"
+        },
         bottom=LINE_PX * max((tick.count("<br>") + 1 for tick in ticks), default=1) + LEGEND_PX,
         scattermode="group",
         height=440 + LINE_PX * 4,

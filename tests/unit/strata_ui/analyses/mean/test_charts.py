@@ -88,7 +88,9 @@ def test_group_figure_orders_by_size_with_asymmetric_bars_and_log_toggle(groups)
     assert fig.data[0].customdata[0][0] == 10  # size in hover
     assert fig.data[0].customdata[0][3] == pytest.approx(8.0)  # error in the value's units
     assert fig.layout.yaxis.type == "linear"
-    assert go.Figure(charts.group_error_figure(groups, log_y=True)).layout.yaxis.type == "log"
+    log_y = go.Figure(charts.group_error_figure(groups, log_y=True)).layout.yaxis
+    assert log_y.type == "log"
+    assert list(log_y.ticktext) == ["0.5", "1", "2", "5", "10", "20", "50", "100"]  # each its value
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
 
 
