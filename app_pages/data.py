@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore.datasets import DEMO_COLUMNS
 from dpcore.engines import EngineError
+from dpcore.foundations.datasets import DEMO_COLUMNS
 from strata_ui import files, pipeline, spark, url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PRESET_FINGERPRINT_PREFIX, PREVIEW_ROWS

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from dpcore.ledger import LEDGER_PATH_ENV
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[1]

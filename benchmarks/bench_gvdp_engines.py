@@ -55,11 +55,11 @@ def settings_for(kind: str):
 def release_in_process(folder: Path, kind: str) -> tuple[float, float, float]:
     """One seeded dry-run release in this process: (seconds of the first pass, seconds of the
     bag's pass and the release, peak RSS in GB)."""
-    from dpcore.accounting import ZCDP
     from dpcore.analyses.gvdp import GVDP
     from dpcore.engines import DuckDBEngine
-    from dpcore.grouping import GroupingSpec
-    from dpcore.ledger import Ledger
+    from dpcore.foundations.accounting import ZCDP
+    from dpcore.foundations.grouping import GroupingSpec
+    from dpcore.foundations.ledger import Ledger
     from dpcore.release import PlanHeader, release
 
     started = time.perf_counter()
@@ -83,7 +83,7 @@ def pandas_hashing() -> float:
 
     from dpcore.analyses.gvdp import GvdpModel
     from dpcore.engines import PandasEngine, aggregate_gvdp
-    from dpcore.grouping import GroupingSpec
+    from dpcore.foundations.grouping import GroupingSpec
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

@@ -11,8 +11,8 @@ import sys
 import time
 
 from dpcore.analyses.synth import SYNTH, SynthSettings, estimate_seconds, run_synthesis
-from dpcore.datasets import load_demo
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 
 FLOOR_S = 300.0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from dpcore.ledger import LEDGER_PATH_ENV
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.learn import all_explainers, all_presets
 
 REPO = Path(__file__).resolve().parents[1]

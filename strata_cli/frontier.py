@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from dpcore.accounting import format_components
 from dpcore.analyses import MEAN
+from dpcore.foundations.accounting import format_components
 from strata_cli.inputs import (
     budget_arguments,
     check_budget_kind,

@@ -36,7 +36,7 @@ from dpcore.analyses.synth import (
 )
 from dpcore.analyses.synth.analysis import column_kinds
 from dpcore.engines import AggregatedRatio, aggregate_ratio
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.release import DatasetRef
 from strata_cli.inputs import (
     CliError,

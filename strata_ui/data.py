@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import column_kind as kind_of
-from dpcore import datasets
-from dpcore.ledger import LedgerRecord
+from dpcore.foundations import datasets
+from dpcore.foundations.ledger import LedgerRecord
 
 
 @st.cache_resource(show_spinner="Loading the demo data…")

@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis, unit_keyword
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
+from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.privacy_unit import PrivacyUnit
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,
@@ -24,7 +25,6 @@ from dpcore.planner import (
     duration_text,
     shortfall,
 )
-from dpcore.privacy_unit import PrivacyUnit
 from strata_ui import charts_planner, constants, pipeline
 from strata_ui.kept import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning

@@ -22,8 +22,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dpcore.analyses.base import NeedsRowsInMemory
-from dpcore.datasets import DEMO_DATASET_NAME
-from dpcore.ledger import (
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
+from dpcore.foundations.ledger import (
     LEDGER_PATH_ENV,
     Ledger,
     LedgerUnavailableError,

@@ -28,7 +28,7 @@ from typing import Any
 import streamlit as st
 
 from dpcore.analyses import ANALYSES
-from dpcore.ledger import LedgerUnavailableError, list_ledgers
+from dpcore.foundations.ledger import LedgerUnavailableError, list_ledgers
 from strata_ui import constants, pipeline
 from strata_ui.analyses import every
 from strata_ui.engine_sources import EngineSource

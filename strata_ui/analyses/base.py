@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from dpcore.accounting import Budget
 from dpcore.analyses.base import Analysis
+from dpcore.foundations.accounting import Budget
 from dpcore.release import ReleasePlan, ReleaseRecord
 
 __all__ = ["AnalysisUI", "LearnItem"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from dpcore.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
+from dpcore.foundations.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from tests.app.helpers import errors, start, text
 from tests.io_corpus import CASES, Case, Loads
 

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
-from dpcore.datasets import DEMO_DATASET_NAME
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from strata_ui.constants import SMALL_FILE_MAX_MB
 from tests.app.helpers import (
     change_settings,

@@ -12,7 +12,7 @@ import pytest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.engines import DuckDBEngine, aggregate_mean
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import DATA_ROOT_ENV, FilesSource
 from strata_ui.learn import all_explainers as every_explainer
 from tests.app.helpers import (

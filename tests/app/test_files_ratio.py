@@ -13,7 +13,7 @@ import pytest
 
 from dpcore.analyses.ratio import RatioBounds, RatioSettings
 from dpcore.engines import DuckDBEngine, aggregate_ratio
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import FilesSource
 from tests.app.helpers import (
     RATIO_HALF_WIDTH,

@@ -15,8 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.ratio import RatioSettings
-from dpcore.datasets import load_demo
-from dpcore.ledger import Ledger
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import public_metadata
 from tests.app.helpers import (
     charts,

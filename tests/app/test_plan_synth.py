@@ -19,8 +19,8 @@ from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
     TYPICAL_TARGET,
 )
-from dpcore.datasets import load_demo
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import planner
 from strata_ui.style import rounded_up

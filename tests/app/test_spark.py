@@ -13,8 +13,8 @@ import pytest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioBounds
 from dpcore.engines import SparkEngine, aggregate_mean, aggregate_ratio, spark_session
-from dpcore.grouping import GroupingSpec, cell_labels
-from dpcore.privacy_unit import PrivacyUnit, preview_bound
+from dpcore.foundations.grouping import GroupingSpec, cell_labels
+from dpcore.foundations.privacy_unit import PrivacyUnit, preview_bound
 from strata_ui import spark
 from strata_ui.spark import SparkSource
 from tests.app.helpers import (

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.accounting import PureDP
 from dpcore.analyses.synth import SynthSettings
-from dpcore.ledger import Ledger
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import ReleaseRecord, to_csv
 from strata_ui.analyses.synth.estimator import PREVIEW_ROWS
 from strata_ui.analyses.synth.settings import SynthView

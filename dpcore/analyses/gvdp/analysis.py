@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import is_numeric
-from dpcore.accounting import ZCDP, Budget, Kind, as_zcdp
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp.accuracy import (
     GvdpErrorModel,
@@ -31,8 +29,10 @@ from dpcore.analyses.gvdp.groups import RunSettings, Strategy
 from dpcore.analyses.gvdp.model import BoundsMode, GvdpBoundsSpec, GvdpModel, ModelKind
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.analyses.gvdp.withhold import Uninformative
-from dpcore.errors import Problem
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.foundations.accounting import ZCDP, Budget, Kind, as_zcdp
+from dpcore.foundations.errors import Problem
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.validation import is_numeric
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
 

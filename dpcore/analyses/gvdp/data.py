@@ -13,15 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import (
-    instance_of,
-    positive_int,
-)
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
-from dpcore.grouping import DROPPED_CODE, Grouping
-from dpcore.shares import require_fixed_shares
+from dpcore.foundations.grouping import DROPPED_CODE, Grouping
+from dpcore.foundations.shares import require_fixed_shares
+from dpcore.foundations.validation import (
+    instance_of,
+    positive_int,
+)
 
 __all__ = [
     "MAX_FIT_RISK",

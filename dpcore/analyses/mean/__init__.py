@@ -16,7 +16,7 @@ The modules:
 - :mod:`.teaching` — the numbers behind the Learn page's mean explainers and presets.
 
 Every estimator works on per-group sufficient statistics (sizes and clipped sums) and is
-vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.mechanisms.NoiseSource`.
+vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.foundations.mechanisms.NoiseSource`.
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.

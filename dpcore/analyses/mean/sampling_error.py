@@ -43,10 +43,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.accounting import ZCDP, Budget, PureDP, scale
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, LaplaceMean
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.mechanisms import NoiseSource, gaussian_sigma, laplace_scale, zcdp_gaussian_sigma
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, scale
+from dpcore.foundations.mechanisms import (
+    NoiseSource,
+    gaussian_sigma,
+    laplace_scale,
+    zcdp_gaussian_sigma,
+)
 
 __all__ = ["NoisySquares", "clipped_variances", "release_squares", "sampling_error_draws"]
 

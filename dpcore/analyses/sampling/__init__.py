@@ -2,7 +2,7 @@
 analysis built on them:
 
 - :mod:`.samplers` — k-ary, bounded-bias Bernoulli and product Bernoulli samplers, each drawing
-  its noise (or its bits) through a :class:`~dpcore.mechanisms.NoiseSource`;
+  its noise (or its bits) through a :class:`~dpcore.foundations.mechanisms.NoiseSource`;
 - :mod:`.rows` — a group's rows as codes in declared (public) categories;
 - :mod:`.draw` — several records from disjoint parts of a group, the paper's accuracy
   guarantees, and a simulation of the output distribution;

@@ -22,7 +22,6 @@ import pandas as pd
 from scipy.special import erfc
 from scipy.stats import hypergeom
 
-from dpcore._validate import as_rng
 from dpcore.analyses.sampling.samplers import (
     bernoulli_sampler_epsilon,
     kary_laplace_scale,
@@ -31,7 +30,8 @@ from dpcore.analyses.sampling.samplers import (
     product_bernoulli_sampler_rho,
     project_simplex,
 )
-from dpcore.mechanisms import NoiseSource, SimulationNoise
+from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
+from dpcore.foundations.validation import as_rng
 
 __all__ = [
     "PRODUCT_BIASES",

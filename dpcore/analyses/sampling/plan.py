@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of
-from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses.sampling.draw import (
     PRODUCT_BIASES,
     PRODUCT_CLIP,
@@ -32,7 +30,9 @@ from dpcore.analyses.sampling.rows import (
     domain_size,
     prepare_sample_rows,
 )
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import PlanHeader, Progress, SyntheticRow
 from dpcore.release.preview import preview_frame
 

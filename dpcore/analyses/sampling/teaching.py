@@ -16,10 +16,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int, positive_number
 from dpcore.analyses.sampling.draw import kary_guarantee, product_guarantee, product_rho
 from dpcore.analyses.sampling.samplers import kary_laplace_scale, project_simplex
-from dpcore.mechanisms import laplace_noise
+from dpcore.foundations.mechanisms import laplace_noise
+from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
 __all__ = ["BOUNDS", "records_needed", "sampling_versus_learning", "zipf_distribution"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dpcore.accounting import Budget
 from dpcore.analyses.gvdp import GVDP, GvdpSettings
+from dpcore.foundations.accounting import Budget
 from dpcore.release import ReleasePlan, ReleaseRecord
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.analyses.gvdp.teaching import LOOSE_MEAN, LOOSE_METHODS
-from dpcore.metrics import binomial_band
+from dpcore.foundations.metrics import binomial_band
 from strata_ui.analyses.ratio.charts import (
     log_ticks,
 )

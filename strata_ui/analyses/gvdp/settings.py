@@ -30,7 +30,7 @@ from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.engines.base import NUMBER_KINDS
-from dpcore.errors import SettingsError
+from dpcore.foundations.errors import SettingsError
 from strata_ui import pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_dataset, get_settings, get_state, set_settings, widget_key

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses.ratio import (
     ALL_GROUPS,
     RATIO,
@@ -24,6 +23,7 @@ from dpcore.analyses.ratio import (
     RatioSums,
     bootstrap_group_sums,
 )
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 from strata_ui import pipeline
 from strata_ui.analyses.ratio import charts, session
 from strata_ui.analyses.ratio.settings import MECHANISM_LABELS

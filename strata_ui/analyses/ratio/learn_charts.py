@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.metrics import binomial_band
+from dpcore.foundations.metrics import binomial_band
 from strata_ui.analyses.ratio import charts as charts_ratio
 from strata_ui.analyses.ratio.charts import (
     METHOD_COLOURS,

@@ -11,8 +11,8 @@ Swanberg (NeurIPS 2021).
 
 from __future__ import annotations
 
-from dpcore.accounting import Budget
 from dpcore.analyses.sampling import SAMPLE, SamplePlan
+from dpcore.foundations.accounting import Budget
 from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.sample import compare, estimator, release, session

@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleSettings
-from dpcore.mechanisms import SimulationNoise
+from dpcore.foundations.mechanisms import SimulationNoise
 from strata_ui import pipeline
 from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_plan, current_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.accounting import SYMBOLS
+from dpcore.foundations.accounting import SYMBOLS
 from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from dpcore.analyses.synth import MBI_METHODS, METHOD_NAMES, SYNTH, PreparedRows, SynthSettings
 from dpcore.analyses.synth.synthesizers import Progress
-from dpcore.mechanisms import SimulationNoise
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import PlanHeader
 from strata_ui import pipeline
 from strata_ui.analyses.synth import slow

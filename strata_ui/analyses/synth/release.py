@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.accounting import format_components
+from dpcore.foundations.accounting import format_components
 from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
 from strata_ui.analyses.synth import charts

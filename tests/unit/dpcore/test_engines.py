@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan
 from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
@@ -29,10 +28,11 @@ from dpcore.engines import (
     data_files,
     spark_session,
 )
-from dpcore.grouping import GroupingSpec, cell_labels
-from dpcore.ledger import Ledger
-from dpcore.mechanisms import SimulationNoise
-from dpcore.privacy_unit import ROW, PrivacyUnit, bounded_rows, preview_bound
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec, cell_labels
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, bounded_rows, preview_bound
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
 from tests.frames import write_shuffled_parts
 

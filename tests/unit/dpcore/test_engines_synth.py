@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.accounting import PureDP
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import MBI_NEEDS_ROWS, SynthConfig, SynthSettings, synthesize
 from dpcore.engines import (
@@ -22,8 +21,9 @@ from dpcore.engines import (
     aggregate_synth,
     spark_session,
 )
-from dpcore.grouping import GroupingSpec
-from dpcore.mechanisms import SimulationNoise
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader
 from tests.frames import write_shuffled_parts
 

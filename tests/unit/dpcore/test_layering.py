@@ -73,7 +73,12 @@ def imports_in_fresh_interpreter(modules: list[str]) -> dict[str, dict]:
 
 def test_walk_finds_the_core_modules():
     modules, _ = dpcore_modules()
-    assert {"dpcore", "dpcore.accounting", "dpcore.mechanisms", "dpcore._validate"} <= set(modules)
+    assert {
+        "dpcore",
+        "dpcore.foundations.accounting",
+        "dpcore.foundations.mechanisms",
+        "dpcore.foundations.validation",
+    } <= set(modules)
 
 
 @pytest.mark.slow  # a fresh interpreter importing numpy, scipy, pandas, …: ~1–3 s
@@ -167,7 +172,7 @@ def dpcore_sources() -> list[Path]:
 
 def test_dpcore_sources_are_found():
     names = {p.name for p in dpcore_sources()}
-    assert {"__init__.py", "accounting.py", "mechanisms.py", "_validate.py"} <= names
+    assert {"__init__.py", "accounting.py", "mechanisms.py", "validation.py"} <= names
 
 
 def test_dpcore_never_uses_numpy_global_random_state():

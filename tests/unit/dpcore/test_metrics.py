@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.metrics import (
+from dpcore.foundations.metrics import (
     binomial_band,
     clopper_pearson,
     normalized_error,

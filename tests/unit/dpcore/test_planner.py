@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.mean import GaussianMean, GroupValues, LaplaceMean
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL, check_by_simulation, mean_error_model
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import (
     AccuracyTarget,
     LaplaceError,

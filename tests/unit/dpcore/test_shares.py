@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.grouping import MISSING_LABEL, OTHER_LABEL, Grouping
-from dpcore.shares import (
+from dpcore.foundations.grouping import MISSING_LABEL, OTHER_LABEL, Grouping
+from dpcore.foundations.shares import (
     PublicShares,
     share_file_rows,
     share_values,

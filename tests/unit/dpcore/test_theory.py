@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma
 
-from dpcore.theory import (
+from dpcore.foundations.theory import (
     ALPHA_MAX,
     best_case_log_sizes,
     dirichlet_alpha,

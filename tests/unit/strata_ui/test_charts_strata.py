@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from dpcore import theory
+from dpcore.foundations import theory
 from strata_ui import charts_strata as cs
 from strata_ui.constants import ALPHA_AXIS
 

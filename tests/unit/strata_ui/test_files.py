@@ -13,7 +13,7 @@ import pytest
 import streamlit as st
 
 from dpcore.engines import EngineError
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.grouping import GroupingSpec
 from strata_ui import engine_sources, files
 from strata_ui.files import FilesSource
 from strata_ui.pipeline import _data_categories

@@ -11,7 +11,7 @@ import struct
 import pytest
 
 from dpcore.analyses import ANALYSES
-from dpcore.datasets import load_demo
+from dpcore.foundations.datasets import load_demo
 from dpcore.release import release
 from strata_ui import report, static_image
 from strata_ui.charts_release import release_figure

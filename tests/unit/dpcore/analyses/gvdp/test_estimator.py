@@ -17,7 +17,6 @@ import pytest
 from scipy import optimize, stats
 from scipy.special import expit, ndtri
 
-from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp import blb
 from dpcore.analyses.gvdp.blb import (
     fit_logistic,
@@ -38,7 +37,8 @@ from dpcore.analyses.gvdp.private import (
     variance_bound,
     variance_upper_bound,
 )
-from dpcore.shares import PublicShares
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.shares import PublicShares
 
 # ---- data generators used by several tests ------------------------------------------------------
 

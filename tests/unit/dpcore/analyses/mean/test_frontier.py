@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import LaplaceMean, MeanSettings
 from dpcore.analyses.mean.frontier import (
@@ -14,7 +13,8 @@ from dpcore.analyses.mean.frontier import (
     pareto_mask,
     stratification_frontier,
 )
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 
 BOUNDS = (0.0, 100.0)
 

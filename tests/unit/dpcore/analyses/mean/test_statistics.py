@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.foundations.grouping import Grouping, GroupingSpec
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 

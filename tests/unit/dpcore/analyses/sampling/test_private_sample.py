@@ -25,7 +25,7 @@ from dpcore.analyses.sampling import (
     product_guarantee,
 )
 from dpcore.analyses.sampling.teaching import records_needed, sampling_versus_learning
-from dpcore.mechanisms import SecureNoise, SimulationNoise
+from dpcore.foundations.mechanisms import SecureNoise, SimulationNoise
 from dpcore.release import to_json, to_script
 
 SPEC = GroupingSpec(by=("race", "sex"))

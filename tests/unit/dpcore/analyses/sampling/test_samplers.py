@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.accounting import PureDP, sequential
 from dpcore.analyses.sampling.samplers import (
     bernoulli_sample,
     bernoulli_sampler_epsilon,
@@ -26,6 +25,7 @@ from dpcore.analyses.sampling.samplers import (
     product_bernoulli_sampler_rho,
     project_simplex,
 )
+from dpcore.foundations.accounting import PureDP, sequential
 from tests.noise import RecordingNoise
 
 Z = 5.0  # standard errors allowed in every statistical check

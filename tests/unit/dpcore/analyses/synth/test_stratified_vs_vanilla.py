@@ -10,8 +10,8 @@ from dpcore.analyses.synth.encoding import bucketize
 from dpcore.analyses.synth.synthesizers import (
     synthesize,
 )
-from dpcore.datasets import load_demo
-from dpcore.metrics import (
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.metrics import (
     mean_error_by_group,
     synthetic_parity_error,
     workload_error_by_group,

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int, positive_number
+from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
 __all__ = [
     "DEMO_COLUMNS",
@@ -29,7 +29,7 @@ __all__ = [
     "synthetic_gaussian_mixture",
 ]
 
-DEMO_DATA_PATH: Path = Path(__file__).resolve().parents[1] / "assets" / "adult.csv.gz"
+DEMO_DATA_PATH: Path = Path(__file__).resolve().parents[2] / "assets" / "adult.csv.gz"
 """Location of the gzip CSV asset, relative to this package's repository."""
 
 DEMO_DATASET_NAME = "UCI Adult (demo)"
