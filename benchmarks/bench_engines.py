@@ -56,7 +56,8 @@ def release_in_process(path: Path, person: bool, engine: str = "duckdb") -> tupl
     """One dry-run release in this process: (seconds, peak RSS in GB of this process; Spark's
     JVM is another process)."""
     from dpcore.analyses.mean import LaplaceMean, MeanPlan
-    from dpcore.engines import DuckDBEngine, SparkEngine, aggregate_mean
+    from dpcore.analyses.mean.aggregate import aggregate_mean
+    from dpcore.engines import DuckDBEngine, SparkEngine
     from dpcore.foundations.accounting import PureDP
     from dpcore.foundations.grouping import GroupingSpec
     from dpcore.foundations.mechanisms import SimulationNoise

@@ -4,7 +4,7 @@ race × sex on a folder of 1e7 rows in 8 Parquet parts, read where it lies.
 Writes the folder once into ``$STRATA_BENCH_DIR`` (default a folder under the system's temporary
 directory; about 0.2 GB), then runs each case in a fresh process so that its peak memory is its
 own, and prints its wall time and peak RSS (no floor: figures to compare over time). Each case is
-the first pass (every group's rows and sums, :func:`~dpcore.engines.aggregate_gvdp`) and the
+the first pass (every group's rows and sums, :func:`~dpcore.analyses.gvdp.aggregate.aggregate_gvdp`) and the
 bag's pass of one stratified seeded dry-run release (:mod:`dpcore.engines.blb`: an md5 per four
 hash chunks of every row, r = 10 resamples), then the release itself:
 
@@ -82,7 +82,8 @@ def pandas_hashing() -> float:
     import pandas as pd
 
     from dpcore.analyses.gvdp import GvdpModel
-    from dpcore.engines import PandasEngine, aggregate_gvdp
+    from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
+    from dpcore.engines import PandasEngine
     from dpcore.foundations.grouping import GroupingSpec
 
     rng = np.random.default_rng(0)

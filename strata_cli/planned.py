@@ -23,9 +23,11 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, EngineStatistics
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.analyses.ratio.groups import GroupRatioSums
 from dpcore.analyses.ratio.sums import Composition
 from dpcore.analyses.synth import (
     MBI_METHODS,
@@ -35,7 +37,6 @@ from dpcore.analyses.synth import (
     SynthSettings,
 )
 from dpcore.analyses.synth.analysis import column_kinds
-from dpcore.engines import AggregatedRatio, aggregate_ratio
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.release import DatasetRef
 from strata_cli.inputs import (
@@ -166,7 +167,9 @@ def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Ana
     return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
 
 
-def ratio_on_engine(args: argparse.Namespace, settings: RatioSettings) -> AggregatedRatio:
+def ratio_on_engine(
+    args: argparse.Namespace, settings: RatioSettings
+) -> EngineStatistics[GroupRatioSums]:
     """The ratio's sums of the data, read by the engine ``args`` ask for, each person's rows
     bounded as ``--person`` says; a wrong column is named, with the data's columns, before the
     pass (:func:`~dpcore.engines.base.check_query`)."""
@@ -251,7 +254,7 @@ def synth_on_data(
     """Synthetic data's settings, the rows it is fitted on and the data reference a release
     records. Independent marginals, the histogram and MWEM count each combination of values in
     one pass of the engine ``args`` ask for (a file, a folder of Parquet parts, a Spark table;
-    :func:`~dpcore.engines.aggregate_synth`); MST and AIM, which OpenDP fits on rows, read one
+    :func:`~dpcore.analyses.synth.aggregate.aggregate_synth`); MST and AIM, which OpenDP fits on rows, read one
     file into memory, in the groups of ``spec`` (default: the grouping options'). Each row is
     one person: ``--person`` is refused."""
     if args.person is not None:

@@ -32,10 +32,10 @@ import pandas as pd
 from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
+from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.synth import SynthPlan, SynthSettings
-from dpcore.engines import aggregate_mean
 from dpcore.foundations.accounting import BudgetExceededError
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path

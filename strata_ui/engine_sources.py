@@ -25,8 +25,9 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from dpcore.analyses.base import Analysis, unit_keyword
-from dpcore.engines import AggregatedMean, DuckDBEngine, SparkEngine
+from dpcore.analyses.base import Analysis, EngineStatistics, unit_keyword
+from dpcore.analyses.mean.sums import GroupSums
+from dpcore.engines import DuckDBEngine, SparkEngine
 from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.foundations.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
 from dpcore.foundations.privacy_unit import ROW, BoundPreview, PrivacyUnit
@@ -193,7 +194,7 @@ def _aggregated(
 def aggregated(
     analysis: Analysis, source: EngineSource, fingerprint: str, spec: GroupingSpec,
     settings: object, unit: PrivacyUnit = ROW,
-) -> AggregatedMean:  # fmt: skip
+) -> EngineStatistics[GroupSums]:  # fmt: skip
     """``analysis``' statistics of the data in the groups of ``spec``, each person's rows
     bounded as ``unit`` says, with the data reference a release records
     (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`), computed once and shared;

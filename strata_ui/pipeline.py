@@ -284,7 +284,7 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     groups of the Strata page, and the name and level of the Release page.
 
     Data read where it lies is known to a release as the engine's pass knows it (the columns read and an
-    order-free digest of their rows, :func:`~dpcore.engines.aggregate_mean`), so that the
+    order-free digest of their rows, :func:`~dpcore.analyses.mean.aggregate.aggregate_mean`), so that the
     release's script, which runs that pass again, rebuilds the same plan and spends once."""
     spec = grouping_spec(state)
     if state.source is not None:

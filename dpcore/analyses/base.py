@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import Budget, Kind
+from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.errors import Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.mechanisms import SimulationNoise
@@ -44,11 +46,12 @@ from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.planner.simulated import PlannerCost
 from dpcore.release.plan import PlanHeader, Progress, ReleasePlan
 
-if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
     from dpcore.engines import Engine
 
 __all__ = [
     "Analysis",
+    "EngineStatistics",
     "NeedsRowsInMemory",
     "PersonColumnUnsupported",
     "PlannerUnavailable",
@@ -57,6 +60,16 @@ __all__ = [
 
 SettingsT = TypeVar("SettingsT")
 StatsT = TypeVar("StatsT")
+
+
+@dataclass(frozen=True, eq=False)
+class EngineStatistics(Generic[StatsT]):
+    """What :meth:`Analysis.engine_statistics` returns: the analysis' sufficient statistics
+    from an engine's passes (what :meth:`Analysis.plan` and :meth:`Analysis.study` take) and
+    the data reference a release records."""
+
+    stats: StatsT
+    dataset: DatasetRef
 
 
 class PlannerUnavailable(ValueError):
@@ -152,12 +165,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         changes reuse the statistics."""
         return settings
 
-    def engine_statistics(self, engine: Engine, spec: GroupingSpec, settings: SettingsT) -> Any:
+    def engine_statistics(
+        self, engine: Engine, spec: GroupingSpec, settings: SettingsT
+    ) -> EngineStatistics[StatsT]:
         """The sufficient statistics of the rows ``engine`` reads, in the groups of ``spec``,
-        from the engine's passes (nothing is loaded into memory but per-group numbers): an
-        object with ``stats`` (what :meth:`plan` and :meth:`study` take) and ``dataset`` (the
-        :class:`~dpcore.release.DatasetRef` a release records), such as
-        :class:`~dpcore.engines.AggregatedMean`. Only when :attr:`runs_on_engines`; otherwise
+        from the engine's passes (nothing is loaded into memory but per-group numbers), computed
+        by the analysis' own ``aggregate`` module. Only when :attr:`runs_on_engines`; otherwise
         :class:`NeedsRowsInMemory` (:meth:`needs_rows`)."""
         raise NeedsRowsInMemory(self.needs_rows())
 

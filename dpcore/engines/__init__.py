@@ -1,19 +1,14 @@
 """Engines: the one pass over raw rows, on pandas (in memory), DuckDB (files on disk) or Spark.
 
-See :mod:`dpcore.engines.base` for the boundary. Never imports streamlit or plotly.
+See :mod:`dpcore.engines.base` for the boundary. Engines run generic queries (sums per cell and
+per resample, clipped per row, with the person bound) and know no analysis: each analysis asks
+for what it needs in its own ``aggregate`` module. Never imports streamlit or plotly.
 """
 
 from dpcore.engines.base import *
 from dpcore.engines.base import __all__ as _base_all
 from dpcore.engines.duckdb_engine import DuckDBEngine, data_files
-from dpcore.engines.gvdp import AggregatedGvdp, aggregate_gvdp
 from dpcore.engines.pandas_engine import PandasEngine
-from dpcore.engines.ratio import AggregatedRatio, aggregate_ratio, ratio_query
 from dpcore.engines.spark_engine import SparkEngine, spark_session
-from dpcore.engines.synth import AggregatedSynth, aggregate_synth, synth_query
 
-__all__ = [
-    *_base_all, "AggregatedGvdp", "AggregatedRatio", "AggregatedSynth", "DuckDBEngine",
-    "PandasEngine", "SparkEngine", "aggregate_gvdp", "aggregate_ratio", "aggregate_synth",
-    "data_files", "ratio_query", "spark_session", "synth_query",
-]  # fmt: skip
+__all__ = [*_base_all, "DuckDBEngine", "PandasEngine", "SparkEngine", "data_files", "spark_session"]

@@ -283,6 +283,21 @@ def to_script(record: ReleaseRecord) -> str:
 
 
 _IMPORT_LINE = re.compile(r"^from (\S+) import (.+)$")
+_RELOCATED_MODULES = {"dpcore.privacy_unit": "dpcore.foundations.privacy_unit"}
+"""Modules that scripts recorded before the foundations moved (issue 35) import from their old
+homes; a script exported again from such a record imports them from the new ones."""
+_RELOCATED_NAMES = {
+    ("dpcore.engines", f"aggregate_{name}"): f"dpcore.analyses.{name}.aggregate"
+    for name in ("mean", "ratio", "gvdp", "synth")
+}
+"""Engine passes that recorded scripts import from :mod:`dpcore.engines`, which since knows no
+analysis: each lives in its analysis' ``aggregate`` module."""
+
+
+def _home(module: str, name: str) -> str:
+    """Where ``name``, imported from ``module`` in a script, lives now."""
+    module = _RELOCATED_MODULES.get(module, module)
+    return _RELOCATED_NAMES.get((module, name), module)
 
 
 def _imports_first(body: str) -> str:
@@ -295,7 +310,8 @@ def _imports_first(body: str) -> str:
         if (found := _IMPORT_LINE.match(line)) is None:
             code.append(line)
         else:
-            names.setdefault(found[1], set()).update(n.strip() for n in found[2].split(","))
+            for name in (n.strip() for n in found[2].split(",")):
+                names.setdefault(_home(found[1], name), set()).add(name)
     imports = [_import_line(module, sorted(imported)) for module, imported in names.items()]
     rest = re.sub(r"\n{3,}", "\n\n", "\n".join(code)).strip("\n")
     return "\n".join(imports) + "\n\n" + rest + "\n"

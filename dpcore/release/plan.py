@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -15,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import Budget, check_budget
+from dpcore.foundations.dataset import DatasetRef, fingerprint_frame
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.shares import PublicShares
@@ -31,35 +30,6 @@ __all__ = [
     "fingerprint_frame",
     "init_arguments",
 ]
-
-
-def fingerprint_frame(frame: pd.DataFrame) -> str:
-    """SHA-256 of a frame's column names, dtypes and cell values: identifies the data.
-
-    The same file read the same way gives the same fingerprint, so the ledger can tell whether a
-    plan is run on the data a release was made from. It is a deterministic function of every
-    cell (whoever knows all rows but one can test candidates for the last), so it stays with the
-    curator: in the ledger and on the Release page's review, never in an export.
-    """
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    digest = hashlib.sha256()
-    digest.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
-    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class DatasetRef:
-    """What a release says about its data: a name, a fingerprint and a row count."""
-
-    name: str
-    fingerprint: str
-    rows: int
-
-    @classmethod
-    def of(cls, frame: pd.DataFrame, name: str) -> DatasetRef:
-        return cls(name=name, fingerprint=fingerprint_frame(frame), rows=len(frame))
 
 
 def init_arguments(obj: object) -> dict:

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from dpcore.analyses.mean import MeanSettings
-from dpcore.engines import DuckDBEngine, aggregate_mean
+from dpcore.analyses.mean.aggregate import aggregate_mean
+from dpcore.engines import DuckDBEngine
 from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import DATA_ROOT_ENV, FilesSource
 from strata_ui.learn import all_explainers as every_explainer

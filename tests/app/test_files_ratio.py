@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from dpcore.analyses.ratio import RatioBounds, RatioSettings
-from dpcore.engines import DuckDBEngine, aggregate_ratio
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.engines import DuckDBEngine
 from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import FilesSource
 from tests.app.helpers import (

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, PlannerUnavailable
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
 from dpcore.analyses.ratio.accuracy import UNPLANNED_MECHANISM, ratio_check, ratio_error_model
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.plan import RatioPlan
@@ -26,8 +27,8 @@ from dpcore.foundations.validation import column_kind
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
-if TYPE_CHECKING:
-    from dpcore.engines import AggregatedRatio, Engine
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
+    from dpcore.engines import Engine
 
 __all__ = ["RATIO", "RatioAnalysis", "RatioSettings"]
 
@@ -170,7 +171,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         """Wrong or missing columns and bounds, from the columns' ``kinds`` alone
         (:func:`~dpcore.foundations.validation.column_kind`'s words): what can be said of data that stays in
         files before any pass (the pass then checks a binary label,
-        :func:`~dpcore.engines.aggregate_ratio`)."""
+        :func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`)."""
         roles = {"s_column": settings.s_column, "y_column": settings.y_column}
         if settings.w_column is not None:
             roles["w_column"] = settings.w_column
@@ -266,13 +267,11 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
     def engine_statistics(
         self, engine: Engine, spec: GroupingSpec, settings: RatioSettings,
         *, unit: PrivacyUnit = ROW,
-    ) -> AggregatedRatio:  # fmt: skip
+    ) -> EngineStatistics[GroupRatioSums]:  # fmt: skip
         """Every group's clipped sums from one pass of ``engine``, each person's rows bounded
-        first as ``unit`` says (:func:`~dpcore.engines.aggregate_ratio`): the same sums
+        first as ``unit`` says (:func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`): the same sums
         :meth:`statistics` gives on the rows in memory. Wrong columns or bounds are refused
         before any pass."""
-        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.engines import aggregate_ratio
 
         self.check_columns(settings, engine.column_kinds())
         return aggregate_ratio(

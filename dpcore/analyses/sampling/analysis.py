@@ -116,8 +116,8 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows]):
 
 def _study_header(stats: SampleRows, budget: Budget) -> PlanHeader:
     """A header for a simulation (never committed): the plan only reads its budget."""
+    from dpcore.foundations.dataset import DatasetRef
     from dpcore.foundations.grouping import GroupingSpec
-    from dpcore.release.plan import DatasetRef
 
     return PlanHeader(
         dataset=DatasetRef("simulation", "", len(stats.values)),

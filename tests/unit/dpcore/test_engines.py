@@ -11,20 +11,20 @@ import pandas as pd
 import pytest
 
 from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanPlan
+from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.analyses.ratio import GroupRatioSums, RatioBounds, RatioPlan
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.groups import group_ratio_sums
 from dpcore.engines import (
     DuckDBEngine,
     EngineError,
     PandasEngine,
     SparkEngine,
-    aggregate_gvdp,
-    aggregate_mean,
-    aggregate_ratio,
     data_files,
     spark_session,
 )

@@ -13,9 +13,10 @@ import pytest
 from scipy import stats as scipy_stats
 
 from dpcore.analyses.gvdp import GVDP, GvdpBoundsSpec, GvdpModel, GvdpPlan, GvdpSettings
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 from dpcore.analyses.gvdp.estimator import gvdp, nonprivate_ci
 from dpcore.analyses.gvdp.groups import RunSettings, nonprivate, run_population
-from dpcore.engines import DuckDBEngine, PandasEngine, aggregate_gvdp
+from dpcore.engines import DuckDBEngine, PandasEngine
 from dpcore.engines.blb import (
     CHUNK,
     POISSON_ONE_STEPS,

@@ -16,9 +16,10 @@ import pytest
 from dpcore.analyses import ANALYSES
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.mean import MEAN, MeanSettings
+from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.ratio import RATIO, RatioSettings
-from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, aggregate_mean
+from dpcore.engines import DuckDBEngine, EngineError, PandasEngine
 from dpcore.engines.base import NOT_WHOLE_LABEL
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.errors import SettingsError

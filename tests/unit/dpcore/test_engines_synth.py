@@ -13,14 +13,8 @@ import pytest
 
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import MBI_NEEDS_ROWS, SynthConfig, SynthSettings, synthesize
-from dpcore.engines import (
-    DuckDBEngine,
-    EngineError,
-    PandasEngine,
-    SparkEngine,
-    aggregate_synth,
-    spark_session,
-)
+from dpcore.analyses.synth.aggregate import aggregate_synth
+from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, SparkEngine, spark_session
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import SimulationNoise

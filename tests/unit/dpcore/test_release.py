@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import csv
 import dataclasses
+import importlib
 import io
 import json
 import platform
@@ -24,6 +25,7 @@ from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations import ledger as ledger_module
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.dataset import fingerprint_frame
 from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.io import read_table
@@ -38,7 +40,7 @@ from dpcore.release.exports import (
     to_json,
     to_script,
 )
-from dpcore.release.plan import DatasetRef, PlanHeader, fingerprint_frame
+from dpcore.release.plan import DatasetRef, PlanHeader
 from strata_ui import charts_release
 from tests import REPO
 from tests.scripts import assert_reruns_as_recorded, run_script
@@ -800,6 +802,25 @@ def test_the_script_imports_each_module_once_at_its_top(demo_record):
     assert len(modules) == len(set(modules))
     names = {alias.name for s in imports for alias in s.names}
     assert {"load_demo", "Ledger", "PlanHeader", "MeanPlan"} <= names
+
+
+def test_a_script_recorded_before_the_layout_moved_imports_from_the_new_homes(demo_record):
+    """Records keep their plan's script: one recorded when engines held the analyses' passes
+    and the privacy unit stood at dpcore's top imports from there; exported again, it runs."""
+    old = (
+        "from dpcore.engines import DuckDBEngine, aggregate_mean\n"
+        "from dpcore.privacy_unit import PrivacyUnit\n"
+        "aggregated = aggregate_mean(DuckDBEngine('x'), spec, 'v', (0, 1), PrivacyUnit('p'))\n"
+    )
+    record = dataclasses.replace(demo_record, metadata={**demo_record.metadata, "script": old})
+    statements = ast.parse(to_script(record)).body
+    found = {(s.module, a.name) for s in statements if isinstance(s, ast.ImportFrom)
+             for a in s.names}  # fmt: skip
+    assert {("dpcore.engines", "DuckDBEngine"),
+            ("dpcore.analyses.mean.aggregate", "aggregate_mean"),
+            ("dpcore.foundations.privacy_unit", "PrivacyUnit")} <= found  # fmt: skip
+    for module, name in found:
+        assert hasattr(importlib.import_module(module), name), (module, name)
 
 
 def test_csv_header_is_escaped_like_the_cells(formula_record):

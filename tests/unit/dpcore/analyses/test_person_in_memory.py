@@ -14,9 +14,10 @@ import pytest
 
 from dpcore.analyses.mean import MEAN, CoinPressMean, LaplaceMean, MeanPlan, MeanSettings
 from dpcore.analyses.mean.accuracy import coinpress_error_model, mean_error_model
+from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.engines import PandasEngine, aggregate_mean
+from dpcore.engines import PandasEngine
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec, cell_labels

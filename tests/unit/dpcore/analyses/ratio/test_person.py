@@ -20,7 +20,8 @@ from dpcore.analyses.ratio import (
     bootstrap_group_sums,
     group_ratio_sums,
 )
-from dpcore.engines import DuckDBEngine, PandasEngine, aggregate_ratio
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.engines import DuckDBEngine, PandasEngine
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
