@@ -134,7 +134,8 @@ def run_groups(
 
     Every group uses the population's subset size b, so group g gets :math:`k_g = \max(1,
     \lfloor n_g/b \rfloor)` subsets, and its variance bound is scaled to its own :math:`n_g`
-    rows. The recombination uses the **DP** group estimates.
+    rows. The recombination uses the **DP** group estimates, each first clamped into the
+    bounds' public range (:func:`~dpcore.analyses.gvdp.estimator.clamp_group`).
     """
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
@@ -157,6 +158,7 @@ def run_groups(
         ],
         rng=rng,
         noise=noise,
+        public_range=bounds.public_range(),
         **settings.gvdp_kwargs(),
     )
 

@@ -72,7 +72,6 @@ import pandas as pd
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
-from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.foundations.accounting import ZCDP, Budget
@@ -248,7 +247,7 @@ def _released(
         estimates = result.global_estimate[:, None]
     else:
         estimates = np.column_stack([result.group_estimates, result.global_estimate])
-    return np.clip(estimates, *public_range(estimator))
+    return np.clip(estimates, *estimator.public_range)
 
 
 @dataclass(frozen=True, eq=False)

@@ -87,6 +87,11 @@ class CoinPressMean:
             raise ValueError(f"`rho_split` must be positive fractions summing to 1, got {split!r}")
         object.__setattr__(self, "rho_split", split)
 
+    @property
+    def public_range(self) -> tuple[float, float]:
+        """The public range the mean is known to lie in: the prior interval [ℓ, r]."""
+        return self.prior
+
     def step_betas(self) -> np.ndarray:
         """β_i of each step: β/(4(t − 1)) for the first t − 1 steps, β/4 for the last."""
         early = [self.beta / (4 * (self.steps - 1))] * (self.steps - 1) if self.steps > 1 else []

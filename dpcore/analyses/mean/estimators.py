@@ -110,6 +110,14 @@ class ClippedMean:
         )  # fmt: skip
         return f"{clip}; {sizes}"
 
+    @property
+    def public_range(self) -> tuple[float, float]:
+        """The public range every mean lies in: the bounds [L, U] (a clipped mean cannot leave
+        them), or the whole line for the paper's radius rule, whose clip grows with n_g."""
+        if self.bounds is None:
+            return -np.inf, np.inf
+        return self.bounds
+
     def interval(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-group clipping interval, shape (k,) each."""
         if self.bounds is not None:

@@ -38,7 +38,7 @@ from dpcore.foundations.validation import instance_of, open_unit_interval
 from dpcore.release.plan import PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
 
-__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow", "public_range"]
+__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow"]
 
 MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
 
@@ -383,7 +383,7 @@ class MeanPlan:
             if self.sampling_error
             else None
         )
-        low, high = public_range(self.estimator)
+        low, high = self.estimator.public_range
         groups, population = (
             part.within(low, high) for part in self.intervals(result, squares, values)
         )
@@ -394,7 +394,7 @@ class MeanPlan:
             order = range(values.k) if self.selection is None else np.argsort(values.labels)
             for g in order:
                 rows.append(self._group_row(result, values, groups, g))
-            rows.extend(self._pooled_row(result, low, high))
+            rows.extend(self._pooled_row(result))
         flag = None if result.released is None else ""
         rows.append(MeanRow("population", "All", population.estimate, population.low,
                             population.high, flag=flag))  # fmt: skip
@@ -417,13 +417,14 @@ class MeanPlan:
         return MeanRow("group", label, groups.estimate[g], groups.low[g], groups.high[g], **share)
 
     @staticmethod
-    def _pooled_row(result: StrategyResult, low: float, high: float) -> list[MeanRow]:
+    def _pooled_row(result: StrategyResult) -> list[MeanRow]:
         """The pooled small groups' row when the noisy counts merged some (post-processing:
-        their pooled noisy sum over their pooled noisy count, clipped into the public range)."""
+        their pooled noisy sum over their pooled noisy count, clamped into the public range by
+        :meth:`~dpcore.foundations.small_groups.NoisyCountRule.recombine`)."""
         released = result.released
         if released is None or not released.decision.has_other:
             return []
-        estimate = float(np.clip(released.other_mean, low, high))
+        estimate = float(released.other_mean)
         share = float(released.other_share)
         return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="")]
 
@@ -485,7 +486,7 @@ class MeanPlan:
         Only DP outputs and public parameters enter, so this is post-processing, with fixed
         seeds: the same estimates always give the same intervals.
         """
-        low, high = public_range(self.estimator)
+        low, high = self.estimator.public_range
         centres = np.clip(np.asarray(result.group_estimates, dtype=float), low, high)
         stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
@@ -641,12 +642,3 @@ def _unit_argument(unit: PrivacyUnit) -> str:
     if unit == ROW:
         return ""
     return f", PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, max_rows={unit.max_rows})"
-
-
-def public_range(estimator: MeanEstimator) -> tuple[float, float]:
-    """The public range every released mean is clipped into: the bounds, or CoinPress' prior."""
-    if isinstance(estimator, CoinPressMean):
-        return estimator.prior
-    if estimator.bounds is None:
-        return -np.inf, np.inf
-    return estimator.bounds

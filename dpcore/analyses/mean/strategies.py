@@ -35,6 +35,7 @@ __all__ = [
     "StrategyResult",
     "global_and_group_means",
     "global_only_mean",
+    "recombine_clamped",
     "run_strategy",
     "stratified_mean",
 ]
@@ -56,6 +57,7 @@ STRATEGIES: dict[str, str] = {
 
 class MeanEstimator(Protocol):
     name: str
+    public_range: tuple[float, float]
 
     def group_estimates(
         self, stats: GroupValues, budget: Budget, *, replicates: int | None, noise: NoiseSource
@@ -87,6 +89,24 @@ def _replicates(replicates: int | None) -> int | None:
     return None if replicates is None else positive_int("replicates", replicates)
 
 
+def recombine_clamped(
+    estimator: MeanEstimator, groups: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    r"""The population estimate from group estimates ``groups`` (shape ``(k,)`` or
+    ``(replicates, k)``) and shares ``weights`` of the same shape or ``(k,)``:
+
+    .. math:: \hat\mu = \sum_g w_g\,\mathrm{clip}_{[L,U]}(\hat\mu_g)
+
+    AAAI 2024, eq. 4, with every group estimate first clamped into the estimator's public range
+    [L, U] (its bounds, or CoinPress' prior), where every true mean lies. The paper recombines
+    the raw estimates; clamping first is our choice, post-processing of DP outputs (free): a
+    release publishes the clamped group estimates, so its population row is their share-weighted
+    sum, and a group of one person, whose noisy mean can land far outside the range, moves the
+    population by at most its share of the range instead of swinging it to a bound."""
+    low, high = estimator.public_range
+    return (np.clip(groups, low, high) * weights).sum(axis=-1)
+
+
 def stratified_mean(
     strata: GroupValues,
     estimator: MeanEstimator,
@@ -97,12 +117,14 @@ def stratified_mean(
     replicates: int | None = None,
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
-    r"""Stratified estimate (AAAI 2024, eq. 4; Alg. 3).
+    r"""Stratified estimate (AAAI 2024, eq. 4; Alg. 3), recombined from the clamped groups.
 
-    .. math:: \hat\mu_{strat} = \sum_{g=1}^{k} w_g\,\hat\mu_g
+    .. math:: \hat\mu_{strat} = \sum_{g=1}^{k} w_g\,\mathrm{clip}_{[L,U]}(\hat\mu_g)
 
-    where :math:`\hat\mu_g` are the DP group estimates, each with the full ``budget``, and
-    :math:`w_g` the public shares (|G_g|/n in the paper). Each person is in exactly one group, so the
+    where :math:`\hat\mu_g` are the DP group estimates, each with the full ``budget``,
+    :math:`[L, U]` the public range and :math:`w_g` the public shares (|G_g|/n in the paper):
+    :func:`recombine_clamped`. The result keeps the group estimates as drawn (their intervals
+    are formed before they are clamped, :class:`~dpcore.analyses.mean.plan.MeanPlan`). Each person is in exactly one group, so the
     release costs ``budget`` (parallel composition); the recombination is post-processing.
 
     With shares drawn with the release (``shares.drawn_with_release``, private group sizes
@@ -116,19 +138,21 @@ def stratified_mean(
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
         if shares.rule is not None:  # small groups decided by the same noisy counts
-            released = shares.rule.recombine(drawn.sums, drawn.counts)
+            released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
                 "stratified", drawn.means(), released.whole, parallel(budget),
                 shares=released.shares, released=released,
             )  # fmt: skip
         groups, weights = drawn.means(), noisy_count_shares(drawn.counts)
-        whole = (groups * weights).sum(axis=-1)
+        whole = recombine_clamped(estimator, groups, weights)
         return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights)
     weights = share_values(shares, strata.k)
     groups = estimator.group_estimates(strata, budget, replicates=reps, noise=source)
     # k copies of one budget compose in parallel to that budget: composing one copy per group
     # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
-    return StrategyResult("stratified", groups, groups @ weights, parallel(budget))
+    return StrategyResult(
+        "stratified", groups, recombine_clamped(estimator, groups, weights), parallel(budget)
+    )
 
 
 def global_only_mean(
@@ -179,7 +203,7 @@ def global_and_group_means(
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
         if shares.rule is not None:  # small groups decided by the same noisy counts
-            released = shares.rule.recombine(drawn.sums, drawn.counts)
+            released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
                 "global_and_groups", drawn.means(), whole, cost, shares=released.shares,
                 released=released,

@@ -59,9 +59,10 @@ def test_stratified_recombines_with_the_same_noisy_counts_it_releases(demo):
     )  # fmt: skip
     assert result.shares.shape == (4000, 3)
     np.testing.assert_allclose(result.shares.sum(axis=1), 1.0)
-    np.testing.assert_allclose(
-        result.global_estimate, (result.shares * result.group_estimates).sum(axis=1)
-    )
+    # Recombined from the group estimates clamped into the public range, as a release publishes
+    # them (a group of no row has a noise-only mean, often far outside it).
+    clamped = np.clip(result.group_estimates, *HOURS)
+    np.testing.assert_allclose(result.global_estimate, (result.shares * clamped).sum(axis=1))
     # The noisy shares scatter around n_g / n (Laplace of scale 2/ε = 40 on counts in the
     # thousands; "Another" has no row: its noisy count is 0 or less half of the time).
     exact = values.sizes / values.n
