@@ -22,8 +22,9 @@ import argparse
 import dataclasses
 import sys
 import typing
+from pathlib import Path
 
-from dpcore.analyses import RATIO, SYNTH
+from dpcore.analyses import MEAN, RATIO, SYNTH
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
@@ -52,6 +53,7 @@ from strata_cli.output import emit, records, text_table
 from strata_cli.planned import (
     analysis_arguments,
     budget_kind,
+    mean_on_engine,
     planned_analysis,
     ratio_on_engine,
     ratio_settings,
@@ -141,9 +143,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, object]:
-    """The analysis, its settings and its statistics: the ratio's from an engine's pass (files
-    of any size, a Spark table, each person's rows bounded), the others' from the file read
-    into memory."""
+    """The analysis, its settings and its statistics: the ratio's, and the mean's for a folder,
+    a Spark table or bounded persons, from an engine's pass (files of any size, each person's
+    rows bounded), the others' from the file read into memory."""
     if args.analysis == "ratio":
         settings = ratio_settings(args)
         return RATIO, settings, ratio_on_engine(args, settings).stats
@@ -155,10 +157,13 @@ def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, obje
             ("--engine", args.engine is not None), ("--person", args.person is not None)
         ) if used
     ]  # fmt: skip
+    if args.analysis == "mean" and (engine_options or not Path(args.data).is_file()):
+        settings, stats = mean_on_engine(args)  # a folder, a Spark table, or bounded persons
+        return MEAN, settings, stats
     if engine_options:
         raise CliError(
-            f"{' and '.join(engine_options)} apply to --analysis ratio and synth here; the "
-            "plans of the other analyses read one file into memory"
+            f"{' and '.join(engine_options)} apply to --analysis mean, ratio and synth here; "
+            "the general estimator's plan reads one file into memory"
         )
     frame = read_data(args.data)
     analysis, settings = planned_analysis(args, frame)

@@ -25,6 +25,8 @@ import pandas as pd
 from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
 from dpcore.analyses.base import Analysis, EngineStatistics
 from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.analyses.mean import MeanSettings
+from dpcore.analyses.mean.sums import GroupSums
 from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
 from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.groups import GroupRatioSums
@@ -150,10 +152,7 @@ def ratio_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
-    """The analysis ``args`` name, the mean or the general estimator, and its settings checked
-    by the library against ``frame`` (the ratio and synthetic data read their data through an
-    engine instead, :func:`ratio_on_engine`, :func:`synth_on_data`)."""
+def _require_value_and_bounds(args: argparse.Namespace) -> None:
     missing = [option for option, value in (("--value", args.value), ("--bounds", args.bounds))
                if value is None]  # fmt: skip
     if missing:
@@ -161,10 +160,35 @@ def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Ana
             f"the mean needs {' and '.join(missing)}: the column to average and its public "
             "range L,U (e.g. --value hours --bounds 0,100)"
         )
+
+
+def planned_analysis(args: argparse.Namespace, frame: pd.DataFrame) -> tuple[Analysis, object]:
+    """The analysis ``args`` name, the mean or the general estimator, and its settings checked
+    by the library against ``frame`` (the ratio and synthetic data read their data through an
+    engine instead, :func:`ratio_on_engine`, :func:`synth_on_data`)."""
+    _require_value_and_bounds(args)
     if args.analysis == "gvdp":
         return GVDP, gvdp_settings(args, frame)
     check_coinpress_sizes(args)
     return MEAN, mean_settings(args, frame, args.strategy, args.global_fraction)
+
+
+def mean_on_engine(args: argparse.Namespace) -> tuple[MeanSettings, GroupSums]:
+    """The mean's settings and each group's clipped sums from one pass of the engine ``args``
+    ask for: data read where it lies (a folder of Parquet files, a large file, a Spark table),
+    each person's rows bounded as ``--person`` says."""
+    _require_value_and_bounds(args)
+    check_coinpress_sizes(args)
+    low, high = args.bounds
+    settings = MeanSettings(
+        value=args.value, estimator=args.estimator, clip_low=low, clip_high=high,
+        n_public=args.sizes_public, strategy=args.strategy, global_fraction=args.global_fraction,
+        coinpress_sigma=args.sigma, coinpress_steps=args.steps,
+    )  # fmt: skip
+    aggregated = MEAN.engine_statistics(
+        open_engine(args), grouping_spec(args), settings, unit=privacy_unit(args)
+    )
+    return settings, aggregated.stats
 
 
 def ratio_on_engine(

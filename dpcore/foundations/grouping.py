@@ -61,6 +61,7 @@ from dpcore.foundations.validation import (
     positive_int,
     read_only,
     require_columns,
+    shown,
 )
 
 __all__ = [
@@ -470,7 +471,9 @@ def check_categories(
     for column in by:
         values = declared[column]
         if isinstance(values, str) or not isinstance(values, Iterable):
-            raise TypeError(f"the categories of {column!r} must be a list of texts, got {values!r}")
+            raise TypeError(
+                f"the categories of {column!r} must be a list of texts, got {shown(values)}"
+            )
         values = tuple(str(v) for v in values)
         if not values:
             raise ValueError(f"declare at least one category of {column!r}")
@@ -731,7 +734,7 @@ class Grouping:
         shares = PublicShares(
             values=final_sizes / final_sizes.sum(),
             source="data",
-            description="Group counts from the data, treated as public",
+            description="The data's own group counts, declared public",
             labels=final_labels,
         )
         spec = GroupingSpec(

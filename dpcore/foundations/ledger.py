@@ -53,6 +53,7 @@ from dpcore.foundations.accounting import (
     exact_components,
     remaining_after,
 )
+from dpcore.foundations.validation import shown
 
 __all__ = [
     "LEDGER_PATH_ENV",
@@ -741,9 +742,9 @@ def _check_dataset_type(dataset: object) -> None:
 
 def _non_empty_str(name: str, value: object) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"`{name}` must be a str, got {type(value).__name__} {value!r}")
+        raise TypeError(f"`{name}` must be a str, got {type(value).__name__} {shown(value)}")
     if not value.strip():
-        raise ValueError(f"`{name}` must be a non-empty str, got {value!r}")
+        raise ValueError(f"`{name}` must be a non-empty str, got {shown(value)}")
     return value
 
 

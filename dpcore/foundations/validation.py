@@ -14,17 +14,32 @@ import numpy as np
 import pandas as pd
 
 
+def shown(value: object) -> str:
+    """``value`` as a message may show it: the repr of a scalar or a short setting, but only
+    the shape of an array, Series or DataFrame, never its values (they may be confidential
+    data, and numpy's ``array([...])`` is no sentence): "an array of 40 numbers"."""
+    if isinstance(value, np.ndarray | pd.Series | pd.Index):
+        return f"an array of {np.size(value):,} value{'' if np.size(value) == 1 else 's'}"
+    if isinstance(value, pd.DataFrame):
+        return f"a table of {value.shape[0]:,} rows and {value.shape[1]:,} columns"
+    if isinstance(value, list | tuple) and len(value) > 8:
+        return f"a list of {len(value):,} values"
+    return repr(value)
+
+
 def real_number(name: str, value: object) -> float:
     """Return ``value`` as a float, raising ``TypeError`` for non-numbers (bools included)."""
     if isinstance(value, bool) or not isinstance(value, Real | np.integer | np.floating):
-        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"`{name}` must be a real number, got {type(value).__name__} {shown(value)}"
+        )
     return float(value)
 
 
 def finite_number(name: str, value: object) -> float:
     x = real_number(name, value)
     if not math.isfinite(x):
-        raise ValueError(f"`{name}` must be a finite number, got {x!r}")
+        raise ValueError(f"`{name}` must be a finite number, got {shown(x)}")
     return x
 
 
@@ -32,7 +47,7 @@ def positive_number(name: str, value: object) -> float:
     """A finite number strictly greater than zero."""
     x = real_number(name, value)
     if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"`{name}` must be a finite number > 0, got {x!r}")
+        raise ValueError(f"`{name}` must be a finite number > 0, got {shown(x)}")
     return x
 
 
@@ -40,15 +55,15 @@ def open_unit_interval(name: str, value: object) -> float:
     """A probability strictly between 0 and 1."""
     x = real_number(name, value)
     if not (0 < x < 1):
-        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {x!r}")
+        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {shown(x)}")
     return x
 
 
 def positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}")
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {shown(value)}")
     if value < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}")
+        raise ValueError(f"`{name}` must be an integer >= 1, got {shown(value)}")
     return int(value)
 
 
@@ -64,7 +79,7 @@ def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
         return rng
     if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
-    raise TypeError(f"`rng` must be a numpy Generator, an int seed or None, got {rng!r}")
+    raise TypeError(f"`rng` must be a numpy Generator, an int seed or None, got {shown(rng)}")
 
 
 def data_frame(name: str, value: object) -> pd.DataFrame:
@@ -115,7 +130,7 @@ def numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.nd
     with a message naming the ``parameter`` and listing the available columns.
     """
     if not isinstance(column, str):
-        raise TypeError(f"`{parameter}` must be a column name (str), got {column!r}")
+        raise TypeError(f"`{parameter}` must be a column name (str), got {shown(column)}")
     if column not in frame.columns:
         available = ", ".join(str(c) for c in frame.columns)
         raise ValueError(
@@ -143,8 +158,8 @@ def read_only(arr: np.ndarray) -> np.ndarray:
 def validate_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
     """User clipping bounds [L, U] with L < U, both finite."""
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise TypeError(f"`bounds` must be a pair (L, U), got {bounds!r}")
+        raise TypeError(f"`bounds` must be a pair (L, U), got {shown(bounds)}")
     low, high = finite_number("bounds[0]", bounds[0]), finite_number("bounds[1]", bounds[1])
     if not low < high:
-        raise ValueError(f"`bounds` must satisfy L < U, got L = {low!r}, U = {high!r}")
+        raise ValueError(f"`bounds` must satisfy L < U, got L = {shown(low)}, U = {shown(high)}")
     return low, high

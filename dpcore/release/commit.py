@@ -191,6 +191,7 @@ def release(
         "software": _versions(),
         "script": plan.script_body(),
         "intervals": plan.interval_description,
+        "declared_public": plan.declared_public(),
     }
     payload = {"outputs": outputs, "metadata": metadata}
     record = ledger.spend(

@@ -20,6 +20,7 @@ from dpcore.analyses.gvdp.bounds import (
     Data,
     Estimator,
 )
+from dpcore.foundations.validation import shown
 
 NEWTON_STEPS = 25
 """At most this many Newton (IRLS) iterations of the logistic fit, started from 0 (our choice;
@@ -40,11 +41,13 @@ _GUIDE_BINS = 1 << 12  # bins of the Poisson inverse-CDF guide table (exact; see
 
 def _array(name: str, value: object) -> np.ndarray:
     if isinstance(value, str | bytes) or value is None:
-        raise TypeError(f"`{name}` must be a numeric array, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"`{name}` must be a numeric array, got {type(value).__name__} {shown(value)}"
+        )
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"`{name}` must be a numeric array, got {value!r:.80}") from err
+        raise TypeError(f"`{name}` must be a numeric array, got {shown(value)}") from err
     if not np.all(np.isfinite(arr)):
         raise ValueError(
             f"`{name}` must be finite (no NaN or inf), got {np.sum(~np.isfinite(arr))} bad entries"

@@ -28,6 +28,7 @@ from dpcore.foundations.validation import (
     as_rng,
     open_unit_interval,
     positive_int,
+    shown,
 )
 
 __all__ = [
@@ -509,7 +510,9 @@ def _per_group(name: str, value: object, count: int, kinds: tuple[type, ...]) ->
     if isinstance(value, kinds):
         return [value] * count
     if not isinstance(value, Sequence) or len(value) != count:
-        raise ValueError(f"`{name}` must be one value or one per group ({count}), got {value!r}")
+        raise ValueError(
+            f"`{name}` must be one value or one per group ({count}), got {shown(value)}"
+        )
     return list(value)
 
 

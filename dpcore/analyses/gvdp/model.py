@@ -19,6 +19,7 @@ from dpcore.foundations.validation import (
     finite_number,
     numeric_values,
     positive_int,
+    shown,
 )
 
 __all__ = [
@@ -248,7 +249,7 @@ def _check_design(X: np.ndarray, names: Sequence[str], where: str) -> None:
 
 def _floats(name: str, values: object, d: int, coefficients: Sequence[str]) -> tuple[float, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence | np.ndarray):
-        raise TypeError(f"`{name}` must be a sequence of numbers, got {values!r}")
+        raise TypeError(f"`{name}` must be a sequence of numbers, got {shown(values)}")
     out = []
     for coefficient, value in zip(coefficients, values, strict=False):
         try:
@@ -310,7 +311,7 @@ class GvdpBoundsSpec:
             if value <= 0:
                 raise ValueError(
                     f"`spread` for `{name}` must be > 0 (a bound on a standard deviation), got "
-                    f"{value!r}"
+                    f"{shown(value)}"
                 )
         set_(self, "spread", spread)
         factor = finite_number("factor", self.factor)

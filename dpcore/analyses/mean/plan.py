@@ -374,19 +374,15 @@ class MeanPlan:
 
         Basic (pivot) intervals: estimate − upper error quantile, estimate − lower one (Davison &
         Hinkley 1997, §5.2), with the error quantiles of :meth:`_error_draws`. With ``squares``
-        (the release's noisy sums of squares) the errors include sampling error. NaN bounds
-        where no interval is released (private group sizes).
+        (the release's noisy sums of squares) the errors include sampling error.
         """
         groups, whole = np.asarray(result.group_estimates), float(result.global_estimate)
         method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
-        if self.sizes_public:
-            group_errors, global_errors = self._error_draws(result, squares)
-            tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
-            group_q = np.quantile(group_errors, tails, axis=0).T
-            global_q = np.quantile(global_errors, tails)
-        else:  # intervals built from the exact sizes would give those sizes away
-            k = (self.values if values is None else values).k
-            group_q, global_q = np.full((k, 2), np.nan), np.full(2, np.nan)
+        released = self.values if values is None else values
+        group_errors, global_errors = self._error_draws(result, squares, released)
+        tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
+        group_q = np.quantile(group_errors, tails, axis=0).T
+        global_q = np.quantile(global_errors, tails)
         level = self.header.level
         return (
             Interval(estimate=groups, low=groups - group_q[:, 1], high=groups - group_q[:, 0],
@@ -396,16 +392,17 @@ class MeanPlan:
         )  # fmt: skip
 
     def _error_draws(
-        self, result: StrategyResult, squares: NoisySquares | None
+        self, result: StrategyResult, squares: NoisySquares | None, values: GroupValues | GroupSums
     ) -> tuple[np.ndarray, np.ndarray]:
         r"""Draws of the estimation error of the group and population estimates, shapes
         ``(INTERVAL_DRAWS, k)`` and ``(INTERVAL_DRAWS,)``, by parametric bootstrap.
 
         The DP noise: reruns the same strategy on stand-in data in which every member of group g
         has the value :math:`\tilde\mu_g` (the DP estimate clipped to the public range), with
-        the public group sizes, and records the error of each draw. With public sizes, Laplace
-        and Gaussian errors do not depend on the values at all and the draws are exact up to
-        Monte Carlo error; for CoinPress they are a plug-in approximation.
+        the group sizes of :meth:`_stand_in_sizes`, and records the error of each draw. With
+        public sizes, Laplace and Gaussian errors do not depend on the values at all and the
+        draws are exact up to Monte Carlo error; for CoinPress, and with private sizes (the
+        release's noisy counts stand in for the sizes), they are a plug-in approximation.
 
         Sampling error, with ``squares``: independent Student-t draws with the variances that
         :mod:`~dpcore.analyses.mean.sampling_error` estimates from ``squares`` and the DP means
@@ -416,17 +413,19 @@ class MeanPlan:
         """
         low, high = self.estimator.public_range
         centres = np.clip(np.asarray(result.group_estimates, dtype=float), low, high)
-        stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
+        sizes = self._stand_in_sizes(result, values)
+        stand_in = GroupSums.constant(values.labels, sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.mean_budget, self.shares,
+            self.strategy, stand_in, self.estimator, self.mean_budget, values.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
             noise=SimulationNoise(rng=0),
         )  # fmt: skip
-        global_truth = (
-            float(centres @ self.shares.values)
-            if self.strategy == "stratified"
-            else float(centres @ self.values.sizes / self.values.n)
+        weights = (
+            values.shares.values
+            if self.strategy == "stratified" and not values.shares.drawn_with_release
+            else sizes / sizes.sum()
         )
+        global_truth = float(centres @ weights)
         group_errors = draws.group_estimates - centres
         global_errors = draws.global_estimate - global_truth
         if squares is None:
@@ -441,6 +440,20 @@ class MeanPlan:
             self.values.sizes, self.shares.values, INTERVAL_DRAWS, np.random.default_rng(1),
         )  # fmt: skip
         return group_errors + group_sampling, global_errors + global_sampling
+
+    def _stand_in_sizes(
+        self, result: StrategyResult, values: GroupValues | GroupSums
+    ) -> np.ndarray:
+        """The group sizes of the bootstrap's stand-in data: the public sizes; with private
+        sizes the release's own noisy counts (DP outputs, at least 1 each, so that an interval
+        never reads an exact size), and for a population estimated alone its noisy count
+        spread evenly over the groups (only its total enters that estimate)."""
+        if self.sizes_public:
+            return np.asarray(values.sizes)
+        if result.counts is not None:
+            return np.maximum(np.rint(result.counts), 1).astype(np.int64)
+        each = max(round(float(result.global_count) / values.k), 1)
+        return np.full(values.k, each, dtype=np.int64)
 
     def _mean_variances(self, noisy_squares, means, noise_errors: np.ndarray, sizes):
         r"""The sampling variance of each released mean (:math:`\tilde s^2/n`): of the groups
@@ -460,8 +473,10 @@ class MeanPlan:
         """What the intervals cover, for the release's metadata."""
         if not self.sizes_public:
             return (
-                "no intervals: group sizes are private in this release, and an interval computed "
-                "from the exact sizes would reveal them"
+                f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
+                f"({INTERVAL_DRAWS:,} draws), with the release's own noisy counts as the group "
+                "sizes (no exact size enters them); they cover the clipped sample mean, not "
+                "sampling error"
             )
         if self.sampling_error:
             return (
@@ -480,6 +495,22 @@ class MeanPlan:
         """What the group rows publish as shares when they are read exactly from the data
         (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
         return None if self.strategy == "global_only" else self.header.exact_shares()
+
+    def declared_public(self) -> list[str]:
+        """The groups, their shares and sizes when the release treats them as public, and the
+        public range of the value (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        low, high = self.estimator.public_range
+        if isinstance(self.estimator, CoinPressMean):
+            bounds = f"the range [{low:g}, {high:g}] and spread σ ≤ {self.estimator.sigma:g} of `{self.value}`"
+        elif self.estimator.bounds is None:
+            bounds = f"the clipping radius R = {self.estimator.radius:g} of `{self.value}`"
+        else:
+            bounds = f"the range [{low:g}, {high:g}] of `{self.value}`"
+        if self.strategy == "global_only":
+            sizes = ["the number of rows"] if self.sizes_public else []
+            return [bounds, *sizes]
+        sizes = ["each group's exact number of rows"] if self.sizes_public else []
+        return [*self.header.declared_groups(), *self.header.declared_shares(), *sizes, bounds]
 
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""

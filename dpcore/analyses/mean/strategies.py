@@ -22,6 +22,7 @@ import numpy as np
 
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations.accounting import Budget, parallel, scale, sequential
+from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.labels import list_labels
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.foundations.shares import PublicShares, noisy_count_shares, share_values
@@ -74,7 +75,10 @@ class StrategyResult:
     says so; None when the groups are recombined with fixed public shares. ``released``: when
     those shares carry a small-group rule (:class:`~dpcore.foundations.small_groups.NoisyCountRule`),
     which groups the noisy counts kept, merged or dropped, and the pooled group's estimate;
-    ``shares`` are then 0 for the groups not released as themselves.
+    ``shares`` are then 0 for the groups not released as themselves. With private group sizes,
+    ``counts`` are the groups' noisy counts the release drew (shaped like ``group_estimates``)
+    and ``global_count`` the population's, when it is estimated on its own: DP outputs a
+    release's intervals take as the group sizes (:class:`~dpcore.analyses.mean.plan.MeanPlan`).
     """
 
     strategy: Strategy
@@ -83,10 +87,30 @@ class StrategyResult:
     cost: Budget
     shares: np.ndarray | None = None
     released: NoisyRecombination | None = None
+    counts: np.ndarray | None = None
+    global_count: np.ndarray | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
     return None if replicates is None else positive_int("replicates", replicates)
+
+
+def _groups(
+    estimator: MeanEstimator, strata: GroupValues, budget: Budget, reps: int | None, source
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each group's estimate, and with private sizes the noisy count it drew (else None)."""
+    if getattr(estimator, "n_public", True):
+        return estimator.group_estimates(strata, budget, replicates=reps, noise=source), None
+    drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
+    return drawn.means(), drawn.counts
+
+
+def _population(
+    estimator: MeanEstimator, strata: GroupValues, budget: Budget, reps: int | None, source
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The population's own estimate, and with private sizes its noisy count (else None)."""
+    whole, count = _groups(estimator, strata.pooled, budget, reps, source)
+    return whole[..., 0], None if count is None else count[..., 0]
 
 
 def recombine_clamped(
@@ -141,18 +165,20 @@ def stratified_mean(
             released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
                 "stratified", drawn.means(), released.whole, parallel(budget),
-                shares=released.shares, released=released,
+                shares=released.shares, released=released, counts=drawn.counts,
             )  # fmt: skip
         groups, weights = drawn.means(), noisy_count_shares(drawn.counts)
         whole = recombine_clamped(estimator, groups, weights)
-        return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights)
+        return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights,
+                              counts=drawn.counts)  # fmt: skip
     weights = share_values(shares, strata.k)
-    groups = estimator.group_estimates(strata, budget, replicates=reps, noise=source)
+    groups, counts = _groups(estimator, strata, budget, reps, source)
     # k copies of one budget compose in parallel to that budget: composing one copy per group
     # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
     return StrategyResult(
-        "stratified", groups, recombine_clamped(estimator, groups, weights), parallel(budget)
-    )
+        "stratified", groups, recombine_clamped(estimator, groups, weights), parallel(budget),
+        counts=counts,
+    )  # fmt: skip
 
 
 def global_only_mean(
@@ -165,14 +191,11 @@ def global_only_mean(
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
     """Vanilla (i): one estimate of the population mean with the full budget, reused per group."""
-    whole = estimator.group_estimates(
-        strata.pooled,
-        budget,
-        replicates=_replicates(replicates),
-        noise=as_noise_source(noise, rng=rng),
-    )[..., 0]
+    whole, count = _population(
+        estimator, strata, budget, _replicates(replicates), as_noise_source(noise, rng=rng)
+    )
     groups = np.repeat(whole[..., None], strata.k, axis=-1)
-    return StrategyResult("global_only", groups, whole, budget)
+    return StrategyResult("global_only", groups, whole, budget, global_count=count)
 
 
 def global_and_group_means(
@@ -196,22 +219,23 @@ def global_and_group_means(
     fraction = open_unit_interval("global_fraction", global_fraction)
     global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
     source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
-    whole = estimator.group_estimates(strata.pooled, global_budget, replicates=reps, noise=source)[
-        ..., 0
-    ]
+    whole, count = _population(estimator, strata, global_budget, reps, source)
     cost = sequential(global_budget, group_budget)
+    both = {"global_count": count}
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
+        both["counts"] = drawn.counts
         if shares.rule is not None:  # small groups decided by the same noisy counts
             released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
                 "global_and_groups", drawn.means(), whole, cost, shares=released.shares,
-                released=released,
+                released=released, **both,
             )  # fmt: skip
         shares = noisy_count_shares(drawn.counts)
-        return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares)
-    groups = estimator.group_estimates(strata, group_budget, replicates=reps, noise=source)
-    return StrategyResult("global_and_groups", groups, whole, cost)
+        return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares,
+                              **both)  # fmt: skip
+    groups, both["counts"] = _groups(estimator, strata, group_budget, reps, source)
+    return StrategyResult("global_and_groups", groups, whole, cost, **both)
 
 
 def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:
@@ -220,11 +244,12 @@ def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:
     if not (isinstance(shares, PublicShares) and shares.drawn_with_release):
         return False
     if getattr(estimator, "n_public", True):
-        raise ValueError(
+        raise NeedsFixedShares(
             "The shares are to come from the release's noisy group counts, but this estimator "
             "treats group sizes as public and draws no counts. Keep group sizes private (turn "
             "off “Treat group sizes as public” on the Estimator page; the Laplace or Gaussian "
-            "mean), or take the shares from another source on the Strata page."
+            "mean), or on the Strata page take the shares from a table of public shares, a "
+            "holdout split, or the data's own counts declared public."
         )
     return True
 

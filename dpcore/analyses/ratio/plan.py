@@ -28,7 +28,7 @@ from dpcore.foundations.accounting import (
 )
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from dpcore.foundations.validation import instance_of, positive_int
+from dpcore.foundations.validation import instance_of, positive_int, shown
 from dpcore.release.plan import PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
@@ -103,7 +103,7 @@ class RatioPlan:
             value = getattr(self, name)
             if value not in options:
                 raise ValueError(
-                    f"`{name}` must be one of {', '.join(map(repr, options))}, got {value!r}"
+                    f"`{name}` must be one of {', '.join(map(repr, options))}, got {shown(value)}"
                 )
         object.__setattr__(self, "B", positive_int("B", self.B))
         self.cost  # noqa: B018 - validates mechanism, composition and (ε, δ) before anything runs
@@ -201,6 +201,18 @@ class RatioPlan:
             "strategy": "stratified",
             **({} if self.sums.unit == ROW else {"privacy_unit": self.sums.unit.to_dict()}),
         }  # fmt: skip
+
+    def declared_public(self) -> list[str]:
+        """The groups and the columns' public upper bounds (the lower bounds are 0); the ratio
+        publishes no share or size (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        b, sums = self.sums.bounds, self.sums
+        bounds = [f"`{sums.s_column}` ≤ {b.s:g}"]
+        bounds.append(
+            f"`{sums.y_column}` in {{0, 1}}" if sums.binary_y else f"`{sums.y_column}` ≤ {b.y:g}"
+        )
+        if sums.w_column is not None:
+            bounds.append(f"`{sums.w_column}` ≤ {b.w:g}")
+        return [*self.header.declared_groups(), f"the bounds {', '.join(bounds)}"]
 
     def estimate(self, noise: NoiseSource, rng: np.random.Generator | None = None) -> RatioResult:
         """Every group's noisy sums drawn with ``noise``, and the intervals formed from them

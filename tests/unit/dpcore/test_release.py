@@ -33,6 +33,7 @@ from dpcore.foundations.ledger import BudgetExceededError, Ledger, list_ledgers
 from dpcore.foundations.mechanisms import noise_source
 from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
 from dpcore.release.exports import (
+    declared_public_statement,
     escape_cell,
     public_metadata,
     shares_statement,
@@ -510,8 +511,9 @@ def test_json_round_trips_without_the_script(formula_record):
     loaded = json.loads(text, parse_constant=refuse)
     # Group rows publish their shares, so the metadata says where they come from.
     shares = {"shares": shares_statement(formula_record.metadata["plan"]["strata"])}
+    declared = {"declared_public_statement": declared_public_statement(formula_record.metadata)}
     assert loaded == {
-        "metadata": public_metadata(formula_record.metadata) | shares,
+        "metadata": public_metadata(formula_record.metadata) | declared | shares,
         "outputs": formula_record.outputs,
     }
     assert loaded["metadata"]["plan"]["dataset"] == {"name": "changes.csv"}
@@ -756,18 +758,31 @@ def test_release_figure_draws_each_estimate_with_its_interval(demo_record):
         assert trace.error_y.symmetric is False
 
 
-def test_release_figure_value_axis_is_the_public_range_or_the_estimates(demo_record):
-    """A wide interval never sets the axis (issue 13): a mean's axis is its bounds [L, U]; a
-    release without a public pair of bounds (a ratio) spans its estimates from 0."""
-    bounds = demo_record.metadata["plan"]["estimator"]["bounds"]
-    assert list(charts_release.release_figure(demo_record).layout.yaxis.range) == list(bounds)
+def test_release_figure_value_axis_fits_the_estimates_within_the_public_range(demo_record):
+    """Issue 37: the axis spans the estimates and their typical interval, inside the bounds
+    [L, U] but not pinned to them (a bound of 250,000 flattened every estimate); a release
+    without a public pair of bounds (a ratio) spans its estimates alone."""
+    frame = demo_record.frame
+    low_bound, high_bound = demo_record.metadata["plan"]["estimator"]["bounds"]
+    low, high = charts_release.release_figure(demo_record).layout.yaxis.range
+    assert (
+        low_bound <= low < frame["estimate"].min() and frame["estimate"].max() < high <= high_bound
+    )
+    assert high - low < (high_bound - low_bound) / 2  # fitted, not the range
     ratio_like = dataclasses.replace(
         demo_record, metadata={**demo_record.metadata, "plan": {
             **demo_record.metadata["plan"], "estimator": {"bounds": {"s": 1.0, "y": 1.0}}}},
     )  # fmt: skip
     low, high = charts_release.release_figure(ratio_like).layout.yaxis.range
-    estimates = demo_record.frame["estimate"]
-    assert low == 0 and estimates.max() < high < 2 * estimates.max()
+    assert low < frame["estimate"].min() and frame["estimate"].max() < high
+
+
+def test_one_wide_interval_runs_off_the_axis_instead_of_squashing_the_others(demo_record):
+    outputs = [dict(row) for row in demo_record.outputs]
+    outputs[0] |= {"low": 0.0, "high": 100.0}  # a tiny group's interval over the whole range
+    wide = dataclasses.replace(demo_record, outputs=outputs)
+    low, high = charts_release.release_figure(wide).layout.yaxis.range
+    assert high - low < 50
 
 
 def test_a_release_of_many_groups_lists_one_per_row_with_whole_labels(demo, ledger):
@@ -782,7 +797,8 @@ def test_a_release_of_many_groups_lists_one_per_row_with_whole_labels(demo, ledg
     np.testing.assert_allclose(groups.error_x.array, (frame["high"] - frame["estimate"]).iloc[:-1])
     assert list(population.y) == ["All"]
     assert fig.layout.yaxis.autorange == "reversed"  # the first group on top
-    assert list(fig.layout.xaxis.range) == record.metadata["plan"]["estimator"]["bounds"]
+    low, high = fig.layout.xaxis.range
+    assert low <= frame["estimate"].min() and frame["estimate"].max() <= high
     assert fig.layout.height >= 28 * len(frame)
 
 
@@ -838,11 +854,14 @@ def test_a_dry_run_never_stands_in_for_the_real_release(demo, ledger):
     assert plan_key(plan) == plan_key(plan, "secure") != plan_key(plan, "simulation")
 
 
-def test_private_group_sizes_release_no_intervals_and_only_declared_shares(demo, ledger):
+def test_private_group_sizes_release_intervals_from_their_noisy_counts_and_declared_shares(
+    demo, ledger
+):
+    """No exact size enters an interval: the bootstrap's group sizes are the noisy counts."""
     plan = make_plan(demo, by=("sex",), estimator=PRIVATE_SIZES, spec_options=DECLARED_SEX)
     record = release(plan, ledger, noise="simulation", rng=2)
-    assert all(row["low"] is None and row["high"] is None for row in record.outputs)
-    assert record.metadata["intervals"].startswith("no intervals: group sizes are private")
+    assert all(row["low"] <= row["estimate"] <= row["high"] for row in record.outputs)
+    assert "with the release's own noisy counts as the group sizes" in record.metadata["intervals"]
     assert [row.get("public_share") for row in record.outputs] == [0.5, 0.5, 0.0, None]
     # The declared category with no rows is released too, from noise alone, in the public range.
     another = record.outputs[2]

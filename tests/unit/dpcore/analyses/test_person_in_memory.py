@@ -29,7 +29,7 @@ from tests.scripts import assert_reruns_as_recorded
 from tests.unit.dpcore.test_engines import BOUNDS, SPECS, messy_frame
 
 UNIT = PrivacyUnit("person", max_groups=2, max_rows=2)
-SETTINGS = MeanSettings(value="v", clip_low=BOUNDS[0], clip_high=BOUNDS[1])
+SETTINGS = MeanSettings(value="v", clip_low=BOUNDS[0], clip_high=BOUNDS[1], n_public=True)
 
 
 @pytest.fixture(scope="module")
