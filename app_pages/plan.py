@@ -4,9 +4,10 @@ import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.base import NeedsRowsInMemory
+from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
-from strata_ui import planner, portfolio
+from strata_ui import planner, planner_frontier, portfolio
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.state import get_settings, get_state, open_ledger
@@ -25,6 +26,9 @@ ui, state = current(), get_state()
 settings = get_settings(ui.analysis.settings_type)
 try:
     model = planner.cached_error_model(ui.analysis, settings)
+except NeedsFixedShares as exc:  # sizes treated as public: the explicit choice is offered
+    show_error(exc)
+    stop_page()
 except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no grouping yet
     st.info(str(exc), icon=":material/info:")
     stop_page()
@@ -64,7 +68,7 @@ st.info(
     icon=":material/visibility:",
 )
 try:
-    planner.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
+    planner_frontier.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
 except (PlannerUnavailable, NeedsRowsInMemory) as exc:  # e.g. on files read where they lie
     st.info(str(exc), icon=":material/info:")
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch

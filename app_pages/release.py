@@ -5,7 +5,7 @@ import streamlit as st
 from dpcore.foundations.accounting import BudgetExceededError
 from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
-from strata_ui import portfolio, release_ui
+from strata_ui import budget_language, pipeline, portfolio, release_ui
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
@@ -63,13 +63,16 @@ key = plan_key(plan)
 with plan_col:
     st.markdown("\n".join(f"- {line}" for line in plan.review_lines()))
     st.markdown("- **Noise:** OpenDP vetted samplers")
+    release_ui.render_declared_public(plan)
     st.caption(
         "This review is the curator's view: row and group counts above come from the data "
         "without noise. Only the committed estimates and the files below are DP outputs."
     )
-    render_preview(plan, key)
+    uninformative = render_preview(plan, key)
     existing = ledger.get(key)
     if existing is None:
+        control = pipeline.release_budget(state, None if planned is None else planned[1])
+        st.markdown(budget_language.charge_line(control, plan.cost))
         for line in release_ui.cost_lines(plan.cost, ledger):
             st.markdown(line)
         if (warning := release_ui.large_budget_warning(plan.cost)) is not None:
@@ -88,6 +91,13 @@ if existing is None:
         "I understand that committing spends this budget for good.", key="release.confirm"
     )
     can_afford = release_ui.affordable(plan.cost, ledger)
+    if uninformative is not None:
+        st.error(
+            f"{uninformative} Committing would spend {release_ui.charge_text(plan.cost)} for "
+            "nothing, so Commit is off. Raise the budget on the Budget page, merge small groups "
+            "on the Strata page, or loosen what the release needs on the Estimator page.",
+            icon=":material/block:",
+        )
     if not can_afford:
         st.caption(
             f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget, or "
@@ -100,7 +110,7 @@ if existing is None:
         )
     if st.button(
         "Commit release", type="primary",
-        disabled=not (confirmed and can_afford) or other_data is False,
+        disabled=not (confirmed and can_afford) or other_data is False or bool(uninformative),
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
         progress, clear_progress = progress_bar("Fitting the models")  # slow plans only

@@ -30,7 +30,7 @@ def needed_budget_chart(table: pd.DataFrame, symbol: str, binding: str | None) -
             y=rows["estimate"],
             orientation="h",
             marker_color=colours,
-            hovertemplate=f"%{{y}}<br>needs {symbol} = %{{x:.3g}}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>needs {symbol} = %{{x:,.3r}}<extra></extra>",
         )
     )
     _layout(
@@ -61,8 +61,8 @@ def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
                     "size": [14 if p else 8 for p in rows["pareto"]],
                     "line": {"width": [2 if p else 0 for p in rows["pareto"]], "color": "black"},
                 },
-                hovertemplate="%{text}<br>population error %{x:.3g}<br>worst group error "
-                "%{y:.3g}<extra></extra>",
+                hovertemplate="%{text}<br>population error %{x:,.3r}<br>worst group error "
+                "%{y:,.3r}<extra></extra>",
             )
         )
     front = scored[scored["pareto"]].sort_values("global_error")

@@ -187,7 +187,7 @@ def figure1_chart(
                 name=name,
                 line={"color": style["color"], "dash": style["dash"], "width": 2.5},
                 hovertemplate=f"{name}<br>{FORMULAS[name]}<br>"
-                "α = %{x:.3g}, Σ log|G_i| = %{y:.1f}<extra></extra>",
+                "α = %{x:,.3r}, Σ log|G_i| = %{y:.1f}<extra></extra>",
             )
         )
     fig.add_trace(
@@ -199,7 +199,7 @@ def figure1_chart(
             marker={"color": BLACK, "size": 12, "symbol": "diamond"},
             text=[f"this dataset: α ≈ {three_digits(alpha_fit)}"],
             textposition=_label_side(alpha_fit, curves["alpha"]),
-            hovertemplate="This dataset<br>fitted α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}"
+            hovertemplate="This dataset<br>fitted α = %{x:,.3r}<br>Σ log|G_i| = %{y:.1f}"
             "<extra></extra>",
         )
     )

@@ -108,9 +108,9 @@ SMALL_GROUP_SHARE = 0.01  # groups under this share of the rows are flagged on t
 ALPHA_AXIS = (0.01, 10.0)  # x range of the Figure-1 style plot (extended to show the fitted α)
 
 # Learn page and workshop mode
-# Charts in workshop mode fit a projector (about 1024 × 768, some 650 px under the browser bar)
-# with bigger text.
-WORKSHOP_CHART_HEIGHT = 500
+# Charts in workshop mode fit a projector's first screen (1024 × 768 or 1280 × 720) below an
+# explainer's sentences and sliders, with bigger text.
+WORKSHOP_CHART_HEIGHT = 330
 WORKSHOP_FONT_SIZE = 18
 LEARN_CHART_HEIGHT = 480
 LEARN_FONT_SIZE = 14

@@ -11,6 +11,7 @@ from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components
 from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
 from strata_ui import constants
 from strata_ui.state import get_state
+from strata_ui.style import plain_number
 
 SWITCH_KEY = "ledger.switch"
 
@@ -150,7 +151,7 @@ def cost_sentence(cost: Budget, ledger: Ledger) -> str:
     elif isinstance(cost, ZCDP):
         delta = constants.DISPLAY_DELTA
         epsilon = cost.to_approx_dp(delta).epsilon
-        own = f"{cost}, that is (ε = {epsilon:.3g}, δ = {delta:g})-DP; {charged}"
+        own = f"{cost}, that is (ε = {plain_number(epsilon, 3)}, δ = {delta:g})-DP; {charged}"
     else:
         own = f"{cost}; {charged}"
     total = {k: float(v) for k, v in ledger.total.components().items()}

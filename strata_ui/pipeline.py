@@ -29,8 +29,10 @@ from dpcore.foundations import theory
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 from dpcore.foundations.errors import NotChosenYet
 from dpcore.foundations.grouping import (
+    MISSING_LABEL,
     Grouping,
     GroupingSpec,
+    bucket_labels,
     cell_labels,
     codebook_order,
     is_category_codes,
@@ -42,11 +44,12 @@ from strata_ui import engine_sources
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
 
 SHARE_SOURCE_LABELS = {
-    "data": "Group counts from the data, treated as public",
+    "noisy_counts": "The release's own noisy group counts (private, paid with the release)",
     "table": "A table of public shares (e.g. census figures)",
     "holdout": "A public holdout split of the data",
-    "noisy_counts": "The release's own noisy group counts (private group sizes only)",
+    "data": "The data's own group counts, declared public (publishes every group's exact size)",
 }
+"""Where the groups' shares come from, in the order offered: the private default first."""
 
 
 def grouping_spec(state: AppState) -> GroupingSpec:
@@ -66,8 +69,7 @@ def grouping_spec(state: AppState) -> GroupingSpec:
         share_table=tuple(state.share_table.items()) if state.share_source == "table" else (),
         holdout_fraction=state.holdout_fraction if state.share_source == "holdout" else None,
         categories=tuple(
-            (column, tuple(state.declared_categories.get(column, ())))
-            for column in state.strata_columns
+            (column, tuple(declared_categories(state, column))) for column in state.strata_columns
         )
         if state.group_list == "declared"
         else (),
@@ -122,6 +124,23 @@ def column_rule(state: AppState, column: str) -> engine_sources.ColumnRule:
         return engine_sources.column_rule(state.source, state.dataset_fingerprint, column)
     series = get_dataset()[column]
     return "codes" if is_category_codes(series) else "edges" if needs_edges(series) else "values"
+
+
+def declared_categories(state: AppState, column: str) -> list[str]:
+    """The categories declared for ``column``: the list the Strata page holds, or until one is
+    edited, the list it prefills (:func:`prefilled_categories`)."""
+    declared = state.declared_categories.get(column)
+    return list(declared) if declared is not None else prefilled_categories(state, column)
+
+
+def prefilled_categories(state: AppState, column: str) -> list[str]:
+    """What a declared list of ``column`` starts from: its buckets (public, from the typed
+    edges) or the categories found in the data, the missing-value label only when the data has
+    it. The Strata page labels such a list as treated as public."""
+    edges = state.bucket_edges.get(column)
+    found = categories_found(state, column, tuple(edges) if edges else None)
+    offered = [*bucket_labels(tuple(edges)), MISSING_LABEL] if edges else found
+    return [label for label in offered if label != MISSING_LABEL or label in found]
 
 
 def categories_found(state: AppState, column: str, edges: tuple[float, ...] | None) -> list[str]:

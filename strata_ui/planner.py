@@ -5,6 +5,7 @@ stratification choices, each adoptable in one click."""
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,11 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable, get
-from dpcore.analyses.base import Analysis, unit_keyword
-from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
+from dpcore.analyses.base import Analysis
+from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, charge_of
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
-from dpcore.foundations.privacy_unit import PrivacyUnit
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,
@@ -25,19 +25,19 @@ from dpcore.planner import (
     duration_text,
     shortfall,
 )
-from strata_ui import charts_planner, constants, pipeline
+from strata_ui import budget_language, charts_planner, constants, pipeline
+from strata_ui.budget_control import largest, set_page_budget
+from strata_ui.budget_language import budget_text
 from strata_ui.kept import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning
 from strata_ui.state import (
     AppState,
-    get_dataset,
     get_settings,
     get_state,
-    reset_settings,
     update_settings,
     widget_key,
 )
-from strata_ui.style import rounded_up
+from strata_ui.style import plain_number, rounded_up
 from strata_ui.widgets import bind, stored_on_change
 
 __all__ = [
@@ -48,14 +48,10 @@ __all__ = [
     "render_answer",
     "render_check",
     "run_check",
-    "render_frontier",
     "target_inputs",
 ]
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
-FRONTIER_REPLICATES = 200
-MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
-ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate
 QUICK_MODEL_S = 5.0
 """An error model expected to take longer is built only when the user asks (a button)."""
 QUICK_CHECK_S = 0.05
@@ -134,7 +130,7 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     store = functools.partial(_store_half_width, unit)
     value = st.number_input(
         f"Within ± (in {unit})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
-        step=model.typical_half_width / 4, format="%.3g", key=key,
+        step=model.typical_half_width / 4, format="%.6g", key=key,
         **stored_on_change(key, store),
     )  # fmt: skip
     store(value)
@@ -290,11 +286,15 @@ def _check_prompt(replicates: int, seconds: float) -> bool:
     return st.button(label, key="plan.check", icon=":material/play_arrow:")
 
 
-def _in_user_unit(budget: Budget, state: AppState) -> Budget:
-    """The answer in the Budget page's unit: ρ = ε²/2 for an ε answer when the user works in ρ."""
+def answer_budget(budget: Budget, state: AppState) -> Budget:
+    """The planner's answer as the one number every line of the answer shows: in the Budget
+    page's unit (ρ = ε²/2 for an ε answer when the user works in ρ) and rounded up once to
+    three significant digits, so that it still meets the target."""
     if state.budget_kind == "zcdp" and isinstance(budget, PureDP):
-        return as_zcdp(budget, "The planner")
-    return budget
+        budget = as_zcdp(budget, "The planner")
+    if isinstance(budget, PureDP):
+        return PureDP(rounded_up(budget.epsilon))
+    return ZCDP(rounded_up(budget.rho))
 
 
 def curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
@@ -344,23 +344,23 @@ def render_answer(
     for note in answer.notes:
         st.caption(note)
     state = get_state()
-    cost = _in_user_unit(answer.budget, state)
+    budget = answer_budget(answer.budget, state)
     st.metric(
         "Smallest budget that meets the target",
-        ", ".join(f"{SYMBOLS[k]} = {rounded_up(v):g}" for k, v in cost.components().items()),
-        help="Rounded up to three significant digits, so that the budget you read still meets "
-        "the target.",
+        budget_text(budget),
+        help="Rounded up once, to three significant digits, so that the budget you read still "
+        "meets the target; every line below and the button use this same number.",
     )
     st.markdown(
         f"Set by **{answer.binding}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
     )
-    warning = large_budget_warning(cost)
+    st.markdown(budget_language.charge_line(budget, analysis.cost(settings, budget)))
+    warning = large_budget_warning(budget)
     if warning:
         st.warning(warning, icon=":material/warning:")
-    if ledger is not None:
-        _render_ledger_check(model, answer, analysis.cost(settings, cost), ledger)
-    _adopt_budget_button(cost, state)
+    if _render_what_fits(model, answer, budget, analysis, settings, ledger):
+        _adopt_budget_button(budget, state)
     symbol = _symbol(model)
     st.plotly_chart(
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
@@ -377,9 +377,9 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
         table.style.format(
             {
                 "size": "{:,.0f}",
-                "target (±)": "{:.3g}",
-                f"needed {symbol}": "{:.3g}",
-                "error at this budget (±)": "{:.3g}",
+                "target (±)": plain_number,
+                f"needed {symbol}": plain_number,
+                "error at this budget (±)": plain_number,
             }
         ),
         hide_index=True,
@@ -392,47 +392,89 @@ def _table_height(rows: int) -> int:
     return min(35 * (rows + 1) + 3, 600)
 
 
-def _remaining(ledger: Ledger) -> Budget | None:
-    left = ledger.remaining()
-    if not all(value > 0 for value in left.values()):
-        return None
-    return ZCDP(left["rho"]) if "rho" in left else PureDP(left["epsilon"])
+def _spendable(budget: Budget, ledger: Ledger | None) -> float:
+    """The most one release may spend, as an ε or a ρ like ``budget``: what the largest ledger
+    holds, or less when the ledger in use has less left (0 when it is used up)."""
+    pure = isinstance(budget, PureDP)
+    most = largest(pure)
+    if ledger is not None:
+        left = ledger.remaining()
+        if "rho" in left:
+            rho_left = max(left["rho"], 0.0)
+            most = min(most, math.sqrt(2 * rho_left) if pure else rho_left)
+        else:  # a ledger of pure ε-DP (only pure budgets reach here)
+            most = min(most, max(left["epsilon"], 0.0))
+    return most
 
 
-def _render_ledger_check(
-    model: ErrorModel, answer: BudgetAnswer, cost: Budget, ledger: Ledger
-) -> None:
-    if isinstance(cost, ZCDP) and ledger.total.kind == "pure":
+def _render_what_fits(
+    model: ErrorModel,
+    answer: BudgetAnswer,
+    budget: Budget,
+    analysis: Analysis,
+    settings: object,
+    ledger: Ledger | None,
+) -> bool:
+    """Whether the answer can be spent: said plainly when it cannot (more than one release may
+    use, or than the ledger has left), with the most that fits and what the estimates miss at
+    it. True when it fits (the answer's button is then offered)."""
+    cost = analysis.cost(settings, budget)
+    if ledger is not None and isinstance(cost, ZCDP) and ledger.total.kind == "pure":
         st.warning(
             f"The ledger “{ledger.name}” counts pure ε-DP, which Gaussian noise cannot meet: a "
-            "release at this budget needs a ρ-zCDP ledger (start one on the Release page), or "
+            "release at this budget needs a ρ-zCDP ledger (start one on the Budget page), or "
             "Laplace noise.",
             icon=":material/warning:",
         )
-        return
-    if affordable(cost, ledger):
+        return False
+    pure = isinstance(budget, PureDP)
+    release_most = _spendable(budget, None)
+    fits_release = charge_of(cost) <= charge_of(
+        PureDP(release_most) if pure else ZCDP(release_most)
+    ) * (1 + 1e-12)
+    if ledger is not None and fits_release and affordable(cost, ledger):
+        left = ", ".join(f"{SYMBOLS[k]} = {plain_number(v)}" for k, v in ledger.remaining().items())
         st.success(
-            f"The ledger “{ledger.name}” can afford it: it has "
-            f"{format_components(ledger.remaining())} left.",
+            f"The ledger “{ledger.name}” can afford it: it has {left} left.",
             icon=":material/check_circle:",
         )
-        return
-    available = _remaining(ledger)
-    if available is None:
+        return True
+    if ledger is None and fits_release:
+        return True
+    most_value = _spendable(budget, ledger)
+    where = (
+        "than one release may use (the largest ledger a curator can start holds ρ = "
+        f"{plain_number(constants.RHO_MAX)})"
+        if not fits_release
+        else f"than the ledger “{ledger.name}” has left"
+    )
+    if most_value <= 0:
         st.warning(
-            f"The ledger “{ledger.name}” is used up: start a new ledger on the Budget page.",
+            f"{budget_text(budget)} is more than the ledger “{ledger.name}” has left: it is "
+            "used up. Start a new ledger on the Budget page.",
             icon=":material/warning:",
         )
-        return
-    short = shortfall(model, answer.target, available)
+        return False
+    most = PureDP(most_value) if pure else ZCDP(most_value)
+    short = shortfall(model, answer.target, _in_model_unit(most, model))
     missing = short.table[short.table["estimate"].isin(short.short)]
     st.warning(
-        f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
-        f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target "
-        f"({_worst_miss(missing['error at available budget'])}). "
+        f"{budget_text(budget)} is more {where}. The most that fits is "
+        f"**{budget_text(most)}**: at it {len(short.short)} of {len(model.labels)} estimates "
+        f"miss the target ({_worst_miss(missing['error at available budget'])}). "
         + _rows_advice(missing, short.rows_reason),
         icon=":material/warning:",
     )
+    return False
+
+
+def _in_model_unit(budget: Budget, model: ErrorModel) -> Budget:
+    """``budget`` in the error model's unit: ε = √(2ρ) for a model in ε."""
+    if model.unit == "epsilon" and isinstance(budget, ZCDP):
+        return PureDP(math.sqrt(2 * budget.rho))
+    if model.unit == "rho" and isinstance(budget, PureDP):
+        return budget.to_zcdp()
+    return budget
 
 
 def _worst_miss(errors: pd.Series) -> str:
@@ -440,7 +482,7 @@ def _worst_miss(errors: pd.Series) -> str:
     not be published at all (an unbounded error: a group withheld at that budget)."""
     unpublished = int(np.isinf(errors).sum())
     finite = errors[np.isfinite(errors)]
-    parts = [f"up to ±{finite.max():.3g}"] if len(finite) else []
+    parts = [f"up to ±{plain_number(finite.max(), 3)}"] if len(finite) else []
     if unpublished:
         parts.append(f"{unpublished} not published at all at that budget")
     return "; ".join(parts)
@@ -461,26 +503,14 @@ def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:
     )
 
 
-def _adopt_budget_button(cost: Budget, state: AppState) -> None:
-    """Set the Budget page's slider to its first step at or above the answer."""
-    pure = isinstance(cost, PureDP)
-    options = constants.EPSILON_OPTIONS if pure else constants.RHO_OPTIONS
-    value = cost.epsilon if pure else cost.rho
-    symbol = "ε" if pure else "ρ"
-    step = next((option for option in options if option >= value * (1 - 1e-12)), None)
-    if step is None:
-        st.caption(
-            f"The Budget page offers at most {symbol} = {options[-1]:g} per release, below this "
-            "answer: loosen the target or merge groups."
-        )
-        return
-    if st.button(f"Use {symbol} = {step:g} on the Budget page", key="plan.adopt_budget"):
-        switched = state.budget_kind != ("pure" if pure else "zcdp")
-        state.budget_kind = "pure" if pure else "zcdp"
-        setattr(state, "epsilon" if pure else "rho", step)
+def _adopt_budget_button(budget: Budget, state: AppState) -> None:
+    """Make the answer the Budget page's budget, exactly as shown."""
+    if st.button(f"Use {budget_text(budget)} on the Budget page", key="plan.adopt_budget"):
+        switched = state.budget_kind != ("pure" if isinstance(budget, PureDP) else "zcdp")
+        set_page_budget(state, budget)
+        symbol = "ε" if isinstance(budget, PureDP) else "ρ"
         st.success(
-            f"The next release's budget is now {symbol} = {step:g} (the Budget page's first "
-            f"step at or above {rounded_up(value):g})"
+            f"The next release's budget is now {budget_text(budget)}"
             + (f"; the Budget page now counts in {symbol}." if switched else "."),
             icon=":material/check:",
         )
@@ -507,123 +537,7 @@ def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
         columns={"target": "target (±)", "met": "met in simulated releases"}
     )
     st.dataframe(
-        shown.style.format({"target (±)": "{:.3g}", "met in simulated releases": "{:.1%}"}),
+        shown.style.format({"target (±)": plain_number, "met in simulated releases": "{:.1%}"}),
         hide_index=True,
         height=_table_height(len(shown)),
     )
-
-
-def frontier_column_options(frame: pd.DataFrame, kept_apart: list[str]) -> list[str]:
-    """Columns the frontier can group by: text-like ones, and numeric ones with bucket edges."""
-    state = get_state()
-    options = []
-    for column in frame.columns:
-        if column in kept_apart:
-            continue
-        numeric = pd.api.types.is_numeric_dtype(frame[column])
-        if not numeric or pd.api.types.is_bool_dtype(frame[column]):
-            options.append(column)
-        elif column in state.bucket_edges:
-            options.append(column)
-    return options
-
-
-@st.cache_data(max_entries=8, show_spinner="Scoring every stratification…")
-def _frontier(
-    name: str, _frame: pd.DataFrame, fingerprint: str, columns: tuple[str, ...], settings,
-    budget: Budget, spec: GroupingSpec, seed: int, unit: PrivacyUnit,
-) -> pd.DataFrame:  # fmt: skip
-    analysis = get(name)
-    return analysis.frontier(
-        _frame, list(columns), settings, budget, spec, replicates=FRONTIER_REPLICATES, rng=seed,
-        **unit_keyword(analysis, unit),
-    )  # fmt: skip
-
-
-def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str]) -> None:
-    """Candidate columns, the frontier chart, and a button that adopts a candidate."""
-    adopted = st.session_state.pop(ADOPTED_FLASH, None)
-    if adopted:
-        st.success(adopted, icon=":material/check:")
-    state, frame = get_state(), get_dataset()
-    options = frontier_column_options(frame, kept_apart)
-    view = get_settings(PlannerView)
-    default = view.frontier_columns if view.frontier_columns is not None else state.strata_columns
-    columns = st.multiselect(
-        "Candidate columns", options, default=[c for c in default if c in options],
-        max_selections=MAX_FRONTIER_COLUMNS, key=f"plan.frontier_columns.{state.dataset_fingerprint}",
-        help="Every subset of these columns is a candidate grouping (at most "
-        f"{MAX_FRONTIER_COLUMNS} columns: {2**MAX_FRONTIER_COLUMNS - 1} groupings). A numeric "
-        "column is offered once it has bucket edges on the Strata page.",
-    )  # fmt: skip
-    if tuple(columns) != view.frontier_columns:
-        update_settings(PlannerView, frontier_columns=tuple(columns))
-    if not columns:
-        st.info("Choose one or more candidate columns.", icon=":material/info:")
-        return
-    budget = pipeline.page_budget(state)
-    # The candidates' own spec: the Strata page's rule, and its edges for every candidate column
-    # (the session's grouping spec holds edges only for the columns grouped by now).
-    spec = GroupingSpec(
-        by=tuple(columns),
-        edges=tuple((c, tuple(state.bucket_edges[c])) for c in columns if c in state.bucket_edges),
-        min_group_size=state.min_group_size, small_groups=state.small_groups,
-    )  # fmt: skip
-    table = _frontier(
-        analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,
-        state.seed, pipeline.checked_unit(analysis, state),
-    )  # fmt: skip
-    st.caption(
-        f"At the Budget page's {format_components(budget.components())}, {FRONTIER_REPLICATES} "
-        "simulated releases per candidate, with the Strata page's small-group rule and the "
-        "counts of each candidate's groups as shares. Large markers are on the frontier: no "
-        "other choice is better on both axes."
-    )
-    st.plotly_chart(
-        charts_planner.frontier_chart(table, value_unit(settings, markdown=False)),
-        key="plan.frontier_chart",
-    )
-    _frontier_tables(table)
-    _adopt_candidate(table, settings)
-
-
-def _frontier_tables(table: pd.DataFrame) -> None:
-    front = table[table["pareto"]].sort_values("global_error")
-    st.markdown("**On the frontier**")
-    st.dataframe(
-        front[["label", "groups", "global_error", "worst_group_error", "parity_error"]]
-        .rename(
-            columns={
-                "label": "grouping and strategy",
-                "global_error": "population error",
-                "worst_group_error": "worst group's error",
-                "parity_error": "parity error (relative)",
-            }
-        )  # fmt: skip
-        .style.format(precision=3),
-        hide_index=True,
-    )
-    skipped = table[table["skipped"] != ""].drop_duplicates("by")
-    for _, row in skipped.iterrows():
-        st.caption(f"Not scored: {' × '.join(row['by'])} ({row['skipped']}).")
-
-
-def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
-    scored = table[table["skipped"] == ""].sort_values(
-        ["pareto", "global_error"], ascending=[False, True], kind="stable"
-    )
-    labels = scored["label"].tolist()
-    chosen = st.selectbox("Adopt a candidate", labels, key="plan.adopt_choice")
-    if chosen is None or not st.button("Use this grouping and strategy", key="plan.adopt"):
-        return
-    row = scored.set_index("label").loc[chosen]
-    state = get_state()
-    state.strata_columns = list(row["by"])
-    if hasattr(settings, "strategy"):
-        reset_settings(type(settings), strategy=row["strategy"])
-    st.session_state[ADOPTED_FLASH] = (
-        f"Now grouping by {' × '.join(row['by'])}, "
-        f"{row['strategy_name'].lower()}. The Strata and Estimator "
-        "pages show it, and the answer above is for it."
-    )
-    st.rerun()

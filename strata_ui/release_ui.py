@@ -12,11 +12,19 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses import REGISTRY
-from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
+from dpcore.foundations.accounting import (
+    SYMBOLS,
+    ZCDP,
+    Budget,
+    charge_of,
+    exact_components,
+    format_components,
+)
 from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError
 from dpcore.release import (
     ReleasePlan,
     ReleaseRecord,
+    nothing_published,
     small_groups_statement,
     to_csv,
     to_json,
@@ -27,6 +35,7 @@ from strata_ui.charts_release import budget_gauge, release_figure, release_summa
 from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.static_image import static_image_available
+from strata_ui.style import plain_number
 
 OTHER_DATA_KEY = "release.other_data"
 
@@ -76,8 +85,18 @@ def figure_for(record: ReleaseRecord):
     return figure
 
 
+def charge_text(cost: Budget) -> str:
+    """What ``cost`` takes from a zCDP ledger, in plain numbers: ``ρ = 0.5``."""
+    return f"ρ = {plain_number(charge_of(cost))}"
+
+
 def render_record(record: ReleaseRecord, key: str) -> None:
-    """A release's DP outputs as a table and a chart, then its four downloads."""
+    """A release's DP outputs as a table and a chart, then its four downloads; a release that
+    withheld every output says so in one sentence, with no empty chart."""
+    if (sentence := nothing_published(record.outputs)) is not None:
+        st.warning(sentence, icon=":material/visibility_off:")
+        render_downloads(record, key)
+        return
     ui = _ui_of(record)
     if ui is not None and ui.render_record(record, key):
         return
@@ -124,6 +143,18 @@ def render_exact_shares_notice(plan: ReleasePlan) -> None:
         "public shares (e.g. census figures) or the release's own noisy group counts on the "
         "Strata page.",
         icon=":material/warning:",
+    )
+
+
+def render_declared_public(plan: ReleasePlan) -> None:
+    """Before a commit, exactly what the release takes as public rather than protects: the
+    sentence that opens every export of it."""
+    facts = plan.declared_public()
+    if not facts:
+        st.markdown("- **Declared public:** nothing; every number released is a DP output.")
+        return
+    st.markdown(
+        "- **Declared public (not protected by differential privacy):** " + "; ".join(facts) + "."
     )
 
 
@@ -224,7 +255,7 @@ def large_budget_warning(cost: Budget) -> str | None:
     """
     if isinstance(cost, ZCDP):
         epsilon = math.sqrt(2 * cost.rho)
-        amount = f"ρ = {cost.rho:g} (as much as ε = {epsilon:.3g} of pure DP)"
+        amount = f"ρ = {cost.rho:g} (as much as ε = {plain_number(epsilon, 3)} of pure DP)"
     else:
         epsilon, amount = cost.epsilon, f"ε = {cost.epsilon:g}"
     if epsilon <= LARGE_EPSILON:
@@ -232,7 +263,7 @@ def large_budget_warning(cost: Budget) -> str | None:
     return (
         f"**A large budget for one release:** {amount}. Above ε = {LARGE_EPSILON:g} the privacy "
         f"promise is weak: what anyone can learn about one person may change their odds by a "
-        f"factor of up to e^{epsilon:.3g} ≈ {_factor_text(epsilon)}. Lower it on the "
+        f"factor of up to e^{plain_number(epsilon, 3)} ≈ {_factor_text(epsilon)}. Lower it on the "
         "Budget page unless your data's owners have agreed to this."
     )
 

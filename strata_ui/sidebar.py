@@ -3,6 +3,8 @@ left in it, and workshop mode."""
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from dpcore.engines import EngineError
@@ -11,7 +13,7 @@ from dpcore.foundations.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline
 from strata_ui.ledger_ui import render_sidebar_line
 from strata_ui.state import get_state, open_ledger
-from strata_ui.style import as_written
+from strata_ui.style import as_written, plain_number
 from strata_ui.uploads import restore_demo
 
 
@@ -78,16 +80,21 @@ def render_remaining_budget(ledger: Ledger) -> None:
     left, whole = remaining[key], total[key]
     st.metric(
         f"{SYMBOLS[key]} remaining",
-        f"{left:.4g} of {whole:.4g}",
+        f"{plain_number(left)} of {plain_number(whole)}",
         help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.total}.",
     )
     st.progress(min(max(left / whole, 0.0), 1.0), text=f"{left / whole:.0%} of the budget left")
     if left <= 0:
         st.caption("Budget used up: this ledger allows no more releases.")
+    elif key == "rho" and get_state().budget_kind == "pure":
+        # In the Budget page's own language: an ε release is charged ρ = ε²/2.
+        st.caption(
+            f"Room for one more release of up to ε = {plain_number(math.sqrt(2 * left), 3)}."
+        )
     elif key == "rho":
         delta = constants.DISPLAY_DELTA
         epsilon = ZCDP(left).to_approx_dp(delta).epsilon
-        st.caption(f"Equivalent to (ε = {epsilon:.3g}, δ = {format_delta(delta)})-DP.")
+        st.caption(f"Equivalent to (ε = {plain_number(epsilon, 3)}, δ = {format_delta(delta)})-DP.")
 
 
 def format_delta(delta: float) -> str:

@@ -3,11 +3,15 @@ colours and group labels wrapped for an axis; and text from a user's file shown 
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
+
+from dpcore.foundations.labels import MAX_DECIMALS
+from dpcore.foundations.labels import plain_number as plain_number  # one home, shared here
 
 # Okabe & Ito (2008), "Color Universal Design".
 BLUE = "#0072B2"
@@ -103,3 +107,17 @@ def three_digits(x: float) -> str:
     if not 1e-3 <= abs(rounded) < 1e6:
         return f"{x:.3g}"
     return f"{rounded:,.0f}" if rounded.is_integer() else f"{rounded:,}"
+
+
+def decimals_for(width: float) -> int:
+    """Decimals that show an estimate as precisely as an interval of ``width`` can tell it:
+    two significant digits of the width (±1,030 → none; ±2.3 → one; ±0.04 → three)."""
+    if not (math.isfinite(width) and width > 0):
+        return 2
+    return min(max(1 - math.floor(math.log10(width)), 0), MAX_DECIMALS)
+
+
+def at_precision(x: float, width: float) -> str:
+    """``x`` with the decimals an interval of ``width`` supports (:func:`decimals_for`), with
+    thousands separators: 31,490.6899 with a width of 2,060 → ``31,491``."""
+    return f"{x:,.{decimals_for(width)}f}"

@@ -106,7 +106,7 @@ def _reset_groups(state: AppState) -> None:
     column: another dataset's categories are no list of this one's groups."""
     state.forget_person_column()
     state.bucket_edges, state.share_table = {}, {}
-    state.group_list, state.declared_categories, state.codebook_columns = "data", {}, []
+    state.group_list, state.declared_categories, state.codebook_columns = "declared", {}, []
 
 
 def _reset_analyses(*, demo: bool) -> None:

@@ -15,6 +15,8 @@ import numpy as np
 from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.testing.v1 import AppTest
 
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec, codebook_order
 from dpcore.foundations.ledger import Ledger, LedgerRecord
 from strata_ui.state import AppState, settings_key
 
@@ -58,6 +60,37 @@ def go(at: AppTest, page: str) -> AppTest:
 
 def state_of(at: AppTest) -> AppState:
     return at.session_state[settings_key(AppState)]
+
+
+def demo_spec(**changes) -> GroupingSpec:
+    """The app's default groups of the demo: race × sex as a declared list prefilled from the
+    data (in the Strata page's order, which seeded simulations per group follow)."""
+    frame = load_demo()
+    categories = tuple(
+        (c, tuple(sorted(frame[c].astype(str).unique(), key=codebook_order)))
+        for c in ("race", "sex")
+    )  # fmt: skip
+    return GroupingSpec(by=("race", "sex"), categories=categories, categories_source="data",
+                        **changes)  # fmt: skip
+
+
+def exact_sizes_public(at: AppTest) -> AppTest:
+    """Group sizes treated as public by the mean and the data's own counts declared public:
+    the setting of tests written before sizes became private by default, kept where they
+    check something else (the planner's mechanics, intervals with sampling error, the notice
+    of exact shares)."""
+    from dpcore.analyses.mean import MeanSettings
+
+    change_settings(at, MeanSettings, n_public=True)
+    return declare_exact_counts(at)
+
+
+def declare_exact_counts(at: AppTest) -> AppTest:
+    """Declare the data's own group counts public, the Strata page's explicit choice (before
+    the page has drawn its radio): what estimators that treat group sizes as public (GVDP,
+    CoinPress) need, and what tests written before sizes became private by default assumed."""
+    state_of(at).share_source = "data"
+    return at
 
 
 def settings_of(at: AppTest, cls: type):

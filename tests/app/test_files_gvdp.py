@@ -20,6 +20,7 @@ from tests.app.helpers import (
     go,
     settings_of,
     start,
+    state_of,
     text,
 )
 from tests.app.test_files_on_disk import open_files
@@ -48,6 +49,7 @@ def gvdp_on(folder: Path):
     at = start("data")
     open_files(at, folder)
     go(at, "strata").main.multiselect[0].set_value(["region"]).run()
+    at.radio(key="strata.share_source").set_value("data").run()  # GVDP's sizes are public
     go(at, "estimator").radio(key="estimator.analysis").set_value("gvdp").run()
     assert "needs the rows in memory" not in text(at.main.info)
     for model in ("ols", "mean"):  # each model's k, the last one chosen
@@ -85,6 +87,13 @@ def test_gvdp_runs_estimator_compare_plan_and_release_on_the_files(folder):
     answers = answers_to_targets(at, half_width.key, (12.0, 8.0))
     assert answers[0] != answers[1]
 
+    go(at, "release")
+    # At ρ = 0.5 every group has too few subsets: nothing informative, so no commit (issue 37).
+    assert "Nothing informative would be published" in errors(at)
+    assert at.button(key="release.commit").disabled
+    # The whole ledger's ρ = 2 and twice the subsets (k = 60: 30 per region) inform it.
+    state_of(at).budget_kind, state_of(at).rho = "zcdp", 2.0
+    go(at, "estimator").number_input(key="gvdp.ks.ols").set_value(60).run()
     review = text(go(at, "release").main.markdown)
     assert not at.main.error, errors(at)
     assert "**Read by:** the duckdb engine, where the data lies" in review

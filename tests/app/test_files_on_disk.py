@@ -129,6 +129,7 @@ def test_compare_plan_and_release_run_on_the_files_and_record_the_engine(folder)
 
 def test_coinpress_releases_on_the_files_but_its_simulations_need_the_rows(folder):
     at = opened(folder)
+    at.radio(key="strata.share_source").set_value("data").run()  # CoinPress's sizes are public
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "budget")
     at.radio(key="budget.kind").set_value("zcdp").run()

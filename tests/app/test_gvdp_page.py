@@ -16,6 +16,7 @@ from strata_ui.data import load_demo
 from tests.app.helpers import (
     charts,
     commit_once,
+    declare_exact_counts,
     errors,
     go,
     release_review,
@@ -30,8 +31,9 @@ ANALYSIS = "estimator.analysis"
 
 
 def start() -> AppTest:
-    """The Estimator page with the general estimator chosen."""
-    at = start_app("estimator")
+    """The Estimator page with the general estimator chosen, the data's own group counts
+    declared public (GVDP treats every group's size as public, paper §2.2)."""
+    at = declare_exact_counts(start_app("estimator"))
     at.radio(key=ANALYSIS).set_value("gvdp").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -367,3 +369,15 @@ def test_each_compare_widget_keeps_its_last_value():
     change_twice(at, keyed("select_slider", "gvdp_view.synthetic_factor"), [10.0, 1000.0],
                  view("synthetic_factor"))  # fmt: skip
     assert titles(at) == ["Coverage of the 95% GVDP intervals on the synthetic data, R = 20"]
+
+
+def test_with_private_shares_by_default_gvdp_offers_the_explicit_choice_of_exact_counts():
+    """Issue 37: sizes are private by default; GVDP treats them as public, so it says so and
+    declares the data's own counts public only when the user clicks, which then runs."""
+    at = start_app("estimator")
+    at.radio(key=ANALYSIS).set_value("gvdp").run()
+    assert state_of(at).share_source == "noisy_counts"
+    assert "treats every group's size as public" in text(at.main.warning)
+    at.button(key="shares.declare_exact_counts").click().run()
+    assert state_of(at).share_source == "data"
+    assert not at.main.error and "treats every group's size" not in text(at.main.warning)

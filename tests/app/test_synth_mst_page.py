@@ -59,13 +59,16 @@ def test_mst_shows_its_rho_and_a_time_estimate_then_fits_on_a_click():
     assert any("region" in d.value.columns for d in at.main.dataframe)
 
 
-def test_mst_under_an_epsilon_budget_is_refused_and_says_how_to_fix_it():
+def test_mst_under_an_epsilon_budget_runs_at_rho_eps2_over_2():
+    """One budget language: at ε = 1 MST is charged what an ε = 1 release of any analysis is,
+    ρ = ε²/2 = 0.5, and its preview is offered."""
     at = start()
     tiny_upload(at)
-    state_of(at).budget_kind = "pure"
+    state_of(at).budget_kind, state_of(at).epsilon = "pure", 1.0
     at.radio(key="synth.method").set_value("mst").run()
-    assert "Switch the Budget page to ρ-zCDP" in errors(at)
-    assert not [b for b in at.button if b.key == "synth.preview.run"]
+    assert not at.main.error, errors(at)
+    assert "MST runs at ρ = 0.5 (zCDP, Gaussian noise)" in text(at.caption)
+    assert [b for b in at.button if b.key == "synth.preview.run"]
 
 
 def test_mst_compare_runs_vanilla_and_stratified_at_the_chosen_budget_only():

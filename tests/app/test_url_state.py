@@ -35,11 +35,11 @@ def address(at) -> dict[str, str]:
 def test_the_default_address_is_empty_and_each_change_shows_in_it_at_once():
     at = start("budget")
     assert not (set(address(at)) - {"workshop"})
-    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    at.number_input(key="budget.epsilon").set_value(2.0).run()
     assert address(at)["epsilon"] == "2.0"
-    at.select_slider(key="budget.epsilon").set_value(0.5).run()  # the second change too
+    at.number_input(key="budget.epsilon").set_value(0.5).run()  # the second change too
     assert address(at)["epsilon"] == "0.5"
-    at.select_slider(key="budget.epsilon").set_value(1.0).run()  # back to the default
+    at.number_input(key="budget.epsilon").set_value(1.0).run()  # back to the default
     assert "epsilon" not in address(at)
 
 
@@ -71,7 +71,7 @@ def test_the_address_is_written_again_on_a_page_that_ends_early():
     ends early (Strata with no grouping column: a hint and nothing more) must still write it,
     or a refresh there loses every choice."""
     at = start("budget")
-    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    at.number_input(key="budget.epsilon").set_value(2.0).run()
     go(at, "strata")
     at.main.multiselect[0].set_value([]).run()
     assert "Choose one or more grouping columns" in text(at.info)
@@ -187,7 +187,7 @@ def test_the_address_is_the_same_on_neighbouring_datasets():
         at.main.multiselect[0].set_value(["Region"]).run()
         at.main.multiselect[0].set_value(["Region", "Paid"]).run()
         go(at, "budget")
-        at.select_slider(key="budget.epsilon").set_value(2.0).run()
+        at.number_input(key="budget.epsilon").set_value(2.0).run()
         return address(at)
 
     neighbour = MESSY + b"West,41,1\n"

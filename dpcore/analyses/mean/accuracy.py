@@ -212,6 +212,26 @@ TYPICAL_TARGET_OF_RANGE = 0.02
 """The Plan page's first target for a mean: ±2% of the public range, rounded (±2 on [0, 100])."""
 
 
+def _without_empty_groups_a_rule_removes(
+    values: GroupValues, strategy: Strategy
+) -> tuple[GroupValues, tuple[str, ...]]:
+    """The values without the declared groups that have no rows, when the release's noisy
+    counts merge or drop small groups (they remove such a group but in the rare release whose
+    noise lifts its count to the minimum), with a sentence saying so; as they are otherwise.
+    A group with no rows has no accuracy to plan: its estimate is noise alone at any budget."""
+    empty = kept_without_rows(values.labels, values.sizes)
+    rule = values.shares.rule if values.shares is not None else None
+    if not empty or strategy == "global_only" or rule is None:
+        return values, ()
+    note = (
+        f"{list_labels(empty)} {'has' if len(empty) == 1 else 'have'} no rows: the release "
+        f"merges or drops {'it' if len(empty) == 1 else 'them'} by the noisy count (below "
+        f"{rule.min_size:,}), and no budget would make a mean of noise accurate, so the planner "
+        "leaves them out."
+    )
+    return values.subset(np.asarray(values.sizes) > 0), (note,)
+
+
 def _require_rows(values: GroupValues, strategy: Strategy) -> None:
     empty = kept_without_rows(values.labels, values.sizes)
     if empty and strategy != "global_only":
@@ -335,6 +355,7 @@ def mean_error_model(
             "The planner covers the Laplace, Gaussian and CoinPress means with public bounds: "
             "enter the value's public range on the Estimator page."
         )
+    values, left_out = _without_empty_groups_a_rule_removes(values, strategy)
     _require_rows(values, strategy)
     low, high = estimator.bounds
     sizes = values.sizes.astype(float)
@@ -379,6 +400,7 @@ def mean_error_model(
         assumptions=(
             *_assumptions(estimator, strategy, _noisy_shares(values)),
             *_person_assumptions(values.unit),
+            *left_out,
         ),
         typical_half_width=_typical_half_width(low, high),
     )
@@ -432,6 +454,9 @@ def check_by_simulation(
     replicates = positive_int("replicates", replicates)
     labels, reference, half = _scored(values, estimator, strategy, global_fraction, target)
     estimates = _released(values, estimator, budget, strategy, global_fraction, replicates, rng)
+    if strategy != "global_only":  # the groups the model plans (not those a rule removes)
+        planned = [*(str(label) for label in values.labels), POPULATION_LABEL]
+        estimates = estimates[:, [planned.index(label) for label in labels]]
     met = (np.abs(estimates - reference) <= half).mean(axis=0)
     band = binomial_band(target.level, replicates)
     return pd.DataFrame(

@@ -16,6 +16,7 @@ from dpcore.analyses.mean.plan_checks import (
     check_selection_possible,
     check_sizes_stay_private,
 )
+from dpcore.analyses.mean.plan_script import mean_script
 from dpcore.analyses.mean.sampling_error import (
     NoisySquares,
     clipped_variances,
@@ -558,46 +559,5 @@ class MeanPlan:
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame`` (or, for sums an
-        engine computed, from the data the engine reads)."""
-        estimator = type(self.estimator).__name__
-        arguments = ", ".join(f"{k}={v!r}" for k, v in init_arguments(self.estimator).items())
-        recipe = getattr(self.values, "recipe", "")
-        if recipe:
-            header = self.header.script(dataset="aggregated.dataset", prelude=recipe)
-            values = "values = aggregated.stats\n"
-        else:
-            header = self.header.script()
-            values = (
-                f"{_unit_import(self.unit)}values = GroupValues.from_grouping("
-                f"header.spec.build(frame), frame, {self.value!r}{_unit_argument(self.unit)})\n"
-            )
-        return (
-            f"{header}"
-            f"from dpcore import {estimator}, GroupValues, MeanPlan\n\n"
-            f"{values}"
-            "plan = MeanPlan(\n"
-            "    values=values,\n"
-            "    header=header,\n"
-            f"    estimator={estimator}({arguments}),\n"
-            f"    strategy={self.strategy!r},\n"
-            f"    global_fraction={self.global_fraction!r},\n"
-            f"{self._sampling_error_arguments()}"
-            ")\n"
-        )
-
-    def _sampling_error_arguments(self) -> str:
-        if not self.sampling_error:
-            return ""
-        return f"    sampling_error=True,\n    variance_fraction={self.variance_fraction!r},\n"
-
-
-def _unit_import(unit: PrivacyUnit) -> str:
-    return "" if unit == ROW else "from dpcore.foundations.privacy_unit import PrivacyUnit\n"
-
-
-def _unit_argument(unit: PrivacyUnit) -> str:
-    """The privacy unit as the script's last argument (none for one row per person, so that
-    scripts of such releases read as they always did)."""
-    if unit == ROW:
-        return ""
-    return f", PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, max_rows={unit.max_rows})"
+        engine computed, from the data the engine reads): :func:`plan_script.mean_script`."""
+        return mean_script(self)

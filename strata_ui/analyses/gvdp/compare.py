@@ -33,7 +33,7 @@ from strata_ui.analyses.gvdp.settings import (
 )
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
-from strata_ui.widgets import bind, seed_input
+from strata_ui.widgets import bind, seed_input, show_error
 
 REPLICATIONS_RANGE = (5, 500)
 SOURCES = {
@@ -96,7 +96,7 @@ def render_compare() -> None:
         inputs = current_inputs()
         inputs.data.check_k(inputs.run.k, inputs.run.resamples)
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc} Fix it on the Estimator page.", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON, suffix=" Fix it on the Estimator page.")
         return
     model, run = inputs.model, inputs.run
     st.caption(
@@ -171,7 +171,7 @@ def _render_coverage(inputs: RunInputs, source: str, replications: int) -> None:
         st.info(f"{exc} Synthetic data with a known truth need no rows.", icon=ROWS_ICON)
         return
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     where = "current data" if source == "data" else "synthetic data"
     st.plotly_chart(

@@ -32,7 +32,7 @@ from strata_ui.analyses.gvdp import charts, settings
 from strata_ui.analyses.gvdp.settings import ERROR_ICON, ROWS_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, reset_settings
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, show_error
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
 PREVIEW_ICON = ":material/visibility:"
@@ -55,7 +55,7 @@ def render_estimator() -> None:
     try:
         data = pipeline.current_statistics(GVDP, chosen)
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     for message in data.messages():
         st.caption(f":material/info: {message}")
@@ -134,7 +134,7 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
         frame = _population_preview(data, inputs.key, inputs.bounds, run, seed)
         elapsed = time.perf_counter() - started
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     st.markdown(f"**Whole population** ({data.rows:,} rows, k = {run.k:,})")
     st.plotly_chart(
@@ -249,7 +249,7 @@ def _render_k_diagnostic(inputs: RunInputs, seed: int) -> None:
         st.info(f"{exc}", icon=ROWS_ICON)
         return
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     if frame.empty:
         st.warning("The bootstrap could not run at any k tried.", icon=":material/warning:")

@@ -233,21 +233,22 @@ def render_stratify() -> None:
         "(bottom).",
     )
     sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
-    fit, total, position = st.columns(3)
     reading = _reading(strata.sizes, float(settings.alpha), alpha_fit, shares)
-    fit.metric("Fitted Dirichlet α", f"{alpha_fit:.2g}")
-    total.metric("Σ log n_g of these groups", f"{reading.observed:.1f}")
-    position.metric(
-        "From worst case towards best",
-        f"{100 * reading.better_observed:.0f}%",
-        help="0%: all groups equal (most extra noise); 100%: one group holds almost everyone.",
-    )
+    # The chart first, the readings under it: on a projector the chart is in the first screen.
     show_chart(
         share_profile_figure(
             sizes, _expected_shares(strata.k, float(settings.alpha)), alpha=settings.alpha
         ),
         key="learn.chart.stratify.sizes",
         summary=share_profile_summary(sizes, alpha_fit=alpha_fit),
+    )
+    fit, total, position = st.columns(3)
+    fit.metric("Fitted Dirichlet α", f"{alpha_fit:.2g}")
+    total.metric("Σ log n_g of these groups", f"{reading.observed:.1f}")
+    position.metric(
+        "From worst case towards best",
+        f"{100 * reading.better_observed:.0f}%",
+        help="0%: all groups equal (most extra noise); 100%: one group holds almost everyone.",
     )
     curves = charts_strata.log_size_curves(strata.n, strata.k, charts_strata.alpha_grid(alpha_fit))
     show_chart(

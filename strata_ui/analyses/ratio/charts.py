@@ -14,13 +14,12 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.foundations.metrics import binomial_band
 from strata_ui.charts_common import budget_marker, interval_bars
-from strata_ui.style import FONT, PALETTE
+from strata_ui.style import FONT, PALETTE, plain_number
 
 METHOD_NAMES = {
     "public": "Public (no noise)",
@@ -44,7 +43,6 @@ COMPOSITION_NAMES = {"basic": "basic composition (paper)", "zcdp": "zCDP account
 COMPOSITION_DASHES = {"basic": "solid", "zcdp": "dash"}
 GROUP_COLOUR, GLOBAL_COLOUR, EXACT_COLOUR = PALETTE[0], PALETTE[3], PALETTE[1]
 REFERENCE_COLOUR = "#555555"
-AXIS_CAP = 3.0  # the preview's ratio axis stops here; wider intervals run off it (hover shows them)
 ROW_HEIGHT = 34  # pixels per group on the horizontal charts
 
 
@@ -89,7 +87,7 @@ def ratio_axis_title(s_column: str, y_column: str, w_column: str | None = None) 
 def _fmt(value: float | None) -> str:
     if value is None or not np.isfinite(value):
         return "—"
-    return f"{value:.3g}"
+    return f"{plain_number(value, 3)}"
 
 
 # ---- the preview on the Estimator page ----------------------------------------------------------
@@ -100,7 +98,7 @@ def preview_figure(
     *,
     level: float,
     x_title: str,
-    show_exact: bool = True,
+    show_exact: bool = False,
 ) -> go.Figure:
     """Each group's DP ratio with its interval (a forest plot), the global ratio, and a line at 1.
 
@@ -111,12 +109,7 @@ def preview_figure(
     frame = frame.reset_index(drop=True)
     ticks = [group_tick(g, r) for g, r in zip(frame["group"], frame["rows"], strict=True)]
     frame = frame.assign(tick=ticks)
-    finite = pd.concat([frame["high"], frame["estimate"]], ignore_index=True).astype(float)
-    if show_exact and "exact" in frame:
-        finite = pd.concat([finite, frame["exact"].astype(float)], ignore_index=True)
-    finite = finite[np.isfinite(finite)]
-    top = max(1.2, float(finite.max()) if not finite.empty else 1.2) * 1.05
-    upper = min(top, AXIS_CAP)
+    lower, upper = ratio_axis(frame, show_exact=show_exact)
     fig = go.Figure()
     usable = frame[frame["flag"] == ""]
     for part, colour, symbol, name in (
@@ -136,8 +129,8 @@ def preview_figure(
                 error_x=interval_bars(estimate, part["low"], part["high"], colour, thickness=2),
                 customdata=np.column_stack([part["low"], part["high"]]),
                 hovertemplate=(
-                    "%{y}<br>ratio %{x:.3g}<br>"
-                    f"{level:.0%} CI " + "%{customdata[0]:.3g} to %{customdata[1]:.3g}"
+                    "%{y}<br>ratio %{x:,.3r}<br>"
+                    f"{level:.0%} CI " + "%{customdata[0]:,.3r} to %{customdata[1]:,.3r}"
                     "<extra></extra>"
                 ),
             )
@@ -156,13 +149,13 @@ def preview_figure(
                     "symbol": "line-ns-open",
                     "line": {"width": 3, "color": EXACT_COLOUR},
                 },
-                hovertemplate="%{y}<br>exact ratio %{x:.3g} (confidential)<extra></extra>",
+                hovertemplate="%{y}<br>exact ratio %{x:,.3r} (confidential)<extra></extra>",
             )
         )
     flagged = frame[frame["flag"] != ""]
     for _, row in flagged.iterrows():
         fig.add_annotation(
-            x=0.02 * upper,
+            x=lower + 0.02 * (upper - lower),
             y=row["tick"],
             text=f"no interval: {short_reason(row['flag'])}",
             showarrow=False,
@@ -178,17 +171,44 @@ def preview_figure(
         )  # fmt: skip
     for _, row in usable[usable["high"].astype(float) > upper].iterrows():
         fig.add_annotation(
-            x=upper, y=row["tick"], text=f"→ {float(row['high']):.3g}", showarrow=False,
+            x=upper, y=row["tick"], text=f"→ {plain_number(float(row['high']), 3)}", showarrow=False,
             xanchor="right", yshift=11, font={"color": REFERENCE_COLOUR, "size": 11},
+        )  # fmt: skip
+    for _, row in usable[usable["low"].astype(float) < lower].iterrows():
+        fig.add_annotation(
+            x=lower, y=row["tick"], text=f"{plain_number(float(row['low']), 3)} ←", showarrow=False,
+            xanchor="left", yshift=11, font={"color": REFERENCE_COLOUR, "size": 11},
         )  # fmt: skip
     _reference_line(fig, 1.0, "1 = calibrated")
     fig.update_yaxes(
         categoryorder="array", categoryarray=list(frame["tick"]), autorange="reversed",
         automargin=True,
     )  # fmt: skip
-    fig.update_xaxes(range=[0, upper], zeroline=False)
+    fig.update_xaxes(range=[lower, upper], zeroline=False)
     title = f"Calibration ratio per group with {level:.0%} confidence intervals (preview)"
     return _layout(fig, title, x_title, "Group (n = rows)", len(frame))
+
+
+def ratio_axis(frame: pd.DataFrame, *, show_exact: bool) -> tuple[float, float]:
+    """The preview's ratio axis, fitted to what it shows: the estimates (and exact ratios when
+    shown), widened by the typical (median) interval half-width and padded, from 0 at the
+    lowest (ratios of sums of non-negative values are never negative), with 1 (calibrated) in
+    view when the estimates are near it. An income-per-hour ratio of 1,460 sits in the chart,
+    not past a fixed edge at 3; one group's much wider interval runs off it, with an arrow."""
+    usable = frame[frame["flag"] == ""]
+    values = usable["estimate"].astype(float)
+    if show_exact and "exact" in frame:
+        values = pd.concat([values, frame["exact"].astype(float)], ignore_index=True)
+    values = values[np.isfinite(values)]
+    if values.empty:
+        return 0.0, 1.2
+    halves = ((usable["high"].astype(float) - usable["low"].astype(float)) / 2).dropna()
+    spread = float(halves.median()) if not halves.empty else 0.0
+    low, high = float(values.min()) - spread, float(values.max()) + spread
+    if high < 3:  # a calibration ratio: keep 1 in view
+        low, high = min(low, 1.0), max(high, 1.0)
+    pad = 0.08 * (high - low) if high > low else max(0.1 * abs(high), 0.1)
+    return max(low - pad, 0.0), high + pad
 
 
 def _reference_line(fig: go.Figure, x: float, name: str) -> None:
@@ -269,13 +289,13 @@ def comparison_sentence(
     text = (
         f"{group_a} − {group_b}: {what} {comparison.difference:+.3g} ({comparison.level:.0%} CI "
         f"{comparison.low:+.3g} to {comparison.high:+.3g}), z = {comparison.z:.2f}, "
-        f"p = {comparison.p_value:.2g}"
+        f"p = {plain_number(comparison.p_value, 2)}"
     )
     if scale == "log":
-        text += f" (ratio of ratios {math.exp(comparison.difference):.3g})"
+        text += f" (ratio of ratios {plain_number(math.exp(comparison.difference), 3)})"
     alpha = 1 - comparison.level
     if comparison.p_value < alpha:
-        verdict = f"the two groups are calibrated differently (p < {alpha:.2g})"
+        verdict = f"the two groups are calibrated differently (p < {plain_number(alpha, 2)})"
     else:
         verdict = "no evidence at this level that their calibration differs"
     return f"{text} — {verdict}."
@@ -441,7 +461,7 @@ def width_figure(
                 marker={"symbol": METHOD_SYMBOLS.get(method, "circle"), "size": 8},
                 customdata=part[["flagged"]].to_numpy(),
                 hovertemplate=(
-                    f"{symbol} = " + "%{x:.3g}<br>median width %{y:.3g}"
+                    f"{symbol} = " + "%{x:,.3r}<br>median width %{y:,.3r}"
                     "<br>degenerate releases %{customdata[0]:.1%}" + f"<extra>{name}</extra>"
                 ),
             )
@@ -512,7 +532,7 @@ def score_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
                 },
                 hovertemplate="%{y}<br>"
                 + which.lower()
-                + " score %{x:.3g}"
+                + " score %{x:,.3r}"
                 + f"<extra>{_method(method)}</extra>",
                 **common,
             )
@@ -540,124 +560,9 @@ def score_summary(frame: pd.DataFrame) -> str:
     counts = best["method"].value_counts()
     wins = "; ".join(f"{_method(m)} {counts[m]}" for m in counts.index)
     whole = valid[valid["group"] == ALL_GROUPS]
-    scores = ", ".join(f"{method_in_text(m)} {s:.3g}" for m, s in zip(
+    scores = ", ".join(f"{method_in_text(m)} {plain_number(s, 3)}" for m, s in zip(
         whole["method"], whole[column], strict=True))  # fmt: skip
     return (
         f"Lowest {which} score (the best trade-off of width and misses) in {best.shape[0]} groups: "
         f"{wins}. {ALL_GROUPS}: {scores}."
     )
-
-
-# ---- the paper's Table 1 ------------------------------------------------------------------------
-
-
-def table1_figure(comparison: pd.DataFrame) -> go.Figure:
-    """Our coverage against the paper's for every Table 1 setting and method, with y = x; the
-    right panel zooms in on 90–100%, where the corrected intervals sit."""
-    rows = comparison.dropna(subset=["paper_coverage"])
-    fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.1,
-        subplot_titles=("Every setting", "Zoom on 90–100%: the corrected intervals"),
-    )  # fmt: skip
-    for col, (low, high) in enumerate(((0.0, 1.02), (0.9, 1.0)), start=1):
-        fig.add_trace(
-            go.Scatter(
-                x=[low, high], y=[low, high], mode="lines", name="same as the paper",
-                line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1.5}, hoverinfo="skip",
-                showlegend=col == 1, legendgroup="same",
-            ),
-            row=1, col=col,
-        )  # fmt: skip
-        for method in dict.fromkeys(rows["method"]):
-            part = rows[rows["method"] == method]
-            labels = [
-                f"{'weighted' if w else 'unweighted'}, n = {n:,}, ε = {e:g}"
-                for w, n, e in zip(part["weighted"], part["n"], part["epsilon"], strict=True)
-            ]
-            fig.add_trace(
-                go.Scatter(
-                    x=part["paper_coverage"],
-                    y=part["ours_coverage"],
-                    mode="markers",
-                    name=_method(method),
-                    legendgroup=method,
-                    showlegend=col == 1,
-                    text=labels,
-                    marker={
-                        "color": METHOD_COLOURS.get(method, PALETTE[4]),
-                        "symbol": METHOD_SYMBOLS.get(method, "circle"),
-                        "size": 10,
-                        "line": {"width": 1, "color": "white"},
-                    },
-                    hovertemplate="%{text}<br>paper %{x:.1%}, ours %{y:.1%}"
-                    + f"<extra>{_method(method)}</extra>",
-                ),
-                row=1,
-                col=col,
-            )
-        ticks = {"tickformat": ".0%", "range": [low, high]}
-        fig.update_xaxes(title={"text": "Coverage in the paper's Table 1 (%)"}, **ticks,
-                         row=1, col=col)  # fmt: skip
-        fig.update_yaxes(title={"text": "Coverage in our run (%)"}, **ticks, row=1, col=col)
-    fig.update_layout(
-        title={"text": "The paper's Table 1 reproduced: coverage of 95% intervals, ours against "
-                       "the paper's"},
-        font=FONT, height=520, margin={"t": 110, "b": 60, "l": 10, "r": 20},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0},
-    )  # fmt: skip
-    return fig
-
-
-def table1_summary(comparison: pd.DataFrame) -> str:
-    """The largest coverage gap, and how the widths compare."""
-    rows = comparison.dropna(subset=["paper_coverage"])
-    gap = (rows["ours_coverage"] - rows["paper_coverage"]).abs()
-    worst = rows.loc[gap.idxmax()]
-    corrected = rows[rows["method"].isin(["monte_carlo", "analytical", "public"])]
-    corrected_gap = (corrected["ours_coverage"] - corrected["paper_coverage"]).abs().max()
-    ratio = rows["ours_width"] / rows["paper_width"]
-    off = rows[(ratio - 1).abs() > 0.1]
-    text = (
-        f"Coverage agrees within {100 * corrected_gap:.1f} percentage points for the public and "
-        f"corrected intervals; the largest gap overall is {100 * gap.max():.1f} points "
-        f"({method_in_text(worst['method'])}, "
-        f"{'weighted' if worst['weighted'] else 'unweighted'}, n = {int(worst['n']):,}, "
-        f"ε = {worst['epsilon']:g})."
-    )
-    if off.empty:
-        text += " Every mean width is within 10% of the paper's."
-    else:
-        where = sorted(
-            {
-                f"{'weighted' if w else 'unweighted'} ε = {e:g}"
-                for w, e in zip(off["weighted"], off["epsilon"], strict=True)
-            }
-        )
-        text += (
-            f" Mean widths are within 10% of the paper's except in {len(off)} "
-            f"cell{'s' if len(off) > 1 else ''} "
-            f"({', '.join(where)}), where a few releases with a noisy denominator near 0 "
-            "dominate the mean."
-        )
-    return text
-
-
-def table1_display(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The comparison for display: readable setting and method names, ours beside the paper's."""
-    table = pd.DataFrame(
-        {
-            "Weighted": np.where(comparison["weighted"], "yes", "no"),
-            "n": comparison["n"],
-            "ε": comparison["epsilon"],
-            "Accounting": comparison["composition"].map(
-                lambda c: COMPOSITION_NAMES.get(c, c).split(" (")[0]
-            ),
-            "Method": comparison["method"].map(_method),
-        }
-    )
-    for metric in ("width", "coverage", "score"):
-        table[f"{metric.capitalize()} (ours)"] = comparison[f"ours_{metric}"]
-        table[f"{metric.capitalize()} (paper)"] = comparison[f"paper_{metric}"]
-    if "flagged" in comparison:
-        table["Degenerate (ours)"] = comparison["flagged"]
-    return table

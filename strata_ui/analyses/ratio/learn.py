@@ -12,6 +12,7 @@ from dpcore.analyses.ratio import teaching as ratio_teaching
 from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.ratio import charts as charts_ratio
+from strata_ui.analyses.ratio import table1_charts
 from strata_ui.analyses.ratio.learn_charts import (
     TABLE1_SETTINGS,
     ratio_coverage_figure,
@@ -183,7 +184,7 @@ def render_ratio_table1() -> None:
     show_chart(
         table1_overview_figure(comparison),
         key="learn.chart.preset.ratio_table1.all",
-        summary=charts_ratio.table1_summary(comparison),
+        summary=table1_charts.table1_summary(comparison),
     )
     labelled_radio(
         "Setting to compare in detail",
@@ -226,7 +227,7 @@ def render_ratio_table1() -> None:
         ]
     )  # fmt: skip
     with st.popover("The whole table: ours beside the paper's", icon=":material/table_view:"):
-        display = charts_ratio.table1_display(comparison)
+        display = table1_charts.table1_display(comparison)
         st.dataframe(
             display,
             hide_index=True,

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.foundations.metrics import binomial_band
-from strata_ui.analyses.ratio import charts as charts_ratio
+from strata_ui.analyses.ratio import table1_charts
 from strata_ui.analyses.ratio.charts import (
     METHOD_COLOURS,
     METHOD_NAMES,
@@ -145,7 +145,7 @@ def table1_overview_figure(comparison: pd.DataFrame) -> go.Figure:
     every setting's coverage, ours against the paper's, and a zoom on 90–100%), restyled like the
     Learn page's charts: a short title with the settings as subtitle and the legend underneath, so
     it also fits a projector."""
-    fig = charts_ratio.table1_figure(comparison)
+    fig = table1_charts.table1_figure(comparison)
     fig.update_layout(
         title={
             "text": "Table 1 rebuilt: our coverage against the paper's",

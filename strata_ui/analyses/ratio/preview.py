@@ -164,7 +164,7 @@ def _render_preview_table(frame: pd.DataFrame, *, show_exact: bool) -> None:
         height=TABLE_ROW_PX * (len(table) + 1) + 3,  # every group and the total, no scrolling
         column_config={
             "Rows": st.column_config.NumberColumn(format="localized"),
-            **{name: st.column_config.NumberColumn(format="%.4g") for name in numbers},
+            **{name: st.column_config.NumberColumn(format="localized") for name in numbers},
         },
         key="ratio.table.preview",
     )
@@ -191,7 +191,7 @@ def _render_pairwise(settings: RatioSettings, result: RatioResult) -> None:
             charts.comparison_table(comparison, group_a, group_b),
             hide_index=True,
             column_config={
-                name: st.column_config.NumberColumn(format="%.4g")
+                name: st.column_config.NumberColumn(format="localized")
                 for name in ("Difference A − B", "CI low", "CI high", "z", "p-value")
             },
             key="ratio.table.compare",

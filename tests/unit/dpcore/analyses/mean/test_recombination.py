@@ -156,3 +156,26 @@ def test_private_sizes_intervals_from_noisy_counts_cover_at_their_level(strategy
             hits.setdefault(row.group, []).append(row.low <= truth[row.group] <= row.high)
     for group, covered in hits.items():
         assert stats.binomtest(sum(covered), len(covered), 0.9).pvalue > 0.001, (group, covered)
+
+
+def test_the_planner_leaves_out_a_declared_group_with_no_rows_that_noisy_counts_remove():
+    """The default declared list crosses every category, so a combination may have no rows: the
+    noisy counts merge or drop it, so the planner plans the others and says so; kept whatever
+    its size, it is still refused (no budget makes noise accurate)."""
+    from dpcore.analyses.mean.accuracy import mean_error_model
+
+    frame = groups_frame([300, 200], [40.0, 60.0], seed=2)
+    spec = GroupingSpec(
+        by=("g",), share_source="noisy_counts", small_groups="merge", min_group_size=5,
+        categories=(("g", ("g0", "g1", "empty")),), categories_source="declared",
+    )  # fmt: skip
+    values = GroupValues.from_grouping(spec.build(frame), frame, "x")
+    model = mean_error_model(values, LaplaceMean(RANGE, n_public=False))
+    assert "empty" not in model.labels and "g0" in model.labels
+    assert any("“empty” has no rows" in line for line in model.assumptions)
+    kept = dataclasses.replace(spec, small_groups="keep")
+    with pytest.raises(ValueError, match="no budget makes its mean accurate"):
+        mean_error_model(
+            GroupValues.from_grouping(kept.build(frame), frame, "x"),
+            LaplaceMean(RANGE, n_public=False),
+        )

@@ -11,7 +11,7 @@ import pytest
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.foundations.metrics import binomial_band
-from strata_ui.analyses.ratio import charts
+from strata_ui.analyses.ratio import charts, table1_charts
 from strata_ui.style import PALETTE
 
 OKABE_ITO = set(PALETTE) | {charts.REFERENCE_COLOUR}
@@ -228,18 +228,18 @@ def table1_comparison() -> pd.DataFrame:
 
 def test_table1_figure_summary_and_table():
     comparison = table1_comparison()
-    fig = charts.table1_figure(comparison)
+    fig = table1_charts.table1_figure(comparison)
     assert "Table 1" in fig.layout.title.text
     assert fig.layout.xaxis.title.text == "Coverage in the paper's Table 1 (%)"
     assert fig.layout.yaxis.title.text == "Coverage in our run (%)"
     diagonal = fig.data[0]
     assert diagonal.name == "same as the paper" and list(diagonal.x) == list(diagonal.y)
     assert fig.layout.xaxis2.range == (0.9, 1.0)  # the zoom panel
-    text = charts.table1_summary(comparison)
+    text = table1_charts.table1_summary(comparison)
     assert text.startswith(
         "Coverage agrees within 1.0 percentage points for the public and corrected intervals;"
     )
     assert "except in 2 cells (weighted ε = 0.2)" in text
-    table = charts.table1_display(comparison)
+    table = table1_charts.table1_display(comparison)
     assert {"Coverage (ours)", "Coverage (paper)", "Width (ours)", "Width (paper)"} <= set(table)
     assert list(table["Method"].unique()) == ["No correction", "Analytical correction"]
