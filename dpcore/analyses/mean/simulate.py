@@ -54,8 +54,11 @@ def _estimates(
     rng: np.random.Generator,
     progress: Progress | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(replicates, k) group estimates and (replicates,) global estimates, chunk by chunk."""
+    """(replicates, k) group estimates and (replicates,) global estimates, chunk by chunk, in
+    the public range as a release publishes them (:func:`~dpcore.analyses.mean.strategies.
+    recombine_clamped`): a simulated error is the error of a released number."""
     noise = SimulationNoise(rng=rng)
+    low, high = estimator.public_range
     groups, whole = [], []
     for start in range(0, replicates, CHUNK):
         size = min(CHUNK, replicates - start)
@@ -63,8 +66,8 @@ def _estimates(
             strategy, strata, estimator, budget, shares,
             global_fraction=global_fraction, replicates=size, noise=noise,
         )  # fmt: skip
-        groups.append(result.group_estimates)
-        whole.append(result.global_estimate)
+        groups.append(np.clip(result.group_estimates, low, high))
+        whole.append(np.clip(result.global_estimate, low, high))
         if progress is not None:
             progress(start + size, replicates)
     return np.concatenate(groups), np.concatenate(whole)
