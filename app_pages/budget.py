@@ -104,7 +104,8 @@ except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budg
 try:
     # The exact cost can depend on the plan (the ratio's follows from its noise), so price it.
     cost = ui.current_plan().cost
-    st.markdown(budget_language.charge_line(native, cost))
+    if (note := budget_language.charge_note(native, cost)) is not None:
+        st.markdown(note)
     st.markdown(ledger_ui.cost_sentence(cost, ledger))
 except (ValueError, TypeError):  # the plan is not ready yet: the Release page says what to fix
     st.caption("The cost of one release shows here once the release is ready to plan.")

@@ -72,7 +72,8 @@ with plan_col:
     existing = ledger.get(key)
     if existing is None:
         control = pipeline.release_budget(state, None if planned is None else planned[1])
-        st.markdown(budget_language.charge_line(control, plan.cost))
+        if (note := budget_language.charge_note(control, plan.cost)) is not None:
+            st.markdown(note)
         for line in release_ui.cost_lines(plan.cost, ledger):
             st.markdown(line)
         if (warning := release_ui.large_budget_warning(plan.cost)) is not None:

@@ -14,7 +14,7 @@ import math
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP, charge_of
 from strata_ui.style import plain_number
 
-__all__ = ["RULE", "budget_text", "charge_line", "rule_charge"]
+__all__ = ["RULE", "budget_text", "charge_line", "charge_note", "rule_charge"]
 
 RULE = (
     "**What a release is charged.** The ledger counts ρ (zero-concentrated DP), and every "
@@ -42,15 +42,20 @@ def rule_charge(control: Budget) -> float:
     return charge_of(control)
 
 
+LEDGER_DIGITS = 6
+"""Significant digits of a charge: as the ledger's own lines write it (0.00263206), so that
+one charge reads as one number on every line of a page."""
+
+
 def charge_line(control: Budget, cost: Budget) -> str:
     """What a release at ``control`` is charged, in the ledger's unit, beside the control: one
     line for the Budget, Plan and Release pages. A charge below the rule's names both."""
     charged = charge_of(cost)
     cap = rule_charge(control)
-    rho = f"ρ = {plain_number(charged)}"
-    if isinstance(control, ZCDP) and math.isclose(charged, cap, rel_tol=1e-9):
+    rho = f"ρ = {plain_number(charged, LEDGER_DIGITS)}"
+    if isinstance(control, ZCDP) and _same(charged, cap):
         return f"Charged **{rho}**, the ρ you set."
-    if math.isclose(charged, cap, rel_tol=1e-9):
+    if _same(charged, cap):
         return f"{budget_text(control)} is charged **{rho}** (ρ = ε²/2)."
     shown = budget_text(cost if isinstance(cost, ApproxDP) else control)
     return (
@@ -58,6 +63,20 @@ def charge_line(control: Budget, cost: Budget) -> str:
         f"is charged at {budget_text(control)}, because this Gaussian is calibrated to (ε, δ) "
         "and adds more noise than that ρ needs. Compare analyses by their charge."
     )
+
+
+def charge_note(control: Budget, cost: Budget) -> str | None:
+    """:func:`charge_line` where the cost reads differently from the control the user set (a
+    Gaussian analysis run at ρ = ε²/2 for an ε, or the ratio's (ε, δ) Gaussian); ``None`` where
+    the cost is the control itself, which the page's cost line already prices."""
+    if type(cost) is type(control) and _same(charge_of(cost), rule_charge(control)):
+        return None
+    return charge_line(control, cost)
+
+
+def _same(charge: float, cap: float) -> bool:
+    """Equal up to the float rounding of splitting a budget over several noisy sums."""
+    return math.isclose(charge, cap, rel_tol=1e-6)
 
 
 def _delta(delta: float) -> str:
