@@ -7,14 +7,27 @@ import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
+from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.shares import shares_from_counts
 from strata_ui import constants
+from strata_ui.analyses.mean.compare import MeanView
 from strata_ui.data import load_demo
-from tests.app.helpers import charts, errors, go, start, state_of, text
+from tests.app.helpers import (
+    change_settings,
+    charts,
+    errors,
+    go,
+    settings_of,
+    start,
+    state_of,
+    text,
+    upload,
+)
+from tests.frames import survey_frame
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -153,3 +166,27 @@ def test_stratified_beats_vanilla_i_on_parity_error_on_the_demo_data():
     test = stats.mannwhitneyu(parity["stratified"], parity["global_only"], alternative="less")
     assert test.pvalue < 1e-6
     assert np.median(parity["stratified"]) < np.median(parity["global_only"])
+
+
+def test_a_group_whose_true_mean_is_0_switches_compare_to_absolute_errors_without_its_values():
+    """Issue 37: the under-18 band of the survey earns exactly 0, where a relative error is
+    undefined; Compare shows absolute errors with a note instead of crashing with every exact
+    group mean on screen, and keeps the user's choice for data without a zero mean."""
+    at = upload(start(), survey_frame().to_csv(index=False).encode(), "survey.csv")
+    change_settings(at, MeanSettings, value="income", clip_low=0.0, clip_high=250_000.0)
+    state = state_of(at)
+    state.strata_columns, state.bucket_edges = ["region", "age"], {"age": [18.0, 40.0, 65.0]}
+    state.replicates = 100
+    go(at, "compare")
+    assert not at.exception and not at.main.error, errors(at)
+    assert "A true mean here is 0" in text(at.main.info)
+    forced = at.radio(key="mean_view.measure_forced")
+    assert forced.disabled and forced.value == "absolute"
+    assert settings_of(at, MeanView).measure == "relative"  # the stored choice is kept
+    shown = text(at.main.markdown) + text(at.main.info) + text(at.main.caption)
+    assert "array(" not in shown and "normalized error is undefined" not in shown
+
+    state.strata_columns = ["sex"]  # every group's mean income is above 0
+    go(at, "compare")
+    assert "A true mean here is 0" not in text(at.main.info)
+    assert at.radio(key="mean_view.measure").value == "relative"

@@ -105,21 +105,30 @@ def _relative_undefined(settings: MeanSettings) -> bool:
 
 
 def _render_measure(settings: MeanSettings) -> None:
-    """The errors' measure, and a note when the page switched to absolute errors."""
-    chosen = bind(
-        st.radio, "Errors as", MeanView, "measure", options=tuple(MEASURES),
-        format_func=MEASURES.__getitem__, horizontal=True,
-        help="Relative: each error over the true value it misses (the paper's Def. 10). "
+    """The errors' measure, and a note when the page switched to absolute errors: the radio
+    then shows absolute errors chosen and cannot be moved, while the stored choice is kept for
+    data where every true mean differs from 0."""
+    help_text = (
+        "Relative: each error over the true value it misses (the paper's Def. 10). "
         "Absolute: each error over the width of the public range, the same yardstick for "
-        "every group.",
-    )  # fmt: skip
-    if chosen == "relative" and measure(settings) == "absolute":
+        "every group."
+    )
+    if get_settings(MeanView).measure == "relative" and measure(settings) == "absolute":
+        st.radio(
+            "Errors as", options=tuple(MEASURES), index=1, format_func=MEASURES.__getitem__,
+            horizontal=True, disabled=True, help=help_text, key="mean_view.measure_forced",
+        )  # fmt: skip
         st.info(
             "A true mean here is 0, where an error relative to it is undefined: the errors are "
             "shown as absolute errors, in % of the public range "
             f"[{plain_number(settings.clip_low)}, {plain_number(settings.clip_high)}].",
             icon=":material/info:",
         )
+        return
+    bind(
+        st.radio, "Errors as", MeanView, "measure", options=tuple(MEASURES),
+        format_func=MEASURES.__getitem__, horizontal=True, help=help_text,
+    )  # fmt: skip
 
 
 def sweep_values(points: int) -> tuple[float, ...]:
@@ -136,7 +145,7 @@ def render_compare() -> None:
     state, settings = get_state(), get_settings(MeanSettings)
     strata_text = " × ".join(state.strata_columns) or "none yet"
     bounds = (
-        f"bounds [{settings.clip_low:g}, {settings.clip_high:g}]"
+        f"bounds [{plain_number(settings.clip_low, 6)}, {plain_number(settings.clip_high, 6)}]"
         if None not in (settings.clip_low, settings.clip_high)
         else "bounds not typed yet"
     )
