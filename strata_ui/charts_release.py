@@ -110,7 +110,8 @@ def value_range(record: ReleaseRecord, frame: pd.DataFrame) -> tuple[float, floa
     and padded, then cut to the plan's public range (a mean's bounds [L, U] or CoinPress's
     prior) where it has one. Never the bounds themselves (an income bounded by 250,000 flattened
     every estimate against it), nor the widest interval: a small group's wide bar runs off the
-    chart instead of squashing the others. None when nothing was released."""
+    chart, its far end written at the edge (:func:`_mark_cut_intervals`), instead of squashing
+    the others. None when nothing was released."""
     estimates = pd.to_numeric(frame["estimate"], errors="coerce")
     finite = estimates.dropna()
     if finite.empty:
@@ -141,6 +142,8 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         title={"text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals"},
         font=FONT,
     )
+    if axis is not None:
+        _mark_cut_intervals(fig, frame, axis, horizontal=horizontal)
     if horizontal:
         fig.update_xaxes(title=value_title, range=None if axis is None else list(axis))
         fig.update_yaxes(title={"text": "Group"}, autorange="reversed", automargin=True)
@@ -152,6 +155,32 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         fig.update_yaxes(title=value_title, range=None if axis is None else list(axis))
         fig.update_layout(legend={"orientation": "h", "y": -0.35}, margin={"b": 140})
     return fig
+
+
+def _mark_cut_intervals(
+    fig: go.Figure, frame: pd.DataFrame, axis: tuple[float, float], *, horizontal: bool
+) -> None:
+    """Name the far end of every interval that runs past the value axis (:func:`value_range`),
+    at the edge it crosses, so a cut bar reads "→ 89,288" rather than as endless."""
+    wrap = wrap_label_wide if horizontal else wrap_label
+    grey = {"color": "#6B6B6B", "size": 11}
+    for _, row in frame.iterrows():
+        label = wrap(row["group"])
+        for end, edge, outside, arrows in (
+            ("high", axis[1], row["high"] > axis[1], ("→", "↑")),
+            ("low", axis[0], row["low"] < axis[0], ("←", "↓")),
+        ):
+            if not outside:
+                continue
+            value = plain_number(float(row[end]), 3)
+            if horizontal:
+                text = f"→ {value}" if end == "high" else f"{value} ←"
+                anchor = {"x": edge, "y": label, "xanchor": "right" if end == "high" else "left",
+                          "yshift": 11}  # fmt: skip
+            else:
+                text = f"{arrows[1]} {value}"
+                anchor = {"x": label, "y": edge, "yanchor": "top" if end == "high" else "bottom"}
+            fig.add_annotation(text=text, showarrow=False, font=grey, **anchor)
 
 
 def written_number(value: float, digits: int) -> str:

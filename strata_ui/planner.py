@@ -378,13 +378,19 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
             {
                 "size": "{:,.0f}",
                 "target (±)": plain_number,
-                f"needed {symbol}": plain_number,
+                f"needed {symbol}": _needed_text,
                 "error at this budget (±)": plain_number,
             }
         ),
         hide_index=True,
         height=_table_height(len(table)),
     )
+
+
+def _needed_text(needed: float) -> str:
+    """A needed budget rounded up like the answer, so the row that sets it reads the same
+    number as the answer above it."""
+    return plain_number(rounded_up(needed)) if 0 < needed < math.inf else plain_number(needed)
 
 
 def _table_height(rows: int) -> int:
@@ -458,10 +464,11 @@ def _render_what_fits(
     most = PureDP(most_value) if pure else ZCDP(most_value)
     short = shortfall(model, answer.target, _in_model_unit(most, model))
     missing = short.table[short.table["estimate"].isin(short.short)]
+    held_back = f" in what “{ledger.name}” has left" if most_value < release_most else ""
     st.warning(
-        f"{budget_text(budget)} is more {where}. The most that fits is "
+        f"{budget_text(budget)} is more {where}. The most that fits{held_back} is "
         f"**{budget_text(most)}**: at it {len(short.short)} of {len(model.labels)} estimates "
-        f"miss the target ({_worst_miss(missing['error at available budget'])}). "
+        f"miss the target ({_worst_miss(missing['error at available budget'], model.widest_error)}). "
         + _rows_advice(missing, short.rows_reason),
         icon=":material/warning:",
     )
@@ -477,12 +484,18 @@ def _in_model_unit(budget: Budget, model: ErrorModel) -> Budget:
     return budget
 
 
-def _worst_miss(errors: pd.Series) -> str:
-    """How far the estimates that miss are off: the widest finite error, and how many would
-    not be published at all (an unbounded error: a group withheld at that budget)."""
+def _worst_miss(errors: pd.Series, widest: float) -> str:
+    """How far the estimates that miss are off: the widest finite error, at most ``widest``
+    (a release clamps its estimates into the public range, so none is off by more than the
+    range), and how many would not be published at all (an unbounded error: a group withheld
+    at that budget)."""
     unpublished = int(np.isinf(errors).sum())
     finite = errors[np.isfinite(errors)]
-    parts = [f"up to ±{plain_number(finite.max(), 3)}"] if len(finite) else []
+    parts = []
+    if len(finite) and finite.max() >= widest:
+        parts.append(f"up to ±{plain_number(widest, 3)}, the whole public range")
+    elif len(finite):
+        parts.append(f"up to ±{plain_number(finite.max(), 3)}")
     if unpublished:
         parts.append(f"{unpublished} not published at all at that budget")
     return "; ".join(parts)

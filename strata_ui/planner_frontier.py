@@ -16,6 +16,7 @@ from strata_ui import charts_planner, pipeline
 from strata_ui.budget_language import budget_text
 from strata_ui.planner import PlannerView, value_unit
 from strata_ui.state import get_dataset, get_settings, get_state, reset_settings, update_settings
+from strata_ui.style import plain_number
 
 __all__ = ["frontier_column_options", "render_frontier"]
 
@@ -98,6 +99,9 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
     _adopt_candidate(table, settings)
 
 
+ERROR_COLUMNS = ["population error", "worst group's error", "parity error (relative)"]
+
+
 def _frontier_tables(table: pd.DataFrame) -> None:
     front = table[table["pareto"]].sort_values("global_error")
     st.markdown("**On the frontier**")
@@ -111,7 +115,7 @@ def _frontier_tables(table: pd.DataFrame) -> None:
                 "parity_error": "parity error (relative)",
             }
         )  # fmt: skip
-        .style.format(precision=3),
+        .style.format(plain_number, subset=ERROR_COLUMNS, na_rep="—"),
         hide_index=True,
     )
     skipped = table[table["skipped"] != ""].drop_duplicates("by")

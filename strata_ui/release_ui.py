@@ -35,7 +35,7 @@ from strata_ui.charts_release import budget_gauge, release_figure, release_summa
 from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.static_image import static_image_available
-from strata_ui.style import plain_number
+from strata_ui.style import by_interval_width, plain_number, written_or_dash
 
 OTHER_DATA_KEY = "release.other_data"
 
@@ -100,16 +100,29 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     ui = _ui_of(record)
     if ui is not None and ui.render_record(record, key):
         return
-    st.dataframe(
-        record.frame.rename(columns=OUTPUT_COLUMNS),
-        hide_index=True,
-        height="auto",
-        column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
-    )
+    st.dataframe(released_table(record.frame), hide_index=True, height="auto")
     st.plotly_chart(figure_for(record), key=f"{key}.chart")
     st.caption(f"{release_summary(record)} The intervals are {record.metadata['intervals']}.")
     render_small_groups(record)
     render_downloads(record, key)
+
+
+VALUE_COLUMNS = ("estimate", "low", "high")
+SHARE_COLUMNS = ("public_share", "noisy_share")
+
+
+def released_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """A release's rows as people read them: each estimate and its interval ends with the
+    decimals its interval's width supports and thousands separators (31,491 rather than
+    31490.6899), shares to three significant digits, "—" for what was not released."""
+    if {"low", "high"} <= set(frame):
+        widths = pd.to_numeric(frame["high"]) - pd.to_numeric(frame["low"])
+    else:
+        widths = pd.Series(math.nan, index=frame.index)
+    written = by_interval_width(frame, VALUE_COLUMNS, widths)
+    for column in (c for c in SHARE_COLUMNS if c in frame):
+        written[column] = written_or_dash(frame[column])
+    return written.rename(columns=OUTPUT_COLUMNS)
 
 
 def render_small_groups(record: ReleaseRecord) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
+
+import pandas as pd
 
 from dpcore.foundations.labels import MAX_DECIMALS
 from dpcore.foundations.labels import plain_number as plain_number  # one home, shared here
@@ -121,3 +123,24 @@ def at_precision(x: float, width: float) -> str:
     """``x`` with the decimals an interval of ``width`` supports (:func:`decimals_for`), with
     thousands separators: 31,490.6899 with a width of 2,060 → ``31,491``."""
     return f"{x:,.{decimals_for(width)}f}"
+
+
+def by_interval_width(
+    table: pd.DataFrame, values: Sequence[str], widths: pd.Series
+) -> pd.DataFrame:
+    """``table`` written for reading: in each row the ``values`` columns (an estimate and its
+    interval ends) as text with the decimals that row's interval width supports
+    (:func:`at_precision`), "—" where a value is missing (a table shows a missing cell as
+    "None" whatever its format). ``widths`` is indexed like ``table`` (NaN: two decimals)."""
+    written = table.copy()
+    for column in (c for c in values if c in table):
+        written[column] = [
+            "—" if pd.isna(value) else at_precision(float(value), float(width))
+            for value, width in zip(table[column], widths, strict=True)
+        ]
+    return written
+
+
+def written_or_dash(values: pd.Series, digits: int = 3) -> list[str]:
+    """Each of ``values`` in plain notation to ``digits`` significant digits, "—" if missing."""
+    return ["—" if pd.isna(v) else plain_number(float(v), digits) for v in values]

@@ -17,6 +17,7 @@ from dpcore.foundations.io import explain_not_numeric, load_table
 from strata_ui import engine_sources
 from strata_ui.analyses import every
 from strata_ui.state import AppState
+from strata_ui.style import plain_number
 
 DEMO_FINGERPRINT = "demo"
 DEMO_STRATA_COLUMNS = ("race", "sex")
@@ -142,12 +143,12 @@ def parse_edges(text: str, column: str) -> list[float]:
     for low, high in zip(edges, edges[1:], strict=False):
         if high <= low:
             raise ValueError(
-                f"Bucket edges for `{column}` must increase from left to right, but {high:g} "
-                f"follows {low:g}. Example: 25, 35, 50, 65."
+                f"Bucket edges for `{column}` must increase from left to right, but {plain_number(high, 6)} "
+                f"follows {plain_number(low, 6)}. Example: 25, 35, 50, 65."
             )
     return edges
 
 
 def format_edges(edges: list[float]) -> str:
     """The inverse of :func:`parse_edges`, for pre-filling a text box."""
-    return ", ".join(f"{e:g}" for e in edges)
+    return ", ".join(f"{e:g}" for e in edges)  # no separators: a comma splits edges

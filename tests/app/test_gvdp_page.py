@@ -70,8 +70,12 @@ def test_the_mean_preview_shows_dp_beside_non_private_with_labelled_charts():
     assert "ρ = ε²/2 = 0.5 from your ε = 1 on the Budget page" in page
     [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
     assert list(table["coefficient"]) == ["hours_per_week"]
-    assert (table["DP low"] < table["DP estimate"]).all()
-    assert (table["Non-private low"] < table["Non-private high"]).all()
+    ends = ["DP estimate", "DP low", "Non-private low", "Non-private high"]
+    number = table[ends].apply(lambda column: column.str.replace(",", "").astype(float))
+    assert (number["DP low"] < number["DP estimate"]).all()
+    assert (number["Non-private low"] < number["Non-private high"]).all()
+    # Written as people read them: no more decimals than the interval's width supports.
+    assert all(len(cell.partition(".")[2]) <= 2 for cell in table["DP estimate"])
 
 
 @pytest.mark.slow

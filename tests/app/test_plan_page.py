@@ -25,7 +25,9 @@ from tests.app.helpers import (
     state_of,
     text,
     titles,
+    upload,
 )
+from tests.frames import survey_frame
 
 HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
 
@@ -98,7 +100,7 @@ def test_a_target_the_ledger_cannot_afford_says_what_would_meet_it(plan):
     plan.number_input(key=HALF_WIDTH).set_value(0.5).run()
     warnings = text(plan.warning)
     assert "is more than one release may use" in warnings
-    assert "The most that fits is **ε = 2**" in warnings  # all the ledger's ρ = 2
+    assert "The most that fits in what “default” has left is **ε = 2**" in warnings
     assert "would need about 300 rows each" in warnings  # the noise-only closed form
     assert "A large budget for one release" in warnings
 
@@ -124,7 +126,7 @@ def test_an_answer_more_than_one_release_may_use_says_what_fits_and_offers_no_bu
     at.number_input(key=HALF_WIDTH).set_value(0.2).run()
     warning = text(at.warning)
     assert "is more than one release may use" in warning
-    assert "The most that fits is **ε = 2**" in warning  # what the ledger of ρ = 2 holds
+    assert "The most that fits in what “default” has left is **ε = 2**" in warning
     assert not [b for b in at.button if b.key == "plan.adopt_budget"]
 
 
@@ -263,3 +265,25 @@ def test_the_frontier_scores_coinpress_and_its_columns_change_twice():
         assert len(at.selectbox(key="plan.adopt_choice").options) == groupings * 3
     assert any(t.startswith("Population error against the worst group's error") for t in titles(at))
     assert not at.exception and not at.main.error, errors(at)
+
+
+def test_the_survey_s_answer_reads_as_one_number_and_no_miss_beyond_the_public_range():
+    """Issue 37's survey (income in [0, 250,000], groups of one and two): the answer, its row
+    in the table and its charge read as one number; at the most that fits, an estimate that
+    misses is off by at most the whole public range (a release clamps into it), never by the
+    raw noise's ±1,028,251."""
+    at = upload(start(), survey_frame().to_csv(index=False).encode(), "survey.csv")
+    change_settings(at, MeanSettings, value="income", clip_low=0.0, clip_high=250_000.0)
+    state = state_of(at)
+    state.strata_columns, state.bucket_edges = ["region", "age"], {"age": [18.0, 40.0, 65.0]}
+    go(at, "plan")
+    at.number_input(key="planner_view.half_widths.`income`").set_value(30_000.0).run()
+    assert not at.exception and not at.main.error, errors(at)
+    answer = answer_shown(at)
+    [table] = [d.value for d in at.main.dataframe if "needed ε" in d.value.columns]
+    needed = table.set_index("estimate")["needed ε"]
+    assert answer == f"ε = {plain_number(rounded_up(needed.max()))}"
+    warning = text(at.warning)
+    assert "the most that fits in" in warning.lower()
+    assert "up to ±250,000, the whole public range" in warning
+    assert "e+" not in warning and "1,028,251" not in warning

@@ -72,8 +72,10 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
 
     [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
     assert list(table["group"]) == [row["group"] for row in record.payload["outputs"]]
+    # Written as people read them (31,491, not 31490.6899), to the precision of each interval.
+    shown = [float(value.replace(",", "")) for value in table["DP estimate"]]
     np.testing.assert_allclose(
-        table["DP estimate"], [row["estimate"] for row in record.payload["outputs"]]
+        shown, [row["estimate"] for row in record.payload["outputs"]], rtol=1e-3, atol=0.5
     )
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     titles = [spec["layout"].get("title", {}).get("text", "") for spec in specs]

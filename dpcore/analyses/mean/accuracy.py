@@ -75,7 +75,7 @@ from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.foundations.accounting import ZCDP, Budget
-from dpcore.foundations.labels import list_labels
+from dpcore.foundations.labels import list_labels, plain_number
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.metrics import binomial_band
 from dpcore.foundations.privacy_unit import PrivacyUnit
@@ -172,7 +172,7 @@ def _assumptions(
     mechanism = "Laplace" if isinstance(estimator, LaplaceMean) else "Gaussian"
     out = [
         f"{mechanism} noise on each mean, scaled to the public range "
-        f"[{estimator.bounds[0]:g}, {estimator.bounds[1]:g}] (AAAI 2024, eq. "
+        f"[{plain_number(estimator.bounds[0], 6)}, {plain_number(estimator.bounds[1], 6)}] (AAAI 2024, eq. "
         f"{3 if mechanism == 'Laplace' else 1})."
     ]
     if estimator.n_public:
@@ -312,6 +312,7 @@ def coinpress_error_model(
         simulator=CoinPressErrors(values, estimator, strategy, global_fraction),
         grid=PLAN_GRID, replicates=replicates, seed=DRAW_SEED,
         typical_half_width=_typical_half_width(*estimator.prior),
+        widest_error=estimator.prior[1] - estimator.prior[0],
     )  # fmt: skip
 
 
@@ -322,8 +323,8 @@ def _coinpress_assumptions(
     grid = PLAN_GRID
     out = [
         f"CoinPress (AAAI 2024, appendix B, Alg. 1–2) with {estimator.steps} narrowing steps "
-        f"from the public range [{low:g}, {high:g}], for values whose spread is at most "
-        f"σ = {estimator.sigma:g}; group sizes treated as public.",
+        f"from the public range [{plain_number(low, 6)}, {plain_number(high, 6)}], for values whose spread is at most "
+        f"σ = {plain_number(estimator.sigma, 6)}; group sizes treated as public.",
         "Its clipping interval moves with the data and the budget at every step, so its error "
         f"has no formula: it is simulated ({replicates:,} seeded releases at each of "
         f"{len(grid)} budgets from ρ = {grid[0] ** 2:g} to {grid[-1] ** 2:g}, the same random "
@@ -403,6 +404,7 @@ def mean_error_model(
             *left_out,
         ),
         typical_half_width=_typical_half_width(low, high),
+        widest_error=high - low,  # a release clamps every estimate into [low, high]
     )
 
 

@@ -24,6 +24,7 @@ from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ApproxDP, Budget, Kind, as_pure_dp, as_zcdp, scale
 from dpcore.foundations.errors import NotChosenYet, Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.small_groups import CountNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
@@ -116,8 +117,8 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
             out.append(
                 Problem(
                     "error",
-                    f"The lower bound L must be below the upper bound U, got L = {low:g} and "
-                    f"U = {high:g}. Fix the bounds to continue.",
+                    f"The lower bound L must be below the upper bound U, got L = {plain_number(low, 6)} and "
+                    f"U = {plain_number(high, 6)}. Fix the bounds to continue.",
                     "clip_low",
                 )
             )

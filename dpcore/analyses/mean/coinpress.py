@@ -16,6 +16,7 @@ import numpy as np
 
 from dpcore.analyses.mean.estimators import GroupStats, require_budget
 from dpcore.foundations.accounting import ZCDP, Budget
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.validation import positive_int, positive_number, validate_bounds
 
@@ -69,7 +70,7 @@ class CoinPressMean:
         low, high = self.prior
         return (
             f"{self.steps} narrowing steps from the public range [{low:g}, {high:g}], for values "
-            f"whose spread is at most σ = {self.sigma:g}; group sizes treated as public"
+            f"whose spread is at most σ = {plain_number(self.sigma, 6)}; group sizes treated as public"
         )
 
     def __post_init__(self) -> None:

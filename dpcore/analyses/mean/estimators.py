@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
 from dpcore.foundations.small_groups import CountNoise
 from dpcore.foundations.validation import positive_number, validate_bounds
@@ -96,12 +97,10 @@ class ClippedMean:
     def describe(self) -> str:
         """The clipping rule and the status of the group sizes, in words."""
         if self.bounds is not None:
-            clip = (
-                f"each value clipped to the public range [{self.bounds[0]:g}, {self.bounds[1]:g}]"
-            )
+            clip = f"each value clipped to the public range [{plain_number(self.bounds[0], 6)}, {plain_number(self.bounds[1], 6)}]"
         else:
             clip = (
-                f"each value clipped to ±(R + √(log n / γ)) with R = {self.radius:g} and "
+                f"each value clipped to ±(R + √(log n / γ)) with R = {plain_number(self.radius, 6)} and "
                 f"γ = {self.gamma:g} (the paper's rule, eq. 3)"
             )
         sizes = (

@@ -35,7 +35,7 @@ from dpcore.analyses.mean.strategies import (
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.foundations.intervals import Interval
-from dpcore.foundations.labels import OTHER_LABEL
+from dpcore.foundations.labels import OTHER_LABEL, plain_number
 from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.selection import KeySelection
@@ -502,11 +502,13 @@ class MeanPlan:
         public range of the value (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
         low, high = self.estimator.public_range
         if isinstance(self.estimator, CoinPressMean):
-            bounds = f"the range [{low:g}, {high:g}] and spread σ ≤ {self.estimator.sigma:g} of `{self.value}`"
+            bounds = f"the range [{plain_number(low)}, {plain_number(high)}] and spread σ ≤ {plain_number(self.estimator.sigma)} of `{self.value}`"
         elif self.estimator.bounds is None:
-            bounds = f"the clipping radius R = {self.estimator.radius:g} of `{self.value}`"
+            bounds = (
+                f"the clipping radius R = {plain_number(self.estimator.radius)} of `{self.value}`"
+            )
         else:
-            bounds = f"the range [{low:g}, {high:g}] of `{self.value}`"
+            bounds = f"the range [{plain_number(low)}, {plain_number(high)}] of `{self.value}`"
         if self.strategy == "global_only":
             sizes = ["the number of rows"] if self.sizes_public else []
             return [bounds, *sizes]

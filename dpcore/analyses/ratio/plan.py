@@ -26,6 +26,7 @@ from dpcore.analyses.ratio.sums import (
 from dpcore.foundations.accounting import (
     Budget,
 )
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.validation import instance_of, positive_int, shown
@@ -52,7 +53,7 @@ def _delta(delta: float) -> str:
 
 def _describe_scale(name: str, value: float, mechanism: str) -> str:
     symbol = "b" if mechanism == "laplace" else "σ"
-    return f"{SUM_LABELS[name]}: {symbol} = {value:.4g}"
+    return f"{SUM_LABELS[name]}: {symbol} = {plain_number(value)}"
 
 
 @dataclass(frozen=True)
@@ -206,12 +207,14 @@ class RatioPlan:
         """The groups and the columns' public upper bounds (the lower bounds are 0); the ratio
         publishes no share or size (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
         b, sums = self.sums.bounds, self.sums
-        bounds = [f"`{sums.s_column}` ≤ {b.s:g}"]
+        bounds = [f"`{sums.s_column}` ≤ {plain_number(b.s)}"]
         bounds.append(
-            f"`{sums.y_column}` in {{0, 1}}" if sums.binary_y else f"`{sums.y_column}` ≤ {b.y:g}"
+            f"`{sums.y_column}` in {{0, 1}}"
+            if sums.binary_y
+            else f"`{sums.y_column}` ≤ {plain_number(b.y)}"
         )
         if sums.w_column is not None:
-            bounds.append(f"`{sums.w_column}` ≤ {b.w:g}")
+            bounds.append(f"`{sums.w_column}` ≤ {plain_number(b.w)}")
         return [*self.header.declared_groups(), f"the bounds {', '.join(bounds)}"]
 
     def estimate(self, noise: NoiseSource, rng: np.random.Generator | None = None) -> RatioResult:
@@ -245,8 +248,10 @@ class RatioPlan:
             arguments["composition"],
         )
         m = len(self.sensitivity)
-        y_range = "0 or 1 (binary)" if sums.binary_y else f"[0, {b.y:g}]"
-        weight = f"`{sums.w_column}` in [0, {b.w:g}]" if sums.w_column else "none (w = 1)"
+        y_range = "0 or 1 (binary)" if sums.binary_y else f"[0, {plain_number(b.y, 6)}]"
+        weight = (
+            f"`{sums.w_column}` in [0, {plain_number(b.w, 6)}]" if sums.w_column else "none (w = 1)"
+        )
         rows = int(np.sum(sums.rows))
         dropped = f"; {sums.n_missing:,} dropped for missing values" if sums.n_missing else ""
         if mechanism == "laplace":
@@ -264,7 +269,7 @@ class RatioPlan:
         symbol = "b" if mechanism == "laplace" else "σ"
         distinct = set(self.noise_scale.values())
         if len(distinct) == 1:
-            scales = f"{symbol} = {distinct.pop():.4g} on each"
+            scales = f"{symbol} = {plain_number(distinct.pop())} on each"
         else:
             scales = "; ".join(
                 _describe_scale(n, s, mechanism) for n, s in self.noise_scale.items()
@@ -281,7 +286,7 @@ class RatioPlan:
             "(recombined from the noisy group sums: no extra budget)",
             self.header.data_line(),
             self.header.strata_line(self.sums.k),
-            f"**Columns:** score `{sums.s_column}` in [0, {b.s:g}], label `{sums.y_column}` "
+            f"**Columns:** score `{sums.s_column}` in [0, {plain_number(b.s, 6)}], label `{sums.y_column}` "
             f"{y_range}, weight {weight} — public bounds; {rows:,} rows used{dropped}",
             *self._engine_lines(),
             f"**Mechanism:** {noise}: {scales}",

@@ -27,6 +27,7 @@ from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
 from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import instance_of
@@ -277,7 +278,7 @@ class SynthPlan:
             )
         if edges:
             described = "; ".join(
-                f"{c}: {', '.join(f'{v:g}' for v in e)}" for c, e in edges.items()
+                f"{c}: {', '.join(f'{plain_number(v, 6)}' for v in e)}" for c, e in edges.items()
             )
             lines.append(f"**Public bucket edges:** {described}")
         return lines + self._category_lines(edges)

@@ -32,6 +32,7 @@ from strata_ui.analyses.gvdp import charts, settings
 from strata_ui.analyses.gvdp.settings import ERROR_ICON, ROWS_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, reset_settings
+from strata_ui.style import by_interval_width, written_or_dash
 from strata_ui.widgets import bind, show_error
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
@@ -117,6 +118,18 @@ def _pivot(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reindex(list(dict.fromkeys(frame["coefficient"]))).reset_index()
 
 
+def _readable(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`_pivot`'s table as people read it: each estimate and interval to the precision
+    its own interval's width supports, with separators; the width ratio to 3 digits."""
+    written = table
+    for method in ("DP", "Non-private"):
+        ends = [f"{method} {part}" for part in ("estimate", "low", "high")]
+        widths = table[f"{method} high"] - table[f"{method} low"]
+        written = by_interval_width(written, ends, widths)
+    ratio = "Width ratio (DP ÷ non-private)"
+    return written.assign(**{ratio: written_or_dash(table[ratio])})
+
+
 def _render_preview(inputs: RunInputs, seed: int) -> None:
     model, data, run = inputs.model, inputs.data, inputs.run
     st.subheader("6. Preview")
@@ -142,7 +155,7 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
         key="gvdp.chart.comparison",
     )
     st.markdown(charts.comparison_summary(frame))
-    st.dataframe(_pivot(frame), hide_index=True, key="gvdp.table.comparison")
+    st.dataframe(_readable(_pivot(frame)), hide_index=True, key="gvdp.table.comparison")
     st.caption(f"Computed in {elapsed:.2f} s (cached: the same settings redraw at once).")
     _render_groups(inputs, seed)
 
@@ -212,7 +225,9 @@ def _render_groups(inputs: RunInputs, seed: int) -> None:
     )
     st.markdown(charts.group_summary(groups, coefficient))
     with st.expander("Table of the group estimates", icon=":material/table:"):
-        st.dataframe(groups[groups["coefficient"] == coefficient], hide_index=True)
+        rows = groups[groups["coefficient"] == coefficient]
+        readable = by_interval_width(rows, ("estimate", "low", "high"), rows["high"] - rows["low"])
+        st.dataframe(readable, hide_index=True)
     if model.kind != "mean":
         st.caption(
             "“All” is the share-weighted average of the group coefficients. For a regression this "

@@ -35,6 +35,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
+from strata_ui.style import plain_number
 from strata_ui.widgets import log_slider, nearest, stored_in
 
 T = TypeVar("T")
@@ -368,7 +369,7 @@ def render_coinpress() -> None:
         ),
     )
     st.caption(
-        f"Prior [ℓ, r] = [{mean.clip_low:g}, {mean.clip_high:g}], σ = {mean.coinpress_sigma:g} "
+        f"Prior [ℓ, r] = [{plain_number(mean.clip_low, 6)}, {plain_number(mean.clip_high, 6)}], σ = {plain_number(mean.coinpress_sigma, 6)} "
         f"and β = {mean.coinpress_beta:g} come from the Estimator page; the noise is a seeded "
         f"simulation (seed {state.seed} from the Compare page): nothing is released or spent. The "
         "true mean is the curator's view of the confidential data, not private."

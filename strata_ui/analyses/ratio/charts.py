@@ -477,7 +477,7 @@ def width_figure(
     values = values[np.isfinite(values) & (values > 0)]
     if not values.empty:
         ticks = log_ticks(float(values.min()), float(values.max()))
-        fig.update_yaxes(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
+        fig.update_yaxes(tickvals=ticks, ticktext=[plain_number(v) for v in ticks])
     fig.update_yaxes(type="log")
     unit = "ε" if symbol == "ε" else "ρ, zCDP"
     fig = _layout(

@@ -781,8 +781,12 @@ def test_one_wide_interval_runs_off_the_axis_instead_of_squashing_the_others(dem
     outputs = [dict(row) for row in demo_record.outputs]
     outputs[0] |= {"low": 0.0, "high": 100.0}  # a tiny group's interval over the whole range
     wide = dataclasses.replace(demo_record, outputs=outputs)
-    low, high = charts_release.release_figure(wide).layout.yaxis.range
+    fig = charts_release.release_figure(wide)
+    low, high = fig.layout.yaxis.range
     assert high - low < 50
+    # The cut bar's ends are written at the edges it crosses, not left to read as endless.
+    marks = {a.text for a in fig.layout.annotations}
+    assert {"↑ 100", "↓ 0"} <= marks, marks
 
 
 def test_a_release_of_many_groups_lists_one_per_row_with_whole_labels(demo, ledger):
