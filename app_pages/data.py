@@ -131,8 +131,19 @@ else:
         "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
         "again.",
     )
+    declared = st.text_input(
+        "What the table is, if Spark keeps no snapshot of it",
+        value="" if connected is None else connected.declared,
+        placeholder="survey 2024, extract of 1 March",
+        key=f"data.spark_identity_{state.upload_generation}",
+        help="The ledger knows each dataset by its identity, so that the same people are "
+        "charged to one budget however their data is read. Files are known by their bytes, "
+        "Delta and Iceberg tables by their snapshot; for another table (a view, a plain "
+        "table), name the data as it is now, the same way wherever it is released. Needed "
+        "for a release only.",
+    )
     if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
-        open_or_explain(spark.SparkSource(master.strip(), table.strip()))
+        open_or_explain(spark.SparkSource(master.strip(), table.strip(), declared.strip()))
 # An upload, data read where it lies, or a Learn preset's built-in data (allowed in workshop mode).
 own_data = state.uploaded is not None or state.source is not None
 if own_data and st.button("Use the demo data again", icon=":material/undo:"):

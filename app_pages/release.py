@@ -3,9 +3,14 @@
 import streamlit as st
 
 from dpcore.foundations.accounting import BudgetExceededError
-from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
-from dpcore.release import ReleaseRecord, plan_key, release
+from dpcore.foundations.ledger import (
+    LedgerUnavailableError,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+)
+from dpcore.release import ReleaseRecord, UnidentifiedDataError, plan_key, release
 from strata_ui import portfolio, release_ui
+from strata_ui.actor import current_actor
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
@@ -75,7 +80,8 @@ with plan_col:
         if (warning := release_ui.large_budget_warning(plan.cost)) is not None:
             st.warning(warning, icon=":material/warning:")
     else:
-        st.markdown(f"Cost: **{plan.cost}**, already paid by ledger record #{existing.id}.")
+        where = "" if existing.ledger == ledger.name else f" of ledger “{existing.ledger}”"
+        st.markdown(f"Cost: **{plan.cost}**, already paid by record #{existing.id}{where}.")
 
 st.subheader("Commit")
 if state.release_flash:  # set just before the rerun that follows a commit or a ledger reset
@@ -95,8 +101,7 @@ if existing is None:
         )
     if other_data is False:
         st.caption(
-            f"Commit is off: this plan's data is not the data of “{ledger.name}”. Tick the box "
-            "above if both are about the same people, or start a new ledger on the Budget page."
+            f"Commit is off: this plan's data is not the data of “{ledger.name}” (see above)."
         )
     if st.button(
         "Commit release", type="primary",
@@ -112,6 +117,7 @@ if existing is None:
                     noise="secure",
                     allow_other_dataset=bool(other_data),
                     progress=progress,
+                    actor=current_actor(),
                 )
         except BudgetExceededError as exc:
             st.error(
@@ -125,7 +131,15 @@ if existing is None:
                 ),
                 icon=":material/block:",
             )
-        except LedgerUnavailableError as exc:  # busy, read-only or full: nothing was spent
+        except ReleasedElsewhereError as exc:  # another session released it elsewhere meanwhile
+            st.error(
+                exc.advice(
+                    f"switch to ledger “{exc.owners[0]}” on the Budget page",
+                    "a curator starts or raises a ledger for it on the Budget page",
+                ),
+                icon=":material/block:",
+            )
+        except (LedgerUnavailableError, UnidentifiedDataError) as exc:  # nothing was spent
             st.error(str(exc), icon=":material/block:")
         except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
             st.error(
@@ -158,9 +172,10 @@ if existing is None:
         )
 else:
     st.info(
-        f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (ledger "
-        f"record #{existing.id}). Committing it again would spend nothing; to release anew, "
-        "change the plan or its name.",
+        f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (record "
+        f"#{existing.id} of ledger “{existing.ledger}”), from here, the command line or a "
+        "script: the same plan on the same data is one release. Committing it again would "
+        "spend nothing; to release anew, change the plan or its name.",
         icon=":material/verified:",
     )
     release_ui.render_record(ReleaseRecord.from_ledger(existing), "release.current")

@@ -21,6 +21,7 @@ from dpcore.analyses import MEAN
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.errors import BudgetKindError
 from dpcore.foundations.grouping import (
     MAX_GROUPS,
@@ -46,6 +47,7 @@ __all__ = [
     "open_ledger",
     "positive_bound",
     "read_data",
+    "read_identified",
     "requested_budget",
 ]
 
@@ -255,6 +257,12 @@ def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse.
 def read_data(path: str) -> pd.DataFrame:
     """The table in ``path``; what reading changed (columns left out or renamed) goes to stderr
     as notes."""
+    return read_identified(path)[0]
+
+
+def read_identified(path: str) -> tuple[pd.DataFrame, DatasetRef]:
+    """The table in ``path`` and its reference, identified by the file's bytes as the app
+    identifies an upload of the same file (one read of the file)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -262,7 +270,7 @@ def read_data(path: str) -> pd.DataFrame:
     table = load_table(data, Path(path).name)
     for note in table.notes:
         print(f"strata-lab: note: {note}", file=sys.stderr)
-    return table.frame
+    return table.frame, DatasetRef.of(table.frame, Path(path).name, data=data)
 
 
 def mean_settings(

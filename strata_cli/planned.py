@@ -47,7 +47,7 @@ from strata_cli.inputs import (
     grouping_spec,
     mean_settings,
     positive_bound,
-    read_data,
+    read_identified,
 )
 from strata_cli.sources import open_engine, privacy_unit
 
@@ -270,10 +270,10 @@ def synth_on_data(
         return settings, aggregated.stats, aggregated.dataset
     if args.engine not in (None, "pandas") or not Path(args.data).is_file():
         raise CliError(MBI_NEEDS_ROWS.replace("upload the data", "give one file"))
-    frame = read_data(args.data)
+    frame, dataset = read_identified(args.data)
     settings = synth_settings(args, column_kinds(frame))
     stats = SYNTH.statistics(frame, spec.build(frame), settings)
-    return settings, stats, DatasetRef.of(frame, Path(args.data).name)
+    return settings, stats, dataset
 
 
 def synth_settings(args: argparse.Namespace, kinds: dict[str, str]) -> SynthSettings:

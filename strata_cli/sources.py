@@ -1,9 +1,12 @@
 """Where ``release`` and ``plan`` read the data: the engine (``--engine``, ``--spark-master``,
-``--memory-limit``) and the privacy unit (``--person``, ``--max-groups``, ``--max-rows``).
+``--memory-limit``, ``--dataset-identity``) and the privacy unit (``--person``,
+``--max-groups``, ``--max-rows``).
 
 ``pandas`` loads one file into memory as the app does; ``duckdb`` streams a file, a glob or a
 folder of Parquet or CSV files far larger than memory; ``spark`` reads a table or files in a
-Spark cluster. Nothing here computes a number: the engines do.
+Spark cluster. Every engine identifies the data as the app does (the bytes of its files, a
+Spark table's snapshot, or what the curator declares), so that a release repeated from here is
+the app's. Nothing here computes a number: the engines do.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from strata_cli.inputs import CliError, read_data
+from strata_cli.inputs import CliError, read_identified
 
 __all__ = ["ENGINES", "engine_arguments", "open_engine", "privacy_unit"]
 
@@ -33,6 +36,12 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
     engine.add_argument(
         "--spark-master", default="local[*]", metavar="URL",
         help="the Spark master, e.g. spark://host:7077 (default local[*], this machine)",
+    )  # fmt: skip
+    engine.add_argument(
+        "--dataset-identity", metavar="TEXT",
+        help="spark: what the table is (e.g. 'survey 2024, extract of 1 March'), for a table "
+        "whose catalog keeps no snapshot (a view, a plain table): its identity in the ledger. "
+        "Files are identified by their bytes, Delta and Iceberg tables by their snapshot",
     )  # fmt: skip
     engine.add_argument(
         "--memory-limit",
@@ -72,13 +81,20 @@ def open_engine(args: argparse.Namespace) -> Engine:
     elif kind is None:
         small_file = path.is_file() and path.stat().st_size < 200 * 2**20
         kind = "pandas" if small_file else "duckdb"
+    declared = getattr(args, "dataset_identity", None)
+    if declared is not None and kind != "spark":
+        raise CliError(
+            "--dataset-identity names a Spark table; the files the other engines read are "
+            "identified by their bytes"
+        )
     if kind == "pandas":
         if not path.is_file():
             raise CliError(
                 f"the pandas engine reads one file, and {args.data} is not one; use "
                 "--engine duckdb for a folder or a glob"
             )
-        return PandasEngine(read_data(args.data), path.name)
+        frame, dataset = read_identified(args.data)
+        return PandasEngine(frame, path.name, identity=dataset.identity)
     if kind == "spark":
-        return SparkEngine(args.data, master=args.spark_master)
+        return SparkEngine(args.data, master=args.spark_master, declared_identity=declared)
     return DuckDBEngine(args.data, memory_limit=args.memory_limit)

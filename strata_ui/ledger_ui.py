@@ -1,5 +1,7 @@
-"""The project's ledger on screen: which one is in use, switching, starting and resetting one
-(Budget page), and the sidebar's line naming it."""
+"""The project's ledger on screen: which one is in use and switching (Budget page), the
+sidebar's lines naming it and what its people have lost in all, and what a release costs in it.
+Starting a ledger and raising a total: :mod:`strata_ui.ledger_admin`; the audit trail:
+:mod:`strata_ui.audit_ui`."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import math
 import streamlit as st
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components, format_components
-from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerSummary, Population, list_ledgers
 from strata_ui import constants
 from strata_ui.state import get_state
 
@@ -28,6 +30,39 @@ def render_sidebar_line(ledger: Ledger) -> None:
         (f"The budget of {data_of(covered)}." if covered else "No release yet.")
         + " Choose or start a ledger on the Budget page."
     )
+
+
+def people_sentence(people: Population) -> str | None:
+    """What the people of a population have lost in all, across its ledgers and their kinds of
+    budget, and what was granted them; None before any release."""
+    loss = people.loss
+    if loss is None:
+        return None
+    releases = f"{people.releases} release{'' if people.releases == 1 else 's'}"
+    ledgers = " and ".join(f"“{name}”" for name in people.ledgers)
+    word = "ledger" if len(people.ledgers) == 1 else "ledgers"
+    return (
+        f"Lost in all by the people of {data_of([d.name for d in people.datasets])}: "
+        f"**{loss}**, over {releases} under {word} {ledgers} (granted them in all: "
+        f"{people.total})."
+    )
+
+
+def render_people_loss(ledger: Ledger, in_use: LedgerDataset | None) -> None:
+    """What the people of ``ledger`` have lost in all (every ledger and archive that released
+    on their data), and, when the data in use belongs to other people, what those have lost."""
+    people = ledger.population()
+    if (sentence := people_sentence(people)) is not None:
+        st.caption(sentence)
+    if in_use is None or in_use.identity in {d.identity for d in people.datasets}:
+        return
+    others = ledger.population_of(in_use)
+    if others.loss is not None and not set(others.ledgers) & set(people.ledgers):
+        names = " and ".join(f"“{name}”" for name in others.ledgers)
+        st.caption(
+            f"The data in use, “{in_use.name}”, was released on under {names}: its people "
+            f"have lost **{others.loss}** in all."
+        )
 
 
 def _summary_line(summary: LedgerSummary) -> str:
@@ -59,77 +94,11 @@ def render_ledger_choice(ledger: Ledger) -> None:
 
 
 def render_flash() -> None:
-    """The outcome of the last start or reset, shown once after the rerun that follows it."""
+    """The outcome of the last start or raise, shown once after the rerun that follows it."""
     state = get_state()
     if state.ledger_flash:
         st.success(state.ledger_flash, icon=":material/check_circle:")
         state.ledger_flash = None
-
-
-def render_ledger_admin(ledger: Ledger) -> None:
-    """Start a new ledger, or reset this one — each behind explicit confirmation."""
-    names = [s.name for s in list_ledgers(ledger.path)]
-    new_col, reset_col = st.columns(2)
-    with new_col, st.form("ledger.new", border=True):
-        st.markdown("**Start a new ledger**")
-        st.caption("For a new project: data about other people, with a budget of its own.")
-        name = st.text_input("Name", key="ledger.new_name")
-        rho = st.number_input(
-            "Total budget ρ (zCDP)",
-            min_value=constants.RHO_MIN,
-            max_value=constants.RHO_MAX,
-            value=constants.DEFAULT_LEDGER_TOTAL.rho,
-            key="ledger.new_rho",
-        )
-        confirm = st.checkbox(
-            "I confirm: start a new ledger and use it for the next releases",
-            key="ledger.new_confirm",
-        )
-        if st.form_submit_button("Start new ledger"):
-            _start_ledger(name, rho, confirm, names)
-    with reset_col, st.form("ledger.reset", border=True):
-        st.markdown(f"**Reset “{ledger.name}”**")
-        st.caption(
-            "Its history is kept as an archived ledger. A reset does not undo the privacy loss "
-            "of past releases: only reset when the data or its owner's policy changes."
-        )
-        typed = st.text_input(
-            f"Type the ledger's name ({ledger.name}) to confirm", key="ledger.reset_name"
-        )
-        if st.form_submit_button("Archive and reset"):
-            _reset_ledger(ledger, typed)
-
-
-def _reset_ledger(ledger: Ledger, typed: str) -> None:
-    if typed != ledger.name:
-        st.error(
-            f"Nothing reset: type the ledger's name exactly ({ledger.name}) to confirm.",
-            icon=":material/error:",
-        )
-        return
-    archived = ledger.archive()
-    # Rerun so the balance, the sidebar and the list of ledgers show the emptied ledger.
-    get_state().ledger_flash = f"Reset. The old history is kept as “{archived}”."
-    st.rerun()
-
-
-def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -> None:
-    name = name.strip()
-    if not confirmed:
-        st.error("Nothing started: tick the confirmation box first.", icon=":material/error:")
-    elif not name:
-        st.error("Nothing started: give the new ledger a name.", icon=":material/error:")
-    elif name in existing:
-        st.error(
-            f"Nothing started: a ledger called “{name}” already exists. Choose another name, or "
-            "switch to it above.",
-            icon=":material/error:",
-        )
-    else:
-        Ledger(None, name, ZCDP(rho))
-        get_state().ledger_name = name
-        get_state().ledger_flash = f"Started “{name}”: the next releases are charged to it."
-        st.rerun()
 
 
 def releases_affordable(charge: dict[str, float], left: dict[str, float]) -> int:
@@ -153,7 +122,7 @@ def cost_sentence(cost: Budget, ledger: Ledger) -> str:
         own = f"{cost}, that is (ε = {epsilon:.3g}, δ = {delta:g})-DP; {charged}"
     else:
         own = f"{cost}; {charged}"
-    total = {k: float(v) for k, v in ledger.total.components().items()}
+    total = {k: float(v) for k, v in ledger.granted().components().items()}
     now, fresh = (releases_affordable(charge, left) for left in (ledger.remaining(), total))
     return (
         f"**One release costs** {own}. “{ledger.name}” has room for **{now} more "

@@ -13,7 +13,12 @@ import streamlit as st
 
 from dpcore.analyses import REGISTRY
 from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
-from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError
+from dpcore.foundations.ledger import (
+    Ledger,
+    LedgerDataset,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+)
 from dpcore.release import (
     ReleasePlan,
     ReleaseRecord,
@@ -278,20 +283,36 @@ def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
 def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
     """``None`` when ``ledger`` covers the plan's data (or has no release yet). Otherwise say,
     before the commit, that the plan is on other data, and return whether the user ticked that
-    the ledger covers both."""
-    dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
-    if ledger.covers(dataset):
+    the ledger covers both; or, for data another ledger released on, say so and return False
+    (only a curator's raise on the Budget page lets this ledger take it on)."""
+    data = plan.header.dataset
+    if not data.identity:  # the commit says what to declare
         return None
-    refusal = OtherDatasetError(ledger.name, ledger.datasets(), dataset.name)
-    st.warning(
-        "**Other data than this ledger's.** "
-        + refusal.advice(
-            "tick the box below",
-            start="start a new ledger for it on the Budget page",
-            refused=False,
-        ),  # fmt: skip
-        icon=":material/warning:",
-    )
+    dataset = LedgerDataset(data.identity, data.name, aliases=data.aliases)
+    try:
+        ledger.check_dataset(dataset)
+        return None
+    except ReleasedElsewhereError as refusal:
+        st.error(
+            "**Released on under another ledger.** "
+            + refusal.advice(
+                f"switch to ledger “{refusal.owners[0]}” on the Budget page",
+                "a curator starts or raises a ledger for it on the Budget page, with a reason",
+                refused=False,
+            ),
+            icon=":material/block:",
+        )
+        return False
+    except OtherDatasetError as refusal:
+        st.warning(
+            "**Other data than this ledger's.** "
+            + refusal.advice(
+                "tick the box below",
+                start="start a new ledger for it on the Budget page",
+                refused=False,
+            ),  # fmt: skip
+            icon=":material/warning:",
+        )
     return st.checkbox(
         "This ledger covers both: they hold data about the same people, so their releases "
         "share one budget.",

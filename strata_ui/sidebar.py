@@ -9,7 +9,7 @@ from dpcore.engines import EngineError
 from dpcore.foundations.accounting import SYMBOLS, ZCDP
 from dpcore.foundations.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline
-from strata_ui.ledger_ui import render_sidebar_line
+from strata_ui.ledger_ui import render_people_loss, render_sidebar_line
 from strata_ui.state import get_state, open_ledger
 from strata_ui.style import as_written
 from strata_ui.uploads import restore_demo
@@ -72,14 +72,14 @@ def _render_workshop_switch() -> bool:
 def render_remaining_budget(ledger: Ledger) -> None:
     """Show what ``ledger`` has left as a metric, a progress bar and an (ε, δ) equivalent."""
     remaining = ledger.remaining()
-    total = ledger.total.components()
+    total = ledger.granted().components()
     # The first component is the one that runs out: ρ for zCDP, ε for pure or approximate DP.
     key = next(iter(remaining))
     left, whole = remaining[key], total[key]
     st.metric(
         f"{SYMBOLS[key]} remaining",
         f"{left:.4g} of {whole:.4g}",
-        help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.total}.",
+        help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.granted()}.",
     )
     st.progress(min(max(left / whole, 0.0), 1.0), text=f"{left / whole:.0%} of the budget left")
     if left <= 0:
@@ -126,3 +126,4 @@ def _render_budget() -> None:
         return
     render_sidebar_line(ledger)
     render_remaining_budget(ledger)
+    render_people_loss(ledger, pipeline.ledger_dataset(get_state()))

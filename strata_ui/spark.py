@@ -73,10 +73,12 @@ def is_path(table: str) -> bool:
 @dataclass(frozen=True)
 class SparkSource(EngineSource):
     """A table of the Spark session at ``master`` (or a path Spark reads), as the user typed
-    them."""
+    them, and what the curator declared the data to be (``declared``: the identity of a table
+    whose catalog keeps no snapshot, :meth:`~dpcore.engines.SparkEngine.identity`)."""
 
     master: str
     table: str
+    declared: str = ""
     kind: ClassVar[str] = "spark"
 
     @property
@@ -102,14 +104,17 @@ class SparkSource(EngineSource):
             )
         if is_path(self.table):
             _check_path(self.table)
-        key = [self.master, self.location, self.open_engine().plan_key()]
+        key = [self.master, self.location, self.open_engine().plan_key(), self.declared]
         return "spark:" + hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
     def open_engine(self) -> SparkEngine:
-        return SparkEngine(self.location, session=session(self.master))
+        return SparkEngine(
+            self.location, session=session(self.master), declared_identity=self.declared or None
+        )
 
     def address(self) -> dict[str, str]:
-        return {"data": self.kind, "master": self.master, "table": self.table}
+        declared = {"identity": self.declared} if self.declared else {}
+        return {"data": self.kind, "master": self.master, "table": self.table, **declared}
 
 
 def _check_path(path: str) -> None:

@@ -12,6 +12,7 @@ import math
 import re
 
 from dpcore.engines import EngineError
+from dpcore.foundations.dataset import bytes_identity
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from dpcore.foundations.io import explain_not_numeric, load_table
 from strata_ui import engine_sources
@@ -49,6 +50,9 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     state.source = None
     state.dataset_name = filename
     state.dataset_fingerprint = key
+    # The bytes identify the data, as the command line and a release's script identify the
+    # same file (decompressed): one read, of bytes already in memory.
+    state.dataset_identity = bytes_identity(data)
     state.upload_notes = loaded.notes + tuple(
         message
         for column in frame.columns
@@ -74,6 +78,7 @@ def open_source(state: AppState, source: engine_sources.EngineSource) -> str | N
         return str(exc)
     same_data = fingerprint == state.dataset_fingerprint and state.source is not None
     state.uploaded = None
+    state.dataset_identity = None  # the engine identifies data read where it lies
     state.source = source  # as typed now: the address shows it
     state.dataset_name = source.name
     if same_data:
@@ -91,6 +96,7 @@ def restore_demo(state: AppState) -> None:
     """Go back to the demo data and its default choices (groups by race × sex; each analysis
     restores its own, such as the mean's hours per week in 0–100)."""
     state.uploaded = None
+    state.dataset_identity = None
     state.source = None
     state.dataset_name = DEMO_DATASET_NAME
     state.dataset_fingerprint = DEMO_FINGERPRINT

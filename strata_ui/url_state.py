@@ -50,6 +50,7 @@ from strata_ui.uploads import open_source
 __all__ = [
     "DATA_PARAM",
     "FILE_PARAM",
+    "IDENTITY_PARAM",
     "LEDGER_PARAM",
     "MASTER_PARAM",
     "PATH_PARAM",
@@ -82,7 +83,9 @@ PATH_PARAM = "path"
 """The path of files on the machine that runs the app (:mod:`strata_ui.files`), as typed."""
 MASTER_PARAM = "master"
 TABLE_PARAM = "table"
-"""Spark's master URL and the table (or path) in it (:mod:`strata_ui.spark`), as typed."""
+IDENTITY_PARAM = "identity"
+"""Spark's master URL, the table (or path) in it (:mod:`strata_ui.spark`) and the identity the
+curator declared for it, as typed (words the curator chose, never computed from the data)."""
 _RESTORED = "_strata_lab_url.restored"
 _PENDING = "_strata_lab_url.pending"  # choices waiting for their file: {"file", "params"}
 _IGNORED = "_strata_lab_url.ignored"  # parameters that could not be used, shown once
@@ -167,7 +170,7 @@ def _is_ours(name: str) -> bool:
     }
     ours = (
         *SHARED_FIELDS, DATA_PARAM, FILE_PARAM, PATH_PARAM, MASTER_PARAM, TABLE_PARAM,
-        LEDGER_PARAM, constants.WORKSHOP_QUERY_KEY,
+        IDENTITY_PARAM, LEDGER_PARAM, constants.WORKSHOP_QUERY_KEY,
     )  # fmt: skip
     return name in ours or name.split(".", 1)[0] in owners
 
@@ -240,8 +243,9 @@ def _source_of(params: dict[str, str]) -> EngineSource | None:
         return FilesSource(params.get(PATH_PARAM, "").strip())
     if params.get(DATA_PARAM) == SparkSource.kind:
         return SparkSource(
-            params.get(MASTER_PARAM, "").strip(), params.get(TABLE_PARAM, "").strip()
-        )
+            params.get(MASTER_PARAM, "").strip(), params.get(TABLE_PARAM, "").strip(),
+            params.get(IDENTITY_PARAM, "").strip(),
+        )  # fmt: skip
     return None
 
 
