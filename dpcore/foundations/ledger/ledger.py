@@ -291,12 +291,11 @@ class Ledger:
         if self._name in owners:
             return None
         known = [o for alias in dataset.aliases for o in owners_of(conn, alias)]
-        others = list(dict.fromkeys(o for o in (*owners, *known) if o != self._name))
-        if others:
+        if self._name in known:  # the ledger released on it, identified by an older version
+            return "alias"
+        if others := list(dict.fromkeys((*owners, *known))):
             loss = self._population_of(conn, dataset).loss
             raise ReleasedElsewhereError(self._name, dataset.name, others, loss)
-        if self._name in known:
-            return "alias"
         covered = bound_datasets(conn, self._name)
         if not covered:
             return "first"
