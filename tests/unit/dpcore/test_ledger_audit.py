@@ -112,10 +112,8 @@ def test_reordered_records_are_named(db) -> None:
         conn.execute("UPDATE records SET id = 2 WHERE id = 3")
         conn.execute("UPDATE records SET id = 3 WHERE id = -1")
     assert problems(db)[:2] == [
-        "record #2: it holds the content sealed as record #3: records were reordered or "
-        "renumbered",
-        "record #3: it holds the content sealed as record #2: records were reordered or "
-        "renumbered",
+        "record #2: it holds the content sealed as record #3: records were reordered or renumbered",
+        "record #3: it holds the content sealed as record #2: records were reordered or renumbered",
     ]
 
 
@@ -192,8 +190,7 @@ def test_reordered_entries_are_named(trail_text) -> None:
 def test_entries_deleted_at_the_end_are_named_by_the_head(trail_text) -> None:
     found = [str(p) for p in verify_audit(edited(trail_text, lambda rows: rows.pop())).problems]
     assert found == [
-        "the file's head names another last entry than entry #6: entries were deleted from its "
-        "end"
+        "the file's head names another last entry than entry #6: entries were deleted from its end"
     ]
 
 
