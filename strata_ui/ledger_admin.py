@@ -8,6 +8,8 @@ people's total grows by the new ledger's, and the form asks for the reason.
 
 from __future__ import annotations
 
+import uuid
+
 import streamlit as st
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
@@ -21,17 +23,31 @@ __all__ = ["render_ledger_admin"]
 OTHER_DATA = "other data"
 
 
+FORM_TOKEN = "ledger.form_token"
+"""A token per showing of the forms: their keys, and the key of the raise they record, so that
+a submit repeated by a double click (on a form the rerun has since replaced) records nothing
+more."""
+
+
 def render_ledger_admin(ledger: Ledger, in_use: LedgerDataset | None) -> None:
     """Start a new ledger, or raise this one's total — each behind explicit confirmation."""
     released = None if in_use is None else ledger.population_of(in_use)
+    token = st.session_state.setdefault(FORM_TOKEN, uuid.uuid4().hex)
     new_col, raise_col = st.columns(2)
-    with new_col, st.form("ledger.new", border=True):
-        _new_ledger_form(in_use if released is not None and released.ledgers else None)
-    with raise_col, st.form("ledger.raise", border=True):
-        _raise_form(ledger)
+    with new_col, st.form(f"ledger.new.{token}", border=True):
+        _new_ledger_form(in_use if released is not None and released.ledgers else None, token)
+    with raise_col, st.form(f"ledger.raise.{token}", border=True):
+        _raise_form(ledger, token)
 
 
-def _new_ledger_form(released: LedgerDataset | None) -> None:
+def _done(flash: str) -> None:
+    """Say what was recorded after the rerun, with fresh forms."""
+    st.session_state[FORM_TOKEN] = uuid.uuid4().hex
+    get_state().ledger_flash = flash
+    st.rerun()
+
+
+def _new_ledger_form(released: LedgerDataset | None, token: str) -> None:
     """``released``: the data in use when some ledger has released on it."""
     st.markdown("**Start a new ledger**")
     st.caption("For a new project: data about other people, with a budget of its own.")
@@ -46,7 +62,8 @@ def _new_ledger_form(released: LedgerDataset | None) -> None:
             "For",
             (OTHER_DATA, released.name),
             format_func=lambda p: (
-                "other data (its first release binds it)" if p == OTHER_DATA
+                "other data (its first release binds it)"
+                if p == OTHER_DATA
                 else f"“{p}”, already released on: raise its people's total"
             ),  # fmt: skip
             key="ledger.new_purpose",
@@ -65,12 +82,13 @@ def _new_ledger_form(released: LedgerDataset | None) -> None:
         st.caption("Only a curator starts a ledger.")
     if st.form_submit_button("Start new ledger", disabled=not allowed):
         taken = released if purpose != OTHER_DATA else None
-        _start_ledger(name.strip(), ZCDP(rho), confirm, taken, reason.strip())
+        _start_ledger(name.strip(), ZCDP(rho), confirm, taken, reason.strip(), token)
 
 
 def _start_ledger(
-    name: str, total: Budget, confirmed: bool, taken: LedgerDataset | None, reason: str
-) -> None:
+    name: str, total: Budget, confirmed: bool, taken: LedgerDataset | None, reason: str,
+    token: str,
+) -> None:  # fmt: skip
     existing = [s.name for s in list_ledgers()]
     refusal = None
     if not confirmed:
@@ -79,8 +97,7 @@ def _start_ledger(
         refusal = "give the new ledger a name."
     elif name in existing:
         refusal = (
-            f"a ledger called “{name}” already exists. Choose another name, or switch to it "
-            "above."
+            f"a ledger called “{name}” already exists. Choose another name, or switch to it above."
         )
     elif taken is not None and not reason:
         refusal = (
@@ -90,20 +107,24 @@ def _start_ledger(
     if refusal is not None:
         st.error(f"Nothing started: {refusal}", icon=":material/error:")
         return
-    ledger = Ledger(None, name, total, actor=current_actor())
+    try:
+        ledger = Ledger(None, name, total, actor=current_actor())
+        if taken is not None:
+            ledger.take_on(taken, reason=reason, actor=current_actor(), key=f"take-on-{token}")
+    except LedgerUnavailableError as exc:  # busy, read-only or full: nothing was recorded
+        st.error(str(exc), icon=":material/error:")
+        return
     flash = f"Started “{name}”: the next releases are charged to it."
     if taken is not None:
-        ledger.take_on(taken, reason=reason, actor=current_actor())
         flash = (
             f"Started “{name}” for “{taken.name}”: its people's total rose by {total}, recorded "
             "with your reason."
         )
     get_state().ledger_name = name
-    get_state().ledger_flash = flash
-    st.rerun()
+    _done(flash)
 
 
-def _raise_form(ledger: Ledger) -> None:
+def _raise_form(ledger: Ledger, token: str) -> None:
     st.markdown(f"**Raise the total of “{ledger.name}”**")
     st.caption(
         "Its releases so far keep counting: a raise adds to the total, for a recorded reason "
@@ -120,7 +141,7 @@ def _raise_form(ledger: Ledger) -> None:
     if not may("raise"):
         st.caption("Only a curator raises a total.")
     if st.form_submit_button("Raise the total", disabled=not may("raise")):
-        _raise(ledger, amount, reason.strip(), typed)
+        _raise(ledger, amount, reason.strip(), typed, token)
 
 
 def _amount_input(total: Budget) -> Budget:
@@ -128,8 +149,11 @@ def _amount_input(total: Budget) -> Budget:
     if isinstance(total, ZCDP):
         return ZCDP(
             st.number_input(
-                "Raise by ρ (zCDP)", min_value=constants.RHO_MIN, max_value=constants.RHO_MAX,
-                value=total.rho, key="ledger.raise_rho",
+                "Raise by ρ (zCDP)",
+                min_value=constants.RHO_MIN,
+                max_value=constants.RHO_MAX,
+                value=total.rho,
+                key="ledger.raise_rho",
             )  # fmt: skip
         )
     epsilon = st.number_input(
@@ -145,7 +169,7 @@ def _amount_input(total: Budget) -> Budget:
     return ApproxDP(epsilon, delta)
 
 
-def _raise(ledger: Ledger, amount: Budget, reason: str, typed: str) -> None:
+def _raise(ledger: Ledger, amount: Budget, reason: str, typed: str, token: str) -> None:
     if typed != ledger.name:
         refusal = f"type the ledger's name exactly ({ledger.name}) to confirm."
     elif not reason:
@@ -156,12 +180,9 @@ def _raise(ledger: Ledger, amount: Budget, reason: str, typed: str) -> None:
         st.error(f"Nothing raised: {refusal}", icon=":material/error:")
         return
     try:
-        ledger.raise_total(amount, reason=reason, actor=current_actor())
+        ledger.raise_total(amount, reason=reason, actor=current_actor(), key=f"raise-{token}")
     except LedgerUnavailableError as exc:
         st.error(str(exc), icon=":material/error:")
         return
     # Rerun so the balance, the sidebar and the audit trail show the raise.
-    get_state().ledger_flash = (
-        f"Raised the total of “{ledger.name}” by {amount}, recorded with your reason."
-    )
-    st.rerun()
+    _done(f"Raised the total of “{ledger.name}” by {amount}, recorded with your reason.")

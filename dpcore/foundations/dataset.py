@@ -68,7 +68,7 @@ _IN_FLIGHT = 2 * _WORKERS
 KINDS = {
     "content": "the bytes of its files",
     "snapshot": "the snapshot its catalog keeps",
-    "declared": "declared by the curator",
+    "declared": "what the curator declared",
     "frame": "its cells, as read into memory",
 }
 """What an identity of each kind is computed from, for the curator's review."""

@@ -166,9 +166,7 @@ def test_a_new_ledger_for_released_data_is_refused_until_a_curator_raises_with_a
     assert "second study" not in ledgers()
     at.text_area(key="ledger.new_reason").input("the owner agreed to a second study")
     submit(at, "Start new ledger")
-    assert "its people's total rose by ρ = 2 (zCDP), recorded with your reason" in text(
-        at.success
-    )
+    assert "its people's total rose by ρ = 2 (zCDP), recorded with your reason" in text(at.success)
     commit(go(at, "release").run())
     assert "Released and recorded" in text(at.success)
     assert "**ε = 2 (pure DP)**, over 2 releases under ledgers “default” and “second study”" in (

@@ -357,27 +357,36 @@ class Ledger:
 
     # --- raising ----------------------------------------------------------------------------
 
-    def raise_total(self, amount: Budget, *, reason: str, actor: str) -> LedgerRecord:
+    def raise_total(
+        self, amount: Budget, *, reason: str, actor: str, key: str | None = None
+    ) -> LedgerRecord:
         """Raise the ledger's total by ``amount`` (in its kind, or pure ε against a zCDP
         total), for ``reason``, recorded for good with ``actor``: the only way a budget grows
         once its people have been released on. Nothing is forgotten: the releases so far keep
         counting toward what the people have lost. A curator's act (:data:`CURATOR_ENTRIES`).
-        """
+        ``key``: as for a spend, a raise already recorded under it is returned (a form
+        submitted twice by a double click raises once)."""
         check_budget("amount", amount)
         reason, actor = non_empty_str("reason", reason), non_empty_str("actor", actor)
         kind = self._total.kind
         raised = budget_from_components(kind, exact_components(amount, kind))
         with connect(self._path, writing=True) as conn, transaction(conn):
+            if key is not None and (existing := self._keyed(conn, key, anywhere=False)):
+                return existing
             return append(
                 conn, ledger=self._name, entry="raise", label=f"total raised by {raised}",
-                cost=raised, actor=actor, reason=reason,
+                cost=raised, actor=actor, reason=reason, key=key,
             )  # fmt: skip
 
-    def take_on(self, dataset: LedgerDataset, *, reason: str, actor: str) -> LedgerRecord:
+    def take_on(
+        self, dataset: LedgerDataset, *, reason: str, actor: str, key: str | None = None
+    ) -> LedgerRecord:
         """Let this ledger release on ``dataset``, which other ledgers (live or archived) have
         released on: its people's total rises by this ledger's :meth:`granted` total, for
         ``reason``, recorded for good with ``actor``. How a new ledger, or a ledger started
         afresh, may serve data that was released on. A curator's act.
+
+        ``key`` as for :meth:`raise_total`.
 
         Raises
         ------
@@ -388,6 +397,8 @@ class Ledger:
         _check_dataset_type(dataset)
         reason, actor = non_empty_str("reason", reason), non_empty_str("actor", actor)
         with connect(self._path, writing=True) as conn, transaction(conn):
+            if key is not None and (existing := self._keyed(conn, key, anywhere=False)):
+                return existing
             if self._name in owners_of(conn, dataset.identity):
                 raise ValueError(f"ledger “{self._name}” already covers “{dataset.name}”")
             # Bound under its identity, or under an alias only (an older version's fingerprint):
@@ -405,7 +416,7 @@ class Ledger:
                 conn, ledger=self._name, entry="join", cost=granted, actor=actor, reason=reason,
                 label=f"takes on “{dataset.name}”, released under {names}: its people's "
                 f"total rises by {granted}",
-                dataset=bound[0], dataset_name=dataset.name,
+                dataset=bound[0], dataset_name=dataset.name, key=key,
             )  # fmt: skip
 
     # --- reading ----------------------------------------------------------------------------

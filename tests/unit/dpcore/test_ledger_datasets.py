@@ -190,6 +190,8 @@ def test_a_reset_is_a_raise_recorded_with_its_reason_and_nothing_is_forgotten(le
     assert ledger.population().loss == ZCDP(1.25)
     with pytest.raises(ValueError, match="`reason`"):
         ledger.raise_total(COST, reason="", actor="ana")
+    twice = [ledger.raise_total(COST, reason="once", actor="ana", key="form-1") for _ in "ab"]
+    assert twice[0] == twice[1] and ledger.granted() == ZCDP(1.75)  # a double click raises once
     with pytest.raises(ValueError, match="without choosing δ"):
         ledger.raise_total(PureDP(1.0).to_zcdp().to_approx_dp(1e-6), reason="x", actor="ana")
 
