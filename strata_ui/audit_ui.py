@@ -68,7 +68,11 @@ def _render_trail(trail: AuditTrail, name: str) -> None:
         return
     table = pd.DataFrame(trail.rows)[list(COLUMNS)].rename(columns=COLUMNS)
     table["when (UTC)"] = table["when (UTC)"].str[:19].str.replace("T", " ")
-    st.dataframe(table, hide_index=True)
+    small, medium = ("#", "who", "ledger"), ("when (UTC)", "what", "cost or amount", "reason")
+    widths = {c: st.column_config.TextColumn(width="small") for c in small if c != "#"}
+    widths |= {c: st.column_config.TextColumn(width="medium") for c in medium}
+    st.dataframe(table, hide_index=True, column_config={"#": st.column_config.NumberColumn(
+        width="small"), **widths})  # fmt: skip
     stem = "audit-" + (re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower() or "trail")
     csv_col, json_col = st.columns(2)
     csv_col.download_button(

@@ -34,17 +34,19 @@ def render_sidebar_line(ledger: Ledger) -> None:
 
 def people_sentence(people: Population) -> str | None:
     """What the people of a population have lost in all, across its ledgers and their kinds of
-    budget, and what was granted them; None before any release."""
-    loss = people.loss
-    if loss is None:
+    budget (in ρ too when the loss is in ε, to compare with totals in ρ), and what was granted
+    them; None before any release."""
+    figure = people.figure()
+    if figure is None:
         return None
+    in_rho = f" (ρ = {figure['as_zcdp']:.4g} in zCDP)" if "as_zcdp" in figure else ""
     releases = f"{people.releases} release{'' if people.releases == 1 else 's'}"
     ledgers = " and ".join(f"“{name}”" for name in people.ledgers)
     word = "ledger" if len(people.ledgers) == 1 else "ledgers"
     return (
         f"Lost in all by the people of {data_of([d.name for d in people.datasets])}: "
-        f"**{loss}**, over {releases} under {word} {ledgers} (granted them in all: "
-        f"{people.total})."
+        f"**{people.loss}**{in_rho}, over {releases} under {word} {ledgers}; granted them in "
+        f"all: {people.total}."
     )
 
 

@@ -92,7 +92,7 @@ class AppState:
     release_level: float = 0.95
     release_label: str = ""  # empty: a label is made from the value and grouping columns
     release_flash: str | None = None  # shown once after the rerun that follows a commit
-    ledger_flash: str | None = None  # shown once after a ledger is started or reset
+    ledger_flash: str | None = None  # shown once after a ledger is started or raised
     # Workshop mode (sidebar switch): demo data only, no Release page, projector-sized charts
     workshop_mode: bool = False
 

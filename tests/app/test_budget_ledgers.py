@@ -169,9 +169,10 @@ def test_a_new_ledger_for_released_data_is_refused_until_a_curator_raises_with_a
     assert "its people's total rose by ρ = 2 (zCDP), recorded with your reason" in text(at.success)
     commit(go(at, "release").run())
     assert "Released and recorded" in text(at.success)
-    assert "**ε = 2 (pure DP)**, over 2 releases under ledgers “default” and “second study”" in (
-        sidebar(at)
-    )
+    assert (
+        "**ε = 2 (pure DP)** (ρ = 1 in zCDP), over 2 releases under ledgers “default” and "
+        "“second study”; granted them in all: ρ = 4 (zCDP)."
+    ) in sidebar(at)
     [join] = [r for r in Ledger.open(None, "second study").records() if r.entry == "join"]
     assert (join.actor, join.reason) == ("local user", "the owner agreed to a second study")
 

@@ -73,7 +73,9 @@ def test_a_command_line_release_repeated_in_the_app_spends_nothing(capsys, surve
     [recorded] = Ledger.open(None, "default").history()
     assert recorded.payload["outputs"] == printed["outputs"]
     # The command line named the data by its path; the people are the same.
-    assert "survey.csv”: **ε = 1 (pure DP)**, over 1 release" in text(at.sidebar.caption)
+    assert "survey.csv”: **ε = 1 (pure DP)** (ρ = 0.5 in zCDP), over 1 release" in text(
+        at.sidebar.caption
+    )
 
 
 def test_no_export_of_a_release_carries_the_files_identity(survey):

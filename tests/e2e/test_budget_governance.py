@@ -43,7 +43,7 @@ def test_a_governed_budget_in_the_browser(page: Page, fresh_app_url: str, tmp_pa
     open_page(page, "Release")
     commit_release(page)
     expect(sidebar(page).get_by_text("Lost in all by the people of")).to_contain_text(
-        "ε = 1 (pure DP), over 1 release under ledger “default”"
+        "ε = 1 (pure DP) (ρ = 0.5 in zCDP), over 1 release under ledger “default”"
     )
 
     open_page(page, "Budget")
@@ -90,7 +90,8 @@ def test_a_governed_budget_in_the_browser(page: Page, fresh_app_url: str, tmp_pa
     settle(page)
     commit_release(page)
     expect(sidebar(page).get_by_text("Lost in all by the people of")).to_contain_text(
-        "ε = 2 (pure DP), over 2 releases under ledgers “default” and “second study”"
+        "ε = 2 (pure DP) (ρ = 1 in zCDP), over 2 releases under ledgers “default” and "
+        "“second study”"
     )
 
     open_page(page, "Budget")

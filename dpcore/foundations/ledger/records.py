@@ -39,7 +39,7 @@ ENTRIES = {
     "start": "ledger started",
     "release": "release",
     "raise": "raise",
-    "join": "raise (ledger takes on released data)",
+    "join": "raise (takes data on)",
     "cover": "approval (same people)",
 }
 """Each kind of record, in the audit trail's words."""
