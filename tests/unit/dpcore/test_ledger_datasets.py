@@ -27,7 +27,17 @@ from dpcore.foundations.ledger import (
     list_ledgers,
     verify_ledger_file,
 )
-from dpcore.release import DatasetRef, PlanHeader, ReleaseRecord, plan_key, release
+from dpcore.release import (
+    DatasetRef,
+    PlanHeader,
+    ReleaseRecord,
+    plan_key,
+    public_metadata,
+    release,
+    to_csv,
+    to_json,
+    to_script,
+)
 from tests.ledger_files import OlderLedgerFile, release_payload
 
 SURVEY = LedgerDataset("content:" + "a" * 64, "survey.csv")
@@ -331,3 +341,25 @@ def test_a_schema_2_file_with_a_reset_counts_its_archive_toward_the_loss(db) -> 
     assert made.metadata["cumulative_loss"]["epsilon"] == 29.0
     cover = [r for r in default.records() if r.entry == "cover"][-1]
     assert "older version" in cover.reason
+
+
+# --- what leaves the curator ------------------------------------------------------------------
+
+
+def test_the_exports_of_neighbouring_datasets_differ_in_their_dp_outputs_only(tmp_path) -> None:
+    """One person added changes the data's identity (so the ledger tells the data apart) but
+    nothing an export says besides the noisy outputs: no identity, key or count slips out."""
+    exported = []
+    for extra in (0, 1):
+        ledger = Ledger(tmp_path / f"ledger-{extra}.sqlite", "project", ZCDP(1.0))
+        made = release(plan_on(people(extra), "survey.csv"), ledger, noise="simulation", rng=5)
+        identity = made.metadata["plan"]["dataset"]["identity"]
+        texts = (to_csv(made), to_json(made), to_script(made))
+        for text in texts:
+            assert identity.partition(":")[2][:12] not in text
+            assert made.key.removeprefix("release-")[:12] not in text
+        public = public_metadata(made.metadata)
+        exported.append((identity, {k: v for k, v in public.items() if k != "released_at"}))
+    (first, first_public), (second, second_public) = exported
+    assert first != second
+    assert first_public == second_public
