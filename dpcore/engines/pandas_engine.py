@@ -53,6 +53,7 @@ class PandasEngine(Engine):
         self._frame = data_frame("frame", frame)
         self._source = source
         self._identity = identity
+        self._from_cells = identity is None
 
     @property
     def source(self) -> str:
@@ -60,7 +61,10 @@ class PandasEngine(Engine):
 
     @property
     def expression(self) -> str:
-        return f"PandasEngine(frame, {self._source!r})"
+        # A frame read from a file is that file's data: the script reads the file as a
+        # ``frame`` and its ``dataset`` (dpcore.foundations.dataset.read_dataset).
+        identity = "" if self._from_cells else ", identity=dataset.identity"
+        return f"PandasEngine(frame, {self._source!r}{identity})"
 
     def identity(self) -> str:
         if self._identity is None:

@@ -16,7 +16,9 @@ import pytest
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.dataset import bytes_identity
 from dpcore.foundations.ledger import Ledger
+from dpcore.release import ReleaseRecord, to_script
 from strata_cli.main import main
+from tests.scripts import assert_reruns_as_recorded
 
 
 @pytest.fixture
@@ -149,3 +151,16 @@ def test_ledger_mistakes_are_one_line(capsys, data, ledger_file, argv, message):
     assert main(argv) == 1
     [error] = capsys.readouterr().err.splitlines()
     assert error.startswith("strata-lab: error: ") and message in error
+
+
+@pytest.mark.slow
+def test_the_script_of_a_pandas_release_reads_the_file_and_finds_the_release(
+    capsys, data, ledger_file, tmp_path
+):
+    assert main(release_args(data, ledger_file, "--engine", "pandas")) == 0
+    ledger = Ledger.open(ledger_file, "default")
+    record = ReleaseRecord.from_ledger(ledger.history()[0])
+    script = to_script(record)
+    assert "frame, dataset = read_dataset(PATH)" in script
+    assert "PandasEngine(frame, 'survey.csv', identity=dataset.identity)" in script
+    assert_reruns_as_recorded(script, record, tmp_path, ledger, data.parent)
