@@ -126,6 +126,13 @@ def _edited(field: str, now: object, sealed: object, row: dict) -> str:
     """What an edit of ``field`` changed, in words."""
     if field == "payload_sha256":
         return "its results (the stored outputs and metadata) were edited"
+    if field == "dataset":  # identities stay unprinted: a hash of the confidential rows
+        return (
+            f"its data (“{row['dataset_name']}”) is not the data it was sealed with: the "
+            "history was edited"
+        )
+    if field == "key":  # a release's key hashes its data's identity: unprinted too
+        return "its key is not the key it was sealed with: the history was edited"
     if field == "cost":
         return (
             f"its cost reads {_amount(row['kind'], now)} but was sealed as "

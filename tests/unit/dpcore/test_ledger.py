@@ -23,7 +23,6 @@ import pytest
 
 import dpcore
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.foundations.ledger import ledger as ledger_module
 from dpcore.foundations.ledger import (
     LEDGER_PATH_ENV,
     BudgetExceededError,
@@ -32,6 +31,7 @@ from dpcore.foundations.ledger import (
     LedgerUnavailableError,
     default_ledger_path,
 )
+from dpcore.foundations.ledger import ledger as ledger_module
 
 
 @pytest.fixture

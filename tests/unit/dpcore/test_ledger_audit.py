@@ -80,6 +80,15 @@ def test_every_edited_field_is_named(db, column, value, named) -> None:
     assert problem.startswith(f"record #{record}: {named}")
 
 
+def test_data_unbound_by_an_edit_is_named_without_printing_an_identity(db) -> None:
+    """Clearing a release's data would let a new ledger take the people on without a raise."""
+    sql(db, "UPDATE records SET dataset = NULL WHERE id = 2")
+    assert problems(db) == [
+        "record #2: its data (“survey.csv”) is not the data it was sealed with: the history was "
+        "edited"
+    ]
+
+
 def test_an_edit_of_the_sealed_copy_too_breaks_its_digest(db) -> None:
     with contextlib.closing(sqlite3.connect(db)) as conn:
         sealed = json.loads(conn.execute("SELECT sealed FROM records WHERE id = 3").fetchone()[0])
