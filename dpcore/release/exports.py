@@ -219,11 +219,10 @@ def to_script(record: ReleaseRecord) -> str:
     """
     plan = record.metadata["plan"]
     dataset = plan["dataset"]
+    script = record.metadata["script"]
     if dataset["name"] == DEMO_DATASET_NAME:
         loader = "from dpcore import load_demo_dataset\n\nframe, dataset = load_demo_dataset()\n"
-    elif ENGINE_RECIPE in record.metadata["script"] and "PandasEngine(" not in (
-        record.metadata["script"]
-    ):
+    elif ENGINE_RECIPE in script and "PandasEngine(" not in script:
         loader = ""  # an engine's pass reads the data where it lies (a folder, a Spark table)
     else:
         # The file's rows and its identity, computed from its bytes as the app computed it.
