@@ -1,7 +1,8 @@
 """Data in files on the machine that runs the app — a CSV or Parquet file, a folder of Parquet
 parts, or a glob — read where it lies by DuckDB (:class:`~dpcore.engines.DuckDBEngine`): an
-engine source (:mod:`strata_ui.engine_sources`), whose fingerprint is one of the files' names,
-sizes and modification times (:func:`files_fingerprint`).
+engine source (:mod:`strata_ui.engine_sources`), whose cache key is a fingerprint of the files'
+names, sizes and modification times (:func:`files_fingerprint`); the data's identity in the
+ledger is the files' bytes, as for an upload of the same file (:mod:`dpcore.foundations.dataset`).
 
 Any path on the machine may be opened unless the environment variable
 :data:`DATA_ROOT_ENV` names a folder: then only files under it (an installation that serves the
