@@ -8,7 +8,9 @@ rows reads it), and the first run (a cold read, if the cache did not hold it). T
 is 1 GB/s for plain files on this machine; gzip decompression (zlib, one thread) is slower.
 
 Also prints the throughput of hashlib's SHA-256 on one buffer in one thread, the ceiling a
-single-stream identity would have: the chunked identity hashes chunks in parallel threads.
+single-stream identity would have (the chunked identity hashes chunks in parallel threads), the
+identity's bytes per CPU-second (its own work, whatever else the machine runs) and the load
+average (the machine is shared: wall-clock figures fall as the load passes the cores).
 
 Files are kept under ``$STRATA_BENCH_DIR`` (default: the temporary folder's ``strata-bench``).
 
@@ -58,14 +60,16 @@ def gzipped(path: Path) -> Path:
     return target
 
 
-def timed(path: Path, repeats: int) -> tuple[float, float, str]:
-    """The first run's seconds, the best run's seconds, and the identity."""
-    times = []
+def timed(path: Path, repeats: int) -> tuple[float, float, float, str]:
+    """The first run's seconds, the best run's seconds, the best run's CPU-seconds (every
+    thread of the process), and the identity."""
+    times, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         identity = files_identity([path])
         times.append(time.perf_counter() - start)
-    return times[0], min(times), identity
+        cpu.append(time.process_time() - start_cpu)
+    return times[0], min(times), min(cpu), identity
 
 
 def single_thread_sha256(size: int = 512 * 2**20) -> float:
@@ -83,16 +87,19 @@ def main() -> None:
     plain = text_file(args.gigabytes)
     packed = gzipped(plain)
     size, packed_size = plain.stat().st_size, packed.stat().st_size
-    print(f"cores: {os.cpu_count()}; chunk: {CHUNK_BYTES // 2**20} MiB; "
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"cores: {os.cpu_count()}; load average: {load}; chunk: {CHUNK_BYTES // 2**20} MiB; "
           f"hashlib SHA-256, one thread, one buffer: {single_thread_sha256():.2f} GB/s")  # fmt: skip
-    first, best, identity = timed(plain, args.repeats)
+    first, best, cpu, identity = timed(plain, args.repeats)
     print(f"plain file, {size / GB:.2f} GB: {size / GB / best:.2f} GB/s best of "
-          f"{args.repeats} (first run {size / GB / first:.2f} GB/s)")  # fmt: skip
-    first, best, packed_identity = timed(packed, args.repeats)
+          f"{args.repeats} (first run {size / GB / first:.2f} GB/s); "
+          f"{size / GB / cpu:.2f} GB per CPU-second")  # fmt: skip
+    first, best, cpu, packed_identity = timed(packed, args.repeats)
     assert packed_identity == identity, "a gzip file must be the data it holds"
     print(f"gzip file, {packed_size / GB:.2f} GB compressed ({size / packed_size:.1f}x): "
           f"{size / GB / best:.2f} GB/s of data identified, {packed_size / 1e6 / best:.0f} MB/s "
-          f"of file read, best of {args.repeats} (first run {size / GB / first:.2f} GB/s)")  # fmt: skip
+          f"of file read, best of {args.repeats} (first run {size / GB / first:.2f} GB/s); "
+          f"{size / GB / cpu:.2f} GB per CPU-second")  # fmt: skip
 
 
 if __name__ == "__main__":
