@@ -173,9 +173,9 @@ if existing is None:
 else:
     st.info(
         f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (record "
-        f"#{existing.id} of ledger “{existing.ledger}”), from here, the command line or a "
-        "script: the same plan on the same data is one release. Committing it again would "
-        "spend nothing; to release anew, change the plan or its name.",
+        f"#{existing.id} of ledger “{existing.ledger}”). The same plan on the same data is one "
+        "release, committed here, from the command line or by a script: committing it again "
+        "would spend nothing. To release anew, change the plan or its name.",
         icon=":material/verified:",
     )
     release_ui.render_record(ReleaseRecord.from_ledger(existing), "release.current")
