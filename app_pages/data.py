@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore.engines import EngineError
 from dpcore.foundations.datasets import DEMO_COLUMNS
-from strata_ui import files, pipeline, spark, url_state
+from strata_ui import files, pipeline, roles, spark, url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PRESET_FINGERPRINT_PREFIX, PREVIEW_ROWS
 from strata_ui.data import describe_columns
@@ -36,18 +36,8 @@ def open_or_explain(source: EngineSource) -> None:
     st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.", icon=":material/error:")
 
 
-st.markdown("**Where to start**")
-render_journeys()
-
-# ---- upload ------------------------------------------------------------------------------
-if state.workshop_mode:
-    st.info(
-        "Workshop mode: the app uses its built-in data only, so no one's file ends up on a "
-        "projector. Switch workshop mode off in the sidebar to upload your own data.",
-        icon=":material/school:",
-    )
-else:
-    st.subheader("Your own data")
+def render_upload() -> None:
+    """The uploader, and what became of the file (a curator's: uploads bring in new data)."""
     upload = st.file_uploader(
         f"Upload a CSV or Parquet file (up to {MAX_UPLOAD_MB} MB) to use in place of the demo data",
         type=["csv", "txt", "gz", "parquet", "pq"],
@@ -79,6 +69,27 @@ else:
             f"Using “{as_written(state.dataset_name)}”, uploaded earlier in this session. Upload "
             "another file to use it instead.",
             icon=":material/check_circle:",
+        )
+
+
+st.markdown("**Where to start**")
+render_journeys()
+
+# ---- upload ------------------------------------------------------------------------------
+if state.workshop_mode:
+    st.info(
+        "Workshop mode: the app uses its built-in data only, so no one's file ends up on a "
+        "projector. Switch workshop mode off in the sidebar to upload your own data.",
+        icon=":material/school:",
+    )
+else:
+    st.subheader("Your own data")
+    if roles.allows(roles.Action.UPLOAD):
+        render_upload()
+    else:
+        st.caption(
+            "Uploads are for curators: they decide which data the team works on. Open the data "
+            "they placed on the server below."
         )
 
     # ---- files on this machine -----------------------------------------------------------
@@ -115,13 +126,29 @@ else:
     )
     connected = state.source if isinstance(state.source, spark.SparkSource) else None
     master_column, table_column = st.columns(2)
-    master = master_column.text_input(
-        "Spark master",
-        value=spark.DEFAULT_MASTER if connected is None else connected.master,
-        key=f"data.spark_master_{state.upload_generation}",
-        help="local[*]: Spark on this server with all its cores (local[2]: two cores). A "
-        "cluster: the URL its master's web page shows, spark://host:7077.",
-    )
+    listed = spark.listed_masters()
+    if listed is None:  # single-user mode: the master is typed, and so allowed
+        master = master_column.text_input(
+            "Spark master",
+            value=spark.DEFAULT_MASTER if connected is None else connected.master,
+            key=f"data.spark_master_{state.upload_generation}",
+            help="local[*]: Spark on this server with all its cores (local[2]: two cores). A "
+            "cluster: the URL its master's web page shows, spark://host:7077.",
+        )
+    else:
+        master = (
+            master_column.selectbox(
+                "Spark master",
+                listed,
+                index=listed.index(connected.master)
+                if connected and connected.master in listed
+                else None,
+                placeholder="None allowed" if not listed else "Choose a master",
+                key=f"data.spark_master_{state.upload_generation}",
+                help="The masters this installation's team file allows (`spark_masters`).",
+            )
+            or ""
+        )
     table = table_column.text_input(
         "Table, or a folder Spark reads",
         value="" if connected is None else connected.table,
@@ -132,6 +159,7 @@ else:
         "again.",
     )
     if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
+        spark.allow_typed(master.strip())  # typed here, by the one user of single-user mode
         open_or_explain(spark.SparkSource(master.strip(), table.strip()))
 # An upload, data read where it lies, or a Learn preset's built-in data (allowed in workshop mode).
 own_data = state.uploaded is not None or state.source is not None

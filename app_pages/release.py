@@ -5,7 +5,7 @@ import streamlit as st
 from dpcore.foundations.accounting import BudgetExceededError
 from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
-from strata_ui import portfolio, release_ui
+from strata_ui import constants, portfolio, release_ui
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
@@ -44,7 +44,7 @@ with plan_col:
     if ui.has_intervals:
         state.release_level = st.select_slider(
             "Interval level",
-            options=(0.8, 0.9, 0.95, 0.99),
+            options=constants.RELEASE_LEVELS,
             value=state.release_level,
             format_func=lambda v: f"{v:.0%}",
             key="release.level",

@@ -3,10 +3,13 @@ parts, or a glob — read where it lies by DuckDB (:class:`~dpcore.engines.DuckD
 engine source (:mod:`strata_ui.engine_sources`), whose fingerprint is one of the files' names,
 sizes and modification times (:func:`files_fingerprint`).
 
-Any path on the machine may be opened unless the environment variable
-:data:`DATA_ROOT_ENV` names a folder: then only files under it (an installation that serves the
-app to others should set it, so that no one reads the server's other files through the app; a
-path Spark reads is held to the same folder, :func:`check_under_root`).
+In single-user mode any path on the machine may be opened unless the environment variable
+:data:`DATA_ROOT_ENV` names a folder: then only files under it. Served to a team, the app always
+has a data root (that variable, or ``data_root`` in the team file; :mod:`strata_ui.serving`
+refuses to start without one), so no one reads the server's other files through the app; a path
+Spark reads is held to the same folder (:func:`check_under_root`), and DuckDB itself may read
+the listed files only (:class:`~dpcore.engines.DuckDBEngine`). A path outside the root gets the
+same answer whether or not anything is there.
 """
 
 from __future__ import annotations
@@ -20,18 +23,23 @@ from pathlib import Path
 from typing import ClassVar
 
 from dpcore.engines import DuckDBEngine, EngineError, data_files
+from strata_ui import serving
 from strata_ui.engine_sources import EngineSource
 
 __all__ = ["DATA_ROOT_ENV", "FilesSource", "check_under_root", "data_root", "files_fingerprint"]
 
-DATA_ROOT_ENV = "STRATA_LAB_DATA_ROOT"
+DATA_ROOT_ENV = serving.DATA_ROOT_ENV
 """The folder under which files may be opened; unset: anywhere on the machine."""
 
 
 def data_root() -> Path | None:
-    """The folder files must lie under (:data:`DATA_ROOT_ENV`), or None when any may be opened."""
+    """The folder files must lie under (:data:`DATA_ROOT_ENV`, else the team file's), or None
+    when any may be opened (single-user mode without either)."""
     root = os.environ.get(DATA_ROOT_ENV, "").strip()
-    return Path(root).expanduser().resolve() if root else None
+    if root:
+        return Path(root).expanduser().resolve()
+    config = serving.mode().config
+    return None if config is None else config.data_root
 
 
 def files_fingerprint(location: str) -> str:

@@ -14,7 +14,7 @@ import re
 from dpcore.engines import EngineError
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from dpcore.foundations.io import explain_not_numeric, load_table
-from strata_ui import engine_sources
+from strata_ui import engine_sources, roles
 from strata_ui.analyses import every
 from strata_ui.state import AppState
 
@@ -41,8 +41,9 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     if key == state.dataset_fingerprint and state.uploaded is not None:
         return None  # the same file again (every rerun): nothing to parse, nothing to reset
     try:
+        roles.require(roles.Action.UPLOAD)  # new data sources are the curator's
         loaded = load_table(data, filename)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, roles.NotAllowed) as exc:
         return str(exc)
     frame = loaded.frame
     state.uploaded = frame
@@ -68,9 +69,10 @@ def open_source(state: AppState, source: engine_sources.EngineSource) -> str | N
     choices tied to the columns are reset only when the data differs from the data in use.
     """
     try:
+        roles.require(roles.Action.OPEN_DATA)
         fingerprint = source.fingerprint()
         engine_sources.opened(source, fingerprint)
-    except EngineError as exc:
+    except (EngineError, roles.NotAllowed) as exc:
         return str(exc)
     same_data = fingerprint == state.dataset_fingerprint and state.source is not None
     state.uploaded = None

@@ -121,6 +121,7 @@ def release(
     rng: np.random.Generator | int | None = None,
     allow_other_dataset: bool = False,
     progress: Progress | None = None,
+    actor: str | None = None,
 ) -> ReleaseRecord:
     """Run ``plan`` with ``noise`` and charge its cost to ``ledger`` exactly once.
 
@@ -146,6 +147,9 @@ def release(
     progress
         ``progress(done, total)`` is called as a slow plan fits its models (MST and AIM
         synthesis, one model per group), for a progress bar; a fast plan never calls it.
+    actor
+        Who commits (the app's signed-in identity): the ledger record names them, beside the
+        release; the release's outputs and metadata, which exports publish, do not.
 
     Returns
     -------
@@ -161,6 +165,8 @@ def release(
         the message names the ledger and both ways on. Nothing is drawn or recorded.
     """
     instance_of("ledger", ledger, Ledger)
+    if actor is not None and (not isinstance(actor, str) or not actor.strip()):
+        raise ValueError(f"`actor` must be a non-empty str or None, got {actor!r}")
     if noise not in NOISE_DESCRIPTIONS:
         raise ValueError(f"`noise` must be 'secure' or 'simulation', got {noise!r}")
     key = plan_key(plan, noise)
@@ -193,6 +199,8 @@ def release(
         "intervals": plan.interval_description,
     }
     payload = {"outputs": outputs, "metadata": metadata}
+    if actor is not None:
+        payload["actor"] = actor
     record = ledger.spend(
         plan.header.label, plan.cost, payload, key=key, dataset=dataset,
         allow_other_dataset=allow_other_dataset,
