@@ -9,6 +9,7 @@ from strata_ui.constants import (
     WORKSHOP_QUERY_KEY,
     WORKSHOP_START_PAGE,
 )
+from strata_ui.ledger_ui import use_a_usable_ledger
 from strata_ui.navigation import render_next_steps
 from strata_ui.page_end import PageStopped, stop_page
 from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
@@ -23,6 +24,7 @@ st.set_page_config(
 
 user = sign_in.gate()  # who uses this session; a refusal or a sign-in screen ends the run here
 url_state.restore_once()  # a refresh or a shared link: the choices in the address
+use_a_usable_ledger()
 workshop = render_sidebar(user)
 # Pages outside the user's role, and the Release page in workshop mode, are left out of the menu.
 # They stay routable (hidden) so that a deep link gets a notice instead of "page not found", and

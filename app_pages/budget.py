@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, format_components
-from strata_ui import constants, ledger_ui, pipeline
+from strata_ui import constants, ledger_ui, pipeline, roles
 from strata_ui.analyses import current
 from strata_ui.page_end import stop_page
 from strata_ui.sidebar import format_delta, render_remaining_budget
@@ -42,8 +42,10 @@ st.caption(
     "Budgets are in ρ-zero-concentrated DP (zCDP): the costs of successive releases add up, and "
     "any ρ converts to a familiar (ε, δ)-DP guarantee."
 )
-with st.expander("Start a new ledger, or reset this one", icon=":material/settings:"):
-    ledger_ui.render_ledger_admin(ledger)
+if roles.allows(roles.Action.MANAGE_LEDGERS):
+    with st.expander("Start a new ledger, or reset this one", icon=":material/settings:"):
+        ledger_ui.render_ledger_admin(ledger)
+ledger_ui.render_allowances(ledger)
 
 state = get_state()
 st.subheader("Budget of the next release")

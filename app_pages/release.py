@@ -5,7 +5,7 @@ import streamlit as st
 from dpcore.foundations.accounting import BudgetExceededError
 from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
-from strata_ui import constants, portfolio, release_ui
+from strata_ui import allowances, constants, ledger_ui, portfolio, release_ui, roles
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
@@ -20,6 +20,12 @@ st.markdown(
     "declared public (named before the commit)."
 )
 
+if not roles.allows(roles.Action.PREVIEW):  # a viewer: the released results only
+    ledger = open_ledger_or_stop()
+    ledger_ui.render_ledger_choice(ledger)
+    st.subheader("Released results")
+    release_ui.render_history(ledger)
+    stop_page()
 if stops_for_rows():
     stop_page()
 state = get_state()
@@ -88,6 +94,9 @@ if existing is None:
         "I understand that committing spends this budget for good.", key="release.confirm"
     )
     can_afford = release_ui.affordable(plan.cost, ledger)
+    not_yours = release_ui.allowance_problem(plan.cost, ledger)
+    if not_yours is not None:
+        st.caption(f"Commit is off: {not_yours}")
     if not can_afford:
         st.caption(
             f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget, or "
@@ -100,19 +109,24 @@ if existing is None:
         )
     if st.button(
         "Commit release", type="primary",
-        disabled=not (confirmed and can_afford) or other_data is False,
+        disabled=not (confirmed and can_afford) or other_data is False or bool(not_yours),
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
         progress, clear_progress = progress_bar("Fitting the models")  # slow plans only
         try:
-            with st.spinner("Drawing the noise and recording the release…"):
+            user = roles.current_user()
+            with (
+                st.spinner("Drawing the noise and recording the release…"),
+                allowances.committing(ledger, user, plan.cost),
+            ):
                 record = release(
-                    plan,
-                    ledger,
-                    noise="secure",
-                    allow_other_dataset=bool(other_data),
-                    progress=progress,
-                )
+                    plan, ledger, noise="secure", progress=progress, actor=user.actor,
+                    allow_other_dataset=bool(other_data) and roles.allows(
+                        roles.Action.CONFIRM_OTHER_DATA, user
+                    ),
+                )  # fmt: skip
+        except roles.NotAllowed as exc:  # the role or the allowance; nothing was spent
+            st.error(f"{exc} Nothing was spent.", icon=":material/block:")
         except BudgetExceededError as exc:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"

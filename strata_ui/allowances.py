@@ -31,6 +31,7 @@ __all__ = [
     "AllowanceExceededError",
     "actors_of",
     "allowances",
+    "check_commit",
     "committing",
     "may_use_ledger",
     "set_allowance",
@@ -151,30 +152,36 @@ def may_use_ledger(name: str, user: User, path: Path | None = None) -> bool:
     return usable is None or name in usable
 
 
-@contextlib.contextmanager
-def committing(ledger: Ledger, user: User, cost: Budget) -> Iterator[None]:
-    """Hold the commit of ``cost`` by ``user`` on ``ledger`` to their role and allowance: the
-    body (the release itself) runs only if it fits, and no other commit in this server checks
-    in between. Raises :class:`NotAllowed` or :class:`AllowanceExceededError`."""
+def check_commit(ledger: Ledger, user: User, cost: Budget) -> None:
+    """Raise :class:`NotAllowed` unless ``user``'s role commits, and, for an analyst,
+    :class:`AllowanceExceededError` unless ``cost`` fits in what is left of their allowance on
+    ``ledger``; records nothing."""
     require(Action.COMMIT, user)
     if user.role != Role.ANALYST:
-        yield
         return
+    granted = allowances(ledger).get(user.identity)
+    if granted is None:
+        raise NotAllowed(
+            f"Refused: {user.identity} has no allowance on the ledger “{ledger.name}”. A "
+            "curator gives analysts allowances on the Budget page."
+        )
+    requested, used = _charge(cost, ledger), used_by(ledger, user.identity)
+    remaining = granted.amount - used
+    if requested > remaining * (1 + 1e-12):
+        symbol = SYMBOLS[unit_of(ledger)]
+        raise AllowanceExceededError(
+            f"Refused: this release exceeds your allowance on “{ledger.name}”. Requested: "
+            f"{symbol} = {requested:.6g}; Remaining: {symbol} = {max(remaining, 0):.6g} of "
+            f"{granted.amount:.6g}; Difference: {symbol} = {requested - remaining:.6g}. Lower "
+            "the budget, or ask a curator to raise your allowance."
+        )
+
+
+@contextlib.contextmanager
+def committing(ledger: Ledger, user: User, cost: Budget) -> Iterator[None]:
+    """Run the body (the release) only if :func:`check_commit` lets ``user`` commit ``cost`` on
+    ``ledger``, with no other commit of this server checked in between: two tabs of one analyst
+    cannot both fit in the same remainder."""
     with _COMMITTING:
-        granted = allowances(ledger).get(user.identity)
-        if granted is None:
-            raise NotAllowed(
-                f"Refused: {user.identity} has no allowance on the ledger “{ledger.name}”. A "
-                "curator gives analysts allowances on the Budget page."
-            )
-        requested, used = _charge(cost, ledger), used_by(ledger, user.identity)
-        remaining = granted.amount - used
-        if requested > remaining * (1 + 1e-12):
-            symbol = SYMBOLS[unit_of(ledger)]
-            raise AllowanceExceededError(
-                f"Refused: this release exceeds your allowance on “{ledger.name}”. Requested: "
-                f"{symbol} = {requested:.6g}; Remaining: {symbol} = {max(remaining, 0):.6g} of "
-                f"{granted.amount:.6g}; Difference: {symbol} = {requested - remaining:.6g}. Lower "
-                "the budget, or ask a curator to raise your allowance."
-            )
+        check_commit(ledger, user, cost)
         yield
