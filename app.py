@@ -23,9 +23,12 @@ st.set_page_config(
 )
 
 user = sign_in.gate()  # who uses this session; a refusal or a sign-in screen ends the run here
-url_state.restore_once()  # a refresh or a shared link: the choices in the address
-use_a_usable_ledger()
-workshop = render_sidebar(user)
+# An expired sign-in sees nothing until it signs in again, below, once the page is known.
+expired = sign_in.has_expired(user, serving.mode().config)
+if not expired:
+    url_state.restore_once()  # a refresh or a shared link: the choices in the address
+    use_a_usable_ledger()
+workshop = False if expired else render_sidebar(user)
 # Pages outside the user's role, and the Release page in workshop mode, are left out of the menu.
 # They stay routable (hidden) so that a deep link gets a notice instead of "page not found", and
 # never runs the page's script.
@@ -46,7 +49,8 @@ navigation = st.navigation(
     ]
 )
 url_path = navigation.url_path or reached[0].url_path  # the default page's own path is ""
-sign_in.ask_again_if_expired(user, url_path, serving.mode().config)
+if expired:
+    sign_in.ask_again(user, url_path, serving.mode().config)
 if (interrupted := sign_in.page_to_resume()) is not None and interrupted.url_path != url_path:
     st.switch_page(interrupted.path, query_params=st.query_params.to_dict())
 if workshop and lands_on_workshop_page(opened_at_root=not navigation.url_path):

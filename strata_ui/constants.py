@@ -174,10 +174,17 @@ class Limit:
 
     def __str__(self) -> str:
         if self.options:
-            return "one of " + ", ".join(f"{option:g}" for option in self.options)
+            return "one of " + ", ".join(map(plain_number, self.options))
         if self.high is None:
-            return f"at least {self.low:g}"
-        return f"from {self.low:g} to {self.high:g}"
+            return f"at least {plain_number(self.low)}"
+        return f"from {plain_number(self.low)} to {plain_number(self.high)}"
+
+
+def plain_number(x: float) -> str:
+    """A number as people write it: ``10,000,000``, ``0.01``, ``1e-06``."""
+    if math.isfinite(x) and float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:g}"
 
 
 def _between(bounds: tuple[float, float]) -> Limit:

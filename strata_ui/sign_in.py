@@ -4,7 +4,7 @@
 sign-in names (``st.login``, :mod:`strata_ui.serving`); otherwise it draws why not — the app
 refused to start, a visitor not signed in, someone the team file does not name — and stops
 the run. A sign-in older than the team file's ``sign_in_hours`` is *expired*
-(:func:`ask_again_if_expired`): Streamlit does not check an ID token's age itself. Signing in
+(:func:`has_expired`, :func:`ask_again`): Streamlit does not check an ID token's age itself. Signing in
 again lands on the app's first page with an empty address, so the choices in the address and
 the page are kept on the server for that person (:func:`_keep_choices`) and come back after the
 sign-in.
@@ -23,7 +23,7 @@ from strata_ui.constants import PAGES, PageSpec
 from strata_ui.roles import Role, User
 from strata_ui.team_config import TeamConfig
 
-__all__ = ["ask_again_if_expired", "gate", "page_to_resume", "render_who"]
+__all__ = ["ask_again", "gate", "has_expired", "page_to_resume", "render_who"]
 
 _LOGGER = logging.getLogger(__name__)
 KEPT_CHOICES_S = 3600.0
@@ -95,16 +95,20 @@ def _not_in_team(config: TeamConfig) -> None:
     st.stop()
 
 
-def ask_again_if_expired(user: User, url_path: str, config: TeamConfig | None) -> None:
-    """Stop the run with a request to sign in again when ``user``'s sign-in is older than the
-    team file allows; the page (``url_path``) and the address's choices wait on the server."""
+def has_expired(user: User, config: TeamConfig | None) -> bool:
+    """Whether ``user``'s sign-in is older than the team file's ``sign_in_hours`` (one with no
+    time of issue counts as expired)."""
     if user.single_user or config is None:
-        return
+        return False
     issued = st.user.get("iat")
     limit_s = config.sign_in_hours * 3600
-    fresh = isinstance(issued, int | float) and time.time() - issued <= limit_s
-    if fresh:
-        return
+    return not (isinstance(issued, int | float) and time.time() - issued <= limit_s)
+
+
+def ask_again(user: User, url_path: str, config: TeamConfig) -> None:
+    """Stop the run with a request to sign in again (:func:`has_expired`); the page
+    (``url_path``) and the address's choices wait on the server for ``user``."""
+    issued = st.user.get("iat")
     _keep_choices(user.identity, url_path, st.query_params.to_dict())
     when = (
         datetime.fromtimestamp(issued, UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -357,7 +357,8 @@ def _outside_limits(param: str, value: object) -> str | None:
         if not math.isfinite(number):
             return f"{number} is not a finite number"
         if limit is not None and not limit.admits(number):
-            return f"{number:g} is not offered by its control, which takes {limit}"
+            shown = constants.plain_number(number)
+            return f"{shown} is not offered by its control, which takes {limit}"
     return None
 
 
@@ -491,7 +492,7 @@ def render_notices() -> None:
     if ignored:
         st.warning(
             "Some choices in the address could not be used and were left at their defaults: "
-            f"{', '.join(f'`{name}`' for name in ignored)}. The address now shows what is in use.",
+            f"{', '.join(ignored)}. The address now shows what is in use.",
             icon=":material/link_off:",
         )
 

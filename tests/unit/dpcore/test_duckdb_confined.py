@@ -1,0 +1,40 @@
+"""DuckDB reads the files it listed and nothing else: not another file of the machine, not an
+extension from the network, and its settings cannot be loosened afterwards."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+from dpcore.engines import DuckDBEngine
+
+
+@pytest.fixture
+def engine(tmp_path):
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"g": ["a", "b"], "x": [1.0, 2.0]}).to_parquet(tmp_path / "data" / "p.parquet")
+    (tmp_path / "secret.csv").write_text("token\nhunter2\n")
+    engine = DuckDBEngine(tmp_path / "data")
+    yield engine
+    engine.close()
+
+
+def test_the_listed_files_are_read(engine):
+    assert engine.row_count() == 2 and engine.column_kinds() == {"g": "text", "x": "decimal number"}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM read_csv('{tmp}/secret.csv')",
+        "SELECT * FROM glob('{tmp}/*')",
+        "ATTACH '{tmp}/other.duckdb'",
+        "INSTALL httpfs",
+        "SET enable_external_access = true",
+        "SET allowed_directories = ['/']",
+    ],
+)
+def test_nothing_else_is_reachable_and_the_settings_are_locked(engine, tmp_path, sql):
+    with pytest.raises((duckdb.PermissionException, duckdb.InvalidInputException)):
+        engine._con.execute(sql.format(tmp=tmp_path))
