@@ -13,19 +13,23 @@ from strata_ui.state import get_state, open_ledger_or_stop
 from strata_ui.widgets import progress_bar, show_error, stored_in
 
 st.title("Release")
+if not roles.allows(roles.Action.PREVIEW):  # a viewer: the released results only
+    st.markdown(
+        "The releases committed so far: differentially private outputs, with what their "
+        "curators declared public. Choose one to download it as a table, a JSON file, a report "
+        "or the script that redoes it."
+    )
+    ledger = open_ledger_or_stop()
+    ledger_ui.render_ledger_choice(ledger)
+    st.subheader("Released results")
+    release_ui.render_history(ledger)
+    stop_page()
 st.markdown(
     "Review the release planned on the previous pages, then commit it. Committing draws the noise "
     "with OpenDP's vetted samplers, spends the budget for real — once — and records the result "
     "in the ledger. Only differentially private outputs are shown and exported, with what you "
     "declared public (named before the commit)."
 )
-
-if not roles.allows(roles.Action.PREVIEW):  # a viewer: the released results only
-    ledger = open_ledger_or_stop()
-    ledger_ui.render_ledger_choice(ledger)
-    st.subheader("Released results")
-    release_ui.render_history(ledger)
-    stop_page()
 if stops_for_rows():
     stop_page()
 state = get_state()

@@ -87,7 +87,7 @@ NEXT_STEPS: dict[str, tuple[tuple[str, str], ...]] = {
     "budget": (("plan", "Find the budget an accuracy needs"), ("compare", "See what it buys")),
     "plan": (("compare", "Compare the strategies"), ("release", "Preview and release")),
     "compare": (("release", "Preview and release"), ("strata", "Try another grouping")),
-    "release": (("budget", "Switch, start or reset ledgers"), ("strata", "Plan another release")),
+    "release": (("budget", "The budget and its ledgers"), ("strata", "Plan another release")),
     "learn": (("data", "Try it on the demo or your data"), ("compare", "Compare the strategies")),
 }
 # The first screen's three ways in: (URL path, what it is, what the user does there).

@@ -34,10 +34,13 @@ def render_sidebar_line(ledger: Ledger) -> None:
     """The project in use: the ledger's name and the data it is the budget of."""
     covered = [d.name for d in ledger.datasets()]
     st.markdown(f"Project ledger: **{ledger.name}**")
-    st.caption(
-        (f"The budget of {data_of(covered)}." if covered else "No release yet.")
-        + " Choose or start a ledger on the Budget page."
-    )
+    if roles.allows(Action.MANAGE_LEDGERS):
+        where = " Choose or start a ledger on the Budget page."
+    elif roles.allows(Action.PREVIEW):
+        where = " See your allowance on the Budget page."
+    else:
+        where = ""
+    st.caption((f"The budget of {data_of(covered)}." if covered else "No release yet.") + where)
 
 
 def _summary_line(summary: LedgerSummary) -> str:

@@ -164,5 +164,6 @@ def render_who(user: User) -> None:
             "README."
         )
         return
-    st.markdown(f"Signed in as **{user.name}**  \nRole: **{user.role}**")
+    who = user.identity if user.name == user.identity else f"{user.name} ({user.identity})"
+    st.markdown(f"Signed in as **{who}**  \nRole: **{user.role}**")
     st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="sign_in.out")
