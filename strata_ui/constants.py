@@ -130,8 +130,6 @@ LEARN_DELTA_OPTIONS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
 # Datasets loaded by a Learn preset carry this fingerprint prefix: built-in, not an upload.
 PRESET_FINGERPRINT_PREFIX = "preset:"
 
-# Data page: who is one person (M rows per person in a group, G groups per person)
-PERSON_BOUND_MAX = 1000
 # Random seeds of the simulations (numpy takes any non-negative integer; 32 bits are plenty)
 SEED_MAX = 2**32 - 1
 # Interval levels offered by the Release page, the ratio's settings and the planner
@@ -144,7 +142,7 @@ MEAN_VARIANCE_FRACTIONS = (0.1, 0.2, 0.3, 0.5)
 RATIO_DELTAS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 RATIO_DRAWS = (50, 1000)  # Monte Carlo draws B of the ratio's corrected interval
 RATIO_REPLICATES = (100, 2000)  # simulated releases on the ratio's Compare page
-GVDP_SUBSETS = (1, 10_000)  # k
+GVDP_SUBSETS_MIN = 1  # k; its largest depends on the data's rows (GVDP's settings say which)
 GVDP_RESAMPLES = (2, 50)
 GVDP_STEPS = (1, 10)
 GVDP_MEAN_FRACTION = (0.1, 0.9)
@@ -198,8 +196,8 @@ ADDRESS_LIMITS: dict[str, Limit] = {
     "seed": Limit(0, SEED_MAX),
     "min_group_size": Limit(MIN_GROUP_SIZE_MIN, MIN_GROUP_SIZE_MAX),
     "holdout_fraction": Limit(HOLDOUT_FRACTION_MIN, HOLDOUT_FRACTION_MAX),
-    "max_rows_per_person": Limit(1, PERSON_BOUND_MAX),
-    "max_groups_per_person": Limit(1, PERSON_BOUND_MAX),
+    "max_rows_per_person": Limit(1),
+    "max_groups_per_person": Limit(1),
     "release_level": Limit(options=RELEASE_LEVELS),
     "mean.coinpress_sigma": Limit(MEAN_COINPRESS_SIGMA_MIN),
     "mean.coinpress_steps": Limit(1, COINPRESS_STEPS_MAX),
@@ -209,7 +207,7 @@ ADDRESS_LIMITS: dict[str, Limit] = {
     "ratio.delta": Limit(options=RATIO_DELTAS),
     "ratio.B": _between(RATIO_DRAWS),
     "ratio_view.replicates": _between(RATIO_REPLICATES),
-    "gvdp.ks": _between(GVDP_SUBSETS),
+    "gvdp.ks": Limit(GVDP_SUBSETS_MIN),
     "gvdp.factor": Limit(options=GVDP_FACTORS),
     "gvdp.resamples": _between(GVDP_RESAMPLES),
     "gvdp.steps": _between(GVDP_STEPS),

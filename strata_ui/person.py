@@ -18,7 +18,7 @@ from dpcore.foundations.privacy_unit import (
     missing_person_message,
     preview_bound,
 )
-from strata_ui import constants, engine_sources, pipeline
+from strata_ui import engine_sources, pipeline
 from strata_ui.state import AppState, get_dataset, get_state
 from strata_ui.style import as_written
 from strata_ui.widgets import stored_in
@@ -71,7 +71,6 @@ def _render_bounds(state: AppState) -> None:
     state.max_rows_per_person = int(
         rows.number_input(
             labels["max_rows_per_person"], value=state.max_rows_per_person, step=1,
-            min_value=1, max_value=constants.PERSON_BOUND_MAX,
             key=f"data.max_rows_per_person.{state.dataset_fingerprint}",
             help="M: if a person has more rows than this in one group, only M of them are used.",
         )
@@ -79,7 +78,6 @@ def _render_bounds(state: AppState) -> None:
     state.max_groups_per_person = int(
         groups.number_input(
             labels["max_groups_per_person"], value=state.max_groups_per_person, step=1,
-            min_value=1, max_value=constants.PERSON_BOUND_MAX,
             key=f"data.max_groups_per_person.{state.dataset_fingerprint}",
             help="G: if a person's rows fall in more groups than this (the groups of the Strata "
             "page), only the G groups where they have the most rows are used.",

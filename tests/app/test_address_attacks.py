@@ -31,7 +31,8 @@ def refused(at) -> str:
          "to 10"),
         ("epsilon", "NaN", "nan is not a finite number"),
         ("ratio.B", "100000", "which takes from 50 to 1,000"),
-        ("gvdp.ks", '[["mean", 10000000]]', "which takes from 1 to 10,000"),
+        ("gvdp.resamples", "1000", "which takes from 2 to 50"),
+        ("gvdp.ks", '[["mean", 0]]', "which takes at least 1"),
         ("release_level", "0.5", "which takes one of 0.8, 0.9, 0.95, 0.99"),
     ],
 )  # fmt: skip

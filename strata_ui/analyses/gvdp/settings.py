@@ -272,8 +272,8 @@ def render_k(model: GvdpModel, data: GvdpData) -> DeltaGenerator:
     settings = get_settings(GvdpSettings)
     key = widget_key(GvdpSettings, "ks", model.kind)
     k = st.number_input(
-        "k: number of subsets", min_value=constants.GVDP_SUBSETS[0],
-        max_value=constants.GVDP_SUBSETS[1], value=settings.k, step=50, key=key,
+        "k: number of subsets", min_value=constants.GVDP_SUBSETS_MIN, value=settings.k,
+        step=50, key=key,
         help="More subsets mean less privacy noise but smaller subsets for the bootstrap.",
         **stored_on_change(key, _store_k),
     )  # fmt: skip
