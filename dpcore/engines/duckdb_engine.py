@@ -41,6 +41,7 @@ from dpcore.engines.blb import (
     SUBSET,
     BlbQuery,
 )
+from dpcore.engines.duckdb_confine import confine
 from dpcore.foundations.grouping import bucket_labels
 from dpcore.foundations.labels import MISSING_LABEL
 from dpcore.foundations.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
@@ -150,11 +151,8 @@ class DuckDBEngine(Engine):
             self._con.execute("SET enable_progress_bar_print = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
-            _confine(
-                self._con,
-                {str(p) for p in files} | {str(p.resolve()) for p in files},
-                self._spill.name,
-            )
+            readable = {str(p) for p in files} | {str(p.resolve()) for p in files}
+            confine(self._con, readable, self._spill.name)  # these files only, for good
         except duckdb.Error as exc:
             raise EngineError(
                 f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "
@@ -515,18 +513,6 @@ class DuckDBEngine(Engine):
                 return self._con.sql(sql).df()
         except duckdb.Error as exc:
             raise EngineError(_plain_error(exc, self._location)) from None
-
-
-def _confine(con: duckdb.DuckDBPyConnection, files: set[str], spill: str) -> None:
-    """Let ``con`` read ``files`` and spill to ``spill``, and touch nothing else on the machine
-    for good: no other file (a path smuggled into SQL, such as a column named after
-    ``/etc/passwd``), no extension download, no attached database, and no setting changed back
-    (DuckDB's ``enable_external_access``, ``allowed_paths`` and ``lock_configuration``). Files
-    under the app's data root are the only ones ever listed (:mod:`strata_ui.files`)."""
-    con.execute(f"SET allowed_paths = [{', '.join(_literal(f) for f in sorted(files))}]")
-    con.execute(f"SET allowed_directories = [{_literal(os.path.join(spill, ''))}]")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
 
 
 def _plain_error(exc: duckdb.Error, location: str) -> str:
