@@ -117,50 +117,36 @@ else:
 
     # ---- a table in Spark ----------------------------------------------------------------
     st.subheader("Connect to Spark")
-    st.markdown(
-        "For data held in a Spark cluster: Spark computes each group's counts and sums where "
-        "the rows lie, and only those come into memory. The master is "
-        f"`{spark.DEFAULT_MASTER}` for Spark on the machine that runs the app, or your "
-        "cluster's address, such as `spark://host:7077`. Starting Spark takes ten seconds or "
-        "more the first time."
-    )
-    connected = state.source if isinstance(state.source, spark.SparkSource) else None
-    master_column, table_column = st.columns(2)
     listed = spark.listed_masters()
-    if listed is None:  # single-user mode: the master is typed, and so allowed
-        master = master_column.text_input(
-            "Spark master",
-            value=spark.DEFAULT_MASTER if connected is None else connected.master,
-            key=f"data.spark_master_{state.upload_generation}",
-            help="local[*]: Spark on this server with all its cores (local[2]: two cores). A "
-            "cluster: the URL its master's web page shows, spark://host:7077.",
+    if listed == ():
+        st.caption(
+            "This installation connects to no Spark cluster: its team file lists no "
+            "`spark_masters`."
         )
     else:
-        master = (
-            master_column.selectbox(
-                "Spark master",
-                listed,
-                index=listed.index(connected.master)
-                if connected and connected.master in listed
-                else None,
-                placeholder="None allowed" if not listed else "Choose a master",
-                key=f"data.spark_master_{state.upload_generation}",
-                help="The masters this installation's team file allows (`spark_masters`).",
-            )
-            or ""
+        st.markdown(
+            "For data held in a Spark cluster: Spark computes each group's counts and sums where "
+            "the rows lie, and only those come into memory. "
+            + spark.masters_sentence(listed)
+            + " Starting Spark takes ten seconds or more the first time."
         )
-    table = table_column.text_input(
-        "Table, or a folder Spark reads",
-        value="" if connected is None else connected.table,
-        placeholder="survey, or /data/survey/",
-        key=f"data.spark_table_{state.upload_generation}",
-        help="The name of a table in Spark's catalog, or the path of a Parquet folder (or a "
-        "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
-        "again.",
-    )
-    if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
-        spark.allow_typed(master.strip())  # typed here, by the one user of single-user mode
-        open_or_explain(spark.SparkSource(master.strip(), table.strip()))
+        connected = state.source if isinstance(state.source, spark.SparkSource) else None
+        master_column, table_column = st.columns(2)
+        master = spark.render_master_input(
+            master_column, connected, key=f"data.spark_master_{state.upload_generation}"
+        )
+        table = table_column.text_input(
+            "Table, or a folder Spark reads",
+            value="" if connected is None else connected.table,
+            placeholder="survey, or /data/survey/",
+            key=f"data.spark_table_{state.upload_generation}",
+            help="The name of a table in Spark's catalog, or the path of a Parquet folder (or a "
+            "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
+            "again.",
+        )
+        if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
+            spark.allow_typed(master)  # typed here, by the one user of single-user mode
+            open_or_explain(spark.SparkSource(master, table.strip()))
 # An upload, data read where it lies, or a Learn preset's built-in data (allowed in workshop mode).
 own_data = state.uploaded is not None or state.source is not None
 if own_data and st.button("Use the demo data again", icon=":material/undo:"):

@@ -39,6 +39,8 @@ __all__ = [
     "check_master",
     "is_path",
     "listed_masters",
+    "masters_sentence",
+    "render_master_input",
     "session",
 ]
 
@@ -72,6 +74,44 @@ def allow_typed(master: str) -> None:
     """Allow ``master``, typed on the Data page in single-user mode, for this server's life."""
     if listed_masters() is None:
         _typed().add(master)
+
+
+def masters_sentence(listed: tuple[str, ...] | None) -> str:
+    """Which masters the Data page offers, in a sentence (``listed``: :func:`listed_masters`)."""
+    if listed is None:
+        return (
+            f"The master is `{DEFAULT_MASTER}` for Spark on the machine that runs the app, or "
+            "your cluster's address, such as `spark://host:7077`."
+        )
+    return (
+        "This installation connects to the masters its team file lists: "
+        + ", ".join(f"`{master}`" for master in listed)
+        + "."
+    )
+
+
+def render_master_input(column, connected: SparkSource | None, *, key: str) -> str:
+    """The master to connect to, in ``column``: typed in single-user mode, chosen among the
+    team file's otherwise; returns it without surrounding spaces."""
+    listed = listed_masters()
+    if listed is None:
+        typed = column.text_input(
+            "Spark master",
+            value=DEFAULT_MASTER if connected is None else connected.master,
+            key=key,
+            help="local[*]: Spark on this server with all its cores (local[2]: two cores). A "
+            "cluster: the URL its master's web page shows, spark://host:7077.",
+        )
+        return typed.strip()
+    current = connected.master if connected is not None else None
+    chosen = column.selectbox(
+        "Spark master",
+        listed,
+        index=listed.index(current) if current in listed else 0,
+        key=key,
+        help="The masters this installation's team file allows (`spark_masters`).",
+    )
+    return chosen or ""
 
 
 def check_master(master: str) -> None:

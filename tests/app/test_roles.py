@@ -146,3 +146,13 @@ def test_an_expired_sign_in_asks_again_and_brings_the_page_and_choices_back(team
     assert [t.value for t in again.title] == ["Compare"]
     state = again.session_state["_strata_lab_settings.strata_ui.state.AppState"]
     assert (state.epsilon, state.replicates) == (2.0, 300)
+
+
+def test_an_analyst_opens_the_curators_data_but_uploads_nothing(team):
+    at = start_as(ANALYST, "data")
+    assert not at.get("file_uploader")
+    assert "Uploads are for curators" in text(at.caption)
+    assert at.selectbox(key="data.spark_master_0").options == ["local[1]"]  # the team file's
+    at.text_input(key="data.path_0").input(str(team.root / "survey.csv"))
+    at.button(key="data.open").click().run()
+    assert at.session_state["_strata_lab_settings.strata_ui.state.AppState"].source is not None
