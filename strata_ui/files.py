@@ -14,6 +14,7 @@ same answer whether or not anything is there.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import itertools
 import json
@@ -54,6 +55,8 @@ def files_fingerprint(location: str) -> str:
         or a file outside :func:`data_root`.
     """
     root = check_under_root(location)
+    if root is not None and _links_out_of(location, root):
+        raise _outside_root(location, root)
     found = [path.resolve() for path in data_files(location)[0]]
     if root is not None and any(not path.is_relative_to(root) for path in found):  # symlinks
         raise _outside_root(location, root)
@@ -70,6 +73,19 @@ def check_under_root(location: str) -> Path | None:
     if root is not None and not _glob_base(location).is_relative_to(root):
         raise _outside_root(location, root)
     return root
+
+
+def _links_out_of(location: str, root: Path) -> bool:
+    """Whether a symbolic link among the entries ``location`` names leads out of ``root``,
+    whether or not its target exists: a listing follows only links to files that exist, so
+    telling those apart would say what exists outside the root."""
+    text = os.path.expanduser(location)
+    if any(c in text for c in "*?["):
+        entries = [Path(p) for p in glob.glob(text, recursive=True)]
+    else:
+        path = Path(text)
+        entries = [path, *path.rglob("*")] if path.is_dir() else [path]
+    return any(e.is_symlink() and not e.resolve().is_relative_to(root) for e in entries)
 
 
 def _glob_base(location: str) -> Path:
