@@ -87,7 +87,8 @@ data, its fingerprint or notes. The ledger (:data:`LEDGER_PARAM`) and workshop m
 LEDGER_PARAM = "ledger"
 """The ledger in use, by its name, when it is not the default: a refresh goes on charging the
 ledger the user chose rather than switch to the default one. Taken only when a ledger of that
-name exists (an address never starts one), and said on the page when taken."""
+name exists (an address never starts one) and the user's role may use it
+(:func:`strata_ui.allowances.may_use_ledger`), and said on the page when taken."""
 DATA_PARAM = "data"
 """Which data the choices are for: absent for the demo, ``upload``, ``preset``, ``files`` or
 ``spark``."""

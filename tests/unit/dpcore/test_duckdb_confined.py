@@ -10,12 +10,18 @@ import pytest
 from dpcore.engines import DuckDBEngine
 
 
-@pytest.fixture
-def engine(tmp_path):
-    (tmp_path / "data").mkdir()
-    pd.DataFrame({"g": ["a", "b"], "x": [1.0, 2.0]}).to_parquet(tmp_path / "data" / "p.parquet")
-    (tmp_path / "secret.csv").write_text("token\nhunter2\n")
-    engine = DuckDBEngine(tmp_path / "data")
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("confined")
+    (folder / "data").mkdir()
+    pd.DataFrame({"g": ["a", "b"], "x": [1.0, 2.0]}).to_parquet(folder / "data" / "p.parquet")
+    (folder / "secret.csv").write_text("token\nhunter2\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def engine(folder):
+    engine = DuckDBEngine(folder / "data")
     yield engine
     engine.close()
 
@@ -35,6 +41,6 @@ def test_the_listed_files_are_read(engine):
         "SET allowed_directories = ['/']",
     ],
 )
-def test_nothing_else_is_reachable_and_the_settings_are_locked(engine, tmp_path, sql):
+def test_nothing_else_is_reachable_and_the_settings_are_locked(engine, folder, sql):
     with pytest.raises((duckdb.PermissionException, duckdb.InvalidInputException)):
-        engine._con.execute(sql.format(tmp=tmp_path))
+        engine._con.execute(sql.format(tmp=folder))
