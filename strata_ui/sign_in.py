@@ -78,6 +78,11 @@ def _ask_to_sign_in() -> None:
         "This installation is shared by a team: **sign in** to see what your role lets you do."
     )
     st.button("Sign in", type="primary", icon=":material/login:", on_click=st.login)
+    if st.query_params.to_dict():
+        st.caption(
+            "This link holds choices (data, groups, budget). Signing in returns to the app's "
+            "first page: open the link again once you are signed in to get them back."
+        )
     st.stop()
 
 

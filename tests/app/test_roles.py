@@ -53,7 +53,10 @@ def test_a_team_file_with_a_mistake_stops_the_app_with_its_line_and_fix(team):
 def test_a_visitor_not_signed_in_sees_only_the_sign_in(team):
     at = start_as(None)
     assert [b.label for b in at.button] == ["Sign in"]
-    assert "Data" not in [t.value for t in at.title]
+    assert "Data" not in [t.value for t in at.title] and not at.caption
+    at = start_as(None, epsilon="2.0")  # a shared link: its choices are not lost silently
+    assert "open the link again once you are signed in" in text(at.caption)
+    assert at.query_params["epsilon"] == "2.0"
 
 
 def test_someone_the_team_file_does_not_name_is_told_to_ask_a_curator(team):
