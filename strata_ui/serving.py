@@ -52,13 +52,15 @@ def mode() -> ServingMode:
     address = st.get_option("server.address")
     path = team_config.config_path()
     stamp = path.stat().st_mtime_ns if path is not None and path.exists() else None
-    return _mode(address or "", path, stamp, _auth_configured())
+    return _mode(address or "", path, stamp, _auth_missing())
 
 
 @functools.lru_cache(maxsize=8)
-def _mode(address: str, path: Path | None, _stamp: int | None, auth: bool) -> ServingMode:
+def _mode(
+    address: str, path: Path | None, _stamp: int | None, auth_missing: tuple[str, ...] | None
+) -> ServingMode:
     served = address not in LOCAL_ADDRESSES
-    if not served and path is None and not auth:
+    if not served and path is None and auth_missing is None:
         return ServingMode("single")
     where = f"on {address}" if address else "on every address of this machine"
     if path is None:
@@ -70,11 +72,19 @@ def _mode(address: str, path: Path | None, _stamp: int | None, auth: bool) -> Se
         config = team_config.load(path)
     except TeamConfigError as exc:
         return ServingMode("refused", problem=f"The team file cannot be used: {exc}")
-    if not auth:
+    if auth_missing is None:
         return ServingMode(
             "refused", config,
             f"The team file {path} is set, but sign-in is not: .streamlit/secrets.toml has no "
             f"[auth] section, so no one could be told apart. {_HOW}",
+        )  # fmt: skip
+    if auth_missing:
+        return ServingMode(
+            "refused", config,
+            "The [auth] section of .streamlit/secrets.toml lacks "
+            + ", ".join(f"`{key}`" for key in auth_missing)
+            + ": add them (your OpenID Connect provider gives the client's id, secret and "
+            "metadata URL; redirect_uri is this app's address followed by /oauth2callback).",
         )  # fmt: skip
     if data_root_of_team(config) is None:
         return ServingMode(
@@ -96,9 +106,17 @@ def data_root_of_team(config: TeamConfig) -> Path | None:
     return config.data_root
 
 
-def _auth_configured() -> bool:
-    """Whether Streamlit's secrets hold an ``[auth]`` section (sign-in through ``st.login``)."""
+_AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url")
+"""What ``st.login()`` needs in ``[auth]`` (one provider, the default)."""
+
+
+def _auth_missing() -> tuple[str, ...] | None:
+    """The keys :data:`_AUTH_KEYS` that Streamlit's ``[auth]`` secrets lack (empty: sign-in is
+    configured), or None when there is no ``[auth]`` section."""
     try:
-        return "auth" in st.secrets
+        if "auth" not in st.secrets:
+            return None
+        section = st.secrets["auth"]
     except Exception:  # no secrets.toml at all, or one Streamlit cannot parse: no sign-in
-        return False
+        return None
+    return tuple(key for key in _AUTH_KEYS if not section.get(key))

@@ -56,14 +56,14 @@ def served_on(address: str | None) -> None:
 
 def start_as(
     email: str | None, page: str | None = None, *, signed_in_at: float | None = None,
-    auth: bool = True, **query: str,
+    auth: dict | None = AUTH, **query: str,
 ) -> AppTest:  # fmt: skip
-    """The app run once as ``email`` signed in (None: a visitor not signed in), with ``query``
-    in the address, then on ``page``."""
+    """The app run once as ``email`` signed in (None: a visitor not signed in), with ``auth``
+    as the ``[auth]`` secrets (None: none) and ``query`` in the address, then on ``page``."""
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT_S)
     at._bidi_component_manager = installed_components()
-    if auth:
-        at.secrets["auth"] = dict(AUTH)
+    if auth is not None:
+        at.secrets["auth"] = dict(auth)
     issued = time.time() if signed_in_at is None else signed_in_at
     at.user = (
         {"is_logged_in": False}

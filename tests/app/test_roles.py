@@ -14,7 +14,7 @@ from strata_ui.files import FilesSource
 from strata_ui.roles import NotAllowed, Role, User
 from strata_ui.state import AppState
 from tests.app.helpers import commit, errors, go, text
-from tests.app.team import ANALYST, CURATOR, VIEWER, served_on, start_as
+from tests.app.team import ANALYST, AUTH, CURATOR, VIEWER, served_on, start_as
 
 CURATOR_USER = User(CURATOR, Role.CURATOR)
 ANALYST_USER = User(ANALYST, Role.ANALYST)
@@ -23,7 +23,7 @@ VIEWER_USER = User(VIEWER, Role.VIEWER)
 
 def test_a_served_app_without_a_team_file_refuses_to_start_and_says_how_to_configure():
     served_on("0.0.0.0")
-    at = start_as(None, auth=False)
+    at = start_as(None, auth=None)
     assert [t.value for t in at.title] == ["Strata Lab is not set up to be served"]
     assert "STRATA_LAB_CONFIG" in errors(at) and "make run" in errors(at)
     assert not at.button  # nothing else: no page ran, no sign-in offered
@@ -31,8 +31,14 @@ def test_a_served_app_without_a_team_file_refuses_to_start_and_says_how_to_confi
 
 def test_served_with_a_team_file_but_no_sign_in_it_refuses_to_start(team):
     served_on("0.0.0.0")
-    at = start_as(CURATOR, auth=False)
+    at = start_as(CURATOR, auth=None)
     assert "has no [auth] section" in errors(at)
+
+
+def test_an_incomplete_sign_in_set_up_is_named_before_anyone_signs_in(team):
+    at = start_as(CURATOR, auth={k: v for k, v in AUTH.items() if k != "client_secret"})
+    assert "lacks `client_secret`: add them" in errors(at)
+    assert not at.button
 
 
 def test_served_without_a_data_root_it_refuses_to_start(team):
@@ -70,7 +76,7 @@ def test_the_sidebar_says_who_is_signed_in_and_single_user_mode_says_so(team, mo
     assert "Signed in as **ana@example.org**" in text(at.sidebar.markdown)
     assert "Role: **analyst**" in text(at.sidebar.markdown)
     monkeypatch.delenv("STRATA_LAB_CONFIG")
-    at = start_as(None, auth=False)
+    at = start_as(None, auth=None)
     assert "Single-user mode" in text(at.sidebar.caption)
 
 
