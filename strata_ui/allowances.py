@@ -48,7 +48,8 @@ _TABLE = """CREATE TABLE IF NOT EXISTS strata_allowances (
     set_at   TEXT NOT NULL,
     PRIMARY KEY (ledger, identity)
 )"""
-_BUSY_TIMEOUT_S = 30.0
+_BUSY_TIMEOUT_S = 30.0  # a curator setting an allowance queues behind a spend
+_READ_TIMEOUT_S = 2.0  # a page reading allowances says nothing rather than hang
 _COMMITTING = threading.Lock()  # an analyst's check and spend, one at a time in this server
 
 
@@ -69,25 +70,29 @@ def unit_of(ledger: Ledger) -> str:
     return next(iter(ledger.total.components()))
 
 
-@contextlib.contextmanager
-def _connect(ledger: Ledger | Path) -> Iterator[sqlite3.Connection]:
-    path = ledger.path if isinstance(ledger, Ledger) else ledger
-    conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S)
+def _read(path: Path, sql: str, params: tuple) -> list[tuple]:
+    """The rows of ``sql``, read without writing (a read-only ledger file can still be shown);
+    none when the file has no such table yet, or cannot be read now: an allowance that cannot
+    be read is no allowance, so a commit is refused rather than let through."""
     try:
-        with conn:
-            conn.execute(_TABLE)
-            yield conn
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=_READ_TIMEOUT_S)
+    except sqlite3.Error:
+        return []
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError:  # no such table yet, or the file is busy
+        return []
     finally:
         conn.close()
 
 
 def allowances(ledger: Ledger) -> dict[str, Allowance]:
     """Every analyst's allowance on ``ledger``, by identity."""
-    with _connect(ledger) as conn:
-        rows = conn.execute(
-            "SELECT identity, amount, set_by, set_at FROM strata_allowances WHERE ledger = ?",
-            (ledger.name,),
-        ).fetchall()
+    rows = _read(
+        ledger.path,
+        "SELECT identity, amount, set_by, set_at FROM strata_allowances WHERE ledger = ?",
+        (ledger.name,),
+    )
     return {row[0]: Allowance(*row) for row in rows}
 
 
@@ -99,20 +104,25 @@ def set_allowance(ledger: Ledger, identity: str, amount: float, *, by: User) -> 
         raise ValueError(f"`amount` must be a number ≥ 0, got {amount!r}")
     if not math.isfinite(amount):
         raise ValueError(f"`amount` must be finite, got {amount!r}")
-    with _connect(ledger) as conn:
-        conn.execute(
-            "INSERT OR REPLACE INTO strata_allowances VALUES (?, ?, ?, ?, ?)",
-            (ledger.name, identity, float(amount), by.actor, datetime.now(UTC).isoformat()),
-        )
+    conn = sqlite3.connect(ledger.path, timeout=_BUSY_TIMEOUT_S)
+    try:
+        with conn:
+            conn.execute(_TABLE)
+            conn.execute(
+                "INSERT OR REPLACE INTO strata_allowances VALUES (?, ?, ?, ?, ?)",
+                (ledger.name, identity, float(amount), by.actor, datetime.now(UTC).isoformat()),
+            )
+    finally:
+        conn.close()
 
 
 def actors_of(ledger: Ledger) -> dict[int, str]:
     """Who committed each of ``ledger``'s records (by record id), where the record names them."""
-    with _connect(ledger) as conn:
-        rows = conn.execute(
-            "SELECT id, json_extract(payload, '$.actor') FROM spends WHERE ledger = ?",
-            (ledger.name,),
-        ).fetchall()
+    rows = _read(
+        ledger.path,
+        "SELECT id, json_extract(payload, '$.actor') FROM spends WHERE ledger = ?",
+        (ledger.name,),
+    )
     return {record_id: actor for record_id, actor in rows if isinstance(actor, str)}
 
 
@@ -139,11 +149,11 @@ def usable_ledgers(user: User, path: Path | None = None) -> list[str] | None:
     path = default_ledger_path() if path is None else path
     if not path.exists():
         return []
-    with _connect(path) as conn:
-        rows = conn.execute(
-            "SELECT ledger FROM strata_allowances WHERE identity = ? ORDER BY ledger",
-            (user.identity,),
-        ).fetchall()
+    rows = _read(
+        path,
+        "SELECT ledger FROM strata_allowances WHERE identity = ? ORDER BY ledger",
+        (user.identity,),
+    )
     return [row[0] for row in rows]
 
 
