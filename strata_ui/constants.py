@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpcore.analyses.sampling.plan import MAX_RECORDS as SAMPLE_RECORDS_MAX
+from dpcore.analyses.sample.plan import MAX_RECORDS as SAMPLE_RECORDS_MAX
 from dpcore.analyses.synth.config import MAX_ROWS as SYNTH_ROWS_MAX
 from dpcore.analyses.synth.config import MIN_ROWS as SYNTH_ROWS_MIN
 from dpcore.foundations import grouping

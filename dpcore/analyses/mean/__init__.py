@@ -33,7 +33,7 @@ from dpcore.analyses.mean import (
 from dpcore.analyses.mean.analysis import *
 from dpcore.analyses.mean.coinpress import *
 from dpcore.analyses.mean.estimators import *
-from dpcore.analyses.mean.functions import *
+from dpcore.analyses.mean.array_api import *
 from dpcore.analyses.mean.plan import *
 from dpcore.analyses.mean.simulate import *
 from dpcore.analyses.mean.statistics import *

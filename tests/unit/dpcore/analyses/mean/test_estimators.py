@@ -17,7 +17,7 @@ from scipy.special import ndtr
 
 from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
-from dpcore.analyses.mean.functions import (
+from dpcore.analyses.mean.array_api import (
     ArrayValues,
     coinpress_mean,
     gaussian_mean,
