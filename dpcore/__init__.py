@@ -53,7 +53,7 @@ from dpcore.analyses.ratio import (
     ratio_sums,
     release_ratio_sums,
 )
-from dpcore.analyses.sampling import bernoulli_sample, kary_sample, product_bernoulli_sample
+from dpcore.analyses.sample import bernoulli_sample, kary_sample, product_bernoulli_sample
 from dpcore.analyses.synth import SynthConfig, SynthPlan, bucketize, synthesize
 from dpcore.foundations.accounting import (
     ZCDP,

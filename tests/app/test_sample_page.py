@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from dpcore.analyses.sampling import WHOLE_POPULATION, SampleSettings
+from dpcore.analyses.sample import WHOLE_POPULATION, SampleSettings
 from dpcore.foundations.ledger import Ledger
 from strata_ui.analyses.sample.settings import SampleView
 from tests.app import helpers

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleRows, SampleSettings
+from dpcore.analyses.sample import SAMPLE, SamplePlan, SampleRows, SampleSettings
 from dpcore.foundations.accounting import Budget
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_settings, get_state

@@ -2,7 +2,7 @@
 the group and the number of records.
 
 Every choice a release depends on is a field of
-:class:`~dpcore.analyses.sampling.SampleSettings`; what only changes what is shown is a field of
+:class:`~dpcore.analyses.sample.SampleSettings`; what only changes what is shown is a field of
 :class:`SampleView`. Widgets are keyed by the field they edit, so a change is never undone.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dpcore.analyses.sampling import (
+from dpcore.analyses.sample import (
     MAX_RECORDS,
     WHOLE_POPULATION,
     SampleRows,

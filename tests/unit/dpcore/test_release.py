@@ -809,7 +809,7 @@ def test_a_script_recorded_before_the_layout_moved_imports_from_the_new_homes(de
     and the privacy unit stood at dpcore's top imports from there; exported again, it runs."""
     old = (
         "from dpcore.engines import DuckDBEngine, aggregate_mean\n"
-        "from dpcore.privacy_unit import PrivacyUnit\n"
+        "from dpcore.foundations.privacy_unit import PrivacyUnit\n"
         "aggregated = aggregate_mean(DuckDBEngine('x'), spec, 'v', (0, 1), PrivacyUnit('p'))\n"
     )
     record = dataclasses.replace(demo_record, metadata={**demo_record.metadata, "script": old})
