@@ -303,11 +303,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         )
 
     def _no_planner(self) -> str:
+        # Said by the app and the command line alike: it names neither's controls.
         return (
             f"The planner covers the mean per group, the ratio of sums, the general estimator "
-            f"and synthetic data so far, not the "
-            f"{self._title_in_sentence()}. Choose one of them on the Estimator page, or compare budgets on "
-            "the Compare page."
+            f"and synthetic data so far, not the {self._title_in_sentence()}. Plan one of those "
+            f"instead, or try budgets on simulated releases of the {self._title_in_sentence()}."
         )
 
     def _title_in_sentence(self) -> str:

@@ -81,8 +81,12 @@ def _column_problem(kinds: dict[str, str], role: str, column: str | None) -> Pro
     if column is None:
         return Problem("info", f"Choose the {name} column.", role)
     if column not in kinds:
-        return Problem("info", f"Choose the {name} column: `{column}` is not in the data in use.",
-                       role)  # fmt: skip
+        return Problem(
+            "info",
+            f"Choose the {name} column: `{column}` is not in the data in use; its columns "
+            f"are: {', '.join(kinds)}.",
+            role,
+        )
     if kinds[column] in ("text", "category"):
         kind = kinds[column]
         return Problem(
