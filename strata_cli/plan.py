@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         relative=args.target_rel is not None, level=args.level, include_bias=args.include_bias,
     )  # fmt: skip
     request = parse_request(args)
+    request.analysis.check_planned()
     request.adapter.check_target(target.relative)
     options = PlanOptions(target, args.check_replicates, args.seed, LedgerChoice.of(args))
     return plan(request, options)

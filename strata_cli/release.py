@@ -200,7 +200,9 @@ def spend(plan: ReleasePlan, ledger: Ledger, covers_new_data: bool) -> ReleaseRe
     return record
 
 
-def dry_run(plan: ReleasePlan, ledger: Ledger | None, seed: int, covers_new_data: bool) -> ReleaseRecord:
+def dry_run(
+    plan: ReleasePlan, ledger: Ledger | None, seed: int, covers_new_data: bool
+) -> ReleaseRecord:
     """The release drawn with seeded numpy noise against a throw-away ledger of exactly its
     cost; ``ledger``, if given, is only asked whether it would take the real one."""
     if ledger is not None:

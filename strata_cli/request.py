@@ -11,18 +11,17 @@ the command line takes these typed objects, never the parsed arguments.
 from __future__ import annotations
 
 import argparse
-import typing
 from dataclasses import dataclass
 
 from dpcore.analyses import ANALYSES, REGISTRY, Analysis, get
 from dpcore.analyses.command_line import (
+    STRATEGIES,
     AnalysisCli,
     CommonChoices,
     adapter_of,
     fraction,
     in_sentence,
 )
-from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 from dpcore.foundations.errors import BudgetKindError
 from dpcore.foundations.grouping import GroupingSpec
@@ -91,7 +90,7 @@ def strategy_arguments(group: argparse._ArgumentGroup) -> None:
     """``--strategy`` and ``--global-fraction``: what a release publishes, for the analyses
     that take a strategy."""
     group.add_argument(
-        "--strategy", choices=typing.get_args(Strategy), default="stratified",
+        "--strategy", choices=STRATEGIES, default="stratified",
         help="what the release publishes (default stratified)",
     )  # fmt: skip
     group.add_argument(

@@ -17,7 +17,14 @@ from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from strata_cli.inputs import CliError, read_data
 
-__all__ = ["ENGINES", "DataSource", "data_source", "engine_arguments", "open_engine", "privacy_unit"]
+__all__ = [
+    "ENGINES",
+    "DataSource",
+    "data_source",
+    "engine_arguments",
+    "open_engine",
+    "privacy_unit",
+]
 
 ENGINES = ("pandas", "duckdb", "spark")
 

@@ -251,6 +251,13 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         analyses whose models are built at once do not take it."""
         raise PlannerUnavailable(self._no_planner())
 
+    def check_planned(self) -> None:
+        """Raise :class:`PlannerUnavailable`, before any statistics are computed, when the
+        planner does not cover the analysis at all (it has no :meth:`error_model`): a front
+        end then says so without reading the data."""
+        if type(self).error_model is Analysis.error_model:
+            raise PlannerUnavailable(self._no_planner())
+
     def planner_cost(
         self, stats: StatsT, settings: SettingsT, check_releases: int, *, budget_kind: Kind = "pure"
     ) -> PlannerCost:

@@ -20,14 +20,16 @@ import dataclasses
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Generic, Literal, TypeVar
+from typing import ClassVar, Generic, Literal, TypeVar, get_args
 
 from dpcore.analyses.base import Analysis
+from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import Kind
 from dpcore.foundations.grouping import GroupingSpec
 
 __all__ = [
     "NOISY_SHARES",
+    "STRATEGIES",
     "AnalysisCli",
     "adapter_of",
     "CommonChoices",
@@ -43,6 +45,9 @@ __all__ = [
 ]
 
 SettingsT = TypeVar("SettingsT")
+
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+"""What ``--strategy`` offers: per group, for everyone, or both with a split budget."""
 
 NOISY_SHARES = "noisy-counts"
 """The --shares value that takes the shares from the release's own noisy group counts."""
