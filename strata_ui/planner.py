@@ -26,8 +26,8 @@ from dpcore.planner import (
     shortfall,
 )
 from strata_ui import charts_planner, constants, pipeline
-from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
     get_dataset,
