@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, format_components
-from strata_ui import constants, ledger_ui, pipeline
+from strata_ui import constants, ledger_ui, pipeline, roles
 from strata_ui.analyses import current
 from strata_ui.audit_ui import render_audit
 from strata_ui.ledger_admin import render_ledger_admin
@@ -53,8 +53,10 @@ st.caption(
     "any ρ converts to a familiar (ε, δ)-DP guarantee. Across ledgers, pure ε adds up while "
     "every release is pure; beside ρ each ε counts as ρ = ε²/2."
 )
-with st.expander("Start a new ledger, or raise this one's total", icon=":material/settings:"):
-    render_ledger_admin(ledger, in_use)
+if roles.allows(roles.Action.MANAGE_LEDGERS):
+    with st.expander("Start a new ledger, or raise this one's total", icon=":material/settings:"):
+        render_ledger_admin(ledger, in_use)
+ledger_ui.render_allowances(ledger)
 with st.expander("Audit trail: every release, raise and approval", icon=":material/history:"):
     render_audit(ledger, in_use)
 

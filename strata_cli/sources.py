@@ -12,6 +12,7 @@ the app's. Nothing here computes a number: the engines do.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
@@ -19,9 +20,33 @@ from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from strata_cli.inputs import CliError, read_identified
 
-__all__ = ["ENGINES", "engine_arguments", "open_engine", "privacy_unit"]
+__all__ = [
+    "ENGINES",
+    "DataSource",
+    "data_source",
+    "engine_arguments",
+    "open_engine",
+    "privacy_unit",
+]
 
 ENGINES = ("pandas", "duckdb", "spark")
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a command reads its rows (DATA) and with which engine (None: chosen by
+    :func:`open_engine`)."""
+
+    location: str
+    engine: str | None = None
+    spark_master: str = "local[*]"
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    declared_identity: str | None = None
+    """What a Spark table is, for one whose catalog keeps no snapshot (--dataset-identity)."""
+
+    @property
+    def is_one_file(self) -> bool:
+        return Path(self.location).is_file()
 
 
 def engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +88,16 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def data_source(args: argparse.Namespace) -> DataSource:
+    """DATA and the engine's options, for a subcommand that has them (``frontier`` reads one
+    file into memory and has none)."""
+    options = vars(args)
+    return DataSource(
+        args.data, options.get("engine"), options.get("spark_master", "local[*]"),
+        options.get("memory_limit", DEFAULT_MEMORY_LIMIT), options.get("dataset_identity"),
+    )  # fmt: skip
+
+
 def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
     if args.person is None:
         if (args.max_groups, args.max_rows) != (1, 1):
@@ -71,17 +106,17 @@ def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
     return PrivacyUnit(args.person, max_groups=args.max_groups, max_rows=args.max_rows)
 
 
-def open_engine(args: argparse.Namespace) -> Engine:
+def open_engine(source: DataSource) -> Engine:
     """The engine asked for; by default Spark for ``spark:TABLE``, pandas for one file under
     200 MB, DuckDB otherwise."""
-    path = Path(args.data)
-    kind = args.engine
-    if kind is None and args.data.startswith("spark:"):
+    path = Path(source.location)
+    kind = source.engine
+    if kind is None and source.location.startswith("spark:"):
         kind = "spark"
     elif kind is None:
         small_file = path.is_file() and path.stat().st_size < 200 * 2**20
         kind = "pandas" if small_file else "duckdb"
-    declared = getattr(args, "dataset_identity", None)
+    declared = source.declared_identity
     if declared is not None and kind != "spark":
         raise CliError(
             "--dataset-identity names a Spark table; the files the other engines read are "
@@ -90,11 +125,11 @@ def open_engine(args: argparse.Namespace) -> Engine:
     if kind == "pandas":
         if not path.is_file():
             raise CliError(
-                f"the pandas engine reads one file, and {args.data} is not one; use "
+                f"the pandas engine reads one file, and {source.location} is not one; use "
                 "--engine duckdb for a folder or a glob"
             )
-        frame, dataset = read_identified(args.data)
+        frame, dataset = read_identified(source.location)
         return PandasEngine(frame, path.name, identity=dataset.identity)
     if kind == "spark":
-        return SparkEngine(args.data, master=args.spark_master, declared_identity=declared)
-    return DuckDBEngine(args.data, memory_limit=args.memory_limit)
+        return SparkEngine(source.location, master=source.spark_master, declared_identity=declared)
+    return DuckDBEngine(source.location, memory_limit=source.memory_limit)

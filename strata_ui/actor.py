@@ -3,22 +3,31 @@ a curator makes (:data:`~dpcore.foundations.ledger.CURATOR_ENTRIES`: starting a 
 a total, letting a ledger take on released data, approving that other data is about the same
 people).
 
-Single-user mode (the app on 127.0.0.1 with no sign-in configured) has one user, who holds the
-data and is therefore its curator: :data:`~dpcore.foundations.ledger.LOCAL_USER`, allowed
-everything. Signing in (``st.login``) and roles are the sign-in module's: it makes
-:func:`current_actor` return the signed-in identity and :func:`may` answer from the user's role.
+The person is the sign-in gate's (:func:`strata_ui.roles.current_user`): a signed-in identity
+with its role, or in single-user mode this machine's account as curator. Each kind of ledger
+record is one of the roles' actions, so the pages and the ledger ask the same question.
 """
 
 from __future__ import annotations
 
-from dpcore.foundations.ledger import CURATOR_ENTRIES, ENTRIES, LOCAL_USER
+from dpcore.foundations.ledger import ENTRIES
+from strata_ui.roles import Action, allows, current_user
 
 __all__ = ["current_actor", "may"]
+
+ACTION_OF_ENTRY = {
+    "release": Action.COMMIT,
+    "start": Action.MANAGE_LEDGERS,
+    "raise": Action.RAISE,
+    "join": Action.RAISE,
+    "cover": Action.CONFIRM_OTHER_DATA,
+}
+"""The role's action each kind of ledger record needs."""
 
 
 def current_actor() -> str:
     """The name every record made in this session carries."""
-    return LOCAL_USER
+    return current_user().actor
 
 
 def may(entry: str) -> bool:
@@ -26,4 +35,4 @@ def may(entry: str) -> bool:
     of :data:`~dpcore.foundations.ledger.CURATOR_ENTRIES`)."""
     if entry not in ENTRIES:
         raise ValueError(f"`entry` must be one of {', '.join(ENTRIES)}, got {entry!r}")
-    return entry not in CURATOR_ENTRIES or current_actor() == LOCAL_USER
+    return allows(ACTION_OF_ENTRY[entry])

@@ -1,7 +1,9 @@
-"""The project's ledger on screen: which one is in use and switching (Budget page), the
-sidebar's lines naming it and what its people have lost in all, and what a release costs in it.
-Starting a ledger and raising a total: :mod:`strata_ui.ledger_admin`; the audit trail:
-:mod:`strata_ui.audit_ui`."""
+"""The project's ledger on screen: which one is in use and switching, analysts' allowances
+(Budget page), the sidebar's lines naming it and what its people have lost in all, and what a
+release costs in it. Starting a ledger and raising a total: :mod:`strata_ui.ledger_admin`; the
+audit trail: :mod:`strata_ui.audit_ui`. Each action checks the user's role itself
+(:mod:`strata_ui.roles`): the pages hide what a role may not do, and these functions refuse it
+anyway."""
 
 from __future__ import annotations
 
@@ -9,9 +11,17 @@ import math
 
 import streamlit as st
 
-from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components, format_components
+from dpcore.foundations.accounting import (
+    SYMBOLS,
+    ZCDP,
+    Budget,
+    PureDP,
+    exact_components,
+    format_components,
+)
 from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerSummary, Population, list_ledgers
-from strata_ui import constants
+from strata_ui import allowances, constants, roles, serving
+from strata_ui.roles import Action, NotAllowed, Role
 from strata_ui.state import get_state
 
 SWITCH_KEY = "ledger.switch"
@@ -26,10 +36,13 @@ def render_sidebar_line(ledger: Ledger) -> None:
     """The project in use: the ledger's name and the data it is the budget of."""
     covered = [d.name for d in ledger.datasets()]
     st.markdown(f"Project ledger: **{ledger.name}**")
-    st.caption(
-        (f"The budget of {data_of(covered)}." if covered else "No release yet.")
-        + " Choose or start a ledger on the Budget page."
-    )
+    if roles.allows(Action.MANAGE_LEDGERS):
+        where = " Choose or start a ledger on the Budget page."
+    elif roles.allows(Action.PREVIEW):
+        where = " See your allowance on the Budget page."
+    else:
+        where = ""
+    st.caption((f"The budget of {data_of(covered)}." if covered else "No release yet.") + where)
 
 
 def people_sentence(people: Population) -> str | None:
@@ -73,14 +86,39 @@ def _summary_line(summary: LedgerSummary) -> str:
     return f"{summary.name} · {data} · {releases}"
 
 
+def _refused(action: Action) -> bool:
+    """Say so and return True when the user's role does not allow ``action``."""
+    try:
+        roles.require(action)
+    except NotAllowed as exc:
+        st.error(str(exc), icon=":material/block:")
+        return True
+    return False
+
+
+def use_a_usable_ledger() -> None:
+    """Move an analyst's session to a ledger they have an allowance on, when the one in use is
+    not (the default ledger, at sign-in); with none, the session stays where it is, and every
+    commit there is refused."""
+    usable = allowances.usable_ledgers(roles.current_user())
+    state = get_state()
+    if usable and state.ledger_name not in usable:
+        state.ledger_name = usable[0]
+
+
 def _switch_ledger() -> None:
     # A callback runs before the page, so the sidebar and the page open the chosen ledger.
-    get_state().ledger_name = st.session_state[SWITCH_KEY]
+    chosen = st.session_state[SWITCH_KEY]
+    if allowances.may_use_ledger(chosen, roles.current_user()):
+        get_state().ledger_name = chosen
 
 
 def render_ledger_choice(ledger: Ledger) -> None:
-    """Choose the project's ledger among every ledger in the file."""
-    summaries = {s.name: s for s in list_ledgers(ledger.path)}
+    """Choose the project's ledger among the ledgers in the file the user may use."""
+    usable = allowances.usable_ledgers(roles.current_user(), ledger.path)
+    summaries = {s.name: s for s in list_ledgers(ledger.path) if usable is None or s.name in usable}
+    if ledger.name not in summaries:  # an analyst with no allowance here: nothing to switch to
+        return
     # A keyed selectbox keeps its own value across reruns (its `index` only seeds it), so set it
     # to the ledger in use: otherwise, after "Start new ledger" it would still hold the old name
     # and switch the session straight back, charging the next release to the old ledger.
@@ -131,3 +169,70 @@ def cost_sentence(cost: Budget, ledger: Ledger) -> str:
         f"release{'' if now == 1 else 's'}** like this one ({fresh} on its whole budget of "
         f"{format_components(total)})."
     )
+
+
+def render_allowances(ledger: Ledger) -> None:
+    """Analysts' allowances on ``ledger``: a curator sets them; an analyst sees their own."""
+    user = roles.current_user()
+    config = serving.mode().config
+    if config is None:  # single-user mode: no analysts
+        return
+    symbol = SYMBOLS[allowances.unit_of(ledger)]
+    granted = allowances.allowances(ledger)
+    if user.role == Role.ANALYST:
+        mine = granted.get(user.identity)
+        st.markdown(
+            f"**Your allowance on “{ledger.name}”:** {symbol} = "
+            f"{allowances.used_by(ledger, user.identity):.4g} used of {mine.amount:.4g}, set by "
+            f"{mine.set_by}."
+            if mine is not None
+            else f"**You have no allowance on “{ledger.name}”**, so you cannot commit here. A "
+            "curator gives analysts allowances on this page."
+        )
+        return
+    if not roles.allows(Action.SET_ALLOWANCES, user):
+        return
+    analysts = sorted(identity for identity, role in config.people.items() if role == "analyst")
+    st.subheader("Analysts' allowances")
+    st.markdown(
+        f"What each analyst may commit on “{ledger.name}”, in {symbol}: their releases add up "
+        "against it, and the ledger's total still bounds everyone. An analyst with no "
+        "allowance here cannot commit on this ledger, nor choose it."
+    )
+    st.dataframe(
+        [
+            {
+                "analyst": identity,
+                f"allowance ({symbol})": granted[identity].amount if identity in granted else None,
+                f"used ({symbol})": allowances.used_by(ledger, identity),
+                "set by": granted[identity].set_by if identity in granted else "",
+            }
+            for identity in analysts
+        ],
+        hide_index=True,
+    )
+    if analysts:
+        _render_allowance_form(ledger, analysts, symbol)
+
+
+def _render_allowance_form(ledger: Ledger, analysts: list[str], symbol: str) -> None:
+    with st.form("ledger.allowance", border=True):
+        who = st.selectbox("Analyst", analysts, key="ledger.allowance_who")
+        amount = st.number_input(
+            f"Allowance ({symbol})", min_value=0.0,
+            max_value=float(ledger.total.components()[allowances.unit_of(ledger)]),
+            value=0.5, key="ledger.allowance_amount",
+            help="0 stops the analyst's commits on this ledger without removing their history.",
+        )  # fmt: skip
+        if st.form_submit_button("Set allowance"):
+            _set_allowance(ledger, who, amount)
+
+
+def _set_allowance(ledger: Ledger, identity: str, amount: float) -> None:
+    try:
+        allowances.set_allowance(ledger, identity, amount, by=roles.current_user())
+    except (NotAllowed, ValueError) as exc:
+        st.error(str(exc), icon=":material/block:")
+        return
+    get_state().ledger_flash = f"{identity} may now commit up to {amount:g} on “{ledger.name}”."
+    st.rerun()

@@ -26,8 +26,8 @@ from dpcore.planner import (
     shortfall,
 )
 from strata_ui import charts_planner, constants, pipeline
-from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
     get_dataset,
@@ -52,7 +52,7 @@ __all__ = [
     "target_inputs",
 ]
 
-LEVELS = (0.8, 0.9, 0.95, 0.99)
+LEVELS = constants.RELEASE_LEVELS
 FRONTIER_REPLICATES = 200
 MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
 ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate

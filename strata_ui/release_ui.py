@@ -27,10 +27,12 @@ from dpcore.release import (
     to_json,
     to_script,
 )
+from strata_ui import allowances, roles
 from strata_ui.analyses import AnalysisUI, for_kind
 from strata_ui.charts_release import budget_gauge, release_figure, release_summary
 from strata_ui.data import history_table
 from strata_ui.report import html_report
+from strata_ui.roles import Action
 from strata_ui.static_image import static_image_available
 
 OTHER_DATA_KEY = "release.other_data"
@@ -192,7 +194,7 @@ def render_history(ledger: Ledger) -> None:
     if not records:
         st.markdown(":material/inbox: No releases yet in this ledger.")
         return
-    st.dataframe(history_table(records), hide_index=True)
+    st.dataframe(history_table(records, allowances.actors_of(ledger)), hide_index=True)
     keyed = {record.id: record for record in records if record.key}
     if not keyed:
         return
@@ -304,6 +306,14 @@ def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
         )
         return False
     except OtherDatasetError as refusal:
+        if not roles.allows(Action.CONFIRM_OTHER_DATA):
+            st.warning(
+                f"**Other data than this ledger's.** “{ledger.name}” is the budget of other "
+                "data. Only a curator may confirm that both are about the same people; ask "
+                "one, or release on the data of this ledger.",
+                icon=":material/warning:",
+            )
+            return False
         st.warning(
             "**Other data than this ledger's.** "
             + refusal.advice(
@@ -318,3 +328,12 @@ def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
         "share one budget.",
         key=OTHER_DATA_KEY,
     )
+
+
+def allowance_problem(cost: Budget, ledger: Ledger) -> str | None:
+    """Why the user may not commit ``cost`` on ``ledger`` (role or allowance), or None."""
+    try:
+        allowances.check_commit(ledger, roles.current_user(), cost)
+    except roles.NotAllowed as exc:
+        return str(exc).removeprefix("Refused: ")
+    return None

@@ -15,7 +15,7 @@ from dpcore.engines import EngineError
 from dpcore.foundations.dataset import bytes_identity
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from dpcore.foundations.io import explain_not_numeric, load_table
-from strata_ui import engine_sources
+from strata_ui import engine_sources, roles
 from strata_ui.analyses import every
 from strata_ui.state import AppState
 
@@ -42,8 +42,9 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     if key == state.dataset_fingerprint and state.uploaded is not None:
         return None  # the same file again (every rerun): nothing to parse, nothing to reset
     try:
+        roles.require(roles.Action.UPLOAD)  # new data sources are the curator's
         loaded = load_table(data, filename)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, roles.NotAllowed) as exc:
         return str(exc)
     frame = loaded.frame
     state.uploaded = frame
@@ -72,9 +73,10 @@ def open_source(state: AppState, source: engine_sources.EngineSource) -> str | N
     choices tied to the columns are reset only when the data differs from the data in use.
     """
     try:
+        roles.require(roles.Action.OPEN_DATA)
         fingerprint = source.fingerprint()
         engine_sources.opened(source, fingerprint)
-    except EngineError as exc:
+    except (EngineError, roles.NotAllowed) as exc:
         return str(exc)
     same_data = fingerprint == state.dataset_fingerprint and state.source is not None
     state.uploaded = None

@@ -39,6 +39,7 @@ from dpcore.engines.blb import (
     SUBSET,
     BlbQuery,
 )
+from dpcore.engines.duckdb_confine import confine
 from dpcore.engines.parts import data_files, parts_identity
 from dpcore.foundations.grouping import bucket_labels
 from dpcore.foundations.labels import MISSING_LABEL
@@ -101,6 +102,8 @@ class DuckDBEngine(Engine):
             self._con.execute("SET enable_progress_bar_print = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
+            readable = {str(p) for p in files} | {str(p.resolve()) for p in files}
+            confine(self._con, readable, self._spill.name)  # these files only, for good
         except duckdb.Error as exc:
             raise EngineError(
                 f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "

@@ -187,8 +187,9 @@ def release(
         ``progress(done, total)`` is called as a slow plan fits its models (MST and AIM
         synthesis, one model per group), for a progress bar; a fast plan never calls it.
     actor
-        Who commits (the signed-in user; ``"local user"`` when nobody signs in), recorded
-        with the release.
+        Who commits (the signed-in user; ``"local user"`` when nobody signs in): the ledger
+        record names them, beside the release; the release's outputs and metadata, which
+        exports publish, do not.
 
     Returns
     -------
@@ -208,6 +209,8 @@ def release(
         If the plan's data has no identity (a Spark table without a snapshot, undeclared).
     """
     instance_of("ledger", ledger, Ledger)
+    if not isinstance(actor, str) or not actor.strip():
+        raise ValueError(f"`actor` must be a non-empty str, got {actor!r}")
     if noise not in NOISE_DESCRIPTIONS:
         raise ValueError(f"`noise` must be 'secure' or 'simulation', got {noise!r}")
     if not plan.header.dataset.identity:
