@@ -91,7 +91,9 @@ def _start_ledger(
 ) -> None:  # fmt: skip
     existing = [s.name for s in list_ledgers()]
     refusal = None
-    if not confirmed:
+    if not may("start") or (taken is not None and not may("join")):  # the form may be hidden
+        refusal = "only a curator starts a ledger or raises a total."
+    elif not confirmed:
         refusal = "tick the confirmation box first."
     elif not name:
         refusal = "give the new ledger a name."
@@ -170,7 +172,9 @@ def _amount_input(total: Budget) -> Budget:
 
 
 def _raise(ledger: Ledger, amount: Budget, reason: str, typed: str, token: str) -> None:
-    if typed != ledger.name:
+    if not may("raise"):  # the form may be hidden; the action refuses anyway
+        refusal = "only a curator raises a total."
+    elif typed != ledger.name:
         refusal = f"type the ledger's name exactly ({ledger.name}) to confirm."
     elif not reason:
         refusal = "give the reason for the raise: it is recorded with it."

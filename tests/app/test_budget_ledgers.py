@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from strata_ui.roles import single_user
 from tests.app.helpers import change_settings, commit, go, start, state_of, submit, text, upload
 
 SWITCH = "ledger.switch"
@@ -174,7 +175,7 @@ def test_a_new_ledger_for_released_data_is_refused_until_a_curator_raises_with_a
         "“second study”; granted them in all: ρ = 4 (zCDP)."
     ) in sidebar(at)
     [join] = [r for r in Ledger.open(None, "second study").records() if r.entry == "join"]
-    assert (join.actor, join.reason) == ("local user", "the owner agreed to a second study")
+    assert (join.actor, join.reason) == (single_user().actor, "the owner agreed to a second study")
 
 
 def test_the_audit_trail_lists_and_downloads_the_peoples_history_without_their_identity():

@@ -86,7 +86,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     at.run()  # a rerun (or a refresh) spends nothing and shows the flash no more
     assert not at.exception
     assert not at.success
-    assert "Committing it again would spend nothing" in text(at.info)
+    assert "committing it again would spend nothing" in text(at.info)
     assert not has_commit_button(at)
     assert len(ledger.history()) == 1
     assert ledger.remaining() == {"rho": 1.5}
@@ -99,7 +99,7 @@ def test_a_second_session_committing_the_same_plan_spends_nothing():
     second.button(key="release.commit").click().run()  # clicked after the first commit landed
     assert not second.exception, [e.value for e in second.exception]
     assert not second.main.error, text(second.main.error)
-    assert "Committing it again would spend nothing" in text(second.info)
+    assert "committing it again would spend nothing" in text(second.info)
     assert sidebar_left(second) == "1.5 of 2"
     assert len(Ledger.open(None, "default").history()) == 1
 

@@ -9,7 +9,7 @@ import pytest
 
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.ledger import Ledger, list_ledgers
-from strata_ui import allowances, ledger_ui, roles, uploads
+from strata_ui import allowances, ledger_admin, roles, uploads
 from strata_ui.files import FilesSource
 from strata_ui.roles import NotAllowed, Role, User
 from strata_ui.state import AppState
@@ -125,9 +125,11 @@ def test_a_curator_gives_an_allowance_and_the_analysts_commits_are_held_to_it(te
 def test_the_action_functions_refuse_what_a_role_may_not_do(team, monkeypatch):
     ledger = Ledger(None, "default", ZCDP(2.0))
     monkeypatch.setattr(roles, "current_user", lambda: ANALYST_USER)
-    ledger_ui._reset_ledger(ledger, "default")  # the form is hidden; the function refuses too
-    ledger_ui._start_ledger("mine", 1.0, True, ["default"])
+    # The forms are hidden from an analyst; the functions behind them refuse too.
+    ledger_admin._raise(ledger, ZCDP(1.0), "more", "default", "token")
+    ledger_admin._start_ledger("mine", ZCDP(1.0), True, None, "", "token")
     assert [s.name for s in list_ledgers()] == ["default"]
+    assert ledger.granted() == ZCDP(2.0)
     with pytest.raises(NotAllowed, match="may not set analysts' allowances"):
         allowances.set_allowance(ledger, ANALYST, 2.0, by=ANALYST_USER)
     refusal = uploads.handle_upload(AppState(), b"a,b\n1,2\n", "mine.csv")

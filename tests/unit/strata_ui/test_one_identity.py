@@ -6,7 +6,6 @@ dataset. One Spark session for the module (it takes seconds to start)."""
 
 from __future__ import annotations
 
-import argparse
 import gzip
 
 import numpy as np
@@ -17,8 +16,8 @@ import streamlit as st
 from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.engines import DuckDBEngine, SparkEngine, spark_session
 from dpcore.foundations.grouping import GroupingSpec
-from strata_cli.sources import open_engine
-from strata_ui import engine_sources
+from strata_cli.sources import DataSource, open_engine
+from strata_ui import engine_sources, roles
 from strata_ui.files import FilesSource, files_fingerprint
 from strata_ui.state import AppState
 from strata_ui.uploads import handle_upload
@@ -55,9 +54,11 @@ def forms(tmp_path_factory) -> dict:
 
 @pytest.fixture(autouse=True)
 def fresh_caches():
+    """Fresh caches, used by the curator of single-user mode (uploads are a curator's)."""
     st.cache_data.clear()
     st.cache_resource.clear()
     st.session_state.clear()
+    roles.set_current_user(roles.single_user())
 
 
 def uploaded(path) -> str:
@@ -72,11 +73,7 @@ def opened_in_app(path) -> str:
 
 
 def cli_engine(path, engine: str):
-    args = argparse.Namespace(
-        data=str(path), engine=engine, spark_master="local[2]", memory_limit="1GB",
-        dataset_identity=None,
-    )  # fmt: skip
-    return open_engine(args)
+    return open_engine(DataSource(str(path), engine, "local[2]", "1GB"))
 
 
 def released_identity(engine) -> str:
