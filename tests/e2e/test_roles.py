@@ -98,7 +98,7 @@ def test_three_people_in_three_roles_each_do_exactly_what_their_role_allows(brow
 
     # The curator gives the analyst an allowance, changing it twice: the last one holds.
     open_page(curator, "Budget")
-    expect(curator.get_by_text("Start a new ledger, or reset this one")).to_be_visible()
+    expect(curator.get_by_text("Start a new ledger, or raise this one's total")).to_be_visible()
     for amount in ("0.25", "0.5"):
         curator.get_by_role("spinbutton", name="Allowance (ρ)").fill(amount)
         curator.get_by_role("button", name="Set allowance").click()
@@ -116,7 +116,7 @@ def test_three_people_in_three_roles_each_do_exactly_what_their_role_allows(brow
     analyst = sign_in(browser, team_app, ANALYST)
     open_page(analyst, "Budget")
     expect(analyst.get_by_text("Your allowance on “default”:")).to_be_visible()
-    expect(analyst.get_by_text("Start a new ledger, or reset this one")).to_have_count(0)
+    expect(analyst.get_by_text("Start a new ledger, or raise this one's total")).to_have_count(0)
     expect(analyst.get_by_text("Analysts' allowances")).to_have_count(0)
     save_screen(analyst, "roles_analyst_budget", VIEWPORT)
     open_page(analyst, "Data")
