@@ -22,10 +22,6 @@ __all__ = [
     "set_page_budget",
 ]
 
-BUDGET_EPSILON_MAX = math.sqrt(2 * constants.RHO_MAX)
-"""The largest ε one release may be set to: ρ = ε²/2 then fills the largest ledger a curator can
-start (ρ = :data:`~strata_ui.constants.RHO_MAX`)."""
-
 
 def _symbol(pure: bool) -> str:
     return "ε" if pure else "ρ"
@@ -33,7 +29,7 @@ def _symbol(pure: bool) -> str:
 
 def largest(pure: bool) -> float:
     """The largest ε or ρ the Budget page takes: what the largest ledger can hold."""
-    return BUDGET_EPSILON_MAX if pure else constants.RHO_MAX
+    return constants.BUDGET_EPSILON_MAX if pure else constants.RHO_MAX
 
 
 def budget_input(state: AppState) -> float:

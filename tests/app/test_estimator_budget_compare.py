@@ -138,7 +138,10 @@ def test_coinpress_at_an_epsilon_budget_runs_at_rho_and_asks_for_public_counts()
 def test_budget_page_shows_equivalents_and_composition_costs():
     at = start("budget")
     text = " ".join(m.value for m in at.main.markdown)
-    assert "ε = 1 is charged **ρ = 0.5** (ρ = ε²/2)." in text
+    # One charge, said once: the cost line prices a Laplace mean's ε = 1 as ρ = ε²/2 = 0.5, so
+    # no charge note repeats it (it shows only where the charge reads differently).
+    assert "ε-DP as ρ = ε²/2, so the ledger is charged **ρ = 0.5**" in text
+    assert "is charged **ρ = 0.5** (ρ = ε²/2)" not in text
     table = at.main.dataframe[-1].value
     totals = table[table["part"].str.startswith("Total")]
     assert list(totals["cost"]) == ["ε = 1"] * 3

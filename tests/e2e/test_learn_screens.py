@@ -85,8 +85,9 @@ def close_expander(page: Page, expander: Locator) -> None:
 
 
 def check_text(expander: Locator) -> None:
-    """The item has text, and every formula is typeset and cites its source."""
-    expect(expander.get_by_test_id("stMarkdown").first).to_be_visible()
+    """The item has text, and every formula is typeset and cites its source (its first shown
+    text: in workshop mode the page's first markdown is the badge, fixed over the header)."""
+    expect(expander.get_by_test_id("stMarkdown").filter(visible=True).first).to_be_visible()
     expect(expander.locator(".katex").first).to_be_visible()
     expect(expander.get_by_text("Source:").first).to_be_visible()
 
