@@ -11,6 +11,7 @@ import pandas as pd
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.noise_intervals import has_public_noise_law, noise_error_quantiles
 from dpcore.analyses.mean.sampling_error import (
     NoisySquares,
     clipped_variances,
@@ -33,7 +34,7 @@ from dpcore.foundations.labels import OTHER_LABEL
 from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.selection import KeySelection
-from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.shares import PublicShares, share_values
 from dpcore.foundations.validation import instance_of, open_unit_interval
 from dpcore.release.plan import PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
@@ -46,6 +47,7 @@ INTERVAL_DRAWS = 20_000
 """Draws of the public noise distribution behind each noise interval (post-processing only)."""
 
 INTERVAL_METHOD = "noise quantiles (parametric bootstrap)"
+EXACT_INTERVAL_METHOD = "noise quantiles (exact)"
 SAMPLING_INTERVAL_METHOD = "noise and sampling-error quantiles (parametric bootstrap)"
 DEFAULT_VARIANCE_FRACTION = 0.2
 """Share of the budget spent on the group variances when intervals include sampling error: the
@@ -444,15 +446,23 @@ class MeanPlan:
         r"""The group and population estimates with their intervals.
 
         Basic (pivot) intervals: estimate − upper error quantile, estimate − lower one (Davison &
-        Hinkley 1997, §5.2), with the error quantiles of :meth:`_error_draws`. With ``squares``
-        (the release's noisy sums of squares) the errors include sampling error. NaN bounds
-        where no interval is released (private group sizes).
+        Hinkley 1997, §5.2). The error quantiles are computed from the noise's law where it is
+        public (:mod:`~dpcore.analyses.mean.noise_intervals`), else taken from
+        :meth:`_error_draws`. With ``squares`` (the release's noisy sums of squares) the errors
+        include sampling error. NaN bounds where no interval is released (private sizes).
         """
         groups, whole = np.asarray(result.group_estimates), float(result.global_estimate)
         method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
-        if self.sizes_public:
+        tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
+        if self.sizes_public and squares is None and has_public_noise_law(self.estimator):
+            group_q, global_q = noise_error_quantiles(
+                self.estimator, self.strategy, self.values.sizes,
+                share_values(self.shares, self.values.k), self.mean_budget,
+                self.global_fraction, tails,
+            )  # fmt: skip
+            method = EXACT_INTERVAL_METHOD
+        elif self.sizes_public:
             group_errors, global_errors = self._error_draws(result, squares)
-            tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
             group_q = np.quantile(group_errors, tails, axis=0).T
             global_q = np.quantile(global_errors, tails)
         else:  # intervals built from the exact sizes would give those sizes away
@@ -474,9 +484,9 @@ class MeanPlan:
 
         The DP noise: reruns the same strategy on stand-in data in which every member of group g
         has the value :math:`\tilde\mu_g` (the DP estimate clipped to the public range), with
-        the public group sizes, and records the error of each draw. With public sizes, Laplace
-        and Gaussian errors do not depend on the values at all and the draws are exact up to
-        Monte Carlo error; for CoinPress they are a plug-in approximation.
+        the public group sizes, and records the error of each draw: for CoinPress a plug-in
+        approximation (the Laplace and Gaussian noise-only errors, which do not depend on the
+        values, are computed instead).
 
         Sampling error, with ``squares``: independent Student-t draws with the variances that
         :mod:`~dpcore.analyses.mean.sampling_error` estimates from ``squares`` and the DP means
@@ -540,6 +550,12 @@ class MeanPlan:
                 f"values: the DP noise ({INTERVAL_DRAWS:,} parametric-bootstrap draws) plus "
                 "sampling error, from DP estimates of the variances that took "
                 f"{self.variance_fraction:.0%} of the budget"
+            )
+        if has_public_noise_law(self.estimator):
+            return (
+                f"{self.header.level:.0%} noise intervals from the exact quantiles of the "
+                f"{self.estimator.noise_law.capitalize()} noise; they cover the clipped sample "
+                "mean, not sampling error"
             )
         return (
             f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
