@@ -29,7 +29,6 @@ import math
 from typing import Literal
 
 import numpy as np
-from scipy import integrate, optimize, stats
 
 __all__ = ["NoiseLaw", "noise_quantiles", "sum_quantiles"]
 
@@ -68,6 +67,8 @@ def sum_quantiles(law: NoiseLaw, scales: np.ndarray, probabilities) -> np.ndarra
 
 
 def _unit_law(law: NoiseLaw):
+    from scipy import stats  # deferred, as in every module on a command's start-up path
+
     if law == "laplace":
         return stats.laplace
     if law == "gaussian":
@@ -94,6 +95,8 @@ class _LaplaceSum:
 
     def upper_quantile(self, p: float) -> float:
         """The p-quantile for p ≥ ½, within a bracket that doubles."""
+        from scipy import optimize
+
         if p >= 1:
             return math.inf
         if p == 0.5:
@@ -119,6 +122,8 @@ class _LaplaceSum:
 
     def cdf(self, x: float) -> float:
         """F(x) for x > 0 by the Gil-Pelaez formula (module doc), cut at :attr:`cutoff`."""
+        from scipy import integrate
+
         # Up to 1/s, where φ has hardly decayed, sin(tx)/t is smooth (x·sinc); beyond it the
         # integrand oscillates and QAWO integrates φ(t)/t against sin(tx).
         split = min(1 / self.spread, self.cutoff)
