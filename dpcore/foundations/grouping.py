@@ -67,6 +67,7 @@ __all__ = [
     "DROPPED_CODE",
     "HOLDOUT_CODE",
     "MAX_CODE_VALUES",
+    "MAX_ENGINE_GROUPS",
     "MAX_GROUPS",
     "LABEL_SEPARATOR",
     "MISSING_LABEL",
@@ -76,6 +77,7 @@ __all__ = [
     "GroupingSpec",
     "bucket_labels",
     "cell_labels",
+    "column_codes",
     "check_categories",
     "codebook_categories",
     "codebook_order",
@@ -92,7 +94,11 @@ HOLDOUT_CODE = -2
 """Code of a row of the public holdout: not confidential, never estimated from."""
 
 MAX_GROUPS = 5000
-"""Default upper limit on the number of groups."""
+"""Default upper limit on the number of groups of rows in memory (what the pages chart)."""
+
+MAX_ENGINE_GROUPS = 50_000
+"""Upper limit on the number of groups built from an engine's cells: their work and memory
+grow with the groups, not the rows (the noise intervals are computed, not simulated)."""
 
 MAX_CODE_VALUES = 20
 """Most distinct whole numbers a numeric grouping column may hold and still group without bucket
@@ -261,7 +267,7 @@ def bucket_labels(edges: tuple[float, ...]) -> list[str]:
     return labels
 
 
-def _column_codes(
+def column_codes(
     series: pd.Series,
     name: str,
     edges: tuple[float, ...] | None,
@@ -341,7 +347,7 @@ def _intersection_codes(
     """Per-row intersection codes of ``by`` under the grouping rules, and their labels."""
     codes, labels = [], []
     for col in by:
-        c, lab = _column_codes(
+        c, lab = column_codes(
             df[col], col, edges.get(col), numeric_as_categories=numeric_as_categories
         )
         codes.append(c)
@@ -364,7 +370,7 @@ def _declared_codes(
     outside = np.zeros(rows, dtype=bool)
     undeclared = []
     for column in by:
-        column_code, found = _column_codes(df[column], column, edges.get(column))
+        column_code, found = column_codes(df[column], column, edges.get(column))
         position = {label: i for i, label in enumerate(categories[column])}
         lookup = np.array([position.get(label, -1) for label in found], dtype=np.int64)
         index = lookup[column_code]
@@ -991,7 +997,7 @@ class GroupingSpec:
             grouping = Grouping.from_frame(
                 frame, by=self.by, min_group_size=self.min_group_size,
                 small_groups=self.built_small_groups, weights=weights,
-                categories=dict(self.categories),
+                categories=dict(self.categories), max_groups=MAX_ENGINE_GROUPS,
             )  # fmt: skip
             return self._with_spec_shares(grouping)
         public = np.zeros(len(frame), dtype=bool)
@@ -1068,6 +1074,6 @@ def cell_labels(
     edges_map = check_edges(edges, by)
     columns = {}
     for col in by:
-        codes, labels = _column_codes(df[col], col, edges_map.get(col))
+        codes, labels = column_codes(df[col], col, edges_map.get(col))
         columns[col] = np.asarray(labels, dtype=object)[codes]
     return pd.DataFrame(columns, index=df.index)
