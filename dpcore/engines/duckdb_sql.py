@@ -107,7 +107,10 @@ def owner_sql(unit: PrivacyUnit, kinds: dict[str, str]) -> str:
 
 
 def base_sql(query: SumsQuery, kinds: dict[str, str], source: str, extra: str = "") -> str:
-    """Every row of ``source`` as the passes read it (module doc), and ``extra`` columns."""
+    """Every row of ``source`` as the passes read it (module doc): its keys, its inputs as
+    doubles, each input clipped to its bounds (once, not once per product that reads it) and
+    ``__one`` (1.0), both NULL where any input is not finite, so that every sum skips such a
+    row without a FILTER per sum, and ``extra`` columns."""
     keys = [
         f"{key_sql(column, kinds[column], query.edges_of.get(column))} AS {cell_name(i)}"
         for i, column in enumerate(query.by)
@@ -116,8 +119,20 @@ def base_sql(query: SumsQuery, kinds: dict[str, str], source: str, extra: str = 
         f"CAST({ident(column)} AS DOUBLE) AS {value_name(i)}"
         for i, column in enumerate(query.columns)
     ]
-    columns = [*keys, *values, f"{owner_sql(query.unit, kinds)} AS __owner"]
+    ok = " AND ".join(f"isfinite(CAST({ident(c)} AS DOUBLE))" for c in query.columns) or "TRUE"
+    clipped = [
+        f"CASE WHEN {ok} THEN least(greatest(CAST({ident(c.column)} AS DOUBLE), "
+        f"{number(c.low)}), {number(c.high)}) END AS {clipped_name(i)}"
+        for i, c in enumerate(query.inputs)
+    ]
+    one = f"CASE WHEN {ok} THEN {number(1.0)} END AS __one"
+    columns = [*keys, *values, *clipped, one, f"{owner_sql(query.unit, kinds)} AS __owner"]
     return f"SELECT {', '.join(columns)}{extra} FROM {source}"
+
+
+def clipped_name(i: int) -> str:
+    """The name of the query's i-th input clipped to its bounds in the SQL."""
+    return f"__c{i}"
 
 
 def all_finite(query: SumsQuery) -> str:
@@ -129,15 +144,10 @@ def all_finite(query: SumsQuery) -> str:
 
 def product(query: SumsQuery, factors: tuple[str, ...]) -> str:
     """The product of the named inputs, each clipped to its bounds, left to right as
-    :class:`~dpcore.engines.pandas_engine.PandasEngine` multiplies; no input: 1.0 (a count)."""
-    terms = [number(1.0)]
-    for column in factors:
-        i = query.columns.index(column)
-        clipped = query.inputs[i]
-        terms.append(
-            f"least(greatest({value_name(i)}, {number(clipped.low)}), {number(clipped.high)})"
-        )
-    return " * ".join(terms)
+    :class:`~dpcore.engines.pandas_engine.PandasEngine` multiplies; no input: 1.0 (a count);
+    NULL for a row whose inputs are not all finite (:func:`base_sql`)."""
+    terms = [clipped_name(query.columns.index(column)) for column in factors]
+    return " * ".join(terms) or "__one"
 
 
 def not_binary_sql(query: SumsQuery) -> str:
@@ -164,15 +174,12 @@ def digest_column(query: SumsQuery) -> str:
 def row_cells_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """One row per person: per cell the rows, the finite ones (all used) and the sums over
     them, the not-0/1 count and the digest, in one scan."""
-    finite = all_finite(query)
     sums = "".join(
-        f", fsum({product(query, factors)}) FILTER (WHERE {finite}) AS {ident(name)}"
-        for name, factors in query.sums
+        f", fsum({product(query, factors)}) AS {ident(name)}" for name, factors in query.sums
     )
     return f"""
-        SELECT {", ".join(cell_names(query))}, count(*) AS rows,
-               count(*) FILTER (WHERE {finite}) AS finite,
-               count(*) FILTER (WHERE {finite}) AS usable{sums}{not_binary_sql(query)}{DIGEST}
+        SELECT {", ".join(cell_names(query))}, count(*) AS rows, count(__one) AS finite,
+               count(__one) AS usable{sums}{not_binary_sql(query)}{DIGEST}
         FROM ({base_sql(query, kinds, source, digest_column(query))}) GROUP BY ALL"""
 
 
@@ -180,8 +187,7 @@ def totals_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """With a person column: per cell the rows, the finite ones, those without a person id,
     the not-0/1 count and the digest (the bound's pass, :func:`bound_sql`, adds the rest)."""
     return f"""
-        SELECT {", ".join(cell_names(query))}, count(*) AS rows,
-               count(*) FILTER (WHERE {all_finite(query)}) AS finite,
+        SELECT {", ".join(cell_names(query))}, count(*) AS rows, count(__one) AS finite,
                count(*) FILTER (WHERE __owner IS NULL) AS missing_person
                {not_binary_sql(query)}{DIGEST}
         FROM ({base_sql(query, kinds, source, digest_column(query))}) GROUP BY ALL"""
