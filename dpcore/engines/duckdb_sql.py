@@ -326,13 +326,13 @@ def draws_sql(inner: str, query: BlbQuery) -> str:
     sql = inner
     for t in range(-(-query.resamples // 32)):
         sql = mixed_sql(f"SELECT *, xor(__s, {BIT_WORDS[t]}) AS __b{t} FROM ({sql})", f"__b{t}")
-    sums = [
-        f"fsum({product_column(factors)}"
-        + ("" if j is None else f" * ((__b{j // 32} >> {j % 32}) & 1)")
-        + f") AS {name}"
-        for name, j, factors in raw_sums(query)
-    ]
-    return f"""SELECT __group AS {GROUP}, (__s * __k) >> 32 AS {SUBSET}, round(sum(__w)) AS rows,
+    sums = []
+    for name, j, factors in raw_sums(query):
+        bit = "" if j is None else f" * ((__b{j // 32} >> {j % 32}) & 1)"
+        # A unit's weight counts rows (a whole number as a double): a plain sum is exact.
+        total = f"sum(__w{bit})" if not factors else f"fsum({product_column(factors)}{bit})"
+        sums.append(f"{total} AS {name}")
+    return f"""SELECT __group AS {GROUP}, (__s * __k) >> 32 AS {SUBSET}, sum(__w) AS rows,
         {", ".join(sums)} FROM ({sql}) GROUP BY ALL"""
 
 
@@ -386,7 +386,7 @@ def blb_people_sql(query: BlbQuery, kinds: dict[str, str], source: str, table: s
     chosen = chosen_sql(rows, kinds, source, table, cells, summands)
     columns = "".join(f", __t{i} AS {product_column(f)}" for i, f in enumerate(factors))
     joined = f"""SELECT d.__owner, t.{GROUP} AS __group, t.{K_COLUMN} AS __k,
-        d.__key // {cells} AS __w{columns}
+        CAST(d.__key // {cells} AS DOUBLE) AS __w{columns}
         FROM ({chosen}) d JOIN {table} t ON t.{RANK} = {cells - 1} - d.__key % {cells}
         WHERE t.{GROUP} >= 0"""
     kind = kinds[rows.unit.column]
