@@ -21,8 +21,9 @@ PROG = "strata-lab"
 SUBCOMMANDS = {
     "plan": "the smallest budget that meets a target",
     "frontier": "score every stratification of --by's columns × strategy at one budget",
-    "release": "release private means, calibration ratios, GVDP means or synthetic rows "
-    "through the ledger",
+    "release": "release private means, calibration ratios, GVDP means, synthetic rows or a "
+    "private sample through the ledger",
+    "ledger": "check a ledger's history against its digests, or print a dataset's audit trail",
 }
 """Each subcommand's module (``strata_cli.<name>``) and its line in ``--help``. A module is
 imported only when its command runs (or its help is asked for): numpy, pandas, scipy and
@@ -42,7 +43,7 @@ def build_parser(command: str | None = None) -> Parser:
     parser = Parser(
         prog=PROG,
         description="Strata Lab on the command line: plan the privacy budget of stratified "
-        "means, and compare stratifications.",
+        "means, compare stratifications, release through the ledger, and check the ledger.",
     )
     subcommands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for name, help_line in SUBCOMMANDS.items():

@@ -13,11 +13,9 @@ Pure Python over DuckDB; never imports streamlit or plotly.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import tempfile
 import threading
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -27,6 +25,7 @@ import pyarrow as pa
 from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
 from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
 from dpcore.engines.cell_keys import cell_labels_of_keys
+from dpcore.engines.duckdb_confine import confine
 from dpcore.engines.duckdb_sql import (
     RANK,
     all_finite,
@@ -45,6 +44,7 @@ from dpcore.engines.duckdb_sql import (
     totals_sql,
     value_name,
 )
+from dpcore.engines.parts import data_files, parts_identity
 from dpcore.foundations.privacy_unit import BoundPreview, PrivacyUnit, cell_ranks
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "DuckDBEngine", "data_files"]
@@ -52,8 +52,6 @@ __all__ = ["DEFAULT_MEMORY_LIMIT", "DuckDBEngine", "data_files"]
 DEFAULT_MEMORY_LIMIT = "2GB"
 """DuckDB's memory limit; beyond it, DuckDB spills to a temporary folder."""
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
-CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
 KINDS = {
     "BOOLEAN": "yes / no",
     **dict.fromkeys(
@@ -65,52 +63,6 @@ KINDS = {
 }  # fmt: skip
 """DuckDB types in :func:`dpcore.foundations.validation.column_kind`'s words (DECIMAL(p, s) is a decimal
 number too; everything else is text to us)."""
-
-
-def data_files(location: str | os.PathLike) -> tuple[list[Path], str]:
-    """The files a location names — a file, a glob, or a folder (searched recursively) — and
-    their format, ``"parquet"`` or ``"csv"``.
-
-    Raises
-    ------
-    EngineError
-        Nothing there, files of no known format, or Parquet mixed with CSV.
-    """
-    text = os.fspath(location)
-    path = Path(text).expanduser()
-    if any(ch in text for ch in "*?["):
-        files = [Path(p) for p in sorted(glob.glob(os.path.expanduser(text), recursive=True))]
-    elif path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and _format(p))
-    else:
-        files = [path] if path.exists() else []
-    if not files:
-        raise EngineError(
-            f"No data at {text}: give a Parquet or CSV file, a folder of them, or a glob such "
-            "as data/*.parquet."
-        )
-    formats = {_format(p) for p in files}
-    if None in formats:
-        odd = next(p for p in files if _format(p) is None)
-        raise EngineError(
-            f"{odd} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) nor CSV "
-            f"({', '.join(CSV_SUFFIXES)}); rename it or leave it out of the location."
-        )
-    if len(formats) > 1:
-        raise EngineError(
-            f"{text} holds both Parquet and CSV files; point to one format (e.g. a glob "
-            "ending in *.parquet)."
-        )
-    return files, formats.pop()
-
-
-def _format(path: Path) -> str | None:
-    name = path.name.lower()
-    if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(CSV_SUFFIXES):
-        return "csv"
-    return None
 
 
 class DuckDBEngine(Engine):
@@ -152,6 +104,8 @@ class DuckDBEngine(Engine):
             self._con.execute("SET enable_progress_bar_print = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
+            readable = {str(p) for p in files} | {str(p.resolve()) for p in files}
+            confine(self._con, readable, self._spill.name)  # these files only, for good
         except duckdb.Error as exc:
             raise EngineError(
                 f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "
@@ -169,6 +123,8 @@ class DuckDBEngine(Engine):
             self._from = f"(SELECT * REPLACE ({casts}) FROM {self._from})"
         # Each query's cells (keys, ranks, labels) from its pass, for the passes that follow.
         self._keys: dict[tuple, tuple[pa.Table, pd.DataFrame]] = {}
+        self._identity: str | None = None
+        self._identity_lock = threading.Lock()  # one read, whichever session asks first
 
     @property
     def source(self) -> str:
@@ -177,6 +133,14 @@ class DuckDBEngine(Engine):
     @property
     def expression(self) -> str:
         return f"DuckDBEngine({self._location!r})"
+
+    def identity(self) -> str:
+        """The bytes of the files read (:func:`~dpcore.engines.parts.parts_identity`),
+        hashed on first use: one read, shared by every later pass."""
+        with self._identity_lock:
+            if self._identity is None:
+                self._identity = parts_identity(self._files)
+            return self._identity
 
     def column_kinds(self) -> dict[str, str]:
         return dict(self._kinds)
@@ -278,23 +242,20 @@ class DuckDBEngine(Engine):
         if query.unit.column is None:
             found = self._fetch_arrow(row_cells_sql(query, self._kinds, self._from))
             keys, table = self._keyed_cells(query, found)
-            missing_person = 0
-        else:
-            found = self._fetch_arrow(totals_sql(query, self._kinds, self._from))
-            keys, table = self._keyed_cells(query, found)
-            missing_person = int(table.pop("missing_person").sum())
-            summands = [(name, product(query, factors)) for name, factors in query.sums]
-            with self._registered(keys.select([*cell_names(query), RANK])) as name:
-                bound = self._fetch(
-                    bound_sql(query, self._kinds, self._from, name, len(table), summands)
-                ).set_index(RANK)
-            ranks = keys.column(RANK).to_numpy()
-            table["usable"] = bound["usable"].reindex(ranks, fill_value=0).to_numpy(np.int64)
-            for sum_name, _ in summands:
-                table[sum_name] = bound[sum_name].reindex(ranks, fill_value=0.0).to_numpy(float)
-        low, high = (int(table.pop(half).sum()) for half in ("__digest_low", "__digest_high"))
-        digest = str((high << 32) + low)
-        return Cells(table, digest, missing_person)
+            return Cells(table)
+        found = self._fetch_arrow(totals_sql(query, self._kinds, self._from))
+        keys, table = self._keyed_cells(query, found)
+        missing_person = int(table.pop("missing_person").sum())
+        summands = [(name, product(query, factors)) for name, factors in query.sums]
+        with self._registered(keys.select([*cell_names(query), RANK])) as name:
+            bound = self._fetch(
+                bound_sql(query, self._kinds, self._from, name, len(table), summands)
+            ).set_index(RANK)
+        ranks = keys.column(RANK).to_numpy()
+        table["usable"] = bound["usable"].reindex(ranks, fill_value=0).to_numpy(np.int64)
+        for sum_name, _ in summands:
+            table[sum_name] = bound[sum_name].reindex(ranks, fill_value=0.0).to_numpy(float)
+        return Cells(table, missing_person)
 
     def _keyed_cells(self, query: SumsQuery, found: pa.Table) -> tuple[pa.Table, pd.DataFrame]:
         """The cells of a pass (``found``: keys and counts): their keys with each cell's rank

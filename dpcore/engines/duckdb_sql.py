@@ -106,11 +106,11 @@ def owner_sql(unit: PrivacyUnit, kinds: dict[str, str]) -> str:
     return owner
 
 
-def base_sql(query: SumsQuery, kinds: dict[str, str], source: str, extra: str = "") -> str:
+def base_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """Every row of ``source`` as the passes read it (module doc): its keys, its inputs as
     doubles, each input clipped to its bounds (once, not once per product that reads it) and
     ``__one`` (1.0), both NULL where any input is not finite, so that every sum skips such a
-    row without a FILTER per sum, and ``extra`` columns."""
+    row without a FILTER per sum."""
     keys = [
         f"{key_sql(column, kinds[column], query.edges_of.get(column))} AS {cell_name(i)}"
         for i, column in enumerate(query.by)
@@ -127,7 +127,7 @@ def base_sql(query: SumsQuery, kinds: dict[str, str], source: str, extra: str = 
     ]
     one = f"CASE WHEN {ok} THEN {number(1.0)} END AS __one"
     columns = [*keys, *values, *clipped, one, f"{owner_sql(query.unit, kinds)} AS __owner"]
-    return f"SELECT {', '.join(columns)}{extra} FROM {source}"
+    return f"SELECT {', '.join(columns)} FROM {source}"
 
 
 def clipped_name(i: int) -> str:
@@ -159,38 +159,26 @@ def not_binary_sql(query: SumsQuery) -> str:
     return f", count(*) FILTER (WHERE {all_finite(query)} AND ({odd})) AS not_binary"
 
 
-DIGEST = (
-    ", sum(CAST(__hash & 4294967295 AS BIGINT)) AS __digest_low"
-    ", sum(CAST(__hash >> 32 AS BIGINT)) AS __digest_high"
-)
-"""The row digest's two halves per cell: sums of 32-bit halves of each row's hash, exact in
-64-bit integers (:meth:`~dpcore.engines.duckdb_engine.DuckDBEngine.cells`)."""
-
-
-def digest_column(query: SumsQuery) -> str:
-    return ", hash(" + ", ".join(ident(c) for c in query.columns_read) + ") AS __hash"
-
-
 def row_cells_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """One row per person: per cell the rows, the finite ones (all used) and the sums over
-    them, the not-0/1 count and the digest, in one scan."""
+    them and the not-0/1 count, in one scan."""
     sums = "".join(
         f", fsum({product(query, factors)}) AS {ident(name)}" for name, factors in query.sums
     )
     return f"""
         SELECT {", ".join(cell_names(query))}, count(*) AS rows, count(__one) AS finite,
-               count(__one) AS usable{sums}{not_binary_sql(query)}{DIGEST}
-        FROM ({base_sql(query, kinds, source, digest_column(query))}) GROUP BY ALL"""
+               count(__one) AS usable{sums}{not_binary_sql(query)}
+        FROM ({base_sql(query, kinds, source)}) GROUP BY ALL"""
 
 
 def totals_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """With a person column: per cell the rows, the finite ones, those without a person id,
-    the not-0/1 count and the digest (the bound's pass, :func:`bound_sql`, adds the rest)."""
+    and the not-0/1 count (the bound's pass, :func:`bound_sql`, adds the rest)."""
     return f"""
         SELECT {", ".join(cell_names(query))}, count(*) AS rows, count(__one) AS finite,
                count(*) FILTER (WHERE __owner IS NULL) AS missing_person
-               {not_binary_sql(query)}{DIGEST}
-        FROM ({base_sql(query, kinds, source, digest_column(query))}) GROUP BY ALL"""
+               {not_binary_sql(query)}
+        FROM ({base_sql(query, kinds, source)}) GROUP BY ALL"""
 
 
 def chosen_sql(

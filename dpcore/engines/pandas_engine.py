@@ -29,6 +29,7 @@ from dpcore.engines.base import (
     edges_needed,
 )
 from dpcore.engines.blb import BlbQuery, row_bag_sums
+from dpcore.foundations.dataset import frame_identity
 from dpcore.foundations.grouping import cell_labels, column_codes, needs_edges
 from dpcore.foundations.labels import MISSING_LABEL
 from dpcore.foundations.privacy_unit import (
@@ -44,13 +45,22 @@ __all__ = ["PandasEngine"]
 
 
 class PandasEngine(Engine):
-    """Aggregates a :class:`pandas.DataFrame` held in memory."""
+    """Aggregates a :class:`pandas.DataFrame` held in memory.
+
+    ``identity`` is the identity of the file the frame was read from
+    (:func:`~dpcore.foundations.dataset.bytes_identity`), so that the frame is the same data as
+    the file read by another engine; without it, the frame's cells identify it
+    (:func:`~dpcore.foundations.dataset.frame_identity`)."""
 
     name = "pandas"
 
-    def __init__(self, frame: pd.DataFrame, source: str = "data frame") -> None:
+    def __init__(
+        self, frame: pd.DataFrame, source: str = "data frame", *, identity: str | None = None
+    ) -> None:
         self._frame = data_frame("frame", frame)
         self._source = source
+        self._identity = identity
+        self._from_cells = identity is None
 
     @property
     def source(self) -> str:
@@ -58,7 +68,15 @@ class PandasEngine(Engine):
 
     @property
     def expression(self) -> str:
-        return f"PandasEngine(frame, {self._source!r})"
+        # A frame read from a file is that file's data: the script reads the file as a
+        # ``frame`` and its ``dataset`` (dpcore.foundations.dataset.read_dataset).
+        identity = "" if self._from_cells else ", identity=dataset.identity"
+        return f"PandasEngine(frame, {self._source!r}{identity})"
+
+    def identity(self) -> str:
+        if self._identity is None:
+            self._identity = frame_identity(self._frame)
+        return self._identity
 
     def column_kinds(self) -> dict[str, str]:
         return {str(name): column_kind(self._frame[name]) for name in self._frame.columns}
@@ -95,8 +113,7 @@ class PandasEngine(Engine):
         table = rows.labels.assign(
             rows=every, finite=finite, usable=usable.astype(np.int64), **sums, **binary
         )
-        digest = str(_digest(self._frame, query.columns_read))
-        return Cells(table, digest, missing_person=rows.missing_person)
+        return Cells(table, missing_person=rows.missing_person)
 
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
@@ -220,34 +237,3 @@ def _product(
     for column in factors:
         out = clipped[column] if out is None else out * clipped[column]
     return out
-
-
-def _digest(frame: pd.DataFrame, columns: tuple[str, ...]) -> int:
-    """An order-independent digest of ``frame``'s rows in ``columns``, modulo 2**64: each
-    column's values as 64-bit words (the bits of a number; a text's or category's hash,
-    computed once per distinct value), combined per row with odd multipliers, put through one
-    xorshift-multiply round (nonlinear, so that values swapped between rows change it) and
-    summed. numpy's unsigned arithmetic wraps, so the sum is exact whatever the row order, in a
-    few vector passes (hashing every row's text took 1.35 s at 1e7 rows)."""
-    acc = np.zeros(len(frame), dtype=np.uint64)
-    for position, column in enumerate(columns):
-        words = _words(frame[column])
-        words *= np.uint64(2 * position + 0x9E3779B97F4A7C15)
-        acc += words
-    acc ^= acc >> np.uint64(31)
-    acc *= np.uint64(0xBF58476D1CE4E5B9)
-    acc ^= acc >> np.uint64(29)
-    return int(acc.sum(dtype=np.uint64))
-
-
-def _words(series: pd.Series) -> np.ndarray:
-    """A column as one 64-bit word per row (a new array): a number's bits, a text's or
-    category's hash."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        hashes = pd.util.hash_array(np.asarray(series.cat.categories, dtype=object))
-        return np.append(hashes, np.uint64(0))[series.cat.codes.to_numpy()]  # −1: missing
-    if not pd.api.types.is_numeric_dtype(series.dtype):
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        hashes = pd.util.hash_array(np.asarray(uniques, dtype=object))
-        return np.append(hashes, np.uint64(0))[codes]  # code -1 (missing): the last word
-    return series.to_numpy(dtype=np.float64, na_value=np.nan, copy=True).view(np.uint64)

@@ -81,9 +81,9 @@ def owner_column(unit: PrivacyUnit, kinds: dict[str, str]):
     return owner
 
 
-def base(frame, query: SumsQuery, kinds: dict[str, str], digest: bool = False):
+def base(frame, query: SumsQuery, kinds: dict[str, str]):
     """Every row as the passes read it: its cell keys, its inputs as doubles ``__v0``, ...,
-    its person ``__owner`` and, with ``digest``, its hash ``__hash``."""
+    and its person ``__owner``."""
     from pyspark.sql import functions as F
 
     keys = [
@@ -94,9 +94,7 @@ def base(frame, query: SumsQuery, kinds: dict[str, str], digest: bool = False):
         F.col(quoted(column)).cast("double").alias(value_name(i))
         for i, column in enumerate(query.columns)
     ]
-    extra = [F.xxhash64(*(F.col(quoted(c)) for c in query.columns_read)).alias("__hash")]
-    return frame.select(*keys, *values, owner_column(query.unit, kinds).alias("__owner"),
-                        *(extra if digest else []))  # fmt: skip
+    return frame.select(*keys, *values, owner_column(query.unit, kinds).alias("__owner"))
 
 
 def finite(x):
@@ -129,16 +127,13 @@ def product(query: SumsQuery, factors: tuple[str, ...]):
 
 def counts(query: SumsQuery, person: bool) -> list:
     """The per-cell counts every pass returns: rows, finite rows, rows without a person id,
-    rows not 0/1 where declared, and the digest's halves (sums of each row's hash's 32-bit
-    halves, exact in longs)."""
+    and rows not 0/1 where declared."""
     from pyspark.sql import functions as F
 
     usable = all_finite(query)
     out = [
         F.count(F.lit(1)).alias("rows"),
         F.sum(usable.cast("long")).alias("finite"),
-        F.sum(F.col("__hash").bitwiseAND(F.lit(MASK))).alias("__digest_low"),
-        F.sum(F.shiftright(F.col("__hash"), 32).bitwiseAND(F.lit(MASK))).alias("__digest_high"),
     ]
     if person:
         out.append(F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"))
@@ -158,7 +153,7 @@ def row_cells(frame, query: SumsQuery, kinds: dict[str, str]):
         F.sum(F.when(usable, product(query, factors))).alias(name) for name, factors in query.sums
     ]
     return (
-        base(frame, query, kinds, digest=True).groupBy(*cell_names(query.by))
+        base(frame, query, kinds).groupBy(*cell_names(query.by))
         .agg(*counts(query, False), F.sum(usable.cast("long")).alias("usable"), *sums)
     )  # fmt: skip
 
@@ -166,7 +161,7 @@ def row_cells(frame, query: SumsQuery, kinds: dict[str, str]):
 def totals(frame, query: SumsQuery, kinds: dict[str, str]):
     """With a person column: per cell the counts (the bound's pass adds the rest)."""
     return (
-        base(frame, query, kinds, digest=True).groupBy(*cell_names(query.by))
+        base(frame, query, kinds).groupBy(*cell_names(query.by))
         .agg(*counts(query, True))
     )  # fmt: skip
 
