@@ -87,8 +87,9 @@ def gvdp_arguments(parser: argparse.ArgumentParser) -> None:
         help="a public bound on one row's standard deviation (default: half the --bounds range)",
     )  # fmt: skip
     gvdp.add_argument(
-        "--subsets", type=int, default=1000, metavar="K",
-        help="subsets of the bag of little bootstraps over all rows (default 1000)",
+        "--subsets", type=int, default=None, metavar="K",
+        help="subsets of the bag of little bootstraps over all rows (default: chosen from the "
+        "rows, k ≈ 3√n; each group's from its own rows)",
     )  # fmt: skip
 
 
@@ -198,7 +199,8 @@ def gvdp_settings(args: argparse.Namespace, frame: pd.DataFrame) -> GvdpSettings
     spread = args.spread if args.spread is not None else (high - low) / 2
     key = ("mean", args.value, args.value)
     settings = GvdpSettings(
-        model="mean", outcomes=(("mean", args.value),), ks=(("mean", args.subsets),),
+        model="mean", outcomes=(("mean", args.value),),
+        ks=() if args.subsets is None else (("mean", args.subsets),),
         box=((key, (low, high, spread)),), strategy=args.strategy,
     )  # fmt: skip
     GVDP.check(settings, frame)
