@@ -69,13 +69,14 @@ def recommended_subset_rows(n: int, estimator: str, d: int) -> int:
     interval's standard error, O(1/√n), that bias weighs :math:`\sqrt n/b`; the privacy noise
     weighs :math:`1/\sqrt k = \sqrt{b/n}` (paper §2, Alg. 4 line 7). Growing b like √n
     keeps the first fixed and lets the second fall like :math:`n^{-1/4}`. The factor 1/3 is
-    measured (``benchmarks/bench_coverage.py``, issue 42): on heavy-tailed wage-like data
-    1,000 subsets of 10 rows of n = 10⁴ cover 91–93% for a nominal 95%, 300 subsets of 33
-    rows 95–97%; and at n ≈ 1,000 it still leaves about 90 subsets, so the privacy noise does
-    not swamp the interval. It gives k ≈ 540 for 32,561 rows and ≈ 950 for 10⁵, inside the
-    paper's k = 250–1,000 for 10,000–100,000 rows (§3). The paper leaves k to the analyst
-    (App. G.4: the largest k whose subsets still mimic the sampling law); n is public (§2.2),
-    so a k chosen from it costs nothing.
+    measured (``benchmarks/bench_coverage.py``, issue 42): on n = 10,000 rows of earnings-like
+    data, 1,000 subsets of 10 rows covered 92–94% (lognormal) and 81–90% (a power-law tail) for
+    a nominal 95% at ρ = 0.1–1; the rule's 294 subsets of 34 rows 94–96% and 91–93%. At n = 960
+    it leaves 87 subsets, and the interval is 1.4–1.8 times the non-private width at ρ = 1 (30
+    subsets, a 960-row group's share of the old default: 6.4–7.6 times). It gives k ≈ 540 for
+    32,561 rows and ≈ 950 for 10⁵, inside the paper's k = 250–1,000 for 10,000–100,000 rows
+    (§3). The paper leaves k to the analyst (App. G.4: the largest k whose subsets still mimic
+    the sampling law); n is public (§2.2), so a k chosen from it costs nothing.
     """
     n, d = positive_int("n", n), positive_int("d", d)
     if estimator not in NEARLY_UNBIASED_ROWS:
@@ -99,7 +100,7 @@ def small_subsets_warning(n: int, k: int, estimator: str, d: int) -> str | None:
     return (
         f"k = {k:,} leaves subsets of {b:,} rows of the {n:,}; GVDP's estimate carries the "
         f"bias of its estimator on {b:,} rows, and with skewed data its intervals can cover "
-        f"less than they say (1,000 subsets of 10 rows of 10,000 covered 91–93% for 95%). "
+        f"less than they say (1,000 subsets of 10 rows of 10,000 covered 81–94% for 95%). "
         f"The rule for {n:,} rows is subsets of at least {recommended:,} rows: "
         f"k ≤ {recommended_subsets(n, estimator, d):,}."
     )
