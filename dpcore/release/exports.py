@@ -99,6 +99,7 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ("budget_equivalents", equivalents),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         ("intervals", metadata["intervals"]),
+        *([("coverage", metadata["coverage"]["note"])] if "coverage" in metadata else []),
         ("software", json.dumps(metadata["software"])),
     ]
 

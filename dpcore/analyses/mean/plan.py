@@ -15,6 +15,7 @@ from dpcore.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.analyses.mean.coinpress import CoinPressErrors, CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.sampling_error import (
+    SKEWED_SAMPLE_NOTE,
     NoisySquares,
     plausible_variances,
     release_squares,
@@ -34,7 +35,7 @@ from dpcore.analyses.mean.sums import GroupSums
 from dpcore.intervals import Interval
 from dpcore.mechanisms import NoiseSource, SimulationNoise
 from dpcore.privacy_unit import ROW, PrivacyUnit
-from dpcore.release.plan import PlanHeader, Progress, ReleaseRow, init_arguments
+from dpcore.release.plan import CoverageNote, PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
 from dpcore.selection import KeySelection
 from dpcore.shares import PublicShares
@@ -665,6 +666,16 @@ class MeanPlan:
         )
 
     @property
+    def coverage_note(self) -> CoverageNote | None:
+        """Where the intervals cover less than the level (:class:`CoverageNote`): intervals with
+        sampling error over few skewed values
+        (:data:`~dpcore.analyses.mean.sampling_error.SKEWED_SAMPLE_NOTE`); None otherwise. It
+        depends on public choices only, never on the group sizes."""
+        if not (self.sampling_error and self.sizes_public):
+            return None
+        return CoverageNote(level=self.header.level, **SKEWED_SAMPLE_NOTE)
+
+    @property
     def shares_read_from_data(self) -> str | None:
         """What the group rows publish as shares when they are read exactly from the data
         (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
@@ -689,6 +700,11 @@ class MeanPlan:
             ),
             *self._small_groups_lines(),
             f"**Intervals:** {self.interval_description}",
+            *(
+                []
+                if self.coverage_note is None
+                else [f"**Coverage:** {self.coverage_note.sentence()}"]
+            ),
         ]
 
     def _engine_line(self) -> list[str]:

@@ -559,6 +559,8 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         fig.update_yaxes(title={"text": "Estimate"}, range=ranges[coefficient], row=row, col=1)
     fig.update_xaxes(title={"text": "Group"}, row=len(coefficients), col=1)
     fig.update_layout(height=300 * len(coefficients) + 120)
+    coverage = record.metadata.get("coverage")
+    caveat = "" if coverage is None else f" (some cover ≈{coverage['measured']}: see Coverage)"
     return _layout(
-        fig, f"{record.metadata['title']} — DP estimates with {level:.0%} GVDP intervals"
+        fig, f"{record.metadata['title']} — DP estimates with {level:.0%} GVDP intervals{caveat}"
     )
