@@ -50,8 +50,9 @@ def clipping_bias_bound(
     .. math:: E[(Y - c)_+] \le \min\Big(\tfrac12\big(\sqrt{\sigma^2 + t^2} - t\big),\;
               m\,\frac{\sigma^2}{\sigma^2 + t_+^2}\Big).
 
-    The first term is the sharp bound given the mean and variance alone (Lo 1987, *J. Business*
-    60(2), eq. 1; attained by a two-point law), valid for every real t. The second is
+    The first term is the sharp bound given the mean and variance alone (Scarf 1958, the
+    min-max inventory problem; Lo 1987, *J. Financial Economics* 19(2), for option payoffs;
+    attained by a two-point law, tested), valid for every real t. The second is
     :math:`m\,P(Y > c)` with Cantelli's inequality :math:`P(Y - EY \ge t) \le
     \sigma^2/(\sigma^2 + t^2)` for t > 0 (and 1 otherwise). With Y the values of a group (their
     empirical law) this bounds the clipping bias of a clipped mean on that side; it is 0 when
@@ -264,8 +265,9 @@ class CoinPressMean:
         in [ℓ₀, r₀] spreads more).
 
         The distance comes from CoinPress's own guarantee: step i − 1's interval contains
-        its clipped mean with probability ≥ 1 − β_{i−1} (Biswas et al. 2020, Lemma 2.3; AAAI
-        2024 App. B), so :math:`\bar y \le r_{i-1} + B^{\downarrow}_{i-1}` and the distance
+        its clipped mean with probability ≥ 1 − β_{i−1} (AAAI 2024 App. B, Alg. 1: the
+        interval Z ± √(2(σ²/n + s²) log(2/β)) holds the step's Gaussian noise that often; its
+        σ²/n, for sampling, is slack when the target is these rows' mean), so :math:`\bar y \le r_{i-1} + B^{\downarrow}_{i-1}` and the distance
         to :math:`b_i = r_{i-1} + w_i` is at least :math:`w_i - B^{\downarrow}_{i-1}`, step
         after step from the prior (which contains :math:`\bar y`, :math:`B_0 = 0`); the lower
         tail likewise. The bounds depend on the data only through σ's promise.

@@ -69,7 +69,7 @@ def test_the_bias_bound_holds_for_any_law_with_that_spread():
 
 
 def test_the_bias_bound_is_attained_by_a_two_point_law():
-    """Lo's (1987) extremal law for a cut t above the mean: points t ∓ r, r = √(σ² + t²), with
+    """Scarf's (1958) and Lo's (1987) extremal law for a cut t above the mean: points t ∓ r, r = √(σ² + t²), with
     the upper one's probability p = (1 − t/r)/2; its mean is 0, its variance σ², and
     E[(Y − t)+] = p·r = (r − t)/2, the bound."""
     t, sigma = 2.0, 1.0
