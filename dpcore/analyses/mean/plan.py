@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +18,7 @@ from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.sampling_error import (
     SKEWED_SAMPLE_NOTE,
     NoisySquares,
+    SamplingDraws,
     plausible_variances,
     release_squares,
     sampling_draws,
@@ -585,11 +587,7 @@ class MeanPlan:
         included). The draws are seeded (:func:`~dpcore.analyses.mean.sampling_error.sampling_draws`)
         and shared by replicates, which are processed in chunks to bound memory.
         """
-        groups_budget, pooled_budget = self._variance_budgets()
-        draws = sampling_draws(
-            self.estimator, self.values.sizes, groups_budget, pooled_budget, INTERVAL_DRAWS,
-            np.random.default_rng(1),
-        )  # fmt: skip
+        draws = self._sampling_draws
         means = np.asarray(result.group_estimates, dtype=float)
         whole = np.asarray(result.global_estimate, dtype=float)
         group_squares = None if squares.groups is None else np.asarray(squares.groups, float)
@@ -620,6 +618,18 @@ class MeanPlan:
             )
             global_q[part] = np.quantile(global_errors + global_sampling, tails, axis=-1).T
         return group_q.reshape(*means.shape, 2), global_q.reshape(*whole.shape, 2)
+
+    @functools.cached_property
+    def _sampling_draws(self) -> SamplingDraws:
+        """The seeded draws behind the sampling-error intervals
+        (:func:`~dpcore.analyses.mean.sampling_error.sampling_draws`): public inputs only, the
+        same for every release of this plan, so drawn once per plan (a preview runs it 20
+        times)."""
+        groups_budget, pooled_budget = self._variance_budgets()
+        return sampling_draws(
+            self.estimator, self.values.sizes, groups_budget, pooled_budget, INTERVAL_DRAWS,
+            np.random.default_rng(1),
+        )  # fmt: skip
 
     def _variance_budgets(self) -> tuple[Budget | None, Budget | None]:
         """The budgets the groups' and the pooled sums of squares were released at
