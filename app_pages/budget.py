@@ -4,8 +4,8 @@ import math
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, format_components
 
-from dpcore.accounting import ZCDP, Budget, PureDP, format_components
 from strata_ui import constants, ledger_ui, pipeline
 from strata_ui.analyses import current
 from strata_ui.page_end import stop_page

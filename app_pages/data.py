@@ -2,8 +2,8 @@
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.datasets import DEMO_COLUMNS
 
-from dpcore.datasets import DEMO_COLUMNS
 from dpcore.engines import EngineError
 from strata_ui import files, pipeline, spark, url_state
 from strata_ui.analyses import current

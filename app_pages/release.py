@@ -1,9 +1,9 @@
 """Release: review the planned release, commit it once, download it, and keep the ledger."""
 
 import streamlit as st
+from dpcore.foundations.accounting import BudgetExceededError
+from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
 
-from dpcore.accounting import BudgetExceededError
-from dpcore.ledger import LedgerUnavailableError, OtherDatasetError
 from dpcore.release import ReleaseRecord, plan_key, release
 from strata_ui import portfolio, release_ui
 from strata_ui.analyses import current, stops_for_rows

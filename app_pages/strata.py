@@ -4,9 +4,9 @@ import dataclasses
 import functools
 
 import streamlit as st
+from dpcore.foundations import theory
+from dpcore.foundations.grouping import MAX_CODE_VALUES, OTHER_LABEL
 
-from dpcore import theory
-from dpcore.grouping import MAX_CODE_VALUES, OTHER_LABEL
 from strata_ui import charts_strata, data, group_list, noisy_small_groups, pipeline, share_table
 from strata_ui.analyses import current
 from strata_ui.constants import (

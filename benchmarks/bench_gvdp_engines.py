@@ -55,11 +55,12 @@ def settings_for(kind: str):
 def release_in_process(folder: Path, kind: str) -> tuple[float, float, float]:
     """One seeded dry-run release in this process: (seconds of the first pass, seconds of the
     bag's pass and the release, peak RSS in GB)."""
-    from dpcore.accounting import ZCDP
+    from dpcore.foundations.accounting import ZCDP
+    from dpcore.foundations.grouping import GroupingSpec
+    from dpcore.foundations.ledger import Ledger
+
     from dpcore.analyses.gvdp import GVDP
     from dpcore.engines import DuckDBEngine
-    from dpcore.grouping import GroupingSpec
-    from dpcore.ledger import Ledger
     from dpcore.release import PlanHeader, release
 
     started = time.perf_counter()
@@ -80,10 +81,11 @@ def pandas_hashing() -> float:
     """Seconds of the pandas engine's bag pass on ``PANDAS_ROWS`` rows in memory."""
     import numpy as np
     import pandas as pd
+    from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
+    from dpcore.foundations.grouping import GroupingSpec
 
     from dpcore.analyses.gvdp import GvdpModel
-    from dpcore.engines import PandasEngine, aggregate_gvdp
-    from dpcore.grouping import GroupingSpec
+    from dpcore.engines import PandasEngine
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 import time
 
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
+
 from dpcore.analyses.synth import SYNTH, SynthSettings, estimate_seconds, run_synthesis
-from dpcore.datasets import load_demo
-from dpcore.grouping import GroupingSpec
 
 FLOOR_S = 300.0
 

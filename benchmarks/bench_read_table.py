@@ -1,4 +1,4 @@
-"""Reading an upload: ``dpcore.io.read_table`` against ``pandas.read_csv`` (issue 15, item 7).
+"""Reading an upload: ``dpcore.foundations.io.read_table`` against ``pandas.read_csv`` (issue 15, item 7).
 
 Writes CSVs of 1e6 and 1e7 rows shaped like the demo data (numbers, text categories, a few
 missing cells), then reads each in a fresh process, once with ``pandas.read_csv`` and once with
@@ -34,7 +34,7 @@ EDUCATION = np.array(["HS-grad", "Some-college", "Bachelors", "Masters", "Doctor
 MEASURE = """
 import io, json, sys, time
 import pandas as pd
-from dpcore.io import read_table
+from dpcore.foundations.io import read_table
 
 def status_bytes(field):
     with open("/proc/self/status") as status:

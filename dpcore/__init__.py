@@ -6,28 +6,17 @@ modules inside the package import from their submodules.
 
 Layout (each analysis is one package under :mod:`dpcore.analyses`):
 
-- :mod:`dpcore.accounting`, :mod:`dpcore.ledger`, :mod:`dpcore.mechanisms` — budgets, the
+- :mod:`dpcore.foundations.accounting`, :mod:`dpcore.foundations.ledger`, :mod:`dpcore.foundations.mechanisms` — budgets, the
   persistent ledger, noise scales and the two noise sources;
-- :mod:`dpcore.io`, :mod:`dpcore.datasets` — reading tables, the demo data;
-- :mod:`dpcore.grouping`, :mod:`dpcore.shares` — the groups every analysis shares and their
+- :mod:`dpcore.foundations.io`, :mod:`dpcore.foundations.datasets` — reading tables, the demo data;
+- :mod:`dpcore.foundations.grouping`, :mod:`dpcore.foundations.shares` — the groups every analysis shares and their
   public shares;
-- :mod:`dpcore.intervals`, :mod:`dpcore.metrics` — the interval type, errors and coverage;
+- :mod:`dpcore.foundations.intervals`, :mod:`dpcore.foundations.metrics` — the interval type, errors and coverage;
 - :mod:`dpcore.release` — plan header, the exactly-once commit, exports;
 - :mod:`dpcore.analyses` — the Analysis interface, the registry, and mean, ratio, gvdp, synth
   (and the samplers).
 """
 
-from dpcore._validate import column_kind, is_numeric
-from dpcore.accounting import (
-    ZCDP,
-    ApproxDP,
-    Budget,
-    BudgetExceededError,
-    PureDP,
-    parallel,
-    scale,
-    sequential,
-)
 from dpcore.analyses.gvdp import (
     GVDPBounds,
     GvdpBoundsSpec,
@@ -64,15 +53,30 @@ from dpcore.analyses.ratio import (
     ratio_sums,
     release_ratio_sums,
 )
-from dpcore.analyses.sampling import bernoulli_sample, kary_sample, product_bernoulli_sample
+from dpcore.analyses.sample import bernoulli_sample, kary_sample, product_bernoulli_sample
 from dpcore.analyses.synth import SynthConfig, SynthPlan, bucketize, synthesize
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo, synthetic_gaussian_mixture
-from dpcore.grouping import OTHER_LABEL, Grouping, GroupingReport, GroupingSpec
-from dpcore.intervals import Interval
-from dpcore.io import read_table
-from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, list_ledgers
-from dpcore.mechanisms import SecureNoise, SimulationNoise, as_noise_source, noise_source
-from dpcore.metrics import (
+from dpcore.foundations.accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    BudgetExceededError,
+    PureDP,
+    parallel,
+    scale,
+    sequential,
+)
+from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo, synthetic_gaussian_mixture
+from dpcore.foundations.grouping import OTHER_LABEL, Grouping, GroupingReport, GroupingSpec
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.io import read_table
+from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError, list_ledgers
+from dpcore.foundations.mechanisms import (
+    SecureNoise,
+    SimulationNoise,
+    as_noise_source,
+    noise_source,
+)
+from dpcore.foundations.metrics import (
     GroupWorkload,
     binomial_band,
     clopper_pearson,
@@ -83,6 +87,14 @@ from dpcore.metrics import (
     workload_error,
     workload_error_by_group,
 )
+from dpcore.foundations.shares import (
+    PublicShares,
+    shares_from_counts,
+    shares_from_holdout,
+    shares_from_table,
+    split_holdout,
+)
+from dpcore.foundations.validation import column_kind, is_numeric
 from dpcore.release import (
     DatasetRef,
     PlanHeader,
@@ -94,13 +106,6 @@ from dpcore.release import (
     to_csv,
     to_json,
     to_script,
-)
-from dpcore.shares import (
-    PublicShares,
-    shares_from_counts,
-    shares_from_holdout,
-    shares_from_table,
-    split_holdout,
 )
 
 __version__ = "0.1.0"

@@ -20,8 +20,8 @@ from typing import ClassVar, Literal
 
 from scipy.optimize import minimize_scalar
 
-from dpcore._validate import open_unit_interval, positive_number
-from dpcore.errors import BudgetKindError
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.validation import open_unit_interval, positive_number
 
 Kind = Literal["pure", "approx", "zcdp"]
 
@@ -228,7 +228,7 @@ def pure_epsilon_within(rho: float) -> float:
 def as_zcdp(budget: Budget, mechanism: str) -> ZCDP:
     """The ρ-zCDP budget a zCDP mechanism runs at: ρ itself, or ρ = ε²/2 for an ε budget, since
     ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4) and so costs what an ε-DP release
-    would. An (ε, δ) budget is refused with :class:`~dpcore.errors.BudgetKindError`."""
+    would. An (ε, δ) budget is refused with :class:`~dpcore.foundations.errors.BudgetKindError`."""
     if isinstance(budget, ZCDP):
         return budget
     if isinstance(budget, PureDP):
@@ -239,7 +239,7 @@ def as_zcdp(budget: Budget, mechanism: str) -> ZCDP:
 def as_pure_dp(budget: Budget, mechanism: str) -> PureDP:
     """The ε-DP budget a pure-DP mechanism runs at: ε itself, or ε = √(2ρ) for a ρ-zCDP budget
     (:func:`pure_epsilon_within`), which then costs exactly ρ. An (ε, δ) budget is refused with
-    :class:`~dpcore.errors.BudgetKindError`."""
+    :class:`~dpcore.foundations.errors.BudgetKindError`."""
     if isinstance(budget, PureDP):
         return budget
     if isinstance(budget, ZCDP):
@@ -319,7 +319,7 @@ def check_affordable(total: Budget, spent: list[Budget] | tuple[Budget, ...], co
 class BudgetAccountant:
     """An in-memory odometer: spends against a fixed total, refusing any overspend.
 
-    The persistent, multi-process version is :class:`dpcore.ledger.Ledger`.
+    The persistent, multi-process version is :class:`dpcore.foundations.ledger.Ledger`.
     """
 
     def __init__(self, total: Budget) -> None:

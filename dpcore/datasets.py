@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int, positive_number
+from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
 __all__ = [
     "DEMO_COLUMNS",

@@ -34,7 +34,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import (
+from dpcore.foundations.labels import (
     LABEL_SEPARATOR,
     MISSING_LABEL,
     OTHER_LABEL,
@@ -43,14 +43,7 @@ from dpcore._labels import (
     list_labels,
     plural,
 )
-from dpcore._validate import (
-    data_frame,
-    open_unit_interval,
-    positive_int,
-    read_only,
-    require_columns,
-)
-from dpcore.shares import (
+from dpcore.foundations.shares import (
     HOLDOUT_SEED,
     SHARE_SOURCES,
     PublicShares,
@@ -61,7 +54,14 @@ from dpcore.shares import (
     shares_from_noisy_counts,
     shares_from_table,
 )
-from dpcore.small_groups import NoisyCountRule
+from dpcore.foundations.small_groups import NoisyCountRule
+from dpcore.foundations.validation import (
+    data_frame,
+    open_unit_interval,
+    positive_int,
+    read_only,
+    require_columns,
+)
 
 __all__ = [
     "DROPPED_CODE",
@@ -546,7 +546,7 @@ class Grouping:
     sizes
         ``(k,)`` int64 group sizes :math:`n_g` (confidential rows).
     shares
-        The public recombination shares (:class:`~dpcore.shares.PublicShares`), aligned with
+        The public recombination shares (:class:`~dpcore.foundations.shares.PublicShares`), aligned with
         :attr:`labels`.
     report
         What happened to the groups (:class:`GroupingReport`).
@@ -875,11 +875,11 @@ class GroupingSpec:
     by, edges, min_group_size, small_groups
         Passed to :meth:`Grouping.from_frame` (``edges`` as ``((column, (e0, e1, ...)), ...)``).
     share_source
-        ``"data"`` (:func:`~dpcore.shares.shares_from_counts`), ``"table"``
-        (:func:`~dpcore.shares.shares_from_table` with ``share_table``), ``"holdout"``
-        (:func:`~dpcore.shares.holdout_mask` with ``holdout_fraction`` and
-        :data:`~dpcore.shares.HOLDOUT_SEED`, then :func:`~dpcore.shares.shares_from_holdout`)
-        or ``"noisy_counts"`` (:func:`~dpcore.shares.shares_from_noisy_counts`: the release's
+        ``"data"`` (:func:`~dpcore.foundations.shares.shares_from_counts`), ``"table"``
+        (:func:`~dpcore.foundations.shares.shares_from_table` with ``share_table``), ``"holdout"``
+        (:func:`~dpcore.foundations.shares.holdout_mask` with ``holdout_fraction`` and
+        :data:`~dpcore.foundations.shares.HOLDOUT_SEED`, then :func:`~dpcore.foundations.shares.shares_from_holdout`)
+        or ``"noisy_counts"`` (:func:`~dpcore.foundations.shares.shares_from_noisy_counts`: the release's
         own noisy counts, for the mean with private group sizes).
     categories
         The declared public domain ``((column, (category, ...)), ...)`` for every grouping
@@ -891,7 +891,7 @@ class GroupingSpec:
         as public on screen); the release's text says which.
     selection_fraction
         Instead of declared categories: the fraction of a release's ε that finds its groups
-        privately (:class:`~dpcore.selection.KeySelection`, which needs an (ε, δ) budget); only
+        privately (:class:`~dpcore.foundations.selection.KeySelection`, which needs an (ε, δ) budget); only
         the groups whose noisy count clears the threshold are released. None: no selection.
     """
 
@@ -941,7 +941,7 @@ class GroupingSpec:
     @property
     def noisy_count_rule(self) -> NoisyCountRule | None:
         """With shares from a release's noisy counts, small groups are merged or dropped by
-        those counts at release (:class:`~dpcore.small_groups.NoisyCountRule`), never by the
+        those counts at release (:class:`~dpcore.foundations.small_groups.NoisyCountRule`), never by the
         exact sizes: the groups are then built with every group kept. None otherwise."""
         if self.share_source != "noisy_counts" or self.small_groups == "keep":
             return None

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from dpcore._validate import positive_int
+from dpcore.foundations.validation import positive_int
 
 __all__ = [
     "CSV_EXTENSIONS",

@@ -4,7 +4,7 @@ A :class:`Ledger` is a named total budget plus the list of every release spent a
 :meth:`Ledger.spend` checks the cost against what remains and records it in one SQLite
 transaction, so concurrent callers — threads or separate processes sharing the file — can never
 overspend, and a process killed mid-spend leaves either the whole record or nothing. Budget
-arithmetic is the exact-decimal arithmetic of :mod:`dpcore.accounting`.
+arithmetic is the exact-decimal arithmetic of :mod:`dpcore.foundations.accounting`.
 
 Where the ledger lives
 ----------------------
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from dpcore.accounting import (
+from dpcore.foundations.accounting import (
     Budget,
     BudgetExceededError,
     budget_from_components,
@@ -281,7 +281,7 @@ class Ledger:
 
     Examples
     --------
-    >>> from dpcore.accounting import PureDP
+    >>> from dpcore.foundations.accounting import PureDP
     >>> ledger = Ledger("budget.sqlite", "survey-2024", PureDP(1.0))  # doctest: +SKIP
     >>> record = ledger.spend("mean income", PureDP(0.25), {"mean": 41_200.0})  # doctest: +SKIP
     >>> ledger.remaining()  # doctest: +SKIP

@@ -18,8 +18,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
-from dpcore._validate import as_rng, open_unit_interval, positive_number
-from dpcore.errors import ClassicGaussianRangeError
+from dpcore.foundations.errors import ClassicGaussianRangeError
+from dpcore.foundations.validation import as_rng, open_unit_interval, positive_number
 
 GaussianMethod = Literal["classic", "analytic"]
 NoiseKind = Literal["simulation", "secure"]

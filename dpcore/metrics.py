@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaincinv
 
-from dpcore._validate import instance_of, positive_int, positive_number
-from dpcore.grouping import LABEL_SEPARATOR
+from dpcore.foundations.grouping import LABEL_SEPARATOR
+from dpcore.foundations.validation import instance_of, positive_int, positive_number
 
 ALL_ROWS_LABEL = "All rows"
 """The one group of a :class:`GroupWorkload` without strata columns."""

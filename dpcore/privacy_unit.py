@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import plural
-from dpcore._validate import positive_int
-from dpcore.accounting import ZCDP, Budget, PureDP
-from dpcore.grouping import Grouping, cell_labels
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.grouping import Grouping, cell_labels
+from dpcore.foundations.labels import plural
+from dpcore.foundations.validation import positive_int
 
 __all__ = [
     "GOLDEN_RATIO_FRACTION",
@@ -265,7 +265,7 @@ def missing_person_message(rows: int, column: str) -> str:
 def bounded_rows(
     labels: pd.DataFrame, values: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
 ) -> np.ndarray:
-    """Which rows the contribution bound keeps (:mod:`dpcore.privacy_unit`): rows with finite
+    """Which rows the contribution bound keeps (:mod:`dpcore.foundations.privacy_unit`): rows with finite
     values and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
     frac(x·φ) then x, x the first column of ``values`` (then the other columns, so that only
     rows equal in every column tie), in at most ``max_groups`` cells per person, those with the

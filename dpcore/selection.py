@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore._validate import instance_of
-from dpcore.accounting import ApproxDP
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.accounting import ApproxDP
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.validation import instance_of
 
 __all__ = ["KeySelection", "SelectedGroups", "selection_threshold"]
 

@@ -7,7 +7,7 @@ the group counts of the data treated as public (:func:`shares_from_counts`), a u
 table (:func:`shares_from_table`), or a disjoint public holdout (:func:`holdout_mask`,
 :func:`shares_from_holdout`).
 
-The functions take the groups as a :class:`~dpcore.grouping.Grouping` (anything with ``labels``,
+The functions take the groups as a :class:`~dpcore.foundations.grouping.Grouping` (anything with ``labels``,
 ``sizes``, ``report`` and ``assign``); they never read a value column.
 
 Pure numpy/pandas; never imports streamlit or plotly.
@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import OTHER_LABEL, list_labels, plural
-from dpcore._validate import as_rng, data_frame, open_unit_interval, require_columns
-from dpcore.errors import NotChosenYet
-from dpcore.small_groups import NoisyCountRule
+from dpcore.foundations.errors import NotChosenYet
+from dpcore.foundations.labels import OTHER_LABEL, list_labels, plural
+from dpcore.foundations.small_groups import NoisyCountRule
+from dpcore.foundations.validation import as_rng, data_frame, open_unit_interval, require_columns
 
 if TYPE_CHECKING:
-    from dpcore.grouping import Grouping
+    from dpcore.foundations.grouping import Grouping
 
 __all__ = [
     "HOLDOUT_SEED",
@@ -83,7 +83,7 @@ class PublicShares:
         The group labels the shares are aligned with (empty if not recorded).
     rule
         With ``source="noisy_counts"``: the small-group rule a release applies to its own
-        noisy counts (:class:`~dpcore.small_groups.NoisyCountRule`), or None (every group
+        noisy counts (:class:`~dpcore.foundations.small_groups.NoisyCountRule`), or None (every group
         released).
     """
 

@@ -6,14 +6,14 @@ noisy count, :class:`~dpcore.analyses.mean.ClippedMean` with ``n_public=False``)
 included) those counts are the Laplace mechanism on a histogram, ε-DP under add/remove-one
 (Dwork & Roth 2014, Thm. 3.6), or the Gaussian mechanism, ρ-zCDP (Bun & Steinke 2016,
 Prop. 1.6). Everything here reads only those noisy counts, so it is post-processing: it costs
-nothing more and needs no δ — unlike :class:`~dpcore.selection.KeySelection`, which must find
+nothing more and needs no δ — unlike :class:`~dpcore.foundations.selection.KeySelection`, which must find
 groups absent from a declared list, where a group of one person either appears or does not.
 
-The rule mirrors :meth:`~dpcore.grouping.Grouping.from_frame`'s, with noisy counts
+The rule mirrors :meth:`~dpcore.foundations.grouping.Grouping.from_frame`'s, with noisy counts
 :math:`\tilde c_g` for the exact :math:`n_g` and the minimum size N as the threshold:
 
 - a group with :math:`\tilde c_g \ge N` is released as it is;
-- ``"merge"``: the groups below N are pooled into :data:`~dpcore.grouping.OTHER_LABEL`, whose
+- ``"merge"``: the groups below N are pooled into :data:`~dpcore.foundations.grouping.OTHER_LABEL`, whose
   noisy count is :math:`\sum_{small} \tilde c_g` and noisy sum :math:`\sum_{small} \tilde s_g`
   (sums of DP outputs: post-processing). If that pooled count is itself below N, the small
   groups are dropped instead, as the exact rule drops a merged group that is too small;
@@ -36,8 +36,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from dpcore._labels import OTHER_LABEL, plural
-from dpcore._validate import positive_int, positive_number
+from dpcore.foundations.labels import OTHER_LABEL, plural
+from dpcore.foundations.validation import positive_int, positive_number
 
 __all__ = ["CountNoise", "NoisyCountRule", "NoisyDecision", "NoisyRecombination"]
 
@@ -75,7 +75,7 @@ class CountNoise:
 class NoisyDecision:
     """Which groups a release publishes, decided from its noisy counts; masks of shape ``(k,)``
     or ``(replicates, k)``: ``kept`` (released as they are) and ``merged`` (pooled into
-    :data:`~dpcore.grouping.OTHER_LABEL`); the others are dropped."""
+    :data:`~dpcore.foundations.grouping.OTHER_LABEL`); the others are dropped."""
 
     kept: np.ndarray
     merged: np.ndarray
@@ -102,7 +102,7 @@ class NoisyRecombination:
     and ``other_mean`` the pooled group's (0 and NaN where there is none); ``whole`` is
     :math:`\sum_g \hat s_g \hat\mu_g` over the released groups, with
     :math:`\hat s_g = \max(\tilde c_g, 0) / \sum_{released} \max(\tilde c_h, 0)` (as
-    :func:`~dpcore.shares.noisy_count_shares`), NaN when nothing is released."""
+    :func:`~dpcore.foundations.shares.noisy_count_shares`), NaN when nothing is released."""
 
     decision: NoisyDecision
     shares: np.ndarray

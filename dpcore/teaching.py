@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from dpcore.mechanisms import gaussian_sigma, laplace_scale
+from dpcore.foundations.mechanisms import gaussian_sigma, laplace_scale
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import digamma, gammaincinv
 
-from dpcore._validate import positive_int, positive_number
+from dpcore.foundations.validation import positive_int, positive_number
 
 # Shares this even are indistinguishable from equal groups; both fits report at most this α.
 ALPHA_MAX = 1e3

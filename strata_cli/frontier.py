@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from dpcore.accounting import format_components
+from dpcore.foundations.accounting import format_components
+
 from dpcore.analyses import MEAN
 from strata_cli.inputs import (
     budget_arguments,

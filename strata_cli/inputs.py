@@ -16,15 +16,20 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.grouping import (
+    MAX_GROUPS,
+    GroupingSpec,
+    check_categories,
+    codebook_categories,
+)
+from dpcore.foundations.io import load_table
+from dpcore.foundations.ledger import Ledger, list_ledgers
 
-from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.errors import BudgetKindError
-from dpcore.grouping import MAX_GROUPS, GroupingSpec, check_categories, codebook_categories
-from dpcore.io import load_table
-from dpcore.ledger import Ledger, list_ledgers
 
 __all__ = [
     "CliError",

@@ -23,11 +23,12 @@ import dataclasses
 import sys
 import typing
 
-from dpcore.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
+from dpcore.foundations.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
+from dpcore.foundations.ledger import Ledger
+
 from dpcore.analyses import RATIO, SYNTH
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.ledger import Ledger
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,

@@ -21,9 +21,11 @@ import argparse
 from pathlib import Path
 
 import pandas as pd
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import AggregatedRatio, Analysis
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
 from dpcore.analyses.ratio.sums import Composition
@@ -35,8 +37,6 @@ from dpcore.analyses.synth import (
     SynthSettings,
 )
 from dpcore.analyses.synth.analysis import column_kinds
-from dpcore.engines import AggregatedRatio, aggregate_ratio
-from dpcore.grouping import GroupingSpec
 from dpcore.release import DatasetRef
 from strata_cli.inputs import (
     CliError,

@@ -28,20 +28,20 @@ import typing
 from pathlib import Path
 
 import pandas as pd
+from dpcore.analyses.mean.aggregate import aggregate_mean
+from dpcore.foundations.accounting import BudgetExceededError
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
+from dpcore.foundations.shares import share_file_rows
 
-from dpcore.accounting import BudgetExceededError
 from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.synth import SynthPlan, SynthSettings
-from dpcore.engines import aggregate_mean
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
 from dpcore.release import PlanHeader, ReleaseRecord, release
 from dpcore.release.exports import public_metadata, to_csv, to_json
-from dpcore.shares import share_file_rows
 from strata_cli.inputs import (
     CliError,
     budget_arguments,

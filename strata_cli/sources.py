@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
-from dpcore.privacy_unit import ROW, PrivacyUnit
 from strata_cli.inputs import CliError, read_data
 
 __all__ = ["ENGINES", "engine_arguments", "open_engine", "privacy_unit"]

@@ -1,7 +1,7 @@
 """Plotly figures for the Strata page: group sizes and the paper's Figure 1 for this dataset.
 
 Builders take plain arrays or tidy frames and return ``plotly.graph_objects.Figure``; they never
-import streamlit. The curves come from :mod:`dpcore.theory` (Rosenblatt, Stoyanovich & Musco,
+import streamlit. The curves come from :mod:`dpcore.foundations.theory` (Rosenblatt, Stoyanovich & Musco,
 AAAI 2024, Prop. 8 and Thm. 9). Colours are the colour-blind-safe Okabe–Ito palette.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from dpcore.foundations import theory
 
-from dpcore import theory
 from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
 from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpcore import grouping
-from dpcore.accounting import ZCDP
+from dpcore.foundations import grouping
+from dpcore.foundations.accounting import ZCDP
 
 EPSILON_MIN = 0.01
 EPSILON_MAX = 10.0

@@ -7,10 +7,10 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 import streamlit as st
+from dpcore.foundations import datasets
+from dpcore.foundations.ledger import LedgerRecord
 
 from dpcore import column_kind as kind_of
-from dpcore import datasets
-from dpcore.ledger import LedgerRecord
 
 
 @st.cache_resource(show_spinner="Loading the demo data…")

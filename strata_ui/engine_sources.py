@@ -23,13 +23,13 @@ from typing import ClassVar, Literal, TypeVar
 
 import numpy as np
 import streamlit as st
+from dpcore.foundations.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
+from dpcore.foundations.privacy_unit import ROW, BoundPreview, PrivacyUnit
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from dpcore.analyses.base import Analysis, unit_keyword
-from dpcore.engines import AggregatedMean, DuckDBEngine, SparkEngine
+from dpcore.analyses.base import AggregatedMean, Analysis, unit_keyword
+from dpcore.engines import DuckDBEngine, SparkEngine
 from dpcore.engines.base import NOT_WHOLE_LABEL
-from dpcore.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
-from dpcore.privacy_unit import ROW, BoundPreview, PrivacyUnit
 
 __all__ = [
     "ColumnRule",
@@ -108,7 +108,7 @@ def opened(source: EngineSource, fingerprint: str) -> OpenedData:
 def column_rule(source: EngineSource, fingerprint: str, column: str) -> ColumnRule:
     """How ``column`` groups, by the engines' rule (:func:`dpcore.engines.base.check_codes`):
     numbers are codes when they are whole and hold at most
-    :data:`~dpcore.grouping.MAX_CODE_VALUES` distinct values, and need edges otherwise."""
+    :data:`~dpcore.foundations.grouping.MAX_CODE_VALUES` distinct values, and need edges otherwise."""
     data = opened(source, fingerprint)
     if data.kinds[column] not in ("whole number", "decimal number"):
         return "values"
@@ -160,7 +160,7 @@ def _grouping(source: EngineSource, fingerprint: str, spec: GroupingSpec) -> Gro
 
 def grouping(source: EngineSource, fingerprint: str, spec: GroupingSpec) -> Grouping:
     """The groups of ``spec``, from one pass that counts the rows of each cell (the same groups
-    the rows would make in memory, :meth:`~dpcore.grouping.GroupingSpec.build` with weights),
+    the rows would make in memory, :meth:`~dpcore.foundations.grouping.GroupingSpec.build` with weights),
     computed once and shared."""
     return with_progress(
         opened(source, fingerprint).engine, "Counting the rows of each group",

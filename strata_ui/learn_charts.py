@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
+from dpcore.foundations.metrics import binomial_band
+from dpcore.foundations.teaching import NeighbourNoise
 from plotly.subplots import make_subplots
 
-from dpcore.metrics import binomial_band
-from dpcore.teaching import NeighbourNoise
 from strata_ui.charts_common import dotted_line
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
@@ -284,7 +284,7 @@ def add_nominal(
 
 def coverage_canvas(x: list[float], level: float, reps: int, runs: str) -> go.Figure:
     """A new coverage figure (in %) over ``x``: the nominal level and the binomial band that
-    ``reps`` simulated ``runs`` alone would leave around it (:func:`dpcore.metrics.binomial_band`)."""
+    ``reps`` simulated ``runs`` alone would leave around it (:func:`dpcore.foundations.metrics.binomial_band`)."""
     fig = go.Figure()
     low, high = binomial_band(level, reps)
     add_band(fig, x, 100 * low, 100 * high, f"simulation error band ({reps:,} {runs})")

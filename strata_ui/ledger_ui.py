@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import streamlit as st
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components, format_components
+from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
 
-from dpcore.accounting import ZCDP, Budget, PureDP, exact_components, format_components
-from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
 from strata_ui import constants
 from strata_ui.state import get_state
 

@@ -2,7 +2,7 @@
 threshold, what it costs and each group's chance, in plain words.
 
 With shares from the release's noisy counts, merging or dropping small groups reads those noisy
-counts at release (:class:`dpcore.small_groups.NoisyCountRule`), never the exact sizes. Which
+counts at release (:class:`dpcore.foundations.small_groups.NoisyCountRule`), never the exact sizes. Which
 groups it merges or drops is known only once the noise is drawn, at commit; before that the page
 can only show each group's chance, computed from the exact counts, as a curator's preview.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.grouping import OTHER_LABEL, Grouping
+from dpcore.foundations.small_groups import CountNoise, NoisyCountRule
 
-from dpcore.grouping import OTHER_LABEL, Grouping
-from dpcore.small_groups import CountNoise, NoisyCountRule
 from strata_ui import pipeline
 from strata_ui.analyses import current
 from strata_ui.state import AppState, get_settings

@@ -3,16 +3,21 @@ bounds on each person's rows, and a curator's preview of what the bounds leave o
 
 The choice lives in :class:`~strata_ui.state.AppState` (:data:`~strata_ui.state.PERSON_FIELDS`);
 :func:`strata_ui.pipeline.privacy_unit` turns it into the
-:class:`~dpcore.privacy_unit.PrivacyUnit` every pass over the rows bounds.
+:class:`~dpcore.foundations.privacy_unit.PrivacyUnit` every pass over the rows bounds.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.grouping import cell_labels
+from dpcore.foundations.privacy_unit import (
+    BoundPreview,
+    PrivacyUnit,
+    missing_person_message,
+    preview_bound,
+)
 
-from dpcore.grouping import cell_labels
-from dpcore.privacy_unit import BoundPreview, PrivacyUnit, missing_person_message, preview_bound
 from strata_ui import engine_sources, pipeline
 from strata_ui.state import AppState, get_dataset, get_state
 from strata_ui.style import as_written

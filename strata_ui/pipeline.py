@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-
-from dpcore import column_kind, theory
-from dpcore.accounting import ZCDP, Budget, PureDP
-from dpcore.analyses import get
-from dpcore.analyses.base import Analysis, PersonColumnUnsupported, unit_keyword
-from dpcore.errors import NotChosenYet
-from dpcore.grouping import (
+from dpcore.foundations import theory
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.errors import NotChosenYet
+from dpcore.foundations.grouping import (
     Grouping,
     GroupingSpec,
     cell_labels,
@@ -35,7 +32,11 @@ from dpcore.grouping import (
     is_category_codes,
     needs_edges,
 )
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+
+from dpcore import column_kind
+from dpcore.analyses import get
+from dpcore.analyses.base import Analysis, PersonColumnUnsupported, unit_keyword
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui import engine_sources
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
@@ -49,7 +50,7 @@ SHARE_SOURCE_LABELS = {
 
 
 def grouping_spec(state: AppState) -> GroupingSpec:
-    """The session's grouping choices as a :class:`~dpcore.grouping.GroupingSpec`."""
+    """The session's grouping choices as a :class:`~dpcore.foundations.grouping.GroupingSpec`."""
     if not state.strata_columns:
         raise NotChosenYet("Choose at least one column to group by on the Strata page.")
     return GroupingSpec(
@@ -87,7 +88,7 @@ _PRIVATE_SIZES_NEEDS = {
 
 def private_sizes_needs(state: AppState) -> list[str]:
     """What the Strata page must still declare before a release may keep group sizes private
-    (:meth:`dpcore.grouping.GroupingSpec.private_sizes_gaps`, which the mean's plan enforces);
+    (:meth:`dpcore.foundations.grouping.GroupingSpec.private_sizes_gaps`, which the mean's plan enforces);
     empty when nothing is missing or no grouping column is chosen yet."""
     if not state.strata_columns:
         return []
@@ -169,7 +170,7 @@ PERSON_BOUND_LABELS = {
 
 
 def privacy_unit(state: AppState) -> PrivacyUnit:
-    """Who is one person, as the Data page says: :data:`~dpcore.privacy_unit.ROW`, or a person
+    """Who is one person, as the Data page says: :data:`~dpcore.foundations.privacy_unit.ROW`, or a person
     column with its bounds. ``ValueError`` names a bound below 1, a column not in the data, or
     one that also groups the rows, and how to fix it."""
     column = state.person_column
@@ -301,6 +302,6 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
 
 @st.cache_data(max_entries=64, show_spinner="Fitting a Dirichlet prior to the group shares…")
 def fitted_alpha(shares: tuple[float, ...]) -> float:
-    """Dirichlet α of the group shares (:func:`dpcore.theory.dirichlet_alpha`), cached on the
+    """Dirichlet α of the group shares (:func:`dpcore.foundations.theory.dirichlet_alpha`), cached on the
     rounded shares."""
     return theory.dirichlet_alpha(list(shares))

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.privacy_unit import PrivacyUnit
 
-from dpcore.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis, unit_keyword
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,
@@ -24,10 +25,9 @@ from dpcore.planner import (
     duration_text,
     shortfall,
 )
-from dpcore.privacy_unit import PrivacyUnit
 from strata_ui import charts_planner, constants, pipeline
-from strata_ui.kept import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
     get_dataset,
@@ -180,7 +180,7 @@ class _Inputs:
 
     @property
     def slow_key(self) -> tuple:
-        """The key a slow model is kept by (:mod:`strata_ui.kept`, shared by every session)."""
+        """The key a slow model is kept by (:mod:`strata_ui.shared_results`, shared by every session)."""
         return ("plan-model", self.analysis.name, *self.grouping_key, self.settings,
                 self.budget_kind)  # fmt: skip
 
@@ -196,7 +196,7 @@ def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel | Non
     """The analysis' error model for the session's data, groups and kind of budget, cached on
     all three. A model that simulates for seconds or more (:meth:`Analysis.planner_cost`) waits
     for a button that says how long it takes (None until pressed), runs with a progress bar,
-    and is kept for every session (:mod:`strata_ui.kept`)."""
+    and is kept for every session (:mod:`strata_ui.shared_results`)."""
     state = get_state()
     inputs = _inputs(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
     cost = inputs.cost

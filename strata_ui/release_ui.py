@@ -10,10 +10,10 @@ import unicodedata
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
+from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError
 
-from dpcore.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
 from dpcore.analyses import REGISTRY
-from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError
 from dpcore.release import (
     ReleasePlan,
     ReleaseRecord,

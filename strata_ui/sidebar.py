@@ -4,10 +4,10 @@ left in it, and workshop mode."""
 from __future__ import annotations
 
 import streamlit as st
+from dpcore.foundations.accounting import SYMBOLS, ZCDP
+from dpcore.foundations.ledger import Ledger, LedgerUnavailableError
 
-from dpcore.accounting import SYMBOLS, ZCDP
 from dpcore.engines import EngineError
-from dpcore.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline
 from strata_ui.ledger_ui import render_sidebar_line
 from strata_ui.state import get_state, open_ledger

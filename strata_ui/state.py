@@ -19,17 +19,17 @@ from typing import Literal, TypeVar
 
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
-
-from dpcore.analyses.base import NeedsRowsInMemory
-from dpcore.datasets import DEMO_DATASET_NAME
-from dpcore.ledger import (
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
+from dpcore.foundations.ledger import (
     LEDGER_PATH_ENV,
     Ledger,
     LedgerUnavailableError,
     default_ledger_path,
     list_ledgers,
 )
+from streamlit.errors import StreamlitAPIException
+
+from dpcore.analyses.base import NeedsRowsInMemory
 from strata_ui import constants
 from strata_ui.data import load_demo
 from strata_ui.engine_sources import EngineSource

@@ -1,7 +1,7 @@
 """Turning what a user uploads or types (a path of files on this machine, a table in Spark) into
 session state, with messages they can act on.
 
-No numerics here: files are parsed by :func:`dpcore.io.read_table`; this module only decides what
+No numerics here: files are parsed by :func:`dpcore.foundations.io.read_table`; this module only decides what
 an upload does to the session's choices, and parses typed lists of bucket edges.
 """
 
@@ -11,9 +11,10 @@ import hashlib
 import math
 import re
 
-from dpcore.datasets import DEMO_DATASET_NAME
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
+from dpcore.foundations.io import explain_not_numeric, load_table
+
 from dpcore.engines import EngineError
-from dpcore.io import explain_not_numeric, load_table
 from strata_ui import engine_sources
 from strata_ui.analyses import every
 from strata_ui.state import AppState

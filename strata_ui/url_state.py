@@ -26,9 +26,9 @@ import typing
 from typing import Any
 
 import streamlit as st
+from dpcore.foundations.ledger import LedgerUnavailableError, list_ledgers
 
 from dpcore.analyses import ANALYSES
-from dpcore.ledger import LedgerUnavailableError, list_ledgers
 from strata_ui import constants, pipeline
 from strata_ui.analyses import every
 from strata_ui.engine_sources import EngineSource

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.errors import NotChosenYet
 
-from dpcore.errors import NotChosenYet
 from dpcore.release import Progress
 from strata_ui import constants
 from strata_ui.group_selection import (
@@ -133,7 +133,7 @@ def _no_index(name: str) -> int | None:
 
 def show_error(exc: Exception, *, icon: str = ":material/error:", prefix: str = "") -> None:
     """A failure as the user should read it: something not entered yet
-    (:class:`~dpcore.errors.NotChosenYet`, a normal starting state) as a blue hint, anything
+    (:class:`~dpcore.foundations.errors.NotChosenYet`, a normal starting state) as a blue hint, anything
     else as a red error. ``prefix`` starts the message (e.g. "The release is not ready: ")."""
     if isinstance(exc, NotChosenYet):
         st.info(f"{prefix}{exc}", icon=":material/info:")
@@ -142,7 +142,7 @@ def show_error(exc: Exception, *, icon: str = ":material/error:", prefix: str = 
 
 
 def show_problems(problems: Sequence[Any]) -> None:
-    """Draw :class:`~dpcore.errors.Problem` s: errors in red, what is still to choose in blue."""
+    """Draw :class:`~dpcore.foundations.errors.Problem` s: errors in red, what is still to choose in blue."""
     for problem in problems:
         if problem.severity == "error":
             st.error(problem.message, icon=":material/error:")

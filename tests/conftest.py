@@ -2,9 +2,8 @@
 
 import pytest
 import streamlit as st
-
-from dpcore.accounting import ZCDP
-from dpcore.ledger import LEDGER_PATH_ENV, Ledger
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger
 
 
 @pytest.fixture(autouse=True)

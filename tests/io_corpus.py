@@ -1,10 +1,10 @@
 """A corpus of bad, odd and hostile uploads, each with the outcome the reader must give.
 
 Issue 15, item 8. Every file is generated here, in code (no binary blobs in the repository), and
-only when a test asks for it. Each :class:`Case` says what :func:`dpcore.io.read_table` (and
-:func:`dpcore.io.load_table`) must do with it: load it (:class:`Loads`: the columns, some
+only when a test asks for it. Each :class:`Case` says what :func:`dpcore.foundations.io.read_table` (and
+:func:`dpcore.foundations.io.load_table`) must do with it: load it (:class:`Loads`: the columns, some
 dtypes and cells, the notes about what changed while reading, and which text columns
-:func:`dpcore.io.explain_not_numeric` explains), or refuse it with a ``ValueError`` whose message
+:func:`dpcore.foundations.io.explain_not_numeric` explains), or refuse it with a ``ValueError`` whose message
 contains some words (:class:`Refused`).
 
 The classes, from the issue: decompression bombs; silent misreads; integers beyond int64;
@@ -33,8 +33,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from dpcore.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
+from dpcore.foundations.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 
 BOMB_MAX_BYTES = 64 * 1024**2
 """The byte limit the bombs are read with (each inflates or decodes to far more)."""

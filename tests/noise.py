@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-
-from dpcore.mechanisms import SimulationNoise
+from dpcore.foundations.mechanisms import SimulationNoise
 
 
 class RecordingNoise(SimulationNoise):

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dpcore.ledger import LEDGER_PATH_ENV, Ledger, LedgerRecord
+from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger, LedgerRecord
+
 from dpcore.release import to_csv
 from tests import REPO
 

@@ -7,7 +7,7 @@ that knows, for those settings:
 - what is wrong with them for a table (:meth:`Analysis.problems`);
 - the budget it runs at, in its own accounting, for the budget a user set
   (:meth:`Analysis.native_budget`) and a sentence saying so (:meth:`Analysis.describe_budget`);
-- its sufficient statistics from a :class:`~dpcore.grouping.Grouping` — the only pass over the
+- its sufficient statistics from a :class:`~dpcore.foundations.grouping.Grouping` — the only pass over the
   table's rows (:meth:`Analysis.statistics`) — and, where it can, from an engine that reads the
   rows where they lie, such as files on disk (:meth:`Analysis.engine_statistics`,
   :attr:`Analysis.runs_on_engines`);
@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng
-from dpcore.accounting import Budget, Kind
-from dpcore.errors import Problem, SettingsError
-from dpcore.grouping import Grouping, GroupingSpec
-from dpcore.mechanisms import SimulationNoise
+from dpcore.foundations.accounting import Budget, Kind
+from dpcore.foundations.errors import Problem, SettingsError
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.small_groups import CountNoise
+from dpcore.foundations.validation import as_rng
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.planner.simulated import PlannerCost
-from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader, Progress, ReleasePlan
-from dpcore.small_groups import CountNoise
 
 if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
     from dpcore.engines import Engine
@@ -102,7 +102,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     on disk); False when it needs the rows in memory (:meth:`needs_rows`)."""
     honours_person_column: ClassVar[bool] = False
     """True when :meth:`statistics`, :meth:`engine_statistics` and :meth:`frontier` take a
-    keyword ``unit`` (:class:`~dpcore.privacy_unit.PrivacyUnit`) and bound each person's rows
+    keyword ``unit`` (:class:`~dpcore.foundations.privacy_unit.PrivacyUnit`) and bound each person's rows
     before they aggregate, so that a release protects one person who owns several rows; False
     when the analysis counts each row as a person and must refuse a person column
     (:meth:`needs_row_unit`)."""
@@ -116,7 +116,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         return []
 
     def check(self, settings: SettingsT, frame: pd.DataFrame) -> None:
-        """Raise :class:`~dpcore.errors.SettingsError` listing :meth:`problems`, if any."""
+        """Raise :class:`~dpcore.foundations.errors.SettingsError` listing :meth:`problems`, if any."""
         problems = self.problems(settings, frame)
         if problems:
             raise SettingsError(problems)
@@ -124,7 +124,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     @abstractmethod
     def native_budget(self, settings: SettingsT, budget: Budget) -> Budget:
         """The budget the analysis runs at for a user's ``budget`` (ε or ρ), in the accounting
-        of its mechanism; :class:`~dpcore.errors.BudgetKindError` when it cannot meet it."""
+        of its mechanism; :class:`~dpcore.foundations.errors.BudgetKindError` when it cannot meet it."""
 
     def cost(self, settings: SettingsT, budget: Budget) -> Budget:
         """What a release at a user's ``budget`` takes from the ledger: its
@@ -135,7 +135,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
     def count_noise(self, settings: SettingsT, budget: Budget) -> CountNoise | None:
         """The noise a release at a user's ``budget`` adds to each group's count, which then
         decides small groups when the shares come from noisy counts
-        (:class:`~dpcore.small_groups.NoisyCountRule`); None when it draws no noisy counts."""
+        (:class:`~dpcore.foundations.small_groups.NoisyCountRule`); None when it draws no noisy counts."""
         return None
 
     @abstractmethod

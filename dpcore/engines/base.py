@@ -9,15 +9,15 @@ in a cluster):
   (products of its input columns, each clipped per row to its public bounds before any sum);
   plus an order-independent digest of the columns read, which identifies the data in the
   ledger. The mean sums one clipped value (:func:`mean_query`), the ratio the products of its
-  score, label and weight (:mod:`dpcore.engines.ratio`).
+  score, label and weight (:mod:`dpcore.analyses.ratio.aggregate`).
 - :meth:`Engine.clipped_sums`: the mean's kept rows' sums per group at other bounds, one more
   pass (CoinPress' next interval).
 - :meth:`Engine.bound_preview`: what a contribution bound would leave out (a curator's view for
-  choosing the bounds, :class:`~dpcore.privacy_unit.BoundPreview`), from one aggregation: per
+  choosing the bounds, :class:`~dpcore.foundations.privacy_unit.BoundPreview`), from one aggregation: per
   person and cell the rows, then per person what the bound keeps.
 
 :func:`aggregate_cells` turns the cells into the groups of a
-:class:`~dpcore.grouping.GroupingSpec` (the same groups, merges and shares the rows would give in
+:class:`~dpcore.foundations.grouping.GroupingSpec` (the same groups, merges and shares the rows would give in
 memory, since grouping weighted cells is grouping their rows); :func:`aggregate_mean` then gives
 a :class:`~dpcore.analyses.mean.sums.GroupSums` that the estimators, plans and releases use
 without knowing which engine ran.
@@ -38,8 +38,14 @@ import pandas as pd
 
 from dpcore.analyses.mean.estimators import validate_bounds
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
-from dpcore.grouping import MAX_CODE_VALUES, MISSING_LABEL, Grouping, GroupingSpec, check_edges
-from dpcore.privacy_unit import (
+from dpcore.foundations.grouping import (
+    MAX_CODE_VALUES,
+    MISSING_LABEL,
+    Grouping,
+    GroupingSpec,
+    check_edges,
+)
+from dpcore.foundations.privacy_unit import (
     ROW,
     BoundPreview,
     PrivacyUnit,
@@ -57,13 +63,13 @@ __all__ = [
 ]  # fmt: skip
 
 NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
-"""Column kinds (:func:`dpcore._validate.column_kind`'s words) a value can be averaged over."""
+"""Column kinds (:func:`dpcore.foundations.validation.column_kind`'s words) a value can be averaged over."""
 CELL_COLUMNS = ("rows", "finite", "usable", "clipped_sum")
 """The mean's statistics of each cell (:func:`mean_query`)."""
 NOT_WHOLE_LABEL = "\x00not a whole number"
 """The label an engine's pass gives a decimal that is not a whole number in a grouping column
 without edges (a column that check_codes then refuses); whole ones are labelled as integers
-("1", not "1.0"), as :func:`~dpcore.grouping.cell_labels` labels codes in memory."""
+("1", not "1.0"), as :func:`~dpcore.foundations.grouping.cell_labels` labels codes in memory."""
 LARGEST_CODE = 2**53
 """Whole numbers below this in magnitude are exact as doubles and labelled as integers."""
 GROUP = "__group"
@@ -99,7 +105,7 @@ class SumsQuery:
     be 0 or 1; each cell counts its finite rows that are not (``not_binary``).
 
     The mean sums one clipped value (:func:`mean_query`); the ratio sums products of its clipped
-    score, label and weight (:func:`~dpcore.engines.ratio.ratio_query`); another analysis plugs
+    score, label and weight (:func:`~dpcore.analyses.ratio.aggregate.ratio_query`); another analysis plugs
     in the same way, with its own products. A query without inputs counts the rows of each
     cell (:func:`count_query`: synthetic data's marginal counts)."""
 
@@ -146,7 +152,7 @@ class SumsQuery:
 def count_query(by: tuple[str, ...], edges: tuple[tuple[str, tuple[float, ...]], ...]) -> SumsQuery:
     """The rows of each cell of ``by`` (numeric columns bucketed at ``edges``), each row one
     person: the marginal counts synthetic data is fitted on
-    (:func:`~dpcore.engines.synth.aggregate_synth`)."""
+    (:func:`~dpcore.analyses.synth.aggregate.aggregate_synth`)."""
     return SumsQuery(by, edges, inputs=(), sums=())
 
 
@@ -193,7 +199,7 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def column_kinds(self) -> dict[str, str]:
-        """Every column's kind in :func:`dpcore._validate.column_kind`'s words."""
+        """Every column's kind in :func:`dpcore.foundations.validation.column_kind`'s words."""
 
     @abc.abstractmethod
     def cells(self, query: SumsQuery) -> Cells:
@@ -213,7 +219,7 @@ class Engine(abc.ABC):
     ) -> BoundPreview:
         """What ``unit``'s contribution bound leaves out of the rows in the cells of ``by``
         (numeric columns bucketed at ``edges``; no columns: one cell), counted as
-        :func:`~dpcore.privacy_unit.preview_bound` counts rows in memory: over every row with a
+        :func:`~dpcore.foundations.privacy_unit.preview_bound` counts rows in memory: over every row with a
         person id, whatever its values. One aggregation: per person and cell the rows n, then
         per person the kept rows, min(n, M) summed over the G cells where that is largest. A
         curator's view (exact counts of the confidential rows), never released."""
@@ -346,8 +352,8 @@ def check_codes(
 ) -> None:
     """Refuse a numeric grouping column of ``by`` without edges that is not category codes: a
     decimal that is not a whole number (labelled :data:`NOT_WHOLE_LABEL` by the pass), or more
-    distinct values than codes may have (:data:`~dpcore.grouping.MAX_CODE_VALUES`), as the
-    grouping of a frame in memory does (:func:`~dpcore.grouping.is_category_codes`). The
+    distinct values than codes may have (:data:`~dpcore.foundations.grouping.MAX_CODE_VALUES`), as the
+    grouping of a frame in memory does (:func:`~dpcore.foundations.grouping.is_category_codes`). The
     query's other cell columns (synthetic data's categories) are the caller's to check."""
     for column in by:
         if kinds[column] not in ("whole number", "decimal number") or column in query.edges_of:
@@ -430,7 +436,7 @@ def _recipe(engine: Engine, query: SumsQuery) -> str:
     )  # fmt: skip
     return (
         f"from dpcore.engines import {type(engine).__name__}, aggregate_mean\n"
-        f"{'' if unit.column is None else 'from dpcore.privacy_unit import PrivacyUnit'}\n"
+        f"{'' if unit.column is None else 'from dpcore.foundations.privacy_unit import PrivacyUnit'}\n"
         f"aggregated = aggregate_mean({engine.expression}, spec, {value.column!r}, "
         f"{(value.low, value.high)!r}{unit_code})\n"
     )

@@ -22,7 +22,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import MISSING_LABEL
 from dpcore.engines.base import (
     GROUP,
     LARGEST_CODE,
@@ -42,8 +41,9 @@ from dpcore.engines.blb import (
     SUBSET,
     BlbQuery,
 )
-from dpcore.grouping import bucket_labels
-from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
+from dpcore.foundations.grouping import bucket_labels
+from dpcore.foundations.labels import MISSING_LABEL
+from dpcore.foundations.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "DuckDBEngine", "data_files"]
 
@@ -61,7 +61,7 @@ KINDS = {
     ),
     **dict.fromkeys(("FLOAT", "DOUBLE", "REAL"), "decimal number"),
 }  # fmt: skip
-"""DuckDB types in :func:`dpcore._validate.column_kind`'s words (DECIMAL(p, s) is a decimal
+"""DuckDB types in :func:`dpcore.foundations.validation.column_kind`'s words (DECIMAL(p, s) is a decimal
 number too; everything else is text to us)."""
 
 
@@ -200,7 +200,7 @@ class DuckDBEngine(Engine):
     def cell_counts(self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]]) -> pd.DataFrame:
         """The rows of each cell of ``by`` (labels as :meth:`cells` gives them, numeric columns
         bucketed at ``edges``): one column per grouping column and ``rows``. Grouping them with
-        their row counts as weights (:meth:`~dpcore.grouping.GroupingSpec.build`) gives the
+        their row counts as weights (:meth:`~dpcore.foundations.grouping.GroupingSpec.build`) gives the
         groups the rows would, without the value column that :meth:`cells` also reads."""
         self._check_columns(by)
         labels = ", ".join(
@@ -418,7 +418,7 @@ class DuckDBEngine(Engine):
         ``__v1``, ... (:func:`_value_name`), its
         person as ``__owner`` (NULL without a person column) and ``extra`` columns) and ``kept``
         (the rows with finite inputs that the contribution bound keeps,
-        :mod:`dpcore.privacy_unit`)."""
+        :mod:`dpcore.foundations.privacy_unit`)."""
         labels = ", ".join(
             f"{self._label_sql(column, query.edges_of.get(column))} AS {_cell_name(i)}"
             for i, column in enumerate(query.by)
@@ -473,7 +473,7 @@ class DuckDBEngine(Engine):
         return owner
 
     def _label_sql(self, column: str, edges: tuple[float, ...] | None) -> str:
-        """A row's label in one grouping column, as :func:`dpcore.grouping.cell_labels` gives it."""
+        """A row's label in one grouping column, as :func:`dpcore.foundations.grouping.cell_labels` gives it."""
         col = _ident(column)
         missing = _literal(MISSING_LABEL)
         if edges is not None:

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dpcore.analyses.gvdp.aggregate import bag_estimates
 from dpcore.analyses.gvdp.blb import Bag
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.data import GvdpData, Moments
 from dpcore.analyses.gvdp.model import GvdpModel
 from dpcore.engines.base import GROUP, Clipped, Engine, SumsQuery, aggregate_cells
-from dpcore.engines.blb import K_COLUMN, SCALE_COLUMN, BlbQuery, bag_estimates
-from dpcore.grouping import HOLDOUT_CODE, GroupingSpec
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.engines.blb import K_COLUMN, SCALE_COLUMN, BlbQuery
+from dpcore.foundations.grouping import HOLDOUT_CODE, GroupingSpec
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.shares import require_fixed_shares
 from dpcore.release.plan import DatasetRef
-from dpcore.shares import require_fixed_shares
 
 __all__ = ["ENGINE_MODELS", "AggregatedGvdp", "EngineBags", "aggregate_gvdp", "gvdp_rows_query"]
 

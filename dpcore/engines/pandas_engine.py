@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import column_kind, data_frame, numeric_values
 from dpcore.engines.base import (
     GROUP,
     Cells,
@@ -25,8 +24,14 @@ from dpcore.engines.base import (
     edges_needed,
 )
 from dpcore.engines.blb import BlbQuery, double_keys, row_bag_sums
-from dpcore.grouping import cell_labels, needs_edges
-from dpcore.privacy_unit import BoundPreview, PrivacyUnit, bound_contributions, preview_bound
+from dpcore.foundations.grouping import cell_labels, needs_edges
+from dpcore.foundations.privacy_unit import (
+    BoundPreview,
+    PrivacyUnit,
+    bound_contributions,
+    preview_bound,
+)
+from dpcore.foundations.validation import column_kind, data_frame, numeric_values
 
 __all__ = ["PandasEngine"]
 

@@ -28,8 +28,8 @@ from dpcore.engines.base import (
     SumsQuery,
     aggregate_cells,
 )
-from dpcore.grouping import DROPPED_CODE, GroupingSpec
-from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes
+from dpcore.foundations.grouping import DROPPED_CODE, GroupingSpec
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes
 from dpcore.release.plan import DatasetRef
 
 __all__ = ["AggregatedRatio", "aggregate_ratio", "ratio_query"]
@@ -160,6 +160,6 @@ def _recipe(engine: Engine, options: dict, unit: PrivacyUnit) -> str:
     return (
         f"from dpcore import RatioBounds\n"
         f"from dpcore.engines import {type(engine).__name__}, aggregate_ratio\n"
-        f"{'' if unit == ROW else 'from dpcore.privacy_unit import PrivacyUnit'}\n"
+        f"{'' if unit == ROW else 'from dpcore.foundations.privacy_unit import PrivacyUnit'}\n"
         f"aggregated = aggregate_ratio({engine.expression}, spec, {arguments}{person})\n"
     )

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import MISSING_LABEL
 from dpcore.engines.base import (
     GROUP,
     LARGEST_CODE,
@@ -43,8 +42,9 @@ from dpcore.engines.blb import (
     SUBSET,
     BlbQuery,
 )
-from dpcore.grouping import bucket_labels
-from dpcore.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
+from dpcore.foundations.grouping import bucket_labels
+from dpcore.foundations.labels import MISSING_LABEL
+from dpcore.foundations.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
 
 __all__ = ["MASTER_EXAMPLES", "SparkEngine", "spark_session"]
 
@@ -53,7 +53,7 @@ KINDS = {
     **dict.fromkeys(("tinyint", "smallint", "int", "bigint"), "whole number"),
     **dict.fromkeys(("float", "double"), "decimal number"),
 }
-"""Spark's simple type names in :func:`dpcore._validate.column_kind`'s words (decimal(p, s) is
+"""Spark's simple type names in :func:`dpcore.foundations.validation.column_kind`'s words (decimal(p, s) is
 a decimal number; everything else is text to us)."""
 
 
@@ -484,7 +484,7 @@ class SparkEngine(Engine):
 
     def _kept(self, query: SumsQuery, base):
         """The rows with finite inputs that the contribution bound keeps
-        (:mod:`dpcore.privacy_unit`)."""
+        (:mod:`dpcore.foundations.privacy_unit`)."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
@@ -514,7 +514,7 @@ class SparkEngine(Engine):
         return capped.join(chosen, on=["__owner", *cells])
 
     def _label(self, column: str, edges: tuple[float, ...] | None):
-        """A row's label in one grouping column, as :func:`dpcore.grouping.cell_labels` gives it."""
+        """A row's label in one grouping column, as :func:`dpcore.foundations.grouping.cell_labels` gives it."""
         from pyspark.sql import functions as F
 
         col = F.col(_quoted(column))

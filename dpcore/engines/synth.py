@@ -17,7 +17,7 @@ edges), a grouping column's the declared list when one is declared, and every ot
 are read off the data and treated as public, which the plan and the app say
 (:attr:`~dpcore.analyses.synth.SynthPlan.from_data`). A numeric column treated as categories is
 labelled as the engines label category codes: a whole number as an integer ("1" for 1.0); a
-decimal that is not whole, or more than :data:`~dpcore.grouping.MAX_CODE_VALUES` distinct
+decimal that is not whole, or more than :data:`~dpcore.foundations.grouping.MAX_CODE_VALUES` distinct
 values, is refused (give it edges), where rows in memory would take any values as text.
 
 **Privacy unit.** Each row is one person, as in memory: a release is ε-DP for one row added or
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dpcore._labels import MISSING_LABEL
 from dpcore.analyses.synth.config import (
     PreparedRows,
     SynthConfig,
@@ -56,7 +55,8 @@ from dpcore.engines.base import (
     aggregate_cells,
     count_query,
 )
-from dpcore.grouping import DROPPED_CODE, MAX_CODE_VALUES, GroupingSpec
+from dpcore.foundations.grouping import DROPPED_CODE, MAX_CODE_VALUES, GroupingSpec
+from dpcore.foundations.labels import MISSING_LABEL
 from dpcore.release.plan import DatasetRef
 
 __all__ = ["AggregatedSynth", "aggregate_synth", "synth_query"]

@@ -32,8 +32,8 @@ from typing import Literal, Protocol
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import finite_number, open_unit_interval
-from dpcore.accounting import ZCDP, Budget, PureDP, as_pure_dp, as_zcdp
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp, as_zcdp
+from dpcore.foundations.validation import finite_number, open_unit_interval
 
 __all__ = [
     "AccuracyTarget",

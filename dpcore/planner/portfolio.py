@@ -4,7 +4,7 @@ Each planned release has an :class:`~dpcore.planner.accuracy.ErrorModel` and an
 :class:`~dpcore.planner.accuracy.AccuracyTarget`, and may be *locked* at a budget (a release
 with a fixed budget is a locked one). The releases compose sequentially on the same people, so
 their charges add up in the ledger's unit: ε under basic composition (Dwork & Roth 2014,
-Thm. 3.16), ρ under zCDP (Bun & Steinke 2016, Lemma 2.3); :func:`dpcore.accounting.sequential`.
+Thm. 3.16), ρ under zCDP (Bun & Steinke 2016, Lemma 2.3); :func:`dpcore.foundations.accounting.sequential`.
 
 **The rule.** Locked releases take their own charge :math:`\ell_j`. Every other release *i*
 first gets the smallest budget that meets its target (:func:`~dpcore.planner.smallest_budget`),
@@ -42,8 +42,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of
-from dpcore.accounting import ZCDP, Budget, PureDP, exact_components, format_components
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components, format_components
+from dpcore.foundations.validation import instance_of
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel, smallest_budget
 
 __all__ = ["PlannedRelease", "PortfolioSplit", "ReleaseShare", "split_budget"]

@@ -44,7 +44,7 @@ from typing import Protocol
 
 import numpy as np
 
-from dpcore.accounting import SYMBOLS
+from dpcore.foundations.accounting import SYMBOLS
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 
 __all__ = ["ErrorSimulator", "PlannerCost", "SimulatedErrorModel", "duration_text", "log_grid"]

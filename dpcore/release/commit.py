@@ -13,10 +13,10 @@ from importlib import metadata as importlib_metadata
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, instance_of
-from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
-from dpcore.ledger import Ledger, LedgerDataset, LedgerRecord
-from dpcore.mechanisms import NoiseKind, noise_source
+from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
+from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerRecord
+from dpcore.foundations.mechanisms import NoiseKind, noise_source
+from dpcore.foundations.validation import as_rng, instance_of
 from dpcore.release.plan import Progress, ReleasePlan
 
 __all__ = [

@@ -15,8 +15,8 @@ import io
 import json
 import re
 
-from dpcore.accounting import SYMBOLS
-from dpcore.datasets import DEMO_DATASET_NAME
+from dpcore.foundations.accounting import SYMBOLS
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from dpcore.release.commit import ReleaseRecord
 
 __all__ = [

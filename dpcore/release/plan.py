@@ -14,11 +14,11 @@ from typing import Literal, Protocol
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of, open_unit_interval
-from dpcore.accounting import Budget, check_budget
-from dpcore.grouping import GroupingSpec
-from dpcore.mechanisms import NoiseSource
-from dpcore.shares import PublicShares
+from dpcore.foundations.accounting import Budget, check_budget
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import instance_of, open_unit_interval
 
 __all__ = [
     "CoverageNote",

@@ -4,7 +4,7 @@ Every plan has a ``preview()`` that returns :func:`preview_frame`'s tidy table: 
 released quantity (a group's estimate, a coefficient, the population's), with the error to
 expect in the value's units, the expected half-width of its interval, and why it would be
 withheld. Plans of estimates share :func:`simulated_preview`: a few releases drawn with seeded
-numpy noise (:class:`~dpcore.mechanisms.SimulationNoise`), which never touches a ledger.
+numpy noise (:class:`~dpcore.foundations.mechanisms.SimulationNoise`), which never touches a ledger.
 
 **Privacy.** A preview reads the confidential rows (exact sizes included, through the plan's
 simulated runs) and is never exported: it is for the person about to commit, and the page says
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int
-from dpcore.mechanisms import SimulationNoise
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.validation import as_rng, positive_int
 
 __all__ = ["PREVIEW_COLUMNS", "PREVIEW_REPLICATES", "preview_frame", "simulated_preview"]
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
+from dpcore.foundations.accounting import Budget
 
-from dpcore.accounting import Budget
 from dpcore.analyses.base import Analysis
 from dpcore.release import ReleasePlan, ReleaseRecord
 

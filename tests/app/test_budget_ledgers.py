@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 
 import pytest
+from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
 from tests.app.helpers import change_settings, commit, go, start, state_of, submit, text, upload
 
 SWITCH = "ledger.switch"

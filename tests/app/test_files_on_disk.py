@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.mean.aggregate import aggregate_mean
+from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses.mean import MeanSettings
-from dpcore.engines import DuckDBEngine, aggregate_mean
-from dpcore.grouping import GroupingSpec
+from dpcore.engines import DuckDBEngine
 from strata_ui.files import DATA_ROOT_ENV, FilesSource
 from strata_ui.learn import all_explainers as every_explainer
 from tests.app.helpers import (

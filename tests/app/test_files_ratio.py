@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses.ratio import RatioBounds, RatioSettings
-from dpcore.engines import DuckDBEngine, aggregate_ratio
-from dpcore.grouping import GroupingSpec
+from dpcore.engines import DuckDBEngine
 from strata_ui.files import FilesSource
 from tests.app.helpers import (
     RATIO_HALF_WIDTH,

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.accuracy import MEASURED_IN
 from dpcore.engines import DuckDBEngine
-from dpcore.grouping import GroupingSpec
 from strata_ui import planner
 from tests.app.helpers import (
     answer_shown,

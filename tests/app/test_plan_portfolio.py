@@ -5,10 +5,10 @@ planned budget, the rest rebalanced against what the ledger has left, nothing sp
 from __future__ import annotations
 
 import pytest
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
-from dpcore.accounting import PureDP
-from dpcore.ledger import Ledger
 from strata_ui.portfolio import PlanOfReleases
 from tests.app.helpers import commit, errors, go, start, state_of, text
 

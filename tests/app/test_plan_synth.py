@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 
 import pytest
+import strata_ui.shared_results
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 
-import strata_ui.kept
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.accuracy import (
@@ -19,8 +21,6 @@ from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
     TYPICAL_TARGET,
 )
-from dpcore.datasets import load_demo
-from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import planner
 from strata_ui.style import rounded_up
@@ -81,8 +81,8 @@ def test_mwem_simulates_after_its_button_then_two_target_changes_are_instant(mon
         update, clear = bar(label)
         return lambda done, total: (drawn.append((done, total)), update(done, total)), clear
 
-    bar = strata_ui.kept.progress_bar
-    monkeypatch.setattr(strata_ui.kept, "progress_bar", recording_bar)
+    bar = strata_ui.shared_results.progress_bar
+    monkeypatch.setattr(strata_ui.shared_results, "progress_bar", recording_bar)
     at = start()
     state_of(at).analysis = "synth"
     change_settings(at, SynthSettings, **vars(SMALL_MWEM))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
 from streamlit.testing.v1 import AppTest
 
-from dpcore.accounting import PureDP
 from dpcore.analyses.mean import MeanSettings
-from dpcore.ledger import Ledger, LedgerSummary, list_ledgers
 from tests.app import helpers
 from tests.app.helpers import change_settings, commit, go, text
 
@@ -252,7 +252,7 @@ def test_private_sizes_may_recombine_with_the_release_s_own_noisy_counts():
 def test_a_commit_while_another_process_holds_the_ledger_says_so_and_spends_nothing(monkeypatch):
     at = start()
     ledger = Ledger.open(None, "default")
-    monkeypatch.setattr("dpcore.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr("dpcore.foundations.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
     with contextlib.closing(sqlite3.connect(ledger.path, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a spend
         commit(at)

@@ -4,10 +4,10 @@ session cannot spend again."""
 
 from __future__ import annotations
 
+from dpcore.analyses.sample import WHOLE_POPULATION, SampleSettings
+from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
-from dpcore.analyses.sampling import WHOLE_POPULATION, SampleSettings
-from dpcore.ledger import Ledger
 from strata_ui.analyses.sample.settings import SampleView
 from tests.app import helpers
 from tests.app.helpers import commit, errors, go, settings_of, text, titles

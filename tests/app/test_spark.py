@@ -9,12 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.mean.aggregate import aggregate_mean
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.foundations.grouping import GroupingSpec, cell_labels
+from dpcore.foundations.privacy_unit import PrivacyUnit, preview_bound
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioBounds
-from dpcore.engines import SparkEngine, aggregate_mean, aggregate_ratio, spark_session
-from dpcore.grouping import GroupingSpec, cell_labels
-from dpcore.privacy_unit import PrivacyUnit, preview_bound
+from dpcore.engines import SparkEngine, spark_session
 from strata_ui import spark
 from strata_ui.spark import SparkSource
 from tests.app.helpers import (

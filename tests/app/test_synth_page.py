@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
-from dpcore.accounting import PureDP
 from dpcore.analyses.synth import SynthSettings
-from dpcore.ledger import Ledger
 from dpcore.release import ReleaseRecord, to_csv
 from strata_ui.analyses.synth.estimator import PREVIEW_ROWS
 from strata_ui.analyses.synth.settings import SynthView

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from playwright.sync_api import expect
 
-from dpcore.ledger import LEDGER_PATH_ENV
 from tests.e2e.helpers import LOAD_TIMEOUT_MS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

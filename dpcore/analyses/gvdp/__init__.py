@@ -83,8 +83,8 @@ Privacy model (stated on screen too):
 - **Groups are disjoint**, so per-group runs with the full ρ compose in parallel (cost ρ); the
   recombined estimate :math:`\sum_g w_g\tilde\theta_g` is post-processing of DP outputs.
 
-Everything here is numpy; noise goes through a :class:`~dpcore.mechanisms.NoiseSource`, so a real
-release uses OpenDP (:class:`~dpcore.mechanisms.SecureNoise`) and previews use numpy.
+Everything here is numpy; noise goes through a :class:`~dpcore.foundations.mechanisms.NoiseSource`, so a real
+release uses OpenDP (:class:`~dpcore.foundations.mechanisms.SecureNoise`) and previews use numpy.
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.

@@ -58,8 +58,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from dpcore._validate import as_rng, positive_int
-from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp.blb import prepare_rows, run_blb
 from dpcore.analyses.gvdp.bounds import GVDPBounds, RunParameters
 from dpcore.analyses.gvdp.data import GvdpData
@@ -68,8 +66,10 @@ from dpcore.analyses.gvdp.model import GvdpBoundsSpec
 from dpcore.analyses.gvdp.private import release_estimates, step_noises, whitened_radius
 from dpcore.analyses.gvdp.withhold import subsets_needed
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL
-from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import binomial_band
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.metrics import binomial_band
+from dpcore.foundations.validation import as_rng, positive_int
 from dpcore.planner.accuracy import AccuracyTarget, round_to_one_two_five
 from dpcore.planner.simulated import SimulatedErrorModel, log_grid
 
@@ -539,7 +539,7 @@ def check_gvdp_accuracy(
 
     Returns one row per estimate: ``estimate``, ``target``, ``met`` and the binomial band
     ``band_low``/``band_high`` of a calibrated ``target.level``
-    (:func:`dpcore.metrics.binomial_band`): the binding estimate should sit in it.
+    (:func:`dpcore.foundations.metrics.binomial_band`): the binding estimate should sit in it.
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import is_numeric
-from dpcore.accounting import ZCDP, Budget, Kind, as_zcdp
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.gvdp.accuracy import (
     GvdpErrorModel,
@@ -31,13 +29,16 @@ from dpcore.analyses.gvdp.groups import RunSettings, Strategy
 from dpcore.analyses.gvdp.model import BoundsMode, GvdpBoundsSpec, GvdpModel, ModelKind
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.analyses.gvdp.withhold import Uninformative
-from dpcore.errors import Problem
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.foundations.accounting import ZCDP, Budget, Kind, as_zcdp
+from dpcore.foundations.errors import Problem
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.validation import is_numeric
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
 
 if TYPE_CHECKING:
-    from dpcore.engines import AggregatedGvdp, Engine
+    from dpcore.analyses.base import AggregatedGvdp
+    from dpcore.engines import Engine
 
 __all__ = ["DEFAULT_K", "GVDP", "GvdpAnalysis", "GvdpSettings"]
 
@@ -256,7 +257,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
         bootstraps in one more pass (:mod:`dpcore.engines.blb`). The mean and OLS only: a
         logistic fit is refused with what to do instead."""
         # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.engines import aggregate_gvdp
+        from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 
         return aggregate_gvdp(engine, spec, self.model(settings))
 

@@ -15,13 +15,13 @@ from typing import Literal
 
 import numpy as np
 
-from dpcore._validate import (
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.validation import (
     finite_number,
     open_unit_interval,
     positive_int,
     positive_number,
 )
-from dpcore.accounting import ZCDP
 
 __all__ = [
     "ESTIMATORS",

@@ -13,10 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import (
-    instance_of,
-    positive_int,
-)
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.gvdp.bounds import (
     ROWS_PER_COEFFICIENT,
@@ -24,8 +20,12 @@ from dpcore.analyses.gvdp.bounds import (
     recommended_subsets,
 )
 from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
-from dpcore.grouping import DROPPED_CODE, Grouping
-from dpcore.shares import require_fixed_shares
+from dpcore.foundations.grouping import DROPPED_CODE, Grouping
+from dpcore.foundations.shares import require_fixed_shares
+from dpcore.foundations.validation import (
+    instance_of,
+    positive_int,
+)
 
 __all__ = [
     "MAX_FIT_RISK",
@@ -127,7 +127,7 @@ class GvdpData:
 
     Rows an engine keeps where they lie (:func:`~dpcore.engines.aggregate_gvdp`) leave
     ``population`` None and ``groups`` empty: each run then draws its bag of little bootstraps
-    from ``bags`` (:class:`~dpcore.engines.gvdp.EngineBags`) with a salt drawn from the run's
+    from ``bags`` (:class:`~dpcore.analyses.gvdp.aggregate.EngineBags`) with a salt drawn from the run's
     random generator; ``engine`` names the engine and ``recipe`` is the Python that runs its
     pass again (for a release's script). Views that need the rows say so
     (:meth:`require_rows`).

@@ -14,10 +14,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from dpcore._validate import (
-    as_rng,
-    positive_int,
-)
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds, recommended_subsets
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.estimator import (
@@ -27,7 +23,11 @@ from dpcore.analyses.gvdp.estimator import (
 )
 from dpcore.analyses.gvdp.groups import RunSettings, check_model_bounds, run_population
 from dpcore.analyses.gvdp.model import INTERCEPT, MODELS, GvdpBoundsSpec, ModelKind
-from dpcore.metrics import binomial_band, clopper_pearson
+from dpcore.foundations.metrics import binomial_band, clopper_pearson
+from dpcore.foundations.validation import (
+    as_rng,
+    positive_int,
+)
 
 __all__ = [
     "BlbDiagnostic",
@@ -187,8 +187,8 @@ def coverage_frame(
     coverage: GVDPCoverage, coefficients: Sequence[str], *, confidence: float = 0.95
 ) -> pd.DataFrame:
     r"""Per coefficient: observed coverage with its Clopper–Pearson interval
-    (:func:`dpcore.metrics.clopper_pearson`), the nominal level and the binomial band of
-    coverages consistent with it (:func:`dpcore.metrics.binomial_band`)."""
+    (:func:`dpcore.foundations.metrics.clopper_pearson`), the nominal level and the binomial band of
+    coverages consistent with it (:func:`dpcore.foundations.metrics.binomial_band`)."""
     R = coverage.replications
     nominal = coverage.level
     band_low, band_high = binomial_band(nominal, R, confidence=confidence)

@@ -10,12 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, ndtri
 
-from dpcore._validate import (
-    as_rng,
-    open_unit_interval,
-    positive_int,
-)
-from dpcore.accounting import ZCDP, parallel
 from dpcore.analyses.gvdp.blb import Bag, fit_logistic, prepare_rows, run_blb
 from dpcore.analyses.gvdp.bounds import (
     Data,
@@ -26,9 +20,15 @@ from dpcore.analyses.gvdp.bounds import (
     frozen_array,
 )
 from dpcore.analyses.gvdp.private import readonly_array, release_estimates
-from dpcore.intervals import Interval
-from dpcore.mechanisms import NoiseKind, NoiseSource, SimulationNoise, as_noise_source
-from dpcore.shares import PublicShares, share_values
+from dpcore.foundations.accounting import ZCDP, parallel
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, SimulationNoise, as_noise_source
+from dpcore.foundations.shares import PublicShares, share_values
+from dpcore.foundations.validation import (
+    as_rng,
+    open_unit_interval,
+    positive_int,
+)
 
 __all__ = [
     "GVDPCoverage",
@@ -218,7 +218,7 @@ def gvdp(
         is given.
     noise
         Source of the privacy noise: ``"simulation"`` (numpy, seeded by ``rng``; the default),
-        ``"secure"`` (OpenDP, for releases) or a :class:`~dpcore.mechanisms.NoiseSource`.
+        ``"secure"`` (OpenDP, for releases) or a :class:`~dpcore.foundations.mechanisms.NoiseSource`.
 
     Returns
     -------

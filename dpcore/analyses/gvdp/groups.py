@@ -11,13 +11,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import (
-    as_rng,
-    instance_of,
-    open_unit_interval,
-    positive_int,
-    positive_number,
-)
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.estimator import (
     GVDPResult,
@@ -30,7 +23,14 @@ from dpcore.analyses.gvdp.estimator import (
     recombine,
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.validation import (
+    as_rng,
+    instance_of,
+    open_unit_interval,
+    positive_int,
+    positive_number,
+)
 
 __all__ = [
     "ALL",

@@ -14,12 +14,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import (
+from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
+from dpcore.foundations.validation import (
     finite_number,
     numeric_values,
     positive_int,
 )
-from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
 
 __all__ = [
     "BOUNDS_MODES",

@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of
-from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp.bounds import NEARLY_UNBIASED_ROWS, small_subsets_warning
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
 from dpcore.analyses.gvdp.groups import (
@@ -31,8 +29,10 @@ from dpcore.analyses.gvdp.withhold import (
     too_few_subsets,
     wider_than_range,
 )
-from dpcore.intervals import Interval
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import CoverageNote, PlanHeader, Progress, ReleaseRow
 from dpcore.release.preview import simulated_preview
 
@@ -115,7 +115,7 @@ class GvdpPlan:
     and the release costs ρ — and releases every group's estimate and interval plus their
     share-weighted recombination (post-processing of DP outputs: no extra cost).
     ``strategy="global_only"`` runs GVDP once on all rows (cost ρ). The privacy noise comes from
-    the given :class:`~dpcore.mechanisms.NoiseSource` (OpenDP's SecureNoise in a real release);
+    the given :class:`~dpcore.foundations.mechanisms.NoiseSource` (OpenDP's SecureNoise in a real release);
     the BLB partition and resamples from the ``rng`` that :meth:`run` is given.
 
     Parameters

@@ -16,7 +16,7 @@ from dpcore.analyses.gvdp.bounds import GVDPBounds
 from dpcore.analyses.gvdp.estimator import (
     RunParameters,
 )
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.mechanisms import NoiseSource
 
 __all__ = [
     "psd_projection",

@@ -16,7 +16,7 @@ The modules:
 - :mod:`.teaching` — the numbers behind the Learn page's mean explainers and presets.
 
 Every estimator works on per-group sufficient statistics (sizes and clipped sums) and is
-vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.mechanisms.NoiseSource`.
+vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.foundations.mechanisms.NoiseSource`.
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
@@ -31,9 +31,9 @@ from dpcore.analyses.mean import (
     strategies,
 )
 from dpcore.analyses.mean.analysis import *
+from dpcore.analyses.mean.array_api import *
 from dpcore.analyses.mean.coinpress import *
 from dpcore.analyses.mean.estimators import *
-from dpcore.analyses.mean.functions import *
 from dpcore.analyses.mean.plan import *
 from dpcore.analyses.mean.simulate import *
 from dpcore.analyses.mean.statistics import *

@@ -29,7 +29,7 @@ Shares from the release's own noisy counts (``share_source="noisy_counts"``, pri
 only). The recombined estimate is :math:`\hat\theta = \sum_g \hat s_g \hat\mu_g` (AAAI 2024,
 eq. 4, with estimated shares) where :math:`\hat\mu_g = \tilde S_g / \tilde n_g`,
 :math:`\tilde S_g = S_g + a_g`, :math:`\tilde n_g = n_g + b_g` and
-:math:`\hat s_g = \tilde n_g / \sum_h \tilde n_h` (:func:`~dpcore.shares.noisy_count_shares`,
+:math:`\hat s_g = \tilde n_g / \sum_h \tilde n_h` (:func:`~dpcore.foundations.shares.noisy_count_shares`,
 whose floors at 0 and 1 we ignore as above). Its error splits into the groups' noise weighted
 by the exact shares :math:`w_g = n_g/n` and the shares' own noise:
 
@@ -70,16 +70,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import list_labels
-from dpcore._validate import positive_int
-from dpcore.accounting import ZCDP, Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
-from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import binomial_band
+from dpcore.foundations.accounting import ZCDP, Budget
+from dpcore.foundations.labels import list_labels
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.metrics import binomial_band
+from dpcore.foundations.privacy_unit import PrivacyUnit
+from dpcore.foundations.shares import share_values
+from dpcore.foundations.validation import positive_int
 from dpcore.planner.accuracy import (
     AccuracyTarget,
     ErrorModel,
@@ -90,8 +92,6 @@ from dpcore.planner.accuracy import (
     round_to_one_two_five,
 )
 from dpcore.planner.simulated import SimulatedErrorModel, log_grid
-from dpcore.privacy_unit import PrivacyUnit
-from dpcore.shares import share_values
 
 __all__ = [
     "POPULATION_LABEL",
@@ -115,7 +115,7 @@ def _unit_scales(
 ) -> np.ndarray:
     """Each mean's noise scale at budget scale 1 (the module docstring's table), for a person
     who may own ``rows_per_person`` rows: the mechanisms then run at ε/c or ρ/c²
-    (:meth:`~dpcore.privacy_unit.PrivacyUnit.row_budget`), budget scale s/c, so the noise at
+    (:meth:`~dpcore.foundations.privacy_unit.PrivacyUnit.row_budget`), budget scale s/c, so the noise at
     scale s is c times one row's."""
     low, high = estimator.bounds
     laplace = isinstance(estimator, LaplaceMean)
@@ -427,7 +427,7 @@ def check_by_simulation(
 
     Returns one row per estimate: ``estimate``, ``target``, ``met`` (the fraction of releases
     within the target) and ``band_low``/``band_high``, the binomial band of a calibrated
-    ``target.level`` (:func:`dpcore.metrics.binomial_band`). The binding estimate should sit in
+    ``target.level`` (:func:`dpcore.foundations.metrics.binomial_band`). The binding estimate should sit in
     its band; the others above it.
     """
     replicates = positive_int("replicates", replicates)

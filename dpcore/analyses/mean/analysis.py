@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp, scale
 from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -20,15 +19,17 @@ from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp, scale
+from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.small_groups import CountNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
-from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader
-from dpcore.small_groups import CountNoise
 
 if TYPE_CHECKING:
-    from dpcore.engines import AggregatedMean, Engine
+    from dpcore.analyses.base import AggregatedMean
+    from dpcore.engines import Engine
 
 __all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
 
@@ -89,7 +90,9 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
     settings_type = MeanSettings
     read_only_statistics = True  # GroupValues: frozen, read-only arrays
     runs_on_engines = True  # GroupSums: sizes and clipped sums from an engine's passes
-    honours_person_column = True  # every pass bounds each person's rows (dpcore.privacy_unit)
+    honours_person_column = (
+        True  # every pass bounds each person's rows (dpcore.foundations.privacy_unit)
+    )
 
     def problems(self, settings: MeanSettings, frame: pd.DataFrame) -> list[Problem]:
         out = []
@@ -119,7 +122,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         return out
 
     def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:
-        """The estimator the settings describe; :class:`~dpcore.errors.SettingsError` when its
+        """The estimator the settings describe; :class:`~dpcore.foundations.errors.SettingsError` when its
         public bounds are missing or out of order."""
         problems = [p for p in self.problems(settings, pd.DataFrame()) if p.field != "value"]
         if problems:
@@ -190,7 +193,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
         Unlike :meth:`statistics` this depends on the bounds: the engine clips before it sums.
         """
         # Imported here: dpcore.engines imports the mean's statistics, and so this package.
-        from dpcore.engines import aggregate_mean
+        from dpcore.analyses.mean.aggregate import aggregate_mean
 
         if settings.value is None:
             raise NotChosenYet("Choose the value column to estimate on the Data page.")
@@ -230,7 +233,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
     ) -> MeanStudy:
         """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
         :meth:`native_budget`, divided among the rows one person may own, as the release
-        divides it: :meth:`PrivacyUnit.row_budget <dpcore.privacy_unit.PrivacyUnit.row_budget>`),
+        divides it: :meth:`PrivacyUnit.row_budget <dpcore.foundations.privacy_unit.PrivacyUnit.row_budget>`),
         scored against the true clipped means (``level`` unused: the study scores estimates,
         not intervals). ``per_group=False`` leaves out the per-group
         summary, which a privacy–utility curve does not show: its percentiles over thousands

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from dpcore._validate import positive_int, positive_number
-from dpcore.accounting import ZCDP, Budget
 from dpcore.analyses.mean.estimators import GroupStats, require_budget, validate_bounds
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.accounting import ZCDP, Budget
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.validation import positive_int, positive_number
 
 __all__ = ["CoinPressErrors", "CoinPressMean", "clipping_bias_bound", "default_rho_split"]
 
@@ -214,7 +214,7 @@ class CoinPressMean:
             The interval [ℓ_i, r_i] after each step.
 
         Statistics without a group axis (a raw array's
-        :class:`~dpcore.analyses.mean.functions.ArrayValues`, whose sizes are 0-d) give the same
+        :class:`~dpcore.analyses.mean.array_api.ArrayValues`, whose sizes are 0-d) give the same
         without the k axis: a scalar estimate for a single release.
         """
         rho = require_budget(budget, (ZCDP,), self.name).rho

@@ -20,10 +20,10 @@ from typing import Protocol
 
 import numpy as np
 
-from dpcore._validate import finite_number, positive_number
-from dpcore.accounting import ZCDP, ApproxDP, Budget, PureDP
-from dpcore.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
-from dpcore.small_groups import CountNoise
+from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
+from dpcore.foundations.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
+from dpcore.foundations.small_groups import CountNoise
+from dpcore.foundations.validation import finite_number, positive_number
 
 __all__ = ["ClippedMean", "GaussianMean", "GroupStats", "LaplaceMean", "NoisySums"]
 
@@ -164,7 +164,7 @@ class ClippedMean:
     ) -> NoisySums:
         """The noisy clipped sums and noisy counts a release with private group sizes draws
         (``n_public=False`` only): the counts are DP outputs that later steps may reuse, e.g.
-        as recombination shares (:func:`~dpcore.shares.noisy_count_shares`)."""
+        as recombination shares (:func:`~dpcore.foundations.shares.noisy_count_shares`)."""
         if self.n_public:
             raise ValueError(
                 "with group sizes treated as public the release draws no noisy counts; keep group "

@@ -24,8 +24,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int
-from dpcore.accounting import Budget
 from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
@@ -34,10 +32,12 @@ from dpcore.analyses.mean.strategies import (
     Strategy,
     run_strategy,
 )
-from dpcore.grouping import GroupingSpec, SmallGroups
-from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import parity_error
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.accounting import Budget
+from dpcore.foundations.grouping import GroupingSpec, SmallGroups
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.metrics import parity_error
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.validation import as_rng, positive_int
 
 __all__ = ["FRONTIER_STRATEGIES", "candidate_columns", "pareto_mask", "stratification_frontier"]
 

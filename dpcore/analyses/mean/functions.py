@@ -1,4 +1,4 @@
-"""Private estimators. Mean estimators take a budget from :mod:`dpcore.accounting` and ``rng``.
+"""Private estimators. Mean estimators take a budget from :mod:`dpcore.foundations.accounting` and ``rng``.
 
 The functions below release one estimate (or ``replicates`` simulated estimates) from a 1-D array of
 values or from any per-group statistics object (:class:`~dpcore.analyses.mean.statistics.GroupValues`); the estimator
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore._validate import positive_int
-from dpcore.accounting import Budget
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, GroupStats, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues, finite_values
-from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.accounting import Budget
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.validation import positive_int
 
 __all__ = ["MeanRelease", "coinpress_mean", "gaussian_mean", "laplace_mean"]
 

@@ -10,9 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import OTHER_LABEL
-from dpcore._validate import instance_of, open_unit_interval
-from dpcore.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.analyses.mean.coinpress import CoinPressErrors, CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.sampling_error import (
@@ -34,13 +31,16 @@ from dpcore.analyses.mean.strategies import (
     run_strategy,
 )
 from dpcore.analyses.mean.sums import GroupSums
-from dpcore.intervals import Interval
-from dpcore.mechanisms import NoiseSource, SimulationNoise
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.accounting import ApproxDP, Budget, PureDP, scale, sequential
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.labels import OTHER_LABEL
+from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.selection import KeySelection
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import instance_of, open_unit_interval
 from dpcore.release.plan import CoverageNote, PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
-from dpcore.selection import KeySelection
-from dpcore.shares import PublicShares
 
 __all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow", "public_range"]
 
@@ -184,7 +184,7 @@ class MeanPlan:
             )
 
     def _check_selection_possible(self) -> None:
-        """Finding the groups privately (:mod:`dpcore.selection`) publishes a group of one
+        """Finding the groups privately (:mod:`dpcore.foundations.selection`) publishes a group of one
         person with probability δ: refuse, before any draw, every setting that cannot pay for
         it or has no groups to find."""
         if not isinstance(self.header.budget, ApproxDP):
@@ -776,7 +776,7 @@ class MeanPlan:
 
 
 def _unit_import(unit: PrivacyUnit) -> str:
-    return "" if unit == ROW else "from dpcore.privacy_unit import PrivacyUnit\n"
+    return "" if unit == ROW else "from dpcore.foundations.privacy_unit import PrivacyUnit\n"
 
 
 def _unit_argument(unit: PrivacyUnit) -> str:

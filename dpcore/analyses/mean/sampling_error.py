@@ -54,10 +54,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.accounting import ZCDP, Budget, PureDP, scale
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, LaplaceMean
 from dpcore.analyses.mean.strategies import Strategy
-from dpcore.mechanisms import (
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, scale
+from dpcore.foundations.mechanisms import (
     NoiseSource,
     SimulationNoise,
     gaussian_sigma,

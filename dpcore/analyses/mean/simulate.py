@@ -15,13 +15,13 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int
-from dpcore.accounting import Budget
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
-from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import normalized_error, parity_from_errors, worst_group_error
-from dpcore.shares import PublicShares
+from dpcore.foundations.accounting import Budget
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.metrics import normalized_error, parity_from_errors, worst_group_error
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import as_rng, positive_int
 
 __all__ = [
     "GLOBAL_LABEL",
@@ -229,7 +229,7 @@ def monte_carlo(
     Returns a tidy frame with one row per replicate and group, plus one row per replicate for the
     global estimate (``group == GLOBAL_LABEL``, ``level == "global"``). Columns: ``replicate``,
     ``group``, ``level``, ``size``, ``estimate``, ``truth``, ``error`` (normalized absolute error,
-    :func:`dpcore.metrics.normalized_error`). ``shares`` default to the values' own public
+    :func:`dpcore.foundations.metrics.normalized_error`). ``shares`` default to the values' own public
     shares (else their counts, treated as public). ``progress(done, total)`` is called after each
     chunk. :func:`simulate_releases` gives the same releases as arrays, without the frame.
     """
@@ -251,7 +251,7 @@ def replicate_metrics(frame: pd.DataFrame) -> pd.DataFrame:
     error and the parity error (AAAI 2024, Def. 10, ω = 1/k), and the global error in the
     value's units (``global_abs``).
 
-    Errors are normalized absolute errors (fractions, not %), as in :mod:`dpcore.metrics`.
+    Errors are normalized absolute errors (fractions, not %), as in :mod:`dpcore.foundations.metrics`.
     """
     return Simulation.from_frame(frame).metrics()
 

@@ -1,6 +1,6 @@
 r"""The mean's sufficient statistics: each group's values, sorted, with prefix sums.
 
-Built once from a :class:`~dpcore.grouping.Grouping` and a value column by
+Built once from a :class:`~dpcore.foundations.grouping.Grouping` and a value column by
 :meth:`GroupValues.from_grouping`. Per group we keep the size :math:`n_g` (rows with a usable
 value) and the sorted values with prefix sums, so that any
 clipped sum :math:`\sum_{x \in G_g} \min(\max(x, a), b)` costs :math:`O(\log n_g)` — what
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._labels import labels_repr, list_labels, plural
-from dpcore._validate import data_frame, instance_of, numeric_values, read_only
-from dpcore.grouping import Grouping, SmallGroups
-from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
-from dpcore.shares import PublicShares
+from dpcore.foundations.grouping import Grouping, SmallGroups
+from dpcore.foundations.labels import labels_repr, list_labels, plural
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import data_frame, instance_of, numeric_values, read_only
 
 __all__ = ["GroupValues"]
 
@@ -61,7 +61,7 @@ class GroupValues:
         The grouping columns (empty for :meth:`from_values`).
     unit
         The privacy unit whose contribution bound chose the rows
-        (:class:`~dpcore.privacy_unit.PrivacyUnit`); one row by default.
+        (:class:`~dpcore.foundations.privacy_unit.PrivacyUnit`); one row by default.
     notes
         Sentences for the curator about rows the contribution bound left out.
     """
@@ -332,7 +332,7 @@ class GroupValues:
 
         With a person column in ``unit``, each person's rows are bounded first, by the cells of
         the grouping columns and exactly as every engine bounds them
-        (:func:`~dpcore.privacy_unit.bound_contributions`), so that these statistics equal an
+        (:func:`~dpcore.foundations.privacy_unit.bound_contributions`), so that these statistics equal an
         engine's :class:`~dpcore.analyses.mean.sums.GroupSums`; rows the bound leaves out are
         said in :attr:`notes`, not counted as missing.
 

@@ -9,7 +9,7 @@
   splitting the budget between them under sequential composition.
 
 Every function is vectorized over Monte Carlo replicates (``replicates=R`` gives arrays (R, k) and
-(R,)) and takes its noise from a :class:`~dpcore.mechanisms.NoiseSource`: ``"simulation"`` (numpy,
+(R,)) and takes its noise from a :class:`~dpcore.foundations.mechanisms.NoiseSource`: ``"simulation"`` (numpy,
 seeded by ``rng``) for previews, ``"secure"`` (OpenDP) for releases.
 """
 
@@ -20,13 +20,13 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from dpcore._labels import list_labels
-from dpcore._validate import open_unit_interval, positive_int
-from dpcore.accounting import Budget, parallel, scale, sequential
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
-from dpcore.shares import PublicShares, noisy_count_shares, share_values
-from dpcore.small_groups import NoisyRecombination
+from dpcore.foundations.accounting import Budget, parallel, scale, sequential
+from dpcore.foundations.labels import list_labels
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.shares import PublicShares, noisy_count_shares, share_values
+from dpcore.foundations.small_groups import NoisyRecombination
+from dpcore.foundations.validation import open_unit_interval, positive_int
 
 __all__ = [
     "STRATEGIES",
@@ -68,9 +68,9 @@ class StrategyResult:
 
     ``group_estimates`` has shape (k,) or (replicates, k); ``global_estimate`` () or (replicates,).
     ``shares``, shaped like ``group_estimates``, are the group shares drawn with the release
-    from its noisy counts (:func:`~dpcore.shares.noisy_count_shares`), when the shares' source
+    from its noisy counts (:func:`~dpcore.foundations.shares.noisy_count_shares`), when the shares' source
     says so; None when the groups are recombined with fixed public shares. ``released``: when
-    those shares carry a small-group rule (:class:`~dpcore.small_groups.NoisyCountRule`),
+    those shares carry a small-group rule (:class:`~dpcore.foundations.small_groups.NoisyCountRule`),
     which groups the noisy counts kept, merged or dropped, and the pooled group's estimate;
     ``shares`` are then 0 for the groups not released as themselves.
     ``group_steps`` and ``global_steps``: for an estimator that releases intermediate intervals
@@ -129,10 +129,10 @@ def stratified_mean(
 
     With shares drawn with the release (``shares.drawn_with_release``, private group sizes
     only), :math:`w_g` are the release's own noisy counts made shares
-    (:func:`~dpcore.shares.noisy_count_shares`), one set per replicate: post-processing of the
+    (:func:`~dpcore.foundations.shares.noisy_count_shares`), one set per replicate: post-processing of the
     counts the group estimates already paid for. When they carry a small-group rule, the same
     noisy counts decide which groups are merged or dropped, and the sum runs over the groups
-    released (:meth:`~dpcore.small_groups.NoisyCountRule.recombine`).
+    released (:meth:`~dpcore.foundations.small_groups.NoisyCountRule.recombine`).
     """
     source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
     if drawn_with_release(shares, estimator):

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore._validate import read_only
 from dpcore.analyses.mean.statistics import kept_without_rows, left_out_messages
-from dpcore.privacy_unit import ROW, PrivacyUnit
-from dpcore.shares import PublicShares
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import read_only
 
 __all__ = ["GroupSums", "SumsAt"]
 
@@ -51,7 +51,7 @@ class GroupSums:
         Sentences for the curator about rows left out on the way (a contribution bound).
     unit
         The privacy unit the engine bounded contributions for
-        (:class:`~dpcore.privacy_unit.PrivacyUnit`); one row by default.
+        (:class:`~dpcore.foundations.privacy_unit.PrivacyUnit`); one row by default.
     recipe
         Python lines that compute these sums again into ``aggregated`` from a grouping spec
         named ``spec`` (for a release's script); empty when there is no such recipe.

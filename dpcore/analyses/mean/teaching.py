@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaincinv
 
-from dpcore import theory
-from dpcore.accounting import ZCDP
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
-from dpcore.datasets import synthetic_gaussian_mixture
-from dpcore.mechanisms import SimulationNoise, laplace_scale
+from dpcore.foundations import theory
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.datasets import synthetic_gaussian_mixture
+from dpcore.foundations.mechanisms import SimulationNoise, laplace_scale
 
 
 def laplace_mean_error(sizes: np.ndarray | float, epsilon: float, width: float) -> np.ndarray:
@@ -48,7 +48,7 @@ def expected_sorted_shares(
 
     Draws :math:`g_i = G_i / \sum_j G_j` with :math:`G_i \sim \mathrm{Gamma}(\alpha)` (the
     Dirichlet construction) from fixed uniforms, so the result is smooth in α and deterministic —
-    the same construction as :func:`dpcore.theory.dirichlet_alpha`'s fit. Shows what group sizes
+    the same construction as :func:`dpcore.foundations.theory.dirichlet_alpha`'s fit. Shows what group sizes
     "look like" for a given α (AAAI 2024, appendix on the Dirichlet distribution).
     """
     draws = max(20, 20_000 // k) if draws is None else draws
@@ -187,7 +187,7 @@ def figure1_reading(
     r"""Fit α to the group sizes and read Prop. 8, Thm. 9 and the best case at ``alpha_read``.
 
     AAAI 2024, Prop. 8 (:math:`k\log(n/k)`), Thm. 9 (:math:`k(\psi(\alpha) - \psi(k\alpha) +
-    \log n)`) and the best case :math:`(k - 1) + \log(n - k)`, via :mod:`dpcore.theory`.
+    \log n)`) and the best case :math:`(k - 1) + \log(n - k)`, via :mod:`dpcore.foundations.theory`.
     ``alpha_sorted`` and ``alpha_mle`` skip the fits when already known (they do not depend on
     ``alpha_read``).
     """
@@ -248,7 +248,7 @@ def figure3_study(
     r"""Global-mean error of StratCoinpress and CoinPress against n (AAAI 2024, Figure 3).
 
     For each n and each of ``data_seeds`` datasets from the appendix-B generator
-    (:func:`dpcore.datasets.synthetic_gaussian_mixture`, k = 10, α = 1), runs ``replicates``
+    (:func:`dpcore.foundations.datasets.synthetic_gaussian_mixture`, k = 10, α = 1), runs ``replicates``
     releases of both strategies at ρ-zCDP (CoinPress prior (−10, 10), σ = 2, t = 2) and records
     the normalized absolute error :math:`|\hat\mu - \mu|/|\mu|` averaged over replicates. The
     stratified estimate recombines the DP group estimates with public shares (Alg. 3; AAAI eq. 3,

@@ -15,7 +15,7 @@ gets its own interval (§2.4). The modules, from lowest level up:
 - :mod:`.sums` — the sums, their public bounds (:class:`RatioBounds`) and :func:`ratio_sums`, the
   only pass over raw rows;
 - :mod:`.noise` — :func:`release_ratio_sums` adds noise through a
-  :class:`~dpcore.mechanisms.NoiseSource` (numpy for previews, OpenDP for releases);
+  :class:`~dpcore.foundations.mechanisms.NoiseSource` (numpy for previews, OpenDP for releases);
 - :mod:`.intervals` — a confidence interval from a release (post-processing, no budget) and the
   z-test for two groups (:func:`compare_ratios`);
 - :mod:`.study` — the paper's simulation (§3), vectorized over replicates, beside its Table 1;
@@ -48,7 +48,7 @@ Choices where the paper leaves room (each also noted where it is implemented):
   the ratio scale, while ``variance`` stays the variance of log r̂.
 - **zCDP composition** (``composition="zcdp"``) is an improvement the paper suggests (§4) but does
   not use: the (ε, δ) budget is converted to the largest ρ whose tight conversion back
-  (:meth:`~dpcore.accounting.ZCDP.to_approx_dp`) fits in (ε, δ), split evenly, and each sum gets
+  (:meth:`~dpcore.foundations.accounting.ZCDP.to_approx_dp`) fits in (ε, δ), split evenly, and each sum gets
   :math:`\sigma_i = \Delta_i/\sqrt{2\rho/m}`.
 
 Privacy accounting (stated on screen too):

@@ -68,17 +68,17 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
-from dpcore._labels import list_labels
-from dpcore._validate import as_rng, positive_int
-from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums
 from dpcore.analyses.ratio.intervals import NO_VARIANCE, ratio_interval
 from dpcore.analyses.ratio.noise import release_ratio_sums
 from dpcore.analyses.ratio.preview import ALL_GROUPS, recombine
 from dpcore.analyses.ratio.sums import MECHANISMS, Composition, Mechanism
-from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import binomial_band
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.labels import list_labels
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.metrics import binomial_band
+from dpcore.foundations.validation import as_rng, positive_int
 from dpcore.planner.accuracy import (
     AccuracyTarget,
     ErrorModel,

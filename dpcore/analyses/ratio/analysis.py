@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import column_kind
-from dpcore.accounting import Budget, Kind, PureDP
 from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.ratio.accuracy import UNPLANNED_MECHANISM, ratio_check, ratio_error_model
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
@@ -20,14 +18,17 @@ from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.plan import RatioPlan
 from dpcore.analyses.ratio.preview import simulate_ratio_intervals
 from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBounds, RatioSums, Scale
-from dpcore.errors import Problem, SettingsError
-from dpcore.grouping import Grouping, GroupingSpec
+from dpcore.foundations.accounting import Budget, Kind, PureDP
+from dpcore.foundations.errors import Problem, SettingsError
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.validation import column_kind
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
-from dpcore.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import PlanHeader
 
 if TYPE_CHECKING:
-    from dpcore.engines import AggregatedRatio, Engine
+    from dpcore.analyses.base import AggregatedRatio
+    from dpcore.engines import Engine
 
 __all__ = ["RATIO", "RatioAnalysis", "RatioSettings"]
 
@@ -123,7 +124,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
     r"""The calibration ratio Σ score / Σ label per group with DP confidence intervals (Miao &
     Li 2022).
 
-    With a person column (``unit``, :class:`~dpcore.privacy_unit.PrivacyUnit`) each person keeps
+    With a person column (``unit``, :class:`~dpcore.foundations.privacy_unit.PrivacyUnit`) each person keeps
     at most M = ``max_rows`` rows in each of at most G = ``max_groups`` groups before anything is
     summed, in memory and on every engine alike. Each kept row adds to every sum of §2.3.1 a
     summand clipped to :math:`[0, \Delta]` (:math:`\Delta_{\sum ws} = u_w u_s`, ...), so adding
@@ -168,7 +169,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
 
     def column_problems(self, settings: RatioSettings, kinds: dict[str, str]) -> list[Problem]:
         """Wrong or missing columns and bounds, from the columns' ``kinds`` alone
-        (:func:`~dpcore._validate.column_kind`'s words): what can be said of data that stays in
+        (:func:`~dpcore.foundations.validation.column_kind`'s words): what can be said of data that stays in
         files before any pass (the pass then checks a binary label,
         :func:`~dpcore.engines.aggregate_ratio`)."""
         roles = {"s_column": settings.s_column, "y_column": settings.y_column}
@@ -272,7 +273,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         :meth:`statistics` gives on the rows in memory. Wrong columns or bounds are refused
         before any pass."""
         # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.engines import aggregate_ratio
+        from dpcore.analyses.ratio.aggregate import aggregate_ratio
 
         self.check_columns(settings, engine.column_kinds())
         return aggregate_ratio(
@@ -285,7 +286,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         return self.statistics_key(settings)
 
     def check_columns(self, settings: RatioSettings, kinds: dict[str, str]) -> None:
-        """Raise :class:`~dpcore.errors.SettingsError` listing :meth:`column_problems`, if any."""
+        """Raise :class:`~dpcore.foundations.errors.SettingsError` listing :meth:`column_problems`, if any."""
         problems = self.column_problems(settings, kinds)
         if problems:
             raise SettingsError(problems)

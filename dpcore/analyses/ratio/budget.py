@@ -12,16 +12,6 @@ import math
 
 import numpy as np
 
-from dpcore._validate import open_unit_interval
-from dpcore.accounting import (
-    ZCDP,
-    ApproxDP,
-    Budget,
-    PureDP,
-    check_budget,
-    exact_components,
-    pure_epsilon_within,
-)
 from dpcore.analyses.ratio.groups import check_ratio_bounds
 from dpcore.analyses.ratio.noise import check_noise_choice, release_ratio_sums
 from dpcore.analyses.ratio.sums import (
@@ -30,7 +20,17 @@ from dpcore.analyses.ratio.sums import (
     RatioBounds,
     RatioSums,
 )
-from dpcore.errors import BudgetKindError
+from dpcore.foundations.accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    PureDP,
+    check_budget,
+    exact_components,
+    pure_epsilon_within,
+)
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.validation import open_unit_interval
 
 __all__ = [
     "release_arguments",

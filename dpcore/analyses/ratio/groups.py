@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, instance_of, numeric_values, positive_int
 from dpcore.analyses.ratio.sums import (
     RatioBounds,
     RatioSums,
 )
-from dpcore.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
-from dpcore.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
+from dpcore.foundations.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
+from dpcore.foundations.validation import as_rng, instance_of, numeric_values, positive_int
 
 __all__ = [
     "GroupRatioSums",
@@ -245,7 +245,7 @@ def group_ratio_sums(
 
     With a person column in ``unit``, each person's rows are bounded first, in the cells of the
     grouping columns and exactly as every engine bounds them
-    (:func:`~dpcore.privacy_unit.kept_rows`; the order within a cell is that of s, then y and
+    (:func:`~dpcore.foundations.privacy_unit.kept_rows`; the order within a cell is that of s, then y and
     w): at most ``unit.max_rows`` rows in each of at most ``unit.max_groups`` groups, so that
     these sums equal :func:`~dpcore.engines.aggregate_ratio`'s. One person then adds at most
     c = ``unit.rows_per_person`` rows, each with summands in [0, Δ] (Miao & Li §2.3.1), so each

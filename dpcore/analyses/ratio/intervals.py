@@ -13,7 +13,6 @@ from typing import Literal
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
-from dpcore._validate import as_rng, open_unit_interval, positive_int
 from dpcore.analyses.ratio.noise import (
     RatioRelease,
     check_budget_args,
@@ -32,8 +31,9 @@ from dpcore.analyses.ratio.sums import (
     as_float_if_scalar,
     ratio_sums,
 )
-from dpcore.intervals import Interval
-from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.validation import as_rng, open_unit_interval, positive_int
 
 __all__ = [
     "NO_VARIANCE",
@@ -75,7 +75,7 @@ _MC_CHUNK = 1 << 20  # Monte Carlo draws held in memory at once
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class RatioCI(Interval):
-    """A ratio estimate with its confidence interval (an :class:`~dpcore.intervals.Interval`);
+    """A ratio estimate with its confidence interval (an :class:`~dpcore.foundations.intervals.Interval`);
     arrays when the sums were arrays.
 
     ``estimate``, ``low`` and ``high`` are on the ratio scale (for ``scale="log"`` the interval is

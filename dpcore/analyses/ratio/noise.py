@@ -1,7 +1,7 @@
 """Noisy release of the ratio's sums (Miao & Li 2022, §2.3.1 and eq. 5).
 
 Each released sum gets Gaussian (the paper's eq. 5, Balle & Wang's analytic calibration, or a zCDP
-split) or Laplace noise through a :class:`~dpcore.mechanisms.NoiseSource`: numpy for previews,
+split) or Laplace noise through a :class:`~dpcore.foundations.mechanisms.NoiseSource`: numpy for previews,
 OpenDP for releases. Everything after the release is post-processing.
 """
 
@@ -14,13 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from dpcore._validate import as_rng, open_unit_interval, positive_int, positive_number, real_number
-from dpcore.accounting import (
-    ZCDP,
-    ApproxDP,
-    Budget,
-    PureDP,
-)
 from dpcore.analyses.ratio.sums import (
     COMPOSITIONS,
     MECHANISMS,
@@ -31,12 +24,25 @@ from dpcore.analyses.ratio.sums import (
     as_ratio_bounds,
     check_exact_sums,
 )
-from dpcore.errors import ClassicGaussianRangeError
-from dpcore.mechanisms import (
+from dpcore.foundations.accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    PureDP,
+)
+from dpcore.foundations.errors import ClassicGaussianRangeError
+from dpcore.foundations.mechanisms import (
     NoiseKind,
     NoiseSource,
     as_noise_source,
     gaussian_sigma,
+)
+from dpcore.foundations.validation import (
+    as_rng,
+    open_unit_interval,
+    positive_int,
+    positive_number,
+    real_number,
 )
 
 __all__ = [
@@ -50,7 +56,7 @@ __all__ = [
 def zcdp_rho(epsilon: float, delta: float) -> float:
     r"""The largest ρ such that ρ-zCDP implies (ε, δ)-DP under the tight conversion.
 
-    Inverts :meth:`dpcore.accounting.ZCDP.to_approx_dp` (Canonne, Kamath & Steinke 2020), so the
+    Inverts :meth:`dpcore.foundations.accounting.ZCDP.to_approx_dp` (Canonne, Kamath & Steinke 2020), so the
     ledger's own conversion confirms the guarantee. Starts from the inverse of the standard bound
     :math:`\varepsilon = \rho + 2\sqrt{\rho\log(1/\delta)}` (Bun & Steinke 2016, Prop. 1.3),
     :math:`\rho = (\sqrt{\log(1/\delta) + \varepsilon} - \sqrt{\log(1/\delta)})^2`, which the tight
@@ -194,7 +200,7 @@ def release_ratio_sums(
     - ``"laplace"``: :math:`b_i = \Delta_i m/\varepsilon` (appendix A), pure ε-DP, δ unused.
 
     With ``composition="zcdp"`` the Gaussian sums share ρ = :func:`zcdp_rho` (ε, δ) instead.
-    Noise comes from ``noise`` (default: numpy :class:`~dpcore.mechanisms.SimulationNoise` seeded
+    Noise comes from ``noise`` (default: numpy :class:`~dpcore.foundations.mechanisms.SimulationNoise` seeded
     by ``rng``; ``"secure"`` for OpenDP). ``replicates=R`` draws R independent releases of the same
     sums (a leading axis), for previews.
     """

@@ -9,10 +9,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of, positive_int
-from dpcore.accounting import (
-    Budget,
-)
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.preview import RatioResult, RatioRow, estimate_ratios
@@ -27,8 +23,12 @@ from dpcore.analyses.ratio.sums import (
     RatioBounds,
     Scale,
 )
-from dpcore.mechanisms import NoiseSource
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.accounting import (
+    Budget,
+)
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.validation import instance_of, positive_int
 from dpcore.release.plan import CoverageNote, PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
@@ -77,7 +77,7 @@ class RatioPlan:
     r"""A planned release of the calibration ratio Σws/Σwy per group and for all groups together.
 
     Each group releases its noisy sums (§2.3.1) through the given noise source — OpenDP's
-    :class:`~dpcore.mechanisms.SecureNoise` in a real release — and gets a confidence interval
+    :class:`~dpcore.foundations.mechanisms.SecureNoise` in a real release — and gets a confidence interval
     (§2.4: no correction, Monte Carlo or analytical correction; ratio or log scale). The global
     ratio is :func:`recombine`\ d from the noisy group sums: post-processing, no extra budget.
 
@@ -348,7 +348,7 @@ class RatioPlan:
             start = (
                 f"{self.header.script()}"
                 "from dpcore import RatioBounds, RatioPlan\n"
-                f"{'' if unit == ROW else 'from dpcore.privacy_unit import PrivacyUnit'}\n"
+                f"{'' if unit == ROW else 'from dpcore.foundations.privacy_unit import PrivacyUnit'}\n"
                 "plan = RatioPlan.build(\n"
                 "    frame,\n"
                 "    header=header,\n"

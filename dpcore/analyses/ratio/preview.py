@@ -15,7 +15,6 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, instance_of, positive_int
 from dpcore.analyses.ratio.groups import GroupRatioSums
 from dpcore.analyses.ratio.intervals import (
     NO_VARIANCE,
@@ -32,8 +31,9 @@ from dpcore.analyses.ratio.sums import (
     RatioSums,
     Scale,
 )
-from dpcore.mechanisms import NoiseSource, SimulationNoise
-from dpcore.metrics import interval_score
+from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
+from dpcore.foundations.metrics import interval_score
+from dpcore.foundations.validation import as_rng, instance_of, positive_int
 from dpcore.release.plan import ReleaseRow
 
 __all__ = [
@@ -198,7 +198,7 @@ def estimate_ratios(
 
     The release is :func:`~dpcore.analyses.ratio.release_ratio_sums` on the ``(k,)`` sums (each
     group its own noise; parallel composition). ``noise`` defaults to numpy simulation noise from
-    ``rng`` (a preview); a release passes OpenDP's :class:`~dpcore.mechanisms.SecureNoise`.
+    ``rng`` (a preview); a release passes OpenDP's :class:`~dpcore.foundations.mechanisms.SecureNoise`.
     ``rng`` also seeds the Monte Carlo correction (post-processing).
     """
     instance_of("sums", sums, GroupRatioSums)

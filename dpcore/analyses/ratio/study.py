@@ -16,7 +16,6 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, open_unit_interval, positive_int, positive_number
 from dpcore.analyses.ratio.intervals import (
     RatioCI,
     nonprivate_ratio_ci,
@@ -40,8 +39,9 @@ from dpcore.analyses.ratio.sums import (
     RatioSums,
     Scale,
 )
-from dpcore.mechanisms import SimulationNoise
-from dpcore.metrics import coverage, interval_score
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.metrics import coverage, interval_score
+from dpcore.foundations.validation import as_rng, open_unit_interval, positive_int, positive_number
 
 __all__ = [
     "load_table1",

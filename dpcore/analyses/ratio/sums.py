@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from dpcore._validate import positive_int, positive_number
+from dpcore.foundations.validation import positive_int, positive_number
 
 __all__ = [
     "COMPOSITIONS",
@@ -88,7 +88,7 @@ class RatioBounds:
     Rows are clipped to these bounds before summing; the bounds must never come from the data.
     Unweighted data have w ≡ 1, so ``w`` must then be 1. ``rows_per_person`` is c, the most rows
     one person contributes after an engine bounded each person's rows
-    (:class:`~dpcore.privacy_unit.PrivacyUnit`); 1 when one row is one person.
+    (:class:`~dpcore.foundations.privacy_unit.PrivacyUnit`); 1 when one row is one person.
     """
 
     s: float = 1.0

@@ -8,12 +8,12 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting import ZCDP, Budget, PureDP, as_pure_dp
 from dpcore.analyses.base import Analysis
-from dpcore.analyses.sampling.plan import SamplePlan, SampleSettings, records_problem
-from dpcore.analyses.sampling.rows import SampleRows, column_problem, prepare_sample_rows
-from dpcore.errors import BudgetKindError, Problem
-from dpcore.grouping import Grouping
+from dpcore.analyses.sample.plan import SamplePlan, SampleSettings, records_problem
+from dpcore.analyses.sample.rows import SampleRows, column_problem, prepare_sample_rows
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp
+from dpcore.foundations.errors import BudgetKindError, Problem
+from dpcore.foundations.grouping import Grouping
 from dpcore.release.plan import PlanHeader
 
 __all__ = ["SAMPLE", "SampleAnalysis"]
@@ -116,7 +116,7 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows]):
 
 def _study_header(stats: SampleRows, budget: Budget) -> PlanHeader:
     """A header for a simulation (never committed): the plan only reads its budget."""
-    from dpcore.grouping import GroupingSpec
+    from dpcore.foundations.grouping import GroupingSpec
     from dpcore.release.plan import DatasetRef
 
     return PlanHeader(

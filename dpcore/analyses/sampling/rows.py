@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import is_numeric
-from dpcore.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
+from dpcore.foundations.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
+from dpcore.foundations.validation import is_numeric
 
 __all__ = [
     "MAX_DOMAIN",

@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from dpcore._validate import as_rng, positive_int, positive_number
-from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
 __all__ = [
     "bernoulli_sample",
@@ -198,7 +198,7 @@ def kary_sample(
         Seeds the draws, and the Laplace noise when it is ``"simulation"``.
     noise
         Source of the Laplace noise: ``"simulation"`` (numpy), ``"secure"`` (OpenDP) or a
-        :class:`~dpcore.mechanisms.NoiseSource`.
+        :class:`~dpcore.foundations.mechanisms.NoiseSource`.
 
     Returns
     -------
@@ -294,7 +294,7 @@ def bernoulli_sample(
 
     The draw is the mechanism, so it comes from ``noise``: ``"simulation"`` (numpy, seeded by
     ``rng``, vectorized over runs) or ``"secure"`` (OpenDP, for a release;
-    :meth:`~dpcore.mechanisms.SecureNoise.draw_bernoulli`).
+    :meth:`~dpcore.foundations.mechanisms.SecureNoise.draw_bernoulli`).
     """
     c = clipped_proportion(bits, bounds=bounds)
     source = as_noise_source(noise, rng=as_rng(rng))

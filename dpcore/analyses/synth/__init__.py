@@ -19,7 +19,7 @@ each with the *full* ε — the groups are disjoint, so the release costs ε by 
 shares are public and supplied by the caller (AAAI 2024, "Stratified Data Synthesis").
 
 Privacy model: pure ε-DP (ρ-zCDP for MST and AIM), neighbouring tables differ by adding or removing one row (one person).
-Every Laplace draw goes through a :class:`~dpcore.mechanisms.NoiseSource` (numpy for previews,
+Every Laplace draw goes through a :class:`~dpcore.foundations.mechanisms.NoiseSource` (numpy for previews,
 OpenDP for releases); drawing rows from a fitted model is post-processing and uses the numpy
 ``rng``. Numeric columns are bucketed with public ``edges`` only, never edges derived from data.
 
@@ -38,7 +38,7 @@ the strata columns modelled like any other column. The pieces:
 - :func:`run_synthesis` — one vanilla or stratified synthesis (a preview with ``"simulation"``
   noise, or a release with ``"secure"`` noise);
 - :func:`build_workload` — the prepared rows' 3-way marginals per group as a
-  :class:`dpcore.metrics.GroupWorkload` (the one workload error), so many synthetic tables are
+  :class:`dpcore.foundations.metrics.GroupWorkload` (the one workload error), so many synthetic tables are
   scored quickly;
 - :func:`sweep_errors` and :func:`sweep_metrics` — per-group errors of vanilla and stratified
   synthesis over several ε and seeds, and their overall, worst-group and parity errors

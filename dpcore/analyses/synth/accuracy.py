@@ -3,7 +3,7 @@ simulation.
 
 **The error.** The planner scores a synthetic release as the Compare page does: for each group of
 the Strata page, the 3-way marginal workload error (Rosenblatt, Stoyanovich & Musco, AAAI 2024
-arXiv, Def. 14 per group, Fig. 9; :meth:`~dpcore.metrics.GroupWorkload.score`),
+arXiv, Def. 14 per group, Fig. 9; :meth:`~dpcore.foundations.metrics.GroupWorkload.score`),
 
 .. math:: W(G, \hat G) = \frac{1}{|\mathcal S|}\sum_{S \in \mathcal S}
           \Bigl\lVert \frac{M_S(G)}{|G|} - \frac{M_S(\hat G)}{|\hat G|} \Bigr\rVert_1 \in [0, 2],
@@ -81,7 +81,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int
 from dpcore.analyses.base import PlannerUnavailable
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL
 from dpcore.analyses.synth.config import (
@@ -93,7 +92,8 @@ from dpcore.analyses.synth.config import (
 )
 from dpcore.analyses.synth.mbi_models import MBI_METHODS, estimate_seconds
 from dpcore.analyses.synth.workload import EncodedRows, build_workload
-from dpcore.metrics import GroupWorkload, binomial_band
+from dpcore.foundations.metrics import GroupWorkload, binomial_band
+from dpcore.foundations.validation import as_rng, positive_int
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.planner.simulated import PlannerCost, SimulatedErrorModel, duration_text, log_grid
 from dpcore.release.plan import Progress
@@ -439,7 +439,7 @@ def check_synth_accuracy(
 
     Returns one row per estimate: ``estimate``, ``target``, ``met`` and the binomial band
     ``band_low``/``band_high`` of a calibrated ``target.level``
-    (:func:`dpcore.metrics.binomial_band`): the binding group should sit in it.
+    (:func:`dpcore.foundations.metrics.binomial_band`): the binding group should sit in it.
     """
     replicates, target = positive_int("replicates", replicates), _absolute(target)
     encoded, workload = _encoded(prepared, strategy)

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, column_kind
-from dpcore.accounting import ZCDP, Budget, Kind, PureDP, as_pure_dp, pure_epsilon_within
 from dpcore.analyses.base import Analysis
 from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
@@ -34,16 +32,26 @@ from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.plan import SynthPlan
 from dpcore.analyses.synth.synthesizers import Progress
 from dpcore.analyses.synth.workload import sweep_errors
-from dpcore.errors import BudgetKindError
-from dpcore.grouping import Grouping, GroupingSpec
-from dpcore.metrics import GroupWorkload
+from dpcore.foundations.accounting import (
+    ZCDP,
+    Budget,
+    Kind,
+    PureDP,
+    as_pure_dp,
+    pure_epsilon_within,
+)
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.metrics import GroupWorkload
+from dpcore.foundations.shares import require_fixed_shares
+from dpcore.foundations.validation import as_rng, column_kind
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.planner.simulated import PlannerCost
 from dpcore.release.plan import PlanHeader
-from dpcore.shares import require_fixed_shares
 
 if TYPE_CHECKING:  # dpcore.engines imports the analyses' statistics, and so this package
-    from dpcore.engines import AggregatedSynth, Engine
+    from dpcore.analyses.base import AggregatedSynth
+    from dpcore.engines import Engine
 
 __all__ = ["SYNTH", "SynthAnalysis", "SynthSettings"]
 
@@ -59,7 +67,7 @@ DEFAULT_COLUMNS = (
 
 
 NUMBER_KINDS = ("whole number", "decimal number")
-"""Column kinds (:func:`~dpcore._validate.column_kind`'s words) that need public bucket edges
+"""Column kinds (:func:`~dpcore.foundations.validation.column_kind`'s words) that need public bucket edges
 or to be treated as categories (yes/no and text columns are categories as they are)."""
 
 
@@ -115,7 +123,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         self, settings: SynthSettings, kinds: dict[str, str], strata: tuple[str, ...]
     ) -> tuple[str, ...]:
         """The chosen columns present in the data, whose columns and their kinds are ``kinds``
-        (:func:`~dpcore._validate.column_kind`'s words); without a choice (or none present,
+        (:func:`~dpcore.foundations.validation.column_kind`'s words); without a choice (or none present,
         e.g. after an upload), the demo's columns, else the first 6 columns that are not
         numbers (no edges needed)."""
         options = [c for c in kinds if c not in strata]
@@ -168,7 +176,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
     def run_epsilon(self, settings: SynthSettings, budget: Budget) -> float:
         """The ε the synthesizers are called with for ``budget``: the Laplace ones run at it;
         MST and AIM at ρ = ε²/2 (:func:`~dpcore.analyses.synth.synthesize`), which never
-        exceeds the Budget page's ρ (:func:`~dpcore.accounting.pure_epsilon_within`)."""
+        exceeds the Budget page's ρ (:func:`~dpcore.foundations.accounting.pure_epsilon_within`)."""
         native = self.native_budget(settings, budget)
         return native.epsilon if isinstance(native, PureDP) else pure_epsilon_within(native.rho)
 
@@ -214,7 +222,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
         :meth:`statistics` gives on the rows in memory, as cells with their counts. MST and
         AIM, which OpenDP fits on rows, are refused before any pass."""
         # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.engines import aggregate_synth
+        from dpcore.analyses.synth.aggregate import aggregate_synth
 
         config = self.config(settings, engine.column_kinds(), spec.by)
         aggregated = aggregate_synth(engine, spec, config)

@@ -12,7 +12,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of, positive_int
 from dpcore.analyses.synth.encoding import (
     METHODS,
     allocate_rows,
@@ -32,7 +31,7 @@ from dpcore.analyses.synth.synthesizers import (
     SyntheticData,
     synthesize,
 )
-from dpcore.grouping import (
+from dpcore.foundations.grouping import (
     DROPPED_CODE,
     HOLDOUT_CODE,
     OTHER_LABEL,
@@ -41,8 +40,9 @@ from dpcore.grouping import (
     bucket_labels,
     is_numeric_group_dtype,
 )
-from dpcore.mechanisms import NoiseKind, NoiseSource
-from dpcore.shares import PublicShares
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import instance_of, positive_int
 
 __all__ = [
     "ALL_ROWS",

@@ -13,8 +13,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.grouping import LABEL_SEPARATOR, bucket_labels, is_numeric_group_dtype
-from dpcore.shares import PublicShares
+from dpcore.foundations.grouping import LABEL_SEPARATOR, bucket_labels, is_numeric_group_dtype
+from dpcore.foundations.shares import PublicShares
 
 Method = Literal["independent", "mwem", "histogram", "mst", "aim"]
 METHODS: dict[str, str] = {

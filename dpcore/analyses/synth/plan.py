@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import instance_of
-from dpcore.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
 from dpcore.analyses.synth.config import (
     METHOD_NAMES,
     STRATEGIES,
@@ -26,11 +24,13 @@ from dpcore.analyses.synth.config import (
 from dpcore.analyses.synth.encoding import METHODS
 from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
-from dpcore.grouping import GroupingSpec
-from dpcore.mechanisms import NoiseSource
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import PlanHeader, SyntheticRow
 from dpcore.release.preview import preview_frame
-from dpcore.shares import PublicShares
 
 __all__ = [
     "INTERVALS_NOTE",
@@ -130,7 +130,7 @@ class SynthPlan:
     @property
     def epsilon(self) -> float:
         """ε the synthesizers run at: the budget's ε, or for MST and AIM the ε with
-        ε²/2 ≤ ρ (they run at ρ = ε²/2, :func:`~dpcore.accounting.pure_epsilon_within`)."""
+        ε²/2 ≤ ρ (they run at ρ = ε²/2, :func:`~dpcore.foundations.accounting.pure_epsilon_within`)."""
         budget = self.header.budget
         return budget.epsilon if isinstance(budget, PureDP) else pure_epsilon_within(budget.rho)
 

@@ -13,9 +13,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int, positive_number
-from dpcore.accounting import ZCDP, PureDP
-from dpcore.analyses.sampling.samplers import draw_categorical, project_simplex
+from dpcore.analyses.sample.samplers import draw_categorical, project_simplex
 from dpcore.analyses.synth.encoding import (
     Method,
     allocate_rows,
@@ -35,10 +33,12 @@ from dpcore.analyses.synth.mbi_models import (
     fit_joint,
     mbi_cells,
 )
-from dpcore.grouping import LABEL_SEPARATOR
-from dpcore.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import LABEL_SEPARATOR
+from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import as_rng, positive_int, positive_number
 from dpcore.release.plan import Progress
-from dpcore.shares import PublicShares
 
 __all__ = [
     "MAX_HISTOGRAM_CELLS",
@@ -507,7 +507,7 @@ def synthesize(
         MWEM's number of rounds T and the largest order of the marginals it selects from.
     noise
         ``"simulation"`` (numpy, seeded by ``rng``), ``"secure"`` (OpenDP) or a
-        :class:`~dpcore.mechanisms.NoiseSource` (not used by MST and AIM, which draw OpenDP's).
+        :class:`~dpcore.foundations.mechanisms.NoiseSource` (not used by MST and AIM, which draw OpenDP's).
     progress
         Called with (groups fitted, groups) as the fits run.
     weights

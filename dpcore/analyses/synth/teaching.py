@@ -5,7 +5,7 @@ appendix C, Fig. 9 and Def. 14).
 The paper states its budgets as ε ∈ {0.01, 0.05, 0.1, 0.5, 1, 5} ("Synthesizers and Privacy
 Settings", the settings of McKenna et al. 2022), whose MST and AIM run in ρ-zCDP at the ρ that
 gives (ε, δ)-DP; the paper does not state δ, so we take AIM's δ = 10⁻⁹ and the conversion of
-Canonne, Kamath & Steinke (2020, Prop. 12; :meth:`~dpcore.accounting.ZCDP.to_approx_dp`).
+Canonne, Kamath & Steinke (2020, Prop. 12; :meth:`~dpcore.foundations.accounting.ZCDP.to_approx_dp`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import pandas as pd
 from scipy.optimize import brentq
 
-from dpcore.accounting import ZCDP
 from dpcore.analyses.synth.config import SynthConfig, prepare_rows
 from dpcore.analyses.synth.synthesizers import Progress
 from dpcore.analyses.synth.workload import sweep_errors
-from dpcore.grouping import GroupingSpec
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.grouping import GroupingSpec
 
 __all__ = ["FIGURE9_DELTA", "FIGURE9_EPSILONS", "figure9_config", "figure9_errors", "paper_rho"]
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore._validate import as_rng, positive_int, positive_number
 from dpcore.analyses.synth.config import (
     ALL_ROWS,
     PreparedRows,
@@ -27,10 +26,11 @@ from dpcore.analyses.synth.encoding import (
     strata_groups,
 )
 from dpcore.analyses.synth.synthesizers import Progress, assemble_rows, fit_groups
-from dpcore.grouping import GroupingSpec, bucket_labels
-from dpcore.mechanisms import as_noise_source
-from dpcore.metrics import GroupErrors, GroupWorkload, synthetic_parity_error
-from dpcore.shares import PublicShares
+from dpcore.foundations.grouping import GroupingSpec, bucket_labels
+from dpcore.foundations.mechanisms import as_noise_source
+from dpcore.foundations.metrics import GroupErrors, GroupWorkload, synthetic_parity_error
+from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
 __all__ = [
     "SWEEP_EPSILONS",

@@ -5,8 +5,8 @@ and its charts (:mod:`.charts`); view-only choices are a :class:`.view.GvdpView`
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from dpcore.foundations.accounting import Budget
 
-from dpcore.accounting import Budget
 from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.release import ReleasePlan, ReleaseRecord
 from strata_ui import pipeline

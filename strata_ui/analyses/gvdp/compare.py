@@ -2,7 +2,7 @@
 current data or on synthetic samples with a known truth (never spends budget).
 
 Coverage is scored by :func:`dpcore.analyses.gvdp.coverage_frame`: Clopper–Pearson intervals
-and the binomial band of :mod:`dpcore.metrics`, the one band of every coverage chart.
+and the binomial band of :mod:`dpcore.foundations.metrics`, the one band of every coverage chart.
 """
 
 from __future__ import annotations

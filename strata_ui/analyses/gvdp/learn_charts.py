@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from dpcore.foundations.metrics import binomial_band
 from plotly.subplots import make_subplots
 
 from dpcore.analyses.gvdp.teaching import LOOSE_MEAN, LOOSE_METHODS
-from dpcore.metrics import binomial_band
 from strata_ui.analyses.ratio.charts import (
     log_ticks,
 )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
+from dpcore.foundations.errors import SettingsError
 from streamlit.delta_generator import DeltaGenerator
 
 from dpcore.analyses.gvdp import (
@@ -35,7 +36,6 @@ from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.engines.base import NUMBER_KINDS
-from dpcore.errors import SettingsError
 from strata_ui import pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_dataset, get_settings, get_state, set_settings, widget_key

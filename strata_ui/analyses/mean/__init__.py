@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import Budget
 
-from dpcore.accounting import Budget
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.release import ReleasePlan
 from strata_ui import pipeline

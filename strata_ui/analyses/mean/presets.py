@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations import theory
+from dpcore.foundations.datasets import synthetic_gaussian_mixture
 
-from dpcore import theory
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean import teaching as mean_teaching
-from dpcore.datasets import synthetic_gaussian_mixture
 from strata_ui import charts_strata, constants
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (

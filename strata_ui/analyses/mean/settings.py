@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import format_components, parallel, scale, sequential
+from dpcore.foundations.errors import SettingsError
 
-from dpcore.accounting import format_components, parallel, scale, sequential
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
 from dpcore.engines.base import NUMBER_KINDS
-from dpcore.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dpcore.accounting import Budget
+from dpcore.foundations.accounting import Budget
+from dpcore.foundations.errors import SettingsError
+
 from dpcore.analyses.ratio import RATIO, RatioSettings
-from dpcore.errors import SettingsError
 from dpcore.release import ReleasePlan
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from dpcore.foundations.metrics import binomial_band
 from plotly.subplots import make_subplots
 
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
-from dpcore.metrics import binomial_band
 from strata_ui.charts_common import budget_marker, interval_bars
 from strata_ui.style import FONT, PALETTE
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 
-from dpcore.accounting import ZCDP, Budget, PureDP
 from dpcore.analyses.ratio import (
     ALL_GROUPS,
     RATIO,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
+from dpcore.foundations.metrics import binomial_band
 from plotly.subplots import make_subplots
 
-from dpcore.metrics import binomial_band
 from strata_ui.analyses.ratio import charts as charts_ratio
 from strata_ui.analyses.ratio.charts import (
     METHOD_COLOURS,

@@ -8,10 +8,15 @@ the data and words the budget errors for the pages.
 from __future__ import annotations
 
 import streamlit as st
+from dpcore.foundations.accounting import Budget
+from dpcore.foundations.errors import (
+    BudgetKindError,
+    ClassicGaussianRangeError,
+    Problem,
+    SettingsError,
+)
 
-from dpcore.accounting import Budget
 from dpcore.analyses.ratio import RATIO, GroupRatioSums, RatioSettings
-from dpcore.errors import BudgetKindError, ClassicGaussianRangeError, Problem, SettingsError
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_state
 from strata_ui.widgets import show_error
@@ -72,7 +77,7 @@ def problems(settings: RatioSettings, budget: Budget) -> list[Problem]:
 
 
 def check(settings: RatioSettings, budget: Budget) -> None:
-    """Raise :class:`~dpcore.errors.SettingsError` listing :func:`problems`, if any."""
+    """Raise :class:`~dpcore.foundations.errors.SettingsError` listing :func:`problems`, if any."""
     found = problems(settings, budget)
     if found:
         raise SettingsError(found)

@@ -11,8 +11,9 @@ Swanberg (NeurIPS 2021).
 
 from __future__ import annotations
 
-from dpcore.accounting import Budget
-from dpcore.analyses.sampling import SAMPLE, SamplePlan
+from dpcore.analyses.sample import SAMPLE, SamplePlan
+from dpcore.foundations.accounting import Budget
+
 from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.sample import compare, estimator, release, session

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dpcore.accounting import Budget
-from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleRows, SampleSettings
+from dpcore.analyses.sample import SAMPLE, SamplePlan, SampleRows, SampleSettings
+from dpcore.foundations.accounting import Budget
+
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_settings, get_state
 

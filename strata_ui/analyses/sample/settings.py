@@ -2,7 +2,7 @@
 the group and the number of records.
 
 Every choice a release depends on is a field of
-:class:`~dpcore.analyses.sampling.SampleSettings`; what only changes what is shown is a field of
+:class:`~dpcore.analyses.sample.SampleSettings`; what only changes what is shown is a field of
 :class:`SampleView`. Widgets are keyed by the field they edit, so a change is never undone.
 """
 
@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
-
-from dpcore.analyses.sampling import (
+from dpcore.analyses.sample import (
     MAX_RECORDS,
     WHOLE_POPULATION,
     SampleRows,
     SampleSettings,
     column_problem,
 )
+
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.widgets import bind, stored_on_change
 

@@ -19,7 +19,8 @@ The groups come from the Strata page and ε from the Budget page. Numerics live 
 
 from __future__ import annotations
 
-from dpcore.accounting import Budget
+from dpcore.foundations.accounting import Budget
+
 from dpcore.analyses.synth import SYNTH, SynthPlan, SynthSettings
 from dpcore.release import ReleaseRecord
 from strata_ui import pipeline

@@ -8,8 +8,9 @@ import time
 
 import pandas as pd
 import streamlit as st
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.metrics import GroupWorkload
 
-from dpcore.accounting import PureDP
 from dpcore.analyses.synth import (
     MBI_METHODS,
     METHOD_NAMES,
@@ -20,7 +21,6 @@ from dpcore.analyses.synth import (
     build_workload,
     sweep_metrics,
 )
-from dpcore.metrics import GroupWorkload
 from strata_ui import pipeline
 from strata_ui.analyses.synth import charts, slow
 from strata_ui.analyses.synth.settings import SynthView

@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 import streamlit as st
+from dpcore.foundations.mechanisms import SimulationNoise
 
 from dpcore.analyses.synth import MBI_METHODS, METHOD_NAMES, SYNTH, PreparedRows, SynthSettings
 from dpcore.analyses.synth.synthesizers import Progress
-from dpcore.mechanisms import SimulationNoise
 from dpcore.release import PlanHeader
 from strata_ui import pipeline
 from strata_ui.analyses.synth import slow

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import DEMO_DATA_PATH, load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import MeanSettings
-from dpcore.datasets import DEMO_DATA_PATH, load_demo
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, shortfall, smallest_budget
 from strata_cli.main import main
 

@@ -41,8 +41,8 @@ def test_the_text_output_says_it_is_a_curator_preview(capsys, table):  # noqa: F
 
 
 def test_an_empty_ledger_gets_errors_but_no_row_count(capsys, table, tmp_path):  # noqa: F811
-    from dpcore.accounting import ZCDP
-    from dpcore.ledger import Ledger
+    from dpcore.foundations.accounting import ZCDP
+    from dpcore.foundations.ledger import Ledger
 
     path = tmp_path / "ledger.sqlite"
     Ledger(path, "small", ZCDP(1e-4))

@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import RATIO
 from dpcore.analyses.ratio import RatioSettings
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
 from tests.unit.cli.test_cli import assert_one_error_line

@@ -1,4 +1,4 @@
-"""Unit tests for ``dpcore.accounting``: budgets, conversions, composition and the accountant.
+"""Unit tests for ``dpcore.foundations.accounting``: budgets, conversions, composition and the accountant.
 
 Expected values are derived independently of the implementation: from the published formulas
 (Bun & Steinke 2016; Canonne, Kamath & Steinke 2020; Balle & Wang 2018), or from exact decimal
@@ -13,11 +13,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-from scipy.special import log_ndtr, ndtr
-
-from dpcore.accounting import (
+from dpcore.foundations.accounting import (
     ZCDP,
     ApproxDP,
     BudgetAccountant,
@@ -32,7 +28,10 @@ from dpcore.accounting import (
     remaining_after,
     sequential,
 )
-from dpcore.errors import BudgetKindError
+from dpcore.foundations.errors import BudgetKindError
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from scipy.special import log_ndtr, ndtr
 
 # The shared autouse fixture in tests/conftest.py is function-scoped; it only isolates app state
 # and does not interact with these pure computations, so Hypothesis may reuse it across examples.

@@ -7,14 +7,13 @@ import sys
 
 import pandas as pd
 import pytest
-from sklearn.metrics import roc_auc_score
-
-from dpcore.datasets import (
+from dpcore.foundations.datasets import (
     DEMO_COLUMNS,
     DEMO_DATA_PATH,
     DEMO_DATASET_NAME,
     load_demo,
 )
+from sklearn.metrics import roc_auc_score
 
 EXPECTED_DTYPES = {
     "age": "int64",
@@ -100,7 +99,7 @@ def test_asset_is_small() -> None:
 def test_import_does_not_load_ui_libraries() -> None:
     code = (
         "import sys\n"
-        "import dpcore.datasets\n"
+        "import dpcore.foundations.datasets\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in {'streamlit', 'plotly'})\n"
         "print(','.join(loaded))\n"
     )

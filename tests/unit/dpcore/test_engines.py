@@ -9,8 +9,15 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
+from dpcore.analyses.mean.aggregate import aggregate_mean
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec, cell_labels
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, bounded_rows, preview_bound
 
-from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.analyses.gvdp import GvdpBoundsSpec, GvdpModel, GvdpPlan
 from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
@@ -23,16 +30,9 @@ from dpcore.engines import (
     EngineError,
     PandasEngine,
     SparkEngine,
-    aggregate_gvdp,
-    aggregate_mean,
-    aggregate_ratio,
     data_files,
     spark_session,
 )
-from dpcore.grouping import GroupingSpec, cell_labels
-from dpcore.ledger import Ledger
-from dpcore.mechanisms import SimulationNoise
-from dpcore.privacy_unit import ROW, PrivacyUnit, bounded_rows, preview_bound
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
 from tests.frames import write_shuffled_parts
 

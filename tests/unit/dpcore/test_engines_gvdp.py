@@ -10,13 +10,16 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.privacy_unit import PrivacyUnit
 from scipy import stats as scipy_stats
 
-from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp import GVDP, GvdpBoundsSpec, GvdpModel, GvdpPlan, GvdpSettings
 from dpcore.analyses.gvdp.estimator import gvdp, nonprivate_ci
 from dpcore.analyses.gvdp.groups import RunSettings, nonprivate, run_population
-from dpcore.engines import DuckDBEngine, PandasEngine, aggregate_gvdp
+from dpcore.engines import DuckDBEngine, PandasEngine
 from dpcore.engines.blb import (
     CHUNK,
     POISSON_ONE_STEPS,
@@ -24,8 +27,6 @@ from dpcore.engines.blb import (
     subsets_and_weights,
 )
 from dpcore.engines.duckdb_engine import _double_key_sql
-from dpcore.grouping import GroupingSpec
-from dpcore.privacy_unit import PrivacyUnit
 from dpcore.release import DatasetRef, PlanHeader
 from tests.frames import write_shuffled_parts
 
@@ -173,7 +174,7 @@ def test_a_release_plan_on_files_scripts_the_engines_pass(frame, tmp_path):
 
 
 def _simulation(seed: int):
-    from dpcore.mechanisms import SimulationNoise
+    from dpcore.foundations.mechanisms import SimulationNoise
 
     generator = np.random.default_rng(seed)
     return SimulationNoise(rng=generator), generator

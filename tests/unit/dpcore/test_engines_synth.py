@@ -10,20 +10,14 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.synth.aggregate import aggregate_synth
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 
-from dpcore.accounting import PureDP
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import MBI_NEEDS_ROWS, SynthConfig, SynthSettings, synthesize
-from dpcore.engines import (
-    DuckDBEngine,
-    EngineError,
-    PandasEngine,
-    SparkEngine,
-    aggregate_synth,
-    spark_session,
-)
-from dpcore.grouping import GroupingSpec
-from dpcore.mechanisms import SimulationNoise
+from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, SparkEngine, spark_session
 from dpcore.release import DatasetRef, PlanHeader
 from tests.frames import write_shuffled_parts
 

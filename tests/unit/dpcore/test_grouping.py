@@ -8,8 +8,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-
-from dpcore.grouping import (
+from dpcore.foundations.grouping import (
     DROPPED_CODE,
     HOLDOUT_CODE,
     MISSING_LABEL,
@@ -21,7 +20,8 @@ from dpcore.grouping import (
     is_category_codes,
     needs_edges,
 )
-from dpcore.shares import HOLDOUT_SEED, holdout_mask
+from dpcore.foundations.shares import HOLDOUT_SEED, holdout_mask
+
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 
@@ -386,7 +386,7 @@ def test_spec_validates_its_share_source():
 
 
 def test_demo_data_groups_every_row_once():
-    from dpcore.datasets import load_demo
+    from dpcore.foundations.datasets import load_demo
 
     df = load_demo()
     grouping = Grouping.from_frame(df, ["race", "sex", "age"], edges={"age": [25, 45, 65]})

@@ -15,8 +15,8 @@ import sys
 
 import pandas as pd
 import pytest
+from dpcore.foundations import io as dpio
 
-from dpcore import io as dpio
 from tests.io_corpus import CASES, CLASSES, Case, Loads, Refused
 
 FILES = [case for case in CASES if not case.bomb]
@@ -132,7 +132,7 @@ def test_explain_not_numeric_explains_exactly_the_declared_columns(case):
 # The resident peak of each read (from its start, the file's bytes loaded) is measured instead.
 CAPPED_READS = """
 import json, resource, sys
-from dpcore.io import read_table
+from dpcore.foundations.io import read_table
 
 def status_bytes(field):
     with open("/proc/self/status") as status:

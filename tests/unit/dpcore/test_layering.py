@@ -73,7 +73,12 @@ def imports_in_fresh_interpreter(modules: list[str]) -> dict[str, dict]:
 
 def test_walk_finds_the_core_modules():
     modules, _ = dpcore_modules()
-    assert {"dpcore", "dpcore.accounting", "dpcore.mechanisms", "dpcore._validate"} <= set(modules)
+    assert {
+        "dpcore",
+        "dpcore.foundations.accounting",
+        "dpcore.foundations.mechanisms",
+        "dpcore.foundations.validation",
+    } <= set(modules)
 
 
 @pytest.mark.slow  # a fresh interpreter importing numpy, scipy, pandas, …: ~1–3 s

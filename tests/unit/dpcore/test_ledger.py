@@ -20,10 +20,8 @@ from decimal import Decimal
 from multiprocessing.queues import Queue
 
 import pytest
-
-import dpcore
-from dpcore.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.ledger import (
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.ledger import (
     LEDGER_PATH_ENV,
     BudgetExceededError,
     Ledger,
@@ -31,6 +29,8 @@ from dpcore.ledger import (
     LedgerUnavailableError,
     default_ledger_path,
 )
+
+import dpcore
 
 
 @pytest.fixture
@@ -374,7 +374,7 @@ def test_an_existing_ledger_opens_and_reads_while_another_process_holds_the_writ
     """Opening writes nothing once the ledger exists, so a spend in progress elsewhere (which
     holds SQLite's write lock) does not make every page of the app wait for it."""
     Ledger(db, "survey", PureDP(1.0)).spend("first", PureDP(0.25), {})
-    monkeypatch.setattr("dpcore.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr("dpcore.foundations.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")
         ledger = Ledger(db, "survey", PureDP(1.0))
@@ -482,8 +482,8 @@ def test_processes_never_overspend(db: pathlib.Path) -> None:
 # The child hooks Ledger._insert: after the INSERT, before COMMIT, it signals and hangs.
 _KILL_CHILD = """
 import pathlib, sys, time
-from dpcore.accounting import PureDP
-from dpcore.ledger import Ledger
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.ledger import Ledger
 
 path, marker = sys.argv[1], pathlib.Path(sys.argv[2])
 insert = Ledger._insert
@@ -581,7 +581,7 @@ def _connect_with(monkeypatch: pytest.MonkeyPatch, uri_mode: str = "", pragma: s
             conn.execute(pragma)
         return conn
 
-    monkeypatch.setattr("dpcore.ledger.sqlite3.connect", connect)
+    monkeypatch.setattr("dpcore.foundations.ledger.sqlite3.connect", connect)
 
 
 def test_a_read_only_ledger_shows_its_history_and_refuses_spends_with_a_message(

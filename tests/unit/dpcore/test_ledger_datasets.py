@@ -10,13 +10,13 @@ import sqlite3
 
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError, list_ledgers
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger, LedgerDataset, OtherDatasetError, list_ledgers
 from dpcore.release import DatasetRef, PlanHeader, ReleaseRecord, plan_key, release
 
 SURVEY = LedgerDataset("a" * 64, "survey.csv")

@@ -1,4 +1,4 @@
-"""Unit tests for ``dpcore.mechanisms``: noise scales, vectorized draws, noise sources, and
+"""Unit tests for ``dpcore.foundations.mechanisms``: noise scales, vectorized draws, noise sources, and
 empirical privacy checks on neighbouring inputs.
 
 Expected values come from the published formulas (Dwork & Roth 2014; Bun & Steinke 2016;
@@ -14,13 +14,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
-from dpcore.accounting import PureDP
-from dpcore.analyses.mean import laplace_mean
-from dpcore.mechanisms import (
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.mechanisms import (
     SecureNoise,
     SimulationNoise,
     as_noise_source,
@@ -31,6 +26,11 @@ from dpcore.mechanisms import (
     noise_source,
     zcdp_gaussian_sigma,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpcore.analyses.mean import laplace_mean
 
 HYPOTHESIS = settings(
     deadline=None,

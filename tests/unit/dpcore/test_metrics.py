@@ -9,9 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from dpcore.metrics import (
+from dpcore.foundations.metrics import (
     binomial_band,
     clopper_pearson,
     normalized_error,
@@ -20,6 +18,7 @@ from dpcore.metrics import (
     worst_group_error,
     worst_to_best_ratio,
 )
+from scipy import stats
 
 
 def test_normalized_error_by_hand():

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 from scipy import stats
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.mean import GaussianMean, GroupValues, LaplaceMean
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL, check_by_simulation, mean_error_model
-from dpcore.grouping import GroupingSpec
 from dpcore.planner import (
     AccuracyTarget,
     LaplaceError,

@@ -17,18 +17,19 @@ from importlib import metadata as importlib_metadata
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations import ledger as ledger_module
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.dataset import fingerprint_frame
+from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.io import read_table
+from dpcore.foundations.ledger import BudgetExceededError, Ledger, list_ledgers
+from dpcore.foundations.mechanisms import noise_source
 from scipy import stats
 
-from dpcore import ledger as ledger_module
-from dpcore.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.grouping import GroupingSpec
-from dpcore.io import read_table
-from dpcore.ledger import BudgetExceededError, Ledger, list_ledgers
-from dpcore.mechanisms import noise_source
 from dpcore.release.commit import ReleaseRecord, budget_in_units, plan_key, release
 from dpcore.release.exports import (
     escape_cell,
@@ -38,7 +39,7 @@ from dpcore.release.exports import (
     to_json,
     to_script,
 )
-from dpcore.release.plan import DatasetRef, PlanHeader, fingerprint_frame
+from dpcore.release.plan import DatasetRef, PlanHeader
 from strata_ui import charts_release
 from tests import REPO
 from tests.scripts import assert_reruns_as_recorded, run_script

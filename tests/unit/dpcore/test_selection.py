@@ -9,16 +9,16 @@ import numpy as np
 import opendp.prelude as dp
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP, sequential
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.selection import KeySelection, selection_threshold
 
-from dpcore.accounting import ZCDP, ApproxDP, PureDP, sequential
 from dpcore.analyses.mean import MEAN, MeanSettings
-from dpcore.datasets import load_demo
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
-from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release, to_csv, to_script
 from dpcore.release.preview import NOT_FOUND
-from dpcore.selection import KeySelection, selection_threshold
 
 PRIVATE = MeanSettings(value="hours_per_week", clip_low=0, clip_high=100, n_public=False)
 FOUND = GroupingSpec(

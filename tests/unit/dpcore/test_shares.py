@@ -8,9 +8,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
-from dpcore.grouping import MISSING_LABEL, OTHER_LABEL, Grouping
-from dpcore.shares import (
+from dpcore.foundations.grouping import MISSING_LABEL, OTHER_LABEL, Grouping
+from dpcore.foundations.shares import (
     PublicShares,
     share_file_rows,
     share_values,
@@ -19,6 +18,7 @@ from dpcore.shares import (
     shares_from_table,
     split_holdout,
 )
+
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 

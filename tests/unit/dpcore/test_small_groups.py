@@ -10,18 +10,18 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import OTHER_LABEL, GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.small_groups import CountNoise, NoisyCountRule
 from scipy import stats
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
-from dpcore.grouping import OTHER_LABEL, GroupingSpec
-from dpcore.ledger import Ledger
-from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader, release, to_csv, to_json
-from dpcore.small_groups import CountNoise, NoisyCountRule
 from strata_ui.report import html_report
 
 HOURS = (0.0, 100.0)

@@ -1,4 +1,4 @@
-"""Unit tests of dpcore.metrics' synthetic-data metrics (AAAI 2024 arXiv, appendix C): workload error
+"""Unit tests of dpcore.foundations.metrics' synthetic-data metrics (AAAI 2024 arXiv, appendix C): workload error
 (Def. 14), errors of means (Fig. 5), parity error (Def. 11) and max disparity, on hand-computed
 tables.
 """
@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
-from dpcore.metrics import (
+from dpcore.foundations.metrics import (
     GroupErrors,
     max_disparity,
     mean_error_by_group,

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
+from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.engines import EngineError
-from dpcore.grouping import GroupingSpec
 from strata_ui import engine_sources, files
 from strata_ui.files import FilesSource
 from strata_ui.pipeline import _data_categories

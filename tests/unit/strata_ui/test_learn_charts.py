@@ -1,4 +1,4 @@
-"""The shared Learn figures: the ε explainer's numbers (dpcore.teaching) and figures, and sizing
+"""The shared Learn figures: the ε explainer's numbers (dpcore.foundations.teaching) and figures, and sizing
 for a projector.
 
 No streamlit: every plotted number, title and axis label is checked on the figure's JSON.
@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from dpcore.foundations import teaching
 from scipy import stats
 
-from dpcore import teaching
 from strata_ui import constants, learn_charts
 from tests.figures import as_json, assert_accessible, values
 

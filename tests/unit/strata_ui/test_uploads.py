@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 import streamlit as st
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
 
 from dpcore.analyses.mean import MeanSettings
-from dpcore.datasets import DEMO_DATASET_NAME
 from strata_ui.files import FilesSource
 from strata_ui.state import AppState, get_settings, update_settings
 from strata_ui.uploads import (

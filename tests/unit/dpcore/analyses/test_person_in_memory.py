@@ -11,18 +11,19 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.mean.aggregate import aggregate_mean
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec, cell_labels
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, preview_bound
 
-from dpcore.accounting import PureDP
 from dpcore.analyses.mean import MEAN, CoinPressMean, LaplaceMean, MeanPlan, MeanSettings
 from dpcore.analyses.mean.accuracy import coinpress_error_model, mean_error_model
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.datasets import load_demo
-from dpcore.engines import PandasEngine, aggregate_mean
-from dpcore.grouping import GroupingSpec, cell_labels
-from dpcore.ledger import Ledger
+from dpcore.engines import PandasEngine
 from dpcore.planner import AccuracyTarget
-from dpcore.privacy_unit import ROW, PrivacyUnit, preview_bound
 from dpcore.release import DatasetRef, PlanHeader, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 from tests.unit.dpcore.test_engines import BOUNDS, SPECS, messy_frame

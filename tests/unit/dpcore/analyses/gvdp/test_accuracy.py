@@ -9,9 +9,10 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 from scipy import stats
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import GVDP
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.gvdp.accuracy import (
@@ -22,7 +23,6 @@ from dpcore.analyses.gvdp.accuracy import (
     check_gvdp_accuracy,
     gvdp_error_model,
 )
-from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 
 KEY = ("mean", "v", "v")

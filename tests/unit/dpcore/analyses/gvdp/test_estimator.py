@@ -14,10 +14,11 @@ import math
 
 import numpy as np
 import pytest
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.shares import PublicShares
 from scipy import optimize, stats
 from scipy.special import expit, ndtri
 
-from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp import blb
 from dpcore.analyses.gvdp.blb import (
     fit_logistic,
@@ -38,7 +39,6 @@ from dpcore.analyses.gvdp.private import (
     variance_bound,
     variance_upper_bound,
 )
-from dpcore.shares import PublicShares
 
 # ---- data generators used by several tests ------------------------------------------------------
 

@@ -9,9 +9,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import BudgetExceededError, Ledger
+from dpcore.foundations.mechanisms import noise_source
 from scipy import stats
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.gvdp import GVDP
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
 from dpcore.analyses.gvdp.data import fit_risk, prepare_data, subsets_for
@@ -27,10 +31,6 @@ from dpcore.analyses.gvdp.diagnostics import (
 from dpcore.analyses.gvdp.groups import ALL, RunSettings, nonprivate, run_groups, run_population
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import BudgetExceededError, Ledger
-from dpcore.mechanisms import noise_source
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import LaplaceMean, MeanSettings
 from dpcore.analyses.mean.frontier import (
@@ -14,7 +15,6 @@ from dpcore.analyses.mean.frontier import (
     pareto_mask,
     stratification_frontier,
 )
-from dpcore.grouping import GroupingSpec
 
 BOUNDS = (0.0, 100.0)
 

@@ -8,8 +8,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.metrics import parity_error
+from dpcore.foundations.shares import PublicShares, shares_from_counts
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import (
@@ -23,8 +25,6 @@ from dpcore.analyses.mean.simulate import (
 )
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
-from dpcore.metrics import parity_error
-from dpcore.shares import PublicShares, shares_from_counts
 
 COLUMNS = ["replicate", "group", "level", "size", "estimate", "truth", "error"]
 ESTIMATOR = LaplaceMean(bounds=(0.0, 100.0))  # every value lies inside: clipping is a no-op

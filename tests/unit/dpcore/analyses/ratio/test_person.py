@@ -11,8 +11,13 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.ratio import (
     RATIO,
     RatioBounds,
@@ -21,11 +26,7 @@ from dpcore.analyses.ratio import (
     bootstrap_group_sums,
     group_ratio_sums,
 )
-from dpcore.datasets import load_demo
-from dpcore.engines import DuckDBEngine, PandasEngine, aggregate_ratio
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
-from dpcore.privacy_unit import ROW, PrivacyUnit
+from dpcore.engines import DuckDBEngine, PandasEngine
 from dpcore.release import DatasetRef, PlanHeader, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 from tests.unit.dpcore.test_engines import (

@@ -9,9 +9,13 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.ledger import BudgetExceededError, Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
 from scipy import stats
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, bootstrap_group_sums, group_ratio_sums
 from dpcore.analyses.ratio.intervals import NO_VARIANCE, compare_ratios
@@ -26,10 +30,6 @@ from dpcore.analyses.ratio.preview import (
 )
 from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from dpcore.analyses.ratio.sums import RatioBounds, ratio_sums
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.grouping import Grouping, GroupingSpec
-from dpcore.ledger import BudgetExceededError, Ledger
-from dpcore.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 

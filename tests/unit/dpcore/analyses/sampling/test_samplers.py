@@ -12,9 +12,7 @@ import math
 
 import numpy as np
 import pytest
-
-from dpcore.accounting import PureDP, sequential
-from dpcore.analyses.sampling.samplers import (
+from dpcore.analyses.sample.samplers import (
     bernoulli_sample,
     bernoulli_sampler_epsilon,
     clipped_proportion,
@@ -26,6 +24,8 @@ from dpcore.analyses.sampling.samplers import (
     product_bernoulli_sampler_rho,
     project_simplex,
 )
+from dpcore.foundations.accounting import PureDP, sequential
+
 from tests.noise import RecordingNoise
 
 Z = 5.0  # standard errors allowed in every statistical check

@@ -10,8 +10,10 @@ import functools
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.grouping import GroupingSpec
 
-from dpcore.accounting import ZCDP, PureDP
 from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL
 from dpcore.analyses.synth import SYNTH, SynthSettings, estimate_seconds
@@ -25,8 +27,6 @@ from dpcore.analyses.synth.accuracy import (
     synth_error_model,
     synth_planner_cost,
 )
-from dpcore.errors import BudgetKindError
-from dpcore.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, duration_text, log_grid, shortfall, smallest_budget
 
 SETTINGS = SynthSettings(

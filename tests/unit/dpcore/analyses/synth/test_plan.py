@@ -10,8 +10,13 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP, BudgetExceededError, PureDP
+from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.grouping import OTHER_LABEL, GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import noise_source
+from dpcore.foundations.metrics import GroupWorkload, workload_error_by_group
 
-from dpcore.accounting import ZCDP, BudgetExceededError, PureDP
 from dpcore.analyses.synth import SYNTH, SynthSettings
 from dpcore.analyses.synth import plan as synth_plans
 from dpcore.analyses.synth.config import (
@@ -34,11 +39,6 @@ from dpcore.analyses.synth.workload import (
     sweep_metrics,
     synth_domain,
 )
-from dpcore.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.grouping import OTHER_LABEL, GroupingSpec
-from dpcore.ledger import Ledger
-from dpcore.mechanisms import noise_source
-from dpcore.metrics import GroupWorkload, workload_error_by_group
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_csv, to_script
 from tests.scripts import assert_reruns_as_recorded
 

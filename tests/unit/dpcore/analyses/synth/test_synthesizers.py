@@ -9,17 +9,17 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.metrics import (
+    workload_error,
+)
 
-from dpcore.accounting import PureDP
 from dpcore.analyses.synth.encoding import bucketize
 from dpcore.analyses.synth.synthesizers import (
     MAX_HISTOGRAM_CELLS,
     MAX_MWEM_CELLS,
     SyntheticData,
     synthesize,
-)
-from dpcore.metrics import (
-    workload_error,
 )
 from tests.noise import RecordingNoise
 
@@ -106,7 +106,7 @@ def test_histogram_with_large_epsilon_reproduces_the_joint(small_frame):
 
 
 def test_shares_accept_tuples_labels_and_public_shares(small_frame):
-    from dpcore.shares import PublicShares
+    from dpcore.foundations.shares import PublicShares
 
     two = {("a", "False"): 0.5, "b × True": 0.5, ("c", "True"): 0.0, ("c", "False"): 0.0}
     two |= {("a", "True"): 0.0, ("b", "False"): 0.0}

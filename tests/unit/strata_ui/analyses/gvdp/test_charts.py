@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
 
-from dpcore.accounting import ZCDP
 from dpcore.analyses.gvdp.data import prepare_data
 from dpcore.analyses.gvdp.diagnostics import blb_diagnostic, coverage_frame
 from dpcore.analyses.gvdp.estimator import GVDPCoverage, nonprivate_ci
@@ -23,8 +25,6 @@ from dpcore.analyses.gvdp.groups import (
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
-from dpcore.grouping import GroupingSpec
-from dpcore.ledger import Ledger
 from dpcore.release import DatasetRef, PlanHeader, release
 from strata_ui.analyses.gvdp import charts
 from strata_ui.style import PALETTE

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.metrics import binomial_band
 
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
-from dpcore.metrics import binomial_band
 from strata_ui.analyses.ratio import charts
 from strata_ui.style import PALETTE
 

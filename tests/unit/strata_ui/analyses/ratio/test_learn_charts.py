@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpcore.foundations.metrics import binomial_band
 
 from dpcore.analyses.ratio import teaching as ratio_teaching
-from dpcore.metrics import binomial_band
 from strata_ui.analyses.ratio import charts as charts_ratio
 from strata_ui.analyses.ratio import learn_charts as ratio_charts
 from tests.figures import as_json, assert_accessible, values
