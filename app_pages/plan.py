@@ -1,10 +1,10 @@
 """Plan: from the accuracy you need to the budget it costs, and which stratification to choose."""
 
 import streamlit as st
-from dpcore.foundations.ledger import LedgerUnavailableError
 
 from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.base import NeedsRowsInMemory
+from dpcore.foundations.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
 from strata_ui import planner, portfolio
 from strata_ui.analyses import current, stops_for_rows

@@ -4,15 +4,16 @@ import dataclasses
 import functools
 
 import streamlit as st
+
 from dpcore.foundations import theory
 from dpcore.foundations.grouping import MAX_CODE_VALUES, OTHER_LABEL
-
 from strata_ui import charts_strata, data, group_list, noisy_small_groups, pipeline, share_table
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
     HOLDOUT_FRACTION_MIN,
     MAX_GROUPS,
+    MIN_GROUP_SIZE_MAX,
     MIN_GROUP_SIZE_MIN,
     SMALL_GROUP_SHARE,
 )
@@ -139,6 +140,7 @@ with small_groups_box:
         size.number_input(
             "Minimum noisy count" if noisy else "Minimum group size (rows)",
             min_value=MIN_GROUP_SIZE_MIN,
+            max_value=MIN_GROUP_SIZE_MAX,
             value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
             step=1,
             key="strata.min_group_size",

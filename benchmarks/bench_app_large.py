@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from streamlit.testing.v1 import AppTest
 
 from benchmarks import _parts
 from dpcore.analyses.mean import MeanSettings
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import settings_key
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,10 +15,10 @@ from __future__ import annotations
 import timeit
 
 import numpy as np
-from dpcore.analyses.mean.array_api import coinpress_mean
-from dpcore.foundations.accounting import ZCDP
 
+from dpcore.analyses.mean.array_api import coinpress_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
+from dpcore.foundations.accounting import ZCDP
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 PRIOR, SIGMA, STEPS, RHO = (-50.0, 50.0), 2.0, 2, 0.5

@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from streamlit.testing.v1 import AppTest
 
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from streamlit.testing.v1 import AppTest
 
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[1]

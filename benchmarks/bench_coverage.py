@@ -53,9 +53,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 from scipy.special import ndtri
 from scipy.stats import t as student_t
 
@@ -71,6 +68,9 @@ from dpcore.analyses.ratio import RatioBounds, RatioSums, nonprivate_ratio_ci, r
 from dpcore.analyses.ratio.noise import release_ratio_sums
 from dpcore.analyses.ratio.plan import SMALL_SKEWED_NOTE
 from dpcore.analyses.ratio.preview import recombine
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release.plan import DatasetRef, PlanHeader
 
 NOMINAL = 0.95

@@ -55,14 +55,13 @@ def write_table(rows: int) -> Path:
 def release_in_process(path: Path, person: bool, engine: str = "duckdb") -> tuple[float, float]:
     """One dry-run release in this process: (seconds, peak RSS in GB of this process; Spark's
     JVM is another process)."""
+    from dpcore.analyses.mean import LaplaceMean, MeanPlan
     from dpcore.analyses.mean.aggregate import aggregate_mean
+    from dpcore.engines import DuckDBEngine, SparkEngine
     from dpcore.foundations.accounting import PureDP
     from dpcore.foundations.grouping import GroupingSpec
     from dpcore.foundations.mechanisms import SimulationNoise
     from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-
-    from dpcore.analyses.mean import LaplaceMean, MeanPlan
-    from dpcore.engines import DuckDBEngine, SparkEngine
     from dpcore.release import PlanHeader
 
     start = time.perf_counter()

@@ -4,7 +4,7 @@ race × sex on a folder of 1e7 rows in 8 Parquet parts, read where it lies.
 Writes the folder once into ``$STRATA_BENCH_DIR`` (default a folder under the system's temporary
 directory; about 0.2 GB), then runs each case in a fresh process so that its peak memory is its
 own, and prints its wall time and peak RSS (no floor: figures to compare over time). Each case is
-the first pass (every group's rows and sums, :func:`~dpcore.engines.aggregate_gvdp`) and the
+the first pass (every group's rows and sums, :func:`~dpcore.analyses.gvdp.aggregate.aggregate_gvdp`) and the
 bag's pass of one stratified seeded dry-run release (:mod:`dpcore.engines.blb`: an md5 per four
 hash chunks of every row, r = 10 resamples), then the release itself:
 
@@ -55,12 +55,11 @@ def settings_for(kind: str):
 def release_in_process(folder: Path, kind: str) -> tuple[float, float, float]:
     """One seeded dry-run release in this process: (seconds of the first pass, seconds of the
     bag's pass and the release, peak RSS in GB)."""
+    from dpcore.analyses.gvdp import GVDP
+    from dpcore.engines import DuckDBEngine
     from dpcore.foundations.accounting import ZCDP
     from dpcore.foundations.grouping import GroupingSpec
     from dpcore.foundations.ledger import Ledger
-
-    from dpcore.analyses.gvdp import GVDP
-    from dpcore.engines import DuckDBEngine
     from dpcore.release import PlanHeader, release
 
     started = time.perf_counter()
@@ -81,11 +80,11 @@ def pandas_hashing() -> float:
     """Seconds of the pandas engine's bag pass on ``PANDAS_ROWS`` rows in memory."""
     import numpy as np
     import pandas as pd
-    from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
-    from dpcore.foundations.grouping import GroupingSpec
 
     from dpcore.analyses.gvdp import GvdpModel
+    from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
     from dpcore.engines import PandasEngine
+    from dpcore.foundations.grouping import GroupingSpec
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import synthetic_gaussian_mixture
 
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.simulate import monte_carlo
 from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import synthetic_gaussian_mixture
 
 N, K, STEPS, REPLICATES, BASELINE_REPLICATES = 1_000_000, 100, 5, 1000, 10
 BUDGET = ZCDP(0.5)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import sys
 import time
 
+from dpcore.analyses.synth import SYNTH, SynthSettings, estimate_seconds, run_synthesis
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
-
-from dpcore.analyses.synth import SYNTH, SynthSettings, estimate_seconds, run_synthesis
 
 FLOOR_S = 300.0
 

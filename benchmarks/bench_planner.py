@@ -31,10 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses import GVDP, SYNTH
@@ -43,6 +39,10 @@ from dpcore.analyses.mean import CoinPressMean, GroupValues, LaplaceMean
 from dpcore.analyses.mean.accuracy import mean_error_model
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.synth import SynthSettings
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
 

@@ -16,13 +16,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import MeanSettings
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
 

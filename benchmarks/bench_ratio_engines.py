@@ -45,14 +45,13 @@ def write_parts(rows: int, parts: int) -> Path:
 
 def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[float, float]:
     """One seeded dry-run release of the ratio in this process: (seconds, peak RSS in GB)."""
+    from dpcore.analyses.ratio import RatioBounds, RatioPlan
     from dpcore.analyses.ratio.aggregate import aggregate_ratio
+    from dpcore.engines import DuckDBEngine
     from dpcore.foundations.accounting import ZCDP
     from dpcore.foundations.grouping import GroupingSpec
     from dpcore.foundations.ledger import Ledger
     from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-
-    from dpcore.analyses.ratio import RatioBounds, RatioPlan
-    from dpcore.engines import DuckDBEngine
     from dpcore.release import PlanHeader, release
 
     started = time.perf_counter()

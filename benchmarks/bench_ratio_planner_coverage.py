@@ -15,10 +15,9 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from dpcore.analyses import RATIO
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
-
-from dpcore.analyses import RATIO
 from dpcore.planner import AccuracyTarget, smallest_budget
 
 TARGETS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import time
 
+from dpcore.analyses.synth.encoding import METHODS, bucketize
+from dpcore.analyses.synth.synthesizers import synthesize
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.metrics import (
     mean_error_by_group,
     synthetic_parity_error,
     workload_error_by_group,
 )
-
-from dpcore.analyses.synth.encoding import METHODS, bucketize
-from dpcore.analyses.synth.synthesizers import synthesize
 
 COLUMNS = ["age", "workclass", "education", "marital_status", "occupation"]
 COLUMNS += ["race", "sex", "hours_per_week"]  # the paper's appendix C columns of the demo

@@ -36,13 +36,12 @@ def write_parts(rows: int, parts: int) -> Path:
 def release_in_process(folder: Path, method: str) -> tuple[float, float, float]:
     """The counts of one pass, then one seeded dry-run release from them, in this process:
     (seconds of the pass, seconds of the release, peak RSS in GB)."""
-    from dpcore.foundations.accounting import PureDP
-    from dpcore.foundations.grouping import GroupingSpec
-    from dpcore.foundations.ledger import Ledger
-
     from dpcore.analyses import SYNTH
     from dpcore.analyses.synth import SynthSettings
     from dpcore.engines import DuckDBEngine
+    from dpcore.foundations.accounting import PureDP
+    from dpcore.foundations.grouping import GroupingSpec
+    from dpcore.foundations.ledger import Ledger
     from dpcore.release import PlanHeader, release
 
     settings = SynthSettings(

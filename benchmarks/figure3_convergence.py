@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.datasets import synthetic_gaussian_mixture
-from dpcore.foundations.shares import shares_from_counts
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.datasets import synthetic_gaussian_mixture
+from dpcore.foundations.shares import shares_from_counts
 
 SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 DATA_SEEDS = range(10)

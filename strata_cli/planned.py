@@ -21,13 +21,12 @@ import argparse
 from pathlib import Path
 
 import pandas as pd
-from dpcore.analyses.ratio.aggregate import aggregate_ratio
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import GVDP, MEAN, RATIO, SYNTH
 from dpcore.analyses.base import AggregatedRatio, Analysis
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.ratio import COMPOSITIONS, MECHANISMS, RatioSettings
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.sums import Composition
 from dpcore.analyses.synth import (
     MBI_METHODS,
@@ -37,6 +36,7 @@ from dpcore.analyses.synth import (
     SynthSettings,
 )
 from dpcore.analyses.synth.analysis import column_kinds
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.release import DatasetRef
 from strata_cli.inputs import (
     CliError,

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from dpcore.foundations import theory
 
+from dpcore.foundations import theory
 from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
 from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits

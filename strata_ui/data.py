@@ -7,10 +7,10 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 import streamlit as st
-from dpcore.foundations import datasets
-from dpcore.foundations.ledger import LedgerRecord
 
 from dpcore import column_kind as kind_of
+from dpcore.foundations import datasets
+from dpcore.foundations.ledger import LedgerRecord
 
 
 @st.cache_resource(show_spinner="Loading the demo data…")
@@ -33,8 +33,9 @@ def describe_columns(frame: pd.DataFrame, descriptions: dict[str, str]) -> pd.Da
     )
 
 
-def history_table(records: list[LedgerRecord]) -> pd.DataFrame:
-    """The ledger's spends, oldest first, as a table for display."""
+def history_table(records: list[LedgerRecord], actors: dict[int, str]) -> pd.DataFrame:
+    """The ledger's spends, oldest first, as a table for display, with who committed each
+    (``actors``, by record id; a record made before sign-in existed names no one)."""
     return pd.DataFrame(
         {
             "when (UTC)": [
@@ -42,6 +43,7 @@ def history_table(records: list[LedgerRecord]) -> pd.DataFrame:
             ],
             "release": [r.label for r in records],
             "cost": [str(r.cost) for r in records],
+            "committed by": [actors.get(r.id, "") for r in records],
         }
     )
 

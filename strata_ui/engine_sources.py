@@ -23,13 +23,14 @@ from typing import ClassVar, Literal, TypeVar
 
 import numpy as np
 import streamlit as st
-from dpcore.foundations.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
-from dpcore.foundations.privacy_unit import ROW, BoundPreview, PrivacyUnit
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from dpcore.analyses.base import AggregatedMean, Analysis, unit_keyword
+from dpcore.analyses.base import Analysis, EngineStatistics, unit_keyword
+from dpcore.analyses.mean.sums import GroupSums
 from dpcore.engines import DuckDBEngine, SparkEngine
 from dpcore.engines.base import NOT_WHOLE_LABEL
+from dpcore.foundations.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
+from dpcore.foundations.privacy_unit import ROW, BoundPreview, PrivacyUnit
 
 __all__ = [
     "ColumnRule",
@@ -89,19 +90,25 @@ class EngineSource(abc.ABC):
 @dataclass(frozen=True, eq=False)
 class OpenedData:
     """The engine over a source, and what the Data page shows of it: each column's kind and
-    the row count (a curator's view: exact, shown on screen, never exported)."""
+    the row count (a curator's view: exact, shown on screen, never exported), and the data's
+    identity (:meth:`~dpcore.engines.Engine.identity`: curator-side; empty for a Spark table
+    without a snapshot or a declared identity)."""
 
     engine: ReadingEngine
     kinds: dict[str, str]
     rows: int
+    identity: str
 
 
-@st.cache_resource(max_entries=4, show_spinner="Opening the data and counting its rows…")
+@st.cache_resource(
+    max_entries=4, show_spinner="Opening the data, counting its rows and identifying it…"
+)
 def opened(source: EngineSource, fingerprint: str) -> OpenedData:
     """``source`` opened once per server (``fingerprint`` keys the cache: the same source with
-    changed data opens again); :class:`~dpcore.engines.EngineError` names what cannot be read."""
+    changed data opens again); :class:`~dpcore.engines.EngineError` names what cannot be read.
+    Its identity costs one read of its files' bytes, here rather than at the first release."""
     engine = source.open_engine()
-    return OpenedData(engine, engine.column_kinds(), engine.row_count())
+    return OpenedData(engine, engine.column_kinds(), engine.row_count(), engine.identity())
 
 
 @st.cache_data(max_entries=64, show_spinner="Counting the distinct values of a column…")
@@ -193,7 +200,7 @@ def _aggregated(
 def aggregated(
     analysis: Analysis, source: EngineSource, fingerprint: str, spec: GroupingSpec,
     settings: object, unit: PrivacyUnit = ROW,
-) -> AggregatedMean:  # fmt: skip
+) -> EngineStatistics[GroupSums]:  # fmt: skip
     """``analysis``' statistics of the data in the groups of ``spec``, each person's rows
     bounded as ``unit`` says, with the data reference a release records
     (:meth:`~dpcore.analyses.base.Analysis.engine_statistics`), computed once and shared;

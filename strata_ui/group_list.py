@@ -9,8 +9,8 @@ import io
 
 import pandas as pd
 import streamlit as st
-from dpcore.foundations.grouping import MISSING_LABEL, bucket_labels, codebook_categories
 
+from dpcore.foundations.grouping import MISSING_LABEL, bucket_labels, codebook_categories
 from strata_ui import pipeline
 from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState

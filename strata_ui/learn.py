@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from dpcore.foundations import teaching
 
+from dpcore.foundations import teaching
 from strata_ui import constants
 from strata_ui.analyses import every
 from strata_ui.analyses.base import LearnItem

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from dpcore.foundations.metrics import binomial_band
-from dpcore.foundations.teaching import NeighbourNoise
 from plotly.subplots import make_subplots
 
+from dpcore.foundations.metrics import binomial_band
+from dpcore.foundations.teaching import NeighbourNoise
 from strata_ui.charts_common import dotted_line
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+
 from dpcore.foundations.grouping import OTHER_LABEL, Grouping
 from dpcore.foundations.small_groups import CountNoise, NoisyCountRule
-
 from strata_ui import pipeline
 from strata_ui.analyses import current
 from strata_ui.state import AppState, get_settings

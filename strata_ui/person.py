@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+
 from dpcore.foundations.grouping import cell_labels
 from dpcore.foundations.privacy_unit import (
     BoundPreview,
@@ -17,7 +18,6 @@ from dpcore.foundations.privacy_unit import (
     missing_person_message,
     preview_bound,
 )
-
 from strata_ui import engine_sources, pipeline
 from strata_ui.state import AppState, get_dataset, get_state
 from strata_ui.style import as_written

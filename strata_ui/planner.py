@@ -10,13 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import streamlit as st
+
+from dpcore.analyses import PlannerUnavailable, get
+from dpcore.analyses.base import Analysis, unit_keyword
 from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import PrivacyUnit
-
-from dpcore.analyses import PlannerUnavailable, get
-from dpcore.analyses.base import Analysis, unit_keyword
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,
@@ -52,7 +52,7 @@ __all__ = [
     "target_inputs",
 ]
 
-LEVELS = (0.8, 0.9, 0.95, 0.99)
+LEVELS = constants.RELEASE_LEVELS
 FRONTIER_REPLICATES = 200
 MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
 ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate

@@ -19,11 +19,11 @@ from dataclasses import dataclass, fields
 from functools import partial
 
 import streamlit as st
+
+from dpcore.analyses import get
 from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, format_components
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger, LedgerUnavailableError
-
-from dpcore.analyses import get
 from dpcore.planner import AccuracyTarget, PlannedRelease, PortfolioSplit, split_budget
 from strata_ui import constants, pipeline
 from strata_ui.analyses import AnalysisUI

@@ -8,8 +8,8 @@ import io
 
 import pandas as pd
 import streamlit as st
-from dpcore.foundations.shares import share_file_rows
 
+from dpcore.foundations.shares import share_file_rows
 from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
 from strata_ui.widgets import stored_on_change

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from dpcore.foundations.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 
 BOMB_MAX_BYTES = 64 * 1024**2

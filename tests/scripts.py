@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger, LedgerRecord
-
 from dpcore.release import to_csv
 from tests import REPO
 

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import Budget, Kind
+from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.errors import Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.mechanisms import SimulationNoise
@@ -44,11 +46,12 @@ from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.planner.simulated import PlannerCost
 from dpcore.release.plan import PlanHeader, Progress, ReleasePlan
 
-if TYPE_CHECKING:  # dpcore.engines imports the mean's statistics, which import this module
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
     from dpcore.engines import Engine
 
 __all__ = [
     "Analysis",
+    "EngineStatistics",
     "NeedsRowsInMemory",
     "PersonColumnUnsupported",
     "PlannerUnavailable",
@@ -57,6 +60,20 @@ __all__ = [
 
 SettingsT = TypeVar("SettingsT")
 StatsT = TypeVar("StatsT")
+PreviewT = TypeVar("PreviewT")
+"""What the plan's estimate is (:meth:`Analysis.preview`): group estimates, an interval, rows."""
+StudyT = TypeVar("StudyT")
+"""What a simulation study returns (:meth:`Analysis.study`): the Compare page's numbers."""
+
+
+@dataclass(frozen=True, eq=False)
+class EngineStatistics(Generic[StatsT]):
+    """What :meth:`Analysis.engine_statistics` returns: the analysis' sufficient statistics
+    from an engine's passes (what :meth:`Analysis.plan` and :meth:`Analysis.study` take) and
+    the data reference a release records."""
+
+    stats: StatsT
+    dataset: DatasetRef
 
 
 class PlannerUnavailable(ValueError):
@@ -81,7 +98,7 @@ def unit_keyword(analysis: Analysis, unit: PrivacyUnit) -> dict:
     return {"unit": unit} if analysis.honours_person_column else {}
 
 
-class Analysis(ABC, Generic[SettingsT, StatsT]):
+class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
     """One analysis of Strata Lab (see the module docstring)."""
 
     name: ClassVar[str]
@@ -152,12 +169,12 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         changes reuse the statistics."""
         return settings
 
-    def engine_statistics(self, engine: Engine, spec: GroupingSpec, settings: SettingsT) -> Any:
+    def engine_statistics(
+        self, engine: Engine, spec: GroupingSpec, settings: SettingsT
+    ) -> EngineStatistics[StatsT]:
         """The sufficient statistics of the rows ``engine`` reads, in the groups of ``spec``,
-        from the engine's passes (nothing is loaded into memory but per-group numbers): an
-        object with ``stats`` (what :meth:`plan` and :meth:`study` take) and ``dataset`` (the
-        :class:`~dpcore.release.DatasetRef` a release records), such as
-        :class:`~dpcore.engines.AggregatedMean`. Only when :attr:`runs_on_engines`; otherwise
+        from the engine's passes (nothing is loaded into memory but per-group numbers), computed
+        by the analysis' own ``aggregate`` module. Only when :attr:`runs_on_engines`; otherwise
         :class:`NeedsRowsInMemory` (:meth:`needs_rows`)."""
         raise NeedsRowsInMemory(self.needs_rows())
 
@@ -197,7 +214,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         header: PlanHeader,
         *,
         rng: np.random.Generator | int | None = None,
-    ) -> Any:
+    ) -> PreviewT:
         """What a release would look like: the plan's estimate, drawn once with numpy noise
         from ``rng`` (a curator's preview, never a release)."""
         generator = as_rng(rng)
@@ -214,7 +231,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         level: float,
         replicates: int,
         rng: np.random.Generator | int | None = None,
-    ) -> Any:
+    ) -> StudyT:
         """Many simulated releases at ``budget``, scored against the confidential truth (the
         Compare page's numbers; numpy noise, no budget spent)."""
 
@@ -233,6 +250,13 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         total)`` is passed only where :meth:`planner_cost` says the model takes seconds; the
         analyses whose models are built at once do not take it."""
         raise PlannerUnavailable(self._no_planner())
+
+    def check_planned(self) -> None:
+        """Raise :class:`PlannerUnavailable`, before any statistics are computed, when the
+        planner does not cover the analysis at all (it has no :meth:`error_model`): a front
+        end then says so without reading the data."""
+        if type(self).error_model is Analysis.error_model:
+            raise PlannerUnavailable(self._no_planner())
 
     def planner_cost(
         self, stats: StatsT, settings: SettingsT, check_releases: int, *, budget_kind: Kind = "pure"
@@ -286,11 +310,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         )
 
     def _no_planner(self) -> str:
+        # Said by the app and the command line alike: it names neither's controls.
         return (
             f"The planner covers the mean per group, the ratio of sums, the general estimator "
-            f"and synthetic data so far, not the "
-            f"{self._title_in_sentence()}. Choose one of them on the Estimator page, or compare budgets on "
-            "the Compare page."
+            f"and synthetic data so far, not the {self._title_in_sentence()}. Plan one of those "
+            f"instead, or try budgets on simulated releases of the {self._title_in_sentence()}."
         )
 
     def _title_in_sentence(self) -> str:

@@ -1,43 +1,41 @@
 """The engine boundary: the one pass over raw rows, and everything above it engine-free.
 
-An :class:`Engine` answers two questions about a table it holds (in memory, in files on disk, or
-in a cluster):
+An engine knows rows, cells and sums, never an estimator (as PipelineDP's ``PipelineBackend``
+maps, groups by key and combines per key without knowing a metric). An :class:`Engine` answers
+four generic questions about a table it holds (in memory, in files on disk, or in a cluster):
 
 - :meth:`Engine.cells`: per *cell* — each combination of the grouping columns' labels — for a
   :class:`SumsQuery`: the row count, the rows whose inputs are all usable (finite), and, after
   the privacy unit's contribution bound, the usable rows kept and the sums the query names
-  (products of its input columns, each clipped per row to its public bounds before any sum);
-  plus an order-independent digest of the columns read, which identifies the data in the
-  ledger. The mean sums one clipped value (:func:`mean_query`), the ratio the products of its
-  score, label and weight (:mod:`dpcore.analyses.ratio.aggregate`).
-- :meth:`Engine.clipped_sums`: the mean's kept rows' sums per group at other bounds, one more
-  pass (CoinPress' next interval).
+  (products of its input columns, each clipped per row to its public bounds before any sum).
+  Each analysis writes its own query in its ``aggregate`` module (the mean one clipped
+  value, the ratio the products of its score, label and weight, synthetic data counts).
+- :meth:`Engine.clipped_sums`: the kept rows' sums of a one-input query per group at other
+  bounds, one more pass (an adaptive clipping's next interval).
+- :meth:`Engine.blb_sums`: per (group, subset, resample) weighted sums, subsets and weights
+  drawn from a salted hash of each row (:mod:`dpcore.engines.blb`).
 - :meth:`Engine.bound_preview`: what a contribution bound would leave out (a curator's view for
-  choosing the bounds, :class:`~dpcore.foundations.privacy_unit.BoundPreview`), from one aggregation: per
-  person and cell the rows, then per person what the bound keeps.
+  choosing the bounds, :class:`~dpcore.foundations.privacy_unit.BoundPreview`), from one
+  aggregation: per person and cell the rows, then per person what the bound keeps.
 
 :func:`aggregate_cells` turns the cells into the groups of a
-:class:`~dpcore.foundations.grouping.GroupingSpec` (the same groups, merges and shares the rows would give in
-memory, since grouping weighted cells is grouping their rows); :func:`aggregate_mean` then gives
-a :class:`~dpcore.analyses.mean.sums.GroupSums` that the estimators, plans and releases use
-without knowing which engine ran.
+:class:`~dpcore.foundations.grouping.GroupingSpec` (the same groups, merges and shares the rows
+would give in memory, since grouping weighted cells is grouping their rows): what every
+analysis on an engine starts from.
 
-Pure numpy/pandas; never imports streamlit or plotly.
+Pure numpy/pandas; never imports streamlit or plotly, nor any analysis.
 """
 
 from __future__ import annotations
 
 import abc
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.mean.estimators import validate_bounds
-from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
+from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.grouping import (
     MAX_CODE_VALUES,
     MISSING_LABEL,
@@ -49,23 +47,20 @@ from dpcore.foundations.privacy_unit import (
     ROW,
     BoundPreview,
     PrivacyUnit,
-    dropped_rows_notes,
     missing_person_message,
 )
-from dpcore.release.plan import DatasetRef
+from dpcore.foundations.validation import validate_bounds
 
 if TYPE_CHECKING:  # dpcore.engines.blb imports this module
     from dpcore.engines.blb import BlbQuery
 
 __all__ = [
-    "AggregatedMean", "Cells", "Clipped", "Engine", "EngineError", "SumsQuery",
-    "aggregate_mean", "count_query", "mean_query",
+    "Cells", "Clipped", "Engine", "EngineError", "SumsQuery", "aggregate_cells", "count_query",
 ]  # fmt: skip
 
 NUMBER_KINDS = ("whole number", "decimal number", "yes / no")
-"""Column kinds (:func:`dpcore.foundations.validation.column_kind`'s words) a value can be averaged over."""
-CELL_COLUMNS = ("rows", "finite", "usable", "clipped_sum")
-"""The mean's statistics of each cell (:func:`mean_query`)."""
+"""Column kinds (:func:`dpcore.foundations.validation.column_kind`'s words) a value can be
+averaged over."""
 NOT_WHOLE_LABEL = "\x00not a whole number"
 """The label an engine's pass gives a decimal that is not a whole number in a grouping column
 without edges (a column that check_codes then refuses); whole ones are labelled as integers
@@ -104,10 +99,11 @@ class SumsQuery:
     clipped values multiply per row (no column: the row counts 1). Columns in ``binary`` must
     be 0 or 1; each cell counts its finite rows that are not (``not_binary``).
 
-    The mean sums one clipped value (:func:`mean_query`); the ratio sums products of its clipped
-    score, label and weight (:func:`~dpcore.analyses.ratio.aggregate.ratio_query`); another analysis plugs
-    in the same way, with its own products. A query without inputs counts the rows of each
-    cell (:func:`count_query`: synthetic data's marginal counts)."""
+    The mean sums one clipped value (:func:`~dpcore.analyses.mean.aggregate.mean_query`); the
+    ratio sums products of its clipped score, label and weight
+    (:func:`~dpcore.analyses.ratio.aggregate.ratio_query`); another analysis plugs in the same
+    way, with its own products. A query without inputs counts the rows of each cell
+    (:func:`count_query`: synthetic data's marginal counts)."""
 
     by: tuple[str, ...]
     edges: tuple[tuple[str, tuple[float, ...]], ...]
@@ -138,7 +134,7 @@ class SumsQuery:
 
     @property
     def columns_read(self) -> tuple[str, ...]:
-        """Every column the pass reads (what the digest covers)."""
+        """Every column the pass reads."""
         person = () if self.unit.column is None else (self.unit.column,)
         return (*self.by, *self.columns, *person)
 
@@ -156,28 +152,12 @@ def count_query(by: tuple[str, ...], edges: tuple[tuple[str, tuple[float, ...]],
     return SumsQuery(by, edges, inputs=(), sums=())
 
 
-def mean_query(
-    by: tuple[str, ...],
-    edges: tuple[tuple[str, tuple[float, ...]], ...],
-    value: str,
-    bounds: tuple[float, float],
-    unit: PrivacyUnit = ROW,
-) -> SumsQuery:
-    """The mean's pass: the values of ``value`` clipped to ``bounds``, summed per cell as
-    ``clipped_sum``."""
-    low, high = validate_bounds(bounds)
-    return SumsQuery(by, edges, (Clipped(value, low, high),), (("clipped_sum", (value,)),),
-                     unit=unit)  # fmt: skip
-
-
 @dataclass(frozen=True, eq=False)
 class Cells:
     """The result of one pass: ``table`` has the grouping columns (labels) and the query's
-    :attr:`~SumsQuery.cell_columns`; ``digest`` identifies the columns read;
-    ``missing_person`` counts rows without a person id."""
+    :attr:`~SumsQuery.cell_columns`; ``missing_person`` counts rows without a person id."""
 
     table: pd.DataFrame
-    digest: str
     missing_person: int = 0
 
 
@@ -198,6 +178,12 @@ class Engine(abc.ABC):
         """Python that builds this engine again, for a release's script."""
 
     @abc.abstractmethod
+    def identity(self) -> str:
+        """The data's identity (:mod:`dpcore.foundations.dataset`): the bytes of the files read,
+        a table's snapshot, or what the curator declared; empty when the data has none yet (a
+        release then asks for one). A function of the confidential rows: curator-side only."""
+
+    @abc.abstractmethod
     def column_kinds(self) -> dict[str, str]:
         """Every column's kind in :func:`dpcore.foundations.validation.column_kind`'s words."""
 
@@ -209,7 +195,7 @@ class Engine(abc.ABC):
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
-        """Sums of the kept rows' values of the query's one input (the mean's) clipped to
+        """Sums of the kept rows' values of the query's one input clipped to
         ``[low[g], high[g]]`` per group g, where ``cell_groups`` maps cells (label columns) to
         groups (column :data:`GROUP`)."""
 
@@ -226,43 +212,10 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
-        """GVDP's bag of little bootstraps in one pass (:mod:`dpcore.engines.blb`): over the
+        """A bag of little bootstraps in one pass (:mod:`dpcore.engines.blb`): over the
         kept rows of ``query.rows``, grouped by ``mapping`` (cells → :data:`GROUP` and each
         group's k and 1/√k), per (group, subset) the rows and the weighted sums
         :attr:`BlbQuery.sums <dpcore.engines.blb.BlbQuery.sums>` names."""
-
-
-@dataclass(frozen=True, eq=False)
-class AggregatedMean:
-    """The mean's statistics from an engine, and the data reference a release records."""
-
-    stats: GroupSums
-    dataset: DatasetRef
-
-
-def aggregate_mean(
-    engine: Engine,
-    spec: GroupingSpec,
-    value: str,
-    bounds: tuple[float, float],
-    unit: PrivacyUnit = ROW,
-) -> AggregatedMean:
-    """The groups of ``spec`` and the mean's statistics of ``value``, from one pass of ``engine``.
-
-    Rows whose value is missing or infinite are left out within their group; a group left with
-    no usable value is left out with its share (as :meth:`GroupValues.from_grouping` does).
-
-    Raises
-    ------
-    EngineError
-        An unknown column, a column of the wrong kind, rows without a person id, or data the
-        engine cannot read.
-    ValueError
-        Groups the spec cannot build (too few, too many) or shares it cannot find.
-    """
-    query = mean_query(spec.by, spec.edges, value, bounds, unit)
-    cells, grouping, dataset = aggregate_cells(engine, spec, query)
-    return AggregatedMean(_group_sums(engine, query, cells.table, grouping), dataset)
 
 
 def aggregate_cells(
@@ -279,10 +232,7 @@ def aggregate_cells(
         raise EngineError(missing_person_message(cells.missing_person, query.unit.column))
     table = cells.table
     grouping = spec.build(table[list(spec.by)], weights=table["rows"].to_numpy(np.int64))
-    dataset = DatasetRef(
-        name=engine.source, fingerprint=_fingerprint(engine, query, cells),
-        rows=int(table["rows"].sum()),
-    )  # fmt: skip
+    dataset = DatasetRef(engine.source, engine.identity(), rows=int(table["rows"].sum()))
     return cells, grouping, dataset
 
 
@@ -319,7 +269,7 @@ def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
             )
     edges = query.edges_of
     for column in query.by:
-        if column in (*query.cell_columns, "digest", "missing_person"):
+        if column in (*query.cell_columns, "missing_person"):
             raise EngineError(
                 f"A grouping column may not be called `{column}` (a name the engines use for "
                 "their counts); rename it in the data."
@@ -376,79 +326,3 @@ def edges_needed(column: str, holds: str) -> str:
         f"about individuals. Whole numbers with at most {MAX_CODE_VALUES} distinct values "
         "(codes such as 0/1) group as they are, their list treated as public."
     )
-
-
-def _group_sums(engine: Engine, query: SumsQuery, table: pd.DataFrame, grouping) -> GroupSums:
-    """The mean's :class:`GroupSums` from the cells of :func:`mean_query`."""
-    (value,) = query.inputs
-    codes = grouping.codes
-    inside = codes >= 0
-    totals = {
-        name: np.bincount(codes[inside], weights=table[name].to_numpy(float)[inside],
-                          minlength=grouping.k)
-        for name in CELL_COLUMNS
-    }  # fmt: skip
-    has_values = totals["usable"] > 0
-    if not has_values.any():
-        raise EngineError(
-            f"The value column `{value.column}` has no usable value in any group: every value "
-            "is missing or infinite. Choose another value column."
-        )
-    if (
-        grouping.spec.built_small_groups == "keep"
-    ):  # as GroupValues.from_grouping: every group stays
-        has_values = np.ones(grouping.k, dtype=bool)
-    renumbered = np.cumsum(has_values) - 1
-    kept = inside & has_values[np.maximum(codes, 0)]
-    cell_groups = table.loc[kept, list(query.by)].reset_index(drop=True)
-    cell_groups[GROUP] = renumbered[codes[kept]]
-
-    def requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        return engine.clipped_sums(query, cell_groups, low, high)
-
-    def pooled_requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        return engine.clipped_sums(query, cell_groups.assign(**{GROUP: 0}), low, high)
-
-    sums = totals["clipped_sum"][has_values]
-    dropped_by_bound = int(round(totals["finite"].sum() - totals["usable"].sum()))
-    notes = (*grouping.report.messages(), *dropped_rows_notes(query.unit, dropped_by_bound))
-    labels = np.asarray(grouping.labels, dtype=object)
-    return GroupSums(
-        value=value.column, labels=tuple(labels[has_values]),
-        sizes=totals["usable"][has_values].round().astype(np.int64),
-        sums_at=fixed_bounds_sums((value.low, value.high), sums, requery),
-        pooled_sums_at=fixed_bounds_sums((value.low, value.high), np.array([sums.sum()]),
-                                         pooled_requery),
-        shares=grouping.shares.restricted(has_values),
-        n_missing=int(round(totals["rows"].sum() - totals["finite"].sum())),
-        empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
-        unit=query.unit, recipe=_recipe(engine, query), engine=engine.name,
-    )  # fmt: skip
-
-
-def _recipe(engine: Engine, query: SumsQuery) -> str:
-    (value,) = query.inputs
-    unit = query.unit
-    unit_code = (
-        "" if unit.column is None
-        else f", PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, "
-        f"max_rows={unit.max_rows})"
-    )  # fmt: skip
-    return (
-        f"from dpcore.engines import {type(engine).__name__}, aggregate_mean\n"
-        f"{'' if unit.column is None else 'from dpcore.foundations.privacy_unit import PrivacyUnit'}\n"
-        f"aggregated = aggregate_mean({engine.expression}, spec, {value.column!r}, "
-        f"{(value.low, value.high)!r}{unit_code})\n"
-    )
-
-
-def _fingerprint(engine: Engine, query: SumsQuery, cells: Cells) -> str:
-    """SHA-256 of the columns read, their kinds and the engine's order-independent row digest:
-    the same data gives the same fingerprint whatever the order of its rows or files. It is a
-    function of every row read, so it stays with the curator (ledger, review), as
-    :func:`~dpcore.release.plan.fingerprint_frame` does. Engines hash rows differently, so one
-    table has one fingerprint per engine."""
-    kinds = engine.column_kinds()
-    header = [[column, kinds[column]] for column in query.columns_read]
-    text = json.dumps({"engine": engine.name, "columns": header, "rows": cells.digest})
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,6 +1,7 @@
-r"""GVDP's bag of little bootstraps from an engine's pass: subsets and bootstrap weights drawn
-from a salted hash of each privacy unit, and per (group, subset, resample) the weighted sums a
-fit that is linear in row weights (the mean, OLS) is solved from.
+r"""A bag of little bootstraps from an engine's pass (the resampling of GVDP): subsets and
+bootstrap weights drawn from a salted hash of each privacy unit, and per (group, subset,
+resample) the weighted sums a fit that is linear in row weights (the mean, OLS) is solved from
+(:func:`dpcore.analyses.gvdp.aggregate.bag_estimates`).
 
 Covington et al. (the "paper"), Alg. 2 partitions the n rows of a run at random into k subsets
 and draws r multinomial resamples of size n on each. In memory that is a permutation and
@@ -72,7 +73,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import pdtr
 
-from dpcore.analyses.gvdp.blb import Bag, degrees_of_freedom_factor
 from dpcore.engines.base import GROUP, SumsQuery
 
 __all__ = [
@@ -81,7 +81,6 @@ __all__ = [
     "POISSON_ONE_STEPS",
     "SUBSET",
     "BlbQuery",
-    "bag_estimates",
     "double_keys",
     "row_bag_sums",
     "sum_names",
@@ -231,49 +230,3 @@ def row_bag_sums(
             product = product * x[:, i]
         columns[name] = product
     return pd.DataFrame(columns, index=cells).groupby(level=[0, 1]).sum().reset_index()
-
-
-def bag_estimates(
-    table: pd.DataFrame, subsets: np.ndarray, rows: np.ndarray, p: int, resamples: int
-) -> list[Bag]:
-    r"""The fit of every (group, subset, resample) from the weighted sums of ``table`` (an
-    engine's :meth:`blb_sums`), :math:`\hat\theta = (\sum w X X^\top)^{-1} \sum w X y`, and per
-    group its BLB summaries (the r fits' mean and variance, ddof = 1) as a :class:`Bag` of
-    ``rows[g]`` rows, the variances corrected for the p coefficients fitted on each subset
-    (:func:`~dpcore.analyses.gvdp.blb.degrees_of_freedom_factor`, at its nominal size
-    ``rows[g] // subsets[g]``); ``subsets[g]`` is group g's k. A subset that drew no row, or
-    whose sums are singular, is refused with the fix."""
-    group = table[GROUP].to_numpy(np.int64)
-    subset = table[SUBSET].to_numpy(np.int64)
-    offsets = np.concatenate([[0], np.cumsum(subsets)])
-    slot = offsets[group] + subset
-    total = int(offsets[-1])
-    gram = np.zeros((total, resamples, p, p))
-    rhs = np.zeros((total, resamples, p))
-    for j in range(resamples):
-        for a in range(p):
-            for b in range(a, p):
-                gram[slot, j, a, b] = gram[slot, j, b, a] = table[f"xx{j}_{a}_{b}"].to_numpy()
-            rhs[slot, j, a] = table[f"xy{j}_{a}"].to_numpy()
-    try:
-        fits = np.linalg.solve(gram, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        fits = np.full_like(rhs, np.nan)
-    bags = []
-    for g, k_g in enumerate(subsets):
-        part = fits[offsets[g] : offsets[g + 1]]
-        if not np.all(np.isfinite(part)):
-            raise ValueError(
-                f"a bootstrap subset of {k_g:,} drew too few rows (or rows whose covariates do "
-                "not vary) to fit the model; lower k so each subset has more rows"
-            )
-        variances = part.var(axis=1, ddof=1)
-        if not np.all(np.isfinite(variances)):
-            raise ValueError(
-                "the fit overflowed on a bootstrap resample; lower `k` so each subset has more "
-                "rows, or rescale the data"
-            )
-        # The mean is a regression on a constant here (p = 1): one factor serves both.
-        factor = degrees_of_freedom_factor(int(rows[g]) // int(k_g), p)
-        bags.append(Bag(part.mean(axis=1), variances * factor, int(rows[g])))
-    return bags

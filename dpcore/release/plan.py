@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -15,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import Budget, check_budget
+from dpcore.foundations.dataset import DatasetRef, describe_identity, frame_identity, read_dataset
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.shares import PublicShares
@@ -29,38 +28,10 @@ __all__ = [
     "ReleasePlan",
     "ReleaseRow",
     "SyntheticRow",
-    "fingerprint_frame",
+    "frame_identity",
     "init_arguments",
+    "read_dataset",
 ]
-
-
-def fingerprint_frame(frame: pd.DataFrame) -> str:
-    """SHA-256 of a frame's column names, dtypes and cell values: identifies the data.
-
-    The same file read the same way gives the same fingerprint, so the ledger can tell whether a
-    plan is run on the data a release was made from. It is a deterministic function of every
-    cell (whoever knows all rows but one can test candidates for the last), so it stays with the
-    curator: in the ledger and on the Release page's review, never in an export.
-    """
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
-    digest = hashlib.sha256()
-    digest.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
-    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class DatasetRef:
-    """What a release says about its data: a name, a fingerprint and a row count."""
-
-    name: str
-    fingerprint: str
-    rows: int
-
-    @classmethod
-    def of(cls, frame: pd.DataFrame, name: str) -> DatasetRef:
-        return cls(name=name, fingerprint=fingerprint_frame(frame), rows=len(frame))
 
 
 def init_arguments(obj: object) -> dict:
@@ -83,7 +54,7 @@ class PlanHeader:
     Attributes
     ----------
     dataset
-        The data the plan was made from (name, fingerprint, rows).
+        The data the plan was made from (name, identity, rows).
     spec
         How the groups and their public shares are built from that data.
     budget
@@ -126,7 +97,7 @@ class PlanHeader:
             "label": self.label,
             "dataset": {
                 "name": self.dataset.name,
-                "fingerprint": self.dataset.fingerprint,
+                "identity": self.dataset.identity,
                 "rows": self.dataset.rows,
             },
             "strata": self.spec.to_dict(),
@@ -135,11 +106,15 @@ class PlanHeader:
         }
 
     def data_line(self) -> str:
-        """The review line about the data."""
-        return (
-            f"**Data:** {self.dataset.name}, {self.dataset.rows:,} rows "
-            f"(SHA-256 `{self.dataset.fingerprint[:12]}…`)"
-        )
+        """The review line about the data, with its identity (a curator's view: a hash of the
+        confidential rows, shown on screen, never exported)."""
+        identity = self.dataset.identity
+        kind, _, digest = identity.partition(":")
+        named = (
+            f"identified by {describe_identity(identity)}: `{kind}:{digest[:12]}…`" if identity
+            else "no identity yet: declare one before a release"
+        )  # fmt: skip
+        return f"**Data:** {self.dataset.name}, {self.dataset.rows:,} rows ({named})"
 
     def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
         """The review line about the groups (and where their shares come from)."""
@@ -165,19 +140,20 @@ class PlanHeader:
             return "each group's share of a holdout split of the rows, exactly as in that split"
         return None
 
-    def script(self, dataset: str = "", prelude: str = "") -> str:
-        """Python lines that rebuild this header, as ``header``, from a frame named ``frame``;
-        or, for data an engine reads, with ``prelude`` (lines that may use ``spec``) and
-        ``dataset`` (a Python expression of the :class:`DatasetRef`)."""
+    def script(self, dataset: str = "dataset", prelude: str = "") -> str:
+        """Python lines that rebuild this header, as ``header``, from the data a script's
+        loader read (a frame named ``frame`` and its :class:`DatasetRef` named ``dataset``,
+        identified as the app identified it); or, for data an engine reads, with ``prelude``
+        (lines that may use ``spec``) and ``dataset`` (a Python expression of the reference)."""
         spec_arguments = ", ".join(
             f"{f.name}={getattr(self.spec, f.name)!r}" for f in fields(self.spec)
         )
         return (
-            "from dpcore import ZCDP, ApproxDP, DatasetRef, GroupingSpec, PlanHeader, PureDP\n\n"
+            "from dpcore import ZCDP, ApproxDP, GroupingSpec, PlanHeader, PureDP\n\n"
             f"spec = GroupingSpec({spec_arguments})\n"
             f"{prelude}"
             "header = PlanHeader(\n"
-            f"    dataset={dataset or f'DatasetRef.of(frame, {self.dataset.name!r})'},\n"
+            f"    dataset={dataset},\n"
             "    spec=spec,\n"
             f"    budget={self.budget!r},\n"
             f"    label={self.label!r},\n"

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from dpcore.foundations.ledger import Ledger, LedgerRecord
 from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.testing.v1 import AppTest
 
+from dpcore.foundations.ledger import Ledger, LedgerRecord
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]

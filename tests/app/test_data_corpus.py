@@ -10,9 +10,9 @@ extensions), and cases that need a row or byte limit other than the page's.
 
 from __future__ import annotations
 
-from dpcore.foundations.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from streamlit.testing.v1 import AppTest
 
+from dpcore.foundations.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from tests.app.helpers import errors, start, text
 from tests.io_corpus import CASES, Case, Loads
 

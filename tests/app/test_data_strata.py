@@ -5,10 +5,10 @@ exception. Uploads go through the real ``st.file_uploader`` path (AppTest can st
 """
 
 import pytest
-from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
+from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from strata_ui.constants import SMALL_FILE_MAX_MB
 from tests.app.helpers import (
     change_settings,

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.shares import shares_from_counts
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
 from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.shares import shares_from_counts
 from strata_ui import constants
 from strata_ui.data import load_demo
 from tests.app.helpers import charts, errors, go, start

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.analyses.ratio.aggregate import aggregate_ratio
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses.ratio import RatioBounds, RatioSettings
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.engines import DuckDBEngine
+from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import FilesSource
 from tests.app.helpers import (
     RATIO_HALF_WIDTH,
@@ -95,7 +95,7 @@ def test_the_ratio_runs_estimator_compare_plan_and_release_on_the_files(folder):
         DuckDBEngine(folder), GroupingSpec(by=("region",)), s_column="score",
         y_column="outcome", bounds=RatioBounds(1.0, 1.0), binary_y=True,
     ).dataset  # fmt: skip
-    assert metadata["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    assert metadata["plan"]["dataset"]["identity"] == expected.identity
     assert metadata["plan"]["estimator"]["class"] == "RatioPlan"
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.accuracy import MEASURED_IN
 from dpcore.engines import DuckDBEngine
+from dpcore.foundations.grouping import GroupingSpec
 from strata_ui import planner
 from tests.app.helpers import (
     answer_shown,
@@ -103,7 +103,7 @@ def test_synthetic_data_runs_estimator_compare_plan_and_release_on_the_files(fol
     assert "aggregate_synth(DuckDBEngine(" in metadata["script"]
     config = SYNTH.config(SETTINGS, DuckDBEngine(folder).column_kinds(), ("region",))
     expected = SYNTH.engine_statistics(DuckDBEngine(folder), GroupingSpec(by=("region",)), SETTINGS)
-    assert metadata["plan"]["dataset"]["fingerprint"] == expected.dataset.fingerprint
+    assert metadata["plan"]["dataset"]["identity"] == expected.dataset.identity
     assert metadata["plan"]["estimator"]["columns"] == list(config.columns)
     assert len(record.payload["outputs"]) == SETTINGS.n_rows
 

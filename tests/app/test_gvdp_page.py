@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import ZCDP
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.foundations.accounting import ZCDP
 from strata_ui.analyses.gvdp.estimator import PREVIEW_LABEL
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.data import load_demo

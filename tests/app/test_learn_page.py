@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
+from dpcore.foundations.ledger import Ledger
 from strata_ui import constants
 from strata_ui.learn import all_explainers, all_presets
 from tests.app.helpers import go, settings_of, start, state_of

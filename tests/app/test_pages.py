@@ -4,11 +4,11 @@ import re
 import tomllib
 
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses import ANALYSES
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger
 from strata_ui import constants
 from tests.app.helpers import REPO, go, start, text
 

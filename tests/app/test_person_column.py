@@ -10,13 +10,13 @@ import functools
 import numpy as np
 import pandas as pd
 import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import cell_labels
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import PrivacyUnit, preview_bound
-from streamlit.testing.v1 import AppTest
-
-from dpcore.analyses.mean import MeanSettings
 from dpcore.release import public_metadata
 from tests.app.helpers import (
     change_settings,

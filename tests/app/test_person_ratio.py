@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import public_metadata
 from tests.app.helpers import (
     charts,

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import functools
 
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-
 from dpcore.analyses import GVDP
 from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
 from tests.app.helpers import (

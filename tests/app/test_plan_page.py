@@ -5,11 +5,11 @@ planner does not cover."""
 from __future__ import annotations
 
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import constants
 from strata_ui.planner import PlannerView
@@ -30,10 +30,9 @@ HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
 
 def expected_epsilon(half_width: float, level: float = 0.95) -> float:
     """The demo's answer, computed outside the app from the same library call."""
+    from dpcore.analyses import MEAN
     from dpcore.foundations.datasets import load_demo
     from dpcore.foundations.grouping import GroupingSpec
-
-    from dpcore.analyses import MEAN
 
     frame = load_demo()
     settings = MeanSettings()
@@ -147,10 +146,9 @@ def test_the_frontier_columns_change_twice_and_stick(plan):
 
 def expected_rho_coinpress(half_width: float) -> float:
     """The demo's CoinPress answer (race × sex), computed outside the app by the library."""
+    from dpcore.analyses import MEAN
     from dpcore.foundations.datasets import load_demo
     from dpcore.foundations.grouping import GroupingSpec
-
-    from dpcore.analyses import MEAN
 
     frame, settings = load_demo(), MeanSettings(estimator="coinpress")
     stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)

@@ -5,10 +5,10 @@ planned budget, the rest rebalanced against what the ledger has left, nothing sp
 from __future__ import annotations
 
 import pytest
-from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.ledger import Ledger
 from streamlit.testing.v1 import AppTest
 
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.ledger import Ledger
 from strata_ui.portfolio import PlanOfReleases
 from tests.app.helpers import commit, errors, go, start, state_of, text
 
@@ -141,7 +141,7 @@ def test_committing_the_plan_one_by_one_spends_each_planned_share_once(two):
     assert [e.done for e in plan_of(two).entries] == [False, True]
 
     two.run()  # a rerun spends nothing more and shows the same release
-    assert "Committing it again would spend nothing" in text(two.info)
+    assert "committing it again would spend nothing" in text(two.info)
     assert len(ledger.history()) == 1
 
     # The rest is rebalanced against what the ledger has left: all of it, here.

@@ -5,11 +5,11 @@ classic Gaussian cannot reach a target; in ρ the ratio plans with zCDP accounti
 from __future__ import annotations
 
 import pytest
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses import RATIO
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
 from tests.app.helpers import answer_shown, errors, go, start, state_of, text

@@ -9,10 +9,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-import strata_ui.shared_results
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
 
+import strata_ui.shared_results
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.accuracy import (
@@ -21,6 +19,8 @@ from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
     TYPICAL_TARGET,
 )
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import planner
 from strata_ui.style import rounded_up

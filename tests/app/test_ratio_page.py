@@ -6,11 +6,11 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.datasets import load_demo
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.ratio import ALL_GROUPS, RatioSettings
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.datasets import load_demo
 from strata_ui.analyses.ratio.preview import PREVIEW_BANNER
 from strata_ui.analyses.ratio.settings import NO_WEIGHTS
 from strata_ui.analyses.ratio.view import RatioView

@@ -5,11 +5,11 @@ demo data silently; the address never carries the data or its fingerprint."""
 from __future__ import annotations
 
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.ledger import Ledger, list_ledgers
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.ledger import Ledger, list_ledgers
 from strata_ui.analyses import every
 from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.ledger import Ledger
 from playwright.sync_api import Page, expect
 
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.ledger import Ledger
 from strata_ui.constants import DEFAULT_LEDGER_NAME
 from tests.e2e.helpers import (
     commit_release,

@@ -6,9 +6,9 @@ import re
 
 import numpy as np
 import pytest
-from dpcore.foundations.datasets import load_demo
 from playwright.sync_api import Page, expect
 
+from dpcore.foundations.datasets import load_demo
 from tests.e2e.helpers import choose_hours_by_race, open_app, open_page, save_screen, settle
 
 VIEWPORT = {"width": 1280, "height": 900}

@@ -60,7 +60,7 @@ The modules:
 - :mod:`.bounds` — the public bounds (:class:`GVDPBounds`) and the budget split;
 - :mod:`.blb` — the bag of little bootstraps and the batched weighted fits (where the rows
   stay in files or Spark, the mean's and OLS's bag is drawn by an engine's passes instead:
-  :mod:`dpcore.engines.blb`, :func:`dpcore.engines.aggregate_gvdp`);
+  :mod:`dpcore.engines.blb`, :func:`dpcore.analyses.gvdp.aggregate.aggregate_gvdp`);
 - :mod:`.private` — modified CoinPress and the post-processing (Thm. 2.9–2.12);
 - :mod:`.estimator` — :func:`gvdp`, the non-private reference and coverage by simulation;
 - :mod:`.model` — what to estimate on a table (:class:`GvdpModel`) and public bounds in the

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, EngineStatistics
 from dpcore.analyses.gvdp.accuracy import (
     GvdpErrorModel,
     GvdpRunSettings,
     check_gvdp_accuracy,
     gvdp_error_model,
 )
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
 from dpcore.analyses.gvdp.diagnostics import coverage_on_data
 from dpcore.analyses.gvdp.estimator import GVDPCoverage
@@ -32,12 +33,12 @@ from dpcore.analyses.gvdp.withhold import Uninformative
 from dpcore.foundations.accounting import ZCDP, Budget, Kind, as_zcdp
 from dpcore.foundations.errors import Problem
 from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.intervals import Interval
 from dpcore.foundations.validation import is_numeric
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
 
-if TYPE_CHECKING:
-    from dpcore.analyses.base import AggregatedGvdp
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
     from dpcore.engines import Engine
 
 __all__ = ["DEFAULT_K", "GVDP", "GvdpAnalysis", "GvdpSettings"]
@@ -172,7 +173,7 @@ class GvdpSettings:
         return _lookup(self.guess, key, DEMO_GUESS.get(key, GENERIC_GUESS))
 
 
-class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
+class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
     """Unbiased DP estimates with valid confidence intervals for a mean or regression
     coefficients (Covington, He, Honaker & Kamath)."""
 
@@ -251,13 +252,11 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
 
     def engine_statistics(
         self, engine: Engine, spec: GroupingSpec, settings: GvdpSettings
-    ) -> AggregatedGvdp:
+    ) -> EngineStatistics[GvdpData]:
         """Every group's usable rows and sums from one pass of ``engine``
-        (:func:`~dpcore.engines.aggregate_gvdp`); each run then draws its bag of little
+        (:func:`~dpcore.analyses.gvdp.aggregate.aggregate_gvdp`); each run then draws its bag of little
         bootstraps in one more pass (:mod:`dpcore.engines.blb`). The mean and OLS only: a
         logistic fit is refused with what to do instead."""
-        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 
         return aggregate_gvdp(engine, spec, self.model(settings))
 

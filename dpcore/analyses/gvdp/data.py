@@ -103,7 +103,7 @@ class Moments:
     r"""The unweighted sums of every run's rows that the non-private fit needs, one run per
     group and then the whole population's: :math:`\sum XX^\top` (runs, p, p),
     :math:`\sum Xy` (runs, p) and :math:`\sum y^2` (runs,), X = (1, covariates) (the mean:
-    X = (1)). An engine computes them in its pass (:func:`~dpcore.engines.aggregate_gvdp`).
+    X = (1)). An engine computes them in its pass (:func:`~dpcore.analyses.gvdp.aggregate.aggregate_gvdp`).
     **Not private**: curator previews only."""
 
     gram: np.ndarray
@@ -125,7 +125,7 @@ class GvdpData:
     logistic outcome), with the count of their rarer value in the population (``rare``) and in
     every group (``group_rare``, shape (groups, len(binary))), for :func:`fit_risk`.
 
-    Rows an engine keeps where they lie (:func:`~dpcore.engines.aggregate_gvdp`) leave
+    Rows an engine keeps where they lie (:func:`~dpcore.analyses.gvdp.aggregate.aggregate_gvdp`) leave
     ``population`` None and ``groups`` empty: each run then draws its bag of little bootstraps
     from ``bags`` (:class:`~dpcore.analyses.gvdp.aggregate.EngineBags`) with a salt drawn from the run's
     random generator; ``engine`` names the engine and ``recipe`` is the Python that runs its

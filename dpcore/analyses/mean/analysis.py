@@ -10,15 +10,17 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, PlannerUnavailable
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
 from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
+from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.analyses.mean.strategies import Strategy
+from dpcore.analyses.mean.strategies import Strategy, StrategyResult
+from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp, scale
 from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
@@ -27,8 +29,7 @@ from dpcore.foundations.small_groups import CountNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
-if TYPE_CHECKING:
-    from dpcore.analyses.base import AggregatedMean
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
     from dpcore.engines import Engine
 
 __all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
@@ -78,7 +79,7 @@ class MeanStudy:
     groups: pd.DataFrame | None
 
 
-class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
+class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy]):
     """Private means per group and for the whole population (AAAI 2024; CoinPress)."""
 
     name = "mean"
@@ -185,15 +186,13 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
     def engine_statistics(
         self, engine: Engine, spec: GroupingSpec, settings: MeanSettings,
         *, unit: PrivacyUnit = ROW,
-    ) -> AggregatedMean:  # fmt: skip
+    ) -> EngineStatistics[GroupSums]:  # fmt: skip
         """Each group's size and sums clipped to the public bounds, from one pass of ``engine``
-        (:func:`~dpcore.engines.aggregate_mean`), and the true means a simulation is scored
+        (:func:`~dpcore.analyses.mean.aggregate.aggregate_mean`), and the true means a simulation is scored
         against (one more pass, made now so that no simulation waits for it).
 
         Unlike :meth:`statistics` this depends on the bounds: the engine clips before it sums.
         """
-        # Imported here: dpcore.engines imports the mean's statistics, and so this package.
-        from dpcore.analyses.mean.aggregate import aggregate_mean
 
         if settings.value is None:
             raise NotChosenYet("Choose the value column to estimate on the Data page.")

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from dpcore.analyses.mean.estimators import GroupStats, require_budget, validate_bounds
+from dpcore.analyses.mean.estimators import GroupStats, require_budget
 from dpcore.foundations.accounting import ZCDP, Budget
 from dpcore.foundations.mechanisms import NoiseSource
-from dpcore.foundations.validation import positive_int, positive_number
+from dpcore.foundations.validation import positive_int, positive_number, validate_bounds
 
 __all__ = ["CoinPressErrors", "CoinPressMean", "clipping_bias_bound", "default_rho_split"]
 

@@ -23,7 +23,7 @@ import numpy as np
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
 from dpcore.foundations.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
 from dpcore.foundations.small_groups import CountNoise
-from dpcore.foundations.validation import finite_number, positive_number
+from dpcore.foundations.validation import positive_number, validate_bounds
 
 __all__ = ["ClippedMean", "GaussianMean", "GroupStats", "LaplaceMean", "NoisySums"]
 
@@ -45,16 +45,6 @@ def require_budget(budget: object, allowed: tuple[type, ...], estimator: str) ->
             + (" (convert with PureDP.to_zcdp())" if ZCDP in allowed else "")
         )
     return budget
-
-
-def validate_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
-    """User clipping bounds [L, U] with L < U, both finite."""
-    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise TypeError(f"`bounds` must be a pair (L, U), got {bounds!r}")
-    low, high = finite_number("bounds[0]", bounds[0]), finite_number("bounds[1]", bounds[1])
-    if not low < high:
-        raise ValueError(f"`bounds` must satisfy L < U, got L = {low!r}, U = {high!r}")
-    return low, high
 
 
 @dataclass(frozen=True)

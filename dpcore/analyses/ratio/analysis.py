@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, PlannerUnavailable
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
 from dpcore.analyses.ratio.accuracy import UNPLANNED_MECHANISM, ratio_check, ratio_error_model
+from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.plan import RatioPlan
-from dpcore.analyses.ratio.preview import simulate_ratio_intervals
+from dpcore.analyses.ratio.preview import RatioResult, simulate_ratio_intervals
 from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBounds, RatioSums, Scale
 from dpcore.foundations.accounting import Budget, Kind, PureDP
 from dpcore.foundations.errors import Problem, SettingsError
@@ -26,8 +27,7 @@ from dpcore.foundations.validation import column_kind
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
-if TYPE_CHECKING:
-    from dpcore.analyses.base import AggregatedRatio
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
     from dpcore.engines import Engine
 
 __all__ = ["RATIO", "RatioAnalysis", "RatioSettings"]
@@ -81,8 +81,12 @@ def _column_problem(kinds: dict[str, str], role: str, column: str | None) -> Pro
     if column is None:
         return Problem("info", f"Choose the {name} column.", role)
     if column not in kinds:
-        return Problem("info", f"Choose the {name} column: `{column}` is not in the data in use.",
-                       role)  # fmt: skip
+        return Problem(
+            "info",
+            f"Choose the {name} column: `{column}` is not in the data in use; its columns "
+            f"are: {', '.join(kinds)}.",
+            role,
+        )
     if kinds[column] in ("text", "category"):
         kind = kinds[column]
         return Problem(
@@ -120,7 +124,7 @@ def _is_binary(frame: pd.DataFrame, column: str) -> bool:
     return bool(values.isin([0, 1]).all())
 
 
-class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
+class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums, RatioResult, pd.DataFrame]):
     r"""The calibration ratio Σ score / Σ label per group with DP confidence intervals (Miao &
     Li 2022).
 
@@ -171,7 +175,7 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
         """Wrong or missing columns and bounds, from the columns' ``kinds`` alone
         (:func:`~dpcore.foundations.validation.column_kind`'s words): what can be said of data that stays in
         files before any pass (the pass then checks a binary label,
-        :func:`~dpcore.engines.aggregate_ratio`)."""
+        :func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`)."""
         roles = {"s_column": settings.s_column, "y_column": settings.y_column}
         if settings.w_column is not None:
             roles["w_column"] = settings.w_column
@@ -267,13 +271,11 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
     def engine_statistics(
         self, engine: Engine, spec: GroupingSpec, settings: RatioSettings,
         *, unit: PrivacyUnit = ROW,
-    ) -> AggregatedRatio:  # fmt: skip
+    ) -> EngineStatistics[GroupRatioSums]:  # fmt: skip
         """Every group's clipped sums from one pass of ``engine``, each person's rows bounded
-        first as ``unit`` says (:func:`~dpcore.engines.aggregate_ratio`): the same sums
+        first as ``unit`` says (:func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`): the same sums
         :meth:`statistics` gives on the rows in memory. Wrong columns or bounds are refused
         before any pass."""
-        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.analyses.ratio.aggregate import aggregate_ratio
 
         self.check_columns(settings, engine.column_kinds())
         return aggregate_ratio(

@@ -38,7 +38,7 @@ class GroupRatioSums:
     the Strata page). ``rows`` counts the rows summed per group. Everything here is confidential:
     use it for releases and previews, never show it as a release.
 
-    Sums an engine computed (:func:`~dpcore.engines.aggregate_ratio`) also say which ``engine``,
+    Sums an engine computed (:func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`) also say which ``engine``,
     the privacy ``unit`` whose contributions it bounded (``bounds.rows_per_person`` is then its
     c, so that every sensitivity is one person's), Python that runs the same pass again
     (``recipe``, for a release's script) and ``notes`` on what the pass left out.
@@ -247,7 +247,7 @@ def group_ratio_sums(
     grouping columns and exactly as every engine bounds them
     (:func:`~dpcore.foundations.privacy_unit.kept_rows`; the order within a cell is that of s, then y and
     w): at most ``unit.max_rows`` rows in each of at most ``unit.max_groups`` groups, so that
-    these sums equal :func:`~dpcore.engines.aggregate_ratio`'s. One person then adds at most
+    these sums equal :func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`'s. One person then adds at most
     c = ``unit.rows_per_person`` rows, each with summands in [0, Δ] (Miao & Li §2.3.1), so each
     sum over the groups moves by at most c·Δ when a person is added or removed: ``bounds``
     must carry that c (``RatioBounds(..., rows_per_person=c)``), and every sensitivity is then

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, EngineStatistics
 from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
     SynthErrorModel,
@@ -19,6 +19,7 @@ from dpcore.analyses.synth.accuracy import (
     synth_error_model,
     synth_planner_cost,
 )
+from dpcore.analyses.synth.aggregate import aggregate_synth
 from dpcore.analyses.synth.config import (
     MIN_MODEL_COLUMNS,
     PreparedRows,
@@ -30,7 +31,7 @@ from dpcore.analyses.synth.config import (
 from dpcore.analyses.synth.encoding import Method
 from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.plan import SynthPlan
-from dpcore.analyses.synth.synthesizers import Progress
+from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.analyses.synth.workload import sweep_errors
 from dpcore.foundations.accounting import (
     ZCDP,
@@ -49,8 +50,7 @@ from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.planner.simulated import PlannerCost
 from dpcore.release.plan import PlanHeader
 
-if TYPE_CHECKING:  # dpcore.engines imports the analyses' statistics, and so this package
-    from dpcore.analyses.base import AggregatedSynth
+if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only the type here
     from dpcore.engines import Engine
 
 __all__ = ["SYNTH", "SynthAnalysis", "SynthSettings"]
@@ -109,7 +109,7 @@ class SynthSettings:
         )
 
 
-class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
+class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.DataFrame]):
     """ε-DP synthetic rows, one model per group (stratified) or one for everyone (vanilla)
     (Rosenblatt, Stoyanovich & Musco, AAAI 2024 arXiv, appendix C)."""
 
@@ -216,13 +216,11 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
 
     def engine_statistics(
         self, engine: Engine, spec: GroupingSpec, settings: SynthSettings
-    ) -> AggregatedSynth:
+    ) -> EngineStatistics[PreparedRows]:
         """The rows of every combination of the synthesized columns' values per group, from
-        one pass of ``engine`` (:func:`~dpcore.engines.aggregate_synth`): what
+        one pass of ``engine`` (:func:`~dpcore.analyses.synth.aggregate.aggregate_synth`): what
         :meth:`statistics` gives on the rows in memory, as cells with their counts. MST and
         AIM, which OpenDP fits on rows, are refused before any pass."""
-        # Imported here: dpcore.engines imports the analyses' statistics, and so this package.
-        from dpcore.analyses.synth.aggregate import aggregate_synth
 
         config = self.config(settings, engine.column_kinds(), spec.by)
         aggregated = aggregate_synth(engine, spec, config)

@@ -207,7 +207,7 @@ class PreparedRows:
     ``n_holdout`` rows form the public holdout of the Strata page and ``n_dropped`` rows belong to
     groups dropped there as too small; neither is modelled.
 
-    From an engine (:func:`~dpcore.engines.aggregate_synth`) ``rows`` holds each combination
+    From an engine (:func:`~dpcore.analyses.synth.aggregate.aggregate_synth`) ``rows`` holds each combination
     of values once, as text labels (a bucketed column's bucket labels: ``bucketed``), and
     ``weights`` the number of rows of each: the marginal counts every synthesizer but MST and
     AIM is fitted on. ``engine`` names the engine that counted them and ``recipe`` is the

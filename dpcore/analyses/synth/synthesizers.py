@@ -512,7 +512,7 @@ def synthesize(
         Called with (groups fitted, groups) as the fits run.
     weights
         How many identical rows each row of ``frame`` stands for (whole numbers ≥ 0): an
-        engine's count of each combination of values (:func:`~dpcore.engines.aggregate_synth`).
+        engine's count of each combination of values (:func:`~dpcore.analyses.synth.aggregate.aggregate_synth`).
         Every model above but MST and AIM reads the rows only through their marginal counts,
         so a table of cells with their counts gives exactly the release its rows would, with
         the same noise at the same seed; MST and AIM (OpenDP counts the rows) refuse weights.

@@ -5,14 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from dpcore.foundations.metrics import binomial_band
 from plotly.subplots import make_subplots
 
 from dpcore.analyses.gvdp.teaching import LOOSE_MEAN, LOOSE_METHODS
-from strata_ui.analyses.ratio.charts import (
-    log_ticks,
-)
-from strata_ui.charts_common import dotted_line, interval_bars
+from dpcore.foundations.metrics import binomial_band
+from strata_ui.charts_common import dotted_line, interval_bars, log_ticks
 from strata_ui.learn_charts import (
     coverage_canvas,
     fmt_number,

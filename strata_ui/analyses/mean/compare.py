@@ -8,11 +8,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import streamlit as st
-from dpcore.foundations.accounting import Budget
 
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
 from dpcore.analyses.mean.simulate import summarize_sweep
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
+from dpcore.foundations.accounting import Budget
 from strata_ui import constants, pipeline, url_state
 from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE

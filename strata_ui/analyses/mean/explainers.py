@@ -11,12 +11,12 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 import streamlit as st
-from dpcore.foundations import theory
-from dpcore.foundations.grouping import Grouping
 
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean import teaching as mean_teaching
 from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.foundations import theory
+from dpcore.foundations.grouping import Grouping
 from strata_ui import charts_strata, constants, pipeline
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (

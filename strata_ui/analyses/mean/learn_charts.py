@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from dpcore.foundations import theory
 
 from dpcore.analyses.mean.teaching import FIGURE3_STRATEGIES, Figure1Reading
+from dpcore.foundations import theory
 from strata_ui import charts_strata
 from strata_ui.charts_common import dotted_line
 from strata_ui.constants import (

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from dpcore.foundations import theory
-from dpcore.foundations.datasets import synthetic_gaussian_mixture
 
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean import teaching as mean_teaching
+from dpcore.foundations import theory
+from dpcore.foundations.datasets import synthetic_gaussian_mixture
 from strata_ui import charts_strata, constants
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (
@@ -206,6 +206,7 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
         n, k=mean_teaching.FIGURE3_K, alpha=mean_teaching.FIGURE3_ALPHA, rng=0
     )
     state.source = None  # the preset's rows replace any data read where it lies
+    state.dataset_identity = None  # built in memory: its cells identify it
     state.dataset_name = f"Synthetic Gaussian mixture (AAAI 2024 appendix B), n = {n:,}"
     state.dataset_fingerprint = f"{constants.PRESET_FINGERPRINT_PREFIX}figure3:{n}:0"
     state.upload_generation += 1  # an empty uploader: the preset replaced any upload

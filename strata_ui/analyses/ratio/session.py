@@ -8,6 +8,8 @@ the data and words the budget errors for the pages.
 from __future__ import annotations
 
 import streamlit as st
+
+from dpcore.analyses.ratio import RATIO, GroupRatioSums, RatioSettings
 from dpcore.foundations.accounting import Budget
 from dpcore.foundations.errors import (
     BudgetKindError,
@@ -15,8 +17,6 @@ from dpcore.foundations.errors import (
     Problem,
     SettingsError,
 )
-
-from dpcore.analyses.ratio import RATIO, GroupRatioSums, RatioSettings
 from strata_ui import pipeline
 from strata_ui.state import get_dataset, get_state
 from strata_ui.widgets import show_error

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dpcore.analyses.sample import SAMPLE, SamplePlan
 from dpcore.foundations.accounting import Budget
-
 from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.sample import compare, estimator, release, session

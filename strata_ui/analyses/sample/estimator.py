@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+
 from dpcore.analyses.sample import SAMPLE, SamplePlan, SampleSettings
 from dpcore.foundations.mechanisms import SimulationNoise
-
 from strata_ui import pipeline
 from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_plan, current_rows

@@ -4,8 +4,8 @@ are DP outputs, so they may be published)."""
 from __future__ import annotations
 
 import streamlit as st
-from dpcore.foundations.accounting import SYMBOLS
 
+from dpcore.foundations.accounting import SYMBOLS
 from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.shares import PublicShares
-
 from dpcore.analyses.synth import SYNTH, PreparedRows, SynthConfig, SynthSettings
 from dpcore.analyses.synth.config import Strategy
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.shares import PublicShares
 from strata_ui import constants, pipeline
 from strata_ui.state import AppState, get_settings, get_state
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import GVDP
 from dpcore.analyses.gvdp import GvdpSettings
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
 from tests.unit.cli.test_cli import assert_one_error_line, table  # noqa: F401 (fixture)

@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import Ledger
 
 from dpcore.analyses import RATIO
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
 from tests.unit.cli.test_cli import assert_one_error_line
@@ -110,7 +110,8 @@ def test_a_target_beyond_the_classic_gaussian_prints_the_answer_then_says_what_t
          "the mean needs --bounds"),
         (lambda a: [a[0], a[1], "--by", "g", "--analysis", "ratio", "--score", "s", "--label",
                     "g", "--score-bound", "1", "--estimator", "laplace", "--target-abs=1"],
-         "The label column `g` holds text; choose a column of numbers"),
+         "The label column `g` is not numeric (its values are text). Choose a column of "
+         "numbers for the label."),
     ],
     ids=["no-score-bound", "no-weight-bound", "value-with-ratio", "mean-without-bounds",
          "text-label"],

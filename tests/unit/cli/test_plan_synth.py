@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
 from tests.unit.cli.test_cli import assert_one_error_line

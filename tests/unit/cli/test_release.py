@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
-
 from strata_cli.main import main
 
 SIZES = {"a": 300, "b": 120, "c": 60}

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
-
 from strata_cli.main import main
 from tests.frames import write_shuffled_parts
 from tests.unit.cli.test_cli import assert_one_error_line

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
-
 from strata_cli.main import main
 from tests.unit.cli.test_cli import assert_one_error_line
 
@@ -142,9 +142,9 @@ def mixed_parts(data: Path) -> Path:
 
 ERRORS = {
     "text score": (lambda a, d: replace(a, "--score", "note"),
-                   "The score column `note` holds text; choose a column of numbers"),
+                   "The score column `note` is not numeric (its values are text)"),
     "absent label": (lambda a, d: replace(a, "--label", "z"),
-                     "The label column `z` is not in the data; its columns are: g, s, y, t"),
+                     "`z` is not in the data in use; its columns are: g, s, y, t"),
     "weight bound below 1": (lambda a, d: [*a, "--weight", "w", "--weight-bound", "0.5"],
                              "--weight-bound must be at least 1"),
     "label not 0/1": (lambda a, d: replace(a, "--label", "t"),

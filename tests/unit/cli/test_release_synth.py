@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
-
 from strata_cli.main import main
 from tests.unit.cli.test_cli import assert_one_error_line
 from tests.unit.cli.test_release_ratio import replace, without

@@ -7,13 +7,14 @@ import sys
 
 import pandas as pd
 import pytest
+from sklearn.metrics import roc_auc_score
+
 from dpcore.foundations.datasets import (
     DEMO_COLUMNS,
     DEMO_DATA_PATH,
     DEMO_DATASET_NAME,
     load_demo,
 )
-from sklearn.metrics import roc_auc_score
 
 EXPECTED_DTYPES = {
     "age": "int64",

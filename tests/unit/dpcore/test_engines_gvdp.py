@@ -10,13 +10,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.privacy_unit import PrivacyUnit
 from scipy import stats as scipy_stats
 
 from dpcore.analyses.gvdp import GVDP, GvdpBoundsSpec, GvdpModel, GvdpPlan, GvdpSettings
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 from dpcore.analyses.gvdp.estimator import gvdp, nonprivate_ci
 from dpcore.analyses.gvdp.groups import RunSettings, nonprivate, run_population
 from dpcore.engines import DuckDBEngine, PandasEngine
@@ -27,6 +24,9 @@ from dpcore.engines.blb import (
     subsets_and_weights,
 )
 from dpcore.engines.duckdb_engine import _double_key_sql
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.privacy_unit import PrivacyUnit
 from dpcore.release import DatasetRef, PlanHeader
 from tests.frames import write_shuffled_parts
 

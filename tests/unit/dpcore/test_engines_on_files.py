@@ -12,19 +12,19 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.analyses.mean.aggregate import aggregate_mean
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.errors import SettingsError
-from dpcore.foundations.grouping import MAX_CODE_VALUES, GroupingSpec, cell_labels
-from dpcore.foundations.ledger import Ledger
 
 from dpcore.analyses import ANALYSES
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.analyses.mean import MEAN, MeanSettings
+from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.ratio import RATIO, RatioSettings
 from dpcore.engines import DuckDBEngine, EngineError, PandasEngine
 from dpcore.engines.base import NOT_WHOLE_LABEL
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.errors import SettingsError
+from dpcore.foundations.grouping import MAX_CODE_VALUES, GroupingSpec, cell_labels
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import PlanHeader, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 from tests.unit.dpcore.test_engines import SPECS, messy_frame

@@ -10,14 +10,14 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.analyses.synth.aggregate import aggregate_synth
-from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import MBI_NEEDS_ROWS, SynthConfig, SynthSettings, synthesize
+from dpcore.analyses.synth.aggregate import aggregate_synth
 from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, SparkEngine, spark_session
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader
 from tests.frames import write_shuffled_parts
 

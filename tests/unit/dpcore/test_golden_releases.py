@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 
 from dpcore import load_demo
 from dpcore.analyses import get
 from dpcore.engines import DuckDBEngine, PandasEngine, SparkEngine, spark_session
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader
 from tests.frames import write_shuffled_parts
 

@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.grouping import (
     DROPPED_CODE,
     HOLDOUT_CODE,
@@ -21,7 +22,6 @@ from dpcore.foundations.grouping import (
     needs_edges,
 )
 from dpcore.foundations.shares import HOLDOUT_SEED, holdout_mask
-
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+
 from dpcore.foundations.io import explain_not_numeric, load_table, read_table
 
 

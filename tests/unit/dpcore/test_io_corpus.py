@@ -15,8 +15,8 @@ import sys
 
 import pandas as pd
 import pytest
-from dpcore.foundations import io as dpio
 
+from dpcore.foundations import io as dpio
 from tests.io_corpus import CASES, CLASSES, Case, Loads, Refused
 
 FILES = [case for case in CASES if not case.bomb]

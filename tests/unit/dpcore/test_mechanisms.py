@@ -14,6 +14,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpcore.analyses.mean import laplace_mean
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.mechanisms import (
     SecureNoise,
@@ -26,11 +31,6 @@ from dpcore.foundations.mechanisms import (
     noise_source,
     zcdp_gaussian_sigma,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
-from dpcore.analyses.mean import laplace_mean
 
 HYPOTHESIS = settings(
     deadline=None,

@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from dpcore.foundations.metrics import (
     binomial_band,
     clopper_pearson,
@@ -18,7 +20,6 @@ from dpcore.foundations.metrics import (
     worst_group_error,
     worst_to_best_ratio,
 )
-from scipy import stats
 
 
 def test_normalized_error_by_hand():

@@ -16,21 +16,21 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+
+from dpcore.analyses import ANALYSES
+from dpcore.analyses.gvdp import GvdpModel, GvdpSettings
 from dpcore.analyses.gvdp.aggregate import gvdp_rows_query
+from dpcore.analyses.mean import MEAN, MeanSettings
+from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.sample import SampleSettings
+from dpcore.analyses.synth import SynthSettings
+from dpcore.engines import PandasEngine
+from dpcore.engines.blb import GROUP, K_COLUMN, SCALE_COLUMN, SUBSET, BlbQuery
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import PrivacyUnit
-
-from dpcore.analyses import ANALYSES
-from dpcore.analyses.gvdp import GvdpModel, GvdpSettings
-from dpcore.analyses.mean import MEAN, MeanSettings
-from dpcore.analyses.ratio import RatioSettings
-from dpcore.analyses.synth import SynthSettings
-from dpcore.engines import PandasEngine
-from dpcore.engines.blb import GROUP, K_COLUMN, SCALE_COLUMN, SUBSET, BlbQuery
 from dpcore.release import (
     DatasetRef,
     PlanHeader,

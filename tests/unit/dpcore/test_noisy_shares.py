@@ -9,12 +9,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import Ledger
-from dpcore.foundations.mechanisms import SimulationNoise
-from dpcore.foundations.shares import noisy_count_shares
 
 from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
@@ -23,6 +17,12 @@ from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.analyses.synth import SYNTH, SynthSettings
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.shares import noisy_count_shares
 from dpcore.release import DatasetRef, PlanHeader, release, to_csv, to_json, to_script
 from strata_ui.report import html_report
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.mean.accuracy import check_by_simulation
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import (
     AccuracyTarget,
     PlannedRelease,

@@ -11,13 +11,13 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP, exact_components
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import MEAN, RATIO
 from dpcore.analyses.mean import GaussianMean, GroupValues, LaplaceMean, MeanSettings
 from dpcore.analyses.mean.accuracy import mean_error_model
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP, exact_components
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, PlannedRelease, smallest_budget, split_budget
 
 BOUNDS = (0.0, 100.0)

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
 from scipy import stats
 
 from dpcore.analyses import ANALYSES
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.release import PREVIEW_COLUMNS, DatasetRef, PlanHeader, simulated_preview
 from tests.unit.dpcore.test_neighbours import SETTINGS
 

@@ -9,14 +9,14 @@ import numpy as np
 import opendp.prelude as dp
 import pandas as pd
 import pytest
+
+from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP, sequential
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.selection import KeySelection, selection_threshold
-
-from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release, to_csv, to_script
 from dpcore.release.preview import NOT_FOUND
 

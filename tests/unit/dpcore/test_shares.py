@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.grouping import MISSING_LABEL, OTHER_LABEL, Grouping
 from dpcore.foundations.shares import (
     PublicShares,
@@ -18,7 +19,6 @@ from dpcore.foundations.shares import (
     shares_from_table,
     split_holdout,
 )
-
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 

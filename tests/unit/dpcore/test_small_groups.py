@@ -10,17 +10,17 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import OTHER_LABEL, GroupingSpec
-from dpcore.foundations.ledger import Ledger
-from dpcore.foundations.mechanisms import SimulationNoise
-from dpcore.foundations.small_groups import CountNoise, NoisyCountRule
 from scipy import stats
 
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import OTHER_LABEL, GroupingSpec
+from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.small_groups import CountNoise, NoisyCountRule
 from dpcore.release import DatasetRef, PlanHeader, release, to_csv, to_json
 from strata_ui.report import html_report
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+
 from dpcore.foundations.metrics import (
     GroupErrors,
     max_disparity,

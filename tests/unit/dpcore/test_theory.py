@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import digamma
+
 from dpcore.foundations.theory import (
     ALPHA_MAX,
     best_case_log_sizes,
@@ -16,7 +18,6 @@ from dpcore.foundations.theory import (
     observed_log_sizes,
     worst_case_log_sizes,
 )
-from scipy.special import digamma
 
 ACS_NY_RACE = np.array([0.70, 0.12, 0.086, 0.056, 0.029, 0.004, 0.003, 0.0015, 0.0005])
 

@@ -5,8 +5,8 @@ import json
 
 import numpy as np
 import pytest
-from dpcore.foundations import theory
 
+from dpcore.foundations import theory
 from strata_ui import charts_strata as cs
 from strata_ui.constants import ALPHA_AXIS
 

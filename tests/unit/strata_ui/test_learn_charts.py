@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
-from dpcore.foundations import teaching
 from scipy import stats
 
+from dpcore.foundations import teaching
 from strata_ui import constants, learn_charts
 from tests.figures import as_json, assert_accessible, values
 

@@ -2,9 +2,9 @@
 every kind of cost, and how many such releases the ledger affords."""
 
 import pytest
+
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.foundations.ledger import Ledger
-
 from strata_ui import constants
 from strata_ui.ledger_ui import cost_sentence, releases_affordable
 

@@ -3,9 +3,9 @@
 from types import SimpleNamespace
 
 import pytest
+
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.foundations.ledger import Ledger
-
 from strata_ui.charts_release import written_number
 from strata_ui.release_ui import affordable, download_stem, large_budget_warning
 

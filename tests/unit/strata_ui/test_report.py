@@ -9,9 +9,9 @@ import re
 import struct
 
 import pytest
-from dpcore.foundations.datasets import load_demo
 
 from dpcore.analyses import ANALYSES
+from dpcore.foundations.datasets import load_demo
 from dpcore.release import release
 from strata_ui import report, static_image
 from strata_ui.charts_release import release_figure

@@ -10,19 +10,19 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.analyses.sample import SampleSettings
-from dpcore.foundations.accounting import check_affordable
-from dpcore.foundations.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
-from dpcore.foundations.intervals import Interval
-from dpcore.foundations.mechanisms import SecureNoise
 
 from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
 from dpcore.analyses import ANALYSES, REGISTRY, get
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
+from dpcore.analyses.sample import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.analysis import column_kinds
+from dpcore.foundations.accounting import check_affordable
+from dpcore.foundations.errors import BudgetKindError, ClassicGaussianRangeError, SettingsError
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.mechanisms import SecureNoise
 
 SPEC = GroupingSpec(by=("race", "sex"))
 FAST = {  # the demo defaults, made quick for a test

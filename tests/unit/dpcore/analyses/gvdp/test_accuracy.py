@@ -9,8 +9,6 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
 from scipy import stats
 
 from dpcore.analyses import GVDP
@@ -23,6 +21,8 @@ from dpcore.analyses.gvdp.accuracy import (
     check_gvdp_accuracy,
     gvdp_error_model,
 )
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 
 KEY = ("mean", "v", "v")

@@ -14,8 +14,6 @@ import math
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.shares import PublicShares
 from scipy import optimize, stats
 from scipy.special import expit, ndtri
 
@@ -39,6 +37,8 @@ from dpcore.analyses.gvdp.private import (
     variance_bound,
     variance_upper_bound,
 )
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.shares import PublicShares
 
 # ---- data generators used by several tests ------------------------------------------------------
 

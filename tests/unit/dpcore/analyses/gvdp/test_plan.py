@@ -9,11 +9,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import BudgetExceededError, Ledger
-from dpcore.foundations.mechanisms import noise_source
 from scipy import stats
 
 from dpcore.analyses.gvdp import GVDP
@@ -31,6 +26,11 @@ from dpcore.analyses.gvdp.diagnostics import (
 from dpcore.analyses.gvdp.groups import ALL, RunSettings, nonprivate, run_groups, run_population
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import load_demo, load_demo_dataset
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import BudgetExceededError, Ledger
+from dpcore.foundations.mechanisms import noise_source
 from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 
@@ -454,7 +454,7 @@ def test_release_spends_rho_once_and_is_refused_by_a_small_ledger(frame, ledger,
 def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
     header = PlanHeader(
-        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=GroupingSpec(by=("sex",)),
+        dataset=load_demo_dataset()[1], spec=GroupingSpec(by=("sex",)),
         budget=ZCDP(0.3), level=0.9,
     )  # fmt: skip
     plan = GvdpPlan.build(

@@ -8,8 +8,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.analyses.gvdp.bounds import (
@@ -23,6 +21,8 @@ from dpcore.analyses.gvdp.estimator import gvdp, nonprivate_ci
 from dpcore.analyses.gvdp.groups import RunSettings, run_groups, run_population
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.private import whitened_radius
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 
 MEAN = GvdpModel("mean", "hours_per_week")
 HOURS_BOX = GvdpBoundsSpec("box", ("hours_per_week",), spread=(50.0,), low=(0.0,), high=(100.0,))
@@ -104,7 +104,6 @@ def test_settings_choose_k_from_the_rows_until_one_is_typed(demo):
 
 def _header(frame):
     from dpcore.foundations.accounting import ZCDP
-
     from dpcore.release import DatasetRef, PlanHeader
 
     return PlanHeader(

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.ledger import Ledger
 
 from dpcore.analyses.gvdp.bounds import RhoSpent
 from dpcore.analyses.gvdp.private import tail_radius
 from dpcore.analyses.gvdp.withhold import subsets_needed, too_few_subsets
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import release, to_csv, to_json
 from tests.unit.dpcore.analyses.gvdp.test_plan import MEAN, MEAN_BOUNDS, make_plan, rows_of, survey
 

@@ -8,15 +8,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 from scipy import stats
 
 from dpcore.analyses.mean.coinpress import CoinPressMean, clipping_bias_bound
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release.plan import DatasetRef, PlanHeader
 
 RANGE = (0.0, 3000.0)

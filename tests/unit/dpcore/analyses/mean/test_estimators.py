@@ -12,18 +12,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
+from scipy.special import ndtr
+
 from dpcore.analyses.mean.array_api import (
     ArrayValues,
     coinpress_mean,
     gaussian_mean,
     laplace_mean,
 )
-from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.foundations.mechanisms import SimulationNoise
-from dpcore.foundations.shares import shares_from_counts
-from scipy import stats
-from scipy.special import ndtr
-
 from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
@@ -33,6 +30,9 @@ from dpcore.analyses.mean.strategies import (
     run_strategy,
     stratified_mean,
 )
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.shares import shares_from_counts
 
 R = 20_000  # replicates for the noise-law checks
 Z = 4.5  # standard errors of slack in the seeded statistical checks

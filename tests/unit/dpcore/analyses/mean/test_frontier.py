@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import LaplaceMean, MeanSettings
@@ -15,6 +13,8 @@ from dpcore.analyses.mean.frontier import (
     pareto_mask,
     stratification_frontier,
 )
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
 
 BOUNDS = (0.0, 100.0)
 

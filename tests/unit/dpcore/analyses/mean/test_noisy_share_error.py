@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL, mean_error_model
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.planner.accuracy import AccuracyTarget
 
 SIZES = {"a": 300, "b": 100, "c": 150, "d": 50}

@@ -15,15 +15,15 @@ import math
 
 import numpy as np
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import load_demo, synthetic_gaussian_mixture
-from dpcore.foundations.shares import shares_from_counts
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.datasets import load_demo, synthetic_gaussian_mixture
+from dpcore.foundations.shares import shares_from_counts
 
 SIZES = (1_000, 10_000, 100_000)
 DATA_SEEDS = range(5)

@@ -6,9 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP, sequential
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 from scipy import stats
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -17,6 +14,9 @@ from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.sampling_error import clipped_variances
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.sums import GroupSums
+from dpcore.foundations.accounting import ZCDP, PureDP, sequential
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release.plan import DatasetRef, PlanHeader
 
 BOUNDS = (0.0, 100.0)

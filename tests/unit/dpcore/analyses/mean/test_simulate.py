@@ -8,9 +8,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.metrics import parity_error
-from dpcore.foundations.shares import PublicShares, shares_from_counts
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import LaplaceMean
@@ -25,6 +22,9 @@ from dpcore.analyses.mean.simulate import (
 )
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.metrics import parity_error
+from dpcore.foundations.shares import PublicShares, shares_from_counts
 
 COLUMNS = ["replicate", "group", "level", "size", "estimate", "truth", "error"]
 ESTIMATOR = LaplaceMean(bounds=(0.0, 100.0))  # every value lies inside: clipping is a no-op

@@ -8,11 +8,11 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.grouping import Grouping, GroupingSpec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.foundations.grouping import Grouping, GroupingSpec
 from tests.frames import frame_from_groups, random_frame, small_groups_frame
 
 

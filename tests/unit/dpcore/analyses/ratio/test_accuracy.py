@@ -8,15 +8,15 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.mechanisms import SimulationNoise
 from scipy import stats
 
 from dpcore.analyses import RATIO, PlannerUnavailable
 from dpcore.analyses.ratio import ALL_GROUPS, RatioSettings, ratio_error_model
 from dpcore.analyses.ratio.noise import release_ratio_sums
 from dpcore.analyses.ratio.preview import recombine
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.planner import (
     AccuracyTarget,
     ErrorModel,

@@ -14,10 +14,6 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.foundations.intervals import Interval
-from dpcore.foundations.mechanisms import SimulationNoise, gaussian_sigma
-from dpcore.foundations.metrics import coverage, interval_score
 from scipy import stats
 
 from dpcore.analyses.ratio.intervals import (
@@ -30,6 +26,10 @@ from dpcore.analyses.ratio.intervals import (
 from dpcore.analyses.ratio.noise import RatioRelease, release_ratio_sums, zcdp_rho
 from dpcore.analyses.ratio.study import load_table1, ratio_study, simulate_calibration_sums
 from dpcore.analyses.ratio.sums import SUM_NAMES, RatioBounds, RatioSums, ratio_sums
+from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.mechanisms import SimulationNoise, gaussian_sigma
+from dpcore.foundations.metrics import coverage, interval_score
 
 Z = 4.5  # standard errors of slack in seeded checks of a noise law
 ALPHA_TEST = 1e-3  # level of the seeded binomial / KS tests

@@ -10,9 +10,6 @@ import functools
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.errors import BudgetKindError
-from dpcore.foundations.grouping import GroupingSpec
 
 from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL
@@ -27,6 +24,9 @@ from dpcore.analyses.synth.accuracy import (
     synth_error_model,
     synth_planner_cost,
 )
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, duration_text, log_grid, shortfall, smallest_budget
 
 SETTINGS = SynthSettings(

@@ -11,10 +11,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.errors import BudgetKindError
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import Ledger
 
 from dpcore.analyses.synth import (
     MIN_MBI_GROUP_ROWS,
@@ -23,6 +19,10 @@ from dpcore.analyses.synth import (
     estimate_seconds,
     synthesize,
 )
+from dpcore.foundations.accounting import ZCDP, PureDP
+from dpcore.foundations.errors import BudgetKindError
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release, to_script
 
 pytestmark = pytest.mark.slow  # each OpenDP fit takes a second or more (JAX compiles first)

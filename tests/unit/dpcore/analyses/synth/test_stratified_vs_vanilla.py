@@ -5,16 +5,16 @@ synthesis lowers the overall workload error and the parity error of means (seede
 from __future__ import annotations
 
 import pytest
+
+from dpcore.analyses.synth.encoding import bucketize
+from dpcore.analyses.synth.synthesizers import (
+    synthesize,
+)
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.metrics import (
     mean_error_by_group,
     synthetic_parity_error,
     workload_error_by_group,
-)
-
-from dpcore.analyses.synth.encoding import bucketize
-from dpcore.analyses.synth.synthesizers import (
-    synthesize,
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -9,10 +9,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.metrics import (
-    workload_error,
-)
 
 from dpcore.analyses.synth.encoding import bucketize
 from dpcore.analyses.synth.synthesizers import (
@@ -20,6 +16,10 @@ from dpcore.analyses.synth.synthesizers import (
     MAX_MWEM_CELLS,
     SyntheticData,
     synthesize,
+)
+from dpcore.foundations.accounting import PureDP
+from dpcore.foundations.metrics import (
+    workload_error,
 )
 from tests.noise import RecordingNoise
 

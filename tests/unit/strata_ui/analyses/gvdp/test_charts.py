@@ -5,9 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations.accounting import ZCDP
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import Ledger
 
 from dpcore.analyses.gvdp.data import prepare_data
 from dpcore.analyses.gvdp.diagnostics import blb_diagnostic, coverage_frame
@@ -25,6 +22,9 @@ from dpcore.analyses.gvdp.groups import (
 )
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
+from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import Ledger
 from dpcore.release import DatasetRef, PlanHeader, release
 from strata_ui.analyses.gvdp import charts
 from strata_ui.style import PALETTE

@@ -6,11 +6,11 @@ strata_ui.analyses.mean.learn_charts).
 import numpy as np
 import pandas as pd
 import pytest
-from dpcore.foundations import theory
-from dpcore.foundations.datasets import load_demo
 
 from dpcore.analyses.mean import teaching as mean_teaching
 from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.foundations import theory
+from dpcore.foundations.datasets import load_demo
 from strata_ui import charts_strata as cs
 from strata_ui.analyses.mean import learn_charts as mean_charts
 from tests.figures import as_json, assert_accessible, values

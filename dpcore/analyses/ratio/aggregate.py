@@ -6,7 +6,7 @@ Miao & Li 2022, §2.3.1: per group the clipped sums :math:`\sum w, \sum ws, \sum
 \sum wys`, plus :math:`\sum w^2` with weights and :math:`\sum wy^2` for a label that is not 0/1.
 Each is a product of the row's score s, label y and weight w, each clipped to its public bounds
 before anything is summed (:func:`ratio_query`); the engine's pass sums them per cell, and the
-cells are grouped as :func:`~dpcore.engines.aggregate_mean` groups them
+cells are grouped as :func:`~dpcore.analyses.mean.aggregate.aggregate_mean` groups them
 (:func:`~dpcore.engines.base.aggregate_cells`).
 
 Pure numpy/pandas; never imports streamlit or plotly.
@@ -15,10 +15,10 @@ Pure numpy/pandas; never imports streamlit or plotly.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.analyses.base import EngineStatistics
 from dpcore.analyses.ratio.groups import GroupRatioSums, check_ratio_bounds
 from dpcore.analyses.ratio.sums import RatioBounds, RatioSums
 from dpcore.engines.base import (
@@ -30,20 +30,11 @@ from dpcore.engines.base import (
 )
 from dpcore.foundations.grouping import DROPPED_CODE, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes
-from dpcore.release.plan import DatasetRef
 
-__all__ = ["AggregatedRatio", "aggregate_ratio", "ratio_query"]
+__all__ = ["aggregate_ratio", "ratio_query"]
 
 PREFIX = "sum_"
 """The cells' column of the sum ``w`` is ``sum_w`` (a grouping column may be called ``w``)."""
-
-
-@dataclass(frozen=True, eq=False)
-class AggregatedRatio:
-    """The ratio's statistics from an engine, and the data reference a release records."""
-
-    stats: GroupRatioSums
-    dataset: DatasetRef
 
 
 def ratio_query(
@@ -88,7 +79,7 @@ def aggregate_ratio(
     bounds: RatioBounds,
     binary_y: bool,
     unit: PrivacyUnit = ROW,
-) -> AggregatedRatio:
+) -> EngineStatistics[GroupRatioSums]:
     """The groups of ``spec`` and every group's clipped sums (module doc), from one pass of
     ``engine``, with the contribution bound of ``unit`` applied before anything is summed.
 
@@ -147,7 +138,7 @@ def aggregate_ratio(
             ),
         ),
     )  # fmt: skip
-    return AggregatedRatio(stats, dataset)
+    return EngineStatistics(stats, dataset)
 
 
 def _recipe(engine: Engine, options: dict, unit: PrivacyUnit) -> str:
@@ -159,7 +150,8 @@ def _recipe(engine: Engine, options: dict, unit: PrivacyUnit) -> str:
     )  # fmt: skip
     return (
         f"from dpcore import RatioBounds\n"
-        f"from dpcore.engines import {type(engine).__name__}, aggregate_ratio\n"
+        f"from dpcore.engines import {type(engine).__name__}\n"
+        "from dpcore.analyses.ratio.aggregate import aggregate_ratio\n"
         f"{'' if unit == ROW else 'from dpcore.foundations.privacy_unit import PrivacyUnit'}\n"
         f"aggregated = aggregate_ratio({engine.expression}, spec, {arguments}{person})\n"
     )

@@ -32,10 +32,9 @@ Pure numpy/pandas; never imports streamlit or plotly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
+from dpcore.analyses.base import EngineStatistics
 from dpcore.analyses.synth.config import (
     PreparedRows,
     SynthConfig,
@@ -57,19 +56,10 @@ from dpcore.engines.base import (
 )
 from dpcore.foundations.grouping import DROPPED_CODE, MAX_CODE_VALUES, GroupingSpec
 from dpcore.foundations.labels import MISSING_LABEL
-from dpcore.release.plan import DatasetRef
 
-__all__ = ["AggregatedSynth", "aggregate_synth", "synth_query"]
+__all__ = ["aggregate_synth", "synth_query"]
 
 NUMBERS = ("whole number", "decimal number")
-
-
-@dataclass(frozen=True, eq=False)
-class AggregatedSynth:
-    """Synthetic data's counts from an engine, and the data reference a release records."""
-
-    stats: PreparedRows
-    dataset: DatasetRef
 
 
 def synth_query(spec: GroupingSpec, config: SynthConfig) -> SumsQuery:
@@ -79,7 +69,9 @@ def synth_query(spec: GroupingSpec, config: SynthConfig) -> SumsQuery:
     return count_query(by, tuple(all_edges(config, spec).items()))
 
 
-def aggregate_synth(engine: Engine, spec: GroupingSpec, config: SynthConfig) -> AggregatedSynth:
+def aggregate_synth(
+    engine: Engine, spec: GroupingSpec, config: SynthConfig
+) -> EngineStatistics[PreparedRows]:
     """The groups of ``spec`` and the rows of every combination of the synthesized columns'
     values in each, from one pass of ``engine`` (module doc), as the
     :class:`~dpcore.analyses.synth.PreparedRows` the synthesizers, plans and Compare page take.
@@ -111,7 +103,7 @@ def aggregate_synth(engine: Engine, spec: GroupingSpec, config: SynthConfig) -> 
         recipe=_recipe(engine, config),
     )  # fmt: skip
     prepared.domain_sizes(config, spec)  # the categories, counted once
-    return AggregatedSynth(prepared, dataset)
+    return EngineStatistics(prepared, dataset)
 
 
 def check_on_engine(config: SynthConfig, spec: GroupingSpec, kinds: dict[str, str]) -> None:
@@ -161,6 +153,7 @@ def _recipe(engine: Engine, config: SynthConfig) -> str:
     """Python that runs the same pass again, for a release's script (``spec`` defined)."""
     return (
         "from dpcore import SynthConfig\n"
-        f"from dpcore.engines import {type(engine).__name__}, aggregate_synth\n"
+        f"from dpcore.engines import {type(engine).__name__}\n"
+        "from dpcore.analyses.synth.aggregate import aggregate_synth\n"
         f"aggregated = aggregate_synth({engine.expression}, spec, {config!r})\n"
     )

@@ -138,3 +138,13 @@ def read_only(arr: np.ndarray) -> np.ndarray:
         arr = arr.copy()
         arr.setflags(write=False)
     return arr
+
+
+def validate_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
+    """User clipping bounds [L, U] with L < U, both finite."""
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        raise TypeError(f"`bounds` must be a pair (L, U), got {bounds!r}")
+    low, high = finite_number("bounds[0]", bounds[0]), finite_number("bounds[1]", bounds[1])
+    if not low < high:
+        raise ValueError(f"`bounds` must satisfy L < U, got L = {low!r}, U = {high!r}")
+    return low, high

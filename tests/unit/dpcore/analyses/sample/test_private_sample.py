@@ -9,6 +9,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binom, spearmanr
+
+from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
 from dpcore.analyses.sample import (
     PRODUCT_CLIP,
     SAMPLE,
@@ -23,9 +26,6 @@ from dpcore.analyses.sample import (
 )
 from dpcore.analyses.sample.teaching import records_needed, sampling_versus_learning
 from dpcore.foundations.mechanisms import SecureNoise, SimulationNoise
-from scipy.stats import binom, spearmanr
-
-from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
 from dpcore.release import to_json, to_script
 
 SPEC = GroupingSpec(by=("race", "sex"))

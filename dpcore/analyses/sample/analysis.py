@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.base import Analysis
-from dpcore.analyses.sample.plan import SamplePlan, SampleSettings, records_problem
+from dpcore.analyses.sample.plan import SampleDraw, SamplePlan, SampleSettings, records_problem
 from dpcore.analyses.sample.rows import SampleRows, column_problem, prepare_sample_rows
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp
 from dpcore.foundations.errors import BudgetKindError, Problem
@@ -19,7 +19,7 @@ from dpcore.release.plan import PlanHeader
 __all__ = ["SAMPLE", "SampleAnalysis"]
 
 
-class SampleAnalysis(Analysis[SampleSettings, SampleRows]):
+class SampleAnalysis(Analysis[SampleSettings, SampleRows, SampleDraw, pd.DataFrame]):
     """Private records of one group: k-ary (categories) or product-Bernoulli (yes/no columns)."""
 
     name = "sample"
@@ -116,8 +116,8 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows]):
 
 def _study_header(stats: SampleRows, budget: Budget) -> PlanHeader:
     """A header for a simulation (never committed): the plan only reads its budget."""
+    from dpcore.foundations.dataset import DatasetRef
     from dpcore.foundations.grouping import GroupingSpec
-    from dpcore.release.plan import DatasetRef
 
     return PlanHeader(
         dataset=DatasetRef("simulation", "", len(stats.values)),

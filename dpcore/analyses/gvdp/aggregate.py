@@ -15,19 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.gvdp.aggregate import bag_estimates
+from dpcore.analyses.base import EngineStatistics
 from dpcore.analyses.gvdp.blb import Bag
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.data import GvdpData, Moments
 from dpcore.analyses.gvdp.model import GvdpModel
 from dpcore.engines.base import GROUP, Clipped, Engine, SumsQuery, aggregate_cells
-from dpcore.engines.blb import K_COLUMN, SCALE_COLUMN, BlbQuery
+from dpcore.engines.blb import K_COLUMN, SCALE_COLUMN, SUBSET, BlbQuery
 from dpcore.foundations.grouping import HOLDOUT_CODE, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.shares import require_fixed_shares
-from dpcore.release.plan import DatasetRef
 
-__all__ = ["ENGINE_MODELS", "AggregatedGvdp", "EngineBags", "aggregate_gvdp", "gvdp_rows_query"]
+__all__ = ["ENGINE_MODELS", "EngineBags", "aggregate_gvdp", "gvdp_rows_query"]
 
 ENGINE_MODELS = ("mean", "ols")
 """The models whose fit is linear in row weights, so that an engine's weighted sums give it; a
@@ -36,14 +35,6 @@ UNCLIPPED = float(np.finfo(float).max)
 """No row is clipped (module doc of :mod:`dpcore.engines.blb`): the inputs' bounds are the
 largest doubles, and only finite rows are used."""
 KEPT = "kept"
-
-
-@dataclass(frozen=True, eq=False)
-class AggregatedGvdp:
-    """GVDP's statistics from an engine, and the data reference a release records."""
-
-    stats: GvdpData
-    dataset: DatasetRef
 
 
 def gvdp_rows_query(spec: GroupingSpec, model: GvdpModel, unit: PrivacyUnit = ROW) -> SumsQuery:
@@ -135,7 +126,7 @@ class EngineBags:
 
 def aggregate_gvdp(
     engine: Engine, spec: GroupingSpec, model: GvdpModel, unit: PrivacyUnit = ROW
-) -> AggregatedGvdp:
+) -> EngineStatistics[GvdpData]:
     """The groups of ``spec`` and every group's usable rows for ``model`` (a mean or OLS), from
     one pass of ``engine``; each release then draws its bag of little bootstraps through
     :attr:`GvdpData.bags`. Rows with a missing or infinite model value are left out (and
@@ -208,13 +199,56 @@ def aggregate_gvdp(
         bags=EngineBags(engine, query, labelled), engine=engine.name,
         moments=_moments(table, model, codes, grouping.k), recipe=_recipe(engine, model),
     )  # fmt: skip
-    return AggregatedGvdp(stats, dataset)
+    return EngineStatistics(stats, dataset)
 
 
 def _recipe(engine: Engine, model: GvdpModel) -> str:
     """Python that runs the same pass again, for a release's script (``spec`` defined)."""
     return (
         "from dpcore import GvdpModel\n"
-        f"from dpcore.engines import {type(engine).__name__}, aggregate_gvdp\n"
+        f"from dpcore.engines import {type(engine).__name__}\n"
+        "from dpcore.analyses.gvdp.aggregate import aggregate_gvdp\n"
         f"aggregated = aggregate_gvdp({engine.expression}, spec, {model!r})\n"
     )
+
+
+def bag_estimates(
+    table: pd.DataFrame, subsets: np.ndarray, rows: np.ndarray, p: int, resamples: int
+) -> list[Bag]:
+    r"""The fit of every (group, subset, resample) from the weighted sums of ``table`` (an
+    engine's :meth:`blb_sums`), :math:`\hat\theta = (\sum w X X^\top)^{-1} \sum w X y`, and per
+    group its BLB summaries (the r fits' mean and variance, ddof = 1) as a :class:`Bag` of
+    ``rows[g]`` rows; ``subsets[g]`` is group g's k. A subset that drew no row, or whose sums
+    are singular, is refused with the fix."""
+    group = table[GROUP].to_numpy(np.int64)
+    subset = table[SUBSET].to_numpy(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(subsets)])
+    slot = offsets[group] + subset
+    total = int(offsets[-1])
+    gram = np.zeros((total, resamples, p, p))
+    rhs = np.zeros((total, resamples, p))
+    for j in range(resamples):
+        for a in range(p):
+            for b in range(a, p):
+                gram[slot, j, a, b] = gram[slot, j, b, a] = table[f"xx{j}_{a}_{b}"].to_numpy()
+            rhs[slot, j, a] = table[f"xy{j}_{a}"].to_numpy()
+    try:
+        fits = np.linalg.solve(gram, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        fits = np.full_like(rhs, np.nan)
+    bags = []
+    for g, k_g in enumerate(subsets):
+        part = fits[offsets[g] : offsets[g + 1]]
+        if not np.all(np.isfinite(part)):
+            raise ValueError(
+                f"a bootstrap subset of {k_g:,} drew too few rows (or rows whose covariates do "
+                "not vary) to fit the model; lower k so each subset has more rows"
+            )
+        variances = part.var(axis=1, ddof=1)
+        if not np.all(np.isfinite(variances)):
+            raise ValueError(
+                "the fit overflowed on a bootstrap resample; lower `k` so each subset has more "
+                "rows, or rescale the data"
+            )
+        bags.append(Bag(part.mean(axis=1), variances, int(rows[g])))
+    return bags

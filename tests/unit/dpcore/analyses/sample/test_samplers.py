@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+
 from dpcore.analyses.sample.samplers import (
     bernoulli_sample,
     bernoulli_sampler_epsilon,
@@ -25,7 +26,6 @@ from dpcore.analyses.sample.samplers import (
     project_simplex,
 )
 from dpcore.foundations.accounting import PureDP, sequential
-
 from tests.noise import RecordingNoise
 
 Z = 5.0  # standard errors allowed in every statistical check
