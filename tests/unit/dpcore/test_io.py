@@ -102,7 +102,7 @@ def test_text_that_only_shares_bytes_with_whitespace_is_kept(cells):
 
 
 def test_surrounding_space_is_found_in_any_chunk_and_past_a_slice():
-    from dpcore.foundations.io import _may_have_surrounding_space
+    from dpcore.foundations.io.cleaning import _may_have_surrounding_space
 
     def series(*chunks):
         array = pa.chunked_array([pa.array(c, pa.large_string()) for c in chunks])

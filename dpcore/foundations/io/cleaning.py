@@ -1,0 +1,135 @@
+"""Cells as the app reads them: text stripped, missing-value tokens missing, numbers inferred."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from dpcore.foundations.io.notes import LoadedTable, column_list
+
+MISSING_TOKENS = ("", "?", "NA", "NaN", "nan")
+"""Cell texts read as missing (after stripping whitespace), in CSV text and Parquet strings."""
+
+
+def is_text_column(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.StringDtype):
+        return True
+    if series.dtype == object:
+        return pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty")
+    return False
+
+
+def clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
+    """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers.
+
+    Only the columns that change are replaced in ``df``, so numeric columns are never copied.
+    """
+    too_large = []
+    for col in df.columns:
+        s = original = df[col]
+        if isinstance(s.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
+            s.cat.categories, skipna=True
+        ) in ("string", "empty"):
+            s = s.astype("str")
+        if is_text_column(s):
+            s = _stripped(s, tokens_are_missing=infer_numbers)
+            if infer_numbers and s.notna().any():
+                s = _maybe_numeric(s)
+        if _beyond_int64(s):
+            s = s.astype(np.float64)
+            too_large.append(str(col))
+        if s is not original:
+            df[col] = s
+    notes = (
+        f"The {column_list(too_large)} held whole numbers beyond the 64-bit range "
+        "(about ±9.2 × 10¹⁸): they are read as decimals, which keep their first 15–17 digits.",
+    ) if too_large else ()  # fmt: skip
+    return LoadedTable(df, notes)
+
+
+def _beyond_int64(s: pd.Series) -> bool:
+    """Whole numbers pandas could not hold as int64: Python ints in an object column, or
+    unsigned 64-bit values above the int64 range (which nothing downstream expects)."""
+    if s.dtype == object:
+        return pd.api.types.infer_dtype(s, skipna=True) == "integer"
+    return s.dtype == np.uint64 and bool((s > np.iinfo(np.int64).max).any())
+
+
+def _stripped(s: pd.Series, *, tokens_are_missing: bool) -> pd.Series:
+    """Text cells without surrounding whitespace, :data:`MISSING_TOKENS` missing. The CSV
+    parser already read the tokens as missing (``tokens_are_missing``): then only a cell that
+    lost whitespace can have become one, and the look-up is skipped when none did. Most files
+    have no such cell, and stripping one costs as much as parsing it (fresh buffers), so a
+    column whose cells' edge bytes hold no whitespace is returned as it is."""
+    if tokens_are_missing and not _may_have_surrounding_space(s):
+        return s
+    stripped = s.str.strip()
+    if tokens_are_missing and _text_bytes(stripped) == _text_bytes(s):
+        return stripped
+    return stripped.mask(stripped.isin(MISSING_TOKENS))
+
+
+def _whitespace_edge_bytes() -> tuple[np.ndarray, np.ndarray]:
+    """Lookup tables of the bytes a whitespace character can start, and end, with in UTF-8.
+    Python's ``str.isspace`` and Arrow's ``utf8_trim_whitespace`` (what ``str.strip`` runs on
+    Arrow strings) agree on these 29 characters; a unit test checks it over all of Unicode."""
+    first, last = np.zeros(256, dtype=bool), np.zeros(256, dtype=bool)
+    for code in range(0x3001):  # U+3000 is the highest whitespace character
+        if chr(code).isspace():
+            encoded = chr(code).encode()
+            first[encoded[0]] = last[encoded[-1]] = True
+    return first, last
+
+
+_SPACE_FIRST_BYTE, _SPACE_LAST_BYTE = _whitespace_edge_bytes()
+_EDGE_BLOCK = 1 << 18  # cells looked at per step: the temporaries stay small and warm
+
+
+def _may_have_surrounding_space(s: pd.Series) -> bool:
+    """Whether a cell of ``s`` may start or end with whitespace. Reads each Arrow string's
+    first and last byte in place; a byte that only *may* belong to a whitespace character
+    (0xE2 also starts "–") counts as one, so a False is certain and a True only costs a
+    strip. Anything but Arrow strings is True."""
+    if not isinstance(s.array, pd.arrays.ArrowStringArray):
+        return True
+    for chunk in s.array.__arrow_array__().chunks:  # the Arrow protocol: no copy
+        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+            return True
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        if data_buffer is None or len(chunk) == 0:
+            continue
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(offsets_buffer, dtype=width)[chunk.offset :][: len(chunk) + 1]
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        for start in range(0, len(chunk), _EDGE_BLOCK):
+            edges = offsets[start : start + _EDGE_BLOCK + 1]
+            begins, ends = edges[:-1], edges[1:]
+            filled = ends > begins  # empty and missing cells have no edge bytes
+            if _SPACE_FIRST_BYTE[data[begins[filled]]].any():
+                return True
+            if _SPACE_LAST_BYTE[data[ends[filled] - 1]].any():
+                return True
+    return False
+
+
+def _text_bytes(s: pd.Series) -> int:
+    """The size of the text in ``s`` (bytes if Arrow-backed, read off each chunk's offsets
+    without allocating; characters otherwise): it changes when stripping removed anything."""
+    if not isinstance(s.array, pd.arrays.ArrowStringArray):
+        return int(s.str.len().sum())
+    total = 0
+    for chunk in s.array.__arrow_array__().chunks:  # the Arrow protocol: no copy
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=width)
+        total += int(offsets[chunk.offset + len(chunk)] - offsets[chunk.offset])
+    return total
+
+
+def _maybe_numeric(s: pd.Series) -> pd.Series:
+    """``s`` as numbers if every non-missing cell is a number, else ``s`` unchanged."""
+    try:
+        pd.to_numeric(s.dropna().head(1000))  # cheap early exit for text columns
+        return pd.to_numeric(s)
+    except (TypeError, ValueError):
+        return s

@@ -1,0 +1,209 @@
+"""Parsing CSV text into a frame: pandas' C parser, then checks of what it lets through."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from dpcore.foundations.io.cleaning import MISSING_TOKENS, clean
+from dpcore.foundations.io.limits import check_row_limit, raise_empty
+from dpcore.foundations.io.notes import LoadedTable
+from dpcore.foundations.io.sniffing import (
+    EXCEL_SEP_LINE,
+    check_bytes,
+    header,
+    raise_not_utf8,
+    records,
+    sniff_delimiter,
+)
+
+
+def _first_bad_line(data: bytes, sep: str, expected: int) -> tuple[int, int, int] | None:
+    """(first line, last line, field count) of the first record without ``expected`` fields."""
+    reader = records(data, sep, strict=False)
+    header_seen = False
+    start = 1
+    try:
+        for row in reader:
+            if row and not header_seen:
+                header_seen = True
+            elif row and len(row) != expected:
+                return start, reader.line_num, len(row)
+            start = reader.line_num + 1
+    except csv.Error:
+        return None
+    return None
+
+
+def _check_field_counts(data: bytes, sep: str, expected: int, name: str) -> None:
+    """Refuse rows with too many or too few fields, naming the first one.
+
+    pandas fills short rows with missing values silently, so we check ourselves: a fast pass with
+    pyarrow's CSV parser (one column converted) finds whether any record is bad; only then does
+    a slower pass with the ``csv`` module confirm it and find its physical line number. If the
+    ``csv`` module finds nothing wrong, pandas' own parser has the last word.
+    """
+
+    def handler(row: pa_csv.InvalidRow) -> str:
+        return "error"
+
+    try:
+        pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(
+                autogenerate_column_names=True, block_size=16 * 1024 * 1024
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=sep,
+                newlines_in_values=b'"' in data,  # slower, but needed for quoted line breaks
+                invalid_row_handler=handler,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                include_columns=["f0"], column_types={"f0": pa.string()}
+            ),
+        )
+    except pa.ArrowInvalid:
+        where = _first_bad_line(data, sep, expected)
+        if where is None:
+            return
+        first, last, got = where
+        shown = _show_sep(sep)
+        fields = f"{got} field{'s' if got != 1 else ''}"
+        columns = f"{expected} column{'s' if expected != 1 else ''}"
+        if last > first:
+            raise ValueError(
+                f"'{name}': lines {first:,} to {last:,} were read as one row with {fields}, but "
+                f"the header has {columns}. Line {first:,} probably has an unclosed double quote "
+                '("); close it or remove it.'
+            ) from None
+        raise ValueError(
+            f"'{name}': line {first:,} has {fields}, but the header has {columns}. Check that "
+            f"line for a missing or extra '{shown}' separator (text containing '{shown}' must be "
+            'in double quotes "...").'
+        ) from None
+
+
+def _show_sep(sep: str) -> str:
+    return {"\t": "tab"}.get(sep, sep)
+
+
+def read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
+    """Parse with pandas' C parser in its low-memory mode (about 2× the file in memory rather
+    than 4×), then check what that mode and the parser let through: columns that mixed types
+    across the parser's chunks are read again as text, and rows with too few fields (which
+    pandas fills with missing values) are looked for only when the last column has a missing
+    value, as every short row has."""
+    check_bytes(data, name)
+    # Trailing lines of spaces (common at the end of exported files) would be read as rows;
+    # trailing line breaks alone are skipped, so only a file with such spaces is copied.
+    if data[-4096:].rstrip(b"\r\n").endswith(b" "):
+        data = data.rstrip(b" \r\n")
+    excel_hint = EXCEL_SEP_LINE.match(data)  # Excel's "sep=;" line names the delimiter
+    if excel_hint:  # a blank line in its place keeps the line numbers of messages right
+        sep, data = excel_hint.group(1).decode(), b"\n" + data[excel_hint.end() :]
+    else:
+        sep = sniff_delimiter(data)
+    names = header(data, sep, name)
+    try:
+        df = _parse_csv(data, sep, names, max_rows)
+    except pd.errors.EmptyDataError:
+        raise_empty(name, len(data))
+    except UnicodeDecodeError:
+        raise_not_utf8(data, name)
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
+        _check_field_counts(data, sep, len(names), name)
+        raise _parser_error(name, exc) from None
+    if len(df) == 0:
+        raise ValueError(
+            f"'{name}' has a header row ({', '.join(names[:10])}"
+            f"{', ...' if len(names) > 10 else ''}) but no data rows. Upload a file with at least "
+            "one row of data below the header."
+        )
+    check_row_limit(len(df), max_rows, name)
+    if df[names[-1]].isna().any():
+        _check_field_counts(data, sep, len(names), name)
+    mixed = [c for c in df.columns if df[c].dtype == object]
+    if mixed:  # types that differ between chunks: the cells' text, read again whole
+        again = _parse_csv(data, sep, names, max_rows, usecols=mixed, dtype=str)
+        for column in mixed:
+            df[column] = again[column]
+    return _without_empty_rows(clean(df, infer_numbers=True))
+
+
+def _without_empty_rows(table: LoadedTable) -> LoadedTable:
+    """Leave out rows with no value in any column (``,,,,`` lines, as spreadsheets export
+    their blank rows, or cells all marked missing): they tell nothing about anybody, and
+    would count as people in groups of missing values. Only rows whose last cell is missing
+    are looked at, so a file without such rows is not scanned again."""
+    df = table.frame
+    last_missing = df[df.columns[-1]].isna()
+    if not last_missing.any():
+        return table
+    candidates = df.loc[last_missing]
+    empty = candidates.index[candidates.isna().all(axis=1)]
+    if empty.empty:
+        return table
+    if len(empty) == len(df):
+        raise ValueError(
+            "The file has no value in any of its rows: every cell is empty. Upload the table "
+            "with its data."
+        )
+    kept = df.drop(index=empty).reset_index(drop=True)
+    for column in kept.columns:  # whole numbers the empty rows had turned into decimals
+        s = kept[column]
+        if s.dtype.kind == "f" and s.notna().all() and np.array_equal(s, np.floor(s)):
+            if np.abs(s).max() < 2.0**53:  # exactly representable, so exactly whole
+                kept[column] = s.astype(np.int64)
+    many = len(empty) > 1
+    note = (
+        f"{len(empty):,} row{'s' if many else ''} with no value in any column (every cell "
+        f"empty or marked missing, as in “,,,”) {'were' if many else 'was'} left out."
+    )
+    return LoadedTable(kept, (*table.notes, note))
+
+
+def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # handled by the caller
+        # pandas drops the extra fields of a first data row longer than the names, with only
+        # this warning: it must stop the read.
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        return pd.read_csv(
+            io.BytesIO(data),
+            sep=sep,
+            header=0,
+            names=names,
+            index_col=False,
+            encoding="utf-8",  # a byte-order mark is on the header line, which names replace
+            engine="c",
+            on_bad_lines="error",
+            na_values=list(MISSING_TOKENS),
+            keep_default_na=False,
+            # Spaces after a separator only matter before a quote (`a, "b,c"`); skipping them
+            # costs a third of the parse, so only files with such a quote pay it.
+            skipinitialspace=b'"' in data and f'{sep} "'.encode() in data,
+            skip_blank_lines=True,
+            nrows=max_rows + 1,
+            **options,
+        )
+
+
+def _parser_error(name: str, exc: Exception) -> ValueError:
+    msg = str(exc)
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", msg)
+    if m:
+        return ValueError(
+            f"'{name}': line {m.group(2)} has {m.group(3)} fields, but the header has "
+            f"{m.group(1)} columns. Check that line for a missing or extra separator."
+        )
+    return ValueError(
+        f"'{name}' could not be parsed as CSV ({msg.strip()}). Check for an unclosed double "
+        'quote (").'
+    )
