@@ -21,6 +21,7 @@ from dpcore.foundations.validation import positive_int
 
 __all__ = [
     "CSV_EXTENSIONS",
+    "DECIMAL_MARKS",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ROWS",
     "MISSING_TOKENS",
@@ -33,6 +34,7 @@ __all__ = [
 
 CSV_EXTENSIONS = (".csv", ".txt", ".csv.gz")
 PARQUET_EXTENSIONS = (".parquet", ".pq")
+DECIMAL_MARKS = (".", ",")
 
 
 def read_table(
@@ -41,9 +43,10 @@ def read_table(
     *,
     max_rows: int = DEFAULT_MAX_ROWS,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    decimal: str = ".",
 ) -> pd.DataFrame:
     """The DataFrame of :func:`load_table` (its notes dropped)."""
-    return load_table(data, filename, max_rows=max_rows, max_bytes=max_bytes).frame
+    return load_table(data, filename, max_rows=max_rows, max_bytes=max_bytes, decimal=decimal).frame
 
 
 def load_table(
@@ -52,6 +55,7 @@ def load_table(
     *,
     max_rows: int = DEFAULT_MAX_ROWS,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    decimal: str = ".",
 ) -> LoadedTable:
     """Parse an uploaded CSV or Parquet file into a DataFrame, with notes on what changed.
 
@@ -68,6 +72,10 @@ def load_table(
         Refuse tables larger than this once decompressed (gzip) or decoded (Parquet), checked
         while inflating and, for Parquet, from the file's metadata and its dictionaries before
         any column is materialised; a file refused so never takes much more memory than this.
+    decimal
+        The decimal mark of a CSV file's numbers: ``"."`` (3.25) or ``","`` (3,25, with fields
+        separated by ``;``, tab or ``|``: a comma-separated file with decimal commas is
+        refused). Parquet stores numbers as numbers and ignores it.
 
     Returns
     -------
@@ -75,8 +83,10 @@ def load_table(
         ``frame``: column names and string cells stripped of surrounding whitespace; the cell
         texts ``""``, ``"?"``, ``"NA"``, ``"NaN"`` and ``"nan"`` (after stripping) are missing
         values. CSV columns get pandas' type inference (a text column whose stripped cells are
-        all numbers becomes numeric); whole numbers beyond the 64-bit range become decimals
-        (float64). Parquet decimal columns become float64; nested Parquet columns (struct,
+        all numbers becomes numeric); a column of whole numbers beyond the 64-bit range stays
+        text (distinct codes stay distinct); infinite values (“inf”, “1e400”, ±inf in Parquet)
+        become missing values; byte-order marks inside the text are removed. Parquet decimal
+        columns become float64 (whole-number decimals int64, or text beyond the 64-bit range); nested Parquet columns (struct,
         list, map) are left out, as they can be neither a value nor a group; a stored index
         becomes a column, renamed "<name> (index)" if a column has its name. ``notes`` says
         which of these happened, naming the columns.
@@ -88,13 +98,15 @@ def load_table(
     ValueError
         With a message for the user, for: an unsupported extension; an empty file; a CSV that
         is binary (a NUL byte anywhere), not UTF-8, has only a header, has a row with the wrong
-        number of fields, or an unclosed quote; a Parquet file that cannot be read; duplicate column names; more than
-        ``max_rows`` rows or ``max_bytes`` bytes; memory running out while reading.
+        number of fields, or an unclosed quote; a comma-separated file read with decimal
+        commas; a Parquet file that cannot be read; duplicate column names (compared once
+        trimmed and in one Unicode form, NFC); more than ``max_rows`` rows or ``max_bytes``
+        bytes; memory running out while reading.
 
     Notes
     -----
-    The CSV delimiter is the one of ``,`` ``;`` tab ``|`` that splits the header record into the
-    most fields, quotes respected (``,`` if none splits it). A UTF-8 byte-order mark is ignored.
+    The CSV delimiter is the one of ``,`` ``;`` tab ``|`` found most often in the header record
+    outside double quotes (``,`` if none is). A UTF-8 byte-order mark at the start is ignored.
     Lines may end in LF, CRLF or CR alone. Blank lines are skipped, and so are rows with no
     value in any column (``,,,``), with a note.
     """
@@ -104,11 +116,13 @@ def load_table(
         raise TypeError(f"`filename` must be a string, got {type(filename).__name__}")
     max_rows = positive_int("max_rows", max_rows)
     max_bytes = positive_int("max_bytes", max_bytes)
+    if decimal not in DECIMAL_MARKS:
+        raise ValueError(f"`decimal` must be one of {DECIMAL_MARKS}, got {decimal!r}")
     data = bytes(data)
     name = filename.strip() or "the file"
     lower = name.lower()
     try:
-        return _read_by_extension(data, name, lower, max_rows, max_bytes)
+        return _read_by_extension(data, name, lower, max_rows, max_bytes, decimal)
     except MemoryError:  # pyarrow's ArrowMemoryError is a MemoryError too
         raise ValueError(
             f"'{name}' needs more memory than this machine has free to read. Upload a sample or "
@@ -117,14 +131,14 @@ def load_table(
 
 
 def _read_by_extension(
-    data: bytes, name: str, lower: str, max_rows: int, max_bytes: int
+    data: bytes, name: str, lower: str, max_rows: int, max_bytes: int, decimal: str
 ) -> LoadedTable:
     if lower.endswith(PARQUET_EXTENSIONS):
         return read_parquet(data, name, max_rows, max_bytes)
     if lower.endswith(".csv.gz"):
-        return read_csv(gunzip(data, name, max_bytes), name, max_rows)
+        return read_csv(gunzip(data, name, max_bytes), name, max_rows, decimal)
     if lower.endswith((".csv", ".txt")):
-        return read_csv(data, name, max_rows)
+        return read_csv(data, name, max_rows, decimal)
     suffix = "." + lower.rsplit(".", 1)[-1] if "." in lower else "no extension"
     raise ValueError(
         f"'{name}' has an unsupported file type ({suffix}). Supported: "

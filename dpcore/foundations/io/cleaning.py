@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from dpcore.foundations.io.notes import LoadedTable, column_list
+from dpcore.foundations.io.notes import LoadedTable, beyond_int64_note, infinities_note
 
 MISSING_TOKENS = ("", "?", "NA", "NaN", "nan")
 """Cell texts read as missing (after stripping whitespace), in CSV text and Parquet strings."""
@@ -20,40 +20,75 @@ def is_text_column(series: pd.Series) -> bool:
     return False
 
 
-def clean(df: pd.DataFrame, *, infer_numbers: bool) -> LoadedTable:
-    """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers.
+def clean(df: pd.DataFrame, *, infer_numbers: bool, decimal: str = ".") -> LoadedTable:
+    """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers
+    (written with ``decimal`` as their decimal mark), keep whole numbers beyond the 64-bit
+    range as text, and read infinite values as missing, with a note for each.
 
-    Only the columns that change are replaced in ``df``, so numeric columns are never copied.
+    Only the columns that change are replaced in ``df``, so numeric columns are never copied;
+    columns are picked by their dtypes, so a frame of 100,000 numeric columns costs no Python
+    work per column.
     """
-    too_large = []
-    for col in df.columns:
+    beyond_int64 = []
+    for col in _text_like_columns(df):
         s = original = df[col]
-        if isinstance(s.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
-            s.cat.categories, skipna=True
-        ) in ("string", "empty"):
+        if isinstance(s.dtype, pd.CategoricalDtype):
             s = s.astype("str")
         if is_text_column(s):
             s = _stripped(s, tokens_are_missing=infer_numbers)
             if infer_numbers and s.notna().any():
-                s = _maybe_numeric(s)
-        if _beyond_int64(s):
-            s = s.astype(np.float64)
-            too_large.append(str(col))
+                s, too_long = _maybe_numeric(s, decimal)
+                if too_long:
+                    beyond_int64.append(str(col))
         if s is not original:
             df[col] = s
-    notes = (
-        f"The {column_list(too_large)} held whole numbers beyond the 64-bit range "
-        "(about ±9.2 × 10¹⁸): they are read as decimals, which keep their first 15–17 digits.",
-    ) if too_large else ()  # fmt: skip
-    return LoadedTable(df, notes)
+    for col in [c for c, dtype in df.dtypes.items() if dtype == np.uint64]:
+        if (df[col] > np.iinfo(np.int64).max).any():  # nothing downstream expects uint64
+            df[col] = df[col].astype("str")
+            beyond_int64.append(str(col))
+    infinite = _infinities_as_missing(df)
+    notes = ([beyond_int64_note(beyond_int64)] if beyond_int64 else []) + (
+        [infinities_note(infinite)] if infinite else []
+    )
+    return LoadedTable(df, tuple(notes))
 
 
-def _beyond_int64(s: pd.Series) -> bool:
-    """Whole numbers pandas could not hold as int64: Python ints in an object column, or
-    unsigned 64-bit values above the int64 range (which nothing downstream expects)."""
-    if s.dtype == object:
-        return pd.api.types.infer_dtype(s, skipna=True) == "integer"
-    return s.dtype == np.uint64 and bool((s > np.iinfo(np.int64).max).any())
+def _text_like_columns(df: pd.DataFrame) -> list:
+    """Columns that may hold text: object, string or categorical of strings (by dtype)."""
+    columns = []
+    for col, dtype in df.dtypes.items():
+        if isinstance(dtype, pd.CategoricalDtype):
+            kind = pd.api.types.infer_dtype(dtype.categories, skipna=True)
+            if kind in ("string", "empty"):
+                columns.append(col)
+        elif dtype == np.dtype(object) or isinstance(dtype, pd.StringDtype):
+            columns.append(col)
+    return columns
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+_CELLS_PER_BLOCK = 1 << 22  # floats looked at in one step: the temporaries stay small
+
+
+def _infinities_as_missing(df: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Turn ±inf in float columns (“inf”, “Infinity”, or “1e400”, beyond the largest float)
+    into missing values; returns each changed column's count and its first data row (from 1).
+
+    Columns are looked at in blocks of about four million cells: one column at a time for a
+    tall table, thousands at once for a wide one, so neither costs Python work per cell nor
+    per column."""
+    floats = [i for i, dtype in enumerate(df.dtypes) if dtype.kind == "f"]
+    per_block = max(1, _CELLS_PER_BLOCK // max(len(df), 1))
+    found = {}
+    for start in range(0, len(floats), per_block):
+        positions = floats[start : start + per_block]
+        infinite = np.isinf(df.iloc[:, positions].to_numpy())
+        for j in np.flatnonzero(infinite.any(axis=0)):
+            found[positions[j]] = (int(infinite[:, j].sum()), int(infinite[:, j].argmax()) + 1)
+    for position in found:
+        column = df.iloc[:, position]
+        df.isetitem(position, column.mask(np.isinf(column)))
+    return {str(df.columns[position]): seen for position, seen in found.items()}
 
 
 def _stripped(s: pd.Series, *, tokens_are_missing: bool) -> pd.Series:
@@ -126,10 +161,18 @@ def _text_bytes(s: pd.Series) -> int:
     return total
 
 
-def _maybe_numeric(s: pd.Series) -> pd.Series:
-    """``s`` as numbers if every non-missing cell is a number, else ``s`` unchanged."""
+def _maybe_numeric(s: pd.Series, decimal: str) -> tuple[pd.Series, bool]:
+    """``s`` as numbers if every non-missing cell is a number (written with ``decimal`` as the
+    decimal mark), else ``s`` unchanged; and whether it stayed text because whole numbers in it
+    are beyond the 64-bit range (as decimals, distinct 20-digit codes round to one number)."""
+    written = s.str.replace(",", ".", regex=False) if decimal == "," else s
     try:
-        pd.to_numeric(s.dropna().head(1000))  # cheap early exit for text columns
-        return pd.to_numeric(s)
+        pd.to_numeric(written.dropna().head(1000))  # cheap early exit for text columns
+        numbers = pd.to_numeric(written)
     except (TypeError, ValueError):
-        return s
+        return s, False
+    if numbers.dtype == np.dtype(object) or (
+        numbers.dtype == np.uint64 and (numbers > _INT64_MAX).any()
+    ):
+        return s, True
+    return numbers, False

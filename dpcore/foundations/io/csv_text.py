@@ -14,7 +14,7 @@ import pyarrow.csv as pa_csv
 
 from dpcore.foundations.io.cleaning import MISSING_TOKENS, clean
 from dpcore.foundations.io.limits import check_row_limit, raise_empty
-from dpcore.foundations.io.notes import LoadedTable
+from dpcore.foundations.io.notes import LoadedTable, boms_note
 from dpcore.foundations.io.sniffing import (
     EXCEL_SEP_LINE,
     check_bytes,
@@ -94,13 +94,14 @@ def _show_sep(sep: str) -> str:
     return {"\t": "tab"}.get(sep, sep)
 
 
-def read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
+def read_csv(data: bytes, name: str, max_rows: int, decimal: str = ".") -> LoadedTable:
     """Parse with pandas' C parser in its low-memory mode (about 2× the file in memory rather
     than 4×), then check what that mode and the parser let through: columns that mixed types
     across the parser's chunks are read again as text, and rows with too few fields (which
     pandas fills with missing values) are looked for only when the last column has a missing
-    value, as every short row has."""
+    value, as every short row has. ``decimal`` is the decimal mark of the file's numbers."""
     check_bytes(data, name)
+    data, boms = _without_inner_boms(data)
     # Trailing lines of spaces (common at the end of exported files) would be read as rows;
     # trailing line breaks alone are skipped, so only a file with such spaces is copied.
     if data[-4096:].rstrip(b"\r\n").endswith(b" "):
@@ -110,9 +111,15 @@ def read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
         sep, data = excel_hint.group(1).decode(), b"\n" + data[excel_hint.end() :]
     else:
         sep = sniff_delimiter(data)
+    if decimal == "," and sep == ",":
+        raise ValueError(
+            f"'{name}' separates its fields with commas, so its numbers cannot also use "
+            "decimal commas. Choose decimal points, or save the file with semicolons (;) "
+            "between fields (Excel does so where the decimal mark is a comma)."
+        )
     names = header(data, sep, name)
     try:
-        df = _parse_csv(data, sep, names, max_rows)
+        df = _parse_csv(data, sep, names, max_rows, decimal=decimal)
     except pd.errors.EmptyDataError:
         raise_empty(name, len(data))
     except UnicodeDecodeError:
@@ -129,12 +136,26 @@ def read_csv(data: bytes, name: str, max_rows: int) -> LoadedTable:
     check_row_limit(len(df), max_rows, name)
     if df[names[-1]].isna().any():
         _check_field_counts(data, sep, len(names), name)
-    mixed = [c for c in df.columns if df[c].dtype == object]
+    mixed = [c for c, dtype in df.dtypes.items() if dtype == np.dtype(object)]
     if mixed:  # types that differ between chunks: the cells' text, read again whole
         again = _parse_csv(data, sep, names, max_rows, usecols=mixed, dtype=str)
         for column in mixed:
             df[column] = again[column]
-    return _without_empty_rows(clean(df, infer_numbers=True))
+    table = _without_empty_rows(clean(df, infer_numbers=True, decimal=decimal))
+    return LoadedTable(table.frame, ((boms_note(boms),) if boms else ()) + table.notes)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _without_inner_boms(data: bytes) -> tuple[bytes, int]:
+    """The file without byte-order marks other than one at its start, and how many there were.
+
+    A mark inside the text (where files were joined, or a doubled one at the start) would
+    become part of a name or a label, invisible: "\ufeffb" a group apart from "b". Only a file
+    holding one is copied."""
+    inner = data.count(_BOM) - data.startswith(_BOM)
+    return (data.replace(_BOM, b""), inner) if inner else (data, 0)
 
 
 def _without_empty_rows(table: LoadedTable) -> LoadedTable:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections import Counter
+import unicodedata
+from collections import defaultdict
 from collections.abc import Iterator
 
 from dpcore.foundations.io.limits import raise_empty
@@ -73,8 +74,46 @@ def records(data: bytes, sep: str, strict: bool = True) -> Iterator[list[str]]:
 
 
 def sniff_delimiter(data: bytes) -> str:
-    """The delimiter that splits the header record into the most fields, reading quotes as CSV
-    does (a quoted "notes; a; b" is one field); ties go to the earlier of , ; tab |."""
+    """The one of , ; tab | found most often in the header record outside double quotes (a
+    quoted separator is data: ``group,"note;a;b"`` has two columns), ties going to the earlier;
+    ``,`` if none is found. Quotes are told apart before the delimiter is known, as a CSV
+    reader pairs them; a header whose quotes never close is split as each candidate's CSV
+    reader splits it instead (the most fields win)."""
+    outside = _header_outside_quotes(data)
+    if outside is None:
+        return _delimiter_splitting_most(data)
+    counts = {sep: outside.count(sep.encode()) for sep in _DELIMITERS}
+    best = max(_DELIMITERS, key=counts.__getitem__)
+    return best if counts[best] else ","
+
+
+_LEADING_BLANKS = re.compile(rb"(?:\xef\xbb\xbf|[\r\n])*")
+_LINE_END = re.compile(rb"[\r\n]")
+
+
+def _header_outside_quotes(data: bytes) -> bytes | None:
+    """The bytes of the first non-blank record that stand outside double quotes (linear in the
+    record's length; the separators, quotes and line breaks are ASCII, so no decoding is
+    needed), or None if a quote opened in it never closes."""
+    pos = _LEADING_BLANKS.match(data).end()
+    outside = []
+    while True:
+        quote = data.find(b'"', pos)
+        limit = quote if quote >= 0 else len(data)
+        line_end = _LINE_END.search(data, pos, limit)
+        if line_end:
+            outside.append(data[pos : line_end.start()])
+            return b"".join(outside)
+        outside.append(data[pos:limit])
+        if quote < 0:
+            return b"".join(outside)
+        closing = data.find(b'"', quote + 1)  # a doubled "" inside closes and reopens
+        if closing < 0:
+            return None
+        pos = closing + 1
+
+
+def _delimiter_splitting_most(data: bytes) -> str:
     fields = {}
     for sep in _DELIMITERS:
         try:
@@ -112,13 +151,24 @@ def header(data: bytes, sep: str, name: str) -> list[str]:
 
 
 def check_unique(names: list[str], name: str) -> None:
-    dups = [c for c, count in Counter(names).items() if count > 1]
-    if dups:
-        where = "; ".join(
-            f"{c!r} in columns {', '.join(str(i + 1) for i, n in enumerate(names) if n == c)}"
-            for c in dups
-        )
-        raise ValueError(
-            f"'{name}' has duplicate column names (after trimming spaces): {where}. Rename them "
-            "so that every column has a unique name, then upload again."
-        )
+    """Refuse two columns whose names read the same: equal once trimmed and written in one
+    Unicode form (NFC), so "café" typed with an accented é and with e + a combining accent
+    are one name, as they look."""
+    columns: dict[str, list[int]] = defaultdict(list)
+    for position, column in enumerate(names, start=1):
+        columns[unicodedata.normalize("NFC", column)].append(position)
+    dups = [(column, positions) for column, positions in columns.items() if len(positions) > 1]
+    if not dups:
+        return
+    where = "; ".join(
+        f"{column!r} in columns {', '.join(map(str, positions[:10]))}"
+        f"{', ...' if len(positions) > 10 else ''}"
+        for column, positions in dups[:5]
+    )
+    more = f" and {len(dups) - 5:,} more names" if len(dups) > 5 else ""
+    forms = any(len({names[i - 1] for i in positions}) > 1 for _, positions in dups)
+    how = " (some written with different Unicode characters that look the same)" if forms else ""
+    raise ValueError(
+        f"'{name}' has duplicate column names (after trimming spaces): {where}{more}{how}. "
+        "Rename them so that every column has a unique name, then upload again."
+    )
