@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,23 +22,35 @@ def is_text_column(series: pd.Series) -> bool:
     return False
 
 
-def clean(df: pd.DataFrame, *, infer_numbers: bool, decimal: str = ".") -> LoadedTable:
+def clean(
+    df: pd.DataFrame,
+    *,
+    infer_numbers: bool,
+    typed_by_parser: Collection = (),
+    edge_spaces_possible: bool = True,
+    decimal: str = ".",
+) -> LoadedTable:
     """Strip text cells, turn :data:`MISSING_TOKENS` into missing values, re-infer numbers
     (written with ``decimal`` as their decimal mark), keep whole numbers beyond the 64-bit
     range as text, and read infinite values as missing, with a note for each.
 
-    Only the columns that change are replaced in ``df``, so numeric columns are never copied;
-    columns are picked by their dtypes, so a frame of 100,000 numeric columns costs no Python
-    work per column.
+    ``typed_by_parser``: CSV columns whose type pandas' parser chose; one it left as text is
+    looked at again only if stripping changed it, and not at all when no cell of the file can
+    start or end with whitespace (``edge_spaces_possible`` False). Only the columns that
+    change are replaced in ``df``, and columns are picked by their dtypes, so a frame of
+    100,000 columns costs little Python work per column.
     """
     beyond_int64 = []
     for col in _text_like_columns(df):
-        s = original = df[col]
+        s = original = df[col] if edge_spaces_possible or col not in typed_by_parser else None
+        if s is None:
+            continue
         if isinstance(s.dtype, pd.CategoricalDtype):
             s = s.astype("str")
         if is_text_column(s):
             s = _stripped(s, tokens_are_missing=infer_numbers)
-            if infer_numbers and s.notna().any():
+            stays_text = col in typed_by_parser and s is original
+            if infer_numbers and not stays_text and s.notna().any():
                 s, too_long = _maybe_numeric(s, decimal)
                 if too_long:
                     beyond_int64.append(str(col))
@@ -118,6 +132,36 @@ def _whitespace_edge_bytes() -> tuple[np.ndarray, np.ndarray]:
 
 
 _SPACE_FIRST_BYTE, _SPACE_LAST_BYTE = _whitespace_edge_bytes()
+_FILE_BLOCK = 1 << 24  # bytes of a file looked at per step
+
+
+def may_have_edge_spaces(data: bytes, sep: str) -> bool:
+    """Whether a cell of the CSV text ``data`` may start or end with whitespace, judged from
+    its bytes at once: a False is certain, so no column needs looking at one by one (which
+    costs a wide file more than parsing it). Only a file without double quotes and with a
+    separator other than tab is judged (its cells then hold no line break, quote or tab of
+    their own); any other is True. A byte next to a separator or a line break that may belong
+    to a whitespace character counts as one."""
+    if sep == "\t" or b'"' in data:
+        return True
+    edge = np.zeros(256, dtype=bool)
+    edge[[ord(sep), ord("\r"), ord("\n")]] = True
+    first, last = _SPACE_FIRST_BYTE.copy(), _SPACE_LAST_BYTE.copy()
+    first[edge] = last[edge] = False  # the separator and line breaks are no cell's content
+    for start in range(0, len(data), _FILE_BLOCK):
+        # One byte on each side of the block, so that no edge between blocks is missed.
+        block = np.frombuffer(data[max(start - 1, 0) : start + _FILE_BLOCK + 1], dtype=np.uint8)
+        after_edge = (
+            np.concatenate(([True], edge[block[:-1]]))
+            if start == 0
+            else np.concatenate(([False], edge[block[:-1]]))
+        )
+        before_edge = np.concatenate((edge[block[1:]], [start + _FILE_BLOCK >= len(data)]))
+        if (first[block] & after_edge).any() or (last[block] & before_edge).any():
+            return True
+    return False
+
+
 _EDGE_BLOCK = 1 << 18  # cells looked at per step: the temporaries stay small and warm
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from dpcore.foundations.io.cleaning import MISSING_TOKENS, clean
+from dpcore.foundations.io.cleaning import MISSING_TOKENS, clean, may_have_edge_spaces
 from dpcore.foundations.io.limits import check_row_limit, raise_empty
 from dpcore.foundations.io.notes import LoadedTable, boms_note
 from dpcore.foundations.io.sniffing import (
@@ -141,11 +141,20 @@ def read_csv(data: bytes, name: str, max_rows: int, decimal: str = ".") -> Loade
         again = _parse_csv(data, sep, names, max_rows, usecols=mixed, dtype=str)
         for column in mixed:
             df[column] = again[column]
-    table = _without_empty_rows(clean(df, infer_numbers=True, decimal=decimal))
+    typed = set(names) - set(mixed)
+    spaces = len(names) < _WIDE or may_have_edge_spaces(data, sep)
+    cleaned = clean(df, infer_numbers=True, typed_by_parser=typed, edge_spaces_possible=spaces,
+                    decimal=decimal)  # fmt: skip
+    table = _without_empty_rows(cleaned)
     return LoadedTable(table.frame, ((boms_note(boms),) if boms else ()) + table.notes)
 
 
 _BOM = b"\xef\xbb\xbf"
+_WIDE = 1_000
+"""Columns from which a file's bytes are looked at once for spaces around cells, rather than
+each text column on its own (which costs about 0.1 ms a column), and which are parsed in one
+pass when the file is at most :data:`_WIDE_IN_ONE_PASS_BYTES`."""
+_WIDE_IN_ONE_PASS_BYTES = 256 * 1024**2
 
 
 def _without_inner_boms(data: bytes) -> tuple[bytes, int]:
@@ -212,6 +221,9 @@ def _parse_csv(data: bytes, sep: str, names: list[str], max_rows: int, **options
             skipinitialspace=b'"' in data and f'{sep} "'.encode() in data,
             skip_blank_lines=True,
             nrows=max_rows + 1,
+            # The low-memory mode parses in chunks and joins each column's pieces: for a
+            # wide file that joining takes longer than the parse, and its memory is small.
+            low_memory=len(names) < _WIDE or len(data) > _WIDE_IN_ONE_PASS_BYTES,
             **options,
         )
 

@@ -16,7 +16,12 @@ from dpcore.foundations.io.limits import (
     raise_empty,
     raise_too_large,
 )
-from dpcore.foundations.io.notes import LoadedTable, column_list
+from dpcore.foundations.io.notes import (
+    LoadedTable,
+    beyond_int64_note,
+    boms_note,
+    column_list,
+)
 from dpcore.foundations.io.sniffing import check_unique
 
 
@@ -59,11 +64,29 @@ def read_parquet(data: bytes, name: str, max_rows: int, max_bytes: int) -> Loade
     if not isinstance(df.index, pd.RangeIndex):  # a stored index (e.g. from pandas)
         df, renamed = _index_as_columns(df)
         notes += [_index_note(old, new) for old, new in renamed]
-    names = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
+    boms = sum(str(c).count("\ufeff") for c in df.columns) + _remove_boms_from_text(df)
+    names = [str(c).replace("\ufeff", "").strip() or f"Unnamed: {i}"
+             for i, c in enumerate(df.columns)]  # fmt: skip
     check_unique(names, name)
     df.columns = names
+    notes += [boms_note(boms)] if boms else []
+    codes = [f.name for f in schema if pa.types.is_decimal(f.type) and df[f.name].dtype == "str"]
+    notes += [beyond_int64_note(codes)] if codes else []
     loaded = clean(df, infer_numbers=False)
     return LoadedTable(loaded.frame, tuple(notes) + loaded.notes)
+
+
+def _remove_boms_from_text(df: pd.DataFrame) -> int:
+    """Remove byte-order marks (U+FEFF) from text cells, where they would make "\ufeffb" a
+    label apart from "b"; returns how many there were."""
+    removed = 0
+    for column, dtype in df.dtypes.items():
+        if isinstance(dtype, pd.StringDtype):
+            marks = int(df[column].str.count("\ufeff").sum())
+            if marks:
+                df[column] = df[column].str.replace("\ufeff", "", regex=False)
+                removed += marks
+    return removed
 
 
 def _nested_note(columns: list[str]) -> str:
@@ -124,13 +147,28 @@ def _read_parquet_within(
     decoded = sum(_decoded_bytes(column) for column in table.columns)
     if decoded > max_bytes:
         raise_too_large(name, max_bytes)
-    # Decoded text as stored; decimals as float64, which pandas computes with (as objects they
-    # would be neither numbers nor text to the app).
+    # Decoded text as stored; decimals as numbers pandas computes with (as objects they would
+    # be neither numbers nor text to the app).
     wanted = pa.schema(
-        [f.with_type(pa.float64()) if pa.types.is_decimal(f.type) else f for f in fields],
+        [f.with_type(_decimal_as(table.column(f.name), f.type)) for f in fields],
         metadata=table.schema.metadata,
     )
     return table.cast(wanted)
+
+
+def _decimal_as(column: pa.ChunkedArray, arrow_type: pa.DataType) -> pa.DataType:
+    """The type a column is read as: a decimal of whole numbers (scale 0) as int64 when every
+    value fits, as text when one does not (as float64, distinct 20-digit codes would round to
+    one number); other decimals as float64; any other type as stored."""
+    if not pa.types.is_decimal(arrow_type):
+        return arrow_type
+    if arrow_type.scale != 0:
+        return pa.float64()
+    try:
+        column.cast(pa.int64())
+    except pa.ArrowInvalid:  # a value beyond the 64-bit range
+        return pa.string()
+    return pa.int64()
 
 
 _TEXT_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
