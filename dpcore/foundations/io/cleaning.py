@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
 import numpy as np
 import pandas as pd
@@ -68,35 +68,45 @@ def clean(
 
 
 def _text_like_columns(df: pd.DataFrame) -> list:
-    """Columns that may hold text: object, string or categorical of strings (by dtype)."""
-    columns = []
-    for col, dtype in df.dtypes.items():
-        if isinstance(dtype, pd.CategoricalDtype):
-            kind = pd.api.types.infer_dtype(dtype.categories, skipna=True)
-            if kind in ("string", "empty"):
-                columns.append(col)
-        elif dtype == np.dtype(object) or isinstance(dtype, pd.StringDtype):
-            columns.append(col)
-    return columns
+    """Columns that may hold text: object, string or categorical of strings (by dtype; each
+    distinct dtype is judged once, so a wide frame costs no Python work per column)."""
+    dtypes = df.dtypes.tolist()
+    text_like = [dtype for dtype in set(dtypes) if _may_hold_text(dtype)]
+    if not text_like:
+        return []
+    return [column for column, dtype in zip(df.columns, dtypes, strict=True) if dtype in text_like]
+
+
+def _may_hold_text(dtype) -> bool:
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pd.api.types.infer_dtype(dtype.categories, skipna=True) in ("string", "empty")
+    return dtype == np.dtype(object) or isinstance(dtype, pd.StringDtype)
 
 
 _INT64_MAX = np.iinfo(np.int64).max
+_BEYOND_INT64 = 2.0**63
+"""The smallest magnitude of a float that no int64 holds (-2**63 itself is held)."""
+_DIGITS = r"[-+]?\d+"
 _CELLS_PER_BLOCK = 1 << 22  # floats looked at in one step: the temporaries stay small
+
+
+def float_blocks(df: pd.DataFrame) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The float columns of ``df`` as (their positions, a 2-D array of their values), in blocks
+    of about four million cells: one column at a time for a tall table, thousands at once for
+    a wide one, so neither costs Python work per cell nor per column."""
+    floats = [i for i, dtype in enumerate(df.dtypes.tolist()) if dtype.kind == "f"]
+    per_block = max(1, _CELLS_PER_BLOCK // max(len(df), 1))
+    for start in range(0, len(floats), per_block):
+        positions = floats[start : start + per_block]
+        yield positions, df.iloc[:, positions].to_numpy()
 
 
 def _infinities_as_missing(df: pd.DataFrame) -> dict[str, tuple[int, int]]:
     """Turn ±inf in float columns (“inf”, “Infinity”, or “1e400”, beyond the largest float)
-    into missing values; returns each changed column's count and its first data row (from 1).
-
-    Columns are looked at in blocks of about four million cells: one column at a time for a
-    tall table, thousands at once for a wide one, so neither costs Python work per cell nor
-    per column."""
-    floats = [i for i, dtype in enumerate(df.dtypes) if dtype.kind == "f"]
-    per_block = max(1, _CELLS_PER_BLOCK // max(len(df), 1))
+    into missing values; returns each changed column's count and its first data row (from 1)."""
     found = {}
-    for start in range(0, len(floats), per_block):
-        positions = floats[start : start + per_block]
-        infinite = np.isinf(df.iloc[:, positions].to_numpy())
+    for positions, values in float_blocks(df):
+        infinite = np.isinf(values)
         for j in np.flatnonzero(infinite.any(axis=0)):
             found[positions[j]] = (int(infinite[:, j].sum()), int(infinite[:, j].argmax()) + 1)
     for position in found:
@@ -219,4 +229,8 @@ def _maybe_numeric(s: pd.Series, decimal: str) -> tuple[pd.Series, bool]:
         numbers.dtype == np.uint64 and (numbers > _INT64_MAX).any()
     ):
         return s, True
+    if numbers.dtype.kind == "f" and (np.abs(numbers) >= _BEYOND_INT64).any():
+        # Whole numbers with missing cells come as decimals; written as digits, they are codes.
+        if s.dropna().str.fullmatch(_DIGITS).all():
+            return s, True
     return numbers, False

@@ -12,7 +12,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from dpcore.foundations.io.cleaning import MISSING_TOKENS, clean, may_have_edge_spaces
+from dpcore.foundations.io.cleaning import (
+    MISSING_TOKENS,
+    clean,
+    float_blocks,
+    may_have_edge_spaces,
+)
 from dpcore.foundations.io.limits import check_row_limit, raise_empty
 from dpcore.foundations.io.notes import LoadedTable, boms_note
 from dpcore.foundations.io.sniffing import (
@@ -136,8 +141,12 @@ def read_csv(data: bytes, name: str, max_rows: int, decimal: str = ".") -> Loade
     check_row_limit(len(df), max_rows, name)
     if df[names[-1]].isna().any():
         _check_field_counts(data, sep, len(names), name)
+    # Types that differ between chunks, and decimals that may be whole numbers beyond int64
+    # (the parser reads 20-digit codes with a missing cell as rounded decimals): the cells'
+    # text, read again whole and typed by ``clean``.
     mixed = [c for c, dtype in df.dtypes.items() if dtype == np.dtype(object)]
-    if mixed:  # types that differ between chunks: the cells' text, read again whole
+    mixed += _beyond_int64_as_floats(df)
+    if mixed:
         again = _parse_csv(data, sep, names, max_rows, usecols=mixed, dtype=str)
         for column in mixed:
             df[column] = again[column]
@@ -147,6 +156,16 @@ def read_csv(data: bytes, name: str, max_rows: int, decimal: str = ".") -> Loade
                     decimal=decimal)  # fmt: skip
     table = _without_empty_rows(cleaned)
     return LoadedTable(table.frame, ((boms_note(boms),) if boms else ()) + table.notes)
+
+
+def _beyond_int64_as_floats(df: pd.DataFrame) -> list:
+    """Float columns holding a finite magnitude no int64 holds."""
+    columns = []
+    for positions, values in float_blocks(df):
+        with np.errstate(invalid="ignore"):
+            beyond = np.isfinite(values) & (np.abs(values) >= 2.0**63)
+        columns += [df.columns[positions[j]] for j in np.flatnonzero(beyond.any(axis=0))]
+    return columns
 
 
 _BOM = b"\xef\xbb\xbf"

@@ -140,7 +140,17 @@ def header(data: bytes, sep: str, name: str) -> list[str]:
                 "characters. Shorten the column names (or check that the file's first line is "
                 "its header) and upload it again."
             ) from None
-        raise ValueError(f"'{name}': the header row cannot be parsed as CSV ({exc}).") from None
+        if "unexpected end of data" in str(exc):
+            raise ValueError(
+                f"'{name}': the header row opens a double quote (\") that never closes, so the "
+                "rest of the file would read as one column name (an unclosed double quote). "
+                "Close the quote or remove it, then upload again."
+            ) from None
+        raise ValueError(
+            f"'{name}': the header row cannot be parsed as CSV ({exc}). Check its double quotes "
+            '(a quoted name is written "like this", a quote inside it doubled ""), then upload '
+            "again."
+        ) from None
     except UnicodeDecodeError:
         raise_not_utf8(data, name)
     if raw is None:
@@ -154,12 +164,14 @@ def check_unique(names: list[str], name: str) -> None:
     """Refuse two columns whose names read the same: equal once trimmed and written in one
     Unicode form (NFC), so "café" typed with an accented é and with e + a combining accent
     are one name, as they look."""
-    columns: dict[str, list[int]] = defaultdict(list)
-    for position, column in enumerate(names, start=1):
-        columns[unicodedata.normalize("NFC", column)].append(position)
-    dups = [(column, positions) for column, positions in columns.items() if len(positions) > 1]
-    if not dups:
+    keys = [column if column.isascii() else unicodedata.normalize("NFC", column)
+            for column in names]  # fmt: skip
+    if len(set(keys)) == len(keys):
         return
+    columns: dict[str, list[int]] = defaultdict(list)
+    for position, key in enumerate(keys, start=1):
+        columns[key].append(position)
+    dups = [(column, positions) for column, positions in columns.items() if len(positions) > 1]
     where = "; ".join(
         f"{column!r} in columns {', '.join(map(str, positions[:10]))}"
         f"{', ...' if len(positions) > 10 else ''}"
