@@ -14,7 +14,7 @@ from strata_ui.navigation import render_journeys
 from strata_ui.page_end import stop_page
 from strata_ui.person import render_person_choice
 from strata_ui.state import get_dataset, get_state
-from strata_ui.style import as_written
+from strata_ui.text import as_text, as_written
 from strata_ui.uploads import handle_upload, open_source, restore_demo
 
 st.title("Data")
@@ -90,7 +90,7 @@ else:
         "`/data/survey/*.parquet`. The data must sit **on the machine that runs the app** (the "
         "server), not on your own computer. The rows stay in the files: DuckDB reads them where "
         "they lie, and only each group's counts and sums come into memory."
-        + ("" if root is None else f" This installation opens files under `{root}` only.")
+        + ("" if root is None else f" This installation opens files under `{as_text(root)}` only.")
     )
     shown = state.source if isinstance(state.source, files.FilesSource) else None
     path = st.text_input(

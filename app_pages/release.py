@@ -10,6 +10,7 @@ from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import progress_bar, show_error, stored_in
 
 st.title("Release")
@@ -90,12 +91,12 @@ if existing is None:
     can_afford = release_ui.affordable(plan.cost, ledger)
     if not can_afford:
         st.caption(
-            f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget, or "
+            f"Commit is off: “{as_text(ledger.name)}” cannot afford this plan. Lower the budget, or "
             "switch to or start another ledger, on the Budget page."
         )
     if other_data is False:
         st.caption(
-            f"Commit is off: this plan's data is not the data of “{ledger.name}”. Tick the box "
+            f"Commit is off: this plan's data is not the data of “{as_text(ledger.name)}”. Tick the box "
             "above if both are about the same people, or start a new ledger on the Budget page."
         )
     if st.button(
@@ -115,7 +116,8 @@ if existing is None:
                 )
         except BudgetExceededError as exc:
             st.error(
-                f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
+                f"Release refused: this ledger cannot afford it. {as_written(exc)}",
+                icon=":material/block:",
             )
         except OtherDatasetError as exc:  # another session released on other data meanwhile
             st.error(
@@ -129,12 +131,12 @@ if existing is None:
             st.error(str(exc), icon=":material/block:")
         except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
             st.error(
-                f"Release failed before anything was spent: {exc} Try committing again.",
+                f"Release failed before anything was spent: {as_written(exc)} Try committing again.",
                 icon=":material/error:",
             )
         except Exception as exc:  # OpenDP or storage failures: say what happened, keep the page
             st.error(
-                f"The release could not be completed ({type(exc).__name__}: {exc}). The ledger "
+                f"The release could not be completed ({type(exc).__name__}: {as_written(exc)}). The ledger "
                 "records a spend only together with its result, so check the history below "
                 "before trying again.",
                 icon=":material/error:",

@@ -11,6 +11,7 @@ from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components
 from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
 from strata_ui import constants
 from strata_ui.state import get_state
+from strata_ui.text import as_text, as_written
 
 SWITCH_KEY = "ledger.switch"
 
@@ -23,9 +24,9 @@ def data_of(names: list[str]) -> str:
 def render_sidebar_line(ledger: Ledger) -> None:
     """The project in use: the ledger's name and the data it is the budget of."""
     covered = [d.name for d in ledger.datasets()]
-    st.markdown(f"Project ledger: **{ledger.name}**")
+    st.markdown(f"Project ledger: **{as_text(ledger.name)}**")
     st.caption(
-        (f"The budget of {data_of(covered)}." if covered else "No release yet.")
+        (f"The budget of {as_written(data_of(covered))}." if covered else "No release yet.")
         + " Choose or start a ledger on the Budget page."
     )
 
@@ -88,13 +89,13 @@ def render_ledger_admin(ledger: Ledger) -> None:
         if st.form_submit_button("Start new ledger"):
             _start_ledger(name, rho, confirm, names)
     with reset_col, st.form("ledger.reset", border=True):
-        st.markdown(f"**Reset “{ledger.name}”**")
+        st.markdown(f"**Reset “{as_text(ledger.name)}”**")
         st.caption(
             "Its history is kept as an archived ledger. A reset does not undo the privacy loss "
             "of past releases: only reset when the data or its owner's policy changes."
         )
         typed = st.text_input(
-            f"Type the ledger's name ({ledger.name}) to confirm", key="ledger.reset_name"
+            f"Type the ledger's name ({as_text(ledger.name)}) to confirm", key="ledger.reset_name"
         )
         if st.form_submit_button("Archive and reset"):
             _reset_ledger(ledger, typed)
@@ -103,7 +104,7 @@ def render_ledger_admin(ledger: Ledger) -> None:
 def _reset_ledger(ledger: Ledger, typed: str) -> None:
     if typed != ledger.name:
         st.error(
-            f"Nothing reset: type the ledger's name exactly ({ledger.name}) to confirm.",
+            f"Nothing reset: type the ledger's name exactly ({as_text(ledger.name)}) to confirm.",
             icon=":material/error:",
         )
         return
@@ -121,7 +122,7 @@ def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -
         st.error("Nothing started: give the new ledger a name.", icon=":material/error:")
     elif name in existing:
         st.error(
-            f"Nothing started: a ledger called “{name}” already exists. Choose another name, or "
+            f"Nothing started: a ledger called “{as_text(name)}” already exists. Choose another name, or "
             "switch to it above.",
             icon=":material/error:",
         )

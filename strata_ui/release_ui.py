@@ -27,6 +27,7 @@ from strata_ui.charts_release import budget_gauge, release_figure, release_summa
 from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.static_image import static_image_available
+from strata_ui.text import as_text, as_written
 
 OTHER_DATA_KEY = "release.other_data"
 
@@ -88,7 +89,9 @@ def render_record(record: ReleaseRecord, key: str) -> None:
         column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
     )
     st.plotly_chart(figure_for(record), key=f"{key}.chart")
-    st.caption(f"{release_summary(record)} The intervals are {record.metadata['intervals']}.")
+    st.caption(
+        f"{as_written(release_summary(record))} The intervals are {record.metadata['intervals']}."
+    )
     render_small_groups(record)
     render_downloads(record, key)
 
@@ -101,9 +104,9 @@ def render_small_groups(record: ReleaseRecord) -> None:
     flags = record.frame.get("flag", pd.Series(dtype=object)).fillna("")
     named = record.frame.loc[flags != "", "group"].tolist()
     st.info(
-        f"Small groups: {statement}. "
+        f"Small groups: {as_written(statement)}. "
         + (
-            f"This release: {', '.join(named)}."
+            f"This release: {', '.join(map(as_text, named))}."
             if named
             else "This release merged or left out no group."
         ),
@@ -118,7 +121,7 @@ def render_exact_shares_notice(plan: ReleasePlan) -> None:
     if shares is None:
         return
     st.warning(
-        f"This release publishes {shares} (the source of the shares chosen on the Strata "
+        f"This release publishes {as_written(shares)} (the source of the shares chosen on the Strata "
         "page). Those shares are not differentially private: with the number of rows, they "
         "give each group's exact size. To publish outside your organisation, choose a table of "
         "public shares (e.g. census figures) or the release's own noisy group counts on the "
@@ -134,7 +137,7 @@ def render_public_categories(record: ReleaseRecord) -> None:
     if public:
         st.caption(
             "Categories treated as public (read from the data and published with the release): "
-            + ", ".join(public)
+            + ", ".join(map(as_text, public))
             + "."
         )
 
@@ -200,7 +203,7 @@ def render_history(ledger: Ledger) -> None:
     try:
         record = ReleaseRecord.from_ledger(ledger.get(keyed[chosen].key))
     except ValueError as exc:  # a spend recorded by other tools, with no release payload
-        st.caption(f"Nothing to download: {exc}.")
+        st.caption(f"Nothing to download: {as_written(exc)}.")
         return
     render_downloads(record, f"release.history.{chosen}")
 
@@ -285,11 +288,13 @@ def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
     refusal = OtherDatasetError(ledger.name, ledger.datasets(), dataset.name)
     st.warning(
         "**Other data than this ledger's.** "
-        + refusal.advice(
-            "tick the box below",
-            start="start a new ledger for it on the Budget page",
-            refused=False,
-        ),  # fmt: skip
+        + as_written(
+            refusal.advice(
+                "tick the box below",
+                start="start a new ledger for it on the Budget page",
+                refused=False,
+            )
+        ),
         icon=":material/warning:",
     )
     return st.checkbox(

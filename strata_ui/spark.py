@@ -23,6 +23,7 @@ import streamlit as st
 from dpcore.engines import EngineError, SparkEngine, spark_session
 from strata_ui.engine_sources import EngineSource, in_background
 from strata_ui.files import DATA_ROOT_ENV, check_under_root, data_root
+from strata_ui.text import as_text
 
 __all__ = ["DEFAULT_MASTER", "START_TIMEOUT_S", "SparkSource", "is_path", "session"]
 
@@ -52,7 +53,9 @@ def session(master: str):
         Spark cannot start there (:func:`~dpcore.engines.spark_session` says why), or did not
         start within :data:`START_TIMEOUT_S`.
     """
-    with st.spinner(f"Starting Spark at {master}: the first start takes ten seconds or more…"):
+    with st.spinner(
+        f"Starting Spark at {as_text(master)}: the first start takes ten seconds or more…"
+    ):
         started = in_background(lambda: _session(master))
         try:
             return started.result(timeout=START_TIMEOUT_S)

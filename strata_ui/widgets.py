@@ -35,7 +35,7 @@ from strata_ui.group_selection import (
     select_from_table,
 )
 from strata_ui.state import AppState, get_settings, get_state, update_settings, widget_key
-from strata_ui.style import as_written
+from strata_ui.text import as_written
 
 T = TypeVar("T")
 
@@ -136,9 +136,9 @@ def show_error(exc: Exception, *, icon: str = ":material/error:", prefix: str = 
     (:class:`~dpcore.foundations.errors.NotChosenYet`, a normal starting state) as a blue hint, anything
     else as a red error. ``prefix`` starts the message (e.g. "The release is not ready: ")."""
     if isinstance(exc, NotChosenYet):
-        st.info(f"{prefix}{exc}", icon=":material/info:")
+        st.info(f"{prefix}{as_written(exc)}", icon=":material/info:")
     else:
-        st.error(f"{prefix}{exc}", icon=icon)
+        st.error(f"{prefix}{as_written(exc)}", icon=icon)
 
 
 def show_problems(problems: Sequence[Any]) -> None:

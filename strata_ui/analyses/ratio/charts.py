@@ -21,6 +21,7 @@ from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.foundations.metrics import binomial_band
 from strata_ui.charts_common import budget_marker, interval_bars
 from strata_ui.style import FONT, PALETTE
+from strata_ui.text import chart_text
 
 METHOD_NAMES = {
     "public": "Public (no noise)",
@@ -76,8 +77,8 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, rows: int) -
 def group_tick(group: str, rows: int | float | None) -> str:
     """A group's axis label with its size: ``Black × Female (n = 1,555)``."""
     if rows is None or (isinstance(rows, float) and math.isnan(rows)):
-        return str(group)
-    return f"{group} (n = {int(rows):,})"
+        return chart_text(group)
+    return f"{chart_text(group)} (n = {int(rows):,})"
 
 
 def ratio_axis_title(s_column: str, y_column: str, w_column: str | None = None) -> str:
