@@ -56,7 +56,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     budget = requested_budget(args)
     check_coinpress_sizes(args)
-    frame = read_data(args.data)
+    frame = read_data(args.data, getattr(args, "decimal_comma", False))
     settings = mean_settings(args, frame)
     check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")
     table = MEAN.frontier(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +31,12 @@ from dpcore.foundations.grouping import (
 )
 from dpcore.foundations.io import load_table
 from dpcore.foundations.ledger import Ledger, list_ledgers
+from dpcore.foundations.validation import (
+    WHOLE_NUMBER_LIMITS,
+    bounds_problem,
+    check_bucket_edges,
+    positive_int,
+)
 
 __all__ = [
     "CliError",
@@ -78,7 +85,52 @@ def bounds(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(
             f"expected two numbers L,U (the value's public range, e.g. 0,100), got {text!r}"
         ) from None
+    problem = bounds_problem(low, high)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return low, high
+
+
+def whole_number(parameter: str, *, zero: bool = False) -> Callable[[str], int]:
+    """An argument type for the library's whole-number ``parameter``: checked against the same
+    limits as the Python API (:func:`dpcore.foundations.validation.positive_int`) while the
+    command line is read, before any data is; 0 is taken too where it means "none"
+    (``zero``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if zero and value == 0:
+            return 0
+        try:
+            return positive_int(parameter, value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).replace(f"`{parameter}` ", "")) from None
+
+    parse.__name__ = parameter  # argparse names the type in its messages
+    return parse
+
+
+def seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def budget_amount(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
+    return value
 
 
 def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
@@ -91,6 +143,10 @@ def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
         raise argparse.ArgumentTypeError(
             f"expected COL=E1;E2;... (public bucket edges of a numeric column), got {text!r}"
         )
+    try:
+        check_bucket_edges(column.strip(), values)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return column.strip(), values
 
 
@@ -137,6 +193,12 @@ def data_arguments(
     parent.add_argument("data", metavar="DATA", help=data_help)
     data = parent.add_argument_group("data and groups")
     data.add_argument(
+        "--decimal-comma",
+        action="store_true",
+        help="the CSV file's numbers use decimal commas (3,25), its fields ; tab or | between "
+        "them (a comma-separated file is refused)",
+    )
+    data.add_argument(
         "--by",
         type=column_list,
         required=True,
@@ -177,7 +239,7 @@ def data_arguments(
     )
     data.add_argument(
         "--min-group-size",
-        type=int,
+        type=whole_number("min_group_size"),
         default=2,
         metavar="N",
         help="smaller groups are merged or dropped (default 2)",
@@ -209,17 +271,20 @@ def data_arguments(
 def budget_arguments(parser: argparse.ArgumentParser) -> None:
     """``--epsilon E | --rho R``, exactly one."""
     budget = parser.add_argument_group("budget").add_mutually_exclusive_group(required=True)
-    budget.add_argument("--epsilon", type=float, metavar="E", help="a pure ε-DP budget")
-    budget.add_argument("--rho", type=float, metavar="R", help="a ρ-zCDP budget")
+    budget.add_argument("--epsilon", type=budget_amount, metavar="E", help="a pure ε-DP budget")
+    budget.add_argument("--rho", type=budget_amount, metavar="R", help="a ρ-zCDP budget")
 
 
 def coinpress_arguments(group) -> None:
     """``--sigma`` and ``--steps``: CoinPress's public spread bound and its number of steps."""
     group.add_argument(
-        "--sigma", type=float, default=15.0, metavar="S",
+        "--sigma", type=positive_bound, default=15.0, metavar="S",
         help="CoinPress: a public bound on each group's standard deviation (default 15)",
     )  # fmt: skip
-    group.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+    group.add_argument(
+        "--steps", type=whole_number("coinpress_steps"), default=3,
+        help=f"CoinPress steps, 1 to {WHOLE_NUMBER_LIMITS['steps'][0]} (default 3)",
+    )  # fmt: skip
 
 
 def check_coinpress_sizes(args: argparse.Namespace) -> None:
@@ -252,14 +317,14 @@ def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse.
 # --------------------------------------------------------------------------------------------
 
 
-def read_data(path: str) -> pd.DataFrame:
-    """The table in ``path``; what reading changed (columns left out or renamed) goes to stderr
-    as notes."""
+def read_data(path: str, decimal_comma: bool = False) -> pd.DataFrame:
+    """The table in ``path`` (its numbers written with decimal commas if ``decimal_comma``);
+    what reading changed (columns left out or renamed) goes to stderr as notes."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    table = load_table(data, Path(path).name)
+    table = load_table(data, Path(path).name, decimal="," if decimal_comma else ".")
     for note in table.notes:
         print(f"strata-lab: note: {note}", file=sys.stderr)
     return table.frame
@@ -346,9 +411,13 @@ def open_ledger(path: str, name: str) -> Ledger:
     return Ledger(path, name, totals[name])
 
 
-def simulation_arguments(group, option: str, default: int, help: str) -> None:
-    """``option`` (how many simulated releases) and ``--seed`` (of their noise)."""
+def simulation_arguments(
+    group, option: str, default: int, help: str, *, zero: bool = False
+) -> None:
+    """``option`` (how many simulated releases; 0 for none where ``zero``) and ``--seed`` (of
+    their noise)."""
     group.add_argument(
-        option, type=int, default=default, metavar="N", help=f"{help} (default {default})"
-    )
-    group.add_argument("--seed", type=int, default=0, help="of the simulated releases (default 0)")
+        option, type=whole_number("replicates", zero=zero), default=default, metavar="N",
+        help=f"{help} (default {default})",
+    )  # fmt: skip
+    group.add_argument("--seed", type=seed, default=0, help="of the simulated releases (default 0)")

@@ -108,7 +108,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
     coinpress_arguments(release)
     simulation_arguments(
         parser.add_argument_group("check"), "--check-replicates", 1000,
-        "simulated releases that check the answer; 0 skips",
+        "simulated releases that check the answer; 0 skips", zero=True,
     )  # fmt: skip
     ledger_arguments(parser, "compare the answer with what it has left")
     parser.set_defaults(run=run)
@@ -160,7 +160,7 @@ def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, obje
             f"{' and '.join(engine_options)} apply to --analysis ratio and synth here; the "
             "plans of the other analyses read one file into memory"
         )
-    frame = read_data(args.data)
+    frame = read_data(args.data, getattr(args, "decimal_comma", False))
     analysis, settings = planned_analysis(args, frame)
     return (
         analysis,

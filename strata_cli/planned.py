@@ -270,7 +270,7 @@ def synth_on_data(
         return settings, aggregated.stats, aggregated.dataset
     if args.engine not in (None, "pandas") or not Path(args.data).is_file():
         raise CliError(MBI_NEEDS_ROWS.replace("upload the data", "give one file"))
-    frame = read_data(args.data)
+    frame = read_data(args.data, getattr(args, "decimal_comma", False))
     settings = synth_settings(args, column_kinds(frame))
     stats = SYNTH.statistics(frame, spec.build(frame), settings)
     return settings, stats, DatasetRef.of(frame, Path(args.data).name)

@@ -54,6 +54,7 @@ from strata_cli.inputs import (
     ledger_arguments,
     open_ledger,
     requested_budget,
+    seed,
 )
 from strata_cli.output import text_table
 from strata_cli.planned import (
@@ -125,7 +126,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "--dry-run", action="store_true",
         help="seeded simulation noise; nothing is charged to any ledger",
     )  # fmt: skip
-    options.add_argument("--seed", type=int, default=0, help="of --dry-run's noise (default 0)")
+    options.add_argument("--seed", type=seed, default=0, help="of --dry-run's noise (default 0)")
     ledger = ledger_arguments(
         parser, f"the one charged (default: the app's, {default_ledger_path()})"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from strata_cli.inputs import CliError, read_data
+from strata_cli.inputs import CliError, read_data, whole_number
 
 __all__ = ["ENGINES", "engine_arguments", "open_engine", "privacy_unit"]
 
@@ -45,11 +45,11 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--person", metavar="COL", help="the column that identifies a person (default: a row)"
     )
     person.add_argument(
-        "--max-groups", type=int, default=1, metavar="G",
+        "--max-groups", type=whole_number("max_groups_per_person"), default=1, metavar="G",
         help="with --person: a person's rows in at most G groups are kept (default 1)",
     )  # fmt: skip
     person.add_argument(
-        "--max-rows", type=int, default=1, metavar="M",
+        "--max-rows", type=whole_number("max_rows_per_person"), default=1, metavar="M",
         help="with --person: at most M rows of a person per group are kept (default 1)",
     )  # fmt: skip
 
@@ -78,7 +78,7 @@ def open_engine(args: argparse.Namespace) -> Engine:
                 f"the pandas engine reads one file, and {args.data} is not one; use "
                 "--engine duckdb for a folder or a glob"
             )
-        return PandasEngine(read_data(args.data), path.name)
+        return PandasEngine(read_data(args.data, getattr(args, "decimal_comma", False)), path.name)
     if kind == "spark":
         return SparkEngine(args.data, master=args.spark_master)
     return DuckDBEngine(args.data, memory_limit=args.memory_limit)

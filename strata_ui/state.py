@@ -61,6 +61,7 @@ class AppState:
     source: EngineSource | None = None  # data read where it lies (strata_ui.engine_sources)
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
     upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
+    decimal_comma: bool = False  # the upload's numbers use decimal commas (3,25), as chosen
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
     # Who is one person (Data page): a person column and its contribution bounds, if any
     person_column: str | None = None

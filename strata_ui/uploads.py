@@ -37,11 +37,13 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     What reading changed, and columns of numbers that were read as text, are kept as
     :attr:`AppState.upload_notes` for the Data page.
     """
-    key = fingerprint(data)
+    decimal = "," if state.decimal_comma else "."
+    # Read with decimal commas, the same bytes are other data: another key, read again.
+    key = fingerprint(data) + (".decimal-comma" if state.decimal_comma else "")
     if key == state.dataset_fingerprint and state.uploaded is not None:
         return None  # the same file again (every rerun): nothing to parse, nothing to reset
     try:
-        loaded = load_table(data, filename)
+        loaded = load_table(data, filename, decimal=decimal)
     except (ValueError, TypeError) as exc:
         return str(exc)
     frame = loaded.frame

@@ -427,7 +427,7 @@ def render_notices() -> None:
     if ignored:
         st.warning(
             "Some choices in the address could not be used and were left at their defaults: "
-            f"{', '.join(f'`{as_code(name)}`' for name in ignored)}. The address now shows what is in use.",
+            f"{', '.join(map(as_code, ignored))}. The address now shows what is in use.",
             icon=":material/link_off:",
         )
 

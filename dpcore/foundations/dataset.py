@@ -33,12 +33,17 @@ def fingerprint_frame(frame: pd.DataFrame) -> str:
 
 @dataclass(frozen=True)
 class DatasetRef:
-    """What a release says about its data: a name, a fingerprint and a row count."""
+    """What a release says about its data: a name, a fingerprint and a row count; and the
+    decimal mark its file was read with (``","`` when decimal commas were asked for, which
+    :func:`~dpcore.foundations.io.load_table` records in the frame's ``attrs``), so that an
+    exported script reads the file the same way."""
 
     name: str
     fingerprint: str
     rows: int
+    decimal: str = "."
 
     @classmethod
     def of(cls, frame: pd.DataFrame, name: str) -> DatasetRef:
-        return cls(name=name, fingerprint=fingerprint_frame(frame), rows=len(frame))
+        return cls(name=name, fingerprint=fingerprint_frame(frame), rows=len(frame),
+                   decimal=frame.attrs.get("decimal", "."))  # fmt: skip

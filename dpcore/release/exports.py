@@ -227,6 +227,12 @@ ENGINE_RECIPE = "from dpcore.engines import"
 the data itself: no frame is loaded then."""
 
 
+def _decimal_argument(dataset: dict) -> str:
+    """``read_table``'s decimal argument for a file read with decimal commas, else nothing."""
+    decimal = dataset.get("decimal", ".")
+    return "" if decimal == "." else f", decimal={decimal!r}"
+
+
 def to_script(record: ReleaseRecord) -> str:
     """A Python script that redoes the release with dpcore's public API.
 
@@ -246,7 +252,7 @@ def to_script(record: ReleaseRecord) -> str:
             "from dpcore import read_table\n\n"
             f"PATH = {dataset['name']!r}  # the file the release was made from\n"
             "with open(PATH, 'rb') as handle:\n"
-            "    frame = read_table(handle.read(), PATH)\n"
+            f"    frame = read_table(handle.read(), PATH{_decimal_argument(dataset)})\n"
         )
     # The docstring shows the title's repr. Escape its backslashes and quotes so that the
     # docstring reads exactly that and no title can end it early (\"\"\" was a syntax error).

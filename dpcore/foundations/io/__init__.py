@@ -122,12 +122,15 @@ def load_table(
     name = filename.strip() or "the file"
     lower = name.lower()
     try:
-        return _read_by_extension(data, name, lower, max_rows, max_bytes, decimal)
+        loaded = _read_by_extension(data, name, lower, max_rows, max_bytes, decimal)
     except MemoryError:  # pyarrow's ArrowMemoryError is a MemoryError too
         raise ValueError(
             f"'{name}' needs more memory than this machine has free to read. Upload a sample or "
             "a subset of the table, or drop columns you do not need."
         ) from None
+    if decimal != "." and not lower.endswith(PARQUET_EXTENSIONS):
+        loaded.frame.attrs["decimal"] = decimal  # a release's script reads the file so again
+    return loaded
 
 
 def _read_by_extension(

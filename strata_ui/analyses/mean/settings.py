@@ -105,10 +105,12 @@ def _render_bounds() -> None:
     low_col, high_col = st.columns(2)
     with low_col:
         bind(low_col.number_input, "Lower bound L", MeanSettings, "clip_low",
+             min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="The smallest value anyone could have, known without looking at the data.",
              caption="Values below L count as L.")  # fmt: skip
     with high_col:
         bind(high_col.number_input, "Upper bound U", MeanSettings, "clip_high",
+             min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="The largest value anyone could have, known without looking at the data.",
              caption="Values above U count as U. A wider range means more noise.")  # fmt: skip
     show_problems(_bound_problems(get_settings(MeanSettings)))

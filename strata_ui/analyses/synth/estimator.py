@@ -22,7 +22,7 @@ from strata_ui.analyses.synth import slow
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
 from strata_ui.state import get_settings, get_state
-from strata_ui.text import as_text, as_written
+from strata_ui.text import as_code, as_text, as_written
 from strata_ui.widgets import show_error
 
 PREVIEW_ROWS = 20
@@ -173,7 +173,7 @@ def _render_unprotected(resolved: Resolved, settings: SynthSettings, from_data: 
     if from_data:
         st.caption(
             ":material/warning: **Not protected:** the category lists of "
-            + ", ".join(f"`{as_text(c)}`" for c in from_data)
+            + ", ".join(map(as_code, from_data))
             + " were read from the data and are treated as public, as a schema would be. The "
             "counts behind every row are protected; the list of categories is not (a category "
             "held by one person reveals that it exists)."
