@@ -4,6 +4,8 @@ Each bad input must show a clear ``st.error`` (or warning) naming the problem, a
 exception. Uploads go through the real ``st.file_uploader`` path (AppTest can stage files).
 """
 
+import html
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
