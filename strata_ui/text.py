@@ -25,14 +25,24 @@ _CODE_SPAN = re.compile(r"(`[^`]*`)")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _PUNCTUATION_BUT_BACKTICK = re.compile(r"([!-/:-@\[-^_{-~])")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+# Markdown makes a link of a bare web address or e-mail address even with its punctuation
+# escaped (GitHub's autolinks): an invisible word joiner after "://", "www" and "@" keeps the
+# text as written on screen and stops the link.
+_AUTOLINKS = re.compile(r"(://|(?i:\bwww)(?=\.)|@)")
+_WORD_JOINER = "\u2060"
+
+
+def _unlinked(text: str) -> str:
+    return _AUTOLINKS.sub(lambda found: found.group(0) + _WORD_JOINER, text)
 
 
 def as_text(value: object) -> str:
     """``value`` as literal text inside markdown: every ASCII punctuation character escaped
     with a backslash (links, images, emphasis, code, HTML tags, headings, lists, Streamlit's
     ``:colour[…]`` and ``:material/…:`` directives and ``$`` formulas all become plain
-    characters), and line breaks turned into spaces, so that a label stays on its line."""
-    return _PUNCTUATION.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(value)))
+    characters), bare web and e-mail addresses kept from becoming links, and line breaks turned
+    into spaces, so that a label stays on its line."""
+    return _PUNCTUATION.sub(r"\\\1", _unlinked(_LINE_BREAKS.sub(" ", str(value))))
 
 
 def as_written(message: str) -> str:
@@ -42,7 +52,8 @@ def as_written(message: str) -> str:
     span is shown literally by markdown itself; a backtick left unpaired stays a backtick."""
     parts = _CODE_SPAN.split(str(message))
     return "".join(
-        p if i % 2 else _PUNCTUATION_BUT_BACKTICK.sub(r"\\\1", p) for i, p in enumerate(parts)
+        p if i % 2 else _PUNCTUATION_BUT_BACKTICK.sub(r"\\\1", _unlinked(p))
+        for i, p in enumerate(parts)
     )
 
 

@@ -22,7 +22,18 @@ def test_as_text_leaves_no_markdown_syntax_unescaped():
     assert "\n" not in shown
     unescaped = re.sub(r"\\.", "", shown)  # what is left once every escaped character goes
     assert not re.search(r"[!-/:-@\[-`{-~]", unescaped), unescaped
-    assert re.sub(r"\\(.)", r"\1", shown) == HOSTILE + " # heading - item `code`"
+    as_read = re.sub(r"\\(.)", r"\1", shown).replace("\u2060", "")  # the word joiners are unseen
+    assert as_read == HOSTILE + " # heading - item `code`"
+
+
+def test_bare_addresses_do_not_become_links():
+    """Markdown links a bare address even with its punctuation escaped (a browser test saw it)."""
+    for shown in (as_text("http://evil.example/ www.evil.example a@evil.example"),
+                  as_written("see http://evil.example/ and `code`")):  # fmt: skip
+        unescaped = shown.replace("\\", "")
+        # A word joiner (U+2060) right after "://", "www" and "@" stops the autolink.
+        assert not re.search(r"://(?!\u2060)|www(?!\u2060)|@(?!\u2060)", unescaped), shown
+    assert "`http://kept.example`" in as_written("`http://kept.example`")  # code is no link
 
 
 def test_as_written_escapes_outside_code_spans_and_keeps_them():
