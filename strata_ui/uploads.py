@@ -13,7 +13,7 @@ import re
 
 from dpcore.engines import EngineError
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
-from dpcore.foundations.io import explain_not_numeric, load_table
+from dpcore.foundations.io import explain_columns, load_table
 from strata_ui import engine_sources
 from strata_ui.analyses import every
 from strata_ui.state import AppState
@@ -51,11 +51,7 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     state.source = None
     state.dataset_name = filename
     state.dataset_fingerprint = key
-    state.upload_notes = loaded.notes + tuple(
-        message
-        for column in frame.columns
-        if (message := explain_not_numeric(frame[column], str(column))) is not None
-    )
+    state.upload_notes = loaded.notes + explain_columns(frame)
     state.strata_columns = []
     _reset_groups(state)
     _reset_analyses(demo=False)

@@ -15,7 +15,7 @@ from dpcore.foundations.io.cleaning import MISSING_TOKENS
 from dpcore.foundations.io.csv_text import read_csv
 from dpcore.foundations.io.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, gunzip
 from dpcore.foundations.io.notes import LoadedTable
-from dpcore.foundations.io.numbers_as_text import explain_not_numeric
+from dpcore.foundations.io.numbers_as_text import explain_columns, explain_not_numeric
 from dpcore.foundations.io.parquet import read_parquet
 from dpcore.foundations.validation import positive_int
 
@@ -27,6 +27,7 @@ __all__ = [
     "MISSING_TOKENS",
     "PARQUET_EXTENSIONS",
     "LoadedTable",
+    "explain_columns",
     "explain_not_numeric",
     "load_table",
     "read_table",

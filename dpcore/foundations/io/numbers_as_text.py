@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 from dpcore.foundations.io.cleaning import is_text_column
@@ -23,6 +24,33 @@ _FIXES = {
     "decimal comma": "a decimal comma: write a decimal point instead (3,25 → 3.25)",
     "percent": "a percent sign: remove it (12% then reads as 12)",
 }
+
+
+_MAY_BE_A_NUMBER = re.compile(
+    r"\s*[-+\u2212]?\s*(?:[$€£¥₹]\s*|(?:USD|EUR|GBP)\s+)?[-+\u2212]?\s*(?:\d|\.|inf|nan)", re.I
+)
+"""How every cell :func:`_written_as` takes for a number begins (a sign, a currency, a digit,
+a point, inf or nan): a cell that begins otherwise is text, whatever follows."""
+_FEW_ROWS = 1_000
+
+
+def explain_columns(frame: pd.DataFrame) -> tuple[str, ...]:
+    """:func:`explain_not_numeric` of every column of ``frame`` that it explains, in order.
+
+    A frame of at most 1,000 rows (a wide file's shape) has its text cells looked at all at
+    once first: a column of which at most half the cells begin like a number is ordinary text,
+    and only the others are explained one by one, so 100,000 text columns cost one pass rather
+    than 100,000 (about 0.5 ms each)."""
+    columns = [c for c, dtype in frame.dtypes.items() if not pd.api.types.is_numeric_dtype(dtype)]
+    if len(frame) <= _FEW_ROWS and columns:
+        cells = frame[columns].to_numpy(dtype=object)
+        filled = pd.notna(cells)
+        begins = np.zeros(cells.shape, dtype=bool)
+        begins[filled] = [bool(_MAY_BE_A_NUMBER.match(str(cell))) for cell in cells[filled]]
+        columns = [c for c, n, k in zip(columns, begins.sum(0), filled.sum(0), strict=True)
+                   if 2 * n > k]  # fmt: skip
+    explained = (explain_not_numeric(frame[c], str(c)) for c in columns)
+    return tuple(message for message in explained if message is not None)
 
 
 def explain_not_numeric(series: pd.Series, column: str) -> str | None:

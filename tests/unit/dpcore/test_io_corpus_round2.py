@@ -42,3 +42,24 @@ def test_each_hostile_file_gives_its_declared_outcome(case):
         assert loaded.notes == ()
     for words in case.expect.notes:
         assert any(words in note for note in loaded.notes), (words, loaded.notes)
+
+
+def test_explaining_every_column_at_once_says_what_each_column_alone_says():
+    """The Data page explains all columns at once (one pass over a wide file's text cells);
+    it must give exactly the messages of explaining each column on its own, on both corpora."""
+    from tests.io_corpus import CASES as ROUND_1
+    from tests.io_corpus import Loads
+
+    loading = [case for case in ROUND_1 if not case.bomb and isinstance(case.expect, Loads)]
+    frames = [dpio.read_table(case.data, case.filename, max_rows=case.max_rows)
+              for case in loading]  # fmt: skip
+    frames += [read(case) for case in ALL if not isinstance(case.expect, Refused)]
+    explained = 0
+    for frame in frames:
+        alone = tuple(
+            message for column in frame.columns
+            if (message := dpio.explain_not_numeric(frame[column], str(column))) is not None
+        )  # fmt: skip
+        assert dpio.explain_columns(frame) == alone
+        explained += len(alone)
+    assert explained >= 8  # the corpora hold columns to explain, not only plain ones
