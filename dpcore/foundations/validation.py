@@ -185,15 +185,15 @@ def bounds_problem(low: float, high: float, limit: float = MAX_BOUND_MAGNITUDE) 
     """What is wrong with public bounds L and U (``limit``: their largest magnitude), in a
     sentence that says how to fix them; None when they are usable."""
     if not (math.isfinite(low) and math.isfinite(high)):
-        return f"L and U must be finite numbers, got L = {low:g} and U = {high:g}."
+        return f"The bounds L and U must be finite numbers, got L = {low:g} and U = {high:g}."
     if not low < high:
         return (
-            f"the lower bound L must be below the upper bound U, got L = {low:g} and "
+            f"The lower bound L must be below the upper bound U, got L = {low:g} and "
             f"U = {high:g}. Fix the bounds to continue."
         )
     if max(abs(low), abs(high)) > limit:
         return (
-            f"L and U must lie within ±{MAX_BOUND_MAGNITUDE:.0e} (the noise grows with U − L and "
+            f"The bounds L and U must lie within ±{limit:.0e} (the noise grows with U − L and "
             f"would overflow or drown every value), got L = {low:g} and U = {high:g}. Rescale "
             "the column (e.g. to thousands) and its bounds with it."
         )

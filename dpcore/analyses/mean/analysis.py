@@ -128,7 +128,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
                 )
             )
         elif problem := bounds_problem(low, high):
-            out.append(Problem("error", f"Bounds: {problem}", "clip_low"))
+            out.append(Problem("error", problem, "clip_low"))
         return out
 
     def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:

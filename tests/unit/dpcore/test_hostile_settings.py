@@ -75,7 +75,7 @@ def test_a_hostile_setting_is_refused_at_once_with_a_sentence(request_):
 
 
 CLI = {
-    "bounds ±1e308": (["--bounds=-1e308,1e308"], "argument --bounds: L and U must lie within"),
+    "bounds ±1e308": (["--bounds=-1e308,1e308"], "argument --bounds: The bounds L and U must lie within"),
     "a million steps": (
         ["--estimator", "coinpress", "--sizes-public", "--steps", "1000000"],
         "argument --steps: must be a whole number from 1 to 50",
