@@ -42,9 +42,9 @@ def clean(
     """
     beyond_int64 = []
     for col in _text_like_columns(df):
-        s = original = df[col] if edge_spaces_possible or col not in typed_by_parser else None
-        if s is None:
-            continue
+        if not edge_spaces_possible and col in typed_by_parser:
+            continue  # no cell can lose spaces, so the parser's type stands
+        s = original = df[col]
         if isinstance(s.dtype, pd.CategoricalDtype):
             s = s.astype("str")
         if is_text_column(s):

@@ -13,13 +13,22 @@ class LoadedTable:
 
     frame: pd.DataFrame
     notes: tuple[str, ...] = ()
-    """Plain sentences for the user about columns read differently from how the file stores
-    them (left out, renamed, or turned into decimals); empty when nothing was."""
+    """Plain sentences for the user about what reading changed: columns left out or renamed,
+    codes kept as text, infinite values read as missing, byte-order marks removed, rows with no
+    value left out; empty when nothing was."""
+
+
+_NAMED = 10  # columns a note names; a wide file's others are counted
 
 
 def column_list(columns: list[str]) -> str:
-    named = ", ".join(f"`{c}`" for c in columns)
+    named = ", ".join(f"`{c}`" for c in columns[:_NAMED]) + _and_more(columns)
     return f"column {named}" if len(columns) == 1 else f"columns {named}"
+
+
+def _and_more(columns: list | dict) -> str:
+    more = len(columns) - _NAMED
+    return f" and {more:,} more" if more > 0 else ""
 
 
 def beyond_int64_note(columns: list[str]) -> str:
@@ -35,8 +44,8 @@ def infinities_note(found: dict[str, tuple[int, int]]) -> str:
     """``found``: each column's count of infinite values and the first data row holding one."""
     each = "; ".join(
         f"`{column}` {count:,} (first in data row {row:,})"
-        for column, (count, row) in found.items()
-    )
+        for column, (count, row) in list(found.items())[:_NAMED]
+    ) + (f"{_and_more(found)} columns" if len(found) > _NAMED else "")
     return (
         f"Infinite values were read as missing values: {each}. A cell such as “inf”, "
         "“-Infinity” or “1e400” (beyond ±1.8 × 10³⁰⁸) is no number a bound can clip or a mean "
