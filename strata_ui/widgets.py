@@ -46,6 +46,22 @@ PROGRESS_EVERY_S = 0.1
 """The shortest time between two redraws of a progress bar."""
 
 
+def _within(label: str, value, low, high):
+    """A stored number inside its widget's range (Streamlit raises on one outside it, as a value
+    from an old link or session can be), with a warning that says it was moved there."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    moved = max(value, low) if low is not None else value
+    moved = min(moved, high) if high is not None else moved
+    if moved != value:
+        st.warning(
+            f"{label}: {value:g} is outside what this setting takes ({low:g} to {high:g}); it "
+            f"is set to {moved:g}. Change it if that is not what you meant.",
+            icon=":material/warning:",
+        )
+    return type(value)(moved)
+
+
 def bind(
     widget: Callable[..., T],
     label: str,
@@ -85,7 +101,7 @@ def bind(
         else:  # select_slider
             kwargs["value"] = current if current in options else options[0]
     else:
-        kwargs["value"] = current
+        kwargs["value"] = _within(label, current, kwargs.get("min_value"), kwargs.get("max_value"))
     key = widget_key(cls, field_name, *key_parts)
     store_value = functools.partial(_store, cls=cls, field_name=field_name, name=name, store=store)
     value = widget(label, key=key, **stored_on_change(key, store_value), **kwargs)

@@ -915,7 +915,8 @@ class GroupingSpec:
         set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
         set_(self, "min_group_size", positive_int("min_group_size", self.min_group_size))
         for column, edges in self.edges:
-            check_bucket_edges(column, edges)
+            # Their order is checked with the data's columns (check_edges), where engines check it.
+            check_bucket_edges(column, edges, increasing=False)
         if self.holdout_fraction is not None:
             open_unit_interval("holdout_fraction", self.holdout_fraction)
         if self.share_source not in SHARE_SOURCES:

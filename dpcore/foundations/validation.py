@@ -74,7 +74,7 @@ def positive_int(name: str, value: object) -> int:
     )  # "coinpress_steps" as "steps"
     if value < 1 or (limit is not None and value > limit):
         allowed = f"from 1 to {limit:,} ({why})" if limit is not None else ">= 1"
-        raise ValueError(f"`{name}` must be a whole number {allowed}, got {int(value):,}")
+        raise ValueError(f"`{name}` must be an integer {allowed}, got {int(value):,}")
     return int(value)
 
 
@@ -200,16 +200,16 @@ def bounds_problem(low: float, high: float, limit: float = MAX_BOUND_MAGNITUDE) 
     return None
 
 
-def check_bucket_edges(column: str, edges: Sequence[float]) -> None:
+def check_bucket_edges(column: str, edges: Sequence[float], *, increasing: bool = True) -> None:
     """Public bucket edges of a numeric grouping column: finite, within the bounds limit, and
-    increasing (each bucket runs from one edge to the next)."""
+    (``increasing``) each above the one before (each bucket runs from one edge to the next)."""
     name = f"edges of {column!r}"
     shown = ", ".join(f"{e:g}" for e in edges[:10]) + (", ..." if len(edges) > 10 else "")
     if not all(math.isfinite(e) and abs(e) <= MAX_BOUND_MAGNITUDE for e in edges):
         raise ValueError(
             f"`{name}` must be finite numbers within ±{MAX_BOUND_MAGNITUDE:.0e}, got {shown}"
         )
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+    if increasing and any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
         raise ValueError(
             f"`{name}` must increase from one to the next (each bucket runs from one edge to the "
             f"next), got {shown}"

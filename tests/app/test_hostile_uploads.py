@@ -17,6 +17,7 @@ from tests.app.helpers import (
     commit,
     errors,
     go,
+    settings_of,
     start,
     state_of,
     text,
@@ -105,3 +106,22 @@ def assert_shown_as_text(at: AppTest) -> None:
     leaks = [source for source in shown if UNESCAPED_MARKUP.search(source)]
     assert not leaks, leaks
     assert "<a href" not in json.dumps(charts(at))
+
+
+def test_bounds_beyond_the_widgets_range_are_moved_into_it_with_a_warning():
+    """Bounds of ±1e308 held by the session (as from an old link) reach the Estimator page: the
+    widgets take them within their range (±1e15, the library's limit), say so, and raise
+    nothing; the other pages then run on the bounds shown."""
+    at = start("data")  # before the Estimator page's widgets exist, as after a refresh
+    change_settings(at, MeanSettings, clip_low=-1e308, clip_high=1e308)
+    go(at, "estimator")
+    warned = text(at.main.warning)
+    assert "Lower bound L: -1e+308 is outside what this setting takes" in warned, warned
+    assert "Upper bound U: 1e+308 is outside" in warned and "it is set to 1e+15" in warned
+    assert (settings_of(at, MeanSettings).clip_low, settings_of(at, MeanSettings).clip_high) == (
+        -1e15,
+        1e15,
+    )
+    for page in ("compare", "release"):
+        go(at, page)
+        assert "array(" not in errors(at)

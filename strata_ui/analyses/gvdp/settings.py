@@ -31,7 +31,7 @@ from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.engines.base import NUMBER_KINDS
 from dpcore.foundations.errors import SettingsError
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_dataset, get_settings, get_state, set_settings, widget_key
 from strata_ui.text import as_text, as_written
@@ -350,6 +350,8 @@ def _render_row(field_name: str, key: BoundsKey, row: tuple, parts: tuple, name:
                 column.number_input(
                     label.format(name=name),
                     value=float(value),
+                    min_value=-constants.BOUND_MAGNITUDE_MAX,
+                    max_value=constants.BOUND_MAGNITUDE_MAX,
                     format="%g",
                     help=help,
                     key=key_of_part,

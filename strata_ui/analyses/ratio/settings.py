@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpcore.analyses.ratio import RATIO, RatioSettings
 from dpcore.engines.base import NUMBER_KINDS
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.state import (
     get_settings,
     get_state,
@@ -161,7 +161,8 @@ def _upper_bound(
                         key=widget_key(RatioSettings, field, suffix))  # fmt: skip
         st.caption(why)
         return
-    bind(st.number_input, label, RatioSettings, field, help=help_text)
+    bind(st.number_input, label, RatioSettings, field, help=help_text,
+         max_value=constants.BOUND_MAGNITUDE_MAX)  # fmt: skip
     st.caption(caption)
 
 
