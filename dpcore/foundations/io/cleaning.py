@@ -96,6 +96,10 @@ def float_blocks(df: pd.DataFrame) -> Iterator[tuple[list[int], np.ndarray]]:
     a wide one, so neither costs Python work per cell nor per column."""
     floats = [i for i, dtype in enumerate(df.dtypes.tolist()) if dtype.kind == "f"]
     per_block = max(1, _CELLS_PER_BLOCK // max(len(df), 1))
+    if per_block == 1:  # a tall table: each column as it is stored, not copied
+        for position in floats:
+            yield [position], df.iloc[:, position].to_numpy()[:, np.newaxis]
+        return
     for start in range(0, len(floats), per_block):
         positions = floats[start : start + per_block]
         yield positions, df.iloc[:, positions].to_numpy()

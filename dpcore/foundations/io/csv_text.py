@@ -162,9 +162,11 @@ def _beyond_int64_as_floats(df: pd.DataFrame) -> list:
     """Float columns holding a finite magnitude no int64 holds."""
     columns = []
     for positions, values in float_blocks(df):
-        with np.errstate(invalid="ignore"):
-            beyond = np.isfinite(values) & (np.abs(values) >= 2.0**63)
-        columns += [df.columns[positions[j]] for j in np.flatnonzero(beyond.any(axis=0))]
+        with np.errstate(invalid="ignore"):  # NaN compares False: missing cells are no codes
+            beyond = (values >= 2.0**63) | (values <= -(2.0**63))
+        for j in np.flatnonzero(beyond.any(axis=0)):  # infinities too; rare, so told apart here
+            if np.isfinite(values[:, j][beyond[:, j]]).any():
+                columns.append(df.columns[positions[j]])
     return columns
 
 
@@ -182,6 +184,8 @@ def _without_inner_boms(data: bytes) -> tuple[bytes, int]:
     A mark inside the text (where files were joined, or a doubled one at the start) would
     become part of a name or a label, invisible: "\ufeffb" a group apart from "b". Only a file
     holding one is copied."""
+    if data.find(_BOM[:1], 1) < 0:  # no 0xEF byte past the start (memchr: most files, fast)
+        return data, 0
     inner = data.count(_BOM) - data.startswith(_BOM)
     return (data.replace(_BOM, b""), inner) if inner else (data, 0)
 
