@@ -16,8 +16,8 @@ import timeit
 
 import numpy as np
 
+from dpcore.analyses.mean.array_api import coinpress_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
-from dpcore.analyses.mean.functions import coinpress_mean
 from dpcore.foundations.accounting import ZCDP
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)

@@ -11,23 +11,18 @@ from __future__ import annotations
 
 import argparse
 
-from dpcore.analyses import MEAN
+from dpcore.analyses import ANALYSES
+from dpcore.analyses.command_line import adapter_of
 from dpcore.foundations.accounting import format_components
-from strata_cli.inputs import (
-    budget_arguments,
-    check_budget_kind,
-    check_coinpress_sizes,
-    coinpress_arguments,
-    data_arguments,
-    grouping_spec,
-    mean_settings,
-    read_data,
-    requested_budget,
-    simulation_arguments,
-)
+from strata_cli.inputs import budget_arguments, data_arguments, read_data, simulation_arguments
 from strata_cli.output import emit, records, text_table
+from strata_cli.request import parse_request, requested_budget
 
 __all__ = ["add_parser", "run"]
+
+SCORED = ANALYSES[0]
+"""The analysis whose stratifications are scored: the registry's first, the mean per group (the
+only one with a frontier so far, :meth:`~dpcore.analyses.base.Analysis.frontier`)."""
 
 CANDIDATE_COLUMNS = (
     "label", "by", "strategy", "groups", "global_error", "worst_group_error", "parity_error",
@@ -45,7 +40,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "population error against worst-group error. A curator preview.",
     )  # fmt: skip
     budget_arguments(parser)
-    coinpress_arguments(parser.add_argument_group("CoinPress (with --estimator coinpress)"))
+    adapter_of(SCORED).add_arguments(parser)
     simulation_arguments(
         parser.add_argument_group("simulation"), "--replicates", 200,
         "simulated releases per candidate",
@@ -54,21 +49,20 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    budget = requested_budget(args)
-    check_coinpress_sizes(args)
-    frame = read_data(args.data, getattr(args, "decimal_comma", False))
-    settings = mean_settings(args, frame)
-    check_budget_kind(settings, budget, "--epsilon" if args.epsilon is not None else "--rho")
-    table = MEAN.frontier(
-        frame, list(args.by), settings, budget, grouping_spec(args), replicates=args.replicates,
-        rng=args.seed,
+    request = parse_request(args, SCORED)
+    budget = requested_budget(args, request)
+    frame = read_data(request.source.location, request.source.decimal_comma)
+    request.analysis.check(request.settings, frame)
+    table = request.analysis.frontier(
+        frame, list(request.groups.by), request.settings, budget, request.groups,
+        replicates=args.replicates, rng=args.seed,
     )  # fmt: skip
     document = {
         "curator_preview": True,
         "budget": budget.components(),
         "candidates": records(table, {column: column for column in CANDIDATE_COLUMNS}),
     }
-    emit(document, args.format, render_text)
+    emit(document, request.output_format, render_text)
     return 0
 
 

@@ -1,9 +1,9 @@
 """What the subcommands share: their arguments, and turning parsed arguments into the library's
-objects (the table, its groups, the mean's settings, a budget, a ledger).
+objects (the table, its groups, a ledger).
 
-Every subcommand that estimates a mean per group of a table (``plan``, ``frontier``, and later
-``release``) reads the same data arguments, declared once here as a parent parser; the budget and
-ledger arguments likewise. Malformed values (``--bounds x``) are usage errors, status 2; values
+Every subcommand (``plan``, ``frontier``, ``release``) reads the same data arguments, declared
+once here as a parent parser; the budget and ledger arguments likewise. Each analysis' own
+options are its command-line adapter's (:mod:`dpcore.analyses.command_line`). Malformed values (``--bounds x``) are usage errors, status 2; values
 that parse but the library refuses (``--bounds 5,1``) raise its ``ValueError``, status 1. Nothing
 here computes a number: the library does.
 """
@@ -13,16 +13,12 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from dpcore.analyses import MEAN
-from dpcore.analyses.mean import ESTIMATOR_LABELS, MeanSettings
-from dpcore.analyses.mean.strategies import Strategy
-from dpcore.foundations.accounting import ZCDP, Budget, PureDP
-from dpcore.foundations.errors import BudgetKindError
+from dpcore.analyses.command_line import bounds, bucket_edges, column_list, whole_number
+from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.grouping import (
     MAX_GROUPS,
     GroupingSpec,
@@ -31,35 +27,24 @@ from dpcore.foundations.grouping import (
 )
 from dpcore.foundations.io import load_table
 from dpcore.foundations.ledger import Ledger, list_ledgers
-from dpcore.foundations.validation import (
-    WHOLE_NUMBER_LIMITS,
-    bounds_problem,
-    check_bucket_edges,
-    positive_int,
-)
 
 __all__ = [
     "CliError",
-    "bucket_edges",
+    "budget_amount",
     "budget_arguments",
-    "check_budget_kind",
-    "check_coinpress_sizes",
-    "coinpress_arguments",
-    "column_list",
     "data_arguments",
     "grouping_spec",
     "ledger_arguments",
-    "mean_settings",
     "open_ledger",
-    "positive_bound",
     "read_data",
-    "requested_budget",
+    "noise_seed",
+    "simulation_arguments",
 ]
 
-PLANNED_ESTIMATORS = ("laplace", "gaussian", "coinpress")
-"""The means ``strata-lab plan`` and ``frontier`` score."""
+ESTIMATORS = ("laplace", "gaussian", "coinpress")
+"""The noises ``--estimator`` chooses: the mean's estimators, whose names the other analyses
+take for their noise (each says which it runs with)."""
 ESTIMATOR_BUDGETS = {"laplace": "ε-DP", "gaussian": "ρ-zCDP", "coinpress": "ρ-zCDP, adaptive"}
-BUDGET_KINDS = {"pure": "ε-DP", "approx": "(ε, δ)-DP", "zcdp": "ρ-zCDP"}
 
 
 class CliError(Exception):
@@ -71,49 +56,7 @@ class CliError(Exception):
 # --------------------------------------------------------------------------------------------
 
 
-def column_list(text: str) -> tuple[str, ...]:
-    columns = tuple(name.strip() for name in text.split(","))
-    if not all(columns):
-        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
-    return columns
-
-
-def bounds(text: str) -> tuple[float, float]:
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected two numbers L,U (the value's public range, e.g. 0,100), got {text!r}"
-        ) from None
-    problem = bounds_problem(low, high)
-    if problem:
-        raise argparse.ArgumentTypeError(problem)
-    return low, high
-
-
-def whole_number(parameter: str, *, zero: bool = False) -> Callable[[str], int]:
-    """An argument type for the library's whole-number ``parameter``: checked against the same
-    limits as the Python API (:func:`dpcore.foundations.validation.positive_int`) while the
-    command line is read, before any data is; 0 is taken too where it means "none"
-    (``zero``)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if zero and value == 0:
-            return 0
-        try:
-            return positive_int(parameter, value)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc).replace(f"`{parameter}` ", "")) from None
-
-    parse.__name__ = parameter  # argparse names the type in its messages
-    return parse
-
-
-def seed(text: str) -> int:
+def noise_seed(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -133,60 +76,18 @@ def budget_amount(text: str) -> float:
     return value
 
 
-def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
-    column, _, edges = text.partition("=")
-    try:
-        values = tuple(float(edge) for edge in edges.split(";"))
-    except ValueError:
-        values = ()
-    if not column.strip() or not values:
-        raise argparse.ArgumentTypeError(
-            f"expected COL=E1;E2;... (public bucket edges of a numeric column), got {text!r}"
-        )
-    try:
-        check_bucket_edges(column.strip(), values)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return column.strip(), values
-
-
-def positive_bound(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(
-            f"expected a public upper bound: a finite number above 0, got {text!r}"
-        )
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a number strictly between 0 and 1, got {text!r}"
-        )
-    return value
-
-
 # --------------------------------------------------------------------------------------------
 # Shared arguments
 # --------------------------------------------------------------------------------------------
 
 
 def data_arguments(
-    estimators: tuple[str, ...] = PLANNED_ESTIMATORS,
     formats: tuple[str, ...] = ("json", "text"),
     data_help: str = "CSV or Parquet file (.csv, .csv.gz, .parquet)",
     value_required: bool = True,
 ) -> argparse.ArgumentParser:
-    """The parent parser of every subcommand that estimates a mean per group of a table, with
-    the ``estimators`` and output ``formats`` it offers; ``value_required=False`` for a
+    """The parent parser of every subcommand, with the output ``formats`` it offers;
+    ``value_required=False`` for a
     subcommand that also plans other analyses (which check ``--value`` and ``--bounds``
     themselves)."""
     parent = argparse.ArgumentParser(add_help=False)
@@ -218,9 +119,9 @@ def data_arguments(
     )
     data.add_argument(
         "--estimator",
-        choices=estimators,
-        required=True,
-        help=", ".join(f"{name} ({ESTIMATOR_BUDGETS[name]})" for name in estimators),
+        choices=ESTIMATORS,
+        help=", ".join(f"{name} ({ESTIMATOR_BUDGETS[name]})" for name in ESTIMATORS)
+        + "; the noise of every analysis but the private sample, whose --sampler chooses it",
     )
     data.add_argument(
         "--sizes-public",
@@ -275,29 +176,6 @@ def budget_arguments(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--rho", type=budget_amount, metavar="R", help="a ρ-zCDP budget")
 
 
-def coinpress_arguments(group) -> None:
-    """``--sigma`` and ``--steps``: CoinPress's public spread bound and its number of steps."""
-    group.add_argument(
-        "--sigma", type=positive_bound, default=15.0, metavar="S",
-        help="CoinPress: a public bound on each group's standard deviation (default 15)",
-    )  # fmt: skip
-    group.add_argument(
-        "--steps", type=whole_number("coinpress_steps"), default=3,
-        help=f"CoinPress steps, 1 to {WHOLE_NUMBER_LIMITS['steps'][0]} (default 3)",
-    )  # fmt: skip
-
-
-def check_coinpress_sizes(args: argparse.Namespace) -> None:
-    """Refuse CoinPress without ``--sizes-public``: it scales its noise and intervals to the
-    exact group sizes."""
-    if args.estimator == "coinpress" and not args.sizes_public:
-        raise CliError(
-            "CoinPress scales its noise and intervals to the exact group sizes, so it needs "
-            "--sizes-public (the sizes are then treated as public); for private sizes choose "
-            "--estimator laplace or gaussian"
-        )
-
-
 def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse._ArgumentGroup:
     """``--ledger PATH --ledger-name NAME``: an existing ledger file and the ledger in it;
     returns their group of the help, for a command's own ledger options."""
@@ -320,6 +198,12 @@ def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse.
 def read_data(path: str, decimal_comma: bool = False) -> pd.DataFrame:
     """The table in ``path`` (its numbers written with decimal commas if ``decimal_comma``);
     what reading changed (columns left out or renamed) goes to stderr as notes."""
+    return read_identified(path, decimal_comma)[0]
+
+
+def read_identified(path: str, decimal_comma: bool = False) -> tuple[pd.DataFrame, DatasetRef]:
+    """The table in ``path`` (as :func:`read_data`) and its reference, identified by the file's
+    bytes as the app identifies an upload of the same file (one read of the file)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -327,25 +211,7 @@ def read_data(path: str, decimal_comma: bool = False) -> pd.DataFrame:
     table = load_table(data, Path(path).name, decimal="," if decimal_comma else ".")
     for note in table.notes:
         print(f"strata-lab: note: {note}", file=sys.stderr)
-    return table.frame
-
-
-def mean_settings(
-    args: argparse.Namespace,
-    frame: pd.DataFrame,
-    strategy: Strategy = "stratified",
-    global_fraction: float = 0.5,
-) -> MeanSettings:
-    """The mean's settings from the data arguments (and CoinPress's, where the subcommand has
-    them), checked by the library (bounds in order)."""
-    low, high = args.bounds
-    settings = MeanSettings(
-        value=args.value, estimator=args.estimator, clip_low=low, clip_high=high,
-        n_public=args.sizes_public, strategy=strategy, global_fraction=global_fraction,
-        coinpress_sigma=getattr(args, "sigma", 15.0), coinpress_steps=getattr(args, "steps", 3),
-    )  # fmt: skip
-    MEAN.check(settings, frame)
-    return settings
+    return table.frame, DatasetRef.of(table.frame, Path(path).name, data=data)
 
 
 def grouping_spec(args: argparse.Namespace) -> GroupingSpec:
@@ -376,25 +242,6 @@ def read_codebook(path: str) -> dict[str, tuple[str, ...]]:
         raise CliError(f"cannot read the codebook {path}: {exc}") from None
 
 
-def requested_budget(args: argparse.Namespace) -> Budget:
-    return PureDP(args.epsilon) if args.epsilon is not None else ZCDP(args.rho)
-
-
-def check_budget_kind(settings: MeanSettings, budget: Budget, source: str) -> None:
-    """Raise a :class:`CliError` naming ``source`` (an option, a ledger) when the estimator
-    cannot run under a budget of ``budget``'s kind (:meth:`MeanAnalysis.native_budget`)."""
-    try:
-        MEAN.native_budget(settings, budget)
-    except BudgetKindError as exc:
-        # What the estimator accepts, not what the failed conversion named.
-        accepted = ("pure", "zcdp") if settings.estimator == "laplace" else ("zcdp",)
-        needs = " or ".join(BUDGET_KINDS[kind] for kind in accepted)
-        raise CliError(
-            f"the {ESTIMATOR_LABELS[settings.estimator]} cannot run under the "
-            f"{BUDGET_KINDS[exc.kind]} budget of {source}; it needs {needs}"
-        ) from None
-
-
 def open_ledger(path: str, name: str) -> Ledger:
     """The existing ledger ``name`` in the file ``path``, opened without writing to it."""
     if not Path(path).is_file():
@@ -420,4 +267,6 @@ def simulation_arguments(
         option, type=whole_number("replicates", zero=zero), default=default, metavar="N",
         help=f"{help} (default {default})",
     )  # fmt: skip
-    group.add_argument("--seed", type=seed, default=0, help="of the simulated releases (default 0)")
+    group.add_argument(
+        "--seed", type=noise_seed, default=0, help="of the simulated releases (default 0)"
+    )

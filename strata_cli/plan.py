@@ -1,19 +1,17 @@
 """``strata-lab plan``: the smallest budget at which every published estimate meets an accuracy
 target, and what a ledger's remaining budget would give instead (issue 17, item 4).
 
-Every number comes from the library: the analysis' error model (the mean's — for CoinPress known
-by seeded simulation, :mod:`dpcore.planner.simulated` — with ``--analysis ratio`` the
-calibration ratio's, with ``--analysis gvdp`` the general estimator's interval half-widths, with ``--analysis
-synth`` synthetic data's workload errors from simulated syntheses, whose expected time is
-printed on stderr before they run and which are refused, with what to plan instead, when they
-would take longer than the app offers),
-the answer and the errors at it from
+Every number comes from the library, through the analysis ``--analysis`` names (found through
+the registry): its error model (:meth:`~dpcore.analyses.base.Analysis.error_model`; a simulated
+one says on stderr how long it will take before it runs, and one too slow to offer is refused
+with what to plan instead), the answer and the errors at it from
 :func:`dpcore.planner.smallest_budget`, the check from simulated releases
 (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`), the shortfall from
-:func:`dpcore.planner.shortfall`. A target that needs confidential numbers (relative, or
-clipping bias included), confidential group sizes or a model that reads confidential sums (the
-ratio's) makes the answer a curator preview; the sizes themselves are printed only when
-declared public.
+:func:`dpcore.planner.shortfall`. An analysis the planner does not cover says so
+(:class:`~dpcore.analyses.base.PlannerUnavailable`). A target that needs confidential numbers
+(relative, or clipping bias included), confidential group sizes or a model that reads
+confidential sums (the ratio's) makes the answer a curator preview; the sizes themselves are
+printed only when declared public.
 """
 
 from __future__ import annotations
@@ -21,11 +19,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import typing
+from dataclasses import dataclass
 
-from dpcore.analyses import RATIO, SYNTH
-from dpcore.analyses.base import Analysis
-from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import SYMBOLS, Budget, BudgetExceededError, as_zcdp
 from dpcore.foundations.ledger import Ledger
 from dpcore.planner import (
@@ -37,29 +32,30 @@ from dpcore.planner import (
     shortfall,
     smallest_budget,
 )
-from strata_cli.inputs import (
-    CliError,
-    coinpress_arguments,
-    data_arguments,
-    fraction,
-    grouping_spec,
-    ledger_arguments,
-    open_ledger,
-    read_data,
-    simulation_arguments,
-)
+from strata_cli.inputs import CliError, data_arguments, ledger_arguments, simulation_arguments
 from strata_cli.output import emit, records, text_table
-from strata_cli.planned import (
+from strata_cli.request import (
+    CliRequest,
+    LedgerChoice,
     analysis_arguments,
-    budget_kind,
-    planned_analysis,
-    ratio_on_engine,
-    ratio_settings,
-    synth_on_data,
+    parse_request,
+    strategy_arguments,
 )
 from strata_cli.sources import engine_arguments
+from strata_cli.statistics import planned_statistics
 
 __all__ = ["add_parser", "run"]
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What ``plan`` asks besides the request: the target, its check and the ledger to compare
+    the answer with."""
+
+    target: AccuracyTarget
+    check_replicates: int
+    seed: int
+    ledger: LedgerChoice
 
 
 def add_parser(subcommands: argparse._SubParsersAction) -> None:
@@ -91,21 +87,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
     )
     analysis_arguments(parser)
     engine_arguments(parser)
-    release = parser.add_argument_group("release of the mean")
-    release.add_argument(
-        "--strategy",
-        choices=typing.get_args(Strategy),
-        default="stratified",
-        help="what the release publishes (default stratified)",
-    )
-    release.add_argument(
-        "--global-fraction",
-        type=fraction,
-        default=0.5,
-        metavar="F",
-        help="the whole population's share of the budget with global_and_groups (default 0.5)",
-    )
-    coinpress_arguments(release)
+    strategy_arguments(parser.add_argument_group("release"))
     simulation_arguments(
         parser.add_argument_group("check"), "--check-replicates", 1000,
         "simulated releases that check the answer; 0 skips", zero=True,
@@ -119,54 +101,36 @@ def run(args: argparse.Namespace) -> int:
         args.target_abs if args.target_rel is None else args.target_rel,
         relative=args.target_rel is not None, level=args.level, include_bias=args.include_bias,
     )  # fmt: skip
-    analysis, settings, stats = planned_statistics(args)
-    kind = budget_kind(args)
-    announce_cost(analysis.planner_cost(stats, settings, max(args.check_replicates, 1),
+    request = parse_request(args)
+    request.analysis.check_planned()
+    request.adapter.check_target(target.relative)
+    options = PlanOptions(target, args.check_replicates, args.seed, LedgerChoice.of(args))
+    return plan(request, options)
+
+
+def plan(request: CliRequest, options: PlanOptions) -> int:
+    """Print the answer (and its check, and the ledger's comparison); status 1 when no budget
+    meets the target."""
+    analysis, settings = request.analysis, request.settings
+    stats = planned_statistics(request)
+    kind = request.adapter.budget_kind(settings)
+    announce_cost(analysis.planner_cost(stats, settings, max(options.check_replicates, 1),
                                         budget_kind=kind))  # fmt: skip
     model = analysis.error_model(stats, settings, budget_kind=kind)
-    answer = smallest_budget(model, target)
-    document = answer_document(args, model, answer)
-    if answer.budget is not None and args.check_replicates:
-        document["check"] = simulation_check(args, analysis, stats, settings, answer)
+    answer = smallest_budget(model, options.target)
+    document = answer_document(request, model, answer)
+    if answer.budget is not None and options.check_replicates:
+        document["check"] = simulation_check(request, stats, answer, options)
     if answer.budget is not None and kind == "zcdp" and model.unit == "epsilon":
         # MST and AIM are simulated at ε and run at ρ = ε²/2 (their release's cost).
         document["rho"] = as_zcdp(answer.budget, "The planner").rho
-    if answer.budget is not None and args.ledger:
+    if answer.budget is not None and options.ledger.path:
         cost = analysis.cost(settings, as_zcdp(answer.budget) if kind == "zcdp" else answer.budget)
-        document.update(ledger_comparison(args, cost, model, answer))
-    emit(document, args.format, render_text)
+        document.update(ledger_comparison(request, options.ledger, cost, model, answer))
+    emit(document, request.output_format, render_text)
     if answer.budget is None:
         raise CliError(f"no budget meets the target: {'; '.join(answer.unreachable)}")
     return 0
-
-
-def planned_statistics(args: argparse.Namespace) -> tuple[Analysis, object, object]:
-    """The analysis, its settings and its statistics: the ratio's from an engine's pass (files
-    of any size, a Spark table, each person's rows bounded), the others' from the file read
-    into memory."""
-    if args.analysis == "ratio":
-        settings = ratio_settings(args)
-        return RATIO, settings, ratio_on_engine(args, settings).stats
-    if args.analysis == "synth":
-        settings, stats, _ = synth_on_data(args)
-        return SYNTH, settings, stats
-    engine_options = [
-        option for option, used in (
-            ("--engine", args.engine is not None), ("--person", args.person is not None)
-        ) if used
-    ]  # fmt: skip
-    if engine_options:
-        raise CliError(
-            f"{' and '.join(engine_options)} apply to --analysis ratio and synth here; the "
-            "plans of the other analyses read one file into memory"
-        )
-    frame = read_data(args.data, getattr(args, "decimal_comma", False))
-    analysis, settings = planned_analysis(args, frame)
-    return (
-        analysis,
-        settings,
-        analysis.statistics(frame, grouping_spec(args).build(frame), settings),
-    )
 
 
 def announce_cost(cost: PlannerCost) -> None:
@@ -181,23 +145,23 @@ def announce_cost(cost: PlannerCost) -> None:
         )
 
 
-def estimate_columns(args: argparse.Namespace, *columns: tuple[str, str]) -> dict[str, str]:
+def estimate_columns(request: CliRequest, *columns: tuple[str, str]) -> dict[str, str]:
     """The library's table columns to print, renamed: the label, the size only when public."""
-    size = {"size": "size"} if args.sizes_public else {}
+    size = {"size": "size"} if request.common.sizes_public else {}
     return {"estimate": "label", **size, **dict(columns)}
 
 
-def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetAnswer) -> dict:
+def answer_document(request: CliRequest, model: ErrorModel, answer: BudgetAnswer) -> dict:
     target = answer.target
     budget = None if answer.budget is None else answer.budget.components()[model.unit]
     needed = f"needed {SYMBOLS[model.unit]}"
     columns = estimate_columns(
-        args, ("target", "target"), (needed, "needed"), ("error at budget", "expected_error")
+        request, ("target", "target"), (needed, "needed"), ("error at budget", "expected_error")
     )
-    release = {"strategy": args.strategy} if args.analysis != "ratio" else {}
+    release = {"strategy": request.common.strategy} if request.adapter.takes_strategy else {}
     return {
-        "analysis": args.analysis,
-        "estimator": args.estimator,
+        "analysis": request.analysis.name,
+        "estimator": request.common.estimator,
         **release,
         model.unit: budget,
         "binding_group": answer.binding,
@@ -207,40 +171,40 @@ def answer_document(args: argparse.Namespace, model: ErrorModel, answer: BudgetA
         "notes": list(answer.notes),
         "assumptions": list(model.assumptions),
         "curator_preview": (
-            target.relative or target.include_bias or not args.sizes_public
+            target.relative or target.include_bias or not request.common.sizes_public
             or model.curator_preview
         ),
     }  # fmt: skip
 
 
 def simulation_check(
-    args: argparse.Namespace,
-    analysis: Analysis,
-    stats: object,
-    settings: object,
-    answer: BudgetAnswer,
+    request: CliRequest, stats: object, answer: BudgetAnswer, options: PlanOptions
 ) -> list[dict]:
     """How often simulated releases at the answer meet the target, with the binomial band a
     calibrated level falls in (the binding estimate should sit in it, the others above)."""
-    table = analysis.check_accuracy(
-        stats, settings, answer.budget, answer.target, replicates=args.check_replicates,
-        rng=args.seed,
+    table = request.analysis.check_accuracy(
+        stats, request.settings, answer.budget, answer.target,
+        replicates=options.check_replicates, rng=options.seed,
     )  # fmt: skip
     columns = {"estimate": "label", "met": "met", "band_low": "band_low", "band_high": "band_high"}
     return records(table, columns)
 
 
 def ledger_comparison(
-    args: argparse.Namespace, cost: Budget, model: ErrorModel, answer: BudgetAnswer
+    request: CliRequest,
+    choice: LedgerChoice,
+    cost: Budget,
+    model: ErrorModel,
+    answer: BudgetAnswer,
 ) -> dict:
     """What the ledger has left and whether a release at the answer, costing ``cost``, fits in
     it; if not, the shortfall."""
-    ledger = open_ledger(args.ledger, args.ledger_name)
+    ledger = choice.open()
     if cost.kind == "zcdp" and ledger.total.kind == "pure":
         raise CliError(
-            f"the {args.estimator} {args.analysis} adds Gaussian noise, charged in ρ-zCDP: it "
-            f"cannot run under the ε-DP budget of ledger {ledger.name!r}; it needs a ρ-zCDP "
-            "ledger"
+            f"the {request.common.estimator} {request.analysis.name} adds Gaussian noise, "
+            f"charged in ρ-zCDP: it cannot run under the ε-DP budget of ledger {ledger.name!r}; "
+            "it needs a ρ-zCDP ledger"
         )
     left = ledger.remaining()
     part: dict = {"ledger": {"name": ledger.name, "remaining": left, "affordable": True}}
@@ -248,12 +212,12 @@ def ledger_comparison(
         ledger.check_affordable(cost)
     except BudgetExceededError:
         part["ledger"]["affordable"] = False
-        part["shortfall"] = shortfall_document(args, model, answer, ledger, left)
+        part["shortfall"] = shortfall_document(request, model, answer, ledger, left)
     return part
 
 
 def shortfall_document(
-    args: argparse.Namespace,
+    request: CliRequest,
     model: ErrorModel,
     answer: BudgetAnswer,
     ledger: Ledger,
@@ -267,7 +231,7 @@ def shortfall_document(
     available = type(ledger.total)(**left)
     result = shortfall(model, answer.target, available)
     columns = estimate_columns(
-        args, ("target", "target"), ("error at available budget", "error_at_available"),
+        request, ("target", "target"), ("error at available budget", "error_at_available"),
         ("rows needed", "rows_needed"),
     )  # fmt: skip
     missed = f": {', '.join(result.short)}" if result.short else ""

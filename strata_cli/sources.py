@@ -1,24 +1,55 @@
 """Where ``release`` and ``plan`` read the data: the engine (``--engine``, ``--spark-master``,
-``--memory-limit``) and the privacy unit (``--person``, ``--max-groups``, ``--max-rows``).
+``--memory-limit``, ``--dataset-identity``) and the privacy unit (``--person``,
+``--max-groups``, ``--max-rows``).
 
 ``pandas`` loads one file into memory as the app does; ``duckdb`` streams a file, a glob or a
 folder of Parquet or CSV files far larger than memory; ``spark`` reads a table or files in a
-Spark cluster. Nothing here computes a number: the engines do.
+Spark cluster. Every engine identifies the data as the app does (the bytes of its files, a
+Spark table's snapshot, or what the curator declares), so that a release repeated from here is
+the app's. Nothing here computes a number: the engines do.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
+from dpcore.analyses.command_line import whole_number
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from strata_cli.inputs import CliError, read_data, whole_number
+from strata_cli.inputs import CliError, read_identified
 
-__all__ = ["ENGINES", "engine_arguments", "open_engine", "privacy_unit"]
+__all__ = [
+    "ENGINES",
+    "DataSource",
+    "data_source",
+    "engine_arguments",
+    "open_engine",
+    "privacy_unit",
+]
 
 ENGINES = ("pandas", "duckdb", "spark")
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a command reads its rows (DATA) and with which engine (None: chosen by
+    :func:`open_engine`)."""
+
+    location: str
+    engine: str | None = None
+    spark_master: str = "local[*]"
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    declared_identity: str | None = None
+    """What a Spark table is, for one whose catalog keeps no snapshot (--dataset-identity)."""
+    decimal_comma: bool = False
+    """Whether a CSV file's numbers are written with decimal commas (--decimal-comma)."""
+
+    @property
+    def is_one_file(self) -> bool:
+        return Path(self.location).is_file()
 
 
 def engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +64,12 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
     engine.add_argument(
         "--spark-master", default="local[*]", metavar="URL",
         help="the Spark master, e.g. spark://host:7077 (default local[*], this machine)",
+    )  # fmt: skip
+    engine.add_argument(
+        "--dataset-identity", metavar="TEXT",
+        help="spark: what the table is (e.g. 'survey 2024, extract of 1 March'), for a table "
+        "whose catalog keeps no snapshot (a view, a plain table): its identity in the ledger. "
+        "Files are identified by their bytes, Delta and Iceberg tables by their snapshot",
     )  # fmt: skip
     engine.add_argument(
         "--memory-limit",
@@ -54,6 +91,17 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def data_source(args: argparse.Namespace) -> DataSource:
+    """DATA and the engine's options, for a subcommand that has them (``frontier`` reads one
+    file into memory and has none)."""
+    options = vars(args)
+    return DataSource(
+        args.data, options.get("engine"), options.get("spark_master", "local[*]"),
+        options.get("memory_limit", DEFAULT_MEMORY_LIMIT), options.get("dataset_identity"),
+        options.get("decimal_comma", False),
+    )  # fmt: skip
+
+
 def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
     if args.person is None:
         if (args.max_groups, args.max_rows) != (1, 1):
@@ -62,23 +110,30 @@ def privacy_unit(args: argparse.Namespace) -> PrivacyUnit:
     return PrivacyUnit(args.person, max_groups=args.max_groups, max_rows=args.max_rows)
 
 
-def open_engine(args: argparse.Namespace) -> Engine:
+def open_engine(source: DataSource) -> Engine:
     """The engine asked for; by default Spark for ``spark:TABLE``, pandas for one file under
     200 MB, DuckDB otherwise."""
-    path = Path(args.data)
-    kind = args.engine
-    if kind is None and args.data.startswith("spark:"):
+    path = Path(source.location)
+    kind = source.engine
+    if kind is None and source.location.startswith("spark:"):
         kind = "spark"
     elif kind is None:
         small_file = path.is_file() and path.stat().st_size < 200 * 2**20
         kind = "pandas" if small_file else "duckdb"
+    declared = source.declared_identity
+    if declared is not None and kind != "spark":
+        raise CliError(
+            "--dataset-identity names a Spark table; the files the other engines read are "
+            "identified by their bytes"
+        )
     if kind == "pandas":
         if not path.is_file():
             raise CliError(
-                f"the pandas engine reads one file, and {args.data} is not one; use "
+                f"the pandas engine reads one file, and {source.location} is not one; use "
                 "--engine duckdb for a folder or a glob"
             )
-        return PandasEngine(read_data(args.data, getattr(args, "decimal_comma", False)), path.name)
+        frame, dataset = read_identified(source.location, source.decimal_comma)
+        return PandasEngine(frame, path.name, identity=dataset.identity)
     if kind == "spark":
-        return SparkEngine(args.data, master=args.spark_master)
-    return DuckDBEngine(args.data, memory_limit=args.memory_limit)
+        return SparkEngine(source.location, master=source.spark_master, declared_identity=declared)
+    return DuckDBEngine(source.location, memory_limit=source.memory_limit)

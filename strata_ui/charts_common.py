@@ -6,6 +6,7 @@ here, so the figures stay unit-testable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -176,3 +177,11 @@ def _section_trace(
         customdata=np.column_stack([part[c].to_numpy() for c in ("size", "low", "high", *extra)]),
         hovertemplate="%{y}<br>" + hover + f"<extra>{style.name(name)}</extra>",
     )  # fmt: skip
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Round values 1, 2, 5 × 10^k covering [low, high], for a readable log axis."""
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    ticks = [m * 10.0**k for k in range(first, last + 1) for m in (1, 2, 5)]
+    inside = [v for v in ticks if low / 1.5 <= v <= high * 1.5]
+    return [float(f"{v:.6g}") for v in inside] or [float(f"{low:.2g}")]

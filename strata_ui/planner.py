@@ -26,8 +26,8 @@ from dpcore.planner import (
     shortfall,
 )
 from strata_ui import charts_planner, constants, pipeline
-from strata_ui.kept import kept, kept_or_run
 from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
     get_dataset,
@@ -53,7 +53,7 @@ __all__ = [
     "target_inputs",
 ]
 
-LEVELS = (0.8, 0.9, 0.95, 0.99)
+LEVELS = constants.RELEASE_LEVELS
 FRONTIER_REPLICATES = 200
 MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
 ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate
@@ -181,7 +181,7 @@ class _Inputs:
 
     @property
     def slow_key(self) -> tuple:
-        """The key a slow model is kept by (:mod:`strata_ui.kept`, shared by every session)."""
+        """The key a slow model is kept by (:mod:`strata_ui.shared_results`, shared by every session)."""
         return ("plan-model", self.analysis.name, *self.grouping_key, self.settings,
                 self.budget_kind)  # fmt: skip
 
@@ -197,7 +197,7 @@ def cached_error_model(analysis: Analysis, settings: object) -> ErrorModel | Non
     """The analysis' error model for the session's data, groups and kind of budget, cached on
     all three. A model that simulates for seconds or more (:meth:`Analysis.planner_cost`) waits
     for a button that says how long it takes (None until pressed), runs with a progress bar,
-    and is kept for every session (:mod:`strata_ui.kept`)."""
+    and is kept for every session (:mod:`strata_ui.shared_results`)."""
     state = get_state()
     inputs = _inputs(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
     cost = inputs.cost

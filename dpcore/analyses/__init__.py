@@ -11,7 +11,7 @@ from dpcore.analyses.base import Analysis, PlannerUnavailable
 from dpcore.analyses.gvdp.analysis import GVDP
 from dpcore.analyses.mean.analysis import MEAN
 from dpcore.analyses.ratio.analysis import RATIO
-from dpcore.analyses.sampling.analysis import SAMPLE
+from dpcore.analyses.sample.analysis import SAMPLE
 from dpcore.analyses.synth.analysis import SYNTH
 
 ANALYSES: tuple[Analysis, ...] = (MEAN, RATIO, GVDP, SYNTH, SAMPLE)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -60,6 +60,10 @@ __all__ = [
 
 SettingsT = TypeVar("SettingsT")
 StatsT = TypeVar("StatsT")
+PreviewT = TypeVar("PreviewT")
+"""What the plan's estimate is (:meth:`Analysis.preview`): group estimates, an interval, rows."""
+StudyT = TypeVar("StudyT")
+"""What a simulation study returns (:meth:`Analysis.study`): the Compare page's numbers."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +98,7 @@ def unit_keyword(analysis: Analysis, unit: PrivacyUnit) -> dict:
     return {"unit": unit} if analysis.honours_person_column else {}
 
 
-class Analysis(ABC, Generic[SettingsT, StatsT]):
+class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
     """One analysis of Strata Lab (see the module docstring)."""
 
     name: ClassVar[str]
@@ -210,7 +214,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         header: PlanHeader,
         *,
         rng: np.random.Generator | int | None = None,
-    ) -> Any:
+    ) -> PreviewT:
         """What a release would look like: the plan's estimate, drawn once with numpy noise
         from ``rng`` (a curator's preview, never a release)."""
         generator = as_rng(rng)
@@ -227,7 +231,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         level: float,
         replicates: int,
         rng: np.random.Generator | int | None = None,
-    ) -> Any:
+    ) -> StudyT:
         """Many simulated releases at ``budget``, scored against the confidential truth (the
         Compare page's numbers; numpy noise, no budget spent)."""
 
@@ -246,6 +250,13 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         total)`` is passed only where :meth:`planner_cost` says the model takes seconds; the
         analyses whose models are built at once do not take it."""
         raise PlannerUnavailable(self._no_planner())
+
+    def check_planned(self) -> None:
+        """Raise :class:`PlannerUnavailable`, before any statistics are computed, when the
+        planner does not cover the analysis at all (it has no :meth:`error_model`): a front
+        end then says so without reading the data."""
+        if type(self).error_model is Analysis.error_model:
+            raise PlannerUnavailable(self._no_planner())
 
     def planner_cost(
         self, stats: StatsT, settings: SettingsT, check_releases: int, *, budget_kind: Kind = "pure"
@@ -299,11 +310,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT]):
         )
 
     def _no_planner(self) -> str:
+        # Said by the app and the command line alike: it names neither's controls.
         return (
             f"The planner covers the mean per group, the ratio of sums, the general estimator "
-            f"and synthetic data so far, not the "
-            f"{self._title_in_sentence()}. Choose one of them on the Estimator page, or compare budgets on "
-            "the Compare page."
+            f"and synthetic data so far, not the {self._title_in_sentence()}. Plan one of those "
+            f"instead, or try budgets on simulated releases of the {self._title_in_sentence()}."
         )
 
     def _title_in_sentence(self) -> str:

@@ -6,14 +6,30 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 
 from dpcore.analyses.base import Analysis
 from dpcore.foundations.accounting import Budget
 from dpcore.release import ReleasePlan, ReleaseRecord
+from strata_ui import pipeline
+from strata_ui.state import get_settings, get_state
 
-__all__ = ["AnalysisUI", "LearnItem"]
+__all__ = ["AnalysisUI", "LearnItem", "session_plan"]
+
+
+def session_plan(
+    analysis: Analysis, statistics: Callable[[Any, Budget], Any], budget: Budget | None = None
+) -> ReleasePlan:
+    """The release the session would commit with ``analysis`` at ``budget`` (None: the Budget
+    page's): its settings, ``statistics(settings, budget)`` and the session's plan header."""
+    state = get_state()
+    settings = get_settings(analysis.settings_type)
+    budget = pipeline.release_budget(state, budget)
+    return analysis.plan(
+        statistics(settings, budget), settings, pipeline.plan_header(state, budget)
+    )
 
 
 @dataclass(frozen=True)
@@ -63,11 +79,17 @@ class AnalysisUI(ABC):
     def render_compare(self) -> None:
         """The Compare page: simulated releases scored against the confidential truth."""
 
-    @abstractmethod
     def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
         """The release the session would commit at ``budget`` (None: the Budget page's; a plan
-        of several releases passes each one's planned budget); ``ValueError`` says what to
-        fix."""
+        of several releases passes each one's planned budget), from the session's settings and
+        their statistics (:meth:`plan_statistics`); ``ValueError`` says what to fix."""
+        return session_plan(self.analysis, self.plan_statistics, budget)
+
+    def plan_statistics(self, settings: Any, budget: Budget) -> Any:
+        """The statistics :meth:`current_plan` plans from: the session's cached statistics of
+        ``settings``, unless the analysis checks more first (what the plan at ``budget`` needs);
+        ``ValueError`` says what to fix."""
+        return pipeline.current_statistics(self.analysis, settings)
 
     def render_data_choices(self, kinds: dict[str, str]) -> None:
         """Choices on the Data page that belong to this analysis (the mean's value column), from

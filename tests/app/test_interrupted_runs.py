@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import MeanSettings
-from dpcore.analyses.sampling.plan import SampleSettings
+from dpcore.analyses.sample.plan import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from strata_ui.planner import PlannerView
 from strata_ui.portfolio import PlanEntry, PlanOfReleases

@@ -10,7 +10,7 @@ import functools
 
 import pytest
 
-import strata_ui.kept
+import strata_ui.shared_results
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.accuracy import (
@@ -81,8 +81,8 @@ def test_mwem_simulates_after_its_button_then_two_target_changes_are_instant(mon
         update, clear = bar(label)
         return lambda done, total: (drawn.append((done, total)), update(done, total)), clear
 
-    bar = strata_ui.kept.progress_bar
-    monkeypatch.setattr(strata_ui.kept, "progress_bar", recording_bar)
+    bar = strata_ui.shared_results.progress_bar
+    monkeypatch.setattr(strata_ui.shared_results, "progress_bar", recording_bar)
     at = start()
     state_of(at).analysis = "synth"
     change_settings(at, SynthSettings, **vars(SMALL_MWEM))

@@ -33,6 +33,7 @@ from dpcore.analyses.gvdp.withhold import Uninformative
 from dpcore.foundations.accounting import ZCDP, Budget, Kind, as_zcdp
 from dpcore.foundations.errors import Problem
 from dpcore.foundations.grouping import Grouping, GroupingSpec
+from dpcore.foundations.intervals import Interval
 from dpcore.foundations.validation import is_numeric
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.release.plan import PlanHeader
@@ -162,7 +163,7 @@ class GvdpSettings:
         return _lookup(self.guess, key, DEMO_GUESS.get(key, GENERIC_GUESS))
 
 
-class GvdpAnalysis(Analysis[GvdpSettings, GvdpData]):
+class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
     """Unbiased DP estimates with valid confidence intervals for a mean or regression
     coefficients (Covington, He, Honaker & Kamath)."""
 

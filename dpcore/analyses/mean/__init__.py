@@ -10,7 +10,7 @@ The modules:
 - :mod:`.estimators` — clipped means with Laplace (ε-DP, eq. 3) or Gaussian (ρ-zCDP, eq. 1) noise;
 - :mod:`.coinpress` — univariate CoinPress (appendix B, Alg. 1–2);
 - :mod:`.strategies` — stratified (eq. 4, Alg. 3) and whole-population ("vanilla") strategies;
-- :mod:`.functions` — one call from an array or group statistics (:func:`laplace_mean`, …);
+- :mod:`.array_api` — one call from an array or group statistics (:func:`laplace_mean`, …);
 - :mod:`.simulate` — the Monte Carlo engine of the Compare page;
 - :mod:`.plan` — :class:`MeanPlan`, the release committed on the Release page;
 - :mod:`.teaching` — the numbers behind the Learn page's mean explainers and presets.
@@ -22,18 +22,18 @@ vectorized over Monte Carlo replicates; noise comes from a :class:`~dpcore.found
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
 from dpcore.analyses.mean import (
     analysis,
+    array_api,
     coinpress,
     estimators,
-    functions,
     plan,
     simulate,
     statistics,
     strategies,
 )
 from dpcore.analyses.mean.analysis import *
+from dpcore.analyses.mean.array_api import *
 from dpcore.analyses.mean.coinpress import *
 from dpcore.analyses.mean.estimators import *
-from dpcore.analyses.mean.functions import *
 from dpcore.analyses.mean.plan import *
 from dpcore.analyses.mean.simulate import *
 from dpcore.analyses.mean.statistics import *
@@ -45,7 +45,7 @@ __all__ = [
     *estimators.__all__,
     *coinpress.__all__,
     *strategies.__all__,
-    *functions.__all__,
+    *array_api.__all__,
     *simulate.__all__,
     *plan.__all__,
 ]

@@ -18,7 +18,7 @@ from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.analyses.mean.strategies import Strategy
+from dpcore.analyses.mean.strategies import Strategy, StrategyResult
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp, scale
 from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
@@ -95,7 +95,7 @@ class MeanStudy:
     groups: pd.DataFrame | None
 
 
-class MeanAnalysis(Analysis[MeanSettings, GroupValues]):
+class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy]):
     """Private means per group and for the whole population (AAAI 2024; CoinPress)."""
 
     name = "mean"

@@ -105,7 +105,7 @@ class CoinPressMean:
             The interval [ℓ_i, r_i] after each step.
 
         Statistics without a group axis (a raw array's
-        :class:`~dpcore.analyses.mean.functions.ArrayValues`, whose sizes are 0-d) give the same
+        :class:`~dpcore.analyses.mean.array_api.ArrayValues`, whose sizes are 0-d) give the same
         without the k axis: a scalar estimate for a single release.
         """
         rho = require_budget(budget, (ZCDP,), self.name).rho

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -213,30 +214,19 @@ def simulate_releases(
 
 
 def monte_carlo(
-    strata: GroupValues,
-    estimator: MeanEstimator,
-    budget: Budget,
-    *,
-    strategy: Strategy = "stratified",
-    shares: PublicShares | np.ndarray | None = None,
-    global_fraction: float = 0.5,
-    replicates: int = 1000,
-    rng: np.random.Generator | int | None = None,
-    progress: Progress | None = None,
+    strata: GroupValues, estimator: MeanEstimator, budget: Budget, **options: Any
 ) -> pd.DataFrame:
-    """Simulate ``replicates`` releases of ``strategy`` and score each against the true means.
+    """Simulate releases of a strategy and score each against the true means: the releases of
+    :func:`simulate_releases` with the same ``options`` (``strategy``, ``shares``,
+    ``global_fraction``, ``replicates``, ``rng``, ``progress``), as a tidy frame.
 
-    Returns a tidy frame with one row per replicate and group, plus one row per replicate for the
-    global estimate (``group == GLOBAL_LABEL``, ``level == "global"``). Columns: ``replicate``,
-    ``group``, ``level``, ``size``, ``estimate``, ``truth``, ``error`` (normalized absolute error,
-    :func:`dpcore.foundations.metrics.normalized_error`). ``shares`` default to the values' own public
-    shares (else their counts, treated as public). ``progress(done, total)`` is called after each
-    chunk. :func:`simulate_releases` gives the same releases as arrays, without the frame.
+    One row per replicate and group, plus one row per replicate for the global estimate
+    (``group == GLOBAL_LABEL``, ``level == "global"``). Columns: ``replicate``, ``group``,
+    ``level``, ``size``, ``estimate``, ``truth``, ``error`` (normalized absolute error,
+    :func:`dpcore.foundations.metrics.normalized_error`). ``shares`` default to the values' own
+    public shares (else their counts, treated as public).
     """
-    return simulate_releases(
-        strata, estimator, budget, strategy=strategy, shares=shares,
-        global_fraction=global_fraction, replicates=replicates, rng=rng, progress=progress,
-    ).frame()  # fmt: skip
+    return simulate_releases(strata, estimator, budget, **options).frame()
 
 
 def parity_by_replicate(frame: pd.DataFrame, omega: float | None = None) -> pd.Series:

@@ -17,7 +17,7 @@ from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
 from dpcore.analyses.ratio.groups import GroupRatioSums, group_ratio_sums
 from dpcore.analyses.ratio.plan import RatioPlan
-from dpcore.analyses.ratio.preview import simulate_ratio_intervals
+from dpcore.analyses.ratio.preview import RatioResult, simulate_ratio_intervals
 from dpcore.analyses.ratio.sums import Composition, Mechanism, Method, RatioBounds, RatioSums, Scale
 from dpcore.foundations.accounting import Budget, Kind, PureDP
 from dpcore.foundations.errors import Problem, SettingsError
@@ -81,8 +81,12 @@ def _column_problem(kinds: dict[str, str], role: str, column: str | None) -> Pro
     if column is None:
         return Problem("info", f"Choose the {name} column.", role)
     if column not in kinds:
-        return Problem("info", f"Choose the {name} column: `{column}` is not in the data in use.",
-                       role)  # fmt: skip
+        return Problem(
+            "info",
+            f"Choose the {name} column: `{column}` is not in the data in use; its columns "
+            f"are: {', '.join(kinds)}.",
+            role,
+        )
     if kinds[column] in ("text", "category"):
         kind = kinds[column]
         return Problem(
@@ -120,7 +124,7 @@ def _is_binary(frame: pd.DataFrame, column: str) -> bool:
     return bool(values.isin([0, 1]).all())
 
 
-class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums]):
+class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums, RatioResult, pd.DataFrame]):
     r"""The calibration ratio Σ score / Σ label per group with DP confidence intervals (Miao &
     Li 2022).
 

@@ -31,7 +31,7 @@ from dpcore.analyses.synth.config import (
 from dpcore.analyses.synth.encoding import Method
 from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.plan import SynthPlan
-from dpcore.analyses.synth.synthesizers import Progress
+from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.analyses.synth.workload import sweep_errors
 from dpcore.foundations.accounting import (
     ZCDP,
@@ -109,7 +109,7 @@ class SynthSettings:
         )
 
 
-class SynthAnalysis(Analysis[SynthSettings, PreparedRows]):
+class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.DataFrame]):
     """ε-DP synthetic rows, one model per group (stratified) or one for everyone (vanilla)
     (Rosenblatt, Stoyanovich & Musco, AAAI 2024 arXiv, appendix C)."""
 

@@ -13,7 +13,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.sampling.samplers import draw_categorical, project_simplex
+from dpcore.analyses.sample.samplers import draw_categorical, project_simplex
 from dpcore.analyses.synth.encoding import (
     Method,
     allocate_rows,

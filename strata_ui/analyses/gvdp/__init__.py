@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dpcore.analyses.gvdp import GVDP, GvdpSettings
-from dpcore.foundations.accounting import Budget
-from dpcore.release import ReleasePlan, ReleaseRecord
-from strata_ui import pipeline
+from dpcore.analyses.gvdp import GVDP
+from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.gvdp import charts, compare, estimator
 from strata_ui.analyses.gvdp import settings as settings_widgets
 from strata_ui.analyses.gvdp.learn import EXPLAINERS, PRESETS
 from strata_ui.analyses.gvdp.view import GvdpView
-from strata_ui.state import get_settings, get_state
 
 
 class GvdpUI(AnalysisUI):
@@ -27,14 +24,6 @@ class GvdpUI(AnalysisUI):
     render_estimator = staticmethod(estimator.render_estimator)
     render_compare = staticmethod(compare.render_compare)
     render_release_options = staticmethod(settings_widgets.render_uninformative_choice)
-
-    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
-        state, settings = get_state(), get_settings(GvdpSettings)
-        # GVDP.plan checks the settings (they need no row); the statistics may stay where the
-        # data lies.
-        stats = pipeline.current_statistics(GVDP, settings)
-        header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
-        return GVDP.plan(stats, settings, header)
 
     def release_figure(self, record: ReleaseRecord) -> go.Figure:
         """One panel per coefficient: coefficients differ in scale."""

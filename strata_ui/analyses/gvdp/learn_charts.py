@@ -9,10 +9,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.analyses.gvdp.teaching import LOOSE_MEAN, LOOSE_METHODS
 from dpcore.foundations.metrics import binomial_band
-from strata_ui.analyses.ratio.charts import (
-    log_ticks,
-)
-from strata_ui.charts_common import dotted_line, interval_bars
+from strata_ui.charts_common import dotted_line, interval_bars, log_ticks
 from strata_ui.learn_charts import (
     coverage_canvas,
     fmt_number,

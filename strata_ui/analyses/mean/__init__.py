@@ -6,8 +6,6 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.mean import MEAN, MeanSettings
-from dpcore.foundations.accounting import Budget
-from dpcore.release import ReleasePlan
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.mean import compare, settings
@@ -31,13 +29,6 @@ class MeanUI(AnalysisUI):
         _render_preview(chosen)
 
     render_compare = staticmethod(compare.render_compare)
-
-    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
-        state = get_state()
-        chosen = get_settings(MeanSettings)
-        values = pipeline.current_statistics(MEAN, chosen)
-        header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
-        return MEAN.plan(values, chosen, header)
 
     def render_data_choices(self, kinds: dict[str, str]) -> None:
         settings.render_value_column(kinds)

@@ -16,7 +16,7 @@ from dpcore.foundations.accounting import Budget
 from strata_ui import constants, pipeline, url_state
 from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
-from strata_ui.kept import SharedResults
+from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (

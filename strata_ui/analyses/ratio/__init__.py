@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dpcore.analyses.ratio import RATIO, RatioSettings
+from dpcore.analyses.ratio import RATIO, GroupRatioSums, RatioSettings
 from dpcore.foundations.accounting import Budget
 from dpcore.foundations.errors import SettingsError
-from dpcore.release import ReleasePlan
 from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.ratio import compare, preview, session, settings
 from strata_ui.analyses.ratio.learn import EXPLAINERS, PRESETS
 from strata_ui.analyses.ratio.view import RatioView
-from strata_ui.state import get_settings, get_state
 
 
 class RatioUI(AnalysisUI):
@@ -25,15 +23,13 @@ class RatioUI(AnalysisUI):
 
     render_compare = staticmethod(compare.render_compare)
 
-    def current_plan(self, budget: Budget | None = None) -> ReleasePlan:
-        state, chosen = get_state(), get_settings(RatioSettings)
-        budget = pipeline.release_budget(state, budget)
+    def plan_statistics(self, settings: RatioSettings, budget: Budget) -> GroupRatioSums:
+        """The sums, once the settings are checked against the budget (a Gaussian needs δ)."""
         try:
-            session.check(chosen, budget)
+            session.check(settings, budget)
         except SettingsError as exc:
             raise ValueError(f"{exc} Fix it on the Estimator page.") from None
-        stats = pipeline.current_statistics(RATIO, chosen)
-        return RATIO.plan(stats, chosen, pipeline.plan_header(state, budget))
+        return pipeline.current_statistics(RATIO, settings)
 
 
 UI = RatioUI()

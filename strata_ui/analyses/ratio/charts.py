@@ -9,17 +9,13 @@ its own marker symbol or line dash, so no chart relies on colour alone.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dpcore.analyses.ratio.intervals import RatioComparison
-from dpcore.analyses.ratio.preview import ALL_GROUPS
-from dpcore.foundations.metrics import binomial_band
-from strata_ui.charts_common import budget_marker, interval_bars
+from strata_ui.charts_common import interval_bars
 from strata_ui.style import FONT, PALETTE
 from strata_ui.text import chart_text
 
@@ -49,17 +45,17 @@ AXIS_CAP = 3.0  # the preview's ratio axis stops here; wider intervals run off i
 ROW_HEIGHT = 34  # pixels per group on the horizontal charts
 
 
-def _method(method: str) -> str:
+def method_label(method: str) -> str:
     return METHOD_NAMES.get(method, method)
 
 
 def method_in_text(method: str) -> str:
     """The method's name inside a sentence: ``analytical correction``, ``Monte Carlo correction``."""
-    name = _method(method)
+    name = method_label(method)
     return name if name.startswith("Monte Carlo") else name[:1].lower() + name[1:]
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, rows: int) -> go.Figure:
+def ratio_layout(fig: go.Figure, title: str, x_title: str, y_title: str, rows: int) -> go.Figure:
     # The title sits at the very top and the legend (up to two rows) just above the plot, with
     # room for both in the top margin, so a wrapping legend never runs into the title.
     fig.update_layout(
@@ -87,7 +83,7 @@ def ratio_axis_title(s_column: str, y_column: str, w_column: str | None = None) 
     return f"Calibration ratio Σ {w}{s_column} / Σ {w}{y_column} (unitless; 1 = calibrated)"
 
 
-def _fmt(value: float | None) -> str:
+def short_number(value: float | None) -> str:
     if value is None or not np.isfinite(value):
         return "—"
     return f"{value:.3g}"
@@ -182,17 +178,17 @@ def preview_figure(
             x=upper, y=row["tick"], text=f"→ {float(row['high']):.3g}", showarrow=False,
             xanchor="right", yshift=11, font={"color": REFERENCE_COLOUR, "size": 11},
         )  # fmt: skip
-    _reference_line(fig, 1.0, "1 = calibrated")
+    reference_line(fig, 1.0, "1 = calibrated")
     fig.update_yaxes(
         categoryorder="array", categoryarray=list(frame["tick"]), autorange="reversed",
         automargin=True,
     )  # fmt: skip
     fig.update_xaxes(range=[0, upper], zeroline=False)
     title = f"Calibration ratio per group with {level:.0%} confidence intervals (preview)"
-    return _layout(fig, title, x_title, "Group (n = rows)", len(frame))
+    return ratio_layout(fig, title, x_title, "Group (n = rows)", len(frame))
 
 
-def _reference_line(fig: go.Figure, x: float, name: str) -> None:
+def reference_line(fig: go.Figure, x: float, name: str) -> None:
     """A dashed vertical line at ``x`` over the whole plot, named in the legend."""
     line = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1.5}
     fig.add_vline(x=x, line=line)
@@ -210,8 +206,8 @@ def preview_summary(frame: pd.DataFrame, *, level: float) -> str:
     groups = frame[frame["level"] == "group"]
     if whole["flag"] == "":
         text = (
-            f"All groups together: ratio {_fmt(whole['estimate'])} ({level:.0%} CI "
-            f"{_fmt(whole['low'])} to {_fmt(whole['high'])})."
+            f"All groups together: ratio {short_number(whole['estimate'])} ({level:.0%} CI "
+            f"{short_number(whole['low'])} to {short_number(whole['high'])})."
         )
     else:
         text = f"All groups together: no interval ({whole['flag']})."
@@ -305,360 +301,3 @@ def noise_table(rows: list[dict]) -> pd.DataFrame:
 
 
 # ---- simulation views (Compare page) ------------------------------------------------------------
-
-
-def _ticks(frame: pd.DataFrame) -> pd.Series:
-    return pd.Series(
-        [group_tick(g, r) for g, r in zip(frame["group"], frame["rows"], strict=True)],
-        index=frame.index,
-    )
-
-
-def _by_method(frame: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, dict]]:
-    """Each method's rows, in the frame's order, with what its horizontal trace shares with the
-    other methods' (the group ticks on y, the method's name)."""
-    for method in dict.fromkeys(frame["method"]):
-        part = frame[frame["method"] == method]
-        yield method, part, {"y": _ticks(part), "orientation": "h", "name": _method(method)}
-
-
-def _groups_down(fig: go.Figure, frame: pd.DataFrame) -> int:
-    """The groups down the y axis in the frame's order, the first at the top; returns how many."""
-    order = list(dict.fromkeys(_ticks(frame)))
-    fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed",
-                     automargin=True)  # fmt: skip
-    return len(order)
-
-
-def coverage_figure(frame: pd.DataFrame, *, level: float, title: str) -> go.Figure:
-    """Coverage per group and method with the nominal level and its binomial band.
-
-    ``frame`` is :func:`dpcore.analyses.ratio.simulate_ratio_intervals`' output (group, rows,
-    method, coverage, flagged, reps).
-    """
-    reps = int(frame["reps"].iloc[0])
-    low, high = binomial_band(level, reps)
-    fig = go.Figure()
-    for method, part, common in _by_method(frame):
-        fig.add_trace(
-            go.Scatter(
-                x=part["coverage"],
-                mode="markers",
-                marker={
-                    "color": METHOD_COLOURS.get(method, PALETTE[4]),
-                    "symbol": METHOD_SYMBOLS.get(method, "circle"),
-                    "size": 11,
-                    "line": {"width": 1, "color": "white"},
-                },
-                customdata=part[["flagged"]].to_numpy(),
-                hovertemplate=(
-                    "%{y}<br>coverage %{x:.1%}<br>degenerate releases %{customdata[0]:.1%}"
-                    f"<extra>{_method(method)}</extra>"
-                ),
-                **common,
-            )
-        )
-    fig.add_vrect(x0=low, x1=high, fillcolor=PALETTE[2], opacity=0.2, line_width=0,
-                  layer="below")  # fmt: skip
-    fig.add_trace(
-        go.Scatter(
-            x=[None], y=[None], mode="markers", name=f"binomial band ({reps:,} releases)",
-            marker={"symbol": "square", "size": 14, "color": PALETTE[2], "opacity": 0.35},
-        )
-    )  # fmt: skip
-    _reference_line(fig, level, f"nominal {level:.0%}")
-    fig.update_layout(scattermode="group")
-    groups = _groups_down(fig, frame)
-    fig.update_xaxes(range=[0, 1.02], tickformat=".0%")
-    return _layout(
-        fig,
-        title,
-        "Coverage: share of simulated intervals that contain the exact ratio (%)",
-        "Group (n = rows)",
-        groups,
-    )
-
-
-def coverage_summary(frame: pd.DataFrame, *, level: float) -> str:
-    """How many groups each method keeps within the band, and the weakest group."""
-    reps = int(frame["reps"].iloc[0])
-    low, high = binomial_band(level, reps)
-    parts = []
-    for method in dict.fromkeys(frame["method"]):
-        part = frame[(frame["method"] == method) & frame["coverage"].notna()]
-        inside = int(((part["coverage"] >= low) & (part["coverage"] <= high)).sum())
-        above = int((part["coverage"] > high).sum())
-        note = f", {above} above" if above else ""
-        parts.append(f"{_method(method)} {inside} of {len(part)}{note}")
-    text = (
-        f"Within the band {low:.1%}–{high:.1%} around the nominal {level:.0%}: "
-        + "; ".join(parts)
-        + "."
-    )
-    best = frame[frame["method"] != "none"].dropna(subset=["coverage"])
-    if not best.empty:
-        worst = best.loc[best["coverage"].idxmin()]
-        text += (
-            f" Lowest corrected coverage: {worst['group']} ({method_in_text(worst['method'])} "
-            f"{worst['coverage']:.0%}, with {worst['flagged']:.0%} of releases degenerate)."
-        )
-    return text
-
-
-def log_ticks(low: float, high: float) -> list[float]:
-    """Round values 1, 2, 5 × 10^k covering [low, high], for a readable log axis."""
-    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    ticks = [m * 10.0**k for k in range(first, last + 1) for m in (1, 2, 5)]
-    inside = [v for v in ticks if low / 1.5 <= v <= high * 1.5]
-    return [float(f"{v:.6g}") for v in inside] or [float(f"{low:.2g}")]
-
-
-def width_figure(
-    sweep: pd.DataFrame,
-    *,
-    symbol: str,
-    group: str,
-    current: float | None = None,
-) -> go.Figure:
-    """Median interval width against the budget, one line per method and accounting (log–log).
-
-    ``sweep`` has columns budget, composition, method, group, median_width, flagged.
-    """
-    rows = sweep[sweep["group"] == group].sort_values("budget")
-    fig = go.Figure()
-    for (composition, method), part in rows.groupby(["composition", "method"], sort=False):
-        name = f"{_method(method)} — {COMPOSITION_NAMES.get(composition, composition)}"
-        fig.add_trace(
-            go.Scatter(
-                x=part["budget"],
-                y=part["median_width"],
-                mode="lines+markers",
-                name=name,
-                line={
-                    "color": METHOD_COLOURS.get(method, PALETTE[4]),
-                    "dash": COMPOSITION_DASHES.get(composition, "dot"),
-                    "width": 2.5,
-                },
-                marker={"symbol": METHOD_SYMBOLS.get(method, "circle"), "size": 8},
-                customdata=part[["flagged"]].to_numpy(),
-                hovertemplate=(
-                    f"{symbol} = " + "%{x:.3g}<br>median width %{y:.3g}"
-                    "<br>degenerate releases %{customdata[0]:.1%}" + f"<extra>{name}</extra>"
-                ),
-            )
-        )
-    if current is not None:
-        values = rows["median_width"].astype(float)
-        values = values[np.isfinite(values) & (values > 0)]
-        y_low, y_high = (values.min(), values.max()) if not values.empty else (1e-3, 1.0)
-        fig.add_trace(budget_marker(current, y_low, y_high, symbol=symbol, colour=REFERENCE_COLOUR))
-    budgets = sorted(rows["budget"].unique())
-    fig.update_xaxes(type="log", tickvals=budgets, ticktext=[f"{b:g}" for b in budgets])
-    values = rows["median_width"].astype(float)
-    values = values[np.isfinite(values) & (values > 0)]
-    if not values.empty:
-        ticks = log_ticks(float(values.min()), float(values.max()))
-        fig.update_yaxes(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
-    fig.update_yaxes(type="log")
-    unit = "ε" if symbol == "ε" else "ρ, zCDP"
-    fig = _layout(
-        fig,
-        f"Interval width as the budget grows — {group}",
-        f"Privacy budget per release ({unit}, log scale)",
-        "Median interval width (ratio units, log scale)",
-        8,
-    )
-    fig.update_layout(height=460, legend={"orientation": "h", "y": -0.25, "yanchor": "top"},
-                      margin={"b": 140})  # fmt: skip
-    return fig
-
-
-def width_summary(sweep: pd.DataFrame, *, symbol: str, group: str) -> str:
-    """Each line's median width at the smallest and largest budget of the sweep."""
-    rows = sweep[sweep["group"] == group]
-    low, high = rows["budget"].min(), rows["budget"].max()
-    parts = []
-    for composition, block in rows.groupby("composition", sort=False):
-        lines = []
-        for method, part in block.groupby("method", sort=False):
-            widths = part.set_index("budget")["median_width"]
-            lines.append(
-                f"{method_in_text(method)} {_fmt(widths.get(low))} → {_fmt(widths.get(high))}"
-            )
-        parts.append(f"{COMPOSITION_NAMES.get(composition, composition)}: {', '.join(lines)}")
-    return (
-        f"Median width for {group} from {symbol} = {low:g} to {symbol} = {high:g} — "
-        + "; ".join(parts)
-        + "."
-    )
-
-
-def _score_column(frame: pd.DataFrame) -> str:
-    return "median_score" if "median_score" in frame else "score"
-
-
-def score_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
-    """Median interval score per group and method (the mean if the frame has no median), as
-    horizontal bars on a log axis."""
-    column = _score_column(frame)
-    which = "Median" if column == "median_score" else "Mean"
-    fig = go.Figure()
-    for method, part, common in _by_method(frame):
-        fig.add_trace(
-            go.Bar(
-                x=part[column],
-                marker={
-                    "color": METHOD_COLOURS.get(method, PALETTE[4]),
-                    "pattern": {"shape": {"none": "x", "monte_carlo": "/"}.get(method, "")},
-                },
-                hovertemplate="%{y}<br>"
-                + which.lower()
-                + " score %{x:.3g}"
-                + f"<extra>{_method(method)}</extra>",
-                **common,
-            )
-        )
-    fig.update_layout(barmode="group")
-    groups = _groups_down(fig, frame)
-    fig.update_xaxes(type="log", dtick=1)  # whole decades: minor log labels crowd the axis
-    return _layout(
-        fig,
-        title,
-        f"{which} interval score (ratio units, log scale; lower is better)",
-        "Group (n = rows)",
-        groups * 1.6,
-    )
-
-
-def score_summary(frame: pd.DataFrame) -> str:
-    """Which method has the lowest score in how many groups, and the global scores."""
-    column = _score_column(frame)
-    which = "median" if column == "median_score" else "mean"
-    valid = frame.dropna(subset=[column])
-    if valid.empty:
-        return "No interval could be formed, so there is no score to compare."
-    best = valid.loc[valid.groupby("group", sort=False)[column].idxmin()]
-    counts = best["method"].value_counts()
-    wins = "; ".join(f"{_method(m)} {counts[m]}" for m in counts.index)
-    whole = valid[valid["group"] == ALL_GROUPS]
-    scores = ", ".join(f"{method_in_text(m)} {s:.3g}" for m, s in zip(
-        whole["method"], whole[column], strict=True))  # fmt: skip
-    return (
-        f"Lowest {which} score (the best trade-off of width and misses) in {best.shape[0]} groups: "
-        f"{wins}. {ALL_GROUPS}: {scores}."
-    )
-
-
-# ---- the paper's Table 1 ------------------------------------------------------------------------
-
-
-def table1_figure(comparison: pd.DataFrame) -> go.Figure:
-    """Our coverage against the paper's for every Table 1 setting and method, with y = x; the
-    right panel zooms in on 90–100%, where the corrected intervals sit."""
-    rows = comparison.dropna(subset=["paper_coverage"])
-    fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.1,
-        subplot_titles=("Every setting", "Zoom on 90–100%: the corrected intervals"),
-    )  # fmt: skip
-    for col, (low, high) in enumerate(((0.0, 1.02), (0.9, 1.0)), start=1):
-        fig.add_trace(
-            go.Scatter(
-                x=[low, high], y=[low, high], mode="lines", name="same as the paper",
-                line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1.5}, hoverinfo="skip",
-                showlegend=col == 1, legendgroup="same",
-            ),
-            row=1, col=col,
-        )  # fmt: skip
-        for method in dict.fromkeys(rows["method"]):
-            part = rows[rows["method"] == method]
-            labels = [
-                f"{'weighted' if w else 'unweighted'}, n = {n:,}, ε = {e:g}"
-                for w, n, e in zip(part["weighted"], part["n"], part["epsilon"], strict=True)
-            ]
-            fig.add_trace(
-                go.Scatter(
-                    x=part["paper_coverage"],
-                    y=part["ours_coverage"],
-                    mode="markers",
-                    name=_method(method),
-                    legendgroup=method,
-                    showlegend=col == 1,
-                    text=labels,
-                    marker={
-                        "color": METHOD_COLOURS.get(method, PALETTE[4]),
-                        "symbol": METHOD_SYMBOLS.get(method, "circle"),
-                        "size": 10,
-                        "line": {"width": 1, "color": "white"},
-                    },
-                    hovertemplate="%{text}<br>paper %{x:.1%}, ours %{y:.1%}"
-                    + f"<extra>{_method(method)}</extra>",
-                ),
-                row=1,
-                col=col,
-            )
-        ticks = {"tickformat": ".0%", "range": [low, high]}
-        fig.update_xaxes(title={"text": "Coverage in the paper's Table 1 (%)"}, **ticks,
-                         row=1, col=col)  # fmt: skip
-        fig.update_yaxes(title={"text": "Coverage in our run (%)"}, **ticks, row=1, col=col)
-    fig.update_layout(
-        title={"text": "The paper's Table 1 reproduced: coverage of 95% intervals, ours against "
-                       "the paper's"},
-        font=FONT, height=520, margin={"t": 110, "b": 60, "l": 10, "r": 20},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0},
-    )  # fmt: skip
-    return fig
-
-
-def table1_summary(comparison: pd.DataFrame) -> str:
-    """The largest coverage gap, and how the widths compare."""
-    rows = comparison.dropna(subset=["paper_coverage"])
-    gap = (rows["ours_coverage"] - rows["paper_coverage"]).abs()
-    worst = rows.loc[gap.idxmax()]
-    corrected = rows[rows["method"].isin(["monte_carlo", "analytical", "public"])]
-    corrected_gap = (corrected["ours_coverage"] - corrected["paper_coverage"]).abs().max()
-    ratio = rows["ours_width"] / rows["paper_width"]
-    off = rows[(ratio - 1).abs() > 0.1]
-    text = (
-        f"Coverage agrees within {100 * corrected_gap:.1f} percentage points for the public and "
-        f"corrected intervals; the largest gap overall is {100 * gap.max():.1f} points "
-        f"({method_in_text(worst['method'])}, "
-        f"{'weighted' if worst['weighted'] else 'unweighted'}, n = {int(worst['n']):,}, "
-        f"ε = {worst['epsilon']:g})."
-    )
-    if off.empty:
-        text += " Every mean width is within 10% of the paper's."
-    else:
-        where = sorted(
-            {
-                f"{'weighted' if w else 'unweighted'} ε = {e:g}"
-                for w, e in zip(off["weighted"], off["epsilon"], strict=True)
-            }
-        )
-        text += (
-            f" Mean widths are within 10% of the paper's except in {len(off)} "
-            f"cell{'s' if len(off) > 1 else ''} "
-            f"({', '.join(where)}), where a few releases with a noisy denominator near 0 "
-            "dominate the mean."
-        )
-    return text
-
-
-def table1_display(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The comparison for display: readable setting and method names, ours beside the paper's."""
-    table = pd.DataFrame(
-        {
-            "Weighted": np.where(comparison["weighted"], "yes", "no"),
-            "n": comparison["n"],
-            "ε": comparison["epsilon"],
-            "Accounting": comparison["composition"].map(
-                lambda c: COMPOSITION_NAMES.get(c, c).split(" (")[0]
-            ),
-            "Method": comparison["method"].map(_method),
-        }
-    )
-    for metric in ("width", "coverage", "score"):
-        table[f"{metric.capitalize()} (ours)"] = comparison[f"ours_{metric}"]
-        table[f"{metric.capitalize()} (paper)"] = comparison[f"paper_{metric}"]
-    if "flagged" in comparison:
-        table["Degenerate (ours)"] = comparison["flagged"]
-    return table

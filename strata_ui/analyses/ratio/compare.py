@@ -24,8 +24,8 @@ from dpcore.analyses.ratio import (
     bootstrap_group_sums,
 )
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
-from strata_ui import pipeline
-from strata_ui.analyses.ratio import charts, session
+from strata_ui import constants, pipeline
+from strata_ui.analyses.ratio import compare_charts, session
 from strata_ui.analyses.ratio.settings import MECHANISM_LABELS
 from strata_ui.analyses.ratio.table1 import render_table1
 from strata_ui.analyses.ratio.view import RatioView
@@ -35,7 +35,8 @@ from strata_ui.widgets import bind, budget_slider, seed_input, show_problems
 
 EPSILON_SWEEP = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
 RHO_SWEEP = (0.001, 0.005, 0.02, 0.1, 0.5, 2.0)
-REPLICATES_MIN, REPLICATES_MAX, REPLICATES_STEP = 100, 2000, 100
+REPLICATES_MIN, REPLICATES_MAX = constants.RATIO_REPLICATES
+REPLICATES_STEP = 100
 SWEEP_MC_DRAWS_MAX = 10_000_000  # Monte Carlo draws per sweep point before its line is left out
 METHODS = ("none", "monte_carlo", "analytical")
 
@@ -186,14 +187,14 @@ def _render_coverage(results: pd.DataFrame, view: RatioView) -> None:
     resampled = view.bootstrap and get_state().source is None
     mode = "noise and rows resampled" if resampled else "DP noise only"
     st.plotly_chart(
-        charts.coverage_figure(
+        compare_charts.coverage_figure(
             results,
             level=level,
             title=f"Coverage per group over {view.replicates:,} simulated releases ({mode})",
         ),
         key="ratio.chart.coverage",
     )
-    st.markdown(as_written(charts.coverage_summary(results, level=level)))
+    st.markdown(as_written(compare_charts.coverage_summary(results, level=level)))
     st.caption(
         "A calibrated method sits inside the shaded band around the nominal level (where "
         f"{view.replicates:,} releases of a method with exactly nominal coverage land 95% of "
@@ -223,10 +224,10 @@ def _render_width(
     methods = METHODS if with_mc else ("none", "analytical")
     sweep = _sweep(simulation, settings, chosen, methods, with_other_accounting=pure_gaussian)
     st.plotly_chart(
-        charts.width_figure(sweep, symbol=symbol, group=group, current=chosen),
+        compare_charts.width_figure(sweep, symbol=symbol, group=group, current=chosen),
         key="ratio.chart.width",
     )
-    st.markdown(charts.width_summary(sweep, symbol=symbol, group=group))
+    st.markdown(compare_charts.width_summary(sweep, symbol=symbol, group=group))
     note = (
         " Dashed: the analytical interval with the other accounting, at the same (ε, δ) "
         "guarantee — zCDP adds less noise per sum than the paper's basic composition."
@@ -298,12 +299,12 @@ def _arguments_or_none(settings: RatioSettings, budget: Budget) -> dict | None:
 def _render_score(results: pd.DataFrame, symbol: str, chosen: float) -> None:
     st.subheader("3. Interval score: width plus a penalty for missing")
     st.plotly_chart(
-        charts.score_figure(
+        compare_charts.score_figure(
             results, title=f"Median interval score per group at {symbol} = {chosen:g}"
         ),
         key="ratio.chart.score",
     )
-    st.markdown(charts.score_summary(results))
+    st.markdown(compare_charts.score_summary(results))
     st.caption(
         "The interval score (Gneiting & Raftery 2007, eq. 43) is the width plus 2/α times how "
         "far the exact ratio falls outside: it rewards narrow intervals that still cover. "

@@ -11,7 +11,7 @@ import streamlit as st
 from dpcore.analyses.ratio import teaching as ratio_teaching
 from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from strata_ui.analyses.base import LearnItem
-from strata_ui.analyses.ratio import charts as charts_ratio
+from strata_ui.analyses.ratio import charts, compare_charts
 from strata_ui.analyses.ratio.learn_charts import (
     TABLE1_SETTINGS,
     ratio_coverage_figure,
@@ -183,7 +183,7 @@ def render_ratio_table1() -> None:
     show_chart(
         table1_overview_figure(comparison),
         key="learn.chart.preset.ratio_table1.all",
-        summary=charts_ratio.table1_summary(comparison),
+        summary=compare_charts.table1_summary(comparison),
     )
     labelled_radio(
         "Setting to compare in detail",
@@ -226,7 +226,7 @@ def render_ratio_table1() -> None:
         ]
     )  # fmt: skip
     with st.popover("The whole table: ours beside the paper's", icon=":material/table_view:"):
-        display = charts_ratio.table1_display(comparison)
+        display = compare_charts.table1_display(comparison)
         st.dataframe(
             display,
             hide_index=True,
@@ -247,7 +247,7 @@ def render_ratio_table1() -> None:
         f"of coverage near 95% with {TABLE1_REPS:,} replicates (2 standard errors), more near "
         f"50%. Our largest coverage gap is {100 * gap.max():.1f} points "
         f"({'weighted' if worst['weighted'] else 'unweighted'}, n = {int(worst['n']):,}, "
-        f"ε = {worst['epsilon']:g}, {charts_ratio.METHOD_NAMES[worst['method']].lower()}). The "
+        f"ε = {worst['epsilon']:g}, {charts.METHOD_NAMES[worst['method']].lower()}). The "
         "weighted ε = 0.2 widths and scores are means dominated by a few releases whose noisy "
         "denominator is near 0, so they change a lot from run to run. For weighted n = 5,000 "
         f"the paper prints an effective n of 3,032; ours is {effective[(True, 5000)]:,.1f} and "

@@ -7,14 +7,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.foundations.metrics import binomial_band
-from strata_ui.analyses.ratio import charts as charts_ratio
+from strata_ui.analyses.ratio import compare_charts
 from strata_ui.analyses.ratio.charts import (
     METHOD_COLOURS,
     METHOD_NAMES,
     METHOD_SYMBOLS,
-    log_ticks,
     method_in_text,
 )
+from strata_ui.charts_common import log_ticks
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
@@ -141,11 +141,11 @@ def ratio_width_summary(sweep: pd.DataFrame) -> str:
 
 
 def table1_overview_figure(comparison: pd.DataFrame) -> go.Figure:
-    """The ratio Compare page's Table 1 chart (:func:`strata_ui.analyses.ratio.charts.table1_figure`:
+    """The ratio Compare page's Table 1 chart (:func:`strata_ui.analyses.ratio.compare_charts.table1_figure`:
     every setting's coverage, ours against the paper's, and a zoom on 90–100%), restyled like the
     Learn page's charts: a short title with the settings as subtitle and the legend underneath, so
     it also fits a projector."""
-    fig = charts_ratio.table1_figure(comparison)
+    fig = compare_charts.table1_figure(comparison)
     fig.update_layout(
         title={
             "text": "Table 1 rebuilt: our coverage against the paper's",

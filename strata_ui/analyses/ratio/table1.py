@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.ratio import load_table1, ratio_study, table1_comparison
-from strata_ui.analyses.ratio import charts
+from strata_ui.analyses.ratio import compare_charts
 from strata_ui.analyses.ratio.learn import TABLE1_B, TABLE1_REPS
 from strata_ui.analyses.ratio.view import RatioView
 from strata_ui.state import get_settings, get_state, update_settings, widget_key
@@ -53,14 +53,14 @@ def render_table1() -> None:
     started = time.perf_counter()
     comparison = _table1(seed, zcdp)
     took = time.perf_counter() - started
-    st.plotly_chart(charts.table1_figure(comparison), key="ratio.chart.table1")
-    st.markdown(charts.table1_summary(comparison))
+    st.plotly_chart(compare_charts.table1_figure(comparison), key="ratio.chart.table1")
+    st.markdown(compare_charts.table1_summary(comparison))
     st.dataframe(
-        charts.table1_display(comparison),
+        compare_charts.table1_display(comparison),
         hide_index=True,
         column_config={
             name: st.column_config.NumberColumn(format="%.3f")
-            for name in charts.table1_display(comparison.head(1)).columns
+            for name in compare_charts.table1_display(comparison.head(1)).columns
             if "(" in name and "Degenerate" not in name
         },
         key="ratio.table.table1",

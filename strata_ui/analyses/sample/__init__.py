@@ -11,7 +11,7 @@ Swanberg (NeurIPS 2021).
 
 from __future__ import annotations
 
-from dpcore.analyses.sampling import SAMPLE, SamplePlan
+from dpcore.analyses.sample import SAMPLE, SamplePlan
 from dpcore.foundations.accounting import Budget
 from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.analyses.sampling import SAMPLE, SampleRows, SampleSettings
+from dpcore.analyses.sample import SAMPLE, SampleRows, SampleSettings
 from dpcore.foundations.accounting import ZCDP, PureDP
 from strata_ui import pipeline
 from strata_ui.analyses.sample import charts

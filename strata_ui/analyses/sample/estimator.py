@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleSettings
+from dpcore.analyses.sample import SAMPLE, SamplePlan, SampleSettings
 from dpcore.foundations.mechanisms import SimulationNoise
 from strata_ui import pipeline
 from strata_ui.analyses.sample import charts

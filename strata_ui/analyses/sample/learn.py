@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.analyses.sampling.teaching import BOUNDS, records_needed, sampling_versus_learning
+from dpcore.analyses.sample.teaching import BOUNDS, records_needed, sampling_versus_learning
 from strata_ui import constants
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.sample import charts

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dpcore.analyses.sampling import SAMPLE, SamplePlan, SampleRows, SampleSettings
+from dpcore.analyses.sample import SAMPLE, SamplePlan, SampleRows, SampleSettings
 from dpcore.foundations.accounting import Budget
 from strata_ui import pipeline
-from strata_ui.state import get_dataset, get_settings, get_state
+from strata_ui.analyses.base import session_plan
+from strata_ui.state import get_dataset, get_settings
 
 
 def current_rows() -> SampleRows:
@@ -19,6 +20,4 @@ def current_rows() -> SampleRows:
 def current_plan(budget: Budget | None = None) -> SamplePlan:
     """The release the session would commit at ``budget`` (None: the Budget page's);
     ``ValueError`` says what to fix."""
-    state = get_state()
-    header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
-    return SAMPLE.plan(current_rows(), get_settings(SampleSettings), header)
+    return session_plan(SAMPLE, lambda settings, budget: current_rows(), budget)

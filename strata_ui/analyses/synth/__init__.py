@@ -19,15 +19,14 @@ The groups come from the Strata page and ε from the Budget page. Numerics live 
 
 from __future__ import annotations
 
-from dpcore.analyses.synth import SYNTH, SynthPlan, SynthSettings
+from dpcore.analyses.synth import SYNTH, SynthSettings
+from dpcore.analyses.synth.config import PreparedRows
 from dpcore.foundations.accounting import Budget
 from dpcore.release import ReleaseRecord
-from strata_ui import pipeline
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.synth import compare, estimator, learn, release
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import resolve
-from strata_ui.state import get_settings, get_state
 
 
 class SynthUI(AnalysisUI):
@@ -40,11 +39,9 @@ class SynthUI(AnalysisUI):
     render_compare = staticmethod(compare.render_compare)
     presets = learn.PRESETS
 
-    def current_plan(self, budget: Budget | None = None) -> SynthPlan:
-        state, settings = get_state(), get_settings(SynthSettings)
-        resolved = resolve((settings.strategy,))
-        header = pipeline.plan_header(state, pipeline.release_budget(state, budget))
-        return SYNTH.plan(resolved.stats, settings, header)
+    def plan_statistics(self, settings: SynthSettings, budget: Budget) -> PreparedRows:
+        """The rows, once checked for the release's strategy."""
+        return resolve((settings.strategy,)).stats
 
     def render_record(self, record: ReleaseRecord, key: str) -> bool:
         release.render_record(record, key)

@@ -21,8 +21,8 @@ from dpcore.analyses.synth import (
 )
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.metrics import GroupWorkload
-from strata_ui import pipeline
-from strata_ui.analyses.synth import charts, slow
+from strata_ui import constants, pipeline
+from strata_ui.analyses.synth import charts, slow_fits
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
@@ -30,7 +30,7 @@ from strata_ui.state import get_settings, get_state
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, group_search, quiet_progress, show_error
 
-RUNS_MIN, RUNS_MAX = 1, 10
+RUNS_MIN, RUNS_MAX = constants.SYNTH_RUNS
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting the real rows' 3-way tables…")
@@ -127,14 +127,14 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
         return
     budget = pipeline.page_budget(get_state())
     key = (resolved.key, str(budget), view.runs, view.seed)
-    seconds = slow.fit_seconds(resolved, ("stratified", "vanilla"), view.runs)
+    seconds = slow_fits.fit_seconds(resolved, ("stratified", "vanilla"), view.runs)
     label = f"{view.runs} {name} run(s) of each strategy"
-    if not slow.started(("compare", *key), label, seconds, "synth.compare.run"):
+    if not slow_fits.started(("compare", *key), label, seconds, "synth.compare.run"):
         return
     started = time.perf_counter()
     workload = _workload(resolved.stats, resolved.key)
     try:
-        errors = slow.kept_or_run(
+        errors = slow_fits.kept_or_run(
             ("compare", *key), f"Fitting {name}, one model per group, then one for everyone",
             lambda progress: SYNTH.study(
                 resolved.stats, settings, budget, replicates=view.runs, rng=view.seed,

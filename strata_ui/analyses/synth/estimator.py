@@ -18,7 +18,7 @@ from dpcore.analyses.synth.synthesizers import Progress
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import PlanHeader
 from strata_ui import pipeline
-from strata_ui.analyses.synth import slow
+from strata_ui.analyses.synth import slow_fits
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
 from strata_ui.state import get_settings, get_state
@@ -139,11 +139,11 @@ def _render_preview(resolved: Resolved, settings: SynthSettings) -> None:
     started = time.perf_counter()
     if settings.method in MBI_METHODS:
         name = METHOD_NAMES[settings.method]
-        seconds = slow.fit_seconds(resolved, (settings.strategy,))
+        seconds = slow_fits.fit_seconds(resolved, (settings.strategy,))
         label = f"An {name} preview ({settings.strategy})"
-        if not slow.started(("preview", *key), label, seconds, "synth.preview.run"):
+        if not slow_fits.started(("preview", *key), label, seconds, "synth.preview.run"):
             return
-        preview = slow.kept_or_run(
+        preview = slow_fits.kept_or_run(
             ("preview", *key), f"Fitting {name}",
             lambda progress: _draw_preview(resolved.stats, settings, header, seed, progress),
         )  # fmt: skip

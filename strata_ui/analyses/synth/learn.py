@@ -13,7 +13,7 @@ from dpcore.analyses.synth import (
     paper_rho,
 )
 from strata_ui.analyses.base import LearnItem
-from strata_ui.analyses.synth import charts, slow
+from strata_ui.analyses.synth import charts, slow_fits
 from strata_ui.data import load_demo
 from strata_ui.learn import claims_table, formula, settings_table
 
@@ -55,12 +55,12 @@ def render_figure9() -> None:
         ]
     )  # fmt: skip
     seed = 0
-    if not slow.started(
+    if not slow_fits.started(
         ("figure9", epsilon), "One run of vanilla and stratified MST", MST_SECONDS,
         "learn.preset.figure9.run",
     ):  # fmt: skip
         return
-    errors = slow.kept_or_run(
+    errors = slow_fits.kept_or_run(
         ("figure9", epsilon, seed), "Fitting MST, stratified then vanilla",
         lambda progress: figure9_errors(load_demo(), epsilon, rng=seed, progress=progress),
     )  # fmt: skip

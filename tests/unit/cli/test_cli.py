@@ -299,6 +299,8 @@ ERRORS = {
         1, "ρ-zCDP"),
     "gaussian under epsilon": (
         lambda t: replace(frontier_args(t, "g"), "--estimator", "gaussian"), 1, "ρ-zCDP"),
+    "no estimator": (lambda t: [a for a in plan_args(t) if a not in ("--estimator", "laplace")],
+                     1, "the mean needs --estimator laplace, gaussian or coinpress"),
     "no subcommand": (lambda t: [], 2, "COMMAND"),
     "missing option": (lambda t: ["plan", str(t)], 2, "required"),
     "global fraction of one": (lambda t: plan_args(t, "--global-fraction", "1"), 2, "between"),

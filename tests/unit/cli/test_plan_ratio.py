@@ -110,7 +110,8 @@ def test_a_target_beyond_the_classic_gaussian_prints_the_answer_then_says_what_t
          "the mean needs --bounds"),
         (lambda a: [a[0], a[1], "--by", "g", "--analysis", "ratio", "--score", "s", "--label",
                     "g", "--score-bound", "1", "--estimator", "laplace", "--target-abs=1"],
-         "The label column `g` holds text; choose a column of numbers"),
+         "The label column `g` is not numeric (its values are text). Choose a column of "
+         "numbers for the label."),
     ],
     ids=["no-score-bound", "no-weight-bound", "value-with-ratio", "mean-without-bounds",
          "text-label"],

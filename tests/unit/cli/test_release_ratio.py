@@ -142,9 +142,9 @@ def mixed_parts(data: Path) -> Path:
 
 ERRORS = {
     "text score": (lambda a, d: replace(a, "--score", "note"),
-                   "The score column `note` holds text; choose a column of numbers"),
+                   "The score column `note` is not numeric (its values are text)"),
     "absent label": (lambda a, d: replace(a, "--label", "z"),
-                     "The label column `z` is not in the data; its columns are: g, s, y, t"),
+                     "`z` is not in the data in use; its columns are: g, s, y, t"),
     "weight bound below 1": (lambda a, d: [*a, "--weight", "w", "--weight-bound", "0.5"],
                              "--weight-bound must be at least 1"),
     "label not 0/1": (lambda a, d: replace(a, "--label", "t"),

@@ -218,3 +218,97 @@ def test_scanner_flags_global_random_state(snippet):
 )
 def test_scanner_accepts_explicit_generators(snippet):
     assert global_random_uses(snippet) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. The layers: foundations -> engines -> analyses, with the planner and release generic
+# ---------------------------------------------------------------------------------------------
+
+# What each layer of dpcore may import from dpcore (any import, at any depth: an import inside a
+# function or under TYPE_CHECKING still ties the layers). Engines run generic queries and know no
+# analysis; the planner and the release layer work on the Analysis interface's plans and error
+# models, which the analyses build from them, so they know no analysis either.
+ALLOWED = {
+    "dpcore.foundations": ("dpcore.foundations",),
+    "dpcore.engines": ("dpcore.foundations", "dpcore.engines"),
+    "dpcore.planner": ("dpcore.foundations", "dpcore.planner"),
+    "dpcore.release": ("dpcore.foundations", "dpcore.release"),
+    "dpcore.analyses": ("dpcore",),
+}
+
+
+def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
+    """Every module ``source`` (a module of ``package``) imports, with its line: absolute names,
+    and relative ones resolved against ``package``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                found.append((node.lineno, f"{base}.{node.module}" if node.module else base))
+            else:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def layer_violations(source: str, module: str) -> list[str]:
+    """The imports of ``module`` (dotted name, its ``source``) that its layer may not make."""
+    layer = next((name for name in ALLOWED if module == name or module.startswith(name + ".")),
+                 None)  # fmt: skip
+    package = module if module.endswith("__init__") else module.rsplit(".", 1)[0]
+    out = []
+    for line, imported in imported_modules(source, package.removesuffix(".__init__")):
+        if imported.split(".")[0] in ("strata_ui", "strata_cli"):
+            out.append(f"{module}:{line} imports {imported}")
+        elif (
+            layer
+            and imported.startswith("dpcore")
+            and not any(
+                imported == allowed or imported.startswith(allowed + ".")
+                for allowed in ALLOWED[layer]
+            )
+        ):
+            out.append(f"{module}:{line} imports {imported}")
+    return out
+
+
+def test_each_layer_of_dpcore_imports_only_what_lies_below_it():
+    offenders = []
+    for path in dpcore_sources():
+        module = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+        offenders += layer_violations(path.read_text(encoding="utf-8"), module)
+    assert offenders == [], "imports across the layers:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize(
+    ("module", "snippet"),
+    [
+        ("dpcore.engines.base", "from dpcore.analyses.mean.sums import GroupSums"),
+        ("dpcore.engines.base", "def f():\n    from dpcore.release.plan import DatasetRef"),
+        ("dpcore.engines.base", "if TYPE_CHECKING:\n    from dpcore.planner import ErrorModel"),
+        ("dpcore.engines.blb", "import dpcore.analyses.gvdp.blb"),
+        ("dpcore.foundations.ledger", "from dpcore.engines import Engine"),
+        ("dpcore.release.commit", "from dpcore.analyses import REGISTRY"),
+        ("dpcore.planner.accuracy", "from ..analyses.mean import MeanPlan"),
+        ("dpcore.analyses.mean.plan", "from strata_ui import state"),
+    ],
+)
+def test_the_layer_scanner_flags_an_import_across_the_layers(module, snippet):
+    assert layer_violations(snippet, module) != []
+
+
+@pytest.mark.parametrize(
+    ("module", "snippet"),
+    [
+        ("dpcore.engines.base", "from dpcore.foundations.grouping import GroupingSpec"),
+        ("dpcore.engines.duckdb_engine", "from dpcore.engines.base import Engine"),
+        ("dpcore.engines.duckdb_engine", "from .base import Engine"),
+        ("dpcore.analyses.mean.aggregate", "from dpcore.engines.base import SumsQuery"),
+        ("dpcore.analyses.base", "from dpcore.release.plan import PlanHeader"),
+        ("dpcore.release.plan", "import numpy as np"),
+    ],
+)
+def test_the_layer_scanner_accepts_imports_from_below(module, snippet):
+    assert layer_violations(snippet, module) == []

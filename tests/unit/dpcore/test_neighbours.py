@@ -22,7 +22,7 @@ from dpcore.analyses.gvdp import GvdpModel, GvdpSettings
 from dpcore.analyses.gvdp.aggregate import gvdp_rows_query
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.ratio import RatioSettings
-from dpcore.analyses.sampling import SampleSettings
+from dpcore.analyses.sample import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.engines import PandasEngine
 from dpcore.engines.blb import GROUP, K_COLUMN, SCALE_COLUMN, SUBSET, BlbQuery

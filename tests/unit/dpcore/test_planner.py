@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpcore.analyses import PlannerUnavailable, get
+from dpcore.analyses import ANALYSES, PlannerUnavailable, get
 from dpcore.analyses.mean import GaussianMean, GroupValues, LaplaceMean
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL, check_by_simulation, mean_error_model
 from dpcore.foundations.accounting import ZCDP, PureDP
@@ -289,6 +289,17 @@ def test_analyses_without_an_error_model_say_the_planner_does_not_cover_them():
         match="covers the mean per group, the ratio of sums, the general estimator and synthetic data",
     ):
         sample.error_model(None, sample.default_settings())
+
+
+def test_only_analyses_without_an_error_model_are_refused_before_their_statistics():
+    refused = []
+    for analysis in ANALYSES:
+        try:
+            analysis.check_planned()
+        except PlannerUnavailable as exc:
+            refused.append(analysis.name)
+            assert "covers the mean per group" in str(exc) and "page" not in str(exc)
+    assert refused == ["sample"]
 
 
 def test_a_kept_group_with_no_rows_cannot_be_planned_and_says_how_to_plan():

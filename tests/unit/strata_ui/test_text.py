@@ -122,7 +122,7 @@ TRUSTED = {
     "analyses/mean/settings.py": ["ESTIMATOR_LABELS[settings.estimator]", "budget"],
     "analyses/ratio/compare.py": ["symbol"],
     "analyses/ratio/learn.py": [
-        "charts_ratio.METHOD_NAMES[worst['method']].lower()",
+        "charts.METHOD_NAMES[worst['method']].lower()",
         "ratio_teaching.RATIO_CI_REPS",
         "seed",
     ],
@@ -150,12 +150,22 @@ TRUSTED = {
         "record.metadata['noise']",
     ],
     "analyses/synth/settings.py": ["MIN_MODEL_COLUMNS"],
-    "analyses/synth/slow.py": ["duration_text(seconds)", "label"],
+    "analyses/synth/slow_fits.py": ["duration_text(seconds)", "label"],
     "app.py": ["navigation.title"],
-    "budget.py": ["format_delta(constants.DISPLAY_DELTA)", "releases"],
-    "data.py": ["MAX_UPLOAD_MB", "PREVIEW_ROWS", "spark.DEFAULT_MASTER"],
+    "audit_ui.py": ["trail.head[:16]"],  # hex digits of a digest
+    "budget.py": ["format_delta(constants.DISPLAY_DELTA)", "ledger.total", "releases"],
+    # The team file's Spark masters, each already a code span (as_code).
+    "data.py": [
+        "MAX_UPLOAD_MB",
+        "PREVIEW_ROWS",
+        "spark.DEFAULT_MASTER",
+        "spark.masters_sentence(listed)",
+    ],
     "group_list.py": ["note"],
     "learn.py": ["source"],
+    "ledger_admin.py": ["refusal"],  # sentences written here, their ledger names escaped
+    # data_of and names: ledger and data names joined after as_text, where they are built.
+    "ledger_ui.py": ["data_of(covered)", "names", "others.loss", "symbol", "where"],
     "navigation.py": ["label", "page.title", "title"],
     "noisy_small_groups.py": ["OUTCOME[rule.policy]", "noise.describe()"],
     "person.py": ["state.max_rows_per_person * state.max_groups_per_person"],
@@ -189,10 +199,13 @@ TRUSTED = {
         "existing.id",
         "plan.cost",
         "type(exc).__name__",
+        "where",
     ],
     "release_preview.py": ["withheld"],
     "release_ui.py": ["record.metadata['intervals']", "rows"],
-    "sidebar.py": ["SYMBOLS[key]", "format_delta(delta)", "ledger.total", "shape", "where"],
+    "roles.py": ["_article(user.role)", "title", "user.role"],  # a page's title and role names
+    "sidebar.py": ["SYMBOLS[key]", "format_delta(delta)", "ledger.granted()", "shape", "where"],
+    "sign_in.py": ["user.role", "when"],
     "strata.py": ["MAX_CODE_VALUES", "policy_text"],
     "url_state.py": ["what"],
     "widgets.py": ["FOUND", "SMALLEST", "WORST", "label", "prefix"],  # label: a widget's own

@@ -16,7 +16,7 @@ from dpcore.analyses import ANALYSES, REGISTRY, get
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.ratio import RatioSettings
-from dpcore.analyses.sampling import SampleSettings
+from dpcore.analyses.sample import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.analysis import column_kinds
 from dpcore.foundations.accounting import check_affordable

@@ -15,14 +15,14 @@ import pytest
 from scipy import stats
 from scipy.special import ndtr
 
-from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
-from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
-from dpcore.analyses.mean.functions import (
+from dpcore.analyses.mean.array_api import (
     ArrayValues,
     coinpress_mean,
     gaussian_mean,
     laplace_mean,
 )
+from dpcore.analyses.mean.coinpress import CoinPressMean, default_rho_split
+from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
     global_and_group_means,

@@ -11,7 +11,8 @@ import pytest
 from dpcore.analyses.ratio.intervals import RatioComparison
 from dpcore.analyses.ratio.preview import ALL_GROUPS
 from dpcore.foundations.metrics import binomial_band
-from strata_ui.analyses.ratio import charts
+from strata_ui import charts_common
+from strata_ui.analyses.ratio import charts, compare_charts
 from strata_ui.style import PALETTE
 
 OKABE_ITO = set(PALETTE) | {charts.REFERENCE_COLOUR}
@@ -133,7 +134,7 @@ def test_comparison_sentence_states_difference_ci_z_p_and_verdict():
 
 def test_coverage_figure_has_nominal_line_band_and_one_series_per_method():
     frame = simulation_frame()
-    fig = charts.coverage_figure(frame, level=LEVEL, title="Coverage per group")
+    fig = compare_charts.coverage_figure(frame, level=LEVEL, title="Coverage per group")
     assert_labelled(fig)
     named = {t.name for t in fig.data}
     assert {"No correction", "Monte Carlo correction", "Analytical correction"} <= named
@@ -144,7 +145,7 @@ def test_coverage_figure_has_nominal_line_band_and_one_series_per_method():
     assert line.x0 == line.x1 == LEVEL
     assert colours(fig) <= OKABE_ITO
     assert len({t.marker.symbol for t in fig.data if t.name in charts.METHOD_NAMES.values()}) == 3
-    text = charts.coverage_summary(frame, level=LEVEL)
+    text = compare_charts.coverage_summary(frame, level=LEVEL)
     assert text.startswith("Within the band 93.6%–96.3% around the nominal 95%:")
     assert "Analytical correction 2 of 3" in text and "No correction 0 of 3" in text
     assert "Lowest corrected coverage: Small (analytical correction 60%" in text
@@ -164,7 +165,7 @@ def sweep_frame() -> pd.DataFrame:
 
 def test_width_figure_draws_each_method_and_accounting_on_log_axes():
     sweep = sweep_frame()
-    fig = charts.width_figure(sweep, symbol="ε", group=ALL_GROUPS, current=1.0)
+    fig = compare_charts.width_figure(sweep, symbol="ε", group=ALL_GROUPS, current=1.0)
     assert_labelled(fig)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     names = [t.name for t in fig.data]
@@ -174,23 +175,23 @@ def test_width_figure_draws_each_method_and_accounting_on_log_axes():
     dashed = next(t for t in fig.data if t.name == "Analytical correction — zCDP accounting")
     assert dashed.line.dash == "dash"
     assert list(fig.layout.xaxis.ticktext) == ["0.1", "1", "4"]
-    text = charts.width_summary(sweep, symbol="ε", group=ALL_GROUPS)
+    text = compare_charts.width_summary(sweep, symbol="ε", group=ALL_GROUPS)
     assert text.startswith(f"Median width for {ALL_GROUPS} from ε = 0.1 to ε = 4 — ")
     assert text.endswith("; zCDP accounting: analytical correction 0.419 → 0.0105.")
 
 
 def test_log_ticks_are_round_numbers_covering_the_range():
-    assert charts.log_ticks(0.03, 0.7) == [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+    assert charts_common.log_ticks(0.03, 0.7) == [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
 
 
 def test_score_figure_and_summary():
     frame = simulation_frame()
-    fig = charts.score_figure(frame, title="Mean interval score per group at ε = 1")
+    fig = compare_charts.score_figure(frame, title="Mean interval score per group at ε = 1")
     assert_labelled(fig)
     assert fig.layout.xaxis.type == "log" and "lower is better" in fig.layout.xaxis.title.text
     assert [t.type for t in fig.data] == ["bar"] * 3
     assert colours(fig) <= OKABE_ITO
-    text = charts.score_summary(frame)
+    text = compare_charts.score_summary(frame)
     assert "in 3 groups: Monte Carlo correction 2; Analytical correction 1." in text
     assert text.endswith(f"{ALL_GROUPS}: no correction 0.25, Monte Carlo correction 0.208, "
                          "analytical correction 0.209.")  # fmt: skip
@@ -216,18 +217,18 @@ def table1_comparison() -> pd.DataFrame:
 
 def test_table1_figure_summary_and_table():
     comparison = table1_comparison()
-    fig = charts.table1_figure(comparison)
+    fig = compare_charts.table1_figure(comparison)
     assert "Table 1" in fig.layout.title.text
     assert fig.layout.xaxis.title.text == "Coverage in the paper's Table 1 (%)"
     assert fig.layout.yaxis.title.text == "Coverage in our run (%)"
     diagonal = fig.data[0]
     assert diagonal.name == "same as the paper" and list(diagonal.x) == list(diagonal.y)
     assert fig.layout.xaxis2.range == (0.9, 1.0)  # the zoom panel
-    text = charts.table1_summary(comparison)
+    text = compare_charts.table1_summary(comparison)
     assert text.startswith(
         "Coverage agrees within 1.0 percentage points for the public and corrected intervals;"
     )
     assert "except in 2 cells (weighted ε = 0.2)" in text
-    table = charts.table1_display(comparison)
+    table = compare_charts.table1_display(comparison)
     assert {"Coverage (ours)", "Coverage (paper)", "Width (ours)", "Width (paper)"} <= set(table)
     assert list(table["Method"].unique()) == ["No correction", "Analytical correction"]

@@ -10,7 +10,7 @@ import pytest
 
 from dpcore.analyses.ratio import teaching as ratio_teaching
 from dpcore.foundations.metrics import binomial_band
-from strata_ui.analyses.ratio import charts as charts_ratio
+from strata_ui.analyses.ratio import compare_charts
 from strata_ui.analyses.ratio import learn_charts as ratio_charts
 from tests.figures import as_json, assert_accessible, values
 from tests.tolerances import binomial_tolerance
@@ -142,7 +142,7 @@ def test_table1_setting_figure_puts_ours_beside_the_paper(table1):
 
 def test_table1_overview_reuses_the_ratio_pages_chart(table1):
 
-    original = as_json(charts_ratio.table1_figure(table1))
+    original = as_json(compare_charts.table1_figure(table1))
     fig = as_json(ratio_charts.table1_overview_figure(table1))
     assert_accessible(fig, x_unit="%", y_unit="%")
     assert fig["layout"]["title"]["text"] == "Table 1 rebuilt: our coverage against the paper's"

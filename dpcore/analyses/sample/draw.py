@@ -22,7 +22,7 @@ import pandas as pd
 from scipy.special import erfc
 from scipy.stats import hypergeom
 
-from dpcore.analyses.sampling.samplers import (
+from dpcore.analyses.sample.samplers import (
     bernoulli_sampler_epsilon,
     kary_laplace_scale,
     kary_sample,
@@ -57,7 +57,7 @@ PRODUCT_BIASES = (1 / 3, 2 / 3)
 PRODUCT_CLIP = (1 / 4, 3 / 4)
 """Where the product sampler clips each column's proportion: strictly wider than
 :data:`PRODUCT_BIASES`, so that clipping a bias of the class is exponentially rare in n (see
-:func:`~dpcore.analyses.sampling.bernoulli_sample`). Each bit then costs ε = 4/n."""
+:func:`~dpcore.analyses.sample.bernoulli_sample`). Each bit then costs ε = 4/n."""
 
 
 def part_sizes(n: int, k: int) -> np.ndarray:

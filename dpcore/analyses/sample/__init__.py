@@ -11,12 +11,12 @@ analysis built on them:
 """
 
 # Each module names its public API in `__all__`; the package re-exports exactly those names.
-from dpcore.analyses.sampling import analysis, draw, plan, rows, samplers
-from dpcore.analyses.sampling.analysis import *
-from dpcore.analyses.sampling.draw import *
-from dpcore.analyses.sampling.plan import *
-from dpcore.analyses.sampling.rows import *
-from dpcore.analyses.sampling.samplers import *
+from dpcore.analyses.sample import analysis, draw, plan, rows, samplers
+from dpcore.analyses.sample.analysis import *
+from dpcore.analyses.sample.draw import *
+from dpcore.analyses.sample.plan import *
+from dpcore.analyses.sample.rows import *
+from dpcore.analyses.sample.samplers import *
 
 __all__ = [
     *samplers.__all__,

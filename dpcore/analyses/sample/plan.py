@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.sampling.draw import (
+from dpcore.analyses.sample.draw import (
     PRODUCT_BIASES,
     PRODUCT_CLIP,
     Sampler,
@@ -23,7 +23,7 @@ from dpcore.analyses.sampling.draw import (
     product_rho,
     records_frame,
 )
-from dpcore.analyses.sampling.rows import (
+from dpcore.analyses.sample.rows import (
     MAX_DOMAIN,
     WHOLE_POPULATION,
     SampleRows,
@@ -357,7 +357,7 @@ class SamplePlan:
     def script_body(self) -> str:
         return (
             f"{self.header.script()}"
-            "from dpcore.analyses.sampling import SamplePlan, SampleSettings\n\n"
+            "from dpcore.analyses.sample import SamplePlan, SampleSettings\n\n"
             "plan = SamplePlan.build(\n"
             "    frame,\n"
             "    header=header,\n"

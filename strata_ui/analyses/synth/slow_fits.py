@@ -1,7 +1,7 @@
 """Slow synthesizers (MST and AIM, seconds to minutes a fit): a time estimate before a fit, a
 button that starts it, and a progress bar that moves with each group fitted. Results are kept
 by their inputs (the data's and groups' key, the settings, the budget, the seed) in
-:mod:`strata_ui.kept`, so a fit runs once per choice and a rerun shows it again at once.
+:mod:`strata_ui.shared_results`, so a fit runs once per choice and a rerun shows it again at once.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dpcore.analyses.synth.config import model_columns, output_columns
 from dpcore.planner import duration_text
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved
-from strata_ui.kept import kept_or_run
+from strata_ui.shared_results import kept_or_run
 from strata_ui.state import get_settings, update_settings
 
 __all__ = ["duration_text", "fit_seconds", "kept_or_run", "started"]

@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.sampling.draw import kary_guarantee, product_guarantee, product_rho
-from dpcore.analyses.sampling.samplers import kary_laplace_scale, project_simplex
+from dpcore.analyses.sample.draw import kary_guarantee, product_guarantee, product_rho
+from dpcore.analyses.sample.samplers import kary_laplace_scale, project_simplex
 from dpcore.foundations.mechanisms import laplace_noise
 from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
@@ -77,9 +77,9 @@ def sampling_versus_learning(
 def records_needed(d: int, epsilon: float, alpha: float) -> dict[str, float]:
     """Records each task needs at accuracy α and budget ε, for d bits with biases in [1/3, 2/3]:
     the orders of Table 1 with constants 1, and the fewest records (to 10%) for which our
-    product sampler is ρ = ε²/2-zCDP (:func:`~dpcore.analyses.sampling.product_rho` = 8d/n², so
+    product sampler is ρ = ε²/2-zCDP (:func:`~dpcore.analyses.sample.product_rho` = 8d/n², so
     n ≥ 4√d/ε; zCDP is how Thm. 6.4 gets √d) and within α
-    (:func:`~dpcore.analyses.sampling.product_guarantee`)."""
+    (:func:`~dpcore.analyses.sample.product_guarantee`)."""
     d, epsilon = positive_int("d", d), positive_number("epsilon", epsilon)
     n = math.ceil(4 * math.sqrt(d) / epsilon)
     while product_rho(d, n) > epsilon**2 / 2:

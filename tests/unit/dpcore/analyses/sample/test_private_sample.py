@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import binom, spearmanr
 
 from dpcore import ZCDP, DatasetRef, GroupingSpec, Ledger, PlanHeader, PureDP, load_demo, release
-from dpcore.analyses.sampling import (
+from dpcore.analyses.sample import (
     PRODUCT_CLIP,
     SAMPLE,
     WHOLE_POPULATION,
@@ -24,7 +24,7 @@ from dpcore.analyses.sampling import (
     part_sizes,
     product_guarantee,
 )
-from dpcore.analyses.sampling.teaching import records_needed, sampling_versus_learning
+from dpcore.analyses.sample.teaching import records_needed, sampling_versus_learning
 from dpcore.foundations.mechanisms import SecureNoise, SimulationNoise
 from dpcore.release import to_json, to_script
 
@@ -181,7 +181,7 @@ def test_a_group_with_no_rows_is_refused(demo):
 
 
 def test_the_product_cost_follows_the_part_size():
-    from dpcore.analyses.sampling import product_epsilon, product_rho
+    from dpcore.analyses.sample import product_epsilon, product_rho
 
     assert product_epsilon(2, 100) == pytest.approx(2 * 4 / 100)
     assert product_rho(2, 100) == pytest.approx(8 * 2 / 100**2)

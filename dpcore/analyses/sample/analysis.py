@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.base import Analysis
-from dpcore.analyses.sampling.plan import SamplePlan, SampleSettings, records_problem
-from dpcore.analyses.sampling.rows import SampleRows, column_problem, prepare_sample_rows
+from dpcore.analyses.sample.plan import SampleDraw, SamplePlan, SampleSettings, records_problem
+from dpcore.analyses.sample.rows import SampleRows, column_problem, prepare_sample_rows
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp
 from dpcore.foundations.errors import BudgetKindError, Problem
 from dpcore.foundations.grouping import Grouping
@@ -19,7 +19,7 @@ from dpcore.release.plan import PlanHeader
 __all__ = ["SAMPLE", "SampleAnalysis"]
 
 
-class SampleAnalysis(Analysis[SampleSettings, SampleRows]):
+class SampleAnalysis(Analysis[SampleSettings, SampleRows, SampleDraw, pd.DataFrame]):
     """Private records of one group: k-ary (categories) or product-Bernoulli (yes/no columns)."""
 
     name = "sample"

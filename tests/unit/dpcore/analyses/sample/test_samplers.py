@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.analyses.sampling.samplers import (
+from dpcore.analyses.sample.samplers import (
     bernoulli_sample,
     bernoulli_sampler_epsilon,
     clipped_proportion,

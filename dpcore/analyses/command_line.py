@@ -1,0 +1,311 @@
+"""What every analysis gives the ``strata-lab`` command line, so that the command line never
+branches on an analysis' name.
+
+Each analysis ``<name>`` of the registry has a module ``dpcore.analyses.<name>.cli`` whose
+``CLI`` is an :class:`AnalysisCli`: it adds the analysis' own options to a parser, turns the
+parsed values into the analysis' frozen settings (refusing, with the option to change, what the
+analysis cannot take), says in which kind of budget the planner answers, whether the rows must
+be read into memory, and which groups a release publishes. The options every analysis shares
+(the value column and its bounds, the estimator, the strategy, the group sizes) are declared
+once by the command line and handed over as :class:`CommonChoices`.
+
+Pure argparse and dpcore: no front end's module is imported here. A refusal is a
+``ValueError`` whose message names the command-line options to change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Generic, Literal, TypeVar, get_args
+
+from dpcore.analyses.base import Analysis
+from dpcore.analyses.mean.strategies import Strategy
+from dpcore.foundations.accounting import Kind
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.validation import bounds_problem, check_bucket_edges, positive_int
+
+__all__ = [
+    "NOISY_SHARES",
+    "STRATEGIES",
+    "AnalysisCli",
+    "adapter_of",
+    "CommonChoices",
+    "Shares",
+    "bounds",
+    "bucket_edges",
+    "column_list",
+    "fraction",
+    "in_sentence",
+    "positive_bound",
+    "recombined_groups",
+    "refuse_misplaced",
+    "whole_number",
+]
+
+SettingsT = TypeVar("SettingsT")
+
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+"""What ``--strategy`` offers: per group, for everyone, or both with a split budget."""
+
+NOISY_SHARES = "noisy-counts"
+"""The --shares value that takes the shares from the release's own noisy group counts."""
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types: a malformed value is a usage error (status 2)
+# --------------------------------------------------------------------------------------------
+
+
+def column_list(text: str) -> tuple[str, ...]:
+    columns = tuple(name.strip() for name in text.split(","))
+    if not all(columns):
+        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
+    return columns
+
+
+def bounds(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected two numbers L,U (the value's public range, e.g. 0,100), got {text!r}"
+        ) from None
+    problem = bounds_problem(low, high)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return low, high
+
+
+def whole_number(parameter: str, *, zero: bool = False) -> Callable[[str], int]:
+    """An argument type for the library's whole-number ``parameter``: checked against the same
+    limits as the Python API (:func:`dpcore.foundations.validation.positive_int`) while the
+    command line is read, before any data is; 0 is taken too where it means "none"
+    (``zero``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if zero and value == 0:
+            return 0
+        try:
+            return positive_int(parameter, value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).replace(f"`{parameter}` ", "")) from None
+
+    parse.__name__ = parameter  # argparse names the type in its messages
+    return parse
+
+
+def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
+    column, _, edges = text.partition("=")
+    try:
+        values = tuple(float(edge) for edge in edges.split(";"))
+    except ValueError:
+        values = ()
+    if not column.strip() or not values:
+        raise argparse.ArgumentTypeError(
+            f"expected COL=E1;E2;... (public bucket edges of a numeric column), got {text!r}"
+        )
+    try:
+        check_bucket_edges(column.strip(), values)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return column.strip(), values
+
+
+def positive_bound(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a public upper bound: a finite number above 0, got {text!r}"
+        )
+    return value
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number strictly between 0 and 1, got {text!r}"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# What the command line hands every analysis
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommonChoices:
+    """The options the command line declares once for every analysis: ``--value``,
+    ``--bounds``, ``--estimator``, ``--strategy``, ``--global-fraction``, ``--sizes-public``
+    (None where not given; a subcommand without ``--strategy`` leaves its default)."""
+
+    value: str | None = None
+    bounds: tuple[float, float] | None = None
+    estimator: str | None = None
+    strategy: str = "stratified"
+    global_fraction: float = 0.5
+    sizes_public: bool = False
+
+    def value_and_bounds(self, who: str) -> tuple[str, tuple[float, float]]:
+        """``--value`` and ``--bounds``, which ``who`` (e.g. "the mean") needs."""
+        missing = [option for option, given in (("--value", self.value), ("--bounds", self.bounds))
+                   if given is None]  # fmt: skip
+        if missing:
+            raise ValueError(
+                f"{who} needs {' and '.join(missing)}: the column to average and its public "
+                "range L,U (e.g. --value hours --bounds 0,100)"
+            )
+        return self.value, self.bounds
+
+
+@dataclass(frozen=True)
+class Shares:
+    """What ``--shares`` asks a release to recombine the groups with: the data's own counts
+    (``"data"``, the default), a table of public shares, or the release's noisy counts."""
+
+    source: Literal["data", "table", "noisy_counts"] = "data"
+    table: tuple[tuple[str, float], ...] = ()
+
+    def apply(self, spec: GroupingSpec) -> GroupingSpec:
+        """``spec`` recombined with these shares."""
+        if self.source == "data":
+            return spec
+        return dataclasses.replace(spec, share_source=self.source, share_table=self.table)
+
+
+def refuse_misplaced(used: dict[str, bool], owner: str, instead: str) -> None:
+    """Refuse the options of ``used`` that were given (True): they are for ``owner`` (e.g.
+    "the mean"); ``instead`` says what this analysis takes."""
+    given = [option for option, was_given in used.items() if was_given]
+    if given:
+        verb = "is" if len(given) == 1 else "are"
+        raise ValueError(f"{' and '.join(given)} {verb} for {owner}; {instead}")
+
+
+def recombined_groups(spec: GroupingSpec, shares: Shares, common: CommonChoices) -> GroupingSpec:
+    """The groups of a release that recombines its group estimates into a population one, with
+    the public shares of ``--shares``; refused before any pass over the data when private sizes
+    would be given away: by shares from the data's counts, by groups read off the data, or by
+    small groups merged or dropped by their sizes."""
+    private = not common.sizes_public and common.strategy != "global_only"
+    if shares.source == "noisy_counts" and common.sizes_public:
+        raise ValueError(
+            f"--shares {NOISY_SHARES} takes the shares from the noisy group counts a release "
+            "with private sizes draws; leave out --sizes-public, or pass a shares file"
+        )
+    if shares.source == "data" and private:
+        raise ValueError(
+            "the group sizes are private (no --sizes-public), but without --shares the groups "
+            "are recombined with the data's own counts, and each published share would give a "
+            f"size away; pass public shares with --shares, or --shares {NOISY_SHARES}, or "
+            "--sizes-public, or --strategy global_only"
+        )
+    spec = shares.apply(spec)
+    if private:
+        _check_private_sizes_stay_private(spec)
+    return spec
+
+
+def _check_private_sizes_stay_private(spec: GroupingSpec) -> None:
+    """With private group sizes the groups must be a declared list (``--codebook``) kept
+    whatever their sizes (``--small-groups keep``): groups read off the data, or merged by
+    their exact sizes, would show the sizes (the library refuses such a plan; this says which
+    option fixes it)."""
+    gaps = spec.private_sizes_gaps()  # "shares" is refused before, naming --shares
+    if "list" in gaps:
+        raise ValueError(
+            "the group sizes are private (no --sizes-public), but the list of groups would come "
+            "from the data: a new category would appear in the release as soon as one person "
+            "of it is added; declare each grouping column's categories with --codebook, or "
+            "pass --sizes-public"
+        )
+    if "keep" in gaps:
+        raise ValueError(
+            "the group sizes are private (no --sizes-public), but --small-groups "
+            f"{spec.small_groups} would decide from their exact sizes which groups to "
+            f"{spec.small_groups}; pass --small-groups keep, --shares noisy-counts (the "
+            "release's own noisy counts then decide), or --sizes-public"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# The interface
+# --------------------------------------------------------------------------------------------
+
+
+class AnalysisCli(ABC, Generic[SettingsT]):
+    """One analysis on the command line (see the module docstring)."""
+
+    analysis: ClassVar[Analysis]
+    """The registered analysis these options drive."""
+    described: ClassVar[str]
+    """What a release of it publishes per group, for the help of ``--analysis``."""
+    takes_strategy: ClassVar[bool] = True
+    """Whether ``--strategy`` chooses what it publishes (and its plan says which)."""
+    plans_on_engines: ClassVar[bool] = False
+    """Whether its planner takes the statistics an engine computes (files of any size, a Spark
+    table); False when it plans from the rows of one file read into memory."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the analysis' own options (none by default)."""
+
+    @abstractmethod
+    def settings(self, args: argparse.Namespace, common: CommonChoices) -> SettingsT:
+        """The analysis' settings from its own options in ``args`` and the ``common`` ones;
+        ``ValueError`` naming the options to change for what it cannot take."""
+
+    def budget_kind(self, settings: SettingsT) -> Kind:
+        """The kind of budget the planner's answer is counted in."""
+        return "pure"
+
+    def check_target(self, relative: bool) -> None:
+        """Refuse a planner's target the analysis cannot measure (``relative``: a share of the
+        true value) before any pass over the data."""
+
+    def rows_needed(self, settings: SettingsT) -> str | None:
+        """Why these settings need the rows of one file in memory, and what to do instead;
+        None when an engine's passes give its statistics."""
+        if self.analysis.runs_on_engines:
+            return None
+        return (
+            f"the {in_sentence(self.analysis)} reads the rows themselves into memory: give one "
+            "CSV or Parquet file (not a folder, a glob or spark:TABLE), with --engine pandas or "
+            "no --engine"
+        )
+
+    def check_columns(self, settings: SettingsT, kinds: dict[str, str]) -> None:
+        """Refuse, before any pass, settings that name a column the data (whose columns and
+        their kinds are ``kinds``) does not have and the analysis would otherwise pass over."""
+
+    @abstractmethod
+    def release_groups(
+        self, spec: GroupingSpec, shares: Shares, common: CommonChoices
+    ) -> GroupingSpec:
+        """The groups a release publishes, with the shares it recombines them with; refuses
+        the release options the analysis does not take, and group sizes it would give away."""
+
+
+def adapter_of(analysis: Analysis) -> AnalysisCli:
+    """The command-line side of ``analysis``: the ``CLI`` of ``dpcore.analyses.<name>.cli``."""
+    return importlib.import_module(f"dpcore.analyses.{analysis.name}.cli").CLI
+
+
+def in_sentence(analysis: Analysis) -> str:
+    """The analysis' title inside a sentence: its first letter lowered, acronyms kept."""
+    return analysis.title[:1].lower() + analysis.title[1:]
