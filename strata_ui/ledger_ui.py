@@ -186,7 +186,7 @@ def render_allowances(ledger: Ledger) -> None:
         st.markdown(
             f"**Your allowance on “{as_text(ledger.name)}”:** {symbol} = "
             f"{allowances.used_by(ledger, user.identity):.4g} used of {mine.amount:.4g}, set by "
-            f"{as_text(mine.set_by)}."
+            f"{mine.set_by}."
             if mine is not None
             else f"**You have no allowance on “{as_text(ledger.name)}”**, so you cannot commit here. A "
             "curator gives analysts allowances on this page."
@@ -237,6 +237,6 @@ def _set_allowance(ledger: Ledger, identity: str, amount: float) -> None:
         st.error(as_written(exc), icon=":material/block:")
         return
     get_state().ledger_flash = (
-        f"{as_text(identity)} may now commit up to {amount:g} on “{as_text(ledger.name)}”."
+        f"{identity} may now commit up to {amount:g} on “{as_text(ledger.name)}”."
     )
     st.rerun()

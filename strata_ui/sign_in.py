@@ -22,7 +22,6 @@ from strata_ui import roles, serving
 from strata_ui.constants import PAGES, PageSpec
 from strata_ui.roles import Role, User
 from strata_ui.team_config import TeamConfig
-from strata_ui.text import as_text
 
 __all__ = ["ask_again", "gate", "has_expired", "page_to_resume", "render_who"]
 
@@ -91,7 +90,7 @@ def _not_in_team(config: TeamConfig) -> None:
     who = _claim("email") or _claim("sub") or "this account"
     st.title("Strata Lab")
     st.warning(
-        f"You are signed in as **{as_text(who)}**, whom this installation's team file does not name, so "
+        f"You are signed in as **{who}**, whom this installation's team file does not name, so "
         "you have no role here. Ask a curator to add you (with a role: curator, analyst or "
         "viewer), then sign in again.",
         icon=":material/person_off:",
@@ -123,7 +122,7 @@ def ask_again(user: User, url_path: str, config: TeamConfig) -> None:
     )
     st.title("Please sign in again")
     st.info(
-        f"Your sign-in as **{as_text(user.identity)}** dates from {when}, and sign-ins here last "
+        f"Your sign-in as **{user.identity}** dates from {when}, and sign-ins here last "
         f"{config.sign_in_hours:g} hours. Sign in again to go on: this page and the choices in "
         "the address come back as they are.",
         icon=":material/schedule:",
@@ -165,11 +164,11 @@ def render_who(user: User) -> None:
     """The sidebar's line on who is signed in (or that no one needs to be) and sign-out."""
     if user.single_user:
         st.caption(
-            f"**Single-user mode**: served on this machine only ({as_text(user.name)}, as curator), with "
+            f"**Single-user mode**: served on this machine only ({user.name}, as curator), with "
             "no sign-in. To share it with a team, see “Serving Strata Lab to a team” in the "
             "README."
         )
         return
     who = user.identity if user.name == user.identity else f"{user.name} ({user.identity})"
-    st.markdown(f"Signed in as **{as_text(who)}**  \nRole: **{user.role}**")
+    st.markdown(f"Signed in as **{who}**  \nRole: **{user.role}**")
     st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="sign_in.out")

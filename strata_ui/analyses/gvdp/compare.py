@@ -102,7 +102,8 @@ def render_compare() -> None:
         return
     model, run = inputs.model, inputs.run
     st.caption(
-        f"{MODELS[model.kind]}: **{as_text(model.formula)}**, k = {run.k:,}, "
+        f"{MODELS[model.kind]}: **{as_text(model.formula)}**, "
+        f"k = {inputs.data.subsets(run.k, run.resamples):,}, "
         f"{BOUNDS_MODES[inputs.bounds.mode].lower()}. {budget_sentence()} Change these on the "
         "Estimator and Budget pages."
     )

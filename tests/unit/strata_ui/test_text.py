@@ -114,7 +114,7 @@ TRUSTED = {
         "runs",
         "seed",
     ],
-    "analyses/gvdp/settings.py": ["model.min_rows"],
+    "analyses/gvdp/settings.py": ["NEARLY_UNBIASED_ROWS[model.estimator]", "model.min_rows"],
     "analyses/mean/__init__.py": ["PREVIEW_BANNER", "chosen.strategy"],
     "analyses/mean/compare.py": ["ESTIMATOR_LABELS[settings.estimator]", "bounds", "symbol"],
     "analyses/mean/explainers.py": ["state.seed"],
@@ -164,8 +164,9 @@ TRUSTED = {
     "group_list.py": ["note"],
     "learn.py": ["source"],
     "ledger_admin.py": ["refusal"],  # sentences written here, their ledger names escaped
-    # data_of and names: ledger and data names joined after as_text, where they are built.
-    "ledger_ui.py": ["data_of(covered)", "names", "others.loss", "symbol", "where"],
+    # data_of and names: ledger and data names joined after as_text, where they are built;
+    # mine.set_by: an identity (see sign_in.py).
+    "ledger_ui.py": ["data_of(covered)", "mine.set_by", "names", "others.loss", "symbol", "where"],
     "navigation.py": ["label", "page.title", "title"],
     "noisy_small_groups.py": ["OUTCOME[rule.policy]", "noise.describe()"],
     "person.py": ["state.max_rows_per_person * state.max_groups_per_person"],
@@ -205,7 +206,9 @@ TRUSTED = {
     "release_ui.py": ["record.metadata['intervals']", "rows"],
     "roles.py": ["_article(user.role)", "title", "user.role"],  # a page's title and role names
     "sidebar.py": ["SYMBOLS[key]", "format_delta(delta)", "ledger.granted()", "shape", "where"],
-    "sign_in.py": ["user.role", "when"],
+    # Identities come from the team file and the identity provider, not from data; escaping
+    # them would put word joiners into e-mail addresses people copy (strata_ui.text).
+    "sign_in.py": ["user.identity", "user.name", "user.role", "when", "who"],
     "strata.py": ["MAX_CODE_VALUES", "policy_text"],
     "url_state.py": ["what"],
     "widgets.py": ["FOUND", "SMALLEST", "WORST", "label", "prefix"],  # label: a widget's own
