@@ -38,6 +38,7 @@ from strata_ui.state import (
     widget_key,
 )
 from strata_ui.style import plain_number, rounded_up
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, stored_on_change
 
 __all__ = [
@@ -129,7 +130,8 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     key = widget_key(PlannerView, "half_widths", unit)
     store = functools.partial(_store_half_width, unit)
     value = st.number_input(
-        f"Within ± (in {unit})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
+        f"Within ± (in {as_text(unit)})", min_value=0.0,
+        value=typed.get(unit, model.typical_half_width),
         step=model.typical_half_width / 4, format="%.6g", key=key,
         **stored_on_change(key, store),
     )  # fmt: skip
@@ -324,20 +326,20 @@ def render_answer(
     if reasons:
         st.info(
             "Curator preview, not differentially private: this answer reads "
-            + ", ".join(reasons) + ".",
+            + ", ".join(map(as_written, reasons)) + ".",
             icon=":material/visibility:",
         )  # fmt: skip
     if answer.budget is None and answer.unreachable == (model.limit_reason,):
         st.warning(
-            f"No budget meets this target: {model.limit_reason}; or loosen the target.",
+            f"No budget meets this target: {as_written(model.limit_reason)}; or loosen the target.",
             icon=":material/warning:",
         )
         return
     if answer.budget is None:
         st.warning(
             "No budget meets this target: "
-            + "; ".join(answer.unreachable)
-            + f". {model.unreachable_advice}",
+            + "; ".join(map(as_written, answer.unreachable))
+            + f". {as_written(model.unreachable_advice)}",
             icon=":material/warning:",
         )
         return
@@ -352,7 +354,7 @@ def render_answer(
         "meets the target; every line below and the button use this same number.",
     )
     st.markdown(
-        f"Set by **{answer.binding}**: it needs the most budget; every other estimate meets the "
+        f"Set by **{as_text(answer.binding)}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
     )
     st.markdown(budget_language.charge_line(budget, analysis.cost(settings, budget)))
@@ -427,8 +429,8 @@ def _render_what_fits(
     cost = analysis.cost(settings, budget)
     if ledger is not None and isinstance(cost, ZCDP) and ledger.total.kind == "pure":
         st.warning(
-            f"The ledger “{ledger.name}” counts pure ε-DP, which Gaussian noise cannot meet: a "
-            "release at this budget needs a ρ-zCDP ledger (start one on the Budget page), or "
+            f"The ledger “{as_text(ledger.name)}” counts pure ε-DP, which Gaussian noise cannot "
+            "meet: a release at this budget needs a ρ-zCDP ledger (start one on the Budget page), or "
             "Laplace noise.",
             icon=":material/warning:",
         )
@@ -441,7 +443,7 @@ def _render_what_fits(
     if ledger is not None and fits_release and affordable(cost, ledger):
         left = ", ".join(f"{SYMBOLS[k]} = {plain_number(v)}" for k, v in ledger.remaining().items())
         st.success(
-            f"The ledger “{ledger.name}” can afford it: it has {left} left.",
+            f"The ledger “{as_text(ledger.name)}” can afford it: it has {left} left.",
             icon=":material/check_circle:",
         )
         return True
@@ -452,24 +454,25 @@ def _render_what_fits(
         "than one release may use (the largest ledger a curator can start holds ρ = "
         f"{plain_number(constants.RHO_MAX)})"
         if not fits_release
-        else f"than the ledger “{ledger.name}” has left"
+        else f"than the ledger “{as_text(ledger.name)}” has left"
     )
     if most_value <= 0:
         st.warning(
-            f"{budget_text(budget)} is more than the ledger “{ledger.name}” has left: it is "
-            "used up. Start a new ledger on the Budget page.",
+            f"{budget_text(budget)} is more than the ledger “{as_text(ledger.name)}” has left: it "
+            "is used up. Start a new ledger on the Budget page.",
             icon=":material/warning:",
         )
         return False
     most = PureDP(most_value) if pure else ZCDP(most_value)
     short = shortfall(model, answer.target, _in_model_unit(most, model))
     missing = short.table[short.table["estimate"].isin(short.short)]
-    held_back = f" in what “{ledger.name}” has left" if most_value < release_most else ""
+    held_back = f" in what “{as_text(ledger.name)}” has left" if most_value < release_most else ""
     st.warning(
         f"{budget_text(budget)} is more {where}. The most that fits{held_back} is "
         f"**{budget_text(most)}**: at it {len(short.short)} of {len(model.labels)} estimates "
-        f"miss the target ({_worst_miss(missing['error at available budget'], model.widest_error)}). "
-        + _rows_advice(missing, short.rows_reason),
+        "miss the target "
+        f"({as_written(_worst_miss(missing['error at available budget'], model.widest_error))}). "
+        + as_written(_rows_advice(missing, short.rows_reason)),
         icon=":material/warning:",
     )
     return False
@@ -533,7 +536,7 @@ def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
     """How often simulated releases at the answer met the target, per estimate."""
     row = table.set_index("estimate").loc[binding]
     st.markdown(
-        f"In {replicates:,} simulated releases at this budget, **{binding}** met the target "
+        f"In {replicates:,} simulated releases at this budget, **{as_text(binding)}** met the target "
         f"{row['met']:.1%} of the time; a calibrated answer shows {row['band_low']:.1%} to "
         f"{row['band_high']:.1%}. Every other estimate should meet it at least as often."
     )

@@ -16,13 +16,9 @@ from dpcore.analyses.mean.plan_checks import (
     check_selection_possible,
     check_sizes_stay_private,
 )
+from dpcore.analyses.mean.plan_intervals import MeanEstimator, MeanIntervals
 from dpcore.analyses.mean.plan_script import mean_script
-from dpcore.analyses.mean.sampling_error import (
-    NoisySquares,
-    clipped_variances,
-    release_squares,
-    sampling_error_draws,
-)
+from dpcore.analyses.mean.sampling_error import release_squares
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
     STRATEGIES,
@@ -36,7 +32,7 @@ from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.foundations.intervals import Interval
 from dpcore.foundations.labels import OTHER_LABEL, plain_number
-from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
+from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.selection import KeySelection
 from dpcore.foundations.shares import PublicShares
@@ -46,13 +42,6 @@ from dpcore.release.preview import simulated_preview
 
 __all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow"]
 
-MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
-
-INTERVAL_DRAWS = 20_000
-"""Draws of the public noise distribution behind each noise interval (post-processing only)."""
-
-INTERVAL_METHOD = "noise quantiles (parametric bootstrap)"
-SAMPLING_INTERVAL_METHOD = "noise and sampling-error quantiles (parametric bootstrap)"
 DEFAULT_VARIANCE_FRACTION = 0.2
 """Share of the budget spent on the group variances when intervals include sampling error: the
 variances need less precision than the means (a 20% error in a variance is 10% in a width)."""
@@ -84,7 +73,7 @@ class MeanRow(ReleaseRow):
 
 
 @dataclass(frozen=True)
-class MeanPlan:
+class MeanPlan(MeanIntervals):
     r"""A planned release of private means per group and for the whole population.
 
     Parameters
@@ -365,132 +354,6 @@ class MeanPlan:
             return {"noisy_share": float(result.shares[group])}
         return {"public_share": float(shares.values[group])}
 
-    def intervals(
-        self,
-        result: StrategyResult,
-        squares: NoisySquares | None = None,
-        values: GroupValues | GroupSums | None = None,
-    ) -> tuple[Interval, Interval]:
-        r"""The group and population estimates with their intervals.
-
-        Basic (pivot) intervals: estimate − upper error quantile, estimate − lower one (Davison &
-        Hinkley 1997, §5.2), with the error quantiles of :meth:`_error_draws`. With ``squares``
-        (the release's noisy sums of squares) the errors include sampling error.
-        """
-        groups, whole = np.asarray(result.group_estimates), float(result.global_estimate)
-        method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
-        released = self.values if values is None else values
-        group_errors, global_errors = self._error_draws(result, squares, released)
-        tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
-        group_q = np.quantile(group_errors, tails, axis=0).T
-        global_q = np.quantile(global_errors, tails)
-        level = self.header.level
-        return (
-            Interval(estimate=groups, low=groups - group_q[:, 1], high=groups - group_q[:, 0],
-                     level=level, method=method),
-            Interval(estimate=whole, low=whole - global_q[1], high=whole - global_q[0],
-                     level=level, method=method),
-        )  # fmt: skip
-
-    def _error_draws(
-        self, result: StrategyResult, squares: NoisySquares | None, values: GroupValues | GroupSums
-    ) -> tuple[np.ndarray, np.ndarray]:
-        r"""Draws of the estimation error of the group and population estimates, shapes
-        ``(INTERVAL_DRAWS, k)`` and ``(INTERVAL_DRAWS,)``, by parametric bootstrap.
-
-        The DP noise: reruns the same strategy on stand-in data in which every member of group g
-        has the value :math:`\tilde\mu_g` (the DP estimate clipped to the public range), with
-        the group sizes of :meth:`_stand_in_sizes`, and records the error of each draw. With
-        public sizes, Laplace and Gaussian errors do not depend on the values at all and the
-        draws are exact up to Monte Carlo error; for CoinPress, and with private sizes (the
-        release's noisy counts stand in for the sizes), they are a plug-in approximation.
-
-        Sampling error, with ``squares``: independent Student-t draws with the variances that
-        :mod:`~dpcore.analyses.mean.sampling_error` estimates from ``squares`` and the DP means
-        (Miao & Li 2022, §2.4.2: the noise's variance adds to the sampling one).
-
-        Only DP outputs and public parameters enter, so this is post-processing, with fixed
-        seeds: the same estimates always give the same intervals.
-        """
-        low, high = self.estimator.public_range
-        centres = np.clip(np.asarray(result.group_estimates, dtype=float), low, high)
-        sizes = self._stand_in_sizes(result, values)
-        stand_in = GroupSums.constant(values.labels, sizes, centres)
-        draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.mean_budget, values.shares,
-            global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
-            noise=SimulationNoise(rng=0),
-        )  # fmt: skip
-        weights = (
-            values.shares.values
-            if self.strategy == "stratified" and not values.shares.drawn_with_release
-            else sizes / sizes.sum()
-        )
-        global_truth = float(centres @ weights)
-        group_errors = draws.group_estimates - centres
-        global_errors = draws.global_estimate - global_truth
-        if squares is None:
-            return group_errors, global_errors
-        group_sampling, global_sampling = sampling_error_draws(
-            self._mean_variances(
-                squares.groups, result.group_estimates, group_errors, self.values.sizes
-            ),
-            self._mean_variances(
-                squares.pooled, result.global_estimate, global_errors[:, None], [self.values.n]
-            ),
-            self.values.sizes, self.shares.values, INTERVAL_DRAWS, np.random.default_rng(1),
-        )  # fmt: skip
-        return group_errors + group_sampling, global_errors + global_sampling
-
-    def _stand_in_sizes(
-        self, result: StrategyResult, values: GroupValues | GroupSums
-    ) -> np.ndarray:
-        """The group sizes of the bootstrap's stand-in data: the public sizes; with private
-        sizes the release's own noisy counts (DP outputs, at least 1 each, so that an interval
-        never reads an exact size), and for a population estimated alone its noisy count
-        spread evenly over the groups (only its total enters that estimate)."""
-        if self.sizes_public:
-            return np.asarray(values.sizes)
-        if result.counts is not None:
-            return np.maximum(np.rint(result.counts), 1).astype(np.int64)
-        each = max(round(float(result.global_count) / values.k), 1)
-        return np.full(values.k, each, dtype=np.int64)
-
-    def _mean_variances(self, noisy_squares, means, noise_errors: np.ndarray, sizes):
-        r"""The sampling variance of each released mean (:math:`\tilde s^2/n`): of the groups
-        (``noise_errors`` of shape (R, k), ``sizes`` theirs) or of the pooled mean (shape
-        (R, 1), ``sizes`` = [n]); None when the release has no such sums."""
-        if noisy_squares is None:
-            return None
-        sizes = np.asarray(sizes, dtype=float)
-        low, high = self.estimator.interval(sizes)
-        return clipped_variances(
-            np.atleast_1d(noisy_squares), np.atleast_1d(means), noise_errors.var(axis=0),
-            sizes, low, high,
-        ) / sizes  # fmt: skip
-
-    @property
-    def interval_description(self) -> str:
-        """What the intervals cover, for the release's metadata."""
-        if not self.sizes_public:
-            return (
-                f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
-                f"({INTERVAL_DRAWS:,} draws), with the release's own noisy counts as the group "
-                "sizes (no exact size enters them); they cover the clipped sample mean, not "
-                "sampling error"
-            )
-        if self.sampling_error:
-            return (
-                f"{self.header.level:.0%} intervals for the population mean of the clipped "
-                f"values: the DP noise ({INTERVAL_DRAWS:,} parametric-bootstrap draws) plus "
-                "sampling error, from DP estimates of the variances that took "
-                f"{self.variance_fraction:.0%} of the budget"
-            )
-        return (
-            f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
-            f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
-        )
-
     @property
     def shares_read_from_data(self) -> str | None:
         """What the group rows publish as shares when they are read exactly from the data
@@ -534,6 +397,11 @@ class MeanPlan:
             ),
             *self._small_groups_lines(),
             f"**Intervals:** {self.interval_description}",
+            *(
+                []
+                if self.coverage_note is None
+                else [f"**Coverage:** {self.coverage_note.sentence()}"]
+            ),
         ]
 
     def _engine_line(self) -> list[str]:

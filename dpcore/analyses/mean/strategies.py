@@ -79,6 +79,11 @@ class StrategyResult:
     ``counts`` are the groups' noisy counts the release drew (shaped like ``group_estimates``)
     and ``global_count`` the population's, when it is estimated on its own: DP outputs a
     release's intervals take as the group sizes (:class:`~dpcore.analyses.mean.plan.MeanPlan`).
+    ``group_steps`` and ``global_steps``: for an estimator that releases intermediate intervals
+    (CoinPress, :meth:`~dpcore.analyses.mean.CoinPressMean.run`), the interval after each of
+    its steps behind the group estimates, shape (steps, [replicates,] k, 2), and behind the
+    population estimate when it is estimated on its own, shape (steps, [replicates,] 2); DP
+    outputs, from which the release's intervals follow. None otherwise.
     """
 
     strategy: Strategy
@@ -89,28 +94,45 @@ class StrategyResult:
     released: NoisyRecombination | None = None
     counts: np.ndarray | None = None
     global_count: np.ndarray | None = None
+    group_steps: np.ndarray | None = None
+    global_steps: np.ndarray | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
     return None if replicates is None else positive_int("replicates", replicates)
 
 
-def _groups(
+@dataclass(frozen=True)
+class _Drawn:
+    """One estimator's estimates of some groups, with what else the draw released: the noisy
+    counts with private sizes, the intervals of its steps for CoinPress; None where not."""
+
+    estimates: np.ndarray
+    counts: np.ndarray | None = None
+    steps: np.ndarray | None = None
+
+    def first_group(self) -> _Drawn:
+        """The draw of the first (only) group: a population estimated on its own."""
+        return _Drawn(
+            self.estimates[..., 0],
+            None if self.counts is None else self.counts[..., 0],
+            None if self.steps is None else self.steps[..., 0, :],
+        )
+
+
+def _draw(
     estimator: MeanEstimator, strata: GroupValues, budget: Budget, reps: int | None, source
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Each group's estimate, and with private sizes the noisy count it drew (else None)."""
+) -> _Drawn:
+    """Each group's estimate; with private sizes the noisy count it drew; for an estimator with
+    steps (CoinPress's ``run``) the intervals of its steps."""
+    run = getattr(estimator, "run", None)
+    if run is not None:
+        estimates, steps = run(strata, budget, replicates=reps, noise=source)
+        return _Drawn(estimates, steps=steps)
     if getattr(estimator, "n_public", True):
-        return estimator.group_estimates(strata, budget, replicates=reps, noise=source), None
+        return _Drawn(estimator.group_estimates(strata, budget, replicates=reps, noise=source))
     drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
-    return drawn.means(), drawn.counts
-
-
-def _population(
-    estimator: MeanEstimator, strata: GroupValues, budget: Budget, reps: int | None, source
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The population's own estimate, and with private sizes its noisy count (else None)."""
-    whole, count = _groups(estimator, strata.pooled, budget, reps, source)
-    return whole[..., 0], None if count is None else count[..., 0]
+    return _Drawn(drawn.means(), counts=drawn.counts)
 
 
 def recombine_clamped(
@@ -172,12 +194,12 @@ def stratified_mean(
         return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights,
                               counts=drawn.counts)  # fmt: skip
     weights = share_values(shares, strata.k)
-    groups, counts = _groups(estimator, strata, budget, reps, source)
+    groups = _draw(estimator, strata, budget, reps, source)
     # k copies of one budget compose in parallel to that budget: composing one copy per group
     # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
     return StrategyResult(
-        "stratified", groups, recombine_clamped(estimator, groups, weights), parallel(budget),
-        counts=counts,
+        "stratified", groups.estimates, recombine_clamped(estimator, groups.estimates, weights),
+        parallel(budget), counts=groups.counts, group_steps=groups.steps,
     )  # fmt: skip
 
 
@@ -191,11 +213,14 @@ def global_only_mean(
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
     """Vanilla (i): one estimate of the population mean with the full budget, reused per group."""
-    whole, count = _population(
-        estimator, strata, budget, _replicates(replicates), as_noise_source(noise, rng=rng)
-    )
-    groups = np.repeat(whole[..., None], strata.k, axis=-1)
-    return StrategyResult("global_only", groups, whole, budget, global_count=count)
+    whole = _draw(
+        estimator, strata.pooled, budget, _replicates(replicates), as_noise_source(noise, rng=rng)
+    ).first_group()
+    groups = np.repeat(whole.estimates[..., None], strata.k, axis=-1)
+    return StrategyResult(
+        "global_only", groups, whole.estimates, budget, global_count=whole.counts,
+        global_steps=whole.steps,
+    )  # fmt: skip
 
 
 def global_and_group_means(
@@ -219,23 +244,25 @@ def global_and_group_means(
     fraction = open_unit_interval("global_fraction", global_fraction)
     global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
     source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
-    whole, count = _population(estimator, strata, global_budget, reps, source)
+    whole = _draw(estimator, strata.pooled, global_budget, reps, source).first_group()
     cost = sequential(global_budget, group_budget)
-    both = {"global_count": count}
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
-        both["counts"] = drawn.counts
+        both = {"counts": drawn.counts, "global_count": whole.counts}
         if shares.rule is not None:  # small groups decided by the same noisy counts
             released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
-                "global_and_groups", drawn.means(), whole, cost, shares=released.shares,
-                released=released, **both,
+                "global_and_groups", drawn.means(), whole.estimates, cost,
+                shares=released.shares, released=released, **both,
             )  # fmt: skip
         shares = noisy_count_shares(drawn.counts)
-        return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares,
-                              **both)  # fmt: skip
-    groups, both["counts"] = _groups(estimator, strata, group_budget, reps, source)
-    return StrategyResult("global_and_groups", groups, whole, cost, **both)
+        return StrategyResult("global_and_groups", drawn.means(), whole.estimates, cost,
+                              shares=shares, **both)  # fmt: skip
+    groups = _draw(estimator, strata, group_budget, reps, source)
+    return StrategyResult(
+        "global_and_groups", groups.estimates, whole.estimates, cost, counts=groups.counts,
+        global_count=whole.counts, group_steps=groups.steps, global_steps=whole.steps,
+    )  # fmt: skip
 
 
 def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:

@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from dpcore.analyses.ratio.sums import (
     COMPOSITIONS,
@@ -63,6 +62,8 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     :math:`\rho = (\sqrt{\log(1/\delta) + \varepsilon} - \sqrt{\log(1/\delta)})^2`, which the tight
     conversion always improves on.
     """
+    from scipy.optimize import brentq  # deferred: slow to import, rarely needed
+
     epsilon = positive_number("epsilon", epsilon)
     delta = open_unit_interval("delta", delta)
     log_inv_delta = -math.log(delta)
@@ -88,6 +89,9 @@ class RatioRelease:
     ``sensitivity`` and ``noise_scale`` map each released sum (see :data:`SUM_NAMES`) to its
     sensitivity Δ and its noise scale (σ for Gaussian noise, b for Laplace noise). ``cost`` is the
     guarantee of the whole release; ``rho`` the total zCDP budget when ``composition="zcdp"``.
+    ``noise_terms``: how many independent draws of the mechanism each sum's noise adds up (1 for
+    a group's own release; k for totals over k groups, :func:`~dpcore.analyses.ratio.recombine`,
+    whose ``noise_scale`` is then √k times a group's).
     """
 
     sums: RatioSums
@@ -100,6 +104,7 @@ class RatioRelease:
     noise_scale: dict[str, float]
     cost: Budget
     rho: float | None = None
+    noise_terms: int = 1
 
     def noise_variance(self, name: str) -> float:
         """Variance of the noise on sum ``name``: σ² (Gaussian) or 2b² (Laplace)."""

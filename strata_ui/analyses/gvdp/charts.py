@@ -21,6 +21,7 @@ from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
 from strata_ui.charts_release import release_traces
 from strata_ui.style import FONT, PALETTE, plain_number, wrap_label
+from strata_ui.text import chart_text
 
 METHOD_COLOURS = {DP: PALETTE[0], NON_PRIVATE: PALETTE[1]}
 RECOMBINED_COLOUR = PALETTE[3]
@@ -291,7 +292,7 @@ def group_width_figure(frame: pd.DataFrame, coefficient: str, *, unit: str) -> g
         rows = part[part["method"] == method].set_index("group").loc[order["group"]]
         fig.add_trace(
             go.Bar(
-                x=list(rows.index),
+                x=[chart_text(g) for g in rows.index],
                 y=(rows["high"] - rows["low"]).to_numpy(),
                 name=method,
                 marker_color=colour,
@@ -301,8 +302,8 @@ def group_width_figure(frame: pd.DataFrame, coefficient: str, *, unit: str) -> g
     fig.update_layout(barmode="group", height=480)
     fig.update_xaxes(
         categoryorder="array",
-        categoryarray=list(order["group"]),
-        tickvals=list(order["group"]),
+        categoryarray=[chart_text(g) for g in order["group"]],
+        tickvals=[chart_text(g) for g in order["group"]],
         ticktext=[
             _tick(g, n, k)
             for g, n, k in zip(order["group"], order["rows"], order["subsets"], strict=True)
@@ -492,7 +493,7 @@ def k_diagnostic_figure(
     return _layout(
         fig,
         f"{coefficient}: BLB subsets at several k — non-private curator diagnostic "
-        f"(your k = {chosen_k:,} in blue)",
+        f"(the k in use, {chosen_k:,}, in blue)",
         legend="bottom",
     )
 
@@ -515,7 +516,7 @@ def k_diagnostic_summary(
         rows = part[part["k"] == k]
         shift = (rows["estimate"].mean() - reference_estimate) / scale
         drift = rows["se"].median() / scale - 1
-        mark = " (yours)" if k == chosen_k else ""
+        mark = " (in use)" if k == chosen_k else ""
         parts.append(f"k = {k:,}{mark}: centre {shift:+.2f} SE, standard error {drift:+.0%}")
     text = (
         f"Distance of the subsets from the full-data estimate {_fmt(reference_estimate)} "
@@ -561,6 +562,8 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         fig.update_yaxes(title={"text": "Estimate"}, range=ranges[coefficient], row=row, col=1)
     fig.update_xaxes(title={"text": "Group"}, row=len(coefficients), col=1)
     fig.update_layout(height=300 * len(coefficients) + 120)
+    coverage = record.metadata.get("coverage")
+    caveat = "" if coverage is None else f" (some cover ≈{coverage['measured']}: see Coverage)"
     return _layout(
-        fig, f"{record.metadata['title']} — DP estimates with {level:.0%} GVDP intervals"
+        fig, f"{record.metadata['title']} — DP estimates with {level:.0%} GVDP intervals{caveat}"
     )

@@ -33,6 +33,7 @@ from strata_ui.analyses.gvdp.settings import ERROR_ICON, ROWS_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.style import by_interval_width, written_or_dash
+from strata_ui.text import as_written
 from strata_ui.widgets import bind, show_error
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
@@ -59,7 +60,7 @@ def render_estimator() -> None:
         show_error(exc, icon=ERROR_ICON)
         return
     for message in data.messages():
-        st.caption(f":material/info: {message}")
+        st.caption(f":material/info: {as_written(message)}")
     settings.render_strategy()
     k_check = settings.render_k(model, data)
     bounds = settings.render_bounds(model, data)
@@ -140,7 +141,7 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
     )  # fmt: skip
     st.caption(
         f"Simulated noise with seed {seed} (the Compare page's seed); a release draws "
-        f"OpenDP noise instead. The non-private estimate uses {error}."
+        f"OpenDP noise instead. The non-private estimate uses {as_written(error)}."
     )
     try:
         started = time.perf_counter()
@@ -149,12 +150,14 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
     except (ValueError, TypeError) as exc:
         show_error(exc, icon=ERROR_ICON)
         return
-    st.markdown(f"**Whole population** ({data.rows:,} rows, k = {run.k:,})")
+    st.markdown(
+        f"**Whole population** ({data.rows:,} rows, k = {data.subsets(run.k, run.resamples):,})"
+    )
     st.plotly_chart(
         charts.comparison_figure(frame, kind=model.kind, outcome=model.outcome, level=run.level),
         key="gvdp.chart.comparison",
     )
-    st.markdown(charts.comparison_summary(frame))
+    st.markdown(as_written(charts.comparison_summary(frame)))
     st.dataframe(_readable(_pivot(frame)), hide_index=True, key="gvdp.table.comparison")
     st.caption(f"Computed in {elapsed:.2f} s (cached: the same settings redraw at once).")
     _render_groups(inputs, seed)
@@ -195,12 +198,17 @@ def _render_groups(inputs: RunInputs, seed: int) -> None:
     st.markdown(f"**Per group** (groups from the Strata page, each with the whole ρ = {run.rho:g})")
     problem = data.group_problem(run.k, run.resamples)
     if problem is not None:
-        st.warning(f"Per-group estimates are not available: {problem}", icon=":material/warning:")
+        st.warning(
+            f"Per-group estimates are not available: {as_written(problem)}",
+            icon=":material/warning:",
+        )
         return
     try:
         groups = _groups_preview(data, inputs.key, bounds, run, seed)
     except (ValueError, TypeError) as exc:
-        st.warning(f"Per-group estimates are not available: {exc}", icon=":material/warning:")
+        st.warning(
+            f"Per-group estimates are not available: {as_written(exc)}", icon=":material/warning:"
+        )
         return
     coefficients = list(model.coefficients)
     coefficient = _choose_coefficient("group_coefficient", coefficients)
@@ -253,7 +261,8 @@ def _render_k_diagnostic(inputs: RunInputs, seed: int) -> None:
         "**centre that drifts away** from the full-data estimate (bias on small subsets) or "
         "**standard errors that drift** from the full-data standard error: then k is too large."
     )
-    ks = k_ladder(run.k, data.rows, model.d)
+    chosen_k = data.subsets(run.k, run.resamples)
+    ks = k_ladder(chosen_k, data.rows, model.d)
     try:
         started = time.perf_counter()
         frame, failed, estimate, variance = _diagnostic(
@@ -261,7 +270,7 @@ def _render_k_diagnostic(inputs: RunInputs, seed: int) -> None:
         )
         elapsed = time.perf_counter() - started
     except NeedsRowsInMemory as exc:  # the data stay where they lie
-        st.info(f"{exc}", icon=ROWS_ICON)
+        st.info(f"{as_written(exc)}", icon=ROWS_ICON)
         return
     except (ValueError, TypeError) as exc:
         show_error(exc, icon=ERROR_ICON)
@@ -275,12 +284,14 @@ def _render_k_diagnostic(inputs: RunInputs, seed: int) -> None:
     reference = {"reference_estimate": estimate[j], "reference_se": variance[j] ** 0.5}
     st.plotly_chart(
         charts.k_diagnostic_figure(
-            frame, coefficient, chosen_k=run.k,
+            frame, coefficient, chosen_k=chosen_k,
             unit=charts.coefficient_units(model.kind, model.outcome, coefficient), **reference,
         ),
         key="gvdp.chart.k",
     )  # fmt: skip
     st.markdown(
-        charts.k_diagnostic_summary(frame, coefficient, chosen_k=run.k, failed=failed, **reference)
+        charts.k_diagnostic_summary(
+            frame, coefficient, chosen_k=chosen_k, failed=failed, **reference
+        )
     )
     st.caption(f"k tried: {', '.join(f'{k:,}' for k in ks)}; computed in {elapsed:.2f} s.")

@@ -20,6 +20,7 @@ from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
 from strata_ui.style import plain_number
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (
     bind,
     group_search,
@@ -157,9 +158,9 @@ def render_compare() -> None:
     )
     with settings_box:
         st.caption(
-            f"Estimating the mean of **{settings.value or 'no column yet'}** by "
-            f"**{strata_text}** with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change "
-            "these on the Data, Strata and Estimator pages."
+            f"Estimating the mean of **{as_text(settings.value or 'no column yet')}** by "
+            f"**{as_written(strata_text)}** with the {ESTIMATOR_LABELS[settings.estimator]}, "
+            f"{bounds}. Change these on the Data, Strata and Estimator pages."
         )
         strategies = ("stratified", _render_simulation_settings())
         _render_measure(settings)
@@ -281,7 +282,7 @@ def _render_group_errors(groups, value: str) -> None:
         )
     else:
         _render_many_groups(groups, log_y)
-    st.markdown(charts.group_error_summary(groups, f"`{value}`"))
+    st.markdown(as_written(charts.group_error_summary(groups, f"`{value}`")))
 
 
 def _render_many_groups(groups, log_x: bool) -> None:
