@@ -87,6 +87,7 @@ from dpcore.foundations.metrics import (
     workload_error,
     workload_error_by_group,
 )
+from dpcore.foundations.private_bounds import PrivateBounds
 from dpcore.foundations.shares import (
     PublicShares,
     shares_from_counts,
@@ -136,6 +137,7 @@ __all__ = [
     "MeanPlan",
     "OtherDatasetError",
     "PlanHeader",
+    "PrivateBounds",
     "PublicShares",
     "PureDP",
     "RatioBounds",

@@ -15,6 +15,7 @@ from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.found_bounds import PrivatelyBounded
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
@@ -25,6 +26,7 @@ from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pur
 from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.private_bounds import BOUNDS_FRACTION, BoundsScope, PrivateBounds
 from dpcore.foundations.small_groups import CountNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only 
 __all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
 
 EstimatorKind = Literal["laplace", "gaussian", "coinpress"]
+BoundsSource = Literal["typed", "private"]
 
 ESTIMATOR_LABELS: dict[str, str] = {
     "laplace": "Laplace mean (ε-DP)",
@@ -48,7 +51,12 @@ class MeanSettings:
     """The mean's choices. Defaults fit the demo data: hours worked per week, clipped to the
     public range [0, 100] hours, with the Laplace mean.
 
-    Bounds are public: typed by the user, never read off the data. ``strategy`` is what a
+    Bounds are public: typed by the user, never read off the data. With ``bounds_source =
+    "private"`` the typed bounds are the public *search range* instead, and the release finds
+    its bounds within it privately, paying ``bounds_fraction`` of its budget
+    (:mod:`dpcore.foundations.private_bounds`): on the whole population or in each group
+    (``bounds_scope``), aiming at the automatic rank or at ``bounds_tail`` of the values beyond
+    each bound. ``strategy`` is what a
     release publishes and ``global_fraction`` the share of the budget of the population
     estimate when a release publishes both (vanilla (ii)). ``sampling_error`` makes a release's
     intervals cover sampling error too, paying ``variance_fraction`` of the budget for the
@@ -67,6 +75,10 @@ class MeanSettings:
     global_fraction: float = 0.5
     sampling_error: bool = False
     variance_fraction: float = DEFAULT_VARIANCE_FRACTION
+    bounds_source: BoundsSource = "typed"
+    bounds_fraction: float = BOUNDS_FRACTION
+    bounds_scope: BoundsScope = "pooled"
+    bounds_tail: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,7 +132,31 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
                     "clip_low",
                 )
             )
+        if settings.bounds_source == "private":
+            out.extend(_private_bounds_problems(settings))
         return out
+
+    def private_bounds(self, settings: MeanSettings) -> PrivateBounds | None:
+        """How a release finds its bounds privately, within the typed bounds as search range;
+        None when the typed bounds clip the values."""
+        if settings.bounds_source != "private":
+            return None
+        self.estimator(settings)  # refuses missing or disordered bounds first
+        problems = _private_bounds_problems(settings)
+        if problems:
+            raise SettingsError(problems)
+        return PrivateBounds(
+            (settings.clip_low, settings.clip_high), fraction=settings.bounds_fraction,
+            scope=settings.bounds_scope, tail=settings.bounds_tail,
+            sizes_public=settings.n_public,
+        )  # fmt: skip
+
+    def bounded_estimator(self, settings: MeanSettings):
+        """The estimator a release runs: :meth:`estimator`, or it finding its bounds privately
+        first (:class:`~dpcore.analyses.mean.found_bounds.PrivatelyBounded`)."""
+        bounds = self.private_bounds(settings)
+        estimator = self.estimator(settings)
+        return estimator if bounds is None else PrivatelyBounded(estimator, bounds)
 
     def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:
         """The estimator the settings describe; :class:`~dpcore.foundations.errors.SettingsError` when its
@@ -164,7 +200,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         groups = self.native_budget(settings, budget)
         if settings.strategy == "global_and_groups":
             groups = scale(groups, 1 - settings.global_fraction)
-        return self.estimator(settings).count_noise(groups)
+        return self.bounded_estimator(settings).count_noise(groups)
 
     def describe_budget(self, settings: MeanSettings, budget: Budget) -> str:
         native = self.native_budget(settings, budget)
@@ -215,7 +251,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             values=stats, header=dataclasses.replace(header, budget=native),
             estimator=self.estimator(settings), strategy=settings.strategy,
             global_fraction=settings.global_fraction, sampling_error=settings.sampling_error,
-            variance_fraction=settings.variance_fraction,
+            variance_fraction=settings.variance_fraction, bounds=self.private_bounds(settings),
         )  # fmt: skip
 
     def study(
@@ -238,7 +274,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         summary, which a privacy–utility curve does not show: its percentiles over thousands
         of groups cost as much as the simulation's noise."""
         simulation = simulate_releases(
-            stats, self.estimator(settings),
+            stats, self.bounded_estimator(settings),
             stats.unit.row_budget(self.native_budget(settings, budget)),
             strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
             rng=rng,
@@ -265,7 +301,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         rng: np.random.Generator | int | None = None,
     ) -> pd.DataFrame:
         return check_by_simulation(
-            stats, self.estimator(settings), budget, target,
+            stats, self.bounded_estimator(settings), budget, target,
             strategy=settings.strategy, global_fraction=settings.global_fraction,
             replicates=replicates, rng=rng,
         )  # fmt: skip
@@ -290,6 +326,36 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             min_group_size=grouping.min_group_size, small_groups=grouping.small_groups,
             global_fraction=settings.global_fraction, replicates=replicates, rng=rng, unit=unit,
         )  # fmt: skip
+
+
+def _private_bounds_problems(settings: MeanSettings) -> list[Problem]:
+    """What stops bounds found privately with these settings (the typed bounds' own problems
+    are said above them)."""
+    out = []
+    if settings.estimator == "coinpress":
+        out.append(Problem(
+            "error", "Bounds found privately apply to the Laplace and Gaussian means: CoinPress "
+            "narrows its own range from the public prior. Choose another estimator, or type "
+            "public bounds.", "bounds_source",
+        ))  # fmt: skip
+    if settings.sampling_error:
+        out.append(Problem(
+            "error", "Intervals with sampling error need bounds fixed before the release. On "
+            "the Release page choose intervals of the noise only, or type public bounds.",
+            "bounds_source",
+        ))  # fmt: skip
+    if not settings.n_public and settings.bounds_tail is None:
+        out.append(Problem(
+            "error", "With private group sizes the bounds cannot aim at a number of values "
+            "(it would read the sizes): choose the share of values to leave beyond each bound.",
+            "bounds_tail",
+        ))  # fmt: skip
+    if not 0 < settings.bounds_fraction < 1:
+        out.append(Problem(
+            "error", f"The share of the budget for the bounds must be between 0 and 1, got "
+            f"{settings.bounds_fraction:g}.", "bounds_fraction",
+        ))  # fmt: skip
+    return out
 
 
 MEAN = MeanAnalysis()

@@ -11,6 +11,7 @@ import pandas as pd
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.found_bounds import PrivatelyBounded, check_bounded_mean, found_ranges
 from dpcore.analyses.mean.sampling_error import (
     NoisySquares,
     clipped_variances,
@@ -32,6 +33,7 @@ from dpcore.foundations.intervals import Interval
 from dpcore.foundations.labels import OTHER_LABEL
 from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.private_bounds import PrivateBounds
 from dpcore.foundations.selection import KeySelection
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import instance_of, open_unit_interval
@@ -81,13 +83,20 @@ class MeanRow(ReleaseRow):
     public_share: float | None = None
     noisy_share: float | None = None
     flag: str | None = None
+    clip_low: float | None = None
+    clip_high: float | None = None
 
     def extra(self) -> dict:
+        # The bounds a release found privately: DP outputs, on every row they clipped.
+        found = (
+            {} if self.clip_low is None
+            else {"clip_low": self.clip_low, "clip_high": self.clip_high}
+        )  # fmt: skip
         if self.flag is not None:
-            return {"noisy_share": self.noisy_share, "flag": self.flag}
+            return {"noisy_share": self.noisy_share, "flag": self.flag, **found}
         if self.noisy_share is not None:
-            return {"noisy_share": self.noisy_share}
-        return {} if self.public_share is None else {"public_share": self.public_share}
+            return {"noisy_share": self.noisy_share, **found}
+        return found if self.public_share is None else {"public_share": self.public_share, **found}
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,11 @@ class MeanPlan:
         (:mod:`~dpcore.analyses.mean.sampling_error`) and the means get the rest (sequential
         composition). Needs public group sizes, the Laplace or Gaussian mean, and the rows in
         memory (:class:`GroupValues`).
+    bounds
+        None: the estimator's typed bounds clip the values. Else the release finds its bounds
+        privately first (:class:`~dpcore.foundations.private_bounds.PrivateBounds`, within the
+        typed bounds as search range), paying ``bounds.fraction`` of the budget, and publishes
+        them on every row (:mod:`~dpcore.analyses.mean.found_bounds`).
 
     The privacy unit is the one ``values`` were computed for (:attr:`unit`).
     """
@@ -131,6 +145,7 @@ class MeanPlan:
     global_fraction: float = 0.5
     sampling_error: bool = False
     variance_fraction: float = DEFAULT_VARIANCE_FRACTION
+    bounds: PrivateBounds | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.values, GroupValues | GroupSums) or self.values.shares is None:
@@ -154,6 +169,10 @@ class MeanPlan:
             self._check_selection_possible()
         if self.sampling_error:
             self._check_sampling_error_possible()
+        if self.bounds is not None:
+            instance_of("bounds", self.bounds, PrivateBounds)
+            check_bounded_mean(self.estimator, sampling_error=self.sampling_error,
+                               selects=self.header.spec.selects)  # fmt: skip
         if self.strategy != "global_only":
             check_public_sizes_defined(self.values, self.estimator)
             drawn_with_release(self.shares, self.estimator)
@@ -269,6 +288,8 @@ class MeanPlan:
             if isinstance(self.estimator, LaplaceMean):
                 return PureDP(epsilon)
             return ApproxDP(epsilon, budget.delta - selection.delta)
+        if self.bounds is not None:
+            return self.bounds.rest(self.row_budget)
         if not self.sampling_error:
             return self.row_budget
         return scale(self.row_budget, 1 - self.variance_fraction)
@@ -320,6 +341,7 @@ class MeanPlan:
                 else {}
             ),
             **({} if self.selection is None else {"group_selection": self._selection_facts()}),
+            **({} if self.bounds is None else {"bounds": self.bounds.to_dict(self.row_budget)}),
         }
 
     def _selection_facts(self) -> dict:
@@ -343,10 +365,25 @@ class MeanPlan:
         return self._estimate(values, noise)
 
     def _estimate(self, values: GroupValues | GroupSums, noise: NoiseSource) -> StrategyResult:
+        """The strategy's estimates; bounds found privately are found first, with their share
+        of the row budget (:class:`PrivatelyBounded`)."""
+        estimator, budget = self.estimator, self.mean_budget
+        if self.bounds is not None:
+            estimator, budget = PrivatelyBounded(self.estimator, self.bounds), self.row_budget
         return run_strategy(
-            self.strategy, values, self.estimator, self.mean_budget, values.shares,
+            self.strategy, values, estimator, budget, values.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
+
+    def _clipping(self, result: StrategyResult, k: int) -> tuple[MeanEstimator, tuple, tuple]:
+        """The estimator as the release ran it (at the bounds it found, if it found them),
+        each group's clipping range and the population's."""
+        if result.bounds is None:
+            low, high = public_range(self.estimator)
+            return self.estimator, (low, high), (low, high)
+        found = result.bounds
+        groups, whole = found_ranges(found, k)
+        return self.estimator.at_bounds(found.low, found.high), groups, whole
 
     def _released_values(self, noise: NoiseSource) -> GroupValues | GroupSums | None:
         """The groups the release publishes: all, or those the private selection finds (None
@@ -383,38 +420,47 @@ class MeanPlan:
             if self.sampling_error
             else None
         )
-        low, high = public_range(self.estimator)
-        groups, population = (
-            part.within(low, high) for part in self.intervals(result, squares, values)
-        )
+        _, (low, high), (whole_low, whole_high) = self._clipping(result, values.k)
+        groups, population = self.intervals(result, squares, values)
+        groups, population = groups.within(low, high), population.within(whole_low, whole_high)
+        found = result.bounds is not None
         rows = []
         if self.strategy != "global_only":
             # Groups found privately are listed by label: their order in the data is by exact
             # size, which the release must not show.
             order = range(values.k) if self.selection is None else np.argsort(values.labels)
             for g in order:
-                rows.append(self._group_row(result, values, groups, g))
-            rows.extend(self._pooled_row(result, low, high))
+                rows.append(self._group_row(result, values, groups, g, (low, high)))
+            rows.extend(self._pooled_row(result, whole_low, whole_high))
         flag = None if result.released is None else ""
+        clip = {"clip_low": whole_low, "clip_high": whole_high} if found else {}
         rows.append(MeanRow("population", "All", population.estimate, population.low,
-                            population.high, flag=flag))  # fmt: skip
+                            population.high, flag=flag, **clip))  # fmt: skip
         return rows
 
     def _group_row(
-        self, result: StrategyResult, values: GroupValues | GroupSums, groups: Interval, g: int
-    ) -> MeanRow:
-        """Group ``g``'s row: its estimate and share, or, when the noisy counts merged or
-        dropped it, no numbers and the reason."""
+        self, result: StrategyResult, values: GroupValues | GroupSums, groups: Interval, g: int,
+        ranges: tuple[np.ndarray, np.ndarray],
+    ) -> MeanRow:  # fmt: skip
+        """Group ``g``'s row: its estimate and share (and the bounds it was clipped at, when the
+        release found them), or, when the noisy counts merged or dropped it, no numbers and the
+        reason."""
         label = values.labels[g]
+        clip = (
+            {} if result.bounds is None
+            else {"clip_low": float(np.broadcast_to(ranges[0], (values.k,))[g]),
+                  "clip_high": float(np.broadcast_to(ranges[1], (values.k,))[g])}
+        )  # fmt: skip
         if result.released is not None:
             decision = result.released.decision
             if not decision.kept[g]:
                 flag = values.shares.rule.flag(bool(decision.merged[g]))
-                return MeanRow("group", label, None, flag=flag)
+                return MeanRow("group", label, None, flag=flag, **clip)
         share = self._share_of(result, values.shares, g)
         if result.released is not None:
             share["flag"] = ""
-        return MeanRow("group", label, groups.estimate[g], groups.low[g], groups.high[g], **share)
+        return MeanRow("group", label, groups.estimate[g], groups.low[g], groups.high[g], **share,
+                       **clip)  # fmt: skip
 
     @staticmethod
     def _pooled_row(result: StrategyResult, low: float, high: float) -> list[MeanRow]:
@@ -425,7 +471,8 @@ class MeanPlan:
             return []
         estimate = float(np.clip(released.other_mean, low, high))
         share = float(released.other_share)
-        return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="")]
+        clip = {} if result.bounds is None else {"clip_low": low, "clip_high": high}
+        return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="", **clip)]
 
     @staticmethod
     def _share_of(result: StrategyResult, shares: PublicShares, group: int) -> dict[str, float]:
@@ -485,11 +532,11 @@ class MeanPlan:
         Only DP outputs and public parameters enter, so this is post-processing, with fixed
         seeds: the same estimates always give the same intervals.
         """
-        low, high = public_range(self.estimator)
+        estimator, (low, high), _ = self._clipping(result, self.values.k)
         centres = np.clip(np.asarray(result.group_estimates, dtype=float), low, high)
         stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.mean_budget, self.shares,
+            self.strategy, stand_in, estimator, self.mean_budget, self.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
             noise=SimulationNoise(rng=0),
         )  # fmt: skip
@@ -541,6 +588,13 @@ class MeanPlan:
                 "sampling error, from DP estimates of the variances that took "
                 f"{self.variance_fraction:.0%} of the budget"
             )
+        if self.bounds is not None:
+            return (
+                f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
+                f"({INTERVAL_DRAWS:,} draws); they cover the sample mean of the values clipped at "
+                "the bounds published on each row (found privately before the means, with "
+                "independent noise, so the intervals hold given those bounds), not sampling error"
+            )
         return (
             f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
             f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
@@ -570,6 +624,14 @@ class MeanPlan:
                 ]
             ),
             *self._small_groups_lines(),
+            *(
+                []
+                if self.bounds is None
+                else [
+                    f"**Bounds:** {self.bounds.describe(self.row_budget)}; the means run at "
+                    f"{self.mean_budget}. The bounds found are published on every row."
+                ]
+            ),
             f"**Intervals:** {self.interval_description}",
         ]
 
@@ -613,7 +675,8 @@ class MeanPlan:
             )
         return (
             f"{header}"
-            f"from dpcore import {estimator}, GroupValues, MeanPlan\n\n"
+            f"from dpcore import {estimator}, GroupValues, MeanPlan"
+            f"{'' if self.bounds is None else ', PrivateBounds'}\n\n"
             f"{values}"
             "plan = MeanPlan(\n"
             "    values=values,\n"
@@ -622,6 +685,7 @@ class MeanPlan:
             f"    strategy={self.strategy!r},\n"
             f"    global_fraction={self.global_fraction!r},\n"
             f"{self._sampling_error_arguments()}"
+            f"{_bounds_argument(self.bounds)}"
             ")\n"
         )
 
@@ -629,6 +693,14 @@ class MeanPlan:
         if not self.sampling_error:
             return ""
         return f"    sampling_error=True,\n    variance_fraction={self.variance_fraction!r},\n"
+
+
+def _bounds_argument(bounds: PrivateBounds | None) -> str:
+    """The plan's private bounds as the script's argument (none when typed)."""
+    if bounds is None:
+        return ""
+    arguments = ", ".join(f"{k}={v!r}" for k, v in init_arguments(bounds).items())
+    return f"    bounds=PrivateBounds({arguments}),\n"
 
 
 def _unit_import(unit: PrivacyUnit) -> str:
