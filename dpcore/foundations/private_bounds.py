@@ -34,8 +34,9 @@ Target rank (``tail=None``, group sizes public). The exponential mechanism's uti
 says that with probability :math:`1-\beta` the chosen candidate's score is within
 :math:`\frac{2\Delta}{\varepsilon}(\ln|C| + \ln\frac1\beta)` of the best. Aiming at the rank
 :math:`r = \lceil\frac{2\Delta}{\varepsilon_q}(\ln|C| + \ln\frac1\beta)\rceil` from each end then
-keeps, with probability :math:`1 - \beta` each, the chosen bound inside the data (a candidate
-beyond every value scores exactly r) while it clips at most about 2r values: as narrow as the
+keeps, with probability about :math:`1 - \beta` each (exactly when a candidate sits at the target
+rank; the grid's steps leave the best a few ranks off), the chosen bound inside the data (a
+candidate beyond every value scores exactly r) while it clips at most about 2r values: as narrow as the
 budget can find reliably (Amin et al. 2019 show that clipping about :math:`1/\varepsilon` values
 balances bias and noise; the selection cannot resolve ranks that fine, so r is its floor).
 
