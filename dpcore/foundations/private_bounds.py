@@ -20,7 +20,19 @@ The mechanism (Smith 2011, §3; the quantile of OpenDP's ``make_private_quantile
    :math:`n - r` for the high one; or :math:`\tau = \alpha n` for a quantile α). This is OpenDP's
    score :math:`|(1-\alpha)\#\{x<c\} - \alpha\#\{x>c\}|` with every value equal to a candidate
    counted above it, which is what lets an engine compute it from bucket counts.
-4. **Selection** by report-noisy-min (:meth:`~dpcore.foundations.mechanisms.NoiseSource.report_noisy_min`):
+4. **A preference for narrow ranges** (a base measure, McSherry & Talwar 2007, §2): each step
+   of the grid outwards (up for the high bound, down for the low one) lowers a candidate's
+   weight by the factor :math:`e^{-\lambda}`, added to its score as :math:`\lambda s j` (s the
+   noise scale, j the steps). Without it every candidate beyond the data (all with the same
+   score) keeps its full weight, and on a grid of hundreds the selection lands out there often;
+   with it those candidates weigh as :math:`N = 1/(1-e^{-\lambda})` of them at most. The
+   preference must never outweigh the data: over the whole grid it adds
+   :math:`\lambda(|C|-1)` to a log-weight, which stays within an eighth of the scores' own range
+   :math:`n\varepsilon_q/2` with :math:`\lambda = \min(0.35, n\varepsilon_q/(8|C|))`
+   (:meth:`PrivateBounds.penalty`). It reads n, so it applies with public group sizes only (λ = 0
+   with private ones, and N = |C|); it depends on no value of the data, so the scores'
+   sensitivity is unchanged.
+5. **Selection** by report-noisy-min (:meth:`~dpcore.foundations.mechanisms.NoiseSource.report_noisy_min`):
    OpenDP's ``make_noisy_max`` on a release (the measurement ``make_private_quantile`` ends
    with), its numpy twin in simulations. Pure ε-DP draws exponential noise (permute-and-flip,
    McKenna & Sheldon 2020), ρ-zCDP Gumbel noise (the exponential mechanism).
@@ -30,15 +42,17 @@ size n fixed), one value moves :math:`b_j` by at most 1: Δ = 1. With private si
 add or remove a person), :math:`|b_j - \alpha n|` moves by at most :math:`\max(\alpha, 1-\alpha)`.
 
 Target rank (``tail=None``, group sizes public). The exponential mechanism's utility theorem
-(McSherry & Talwar 2007; Dwork & Roth 2014, Thm. 3.11, which holds for permute-and-flip too)
-says that with probability :math:`1-\beta` the chosen candidate's score is within
-:math:`\frac{2\Delta}{\varepsilon}(\ln|C| + \ln\frac1\beta)` of the best. Aiming at the rank
-:math:`r = \lceil\frac{2\Delta}{\varepsilon_q}(\ln|C| + \ln\frac1\beta)\rceil` from each end then
-keeps, with probability about :math:`1 - \beta` each (exactly when a candidate sits at the target
-rank; the grid's steps leave the best a few ranks off), the chosen bound inside the data (a
-candidate beyond every value scores exactly r) while it clips at most about 2r values: as narrow as the
-budget can find reliably (Amin et al. 2019 show that clipping about :math:`1/\varepsilon` values
-balances bias and noise; the selection cannot resolve ranks that fine, so r is its floor).
+(McSherry & Talwar 2007, Thm. 8 with a base measure; Dwork & Roth 2014, Thm. 3.11 without;
+permute-and-flip does at least as well) bounds the chance of an outcome whose score is t above
+the best by its prior weight times :math:`e^{-\varepsilon t/2\Delta}`. Candidates beyond every value
+all score exactly r, the target rank, and weigh at most :math:`N = 1/(1-e^{-\lambda})` times the
+first of them. Aiming at :math:`r = \lceil\frac{2\Delta}{\varepsilon_q}(\ln N + \ln\frac1\beta)\rceil`
+from each end then keeps the chosen bound inside the data with probability about
+:math:`1 - \beta` (exactly when a candidate sits at the target rank; the grid's steps leave the
+best a few ranks off) while it clips about r values: as narrow as the budget can find reliably
+(Amin et al. 2019 show that clipping about :math:`1/\varepsilon` values balances bias and noise;
+the selection cannot resolve ranks that fine, so r is its floor). In a group too small for r
+(:data:`MAX_TAIL`) the target is a share of it, and a bound errs outwards instead.
 
 Composition. The low and the high bound each take half of the bounds' budget (sequential
 composition). Bounds found on the whole population touch everyone once; bounds found in each
@@ -64,6 +78,8 @@ __all__ = [
     "BOUNDS_FRACTION",
     "BOUNDS_SCOPES",
     "FAILURE_PROBABILITY",
+    "UNKNOWN_RANGE",
+    "UNKNOWN_RANGE_DECADES",
     "FoundBounds",
     "GridCounts",
     "PrivateBounds",
@@ -80,23 +96,37 @@ BOUNDS_FRACTION = 0.2
 another."""
 FAILURE_PROBABILITY = 0.01
 """β of the automatic target rank: the chance that a bound lands beyond the data."""
+OUTWARD_PENALTY = 0.35
+"""The largest λ: each grid step outwards multiplies a candidate's weight by e^(−λ) ≈ 0.7
+(module doc); smaller for a group of few values (:meth:`PrivateBounds.penalty`)."""
+MAX_TAIL = 0.05
+"""The automatic target never leaves more than this share of a group's values beyond a bound:
+in a group too small for the target rank the selection errs outwards (a wider range, more
+noise, as a typed wide range would give) rather than clip a quarter of the values."""
 GRID_PER_DECADE = 100
 GRID_DECADES = 6
+"""Decades of the grid below the search range's largest magnitude, when the user typed the
+range (values smaller than a millionth of it are rounded to 0 or to the smallest candidate)."""
+UNKNOWN_RANGE = (-1e9, 1e9)
+UNKNOWN_RANGE_DECADES = 15
+"""The search range of a command line given none (``--bounds auto`` alone), and its grid's
+decades (down to 10⁻⁶): a range every column of a survey fits, at the price of more candidates
+(the target rank grows by a fifth) and a wild bound, when one lands beyond the data, up to 10⁹."""
 
 
-def candidate_grid(low: float, high: float) -> np.ndarray:
+def candidate_grid(low: float, high: float, decades: int = GRID_DECADES) -> np.ndarray:
     r"""The public candidates for a bound in the search range [low, high] (sorted, unique).
 
-    Magnitudes :math:`m_j = M\cdot 10^{-j/100}`, j = 0 … 600, with M = max(|low|, |high|):
-    100 per decade over 6 decades (each candidate 2.3% from the next), taken with both signs, plus
-    0 and the two ends, all within [low, high]. A function of the search range only: no value of
-    the data enters.
+    Magnitudes :math:`m_j = M\cdot 10^{-j/100}`, j = 0 … 100·``decades``, with
+    M = max(|low|, |high|): 100 per decade (each candidate 2.3% from the next), taken with both
+    signs, plus 0 and the two ends, all within [low, high]. A function of the search range
+    only: no value of the data enters.
     """
     low, high = finite_number("low", low), finite_number("high", high)
     if not low < high:
         raise ValueError(f"the search range must satisfy low < high, got [{low!r}, {high!r}]")
     top = max(abs(low), abs(high))
-    magnitudes = top * 10.0 ** (-np.arange(GRID_DECADES * GRID_PER_DECADE + 1) / GRID_PER_DECADE)
+    magnitudes = top * 10.0 ** (-np.arange(decades * GRID_PER_DECADE + 1) / GRID_PER_DECADE)
     grid = np.unique(np.concatenate([magnitudes, -magnitudes, [0.0, low, high]]))
     return read_only(grid[(grid >= low) & (grid <= high)])
 
@@ -196,6 +226,9 @@ class PrivateBounds:
     sizes_public
         Whether the group sizes are public (neighbours replace a value: Δ = 1) or private
         (neighbours add or remove one: Δ = max(α, 1 − α)).
+    decades
+        How far below the search range's largest magnitude the grid goes
+        (:func:`candidate_grid`).
     """
 
     search: tuple[float, float]
@@ -203,6 +236,7 @@ class PrivateBounds:
     scope: BoundsScope = "pooled"
     tail: float | None = None
     sizes_public: bool = True
+    decades: int = GRID_DECADES
 
     def __post_init__(self) -> None:
         low, high = (finite_number(f"search[{i}]", v) for i, v in enumerate(self.search))
@@ -213,6 +247,8 @@ class PrivateBounds:
             )
         object.__setattr__(self, "search", (low, high))
         open_unit_interval("fraction", self.fraction)
+        if not (isinstance(self.decades, int) and 1 <= self.decades <= 20):
+            raise ValueError(f"`decades` must be a whole number from 1 to 20, got {self.decades!r}")
         if self.scope not in BOUNDS_SCOPES:
             raise ValueError(f"`scope` must be one of {sorted(BOUNDS_SCOPES)}, got {self.scope!r}")
         if self.tail is not None:
@@ -229,7 +265,7 @@ class PrivateBounds:
     @property
     def grid(self) -> np.ndarray:
         """The public candidates (:func:`candidate_grid`)."""
-        return candidate_grid(*self.search)
+        return candidate_grid(*self.search, self.decades)
 
     # ---- budget ---------------------------------------------------------------------------
 
@@ -259,21 +295,34 @@ class PrivateBounds:
 
     # ---- target ---------------------------------------------------------------------------
 
-    def target_rank(self, budget: Budget) -> int:
+    def penalty(self, sizes: np.ndarray, budget: Budget) -> np.ndarray:
+        r"""λ per group (or pool) of ``sizes`` values: :math:`\min(0.35, n\varepsilon_q/(8|C|))`
+        with public sizes, 0 with private ones (module doc)."""
+        sizes = np.asarray(sizes, dtype=float)
+        if not self.sizes_public:
+            return np.zeros_like(sizes)
+        steps = len(self.grid) - 1
+        return np.minimum(OUTWARD_PENALTY, sizes * self.epsilon_each(budget) / (8 * steps))
+
+    def target_rank(
+        self, budget: Budget, size: float | np.ndarray | None = None
+    ) -> int | np.ndarray:
         r"""The automatic target rank r from each end: :math:`\lceil\frac{2}{\varepsilon_q}
-        (\ln|C| + \ln\frac1\beta)\rceil` (module doc), with Δ = 1."""
-        size = len(self.grid)
-        return math.ceil(
-            2 / self.epsilon_each(budget) * (math.log(size) + math.log(1 / FAILURE_PROBABILITY))
-        )
+        (\ln N + \ln\frac1\beta)\rceil`, :math:`N = \min(|C|, 1/(1 - e^{-\lambda}))` (module
+        doc), with Δ = 1; for groups of ``size`` values (None: large ones, λ = 0.35)."""
+        penalty = OUTWARD_PENALTY if size is None else self.penalty(size, budget)
+        with np.errstate(divide="ignore"):
+            beyond = np.minimum(np.log(len(self.grid)), -np.log1p(-np.exp(-penalty)))  # ln N
+        rank = np.ceil(2 / self.epsilon_each(budget) * (beyond + math.log(1 / FAILURE_PROBABILITY)))
+        return int(rank) if np.ndim(rank) == 0 else rank
 
     def targets(self, sizes: np.ndarray, budget: Budget) -> tuple[np.ndarray, np.ndarray]:
         """Per group (shape (k,)): the target count of values below the low bound and below the
-        high one. Automatic: r and n − r (at most a quarter of n each); else tail·n and
+        high one. Automatic: r and n − r (at most :data:`MAX_TAIL` of n each); else tail·n and
         (1 − tail)·n."""
         sizes = np.asarray(sizes, dtype=float)
         if self.tail is None:
-            rank = np.minimum(float(self.target_rank(budget)), np.floor(sizes / 4))
+            rank = np.minimum(self.target_rank(budget, sizes), np.floor(MAX_TAIL * sizes))
             return rank, sizes - rank
         return self.tail * sizes, (1 - self.tail) * sizes
 
@@ -285,8 +334,13 @@ class PrivateBounds:
 
     def reliable_below(self, budget: Budget) -> int:
         """The fewest values a group (or the population, pooled) needs for the automatic target
-        to stay within a quarter of it at each end: 4r."""
-        return 4 * self.target_rank(budget) if self.tail is None else 0
+        rank r to be at most :data:`MAX_TAIL` of them: r / MAX_TAIL (0 with a fixed tail)."""
+        if self.tail is not None:
+            return 0
+        size = self.target_rank(budget) / MAX_TAIL
+        for _ in range(8):  # r(n) falls as n grows: n = r(n) / MAX_TAIL from below, a few steps
+            size = float(self.target_rank(budget, size)) / MAX_TAIL
+        return math.ceil(size)
 
     # ---- the mechanism ----------------------------------------------------------------------
 
@@ -303,27 +357,62 @@ class PrivateBounds:
         :meth:`cost` of it) from ``counts``: pooled over the groups (``scope="pooled"``, or
         ``pooled=True``), else per group. Low then high, each one selection at half the cost.
 
+        Per group with the automatic target, the groups too small to find their own range
+        reliably (fewer than r / 5% values, :meth:`reliable_below`; their sizes are public) find one
+        together, on all their values: the groups that find their own and the pool of the small
+        ones are disjoint, so the cost stays the same (parallel composition).
+
         Post-processing: a low bound drawn above the high one swaps with it; equal ones step
         the high bound to the next candidate up (or the low one down at the top), so that every
         range has room.
         """
         if pooled or self.scope == "pooled":
-            counts = counts.pooled()
+            return self._select(counts.pooled(), budget, replicates, "pooled", noise)
+        small = counts.sizes < self.reliable_below(budget)
+        if not small.any() or small.all():
+            found = self._select(counts if not small.all() else counts.pooled(), budget,
+                                 replicates, "per_group", noise)  # fmt: skip
+            if small.all():  # one range for every group, found on all of them
+                shape = (*found.low.shape[:-1], counts.k)
+                found = FoundBounds(np.broadcast_to(found.low, shape),
+                                    np.broadcast_to(found.high, shape), "per_group")  # fmt: skip
+            return found
+        own = np.flatnonzero(~small)
+        rows = GridCounts(
+            counts.candidates,
+            np.vstack([counts.below[own], counts.below[small].sum(axis=0)]),
+            np.append(counts.sizes[own], counts.sizes[small].sum()),
+        )
+        drawn = self._select(rows, budget, replicates, "per_group", noise)
+        where = np.full(counts.k, own.size)  # the small groups read the pool's row
+        where[own] = np.arange(own.size)
+        return FoundBounds(drawn.low[..., where], drawn.high[..., where], "per_group")
+
+    def _select(
+        self, counts: GridCounts, budget: Budget, replicates: int | None, scope: BoundsScope,
+        noise: NoiseSource,
+    ) -> FoundBounds:  # fmt: skip
+        """Low then high bound for each row of ``counts``."""
         value, measure = self._each(budget)
         spread = selection_scale(self.sensitivity(), value, measure)
         low_target, high_target = self.targets(counts.sizes, budget)
+        steps = np.arange(counts.candidates.size)
+        # per group and step, in score units: e^(−λ) in weight
+        outward = self.penalty(counts.sizes, budget)[:, None] * spread
         picks = [
             noise.report_noisy_min(
-                np.abs(counts.below - target[:, None]), spread, measure, size=replicates
+                np.abs(counts.below - target[:, None]) + outward * away,
+                spread,
+                measure,
+                size=replicates,
             )
-            for target in (low_target, high_target)
+            for target, away in ((low_target, steps[::-1]), (high_target, steps))
         ]
         first, second = np.minimum(*picks), np.maximum(*picks)
         last = counts.candidates.size - 1
         tied = first == second
         second = np.where(tied & (second < last), second + 1, second)
         first = np.where(tied & (first == last), first - 1, first)
-        scope: BoundsScope = "pooled" if counts.k == 1 else "per_group"
         return FoundBounds(counts.candidates[first], counts.candidates[second], scope)
 
     # ---- words -------------------------------------------------------------------------------
@@ -332,6 +421,11 @@ class PrivateBounds:
         """One sentence: how the bounds are found and what they cost at ``budget``."""
         low, high = self.search
         where = "on the whole population" if self.scope == "pooled" else "in each group"
+        if self.scope == "per_group" and self.tail is None:
+            where += (
+                f" (groups of fewer than {self.reliable_below(budget):,} values find one range "
+                "together)"
+            )
         if self.tail is None:
             target = (
                 f"each bound aims to leave about {self.target_rank(budget):,} values beyond it "
@@ -351,11 +445,11 @@ class PrivateBounds:
         return {
             "source": "private",
             "method": "quantiles by private selection over a public grid (Smith 2011; OpenDP "
-            "make_noisy_max)",
+            f"make_noisy_max), each grid step outwards weighing e^-{OUTWARD_PENALTY:g} less",
             "search_range": list(self.search),
             "candidates": len(self.grid),
             "grid": f"0, the ends and ±max(|low|, |high|)·10^(-j/{GRID_PER_DECADE}), "
-            f"j = 0…{GRID_DECADES * GRID_PER_DECADE}, within the search range",
+            f"j = 0…{self.decades * GRID_PER_DECADE}, within the search range",
             "fraction": self.fraction,
             "scope": self.scope,
             "target": "automatic rank" if self.tail is None else {"tail": self.tail},

@@ -26,7 +26,12 @@ from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pur
 from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from dpcore.foundations.private_bounds import BOUNDS_FRACTION, BoundsScope, PrivateBounds
+from dpcore.foundations.private_bounds import (
+    BOUNDS_FRACTION,
+    GRID_DECADES,
+    BoundsScope,
+    PrivateBounds,
+)
 from dpcore.foundations.small_groups import CountNoise
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
@@ -56,7 +61,7 @@ class MeanSettings:
     its bounds within it privately, paying ``bounds_fraction`` of its budget
     (:mod:`dpcore.foundations.private_bounds`): on the whole population or in each group
     (``bounds_scope``), aiming at the automatic rank or at ``bounds_tail`` of the values beyond
-    each bound. ``strategy`` is what a
+    each bound, over a grid ``bounds_decades`` deep (None: the default). ``strategy`` is what a
     release publishes and ``global_fraction`` the share of the budget of the population
     estimate when a release publishes both (vanilla (ii)). ``sampling_error`` makes a release's
     intervals cover sampling error too, paying ``variance_fraction`` of the budget for the
@@ -79,6 +84,7 @@ class MeanSettings:
     bounds_fraction: float = BOUNDS_FRACTION
     bounds_scope: BoundsScope = "pooled"
     bounds_tail: float | None = None
+    bounds_decades: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,7 +154,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         return PrivateBounds(
             (settings.clip_low, settings.clip_high), fraction=settings.bounds_fraction,
             scope=settings.bounds_scope, tail=settings.bounds_tail,
-            sizes_public=settings.n_public,
+            sizes_public=settings.n_public, decades=settings.bounds_decades or GRID_DECADES,
         )  # fmt: skip
 
     def bounded_estimator(self, settings: MeanSettings):
@@ -161,7 +167,9 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
     def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:
         """The estimator the settings describe; :class:`~dpcore.foundations.errors.SettingsError` when its
         public bounds are missing or out of order."""
-        problems = [p for p in self.problems(settings, pd.DataFrame()) if p.field != "value"]
+        problems = [
+            p for p in self.problems(settings, pd.DataFrame()) if p.field in ("clip_low", "clip_high")
+        ]
         if problems:
             raise SettingsError(problems)
         bounds = (settings.clip_low, settings.clip_high)

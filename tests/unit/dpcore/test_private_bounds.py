@@ -23,6 +23,7 @@ from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import SecureNoise, SimulationNoise, selection_scale
 from dpcore.foundations.private_bounds import (
     FAILURE_PROBABILITY,
+    OUTWARD_PENALTY,
     GridCounts,
     PrivateBounds,
     candidate_grid,
@@ -220,7 +221,8 @@ def test_the_automatic_rank_keeps_the_bounds_inside_the_data_but_for_a_few_perce
     bounds = PrivateBounds((0, 50_000), fraction=0.2)
     budget = PureDP(1.0)
     rank = bounds.target_rank(budget)
-    assert rank == math.ceil(2 / 0.1 * (math.log(len(bounds.grid)) - math.log(FAILURE_PROBABILITY)))
+    beyond = -math.log(1 - math.exp(-OUTWARD_PENALTY))
+    assert rank == math.ceil(2 / 0.1 * (beyond - math.log(FAILURE_PROBABILITY)))
     found = bounds.draw(values.grid_counts(bounds.grid), budget, noise=SimulationNoise(rng=6),
                         replicates=2000)  # fmt: skip
     data = values.sorted_values
