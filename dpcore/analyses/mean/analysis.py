@@ -168,7 +168,9 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         """The estimator the settings describe; :class:`~dpcore.foundations.errors.SettingsError` when its
         public bounds are missing or out of order."""
         problems = [
-            p for p in self.problems(settings, pd.DataFrame()) if p.field in ("clip_low", "clip_high")
+            p
+            for p in self.problems(settings, pd.DataFrame())
+            if p.field in ("clip_low", "clip_high")
         ]
         if problems:
             raise SettingsError(problems)
