@@ -47,6 +47,8 @@ RHO_OPTIONS = _log_options(RHO_MIN, RHO_MAX)
 EQUIVALENT_DELTAS = (1e-5, 1e-6, 1e-8)
 GLOBAL_FRACTION_MIN = 0.1
 GLOBAL_FRACTION_MAX = 0.9
+# The share of a release's budget that finds its bounds privately (Estimator page).
+BOUNDS_FRACTION_OPTIONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 COINPRESS_STEPS_MAX = 10
 # The privacy–utility curve on the Compare page: this many budgets, log-spaced over the range.
 SWEEP_POINTS = 8

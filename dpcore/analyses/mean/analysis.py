@@ -60,8 +60,8 @@ class MeanSettings:
     "private"`` the typed bounds are the public *search range* instead, and the release finds
     its bounds within it privately, paying ``bounds_fraction`` of its budget
     (:mod:`dpcore.foundations.private_bounds`): on the whole population or in each group
-    (``bounds_scope``), aiming at the automatic rank or at ``bounds_tail`` of the values beyond
-    each bound, over a grid ``bounds_decades`` deep (None: the default). ``strategy`` is what a
+    (``bounds_scope``), aiming at the automatic rank (``bounds_tail = 0``) or at ``bounds_tail``
+    of the values beyond each bound, over a grid ``bounds_decades`` deep (None: the default). ``strategy`` is what a
     release publishes and ``global_fraction`` the share of the budget of the population
     estimate when a release publishes both (vanilla (ii)). ``sampling_error`` makes a release's
     intervals cover sampling error too, paying ``variance_fraction`` of the budget for the
@@ -83,7 +83,7 @@ class MeanSettings:
     bounds_source: BoundsSource = "typed"
     bounds_fraction: float = BOUNDS_FRACTION
     bounds_scope: BoundsScope = "pooled"
-    bounds_tail: float | None = None
+    bounds_tail: float = 0.0
     bounds_decades: int | None = None
 
 
@@ -153,7 +153,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             raise SettingsError(problems)
         return PrivateBounds(
             (settings.clip_low, settings.clip_high), fraction=settings.bounds_fraction,
-            scope=settings.bounds_scope, tail=settings.bounds_tail,
+            scope=settings.bounds_scope, tail=settings.bounds_tail or None,
             sizes_public=settings.n_public, decades=settings.bounds_decades or GRID_DECADES,
         )  # fmt: skip
 
@@ -354,7 +354,7 @@ def _private_bounds_problems(settings: MeanSettings) -> list[Problem]:
             "the Release page choose intervals of the noise only, or type public bounds.",
             "bounds_source",
         ))  # fmt: skip
-    if not settings.n_public and settings.bounds_tail is None:
+    if not settings.n_public and not settings.bounds_tail:
         out.append(Problem(
             "error", "With private group sizes the bounds cannot aim at a number of values "
             "(it would read the sizes): choose the share of values to leave beyond each bound.",

@@ -90,7 +90,7 @@ class MeanCli(AnalysisCli[MeanSettings]):
         return {
             "bounds_source": "private", "bounds_fraction": bounds.fraction,
             "bounds_scope": "per_group" if args.bounds_per_group else "pooled",
-            "bounds_tail": args.bounds_tail,
+            "bounds_tail": args.bounds_tail or 0.0,
             "bounds_decades": UNKNOWN_RANGE_DECADES if common.search_range is None else None,
         }  # fmt: skip
 

@@ -60,7 +60,12 @@ class PrivatelyBounded:
         return self.base.n_public
 
     def describe(self) -> str:
-        return f"{self.base.describe()}; bounds found privately within that range"
+        low, high = self.bounds.search
+        sizes = self.base.describe().split("; ", 1)[1]
+        return (
+            f"each value clipped to bounds found privately within the public search range "
+            f"[{low:g}, {high:g}] ({self.bounds.fraction:.0%} of the budget); {sizes}"
+        )
 
     def interval(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The search range: the widest the found bounds can be."""
