@@ -449,6 +449,17 @@ class ErrorModel:
         """Sentences qualifying an answer for ``target`` (none for a closed-form model)."""
         return ()
 
+    def parts(self, target: AccuracyTarget) -> tuple[tuple[str, float], ...]:
+        """How the answer's budget splits between the release's mechanisms, as (what, share)
+        pairs, when the planner chose the split (:mod:`dpcore.planner.split`); empty when the
+        release spends its budget as it was set."""
+        return ()
+
+    def settings_changes(self, target: AccuracyTarget) -> dict:
+        """The changes to the analysis' settings that make a release run the answer's split
+        (empty when there is none to make)."""
+        return {}
+
     def describe(self, target: AccuracyTarget) -> str:
         """``target`` in a sentence, for what this model's errors measure."""
         return target.describe()
@@ -506,7 +517,9 @@ class BudgetAnswer:
     ``unreachable`` lists the estimates no budget helps, with the reason (or the one reason the
     mechanism cannot run at the budget the target needs: :attr:`ErrorModel.limit_reason`).
     ``notes`` qualify the answer (:meth:`ErrorModel.notes`, e.g. where a simulated error was
-    not monotone in the budget).
+    not monotone in the budget). ``parts`` and ``changes``: how the budget splits between the
+    release's mechanisms when the planner chose the split, and the settings that make a release
+    run it (:meth:`ErrorModel.parts`, :meth:`ErrorModel.settings_changes`).
     """
 
     target: AccuracyTarget
@@ -515,6 +528,8 @@ class BudgetAnswer:
     table: pd.DataFrame
     unreachable: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    parts: tuple[tuple[str, float], ...] = ()
+    changes: dict = field(default_factory=dict)
 
 
 def smallest_budget(model: ErrorModel, target: AccuracyTarget) -> BudgetAnswer:
@@ -547,7 +562,10 @@ def smallest_budget(model: ErrorModel, target: AccuracyTarget) -> BudgetAnswer:
         table["error at budget"] = np.nan
         return BudgetAnswer(target, None, None, table, (model.limit_reason,), notes)
     table["error at budget"] = model.half_widths_at(scale, target)
-    return BudgetAnswer(target, model.budget_at(scale), model.labels[binding], table, (), notes)
+    return BudgetAnswer(
+        target, model.budget_at(scale), model.labels[binding], table, (), notes,
+        model.parts(target), model.settings_changes(target),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

@@ -113,3 +113,24 @@ def test_the_compare_page_simulates_releases_that_find_their_bounds():
     go(at, "compare")
     assert not at.main.error, errors(at)
     assert at.get("plotly_chart")
+
+
+def test_the_plan_page_chooses_the_split_and_the_adopt_button_takes_it():
+    at = private_bounds_on_estimator()
+    go(at, "plan")
+    assert not at.main.error, errors(at)
+    split = [m.value for m in at.main.markdown if m.value.startswith("**How the budget splits:**")]
+    assert split and "finding the bounds" in split[0] and "the means" in split[0]
+    assert "The planner split the budget" in text(at.main.caption)
+    [adopt] = [b for b in at.button if b.key == "plan.adopt_budget"]
+    assert adopt.label.endswith("and this split")
+    adopt.click().run()
+    assert not at.exception
+    planned = float(split[0].split("**How the budget splits:** ")[1].split("%")[0]) / 100
+    assert settings_of(at, MeanSettings).bounds_fraction == planned
+    # A new target plans again, still with both parts shown.
+    [target_input] = [n for n in at.number_input if n.label.startswith("Within ±")]
+    for target in (2.0, 0.5):
+        at.number_input(key=target_input.key).set_value(target).run()
+        assert not at.main.error, errors(at)
+        assert any(m.value.startswith("**How the budget splits:**") for m in at.main.markdown)

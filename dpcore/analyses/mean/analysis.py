@@ -15,6 +15,7 @@ from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.found_accuracy import found_bounds_error_model
 from dpcore.analyses.mean.found_bounds import PrivatelyBounded
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
@@ -295,10 +296,21 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         self, stats: GroupValues, settings: MeanSettings, *, budget_kind: Kind = "pure"
     ) -> ErrorModel:
         """Laplace in ε, Gaussian and CoinPress in ρ, whatever ``budget_kind``: the planner's
-        answer converts to the user's kind where the mean can run in it."""
-        return mean_error_model(
-            stats, self.estimator(settings), settings.strategy, settings.global_fraction
-        )
+        answer converts to the user's kind where the mean can run in it. Bounds found privately:
+        by simulation, one model per share of the budget for the bounds, the planner choosing
+        the share (:func:`~dpcore.analyses.mean.found_accuracy.found_bounds_error_model`)."""
+        estimator = self.bounded_estimator(settings)
+        if isinstance(estimator, PrivatelyBounded):
+            if not isinstance(stats, GroupValues):
+                raise PlannerUnavailable(
+                    "The planner simulates releases that find their bounds, which needs the "
+                    "rows in memory: load the data (or a sample of it) to plan, or type public "
+                    "bounds."
+                )
+            return found_bounds_error_model(
+                stats, estimator, settings.strategy, settings.global_fraction
+            )
+        return mean_error_model(stats, estimator, settings.strategy, settings.global_fraction)
 
     def check_accuracy(
         self,

@@ -23,17 +23,18 @@ Pure numpy; never imports streamlit or plotly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, LaplaceMean
+from dpcore.analyses.mean.strategies import Strategy, run_strategy
 from dpcore.foundations.accounting import Budget
-from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.private_bounds import FoundBounds, PrivateBounds
 from dpcore.foundations.small_groups import CountNoise
 
-__all__ = ["PrivatelyBounded", "check_bounded_mean", "found_ranges"]
+__all__ = ["PrivatelyBounded", "check_bounded_mean", "found_ranges", "released_found"]
 
 
 @dataclass(frozen=True)
@@ -93,25 +94,83 @@ class PrivatelyBounded:
         return self.base.at_bounds(found.low, found.high), self.bounds.rest(budget), found
 
 
-def check_bounded_mean(estimator: object, *, sampling_error: bool, selects: bool) -> None:
-    """Refuse, naming the fix, what bounds found privately cannot be combined with yet."""
-    if not isinstance(estimator, LaplaceMean | GaussianMean):
+def check_bounded_mean(plan) -> None:
+    """Refuse, naming the fix, what a plan (:class:`~dpcore.analyses.mean.MeanPlan`) that
+    finds its bounds cannot be combined with yet."""
+    if not isinstance(plan.bounds, PrivateBounds):
+        raise TypeError(f"`bounds` must be a PrivateBounds, got {type(plan.bounds).__name__}")
+    if not isinstance(plan.estimator, LaplaceMean | GaussianMean):
         raise ValueError(
             "Bounds found privately apply to the Laplace and Gaussian means: CoinPress finds "
             "its own range from its public prior. Choose the Laplace or Gaussian mean, or type "
             "public bounds."
         )
-    if sampling_error:
+    if plan.sampling_error:
         raise ValueError(
             "Intervals with sampling error need bounds fixed before the release (their "
             "variances are noised for a known range). Type public bounds, or release "
             "noise-only intervals."
         )
-    if selects:
+    if plan.header.spec.selects:
         raise ValueError(
             "Finding the groups privately and finding the bounds privately cannot be combined "
             "yet. Declare the groups on the Strata page, or type public bounds."
         )
+
+
+FOUND_ESTIMAND = (
+    "sample mean of the values clipped at the bounds published on each row (found privately "
+    "before the means, with independent noise, so the intervals hold given those bounds)"
+)
+"""What a release's intervals cover when it found its bounds (module doc, Intervals)."""
+
+
+def clipping(estimator: ClippedMean, result, k: int) -> tuple[ClippedMean, tuple, tuple]:
+    """The estimator as a release ran it (at the bounds it found, if it found them), each
+    group's clipping range and the population's (``result``: its
+    :class:`~dpcore.analyses.mean.strategies.StrategyResult`)."""
+    if result.bounds is None:
+        low, high = _typed_range(estimator)
+        return estimator, (low, high), (low, high)
+    groups, whole = found_ranges(result.bounds, k)
+    return estimator.at_bounds(result.bounds.low, result.bounds.high), groups, whole
+
+
+def _typed_range(estimator) -> tuple[float, float]:
+    """The public range every released mean is clipped into: the bounds, or CoinPress'
+    prior (as :func:`~dpcore.analyses.mean.plan.public_range`)."""
+    if getattr(estimator, "prior", None) is not None:  # CoinPress
+        return estimator.prior
+    if estimator.bounds is None:
+        return -np.inf, np.inf
+    return estimator.bounds
+
+
+def row_bounds(result, ranges: tuple, g: int = 0, k: int = 1) -> dict:
+    """The ``clip_low``/``clip_high`` of a release row: group ``g`` of ``k`` in ``ranges``
+    (or the one range), when the release found its bounds; nothing when they were typed."""
+    if result.bounds is None:
+        return {}
+    low, high = (float(np.broadcast_to(b, (k,))[g]) for b in ranges)
+    return {"clip_low": low, "clip_high": high}
+
+
+def review_lines(plan) -> list[str]:
+    """The review line of a plan that finds its bounds (none when they are typed)."""
+    if plan.bounds is None:
+        return []
+    return [
+        f"**Bounds:** {plan.bounds.describe(plan.row_budget)}; the means run at "
+        f"{plan.mean_budget}. The bounds found are published on every row."
+    ]
+
+
+def script_argument(bounds: PrivateBounds | None) -> str:
+    """The plan's private bounds as the script's argument (none when typed)."""
+    if bounds is None:
+        return ""
+    arguments = ", ".join(f"{f.name}={getattr(bounds, f.name)!r}" for f in fields(bounds))
+    return f"    bounds=PrivateBounds({arguments}),\n"
 
 
 def found_ranges(
@@ -122,3 +181,24 @@ def found_ranges(
     low, high = (np.broadcast_to(b, (k,)) for b in (found.low, found.high))
     whole_low, whole_high = found.envelope()
     return (low, high), (float(whole_low[0]), float(whole_high[0]))
+
+
+def released_found(
+    values, estimator: PrivatelyBounded, budget: Budget, strategy: Strategy,
+    global_fraction: float, replicates: int, rng: np.random.Generator | int | None,
+) -> np.ndarray:  # fmt: skip
+    """(replicates, estimates) simulated releases that find their bounds at a person's
+    ``budget``, each estimate clipped into the range its release found (MeanPlan.run)."""
+    shares = values.shares if values.shares is not None else values.sizes / values.n
+    result = run_strategy(
+        strategy, values, estimator, values.unit.row_budget(budget), shares,
+        global_fraction=global_fraction, replicates=replicates, noise=SimulationNoise(rng=rng),
+    )  # fmt: skip
+    low, high = (np.broadcast_to(b, (replicates, values.k)) for b in
+                 (result.bounds.low, result.bounds.high))  # fmt: skip
+    whole_low, whole_high = result.bounds.envelope()
+    if strategy == "global_only":
+        return np.clip(result.global_estimate[:, None], whole_low, whole_high)
+    groups = np.clip(result.group_estimates, low, high)
+    whole = np.clip(result.global_estimate[:, None], whole_low, whole_high)
+    return np.column_stack([groups, whole])

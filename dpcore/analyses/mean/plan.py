@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpcore.analyses.mean import found_bounds as found
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
-from dpcore.analyses.mean.found_bounds import PrivatelyBounded, check_bounded_mean, found_ranges
 from dpcore.analyses.mean.sampling_error import (
     NoisySquares,
     clipped_variances,
@@ -87,16 +87,17 @@ class MeanRow(ReleaseRow):
     clip_high: float | None = None
 
     def extra(self) -> dict:
-        # The bounds a release found privately: DP outputs, on every row they clipped.
-        found = (
-            {} if self.clip_low is None
+        # Bounds a release found privately: DP outputs, on every row they clipped.
+        clip = (
+            {}
+            if self.clip_low is None
             else {"clip_low": self.clip_low, "clip_high": self.clip_high}
-        )  # fmt: skip
+        )
         if self.flag is not None:
-            return {"noisy_share": self.noisy_share, "flag": self.flag, **found}
+            return {"noisy_share": self.noisy_share, "flag": self.flag, **clip}
         if self.noisy_share is not None:
-            return {"noisy_share": self.noisy_share, **found}
-        return found if self.public_share is None else {"public_share": self.public_share, **found}
+            return {"noisy_share": self.noisy_share, **clip}
+        return clip if self.public_share is None else {"public_share": self.public_share, **clip}
 
 
 @dataclass(frozen=True)
@@ -130,10 +131,8 @@ class MeanPlan:
         composition). Needs public group sizes, the Laplace or Gaussian mean, and the rows in
         memory (:class:`GroupValues`).
     bounds
-        None: the estimator's typed bounds clip the values. Else the release finds its bounds
-        privately first (:class:`~dpcore.foundations.private_bounds.PrivateBounds`, within the
-        typed bounds as search range), paying ``bounds.fraction`` of the budget, and publishes
-        them on every row (:mod:`~dpcore.analyses.mean.found_bounds`).
+        None: the typed bounds clip. Else the release finds its bounds privately within them
+        first, paying ``bounds.fraction`` of the budget (:mod:`~.found_bounds`).
 
     The privacy unit is the one ``values`` were computed for (:attr:`unit`).
     """
@@ -170,9 +169,7 @@ class MeanPlan:
         if self.sampling_error:
             self._check_sampling_error_possible()
         if self.bounds is not None:
-            instance_of("bounds", self.bounds, PrivateBounds)
-            check_bounded_mean(self.estimator, sampling_error=self.sampling_error,
-                               selects=self.header.spec.selects)  # fmt: skip
+            found.check_bounded_mean(self)
         if self.strategy != "global_only":
             check_public_sizes_defined(self.values, self.estimator)
             drawn_with_release(self.shares, self.estimator)
@@ -366,24 +363,14 @@ class MeanPlan:
 
     def _estimate(self, values: GroupValues | GroupSums, noise: NoiseSource) -> StrategyResult:
         """The strategy's estimates; bounds found privately are found first, with their share
-        of the row budget (:class:`PrivatelyBounded`)."""
+        of the row budget (:class:`~.found_bounds.PrivatelyBounded`)."""
         estimator, budget = self.estimator, self.mean_budget
         if self.bounds is not None:
-            estimator, budget = PrivatelyBounded(self.estimator, self.bounds), self.row_budget
+            estimator, budget = found.PrivatelyBounded(self.estimator, self.bounds), self.row_budget
         return run_strategy(
             self.strategy, values, estimator, budget, values.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
-
-    def _clipping(self, result: StrategyResult, k: int) -> tuple[MeanEstimator, tuple, tuple]:
-        """The estimator as the release ran it (at the bounds it found, if it found them),
-        each group's clipping range and the population's."""
-        if result.bounds is None:
-            low, high = public_range(self.estimator)
-            return self.estimator, (low, high), (low, high)
-        found = result.bounds
-        groups, whole = found_ranges(found, k)
-        return self.estimator.at_bounds(found.low, found.high), groups, whole
 
     def _released_values(self, noise: NoiseSource) -> GroupValues | GroupSums | None:
         """The groups the release publishes: all, or those the private selection finds (None
@@ -420,10 +407,9 @@ class MeanPlan:
             if self.sampling_error
             else None
         )
-        _, (low, high), (whole_low, whole_high) = self._clipping(result, values.k)
+        _, (low, high), (whole_low, whole_high) = found.clipping(self.estimator, result, values.k)
         groups, population = self.intervals(result, squares, values)
         groups, population = groups.within(low, high), population.within(whole_low, whole_high)
-        found = result.bounds is not None
         rows = []
         if self.strategy != "global_only":
             # Groups found privately are listed by label: their order in the data is by exact
@@ -433,9 +419,9 @@ class MeanPlan:
                 rows.append(self._group_row(result, values, groups, g, (low, high)))
             rows.extend(self._pooled_row(result, whole_low, whole_high))
         flag = None if result.released is None else ""
-        clip = {"clip_low": whole_low, "clip_high": whole_high} if found else {}
         rows.append(MeanRow("population", "All", population.estimate, population.low,
-                            population.high, flag=flag, **clip))  # fmt: skip
+                            population.high, flag=flag,
+                            **found.row_bounds(result, (whole_low, whole_high))))  # fmt: skip
         return rows
 
     def _group_row(
@@ -446,11 +432,7 @@ class MeanPlan:
         release found them), or, when the noisy counts merged or dropped it, no numbers and the
         reason."""
         label = values.labels[g]
-        clip = (
-            {} if result.bounds is None
-            else {"clip_low": float(np.broadcast_to(ranges[0], (values.k,))[g]),
-                  "clip_high": float(np.broadcast_to(ranges[1], (values.k,))[g])}
-        )  # fmt: skip
+        clip = found.row_bounds(result, ranges, g, values.k)
         if result.released is not None:
             decision = result.released.decision
             if not decision.kept[g]:
@@ -471,7 +453,7 @@ class MeanPlan:
             return []
         estimate = float(np.clip(released.other_mean, low, high))
         share = float(released.other_share)
-        clip = {} if result.bounds is None else {"clip_low": low, "clip_high": high}
+        clip = found.row_bounds(result, (low, high))
         return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="", **clip)]
 
     @staticmethod
@@ -532,7 +514,7 @@ class MeanPlan:
         Only DP outputs and public parameters enter, so this is post-processing, with fixed
         seeds: the same estimates always give the same intervals.
         """
-        estimator, (low, high), _ = self._clipping(result, self.values.k)
+        estimator, (low, high), _ = found.clipping(self.estimator, result, self.values.k)
         centres = np.clip(np.asarray(result.group_estimates, dtype=float), low, high)
         stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
         draws = run_strategy(
@@ -588,16 +570,11 @@ class MeanPlan:
                 "sampling error, from DP estimates of the variances that took "
                 f"{self.variance_fraction:.0%} of the budget"
             )
-        if self.bounds is not None:
-            return (
-                f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
-                f"({INTERVAL_DRAWS:,} draws); they cover the sample mean of the values clipped at "
-                "the bounds published on each row (found privately before the means, with "
-                "independent noise, so the intervals hold given those bounds), not sampling error"
-            )
         return (
             f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
-            f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
+            f"({INTERVAL_DRAWS:,} draws); they cover the "
+            + ("clipped sample mean" if self.bounds is None else found.FOUND_ESTIMAND)
+            + ", not sampling error"
         )
 
     @property
@@ -624,14 +601,7 @@ class MeanPlan:
                 ]
             ),
             *self._small_groups_lines(),
-            *(
-                []
-                if self.bounds is None
-                else [
-                    f"**Bounds:** {self.bounds.describe(self.row_budget)}; the means run at "
-                    f"{self.mean_budget}. The bounds found are published on every row."
-                ]
-            ),
+            *found.review_lines(self),
             f"**Intervals:** {self.interval_description}",
         ]
 
@@ -685,7 +655,7 @@ class MeanPlan:
             f"    strategy={self.strategy!r},\n"
             f"    global_fraction={self.global_fraction!r},\n"
             f"{self._sampling_error_arguments()}"
-            f"{_bounds_argument(self.bounds)}"
+            f"{found.script_argument(self.bounds)}"
             ")\n"
         )
 
@@ -693,14 +663,6 @@ class MeanPlan:
         if not self.sampling_error:
             return ""
         return f"    sampling_error=True,\n    variance_fraction={self.variance_fraction!r},\n"
-
-
-def _bounds_argument(bounds: PrivateBounds | None) -> str:
-    """The plan's private bounds as the script's argument (none when typed)."""
-    if bounds is None:
-        return ""
-    arguments = ", ".join(f"{k}={v!r}" for k, v in init_arguments(bounds).items())
-    return f"    bounds=PrivateBounds({arguments}),\n"
 
 
 def _unit_import(unit: PrivacyUnit) -> str:

@@ -125,3 +125,23 @@ def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
     assert err.startswith("strata-lab: error: ") and err.count("\n") == 1, err
     assert text in err, err
     assert ledger.remaining() == {"epsilon": 3.0}
+
+
+def test_plan_chooses_the_split_and_prints_both_parts(capsys, data):
+    argv = [
+        "plan", str(data), "--by", "g", "--value", "v", "--bounds", "auto", "--search-range",
+        "0,10000000", "--estimator", "laplace", "--sizes-public", "--target-abs=5000",
+        "--check-replicates", "1000", "--seed", "3",
+    ]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    document = json.loads(capsys.readouterr().out)
+    parts = {part["part"]: part for part in document["split"]}
+    assert set(parts) == {"finding the bounds", "the means"}
+    share = parts["finding the bounds"]["share"]
+    assert document["settings"] == {"bounds_fraction": share}
+    assert sum(p["epsilon"] for p in parts.values()) == pytest.approx(document["epsilon"])
+    assert document["curator_preview"] is True
+    check = {row["label"]: row for row in document["check"]}
+    assert check[document["binding_group"]]["met"] >= check[document["binding_group"]]["band_low"]
+    assert main([*argv, "--format", "text"]) == 0
+    assert f"Split: {share:.0%} finding the bounds" in capsys.readouterr().out
