@@ -9,6 +9,7 @@ import json
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import PureDP
 from tests.app.helpers import (
+    charts,
     commit_once,
     errors,
     go,
@@ -17,6 +18,7 @@ from tests.app.helpers import (
     start,
     state_of,
     text,
+    values,
 )
 
 
@@ -108,11 +110,22 @@ def test_a_release_with_bounds_found_privately_says_so_and_publishes_them():
     assert ledger.remaining() == {"rho": ledger.total.rho - state_of(at).epsilon ** 2 / 2}
 
 
-def test_the_compare_page_simulates_releases_that_find_their_bounds():
+def test_the_compare_page_shows_what_the_found_bounds_cost_beside_the_typed_range():
     at = private_bounds_on_estimator()
     go(at, "compare")
     assert not at.main.error, errors(at)
-    assert at.get("plotly_chart")
+    [cost] = [c for c in charts(at) if "bounds found" in c["layout"]["title"]["text"]]
+    typed, found = cost["data"]
+    assert typed["name"] == "Typed range [0, 1000]" and found["name"].startswith("Found privately")
+    # Every group's error is smaller with the found bounds: the typed range's noise is 10× wider.
+    assert all(f < t for f, t in zip(values(found["y"]), values(typed["y"]), strict=True))
+    summary = text(at.main.markdown)
+    assert "the typed range's noise gives an error of" in summary
+    for budget in (0.2, 2.0):  # the section follows the budget slider
+        at.select_slider(key="compare.budget.pure").set_value(budget).run()
+        assert not at.main.error, errors(at)
+        [moved] = [c for c in charts(at) if "bounds found" in c["layout"]["title"]["text"]]
+        assert values(moved["data"][1]["y"])[0] != values(found["y"])[0]
 
 
 def test_the_plan_page_chooses_the_split_and_the_adopt_button_takes_it():
