@@ -84,6 +84,7 @@ __all__ = [
     "GridCounts",
     "PrivateBounds",
     "candidate_grid",
+    "private_quantile",
 ]
 
 BoundsScope = Literal["pooled", "per_group"]
@@ -456,3 +457,32 @@ class PrivateBounds:
             **({"target_rank": self.target_rank(budget)} if self.tail is None else {}),
             "cost": {"kind": budget.kind, **self.cost(budget).components()},
         }
+
+
+def private_quantile(
+    counts: GridCounts,
+    alpha: float,
+    budget: Budget,
+    *,
+    noise: NoiseSource,
+    sizes_public: bool = False,
+    replicates: int | None = None,
+) -> np.ndarray:
+    r"""The α-quantile of each row of ``counts``, chosen privately among its candidates at
+    ``budget`` (all of it): Smith's scores :math:`|\#\{x < c\} - \alpha n|` (module doc) with
+    sensitivity 1 when the size n is public (neighbours replace a value), max(α, 1 − α) when it
+    is not (neighbours add or remove one), then report-noisy-min. Shape (k,), or
+    (replicates, k)."""
+    alpha = finite_number("alpha", alpha)
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must be strictly between 0 and 1, got {alpha!r}")
+    if isinstance(budget, ZCDP):
+        value, measure = budget.rho, "zcdp"
+    elif isinstance(budget, PureDP | ApproxDP):
+        value, measure = budget.epsilon, "pure"
+    else:
+        raise TypeError(f"`budget` must be a PureDP, ApproxDP or ZCDP budget, got {budget!r}")
+    sensitivity = 1.0 if sizes_public else max(alpha, 1 - alpha)
+    scores = np.abs(counts.below - alpha * counts.sizes[:, None])
+    spread = selection_scale(sensitivity, value, measure)
+    return counts.candidates[noise.report_noisy_min(scores, spread, measure, size=replicates)]

@@ -36,7 +36,7 @@ from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.privacy_unit import PrivacyUnit
-from dpcore.foundations.private_bounds import PrivateBounds
+from dpcore.foundations.private_bounds import PrivateBounds, candidate_grid, private_quantile
 from dpcore.release import (
     DatasetRef,
     PlanHeader,
@@ -418,3 +418,18 @@ def test_a_mean_that_finds_its_bounds_is_dp_on_neighbouring_datasets():
     sets = [(-math.inf, centre + t) for t in np.linspace(-8, 8, 33)]
     sets += [(centre + a, centre + b) for a, b in ((-1, 1), (-3, 0), (0, 3), (2, 6), (-6, -2))]
     assert privacy_violations(outputs[0], outputs[1], 2.0, 0.0, sets) == []
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.25])
+def test_a_private_quantile_is_dp_when_one_person_is_added(alpha):
+    """The bucket edges' mechanism (sizes not public): its draws on 60 values and on the same
+    with one more, within e^ε of each other on every outcome set."""
+    d, dprime = _bound_neighbours("add")
+    grid = candidate_grid(0.0, 100.0)
+    codes = [
+        np.searchsorted(grid, private_quantile(v.grid_counts(grid), alpha, PureDP(1.0),
+                                               noise=SimulationNoise(rng=seed),
+                                               replicates=BOUND_DRAWS)[:, 0]) * len(grid)
+        for v, seed in ((d, 7), (dprime, 8))
+    ]  # fmt: skip
+    assert bound_violations(*codes, len(grid), 1.0) == []

@@ -326,3 +326,43 @@ def test_the_cost_of_bounds_splits_into_clipping_bias_and_noise():
     assert (found["bias"].abs() < 0.2).all() and (found["bias"] != 0).any()
     # Random bounds: the bias varies between releases, so the error is at least each part.
     assert (found["rmse"] >= 0.99 * np.maximum(found["bias"].abs(), found["noise"])).all()
+
+
+# ---- bucket edges found privately ----------------------------------------------------------------
+
+
+def test_edges_found_privately_are_increasing_quantiles_released_once(tmp_path):
+    from dpcore.foundations.ledger import Ledger
+    from dpcore.release import release
+    from dpcore.release.edges import EdgesPlan, column_values
+
+    demo = load_demo()
+    header = PlanHeader(DatasetRef.of(demo, "demo.csv"), GroupingSpec(by=("age",)), PureDP(3.0))
+    plan = EdgesPlan(column_values(demo, "age"), header, "age", 5, (0, 150))
+    truth = np.quantile(demo["age"], [0.2, 0.4, 0.6, 0.8])
+    edges = plan.estimate(SimulationNoise(rng=0))
+    assert np.all(np.diff(edges) > 0) and np.allclose(edges, truth, rtol=0.05)
+    assert plan.parameters()["estimator"]["quantiles"] == [0.2, 0.4, 0.6, 0.8]
+    assert "column_values(frame, 'age')" in plan.script_body()
+    ledger = Ledger(tmp_path / "l.sqlite", "default", PureDP(5.0))
+    record = release(plan, ledger, noise="secure")
+    assert [row["group"] for row in record.outputs][0] == "edge 1 (quantile 20%)"
+    assert ledger.remaining() == {"epsilon": 2.0}
+    # With little budget and few rows the draws still never cross or tie.
+    small = EdgesPlan(np.arange(30.0), header, "age", 10, (0, 1e6))
+    assert np.all(np.diff(small.estimate(SimulationNoise(rng=1))) > 0)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"buckets": 1}, "from 2 to 10"), ({"search": (5, 5)}, "search range"),
+    ({"values": np.array([np.nan])}, "no finite value"),
+])  # fmt: skip
+def test_edges_refuse_bad_plans(kwargs, match):
+    from dpcore.release.edges import EdgesPlan
+
+    header = PlanHeader(DatasetRef.of(load_demo(), "demo.csv"), GroupingSpec(by=("age",)),
+                        PureDP(1.0))  # fmt: skip
+    arguments = {"values": np.arange(10.0), "header": header, "column": "age", "buckets": 4,
+                 "search": (0, 100), **kwargs}  # fmt: skip
+    with pytest.raises(ValueError, match=match):
+        EdgesPlan(**arguments)

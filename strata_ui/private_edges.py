@@ -1,0 +1,88 @@
+"""The Strata page's bucket edges found privately (:mod:`dpcore.release.edges`): for a numeric
+grouping column, a release of its quantiles through the ledger, its cost shown before the
+commit, whose edges then fill the column's edges as public ones, labelled as found so."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from dpcore.analyses.base import NeedsRowsInMemory
+from dpcore.foundations.accounting import ZCDP, BudgetExceededError, PureDP
+from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
+from dpcore.release import release
+from dpcore.release.edges import MAX_BUCKETS, EdgesPlan, column_values
+from strata_ui import pipeline
+from strata_ui.state import AppState, get_dataset, open_ledger
+from strata_ui.uploads import format_edges
+
+FOUND = "strata.edges_found"
+"""Session key: per column, the sentence saying where its edges were found."""
+COSTS = {"pure": (0.05, 0.1, 0.2, 0.5, 1.0), "zcdp": (0.001, 0.005, 0.02, 0.1, 0.5)}
+
+
+def found_label(column: str) -> str | None:
+    """Where ``column``'s edges were found privately, if they were (this session)."""
+    return st.session_state.get(FOUND, {}).get(column)
+
+
+def render(state: AppState, column: str, edges_key: str) -> None:
+    """The expander that releases ``column``'s edges; on success the edges go into the
+    session's edges (and the text box keyed ``edges_key``, drawn after this)."""
+    with st.expander(f"Find edges for `{column}` privately (paid from the budget)",
+                     icon=":material/travel_explore:"):  # fmt: skip
+        st.markdown(
+            "A release of the column's quantiles: each edge is chosen privately among public "
+            "candidates within a search range you type, and the ledger is charged once. The "
+            "edges it publishes are DP outputs, then used as public edges at no further cost."
+        )
+        base = f"strata.private_edges.{column}.{state.dataset_fingerprint}"
+        buckets = st.slider("Buckets", 2, MAX_BUCKETS, 4, key=f"{base}.buckets",
+                            help="Equal shares of the people: 4 buckets cut at the quartiles.")  # fmt: skip
+        low_col, high_col = st.columns(2)
+        low = low_col.number_input("Search from", value=0.0, key=f"{base}.low",
+                                   help="No value can be below this, known without the data.")  # fmt: skip
+        high = high_col.number_input("Search up to", value=1000.0, key=f"{base}.high",
+                                     help="No value can be above this, known without the data.")  # fmt: skip
+        symbol = "ε" if state.budget_kind == "pure" else "ρ"
+        value = st.select_slider(f"Cost ({symbol})", options=COSTS[state.budget_kind],
+                                 value=COSTS[state.budget_kind][2], key=f"{base}.cost")  # fmt: skip
+        try:
+            frame = get_dataset()
+            budget = PureDP(value) if state.budget_kind == "pure" else ZCDP(value)
+            header = dataclasses.replace(
+                pipeline.plan_header(state, budget),
+                spec=GroupingSpec(by=(column,)),
+                label="",
+                level=0.95,
+            )  # the data's identity as every release records it
+            plan = EdgesPlan(column_values(frame, column), header, column, buckets, (low, high))
+        except (NeedsRowsInMemory, ValueError, TypeError) as exc:
+            st.error(str(exc), icon=":material/error:")
+            return
+        lines = [line for line in plan.review_lines() if not line.startswith("**Data:**")]
+        st.markdown("\n".join(f"- {line}" for line in lines))
+        confirmed = st.checkbox(f"I understand this spends {budget} from the ledger",
+                                key=f"{base}.confirm")  # fmt: skip
+        if st.button(f"Release the edges ({budget})", key=f"{base}.release",
+                     disabled=not confirmed, icon=":material/lock:"):  # fmt: skip
+            _release(state, plan, column, edges_key)
+
+
+def _release(state: AppState, plan: EdgesPlan, column: str, edges_key: str) -> None:
+    try:
+        record = release(plan, open_ledger(), noise="secure")
+    except (BudgetExceededError, OtherDatasetError, LedgerUnavailableError, ValueError) as exc:
+        st.error(f"Nothing was spent: {exc}", icon=":material/block:")
+        return
+    edges = [float(row["estimate"]) for row in record.outputs]
+    state.bucket_edges[column] = edges
+    st.session_state[edges_key] = format_edges(edges)
+    spent = "spent" if record.spent else "already released; nothing more spent"
+    st.session_state.setdefault(FOUND, {})[column] = (
+        f"Found privately in the release “{plan.header.label}” ({plan.cost}, {spent}), recorded "
+        f"in the ledger: the {plan.buckets - 1} edges are its DP outputs."
+    )
+    st.success(f"Edges released: {format_edges(edges)}.", icon=":material/check:")
