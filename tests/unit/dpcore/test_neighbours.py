@@ -433,3 +433,16 @@ def test_a_private_quantile_is_dp_when_one_person_is_added(alpha):
         for v, seed in ((d, 7), (dprime, 8))
     ]  # fmt: skip
     assert bound_violations(*codes, len(grid), 1.0) == []
+
+
+def test_a_gvdp_box_found_privately_adds_nothing_but_dp_outputs(neighbours, tmp_path, monkeypatch):
+    """GVDP finding its box first: the box is intermediate (never published), the metadata
+    says how it was found and what it cost, the same on both neighbours."""
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
+    gvdp = next(a for a in ANALYSES if a.name == "gvdp")
+    settings = dataclasses.replace(SETTINGS["gvdp"], box_source="private")
+    spec = SPECS["share table"]
+    records = {n: released(f, gvdp, spec, tmp_path, n, settings) for n, f in neighbours.items()}
+    assert_nothing_but_dp_outputs_differ(records["D"], records["D′"], gvdp, spec, "share table")
+    facts = public_metadata(records["D"].metadata)["plan"]["estimator"]["private_box"]
+    assert facts["source"] == "private" and facts["cost"]["rho"] > 0
