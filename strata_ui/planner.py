@@ -61,7 +61,7 @@ __all__ = [
     "target_inputs",
 ]
 
-LEVELS = (0.8, 0.9, 0.95, 0.99)
+LEVELS = constants.RELEASE_LEVELS
 FRONTIER_REPLICATES = 200
 MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
 ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate

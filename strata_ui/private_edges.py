@@ -11,10 +11,15 @@ import streamlit as st
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.foundations.accounting import ZCDP, BudgetExceededError, PureDP
 from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
-from dpcore.release import release
+from dpcore.foundations.ledger import (
+    Ledger,
+    LedgerUnavailableError,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+)
+from dpcore.release import UnidentifiedDataError, release
 from dpcore.release.edges import MAX_BUCKETS, EdgesPlan, column_values
-from strata_ui import pipeline
+from strata_ui import allowances, pipeline, release_ui, roles
 from strata_ui.state import AppState, get_dataset, open_ledger
 from strata_ui.uploads import format_edges
 
@@ -59,22 +64,52 @@ def render(state: AppState, column: str, edges_key: str) -> None:
                 level=0.95,
             )  # the data's identity as every release records it
             plan = EdgesPlan(column_values(frame, column), header, column, buckets, (low, high))
-        except (NeedsRowsInMemory, ValueError, TypeError) as exc:
+            ledger = open_ledger()
+        except (NeedsRowsInMemory, ValueError, TypeError) as exc:  # the ledger's error too
             st.error(str(exc), icon=":material/error:")
             return
         lines = [line for line in plan.review_lines() if not line.startswith("**Data:**")]
         st.markdown("\n".join(f"- {line}" for line in lines))
         confirmed = st.checkbox(f"I understand this spends {budget} from the ledger",
                                 key=f"{base}.confirm")  # fmt: skip
+        not_yours = release_ui.allowance_problem(plan.cost, ledger)  # an analyst's allowance
+        if not_yours is not None:
+            st.caption(f"Release is off: {not_yours}")
         if st.button(f"Release the edges ({budget})", key=f"{base}.release",
-                     disabled=not confirmed, icon=":material/lock:"):  # fmt: skip
-            _release(state, plan, column, edges_key)
+                     disabled=not confirmed or bool(not_yours), icon=":material/lock:"):  # fmt: skip
+            _release(state, plan, ledger, column, edges_key)
 
 
-def _release(state: AppState, plan: EdgesPlan, column: str, edges_key: str) -> None:
+def _release(state: AppState, plan: EdgesPlan, ledger: Ledger, column: str, edges_key: str) -> None:
+    """Commit the edges as the Release page commits a release: as the signed-in user, within an
+    analyst's allowance, refused with what to do when the ledger is not this data's."""
+    user = roles.current_user()
     try:
-        record = release(plan, open_ledger(), noise="secure")
-    except (BudgetExceededError, OtherDatasetError, LedgerUnavailableError, ValueError) as exc:
+        with allowances.committing(ledger, user, plan.cost):
+            record = release(plan, ledger, noise="secure", actor=user.actor)
+    except roles.NotAllowed as exc:  # the role or the allowance
+        st.error(f"{exc} Nothing was spent.", icon=":material/block:")
+        return
+    except OtherDatasetError as exc:
+        st.error(
+            exc.advice(
+                "commit a release on it from the Release page, ticking the box that appears "
+                "above its Commit button, then release the edges",
+                start="start a new ledger for it on the Budget page",
+            ),
+            icon=":material/block:",
+        )
+        return
+    except ReleasedElsewhereError as exc:
+        st.error(
+            exc.advice(
+                f"switch to ledger “{exc.owners[0]}” on the Budget page",
+                "a curator starts or raises a ledger for it on the Budget page",
+            ),
+            icon=":material/block:",
+        )
+        return
+    except (BudgetExceededError, LedgerUnavailableError, UnidentifiedDataError, ValueError) as exc:
         st.error(f"Nothing was spent: {exc}", icon=":material/block:")
         return
     edges = [float(row["estimate"]) for row in record.outputs]

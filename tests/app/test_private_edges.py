@@ -5,7 +5,10 @@ filling the column's edges, labelled as found privately."""
 from __future__ import annotations
 
 from dpcore.foundations.ledger import Ledger
+from strata_ui import allowances
+from strata_ui.roles import Role, User
 from tests.app.helpers import errors, go, start, state_of, text
+from tests.app.team import ANALYST, CURATOR, start_as
 
 BASE = "strata.private_edges.age.demo"
 
@@ -50,3 +53,26 @@ def test_a_search_range_that_is_not_one_is_refused_and_spends_nothing():
     assert "The search range must run from a lower to a higher value" in errors(at)
     assert not at.exception
     assert Ledger.open(None, "default").history() == []
+
+
+def test_an_analyst_releases_edges_only_within_an_allowance_and_the_record_names_them(team):
+    """The edges are a release like the Release page's: an analyst commits them only within
+    the allowance a curator gave, and the ledger records who did."""
+    analyst = start_as(ANALYST, "strata")
+    analyst.multiselect(key="strata.columns.demo").set_value(["sex", "age"]).run()
+    analyst.number_input(key=f"{BASE}.high").set_value(150.0).run()
+    analyst.checkbox(key=f"{BASE}.confirm").check().run()
+    assert "has no allowance on the ledger “default”" in text(analyst.caption)
+    assert analyst.button(key=f"{BASE}.release").disabled
+    ledger, curator = Ledger.open(None, "default"), User(CURATOR, Role.CURATOR)
+    allowances.set_allowance(ledger, ANALYST, 0.01, by=curator)  # ε = 0.2 costs ρ = 0.02
+    analyst.run()
+    assert "exceeds your allowance on “default”" in text(analyst.caption)
+    assert analyst.button(key=f"{BASE}.release").disabled and ledger.history() == []
+    allowances.set_allowance(ledger, ANALYST, 0.5, by=curator)
+    analyst.run()
+    analyst.button(key=f"{BASE}.release").click().run()
+    assert not analyst.exception and not analyst.main.error, errors(analyst)
+    [record] = ledger.history()
+    assert record.label == "Bucket edges of age"
+    assert allowances.actors_of(ledger) == {record.id: ANALYST}

@@ -41,11 +41,10 @@ SCOPE_CAPTIONS = {
     "their own find one together.",
 }
 TAIL_LABELS = {
-    0.0: "Automatic: the fewest the budget can find reliably",
-    0.005: "0.5% of the values",
-    0.01: "1% of the values",
-    0.02: "2% of the values",
-    0.05: "5% of the values",
+    tail: f"{tail * 100:g}% of the values"
+    if tail
+    else "Automatic: the fewest the budget can find reliably"
+    for tail in constants.BOUNDS_TAILS
 }
 
 

@@ -366,3 +366,30 @@ def test_edges_refuse_bad_plans(kwargs, match):
                  "search": (0, 100), **kwargs}  # fmt: skip
     with pytest.raises(ValueError, match=match):
         EdgesPlan(**arguments)
+
+
+# ---- the exported script redoes it ---------------------------------------------------------------
+
+
+@pytest.mark.slow  # fresh Python processes run the scripts
+def test_the_scripts_of_found_bounds_and_edges_find_their_releases(tmp_path):
+    """The script of a mean whose bounds were found privately, and of edges found privately,
+    rebuilds the same plan from the demo as the app identifies it (its asset's bytes), so it
+    prints the recorded release and spends nothing more."""
+    from dpcore import load_demo_dataset
+    from dpcore.foundations.ledger import Ledger
+    from dpcore.release import release, to_script
+    from dpcore.release.edges import EdgesPlan, column_values
+    from tests.scripts import assert_reruns_as_recorded
+
+    frame, dataset = load_demo_dataset()
+    ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(5.0))
+    spec = GroupingSpec(by=("sex",))
+    settings = MeanSettings(estimator="gaussian", clip_high=500, bounds_source="private")
+    mean = MEAN.plan(MEAN.statistics(frame, spec.build(frame), settings), settings,
+                     PlanHeader(dataset, spec, ZCDP(0.5)))  # fmt: skip
+    header = PlanHeader(dataset, GroupingSpec(by=("age",)), ZCDP(0.1))
+    edges = EdgesPlan(column_values(frame, "age"), header, "age", 4, (0, 150))
+    for plan in (mean, edges):
+        record = release(plan, ledger, noise="simulation", rng=3)
+        assert_reruns_as_recorded(to_script(record), record, tmp_path, ledger)

@@ -95,3 +95,22 @@ def test_a_guess_cannot_be_searched_and_the_planner_and_coverage_say_so(incomes)
         GVDP.error_model(stats, chosen)
     with pytest.raises(ValueError, match="typed box"):
         GVDP.study(stats, chosen, ZCDP(0.5), replicates=10)
+
+
+@pytest.mark.slow  # fresh Python processes run the scripts
+def test_the_script_of_a_box_found_privately_finds_its_release(tmp_path):
+    from dpcore import load_demo_dataset
+    from dpcore.foundations.ledger import Ledger
+    from dpcore.release import release, to_script
+    from tests.scripts import assert_reruns_as_recorded
+
+    frame, dataset = load_demo_dataset()
+    box = ((("mean", "hours_per_week", "intercept"), (0.0, 1000.0, 500.0)),)
+    chosen = GvdpSettings(model="mean", outcomes=(("mean", "hours_per_week"),), box=box,
+                          box_source="private")  # fmt: skip
+    spec = GroupingSpec(by=("sex",))
+    stats = GVDP.statistics(frame, spec.build(frame), chosen)
+    plan = GVDP.plan(stats, chosen, PlanHeader(dataset, spec, ZCDP(0.3)))
+    ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(1.0))
+    record = release(plan, ledger, noise="simulation", rng=7)
+    assert_reruns_as_recorded(to_script(record), record, tmp_path, ledger)
