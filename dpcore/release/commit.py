@@ -250,6 +250,9 @@ def release(
         "script": plan.script_body(),
         "intervals": plan.interval_description,
     }
+    note = getattr(plan, "coverage_note", None)
+    if note is not None:  # where the intervals cover less than their level (issue 42)
+        metadata["coverage"] = note.to_dict()
     payload = {"outputs": outputs, "metadata": metadata}
     record = ledger.spend(
         plan.header.label, plan.cost, payload, key=key, dataset=dataset,
