@@ -25,6 +25,8 @@ from strata_ui.uploads import format_edges
 
 FOUND = "strata.edges_found"
 """Session key: per column, the sentence saying where its edges were found."""
+RELEASED_FLASH = "strata.edges_released"
+"""Session key: the edges just released, said once after the rerun that follows the spend."""
 COSTS = {"pure": (0.05, 0.1, 0.2, 0.5, 1.0), "zcdp": (0.001, 0.005, 0.02, 0.1, 0.5)}
 
 
@@ -78,6 +80,8 @@ def render(state: AppState, column: str, edges_key: str) -> None:
         if st.button(f"Release the edges ({budget})", key=f"{base}.release",
                      disabled=not confirmed or bool(not_yours), icon=":material/lock:"):  # fmt: skip
             _release(state, plan, ledger, column, edges_key)
+        if (released := st.session_state.pop(RELEASED_FLASH, None)) is not None:
+            st.success(released, icon=":material/check:")
 
 
 def _release(state: AppState, plan: EdgesPlan, ledger: Ledger, column: str, edges_key: str) -> None:
@@ -120,4 +124,5 @@ def _release(state: AppState, plan: EdgesPlan, ledger: Ledger, column: str, edge
         f"Found privately in the release “{plan.header.label}” ({plan.cost}, {spent}), recorded "
         f"in the ledger: the {plan.buckets - 1} edges are its DP outputs."
     )
-    st.success(f"Edges released: {format_edges(edges)}.", icon=":material/check:")
+    st.session_state[RELEASED_FLASH] = f"Edges released: {format_edges(edges)}."
+    st.rerun()  # the sidebar, drawn before this page, then shows what was spent

@@ -41,6 +41,8 @@ def test_the_edges_are_released_once_and_fill_the_columns_edges():
     assert len(edges) == 3 and edges == sorted(edges) and 20 < edges[0] < edges[-1] < 60
     assert at.text_input(key="strata.edges.age.demo").value == ", ".join(f"{e:g}" for e in edges)
     assert "Found privately in the release “Bucket edges of age”" in text(at.main.caption)
+    assert f"Edges released: {', '.join(f'{e:g}' for e in edges)}." in text(at.main.success)
+    assert at.sidebar.metric[0].value == "1.98 of 2"  # the sidebar shows the spend (ρ = 0.02)
     [record] = Ledger.open(None, "default").history()
     assert record.label == "Bucket edges of age" and record.cost.epsilon == 0.2
     # The groups follow the edges: four age buckets × two sexes.
