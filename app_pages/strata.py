@@ -28,6 +28,7 @@ from strata_ui.constants import (
 from strata_ui.page_end import stop_page
 from strata_ui.state import AppState, get_state
 from strata_ui.style import three_digits
+from strata_ui.text import as_code, as_written
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import labelled_radio, show_error, stored_in, stored_on_change
 
@@ -56,7 +57,7 @@ rules = {c: pipeline.column_rule(state, c) for c in state.strata_columns}
 codes = [c for c, rule in rules.items() if rule == "codes"]
 if codes:
     st.caption(
-        f"{', '.join(f'`{c}`' for c in codes)}: whole numbers with at most {MAX_CODE_VALUES} "
+        f"{', '.join(map(as_code, codes))}: whole numbers with at most {MAX_CODE_VALUES} "
         "values, used as categories as they are (like yes/no or text), no bucket edges needed."
     )
 numeric = [c for c, rule in rules.items() if rule == "edges"]
@@ -89,7 +90,7 @@ for column in numeric:
     store_edges = functools.partial(store_bucket_edges, state, column)
     private_edges.render(state, column, edges_key)
     text = st.text_input(
-        f"Bucket edges for `{column}`",
+        f"Bucket edges for {as_code(column)}",
         value=format_edges(state.bucket_edges.get(column, [])),
         placeholder="comma-separated, e.g. 25, 35, 50, 65",
         key=edges_key,
@@ -106,7 +107,7 @@ for column in numeric:
     if not edges:
         columns_without_edges.append(column)
         st.warning(
-            f"`{column}` is numeric: enter bucket edges for it above (comma-separated, e.g. "
+            f"{as_code(column)} is numeric: enter bucket edges for it above (comma-separated, e.g. "
             "25, 35, 50, 65), or remove it from the grouping columns.",
             icon=":material/warning:",
         )
@@ -249,7 +250,7 @@ try:
 except (ValueError, TypeError) as exc:
     show_error(exc)
 else:
-    st.success(f"Shares in use: {shares.description}.", icon=":material/check_circle:")
+    st.success(f"Shares in use: {as_written(shares.description)}.", icon=":material/check_circle:")
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")

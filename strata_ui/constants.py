@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from dpcore.analyses.sample.plan import MAX_RECORDS as SAMPLE_RECORDS_MAX
 from dpcore.analyses.synth.config import MAX_ROWS as SYNTH_ROWS_MAX
 from dpcore.analyses.synth.config import MIN_ROWS as SYNTH_ROWS_MIN
-from dpcore.foundations import grouping
+from dpcore.foundations import grouping, validation
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.private_bounds import GRID_DECADES, UNKNOWN_RANGE_DECADES
 
@@ -60,6 +60,9 @@ BOUNDS_TAILS = (0.0, 0.005, 0.01, 0.02, 0.05)
 # `--bounds auto` without `--search-range`). No widget sets it; the address holds it to these.
 BOUNDS_DECADES = (GRID_DECADES, UNKNOWN_RANGE_DECADES)
 COINPRESS_STEPS_MAX = 10
+# Public bounds typed in widgets: the library's limit (dpcore.foundations.validation), so that a
+# widget never offers what the library refuses.
+BOUND_MAGNITUDE_MAX = validation.MAX_BOUND_MAGNITUDE
 # The privacy–utility curve on the Compare page: this many budgets, log-spaced over the range.
 SWEEP_POINTS = 8
 PREVIEW_ROWS = 100

@@ -45,6 +45,7 @@ from strata_ui.state import (
     widget_key,
 )
 from strata_ui.style import rounded_up
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, stored_on_change
 
 __all__ = [
@@ -136,7 +137,7 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     key = widget_key(PlannerView, "half_widths", unit)
     store = functools.partial(_store_half_width, unit)
     value = st.number_input(
-        f"Within ± (in {unit})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
+        f"Within ± (in {as_text(unit)})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
         step=model.typical_half_width / 4, format="%.3g", key=key,
         **stored_on_change(key, store),
     )  # fmt: skip
@@ -329,20 +330,20 @@ def render_answer(
     if reasons:
         st.info(
             "Curator preview, not differentially private: this answer reads "
-            + ", ".join(reasons) + ".",
+            + ", ".join(map(as_written, reasons)) + ".",
             icon=":material/visibility:",
         )  # fmt: skip
     if answer.budget is None and answer.unreachable == (model.limit_reason,):
         st.warning(
-            f"No budget meets this target: {model.limit_reason}; or loosen the target.",
+            f"No budget meets this target: {as_written(model.limit_reason)}; or loosen the target.",
             icon=":material/warning:",
         )
         return
     if answer.budget is None:
         st.warning(
             "No budget meets this target: "
-            + "; ".join(answer.unreachable)
-            + f". {model.unreachable_advice}",
+            + "; ".join(map(as_written, answer.unreachable))
+            + f". {as_written(model.unreachable_advice)}",
             icon=":material/warning:",
         )
         return
@@ -357,7 +358,7 @@ def render_answer(
         "the target.",
     )
     st.markdown(
-        f"Set by **{answer.binding}**: it needs the most budget; every other estimate meets the "
+        f"Set by **{as_text(answer.binding)}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
     )
     if answer.parts:
@@ -411,7 +412,7 @@ def _render_ledger_check(
 ) -> None:
     if isinstance(cost, ZCDP) and ledger.total.kind == "pure":
         st.warning(
-            f"The ledger “{ledger.name}” counts pure ε-DP, which Gaussian noise cannot meet: a "
+            f"The ledger “{as_text(ledger.name)}” counts pure ε-DP, which Gaussian noise cannot meet: a "
             "release at this budget needs a ρ-zCDP ledger (start one on the Release page), or "
             "Laplace noise.",
             icon=":material/warning:",
@@ -419,7 +420,7 @@ def _render_ledger_check(
         return
     if affordable(cost, ledger):
         st.success(
-            f"The ledger “{ledger.name}” can afford it: it has "
+            f"The ledger “{as_text(ledger.name)}” can afford it: it has "
             f"{format_components(ledger.remaining())} left.",
             icon=":material/check_circle:",
         )
@@ -427,17 +428,17 @@ def _render_ledger_check(
     available = _remaining(ledger)
     if available is None:
         st.warning(
-            f"The ledger “{ledger.name}” is used up: start a new ledger on the Budget page.",
+            f"The ledger “{as_text(ledger.name)}” is used up: start a new ledger on the Budget page.",
             icon=":material/warning:",
         )
         return
     short = shortfall(model, answer.target, available)
     missing = short.table[short.table["estimate"].isin(short.short)]
     st.warning(
-        f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
+        f"The ledger “{as_text(ledger.name)}” has only {format_components(ledger.remaining())} left. At "
         f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target "
-        f"({_worst_miss(missing['error at available budget'])}). "
-        + _rows_advice(missing, short.rows_reason),
+        f"({as_written(_worst_miss(missing['error at available budget']))}). "
+        + as_written(_rows_advice(missing, short.rows_reason)),
         icon=":material/warning:",
     )
 
@@ -515,7 +516,7 @@ def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
     """How often simulated releases at the answer met the target, per estimate."""
     row = table.set_index("estimate").loc[binding]
     st.markdown(
-        f"In {replicates:,} simulated releases at this budget, **{binding}** met the target "
+        f"In {replicates:,} simulated releases at this budget, **{as_text(binding)}** met the target "
         f"{row['met']:.1%} of the time; a calibrated answer shows {row['band_low']:.1%} to "
         f"{row['band_high']:.1%}. Every other estimate should meet it at least as often."
     )

@@ -19,8 +19,9 @@ from dpcore.foundations.ledger import (
 )
 from dpcore.release import UnidentifiedDataError, release
 from dpcore.release.edges import MAX_BUCKETS, EdgesPlan, column_values
-from strata_ui import allowances, pipeline, release_ui, roles
+from strata_ui import allowances, constants, pipeline, release_ui, roles
 from strata_ui.state import AppState, get_dataset, open_ledger
+from strata_ui.text import as_code, as_text, as_written
 from strata_ui.uploads import format_edges
 
 FOUND = "strata.edges_found"
@@ -38,7 +39,7 @@ def found_label(column: str) -> str | None:
 def render(state: AppState, column: str, edges_key: str) -> None:
     """The expander that releases ``column``'s edges; on success the edges go into the
     session's edges (and the text box keyed ``edges_key``, drawn after this)."""
-    with st.expander(f"Find edges for `{column}` privately (paid from the budget)",
+    with st.expander(f"Find edges for {as_code(column)} privately (paid from the budget)",
                      icon=":material/travel_explore:"):  # fmt: skip
         st.markdown(
             "A release of the column's quantiles: each edge is chosen privately among public "
@@ -49,9 +50,11 @@ def render(state: AppState, column: str, edges_key: str) -> None:
         buckets = st.slider("Buckets", 2, MAX_BUCKETS, 4, key=f"{base}.buckets",
                             help="Equal shares of the people: 4 buckets cut at the quartiles.")  # fmt: skip
         low_col, high_col = st.columns(2)
-        low = low_col.number_input("Search from", value=0.0, key=f"{base}.low",
+        limits = {"min_value": -constants.BOUND_MAGNITUDE_MAX,
+                  "max_value": constants.BOUND_MAGNITUDE_MAX}  # fmt: skip
+        low = low_col.number_input("Search from", value=0.0, key=f"{base}.low", **limits,
                                    help="No value can be below this, known without the data.")  # fmt: skip
-        high = high_col.number_input("Search up to", value=1000.0, key=f"{base}.high",
+        high = high_col.number_input("Search up to", value=1000.0, key=f"{base}.high", **limits,
                                      help="No value can be above this, known without the data.")  # fmt: skip
         symbol = "ε" if state.budget_kind == "pure" else "ρ"
         value = st.select_slider(f"Cost ({symbol})", options=COSTS[state.budget_kind],
@@ -76,7 +79,7 @@ def render(state: AppState, column: str, edges_key: str) -> None:
                                 key=f"{base}.confirm")  # fmt: skip
         not_yours = release_ui.allowance_problem(plan.cost, ledger)  # an analyst's allowance
         if not_yours is not None:
-            st.caption(f"Release is off: {not_yours}")
+            st.caption(f"Release is off: {as_written(not_yours)}")
         if st.button(f"Release the edges ({budget})", key=f"{base}.release",
                      disabled=not confirmed or bool(not_yours), icon=":material/lock:"):  # fmt: skip
             _release(state, plan, ledger, column, edges_key)
@@ -92,7 +95,7 @@ def _release(state: AppState, plan: EdgesPlan, ledger: Ledger, column: str, edge
         with allowances.committing(ledger, user, plan.cost):
             record = release(plan, ledger, noise="secure", actor=user.actor)
     except roles.NotAllowed as exc:  # the role or the allowance
-        st.error(f"{exc} Nothing was spent.", icon=":material/block:")
+        st.error(f"{as_written(exc)} Nothing was spent.", icon=":material/block:")
         return
     except OtherDatasetError as exc:
         st.error(
@@ -114,14 +117,15 @@ def _release(state: AppState, plan: EdgesPlan, ledger: Ledger, column: str, edge
         )
         return
     except (BudgetExceededError, LedgerUnavailableError, UnidentifiedDataError, ValueError) as exc:
-        st.error(f"Nothing was spent: {exc}", icon=":material/block:")
+        st.error(f"Nothing was spent: {as_written(exc)}", icon=":material/block:")
         return
     edges = [float(row["estimate"]) for row in record.outputs]
     state.bucket_edges[column] = edges
     st.session_state[edges_key] = format_edges(edges)
     spent = "spent" if record.spent else "already released; nothing more spent"
     st.session_state.setdefault(FOUND, {})[column] = (
-        f"Found privately in the release “{plan.header.label}” ({plan.cost}, {spent}), recorded "
+        f"Found privately in the release “{as_text(plan.header.label)}” ({plan.cost}, {spent}), "
+        "recorded "
         f"in the ledger: the {plan.buckets - 1} edges are its DP outputs."
     )
     st.session_state[RELEASED_FLASH] = f"Edges released: {format_edges(edges)}."

@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, Literal, TypeVar, get_args
 
@@ -27,6 +28,7 @@ from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import Kind
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.private_bounds import BOUNDS_FRACTION
+from dpcore.foundations.validation import bounds_problem, check_bucket_edges, positive_int
 
 __all__ = [
     "AutoBounds",
@@ -44,6 +46,7 @@ __all__ = [
     "positive_bound",
     "recombined_groups",
     "refuse_misplaced",
+    "whole_number",
 ]
 
 SettingsT = TypeVar("SettingsT")
@@ -94,7 +97,32 @@ def bounds(text: str) -> tuple[float, float] | AutoBounds:
             "expected two numbers L,U (the value's public range, e.g. 0,100) or auto (found "
             f"privately), got {text!r}"
         ) from None
+    problem = bounds_problem(low, high)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return low, high
+
+
+def whole_number(parameter: str, *, zero: bool = False) -> Callable[[str], int]:
+    """An argument type for the library's whole-number ``parameter``: checked against the same
+    limits as the Python API (:func:`dpcore.foundations.validation.positive_int`) while the
+    command line is read, before any data is; 0 is taken too where it means "none"
+    (``zero``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if zero and value == 0:
+            return 0
+        try:
+            return positive_int(parameter, value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).replace(f"`{parameter}` ", "")) from None
+
+    parse.__name__ = parameter  # argparse names the type in its messages
+    return parse
 
 
 def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
@@ -107,6 +135,10 @@ def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
         raise argparse.ArgumentTypeError(
             f"expected COL=E1;E2;... (public bucket edges of a numeric column), got {text!r}"
         )
+    try:
+        check_bucket_edges(column.strip(), values)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return column.strip(), values
 
 
@@ -130,6 +162,19 @@ def fraction(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(
             f"expected a number strictly between 0 and 1, got {text!r}"
+        )
+    return value
+
+
+def tail_share(text: str) -> float:
+    """``--bounds-tail``: the share of the values a found bound leaves beyond it."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 0.5:
+        raise argparse.ArgumentTypeError(
+            f"expected a share of the values strictly between 0 and 0.5 (e.g. 0.01), got {text!r}"
         )
     return value
 

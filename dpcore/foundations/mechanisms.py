@@ -15,7 +15,6 @@ import math
 from typing import Literal, Protocol
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
 from dpcore.foundations.errors import ClassicGaussianRangeError
@@ -77,6 +76,7 @@ def gaussian_sigma(
 
 def _analytic_unit_sigma(epsilon: float, delta: float) -> float:
     """Balle & Wang's σ for sensitivity 1; δ(σ) decreases in σ, so a bracketed root is unique."""
+    from scipy.optimize import brentq  # deferred: slow to import, rarely needed
 
     def excess_delta(log_sigma: float) -> float:
         sigma = math.exp(log_sigma)
@@ -117,12 +117,23 @@ def selection_scale(sensitivity: float, budget_value: float, measure: SelectionM
     raise ValueError(f"`measure` must be 'pure' or 'zcdp', got {measure!r}")
 
 
+def _scales_seen(arr: np.ndarray) -> str:
+    """What a refused scale held, in words rather than an array's repr: the count of bad
+    entries and the first one."""
+    if arr.size == 0:
+        return "no values"
+    bad = arr[~((arr > 0) & np.isfinite(arr))]
+    if arr.size == 1:
+        return f"{float(arr.reshape(-1)[0])!r}"
+    return f"{bad.size:,} of {arr.size:,} entries that are not (the first is {float(bad[0])!r})"
+
+
 def _positive_scales(name: str, scale: float | np.ndarray) -> np.ndarray:
     arr = np.asarray(scale, dtype=float)
     # Smallest and largest only: no temporary arrays (8x faster on a Monte Carlo's (R, k)
     # scales); a NaN makes both NaN, which fails the comparisons and is refused too.
     if arr.size == 0 or not (0 < arr.min() and arr.max() < np.inf):
-        raise ValueError(f"`{name}` must be finite and > 0 everywhere, got {scale!r}")
+        raise ValueError(f"`{name}` must be finite and > 0 everywhere, got {_scales_seen(arr)}")
     return arr
 
 

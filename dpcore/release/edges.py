@@ -26,7 +26,7 @@ import pandas as pd
 from dpcore.foundations.accounting import Budget, scale
 from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.private_bounds import GridCounts, candidate_grid, private_quantile
-from dpcore.foundations.validation import finite_number, instance_of
+from dpcore.foundations.validation import MAX_BOUND_MAGNITUDE, finite_number, instance_of
 from dpcore.release.plan import PlanHeader, Progress, ReleaseRow
 
 __all__ = ["EdgesPlan", "column_values"]
@@ -64,6 +64,11 @@ class EdgesPlan:
                 f"`buckets` must be a whole number from 2 to {MAX_BUCKETS}, got {self.buckets!r}"
             )
         low, high = (finite_number(f"search[{i}]", v) for i, v in enumerate(self.search))
+        if max(abs(low), abs(high)) > MAX_BOUND_MAGNITUDE:
+            raise ValueError(
+                f"The search range must lie within ±{MAX_BOUND_MAGNITUDE:.0e} (edges beyond it "
+                f"cannot group the rows), got [{low:g}, {high:g}]: rescale the column."
+            )
         if not low < high:
             raise ValueError(
                 f"The search range must run from a lower to a higher value, got [{low:g}, "

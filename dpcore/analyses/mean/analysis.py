@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -34,6 +33,13 @@ from dpcore.foundations.private_bounds import (
     PrivateBounds,
 )
 from dpcore.foundations.small_groups import CountNoise
+from dpcore.foundations.validation import (
+    bounds_problem,
+    open_unit_interval,
+    positive_int,
+    positive_number,
+    real_number,
+)
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
@@ -87,6 +93,29 @@ class MeanSettings:
     bounds_tail: float = 0.0
     bounds_decades: int | None = None
 
+    def __post_init__(self) -> None:
+        # Checked here, before any work: a million CoinPress steps used to run for seconds.
+        positive_int("coinpress_steps", self.coinpress_steps)
+        positive_number("coinpress_sigma", self.coinpress_sigma)
+        for name in ("coinpress_beta", "global_fraction", "variance_fraction", "bounds_fraction"):
+            open_unit_interval(name, getattr(self, name))
+        if not 0 <= real_number("bounds_tail", self.bounds_tail) < 0.5:
+            raise ValueError(
+                "`bounds_tail` must be 0 (the automatic aim) or a share of the values below 0.5, "
+                f"got {self.bounds_tail!r}"
+            )
+        if (
+            self.bounds_decades is not None
+            and not 1 <= positive_int("bounds_decades", self.bounds_decades) <= 20
+        ):
+            raise ValueError(
+                "`bounds_decades` must be a whole number from 1 to 20 (the search grid's depth), "
+                f"got {self.bounds_decades!r}"
+            )
+        for name in ("clip_low", "clip_high"):
+            if getattr(self, name) is not None:
+                real_number(name, getattr(self, name))
+
 
 @dataclass(frozen=True, eq=False)
 class MeanStudy:
@@ -130,15 +159,8 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
                     "clip_low" if low is None else "clip_high",
                 )
             )
-        elif not (math.isfinite(low) and math.isfinite(high)) or low >= high:
-            out.append(
-                Problem(
-                    "error",
-                    f"The lower bound L must be below the upper bound U, got L = {low:g} and "
-                    f"U = {high:g}. Fix the bounds to continue.",
-                    "clip_low",
-                )
-            )
+        elif problem := bounds_problem(low, high):
+            out.append(Problem("error", problem, "clip_low"))
         if settings.bounds_source == "private":
             out.extend(_private_bounds_problems(settings))
         return out
@@ -371,11 +393,6 @@ def _private_bounds_problems(settings: MeanSettings) -> list[Problem]:
             "error", "With private group sizes the bounds cannot aim at a number of values "
             "(it would read the sizes): choose the share of values to leave beyond each bound.",
             "bounds_tail",
-        ))  # fmt: skip
-    if not 0 < settings.bounds_fraction < 1:
-        out.append(Problem(
-            "error", f"The share of the budget for the bounds must be between 0 and 1, got "
-            f"{settings.bounds_fraction:g}.", "bounds_fraction",
         ))  # fmt: skip
     return out
 

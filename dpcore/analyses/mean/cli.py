@@ -16,11 +16,15 @@ from dpcore.analyses.command_line import (
     AutoBounds,
     CommonChoices,
     Shares,
+    positive_bound,
     recombined_groups,
+    tail_share,
+    whole_number,
 )
 from dpcore.analyses.mean.analysis import ESTIMATOR_LABELS, MEAN, MeanSettings
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.private_bounds import UNKNOWN_RANGE, UNKNOWN_RANGE_DECADES
+from dpcore.foundations.validation import WHOLE_NUMBER_LIMITS
 
 __all__ = ["CLI", "MeanCli"]
 
@@ -32,10 +36,13 @@ class MeanCli(AnalysisCli[MeanSettings]):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         coinpress = parser.add_argument_group("CoinPress (with --estimator coinpress)")
         coinpress.add_argument(
-            "--sigma", type=float, default=15.0, metavar="S",
+            "--sigma", type=positive_bound, default=15.0, metavar="S",
             help="CoinPress: a public bound on each group's standard deviation (default 15)",
         )  # fmt: skip
-        coinpress.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+        coinpress.add_argument(
+            "--steps", type=whole_number("coinpress_steps"), default=3,
+            help=f"CoinPress steps, 1 to {WHOLE_NUMBER_LIMITS['steps'][0]} (default 3)",
+        )  # fmt: skip
         found = parser.add_argument_group("bounds found privately (with --bounds auto)")
         found.add_argument(
             "--bounds-per-group", action="store_true",
@@ -43,7 +50,7 @@ class MeanCli(AnalysisCli[MeanSettings]):
             "of one range for everyone",
         )  # fmt: skip
         found.add_argument(
-            "--bounds-tail", type=float, metavar="T",
+            "--bounds-tail", type=tail_share, metavar="T",
             help="aim at the share T of the values beyond each bound (e.g. 0.01), instead of "
             "the fewest values the budget can find reliably; needed with private group sizes",
         )  # fmt: skip

@@ -16,6 +16,7 @@ import pandas as pd
 from dpcore.foundations.grouping.codes import (
     DROPPED_CODE,
     HOLDOUT_CODE,
+    MAX_ENGINE_GROUPS,
     MAX_GROUPS,
     check_by,
     check_categories,
@@ -42,6 +43,7 @@ from dpcore.foundations.shares import (
 )
 from dpcore.foundations.small_groups import NoisyCountRule
 from dpcore.foundations.validation import (
+    check_bucket_edges,
     data_frame,
     open_unit_interval,
     positive_int,
@@ -344,6 +346,12 @@ class GroupingSpec:
         set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
         set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
         set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
+        set_(self, "min_group_size", positive_int("min_group_size", self.min_group_size))
+        for column, edges in self.edges:
+            # Their order is checked with the data's columns (check_edges), where engines check it.
+            check_bucket_edges(column, edges, increasing=False)
+        if self.holdout_fraction is not None:
+            open_unit_interval("holdout_fraction", self.holdout_fraction)
         if self.share_source not in SHARE_SOURCES:
             raise ValueError(
                 f"`share_source` must be one of {SHARE_SOURCES}, got {self.share_source!r}"
@@ -423,7 +431,7 @@ class GroupingSpec:
             grouping = Grouping.from_frame(
                 frame, by=self.by, min_group_size=self.min_group_size,
                 small_groups=self.built_small_groups, weights=weights,
-                categories=dict(self.categories),
+                categories=dict(self.categories), max_groups=MAX_ENGINE_GROUPS,
             )  # fmt: skip
             return self._with_spec_shares(grouping)
         public = np.zeros(len(frame), dtype=bool)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from strata_ui.style import BLUE, FONT, LEGEND_BELOW, ORANGE, wrap_label
+from strata_ui.text import as_text
 
 METHOD_NAMES = {"typed": "Typed range", "found": "Found privately"}
 METHOD_COLOURS = {"typed": ORANGE, "found": BLUE}
@@ -67,9 +68,9 @@ def bounds_cost_summary(frame: pd.DataFrame, unit: str = "") -> str:
     worst_bias = found["bias"].abs().idxmax()
     unit = f" {unit}" if unit else ""
     return (
-        f"In the smallest group, **{smallest}**, the typed range's noise gives an error of "
+        f"In the smallest group, **{as_text(smallest)}**, the typed range's noise gives an error of "
         f"{typed.loc[smallest, 'rmse']:.3g}{unit} and the bounds found privately "
         f"{found.loc[smallest, 'rmse']:.3g}{unit} (their noise {found.loc[smallest, 'noise']:.3g}, "
         f"their clipping bias {found.loc[smallest, 'bias']:+.3g}). The found bounds' largest "
-        f"clipping bias is in **{worst_bias}**: {found.loc[worst_bias, 'bias']:+.3g}{unit}."
+        f"clipping bias is in **{as_text(worst_bias)}**: {found.loc[worst_bias, 'bias']:+.3g}{unit}."
     )

@@ -19,6 +19,7 @@ from strata_ui.analyses.mean import bounds_charts, charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (
     bind,
     budget_slider,
@@ -100,7 +101,7 @@ def render_compare() -> None:
     if settings.bounds_source == "private" and None not in (settings.clip_low, settings.clip_high):
         bounds = f"bounds found privately within {bounds.removeprefix('bounds ')}"
     st.caption(
-        f"Estimating the mean of **{settings.value or 'no column yet'}** by **{strata_text}** "
+        f"Estimating the mean of **{as_text(settings.value or 'no column yet')}** by **{as_written(strata_text)}** "
         f"with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change these on the Data, "
         "Strata and Estimator pages."
     )
@@ -237,7 +238,7 @@ def _render_group_errors(groups, value: str) -> None:
         st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
     else:
         _render_many_groups(groups, log_y)
-    st.markdown(charts.group_error_summary(groups, f"`{value}`"))
+    st.markdown(as_written(charts.group_error_summary(groups, f"`{value}`")))
 
 
 def _render_many_groups(groups, log_x: bool) -> None:

@@ -16,6 +16,7 @@ from dpcore.foundations.private_bounds import (
 )
 from strata_ui import constants, pipeline
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_text
 from strata_ui.widgets import bind
 
 SOURCE_LABELS = {
@@ -52,7 +53,7 @@ def render_search_range(settings: MeanSettings) -> None:
     """The search range: the two typed bounds, read as the range the bounds are found in."""
     st.markdown(
         f"Type a **search range** that surely holds every value of **"
-        f"{settings.value or 'the value column'}**, from outside knowledge (it may be "
+        f"{as_text(settings.value or 'the value column')}**, from outside knowledge (it may be "
         "generous: ten or a thousand times too wide costs little). The release then finds, "
         "privately, a range within it that keeps all but a few values, and clips at that range."
     )
@@ -60,10 +61,12 @@ def render_search_range(settings: MeanSettings) -> None:
     with low_col:
         bind(low_col.number_input, "Search from (lowest possible value)", MeanSettings,
              "clip_low", key_parts=("search",),
+             min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="No value can be below this, known without looking at the data.")  # fmt: skip
     with high_col:
         bind(high_col.number_input, "Search up to (highest possible value)", MeanSettings,
              "clip_high", key_parts=("search",),
+             min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="No value can be above this, known without looking at the data.")  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from strata_ui.constants import (
 )
 from strata_ui.learn_charts import MAX_LABELLED_GROUPS, fmt_number, fmt_percent, learn_layout
 from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, SKY, VERMILLION
+from strata_ui.text import chart_text
 
 
 def group_error_figure(
@@ -433,7 +434,8 @@ def clipping_figure(
         "Too narrow or too wide: where to clip",
         f"upper bound U ({unit}, log scale)",
         f"error of the mean ({unit}, log)",
-        subtitle=f"{group}, n = {size:,}, ε = {epsilon:g}: bias, noise and both, as U moves",
+        subtitle=f"{chart_text(group)}, n = {size:,}, ε = {epsilon:g}: bias, noise and both, "
+        "as U moves",
     )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log", exponentformat="none")  # 0.0001, not 100μ, for an error

@@ -111,7 +111,7 @@ ERRORS = {
                                        "keep"), "--sizes-public"),
         "--bounds-tail T", 1),
     "tail out of range": (lambda d: release_args(d, "auto", "--bounds-tail", "0.7"),
-                          "--bounds-tail must", 1),
+                          "strictly between 0 and 0.5", 2),  # checked as the line is read
 }  # fmt: skip
 
 

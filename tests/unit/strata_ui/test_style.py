@@ -2,7 +2,8 @@
 
 import pytest
 
-from strata_ui.style import as_written, rounded_up, three_digits, wrap_label_wide
+from strata_ui.style import rounded_up, three_digits, wrap_label_wide
+from strata_ui.text import as_written
 
 
 @pytest.mark.parametrize(
