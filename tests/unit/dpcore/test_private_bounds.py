@@ -393,3 +393,31 @@ def test_the_scripts_of_found_bounds_and_edges_find_their_releases(tmp_path):
     for plan in (mean, edges):
         record = release(plan, ledger, noise="simulation", rng=3)
         assert_reruns_as_recorded(to_script(record), record, tmp_path, ledger)
+
+
+# ---- hostile settings (issue 38's rule: refused at the entry point with a sentence) ---------------
+
+
+def edges_searched_to(high: float):
+    from dpcore.release.edges import EdgesPlan
+
+    header = PlanHeader(DatasetRef.of(load_demo(), "demo.csv"), GroupingSpec(by=("age",)),
+                        PureDP(1.0))  # fmt: skip
+    return EdgesPlan(np.arange(10.0), header, "age", 4, (0, high))
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (lambda: MeanSettings(bounds_fraction=2.0), ("`bounds_fraction`", "got 2.0")),
+        (lambda: MeanSettings(bounds_tail=0.7), ("`bounds_tail`", "below 0.5", "got 0.7")),
+        (lambda: MeanSettings(bounds_decades=10**6), ("`bounds_decades`", "1 to 20")),
+        (lambda: edges_searched_to(1e300), ("search range", "±1e+15", "1e+300")),
+    ],
+    ids=["a share of 2", "a tail of 70%", "a million decades", "edges searched to 1e300"],
+)
+def test_hostile_settings_of_found_bounds_are_refused_with_a_sentence(build, words):
+    with pytest.raises((ValueError, TypeError)) as refused:
+        build()
+    message = str(refused.value)
+    assert all(w in message for w in words), message
