@@ -182,10 +182,8 @@ grouping_state = (
     else dataclasses.replace(state, share_source="data")
 )
 with groups_box:
-    try:
-        grouping = pipeline.current_grouping(grouping_state)
-    except (ValueError, TypeError) as exc:
-        show_error(exc)
+    grouping = pipeline.current_grouping_or_error(grouping_state)
+    if grouping is None:
         stop_page()
 
     if state.small_groups == "keep":
@@ -245,12 +243,10 @@ else:
         "The group counts of this data are used as if they were public. They are not protected "
         "by differential privacy; prefer published shares for a real release."
     )
-try:
-    shares = pipeline.current_grouping(state).shares
-except (ValueError, TypeError) as exc:
-    show_error(exc)
-else:
-    st.success(f"Shares in use: {as_written(shares.description)}.", icon=":material/check_circle:")
+in_use = pipeline.current_grouping_or_error(state)
+if in_use is not None:
+    shares_text = as_written(in_use.shares.description)
+    st.success(f"Shares in use: {shares_text}.", icon=":material/check_circle:")
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")
