@@ -38,7 +38,7 @@ from strata_ui.learn import (
 )
 from strata_ui.state import get_settings, get_state
 from strata_ui.text import as_written
-from strata_ui.widgets import labelled_radio, log_slider, nearest, stored_in
+from strata_ui.widgets import attribute_widget, labelled_radio, log_slider, nearest
 
 T = TypeVar("T")
 
@@ -327,13 +327,15 @@ def render_coinpress() -> None:
         )  # fmt: skip
         st.caption("Starts at the smallest group.")
     with steps_col:
-        settings.coinpress_steps = st.slider(
+        attribute_widget(
+            st.slider,
             "Steps t",
+            settings,
+            "coinpress_steps",
             min_value=1,
             max_value=constants.COINPRESS_STEPS_MAX,
             value=int(settings.coinpress_steps),
             key="learn.coinpress.steps",
-            **stored_in("learn.coinpress.steps", settings, "coinpress_steps"),
             help="Each step gets a share of ρ: the last step 3/4, the earlier steps 1/4 together.",
         )
         st.caption("More steps spread the same budget thinner.")
@@ -424,11 +426,11 @@ def render_clipping() -> None:
                    options=constants.EPSILON_OPTIONS, key="learn.clipping.epsilon",
                    help="More budget: less noise, so a wider range costs less.")  # fmt: skip
     with share_col:
-        settings.clipping_fraction = st.select_slider(
-            "Share of ε that finds the bounds", options=constants.BOUNDS_FRACTION_OPTIONS,
+        attribute_widget(
+            st.select_slider, "Share of ε that finds the bounds", settings, "clipping_fraction",
+            options=constants.BOUNDS_FRACTION_OPTIONS,
             value=nearest(constants.BOUNDS_FRACTION_OPTIONS, settings.clipping_fraction),
             format_func="{:.0%}".format, key="learn.clipping.fraction",
-            **stored_in("learn.clipping.fraction", settings, "clipping_fraction"),
             help="The bounds and the mean share ε: more for the bounds finds them more "
             "reliably and leaves more noise on the mean.",
         )  # fmt: skip
