@@ -245,8 +245,9 @@ else:
     )
 in_use = pipeline.current_grouping_or_error(state)
 if in_use is not None:
-    shares_text = as_written(in_use.shares.description)
-    st.success(f"Shares in use: {shares_text}.", icon=":material/check_circle:")
+    st.success(
+        f"Shares in use: {as_written(in_use.shares.description)}.", icon=":material/check_circle:"
+    )
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")
