@@ -7,7 +7,15 @@ import streamlit as st
 
 from dpcore.foundations import theory
 from dpcore.foundations.grouping import MAX_CODE_VALUES, OTHER_LABEL
-from strata_ui import charts_strata, data, group_list, noisy_small_groups, pipeline, share_table
+from strata_ui import (
+    charts_strata,
+    data,
+    group_list,
+    noisy_small_groups,
+    pipeline,
+    private_edges,
+    share_table,
+)
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -57,7 +65,8 @@ if numeric:
     st.markdown(
         "**Bucket edges for numeric columns.** Type the edges from outside knowledge (e.g. "
         "standard age bands), never from this data's quantiles or range: those would leak "
-        "information about the people in it."
+        "information about the people in it. Or find them privately: a small release of the "
+        "column's quantiles, paid from the ledger."
     )
 
 
@@ -79,6 +88,7 @@ columns_without_edges = []
 for column in numeric:
     edges_key = f"strata.edges.{column}.{state.dataset_fingerprint}"
     store_edges = functools.partial(store_bucket_edges, state, column)
+    private_edges.render(state, column, edges_key)
     text = st.text_input(
         f"Bucket edges for {as_code(column)}",
         value=format_edges(state.bucket_edges.get(column, [])),
@@ -88,6 +98,8 @@ for column in numeric:
         **stored_on_change(edges_key, store_edges),
     )
     edges = store_edges(text)
+    if (found := private_edges.found_label(column)) is not None and edges:
+        st.caption(found)
     if isinstance(edges, ValueError):
         show_error(edges)
         columns_without_edges.append(column)
@@ -172,10 +184,8 @@ grouping_state = (
     else dataclasses.replace(state, share_source="data")
 )
 with groups_box:
-    try:
-        grouping = pipeline.current_grouping(grouping_state)
-    except (ValueError, TypeError) as exc:
-        show_error(exc)
+    grouping = pipeline.current_grouping_or_error(grouping_state)
+    if grouping is None:
         stop_page()
 
     if state.small_groups == "keep":
@@ -238,12 +248,11 @@ else:
         "public already (e.g. from a census); otherwise keep the release's own noisy counts.",
         icon=":material/warning:",
     )
-try:
-    shares = pipeline.current_grouping(state).shares
-except (ValueError, TypeError) as exc:
-    show_error(exc)
-else:
-    st.success(f"Shares in use: {as_written(shares.description)}.", icon=":material/check_circle:")
+in_use = pipeline.current_grouping_or_error(state)
+if in_use is not None:
+    st.success(
+        f"Shares in use: {as_written(in_use.shares.description)}.", icon=":material/check_circle:"
+    )
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")

@@ -107,7 +107,8 @@ def _public_pair(value: object) -> tuple[float, float] | None:
 def value_range(record: ReleaseRecord, frame: pd.DataFrame) -> tuple[float, float] | None:
     """The value axis of a release chart, fitted to what it shows: from the smallest to the
     largest released estimate, widened by the typical (median) interval half-width on each side
-    and padded, then cut to the plan's public range (a mean's bounds [L, U] or CoinPress's
+    and padded, then cut to the range the release clipped into: the bounds it found privately
+    (:func:`_found_range`), else the plan's public range (a mean's bounds [L, U] or CoinPress's
     prior) where it has one. Never the bounds themselves (an income bounded by 250,000 flattened
     every estimate against it), nor the widest interval: a small group's wide bar runs off the
     chart, its far end written at the edge (:func:`_mark_cut_intervals`), instead of squashing
@@ -121,11 +122,23 @@ def value_range(record: ReleaseRecord, frame: pd.DataFrame) -> tuple[float, floa
     low, high = float(finite.min()) - spread, float(finite.max()) + spread
     pad = 0.08 * (high - low) if high > low else max(abs(high) * 0.1, 1.0)
     low, high = low - pad, high + pad
+    clipped_into = _found_range(record.outputs)
     estimator = record.metadata["plan"].get("estimator", {})
     for name in ("bounds", "prior"):
-        if (public := _public_pair(estimator.get(name))) is not None:
-            return max(low, public[0]), min(high, public[1])
-    return low, high
+        if clipped_into is None:
+            clipped_into = _public_pair(estimator.get(name))
+    if clipped_into is None:
+        return low, high
+    return max(low, clipped_into[0]), min(high, clipped_into[1])
+
+
+def _found_range(outputs: list[dict]) -> tuple[float, float] | None:
+    """The range a release's means were clipped into when it found its bounds privately: from
+    the lowest ``clip_low`` to the highest ``clip_high`` on its rows (DP outputs), or None. The
+    search range it was found in may be a thousand times wider, and would squash every mean."""
+    lows = [row["clip_low"] for row in outputs if row.get("clip_low") is not None]
+    highs = [row["clip_high"] for row in outputs if row.get("clip_high") is not None]
+    return _public_pair([min(lows), max(highs)]) if lows and highs else None
 
 
 def _coverage_short(coverage: dict) -> str:

@@ -47,6 +47,7 @@ from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui import engine_sources
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
+from strata_ui.widgets import show_error
 
 SHARE_SOURCE_LABELS = {
     "noisy_counts": "The release's own noisy group counts (private, paid with the release)",
@@ -178,6 +179,16 @@ def current_grouping(state: AppState) -> Grouping:
     if state.source is not None:
         return engine_sources.grouping(state.source, state.dataset_fingerprint, spec)
     return _build_grouping(get_dataset(), state.dataset_fingerprint, spec)
+
+
+def current_grouping_or_error(state: AppState) -> Grouping | None:
+    """:func:`current_grouping`, or None once what to fix is shown on the page (the caller
+    then skips what needs the groups)."""
+    try:
+        return current_grouping(state)
+    except (ValueError, TypeError) as exc:
+        show_error(exc)
+        return None
 
 
 def grouping_key(state: AppState) -> tuple:
@@ -341,17 +352,22 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     and the release's script compute the same one, so that the same plan on the same data is
     one release whichever way it is committed."""
     spec = grouping_spec(state)
+    return PlanHeader(
+        dataset=dataset_ref(state, spec), spec=spec, budget=budget, label=state.release_label,
+        level=state.release_level,
+    )  # fmt: skip
+
+
+def dataset_ref(state: AppState, spec: GroupingSpec) -> DatasetRef:
+    """The data in use as a release records it, known by its identity (:func:`plan_header`);
+    ``spec`` the groups an engine's pass reads it by. A release of a column's own edges passes
+    that column alone: the Strata page's groups may still wait for those edges."""
     if state.source is not None:
         analysis = get(state.analysis)
         settings = get_settings(analysis.settings_type)
         unit = checked_unit(analysis, state)
-        dataset = _engine_aggregated(state, analysis, settings, spec, unit).dataset
-    else:
-        dataset = _frame_ref(state)
-    return PlanHeader(
-        dataset=dataset, spec=spec, budget=budget, label=state.release_label,
-        level=state.release_level,
-    )  # fmt: skip
+        return _engine_aggregated(state, analysis, settings, spec, unit).dataset
+    return _frame_ref(state)
 
 
 @st.cache_data(max_entries=64, show_spinner="Fitting a Dirichlet prior to the group shares…")

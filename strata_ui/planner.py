@@ -1,9 +1,10 @@
 """The Plan page's sections, over :mod:`dpcore.planner` and the analysis' planner hooks: the
-accuracy a user needs → the budget it costs, checked by simulation; and the frontier of
-stratification choices, each adoptable in one click."""
+accuracy a user needs → the budget it costs, checked by simulation. The frontier of
+stratification choices is :mod:`strata_ui.frontier_ui`."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -14,7 +15,16 @@ import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis
-from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, charge_of
+from dpcore.foundations.accounting import (
+    SYMBOLS,
+    ZCDP,
+    Budget,
+    PureDP,
+    as_zcdp,
+    charge_of,
+    format_components,
+    scale,
+)
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.planner import (
@@ -34,6 +44,7 @@ from strata_ui.state import (
     AppState,
     get_settings,
     get_state,
+    reset_settings,
     update_settings,
     widget_key,
 )
@@ -252,6 +263,8 @@ def run_check(
     inputs = _inputs(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
     cost = inputs.cost
     replicates = analysis.check_replicates(settings, state.replicates)
+    if answer.changes:  # the releases the answer plans: its split of the budget
+        settings = dataclasses.replace(settings, **answer.changes)
 
     def check(**progress) -> pd.DataFrame:
         return analysis.check_accuracy(
@@ -358,11 +371,13 @@ def render_answer(
         "target with room to spare."
     )
     st.markdown(budget_language.charge_line(budget, analysis.cost(settings, budget)))
+    if answer.parts:
+        st.markdown("**How the budget splits:** " + _parts_text(answer.parts, budget))
     warning = large_budget_warning(budget)
     if warning:
         st.warning(warning, icon=":material/warning:")
     if _render_what_fits(model, answer, budget, analysis, settings, ledger):
-        _adopt_budget_button(budget, state)
+        _adopt_budget_button(budget, state, answer.changes, type(settings))
     symbol = _symbol(model)
     st.plotly_chart(
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
@@ -519,15 +534,31 @@ def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:
     )
 
 
-def _adopt_budget_button(budget: Budget, state: AppState) -> None:
-    """Make the answer the Budget page's budget, exactly as shown."""
-    if st.button(f"Use {budget_text(budget)} on the Budget page", key="plan.adopt_budget"):
+def _parts_text(parts: tuple[tuple[str, float], ...], cost: Budget) -> str:
+    """``5% finding the bounds (ε = 0.03), 95% the means (ε = 0.6)``: each part of the answer's
+    budget, and what it is in the budget's unit (sequential composition: the parts add up)."""
+    return ", ".join(
+        f"{share:.0%} {what} ({format_components(scale(cost, share).components())})"
+        for what, share in parts
+    )
+
+
+def _adopt_budget_button(
+    budget: Budget, state: AppState, changes: dict | None = None, settings_type: type | None = None
+) -> None:
+    """Make the answer the Budget page's budget, exactly as shown (and the analysis' settings
+    the answer's split, when the planner chose one)."""
+    label = f"Use {budget_text(budget)} on the Budget page" + (" and this split" if changes else "")
+    if st.button(label, key="plan.adopt_budget"):
         switched = state.budget_kind != ("pure" if isinstance(budget, PureDP) else "zcdp")
         set_page_budget(state, budget)
+        if changes and settings_type is not None:
+            reset_settings(settings_type, **changes)
         symbol = "ε" if isinstance(budget, PureDP) else "ρ"
         st.success(
             f"The next release's budget is now {budget_text(budget)}"
-            + (f"; the Budget page now counts in {symbol}." if switched else "."),
+            + (f"; the Budget page now counts in {symbol}" if switched else "")
+            + ("; the release splits it as planned." if changes else "."),
             icon=":material/check:",
         )
 

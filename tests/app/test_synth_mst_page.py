@@ -67,6 +67,9 @@ def tiny_upload(at) -> None:
     app = state_of(at)
     app.uploaded, app.dataset_name, app.dataset_fingerprint = frame, "tiny.csv", "tiny"
     app.strata_columns, app.bucket_edges = ["region"], {}
+    # Rows per group from the data's own counts, declared public: every model gets the whole ρ
+    # (by default a tenth of it buys noisy counts for the rows per group, issue 37).
+    app.share_source = "data"
     app.budget_kind, app.rho = "zcdp", RHO
     change_settings(at, SynthSettings, columns=None, n_rows=200)
     at.run()

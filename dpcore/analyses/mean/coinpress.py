@@ -187,6 +187,11 @@ class CoinPressMean:
         """The public range the mean is known to lie in: the prior interval [ℓ, r]."""
         return self.prior
 
+    @property
+    def clamp_range(self) -> tuple[float, float]:
+        """Where each group's mean lies, to clamp its estimate into: the prior."""
+        return self.prior
+
     def step_betas(self) -> np.ndarray:
         """β_i of each step: β/(4(t − 1)) for the first t − 1 steps, β/4 for the last."""
         early = [self.beta / (4 * (self.steps - 1))] * (self.steps - 1) if self.steps > 1 else []

@@ -15,6 +15,7 @@ import functools
 import numpy as np
 from scipy.special import ndtri
 
+from dpcore.analyses.mean import found_bounds as found
 from dpcore.analyses.mean.coinpress import CoinPressErrors, CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.noise_intervals import has_public_noise_law, noise_error_quantiles
@@ -68,7 +69,10 @@ class MeanIntervals:
         :mod:`~dpcore.analyses.mean.noise_intervals`), else taken from the error draws of
         :meth:`_noise_draws`, which with private sizes take the release's own noisy counts as
         the group sizes. With ``squares`` (the release's noisy sums of squares) the errors
-        include sampling error. CoinPress's come from :meth:`_coinpress_intervals`.
+        include sampling error. CoinPress's come from :meth:`_coinpress_intervals`. A release
+        that found its bounds privately (:mod:`~dpcore.analyses.mean.found_bounds`) takes the
+        quantiles of its noise at the bounds it found (exact ones with public sizes): its
+        Laplace or Gaussian mean has no sampling error.
 
         ``result`` and ``squares`` may carry a leading replicate axis (group estimates
         ``(R, k)``, population ``(R,)``: simulated releases, for coverage studies); every
@@ -79,19 +83,26 @@ class MeanIntervals:
         if isinstance(self.estimator, CoinPressMean):
             return self._coinpress_intervals(result, values)
         groups = np.asarray(result.group_estimates, dtype=float)
+        if result.bounds is not None and groups.ndim > 1:
+            # Each simulated release found its own bounds, so its noise has its own scale.
+            raise ValueError(
+                "Intervals of releases that find their bounds are computed one release at a "
+                "time: run each release's plan, not a replicate axis."
+            )
+        estimator = found.clipping(self.estimator, result, self.values.k)[0]  # at bounds found
         whole = np.asarray(result.global_estimate, dtype=float)
         method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
         tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
-        if squares is None and self.sizes_public and has_public_noise_law(self.estimator):
+        if squares is None and self.sizes_public and has_public_noise_law(estimator):
             # Shapes (k, 2) and (2,): the same for every replicate, broadcast below.
             group_q, global_q = noise_error_quantiles(
-                self.estimator, self.strategy, self.values.sizes,
+                estimator, self.strategy, self.values.sizes,
                 share_values(self.shares, self.values.k), self.mean_budget,
                 self.global_fraction, tails,
             )  # fmt: skip
             method = EXACT_INTERVAL_METHOD
         else:
-            group_errors, global_errors = self._noise_draws(result, values)
+            group_errors, global_errors = self._noise_draws(result, values, estimator)
             if squares is None:
                 group_q = np.quantile(group_errors, tails, axis=0).T
                 global_q = np.quantile(global_errors, tails)
@@ -158,7 +169,7 @@ class MeanIntervals:
         )  # fmt: skip
 
     def _noise_draws(
-        self, result: StrategyResult, values: GroupValues | GroupSums
+        self, result: StrategyResult, values: GroupValues | GroupSums, estimator: MeanEstimator
     ) -> tuple[np.ndarray, np.ndarray]:
         r"""Draws of the DP noise's error in the group and population estimates, shapes
         ``(INTERVAL_DRAWS, k)`` and ``(INTERVAL_DRAWS,)``, by parametric bootstrap.
@@ -171,7 +182,8 @@ class MeanIntervals:
         Monte Carlo error and serve every replicate alike (their noise-only intervals take the
         exact quantiles instead, :mod:`~dpcore.analyses.mean.noise_intervals`; the draws pair
         with sampling error); with private sizes (the release's noisy counts stand in for the
-        sizes) they are a plug-in approximation. Only DP outputs and public parameters enter,
+        sizes) they are a plug-in approximation. ``estimator`` is the one the release ran (at
+        the bounds it found, if it found them). Only DP outputs and public parameters enter,
         so this is post-processing, with a fixed seed: the same estimates always give the same
         intervals.
 
@@ -182,13 +194,13 @@ class MeanIntervals:
         clamped draws, seeded by the first replicate, coverage of small groups at ε = 0.1 fell
         to 91%, benchmarks/bench_coverage.py).
         """
-        low, high = self.estimator.public_range
+        low, high = estimator.clamp_range
         first = np.reshape(np.asarray(result.group_estimates, dtype=float), (-1, values.k))[0]
         centres = np.clip(first, low, high)
         sizes = self._stand_in_sizes(result, values)
         stand_in = GroupSums.constant(values.labels, sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.mean_budget, values.shares,
+            self.strategy, stand_in, estimator, self.mean_budget, values.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
             noise=SimulationNoise(rng=0),
         )  # fmt: skip
@@ -288,12 +300,12 @@ class MeanIntervals:
     @property
     def interval_description(self) -> str:
         """What the intervals cover, for the release's metadata."""
+        covered = "clipped sample mean" if self.bounds is None else found.FOUND_ESTIMAND
         if not self.sizes_public:
             return (
                 f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
                 f"({INTERVAL_DRAWS:,} draws), with the release's own noisy counts as the group "
-                "sizes (no exact size enters them); they cover the clipped sample mean, not "
-                "sampling error"
+                f"sizes (no exact size enters them); they cover the {covered}, not sampling error"
             )
         if self.sampling_error:
             return (
@@ -318,8 +330,8 @@ class MeanIntervals:
         if has_public_noise_law(self.estimator):
             return (
                 f"{self.header.level:.0%} noise intervals from the exact quantiles of the "
-                f"{self.estimator.noise_law.capitalize()} noise; they cover the clipped sample "
-                "mean, not sampling error"
+                f"{self.estimator.noise_law.capitalize()} noise; they cover the {covered}, not "
+                "sampling error"
             )
         return (
             f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dpcore.analyses.mean.found_bounds import script_argument
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.release.plan import init_arguments
 
@@ -31,7 +32,8 @@ def mean_script(plan: MeanPlan) -> str:
         )
     return (
         f"{header}"
-        f"from dpcore import {estimator}, GroupValues, MeanPlan\n\n"
+        f"from dpcore import {estimator}, GroupValues, MeanPlan"
+        f"{'' if plan.bounds is None else ', PrivateBounds'}\n\n"
         f"{values}"
         "plan = MeanPlan(\n"
         "    values=values,\n"
@@ -40,6 +42,7 @@ def mean_script(plan: MeanPlan) -> str:
         f"    strategy={plan.strategy!r},\n"
         f"    global_fraction={plan.global_fraction!r},\n"
         f"{_sampling_error_arguments(plan)}"
+        f"{script_argument(plan.bounds)}"
         ")\n"
     )
 

@@ -59,7 +59,6 @@ def _estimates(
     the public range as a release publishes them (:func:`~dpcore.analyses.mean.strategies.
     recombine_clamped`): a simulated error is the error of a released number."""
     noise = SimulationNoise(rng=rng)
-    low, high = estimator.public_range
     groups, whole = [], []
     for start in range(0, replicates, CHUNK):
         size = min(CHUNK, replicates - start)
@@ -67,11 +66,22 @@ def _estimates(
             strategy, strata, estimator, budget, shares,
             global_fraction=global_fraction, replicates=size, noise=noise,
         )  # fmt: skip
+        (low, high), (whole_low, whole_high) = _published_ranges(estimator, result)
         groups.append(np.clip(result.group_estimates, low, high))
-        whole.append(np.clip(result.global_estimate, low, high))
+        whole.append(np.clip(result.global_estimate, whole_low, whole_high))
         if progress is not None:
             progress(start + size, replicates)
     return np.concatenate(groups), np.concatenate(whole)
+
+
+def _published_ranges(estimator: MeanEstimator, result) -> tuple[tuple, tuple]:
+    """The ranges a release clips its group and population estimates into: the public range,
+    or the bounds each simulated release found privately (per group, shape (R, k) or (R, 1),
+    and their envelope for the population; :mod:`~dpcore.analyses.mean.found_bounds`)."""
+    if result.bounds is None:
+        return estimator.public_range, estimator.public_range
+    whole_low, whole_high = result.bounds.envelope()
+    return (result.bounds.low, result.bounds.high), (whole_low[..., 0], whole_high[..., 0])
 
 
 def _default_shares(values: GroupValues) -> PublicShares | np.ndarray:

@@ -15,6 +15,7 @@ seeded by ``rng``) for previews, ``"secure"`` (OpenDP) for releases.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -25,6 +26,7 @@ from dpcore.foundations.accounting import Budget, parallel, scale, sequential
 from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.labels import list_labels
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.private_bounds import FoundBounds
 from dpcore.foundations.shares import PublicShares, noisy_count_shares, share_values
 from dpcore.foundations.small_groups import NoisyRecombination
 from dpcore.foundations.validation import open_unit_interval, positive_int
@@ -59,6 +61,7 @@ STRATEGIES: dict[str, str] = {
 class MeanEstimator(Protocol):
     name: str
     public_range: tuple[float, float]
+    clamp_range: tuple
 
     def group_estimates(
         self, stats: GroupValues, budget: Budget, *, replicates: int | None, noise: NoiseSource
@@ -83,7 +86,9 @@ class StrategyResult:
     (CoinPress, :meth:`~dpcore.analyses.mean.CoinPressMean.run`), the interval after each of
     its steps behind the group estimates, shape (steps, [replicates,] k, 2), and behind the
     population estimate when it is estimated on its own, shape (steps, [replicates,] 2); DP
-    outputs, from which the release's intervals follow. None otherwise.
+    outputs, from which the release's intervals follow. None otherwise. ``bounds``: the
+    clipping bounds the release found privately first
+    (:mod:`~dpcore.analyses.mean.found_bounds`), or None when they were typed.
     """
 
     strategy: Strategy
@@ -96,6 +101,7 @@ class StrategyResult:
     global_count: np.ndarray | None = None
     group_steps: np.ndarray | None = None
     global_steps: np.ndarray | None = None
+    bounds: FoundBounds | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
@@ -148,8 +154,10 @@ def recombine_clamped(
     the raw estimates; clamping first is our choice, post-processing of DP outputs (free): a
     release publishes the clamped group estimates, so its population row is their share-weighted
     sum, and a group of one person, whose noisy mean can land far outside the range, moves the
-    population by at most its share of the range instead of swinging it to a bound."""
-    low, high = estimator.public_range
+    population by at most its share of the range instead of swinging it to a bound. With bounds
+    found privately each group is clamped into its own found range (``clamp_range``), where
+    its release row is clipped too."""
+    low, high = estimator.clamp_range
     return (np.clip(groups, low, high) * weights).sum(axis=-1)
 
 
@@ -307,7 +315,24 @@ def run_strategy(
     replicates: int | None = None,
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
-    """Dispatch on the strategy name (the Compare page and the Monte Carlo engine use this)."""
+    """Dispatch on the strategy name (the Compare page and the Monte Carlo engine use this).
+
+    An estimator that finds its bounds privately (``resolve``,
+    :class:`~dpcore.analyses.mean.found_bounds.PrivatelyBounded`) finds them once, first, from
+    the same noise source; the strategy then runs at the rest of the budget, and the result
+    carries the bounds and the whole cost."""
+    if getattr(estimator, "resolve", None) is not None:
+        source = as_noise_source(noise, rng=rng)
+        fixed, rest, found = estimator.resolve(
+            strata, budget, replicates=_replicates(replicates), noise=source,
+            pooled=strategy == "global_only",
+        )  # fmt: skip
+        result = run_strategy(
+            strategy, strata, fixed, rest, shares, global_fraction=global_fraction,
+            replicates=replicates, noise=source,
+        )  # fmt: skip
+        cost = sequential(estimator.bounds.cost(budget), result.cost)
+        return dataclasses.replace(result, cost=cost, bounds=found)
     common = {"rng": rng, "replicates": replicates, "noise": noise}
     if strategy != "global_only":
         check_public_sizes_defined(strata, estimator)

@@ -10,11 +10,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
+from dpcore.analyses.mean.found_accuracy import bounds_costs
 from dpcore.analyses.mean.simulate import summarize_sweep
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from dpcore.foundations.accounting import Budget
 from strata_ui import constants, pipeline, url_state
-from strata_ui.analyses.mean import charts
+from strata_ui.analyses.mean import bounds_charts, charts
 from strata_ui.budget_control import compare_budget, compare_slider
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.shared_results import SharedResults
@@ -22,12 +23,12 @@ from strata_ui.state import get_settings, get_state
 from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (
+    attribute_widget,
     bind,
     group_search,
     quiet_progress,
     seed_input,
     show_error,
-    stored_in,
 )
 
 VANILLA = ("global_only", "global_and_groups")
@@ -150,6 +151,8 @@ def render_compare() -> None:
         if None not in (settings.clip_low, settings.clip_high)
         else "bounds not typed yet"
     )
+    if settings.bounds_source == "private" and None not in (settings.clip_low, settings.clip_high):
+        bounds = f"bounds found privately within {bounds.removeprefix('bounds ')}"
     # On a projector the settings fold away, so that the first chart is in the first screen.
     settings_box = (
         st.expander("Simulation settings", icon=":material/tune:")
@@ -197,14 +200,16 @@ def _render_simulation_settings() -> Strategy:
 
 def _replicates_slider() -> None:
     state = get_state()
-    state.replicates = st.slider(
+    attribute_widget(
+        st.slider,
         "Simulated releases",
+        state,
+        "replicates",
         min_value=constants.MC_REPLICATES_MIN,
         max_value=constants.MC_REPLICATES_MAX,
         value=int(state.replicates),
         step=100,
         key="compare.replicates",
-        **stored_in("compare.replicates", state, "replicates"),
         help="How many noisy releases to simulate; more gives smoother charts but takes longer.",
     )
     st.caption("Each simulated release redraws the noise on the same confidential data.")
@@ -238,7 +243,33 @@ def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
             f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}."
         )
     _render_errors(metrics, groups, state.replicates, settings.value)
+    _render_bounds_cost(settings, compare_budget(state), state.replicates)
     return True
+
+
+def _render_bounds_cost(settings: MeanSettings, budget: Budget, replicates: int) -> None:
+    """Section 2b, with bounds found privately: what they cost each group, in clipping bias and
+    in noise, beside the typed (search) range at the same total budget."""
+    if settings.bounds_source != "private":
+        return
+    st.subheader("What the bounds cost: typed range or found privately")
+    st.caption(
+        "At the same total budget: the typed range spends it all on the means, clipping nothing "
+        f"it should not but adding noise for its whole width; the found bounds spend "
+        f"{settings.bounds_fraction:.0%} of it finding a narrower range, then clip at it. Each "
+        "group's error splits into the clipping bias and the noise (hover a bar); one estimate "
+        "per group."
+    )
+    try:
+        values = pipeline.current_statistics(MEAN, settings)
+        native = MEAN.native_budget(settings, budget)
+        costs = bounds_costs(values, MEAN.bounded_estimator(settings), native,
+                             replicates=replicates, rng=get_state().seed)  # fmt: skip
+    except (ValueError, TypeError) as exc:
+        show_error(exc)
+        return
+    st.plotly_chart(bounds_charts.bounds_cost_figure(costs), key="compare.chart.bounds_cost")
+    st.markdown(bounds_charts.bounds_cost_summary(costs))
 
 
 def _render_errors(metrics, groups, replicates: int, value: str) -> None:

@@ -20,6 +20,8 @@ from dpcore.foundations.grouping import Grouping
 from strata_ui import charts_strata, constants, pipeline
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (
+    clipping_figure,
+    clipping_summary,
     coinpress_figure,
     coinpress_summary,
     figure1_summary,
@@ -37,7 +39,7 @@ from strata_ui.learn import (
 from strata_ui.state import get_settings, get_state
 from strata_ui.style import plain_number
 from strata_ui.text import as_written
-from strata_ui.widgets import log_slider, nearest, stored_in
+from strata_ui.widgets import attribute_widget, labelled_radio, log_slider, nearest
 
 T = TypeVar("T")
 
@@ -71,6 +73,19 @@ class OccupiedGroups:
     @property
     def n(self) -> int:
         return int(self.sizes.sum())
+
+    def picker(
+        self, settings: MeanLearn, field_name: str, *, first: int, key: str, help: str
+    ) -> str:
+        """A select box of these groups, each with its size, for the Learn setting
+        ``field_name``; a stored group that has no rows now gives way to the group at index
+        ``first`` (of the groups with rows). Returns the chosen group's label."""
+        sized = zip(self.labels, self.sizes, strict=True)
+        shown = {group: f"{group} (n = {size:,})" for group, size in sized}
+        return labelled_radio(
+            "Group", settings, field_name, shown,
+            key=key, default=self.labels[first], widget=st.selectbox, help=help,
+        )  # fmt: skip
 
 
 def unit_of(column: str | None) -> str:
@@ -305,30 +320,24 @@ def render_coinpress() -> None:
         )
         return
     occupied = OccupiedGroups.of(strata)
-    labels = list(occupied.labels)
-    if settings.coinpress_group not in labels:
-        settings.coinpress_group = labels[int(np.argmin(occupied.sizes))]
-    sizes = dict(zip(labels, occupied.sizes, strict=True))
     group_col, steps_col, rho_col = st.columns(3)
     with group_col:
-        settings.coinpress_group = st.selectbox(
-            "Group",
-            labels,
-            index=labels.index(settings.coinpress_group),
-            format_func=lambda g: f"{g} (n = {sizes[g]:,})",
+        occupied.picker(
+            settings, "coinpress_group", first=int(np.argmin(occupied.sizes)),
             key="learn.coinpress.group",
-            **stored_in("learn.coinpress.group", settings, "coinpress_group"),
             help="Small groups need more steps, or more budget, to narrow the interval.",
-        )
+        )  # fmt: skip
         st.caption("Starts at the smallest group.")
     with steps_col:
-        settings.coinpress_steps = st.slider(
+        attribute_widget(
+            st.slider,
             "Steps t",
+            settings,
+            "coinpress_steps",
             min_value=1,
             max_value=constants.COINPRESS_STEPS_MAX,
             value=int(settings.coinpress_steps),
             key="learn.coinpress.steps",
-            **stored_in("learn.coinpress.steps", settings, "coinpress_steps"),
             help="Each step gets a share of ρ: the last step 3/4, the earlier steps 1/4 together.",
         )
         st.caption("More steps spread the same budget thinner.")
@@ -342,7 +351,7 @@ def render_coinpress() -> None:
             help="zero-concentrated DP; ρ = ε²/2 matches a pure ε budget.",
             caption="A bigger ρ: less noise per step, narrower intervals.",
         )
-    g = labels.index(settings.coinpress_group)
+    g = list(strata.labels).index(settings.coinpress_group)  # among all groups, empty ones too
     steps = mean_teaching.coinpress_steps(
         strata,
         g,
@@ -386,6 +395,83 @@ def render_coinpress() -> None:
     )
 
 
+def render_clipping() -> None:
+    """The clipping trade-off on one group of the current data, with the bounds found privately
+    on the same picture (item 6 of issue 39)."""
+    settings, state, mean = get_settings(MeanLearn), get_state(), get_settings(MeanSettings)
+    st.markdown(
+        "Every private mean clips the values to a range [L, U] before it adds noise. Too narrow a "
+        "range moves the mean (**clipping bias**); too wide a range makes the noise, which grows "
+        "with U − L, drown it. Move U, and see where a typed bound and bounds found privately "
+        "land on the same curve."
+    )
+    strata = current_or_explain(current_values, "Choose groups first")
+    if strata is None or not isinstance(strata, GroupValues):
+        if strata is not None:
+            st.info("This picture reads one group's values: upload the data (or a sample) on the "
+                    "Data page to see it on yours.", icon=":material/memory:")  # fmt: skip
+        return
+    if mean.clip_low is None or mean.clip_high is None:
+        st.info("Enter public bounds (or a search range) on the Estimator page first.",
+                icon=":material/info:")  # fmt: skip
+        return
+    occupied = OccupiedGroups.of(strata)
+    group_col, epsilon_col, share_col = st.columns(3)
+    with group_col:
+        occupied.picker(
+            settings, "clipping_group", first=int(np.argsort(occupied.sizes)[occupied.k // 2]),
+            key="learn.clipping.group",  # a middle-sized group first: both errors show
+            help="A small group pays more noise for the same range.",
+        )  # fmt: skip
+    with epsilon_col:
+        log_slider("ε, the budget (log scale)", settings, "clipping_epsilon",
+                   options=constants.EPSILON_OPTIONS, key="learn.clipping.epsilon",
+                   help="More budget: less noise, so a wider range costs less.")  # fmt: skip
+    with share_col:
+        attribute_widget(
+            st.select_slider, "Share of ε that finds the bounds", settings, "clipping_fraction",
+            options=constants.BOUNDS_FRACTION_OPTIONS,
+            value=nearest(constants.BOUNDS_FRACTION_OPTIONS, settings.clipping_fraction),
+            format_func="{:.0%}".format, key="learn.clipping.fraction",
+            help="The bounds and the mean share ε: more for the bounds finds them more "
+            "reliably and leaves more noise on the mean.",
+        )  # fmt: skip
+    g = list(strata.labels).index(settings.clipping_group)
+    group = GroupValues.from_values(strata.group_values(g), label=settings.clipping_group)
+    low, high = float(mean.clip_low), float(mean.clip_high)
+    epsilon, fraction = float(settings.clipping_epsilon), float(settings.clipping_fraction)
+    found = mean_teaching.found_bounds_draws(group, (low, high), epsilon, fraction,
+                                             rng=state.seed)  # fmt: skip
+    top = max(high, float(group.sorted_values[-1]) * 1.5)  # the curve reaches past the typed U
+    # From the median or the lowest found bounds, whichever is lower: a found U that lands too
+    # low sits on the curve's too-narrow side instead of beyond it (a log axis has no 0).
+    lowest_found = float(np.percentile(found["high"], 5))
+    start = max(min(float(np.quantile(group.sorted_values, 0.5)), lowest_found),
+                low + (top - low) * 1e-5)  # fmt: skip
+    curve = mean_teaching.clipping_tradeoff(group, low, np.geomspace(start, top, 160), epsilon)
+    unit = unit_of(mean.value)
+    show_chart(
+        clipping_figure(curve, found, typed_high=high, group=settings.clipping_group,
+                        size=int(group.n), epsilon=epsilon, fraction=fraction, unit=unit),
+        key="learn.chart.clipping",
+        summary=clipping_summary(curve, found, typed_high=high, unit=unit),
+    )  # fmt: skip
+    st.caption(
+        f"L = {low:g} and the typed U = {high:g} (or the search range) come from the Estimator "
+        "page. The found bounds are 400 seeded simulated releases of this group alone: each spends "
+        "its share of ε finding [L, U] privately on the group's values, then the rest on the "
+        "mean (a release of every group finds one range on all of them, a steadier one). The bias is the curator's view of "
+        "the confidential data: nothing is released or spent."
+    )
+    formula(
+        r"\mathrm{error}(U)^2 = \big(\bar x_{[L,U]} - \bar x\big)^2"
+        r" + 2\Big(\tfrac{U-L}{n\,\varepsilon}\Big)^2",
+        "Clipping bias squared plus the noise's variance: the Laplace mean of n values clipped "
+        "to [L, U], public n (AAAI 2024, eq. 3); the bounds found privately are quantiles chosen "
+        "by the exponential mechanism (Smith 2011).",
+    )
+
+
 EXPLAINERS: tuple[LearnItem, ...] = (
     LearnItem(
         "small_groups",
@@ -404,5 +490,11 @@ EXPLAINERS: tuple[LearnItem, ...] = (
         "CoinPress step by step: an interval that shrinks",
         ":material/compress:",
         render_coinpress,
+    ),
+    LearnItem(
+        "clipping",
+        "Too narrow or too wide: where to clip, and bounds found privately",
+        ":material/straighten:",
+        render_clipping,
     ),
 )

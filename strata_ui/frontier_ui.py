@@ -1,5 +1,5 @@
-"""The Plan page's frontier of stratification choices: every grouping of a few candidate
-columns × strategy scored at the Budget page's budget (a curator preview), each adoptable in one
+"""The Plan page's frontier of stratification choices: every grouping of the candidate columns
+scored by simulated releases (the analysis' ``frontier``), charted, and each adoptable in one
 click."""
 
 from __future__ import annotations
