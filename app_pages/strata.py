@@ -73,6 +73,18 @@ def store_bucket_edges(state: AppState, column: str, text: str) -> list | ValueE
     return edges
 
 
+def rows_used_caption(report, share_source: str) -> str:
+    """Which rows the groups count, and why the shares do not reweight to every row."""
+    caption = report.rows_used_sentence()
+    if report.n_rows_without_values and share_source in ("data", "holdout"):
+        caption += (
+            " The shares count the same rows: they describe the people with a value, as the "
+            "whole-population estimate does. To weight each group to its share of everyone instead (a "
+            "nonresponse adjustment), take the shares from a public table."
+        )
+    return caption
+
+
 columns_without_edges = []
 for column in numeric:
     edges_key = f"strata.edges.{column}.{state.dataset_fingerprint}"
@@ -193,6 +205,8 @@ with groups_box:
     n_groups.metric("Groups", f"{grouping.k:,}")
     n_rows.metric("Rows used", f"{grouping.n:,}")
     smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
+    if grouping.report.needs_values:  # the rows the estimate uses, said where they are counted
+        st.caption(rows_used_caption(grouping.report, state.share_source))
     if (warning := data.many_groups_warning(grouping.sizes)) is not None:
         st.warning(warning, icon=":material/warning:")
     st.plotly_chart(charts_strata.group_size_chart(sizes))

@@ -25,6 +25,7 @@ import streamlit as st
 from dpcore import column_kind
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis, PersonColumnUnsupported, unit_keyword
+from dpcore.engines.base import NUMBER_KINDS
 from dpcore.foundations import theory
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 from dpcore.foundations.errors import NotChosenYet
@@ -50,9 +51,15 @@ SHARE_SOURCE_LABELS = {
 
 
 def grouping_spec(state: AppState) -> GroupingSpec:
-    """The session's grouping choices as a :class:`~dpcore.foundations.grouping.GroupingSpec`."""
+    """The session's grouping choices as a :class:`~dpcore.foundations.grouping.GroupingSpec`,
+    grouping the rows the session's analysis uses (:meth:`~dpcore.analyses.base.Analysis.value_columns`)."""
     if not state.strata_columns:
         raise NotChosenYet("Choose at least one column to group by on the Strata page.")
+    analysis = get(state.analysis)
+    return analysis.grouping_for(_chosen_spec(state), get_settings(analysis.settings_type))
+
+
+def _chosen_spec(state: AppState) -> GroupingSpec:
     return GroupingSpec(
         by=tuple(state.strata_columns),
         edges=tuple(

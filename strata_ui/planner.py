@@ -568,6 +568,7 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
         by=tuple(columns),
         edges=tuple((c, tuple(state.bucket_edges[c])) for c in columns if c in state.bucket_edges),
         min_group_size=state.min_group_size, small_groups=state.small_groups,
+        needs_values=analysis.value_columns(settings),
     )  # fmt: skip
     table = _frontier(
         analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,

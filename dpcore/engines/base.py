@@ -230,12 +230,41 @@ def aggregate_cells(
     if cells.missing_person:
         raise EngineError(missing_person_message(cells.missing_person, query.unit.column))
     table = cells.table
-    grouping = spec.build(table[list(spec.by)], weights=table["rows"].to_numpy(np.int64))
+    if spec.needs_values and set(spec.needs_values) != set(query.columns):
+        raise ValueError(
+            f"the spec's `needs_values` {spec.needs_values!r} must be the query's input columns "
+            f"{query.columns!r}: the engine counts the rows with all of them finite"
+        )
+    grouping = spec.build(
+        table[list(spec.by)], weights=table["rows"].to_numpy(np.int64),
+        with_values=table["finite"].to_numpy(np.int64),
+    )  # fmt: skip
     dataset = DatasetRef(
         name=engine.source, fingerprint=_fingerprint(engine, query, cells),
         rows=int(table["rows"].sum()),
     )  # fmt: skip
     return cells, grouping, dataset
+
+
+def group_cells(engine: Engine, spec: GroupingSpec) -> Grouping:
+    """The groups of ``spec`` from one pass that counts the rows of each cell, and among them
+    the rows with a number in every column of
+    :attr:`~dpcore.foundations.grouping.GroupingSpec.needs_values`: the groups an analysis'
+    own pass makes (:func:`aggregate_cells`), for a page that shows the groups before any
+    analysis runs. A column that is not numeric leaves no row out, as in memory."""
+    kinds = engine.column_kinds()
+    numeric = [c for c in spec.needs_values if kinds.get(c) in NUMBER_KINDS]
+    if not numeric:
+        cells = engine.cell_counts(spec.by, dict(spec.edges))
+        rows = cells["rows"].to_numpy(np.int64)
+        return spec.build(cells[list(spec.by)], weights=rows, with_values=rows)
+    largest = float(np.finfo(float).max)  # counted, not clipped: only finiteness matters
+    inputs = tuple(Clipped(column, -largest, largest) for column in numeric)
+    table = engine.cells(SumsQuery(spec.by, spec.edges, inputs, ())).table
+    return spec.build(
+        table[list(spec.by)], weights=table["rows"].to_numpy(np.int64),
+        with_values=table["finite"].to_numpy(np.int64),
+    )  # fmt: skip
 
 
 def check_person(unit: PrivacyUnit, kinds: dict[str, str], by: tuple[str, ...]) -> None:

@@ -54,7 +54,8 @@ class GroupValues:
         The public recombination shares of these groups (the grouping's, rescaled when a group
         with no usable value was left out); None for a bare array (:meth:`from_values`).
     n_missing
-        Rows of the groups whose value was missing or infinite (left out).
+        Rows whose value was missing or infinite (left out, before grouping when the grouping
+        groups the rows with a value, :attr:`~dpcore.foundations.grouping.GroupingSpec.needs_values`).
     empty_groups
         Labels of the groups left out because none of their rows has a usable value.
     by
@@ -390,7 +391,7 @@ class GroupValues:
             sorted_values=sorted_values,
             offsets=offsets,
             shares=grouping.shares.restricted(has_values),
-            n_missing=int(in_group.sum()) - finite_in_group,
+            n_missing=grouping.report.n_rows_without_values + int(in_group.sum()) - finite_in_group,
             empty_groups=tuple(
                 lab for lab, keep in zip(grouping.labels, has_values, strict=True) if not keep
             ),
