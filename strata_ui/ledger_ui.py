@@ -24,9 +24,11 @@ def render_sidebar_line(ledger: Ledger) -> None:
     """The project in use: the ledger's name and the data it is the budget of."""
     covered = [d.name for d in ledger.datasets()]
     st.markdown(f"Project ledger: **{ledger.name}**")
+    # Said as a fact, not an instruction: a user who has just started a ledger read "Choose or
+    # start a ledger" as if none were in use.
     st.caption(
-        (f"The budget of {data_of(covered)}." if covered else "No release yet.")
-        + " Choose or start a ledger on the Budget page."
+        (f"The budget of {data_of(covered)}." if covered else "Nothing released from it yet.")
+        + " The Budget page switches to another ledger or starts one."
     )
 
 

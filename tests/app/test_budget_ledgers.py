@@ -56,9 +56,13 @@ def upload_survey(at: AppTest) -> AppTest:
 def test_the_sidebar_names_the_ledger_and_switching_it_sticks_back_and_forth():
     at = start("budget")
     assert "Project ledger: **default**" in sidebar(at)
-    assert "No release yet." in sidebar(at)
+    assert "Nothing released from it yet." in sidebar(at)
     start_ledger(at, "survey 2026")
     assert "Started “survey 2026”" in text(at.success)
+    # the sidebar says the new ledger is in use, and does not ask to choose or start one
+    assert "Project ledger: **survey 2026**" in sidebar(at)
+    assert "Nothing released from it yet." in sidebar(at)
+    assert "Choose or start a ledger" not in sidebar(at)
     for name in ("default", "survey 2026", "default", "survey 2026"):
         at.selectbox(key=SWITCH).select(name).run()
         assert not at.exception, [e.value for e in at.exception]
@@ -131,7 +135,7 @@ def test_reset_needs_the_exact_name_then_archives_the_history():
     assert Ledger.open(None, "default").remaining() == {"rho": 2.0}
     # The page and the sidebar show the emptied ledger, now bound to no data, at once.
     assert sidebar_left(at) == "2 of 2"
-    assert "No release yet." in sidebar(at)
+    assert "Nothing released from it yet." in sidebar(at)
     assert at.selectbox(key=SWITCH).options == [
         f"{archived} · data “{DEMO_DATASET_NAME}” · 1 release", "default · no data yet · 0 releases",
     ]  # fmt: skip
