@@ -102,10 +102,11 @@ def render_small_groups() -> None:
     settings = get_settings(MeanLearn)
     mean = get_settings(MeanSettings)
     st.markdown(
-        "The noise added to a group's average does not depend on how many people the group has, "
-        "but the average does: one person moves the average of **n_g** people by only 1/n_g of "
-        "the value range. So the noise needed shrinks as **1/(n_g·ε)**, and small groups get "
-        "the least accurate numbers."
+        "The noise is added to each group's **sum**, and its size is the same for every "
+        "group: one person moves a sum by at most the width of the value range, however many "
+        "people the group has. The average divides that sum by the group's **n_g** people, so "
+        "the noise left in the average shrinks as **1/(n_g·ε)**, and small groups get the least "
+        "accurate numbers."
     )
     left, right = st.columns(2)
     with left:

@@ -17,7 +17,7 @@ from strata_ui.charts_common import dotted_line
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
-from strata_ui.learn_charts import MAX_LABELLED_GROUPS, fmt_number, fmt_percent, learn_layout
+from strata_ui.learn_charts import fmt_number, fmt_percent, learn_layout
 from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, SKY, VERMILLION
 
 
@@ -46,15 +46,15 @@ def group_error_figure(
     )  # fmt: skip
     if groups is not None and not groups.empty:
         order = groups.sort_values("size", ignore_index=True)
-        text = _thinned_labels(order) if len(order) <= MAX_LABELLED_GROUPS else None
+        text, position = _end_labels(order)
         fig.add_trace(
             go.Scatter(
                 x=order["size"], y=order["error"],
-                mode="markers+text" if text else "markers",
+                mode="markers+text",
                 name="groups of the current strata",
                 marker={"color": ORANGE, "size": 11, "line": {"color": BLACK, "width": 1}},
                 text=text,
-                textposition=["bottom left" if i % 2 else "top right" for i in range(len(order))],
+                textposition=position,
                 textfont={"size": 11},
                 customdata=order["group"],
                 hovertemplate="%{customdata}<br>n_g = %{x:,}<br>expected error ±%{y:.3g}"
@@ -85,18 +85,16 @@ def group_error_figure(
     return fig
 
 
-def _thinned_labels(order: pd.DataFrame, min_gap: float = 0.12) -> list[str]:
-    """Group names for markers sorted by size, blank where a marker sits within ``min_gap``
-    decades of the last labelled one (its name is still in the hover)."""
-    labels, last = [], -math.inf
-    for group, size in zip(order["group"], order["size"], strict=True):
-        position = math.log10(size)
-        if position - last >= min_gap:
-            labels.append(str(group).replace(" × ", "×"))
-            last = position
-        else:
-            labels.append("")
-    return labels
+def _end_labels(order: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Names for markers sorted by size: the smallest group's to its left and the largest's to
+    its right, where no other marker can be (the markers fall along a line down to the right);
+    the others are named in the hover and in the chart's summary. Labels thinned by size
+    overlapped when group names were long or sizes close (a browser tester's 8 groups)."""
+    last = len(order) - 1
+    names = [str(group).replace(" × ", "×") for group in order["group"]]
+    text = [name if i in (0, last) else "" for i, name in enumerate(names)]
+    position = ["middle right" if i == last and i else "middle left" for i in range(len(names))]
+    return text, position
 
 
 def group_error_summary(
