@@ -191,6 +191,7 @@ def release(
         "software": _versions(),
         "script": plan.script_body(),
         "intervals": plan.interval_description,
+        **({"method": plan.method_sentence()} if hasattr(plan, "method_sentence") else {}),
     }
     payload = {"outputs": outputs, "metadata": metadata}
     record = ledger.spend(

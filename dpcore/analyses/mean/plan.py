@@ -552,6 +552,10 @@ class MeanPlan:
         (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
         return None if self.strategy == "global_only" else self.header.exact_shares()
 
+    def method_sentence(self) -> str:
+        """The estimator and its public settings in one sentence (the report's "Method")."""
+        return f"{self.estimator.name}: {self.estimator.describe()}"
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         return [
@@ -559,7 +563,7 @@ class MeanPlan:
             self.header.data_line(),
             *self._engine_line(),
             self.header.strata_line(self.values.k, self.shares),
-            f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
+            f"**Estimator:** {self.method_sentence()}",
             *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
             *(
                 []
