@@ -58,6 +58,9 @@ def test_a_target_below_the_sampling_error_says_no_budget_removes_it():
     warnings = text(at.warning)
     assert "No budget meets this target" in warnings
     assert "sampling error, which no budget removes" in warnings
+    # the advice fits the reason: not the closed forms' "widen the public bounds"
+    assert "Widen the public bounds" not in warnings
+    assert "Merge the smaller groups or choose a coarser grouping" in warnings
     assert not at.exception
 
 
