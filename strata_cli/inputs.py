@@ -26,6 +26,7 @@ from dpcore.foundations.grouping import (
 )
 from dpcore.foundations.io import load_table
 from dpcore.foundations.ledger import Ledger, list_ledgers
+from strata_cli.words import in_cli_words
 
 __all__ = [
     "CliError",
@@ -170,7 +171,7 @@ def read_data(path: str) -> pd.DataFrame:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
     table = load_table(data, Path(path).name)
     for note in table.notes:
-        print(f"strata-lab: note: {note}", file=sys.stderr)
+        print(f"strata-lab: note: {in_cli_words(note)}", file=sys.stderr)
     return table.frame
 
 

@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from strata_cli import frontier, plan, release
 from strata_cli.inputs import CliError
+from strata_cli.words import in_cli_words
 
 __all__ = ["main"]
 
@@ -49,5 +50,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except (CliError, ValueError, OSError) as exc:
-        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROG}: error: {in_cli_words(' '.join(str(exc).split()))}", file=sys.stderr)
         return 1

@@ -48,6 +48,7 @@ from strata_cli.request import (
 )
 from strata_cli.sources import engine_arguments
 from strata_cli.statistics import statistics
+from strata_cli.words import in_cli_words
 
 __all__ = ["add_parser", "run"]
 
@@ -151,7 +152,7 @@ def release_request(request: CliRequest, options: ReleaseOptions) -> int:
         check_budget_kind(request, ledger.total, f"ledger {ledger.name!r}")
     aggregated = statistics(request)
     for message in aggregated.stats.messages():
-        print(f"strata-lab: note: {message}", file=sys.stderr)
+        print(f"strata-lab: note: {in_cli_words(message)}", file=sys.stderr)
     header = PlanHeader(
         dataset=aggregated.dataset, spec=request.groups, budget=options.budget,
         label=options.title, level=options.level,
@@ -212,9 +213,11 @@ def dry_run(
             ledger.check_affordable(plan.cost)
         except OtherDatasetError as exc:
             note = exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)
-            print(f"strata-lab: note: the real release would fail: {note}", file=sys.stderr)
+            print(f"strata-lab: note: the real release would fail: {in_cli_words(note)}",
+                  file=sys.stderr)  # fmt: skip
         except BudgetExceededError as exc:
-            print(f"strata-lab: note: the real release would fail: {exc}", file=sys.stderr)
+            print(f"strata-lab: note: the real release would fail: {in_cli_words(str(exc))}",
+                  file=sys.stderr)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="strata-dry-run-") as folder:
         scratch = Ledger(Path(folder) / "ledger.sqlite", "dry run", plan.cost)
         return release(plan, scratch, noise="simulation", rng=seed)
