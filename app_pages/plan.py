@@ -6,7 +6,7 @@ from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.foundations.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
-from strata_ui import planner, portfolio
+from strata_ui import planner, planner_frontier, portfolio
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.state import get_settings, get_state, open_ledger
@@ -53,7 +53,7 @@ if answer.budget is not None:
     st.caption(model.check_note)
     checked = planner.run_check(ui.analysis, settings, answer)
     if checked is not None:
-        planner.render_check(*checked, answer.binding)
+        planner.render_check(*checked, answer.binding, answer.target)
 
 portfolio.render_plan_of_releases(ui, settings, target)
 
@@ -64,7 +64,7 @@ st.info(
     icon=":material/visibility:",
 )
 try:
-    planner.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
+    planner_frontier.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
 except (PlannerUnavailable, NeedsRowsInMemory) as exc:  # e.g. on files read where they lie
     st.info(str(exc), icon=":material/info:")
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch

@@ -1,6 +1,6 @@
 """The Plan page's sections, over :mod:`dpcore.planner` and the analysis' planner hooks: the
-accuracy a user needs → the budget it costs, checked by simulation; and the frontier of
-stratification choices, each adoptable in one click."""
+accuracy a user needs → the budget it costs, checked by simulation. The frontier of
+stratification choices is :mod:`strata_ui.planner_frontier`."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable, get
-from dpcore.analyses.base import Analysis, unit_keyword
+from dpcore.analyses.base import Analysis
 from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
-from dpcore.foundations.privacy_unit import PrivacyUnit
 from dpcore.planner import (
     AccuracyTarget,
     BudgetAnswer,
@@ -30,10 +29,8 @@ from strata_ui.release_ui import affordable, large_budget_warning
 from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
-    get_dataset,
     get_settings,
     get_state,
-    reset_settings,
     update_settings,
     widget_key,
 )
@@ -48,14 +45,10 @@ __all__ = [
     "render_answer",
     "render_check",
     "run_check",
-    "render_frontier",
     "target_inputs",
 ]
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
-FRONTIER_REPLICATES = 200
-MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
-ADOPTED_FLASH = "plan.adopted_flash"  # shown once, after the rerun that adopts a candidate
 QUICK_MODEL_S = 5.0
 """An error model expected to take longer is built only when the user asks (a button)."""
 QUICK_CHECK_S = 0.05
@@ -435,6 +428,31 @@ def _render_ledger_check(
     )
 
 
+def check_sentence(row: pd.Series, replicates: int, binding: str, level: float) -> str:
+    """What the binding estimate's simulated check means: the answer is the budget at which it
+    meets the target with probability ``level``, so an exact model lands in the binomial band
+    of ``level`` over ``replicates`` releases (chance alone moves it that much); above the
+    band the budget is on the safe side, below it the model promised too much."""
+    met, low, high = row["met"], row["band_low"], row["band_high"]
+    said = (
+        f"In {replicates:,} simulated releases at this budget, **{binding}** met the target "
+        f"{met:.1%} of the time. The answer is the budget at which it meets the target "
+        f"{level:.0%} of the time; by chance alone, {replicates:,} releases of an exact answer "
+        f"meet it between {low:.1%} and {high:.1%} of the time (95 times in 100)."
+    )
+    if met > high:
+        verdict = (
+            " Above that range: the planner's model overstates this error (see what it "
+            "assumes above), so the budget is on the safe side and a smaller one may do; "
+            "compare budgets on the Compare page before you spend less."
+        )
+    elif met < low:
+        verdict = " Below that range: the answer promised more than it delivers (see below)."
+    else:
+        verdict = " Within that range: the answer is as calibrated as the check can tell."
+    return said + verdict + " Every other estimate should meet the target at least as often."
+
+
 def _worst_miss(errors: pd.Series) -> str:
     """How far the estimates that miss are off: the widest finite error, and how many would
     not be published at all (an unbounded error: a group withheld at that budget)."""
@@ -486,14 +504,12 @@ def _adopt_budget_button(cost: Budget, state: AppState) -> None:
         )
 
 
-def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
+def render_check(
+    table: pd.DataFrame, replicates: int, binding: str, target: AccuracyTarget
+) -> None:
     """How often simulated releases at the answer met the target, per estimate."""
     row = table.set_index("estimate").loc[binding]
-    st.markdown(
-        f"In {replicates:,} simulated releases at this budget, **{binding}** met the target "
-        f"{row['met']:.1%} of the time; a calibrated answer shows {row['band_low']:.1%} to "
-        f"{row['band_high']:.1%}. Every other estimate should meet it at least as often."
-    )
+    st.markdown(check_sentence(row, replicates, binding, target.level))
     short = table[table["met"] < table["band_low"]]
     if len(short):
         st.warning(
@@ -511,120 +527,3 @@ def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
         hide_index=True,
         height=_table_height(len(shown)),
     )
-
-
-def frontier_column_options(frame: pd.DataFrame, kept_apart: list[str]) -> list[str]:
-    """Columns the frontier can group by: text-like ones, and numeric ones with bucket edges."""
-    state = get_state()
-    options = []
-    for column in frame.columns:
-        if column in kept_apart:
-            continue
-        numeric = pd.api.types.is_numeric_dtype(frame[column])
-        if not numeric or pd.api.types.is_bool_dtype(frame[column]):
-            options.append(column)
-        elif column in state.bucket_edges:
-            options.append(column)
-    return options
-
-
-@st.cache_data(max_entries=8, show_spinner="Scoring every stratification…")
-def _frontier(
-    name: str, _frame: pd.DataFrame, fingerprint: str, columns: tuple[str, ...], settings,
-    budget: Budget, spec: GroupingSpec, seed: int, unit: PrivacyUnit,
-) -> pd.DataFrame:  # fmt: skip
-    analysis = get(name)
-    return analysis.frontier(
-        _frame, list(columns), settings, budget, spec, replicates=FRONTIER_REPLICATES, rng=seed,
-        **unit_keyword(analysis, unit),
-    )  # fmt: skip
-
-
-def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str]) -> None:
-    """Candidate columns, the frontier chart, and a button that adopts a candidate."""
-    adopted = st.session_state.pop(ADOPTED_FLASH, None)
-    if adopted:
-        st.success(adopted, icon=":material/check:")
-    state, frame = get_state(), get_dataset()
-    options = frontier_column_options(frame, kept_apart)
-    view = get_settings(PlannerView)
-    default = view.frontier_columns if view.frontier_columns is not None else state.strata_columns
-    columns = st.multiselect(
-        "Candidate columns", options, default=[c for c in default if c in options],
-        max_selections=MAX_FRONTIER_COLUMNS, key=f"plan.frontier_columns.{state.dataset_fingerprint}",
-        help="Every subset of these columns is a candidate grouping (at most "
-        f"{MAX_FRONTIER_COLUMNS} columns: {2**MAX_FRONTIER_COLUMNS - 1} groupings). A numeric "
-        "column is offered once it has bucket edges on the Strata page.",
-    )  # fmt: skip
-    if tuple(columns) != view.frontier_columns:
-        update_settings(PlannerView, frontier_columns=tuple(columns))
-    if not columns:
-        st.info("Choose one or more candidate columns.", icon=":material/info:")
-        return
-    budget = pipeline.page_budget(state)
-    # The candidates' own spec: the Strata page's rule, and its edges for every candidate column
-    # (the session's grouping spec holds edges only for the columns grouped by now).
-    spec = GroupingSpec(
-        by=tuple(columns),
-        edges=tuple((c, tuple(state.bucket_edges[c])) for c in columns if c in state.bucket_edges),
-        min_group_size=state.min_group_size, small_groups=state.small_groups,
-        needs_values=analysis.value_columns(settings),
-    )  # fmt: skip
-    table = _frontier(
-        analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,
-        state.seed, pipeline.checked_unit(analysis, state),
-    )  # fmt: skip
-    st.caption(
-        f"At the Budget page's {format_components(budget.components())}, {FRONTIER_REPLICATES} "
-        "simulated releases per candidate, with the Strata page's small-group rule and the "
-        "counts of each candidate's groups as shares. Large markers are on the frontier: no "
-        "other choice is better on both axes."
-    )
-    st.plotly_chart(
-        charts_planner.frontier_chart(table, value_unit(settings, markdown=False)),
-        key="plan.frontier_chart",
-    )
-    _frontier_tables(table)
-    _adopt_candidate(table, settings)
-
-
-def _frontier_tables(table: pd.DataFrame) -> None:
-    front = table[table["pareto"]].sort_values("global_error")
-    st.markdown("**On the frontier**")
-    st.dataframe(
-        front[["label", "groups", "global_error", "worst_group_error", "parity_error"]]
-        .rename(
-            columns={
-                "label": "grouping and strategy",
-                "global_error": "population error",
-                "worst_group_error": "worst group's error",
-                "parity_error": "parity error (relative)",
-            }
-        )  # fmt: skip
-        .style.format(precision=3),
-        hide_index=True,
-    )
-    skipped = table[table["skipped"] != ""].drop_duplicates("by")
-    for _, row in skipped.iterrows():
-        st.caption(f"Not scored: {' × '.join(row['by'])} ({row['skipped']}).")
-
-
-def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
-    scored = table[table["skipped"] == ""].sort_values(
-        ["pareto", "global_error"], ascending=[False, True], kind="stable"
-    )
-    labels = scored["label"].tolist()
-    chosen = st.selectbox("Adopt a candidate", labels, key="plan.adopt_choice")
-    if chosen is None or not st.button("Use this grouping and strategy", key="plan.adopt"):
-        return
-    row = scored.set_index("label").loc[chosen]
-    state = get_state()
-    state.strata_columns = list(row["by"])
-    if hasattr(settings, "strategy"):
-        reset_settings(type(settings), strategy=row["strategy"])
-    st.session_state[ADOPTED_FLASH] = (
-        f"Now grouping by {' × '.join(row['by'])}, "
-        f"{row['strategy_name'].lower()}. The Strata and Estimator "
-        "pages show it, and the answer above is for it."
-    )
-    st.rerun()
