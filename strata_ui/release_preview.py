@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.release import ReleasePlan
+from strata_ui.style import as_written
 
 PREVIEW_LABELS = {
     "group": "group",
@@ -32,9 +33,12 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
         shown = shown.drop(columns=PREVIEW_LABELS["quantity"])
     if table["half_width"].isna().all():
         shown = shown.drop(columns=PREVIEW_LABELS["half_width"])
-    withheld = int((table["withheld"] != "").sum())
+    reasons = table.loc[table["withheld"] != "", ["group", "withheld"]]
+    withheld = len(reasons)
     if not withheld:  # the caption says so; the column would only be empty
         shown = shown.drop(columns=PREVIEW_LABELS["withheld"])
+    else:  # a yes in the table, the reason in full below it: a sentence in a cell was cut off
+        shown[PREVIEW_LABELS["withheld"]] = table["withheld"].map(lambda r: "yes" if r else "")
     numbers = [
         PREVIEW_LABELS[c] for c in ("expected_error", "half_width") if PREVIEW_LABELS[c] in shown
     ]
@@ -45,11 +49,17 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
         shown, hide_index=True, width="stretch",
         column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
     )  # fmt: skip
+    if withheld:
+        st.markdown(
+            "**Why withheld**\n"
+            + "\n".join(f"- {as_written(group)}: {as_written(reason)}"
+                         for group, reason in reasons.itertuples(index=False))
+        )  # fmt: skip
     st.caption(
         "Curator's view, computed from the confidential data with simulated noise; it is never "
         "exported and spends nothing. Errors are in the value's units: the typical error is how far "
         "a published value usually lies from the value without noise, and the interval ± the "
         "expected half-width of its interval"
-        + (f"; {withheld} row(s) would or might be withheld, with the reason shown." if withheld
+        + (f"; {withheld} row(s) would or might be withheld, for the reasons above." if withheld
            else "; no row would be withheld.")
     )  # fmt: skip
