@@ -18,7 +18,7 @@ from strata_ui.constants import (
 )
 from strata_ui.page_end import stop_page
 from strata_ui.state import AppState, get_state
-from strata_ui.style import three_digits
+from strata_ui.style import in_label, three_digits
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import labelled_radio, show_error, stored_in, stored_on_change
 
@@ -90,7 +90,7 @@ for column in numeric:
     edges_key = f"strata.edges.{column}.{state.dataset_fingerprint}"
     store_edges = functools.partial(store_bucket_edges, state, column)
     text = st.text_input(
-        f"Bucket edges for `{column}`",
+        f"Bucket edges for {in_label(column)}",
         value=format_edges(state.bucket_edges.get(column, [])),
         placeholder="comma-separated, e.g. 25, 35, 50, 65",
         key=edges_key,

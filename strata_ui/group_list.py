@@ -14,6 +14,7 @@ from dpcore.foundations.grouping import MISSING_LABEL, bucket_labels, codebook_c
 from strata_ui import pipeline
 from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
+from strata_ui.style import in_label
 from strata_ui.widgets import labelled_radio
 
 GROUP_LIST_LABELS = {
@@ -75,7 +76,7 @@ def _category_list(state: AppState, column: str) -> list[str]:
     # would only draw Streamlit's warning about a value set twice.
     default = {} if key in st.session_state else {"default": declared}
     return st.multiselect(
-        f"Categories of `{column}`",
+        f"Categories of {in_label(column)}",
         options=list(dict.fromkeys([*offered, *declared])),
         key=key,
         **default,

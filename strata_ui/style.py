@@ -79,6 +79,16 @@ _CODE_SPAN = re.compile(r"(`[^`]*`)")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-^_{-~])")  # ASCII punctuation but the backtick
 
 
+_MARKDOWN_IN_A_NAME = re.compile(r"[*`\[\]<>\\~$|]|(?:^|\W)_|_(?:\W|$)|^[#>+-]")
+
+
+def in_label(name: str) -> str:
+    """A column's name inside a widget's label, which a screen reader reads as it is written
+    (its accessible name): a plain name in words (not in backticks, read out as "backtick"),
+    escaped as :func:`as_written` escapes it only when markdown would change it."""
+    return as_written(name) if _MARKDOWN_IN_A_NAME.search(name) else name
+
+
 def as_written(message: str) -> str:
     """``message`` for Streamlit's markdown, showing the text of a user's file as written: ASCII
     punctuation outside `code` spans is backslash-escaped, so that "$1,000.50 … $2" is not read

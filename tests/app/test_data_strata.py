@@ -469,7 +469,7 @@ def test_every_strata_widget_keeps_the_last_of_several_changes():
 
 
 def categories_of(at: AppTest, column: str):
-    return next(m for m in at.main.multiselect if m.label == f"Categories of `{column}`")
+    return next(m for m in at.main.multiselect if m.label == f"Categories of {column}")
 
 
 def metric(at: AppTest, label: str) -> str:
