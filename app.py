@@ -2,16 +2,19 @@
 
 import streamlit as st
 
-from strata_ui import heap, url_state
-from strata_ui.constants import (
-    PAGES,
-    WORKSHOP_HIDDEN_PAGES,
-    WORKSHOP_QUERY_KEY,
-    WORKSHOP_START_PAGE,
-)
-from strata_ui.navigation import render_next_steps
-from strata_ui.page_end import PageStopped, stop_page
-from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
+from strata_ui.starting import loading_message
+
+with loading_message():  # a fresh server's first run: words on screen, not a blank page
+    from strata_ui import heap, url_state
+    from strata_ui.constants import (
+        PAGES,
+        WORKSHOP_HIDDEN_PAGES,
+        WORKSHOP_QUERY_KEY,
+        WORKSHOP_START_PAGE,
+    )
+    from strata_ui.navigation import keep_link_clicks, render_next_steps
+    from strata_ui.page_end import PageStopped, stop_page
+    from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
 
 # A link in workshop mode (?workshop=true) opens for a projector: the sidebar folded.
 workshop_link = st.query_params.get(WORKSHOP_QUERY_KEY) == "true"
@@ -23,6 +26,7 @@ st.set_page_config(
 
 url_state.restore_once()  # a refresh or a shared link: the choices in the address
 workshop = render_sidebar()
+keep_link_clicks()  # a link clicked while a box holds typed text is followed, not lost
 # Workshop mode leaves the Release page out of the menu. It stays routable (hidden) so that a deep
 # link gets a notice instead of "page not found", and never reaches the page's commit button.
 navigation = st.navigation(
