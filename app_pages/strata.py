@@ -212,6 +212,7 @@ with groups_box:
     st.plotly_chart(charts_strata.group_size_chart(sizes))
     n_small = int(sizes["small"].sum())
     st.caption(
+        f"{charts_strata.group_size_summary(sizes)} "
         f"{n_small:,} of {grouping.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the "
         "rows (highlighted): their private estimates will be the noisiest. The sizes are the "
         "curator's view of the confidential data, not differentially private."
@@ -272,6 +273,7 @@ st.plotly_chart(
         curves, n=grouping.n, k=occupied.size, alpha_fit=alpha, observed=observed
     )
 )
+st.markdown(charts_strata.figure1_summary(grouping.n, occupied.size, alpha, observed))
 st.caption(
     "After Figure 1 of Rosenblatt, Stoyanovich & Musco (AAAI 2024). The noise that stratifying "
     "adds to the population estimate grows with the sum of the logs of the group sizes "

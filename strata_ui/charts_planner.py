@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from strata_ui.charts_common import log_axis
-from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, as_written
 
 
 def _layout(
@@ -84,3 +84,17 @@ def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
     figure.update_xaxes(log_axis(scored["global_error"]))
     figure.update_yaxes(log_axis(scored["worst_group_error"]))
     return figure
+
+
+def needed_budget_summary(table: pd.DataFrame, symbol: str, binding: str | None) -> str:
+    """The needed-budget chart in words: the estimate that sets the answer and the one that
+    needs the least (labels are data, escaped for markdown)."""
+    column = f"needed {symbol}"
+    rows = table.sort_values(column, kind="stable")
+    most, least = rows.iloc[-1], rows.iloc[0]
+    setter = binding if binding is not None else most["estimate"]
+    return (
+        f"The chart: {as_written(str(setter))} needs {symbol} = {most[column]:.3g}, the most, "
+        f"so it sets the answer; {as_written(str(least['estimate']))} needs the least, "
+        f"{symbol} = {least[column]:.3g}."
+    )

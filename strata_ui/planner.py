@@ -5,6 +5,7 @@ stratification choices is :mod:`strata_ui.planner_frontier`."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,7 @@ from strata_ui.state import (
     update_settings,
     widget_key,
 )
-from strata_ui.style import rounded_up
+from strata_ui.style import in_label, rounded_up
 from strata_ui.widgets import bind, stored_on_change
 
 __all__ = [
@@ -89,7 +90,7 @@ def target_inputs(unit: str, model: ErrorModel) -> AccuracyTarget:
     with kind:
         relative = bind(
             st.radio, "Accuracy as", PlannerView, "relative",
-            labels={False: f"± in {unit}", True: "± % of each group's true value"},
+            labels={False: f"± in {in_words(unit)}", True: "± % of each group's true value"},
             help="A percentage needs each group's true value, which is confidential: the "
             "answer is then a curator preview.",
         )  # fmt: skip
@@ -126,12 +127,18 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     key = widget_key(PlannerView, "half_widths", unit)
     store = functools.partial(_store_half_width, unit)
     value = st.number_input(
-        f"Within ± (in {unit})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
+        f"Within ± (in {in_words(unit)})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
         step=model.typical_half_width / 4, format="%.3g", key=key,
         **stored_on_change(key, store),
     )  # fmt: skip
     store(value)
     return value
+
+
+def in_words(unit: str) -> str:
+    """``unit`` for a widget's label, which a screen reader reads as written: a column's name in
+    words (:func:`~strata_ui.style.in_label`), not in backticks."""
+    return re.sub(r"`([^`]*)`", lambda code: in_label(code[1]), unit)
 
 
 def _store_half_width(unit: str, value: float) -> None:
@@ -359,6 +366,7 @@ def render_answer(
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
         key="plan.needed_chart",
     )
+    st.caption(charts_planner.needed_budget_summary(answer.table, symbol, answer.binding))
     _answer_table(answer, symbol)
 
 

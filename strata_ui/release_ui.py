@@ -22,7 +22,12 @@ from dpcore.release import (
     to_script,
 )
 from strata_ui.analyses import AnalysisUI, for_kind
-from strata_ui.charts_release import budget_gauge, release_figure, release_summary
+from strata_ui.charts_release import (
+    budget_gauge,
+    gauge_summary,
+    release_figure,
+    release_summary,
+)
 from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.static_image import static_image_available
@@ -53,6 +58,7 @@ def render_gauge(ledger: Ledger) -> None:
         budget_gauge(remaining[key], total[key], SYMBOLS[key], ledger.name),
         key=f"release.gauge.{ledger.name}",
     )
+    st.caption(gauge_summary(remaining[key], total[key], SYMBOLS[key], ledger.name))
 
 
 def _ui_of(record: ReleaseRecord) -> AnalysisUI | None:

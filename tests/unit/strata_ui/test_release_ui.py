@@ -6,7 +6,7 @@ import pytest
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.foundations.ledger import Ledger
-from strata_ui.charts_release import written_number
+from strata_ui.charts_release import gauge_summary, written_number
 from strata_ui.release_ui import affordable, download_stem, large_budget_warning
 
 
@@ -62,3 +62,9 @@ def test_download_names_keep_accented_letters_without_their_accents():
     assert download_stem(record) == "income-by-region-test-1-2"
     record.metadata["title"] = "東京"  # nothing left of it in ASCII
     assert download_stem(record) == "release-2"
+
+
+def test_the_ledger_gauge_is_said_in_words():
+    assert gauge_summary(1.5, 2.0, "ρ", "my_project") == (
+        r"The gauge: ρ = 1.5 of 2 left in “my\_project” (75%)."
+    )
