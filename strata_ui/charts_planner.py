@@ -98,3 +98,21 @@ def needed_budget_summary(table: pd.DataFrame, symbol: str, binding: str | None)
         f"so it sets the answer; {as_written(str(least['estimate']))} needs the least, "
         f"{symbol} = {least[column]:.3g}."
     )
+
+
+def frontier_summary(table: pd.DataFrame) -> str:
+    """The frontier chart in words: how many candidates were scored, and the frontier's two
+    ends, the lowest population error and the lowest worst-group error (the table below lists
+    every choice on it)."""
+    scored = table[table["skipped"] == ""]
+    front = scored[scored["pareto"]]
+    if front.empty:
+        return f"The chart: {len(scored):,} choices scored, none on a frontier."
+    population = front.loc[front["global_error"].idxmin()]
+    worst = front.loc[front["worst_group_error"].idxmin()]
+    return (
+        f"The chart: {len(scored):,} choices scored, {len(front):,} on the frontier. Lowest "
+        f"population error: {as_written(str(population['label']))} "
+        f"({population['global_error']:.3g}); lowest worst-group error: "
+        f"{as_written(str(worst['label']))} ({worst['worst_group_error']:.3g})."
+    )

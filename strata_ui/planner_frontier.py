@@ -94,6 +94,7 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
         charts_planner.frontier_chart(table, value_unit(settings, markdown=False)),
         key="plan.frontier_chart",
     )
+    st.caption(charts_planner.frontier_summary(table))
     _frontier_tables(table)
     _adopt_candidate(table, settings)
 

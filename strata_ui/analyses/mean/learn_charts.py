@@ -56,6 +56,7 @@ def group_error_figure(
                 text=text,
                 textposition=position,
                 textfont={"size": 11},
+                cliponaxis=False,  # a label near the plot's edge is drawn whole
                 customdata=order["group"],
                 hovertemplate="%{customdata}<br>n_g = %{x:,}<br>expected error ±%{y:.3g}"
                 "<extra></extra>",
@@ -86,14 +87,15 @@ def group_error_figure(
 
 
 def _end_labels(order: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Names for markers sorted by size: the smallest group's to its left and the largest's to
-    its right, where no other marker can be (the markers fall along a line down to the right);
-    the others are named in the hover and in the chart's summary. Labels thinned by size
-    overlapped when group names were long or sizes close (a browser tester's 8 groups)."""
+    """Names for markers sorted by size: the smallest group's above and right of it, the
+    largest's below and left of it, on the sides of the line where no other marker lies (the
+    markers fall along a line down to the right) and inside the plot (a label left of the
+    smallest group ran over the axis' ticks); the others are named in the hover and in the
+    chart's summary. Labels thinned by size overlapped when names were long or sizes close."""
     last = len(order) - 1
     names = [str(group).replace(" × ", "×") for group in order["group"]]
     text = [name if i in (0, last) else "" for i, name in enumerate(names)]
-    position = ["middle right" if i == last and i else "middle left" for i in range(len(names))]
+    position = ["bottom left" if i == last and i else "top right" for i in range(len(names))]
     return text, position
 
 
