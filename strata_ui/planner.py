@@ -36,7 +36,7 @@ from strata_ui.state import (
     widget_key,
 )
 from strata_ui.style import in_label, rounded_up
-from strata_ui.widgets import bind, stored_on_change
+from strata_ui.widgets import bind, stored_on_change, table_height
 
 __all__ = [
     "PlannerView",
@@ -384,13 +384,8 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
             }
         ),
         hide_index=True,
-        height=_table_height(len(table)),
+        height=table_height(len(table)),
     )
-
-
-def _table_height(rows: int) -> int:
-    """Pixels that show every row of a short table (Streamlit's default shows about ten)."""
-    return min(35 * (rows + 1) + 3, 600)
 
 
 def _remaining(ledger: Ledger) -> Budget | None:
@@ -533,5 +528,5 @@ def render_check(
     st.dataframe(
         shown.style.format({"target (±)": "{:.3g}", "met in simulated releases": "{:.1%}"}),
         hide_index=True,
-        height=_table_height(len(shown)),
+        height=table_height(len(shown)),
     )

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dpcore.release import ReleasePlan
 from strata_ui.style import as_written
+from strata_ui.widgets import table_height
 
 PREVIEW_LABELS = {
     "group": "group",
@@ -46,13 +47,13 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
     # number column would print "None").
     shown[numbers] = shown[numbers].map(lambda x: "—" if pd.isna(x) else f"{x:.3g}")
     st.dataframe(
-        shown, hide_index=True, width="stretch",
+        shown, hide_index=True, width="stretch", height=table_height(len(shown), limit=1_100),  # 30 rows
         column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
     )  # fmt: skip
     if withheld:
         st.markdown(
             "**Why withheld**\n"
-            + "\n".join(f"- {as_written(group)}: {as_written(reason)}"
+            + "\n".join(f"- {as_written(group)}: {as_written(reason.removeprefix('withheld: '))}"
                          for group, reason in reasons.itertuples(index=False))
         )  # fmt: skip
     st.caption(

@@ -73,9 +73,9 @@ LABEL_BOXES = """chart => [...chart.querySelectorAll('.textpoint text')]
               return {text: t.textContent, x0: r.left, x1: r.right, y0: r.top, y1: r.bottom}; })"""
 PLOT_AREA = """chart => { const r = chart.querySelector('.nsewdrag').getBoundingClientRect();
   return {x0: r.left, x1: r.right, y0: r.top, y1: r.bottom}; }"""
-# A table (Glide data grid) that is wider than its place scrolls sideways and hides columns.
+# A table (Glide data grid) larger than its place scrolls and hides columns or rows.
 TABLE_OVERFLOW = """grid => { const s = grid.querySelector('.dvn-scroller');
-  return s ? s.scrollWidth - s.clientWidth : 0; }"""
+  return s ? Math.max(s.scrollWidth - s.clientWidth, s.scrollHeight - s.clientHeight) : 0; }"""
 
 
 def accessibility_problems(page: Page) -> list[str]:
@@ -233,7 +233,7 @@ def test_a_new_users_survey_counts_the_rows_it_uses_and_lays_out_its_charts(
 
     open_page(page, "Release")
     preview = page.get_by_test_id("stDataFrame").first
-    assert preview.evaluate(TABLE_OVERFLOW) <= 1  # every column in view
+    assert preview.evaluate(TABLE_OVERFLOW) <= 1  # every column and row in view
     save_screen(page, "new-user-release", VIEWPORT)
 
 
