@@ -6,8 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, format_components
-from strata_ui import constants, ledger_ui, pipeline
+from strata_ui import constants, ledger_ui, pipeline, roles
 from strata_ui.analyses import current
+from strata_ui.audit_ui import render_audit
+from strata_ui.ledger_admin import render_ledger_admin
 from strata_ui.page_end import stop_page
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
@@ -21,31 +23,43 @@ st.markdown(
 )
 
 ledger = open_ledger_or_stop()
+state = get_state()
+in_use = pipeline.ledger_dataset(state)
 
 st.subheader("Project ledger")
 st.markdown(
     "Keep one ledger per project: one set of people, one total budget. A ledger's first release "
-    "makes it the budget of that release's data; a release on other data then asks you first, "
-    "because data about other people deserves a ledger of its own, and data about the same "
-    "people must share this one."
+    "makes it the budget of that release's data, however the data is read (uploaded, opened "
+    "from a path or read by the command line: the data is known by its content). A release on "
+    "other data asks you first; data another ledger released on is refused, because a new "
+    "ledger is no new budget for the same people. Only a raise, with its reason, adds budget."
 )
 ledger_ui.render_flash()
 ledger_ui.render_ledger_choice(ledger)
+granted = ledger.granted()
 total, spent, remaining = st.columns(3)
-total.metric("Total", format_components(ledger.total.components()), help=str(ledger.total))
+total.metric(
+    "Total", format_components(granted.components()),
+    help=f"Started with {ledger.total}" + ("" if granted == ledger.total else ", then raised"),
+)  # fmt: skip
 spent.metric("Spent", format_components(ledger.spent()))
 releases = len(ledger.history(payloads=False))
 spent.caption(f"{releases} release{'' if releases == 1 else 's'} so far")
 with remaining:
     render_remaining_budget(ledger)
+ledger_ui.render_people_loss(ledger, in_use)
 st.caption(
     "Budgets are in ρ-zero-concentrated DP (zCDP): the costs of successive releases add up, and "
-    "any ρ converts to a familiar (ε, δ)-DP guarantee."
+    "any ρ converts to a familiar (ε, δ)-DP guarantee. Across ledgers, pure ε adds up while "
+    "every release is pure; beside ρ each ε counts as ρ = ε²/2."
 )
-with st.expander("Start a new ledger, or reset this one", icon=":material/settings:"):
-    ledger_ui.render_ledger_admin(ledger)
+if roles.allows(roles.Action.MANAGE_LEDGERS):
+    with st.expander("Start a new ledger, or raise this one's total", icon=":material/settings:"):
+        render_ledger_admin(ledger, in_use)
+ledger_ui.render_allowances(ledger)
+with st.expander("Audit trail: every release, raise and approval", icon=":material/history:"):
+    render_audit(ledger, in_use)
 
-state = get_state()
 st.subheader("Budget of the next release")
 st.markdown(
     "Set how much privacy each release may use. **ε** (pure DP) bounds how much any one person "

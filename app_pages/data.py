@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore.engines import EngineError
 from dpcore.foundations.datasets import DEMO_COLUMNS
-from strata_ui import files, pipeline, spark, url_state
+from strata_ui import files, pipeline, roles, spark, url_state
 from strata_ui.analyses import current
 from strata_ui.constants import MAX_UPLOAD_MB, PRESET_FINGERPRINT_PREFIX, PREVIEW_ROWS
 from strata_ui.data import describe_columns
@@ -36,18 +36,8 @@ def open_or_explain(source: EngineSource) -> None:
     st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.", icon=":material/error:")
 
 
-st.markdown("**Where to start**")
-render_journeys()
-
-# ---- upload ------------------------------------------------------------------------------
-if state.workshop_mode:
-    st.info(
-        "Workshop mode: the app uses its built-in data only, so no one's file ends up on a "
-        "projector. Switch workshop mode off in the sidebar to upload your own data.",
-        icon=":material/school:",
-    )
-else:
-    st.subheader("Your own data")
+def render_upload() -> None:
+    """The uploader, and what became of the file (a curator's: uploads bring in new data)."""
     upload = st.file_uploader(
         f"Upload a CSV or Parquet file (up to {MAX_UPLOAD_MB} MB) to use in place of the demo data",
         type=["csv", "txt", "gz", "parquet", "pq"],
@@ -81,6 +71,27 @@ else:
             icon=":material/check_circle:",
         )
 
+
+st.markdown("**Where to start**")
+render_journeys()
+
+# ---- upload ------------------------------------------------------------------------------
+if state.workshop_mode:
+    st.info(
+        "Workshop mode: the app uses its built-in data only, so no one's file ends up on a "
+        "projector. Switch workshop mode off in the sidebar to upload your own data.",
+        icon=":material/school:",
+    )
+else:
+    st.subheader("Your own data")
+    if roles.allows(roles.Action.UPLOAD):
+        render_upload()
+    else:
+        st.caption(
+            "Uploads are for curators: they decide which data the team works on. Open the data "
+            "they placed on the server below."
+        )
+
     # ---- files on this machine -----------------------------------------------------------
     st.subheader("Open a file or folder on this machine")
     root = files.data_root()
@@ -106,33 +117,47 @@ else:
 
     # ---- a table in Spark ----------------------------------------------------------------
     st.subheader("Connect to Spark")
-    st.markdown(
-        "For data held in a Spark cluster: Spark computes each group's counts and sums where "
-        "the rows lie, and only those come into memory. The master is "
-        f"`{spark.DEFAULT_MASTER}` for Spark on the machine that runs the app, or your "
-        "cluster's address, such as `spark://host:7077`. Starting Spark takes ten seconds or "
-        "more the first time."
-    )
-    connected = state.source if isinstance(state.source, spark.SparkSource) else None
-    master_column, table_column = st.columns(2)
-    master = master_column.text_input(
-        "Spark master",
-        value=spark.DEFAULT_MASTER if connected is None else connected.master,
-        key=f"data.spark_master_{state.upload_generation}",
-        help="local[*]: Spark on this server with all its cores (local[2]: two cores). A "
-        "cluster: the URL its master's web page shows, spark://host:7077.",
-    )
-    table = table_column.text_input(
-        "Table, or a folder Spark reads",
-        value="" if connected is None else connected.table,
-        placeholder="survey, or /data/survey/",
-        key=f"data.spark_table_{state.upload_generation}",
-        help="The name of a table in Spark's catalog, or the path of a Parquet folder (or a "
-        "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
-        "again.",
-    )
-    if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
-        open_or_explain(spark.SparkSource(master.strip(), table.strip()))
+    listed = spark.listed_masters()
+    if listed == ():
+        st.caption(
+            "This installation connects to no Spark cluster: its team file lists no "
+            "`spark_masters`."
+        )
+    else:
+        st.markdown(
+            "For data held in a Spark cluster: Spark computes each group's counts and sums where "
+            "the rows lie, and only those come into memory. "
+            + spark.masters_sentence(listed)
+            + " Starting Spark takes ten seconds or more the first time."
+        )
+        connected = state.source if isinstance(state.source, spark.SparkSource) else None
+        master_column, table_column = st.columns(2)
+        master = spark.render_master_input(
+            master_column, connected, key=f"data.spark_master_{state.upload_generation}"
+        )
+        table = table_column.text_input(
+            "Table, or a folder Spark reads",
+            value="" if connected is None else connected.table,
+            placeholder="survey, or /data/survey/",
+            key=f"data.spark_table_{state.upload_generation}",
+            help="The name of a table in Spark's catalog, or the path of a Parquet folder (or a "
+            "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
+            "again.",
+        )
+        declared = st.text_input(
+            "What the table is, if Spark keeps no snapshot of it",
+            value="" if connected is None else connected.declared,
+            placeholder="survey 2024, extract of 1 March",
+            key=f"data.spark_identity_{state.upload_generation}",
+            help="The ledger knows each dataset by its identity, so that the same people are "
+            "charged to one budget however their data is read. Files are known by their bytes, "
+            "Delta and Iceberg tables by their snapshot; for another table (a view, a plain "
+            "table), name the data as it is now, the same way wherever it is released. Needed "
+            "for a release only.",
+        )
+        if st.button("Connect", icon=":material/hub:", key="data.spark_connect"):
+            spark.allow_typed(master)  # typed here, by the one user of single-user mode
+            open_or_explain(spark.SparkSource(master, table.strip(), declared.strip()))
 # An upload, data read where it lies, or a Learn preset's built-in data (allowed in workshop mode).
 own_data = state.uploaded is not None or state.source is not None
 if own_data and st.button("Use the demo data again", icon=":material/undo:"):

@@ -3,9 +3,13 @@
 import streamlit as st
 
 from dpcore.foundations.accounting import BudgetExceededError
-from dpcore.foundations.ledger import LedgerUnavailableError, OtherDatasetError
-from dpcore.release import ReleaseRecord, plan_key, release
-from strata_ui import portfolio, release_ui
+from dpcore.foundations.ledger import (
+    LedgerUnavailableError,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+)
+from dpcore.release import ReleaseRecord, UnidentifiedDataError, plan_key, release
+from strata_ui import allowances, constants, ledger_ui, portfolio, release_ui, roles
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
@@ -13,13 +17,23 @@ from strata_ui.state import get_state, open_ledger_or_stop
 from strata_ui.widgets import progress_bar, show_error, stored_in
 
 st.title("Release")
+if not roles.allows(roles.Action.PREVIEW):  # a viewer: the released results only
+    st.markdown(
+        "The releases committed so far: differentially private outputs, with what their "
+        "curators declared public. Choose one to download it as a table, a JSON file, a report "
+        "or the script that redoes it."
+    )
+    ledger = open_ledger_or_stop()
+    ledger_ui.render_ledger_choice(ledger)
+    st.subheader("Released results")
+    release_ui.render_history(ledger)
+    stop_page()
 st.markdown(
     "Review the release planned on the previous pages, then commit it. Committing draws the noise "
     "with OpenDP's vetted samplers, spends the budget for real — once — and records the result "
     "in the ledger. Only differentially private outputs are shown and exported, with what you "
     "declared public (named before the commit)."
 )
-
 if stops_for_rows():
     stop_page()
 state = get_state()
@@ -44,7 +58,7 @@ with plan_col:
     if ui.has_intervals:
         state.release_level = st.select_slider(
             "Interval level",
-            options=(0.8, 0.9, 0.95, 0.99),
+            options=constants.RELEASE_LEVELS,
             value=state.release_level,
             format_func=lambda v: f"{v:.0%}",
             key="release.level",
@@ -75,7 +89,8 @@ with plan_col:
         if (warning := release_ui.large_budget_warning(plan.cost)) is not None:
             st.warning(warning, icon=":material/warning:")
     else:
-        st.markdown(f"Cost: **{plan.cost}**, already paid by ledger record #{existing.id}.")
+        where = "" if existing.ledger == ledger.name else f" of ledger “{existing.ledger}”"
+        st.markdown(f"Cost: **{plan.cost}**, already paid by record #{existing.id}{where}.")
 
 st.subheader("Commit")
 if state.release_flash:  # set just before the rerun that follows a commit or a ledger reset
@@ -88,6 +103,9 @@ if existing is None:
         "I understand that committing spends this budget for good.", key="release.confirm"
     )
     can_afford = release_ui.affordable(plan.cost, ledger)
+    not_yours = release_ui.allowance_problem(plan.cost, ledger)
+    if not_yours is not None:
+        st.caption(f"Commit is off: {not_yours}")
     if not can_afford:
         st.caption(
             f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget, or "
@@ -95,24 +113,28 @@ if existing is None:
         )
     if other_data is False:
         st.caption(
-            f"Commit is off: this plan's data is not the data of “{ledger.name}”. Tick the box "
-            "above if both are about the same people, or start a new ledger on the Budget page."
+            f"Commit is off: this plan's data is not the data of “{ledger.name}” (see above)."
         )
     if st.button(
         "Commit release", type="primary",
-        disabled=not (confirmed and can_afford) or other_data is False,
+        disabled=not (confirmed and can_afford) or other_data is False or bool(not_yours),
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
         progress, clear_progress = progress_bar("Fitting the models")  # slow plans only
         try:
-            with st.spinner("Drawing the noise and recording the release…"):
+            user = roles.current_user()
+            with (
+                st.spinner("Drawing the noise and recording the release…"),
+                allowances.committing(ledger, user, plan.cost),
+            ):
                 record = release(
-                    plan,
-                    ledger,
-                    noise="secure",
-                    allow_other_dataset=bool(other_data),
-                    progress=progress,
-                )
+                    plan, ledger, noise="secure", progress=progress, actor=user.actor,
+                    allow_other_dataset=bool(other_data) and roles.allows(
+                        roles.Action.CONFIRM_OTHER_DATA, user
+                    ),
+                )  # fmt: skip
+        except roles.NotAllowed as exc:  # the role or the allowance; nothing was spent
+            st.error(f"{exc} Nothing was spent.", icon=":material/block:")
         except BudgetExceededError as exc:
             st.error(
                 f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
@@ -125,7 +147,15 @@ if existing is None:
                 ),
                 icon=":material/block:",
             )
-        except LedgerUnavailableError as exc:  # busy, read-only or full: nothing was spent
+        except ReleasedElsewhereError as exc:  # another session released it elsewhere meanwhile
+            st.error(
+                exc.advice(
+                    f"switch to ledger “{exc.owners[0]}” on the Budget page",
+                    "a curator starts or raises a ledger for it on the Budget page",
+                ),
+                icon=":material/block:",
+            )
+        except (LedgerUnavailableError, UnidentifiedDataError) as exc:  # nothing was spent
             st.error(str(exc), icon=":material/block:")
         except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
             st.error(
@@ -158,9 +188,10 @@ if existing is None:
         )
 else:
     st.info(
-        f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (ledger "
-        f"record #{existing.id}). Committing it again would spend nothing; to release anew, "
-        "change the plan or its name.",
+        f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (record "
+        f"#{existing.id} of ledger “{existing.ledger}”). The same plan on the same data is one "
+        "release, committed here, from the command line or by a script: committing it again "
+        "would spend nothing. To release anew, change the plan or its name.",
         icon=":material/verified:",
     )
     release_ui.render_record(ReleaseRecord.from_ledger(existing), "release.current")

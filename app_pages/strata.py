@@ -13,6 +13,7 @@ from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
     HOLDOUT_FRACTION_MIN,
     MAX_GROUPS,
+    MIN_GROUP_SIZE_MAX,
     MIN_GROUP_SIZE_MIN,
     SMALL_GROUP_SHARE,
 )
@@ -151,6 +152,7 @@ with small_groups_box:
         size.number_input(
             "Minimum noisy count" if noisy else "Minimum group size (rows)",
             min_value=MIN_GROUP_SIZE_MIN,
+            max_value=MIN_GROUP_SIZE_MAX,
             value=max(state.min_group_size, MIN_GROUP_SIZE_MIN),
             step=1,
             key="strata.min_group_size",

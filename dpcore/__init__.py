@@ -65,11 +65,22 @@ from dpcore.foundations.accounting import (
     scale,
     sequential,
 )
-from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo, synthetic_gaussian_mixture
+from dpcore.foundations.datasets import (
+    DEMO_DATASET_NAME,
+    load_demo,
+    load_demo_dataset,
+    synthetic_gaussian_mixture,
+)
 from dpcore.foundations.grouping import OTHER_LABEL, Grouping, GroupingReport, GroupingSpec
 from dpcore.foundations.intervals import Interval
 from dpcore.foundations.io import read_table
-from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError, list_ledgers
+from dpcore.foundations.ledger import (
+    Ledger,
+    LedgerDataset,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+    list_ledgers,
+)
 from dpcore.foundations.mechanisms import (
     SecureNoise,
     SimulationNoise,
@@ -100,8 +111,9 @@ from dpcore.release import (
     PlanHeader,
     ReleaseRecord,
     ReleaseRow,
-    fingerprint_frame,
+    frame_identity,
     plan_key,
+    read_dataset,
     release,
     to_csv,
     to_json,
@@ -141,6 +153,7 @@ __all__ = [
     "RatioBounds",
     "RatioPlan",
     "ReleaseRecord",
+    "ReleasedElsewhereError",
     "ReleaseRow",
     "SecureNoise",
     "SimulationNoise",
@@ -156,7 +169,7 @@ __all__ = [
     "column_kind",
     "coverage",
     "estimate_ratios",
-    "fingerprint_frame",
+    "frame_identity",
     "gaussian_mean",
     "group_ratio_sums",
     "gvdp",
@@ -168,6 +181,7 @@ __all__ = [
     "laplace_mean",
     "list_ledgers",
     "load_demo",
+    "load_demo_dataset",
     "monte_carlo",
     "noise_source",
     "nonprivate_ci",
@@ -181,6 +195,7 @@ __all__ = [
     "ratio_interval",
     "ratio_study",
     "ratio_sums",
+    "read_dataset",
     "read_table",
     "release",
     "release_ratio_sums",

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.analyses.command_line import bounds, bucket_edges, column_list
+from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.grouping import (
     MAX_GROUPS,
     GroupingSpec,
@@ -165,6 +166,12 @@ def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse.
 def read_data(path: str) -> pd.DataFrame:
     """The table in ``path``; what reading changed (columns left out or renamed) goes to stderr
     as notes."""
+    return read_identified(path)[0]
+
+
+def read_identified(path: str) -> tuple[pd.DataFrame, DatasetRef]:
+    """The table in ``path`` and its reference, identified by the file's bytes as the app
+    identifies an upload of the same file (one read of the file)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -172,7 +179,7 @@ def read_data(path: str) -> pd.DataFrame:
     table = load_table(data, Path(path).name)
     for note in table.notes:
         print(f"strata-lab: note: {in_cli_words(note)}", file=sys.stderr)
-    return table.frame
+    return table.frame, DatasetRef.of(table.frame, Path(path).name, data=data)
 
 
 def grouping_spec(args: argparse.Namespace) -> GroupingSpec:

@@ -13,14 +13,14 @@ import argparse
 import sys
 from typing import NoReturn
 
-from strata_cli import frontier, plan, release
+from strata_cli import frontier, ledger, plan, release
 from strata_cli.inputs import CliError
 from strata_cli.words import in_cli_words
 
 __all__ = ["main"]
 
 PROG = "strata-lab"
-SUBCOMMANDS = (plan, frontier, release)
+SUBCOMMANDS = (plan, frontier, release, ledger)
 
 
 class Parser(argparse.ArgumentParser):
@@ -34,7 +34,7 @@ def build_parser() -> Parser:
     parser = Parser(
         prog=PROG,
         description="Strata Lab on the command line: plan the privacy budget of stratified "
-        "means, and compare stratifications.",
+        "means, compare stratifications, release through the ledger, and check the ledger.",
     )
     subcommands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for subcommand in SUBCOMMANDS:

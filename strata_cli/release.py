@@ -10,8 +10,10 @@ Parquet or CSV files far larger than memory; ``spark`` reads a table or files in
 cluster. A person column bounds each person's rows before anything is summed, and the release
 then protects one person at the budget given.
 
-A real release draws OpenDP noise and charges the ledger once (a second run of the same plan
-prints the recorded release and spends nothing). ``--dry-run`` draws seeded numpy noise, charges
+A real release draws OpenDP noise and charges the ledger once: a second run of the same plan on
+the same data prints the recorded release and spends nothing, whether the first was made here,
+in the app or by a release's script (the data is known by its identity, computed from its
+content the same way everywhere). ``--dry-run`` draws seeded numpy noise, charges
 a throw-away ledger, and says so in its metadata; with ``--ledger`` it also says whether the
 real ledger could afford the release. The output is the app's download (:mod:`dpcore.release.exports`):
 DP outputs and public metadata only. Synthetic rows and sampled records come as CSV (``--format csv``: every row,
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -31,7 +34,13 @@ import pandas as pd
 
 from dpcore.analyses.command_line import NOISY_SHARES, Shares, fraction
 from dpcore.foundations.accounting import Budget, BudgetExceededError
-from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError, default_ledger_path
+from dpcore.foundations.ledger import (
+    Ledger,
+    LedgerDataset,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+    default_ledger_path,
+)
 from dpcore.foundations.shares import share_file_rows
 from dpcore.release import PlanHeader, ReleasePlan, ReleaseRecord, release
 from dpcore.release.exports import public_metadata, to_csv, to_json
@@ -53,8 +62,12 @@ from strata_cli.words import in_cli_words
 __all__ = ["add_parser", "run"]
 
 COVERS_FLAG = "--ledger-covers-new-data"
-# The command line opens existing ledgers only; the app's Budget page starts them.
+# The command line opens existing ledgers only; the app's Budget page starts and raises them.
 START_ADVICE = "start a ledger for it on the app's Budget page and pass its --ledger-name"
+RAISE_ADVICE = (
+    "a curator lets a ledger take it on, with a reason, on the app's Budget page (Start a new "
+    "ledger, or raise this one's total)"
+)
 
 
 TEXT_ROWS = 20
@@ -121,8 +134,8 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         help="charge the ledger although its releases so far were on other data: confirms "
         "that this data is about the same people (a corrected file, another extract), so both "
         "share one budget. Without it such a release is refused; for data about other people "
-        "use another ledger (start one on the app's Budget page, then --ledger-name). Another "
-        "engine, or other columns read, count as other data",
+        "use another ledger (start one on the app's Budget page, then --ledger-name). The same "
+        "file is the same data whichever engine reads it, and however the app read it",
     )  # fmt: skip
     parser.set_defaults(run=run)
 
@@ -192,6 +205,8 @@ def spend(plan: ReleasePlan, ledger: Ledger, covers_new_data: bool) -> ReleaseRe
         record = release(plan, ledger, noise="secure", allow_other_dataset=covers_new_data)
     except OtherDatasetError as exc:
         raise CliError(exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)) from None
+    except ReleasedElsewhereError as exc:
+        raise CliError(exc.advice(elsewhere_use(exc), RAISE_ADVICE)) from None
     if not record.spent:
         print(
             "strata-lab: note: this plan was released before; the recorded release is printed "
@@ -206,21 +221,34 @@ def dry_run(
 ) -> ReleaseRecord:
     """The release drawn with seeded numpy noise against a throw-away ledger of exactly its
     cost; ``ledger``, if given, is only asked whether it would take the real one."""
-    if ledger is not None:
+    data = plan.header.dataset
+    if ledger is not None and data.identity:
         try:
-            dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
+            dataset = LedgerDataset(data.identity, data.name, aliases=data.aliases)
             ledger.check_dataset(dataset, allow_other_dataset=covers_new_data)
             ledger.check_affordable(plan.cost)
         except OtherDatasetError as exc:
             note = exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)
             print(f"strata-lab: note: the real release would fail: {in_cli_words(note)}",
                   file=sys.stderr)  # fmt: skip
+        except ReleasedElsewhereError as exc:
+            note = exc.advice(elsewhere_use(exc), RAISE_ADVICE)
+            print(f"strata-lab: note: the real release would fail: {in_cli_words(note)}",
+                  file=sys.stderr)  # fmt: skip
         except BudgetExceededError as exc:
             print(f"strata-lab: note: the real release would fail: {in_cli_words(str(exc))}",
                   file=sys.stderr)  # fmt: skip
+    if not data.identity:  # a throw-away ledger needs no identity: name the data for it alone
+        unnamed = dataclasses.replace(data, identity="declared:dry run")
+        plan = dataclasses.replace(plan, header=dataclasses.replace(plan.header, dataset=unnamed))
     with tempfile.TemporaryDirectory(prefix="strata-dry-run-") as folder:
         scratch = Ledger(Path(folder) / "ledger.sqlite", "dry run", plan.cost)
         return release(plan, scratch, noise="simulation", rng=seed)
+
+
+def elsewhere_use(refusal: ReleasedElsewhereError) -> str:
+    """How to charge the ledger that holds the data, in the command line's words."""
+    return f"pass --ledger-name {shlex.quote(refusal.owners[0])}"
 
 
 def render(record: ReleaseRecord, output_format: str) -> str:

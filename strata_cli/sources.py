@@ -1,9 +1,12 @@
 """Where ``release`` and ``plan`` read the data: the engine (``--engine``, ``--spark-master``,
-``--memory-limit``) and the privacy unit (``--person``, ``--max-groups``, ``--max-rows``).
+``--memory-limit``, ``--dataset-identity``) and the privacy unit (``--person``,
+``--max-groups``, ``--max-rows``).
 
 ``pandas`` loads one file into memory as the app does; ``duckdb`` streams a file, a glob or a
 folder of Parquet or CSV files far larger than memory; ``spark`` reads a table or files in a
-Spark cluster. Nothing here computes a number: the engines do.
+Spark cluster. Every engine identifies the data as the app does (the bytes of its files, a
+Spark table's snapshot, or what the curator declares), so that a release repeated from here is
+the app's. Nothing here computes a number: the engines do.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from strata_cli.inputs import CliError, read_data
+from strata_cli.inputs import CliError, read_identified
 
 __all__ = [
     "ENGINES",
@@ -38,6 +41,8 @@ class DataSource:
     engine: str | None = None
     spark_master: str = "local[*]"
     memory_limit: str = DEFAULT_MEMORY_LIMIT
+    declared_identity: str | None = None
+    """What a Spark table is, for one whose catalog keeps no snapshot (--dataset-identity)."""
 
     @property
     def is_one_file(self) -> bool:
@@ -56,6 +61,12 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
     engine.add_argument(
         "--spark-master", default="local[*]", metavar="URL",
         help="the Spark master, e.g. spark://host:7077 (default local[*], this machine)",
+    )  # fmt: skip
+    engine.add_argument(
+        "--dataset-identity", metavar="TEXT",
+        help="spark: what the table is (e.g. 'survey 2024, extract of 1 March'), for a table "
+        "whose catalog keeps no snapshot (a view, a plain table): its identity in the ledger. "
+        "Files are identified by their bytes, Delta and Iceberg tables by their snapshot",
     )  # fmt: skip
     engine.add_argument(
         "--memory-limit",
@@ -83,7 +94,7 @@ def data_source(args: argparse.Namespace) -> DataSource:
     options = vars(args)
     return DataSource(
         args.data, options.get("engine"), options.get("spark_master", "local[*]"),
-        options.get("memory_limit", DEFAULT_MEMORY_LIMIT),
+        options.get("memory_limit", DEFAULT_MEMORY_LIMIT), options.get("dataset_identity"),
     )  # fmt: skip
 
 
@@ -105,13 +116,20 @@ def open_engine(source: DataSource) -> Engine:
     elif kind is None:
         small_file = path.is_file() and path.stat().st_size < 200 * 2**20
         kind = "pandas" if small_file else "duckdb"
+    declared = source.declared_identity
+    if declared is not None and kind != "spark":
+        raise CliError(
+            "--dataset-identity names a Spark table; the files the other engines read are "
+            "identified by their bytes"
+        )
     if kind == "pandas":
         if not path.is_file():
             raise CliError(
                 f"the pandas engine reads one file, and {source.location} is not one; use "
                 "--engine duckdb for a folder or a glob"
             )
-        return PandasEngine(read_data(source.location), path.name)
+        frame, dataset = read_identified(source.location)
+        return PandasEngine(frame, path.name, identity=dataset.identity)
     if kind == "spark":
-        return SparkEngine(source.location, master=source.spark_master)
+        return SparkEngine(source.location, master=source.spark_master, declared_identity=declared)
     return DuckDBEngine(source.location, memory_limit=source.memory_limit)

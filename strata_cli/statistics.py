@@ -8,16 +8,12 @@ Nothing here computes a number: the analysis does (:meth:`Analysis.engine_statis
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pandas as pd
-
 from dpcore.analyses import ANALYSES
 from dpcore.analyses.base import EngineStatistics, unit_keyword
 from dpcore.analyses.command_line import adapter_of
 from dpcore.foundations.validation import column_kind
 from dpcore.release import DatasetRef
-from strata_cli.inputs import CliError, read_data
+from strata_cli.inputs import CliError, read_identified
 from strata_cli.request import CliRequest
 from strata_cli.sources import open_engine
 
@@ -33,8 +29,8 @@ def statistics(request: CliRequest) -> EngineStatistics:
     if reason is not None:
         if request.source.engine not in (None, "pandas") or not request.source.is_one_file:
             raise CliError(reason)
-        stats, frame = rows_in_memory(request)
-        return EngineStatistics(stats, DatasetRef.of(frame, Path(request.source.location).name))
+        stats, dataset = rows_in_memory(request)
+        return EngineStatistics(stats, dataset)
     engine = open_engine(request.source)
     request.adapter.check_columns(settings, engine.column_kinds())
     return analysis.engine_statistics(
@@ -62,13 +58,14 @@ def planned_statistics(request: CliRequest) -> object:
     return rows_in_memory(request)[0]
 
 
-def rows_in_memory(request: CliRequest) -> tuple[object, pd.DataFrame]:
-    """The statistics of the rows of the request's file, and those rows, read into memory."""
+def rows_in_memory(request: CliRequest) -> tuple[object, DatasetRef]:
+    """The statistics of the rows of the request's file, read into memory, and the file's
+    reference (identified by its bytes, as the app identifies an upload of it)."""
     analysis, settings = request.analysis, request.settings
-    frame = read_data(request.source.location)
+    frame, dataset = read_identified(request.source.location)
     analysis.check(settings, frame)
     request.adapter.check_columns(settings, {str(c): column_kind(frame[c]) for c in frame})
     stats = analysis.statistics(
         frame, request.groups.build(frame), settings, **unit_keyword(analysis, request.unit)
     )
-    return stats, frame
+    return stats, dataset

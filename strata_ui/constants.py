@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from dpcore.analyses.sample.plan import MAX_RECORDS as SAMPLE_RECORDS_MAX
+from dpcore.analyses.synth.config import MAX_ROWS as SYNTH_ROWS_MAX
+from dpcore.analyses.synth.config import MIN_ROWS as SYNTH_ROWS_MIN
 from dpcore.foundations import grouping
 from dpcore.foundations.accounting import ZCDP
 
@@ -83,7 +87,7 @@ NEXT_STEPS: dict[str, tuple[tuple[str, str], ...]] = {
     "budget": (("plan", "Find the budget an accuracy needs"), ("compare", "See what it buys")),
     "plan": (("compare", "Compare the strategies"), ("release", "Preview and release")),
     "compare": (("release", "Preview and release"), ("strata", "Try another grouping")),
-    "release": (("budget", "Switch, start or reset ledgers"), ("strata", "Plan another release")),
+    "release": (("budget", "The budget and its ledgers"), ("strata", "Plan another release")),
     "learn": (("data", "Try it on the demo or your data"), ("compare", "Compare the strategies")),
 }
 # The first screen's three ways in: (URL path, what it is, what the user does there).
@@ -102,6 +106,7 @@ WORKSHOP_START_PAGE = "learn"
 
 # Strata page
 MIN_GROUP_SIZE_MIN = 2
+MIN_GROUP_SIZE_MAX = 1_000_000
 HOLDOUT_FRACTION_MIN = 0.05
 HOLDOUT_FRACTION_MAX = 0.5
 SMALL_GROUP_SHARE = 0.01  # groups under this share of the rows are flagged on the size chart
@@ -124,3 +129,100 @@ ALPHA_OPTIONS = _log_options(0.01, 10.0)
 LEARN_DELTA_OPTIONS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
 # Datasets loaded by a Learn preset carry this fingerprint prefix: built-in, not an upload.
 PRESET_FINGERPRINT_PREFIX = "preset:"
+
+# Random seeds of the simulations (numpy takes any non-negative integer; 32 bits are plenty)
+SEED_MAX = 2**32 - 1
+# Interval levels offered by the Release page, the ratio's settings and the planner
+RELEASE_LEVELS = (0.8, 0.9, 0.95, 0.99)
+
+# Each analysis' widgets
+MEAN_COINPRESS_SIGMA_MIN = 1e-6
+MEAN_COINPRESS_BETA = (0.0001, 0.5)
+MEAN_VARIANCE_FRACTIONS = (0.1, 0.2, 0.3, 0.5)
+RATIO_DELTAS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+RATIO_DRAWS = (50, 1000)  # Monte Carlo draws B of the ratio's corrected interval
+RATIO_REPLICATES = (100, 2000)  # simulated releases on the ratio's Compare page
+GVDP_SUBSETS_MIN = 1  # k; its largest depends on the data's rows (GVDP's settings say which)
+GVDP_RESAMPLES = (2, 50)
+GVDP_STEPS = (1, 10)
+GVDP_MEAN_FRACTION = (0.1, 0.9)
+GVDP_BETAS = (0.001, 0.005, 0.01, 0.03, 0.05, 0.1)
+GVDP_FACTORS = (1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
+GVDP_REPLICATIONS = (5, 500)  # R on GVDP's Compare page
+SYNTH_ROUNDS = (1, 20)  # MWEM
+SYNTH_RUNS = (1, 10)  # simulated synthetic releases per ε on the Compare page
+SAMPLE_RUNS = (200, 20_000)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The numbers a widget offers: a range (``low`` to ``high``, either end open when None)
+    or a list of ``options``. The address bar holds a value to its widget's :class:`Limit`
+    (:data:`ADDRESS_LIMITS`), so a link cannot ask for what the page would not let anyone
+    choose."""
+
+    low: float | None = None
+    high: float | None = None
+    options: tuple[float, ...] = ()
+
+    def admits(self, x: float) -> bool:
+        if self.options:
+            return any(math.isclose(x, option, rel_tol=1e-9) for option in self.options)
+        return (self.low is None or x >= self.low) and (self.high is None or x <= self.high)
+
+    def __str__(self) -> str:
+        if self.options:
+            return "one of " + ", ".join(map(plain_number, self.options))
+        if self.high is None:
+            return f"at least {plain_number(self.low)}"
+        return f"from {plain_number(self.low)} to {plain_number(self.high)}"
+
+
+def plain_number(x: float) -> str:
+    """A number as people write it: ``10,000,000``, ``0.01``, ``1e-06``."""
+    if math.isfinite(x) and float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def _between(bounds: tuple[float, float]) -> Limit:
+    return Limit(*bounds)
+
+
+ADDRESS_LIMITS: dict[str, Limit] = {
+    "epsilon": Limit(EPSILON_MIN, EPSILON_MAX),
+    "rho": Limit(RHO_MIN, RHO_MAX),
+    "replicates": Limit(MC_REPLICATES_MIN, MC_REPLICATES_MAX),
+    "seed": Limit(0, SEED_MAX),
+    "min_group_size": Limit(MIN_GROUP_SIZE_MIN, MIN_GROUP_SIZE_MAX),
+    "holdout_fraction": Limit(HOLDOUT_FRACTION_MIN, HOLDOUT_FRACTION_MAX),
+    "max_rows_per_person": Limit(1),
+    "max_groups_per_person": Limit(1),
+    "release_level": Limit(options=RELEASE_LEVELS),
+    "mean.coinpress_sigma": Limit(MEAN_COINPRESS_SIGMA_MIN),
+    "mean.coinpress_steps": Limit(1, COINPRESS_STEPS_MAX),
+    "mean.coinpress_beta": _between(MEAN_COINPRESS_BETA),
+    "mean.global_fraction": Limit(GLOBAL_FRACTION_MIN, GLOBAL_FRACTION_MAX),
+    "mean.variance_fraction": Limit(options=MEAN_VARIANCE_FRACTIONS),
+    "ratio.delta": Limit(options=RATIO_DELTAS),
+    "ratio.B": _between(RATIO_DRAWS),
+    "ratio_view.replicates": _between(RATIO_REPLICATES),
+    "gvdp.ks": Limit(GVDP_SUBSETS_MIN),
+    "gvdp.factor": Limit(options=GVDP_FACTORS),
+    "gvdp.resamples": _between(GVDP_RESAMPLES),
+    "gvdp.steps": _between(GVDP_STEPS),
+    "gvdp.beta": Limit(options=GVDP_BETAS),
+    "gvdp.mean_fraction": _between(GVDP_MEAN_FRACTION),
+    "gvdp_view.replications": _between(GVDP_REPLICATIONS),
+    "gvdp_view.synthetic_factor": Limit(options=GVDP_FACTORS),
+    "synth.n_rows": Limit(SYNTH_ROWS_MIN, SYNTH_ROWS_MAX),
+    "synth.rounds": _between(SYNTH_ROUNDS),
+    "synth_view.runs": _between(SYNTH_RUNS),
+    "synth_view.seed": Limit(0, SEED_MAX),
+    "sample.records": Limit(1, SAMPLE_RECORDS_MAX),
+    "sample_view.runs": _between(SAMPLE_RUNS),
+    "sample_view.seed": Limit(0, SEED_MAX),
+}
+"""The limits of the address bar's numbers, by parameter (every number inside a parameter's
+value: each k of ``gvdp.ks``). A number with no entry here (a clipping bound, a bucket edge, a
+share) has no widget bounds; the address holds it to being finite."""

@@ -33,8 +33,9 @@ def describe_columns(frame: pd.DataFrame, descriptions: dict[str, str]) -> pd.Da
     )
 
 
-def history_table(records: list[LedgerRecord]) -> pd.DataFrame:
-    """The ledger's spends, oldest first, as a table for display."""
+def history_table(records: list[LedgerRecord], actors: dict[int, str]) -> pd.DataFrame:
+    """The ledger's spends, oldest first, as a table for display, with who committed each
+    (``actors``, by record id; a record made before sign-in existed names no one)."""
     return pd.DataFrame(
         {
             "when (UTC)": [
@@ -42,6 +43,7 @@ def history_table(records: list[LedgerRecord]) -> pd.DataFrame:
             ],
             "release": [r.label for r in records],
             "cost": [str(r.cost) for r in records],
+            "committed by": [actors.get(r.id, "") for r in records],
         }
     )
 

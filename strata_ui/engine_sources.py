@@ -89,19 +89,25 @@ class EngineSource(abc.ABC):
 @dataclass(frozen=True, eq=False)
 class OpenedData:
     """The engine over a source, and what the Data page shows of it: each column's kind and
-    the row count (a curator's view: exact, shown on screen, never exported)."""
+    the row count (a curator's view: exact, shown on screen, never exported), and the data's
+    identity (:meth:`~dpcore.engines.Engine.identity`: curator-side; empty for a Spark table
+    without a snapshot or a declared identity)."""
 
     engine: ReadingEngine
     kinds: dict[str, str]
     rows: int
+    identity: str
 
 
-@st.cache_resource(max_entries=4, show_spinner="Opening the data and counting its rows…")
+@st.cache_resource(
+    max_entries=4, show_spinner="Opening the data, counting its rows and identifying it…"
+)
 def opened(source: EngineSource, fingerprint: str) -> OpenedData:
     """``source`` opened once per server (``fingerprint`` keys the cache: the same source with
-    changed data opens again); :class:`~dpcore.engines.EngineError` names what cannot be read."""
+    changed data opens again); :class:`~dpcore.engines.EngineError` names what cannot be read.
+    Its identity costs one read of its files' bytes, here rather than at the first release."""
     engine = source.open_engine()
-    return OpenedData(engine, engine.column_kinds(), engine.row_count())
+    return OpenedData(engine, engine.column_kinds(), engine.row_count(), engine.identity())
 
 
 @st.cache_data(max_entries=64, show_spinner="Counting the distinct values of a column…")

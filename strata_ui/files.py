@@ -1,16 +1,21 @@
 """Data in files on the machine that runs the app — a CSV or Parquet file, a folder of Parquet
 parts, or a glob — read where it lies by DuckDB (:class:`~dpcore.engines.DuckDBEngine`): an
-engine source (:mod:`strata_ui.engine_sources`), whose fingerprint is one of the files' names,
-sizes and modification times (:func:`files_fingerprint`).
+engine source (:mod:`strata_ui.engine_sources`), whose cache key is a fingerprint of the files'
+names, sizes and modification times (:func:`files_fingerprint`); the data's identity in the
+ledger is the files' bytes, as for an upload of the same file (:mod:`dpcore.foundations.dataset`).
 
-Any path on the machine may be opened unless the environment variable
-:data:`DATA_ROOT_ENV` names a folder: then only files under it (an installation that serves the
-app to others should set it, so that no one reads the server's other files through the app; a
-path Spark reads is held to the same folder, :func:`check_under_root`).
+In single-user mode any path on the machine may be opened unless the environment variable
+:data:`DATA_ROOT_ENV` names a folder: then only files under it. Served to a team, the app always
+has a data root (that variable, or ``data_root`` in the team file; :mod:`strata_ui.serving`
+refuses to start without one), so no one reads the server's other files through the app; a path
+Spark reads is held to the same folder (:func:`check_under_root`), and DuckDB itself may read
+the listed files only (:class:`~dpcore.engines.DuckDBEngine`). A path outside the root gets the
+same answer whether or not anything is there.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import itertools
 import json
@@ -20,18 +25,23 @@ from pathlib import Path
 from typing import ClassVar
 
 from dpcore.engines import DuckDBEngine, EngineError, data_files
+from strata_ui import serving
 from strata_ui.engine_sources import EngineSource
 
 __all__ = ["DATA_ROOT_ENV", "FilesSource", "check_under_root", "data_root", "files_fingerprint"]
 
-DATA_ROOT_ENV = "STRATA_LAB_DATA_ROOT"
+DATA_ROOT_ENV = serving.DATA_ROOT_ENV
 """The folder under which files may be opened; unset: anywhere on the machine."""
 
 
 def data_root() -> Path | None:
-    """The folder files must lie under (:data:`DATA_ROOT_ENV`), or None when any may be opened."""
+    """The folder files must lie under (:data:`DATA_ROOT_ENV`, else the team file's), or None
+    when any may be opened (single-user mode without either)."""
     root = os.environ.get(DATA_ROOT_ENV, "").strip()
-    return Path(root).expanduser().resolve() if root else None
+    if root:
+        return Path(root).expanduser().resolve()
+    config = serving.mode().config
+    return None if config is None else config.data_root
 
 
 def files_fingerprint(location: str) -> str:
@@ -46,6 +56,8 @@ def files_fingerprint(location: str) -> str:
         or a file outside :func:`data_root`.
     """
     root = check_under_root(location)
+    if root is not None and _links_out_of(location, root):
+        raise _outside_root(location, root)
     found = [path.resolve() for path in data_files(location)[0]]
     if root is not None and any(not path.is_relative_to(root) for path in found):  # symlinks
         raise _outside_root(location, root)
@@ -62,6 +74,19 @@ def check_under_root(location: str) -> Path | None:
     if root is not None and not _glob_base(location).is_relative_to(root):
         raise _outside_root(location, root)
     return root
+
+
+def _links_out_of(location: str, root: Path) -> bool:
+    """Whether a symbolic link among the entries ``location`` names leads out of ``root``,
+    whether or not its target exists: a listing follows only links to files that exist, so
+    telling those apart would say what exists outside the root."""
+    text = os.path.expanduser(location)
+    if any(c in text for c in "*?["):
+        entries = [Path(p) for p in glob.glob(text, recursive=True)]
+    else:
+        path = Path(text)
+        entries = [path, *path.rglob("*")] if path.is_dir() else [path]
+    return any(e.is_symlink() and not e.resolve().is_relative_to(root) for e in entries)
 
 
 def _glob_base(location: str) -> Path:

@@ -1,5 +1,9 @@
-"""The project's ledger on screen: which one is in use, switching, starting and resetting one
-(Budget page), and the sidebar's line naming it."""
+"""The project's ledger on screen: which one is in use and switching, analysts' allowances
+(Budget page), the sidebar's lines naming it and what its people have lost in all, and what a
+release costs in it. Starting a ledger and raising a total: :mod:`strata_ui.ledger_admin`; the
+audit trail: :mod:`strata_ui.audit_ui`. Each action checks the user's role itself
+(:mod:`strata_ui.roles`): the pages hide what a role may not do, and these functions refuse it
+anyway."""
 
 from __future__ import annotations
 
@@ -7,9 +11,17 @@ import math
 
 import streamlit as st
 
-from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components, format_components
-from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
-from strata_ui import constants
+from dpcore.foundations.accounting import (
+    SYMBOLS,
+    ZCDP,
+    Budget,
+    PureDP,
+    exact_components,
+    format_components,
+)
+from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerSummary, Population, list_ledgers
+from strata_ui import allowances, constants, roles, serving
+from strata_ui.roles import Action, NotAllowed, Role
 from strata_ui.state import get_state
 
 SWITCH_KEY = "ledger.switch"
@@ -26,10 +38,49 @@ def render_sidebar_line(ledger: Ledger) -> None:
     st.markdown(f"Project ledger: **{ledger.name}**")
     # Said as a fact, not an instruction: a user who has just started a ledger read "Choose or
     # start a ledger" as if none were in use.
-    st.caption(
-        (f"The budget of {data_of(covered)}." if covered else "Nothing released from it yet.")
-        + " The Budget page switches to another ledger or starts one."
+    if roles.allows(Action.MANAGE_LEDGERS):
+        where = " The Budget page switches to another ledger or starts one."
+    elif roles.allows(Action.PREVIEW):
+        where = " See your allowance on the Budget page."
+    else:
+        where = ""
+    released = f"The budget of {data_of(covered)}." if covered else "Nothing released from it yet."
+    st.caption(released + where)
+
+
+def people_sentence(people: Population) -> str | None:
+    """What the people of a population have lost in all, across its ledgers and their kinds of
+    budget (in ρ too when the loss is in ε, to compare with totals in ρ), and what was granted
+    them; None before any release."""
+    figure = people.figure()
+    if figure is None:
+        return None
+    in_rho = f" (ρ = {figure['as_zcdp']:.4g} in zCDP)" if "as_zcdp" in figure else ""
+    releases = f"{people.releases} release{'' if people.releases == 1 else 's'}"
+    ledgers = " and ".join(f"“{name}”" for name in people.ledgers)
+    word = "ledger" if len(people.ledgers) == 1 else "ledgers"
+    return (
+        f"Lost in all by the people of {data_of([d.name for d in people.datasets])}: "
+        f"**{people.loss}**{in_rho}, over {releases} under {word} {ledgers}; granted them in "
+        f"all: {people.total}."
     )
+
+
+def render_people_loss(ledger: Ledger, in_use: LedgerDataset | None) -> None:
+    """What the people of ``ledger`` have lost in all (every ledger and archive that released
+    on their data), and, when the data in use belongs to other people, what those have lost."""
+    people = ledger.population()
+    if (sentence := people_sentence(people)) is not None:
+        st.caption(sentence)
+    if in_use is None or in_use.identity in {d.identity for d in people.datasets}:
+        return
+    others = ledger.population_of(in_use)
+    if others.loss is not None and not set(others.ledgers) & set(people.ledgers):
+        names = " and ".join(f"“{name}”" for name in others.ledgers)
+        st.caption(
+            f"The data in use, “{in_use.name}”, was released on under {names}: its people "
+            f"have lost **{others.loss}** in all."
+        )
 
 
 def _summary_line(summary: LedgerSummary) -> str:
@@ -38,14 +89,39 @@ def _summary_line(summary: LedgerSummary) -> str:
     return f"{summary.name} · {data} · {releases}"
 
 
+def _refused(action: Action) -> bool:
+    """Say so and return True when the user's role does not allow ``action``."""
+    try:
+        roles.require(action)
+    except NotAllowed as exc:
+        st.error(str(exc), icon=":material/block:")
+        return True
+    return False
+
+
+def use_a_usable_ledger() -> None:
+    """Move an analyst's session to a ledger they have an allowance on, when the one in use is
+    not (the default ledger, at sign-in); with none, the session stays where it is, and every
+    commit there is refused."""
+    usable = allowances.usable_ledgers(roles.current_user())
+    state = get_state()
+    if usable and state.ledger_name not in usable:
+        state.ledger_name = usable[0]
+
+
 def _switch_ledger() -> None:
     # A callback runs before the page, so the sidebar and the page open the chosen ledger.
-    get_state().ledger_name = st.session_state[SWITCH_KEY]
+    chosen = st.session_state[SWITCH_KEY]
+    if allowances.may_use_ledger(chosen, roles.current_user()):
+        get_state().ledger_name = chosen
 
 
 def render_ledger_choice(ledger: Ledger) -> None:
-    """Choose the project's ledger among every ledger in the file."""
-    summaries = {s.name: s for s in list_ledgers(ledger.path)}
+    """Choose the project's ledger among the ledgers in the file the user may use."""
+    usable = allowances.usable_ledgers(roles.current_user(), ledger.path)
+    summaries = {s.name: s for s in list_ledgers(ledger.path) if usable is None or s.name in usable}
+    if ledger.name not in summaries:  # an analyst with no allowance here: nothing to switch to
+        return
     # A keyed selectbox keeps its own value across reruns (its `index` only seeds it), so set it
     # to the ledger in use: otherwise, after "Start new ledger" it would still hold the old name
     # and switch the session straight back, charging the next release to the old ledger.
@@ -61,77 +137,11 @@ def render_ledger_choice(ledger: Ledger) -> None:
 
 
 def render_flash() -> None:
-    """The outcome of the last start or reset, shown once after the rerun that follows it."""
+    """The outcome of the last start or raise, shown once after the rerun that follows it."""
     state = get_state()
     if state.ledger_flash:
         st.success(state.ledger_flash, icon=":material/check_circle:")
         state.ledger_flash = None
-
-
-def render_ledger_admin(ledger: Ledger) -> None:
-    """Start a new ledger, or reset this one — each behind explicit confirmation."""
-    names = [s.name for s in list_ledgers(ledger.path)]
-    new_col, reset_col = st.columns(2)
-    with new_col, st.form("ledger.new", border=True):
-        st.markdown("**Start a new ledger**")
-        st.caption("For a new project: data about other people, with a budget of its own.")
-        name = st.text_input("Name", key="ledger.new_name")
-        rho = st.number_input(
-            "Total budget ρ (zCDP)",
-            min_value=constants.RHO_MIN,
-            max_value=constants.RHO_MAX,
-            value=constants.DEFAULT_LEDGER_TOTAL.rho,
-            key="ledger.new_rho",
-        )
-        confirm = st.checkbox(
-            "I confirm: start a new ledger and use it for the next releases",
-            key="ledger.new_confirm",
-        )
-        if st.form_submit_button("Start new ledger"):
-            _start_ledger(name, rho, confirm, names)
-    with reset_col, st.form("ledger.reset", border=True):
-        st.markdown(f"**Reset “{ledger.name}”**")
-        st.caption(
-            "Its history is kept as an archived ledger. A reset does not undo the privacy loss "
-            "of past releases: only reset when the data or its owner's policy changes."
-        )
-        typed = st.text_input(
-            f"Type the ledger's name ({ledger.name}) to confirm", key="ledger.reset_name"
-        )
-        if st.form_submit_button("Archive and reset"):
-            _reset_ledger(ledger, typed)
-
-
-def _reset_ledger(ledger: Ledger, typed: str) -> None:
-    if typed != ledger.name:
-        st.error(
-            f"Nothing reset: type the ledger's name exactly ({ledger.name}) to confirm.",
-            icon=":material/error:",
-        )
-        return
-    archived = ledger.archive()
-    # Rerun so the balance, the sidebar and the list of ledgers show the emptied ledger.
-    get_state().ledger_flash = f"Reset. The old history is kept as “{archived}”."
-    st.rerun()
-
-
-def _start_ledger(name: str, rho: float, confirmed: bool, existing: list[str]) -> None:
-    name = name.strip()
-    if not confirmed:
-        st.error("Nothing started: tick the confirmation box first.", icon=":material/error:")
-    elif not name:
-        st.error("Nothing started: give the new ledger a name.", icon=":material/error:")
-    elif name in existing:
-        st.error(
-            f"Nothing started: a ledger called “{name}” already exists. Choose another name, or "
-            "switch to it above.",
-            icon=":material/error:",
-        )
-    else:
-        Ledger(None, name, ZCDP(rho))
-        get_state().ledger_name = name
-        get_state().ledger_flash = f"Started “{name}”: the next releases are charged to it."
-        st.rerun()
 
 
 def releases_affordable(charge: dict[str, float], left: dict[str, float]) -> int:
@@ -155,10 +165,77 @@ def cost_sentence(cost: Budget, ledger: Ledger) -> str:
         own = f"{cost}, that is (ε = {epsilon:.3g}, δ = {delta:g})-DP; {charged}"
     else:
         own = f"{cost}; {charged}"
-    total = {k: float(v) for k, v in ledger.total.components().items()}
+    total = {k: float(v) for k, v in ledger.granted().components().items()}
     now, fresh = (releases_affordable(charge, left) for left in (ledger.remaining(), total))
     return (
         f"**One release costs** {own}. “{ledger.name}” has room for **{now} more "
         f"release{'' if now == 1 else 's'}** like this one ({fresh} on its whole budget of "
         f"{format_components(total)})."
     )
+
+
+def render_allowances(ledger: Ledger) -> None:
+    """Analysts' allowances on ``ledger``: a curator sets them; an analyst sees their own."""
+    user = roles.current_user()
+    config = serving.mode().config
+    if config is None:  # single-user mode: no analysts
+        return
+    symbol = SYMBOLS[allowances.unit_of(ledger)]
+    granted = allowances.allowances(ledger)
+    if user.role == Role.ANALYST:
+        mine = granted.get(user.identity)
+        st.markdown(
+            f"**Your allowance on “{ledger.name}”:** {symbol} = "
+            f"{allowances.used_by(ledger, user.identity):.4g} used of {mine.amount:.4g}, set by "
+            f"{mine.set_by}."
+            if mine is not None
+            else f"**You have no allowance on “{ledger.name}”**, so you cannot commit here. A "
+            "curator gives analysts allowances on this page."
+        )
+        return
+    if not roles.allows(Action.SET_ALLOWANCES, user):
+        return
+    analysts = sorted(identity for identity, role in config.people.items() if role == "analyst")
+    st.subheader("Analysts' allowances")
+    st.markdown(
+        f"What each analyst may commit on “{ledger.name}”, in {symbol}: their releases add up "
+        "against it, and the ledger's total still bounds everyone. An analyst with no "
+        "allowance here cannot commit on this ledger, nor choose it."
+    )
+    st.dataframe(
+        [
+            {
+                "analyst": identity,
+                f"allowance ({symbol})": granted[identity].amount if identity in granted else None,
+                f"used ({symbol})": allowances.used_by(ledger, identity),
+                "set by": granted[identity].set_by if identity in granted else "",
+            }
+            for identity in analysts
+        ],
+        hide_index=True,
+    )
+    if analysts:
+        _render_allowance_form(ledger, analysts, symbol)
+
+
+def _render_allowance_form(ledger: Ledger, analysts: list[str], symbol: str) -> None:
+    with st.form("ledger.allowance", border=True):
+        who = st.selectbox("Analyst", analysts, key="ledger.allowance_who")
+        amount = st.number_input(
+            f"Allowance ({symbol})", min_value=0.0,
+            max_value=float(ledger.total.components()[allowances.unit_of(ledger)]),
+            value=0.5, key="ledger.allowance_amount",
+            help="0 stops the analyst's commits on this ledger without removing their history.",
+        )  # fmt: skip
+        if st.form_submit_button("Set allowance"):
+            _set_allowance(ledger, who, amount)
+
+
+def _set_allowance(ledger: Ledger, identity: str, amount: float) -> None:
+    try:
+        allowances.set_allowance(ledger, identity, amount, by=roles.current_user())
+    except (NotAllowed, ValueError) as exc:
+        st.error(str(exc), icon=":material/block:")
+        return
+    get_state().ledger_flash = f"{identity} may now commit up to {amount:g} on “{ledger.name}”."
+    st.rerun()

@@ -1,11 +1,12 @@
 """Ways through the app: the first screen's three journeys and each page's next steps, as links
-that respect workshop mode (which hides the Release page)."""
+that respect workshop mode (which hides the Release page) and the user's role."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from strata_ui.constants import JOURNEYS, NEXT_STEPS, PAGES, WORKSHOP_HIDDEN_PAGES
+from strata_ui.roles import may_open_page
 from strata_ui.state import get_state
 
 __all__ = ["keep_link_clicks", "render_journeys", "render_next_steps"]
@@ -14,7 +15,8 @@ _BY_URL = {page.url_path: page for page in PAGES}
 
 
 def _shown(url_path: str) -> bool:
-    return not (get_state().workshop_mode and url_path in WORKSHOP_HIDDEN_PAGES)
+    hidden_in_workshop = get_state().workshop_mode and url_path in WORKSHOP_HIDDEN_PAGES
+    return may_open_page(url_path) and not hidden_in_workshop
 
 
 def render_journeys() -> None:

@@ -19,15 +19,19 @@ where the rows are.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import streamlit as st
 
 from dpcore import column_kind
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis, PersonColumnUnsupported, unit_keyword
+from dpcore.engines import EngineError
 from dpcore.engines.base import NUMBER_KINDS
 from dpcore.foundations import theory
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.datasets import demo_identity
 from dpcore.foundations.errors import NotChosenYet
 from dpcore.foundations.grouping import (
     Grouping,
@@ -37,6 +41,7 @@ from dpcore.foundations.grouping import (
     is_category_codes,
     needs_edges,
 )
+from dpcore.foundations.ledger import LedgerDataset
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.validation import is_row_numbers
 from dpcore.release import DatasetRef, PlanHeader
@@ -299,9 +304,38 @@ def release_budget(state: AppState, budget: Budget | None) -> Budget:
     return page_budget(state) if budget is None else budget
 
 
-@st.cache_data(max_entries=4, show_spinner="Fingerprinting the dataset…")
-def _dataset_ref(_frame: pd.DataFrame, fingerprint: str, name: str) -> DatasetRef:
-    return DatasetRef.of(_frame, name)
+@st.cache_data(max_entries=4, show_spinner="Identifying the dataset…")
+def _dataset_ref(
+    _frame: pd.DataFrame, fingerprint: str, name: str, identity: str | None
+) -> DatasetRef:
+    """The frame in use named ``name``, identified by ``identity`` (its file's bytes) or, for a
+    frame built in memory, by its cells; with the fingerprint an older version gave the same
+    frame as an alias (``fingerprint`` stands for ``_frame``)."""
+    ref = DatasetRef.of(_frame, name)
+    return ref if identity is None else dataclasses.replace(ref, identity=identity)
+
+
+def _frame_ref(state: AppState) -> DatasetRef:
+    """The reference of the frame in use: an upload (its bytes), the demo data (its asset's
+    bytes) or a preset built in memory (its cells)."""
+    identity = state.dataset_identity
+    if state.uploaded is None:
+        identity = demo_identity()
+    return _dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name, identity)
+
+
+def ledger_dataset(state: AppState) -> LedgerDataset | None:
+    """The data in use as the ledger knows it (identity, name, older aliases), without any
+    pass over its rows: None when it has no identity yet (a Spark table without a snapshot,
+    undeclared) or cannot be opened now. Curator-side."""
+    try:
+        if state.source is not None:
+            identity = _opened(state).identity
+            return LedgerDataset(identity, state.dataset_name) if identity else None
+        ref = _frame_ref(state)
+    except EngineError:
+        return None
+    return LedgerDataset(ref.identity, ref.name, aliases=ref.aliases)
 
 
 def _engine_aggregated(
@@ -315,9 +349,10 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     """The header of the release the session would commit at ``budget``: the data in use, the
     groups of the Strata page, and the name and level of the Release page.
 
-    Data read where it lies is known to a release as the engine's pass knows it (the columns read and an
-    order-free digest of their rows, :func:`~dpcore.analyses.mean.aggregate.aggregate_mean`), so that the
-    release's script, which runs that pass again, rebuilds the same plan and spends once."""
+    The data is known by its identity (:mod:`dpcore.foundations.dataset`): an upload's bytes,
+    the files an engine reads, a Spark table's snapshot or declared identity. The command line
+    and the release's script compute the same one, so that the same plan on the same data is
+    one release whichever way it is committed."""
     spec = grouping_spec(state)
     if state.source is not None:
         analysis = get(state.analysis)
@@ -325,7 +360,7 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
         unit = checked_unit(analysis, state)
         dataset = _engine_aggregated(state, analysis, settings, spec, unit).dataset
     else:
-        dataset = _dataset_ref(get_dataset(), state.dataset_fingerprint, state.dataset_name)
+        dataset = _frame_ref(state)
     return PlanHeader(
         dataset=dataset, spec=spec, budget=budget, label=state.release_label,
         level=state.release_level,

@@ -49,7 +49,7 @@ __all__ = [
     "target_inputs",
 ]
 
-LEVELS = (0.8, 0.9, 0.95, 0.99)
+LEVELS = constants.RELEASE_LEVELS
 QUICK_MODEL_S = 5.0
 """An error model expected to take longer is built only when the user asks (a button)."""
 QUICK_CHECK_S = 0.05

@@ -12,7 +12,12 @@ import streamlit as st
 
 from dpcore.analyses import REGISTRY
 from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
-from dpcore.foundations.ledger import Ledger, LedgerDataset, OtherDatasetError
+from dpcore.foundations.ledger import (
+    Ledger,
+    LedgerDataset,
+    OtherDatasetError,
+    ReleasedElsewhereError,
+)
 from dpcore.release import (
     ReleasePlan,
     ReleaseRecord,
@@ -21,6 +26,7 @@ from dpcore.release import (
     to_json,
     to_script,
 )
+from strata_ui import allowances, roles
 from strata_ui.analyses import AnalysisUI, for_kind
 from strata_ui.charts_release import (
     budget_gauge,
@@ -30,6 +36,7 @@ from strata_ui.charts_release import (
 )
 from strata_ui.data import history_table
 from strata_ui.report import html_report
+from strata_ui.roles import Action
 from strata_ui.static_image import static_image_available
 
 OTHER_DATA_KEY = "release.other_data"
@@ -219,7 +226,7 @@ def render_history(ledger: Ledger) -> None:
     if not records:
         st.markdown(":material/inbox: No releases yet in this ledger.")
         return
-    st.dataframe(history_table(records), hide_index=True)
+    st.dataframe(history_table(records, allowances.actors_of(ledger)), hide_index=True)
     keyed = {record.id: record for record in records if record.key}
     if not keyed:
         return
@@ -310,22 +317,55 @@ def cost_lines(cost: Budget, ledger: Ledger) -> list[str]:
 def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
     """``None`` when ``ledger`` covers the plan's data (or has no release yet). Otherwise say,
     before the commit, that the plan is on other data, and return whether the user ticked that
-    the ledger covers both."""
-    dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
-    if ledger.covers(dataset):
+    the ledger covers both; or, for data another ledger released on, say so and return False
+    (only a curator's raise on the Budget page lets this ledger take it on)."""
+    data = plan.header.dataset
+    if not data.identity:  # the commit says what to declare
         return None
-    refusal = OtherDatasetError(ledger.name, ledger.datasets(), dataset.name)
-    st.warning(
-        "**Other data than this ledger's.** "
-        + refusal.advice(
-            "tick the box below",
-            start="start a new ledger for it on the Budget page",
-            refused=False,
-        ),  # fmt: skip
-        icon=":material/warning:",
-    )
+    dataset = LedgerDataset(data.identity, data.name, aliases=data.aliases)
+    try:
+        ledger.check_dataset(dataset)
+        return None
+    except ReleasedElsewhereError as refusal:
+        st.error(
+            "**Released on under another ledger.** "
+            + refusal.advice(
+                f"switch to ledger “{refusal.owners[0]}” on the Budget page",
+                "a curator starts or raises a ledger for it on the Budget page, with a reason",
+                refused=False,
+            ),
+            icon=":material/block:",
+        )
+        return False
+    except OtherDatasetError as refusal:
+        if not roles.allows(Action.CONFIRM_OTHER_DATA):
+            st.warning(
+                f"**Other data than this ledger's.** “{ledger.name}” is the budget of other "
+                "data. Only a curator may confirm that both are about the same people; ask "
+                "one, or release on the data of this ledger.",
+                icon=":material/warning:",
+            )
+            return False
+        st.warning(
+            "**Other data than this ledger's.** "
+            + refusal.advice(
+                "tick the box below",
+                start="start a new ledger for it on the Budget page",
+                refused=False,
+            ),  # fmt: skip
+            icon=":material/warning:",
+        )
     return st.checkbox(
         "This ledger covers both: they hold data about the same people, so their releases "
         "share one budget.",
         key=OTHER_DATA_KEY,
     )
+
+
+def allowance_problem(cost: Budget, ledger: Ledger) -> str | None:
+    """Why the user may not commit ``cost`` on ``ledger`` (role or allowance), or None."""
+    try:
+        allowances.check_commit(ledger, roles.current_user(), cost)
+    except roles.NotAllowed as exc:
+        return str(exc).removeprefix("Refused: ")
+    return None

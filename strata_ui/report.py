@@ -97,6 +97,8 @@ def _release_facts(metadata: dict, record: ReleaseRecord) -> list[tuple[str, obj
         ("Privacy cost", _cost(metadata["budget"])),
         ("Ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
     ]
+    if "cumulative_loss" in metadata:
+        facts.append(("Lost in all by these people", metadata["cumulative_loss"]["statement"]))
     if "intervals" in metadata:
         facts.append(("Intervals", metadata["intervals"]))
     if publishes_shares(record):

@@ -1,5 +1,5 @@
-"""The sidebar shared by every page: the dataset in use, the project's ledger and the budget
-left in it, and workshop mode."""
+"""The sidebar shared by every page: who is signed in (or single-user mode), the dataset in
+use, the project's ledger and the budget left in it, and workshop mode."""
 
 from __future__ import annotations
 
@@ -8,20 +8,25 @@ import streamlit as st
 from dpcore.engines import EngineError
 from dpcore.foundations.accounting import SYMBOLS, ZCDP
 from dpcore.foundations.ledger import Ledger, LedgerUnavailableError
-from strata_ui import constants, pipeline
-from strata_ui.ledger_ui import render_sidebar_line
+from strata_ui import constants, pipeline, roles
+from strata_ui.ledger_ui import render_people_loss, render_sidebar_line
+from strata_ui.roles import Action, User
+from strata_ui.sign_in import render_who
 from strata_ui.state import get_state, open_ledger
 from strata_ui.style import as_written
 from strata_ui.uploads import restore_demo
 
 
-def render_sidebar() -> bool:
-    """Draw the intro line, the active dataset, the remaining privacy budget and the workshop
-    switch; return whether workshop mode is on (``app.py`` needs it to build the navigation)."""
+def render_sidebar(user: User) -> bool:
+    """Draw the intro line, who is signed in, the active dataset (to roles that see the
+    confidential data), the remaining privacy budget and the workshop switch; return whether
+    workshop mode is on (``app.py`` needs it to build the navigation)."""
     with st.sidebar:
         st.markdown("**Strata Lab** — who pays for DP noise?")
+        render_who(user)
         workshop = _render_workshop_switch()
-        _render_dataset()
+        if roles.allows(Action.PREVIEW, user):  # its size is the confidential data's
+            _render_dataset()
         _render_budget()
     return workshop
 
@@ -72,14 +77,14 @@ def _render_workshop_switch() -> bool:
 def render_remaining_budget(ledger: Ledger) -> None:
     """Show what ``ledger`` has left as a metric, a progress bar and an (ε, δ) equivalent."""
     remaining = ledger.remaining()
-    total = ledger.total.components()
+    total = ledger.granted().components()
     # The first component is the one that runs out: ρ for zCDP, ε for pure or approximate DP.
     key = next(iter(remaining))
     left, whole = remaining[key], total[key]
     st.metric(
         f"{SYMBOLS[key]} remaining",
         f"{left:.4g} of {whole:.4g}",
-        help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.total}.",
+        help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.granted()}.",
     )
     st.progress(min(max(left / whole, 0.0), 1.0), text=f"{left / whole:.0%} of the budget left")
     if left <= 0:
@@ -126,3 +131,4 @@ def _render_budget() -> None:
         return
     render_sidebar_line(ledger)
     render_remaining_budget(ledger)
+    render_people_loss(ledger, pipeline.ledger_dataset(get_state()))

@@ -60,6 +60,9 @@ class AppState:
     uploaded: pd.DataFrame | None = None  # a validated upload replaces the demo data
     source: EngineSource | None = None  # data read where it lies (strata_ui.engine_sources)
     dataset_fingerprint: str = "demo"  # cache key of the dataset in use
+    # The upload's identity (its bytes, dpcore.foundations.dataset): curator-side, never shown
+    # whole nor exported; None for data identified otherwise (demo, preset, read where it lies).
+    dataset_identity: str | None = None
     upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
     # Who is one person (Data page): a person column and its contribution bounds, if any
@@ -89,7 +92,7 @@ class AppState:
     release_level: float = 0.95
     release_label: str = ""  # empty: a label is made from the value and grouping columns
     release_flash: str | None = None  # shown once after the rerun that follows a commit
-    ledger_flash: str | None = None  # shown once after a ledger is started or reset
+    ledger_flash: str | None = None  # shown once after a ledger is started or raised
     # Workshop mode (sidebar switch): demo data only, no Release page, projector-sized charts
     workshop_mode: bool = False
 

@@ -12,9 +12,10 @@ import math
 import re
 
 from dpcore.engines import EngineError
+from dpcore.foundations.dataset import bytes_identity
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from dpcore.foundations.io import explain_not_numeric, load_table
-from strata_ui import engine_sources
+from strata_ui import engine_sources, roles
 from strata_ui.analyses import every
 from strata_ui.state import AppState
 
@@ -41,14 +42,18 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     if key == state.dataset_fingerprint and state.uploaded is not None:
         return None  # the same file again (every rerun): nothing to parse, nothing to reset
     try:
+        roles.require(roles.Action.UPLOAD)  # new data sources are the curator's
         loaded = load_table(data, filename)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, roles.NotAllowed) as exc:
         return str(exc)
     frame = loaded.frame
     state.uploaded = frame
     state.source = None
     state.dataset_name = filename
     state.dataset_fingerprint = key
+    # The bytes identify the data, as the command line and a release's script identify the
+    # same file (decompressed): one read, of bytes already in memory.
+    state.dataset_identity = bytes_identity(data)
     state.upload_notes = loaded.notes + tuple(
         message
         for column in frame.columns
@@ -68,12 +73,14 @@ def open_source(state: AppState, source: engine_sources.EngineSource) -> str | N
     choices tied to the columns are reset only when the data differs from the data in use.
     """
     try:
+        roles.require(roles.Action.OPEN_DATA)
         fingerprint = source.fingerprint()
         engine_sources.opened(source, fingerprint)
-    except EngineError as exc:
+    except (EngineError, roles.NotAllowed) as exc:
         return str(exc)
     same_data = fingerprint == state.dataset_fingerprint and state.source is not None
     state.uploaded = None
+    state.dataset_identity = None  # the engine identifies data read where it lies
     state.source = source  # as typed now: the address shows it
     state.dataset_name = source.name
     if same_data:
@@ -91,6 +98,7 @@ def restore_demo(state: AppState) -> None:
     """Go back to the demo data and its default choices (groups by race × sex; each analysis
     restores its own, such as the mean's hours per week in 0–100)."""
     state.uploaded = None
+    state.dataset_identity = None
     state.source = None
     state.dataset_name = DEMO_DATASET_NAME
     state.dataset_fingerprint = DEMO_FINGERPRINT

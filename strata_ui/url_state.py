@@ -8,18 +8,33 @@ dataset kind is in use with an uploaded file's name, the ledger's name when it i
 and workshop mode (``?workshop=true``); never
 a value, count, hash or fingerprint of the data (a shared link must not leak any).
 
+An address is typed by anyone, so what it asks for is held to what the pages allow: every number
+to its widget's bounds (:data:`~strata_ui.constants.ADDRESS_LIMITS`, the same constants the
+widgets use) and to being finite, the ledger to one the user's role may use
+(:mod:`strata_ui.allowances`), data in files or Spark to roles that open data, files to the data
+root and Spark to its allowed masters (:mod:`strata_ui.files`, :mod:`strata_ui.spark`). What is
+refused is named on the page with the reason, and left at its default.
+
 An uploaded file is not kept by the server after a refresh (a new browser session). The app then
 does not fall back to the demo data silently: every page says which file to upload again, and the
 choices from the address wait for it (:func:`resume_after_upload`). Data read where it lies stays
 there: the address holds what the user typed to open it (files on the machine that runs the app,
 ``?data=files&path=...``; a table in Spark, ``?data=spark&master=local[*]&table=...``) and a
 refresh opens it again before applying the other choices.
+
+An address is typed by anyone, so what it asks for is held to what the pages allow: every number
+to its widget's bounds (:data:`~strata_ui.constants.ADDRESS_LIMITS`, the same constants the
+widgets use) and to being finite, the ledger to one the user's role may use
+(:mod:`strata_ui.allowances`), data in files or Spark to roles that open data, files to the data
+root and Spark to its allowed masters (:mod:`strata_ui.files`, :mod:`strata_ui.spark`). What is
+refused is named on the page with the reason, and left at its default.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sqlite3
 import types
 import typing
@@ -29,7 +44,7 @@ import streamlit as st
 
 from dpcore.analyses import ANALYSES
 from dpcore.foundations.ledger import LedgerUnavailableError, list_ledgers
-from strata_ui import constants, pipeline
+from strata_ui import allowances, constants, pipeline, roles
 from strata_ui.analyses import every
 from strata_ui.engine_sources import EngineSource
 from strata_ui.files import FilesSource
@@ -50,6 +65,7 @@ from strata_ui.uploads import open_source
 __all__ = [
     "DATA_PARAM",
     "FILE_PARAM",
+    "IDENTITY_PARAM",
     "LEDGER_PARAM",
     "MASTER_PARAM",
     "PATH_PARAM",
@@ -72,7 +88,8 @@ data, its fingerprint or notes. The ledger (:data:`LEDGER_PARAM`) and workshop m
 LEDGER_PARAM = "ledger"
 """The ledger in use, by its name, when it is not the default: a refresh goes on charging the
 ledger the user chose rather than switch to the default one. Taken only when a ledger of that
-name exists (an address never starts one), and said on the page when taken."""
+name exists (an address never starts one) and the user's role may use it
+(:func:`strata_ui.allowances.may_use_ledger`), and said on the page when taken."""
 DATA_PARAM = "data"
 """Which data the choices are for: absent for the demo, ``upload``, ``preset``, ``files`` or
 ``spark``."""
@@ -82,7 +99,9 @@ PATH_PARAM = "path"
 """The path of files on the machine that runs the app (:mod:`strata_ui.files`), as typed."""
 MASTER_PARAM = "master"
 TABLE_PARAM = "table"
-"""Spark's master URL and the table (or path) in it (:mod:`strata_ui.spark`), as typed."""
+IDENTITY_PARAM = "identity"
+"""Spark's master URL, the table (or path) in it (:mod:`strata_ui.spark`) and the identity the
+curator declared for it, as typed (words the curator chose, never computed from the data)."""
 _RESTORED = "_strata_lab_url.restored"
 _PENDING = "_strata_lab_url.pending"  # choices waiting for their file: {"file", "params"}
 _IGNORED = "_strata_lab_url.ignored"  # parameters that could not be used, shown once
@@ -167,7 +186,7 @@ def _is_ours(name: str) -> bool:
     }
     ours = (
         *SHARED_FIELDS, DATA_PARAM, FILE_PARAM, PATH_PARAM, MASTER_PARAM, TABLE_PARAM,
-        LEDGER_PARAM, constants.WORKSHOP_QUERY_KEY,
+        IDENTITY_PARAM, LEDGER_PARAM, constants.WORKSHOP_QUERY_KEY,
     )  # fmt: skip
     return name in ours or name.split(".", 1)[0] in owners
 
@@ -207,6 +226,9 @@ def restore_once() -> None:
         st.session_state[_PENDING] = {"file": params.get(FILE_PARAM), "params": params}
         return
     source = _source_of(params)
+    if source is not None and not roles.allows(roles.Action.OPEN_DATA):
+        _name_unusable([f"`{DATA_PARAM}` (your role does not open data)"])
+        source = None
     if source is not None:
         _reopen(source, params)
         return
@@ -222,16 +244,20 @@ def _restore_ledger(name: str | None) -> None:
         exists = name in {summary.name for summary in list_ledgers()}
     except (LedgerUnavailableError, sqlite3.Error):  # unreadable: each page then says why
         exists = False
-    if exists:
+    if not exists:
+        _name_unusable([LEDGER_PARAM])
+    elif not allowances.may_use_ledger(name, roles.current_user()):
+        _name_unusable([f"`{LEDGER_PARAM}` (a ledger your role may not use)"])
+    else:
         get_state().ledger_name = name
         st.session_state[_LEDGER_TAKEN] = name
-    else:
-        _name_unusable([LEDGER_PARAM])
 
 
 def _name_unusable(params: list[str]) -> None:
-    """Keep ``params`` to be named once on the page as not used."""
-    st.session_state[_IGNORED] = [*st.session_state.get(_IGNORED, []), *params]
+    """Keep ``params`` (names, or already written as "`name` (why)") to be named once on the
+    page as not used."""
+    named = [param if param.startswith("`") else f"`{param}`" for param in params]
+    st.session_state[_IGNORED] = [*st.session_state.get(_IGNORED, []), *named]
 
 
 def _source_of(params: dict[str, str]) -> EngineSource | None:
@@ -240,8 +266,9 @@ def _source_of(params: dict[str, str]) -> EngineSource | None:
         return FilesSource(params.get(PATH_PARAM, "").strip())
     if params.get(DATA_PARAM) == SparkSource.kind:
         return SparkSource(
-            params.get(MASTER_PARAM, "").strip(), params.get(TABLE_PARAM, "").strip()
-        )
+            params.get(MASTER_PARAM, "").strip(), params.get(TABLE_PARAM, "").strip(),
+            params.get(IDENTITY_PARAM, "").strip(),
+        )  # fmt: skip
     return None
 
 
@@ -281,15 +308,29 @@ def _apply(params: dict[str, str], columns: typing.Collection[str] | None = None
         if columns is not None and analysis.name == state.analysis:
             # Through reset_settings: the upload's reset left its widgets holding the reset
             # values (a value column of None), which they would show and write back.
-            fresh = cls(**changes)
+            try:
+                fresh = cls(**changes)
+            except (ValueError, TypeError) as exc:  # choices the settings refuse together
+                ignored.append(f"{', '.join(f'`{_param_name(cls, n)}`' for n in changes)} ({exc})")
+                fresh = cls()
             reset_settings(cls, **{name: getattr(fresh, name) for name in names})
         elif changes:
-            set_settings(dataclasses.replace(get_settings(cls), **changes))
+            _set_checked(cls, changes, ignored)
     for view_type, names in _views():
         if changes := _decoded(params, view_type, names, ignored):
-            set_settings(dataclasses.replace(get_settings(view_type), **changes))
+            _set_checked(view_type, changes, ignored)
     if ignored:
         _name_unusable(ignored)
+
+
+def _set_checked(cls: type, changes: dict[str, Any], ignored: list[str]) -> None:
+    """Apply ``changes`` to the session's ``cls`` settings if the settings accept them together
+    (their own checks, e.g. a lower bound above the upper one); otherwise name them unused."""
+    try:
+        set_settings(dataclasses.replace(get_settings(cls), **changes))
+    except (ValueError, TypeError) as exc:
+        names = ", ".join(f"`{_param_name(cls, name)}`" for name in changes)
+        ignored.append(f"{names} ({exc})")
 
 
 def _decoded(params: dict[str, str], cls: type, names, ignored: list[str]) -> dict[str, Any]:
@@ -300,13 +341,42 @@ def _decoded(params: dict[str, str], cls: type, names, ignored: list[str]) -> di
         if param not in params:
             continue
         try:
-            changes[name] = _decode(params[param], hints[name])
+            value = _decode(params[param], hints[name])
         except _Unusable:
             ignored.append(param)
+            continue
+        if (problem := _outside_limits(param, value)) is not None:
+            ignored.append(f"`{param}` ({problem})")
+            continue
+        changes[name] = value
     if cls is AppState and "analysis" in changes and _settings_type(changes["analysis"]) is None:
         ignored.append("analysis")
         del changes["analysis"]
     return changes
+
+
+def _outside_limits(param: str, value: object) -> str | None:
+    """Why a number in ``value`` is not one its widget offers (None when every one is)."""
+    limit = constants.ADDRESS_LIMITS.get(param)
+    for number in _numbers(value):
+        if not math.isfinite(number):
+            return f"{number} is not a finite number"
+        if limit is not None and not limit.admits(number):
+            shown = constants.plain_number(number)
+            return f"{shown} is not offered by its control, which takes {limit}"
+    return None
+
+
+def _numbers(value: object) -> typing.Iterator[float]:
+    """Every number in ``value`` (a number, or one inside lists and mappings)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
 
 
 def _decode(text: str, hint: object) -> Any:
@@ -427,7 +497,7 @@ def render_notices() -> None:
     if ignored:
         st.warning(
             "Some choices in the address could not be used and were left at their defaults: "
-            f"{', '.join(f'`{name}`' for name in ignored)}. The address now shows what is in use.",
+            f"{', '.join(ignored)}. The address now shows what is in use.",
             icon=":material/link_off:",
         )
 

@@ -223,7 +223,8 @@ def seed_input(key: str, *, help: str = SEED_HELP) -> int:
     share it), as a number input with a stable ``key``; returns it."""
     state = get_state()
     state.seed = int(
-        st.number_input("Random seed", min_value=0, value=int(state.seed), step=1, key=key,
+        st.number_input("Random seed", min_value=0, max_value=constants.SEED_MAX,
+                        value=int(state.seed), step=1, key=key,
                         help=help, **stored_on_change(key, functools.partial(_set_seed, state)))
     )  # fmt: skip
     return state.seed

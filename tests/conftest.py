@@ -2,16 +2,27 @@
 
 import pytest
 import streamlit as st
+from streamlit import config
 
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger
+from strata_ui.team_config import CONFIG_ENV
 
 
 @pytest.fixture(autouse=True)
 def isolated_ledger(tmp_path, monkeypatch):
     """Point the ledger at a fresh file: keeps tests away from a user's real ledger and from
-    each other's spends."""
+    each other's spends. No team file either, unless a test writes one."""
     monkeypatch.setenv(LEDGER_PATH_ENV, str(tmp_path / "ledger.sqlite"))
+    monkeypatch.delenv(CONFIG_ENV, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def served_as_make_run_does():
+    """AppTest runs app.py in this process, where Streamlit's ``server.address`` keeps its
+    default (every address), which the app counts as served to others: run it as ``make run``
+    does, on 127.0.0.1, unless a test says otherwise."""
+    config.set_option("server.address", "127.0.0.1")
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -7,9 +7,8 @@ four generic questions about a table it holds (in memory, in files on disk, or i
 - :meth:`Engine.cells`: per *cell* — each combination of the grouping columns' labels — for a
   :class:`SumsQuery`: the row count, the rows whose inputs are all usable (finite), and, after
   the privacy unit's contribution bound, the usable rows kept and the sums the query names
-  (products of its input columns, each clipped per row to its public bounds before any sum);
-  plus an order-independent digest of the columns read, which identifies the data in the
-  ledger. Each analysis writes its own query in its ``aggregate`` module (the mean one clipped
+  (products of its input columns, each clipped per row to its public bounds before any sum).
+  Each analysis writes its own query in its ``aggregate`` module (the mean one clipped
   value, the ratio the products of its score, label and weight, synthetic data counts).
 - :meth:`Engine.clipped_sums`: the kept rows' sums of a one-input query per group at other
   bounds, one more pass (an adaptive clipping's next interval).
@@ -30,8 +29,6 @@ Pure numpy/pandas; never imports streamlit or plotly, nor any analysis.
 from __future__ import annotations
 
 import abc
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -137,7 +134,7 @@ class SumsQuery:
 
     @property
     def columns_read(self) -> tuple[str, ...]:
-        """Every column the pass reads (what the digest covers)."""
+        """Every column the pass reads."""
         person = () if self.unit.column is None else (self.unit.column,)
         return (*self.by, *self.columns, *person)
 
@@ -158,11 +155,9 @@ def count_query(by: tuple[str, ...], edges: tuple[tuple[str, tuple[float, ...]],
 @dataclass(frozen=True, eq=False)
 class Cells:
     """The result of one pass: ``table`` has the grouping columns (labels) and the query's
-    :attr:`~SumsQuery.cell_columns`; ``digest`` identifies the columns read;
-    ``missing_person`` counts rows without a person id."""
+    :attr:`~SumsQuery.cell_columns`; ``missing_person`` counts rows without a person id."""
 
     table: pd.DataFrame
-    digest: str
     missing_person: int = 0
 
 
@@ -181,6 +176,12 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def expression(self) -> str:
         """Python that builds this engine again, for a release's script."""
+
+    @abc.abstractmethod
+    def identity(self) -> str:
+        """The data's identity (:mod:`dpcore.foundations.dataset`): the bytes of the files read,
+        a table's snapshot, or what the curator declared; empty when the data has none yet (a
+        release then asks for one). A function of the confidential rows: curator-side only."""
 
     @abc.abstractmethod
     def column_kinds(self) -> dict[str, str]:
@@ -239,10 +240,7 @@ def aggregate_cells(
         table[list(spec.by)], weights=table["rows"].to_numpy(np.int64),
         with_values=table["finite"].to_numpy(np.int64),
     )  # fmt: skip
-    dataset = DatasetRef(
-        name=engine.source, fingerprint=_fingerprint(engine, query, cells),
-        rows=int(table["rows"].sum()),
-    )  # fmt: skip
+    dataset = DatasetRef(engine.source, engine.identity(), rows=int(table["rows"].sum()))
     return cells, grouping, dataset
 
 
@@ -300,7 +298,7 @@ def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
             )
     edges = query.edges_of
     for column in query.by:
-        if column in (*query.cell_columns, "digest", "missing_person"):
+        if column in (*query.cell_columns, "missing_person"):
             raise EngineError(
                 f"A grouping column may not be called `{column}` (a name the engines use for "
                 "their counts); rename it in the data."
@@ -357,15 +355,3 @@ def edges_needed(column: str, holds: str) -> str:
         f"about individuals. Whole numbers with at most {MAX_CODE_VALUES} distinct values "
         "(codes such as 0/1) group as they are, their list treated as public."
     )
-
-
-def _fingerprint(engine: Engine, query: SumsQuery, cells: Cells) -> str:
-    """SHA-256 of the columns read, their kinds and the engine's order-independent row digest:
-    the same data gives the same fingerprint whatever the order of its rows or files. It is a
-    function of every row read, so it stays with the curator (ledger, review), as
-    :func:`~dpcore.release.plan.fingerprint_frame` does. Engines hash rows differently, so one
-    table has one fingerprint per engine."""
-    kinds = engine.column_kinds()
-    header = [[column, kinds[column]] for column in query.columns_read]
-    text = json.dumps({"engine": engine.name, "columns": header, "rows": cells.digest})
-    return hashlib.sha256(text.encode()).hexdigest()

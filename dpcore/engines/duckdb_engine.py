@@ -12,11 +12,9 @@ Pure Python over DuckDB; never imports streamlit or plotly.
 
 from __future__ import annotations
 
-import glob
 import os
 import tempfile
 import threading
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -41,6 +39,8 @@ from dpcore.engines.blb import (
     SUBSET,
     BlbQuery,
 )
+from dpcore.engines.duckdb_confine import confine
+from dpcore.engines.parts import data_files, parts_identity
 from dpcore.foundations.grouping import bucket_labels
 from dpcore.foundations.labels import MISSING_LABEL
 from dpcore.foundations.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
@@ -50,8 +50,6 @@ __all__ = ["DEFAULT_MEMORY_LIMIT", "DuckDBEngine", "data_files"]
 DEFAULT_MEMORY_LIMIT = "2GB"
 """DuckDB's memory limit; beyond it, DuckDB spills to a temporary folder."""
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
-CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
 KINDS = {
     "BOOLEAN": "yes / no",
     **dict.fromkeys(
@@ -63,52 +61,6 @@ KINDS = {
 }  # fmt: skip
 """DuckDB types in :func:`dpcore.foundations.validation.column_kind`'s words (DECIMAL(p, s) is a decimal
 number too; everything else is text to us)."""
-
-
-def data_files(location: str | os.PathLike) -> tuple[list[Path], str]:
-    """The files a location names — a file, a glob, or a folder (searched recursively) — and
-    their format, ``"parquet"`` or ``"csv"``.
-
-    Raises
-    ------
-    EngineError
-        Nothing there, files of no known format, or Parquet mixed with CSV.
-    """
-    text = os.fspath(location)
-    path = Path(text).expanduser()
-    if any(ch in text for ch in "*?["):
-        files = [Path(p) for p in sorted(glob.glob(os.path.expanduser(text), recursive=True))]
-    elif path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and _format(p))
-    else:
-        files = [path] if path.exists() else []
-    if not files:
-        raise EngineError(
-            f"No data at {text}: give a Parquet or CSV file, a folder of them, or a glob such "
-            "as data/*.parquet."
-        )
-    formats = {_format(p) for p in files}
-    if None in formats:
-        odd = next(p for p in files if _format(p) is None)
-        raise EngineError(
-            f"{odd} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) nor CSV "
-            f"({', '.join(CSV_SUFFIXES)}); rename it or leave it out of the location."
-        )
-    if len(formats) > 1:
-        raise EngineError(
-            f"{text} holds both Parquet and CSV files; point to one format (e.g. a glob "
-            "ending in *.parquet)."
-        )
-    return files, formats.pop()
-
-
-def _format(path: Path) -> str | None:
-    name = path.name.lower()
-    if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(CSV_SUFFIXES):
-        return "csv"
-    return None
 
 
 class DuckDBEngine(Engine):
@@ -150,6 +102,8 @@ class DuckDBEngine(Engine):
             self._con.execute("SET enable_progress_bar_print = false")
             if threads is not None:
                 self._con.execute(f"SET threads = {int(threads)}")
+            readable = {str(p) for p in files} | {str(p.resolve()) for p in files}
+            confine(self._con, readable, self._spill.name)  # these files only, for good
         except duckdb.Error as exc:
             raise EngineError(
                 f"DuckDB refused its settings (memory limit {memory_limit!r}, threads "
@@ -161,6 +115,8 @@ class DuckDBEngine(Engine):
         reader = "read_parquet" if file_format == "parquet" else "read_csv"
         self._from = f"{reader}({self._paths})"
         self._kinds = self._read_kinds()
+        self._identity: str | None = None
+        self._identity_lock = threading.Lock()  # one read, whichever session asks first
 
     @property
     def source(self) -> str:
@@ -169,6 +125,14 @@ class DuckDBEngine(Engine):
     @property
     def expression(self) -> str:
         return f"DuckDBEngine({self._location!r})"
+
+    def identity(self) -> str:
+        """The bytes of the files read (:func:`~dpcore.engines.parts.parts_identity`),
+        hashed on first use: one read, shared by every later pass."""
+        with self._identity_lock:
+            if self._identity is None:
+                self._identity = parts_identity(self._files)
+            return self._identity
 
     def column_kinds(self) -> dict[str, str]:
         return dict(self._kinds)
@@ -294,7 +258,6 @@ class DuckDBEngine(Engine):
 
     def cells(self, query: SumsQuery) -> Cells:
         cells = ", ".join(_cell_name(i) for i in range(len(query.by)))
-        digest = "hash(" + ", ".join(_ident(c) for c in query.columns_read) + ")"
         finite = _all_finite(query)
         binary = ""
         if query.binary:
@@ -308,21 +271,19 @@ class DuckDBEngine(Engine):
         )
         found = "".join(f", coalesce(sums.{_ident(name)}, 0) AS {_ident(name)}" for name in names)
         sql = f"""
-            WITH {self._kept_rows_sql(query, extra=f", {digest} AS __hash")},
+            WITH {self._kept_rows_sql(query)},
             totals AS (
                 SELECT {cells}, count(*) AS rows, count(*) FILTER (WHERE {finite}) AS finite,
-                       count(*) FILTER (WHERE __owner IS NULL) AS missing_person,
-                       CAST(sum(__hash::HUGEINT) AS VARCHAR) AS digest{binary}
+                       count(*) FILTER (WHERE __owner IS NULL) AS missing_person{binary}
                 FROM base GROUP BY ALL),
             sums AS (SELECT {cells}, count(*) AS usable{sums} FROM kept GROUP BY ALL)
             SELECT totals.*, coalesce(sums.usable, 0) AS usable{found}
             FROM totals LEFT JOIN sums USING ({cells})
         """
         table = self._fetch(sql)
-        digest = str(sum(int(d) for d in table.pop("digest")))
         missing_person = int(table.pop("missing_person").sum()) if query.unit.column else 0
         table = table.rename(columns={_cell_name(i): c for i, c in enumerate(query.by)})
-        return Cells(table, digest, missing_person)
+        return Cells(table, missing_person)
 
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
@@ -413,10 +374,10 @@ class DuckDBEngine(Engine):
 
     # ---- SQL ----------------------------------------------------------------------------------
 
-    def _kept_rows_sql(self, query: SumsQuery, extra: str = "") -> str:
+    def _kept_rows_sql(self, query: SumsQuery) -> str:
         """Two CTEs and more: ``base`` (every row: its cell labels, its inputs as ``__v0``,
         ``__v1``, ... (:func:`_value_name`), its
-        person as ``__owner`` (NULL without a person column) and ``extra`` columns) and ``kept``
+        person as ``__owner`` (NULL without a person column)) and ``kept``
         (the rows with finite inputs that the contribution bound keeps,
         :mod:`dpcore.foundations.privacy_unit`)."""
         labels = ", ".join(
@@ -435,8 +396,7 @@ class DuckDBEngine(Engine):
         # bound on 1e7 rows, a peak of 1.6 GB instead of 2.1 GB. A CSV is parsed only once.
         materialized = "NOT MATERIALIZED " if self._format == "parquet" else ""
         base = (
-            f"base AS {materialized}(SELECT {labels}{values}, {owner} AS __owner{extra} "
-            f"FROM {self._from})"
+            f"base AS {materialized}(SELECT {labels}{values}, {owner} AS __owner FROM {self._from})"
         )
         if unit.column is None:
             return f"{base}, kept AS (SELECT * FROM base WHERE {_all_finite(query)})"

@@ -24,6 +24,7 @@ from dpcore.engines.base import (
     edges_needed,
 )
 from dpcore.engines.blb import BlbQuery, double_keys, row_bag_sums
+from dpcore.foundations.dataset import frame_identity
 from dpcore.foundations.grouping import cell_labels, needs_edges
 from dpcore.foundations.privacy_unit import (
     BoundPreview,
@@ -37,13 +38,22 @@ __all__ = ["PandasEngine"]
 
 
 class PandasEngine(Engine):
-    """Aggregates a :class:`pandas.DataFrame` held in memory."""
+    """Aggregates a :class:`pandas.DataFrame` held in memory.
+
+    ``identity`` is the identity of the file the frame was read from
+    (:func:`~dpcore.foundations.dataset.bytes_identity`), so that the frame is the same data as
+    the file read by another engine; without it, the frame's cells identify it
+    (:func:`~dpcore.foundations.dataset.frame_identity`)."""
 
     name = "pandas"
 
-    def __init__(self, frame: pd.DataFrame, source: str = "data frame") -> None:
+    def __init__(
+        self, frame: pd.DataFrame, source: str = "data frame", *, identity: str | None = None
+    ) -> None:
         self._frame = data_frame("frame", frame)
         self._source = source
+        self._identity = identity
+        self._from_cells = identity is None
 
     @property
     def source(self) -> str:
@@ -51,7 +61,15 @@ class PandasEngine(Engine):
 
     @property
     def expression(self) -> str:
-        return f"PandasEngine(frame, {self._source!r})"
+        # A frame read from a file is that file's data: the script reads the file as a
+        # ``frame`` and its ``dataset`` (dpcore.foundations.dataset.read_dataset).
+        identity = "" if self._from_cells else ", identity=dataset.identity"
+        return f"PandasEngine(frame, {self._source!r}{identity})"
+
+    def identity(self) -> str:
+        if self._identity is None:
+            self._identity = frame_identity(self._frame)
+        return self._identity
 
     def column_kinds(self) -> dict[str, str]:
         return {str(name): column_kind(self._frame[name]) for name in self._frame.columns}
@@ -69,21 +87,13 @@ class PandasEngine(Engine):
         if query.binary:
             chosen = rows.values[:, [query.columns.index(c) for c in query.binary]]
             binary["not_binary"] = rows.finite & ~np.isin(chosen, (0.0, 1.0)).all(axis=1)
-        frame = rows.labels.assign(
-            finite=rows.finite, usable=rows.kept, **sums, **binary,
-            digest=pd.util.hash_pandas_object(
-                self._frame[list(query.columns_read)], index=False
-            ).to_numpy(),
-        )  # fmt: skip
+        frame = rows.labels.assign(finite=rows.finite, usable=rows.kept, **sums, **binary)
         grouped = frame.groupby(labels, sort=False, observed=True)
         table = grouped.agg(
             rows=("finite", "size"), finite=("finite", "sum"), usable=("usable", "sum"),
             **{name: (name, "sum") for name in (*sums, *binary)},
         ).reset_index()  # fmt: skip
-        # Summed modulo 2**64 (numpy's uint64 sum wraps): exact, so independent of the row
-        # order, without a Python integer per row.
-        digest = str(int(frame["digest"].to_numpy(np.uint64).sum(dtype=np.uint64)))
-        return Cells(table, digest, missing_person=rows.missing_person)
+        return Cells(table, missing_person=rows.missing_person)
 
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray

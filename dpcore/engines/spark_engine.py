@@ -14,11 +14,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
-import re
-import shutil
-import socket
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -42,6 +37,8 @@ from dpcore.engines.blb import (
     SUBSET,
     BlbQuery,
 )
+from dpcore.engines.spark_identity import checked_declaration, find_identity
+from dpcore.engines.spark_session import MASTER_EXAMPLES, spark_session
 from dpcore.foundations.grouping import bucket_labels
 from dpcore.foundations.labels import MISSING_LABEL
 from dpcore.foundations.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
@@ -57,105 +54,6 @@ KINDS = {
 a decimal number; everything else is text to us)."""
 
 
-MASTER_ANSWER_S = 5.0
-"""How long a cluster's master may take to accept a connection before it counts as silent."""
-_MASTER = re.compile(
-    r"local(\[(\*|\d+)(,\d+)?\])?|spark://[^\s/:,]+:\d+(,[^\s/:,]+:\d+)*|yarn|k8s://\S+"
-)
-MASTER_EXAMPLES = (
-    "local[*] (this machine, all its cores), local[2] (two cores) or spark://host:7077 (a "
-    "cluster's master, as its web page shows it)"
-)
-
-
-def spark_session(master: str = "local[*]"):
-    """A Spark session at ``master`` (``local[*]`` on this machine, or a cluster's URL such as
-    ``spark://host:7077``), quiet and without its web UI.
-
-    A cluster's master is first asked whether it accepts a connection, within
-    :data:`MASTER_ANSWER_S` seconds: Spark itself retries a silent master for about a minute
-    before it gives up. Spark runs one session per program: while one runs, the same master
-    gets it again and another master is refused (``getOrCreate`` would silently return the
-    running one).
-
-    Raises
-    ------
-    EngineError
-        A master URL of no known form, Java missing, another master already in use, a master
-        that does not answer, or Spark failing to start; each message says how to fix it.
-    """
-    master = master.strip()
-    if not _MASTER.fullmatch(master):
-        raise EngineError(f"“{master}” is not a Spark master URL. Give {MASTER_EXAMPLES}.")
-    _check_java()
-    if master.startswith("spark://"):
-        _check_master_answers(master)
-    running = _running_master()
-    if running is not None and running != master:
-        raise EngineError(
-            f"Strata Lab is already connected to Spark at {running} here, and Spark allows one "
-            f"connection per program. Use {running}, or restart Strata Lab to connect to "
-            f"{master}."
-        )
-    try:
-        from pyspark.sql import SparkSession
-
-        session = (
-            SparkSession.builder.master(master).appName("strata-lab")
-            .config("spark.ui.enabled", "false").config("spark.log.level", "ERROR")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", str(max(4, os.cpu_count() or 1)))
-            .getOrCreate()
-        )  # fmt: skip
-    except Exception as exc:  # the JVM's errors come as many types; each ends here
-        raise EngineError(
-            f"Could not start Spark at {master}: {_first_line(exc)}. Check that the master "
-            "answers (spark://host:7077) and that Java 17 is installed."
-        ) from None
-    session.sparkContext.setLogLevel("ERROR")
-    return session
-
-
-def _check_java() -> None:
-    """Refuse to start Spark without Java, where PySpark looks for it (``JAVA_HOME``, else the
-    ``PATH``): PySpark's own error is a failed launch of a gateway."""
-    home = os.environ.get("JAVA_HOME", "").strip()
-    found = os.access(Path(home, "bin", "java"), os.X_OK) if home else shutil.which("java")
-    if not found:
-        where = f"JAVA_HOME is {home}, which holds no bin/java" if home else "no `java` on the PATH"
-        raise EngineError(
-            f"Spark needs Java 17, and this machine has none ({where}). Install it (on Debian: "
-            "apt-get install openjdk-17-jre-headless), or set JAVA_HOME to a Java 17 folder, "
-            "then restart the program."
-        )
-
-
-def _running_master() -> str | None:
-    """The master of the Spark session this program runs, if any."""
-    from pyspark import SparkContext
-
-    context = SparkContext._active_spark_context
-    return None if context is None else context.master
-
-
-def _check_master_answers(master: str) -> None:
-    """Refuse a ``spark://`` master none of whose hosts accepts a connection in time."""
-    addresses = master.removeprefix("spark://").split(",")
-    for address in addresses:
-        host, port = address.rsplit(":", 1)
-        try:
-            socket.create_connection((host, int(port)), timeout=MASTER_ANSWER_S).close()
-            return
-        except OSError:
-            continue
-    raise EngineError(
-        f"The Spark master at {master} does not answer (no connection within "
-        f"{MASTER_ANSWER_S:g} s). Check the host and port (the master's web page shows its "
-        "URL, usually spark://host:7077), that the master is running, and that this machine "
-        "may reach it."
-    )
-
-
 class SparkEngine(Engine):
     """Aggregates a Spark DataFrame: a table of the session's catalog (``spark:TABLE``) or
     Parquet or CSV files that Spark reads.
@@ -169,12 +67,26 @@ class SparkEngine(Engine):
         A running ``SparkSession``; default :func:`spark_session` at ``master``.
     master
         Where to start a session when none is given.
+    declared_identity
+        For a table whose catalog keeps no snapshot (a view, a table of plain files) or a
+        remote path: the curator's name for the data as it is now (e.g. ``"survey 2024, extract
+        of 1 March"``), its identity (:meth:`identity`). Refused for a path on this machine,
+        which its files' bytes identify.
     """
 
     name = "spark"
 
-    def __init__(self, location: str, *, session=None, master: str = "local[*]") -> None:
+    def __init__(
+        self,
+        location: str,
+        *,
+        session=None,
+        master: str = "local[*]",
+        declared_identity: str | None = None,
+    ) -> None:
         self._location = str(location)
+        self._declared = checked_declaration(self._location, declared_identity)
+        self._identity: str | None = None
         self._spark = session if session is not None else spark_session(master)
         # The passes' jobs carry this group, so that :meth:`progress` follows them alone.
         self._jobs = f"strata-lab-{id(self):x}"
@@ -227,7 +139,15 @@ class SparkEngine(Engine):
 
     @property
     def expression(self) -> str:
-        return f"SparkEngine({self._location!r}, master={self.master!r})"
+        declared = "" if self._declared is None else f", declared_identity={self._declared!r}"
+        return f"SparkEngine({self._location!r}, master={self.master!r}{declared})"
+
+    def identity(self) -> str:
+        """The data's identity (:func:`~dpcore.engines.spark_identity.find_identity`): a
+        path's bytes, a table's snapshot, else the declared identity; empty without one."""
+        if self._identity is None:
+            self._identity = find_identity(self._spark, self._location, self._declared)
+        return self._identity
 
     def column_kinds(self) -> dict[str, str]:
         return dict(self._kinds)
@@ -330,9 +250,7 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         cells = _cell_names(query)
-        digest = F.xxhash64(*(F.col(_quoted(c)) for c in query.columns_read))
-        digest = digest.cast("decimal(38,0)")
-        base = self._base(query).withColumn("__hash", digest)
+        base = self._base(query)
         finite = _all_finite(query)
         binary = []
         if query.binary:
@@ -343,7 +261,6 @@ class SparkEngine(Engine):
             F.count(F.lit(1)).alias("rows"),
             F.sum(finite.cast("long")).alias("finite"),
             F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"),
-            F.sum("__hash").cast("string").alias("digest"),
             *binary,
         )
         names = [name for name, _ in query.sums]
@@ -354,12 +271,11 @@ class SparkEngine(Engine):
         )  # fmt: skip
         table = self._collect(totals.join(sums, on=cells, how="left"))
         table = table.fillna({"usable": 0, **dict.fromkeys(names, 0.0)})
-        digest = str(sum(int(d) for d in table.pop("digest")))
         missing_person = int(table.pop("missing_person").sum()) if query.unit.column else 0
         table = table.rename(columns=dict(zip(cells, query.by, strict=True)))
         for column in ("rows", "finite", "usable", *(["not_binary"] if query.binary else [])):
             table[column] = table[column].astype(np.int64)
-        return Cells(table, digest, missing_person)
+        return Cells(table, missing_person)
 
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray

@@ -269,6 +269,39 @@ def sequential(*budgets: Budget) -> Budget:
     return budget_from_components(kind, {k: sum(p[k] for p in parts) for k in parts[0]})
 
 
+CUMULATIVE_DELTA = 1e-6
+"""The δ at which ρ-zCDP is converted when it must be added to (ε, δ)-DP (:func:`cumulative`)."""
+
+
+def cumulative(*budgets: Budget) -> Budget:
+    r"""The loss of every release ever made on the same people, whatever its ledger and kind.
+
+    Releases on the same people compose sequentially, across ledgers as within one. Each
+    release is taken in its own kind (not in the kind of the ledger that charged it), and:
+
+    - all pure ε-DP: ε adds (Dwork & Roth 2014, Thm. 3.16), the tightest statement when there
+      are few releases (:func:`sequential`);
+    - pure ε-DP and ρ-zCDP: every ε counts as ρ = ε²/2 (Bun & Steinke 2016, Prop. 1.4) and ρ
+      adds (Lemma 2.3), as a zCDP ledger charges them;
+    - pure ε-DP and (ε, δ)-DP: ε and δ add, pure releases with δ = 0;
+    - ρ-zCDP and (ε, δ)-DP (ledgers of both kinds on one population): the ρ part is summed
+      first, converted once at :data:`CUMULATIVE_DELTA` (Canonne, Kamath & Steinke 2020, via
+      :meth:`ZCDP.to_approx_dp`), and added to the (ε, δ) part: ε and δ add.
+
+    Every statement is an upper bound on the loss; the pure and zCDP sums are exact in decimal.
+    """
+    if not budgets:
+        raise ValueError("`budgets` must contain at least one budget, got none")
+    checked = tuple(check_budget(f"budgets[{i}]", b) for i, b in enumerate(budgets))
+    kinds = {b.kind for b in checked}
+    if not {"zcdp", "approx"} <= kinds:
+        return sequential(*checked)
+    # Pure budgets go with the zCDP part (ρ = ε²/2), so the mix converts to (ε, δ) only once.
+    rho = sum(exact_components(b, "zcdp")["rho"] for b in checked if b.kind != "approx")
+    converted = ZCDP(float(rho)).to_approx_dp(CUMULATIVE_DELTA)
+    return sequential(converted, *(b for b in checked if b.kind == "approx"))
+
+
 def parallel(*budgets: Budget) -> Budget:
     """Parallel composition over disjoint strata: the cost is the largest single cost.
 

@@ -14,18 +14,22 @@ Pure pandas; never imports streamlit or plotly.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dpcore.foundations.dataset import DatasetRef, files_identity
 from dpcore.foundations.validation import as_rng, positive_int, positive_number
 
 __all__ = [
     "DEMO_COLUMNS",
     "DEMO_DATASET_NAME",
     "DEMO_DATA_PATH",
+    "demo_identity",
     "load_demo",
+    "load_demo_dataset",
     "synthetic_gaussian_mixture",
 ]
 
@@ -95,6 +99,19 @@ def load_demo() -> pd.DataFrame:
             f"got {list(df.columns)}"
         )
     return df
+
+
+@functools.cache
+def demo_identity() -> str:
+    """The demo data's identity: its asset's bytes (:func:`~dpcore.foundations.dataset.files_identity`),
+    as the file of any other dataset is identified. Hashed once per process."""
+    return files_identity([DEMO_DATA_PATH])
+
+
+def load_demo_dataset() -> tuple[pd.DataFrame, DatasetRef]:
+    """The demo data (:func:`load_demo`) and its reference, as a release's script reads it."""
+    frame = load_demo()
+    return frame, DatasetRef(DEMO_DATASET_NAME, demo_identity(), len(frame))
 
 
 def synthetic_gaussian_mixture(

@@ -3,13 +3,15 @@
 A *plan* says what will be released (statistic, strata, estimator, parameters, budget) without
 touching the noise. :func:`release` then, in order:
 
-1. derives an idempotency key from the plan's content (:func:`plan_key`): the same plan against
-   the same ledger is released once, so a second click, a rerun or a browser refresh returns the
-   recorded release and spends nothing;
+1. derives an idempotency key from the plan's content and its data's identity
+   (:func:`plan_key`): the same plan on the same data is released once, so a second click, a
+   rerun, a browser refresh, or the same plan committed from the command line or a script
+   returns the recorded release and spends nothing;
 2. refuses a plan the ledger cannot afford (``BudgetExceededError``: Requested / Remaining /
    Difference) before any noise is drawn;
 3. runs the estimator with the chosen noise source — OpenDP's vetted samplers for a real release;
-4. records cost and DP outputs in the ledger in one transaction (:meth:`Ledger.spend`).
+4. records cost and DP outputs in the ledger in one transaction (:meth:`Ledger.spend`), which
+   states what the data's people have lost in all (``cumulative_loss`` in the metadata).
 
 Only DP outputs leave this module: estimates, noise intervals computed from them and from public
 parameters, and the public shares. Raw statistics of the data never enter a record.

@@ -13,15 +13,17 @@ from importlib import metadata as importlib_metadata
 import numpy as np
 import pandas as pd
 
-from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
-from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerRecord
+from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP, budget_from_components
+from dpcore.foundations.ledger import LOCAL_USER, Ledger, LedgerDataset, LedgerRecord
 from dpcore.foundations.mechanisms import NoiseKind, noise_source
 from dpcore.foundations.validation import as_rng, instance_of
 from dpcore.release.plan import Progress, ReleasePlan
 
 __all__ = [
     "ReleaseRecord",
+    "UnidentifiedDataError",
     "budget_in_units",
+    "loss_statement",
     "plan_key",
     "release",
 ]
@@ -32,11 +34,44 @@ EQUIVALENT_DELTAS = (1e-5, 1e-6, 1e-8)
 
 
 def plan_key(plan: ReleasePlan, noise: NoiseKind = "secure") -> str:
-    """Idempotency key: the SHA-256 of the plan's parameters (dataset fingerprint included) and
-    the noise kind, so a numpy dry run never stands in for the OpenDP release of the same plan."""
-    identity = {**plan.parameters(), "noise": noise}
-    text = json.dumps(identity, sort_keys=True, default=list)
+    """Idempotency key: the SHA-256 of the plan's parameters and the noise kind (so a numpy dry
+    run never stands in for the OpenDP release of the same plan). The data enters by its
+    identity alone, not by the name or row count an entry point gave it: the same plan on the
+    same data is one release whether the app, the command line or a script commits it."""
+    parameters = plan.parameters()
+    identity = {**parameters, "dataset": {"identity": plan.header.dataset.identity}}
+    text = json.dumps({**identity, "noise": noise}, sort_keys=True, default=list)
     return "release-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class UnidentifiedDataError(ValueError):
+    """A release on data that has no identity yet (a Spark view no curator has declared);
+    nothing was drawn or spent."""
+
+
+def loss_statement(figure: dict) -> dict:
+    """What a release states about its people's loss in all (the ledger's ``cumulative``
+    figure): the budget in every unit, the number of releases and the ledgers, and a sentence.
+    Public: it is made of budgets, never of the data."""
+    components = {k: figure[k] for k in ("epsilon", "delta", "rho") if k in figure}
+    budget = budget_from_components(figure["kind"], components)
+    units = budget_in_units(budget)
+    as_zcdp = ""
+    if "as_zcdp" in figure:  # Σ ε²/2 over the releases: tighter than (Σε)²/2
+        rho = ZCDP(figure["as_zcdp"])
+        units["rho"] = rho.rho
+        units["approx_dp"] += [
+            {"epsilon": rho.to_approx_dp(d).epsilon, "delta": d} for d in EQUIVALENT_DELTAS
+        ]
+        as_zcdp = f" (or {rho}, counting each release's ρ = ε²/2)"
+    releases, ledgers = figure["releases"], figure["ledgers"]
+    names = ", ".join(f"“{name}”" for name in ledgers)
+    statement = (
+        f"{budget}{as_zcdp} lost in all by the people in this data: {releases} "
+        f"release{'' if releases == 1 else 's'}, this one included, under "
+        f"{'ledger' if len(ledgers) == 1 else 'ledgers'} {names}"
+    )
+    return {**units, "releases": releases, "ledgers": ledgers, "statement": statement}
 
 
 def budget_in_units(budget: Budget) -> dict:
@@ -83,8 +118,9 @@ class ReleaseRecord:
     outputs
         One dict per released estimate (DP outputs only).
     metadata
-        Dataset fingerprint, estimator, parameters, mechanism, budget in every unit, timestamp,
-        software versions and the ledger charge.
+        Dataset identity, estimator, parameters, mechanism, budget in every unit, timestamp,
+        software versions, the ledger charge and (``cumulative_loss``) what the people in the
+        data have lost in all with this release.
     key
         The idempotency key the release was recorded under.
     spent
@@ -106,7 +142,10 @@ class ReleaseRecord:
             raise ValueError(
                 f"ledger record {record.id} ({record.label!r}) is not a Strata Lab release"
             )
-        return cls(payload["outputs"], payload["metadata"], record.key or "", spent, record)
+        metadata = payload["metadata"]
+        if record.cumulative is not None:  # stated by the ledger as it recorded the release
+            metadata = {**metadata, "cumulative_loss": loss_statement(record.cumulative)}
+        return cls(payload["outputs"], metadata, record.key or "", spent, record)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -121,6 +160,7 @@ def release(
     rng: np.random.Generator | int | None = None,
     allow_other_dataset: bool = False,
     progress: Progress | None = None,
+    actor: str = LOCAL_USER,
 ) -> ReleaseRecord:
     """Run ``plan`` with ``noise`` and charge its cost to ``ledger`` exactly once.
 
@@ -146,27 +186,45 @@ def release(
     progress
         ``progress(done, total)`` is called as a slow plan fits its models (MST and AIM
         synthesis, one model per group), for a progress bar; a fast plan never calls it.
+    actor
+        Who commits (the signed-in user; ``"local user"`` when nobody signs in): the ledger
+        record names them, beside the release; the release's outputs and metadata, which
+        exports publish, do not.
 
     Returns
     -------
     ReleaseRecord
-        ``spent=False`` when the plan was already released against this ledger.
+        ``spent=False`` when the plan was already released on this data (in this ledger or
+        another of its file).
 
     Raises
     ------
     BudgetExceededError
         If the ledger cannot afford the plan; nothing is drawn or recorded.
-    OtherDatasetError
-        If the plan's data is not data the ledger covers and ``allow_other_dataset`` is false;
-        the message names the ledger and both ways on. Nothing is drawn or recorded.
+    OtherDatasetError, ReleasedElsewhereError
+        If the plan's data is not data the ledger covers and ``allow_other_dataset`` is false,
+        or data another ledger released on; the message names the ledgers and the ways on.
+        Nothing is drawn or recorded.
+    UnidentifiedDataError
+        If the plan's data has no identity (a Spark table without a snapshot, undeclared).
     """
     instance_of("ledger", ledger, Ledger)
+    if not isinstance(actor, str) or not actor.strip():
+        raise ValueError(f"`actor` must be a non-empty str, got {actor!r}")
     if noise not in NOISE_DESCRIPTIONS:
         raise ValueError(f"`noise` must be 'secure' or 'simulation', got {noise!r}")
+    if not plan.header.dataset.identity:
+        raise UnidentifiedDataError(
+            f"“{plan.header.dataset.name}” has no identity, so the ledger could not tell a "
+            "release on it from one on other data. Nothing was spent. Its catalog keeps no "
+            "snapshot of it: declare what the data is (e.g. “survey 2024, extract of 1 March”) "
+            "where you chose it (the Data page, or --dataset-identity on the command line)."
+        )
     key = plan_key(plan, noise)
     if (existing := ledger.get(key)) is not None:
         return ReleaseRecord.from_ledger(existing)
-    dataset = LedgerDataset(plan.header.dataset.fingerprint, plan.header.dataset.name)
+    data = plan.header.dataset
+    dataset = LedgerDataset(data.identity, data.name, aliases=data.aliases)
     ledger.check_dataset(dataset, allow_other_dataset=allow_other_dataset)
     ledger.check_affordable(plan.cost)
     generator = as_rng(rng)
@@ -185,7 +243,7 @@ def release(
         "budget": budget_in_units(plan.cost),
         "ledger": {
             "name": ledger.name,
-            "total": str(ledger.total),
+            "total": str(ledger.granted()),
             "total_code": repr(ledger.total),
         },
         "software": _versions(),
@@ -196,7 +254,7 @@ def release(
     payload = {"outputs": outputs, "metadata": metadata}
     record = ledger.spend(
         plan.header.label, plan.cost, payload, key=key, dataset=dataset,
-        allow_other_dataset=allow_other_dataset,
+        allow_other_dataset=allow_other_dataset, actor=actor,
     )  # fmt: skip
     # A concurrent commit of the same plan may have won the race; its record is the release.
     return ReleaseRecord.from_ledger(record, spent=record.payload["metadata"]["run_id"] == run_id)

@@ -1,11 +1,13 @@
 """A committed release as CSV, JSON and a Python script that redoes it.
 
 The exports work from a record alone, so any past release in the ledger can be downloaded again.
-They carry DP outputs, their post-processing and what the user declared on screen, never a
-function of the confidential rows: the ledger keeps the dataset's fingerprint, its row count and
-the release's key (a hash of the plan, fingerprint included) for the curator, and
-:func:`public_metadata` leaves them out. A fingerprint is a deterministic function of the data:
-whoever knows every row but one recovers the last by hashing the candidates.
+They carry DP outputs, their post-processing, what the user declared on screen and what the
+people in the data have lost in all (budgets only), never a function of the confidential rows:
+the ledger keeps the dataset's identity, its row count and the release's key (a hash of the
+plan, identity included) for the curator, and :func:`public_metadata` leaves them out. An
+identity is a deterministic function of the data: whoever knows every row but one recovers the
+last by hashing the candidates. The script computes the identity from the file it reads, as
+the app did; it never carries it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import re
 
 from dpcore.foundations.accounting import SYMBOLS
+from dpcore.foundations.cells import escape_cell
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
 from dpcore.release.commit import ReleaseRecord
 
@@ -33,39 +36,13 @@ __all__ = [
 ]
 
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@")
-# C0 and C1 control characters (tab, CR and LF among them), DEL and Unicode's line and paragraph
-# separators: each could start a new physical line in some reader, and that line could begin
-# with a formula.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def _visible(text: str) -> str:
-    """``text`` with every control character written as its escape (CR as ``\\r``, ESC as
-    ``\\x1b``), so that it stays on one line and shows what was there."""
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
-
-
-def escape_cell(value: object) -> object:
-    """A text cell made safe for a spreadsheet: control characters escaped (:func:`_visible`),
-    then a leading ' before text starting with = + - or @.
-
-    Numbers are left as numbers (a negative number is data, not a formula); only text cells,
-    which a spreadsheet could evaluate (e.g. a group called ``=HYPERLINK(...)``), are escaped.
-    """
-    if not isinstance(value, str):
-        return value
-    value = _visible(value)
-    return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
-
-
 # Kept in the ledger for the curator (exactly-once key, reproduction check), never exported.
 CURATOR_ONLY = ("key", "run_id", "script")
 
 
 def public_metadata(metadata: dict) -> dict:
     """A release's metadata as it may leave the curator: without the key, the run id, the
-    script body and the dataset's fingerprint and row count; the dataset keeps only its name
+    script body and the dataset's identity and row count; the dataset keeps only its name
     (the file name the user chose, shown on screen)."""
     public = {k: v for k, v in metadata.items() if k not in CURATOR_ONLY}
     plan = metadata["plan"]
@@ -98,6 +75,11 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         ),
         ("budget_equivalents", equivalents),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
+        *(
+            [("cumulative_loss", metadata["cumulative_loss"]["statement"])]
+            if "cumulative_loss" in metadata
+            else []
+        ),
         ("intervals", metadata["intervals"]),
         ("software", json.dumps(metadata["software"])),
     ]
@@ -237,16 +219,17 @@ def to_script(record: ReleaseRecord) -> str:
     """
     plan = record.metadata["plan"]
     dataset = plan["dataset"]
+    script = record.metadata["script"]
     if dataset["name"] == DEMO_DATASET_NAME:
-        loader = "from dpcore import load_demo\n\nframe = load_demo()\n"
-    elif ENGINE_RECIPE in record.metadata["script"]:
+        loader = "from dpcore import load_demo_dataset\n\nframe, dataset = load_demo_dataset()\n"
+    elif ENGINE_RECIPE in script and "PandasEngine(" not in script:
         loader = ""  # an engine's pass reads the data where it lies (a folder, a Spark table)
     else:
+        # The file's rows and its identity, computed from its bytes as the app computed it.
         loader = (
-            "from dpcore import read_table\n\n"
+            "from dpcore import read_dataset\n\n"
             f"PATH = {dataset['name']!r}  # the file the release was made from\n"
-            "with open(PATH, 'rb') as handle:\n"
-            "    frame = read_table(handle.read(), PATH)\n"
+            "frame, dataset = read_dataset(PATH)\n"
         )
     # The docstring shows the title's repr. Escape its backslashes and quotes so that the
     # docstring reads exactly that and no title can end it early (\"\"\" was a syntax error).

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import Budget, check_budget
-from dpcore.foundations.dataset import DatasetRef, fingerprint_frame
+from dpcore.foundations.dataset import DatasetRef, describe_identity, frame_identity, read_dataset
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.shares import PublicShares
@@ -27,8 +27,9 @@ __all__ = [
     "ReleasePlan",
     "ReleaseRow",
     "SyntheticRow",
-    "fingerprint_frame",
+    "frame_identity",
     "init_arguments",
+    "read_dataset",
 ]
 
 
@@ -52,7 +53,7 @@ class PlanHeader:
     Attributes
     ----------
     dataset
-        The data the plan was made from (name, fingerprint, rows).
+        The data the plan was made from (name, identity, rows).
     spec
         How the groups and their public shares are built from that data.
     budget
@@ -95,7 +96,7 @@ class PlanHeader:
             "label": self.label,
             "dataset": {
                 "name": self.dataset.name,
-                "fingerprint": self.dataset.fingerprint,
+                "identity": self.dataset.identity,
                 "rows": self.dataset.rows,
             },
             "strata": self.spec.to_dict(),
@@ -104,11 +105,15 @@ class PlanHeader:
         }
 
     def data_line(self) -> str:
-        """The review line about the data."""
-        return (
-            f"**Data:** {self.dataset.name}, {self.dataset.rows:,} rows "
-            f"(SHA-256 `{self.dataset.fingerprint[:12]}…`)"
-        )
+        """The review line about the data, with its identity (a curator's view: a hash of the
+        confidential rows, shown on screen, never exported)."""
+        identity = self.dataset.identity
+        kind, _, digest = identity.partition(":")
+        named = (
+            f"identified by {describe_identity(identity)}: `{kind}:{digest[:12]}…`" if identity
+            else "no identity yet: declare one before a release"
+        )  # fmt: skip
+        return f"**Data:** {self.dataset.name}, {self.dataset.rows:,} rows ({named})"
 
     def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
         """The review line about the groups (and where their shares come from)."""
@@ -134,19 +139,20 @@ class PlanHeader:
             return "each group's share of a holdout split of the rows, exactly as in that split"
         return None
 
-    def script(self, dataset: str = "", prelude: str = "") -> str:
-        """Python lines that rebuild this header, as ``header``, from a frame named ``frame``;
-        or, for data an engine reads, with ``prelude`` (lines that may use ``spec``) and
-        ``dataset`` (a Python expression of the :class:`DatasetRef`)."""
+    def script(self, dataset: str = "dataset", prelude: str = "") -> str:
+        """Python lines that rebuild this header, as ``header``, from the data a script's
+        loader read (a frame named ``frame`` and its :class:`DatasetRef` named ``dataset``,
+        identified as the app identified it); or, for data an engine reads, with ``prelude``
+        (lines that may use ``spec``) and ``dataset`` (a Python expression of the reference)."""
         spec_arguments = ", ".join(
             f"{f.name}={getattr(self.spec, f.name)!r}" for f in fields(self.spec)
         )
         return (
-            "from dpcore import ZCDP, ApproxDP, DatasetRef, GroupingSpec, PlanHeader, PureDP\n\n"
+            "from dpcore import ZCDP, ApproxDP, GroupingSpec, PlanHeader, PureDP\n\n"
             f"spec = GroupingSpec({spec_arguments})\n"
             f"{prelude}"
             "header = PlanHeader(\n"
-            f"    dataset={dataset or f'DatasetRef.of(frame, {self.dataset.name!r})'},\n"
+            f"    dataset={dataset},\n"
             "    spec=spec,\n"
             f"    budget={self.budget!r},\n"
             f"    label={self.label!r},\n"

@@ -1,6 +1,7 @@
-"""App tests of the project's ledger: chosen, started and reset on the Budget page, named in the
-sidebar, and bound to the data of its first release (the Release page asks before charging it
-for other data)."""
+"""App tests of the project's ledger: chosen, started and raised on the Budget page, named in the
+sidebar with its people's loss in all, bound to the data of its first release (the Release page
+asks before charging it for other data, and refuses data another ledger released on), and its
+audit trail listed and downloaded."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
 from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from strata_ui.roles import single_user
 from tests.app.helpers import change_settings, commit, go, start, state_of, submit, text, upload
 
 SWITCH = "ledger.switch"
@@ -114,33 +116,84 @@ def test_a_new_ledger_needs_the_tick_a_name_and_a_name_not_taken():
     assert at.selectbox(key=SWITCH).value == "default"
 
 
-def test_reset_needs_the_exact_name_then_archives_the_history():
-    at = go(commit(start("release")), "budget")
-    outputs = Ledger.open(None, "default").history()[0].payload["outputs"]
+def raise_total(at: AppTest, typed: str, reason: str, rho: float | None = None) -> AppTest:
+    if rho is not None:
+        at.number_input(key="ledger.raise_rho").set_value(rho)
+    at.text_area(key="ledger.raise_reason").input(reason)
+    at.text_input(key="ledger.raise_name").input(typed)
+    return submit(at, "Raise the total")
 
-    at.text_input(key="ledger.reset_name").input("Default")
-    submit(at, "Archive and reset")
-    assert "Nothing reset: type the ledger's name exactly (default) to confirm." in text(
+
+def test_a_raise_needs_the_exact_name_and_a_reason_then_is_recorded_and_nothing_is_reset():
+    at = go(commit(start("release")), "budget")
+    assert not [b for b in at.button if b.label == "Archive and reset"]  # no reset any more
+    raise_total(at, "Default", "second study")
+    assert "Nothing raised: type the ledger's name exactly (default) to confirm." in text(
         at.main.error
     )
-    assert {name: s.releases for name, s in ledgers().items()} == {"default": 1}
+    raise_total(at, "default", "   ")
+    assert "Nothing raised: give the reason for the raise" in text(at.main.error)
+    assert Ledger.open(None, "default").granted().components() == {"rho": 2.0}
 
-    at.text_input(key="ledger.reset_name").input("default")
-    submit(at, "Archive and reset")
-    [archived] = [name for name in ledgers() if name != "default"]
-    assert archived.startswith("default (archived ")
-    assert f"Reset. The old history is kept as “{archived}”." in text(at.success)
-    assert {name: s.releases for name, s in ledgers().items()} == {archived: 1, "default": 0}
-    assert Ledger.open(None, archived).history()[0].payload["outputs"] == outputs
-    assert Ledger.open(None, "default").remaining() == {"rho": 2.0}
-    # The page and the sidebar show the emptied ledger, now bound to no data, at once.
-    assert sidebar_left(at) == "2 of 2"
-    assert "Nothing released from it yet." in sidebar(at)
-    assert at.selectbox(key=SWITCH).options == [
-        f"{archived} · data “{DEMO_DATASET_NAME}” · 1 release", "default · no data yet · 0 releases",
-    ]  # fmt: skip
+    for rho, granted in ((1.0, 3.0), (0.5, 3.5)):  # twice in a row, each recorded
+        raise_total(at, "default", "the owner agreed to a second study", rho)
+        assert "Raised the total of “default” by ρ = " in text(at.success)
+        assert sidebar_left(at) == f"{granted - 0.5:g} of {granted:g}"
+    ledger = Ledger.open(None, "default")
+    assert [r.entry for r in ledger.records()] == ["start", "release", "raise", "raise"]
+    assert {r.reason for r in ledger.records() if r.entry == "raise"} == {
+        "the owner agreed to a second study"
+    }
+    assert len(ledger.history()) == 1 and set(ledgers()) == {"default"}  # nothing archived
+
+
+def test_a_new_ledger_for_released_data_is_refused_until_a_curator_raises_with_a_reason():
+    at = go(commit(start("release")), "budget")  # the demo is released on under “default”
+    assert "Lost in all by the people of “UCI Adult (demo)”: **ε = 1 (pure DP)**" in sidebar(at)
+    start_ledger(at, "fresh start")  # “for other data”, the default answer
     go(at, "release")
-    assert "No releases yet in this ledger." in text(at.main.markdown)
+    assert "This plan was released on" in text(at.main.info)  # the same plan: the same release
+    at.text_input(key="release.label").input("Hours again").run()  # another plan
+    refusal = text(at.main.error)
+    assert "Released on under another ledger." in refusal
+    assert "“UCI Adult (demo)” was released on under ledger “default”" in refusal
+    assert "switch to ledger “default” on the Budget page" in refusal
+    at.checkbox(key="release.confirm").check().run()
+    assert at.button(key="release.commit").disabled
+    assert Ledger.open(None, "fresh start").history() == []
+
+    go(at, "budget")
+    at.text_input(key="ledger.new_name").input("second study")
+    at.radio(key="ledger.new_purpose").set_value(DEMO_DATASET_NAME)
+    at.checkbox(key="ledger.new_confirm").check()
+    submit(at, "Start new ledger")
+    assert "give the reason for raising the total" in text(at.main.error)
+    assert "second study" not in ledgers()
+    at.text_area(key="ledger.new_reason").input("the owner agreed to a second study")
+    submit(at, "Start new ledger")
+    assert "its people's total rose by ρ = 2 (zCDP), recorded with your reason" in text(at.success)
+    commit(go(at, "release").run())
+    assert "Released and recorded" in text(at.success)
+    assert (
+        "**ε = 2 (pure DP)** (ρ = 1 in zCDP), over 2 releases under ledgers “default” and "
+        "“second study”; granted them in all: ρ = 4 (zCDP)."
+    ) in sidebar(at)
+    [join] = [r for r in Ledger.open(None, "second study").records() if r.entry == "join"]
+    assert (join.actor, join.reason) == (single_user().actor, "the owner agreed to a second study")
+
+
+def test_the_audit_trail_lists_and_downloads_the_peoples_history_without_their_identity():
+    at = go(commit(start("release")), "budget")
+    raise_total(at, "default", "second study")
+    [table] = [d.value for d in at.dataframe if "what" in d.value]
+    assert list(table["what"]) == ["ledger started", "release", "raise"]
+    assert list(table["reason"]) == ["", "", "second study"]
+    downloads = {b.label: b for b in at.get("download_button")}
+    assert {"Audit trail (CSV)", "Audit trail (JSON)"} <= set(downloads)
+    identity = Ledger.open(None, "default").datasets()[0].identity
+    assert identity.startswith("content:")
+    page = text([*at.main.markdown, *at.main.caption]) + str(table.to_dict())
+    assert identity.removeprefix("content:")[:12] not in page
 
 
 def test_a_release_on_a_second_file_waits_for_the_tick_that_the_ledger_covers_both():
@@ -156,7 +209,9 @@ def test_a_release_on_a_second_file_waits_for_the_tick_that_the_ledger_covers_bo
     # Commit stays off, with the reason, until the box is ticked; unticking turns it off again.
     at.checkbox(key="release.confirm").check().run()
     assert at.button(key="release.commit").disabled
-    assert "Commit is off: this plan's data is not the data of “default”." in text(at.main.caption)
+    assert "Commit is off: this plan's data is not the data of “default” (see above)." in text(
+        at.main.caption
+    )
     for ticked in (True, False, True):
         box = at.checkbox(key=OTHER_DATA)
         (box.check() if ticked else box.uncheck()).run()

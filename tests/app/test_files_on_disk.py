@@ -117,11 +117,11 @@ def test_compare_plan_and_release_run_on_the_files_and_record_the_engine(folder)
     review, ledger, record = mean_end_to_end(at)
     assert str(folder) in review and "**Read by:** the duckdb engine, where the data lies" in review
     assert "DuckDBEngine(" in record.payload["metadata"]["script"]
-    # The release knows the files as the engine's pass does, as the exported script will.
+    # The release knows the files by their bytes, as the engine and the exported script do.
     expected = aggregate_mean(
         DuckDBEngine(folder), GroupingSpec(by=("region",)), "hours", (0.0, 80.0)
     ).dataset
-    assert record.payload["metadata"]["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    assert record.payload["metadata"]["plan"]["dataset"]["identity"] == expected.identity
     # A rerun commits nothing more.
     at.run()
     assert len(ledger.history()) == 1

@@ -95,7 +95,7 @@ def test_the_ratio_runs_estimator_compare_plan_and_release_on_the_files(folder):
         DuckDBEngine(folder), GroupingSpec(by=("region",)), s_column="score",
         y_column="outcome", bounds=RatioBounds(1.0, 1.0), binary_y=True,
     ).dataset  # fmt: skip
-    assert metadata["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    assert metadata["plan"]["dataset"]["identity"] == expected.identity
     assert metadata["plan"]["estimator"]["class"] == "RatioPlan"
 
 

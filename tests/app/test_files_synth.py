@@ -103,7 +103,7 @@ def test_synthetic_data_runs_estimator_compare_plan_and_release_on_the_files(fol
     assert "aggregate_synth(DuckDBEngine(" in metadata["script"]
     config = SYNTH.config(SETTINGS, DuckDBEngine(folder).column_kinds(), ("region",))
     expected = SYNTH.engine_statistics(DuckDBEngine(folder), GroupingSpec(by=("region",)), SETTINGS)
-    assert metadata["plan"]["dataset"]["fingerprint"] == expected.dataset.fingerprint
+    assert metadata["plan"]["dataset"]["identity"] == expected.dataset.identity
     assert metadata["plan"]["estimator"]["columns"] == list(config.columns)
     assert len(record.payload["outputs"]) == SETTINGS.n_rows
 

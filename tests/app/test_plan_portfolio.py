@@ -141,7 +141,7 @@ def test_committing_the_plan_one_by_one_spends_each_planned_share_once(two):
     assert [e.done for e in plan_of(two).entries] == [False, True]
 
     two.run()  # a rerun spends nothing more and shows the same release
-    assert "Committing it again would spend nothing" in text(two.info)
+    assert "committing it again would spend nothing" in text(two.info)
     assert len(ledger.history()) == 1
 
     # The rest is rebalanced against what the ledger has left: all of it, here.

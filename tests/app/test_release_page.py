@@ -106,7 +106,7 @@ def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():
     at.run()  # a rerun (or a refresh) spends nothing and shows the flash no more
     assert not at.exception
     assert not at.success
-    assert "Committing it again would spend nothing" in text(at.info)
+    assert "committing it again would spend nothing" in text(at.info)
     assert not has_commit_button(at)
     assert len(ledger.history()) == 1
     assert ledger.remaining() == {"rho": 1.5}
@@ -119,7 +119,7 @@ def test_a_second_session_committing_the_same_plan_spends_nothing():
     second.button(key="release.commit").click().run()  # clicked after the first commit landed
     assert not second.exception, [e.value for e in second.exception]
     assert not second.main.error, text(second.main.error)
-    assert "Committing it again would spend nothing" in text(second.info)
+    assert "committing it again would spend nothing" in text(second.info)
     assert sidebar_left(second) == "1.5 of 2"
     assert len(Ledger.open(None, "default").history()) == 1
 
@@ -180,14 +180,14 @@ def test_history_lists_both_releases_and_offers_each_for_download():
     assert list(history["cost"]) == ["ε = 1 (pure DP)"] * 2
     choice = at.selectbox(key="release.history.choice")
     assert [option.split(" · ")[:2] for option in choice.options] == [
-        ["#2", "Second release"],
-        ["#1", DEFAULT_LABEL],
+        ["#3", "Second release"],  # the ledger's record numbers: #1 is its start
+        ["#2", DEFAULT_LABEL],
     ]
     choice.select_index(1).run()
-    assert downloads(at, "release.history.1") == DOWNLOADS
+    assert downloads(at, "release.history.2") == DOWNLOADS
     choice = at.selectbox(key="release.history.choice")
     choice.select_index(0).run()
-    assert downloads(at, "release.history.2") == DOWNLOADS
+    assert downloads(at, "release.history.3") == DOWNLOADS
 
 
 def test_private_sizes_need_public_shares_and_declared_groups_before_a_release():
@@ -272,7 +272,7 @@ def test_private_sizes_may_recombine_with_the_release_s_own_noisy_counts():
 def test_a_commit_while_another_process_holds_the_ledger_says_so_and_spends_nothing(monkeypatch):
     at = start()
     ledger = Ledger.open(None, "default")
-    monkeypatch.setattr("dpcore.foundations.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr("dpcore.foundations.ledger.store.BUSY_TIMEOUT_SECONDS", 0.2)
     with contextlib.closing(sqlite3.connect(ledger.path, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a spend
         commit(at)

@@ -118,7 +118,7 @@ def test_one_commit_spends_once_and_a_second_session_spends_nothing():
     assert "Differentially private records" in text(first.main.markdown)
     second.button(key="release.commit").click().run()
     assert not second.exception and not second.main.error, errors(second)
-    assert "Committing it again would spend nothing" in text(second.info)
+    assert "committing it again would spend nothing" in text(second.info)
     ledger = Ledger.open(None, "default")
     assert len(ledger.history()) == 1
     assert ledger.remaining() == {"rho": 1.5}  # ε = 1 is ρ = 1/2, spent once of ρ = 2

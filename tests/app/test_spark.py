@@ -16,9 +16,11 @@ from dpcore.analyses.ratio import RatioBounds
 from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.engines import SparkEngine, spark_session
 from dpcore.foundations.grouping import GroupingSpec, cell_labels
+from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import PrivacyUnit, preview_bound
 from strata_ui import spark
 from strata_ui.spark import SparkSource
+from tests.app import helpers
 from tests.app.helpers import (
     change_settings,
     charts,
@@ -71,20 +73,24 @@ def session():
     return started
 
 
-def connect(at, master: str, table: str) -> None:
-    """Type the master and table on the Data page and press Connect."""
+def connect(at, master: str, table: str, declared: str = "") -> None:
+    """Type the master, the table and (``declared``) what the table is on the Data page and
+    press Connect."""
     [master_box] = [t for t in at.text_input if t.key.startswith("data.spark_master")]
     [table_box] = [t for t in at.text_input if t.key.startswith("data.spark_table")]
+    [identity_box] = [t for t in at.text_input if t.key.startswith("data.spark_identity")]
     master_box.input(master)
+    identity_box.input(declared)
     table_box.input(table).run()
     at.button(key="data.spark_connect").click().run()
     assert not at.exception, [e.value for e in at.exception]
 
 
-def connected(session, table: str = "people"):
-    """The Data page connected to ``table``, grouped by region, hours in [0, 80]."""
+def connected(session, table: str = "people", declared: str = ""):
+    """The Data page connected to ``table`` (a view: no snapshot, so what it is may be
+    ``declared``), grouped by region, hours in [0, 80]."""
     at = start("data")
-    connect(at, MASTER, table)
+    connect(at, MASTER, table, declared)
     at.selectbox(key="mean.value").set_value("hours").run()
     go(at, "strata")
     at.main.multiselect[0].set_value(["region"]).run()
@@ -137,26 +143,40 @@ def test_the_strata_page_groups_from_sparks_counts(session):
     assert at.main.metric[0].value == "6"
 
 
-def test_compare_and_release_run_on_spark_and_record_the_engine(session):
+def test_a_release_on_a_view_nobody_declared_says_what_to_declare_and_spends_nothing(session):
     at = connected(session)
+    assert "no identity yet: declare one before a release" in text(go(at, "release").main.markdown)
+    helpers.commit(at)
+    assert "“people (Spark at local[2])” has no identity" in errors(at)
+    assert "declare what the data is" in errors(at)
+    assert Ledger.open(None, "default").history() == []
+
+
+def test_compare_and_release_run_on_spark_and_record_the_engine(session):
+    at = connected(session, declared="people, seed 0")
     review, ledger, record = mean_end_to_end(at)
-    assert "**Data:** people (Spark at local[2]), 600 rows" in review
+    assert (
+        "**Data:** people (Spark at local[2]), 600 rows (identified by what the curator declared"
+        in review
+    )
     assert "**Read by:** the spark engine, where the data lies" in review
     script = record.payload["metadata"]["script"]
-    assert "SparkEngine('spark:people', master='local[2]')" in script
-    # The release knows the table as Spark's pass does, as the exported script will.
+    assert "SparkEngine('spark:people', master='local[2]', declared_identity='people, seed 0')" in (
+        script
+    )
+    # The release knows the table as the curator declared it, as the exported script will.
     expected = aggregate_mean(
-        SparkEngine("spark:people", session=session), GroupingSpec(by=("region",)), "hours",
-        (0.0, 80.0),
+        SparkEngine("spark:people", session=session, declared_identity="people, seed 0"),
+        GroupingSpec(by=("region",)), "hours", (0.0, 80.0),
     ).dataset  # fmt: skip
-    assert record.payload["metadata"]["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    assert record.payload["metadata"]["plan"]["dataset"]["identity"] == expected.identity
     at.run()  # a rerun commits nothing more
     assert len(ledger.history()) == 1
 
 
 def test_the_ratio_runs_every_page_on_spark_and_records_the_engine(session):
     at = start("data")
-    connect(at, MASTER, "scores")
+    connect(at, MASTER, "scores", "scores, seed 3")
     go(at, "strata").main.multiselect[0].set_value(["region"]).run()
     go(at, "estimator").radio(key="estimator.analysis").set_value("ratio").run()
     at.selectbox(key="ratio.s_column").set_value("score").run()
@@ -165,12 +185,13 @@ def test_the_ratio_runs_every_page_on_spark_and_records_the_engine(session):
     assert "**Data:** scores (Spark at local[2]), 600 rows" in review
     assert "**Read by:** the spark engine, where the data lies" in review
     metadata = record.payload["metadata"]
-    assert "aggregate_ratio(SparkEngine('spark:scores', master='local[2]')" in metadata["script"]
+    assert "aggregate_ratio(SparkEngine('spark:scores', master='local[2]'" in metadata["script"]
     expected = aggregate_ratio(
-        SparkEngine("spark:scores", session=session), GroupingSpec(by=("region",)),
+        SparkEngine("spark:scores", session=session, declared_identity="scores, seed 3"),
+        GroupingSpec(by=("region",)),
         s_column="score", y_column="outcome", bounds=RatioBounds(1.0, 1.0), binary_y=True,
     ).dataset  # fmt: skip
-    assert metadata["plan"]["dataset"]["fingerprint"] == expected.fingerprint
+    assert metadata["plan"]["dataset"]["identity"] == expected.identity
     at.run()  # a rerun commits nothing more
     assert len(ledger.history()) == 1
 
@@ -202,6 +223,7 @@ def test_a_refresh_connects_again_with_the_choices(session):
     go(at, "compare")
     link = dict(at.query_params.items())
     assert (link["data"], link["master"], link["table"]) == ("spark", MASTER, "people")
+    assert "identity" not in link  # nothing declared: nothing in the address
     again = start("compare", **link)
     state = state_of(again)
     assert state.source == SparkSource(MASTER, "people") and state.strata_columns == ["region"]

@@ -433,7 +433,7 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     at.run()  # a rerun spends nothing
     assert not at.exception
     assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 1.5}
-    assert downloads(at, "release.history.1") == ["CSV", "JSON", "Python script"]
+    assert downloads(at, "release.history.2") == ["CSV", "JSON", "Python script"]
 
     # The charted column is a view choice: it keeps the last of two changes, and spends nothing.
     column = "synth_view.release_column.release.current"

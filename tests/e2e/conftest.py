@@ -60,11 +60,16 @@ def is_healthy(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def running_app(workdir: Path) -> Iterator[str]:
-    """Serve app.py on a free local port with a throwaway ledger in ``workdir``; yield its URL."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, LEDGER_PATH_ENV: str(workdir / "ledger.sqlite")}
+def running_app(
+    workdir: Path, *, address: str = "127.0.0.1", port: int | None = None,
+    env: dict[str, str] | None = None, args: tuple[str, ...] = (),
+) -> Iterator[str]:  # fmt: skip
+    """Serve app.py on ``port`` (a free one by default) of ``address`` with a throwaway ledger in
+    ``workdir``, ``env`` added to the environment and ``args`` to the command line; yield its
+    URL."""
+    port = free_port() if port is None else port
+    url = f"http://{address}:{port}"
+    env = {**os.environ, LEDGER_PATH_ENV: str(workdir / "ledger.sqlite"), **(env or {})}
     stderr_path = workdir / "stderr.log"
     with open(workdir / "stdout.log", "w") as stdout, open(stderr_path, "w") as stderr:
         server = subprocess.Popen(
@@ -77,13 +82,14 @@ def running_app(workdir: Path) -> Iterator[str]:
                 "--server.headless",
                 "true",
                 "--server.address",
-                "127.0.0.1",
+                address,
                 "--server.port",
                 str(port),
                 "--server.fileWatcherType",
                 "none",
                 "--browser.gatherUsageStats",
                 "false",
+                *args,
             ],
             cwd=REPO_ROOT,
             env=env,

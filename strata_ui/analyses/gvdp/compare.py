@@ -22,6 +22,7 @@ from dpcore.analyses.gvdp.diagnostics import (
     synthetic_coefficients,
     synthetic_description,
 )
+from strata_ui import constants
 from strata_ui.analyses.gvdp import charts
 from strata_ui.analyses.gvdp.settings import (
     ERROR_ICON,
@@ -35,7 +36,7 @@ from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
 from strata_ui.widgets import bind, seed_input
 
-REPLICATIONS_RANGE = (5, 500)
+REPLICATIONS_RANGE = constants.GVDP_REPLICATIONS
 SOURCES = {
     "data": "The current data (fresh noise and subsets)",
     "synthetic": "Synthetic data with a known truth",

@@ -30,7 +30,7 @@ from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.foundations.errors import SettingsError
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
 from strata_ui.widgets import bind, show_problems, stored_on_change
@@ -50,8 +50,8 @@ OUTCOME_CAPTIONS = {
     "ols": "The numeric column the regression explains.",
     "logistic": "A column holding only 0 and 1, e.g. income_over_50k.",
 }
-FACTOR_OPTIONS = (1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
-BETA_OPTIONS = (0.001, 0.005, 0.01, 0.03, 0.05, 0.1)
+FACTOR_OPTIONS = constants.GVDP_FACTORS
+BETA_OPTIONS = constants.GVDP_BETAS
 BOUNDS_REASONS = {
     "mean": "Demo defaults: weekly hours lie in [0, 100] by definition, so their mean does too, "
     "and no column in [L, U] has a standard deviation above (U − L)/2 = 50.",
@@ -269,7 +269,8 @@ def render_k(model: GvdpModel, data: GvdpData) -> DeltaGenerator:
     settings = get_settings(GvdpSettings)
     key = widget_key(GvdpSettings, "ks", model.kind)
     k = st.number_input(
-        "k: number of subsets", min_value=1, value=settings.k, step=50, key=key,
+        "k: number of subsets", min_value=constants.GVDP_SUBSETS_MIN, value=settings.k,
+        step=50, key=key,
         help="More subsets mean less privacy noise but smaller subsets for the bootstrap.",
         **stored_on_change(key, _store_k),
     )  # fmt: skip
@@ -440,12 +441,13 @@ def render_budget() -> RunSettings:
     with st.expander("Advanced settings", icon=":material/tune:"):
         bind(
             st.slider, "Bootstrap resamples r per subset", GvdpSettings, "resamples",
-            min_value=2, max_value=50,
+            min_value=constants.GVDP_RESAMPLES[0], max_value=constants.GVDP_RESAMPLES[1],
             help="How many times each subset is resampled to estimate the variance.",
             caption="More resamples steady the variance estimate but take longer (paper: 10).",
         )  # fmt: skip
         bind(
-            st.slider, "CoinPress steps t", GvdpSettings, "steps", min_value=1, max_value=10,
+            st.slider, "CoinPress steps t", GvdpSettings, "steps",
+            min_value=constants.GVDP_STEPS[0], max_value=constants.GVDP_STEPS[1],
             help="How many times the public bounds are tightened.",
             caption="Each step spends a share of ρ; the paper uses t = 5.",
         )  # fmt: skip
@@ -457,7 +459,8 @@ def render_budget() -> RunSettings:
         )  # fmt: skip
         bind(
             st.slider, "Share of ρ for the estimate", GvdpSettings, "mean_fraction",
-            min_value=0.1, max_value=0.9, step=0.05,
+            min_value=constants.GVDP_MEAN_FRACTION[0],
+            max_value=constants.GVDP_MEAN_FRACTION[1], step=0.05,
             help="The rest of ρ estimates the variance that sets the interval's width.",
             caption="Half and half, as in the paper, suits most uses.",
         )  # fmt: skip

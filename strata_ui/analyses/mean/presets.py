@@ -206,6 +206,7 @@ def load_figure3_data(state: AppState, *, rho: float, n: int = FIGURE3_EXPLORE_N
         n, k=mean_teaching.FIGURE3_K, alpha=mean_teaching.FIGURE3_ALPHA, rng=0
     )
     state.source = None  # the preset's rows replace any data read where it lies
+    state.dataset_identity = None  # built in memory: its cells identify it
     state.dataset_name = f"Synthetic Gaussian mixture (AAAI 2024 appendix B), n = {n:,}"
     state.dataset_fingerprint = f"{constants.PRESET_FINGERPRINT_PREFIX}figure3:{n}:0"
     state.upload_generation += 1  # an empty uploader: the preset replaced any upload

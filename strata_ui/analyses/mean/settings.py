@@ -18,7 +18,7 @@ from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.style import as_written
 from strata_ui.widgets import bind, show_error, show_problems
 
-VARIANCE_FRACTIONS = (0.1, 0.2, 0.3, 0.5)
+VARIANCE_FRACTIONS = constants.MEAN_VARIANCE_FRACTIONS
 
 ESTIMATOR_HELP = {
     "laplace": "Adds Laplace noise; meets pure ε-DP. Simple and the paper's main example.",
@@ -139,7 +139,7 @@ def _render_coinpress() -> None:
     with sigma_col:
         bind(
             sigma_col.number_input, "σ: upper bound on each group's standard deviation",
-            MeanSettings, "coinpress_sigma", min_value=1e-6,
+            MeanSettings, "coinpress_sigma", min_value=constants.MEAN_COINPRESS_SIGMA_MIN,
             help="A public upper bound on how spread out values are inside any group.",
             caption="Public knowledge, like L and U. Too small biases the estimate.",
         )  # fmt: skip
@@ -153,7 +153,8 @@ def _render_coinpress() -> None:
     with beta_col:
         bind(
             beta_col.number_input, "β: failure probability", MeanSettings, "coinpress_beta",
-            min_value=0.0001, max_value=0.5, step=0.005, format="%.4f",
+            min_value=constants.MEAN_COINPRESS_BETA[0],
+            max_value=constants.MEAN_COINPRESS_BETA[1], step=0.005, format="%.4f",
             help="The chance that an interval misses the mean; smaller is safer but wider.",
             caption="Smaller β keeps the mean inside each interval more often.",
         )  # fmt: skip

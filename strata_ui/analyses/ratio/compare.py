@@ -24,7 +24,7 @@ from dpcore.analyses.ratio import (
     bootstrap_group_sums,
 )
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.analyses.ratio import compare_charts, session
 from strata_ui.analyses.ratio.settings import MECHANISM_LABELS
 from strata_ui.analyses.ratio.table1 import render_table1
@@ -34,7 +34,8 @@ from strata_ui.widgets import bind, budget_slider, seed_input, show_problems
 
 EPSILON_SWEEP = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
 RHO_SWEEP = (0.001, 0.005, 0.02, 0.1, 0.5, 2.0)
-REPLICATES_MIN, REPLICATES_MAX, REPLICATES_STEP = 100, 2000, 100
+REPLICATES_MIN, REPLICATES_MAX = constants.RATIO_REPLICATES
+REPLICATES_STEP = 100
 SWEEP_MC_DRAWS_MAX = 10_000_000  # Monte Carlo draws per sweep point before its line is left out
 METHODS = ("none", "monte_carlo", "analytical")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.analyses.ratio import RATIO, RatioSettings
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.state import (
     get_settings,
     get_state,
@@ -19,10 +19,10 @@ from strata_ui.state import (
 )
 from strata_ui.widgets import bind, stored_in
 
-LEVELS = (0.8, 0.9, 0.95, 0.99)
-DELTAS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+LEVELS = constants.RELEASE_LEVELS
+DELTAS = constants.RATIO_DELTAS
 NO_WEIGHTS = "(no weights)"
-B_MIN, B_MAX = 50, 1000
+B_MIN, B_MAX = constants.RATIO_DRAWS
 
 MECHANISM_LABELS = {
     "gaussian": "Gaussian, classic (paper eq. 5)",

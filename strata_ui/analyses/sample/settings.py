@@ -21,6 +21,7 @@ from dpcore.analyses.sample import (
     SampleSettings,
     column_problem,
 )
+from strata_ui import constants
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.widgets import bind, stored_on_change
 
@@ -145,14 +146,15 @@ def render_view() -> SampleView:
     seed_col, runs_col = st.columns(2)
     with seed_col:
         bind(
-            st.number_input, "Random seed", SampleView, "seed", min_value=0, step=1, store=int,
+            st.number_input, "Random seed", SampleView, "seed", min_value=0,
+            max_value=constants.SEED_MAX, step=1, store=int,
             help="Seeds the simulation noise of the preview and the Compare page.",
             caption="Previews only: a release draws fresh OpenDP noise.",
         )  # fmt: skip
     with runs_col:
         bind(
-            st.number_input, "Simulated runs", SampleView, "runs", min_value=200,
-            max_value=20_000, step=200, store=int,
+            st.number_input, "Simulated runs", SampleView, "runs",
+            min_value=constants.SAMPLE_RUNS[0], max_value=constants.SAMPLE_RUNS[1], step=200, store=int,
             help="How many private runs the comparison averages: more runs, less simulation "
             "error.",
         )  # fmt: skip

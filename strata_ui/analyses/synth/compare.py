@@ -21,7 +21,7 @@ from dpcore.analyses.synth import (
 )
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.metrics import GroupWorkload
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.analyses.synth import charts, slow_fits
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
@@ -29,7 +29,7 @@ from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
 from strata_ui.widgets import bind, group_search, quiet_progress, show_error
 
-RUNS_MIN, RUNS_MAX = 1, 10
+RUNS_MIN, RUNS_MAX = constants.SYNTH_RUNS
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting the real rows' 3-way tables…")

@@ -23,7 +23,7 @@ from dpcore.analyses.synth import (
     SynthSettings,
 )
 from dpcore.analyses.synth.analysis import NUMBER_KINDS
-from strata_ui import pipeline
+from strata_ui import constants, pipeline
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import bind, show_error, stored_on_change
@@ -92,7 +92,8 @@ def _render_method() -> None:
     )  # fmt: skip
     if method == "mwem":
         bind(
-            st.slider, "MWEM rounds", SynthSettings, "rounds", min_value=1, max_value=20,
+            st.slider, "MWEM rounds", SynthSettings, "rounds",
+            min_value=constants.SYNTH_ROUNDS[0], max_value=constants.SYNTH_ROUNDS[1],
             help="How many tables MWEM selects and measures; ε is split across the rounds.",
             caption="More rounds measure more tables, each with less budget (noisier).",
         )  # fmt: skip
@@ -218,7 +219,8 @@ def _render_rows() -> None:
         )  # fmt: skip
     with seed_col:
         bind(
-            seed_col.number_input, "Random seed", SynthView, "seed", min_value=0, step=1,
+            seed_col.number_input, "Random seed", SynthView, "seed", min_value=0,
+            max_value=constants.SEED_MAX, step=1,
             store=int, help="Seeds the simulation noise of the previews and the Compare page.",
             caption="Previews only: a release draws fresh OpenDP noise.",
         )  # fmt: skip

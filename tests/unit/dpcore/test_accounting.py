@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy.special import log_ndtr, ndtr
 
 from dpcore.foundations.accounting import (
+    CUMULATIVE_DELTA,
     ZCDP,
     ApproxDP,
     BudgetAccountant,
@@ -26,6 +27,7 @@ from dpcore.foundations.accounting import (
     as_pure_dp,
     as_zcdp,
     check_affordable,
+    cumulative,
     exact_components,
     parallel,
     pure_epsilon_within,
@@ -689,3 +691,18 @@ def test_a_mechanism_runs_at_its_own_kind_of_budget_and_refuses_an_epsilon_delta
         with pytest.raises(BudgetKindError, match="GVDP runs under an ε or a ρ budget") as error:
             convert(ApproxDP(1.0, 1e-6), "GVDP")
         assert (error.value.kind, error.value.needs) == ("approx", ("pure", "zcdp"))
+
+
+# --- the loss of the same people across ledgers ---------------------------------------------------
+
+
+def test_the_cumulative_loss_adds_each_kind_as_documented():
+    assert cumulative(PureDP(1.0), PureDP(0.5)) == PureDP(1.5)  # pure ε adds
+    assert cumulative(PureDP(1.0), ZCDP(0.25)) == ZCDP(0.75)  # ε counts as ρ = ε²/2
+    assert cumulative(PureDP(1.0), ApproxDP(0.5, 1e-7)) == ApproxDP(1.5, 1e-7)
+    # ρ beside (ε, δ): the ρ part (ε included as ε²/2) is summed, converted once, then added.
+    mixed = cumulative(ZCDP(0.25), PureDP(1.0), ApproxDP(0.5, 1e-7))
+    converted = ZCDP(0.75).to_approx_dp(CUMULATIVE_DELTA)
+    assert mixed == ApproxDP(converted.epsilon + 0.5, CUMULATIVE_DELTA + 1e-7)
+    with pytest.raises(ValueError, match="at least one budget"):
+        cumulative()

@@ -361,30 +361,34 @@ def test_the_privacy_unit_is_in_the_plan_and_its_metadata_only_when_set(frame, t
         header = PlanHeader(dataset=aggregated.dataset, spec=spec, budget=PureDP(1.0))
         plan = MeanPlan(values=aggregated.stats, header=header, estimator=LaplaceMean(BOUNDS))
         parameters.append(plan.parameters())
-        record = release(plan, Ledger(tmp_path / "l.sqlite", str(unit), PureDP(1.0)),
-                         noise="simulation", rng=0)  # fmt: skip
+        ledger = Ledger(tmp_path / f"{unit.column}.sqlite", "l", PureDP(1.0))  # one per unit
+        record = release(plan, ledger, noise="simulation", rng=0)
         public = public_metadata(record.metadata)
-        assert aggregated.dataset.fingerprint not in str(public)
+        assert aggregated.dataset.identity not in str(public)
     assert "privacy_unit" not in parameters[0]
     assert parameters[1]["privacy_unit"] == {"column": "person", "max_groups": 1, "max_rows": 2}
 
 
-def test_the_fingerprint_ignores_row_and_file_order_but_not_a_changed_value(frame, tmp_path):
+def test_the_identity_follows_the_bytes_not_the_names_of_the_parts(frame, tmp_path):
+    """A folder is the set of its parts' contents: renamed or moved parts are the same data, a
+    changed value is other data, and the pass computes no digest of its own any more."""
     spec = GroupingSpec(by=("region",))
-    one = tmp_path / "one.parquet"
-    frame.to_parquet(one)
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, names in ((first, ("a", "b")), (second, ("z", "y"))):
+        (folder / "nested").mkdir(parents=True)
+        frame.iloc[:1000].to_parquet(folder / f"{names[0]}.parquet")
+        frame.iloc[1000:].to_parquet(folder / "nested" / f"{names[1]}.parquet")
+    (second / "_SUCCESS").write_text("")  # left out by both engines, as Spark leaves it out
     changed = frame.copy()
     changed.loc[10, "v"] = 1.2345
     changed.to_parquet(tmp_path / "changed.parquet")
-    parts = tmp_path / "parts"
-    parts.mkdir()
-    frame.iloc[::-1].iloc[:1000].to_parquet(parts / "b.parquet")
-    frame.iloc[::-1].iloc[1000:].to_parquet(parts / "a.parquet")
 
-    def fingerprint(location):
-        return aggregate_mean(DuckDBEngine(location), spec, "v", BOUNDS).dataset.fingerprint
+    def identity(location):
+        return aggregate_mean(DuckDBEngine(location), spec, "v", BOUNDS).dataset.identity
 
-    assert fingerprint(one) == fingerprint(parts) != fingerprint(tmp_path / "changed.parquet")
+    assert identity(first) == identity(second) == identity(f"{first}/**/*.parquet")
+    assert identity(first).startswith("content:")
+    assert identity(tmp_path / "changed.parquet") != identity(first)
 
 
 def test_group_sums_of_constants_are_exact():

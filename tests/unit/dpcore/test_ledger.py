@@ -31,6 +31,7 @@ from dpcore.foundations.ledger import (
     LedgerUnavailableError,
     default_ledger_path,
 )
+from dpcore.foundations.ledger import ledger as ledger_module
 
 
 @pytest.fixture
@@ -150,13 +151,13 @@ def test_overspend_writes_nothing(db: pathlib.Path) -> None:
 
 def test_error_after_insert_rolls_back(db: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ledger = Ledger(db, "x", PureDP(1.0))
-    insert = Ledger._insert
+    insert = ledger_module.append
 
-    def insert_then_fail(self: Ledger, *args: object, **kwargs: object) -> LedgerRecord:
-        insert(self, *args, **kwargs)
+    def insert_then_fail(*args: object, **kwargs: object) -> LedgerRecord:
+        insert(*args, **kwargs)
         raise KeyboardInterrupt  # e.g. Ctrl-C between the INSERT and the COMMIT
 
-    monkeypatch.setattr(Ledger, "_insert", insert_then_fail)
+    monkeypatch.setattr(ledger_module, "append", insert_then_fail)
     with pytest.raises(KeyboardInterrupt):
         ledger.spend("interrupted", PureDP(0.5), {}, key="k")
     monkeypatch.undo()
@@ -363,8 +364,8 @@ def test_reopening_with_a_different_total_raises(db: pathlib.Path) -> None:
 def test_newer_schema_version_is_refused(db: pathlib.Path) -> None:
     Ledger(db, "x", PureDP(1.0))
     with contextlib.closing(sqlite3.connect(db)) as conn:
-        conn.execute("PRAGMA user_version = 3")
-    with pytest.raises(ValueError, match="has ledger schema version 3; .* reads versions up to 2"):
+        conn.execute("PRAGMA user_version = 4")
+    with pytest.raises(ValueError, match="has ledger schema version 4; .* reads versions up to 3"):
         Ledger(db, "x", PureDP(1.0))
 
 
@@ -374,7 +375,7 @@ def test_an_existing_ledger_opens_and_reads_while_another_process_holds_the_writ
     """Opening writes nothing once the ledger exists, so a spend in progress elsewhere (which
     holds SQLite's write lock) does not make every page of the app wait for it."""
     Ledger(db, "survey", PureDP(1.0)).spend("first", PureDP(0.25), {})
-    monkeypatch.setattr("dpcore.foundations.ledger._BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr("dpcore.foundations.ledger.store.BUSY_TIMEOUT_SECONDS", 0.2)
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")
         ledger = Ledger(db, "survey", PureDP(1.0))
@@ -479,22 +480,24 @@ def test_processes_never_overspend(db: pathlib.Path) -> None:
     assert ledger.remaining() == {"rho": float(Decimal("1.0") - expected * Decimal("0.03"))}
 
 
-# The child hooks Ledger._insert: after the INSERT, before COMMIT, it signals and hangs.
+# The child hooks the ledger's append: after the INSERT, before COMMIT, it signals and hangs.
 _KILL_CHILD = """
 import pathlib, sys, time
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.ledger import ledger as ledger_module
 
 path, marker = sys.argv[1], pathlib.Path(sys.argv[2])
-insert = Ledger._insert
+insert = ledger_module.append
 
-def insert_then_hang(self, *args, **kwargs):
-    record = insert(self, *args, **kwargs)
-    marker.write_text(str(record.id))
-    time.sleep(120)
+def insert_then_hang(*args, **kwargs):
+    record = insert(*args, **kwargs)
+    if record.entry == "release":
+        marker.write_text(str(record.id))
+        time.sleep(120)
     return record
 
-Ledger._insert = insert_then_hang
+ledger_module.append = insert_then_hang
 Ledger(path, "kill", PureDP(1.0)).spend("doomed", PureDP(0.5), {"partial": True}, key="doomed")
 """
 
@@ -581,7 +584,7 @@ def _connect_with(monkeypatch: pytest.MonkeyPatch, uri_mode: str = "", pragma: s
             conn.execute(pragma)
         return conn
 
-    monkeypatch.setattr("dpcore.foundations.ledger.sqlite3.connect", connect)
+    monkeypatch.setattr("dpcore.foundations.ledger.store.sqlite3.connect", connect)
 
 
 def test_a_read_only_ledger_shows_its_history_and_refuses_spends_with_a_message(

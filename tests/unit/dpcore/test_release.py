@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import csv
 import dataclasses
+import functools
 import importlib
 import io
 import json
@@ -23,10 +24,15 @@ from scipy import stats
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan import MeanPlan
 from dpcore.analyses.mean.statistics import GroupValues
-from dpcore.foundations import ledger as ledger_module
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
-from dpcore.foundations.dataset import fingerprint_frame
-from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.dataset import files_identity, frame_identity
+from dpcore.foundations.datasets import (
+    DEMO_DATA_PATH,
+    DEMO_DATASET_NAME,
+    demo_identity,
+    load_demo,
+    load_demo_dataset,
+)
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.io import read_table
 from dpcore.foundations.ledger import BudgetExceededError, Ledger, list_ledgers
@@ -66,6 +72,9 @@ def demo() -> pd.DataFrame:
     return load_demo()
 
 
+_demo_frame = functools.cache(load_demo)
+
+
 def make_plan(
     frame: pd.DataFrame,
     *,
@@ -77,13 +86,17 @@ def make_plan(
     budget: PureDP | ZCDP = EPSILON_1,
     label: str = "",
     level: float = 0.95,
+    data: bytes | None = None,
     **plan_options,
 ) -> MeanPlan:
-    """A plan built from scratch: spec, groups and values, fingerprint, estimator and budget."""
+    """A plan built from scratch: spec, groups and values, the data's identity (the demo's
+    asset, or the file's ``data``, as the app identifies them; else the frame's cells),
+    estimator and budget."""
     spec = GroupingSpec(by=by, **(spec_options or {}))
-    header = PlanHeader(
-        dataset=DatasetRef.of(frame, name), spec=spec, budget=budget, label=label, level=level
-    )
+    dataset = DatasetRef.of(frame, name, data=data)
+    if name == DEMO_DATASET_NAME and data is None and frame.equals(_demo_frame()):
+        dataset = load_demo_dataset()[1]
+    header = PlanHeader(dataset=dataset, spec=spec, budget=budget, label=label, level=level)
     return MeanPlan(
         values=GroupValues.from_grouping(spec.build(frame), frame, value),
         header=header,
@@ -115,27 +128,27 @@ def numbers_in(value: object) -> list[float]:
 
 
 def assert_no_data_hash(text: str, record: ReleaseRecord) -> None:
-    """No export carries the data's fingerprint or the key that hashes it, nor any prefix."""
-    fingerprint = record.metadata["plan"]["dataset"]["fingerprint"]
+    """No export carries the data's identity or the key that hashes it, nor any prefix."""
+    identity = record.metadata["plan"]["dataset"]["identity"].partition(":")[2]
     key = record.key.removeprefix("release-")
-    for digest in (fingerprint, key):
+    for digest in (identity, key):
         assert digest[:8] not in text, digest
     assert not HEX64.search(text)
 
 
-# --- fingerprints and keys ----------------------------------------------------------------------
+# --- identities of frames and keys ---------------------------------------------------------------
 
 
-def test_fingerprint_is_stable_across_calls_copies_and_reads(demo):
-    fingerprint = fingerprint_frame(demo)
-    assert HEX64.fullmatch(fingerprint)
-    assert fingerprint_frame(demo) == fingerprint
-    assert fingerprint_frame(demo.copy()) == fingerprint
-    assert fingerprint_frame(load_demo()) == fingerprint  # the same file read again
+def test_a_frames_identity_is_stable_across_calls_copies_and_reads(demo):
+    identity = frame_identity(demo)
+    assert HEX64.fullmatch(identity.removeprefix("frame:"))
+    assert frame_identity(demo) == identity
+    assert frame_identity(demo.copy()) == identity
+    assert frame_identity(load_demo()) == identity  # the same file read again
 
 
-def test_fingerprint_changes_with_a_cell_a_column_name_or_a_dtype(demo):
-    fingerprint = fingerprint_frame(demo)
+def test_a_frames_identity_changes_with_a_cell_a_column_name_or_a_dtype(demo):
+    fingerprint = frame_identity(demo)
     number = demo.copy()
     number.loc[17, "hours_per_week"] += 1
     text = demo.copy()
@@ -143,15 +156,15 @@ def test_fingerprint_changes_with_a_cell_a_column_name_or_a_dtype(demo):
     renamed = demo.rename(columns={"hours_per_week": "hours"})
     as_float = demo.astype({"hours_per_week": "float64"})  # same values, another dtype
     as_object = demo.astype({"race": object})
-    variants = [fingerprint_frame(f) for f in (number, text, renamed, as_float, as_object)]
-    assert all(HEX64.fullmatch(v) for v in variants)
+    variants = [frame_identity(f) for f in (number, text, renamed, as_float, as_object)]
+    assert all(HEX64.fullmatch(v.removeprefix("frame:")) for v in variants)
     assert len({fingerprint, *variants}) == 6
 
 
 @pytest.mark.parametrize("not_a_frame", [{"a": [1, 2]}, np.zeros((2, 2)), pd.Series([1.0]), None])
-def test_fingerprint_rejects_non_frames(not_a_frame):
+def test_a_frames_identity_rejects_non_frames(not_a_frame):
     with pytest.raises(TypeError, match="must be a pandas DataFrame"):
-        fingerprint_frame(not_a_frame)
+        frame_identity(not_a_frame)
 
 
 def test_plan_key_is_the_same_for_the_same_plan_built_from_scratch(demo):
@@ -162,10 +175,10 @@ def test_plan_key_is_the_same_for_the_same_plan_built_from_scratch(demo):
     assert make_plan(demo) == make_plan(load_demo())
 
 
-# The key the ledger recorded for the demo's default mean plan before groupings stopped depending
-# on the value column (computed with commit db87a92): the same plan must keep it, or a release
-# made then would be spent again.
-DEMO_MEAN_KEY_RECORDED = "release-39ed1e1daf2221dcd245cab4794c9d90"
+# The key of the demo's default mean plan since keys name the data by its identity (the bytes of
+# the demo's asset) rather than by the name and row count an entry point gave it (issue 36): the
+# same plan must keep it, or a release made then would be spent again.
+DEMO_MEAN_KEY_RECORDED = "release-dc60e9b2c7f1780157c961e7a098b49c"
 
 
 def test_a_mean_plan_keeps_the_key_ledgers_recorded_for_it(demo, ledger):
@@ -174,6 +187,20 @@ def test_a_mean_plan_keeps_the_key_ledgers_recorded_for_it(demo, ledger):
     first = release(plan, ledger, noise="simulation", rng=1)
     again = release(make_plan(load_demo()), ledger, noise="simulation", rng=2)
     assert first.spent and not again.spent and again.key == first.key
+
+
+def test_the_same_data_under_another_name_or_row_count_is_the_same_release(demo):
+    """An upload's file name, a path typed on the command line and a Spark table's name name
+    one dataset differently; its identity is what the key names."""
+    plan = make_plan(demo)
+    renamed = dataclasses.replace(
+        plan.header, dataset=dataclasses.replace(plan.header.dataset, name="/data/adult.csv.gz")
+    )
+    recounted = dataclasses.replace(
+        plan.header, dataset=dataclasses.replace(plan.header.dataset, rows=1)
+    )
+    for header in (renamed, recounted):
+        assert plan_key(dataclasses.replace(plan, header=header)) == plan_key(plan)
 
 
 def test_plan_key_differs_whenever_the_release_would_differ(demo):
@@ -193,7 +220,6 @@ def test_plan_key_differs_whenever_the_release_would_differ(demo):
             demo, spec_options={"share_source": "holdout", "holdout_fraction": 0.1}
         ),
         "data": make_plan(changed_cell),
-        "dataset name": make_plan(demo, name="adult.csv"),
     }
     keys = {what: plan_key(plan) for what, plan in variants.items()}
     base = plan_key(make_plan(demo))
@@ -291,7 +317,9 @@ def test_the_record_holds_dp_outputs_and_public_parameters_only(demo, ledger):
     record = release(plan, ledger, noise="simulation", rng=3)
     payload = ledger.history()[0].payload
     assert set(payload) == {"outputs", "metadata"}
-    assert payload == {"outputs": record.outputs, "metadata": record.metadata}
+    # The ledger states the people's loss in all as it records the release (its own column).
+    stated = {k: v for k, v in record.metadata.items() if k != "cumulative_loss"}
+    assert payload == {"outputs": record.outputs, "metadata": stated}
 
     by_group = demo.groupby(["race", "sex"])["hours_per_week"]
     exact = np.concatenate(  # the demo's hours lie in [0, 100]: clipped statistics = raw ones
@@ -318,13 +346,8 @@ def test_metadata_describes_data_estimator_noise_budget_time_and_software(demo, 
     assert metadata["key"] == plan_key(plan, "simulation")
     assert metadata["plan"] == json.loads(json.dumps(plan.parameters()))
     dataset = metadata["plan"]["dataset"]
-    assert dataset == {
-        "name": DEMO_DATASET_NAME,
-        "fingerprint": dataset["fingerprint"],
-        "rows": 32561,
-    }
-    assert HEX64.fullmatch(dataset["fingerprint"])
-    assert dataset["fingerprint"] == fingerprint_frame(demo)
+    assert dataset == {"name": DEMO_DATASET_NAME, "identity": demo_identity(), "rows": 32561}
+    assert demo_identity() == files_identity([DEMO_DATA_PATH])  # the asset's bytes
     assert metadata["plan"]["estimator"] == {
         "class": "LaplaceMean", "bounds": [0.0, 100.0], "radius": None, "gamma": 0.1,
         "n_public": True,
@@ -544,7 +567,7 @@ def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     plan = make_plan(demo)
     record = release(plan, ledger)  # OpenDP noise, so the script (NOISE as recorded) matches
     script = to_script(record)
-    assert "frame = load_demo()" in script
+    assert "frame, dataset = load_demo_dataset()" in script
 
     # Same ledger: the script rebuilds an identical plan (same key) and prints the record.
     assert_reruns_as_recorded(script, record, tmp_path, ledger)
@@ -580,11 +603,11 @@ def test_script_for_an_uploaded_file_reads_it_and_asks_the_ledger_if_it_is_the_d
     file = folder / "survey 2026.csv"
     regions(seed=9).to_csv(file, index=False)
     frame = read_table(file.read_bytes(), file.name)
-    plan = make_plan(frame, name=file.name, by=("region",), value="hours")
+    plan = make_plan(frame, name=file.name, by=("region",), value="hours", data=file.read_bytes())
     record = release(plan, ledger, noise="simulation", rng=10)
     script = to_script(record)
     assert f"PATH = {file.name!r}" in script
-    assert "read_table(handle.read(), PATH)" in script
+    assert "frame, dataset = read_dataset(PATH)" in script
     assert_no_data_hash(script, record)
 
     assert_reruns_as_recorded(script, record, tmp_path, ledger, folder)
@@ -669,40 +692,21 @@ def test_open_uses_the_stored_total_and_refuses_unknown_names(tmp_path):
     assert not missing.exists()
 
 
-def test_archive_keeps_every_record_and_empties_the_live_ledger(tmp_path):
+def test_a_raise_adds_to_the_total_and_keeps_every_record(tmp_path):
+    """What a reset did (a fresh budget for the same people) is a raise now: nothing is moved or
+    forgotten, and the raise is a record of its own."""
     file = tmp_path / "l.sqlite"
     ledger = Ledger(file, "survey", ZCDP(1.0))
     old = [ledger.spend("a", ZCDP(0.5), {"x": 1}, key="k1"), ledger.spend("b", ZCDP(0.5), {})]
-    archived = ledger.archive()
-    assert archived.startswith("survey (archived ") and archived.endswith("Z)")
-
-    summaries = {s.name: s for s in list_ledgers(file)}
-    assert set(summaries) == {"survey", archived}
-    assert (summaries[archived].releases, summaries[archived].total) == (2, ZCDP(1.0))
-    assert (summaries["survey"].releases, summaries["survey"].total) == (0, ZCDP(1.0))
-    kept = Ledger.open(file, archived).history()
-    assert [(r.id, r.label, r.cost, r.payload, r.key) for r in kept] == [
-        (r.id, r.label, r.cost, r.payload, r.key) for r in old
-    ]
-    assert ledger.history() == []
-    assert ledger.remaining() == {"rho": 1.0}
-    # The live ledger starts afresh: the same key is a new spend there.
-    again = ledger.spend("a", ZCDP(0.5), {"x": 2}, key="k1")
-    assert again.id not in {r.id for r in old}
-    assert ledger.remaining() == {"rho": 0.5}
-
-
-def test_archiving_twice_within_a_second_keeps_both_archives(tmp_path, monkeypatch):
-    monkeypatch.setattr(ledger_module, "_utc_now", lambda: "2026-01-02T03:04:05.678901+00:00")
-    ledger = Ledger(tmp_path / "l.sqlite", "survey", ZCDP(1.0))
-    ledger.spend("a", ZCDP(0.5), {})
-    first = ledger.archive()
-    ledger.spend("b", ZCDP(0.25), {})
-    second = ledger.archive()  # e.g. a double click on "Archive and reset"
-    assert first == "survey (archived 2026-01-02T03:04:05Z)"
-    assert second == "survey (archived 2026-01-02T03:04:05Z #2)"
-    releases = {s.name: s.releases for s in list_ledgers(tmp_path / "l.sqlite")}
-    assert releases == {first: 1, second: 1, "survey": 0}
+    raised = ledger.raise_total(ZCDP(1.0), reason="second study agreed", actor="ana")
+    assert (raised.entry, raised.reason, raised.actor) == ("raise", "second study agreed", "ana")
+    assert ledger.history() == old
+    assert ledger.remaining() == {"rho": 1.0} and ledger.granted() == ZCDP(2.0)
+    assert ledger.total == ZCDP(1.0)  # what it started with, as the exported script opens it
+    [summary] = list_ledgers(file)
+    assert (summary.releases, summary.total, summary.granted) == (2, ZCDP(1.0), ZCDP(2.0))
+    # The same key still names the recorded spend: a raise renews no release.
+    assert ledger.spend("a", ZCDP(0.5), {"x": 2}, key="k1") == old[0]
 
 
 def test_list_ledgers_on_a_missing_file_is_empty_and_creates_nothing(tmp_path):
@@ -801,7 +805,7 @@ def test_the_script_imports_each_module_once_at_its_top(demo_record):
     modules = [s.module for s in imports]
     assert len(modules) == len(set(modules))
     names = {alias.name for s in imports for alias in s.names}
-    assert {"load_demo", "Ledger", "PlanHeader", "MeanPlan"} <= names
+    assert {"load_demo_dataset", "Ledger", "PlanHeader", "MeanPlan"} <= names
 
 
 def test_a_script_recorded_before_the_layout_moved_imports_from_the_new_homes(demo_record):

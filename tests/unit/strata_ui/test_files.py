@@ -174,3 +174,25 @@ def test_nothing_outside_the_folder_is_listed_or_named(folder, tmp_path_factory,
             files.files_fingerprint(typed)
         assert "id_rsa" not in str(refused.value).replace(typed, "")
     assert files.files_fingerprint(f"{folder}/*.parquet").startswith("files:")
+
+
+def test_a_link_out_of_the_folder_is_refused_alike_whether_or_not_its_target_exists(
+    folder, tmp_path_factory, monkeypatch
+):
+    """A listing follows only links to files that exist: a link out of the root is refused
+    before it, so a dangling link and a live one get the same answer."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "real.parquet").write_bytes((folder / "part-0.parquet").read_bytes())
+    monkeypatch.setenv(files.DATA_ROOT_ENV, str(folder))
+    answers = []
+    for target in ("real.parquet", "absent.parquet"):
+        inside = folder / "inside"
+        inside.mkdir()
+        (inside / "link.parquet").symlink_to(elsewhere / target)
+        for typed in (str(inside), f"{inside}/*.parquet"):
+            with pytest.raises(EngineError) as refused:
+                files.files_fingerprint(typed)
+            answers.append(str(refused.value).replace(typed, "TYPED"))
+        (inside / "link.parquet").unlink()
+        inside.rmdir()
+    assert len(set(answers)) == 1 and "not under" in answers[0]

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
+from strata_ui import roles
 from strata_ui.files import FilesSource
 from strata_ui.state import AppState, get_settings, update_settings
 from strata_ui.uploads import (
@@ -23,8 +24,10 @@ GOOD = b"id,group,hours\n1,a,40\n2,b,35\n3,a,50\n"
 
 @pytest.fixture(autouse=True)
 def fresh_session():
-    """Each test starts from the default settings of every analysis."""
+    """Each test starts from the default settings of every analysis, used by the curator of
+    single-user mode (uploads and opening data are a curator's; test_roles checks the others)."""
     st.session_state.clear()
+    roles.set_current_user(roles.single_user())
     yield
     st.session_state.clear()
 

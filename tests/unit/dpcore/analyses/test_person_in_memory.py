@@ -19,7 +19,7 @@ from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.engines import PandasEngine
 from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import GroupingSpec, cell_labels
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, preview_bound
@@ -168,7 +168,7 @@ def test_the_script_of_a_person_bounded_release_rebuilds_the_same_plan(tmp_path)
     demo = load_demo()
     unit = PrivacyUnit("education", max_groups=1, max_rows=40)  # demo rows have no person id
     spec = GroupingSpec(by=("sex",))
-    header = PlanHeader(dataset=DatasetRef.of(demo, "UCI Adult (demo)"), spec=spec,
+    header = PlanHeader(dataset=load_demo_dataset()[1], spec=spec,
                         budget=PureDP(1.0))  # fmt: skip
     values = GroupValues.from_grouping(spec.build(demo), demo, "hours_per_week", unit)
     plan = MeanPlan(values=values, header=header, estimator=LaplaceMean(bounds=(0, 100)))

@@ -27,7 +27,7 @@ from dpcore.analyses.gvdp.groups import ALL, RunSettings, nonprivate, run_groups
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
 from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import BudgetExceededError, Ledger
 from dpcore.foundations.mechanisms import noise_source
@@ -454,7 +454,7 @@ def test_release_spends_rho_once_and_is_refused_by_a_small_ledger(frame, ledger,
 def test_script_rebuilds_the_same_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
     header = PlanHeader(
-        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=GroupingSpec(by=("sex",)),
+        dataset=load_demo_dataset()[1], spec=GroupingSpec(by=("sex",)),
         budget=ZCDP(0.3), level=0.9,
     )  # fmt: skip
     plan = GvdpPlan.build(

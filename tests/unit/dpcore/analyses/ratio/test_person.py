@@ -23,7 +23,7 @@ from dpcore.analyses.ratio import (
 from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.engines import DuckDBEngine, PandasEngine
 from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
@@ -168,7 +168,7 @@ def test_the_script_of_a_person_bounded_release_rebuilds_the_same_plan(tmp_path)
     demo = load_demo()
     unit = PrivacyUnit("education", max_groups=1, max_rows=40)  # demo rows have no person id
     spec = GroupingSpec(by=("sex",))
-    header = PlanHeader(dataset=DatasetRef.of(demo, "UCI Adult (demo)"), spec=spec,
+    header = PlanHeader(dataset=load_demo_dataset()[1], spec=spec,
                         budget=ZCDP(0.5))  # fmt: skip
     settings = RatioSettings()
     plan = RATIO.plan(RATIO.statistics(demo, spec.build(demo), settings, unit=unit), settings,

@@ -26,11 +26,11 @@ from dpcore.analyses.ratio.preview import (
 from dpcore.analyses.ratio.study import load_table1, ratio_study, table1_comparison
 from dpcore.analyses.ratio.sums import RatioBounds, ratio_sums
 from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.ledger import BudgetExceededError, Ledger
 from dpcore.foundations.mechanisms import SimulationNoise
-from dpcore.release import DatasetRef, PlanHeader, plan_key, release, to_script
+from dpcore.release import PlanHeader, plan_key, release, to_script
 from tests.scripts import assert_reruns_as_recorded
 
 SPEC = GroupingSpec(by=("race", "sex"))
@@ -55,7 +55,7 @@ def sums(demo, grouping) -> GroupRatioSums:
 
 def header(demo, *, epsilon: float = 1.0, label: str = "", level: float = 0.95) -> PlanHeader:
     return PlanHeader(
-        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=SPEC, budget=PureDP(epsilon),
+        dataset=load_demo_dataset()[1], spec=SPEC, budget=PureDP(epsilon),
         label=label, level=level,
     )  # fmt: skip
 
@@ -344,7 +344,7 @@ def test_the_script_rebuilds_the_same_plan_and_spends_nothing_again(demo, tmp_pa
     ledger = Ledger(None, "default", ZCDP(1.0))
     record = release(plan, ledger, noise="simulation", rng=5)
     script = to_script(record)
-    assert "RatioPlan.build(" in script and "frame = load_demo()" in script
+    assert "RatioPlan.build(" in script and "frame, dataset = load_demo_dataset()" in script
     assert_reruns_as_recorded(script, record, tmp_path, ledger)
 
 

@@ -34,7 +34,7 @@ from dpcore.analyses.synth.workload import (
     synth_domain,
 )
 from dpcore.foundations.accounting import ZCDP, BudgetExceededError, PureDP
-from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
+from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import OTHER_LABEL, GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.mechanisms import noise_source
@@ -507,9 +507,9 @@ def test_release_spends_the_cost_once_and_refuses_a_small_ledger(frame, ledger):
     assert not again.spent and again.outputs == record.outputs
     assert ledger.remaining() == {"rho": 0.5}
 
-    tiny = Ledger(None, "tiny", ZCDP(0.1))
+    tiny = Ledger(None, "tiny", ZCDP(0.1))  # other people's data: no release of theirs yet
     with pytest.raises(BudgetExceededError):
-        release(plan, tiny, noise="simulation", rng=1)
+        release(make_plan(frame.iloc[1:]), tiny, noise="simulation", rng=1)
     assert tiny.history() == [] and tiny.remaining() == {"rho": 0.1}
 
 
@@ -540,9 +540,7 @@ def test_csv_of_a_release_escapes_formula_categories(ledger):
 def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path):
     demo = load_demo()
     spec = GroupingSpec(by=("race", "sex"))
-    header = PlanHeader(
-        dataset=DatasetRef.of(demo, DEMO_DATASET_NAME), spec=spec, budget=PureDP(1.0)
-    )
+    header = PlanHeader(dataset=load_demo_dataset()[1], spec=spec, budget=PureDP(1.0))
     plan = SynthPlan.build(
         demo, header=header, strategy="stratified",
         config=SynthConfig(
@@ -553,7 +551,9 @@ def test_script_rebuilds_the_demo_plan_and_spends_nothing_more(ledger, tmp_path)
     )  # fmt: skip
     record = release(plan, ledger, noise="simulation", rng=4)
     script = to_script(record)
-    assert "frame = load_demo()" in script and "SynthConfig(columns=('age'" in script
+    assert (
+        "frame, dataset = load_demo_dataset()" in script and "SynthConfig(columns=('age'" in script
+    )
     assert_reruns_as_recorded(script, record, tmp_path, ledger)
     assert ledger.remaining() == {"rho": 0.5}
 
