@@ -121,6 +121,12 @@ def value_range(record: ReleaseRecord, estimates: pd.Series) -> tuple[float, flo
     return (low if low == 0 else low - pad, high + pad)
 
 
+def _coverage_short(coverage: dict) -> str:
+    """The release metadata's coverage caveat (:class:`~dpcore.release.CoverageNote`) in a
+    few words for the title; the whole note is in the release's facts and exports."""
+    return f"some cover ≈{coverage['measured']}: see Coverage"
+
+
 def release_figure(record: ReleaseRecord) -> go.Figure:
     """Each released estimate with its interval; the population estimate drawn apart. The value
     axis follows :func:`value_range`."""
@@ -131,8 +137,12 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
     statistic = record.metadata["plan"]["statistic"]
     value_title = {"text": statistic[:1].upper() + statistic[1:]}
     axis = value_range(record, frame["estimate"])
+    coverage = record.metadata.get("coverage")
+    caveat = "" if coverage is None else f" ({_coverage_short(coverage)})"
     fig.update_layout(
-        title={"text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals"},
+        title={
+            "text": f"{record.metadata['title']} — DP estimates with {level:.0%} intervals{caveat}"
+        },
         font=FONT,
     )
     if horizontal:

@@ -101,6 +101,8 @@ def _release_facts(metadata: dict, record: ReleaseRecord) -> list[tuple[str, obj
         facts.append(("Lost in all by these people", metadata["cumulative_loss"]["statement"]))
     if "intervals" in metadata:
         facts.append(("Intervals", metadata["intervals"]))
+    if "coverage" in metadata:
+        facts.append(("Coverage", metadata["coverage"]["note"]))
     if publishes_shares(record):
         facts.append(("Group shares", shares_statement(metadata["plan"]["strata"])))
     if (small_groups := small_groups_statement(metadata["plan"]["strata"])) is not None:

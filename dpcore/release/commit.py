@@ -251,6 +251,9 @@ def release(
         "intervals": plan.interval_description,
         **({"method": plan.method_sentence()} if hasattr(plan, "method_sentence") else {}),
     }
+    note = getattr(plan, "coverage_note", None)
+    if note is not None:  # where the intervals cover less than their level (issue 42)
+        metadata["coverage"] = note.to_dict()
     payload = {"outputs": outputs, "metadata": metadata}
     record = ledger.spend(
         plan.header.label, plan.cost, payload, key=key, dataset=dataset,

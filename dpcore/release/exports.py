@@ -81,6 +81,7 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
             else []
         ),
         ("intervals", metadata["intervals"]),
+        *([("coverage", metadata["coverage"]["note"])] if "coverage" in metadata else []),
         ("software", json.dumps(metadata["software"])),
     ]
 

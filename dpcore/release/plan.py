@@ -20,6 +20,7 @@ from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import instance_of, open_unit_interval
 
 __all__ = [
+    "CoverageNote",
     "DatasetRef",
     "PlanHeader",
     "Progress",
@@ -206,6 +207,34 @@ class ReleaseRow:
 
 
 @dataclass(frozen=True)
+class CoverageNote:
+    """Where a release's intervals cover less than their nominal ``level`` (issue 42): the
+    estimates concerned (``where``), the coverage measured there for nominal 95% intervals
+    (``measured``, e.g. "92–93%"; ``lowest``, its lower end as a number), why, and the
+    measurement's source. Said on the Release page, in the release's metadata and in every
+    export, beside the level."""
+
+    level: float
+    where: str
+    measured: str
+    lowest: float
+    why: str
+    source: str = "benchmarks/bench_coverage.py, issue 42"
+
+    def sentence(self) -> str:
+        """The whole statement, for the review, the metadata and the exports."""
+        return (
+            f"Nominal {self.level:.0%}, but {self.where} cover less: about {self.measured} for "
+            f"nominal 95% intervals ({self.source}). {self.why}"
+        )
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "where": self.where, "measured": self.measured,
+                "lowest": self.lowest, "why": self.why, "source": self.source,
+                "note": self.sentence()}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class SyntheticRow:
     """One released synthetic record: its value in every released column, as text."""
 
@@ -261,6 +290,8 @@ class ReleasePlan(Protocol):
 
     # Plans whose group rows publish shares also have ``shares_read_from_data``: what those
     # shares are when read exactly from the data (:meth:`PlanHeader.exact_shares`), else None.
+    # Plans whose intervals cover less than their level somewhere also have ``coverage_note``:
+    # a :class:`CoverageNote`, or None where the level holds.
 
     def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> object: ...
 

@@ -127,13 +127,16 @@ def test_compare_plan_and_release_run_on_the_files_and_record_the_engine(folder)
     assert len(ledger.history()) == 1
 
 
-def test_coinpress_releases_on_the_files_but_its_simulations_need_the_rows(folder):
+def test_coinpress_releases_and_simulates_on_the_files(folder):
+    """CoinPress's windows are cut to the public range (issue 42): with σ = 15 on hours in
+    [0, 80] every window is the range itself, whose clipped sums the engine already has, so
+    its simulations need no rows in memory (a narrower window would need them, and say so)."""
     at = opened(folder)
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "budget")
     at.radio(key="budget.kind").set_value("zcdp").run()
     assert not go(at, "estimator").main.error, errors(at)
-    assert "upload the data (or a sample of it)" in errors(go(at, "compare"))
+    assert not go(at, "compare").main.error, errors(at)
     go(at, "release")
     assert not at.main.error, errors(at)
     _, record = commit_once(at)

@@ -56,15 +56,17 @@ def test_the_mean_preview_shows_dp_beside_non_private_with_labelled_charts():
         "hours_per_week: DP and non-private estimate in each group, 95% intervals",
         "hours_per_week: how wide each group's interval is (log scale)",
         "hours_per_week: BLB subsets at several k — non-private curator diagnostic "
-        "(your k = 1,000 in blue)",
+        "(the k in use, 533, in blue)",
     ]
     for figure in charts(at):
         layout = figure["layout"]
         assert layout["xaxis"]["title"]["text"] and layout["yaxis"]["title"]["text"]
     page = text(at.main.markdown)
     assert "The DP intervals are " in page and "× for hours_per_week" in page
-    assert "Smallest group (Other × Female, n = 109, k = 3)" in page
-    assert "k = 1,000 (yours): centre" in page
+    # k from the rows (issue 42): 533 subsets of 61 rows, and each group its own k from its
+    # own rows (the smallest group had 3 subsets at the population's subset size).
+    assert "Smallest group (Other × Female, n = 109, k = 21)" in page
+    assert "k = 533 (in use): centre" in page
     assert "ρ = ε²/2 = 0.5 from your ε = 1 on the Budget page" in page
     [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
     assert list(table["coefficient"]) == ["hours_per_week"]
@@ -278,7 +280,9 @@ SMALL = "small"  # a 3,000-row sample: k = 1,000 is refused, so no preview runs 
 
 
 def small_start() -> AppTest:
-    return use_frame(start(), load_demo().sample(3_000, random_state=0), SMALL)
+    at = use_frame(start(), load_demo().sample(3_000, random_state=0), SMALL)
+    at.number_input(key="gvdp.ks.mean").set_value(1_000).run()
+    return at
 
 
 def test_each_settings_widget_keeps_its_last_value():

@@ -63,7 +63,7 @@ from dpcore.analyses.gvdp.bounds import GVDPBounds, RunParameters
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import Strategy, check_model_bounds, draw_salt, nonprivate
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec
-from dpcore.analyses.gvdp.private import release_estimates, step_noises
+from dpcore.analyses.gvdp.private import release_estimates, step_noises, whitened_radius
 from dpcore.analyses.gvdp.withhold import subsets_needed
 from dpcore.analyses.mean.accuracy import POPULATION_LABEL
 from dpcore.foundations.accounting import ZCDP
@@ -115,9 +115,10 @@ CHECK_NOTE = (
 class GvdpRunSettings:
     """The GVDP choices every run of a release shares (paper Alg. 1's inputs besides the data
     and the bounds): k subsets of the population, r resamples, t steps, β, and the estimate's
-    share of ρ; ``strategy`` is what the release publishes."""
+    share of ρ; ``strategy`` is what the release publishes. ``k`` None: each run's subsets by
+    the rule of :func:`~dpcore.analyses.gvdp.recommended_subsets`."""
 
-    k: int
+    k: int | None
     resamples: int = 10
     steps: int = 5
     beta: float = 0.03
@@ -200,7 +201,8 @@ class RunInputs:
         precision-weighted estimate is :math:`\tilde S = \bar V + b\,Z` with
         :math:`b^2 = \tau^2/\sum_m\sigma_m^{-2}` (Thm. 2.9), so :math:`\tilde\Sigma` is
         :func:`~dpcore.analyses.gvdp.private.variance_bound` of it; the mean part, whitened by
-        :math:`s = \sqrt{k\tilde\Sigma}`, starts from radius :math:`R/\min_j s_j` and its
+        :math:`s = \sqrt{k\tilde\Sigma}`, starts from the radius of
+        :func:`~dpcore.analyses.gvdp.private.whitened_radius` and its
         estimate's noise variance is :math:`s_j^2/\sum_m\sigma_m^{-2}` (Thm. 2.11). Clipping
         happens only in the failure event of probability β by the paper's design; the check by
         simulation (:func:`check_gvdp_accuracy`) runs the release's own private stage, clipping
@@ -211,7 +213,7 @@ class RunInputs:
         beta = parameters.beta_part
         high = self.bounds.variance_high
         tau = self.bounds.spread(settings.resamples, self.rows // k)
-        start = float(np.linalg.norm(high)) / 2 / tau.min()  # Alg. 3 line 4, as _coinpress
+        start = whitened_radius(float(np.linalg.norm(high)) / 2, high / 2, tau)  # as _coinpress
         sigmas = step_noises(start, d, k, parameters.rho.variance_steps, beta)
         spread = tau**2 / np.sum(sigmas**-2.0)
         combined = self.mean_variance[np.arange(replicates) % len(self.mean_variance)]
@@ -219,8 +221,8 @@ class RunInputs:
         margin = -np.sqrt(spread) * ndtri(beta / d)
         sampling = np.where(combined + margin > 0, np.maximum(combined, 0.0) + margin, high)
         scale = np.sqrt(k * sampling)
-        sigmas = step_noises(self.bounds.radius / scale.min(axis=-1), d, k,
-                             parameters.rho.mean_steps, beta)  # fmt: skip
+        start = whitened_radius(self.bounds.radius, self.bounds.half_widths, scale)
+        sigmas = step_noises(start, d, k, parameters.rho.mean_steps, beta)
         return sampling + scale**2 / np.sum(sigmas**-2.0, axis=0)[:, None]
 
 
@@ -384,9 +386,9 @@ def _bags(
     if not data.in_memory:
         return _engine_bags(data, bounds, settings, min(draws, ENGINE_DRAWS), rng), shares
     if shares is None:
-        runs = [(data.population, data.rows, settings.k)]
+        runs = [(data.population, data.rows, data.subsets(settings.k, settings.resamples))]
     else:
-        subsets = data.group_subsets(settings.k)
+        subsets = data.group_subsets(settings.k, settings.resamples)
         runs = list(zip(data.groups, data.group_rows, subsets, strict=True))
     bags = [
         BootstrapDraws.draw(
@@ -411,11 +413,15 @@ def _engine_bags(
     """As :func:`_bags`, for rows an engine keeps where they lie: each draw is one pass of the
     engine with a salt from ``rng`` (:mod:`dpcore.engines.blb`), which gives every run's bag."""
     if settings.strategy == "global_only":
-        sizes, subsets = (data.rows,), (settings.k,)
-        drawn = [[data.bags.population(draw_salt(rng), settings.k, settings.resamples,
-                                       data.rows)] for _ in range(draws)]  # fmt: skip
+        k = data.subsets(settings.k, settings.resamples)
+        sizes, subsets = (data.rows,), (k,)
+        drawn = [[data.bags.population(draw_salt(rng), k, settings.resamples, data.rows)]
+                 for _ in range(draws)]  # fmt: skip
     else:
-        sizes, subsets = tuple(data.group_rows), tuple(data.group_subsets(settings.k))
+        sizes, subsets = (
+            tuple(data.group_rows),
+            tuple(data.group_subsets(settings.k, settings.resamples)),
+        )
         drawn = [data.bags.groups(draw_salt(rng), subsets, settings.resamples, sizes)
                  for _ in range(draws)]  # fmt: skip
     return [
@@ -480,7 +486,8 @@ def _assumptions(
 ) -> tuple[str, ...]:
     grid = PLAN_GRID
     out = [
-        f"GVDP (Covington et al., Alg. 1) with k = {settings.k:,} subsets of the population, "
+        f"GVDP (Covington et al., Alg. 1) with k = {data.subsets(settings.k, settings.resamples):,} subsets of the "
+        f"population{' (chosen from its rows)' if settings.k is None else ''}, "
         f"r = {settings.resamples} resamples, t = {settings.steps} steps, β = "
         f"{settings.beta:g} and {settings.mean_fraction:.0%} of ρ for the estimate.",
         "The target is on each interval's half-width z·√(sampling variance bound + noise "

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.base import EngineStatistics
-from dpcore.analyses.gvdp.blb import Bag
+from dpcore.analyses.gvdp.blb import Bag, degrees_of_freedom_factor
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.data import GvdpData, Moments
 from dpcore.analyses.gvdp.model import GvdpModel
@@ -218,8 +218,10 @@ def bag_estimates(
     r"""The fit of every (group, subset, resample) from the weighted sums of ``table`` (an
     engine's :meth:`blb_sums`), :math:`\hat\theta = (\sum w X X^\top)^{-1} \sum w X y`, and per
     group its BLB summaries (the r fits' mean and variance, ddof = 1) as a :class:`Bag` of
-    ``rows[g]`` rows; ``subsets[g]`` is group g's k. A subset that drew no row, or whose sums
-    are singular, is refused with the fix."""
+    ``rows[g]`` rows, the variances corrected for the p coefficients fitted on each subset
+    (:func:`~dpcore.analyses.gvdp.blb.degrees_of_freedom_factor`, at its nominal size
+    ``rows[g] // subsets[g]``); ``subsets[g]`` is group g's k. A subset that drew no row, or
+    whose sums are singular, is refused with the fix."""
     group = table[GROUP].to_numpy(np.int64)
     subset = table[SUBSET].to_numpy(np.int64)
     offsets = np.concatenate([[0], np.cumsum(subsets)])
@@ -250,5 +252,7 @@ def bag_estimates(
                 "the fit overflowed on a bootstrap resample; lower `k` so each subset has more "
                 "rows, or rescale the data"
             )
-        bags.append(Bag(part.mean(axis=1), variances, int(rows[g])))
+        # The mean is a regression on a constant here (p = 1): one factor serves both.
+        factor = degrees_of_freedom_factor(int(rows[g]) // int(k_g), p)
+        bags.append(Bag(part.mean(axis=1), variances * factor, int(rows[g])))
     return bags

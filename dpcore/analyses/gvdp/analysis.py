@@ -43,8 +43,12 @@ if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only 
 
 __all__ = ["DEFAULT_K", "GVDP", "GvdpAnalysis", "GvdpSettings"]
 
-DEFAULT_K: dict[str, int] = {"mean": 1000, "ols": 250, "logistic": 250}
-"""Subsets k per model kind by default (paper §3: k = 250–1,000 for 10,000–100,000 rows)."""
+DEFAULT_K: dict[str, int | None] = {"mean": None, "ols": None, "logistic": None}
+"""Subsets k per model kind by default: None, chosen from each run's rows by the rule of
+:func:`~dpcore.analyses.gvdp.recommended_subsets` (k ≈ 3√n, at least a model's
+:data:`~dpcore.analyses.gvdp.NEARLY_UNBIASED_ROWS` per coefficient). It replaced fixed
+defaults (1,000 for a mean, 250 for a regression), whose subsets were too small for skewed data
+on 10,000 rows and too few on 1,000 (issue 42)."""
 
 # Public bounds for the demo's columns, from outside knowledge (the app states why):
 # (low, high, per-row spread σ) for each (model, outcome, coefficient).
@@ -105,7 +109,7 @@ class GvdpSettings:
         ("logistic", ("age", "hours_per_week")),
     )
     strategy: Strategy = "stratified"
-    ks: tuple[tuple[str, int], ...] = tuple(DEFAULT_K.items())
+    ks: tuple[tuple[str, int], ...] = ()
     bounds_mode: BoundsMode = "box"
     box: tuple[tuple[BoundsKey, tuple[float, float, float]], ...] = ()
     guess: tuple[tuple[BoundsKey, tuple[float, float]], ...] = ()
@@ -127,9 +131,11 @@ class GvdpSettings:
         return () if self.model == "mean" else tuple(_lookup(self.covariates, self.model, ()))
 
     @property
-    def k(self) -> int:
-        """The current model's number of subsets."""
-        return int(_lookup(self.ks, self.model, DEFAULT_K[self.model]))
+    def k(self) -> int | None:
+        """The current model's chosen number of subsets; None when it is chosen from the data
+        (the default, :data:`DEFAULT_K`)."""
+        k = _lookup(self.ks, self.model, DEFAULT_K[self.model])
+        return None if k is None else int(k)
 
     def with_choice(
         self,
@@ -139,9 +145,13 @@ class GvdpSettings:
         k: int | None = None,
         box: tuple[BoundsKey, tuple[float, float, float]] | None = None,
         guess: tuple[BoundsKey, tuple[float, float]] | None = None,
+        automatic_k: bool = False,
     ) -> GvdpSettings:
-        """These settings with a choice for the current model (or for one bounds key)."""
+        """These settings with a choice for the current model (or for one bounds key);
+        ``automatic_k`` forgets the current model's chosen k (it is then chosen from the data)."""
         changes: dict = {}
+        if automatic_k:
+            changes["ks"] = tuple((kind, v) for kind, v in self.ks if kind != self.model)
         if outcome is not None:
             changes["outcomes"] = _with(self.outcomes, self.model, outcome)
         if covariates is not None:

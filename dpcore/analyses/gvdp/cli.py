@@ -34,8 +34,9 @@ class GvdpCli(AnalysisCli[GvdpSettings]):
             "range)",
         )  # fmt: skip
         gvdp.add_argument(
-            "--subsets", type=int, default=1000, metavar="K",
-            help="subsets of the bag of little bootstraps over all rows (default 1000)",
+            "--subsets", type=int, default=None, metavar="K",
+            help="subsets of the bag of little bootstraps over all rows (default: chosen from "
+            "the rows, k ≈ 3√n; each group's from its own rows)",
         )  # fmt: skip
 
     def settings(self, args: argparse.Namespace, common: CommonChoices) -> GvdpSettings:
@@ -56,7 +57,8 @@ class GvdpCli(AnalysisCli[GvdpSettings]):
             raise ValueError(f"--bounds: L must be below U, got {low:g},{high:g}")
         spread = args.spread if args.spread is not None else (high - low) / 2
         settings = GvdpSettings(
-            model="mean", outcomes=(("mean", value),), ks=(("mean", args.subsets),),
+            model="mean", outcomes=(("mean", value),),
+            ks=() if args.subsets is None else (("mean", args.subsets),),
             box=((("mean", value, value), (low, high, spread)),), strategy=common.strategy,
         )  # fmt: skip
         GVDP.model(settings)  # refuses what the library cannot estimate

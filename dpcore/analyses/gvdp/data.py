@@ -14,7 +14,11 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.base import NeedsRowsInMemory
-from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
+from dpcore.analyses.gvdp.bounds import (
+    ROWS_PER_COEFFICIENT,
+    recommended_subset_rows,
+    recommended_subsets,
+)
 from dpcore.analyses.gvdp.model import GvdpModel, ModelRows
 from dpcore.foundations.grouping import DROPPED_CODE, Grouping
 from dpcore.foundations.shares import require_fixed_shares
@@ -27,6 +31,7 @@ __all__ = [
     "MAX_FIT_RISK",
     "GvdpData",
     "Moments",
+    "fitting_subsets",
     "fit_risk",
     "prepare_data",
     "subsets_for",
@@ -61,6 +66,24 @@ def fit_risk(rare: int, rows: int, k: int, resamples: int) -> float:
     risk = k * math.exp(-rare / k) if k > 1 else 0.0
     risk += k * resamples * math.exp(-rare)
     return min(1.0, risk)
+
+
+def fitting_subsets(k: int, rows: int, rare: tuple[int, ...], resamples: int) -> int:
+    """The largest number of subsets ≤ ``k`` (at least 1) at which no 0/1 column, with
+    ``rare`` rows of its rarer value among ``rows``, has a :func:`fit_risk` above
+    :data:`MAX_FIT_RISK`: an automatic k lowered before a fit would likely fail. The risk
+    grows with k, so a bisection finds it."""
+
+    def fits(c: int) -> bool:
+        return all(fit_risk(int(m), rows, c, resamples) <= MAX_FIT_RISK for m in rare)
+
+    if fits(k):
+        return k
+    low, high = 1, k  # fits(low) is assumed; fits(high) is false
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
 
 
 def _risk_message(column: str, outcome: bool, where: str, k: int, b: int, risk: float) -> str:
@@ -166,10 +189,19 @@ class GvdpData:
             )
         return out
 
-    def subset_rows(self, k: int) -> int:
-        r"""Subset size :math:`b = \lfloor N/k \rfloor` for ``k`` subsets of the population,
-        refused with "use k ≤ …" when below the minimum."""
-        k = positive_int("k", k)
+    def subsets(self, k: int | None, resamples: int = 10) -> int:
+        """The population's subsets: ``k``, or when ``k`` is None (automatic) the rule's
+        (:func:`~dpcore.analyses.gvdp.recommended_subsets`), lowered until no 0/1 column is
+        likely constant in a subset (:func:`fitting_subsets`)."""
+        if k is None:
+            rule = recommended_subsets(self.rows, self.model.estimator, self.model.d)
+            return fitting_subsets(rule, self.rows, self.rare, resamples)
+        return positive_int("k", k)
+
+    def subset_rows(self, k: int | None, resamples: int = 10) -> int:
+        r"""Subset size :math:`b = \lfloor N/k \rfloor` for ``k`` subsets of the population
+        (None: the rule's), refused with "use k ≤ …" when below the minimum."""
+        k = self.subsets(k, resamples)
         b = self.rows // k
         if b < self.model.min_rows:
             most = self.rows // self.model.min_rows
@@ -180,15 +212,29 @@ class GvdpData:
             )
         return b
 
-    def group_subsets(self, k: int) -> np.ndarray:
-        """Each group's :math:`k_g` at the population's subset size."""
+    def group_subsets(self, k: int | None, resamples: int = 10) -> np.ndarray:
+        """Each group's :math:`k_g`: at the population's subset size for a chosen ``k``; with
+        ``k`` None (automatic), each group's own by the rule of
+        :func:`~dpcore.analyses.gvdp.recommended_subset_rows` on its own rows (lowered as
+        :meth:`subsets` lowers it), so that a small group keeps enough subsets for the noise
+        not to swamp it."""
+        if k is None:
+            estimator, d = self.model.estimator, self.model.d
+            out = []
+            for g, n in enumerate(int(n) for n in self.group_rows):
+                rule = subsets_for(n, recommended_subset_rows(max(n, 1), estimator, d))
+                rare = () if self.group_rare is None else tuple(self.group_rare[g])
+                out.append(fitting_subsets(rule, n, rare, resamples))
+            return np.array(out, dtype=int)
         b = self.subset_rows(k)
         return np.array([subsets_for(int(n), b) for n in self.group_rows], dtype=int)
 
-    def check_k(self, k: int, resamples: int) -> int:
-        """The subset size b for ``k``; ``ValueError`` when subsets are too small or a 0/1 column
-        would too likely be constant in one (:func:`fit_risk` > :data:`MAX_FIT_RISK`)."""
-        b = self.subset_rows(k)
+    def check_k(self, k: int | None, resamples: int) -> int:
+        """The subset size b for ``k`` (None: the rule's); ``ValueError`` when subsets are too
+        small or a 0/1 column would too likely be constant in one (:func:`fit_risk` >
+        :data:`MAX_FIT_RISK`)."""
+        b = self.subset_rows(k, resamples)
+        k = self.subsets(k, resamples)
         for column, rare in zip(self.binary, self.rare, strict=True):
             risk = fit_risk(rare, self.rows, k, resamples)
             if risk > MAX_FIT_RISK:
@@ -208,11 +254,11 @@ class GvdpData:
                 raise ValueError(message)
         return b
 
-    def group_problem(self, k: int, resamples: int) -> str | None:
+    def group_problem(self, k: int | None, resamples: int) -> str | None:
         """Why the groups cannot be fitted with ``k`` (see :meth:`check_k`), or None."""
         if self.group_error is not None:
             return self.group_error
-        subsets = self.group_subsets(k)
+        subsets = self.group_subsets(k, resamples)
         for g, label in enumerate(self.labels):
             n_g, k_g = int(self.group_rows[g]), int(subsets[g])
             for c, column in enumerate(self.binary):

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
+from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds, recommended_subsets
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.estimator import (
     GVDPCoverage,
@@ -63,11 +63,12 @@ def coverage_on_data(
     data.require_rows("Coverage on the current data")
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
+    k = data.subsets(settings.k, settings.resamples)
     truth = nonprivate_ci(data.population, data.model.estimator, settings.level).estimate
     return gvdp_coverage(
         lambda _rng: data.population, truth, data.model.estimator,
-        replications=replications, k=settings.k,
-        bounds=bounds.for_rows(data.rows, settings.k, settings.resamples), rng=rng,
+        replications=replications, k=k,
+        bounds=bounds.for_rows(data.rows, k, settings.resamples), rng=rng,
         **settings.gvdp_kwargs(),
     )  # fmt: skip
 
@@ -167,17 +168,18 @@ def coverage_synthetic(
     """
     theta, per_row = synthetic_truth(kind, d)
     n = positive_int("n", n)
-    if n // settings.k < ROWS_PER_COEFFICIENT * d:
+    k = recommended_subsets(n, kind, d) if settings.k is None else settings.k
+    if n // k < ROWS_PER_COEFFICIENT * d:
         raise ValueError(
-            f"`k` = {settings.k:,} leaves subsets of {n // settings.k} rows (n = {n:,}): use "
+            f"`k` = {k:,} leaves subsets of {n // k} rows (n = {n:,}): use "
             f"k ≤ {n // (ROWS_PER_COEFFICIENT * d):,}"
         )
     bounds = GVDPBounds.overestimated(
-        theta, per_row / n, factor, resamples=settings.resamples, subset_size=n // settings.k
+        theta, per_row / n, factor, resamples=settings.resamples, subset_size=n // k
     )
     return gvdp_coverage(
         _synthetic_generator(kind, n, d), theta, kind, replications=replications,
-        k=settings.k, bounds=bounds, rng=rng, **settings.gvdp_kwargs(),
+        k=k, bounds=bounds, rng=rng, **settings.gvdp_kwargs(),
     )  # fmt: skip
 
 

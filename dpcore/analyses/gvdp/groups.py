@@ -64,9 +64,12 @@ ALL = "All"
 
 @dataclass(frozen=True)
 class RunSettings:
-    """The GVDP settings shared by every run (paper Alg. 1 inputs besides data and bounds)."""
+    """The GVDP settings shared by every run (paper Alg. 1 inputs besides data and bounds).
 
-    k: int
+    ``k`` None chooses the subsets from each run's rows
+    (:func:`~dpcore.analyses.gvdp.recommended_subsets`, :meth:`GvdpData.subsets`)."""
+
+    k: int | None
     rho: float
     resamples: int = 10
     steps: int = 5
@@ -75,7 +78,8 @@ class RunSettings:
     level: float = 0.95
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", positive_int("k", self.k))
+        if self.k is not None:
+            object.__setattr__(self, "k", positive_int("k", self.k))
         object.__setattr__(self, "rho", positive_number("rho", self.rho))
         resamples = positive_int("resamples", self.resamples)
         if resamples < 2:
@@ -101,16 +105,17 @@ def run_population(
     rng: np.random.Generator | int | None = None,
     noise: NoiseSource | None = None,
 ) -> GVDPResult:
-    """One GVDP run (paper Alg. 1) on the population's complete rows with k subsets."""
+    """One GVDP run (paper Alg. 1) on the population's complete rows with k subsets (the
+    rule's when ``settings.k`` is None)."""
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)  # "use k ≤ …" before anything runs
-    population, rng = data.population, as_rng(rng)
+    population, rng, k = data.population, as_rng(rng), data.subsets(settings.k, settings.resamples)
     if not data.in_memory:
         salt = draw_salt(rng)
-        population = data.bags.population(salt, settings.k, settings.resamples, data.rows)
+        population = data.bags.population(salt, k, settings.resamples, data.rows)
     return gvdp(
-        population, data.model.estimator, k=settings.k,
-        bounds=bounds.for_rows(data.rows, settings.k, settings.resamples),
+        population, data.model.estimator, k=k,
+        bounds=bounds.for_rows(data.rows, k, settings.resamples),
         rng=rng, noise=noise, **settings.gvdp_kwargs(),
     )  # fmt: skip
 
@@ -132,16 +137,17 @@ def run_groups(
     r"""GVDP in every group with the full ρ (parallel composition), recombined with the public
     shares: :func:`~dpcore.analyses.gvdp.gvdp_stratified` with the app's rule for k.
 
-    Every group uses the population's subset size b, so group g gets :math:`k_g = \max(1,
-    \lfloor n_g/b \rfloor)` subsets, and its variance bound is scaled to its own :math:`n_g`
-    rows. The recombination uses the **DP** group estimates.
+    With a chosen k every group uses the population's subset size b, so group g gets
+    :math:`k_g = \max(1, \lfloor n_g/b \rfloor)` subsets; with k None each group's
+    :math:`k_g` follows the rule from its own rows (:meth:`GvdpData.group_subsets`). Each
+    variance bound is scaled to the group's own :math:`n_g` rows. The recombination uses the **DP** group estimates.
     """
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
     problem = data.group_problem(settings.k, settings.resamples)
     if problem is not None:
         raise ValueError(problem)
-    subsets = data.group_subsets(settings.k)
+    subsets = data.group_subsets(settings.k, settings.resamples)
     groups, rng = data.groups, as_rng(rng)
     if not data.in_memory:
         salt = draw_salt(rng)

@@ -21,6 +21,7 @@ from dpcore.foundations.mechanisms import NoiseSource
 __all__ = [
     "psd_projection",
     "step_noises",
+    "whitened_radius",
 ]
 
 
@@ -51,6 +52,27 @@ def tail_radius(d: int, beta: float) -> float:
     return math.sqrt(d) * float(-ndtri(beta / (2 * d)))
 
 
+def whitened_radius(radius: float, half_widths: np.ndarray | None, scale: np.ndarray) -> np.ndarray:
+    r"""The radius of a ball, in whitened coordinates :math:`y = S^{-1}x`, that holds the
+    parameter: Alg. 3 line 4's :math:`r_0\max\operatorname{diag}(S^{-1}) = r_0/\min_j s_j`,
+    or, when the parameter is known to lie in a box :math:`|\theta_j - c_j| \le h_j`, the
+    smaller :math:`\|h/s\|_2`, the radius of the ball around the whitened box (shape
+    (...,) for ``scale`` (..., d)).
+
+    The paper's rule bounds the image of the ball :math:`B_2(c, r_0)` by its longest axis,
+    :math:`r_0/\min_j s_j`: with coefficients on different scales (an OLS intercept in hours,
+    a slope per year of age) or few rows (small :math:`s_j = \sqrt{k\tilde\Sigma_{jj}}`) that
+    is the widest coordinate's range over the narrowest one's scale, and the first steps'
+    noise, proportional to the radius, was thousands of times the estimate's standard error
+    (issue 42). Both balls contain the whitened parameter whenever the public bounds hold, so
+    the privacy and validity arguments of Alg. 3–4 are unchanged; the box is a public input.
+    """
+    paper = radius / np.min(scale, axis=-1)
+    if half_widths is None:
+        return np.asarray(paper)
+    return np.minimum(paper, np.linalg.norm(half_widths / scale, axis=-1))
+
+
 def _coinpress(
     points: np.ndarray,
     center: np.ndarray,
@@ -59,20 +81,22 @@ def _coinpress(
     rho_steps: tuple[float, ...],
     beta: float,
     noise: NoiseSource,
+    half_widths: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Alg. 3 (MVMRec) with a diagonal public scale :math:`S = \operatorname{diag}(s)`.
 
     ``points`` (..., k, d), ``scale`` (..., d). Returns the t iterates :math:`S\tilde\mu_m` and
     their noise variances :math:`\sigma_m^2 s_j^2` (Alg. 3 lines 10–11), each (t, ..., d). Each
     step has failure probability β/t, half for :math:`\gamma_1` (per point, β/(2tk)) and half for
-    :math:`\gamma_2` (Alg. 4 lines 2–5). No empirical-mean centring (module docstring).
+    :math:`\gamma_2` (Alg. 4 lines 2–5). No empirical-mean centring (module docstring). The
+    starting radius is :func:`whitened_radius` (the box's, when ``half_widths`` are given).
     """
     k, d = points.shape[-2:]
     beta_s = beta / (2 * len(rho_steps))
     gamma1, gamma2 = tail_radius(d, beta_s / k), tail_radius(d, beta_s)
     whitened = points / scale[..., None, :]
     centre = np.broadcast_to(center / scale, scale.shape)
-    ball = np.asarray(radius / scale.min(axis=-1))  # Alg. 3 line 4: ‖S⁻¹‖₂ r₀ for diagonal S
+    ball = whitened_radius(radius, half_widths, scale)  # Alg. 3 line 4, or the box's
     iterates, variances = [], []
     for rho_m in rho_steps:
         centre, ball, sigma = coinpress_step(whitened, centre, ball, gamma1, gamma2, rho_m, noise)
@@ -209,13 +233,15 @@ def release_estimates(
         plan.rho.variance_steps,
         plan.beta_part,
         noise,
+        high / 2,  # the box [0, v]
     )
     sampling = variance_bound(v_iter, v_var, plan.beta_part, high)
     # App. C.6: Cov(θ̂ᵢᴮᴸᴮ) ≈ kΣ for √n-consistent estimators, so S = (kΣ̃)^{1/2} (Alg. 3 line 2).
     scale = np.sqrt(k * sampling)
     m_iter, m_var = _coinpress(
-        theta_blb, bounds.center, bounds.radius, scale, plan.rho.mean_steps, plan.beta_part, noise
-    )
+        theta_blb, bounds.center, bounds.radius, scale, plan.rho.mean_steps, plan.beta_part, noise,
+        bounds.half_widths,
+    )  # fmt: skip
     estimate, noise_variance = precision_weighted(m_iter, m_var)
     variance = sampling + noise_variance
     half = ndtri(0.5 + plan.level / 2) * np.sqrt(variance)

@@ -138,7 +138,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             return GaussianMean(bounds=bounds, n_public=settings.n_public)
         return CoinPressMean(
             prior=bounds, sigma=settings.coinpress_sigma, steps=settings.coinpress_steps,
-            beta=settings.coinpress_beta,
+            beta=settings.coinpress_beta, clip_to_prior=True,
         )  # fmt: skip
 
     def native_budget(self, settings: MeanSettings, budget: Budget) -> Budget:

@@ -73,6 +73,11 @@ class StrategyResult:
     those shares carry a small-group rule (:class:`~dpcore.foundations.small_groups.NoisyCountRule`),
     which groups the noisy counts kept, merged or dropped, and the pooled group's estimate;
     ``shares`` are then 0 for the groups not released as themselves.
+    ``group_steps`` and ``global_steps``: for an estimator that releases intermediate intervals
+    (CoinPress, :meth:`~dpcore.analyses.mean.CoinPressMean.run`), the interval after each of
+    its steps behind the group estimates, shape (steps, [replicates,] k, 2), and behind the
+    population estimate when it is estimated on its own, shape (steps, [replicates,] 2); DP
+    outputs, from which the release's intervals follow. None otherwise.
     """
 
     strategy: Strategy
@@ -81,10 +86,27 @@ class StrategyResult:
     cost: Budget
     shares: np.ndarray | None = None
     released: NoisyRecombination | None = None
+    group_steps: np.ndarray | None = None
+    global_steps: np.ndarray | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
     return None if replicates is None else positive_int("replicates", replicates)
+
+
+def _draw(
+    estimator: MeanEstimator,
+    strata: GroupValues,
+    budget: Budget,
+    replicates: int | None,
+    noise: NoiseSource,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The estimator's estimates of ``strata``'s groups, with the intervals of its steps when
+    it has steps (CoinPress's ``run``), else None."""
+    run = getattr(estimator, "run", None)
+    if run is None:
+        return estimator.group_estimates(strata, budget, replicates=replicates, noise=noise), None
+    return run(strata, budget, replicates=replicates, noise=noise)
 
 
 def stratified_mean(
@@ -125,10 +147,12 @@ def stratified_mean(
         whole = (groups * weights).sum(axis=-1)
         return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights)
     weights = share_values(shares, strata.k)
-    groups = estimator.group_estimates(strata, budget, replicates=reps, noise=source)
+    groups, steps = _draw(estimator, strata, budget, reps, source)
     # k copies of one budget compose in parallel to that budget: composing one copy per group
     # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
-    return StrategyResult("stratified", groups, groups @ weights, parallel(budget))
+    return StrategyResult(
+        "stratified", groups, groups @ weights, parallel(budget), group_steps=steps
+    )
 
 
 def global_only_mean(
@@ -141,14 +165,13 @@ def global_only_mean(
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
     """Vanilla (i): one estimate of the population mean with the full budget, reused per group."""
-    whole = estimator.group_estimates(
-        strata.pooled,
-        budget,
-        replicates=_replicates(replicates),
-        noise=as_noise_source(noise, rng=rng),
-    )[..., 0]
+    whole, steps = _draw(
+        estimator, strata.pooled, budget, _replicates(replicates), as_noise_source(noise, rng=rng)
+    )
+    whole = whole[..., 0]
     groups = np.repeat(whole[..., None], strata.k, axis=-1)
-    return StrategyResult("global_only", groups, whole, budget)
+    steps = None if steps is None else steps[..., 0, :]
+    return StrategyResult("global_only", groups, whole, budget, global_steps=steps)
 
 
 def global_and_group_means(
@@ -172,9 +195,9 @@ def global_and_group_means(
     fraction = open_unit_interval("global_fraction", global_fraction)
     global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
     source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
-    whole = estimator.group_estimates(strata.pooled, global_budget, replicates=reps, noise=source)[
-        ..., 0
-    ]
+    whole, whole_steps = _draw(estimator, strata.pooled, global_budget, reps, source)
+    whole = whole[..., 0]
+    whole_steps = None if whole_steps is None else whole_steps[..., 0, :]
     cost = sequential(global_budget, group_budget)
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
@@ -186,8 +209,10 @@ def global_and_group_means(
             )  # fmt: skip
         shares = noisy_count_shares(drawn.counts)
         return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares)
-    groups = estimator.group_estimates(strata, group_budget, replicates=reps, noise=source)
-    return StrategyResult("global_and_groups", groups, whole, cost)
+    groups, steps = _draw(estimator, strata, group_budget, reps, source)
+    return StrategyResult(
+        "global_and_groups", groups, whole, cost, group_steps=steps, global_steps=whole_steps
+    )
 
 
 def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:

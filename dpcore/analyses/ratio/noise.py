@@ -87,6 +87,9 @@ class RatioRelease:
     ``sensitivity`` and ``noise_scale`` map each released sum (see :data:`SUM_NAMES`) to its
     sensitivity Δ and its noise scale (σ for Gaussian noise, b for Laplace noise). ``cost`` is the
     guarantee of the whole release; ``rho`` the total zCDP budget when ``composition="zcdp"``.
+    ``noise_terms``: how many independent draws of the mechanism each sum's noise adds up (1 for
+    a group's own release; k for totals over k groups, :func:`~dpcore.analyses.ratio.recombine`,
+    whose ``noise_scale`` is then √k times a group's).
     """
 
     sums: RatioSums
@@ -99,6 +102,7 @@ class RatioRelease:
     noise_scale: dict[str, float]
     cost: Budget
     rho: float | None = None
+    noise_terms: int = 1
 
     def noise_variance(self, name: str) -> float:
         """Variance of the noise on sum ``name``: σ² (Gaussian) or 2b² (Laplace)."""

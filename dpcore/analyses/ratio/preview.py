@@ -72,7 +72,10 @@ def recombine(release: RatioRelease) -> RatioRelease:
         if getattr(release.sums, f.name) is not None
     }
     scales = {name: math.sqrt(k) * scale for name, scale in release.noise_scale.items()}
-    return dataclasses.replace(release, sums=RatioSums(**totals), noise_scale=scales)
+    return dataclasses.replace(
+        release, sums=RatioSums(**totals), noise_scale=scales,
+        noise_terms=release.noise_terms * k,
+    )  # fmt: skip
 
 
 def select_group(ci: RatioCI, index: int | np.ndarray | tuple) -> RatioCI:

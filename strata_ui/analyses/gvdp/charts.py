@@ -490,7 +490,7 @@ def k_diagnostic_figure(
     return _layout(
         fig,
         f"{coefficient}: BLB subsets at several k — non-private curator diagnostic "
-        f"(your k = {chosen_k:,} in blue)",
+        f"(the k in use, {chosen_k:,}, in blue)",
         legend="bottom",
     )
 
@@ -513,7 +513,7 @@ def k_diagnostic_summary(
         rows = part[part["k"] == k]
         shift = (rows["estimate"].mean() - reference_estimate) / scale
         drift = rows["se"].median() / scale - 1
-        mark = " (yours)" if k == chosen_k else ""
+        mark = " (in use)" if k == chosen_k else ""
         parts.append(f"k = {k:,}{mark}: centre {shift:+.2f} SE, standard error {drift:+.0%}")
     text = (
         f"Distance of the subsets from the full-data estimate {_fmt(reference_estimate)} "
@@ -559,6 +559,8 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         fig.update_yaxes(title={"text": "Estimate"}, range=ranges[coefficient], row=row, col=1)
     fig.update_xaxes(title={"text": "Group"}, row=len(coefficients), col=1)
     fig.update_layout(height=300 * len(coefficients) + 120)
+    coverage = record.metadata.get("coverage")
+    caveat = "" if coverage is None else f" (some cover ≈{coverage['measured']}: see Coverage)"
     return _layout(
-        fig, f"{record.metadata['title']} — DP estimates with {level:.0%} GVDP intervals"
+        fig, f"{record.metadata['title']} — DP estimates with {level:.0%} GVDP intervals{caveat}"
     )

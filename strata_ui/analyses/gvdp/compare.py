@@ -101,7 +101,7 @@ def render_compare() -> None:
         return
     model, run = inputs.model, inputs.run
     st.caption(
-        f"{MODELS[model.kind]}: **{model.formula}**, k = {run.k:,}, "
+        f"{MODELS[model.kind]}: **{model.formula}**, k = {inputs.data.subsets(run.k, run.resamples):,}, "
         f"{BOUNDS_MODES[inputs.bounds.mode].lower()}. {budget_sentence()} Change these on the "
         "Estimator and Budget pages."
     )

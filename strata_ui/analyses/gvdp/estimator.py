@@ -136,7 +136,9 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
     except (ValueError, TypeError) as exc:
         st.error(f"{exc}", icon=ERROR_ICON)
         return
-    st.markdown(f"**Whole population** ({data.rows:,} rows, k = {run.k:,})")
+    st.markdown(
+        f"**Whole population** ({data.rows:,} rows, k = {data.subsets(run.k, run.resamples):,})"
+    )
     st.plotly_chart(
         charts.comparison_figure(frame, kind=model.kind, outcome=model.outcome, level=run.level),
         key="gvdp.chart.comparison",
@@ -249,7 +251,8 @@ def _render_k_ladder(inputs: RunInputs, seed: int) -> None:
         "**centre that drifts away** from the full-data estimate (bias on small subsets) or "
         "**standard errors that drift** from the full-data standard error: then k is too large."
     )
-    ks = k_ladder(run.k, data.rows, model.d)
+    chosen_k = data.subsets(run.k, run.resamples)
+    ks = k_ladder(chosen_k, data.rows, model.d)
     try:
         started = time.perf_counter()
         frame, failed, estimate, variance = _diagnostic(
@@ -271,12 +274,14 @@ def _render_k_ladder(inputs: RunInputs, seed: int) -> None:
     reference = {"reference_estimate": estimate[j], "reference_se": variance[j] ** 0.5}
     st.plotly_chart(
         charts.k_diagnostic_figure(
-            frame, coefficient, chosen_k=run.k,
+            frame, coefficient, chosen_k=chosen_k,
             unit=charts.coefficient_units(model.kind, model.outcome, coefficient), **reference,
         ),
         key="gvdp.chart.k",
     )  # fmt: skip
     st.markdown(
-        charts.k_diagnostic_summary(frame, coefficient, chosen_k=run.k, failed=failed, **reference)
+        charts.k_diagnostic_summary(
+            frame, coefficient, chosen_k=chosen_k, failed=failed, **reference
+        )
     )
     st.caption(f"k tried: {', '.join(f'{k:,}' for k in ks)}; computed in {elapsed:.2f} s.")

@@ -26,6 +26,11 @@ from dpcore.analyses.gvdp import (
     GvdpSettings,
 )
 from dpcore.analyses.gvdp.analysis import DEMO_BOX, BoundsKey
+from dpcore.analyses.gvdp.bounds import (
+    NEARLY_UNBIASED_ROWS,
+    recommended_subset_rows,
+    small_subsets_warning,
+)
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
@@ -92,6 +97,13 @@ K_ADVICE = (
     "look like the sampling distribution. Try it on similar *public* data: start small "
     "and raise k until the subset estimates start to look different. The paper uses "
     "k = 250–1,000 for 10,000–100,000 rows.\n"
+    "- **The default rule** (an empty box): subsets of ⌈√N / 3⌉ rows, so k ≈ 3√N, and never "
+    "fewer rows per coefficient than the model needs to be nearly unbiased (5 for a mean, 10 "
+    "for OLS, 20 for a logistic fit). A subset's estimate carries its bias on b rows, which "
+    "weighs √N/b against the interval's standard error; growing b like √N keeps that fixed "
+    "while the privacy noise still falls. On skewed earnings-like data, 1,000 subsets of 10 "
+    "rows of 10,000 covered 81–94% of the time for a nominal 95%; the rule's 294 subsets of 34 "
+    "rows 91–96% (the lower ends on power-law tails).\n"
     "- The number of rows N is treated as public (paper §2.2), so k may depend on it at "
     "no privacy cost.\n\n"
     "The diagnostic at the bottom of this page shows the subsets at several k."
@@ -146,8 +158,10 @@ def _store_covariates(covariates: list[str]) -> None:
     _store(get_settings(GvdpSettings).with_choice(covariates=tuple(covariates)))
 
 
-def _store_k(k: float) -> None:
-    _store(get_settings(GvdpSettings).with_choice(k=int(k)))
+def _store_k(k: float | None) -> None:
+    """A typed k, or None (an emptied box): k chosen from the data again."""
+    settings = get_settings(GvdpSettings)
+    _store(settings.with_choice(automatic_k=True) if k is None else settings.with_choice(k=int(k)))
 
 
 def _store(settings: GvdpSettings) -> None:
@@ -268,19 +282,34 @@ def render_k(model: GvdpModel, data: GvdpData) -> DeltaGenerator:
     st.subheader("3. Subsets k")
     settings = get_settings(GvdpSettings)
     key = widget_key(GvdpSettings, "ks", model.kind)
+    automatic = data.subsets(None)
     k = st.number_input(
         "k: number of subsets", min_value=constants.GVDP_SUBSETS_MIN, value=settings.k,
-        step=50, key=key,
-        help="More subsets mean less privacy noise but smaller subsets for the bootstrap.",
+        step=50, key=key, placeholder=f"chosen from the rows: {automatic:,}",
+        help="More subsets mean less privacy noise but smaller subsets for the bootstrap. "
+        "Leave the box empty to have k chosen from the number of rows.",
         **stored_on_change(key, _store_k),
     )  # fmt: skip
     _store_k(k)
     most = max(1, data.rows // model.min_rows)
-    st.caption(
-        f"The N = {data.rows:,} rows are split into k subsets of b = N // k rows "
-        f"(at most k = {most:,} here: GVDP needs {model.min_rows} rows per subset). Every group "
-        "uses the same subset size b, so a group of n rows gets n // b subsets."
-    )
+    b = recommended_subset_rows(data.rows, model.estimator, model.d)
+    if k is None:
+        st.caption(
+            f"Chosen from the N = {data.rows:,} rows: subsets of b = ⌈√N / 3⌉ rows, at least "
+            f"{NEARLY_UNBIASED_ROWS[model.estimator]} per coefficient (here {b:,}), so "
+            f"k = {automatic:,}; each group gets its own k the same way from its own rows. "
+            "Type a k to choose it yourself."
+        )
+    else:
+        st.caption(
+            f"The N = {data.rows:,} rows are split into k subsets of b = N // k rows "
+            f"(at most k = {most:,} here: GVDP needs {model.min_rows} rows per subset). Every "
+            "group uses the same subset size b, so a group of n rows gets n // b subsets. "
+            f"Empty the box to have k chosen from the rows ({automatic:,} here)."
+        )
+        warning = small_subsets_warning(data.rows, int(k), model.estimator, model.d)
+        if warning:
+            st.warning(warning, icon=":material/warning:")
     with st.expander("How to choose k (paper §3 and App. G.4)", icon=":material/help:"):
         st.markdown(K_ADVICE)
     return st.container()
@@ -294,7 +323,8 @@ def render_k_check(where: DeltaGenerator, data: GvdpData, run: RunSettings) -> b
         except ValueError as exc:
             st.error(f"{exc}", icon=ERROR_ICON)
             return False
-        st.caption(f"With k = {run.k:,}: subsets of b = {data.rows // run.k:,} rows.")
+        k = data.subsets(run.k, run.resamples)
+        st.caption(f"With k = {k:,}: subsets of b = {data.rows // k:,} rows.")
     return True
 
 

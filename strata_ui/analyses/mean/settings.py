@@ -133,7 +133,11 @@ def _render_coinpress() -> None:
     st.subheader("CoinPress settings")
     st.markdown(
         "CoinPress starts from the public interval [L, U] as its prior guess for each group's "
-        "mean and shrinks it over a few noisy steps, spending a share of ρ on each."
+        "mean and shrinks it over a few noisy steps, spending a share of ρ on each. Every "
+        "step clips the values to a window inside [L, U]; a release's intervals add a "
+        "worst-case bound on that clipping's bias, which holds only when σ bounds the spread "
+        "of every group's values (a group of 30 whose values spread more than σ covered 85% "
+        "in our benchmark)."
     )
     sigma_col, steps_col, beta_col = st.columns(3)
     with sigma_col:
@@ -141,7 +145,8 @@ def _render_coinpress() -> None:
             sigma_col.number_input, "σ: upper bound on each group's standard deviation",
             MeanSettings, "coinpress_sigma", min_value=constants.MEAN_COINPRESS_SIGMA_MIN,
             help="A public upper bound on how spread out values are inside any group.",
-            caption="Public knowledge, like L and U. Too small biases the estimate.",
+            caption="Public knowledge, like L and U. Too small biases the estimate and voids "
+            "its intervals.",
         )  # fmt: skip
     with steps_col:
         bind(

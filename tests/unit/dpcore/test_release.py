@@ -562,6 +562,26 @@ def test_the_script_of_intervals_with_sampling_error_finds_its_release(demo, led
     assert done.stdout == to_csv(record) + "\n"
 
 
+def test_intervals_that_cover_less_than_their_level_say_so_with_the_number(demo, ledger):
+    """Issue 42: where a method cannot promise its level (intervals with sampling error over
+    few skewed values), the review, the metadata, every export and the chart say so with the
+    coverage measured, instead of a bare 95%."""
+    plan = make_plan(demo, by=("sex",), sampling_error=True)
+    assert plan.coverage_note is not None and plan.coverage_note.lowest == 0.92
+    assert any(
+        line.startswith("**Coverage:**") and "92–93%" in line for line in plan.review_lines()
+    )
+    record = release(plan, ledger, noise="simulation", rng=3)
+    coverage = record.metadata["coverage"]
+    assert coverage["measured"] == "92–93%" and "fewer than 1,000 rows" in coverage["note"]
+    assert "\n# coverage: Nominal 95%, but means over fewer than 1,000 rows" in to_csv(record)
+    assert json.loads(to_json(record))["metadata"]["coverage"]["lowest"] == 0.92
+    title = charts_release.release_figure(record).layout.title.text
+    assert title.endswith("95% intervals (some cover ≈92–93%: see Coverage)")
+    # Noise-only intervals keep their level: no note, and the title as it was.
+    assert make_plan(demo, by=("sex",)).coverage_note is None
+
+
 @pytest.mark.slow
 def test_script_redoes_the_demo_release_once_per_ledger(demo, ledger, tmp_path):
     plan = make_plan(demo)

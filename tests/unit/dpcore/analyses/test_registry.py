@@ -170,7 +170,8 @@ def test_gvdp_settings_remember_a_choice_per_model():
     ols = dataclasses.replace(settings, model="ols").with_choice(k=60)
     assert ols.outcome == "hours_per_week" and ols.k == 60
     back = dataclasses.replace(ols, model="mean")
-    assert back.outcome == "age" and back.k == 1000
+    assert back.outcome == "age" and back.k is None  # the mean's k: chosen from the rows
+    assert dataclasses.replace(back.with_choice(k=80), model="ols").k == 60
 
 
 def test_synthesis_picks_default_columns_and_buckets_numbers_by_public_edges(demo):

@@ -405,9 +405,15 @@ def test_release_spends_exactly_rho_through_the_noise_it_draws():
     gamma1, gamma2 = tail_radius(2, beta_s / k), tail_radius(2, beta_s)
     variance_scale = bounds.spread(r, 3_000 // k)
     mean_scale = np.sqrt(k * result.sampling_variance)
+    high = bounds.variance_high
     starts = [
-        np.linalg.norm(bounds.variance_high) / 2 / variance_scale.min(),
-        bounds.radius / mean_scale.min(),
+        # The variance part starts from the box [0, v]: the ball around the whitened box
+        # (issue 42), never larger than Alg. 3 line 4's ‖v‖/2 / min τ.
+        min(
+            np.linalg.norm(high) / 2 / variance_scale.min(),
+            np.linalg.norm(high / 2 / variance_scale),
+        ),
+        bounds.radius / mean_scale.min(),  # a ball without a box: Alg. 3 line 4
     ]
     parts = [
         (noise.sigmas[:t], result.rho.variance_steps),

@@ -196,7 +196,7 @@ def test_k_diagnostic_figure_has_violins_per_k_and_reference_lines(diagnostic, d
     lines = figure.layout.shapes
     assert lines[0].y0 == pytest.approx(reference.estimate[j]) and lines[1].y0 == 1.0
     text = charts.k_diagnostic_summary(diagnostic.frame, "age", failed=diagnostic.failed, **options)
-    assert "k = 60 (yours): centre" in text and "could not run at k = 1,000" in text
+    assert "k = 60 (in use): centre" in text and "could not run at k = 1,000" in text
 
 
 def test_release_figure_has_a_panel_per_coefficient(tmp_path):
