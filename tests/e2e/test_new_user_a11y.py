@@ -27,7 +27,7 @@ from tests.frames import survey_frame
 
 VIEWPORT = {"width": 1280, "height": 900}
 PAGES = ("Data", "Strata", "Estimator", "Budget", "Plan", "Compare", "Release", "Learn")
-ANALYSES = {  # what the Estimator page calls each analysis, and a name for its screenshots
+ANALYSES = {  # what the Estimator page calls each analysis, and its name (address, screenshots)
     "Ratio of sums (calibration ratio)": "ratio",
     "General estimator with valid CIs": "gvdp",
     "Synthetic data": "synth",
@@ -57,13 +57,17 @@ FOCUSED = "() => document.activeElement?.getAttribute('data-a11y-id')"
 DESCRIBED = """index => { const e = document.querySelector(`[data-a11y-id="${index}"]`);
   return `${e.tagName} ${e.getAttribute('aria-label') ?? e.innerText.slice(0, 40)} in `
     + e.closest('[data-testid]')?.getAttribute('data-testid'); }"""
-# Each chart's title and the text that follows it in the page: its summary in words.
+# Each chart's title and the text that follows it in the page: its summary in words. A chart
+# folded in a closed expander keeps its size, but Chromium lays out none of the text beside it
+# (innerText is empty): its summary is read from the text the expander holds.
 CHART_SUMMARIES = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
   .filter(chart => chart.getBoundingClientRect().height > 0)
   .map(chart => {
+    const folded = chart.closest('details:not([open])') !== null;
+    const said = element => (folded ? element.textContent : element.innerText).trim();
     let next = chart.closest('[data-testid="stElementContainer"]')?.nextElementSibling;
     let text = '';
-    while (next && !text) { text = next.innerText.trim(); next = next.nextElementSibling; }
+    while (next && !text) { text = said(next); next = next.nextElementSibling; }
     return {title: chart.querySelector('.gtitle')?.textContent ?? '(no title)', text};
   })"""
 # The boxes of a chart's point labels, to find two that overlap.
@@ -154,6 +158,9 @@ def test_every_page_is_named_reached_by_keyboard_and_its_charts_said_in_words(
     for label, name in ANALYSES.items():
         open_page(page, "Estimator")
         page.get_by_text(label, exact=True).click()
+        # The address names the analysis once the run the click starts has ended: waiting for
+        # it, not for the run state, which still read "not running" just after the click.
+        page.wait_for_url(re.compile(rf"[?&]analysis={name}\b"))
         check_page(page, f"estimator-{name}")
         open_page(page, "Compare")
         check_page(page, f"compare-{name}")
