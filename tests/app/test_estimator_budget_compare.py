@@ -24,9 +24,10 @@ def summaries(at: AppTest) -> list[str]:
     return [m.value for m in at.main.markdown if m.value.startswith(("Median", "Mean"))]
 
 
-@pytest.mark.parametrize("page", ["estimator", "budget", "compare"])
-def test_page_renders_with_defaults_and_no_error(page):
-    at = start(page)
+# Not `page`, which pytest-playwright would parametrize by browser (see tests/app/test_pages.py).
+@pytest.mark.parametrize("page_name", ["estimator", "budget", "compare"])
+def test_page_renders_with_defaults_and_no_error(page_name):
+    at = start(page_name)
     assert not at.main.error, errors(at)
 
 

@@ -25,11 +25,12 @@ def test_the_first_screen_offers_three_journeys_one_click_each():
     assert "Compare ways of grouping" in journeys[0][0]
 
 
-@pytest.mark.parametrize("page", [page.url_path for page in PAGES])
-def test_every_page_ends_with_what_comes_next(page):
-    at = go(start(), page)
-    ending = links(at)[-len(NEXT_STEPS[page]) :]
-    assert [target for _, target in ending] == [target for target, _ in NEXT_STEPS[page]]
+# Not `page`, which pytest-playwright would parametrize by browser (see tests/app/test_pages.py).
+@pytest.mark.parametrize("page_name", [page.url_path for page in PAGES])
+def test_every_page_ends_with_what_comes_next(page_name):
+    at = go(start(), page_name)
+    ending = links(at)[-len(NEXT_STEPS[page_name]) :]
+    assert [target for _, target in ending] == [target for target, _ in NEXT_STEPS[page_name]]
     assert all(" page)" in label for label, _ in ending)
 
 

@@ -42,10 +42,12 @@ def test_default_page_is_data():
     assert [t.value for t in at.title] == ["Data"]
 
 
-@pytest.mark.parametrize("page", constants.PAGES, ids=lambda p: p.title)
-def test_every_page_renders_its_title(page):
-    at = visit(start(), page)
-    assert [t.value for t in at.title] == [page.title]
+# Not `page`: pytest-playwright parametrizes any test with an argument of that name by browser,
+# which made these AppTests "[chromium]" tests and pulled the browser tests in among them.
+@pytest.mark.parametrize("spec", constants.PAGES, ids=lambda p: p.title)
+def test_every_page_renders_its_title(spec):
+    at = visit(start(), spec)
+    assert [t.value for t in at.title] == [spec.title]
 
 
 def test_data_page_previews_the_demo_data():

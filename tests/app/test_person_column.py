@@ -129,12 +129,13 @@ def test_the_mean_is_compared_and_released_with_each_household_bounded():
     assert "PrivacyUnit('household', max_groups=1, max_rows=2)" in metadata["script"]
 
 
-@pytest.mark.parametrize("page", ["estimator", "compare", "release"])
-def test_an_analysis_that_counts_rows_says_so_and_releases_nothing(page):
+# Not `page`, which pytest-playwright would parametrize by browser (see tests/app/test_pages.py).
+@pytest.mark.parametrize("page_name", ["estimator", "compare", "release"])
+def test_an_analysis_that_counts_rows_says_so_and_releases_nothing(page_name):
     at = choose_person(uploaded())
     go(at, "estimator")
     at.radio(key="estimator.analysis").set_value("gvdp").run()
-    go(at, page)
+    go(at, page_name)
     warning = text(at.main.warning)
     assert "counts each row as one person" in warning and "Each row is one person" in warning
     assert not any(b.key == "release.commit" for b in at.button)

@@ -112,11 +112,9 @@ def test_each_explainer_and_preset_opens_and_draws(page: Page, app_url: str, gro
 
 
 @pytest.mark.e2e
-def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
-    page: Page, fresh_app_url: str
-):
+def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(page: Page, app_url: str):
     page.set_viewport_size(PROJECTOR)
-    open_learn(page, fresh_app_url)
+    open_learn(page, app_url)
     nav = page.get_by_test_id("stSidebarNav")
     expect(nav.get_by_role("link", name="Release")).to_be_visible()
     page.get_by_test_id("stSidebar").get_by_text("Workshop mode").click()
@@ -131,7 +129,7 @@ def test_workshop_mode_hides_release_and_sizes_charts_for_a_projector(
         assert chart.bounding_box()["height"] <= constants.WORKSHOP_CHART_HEIGHT + 1
     # The URL carries workshop mode: a deep link to the Release page shows a notice, no commit.
     assert "workshop=true" in page.url
-    page.goto(f"{fresh_app_url}/release?workshop=true")
+    page.goto(f"{app_url}/release?workshop=true")
     expect(page.get_by_text("Release is hidden in workshop mode")).to_be_visible()
     expect(page.get_by_role("button", name="Commit release")).to_have_count(0)
     settle(page)

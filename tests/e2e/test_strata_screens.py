@@ -17,8 +17,8 @@ VIEWPORT = {"width": 1280, "height": 900}
 
 
 @pytest.mark.e2e
-def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, fresh_app_url: str):
-    open_app(page, fresh_app_url, VIEWPORT)
+def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, app_url: str):
+    open_app(page, app_url, VIEWPORT)
     open_page(page, "Strata")
     page.get_by_text("A declared list of categories (a public codebook)").click()
     settle(page)
@@ -39,13 +39,13 @@ def test_a_declared_list_with_a_new_category_kept_as_a_group(page: Page, fresh_a
 
 
 @pytest.mark.e2e
-def test_a_codebook_declares_the_lists(page: Page, fresh_app_url: str, tmp_path):
+def test_a_codebook_declares_the_lists(page: Page, app_url: str, tmp_path):
     codebook = tmp_path / "codebook.csv"
     codebook.write_text(
         "column,category\nsex,Female\nsex,Male\nsex,Another\nrace,White\nrace,Black\n"
         "occupation,Sales\n"
     )
-    open_app(page, fresh_app_url, VIEWPORT)
+    open_app(page, app_url, VIEWPORT)
     open_page(page, "Strata")
     page.get_by_text("A declared list of categories (a public codebook)").click()
     settle(page)

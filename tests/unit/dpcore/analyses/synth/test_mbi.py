@@ -18,6 +18,7 @@ from dpcore.analyses.synth import (
     SynthSettings,
     estimate_seconds,
     synthesize,
+    synthesizers,
 )
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.errors import BudgetKindError
@@ -31,7 +32,11 @@ SETTINGS = SynthSettings(method="mst", columns=("a", "b", "c"), n_rows=200, edge
                          categorical=())  # fmt: skip
 
 
-BUDGET = ZCDP(0.5)
+BUDGET = ZCDP(2.0)
+"""ρ of every MST fit at an ordinary budget here (ε = 2 in :func:`synthesize`): OpenDP's
+measurement and JAX's compiled code depend on ρ, and building them again for another ρ costs
+about as much as a fit."""
+LEDGER = ZCDP(4.0)
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00")  # released_at, the one field that differs
 
 
@@ -63,7 +68,14 @@ def plan_for(frame: pd.DataFrame, budget=BUDGET, settings=SETTINGS, spec=None):
     return SYNTH.plan(stats, settings, header)
 
 
-def test_stratified_mst_fits_each_group_and_draws_rows_by_public_share():
+def test_stratified_mst_fits_each_group_and_draws_rows_by_public_share(monkeypatch):
+    fit_joint, joints = synthesizers.fit_joint, []
+
+    def spy(codes, sizes, method, epsilon):
+        joints.append(joint := fit_joint(codes, sizes, method, epsilon))
+        return joint
+
+    monkeypatch.setattr(synthesizers, "fit_joint", spy)
     frame = tiny()
     calls = []
     data = synthesize(
@@ -73,10 +85,16 @@ def test_stratified_mst_fits_each_group_and_draws_rows_by_public_share():
     assert data.frame.shape == (101, 4)
     assert data.group_rows.to_dict() == {"big": 71, "small": 30}
     assert data.frame.groupby("g", observed=True).size().to_dict() == {"big": 71, "small": 30}
-    assert data.budget == ZCDP(2.0)  # ρ = ε²/2
+    assert data.budget == ZCDP(2.0) == BUDGET  # ρ = ε²/2
     assert calls == [(0, 2), (1, 2), (2, 2)]
     for column, categories in {"a": ["x", "y", "z"], "b": ["no", "yes"]}.items():
         assert list(data.frame[column].cat.categories) == categories  # no "missing" category
+    # What the app tests' stand-in for OpenDP's fit also returns (tests/app/
+    # test_synth_mst_page.py): a distribution over the model columns' codes, one per group.
+    assert len(joints) == 2
+    for joint in joints:
+        assert joint.shape == (3, 2, 3) and (joint >= 0).all()
+        assert joint.sum() == pytest.approx(1.0)
 
 
 def test_mst_at_a_huge_rho_keeps_the_pairs_and_at_a_tiny_rho_loses_them():
@@ -103,13 +121,13 @@ def test_aim_fits_a_tiny_table_at_its_rho():
 
 
 def test_a_release_charges_the_zcdp_ledger_rho_once(tmp_path):
-    ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(1.0))
-    plan = plan_for(tiny(), ZCDP(0.25))
+    ledger = Ledger(tmp_path / "l.sqlite", "default", LEDGER)
+    plan = plan_for(tiny(), BUDGET)
     record = release(plan, ledger, noise="secure")
-    assert len(record.frame) == 200 and plan.cost == ZCDP(0.25)
-    assert ledger.spent() == pytest.approx({"rho": 0.25})
+    assert len(record.frame) == 200 and plan.cost == BUDGET
+    assert ledger.spent() == pytest.approx({"rho": BUDGET.rho})
     release(plan, ledger, noise="secure")  # the same plan again spends nothing
-    assert ledger.spent() == pytest.approx({"rho": 0.25})
+    assert ledger.spent() == pytest.approx({"rho": BUDGET.rho})
 
 
 def test_an_epsilon_budget_is_refused_before_anything_runs():
@@ -119,7 +137,7 @@ def test_an_epsilon_budget_is_refused_before_anything_runs():
 
 def test_a_column_with_too_many_categories_is_named_with_how_to_coarsen_it(tmp_path):
     frame = tiny().assign(c=[f"id{i}" for i in range(300)])
-    ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(1.0))
+    ledger = Ledger(tmp_path / "l.sqlite", "default", LEDGER)
     with pytest.raises(ValueError, match=r"c \(300\) has more\. Coarsen it: type public bucket"):
         release(plan_for(frame), ledger, noise="secure")
     assert ledger.spent() == {"rho": 0.0}
@@ -130,7 +148,7 @@ def test_a_group_too_small_for_its_own_model_is_refused_and_vanilla_suggested():
     with pytest.raises(ValueError, match=r"\(small\).*Choose the vanilla model"):
         plan_for(frame)
     vanilla = SynthSettings(**{**SETTINGS.__dict__, "strategy": "vanilla"})
-    assert plan_for(frame, settings=vanilla).cost == ZCDP(0.5)
+    assert plan_for(frame, settings=vanilla).cost == BUDGET
 
 
 def test_a_numeric_column_without_bins_is_refused():
@@ -144,7 +162,7 @@ def test_nothing_but_dp_outputs_follows_one_added_person(tmp_path):
     neighbour = pd.concat([frame, frame.iloc[[-1]]], ignore_index=True)
     spec = GroupingSpec(by=("g",), share_source="table", share_table=(("big", 0.6), ("small", 0.4)))
     records = [
-        release(plan_for(f, spec=spec), Ledger(tmp_path / f"{i}.sqlite", "d", ZCDP(1.0)))
+        release(plan_for(f, spec=spec), Ledger(tmp_path / f"{i}.sqlite", "d", LEDGER))
         for i, f in enumerate((frame, neighbour))
     ]
 
