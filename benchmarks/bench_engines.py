@@ -9,8 +9,8 @@ peak memory is its own, and prints:
 - whether the 3e7-row release completes under ``RLIMIT_AS`` = 2.5 GB, and its time;
 - the same release on 1e7 rows with Spark in ``local[2]`` (no floor; the time is printed,
   the session's start included);
-- the same 1e8-row release with a person column bounding 2 rows per person (no floor: it sorts
-  every person's rows, a window over all rows, and spills to disk beyond DuckDB's memory limit
+- the same 1e8-row release with a person column bounding 2 rows per person (no floor here:
+  one aggregate per (person, cell) and one per person, spilling beyond DuckDB's memory limit
   of 2 GB).
 
 Each row: race (7 categories), sex (2), hours in [0, 99] and a person id owning 1 to 3 rows.

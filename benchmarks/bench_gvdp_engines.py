@@ -5,15 +5,15 @@ Writes the folder once into ``$STRATA_BENCH_DIR`` (default a folder under the sy
 directory; about 0.2 GB), then runs each case in a fresh process so that its peak memory is its
 own, and prints its wall time and peak RSS (no floor: figures to compare over time). Each case is
 the first pass (every group's rows and sums, :func:`~dpcore.analyses.gvdp.aggregate.aggregate_gvdp`) and the
-bag's pass of one stratified seeded dry-run release (:mod:`dpcore.engines.blb`: an md5 per four
-hash chunks of every row, r = 10 resamples), then the release itself:
+bag's pass of one stratified seeded dry-run release (:mod:`dpcore.engines.blb`: one salted
+integer hash per row and copy, r = 10 resamples from its bits), then the release itself:
 
 - the mean of hours (3 sums per (group, subset, resample));
 - OLS of hours on age and a 0/1 degree (9 sums per (group, subset, resample)).
 
 Rows are continuous (hours and age with decimals), so each row's content is its key; k = 1,000
-subsets of the population. Also times the pandas engine's hashing of 1e6 rows in memory (Python's
-hashlib, one call per row and block). Run from the repository root:
+subsets of the population. Also times the pandas engine's bag of 1e6 rows in memory (the same
+hash in numpy). Run from the repository root:
 ``PYTHONPATH=. python benchmarks/bench_gvdp_engines.py``.
 """
 

@@ -7,8 +7,8 @@ its own, and prints its wall time and peak RSS (no floor: figures to compare ove
 
 - unweighted, the label declared 0/1 (5 sums per group);
 - weighted, the label up to 1 but not declared 0/1 (7 sums per group);
-- unweighted with a person column bounding 2 rows per person (a window over every row, which
-  spills to disk beyond DuckDB's memory limit of 2 GB).
+- unweighted with a person column bounding 2 rows per person (an aggregate per (person, cell),
+  which spills to disk beyond DuckDB's memory limit of 2 GB).
 
 Each row: race (7 categories), sex (2), a score in [0, 1), a 0/1 outcome, a weight in [0.5, 3.5)
 and a person id owning 1 to 3 rows. Run from the repository root:

@@ -5,18 +5,20 @@ maps, groups by key and combines per key without knowing a metric). An :class:`E
 four generic questions about a table it holds (in memory, in files on disk, or in a cluster):
 
 - :meth:`Engine.cells`: per *cell* — each combination of the grouping columns' labels — for a
-  :class:`SumsQuery`: the row count, the rows whose inputs are all usable (finite), and, after
-  the privacy unit's contribution bound, the usable rows kept and the sums the query names
-  (products of its input columns, each clipped per row to its public bounds before any sum).
+  :class:`SumsQuery`: the row count, the rows whose inputs are all usable (finite), and, under
+  the privacy unit's contribution bound (:mod:`dpcore.foundations.privacy_unit`: a person's
+  rows in a cell count as at most M rows, their sums scaled alike), the usable rows counted and
+  the sums the query names (products of its input columns, each clipped per row to its public
+  bounds before any sum).
   Each analysis writes its own query in its ``aggregate`` module (the mean one clipped
   value, the ratio the products of its score, label and weight, synthetic data counts).
-- :meth:`Engine.clipped_sums`: the kept rows' sums of a one-input query per group at other
+- :meth:`Engine.clipped_sums`: the counted rows' sums of a one-input query per group at other
   bounds, one more pass (an adaptive clipping's next interval).
 - :meth:`Engine.blb_sums`: per (group, subset, resample) weighted sums, subsets and weights
   drawn from a salted hash of each row (:mod:`dpcore.engines.blb`).
 - :meth:`Engine.bound_preview`: what a contribution bound would leave out (a curator's view for
   choosing the bounds, :class:`~dpcore.foundations.privacy_unit.BoundPreview`), from one
-  aggregation: per person and cell the rows, then per person what the bound keeps.
+  aggregation: per person and cell the rows, then per person what the bound counts.
 
 :func:`aggregate_cells` turns the cells into the groups of a
 :class:`~dpcore.foundations.grouping.GroupingSpec` (the same groups, merges and shares the rows
@@ -94,8 +96,8 @@ class Clipped:
 @dataclass(frozen=True)
 class SumsQuery:
     """What one pass over the rows computes (module doc): the cells of ``by`` (numeric columns
-    bucketed at ``edges``) and, over the rows the contribution bound of ``unit`` keeps among
-    those whose ``inputs`` are all finite, each of ``sums``: a name and the input columns whose
+    bucketed at ``edges``) and, over the rows whose ``inputs`` are all finite, weighted by the
+    contribution bound of ``unit``, each of ``sums``: a name and the input columns whose
     clipped values multiply per row (no column: the row counts 1). Columns in ``binary`` must
     be 0 or 1; each cell counts its finite rows that are not (``not_binary``).
 
@@ -119,7 +121,7 @@ class SumsQuery:
         unknown = {c for _, factors in self.sums for c in factors} | set(self.binary)
         if not unknown <= set(columns):
             raise ValueError(f"every summed column must be an input of the query, got {self!r}")
-        # Without inputs, a person's rows would have no order to choose the kept ones by.
+        # A query without inputs counts rows, each one a person (synthetic data's marginals).
         if not self.inputs and (self.sums or self.unit.column is not None):
             raise ValueError(f"a query without inputs counts rows, one per person, got {self!r}")
 
@@ -195,9 +197,9 @@ class Engine(abc.ABC):
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
-        """Sums of the kept rows' values of the query's one input clipped to
-        ``[low[g], high[g]]`` per group g, where ``cell_groups`` maps cells (label columns) to
-        groups (column :data:`GROUP`)."""
+        """Sums of the counted rows' values (weighted by the bound) of the query's one input
+        clipped to ``[low[g], high[g]]`` per group g, where ``cell_groups`` maps cells (label
+        columns) to groups (column :data:`GROUP`)."""
 
     @abc.abstractmethod
     def bound_preview(
@@ -207,14 +209,14 @@ class Engine(abc.ABC):
         (numeric columns bucketed at ``edges``; no columns: one cell), counted as
         :func:`~dpcore.foundations.privacy_unit.preview_bound` counts rows in memory: over every row with a
         person id, whatever its values. One aggregation: per person and cell the rows n, then
-        per person the kept rows, min(n, M) summed over the G cells where that is largest. A
+        per person the counted rows, min(n, M) summed over the G cells where that is largest. A
         curator's view (exact counts of the confidential rows), never released."""
 
     @abc.abstractmethod
     def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
         """A bag of little bootstraps in one pass (:mod:`dpcore.engines.blb`): over the
-        kept rows of ``query.rows``, grouped by ``mapping`` (cells → :data:`GROUP` and each
-        group's k and 1/√k), per (group, subset) the rows and the weighted sums
+        counted rows of ``query.rows`` (weighted by the bound), grouped by ``mapping`` (cells →
+        :data:`GROUP` and each group's k and 1/√k), per (group, subset) the rows and the sums
         :attr:`BlbQuery.sums <dpcore.engines.blb.BlbQuery.sums>` names."""
 
 

@@ -1,58 +1,65 @@
 r"""A bag of little bootstraps from an engine's pass (the resampling of GVDP): subsets and
-bootstrap weights drawn from a salted hash of each privacy unit, and per (group, subset,
-resample) the weighted sums a fit that is linear in row weights (the mean, OLS) is solved from
-(:func:`dpcore.analyses.gvdp.aggregate.bag_estimates`).
+bootstrap weights drawn from a salted integer hash of each privacy unit, and per (group,
+subset, resample) the weighted sums a fit that is linear in row weights (the mean, OLS) is
+solved from (:func:`dpcore.analyses.gvdp.aggregate.bag_estimates`).
 
 Covington et al. (the "paper"), Alg. 2 partitions the n rows of a run at random into k subsets
 and draws r multinomial resamples of size n on each. In memory that is a permutation and
 multinomial counts (:func:`dpcore.analyses.gvdp.blb.partition_and_resample`); where the rows stay
-(files on disk, Spark) the same draws come from each row's own key instead, so that one pass
-computes everything and every engine draws the same thing:
+(files on disk, Spark) the same draws come from each unit's own key instead, so that one pass
+computes everything and every engine draws the same thing.
 
-**The key.** With a person column, a row's key is its person's id: all of a person's rows (those
-the contribution bound keeps) fall in one subset of each group and share one weight per resample
-(the cluster bootstrap). Without one, the key is the row's content — its cell labels and its
-model values, each double written exactly as :math:`M\,2^{E-52}` with integers M and E
-(:func:`double_keys`) — and its *copy number* among the rows of identical content (1, 2, …).
-Rows of equal content are interchangeable in every statistic, so which of them is copy 1 does
-not matter: the keys are a function of the multiset of rows, not of their order, nor of how they
-are split into Parquet parts or Spark partitions. A file's name and row number would be a stable
-key too, but not across engines (pandas has no files) nor across a re-partitioning of the same
-rows. Without the copy number identical rows would always share a subset, which for a 0/1 mean
-would put every 1 in one subset.
+**The key** is a few 32-bit words. With a person column: the person's id (an integer's two
+halves, a double's :func:`double_words`, a yes/no as 0/1, a text's first 8 md5 bytes read
+little-endian) — all of a person's rows (as the contribution bound weights them) fall in one
+subset of their group and share one weight per resample (the cluster bootstrap). Without one:
+the row's group, its model values (:func:`double_words` of each) and its *copy number* among
+the rows of its group with the same values (1, 2, …). Rows of equal content are
+interchangeable in every statistic of their group, so which of them is copy 1 does not matter:
+the keys are a function of the multiset of rows, not of their order, nor of how they are split
+into Parquet parts or Spark partitions. Without the copy number identical rows would always
+share a subset, which for a 0/1 mean would put every 1 in one subset.
 
-**The hash.** For chunk c = 0, 1, …, r of a key, :math:`a_c` is the c mod 4-th 32-bit word,
-read little-endian, of the 16 bytes of ``md5(salt ":" key ":" ⌊c/4⌋)`` (md5 exists alike in
-DuckDB SQL — whose ``md5_number_upper``/``_lower`` read those bytes as integers without
-parsing hex —, Spark SQL and Python's hashlib; only integers below :math:`2^{63}` are
-multiplied, so nothing overflows in Spark's ANSI mode). The salt is drawn per release from the release's random generator (never
-from the data) and is a public, data-independent choice.
+**The hash** of a key with words :math:`w_1..w_q` and the release's 32-bit salt σ is
+:math:`s = \mathrm{mix}\big(\sigma \oplus \sum_i (w_i A_i \bmod 2^{32}) \bmod 2^{32}\big)`,
+with :data:`WORD_MULTIPLIERS` :math:`A_i` (odd, below :math:`2^{31}`) and mix the two-round
+xorshift-multiply function of Wellons' hash-prospector (``[16 21f0aaad 15 735a2d97 15]``,
+"Prospecting for hash functions", 2018): a bijection of 32-bit words whose output bits each
+flip with probability close to ½ when any input bit flips. Every product is of a word below
+:math:`2^{32}` by a constant below :math:`2^{31}`, so nothing exceeds :math:`2^{63}`: numpy's
+unsigned integers, DuckDB's BIGINT and Spark's long (ANSI mode included) compute exactly the
+same integers, and none of these functions depends on a library's version (DuckDB's own
+``hash()`` and Spark's ``xxhash64`` differ from each other, and DuckDB's across releases). The
+salt is drawn per release from the release's random generator (never from the data) and is a
+public, data-independent choice. One hash per key; the draws come from its bits:
 
-**The subset** of a row in a run with k subsets is :math:`\lfloor a_0 k / 2^{32} \rfloor`.
+**The subset** of a unit in a run with k subsets is :math:`\lfloor s k / 2^{32} \rfloor`.
 
-**The weight** of a row in resample j = 1..r is :math:`w_j = 1 + (P_j - 1)/\sqrt{k}` with
-:math:`P_j \sim \text{Poisson}(1)` drawn by inversion from :math:`u_j = (a_j + ½)/2^{32}`:
-:math:`P_j = \#\{t : u_j \ge F(t)\}`, compared as integers (:data:`POISSON_ONE_STEPS`). This
-replaces the multinomial count of Alg. 2 line 7: a row's count there is Binomial(n, 1/b) ≈
-Poisson(k), whose mean and variance are k; :math:`k\,w_j` has the same two moments, and the fits
-here are invariant to scaling the weights. (Poisson(k) itself would need hundreds of comparisons
-per draw in SQL; with k = 1 the weight *is* Poisson(1), the Poisson bootstrap of Hanley &
-MacGibbon 2006.) The resample's total weight is then ≈ n rather than exactly n, and the
-subsets' sizes vary around n/k (Binomial(n, 1/k)) instead of being b or b + 1.
+**The weight** of a unit in resample j = 1..r is :math:`w_j = 1 + (P_j - 1)/\sqrt{k}` with
+:math:`P_j = 2 b_j`, :math:`b_j` bit j mod 32 of :math:`\mathrm{mix}(s \oplus T_{\lfloor j/32
+\rfloor})` (:data:`BIT_WORDS` :math:`T_t`): the "double or nothing" bootstrap weight, 0 or 2 with
+probability ½ each (Owen & Eckles 2012, *Bootstrapping data arrays of arbitrary order*, §3),
+whose mean and variance are 1, those of Poisson(1). This replaces the multinomial count of
+Alg. 2 line 7: a row's count there is Binomial(n, 1/b) ≈ Poisson(k), whose mean and variance
+are k; :math:`k\,w_j` has the same two moments, and the fits here are invariant to scaling the
+weights. One bit per resample where a Poisson draw took a 32-bit word and a dozen comparisons.
+The resample's total weight is then ≈ n rather than exactly n, and the subsets' sizes vary
+around n/k (Binomial(n, 1/k)) instead of being b or b + 1.
 
 What the paper's guarantee needs, and how this meets it:
 
 - **Privacy** (Thm. C.2 with Sample & Aggregate) rests on the partition: neighbouring datasets
   (one person, or one row, added or removed) must differ in one subset's data per run, whatever
-  the resample law. A row's subset and weights depend only on its key and the public salt, so
+  the resample law. A unit's subset and weights depend only on its key and the public salt, so
   adding a person changes only their own subset in each group they are in; adding a row of
   content x adds the key (x, m + 1) when m copies were there, and leaves every other key —
-  hence every other subset's rows and weights — as it was. Tested on neighbouring datasets.
+  hence every other subset's rows and weights — as it was (two keys with one hash would only
+  share draws: still one subset changes). Tested on neighbouring datasets.
 - **Coverage** (Assumption 2.4) rests on the bootstrap being consistent: the weighted
   (exchangeable-weight) bootstrap with i.i.d. weights of mean μ and variance σ² estimates the
   sampling variance of a smooth estimator at :math:`(\sigma/\mu)^2 = 1/k` of the subset's, i.e.
-  at n rows, to first order (Præstgaard & Wellner 1993; Chamandy et al. 2012 for the Poisson
-  bootstrap), as the multinomial does. Checked statistically against the in-memory path.
+  at n rows, to first order (Præstgaard & Wellner 1993; Owen & Eckles 2012 for double or
+  nothing), as the multinomial does. Checked statistically against the in-memory path.
 
 The fits read, per (group, subset, resample j), :math:`\sum w_j X X^\top` (upper triangle) and
 :math:`\sum w_j X y` with X = (1, covariates) and y the outcome (the mean: X = (1), so the fit is
@@ -66,52 +73,44 @@ Pure numpy/pandas; never imports streamlit or plotly.
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import pdtr
 
 from dpcore.engines.base import GROUP, SumsQuery
 
 __all__ = [
-    "CHUNK",
-    "CHUNKS_PER_HASH",
-    "POISSON_ONE_STEPS",
+    "BIT_WORDS",
+    "MASK",
+    "MIX",
     "SUBSET",
+    "WORD_MULTIPLIERS",
     "BlbQuery",
-    "double_keys",
+    "double_words",
+    "raw_sums",
     "row_bag_sums",
     "sum_names",
+    "unit_hashes",
+    "weigh",
 ]
 
-CHUNK_BITS = 32
-CHUNK = 2**CHUNK_BITS
-"""Each chunk of a key's hash is an integer in [0, 2**32)."""
+MASK = 0xFFFFFFFF
+"""Words are 32-bit: every step keeps the low 32 bits."""
+MIX = ((16, 0x21F0AAAD), (15, 0x735A2D97), (15, None))
+"""The mixer: per step, x ^= x >> shift, then x = x · multiplier mod 2**32 (module doc)."""
+WORD_MULTIPLIERS = tuple((0x9E3779B1 * (2 * i + 1)) & 0x7FFFFFFF | 1 for i in range(64))
+"""A_i: the i-th word of a key is multiplied by A_i (odd, below 2**31) before the words add."""
+BIT_WORDS = tuple((0x85EBCA6B * (t + 1)) & MASK for t in range(64))
+"""T_t: the weights of resamples 32t..32t + 31 are the bits of mix(s ^ T_t)."""
 SUBSET = "__subset"
 """The subset column of :meth:`Engine.blb_sums`'s answer."""
 K_COLUMN = "__k"
 """The mapping's column of each group's number of subsets."""
 SCALE_COLUMN = "__c"
 """The mapping's column of each group's 1/√k (the weights' spread)."""
-CHUNKS_PER_HASH = 4
-
-
-def _poisson_one_steps() -> tuple[int, ...]:
-    r"""The integers :math:`A_t = \lceil F(t)\,2^{32} - ½\rceil`, F the Poisson(1) CDF, below
-    :math:`2^{32}`: :math:`u = (a + ½)/2^{32} \ge F(t)` exactly when :math:`a \ge A_t`."""
-    steps, t = [], 0
-    while True:
-        step = math.ceil(float(pdtr(t, 1.0)) * CHUNK - 0.5)
-        if step >= CHUNK:
-            return tuple(steps)
-        steps.append(step)
-        t += 1
-
-
-POISSON_ONE_STEPS = _poisson_one_steps()
-"""Poisson(1) by inversion of a 32-bit chunk: :math:`P = \\#\\{t : a \\ge A_t\\}`."""
+PERSON_TAG, CONTENT_TAG = 1, 2
+"""The first word of a person's key and of a row's content key."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +127,11 @@ class BlbQuery:
     @property
     def design(self) -> int:
         return len(self.rows.inputs)
+
+    @property
+    def salt_word(self) -> int:
+        """σ: the salt as a 32-bit word (its first 4 sha256 bytes, big-endian)."""
+        return int.from_bytes(hashlib.sha256(self.salt.encode()).digest()[:4], "big")
 
     @property
     def sums(self) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
@@ -152,81 +156,128 @@ def sum_names(j: int, p: int) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
-def double_keys(x: np.ndarray) -> np.ndarray:
-    r"""Each double as text, exactly: ``"{M}p{E}"`` with :math:`x = M\,2^{E-52}`,
-    :math:`2^{52} \le |M| < 2^{53}` (``"0p0"`` for zero), as the SQL engines write it."""
+def double_words(x: np.ndarray) -> list[np.ndarray]:
+    r"""A double's three key words: :math:`x = M\,2^{E-52}` with integers
+    :math:`2^{52} \le |M| < 2^{53}` (M = E = 0 for zero), as M's low and high 32 bits and E's
+    low 32 bits (two's complement), as the SQL engines compute them."""
     mantissa, exponent = np.frexp(np.asarray(x, dtype=float))
-    zero = mantissa == 0
     whole = (mantissa * 2.0**53).astype(np.int64)
-    exponent = np.where(zero, 0, exponent - 1)
-    return (pd.Series(whole).astype(str) + "p" + pd.Series(exponent).astype(str)).to_numpy()
+    exponent = np.where(mantissa == 0, 0, exponent - 1).astype(np.int64)
+    return [whole & MASK, (whole >> 32) & MASK, exponent & MASK]
 
 
-def _hash_chunks(salt: str, keys: np.ndarray, chunks: int) -> np.ndarray:
-    """(rows, chunks) integers: chunk c of each key (module doc). One md5 per key and 4 chunks;
-    about 1 µs per md5 in Python."""
-    out = np.empty((len(keys), chunks), dtype=np.int64)
-    for block in range(math.ceil(chunks / CHUNKS_PER_HASH)):
-        suffix = f":{block}"
-        digests = b"".join(hashlib.md5(f"{salt}:{key}{suffix}".encode()).digest() for key in keys)
-        words = np.frombuffer(digests, dtype="<u4").reshape(len(keys), CHUNKS_PER_HASH)
-        first = block * CHUNKS_PER_HASH
-        taken = min(CHUNKS_PER_HASH, chunks - first)
-        out[:, first : first + taken] = words[:, :taken]
+def mix(x: np.ndarray) -> np.ndarray:
+    """The mixer (module doc) on uint64 words below 2**32."""
+    x = x.astype(np.uint64)
+    for shift, multiplier in MIX:
+        x = x ^ (x >> np.uint64(shift))
+        if multiplier is not None:
+            x = (x * np.uint64(multiplier)) & np.uint64(MASK)
+    return x
+
+
+def unit_hashes(words: list[np.ndarray], salt_word: int) -> np.ndarray:
+    """s for each key given its ``words`` (module doc; at most 64 words)."""
+    mask = np.uint64(MASK)
+    total = np.zeros(len(words[0]), dtype=np.uint64)
+    for word, multiplier in zip(words, WORD_MULTIPLIERS[: len(words)], strict=True):
+        total = (
+            total + ((np.asarray(word).astype(np.uint64) * np.uint64(multiplier)) & mask)
+        ) & mask
+    return mix(total ^ np.uint64(salt_word))
+
+
+def draws(hashes: np.ndarray, k: np.ndarray, resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's subset and its (units, r) bits b_j from its hash s (module doc)."""
+    subset = ((hashes * k.astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+    bits = np.empty((hashes.shape[0], resamples), dtype=np.int64)
+    for t in range(-(-resamples // 32)):
+        word = mix(hashes ^ np.uint64(BIT_WORDS[t]))
+        for j in range(32 * t, min(32 * t + 32, resamples)):
+            bits[:, j] = ((word >> np.uint64(j - 32 * t)) & np.uint64(1)).astype(np.int64)
+    return subset, bits
+
+
+def raw_sums(query: BlbQuery) -> list[tuple[str, int | None, tuple[int, ...]]]:
+    r"""What an engine sums per (group, subset), before the resample weights: for every
+    product of inputs the sums need (no input: the unit's counted rows), its sum over every
+    unit (``all_*``, resample None) and over the units whose bit :math:`b_j` is 1
+    (``bit{j}_*``). Since :math:`w_j = 1 - c + 2cb_j`, :math:`\sum w_j x = (1 - c)\sum x +
+    2c\sum_{b_j = 1} x` (:func:`weigh`): sums of integers stay exact whatever the order in
+    which an engine adds them, so every engine gives the same weighted sums."""
+    products = sorted({factors for _, _, factors in query.sums})
+    out = [(raw_name("all", f), None, f) for f in products]
+    out += [(raw_name(f"bit{j}", f), j, f) for j in range(query.resamples) for f in products]
     return out
 
 
-def subsets_and_weights(
-    chunks: np.ndarray, k: np.ndarray, scale: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's subset and its (rows, r) weights from its hash chunks (module doc)."""
-    subset = chunks[:, 0] * k // CHUNK
-    steps = np.asarray(POISSON_ONE_STEPS, dtype=np.int64)
-    counts = (chunks[:, 1:, None] >= steps).sum(axis=-1)
-    weights = 1.0 + scale[:, None] * (counts - 1).astype(float)
-    return subset, weights
+def raw_name(prefix: str, factors: tuple[int, ...]) -> str:
+    return f"{prefix}_" + "_".join(str(i) for i in factors) if factors else f"{prefix}_w"
 
 
-def row_keys(labels: pd.DataFrame, values: np.ndarray, owners: np.ndarray | None) -> np.ndarray:
-    """Each row's key (module doc): ``"p|" + person`` with a person column (``owners`` already
-    written as text), else ``"r|" + labels + "|" + value keys + "#" + copy number``."""
-    if owners is not None:
-        return np.char.add("p|", owners.astype(str)) if len(owners) else owners.astype(str)
-    parts = [labels[c].astype(str).to_numpy() for c in labels.columns]
-    parts += [double_keys(values[:, i]) for i in range(values.shape[1])]
-    content = pd.Series(parts[0]) if parts else pd.Series([""] * len(values))
-    for part in parts[1:]:
-        content = content + "|" + part
-    copy = content.groupby(content, sort=False).cumcount() + 1
-    return ("r|" + content + "#" + copy.astype(str)).to_numpy()
+def weigh(raw: pd.DataFrame, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
+    """:meth:`Engine.blb_sums`'s answer from an engine's :func:`raw_sums` per (group, subset):
+    the rows, and each of ``query.sums`` with the resample weights of ``mapping``'s groups
+    (their 1/√k, :data:`SCALE_COLUMN`) applied."""
+    scale_of = mapping.drop_duplicates(GROUP).set_index(GROUP)[SCALE_COLUMN]
+    c = scale_of.reindex(raw[GROUP]).to_numpy(float)
+    out = raw[[GROUP, SUBSET, "rows"]].astype(np.int64)
+    for name, j, factors in query.sums:
+        every, ones = raw[raw_name("all", factors)], raw[raw_name(f"bit{j}", factors)]
+        out[name] = (1.0 - c) * every.to_numpy(float) + 2.0 * c * ones.to_numpy(float)
+    return out
+
+
+def person_words(owners: pd.Series) -> list[np.ndarray]:
+    """A person id's key words, as the SQL engines compute them (module doc)."""
+    kind = owners.dtype
+    if pd.api.types.is_bool_dtype(kind):
+        return [np.asarray(owners, dtype=np.int64)]
+    if pd.api.types.is_integer_dtype(kind):
+        ids = np.asarray(owners, dtype=np.int64)
+        return [ids & MASK, (ids >> 32) & MASK]
+    if pd.api.types.is_float_dtype(kind):
+        return double_words(np.asarray(owners, dtype=float))
+    codes, uniques = pd.factorize(owners.astype(str))
+    digests = b"".join(hashlib.md5(str(u).encode()).digest()[:8] for u in uniques)
+    words = np.frombuffer(digests, dtype="<u4").reshape(len(uniques), 2).astype(np.int64)
+    return [words[codes, 0], words[codes, 1]]
 
 
 def row_bag_sums(
     query: BlbQuery,
-    labels: pd.DataFrame,
+    group: np.ndarray,
     values: np.ndarray,
-    owners: np.ndarray | None,
+    weights: np.ndarray,
+    owners: pd.Series | None,
     mapping: pd.DataFrame,
 ) -> pd.DataFrame:
-    """The pandas engine's :meth:`~dpcore.engines.base.Engine.blb_sums` on its kept rows:
-    ``labels`` (cells), ``values`` (the inputs), ``owners`` (person ids as text, or None),
-    grouped by ``mapping`` (cells → :data:`GROUP`, :data:`K_COLUMN`, :data:`SCALE_COLUMN`)."""
-    by = list(labels.columns)
-    joined = labels.reset_index(drop=True).merge(mapping, on=by, how="left")
-    inside = joined[GROUP].notna().to_numpy()
-    keys = row_keys(labels.loc[inside], values[inside], None if owners is None else owners[inside])
-    group = joined.loc[inside, GROUP].to_numpy(np.int64)
-    chunks = _hash_chunks(query.salt, keys, query.resamples + 1)
-    subset, weights = subsets_and_weights(
-        chunks, joined.loc[inside, K_COLUMN].to_numpy(np.int64),
-        joined.loc[inside, SCALE_COLUMN].to_numpy(float),
-    )  # fmt: skip
-    x = values[inside]
+    """The pandas engine's :meth:`~dpcore.engines.base.Engine.blb_sums` on its counted rows:
+    each row's ``group`` (−1 for none), its ``values`` (the inputs), its ``weights`` under the
+    contribution bound and its person (``owners``, or None), with each group's k and 1/√k
+    from ``mapping`` (one row per group, :data:`K_COLUMN`, :data:`SCALE_COLUMN`)."""
+    inside = group >= 0
+    group, values, weights = group[inside], values[inside], weights[inside]
+    per_group = mapping.drop_duplicates(GROUP).set_index(GROUP)
+    k = per_group[K_COLUMN].reindex(np.arange(group.max() + 1 if group.size else 0)).to_numpy()
+    if owners is not None:
+        words = [np.full(group.size, PERSON_TAG), *person_words(owners[inside])]
+    else:
+        values = values + 0.0  # −0.0 is 0.0, as in SQL
+        content = pd.DataFrame({"g": group, **dict(enumerate(values.T))})
+        copy = content.groupby(list(content.columns), sort=False).cumcount().to_numpy() + 1
+        words = [np.full(group.size, CONTENT_TAG), group]
+        for i in range(values.shape[1]):
+            words += double_words(values[:, i])
+        words.append(copy)
+    hashes = unit_hashes(words, query.salt_word)
+    subset, bits = draws(hashes, k[group].astype(np.int64), query.resamples)
     cells = pd.MultiIndex.from_arrays([group, subset], names=[GROUP, SUBSET])
-    columns = {"rows": np.ones(len(group), dtype=np.int64)}
-    for name, j, factors in query.sums:
-        product = weights[:, j]
+    columns = {"rows": weights}
+    for name, j, factors in raw_sums(query):
+        product = weights if j is None else weights * bits[:, j]
         for i in factors:
-            product = product * x[:, i]
+            product = product * values[:, i]
         columns[name] = product
-    return pd.DataFrame(columns, index=cells).groupby(level=[0, 1]).sum().reset_index()
+    raw = pd.DataFrame(columns, index=cells).groupby(level=[0, 1]).sum().reset_index()
+    return weigh(raw.assign(rows=raw["rows"].round()), query, mapping)

@@ -12,36 +12,31 @@ imports streamlit or plotly.
 
 from __future__ import annotations
 
-import functools
-import operator
-
 import numpy as np
 import pandas as pd
 
-from dpcore.engines.base import (
-    GROUP,
-    LARGEST_CODE,
-    NOT_WHOLE_LABEL,
-    Cells,
-    Engine,
-    EngineError,
-    SumsQuery,
-    check_person,
-)
-from dpcore.engines.blb import (
-    CHUNK_BITS,
-    CHUNKS_PER_HASH,
-    K_COLUMN,
-    POISSON_ONE_STEPS,
-    SCALE_COLUMN,
-    SUBSET,
-    BlbQuery,
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
+from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
+from dpcore.engines.cell_keys import cell_labels_of_keys
+from dpcore.engines.spark_columns import (
+    RANK,
+    all_finite,
+    base,
+    blb_people,
+    blb_rows,
+    bound,
+    cell_names,
+    join_cells,
+    key_column,
+    owner_column,
+    product,
+    row_cells,
+    totals,
+    value_name,
 )
 from dpcore.engines.spark_identity import checked_declaration, find_identity
 from dpcore.engines.spark_session import MASTER_EXAMPLES, spark_session
-from dpcore.foundations.grouping import bucket_labels
-from dpcore.foundations.labels import MISSING_LABEL
-from dpcore.foundations.privacy_unit import GOLDEN_RATIO_FRACTION, BoundPreview, PrivacyUnit
+from dpcore.foundations.privacy_unit import BoundPreview, PrivacyUnit, cell_ranks
 
 __all__ = ["MASTER_EXAMPLES", "SparkEngine", "spark_session"]
 
@@ -91,6 +86,8 @@ class SparkEngine(Engine):
         # The passes' jobs carry this group, so that :meth:`progress` follows them alone.
         self._jobs = f"strata-lab-{id(self):x}"
         self._check_table()
+        self._keys: dict[tuple, tuple[pd.DataFrame, pd.DataFrame]] = {}
+        self._key_types: dict[str, object] = {}
         try:
             self._frame = self._read(self._location)
             self._kinds = {
@@ -184,11 +181,13 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         self._check_columns(by)
-        names = [f"__cell{i}" for i in range(len(by))]
-        labels = [self._label(c, edges.get(c)).alias(n) for c, n in zip(by, names, strict=True)]
-        counts = self._frame.select(*labels).groupBy(*names).agg(F.count(F.lit(1)).alias("rows"))
-        table = self._collect(counts).rename(columns=dict(zip(names, by, strict=True)))
-        return table.astype({"rows": np.int64})
+        names = cell_names(by)
+        keys = [key_column(c, self._kinds[c], edges.get(c)).alias(n)
+                for c, n in zip(by, names, strict=True)]  # fmt: skip
+        found = self._collect(self._frame.select(*keys).groupBy(*names).agg(
+            F.count(F.lit(1)).alias("rows")))  # fmt: skip
+        labels = self._labels(found, by, edges)
+        return labels.assign(rows=found["rows"].to_numpy(np.int64))
 
     def distinct_labels(self, column: str, at_most: int) -> list[str]:
         """Up to ``at_most + 1`` distinct labels of ``column`` without edges, missing aside, as
@@ -196,9 +195,10 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         self._check_columns((column,))
-        labels = self._frame.select(self._label(column, None).alias("label")).distinct()
-        found = labels.where(F.col("label") != F.lit(MISSING_LABEL)).limit(int(at_most) + 1)
-        return self._collect(found)["label"].tolist()
+        (name,) = cell_names((column,))
+        keys = self._frame.select(key_column(column, self._kinds[column], None).alias(name))
+        found = keys.where(F.col(name).isNotNull()).distinct().limit(int(at_most) + 1)
+        return self._labels(self._collect(found), (column,), {})[column].tolist()
 
     def bound_preview(
         self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]], unit: PrivacyUnit
@@ -209,9 +209,10 @@ class SparkEngine(Engine):
 
         check_person(unit, self._kinds, by)
         self._check_columns(by)
-        cells = [f"__cell{i}" for i in range(len(by))]
-        labels = [self._label(c, edges.get(c)).alias(n) for c, n in zip(by, cells, strict=True)]
-        base = self._frame.select(*labels, self._owner(unit).alias("__owner"))
+        cells = cell_names(by)
+        keys = [key_column(c, self._kinds[c], edges.get(c)).alias(n)
+                for c, n in zip(by, cells, strict=True)]  # fmt: skip
+        base = self._frame.select(*keys, owner_column(unit, self._kinds).alias("__owner"))
         pairs = (
             base.where(F.col("__owner").isNotNull()).groupBy("__owner", *cells)
             .agg(F.count(F.lit(1)).alias("n"))
@@ -226,7 +227,7 @@ class SparkEngine(Engine):
             F.sum("n").alias("rows"), F.sum(kept).alias("kept"), F.count(F.lit(1)).alias("groups"),
             F.max("n").alias("most"),
         )  # fmt: skip
-        totals = people.agg(
+        totals_ = people.agg(
             F.coalesce(F.sum("rows"), F.lit(0)).alias("rows"),
             F.count(F.lit(1)).alias("people"),
             F.coalesce(F.sum(F.col("rows") - F.col("kept")), F.lit(0)).alias("dropped"),
@@ -235,7 +236,7 @@ class SparkEngine(Engine):
             F.coalesce(F.max("groups"), F.lit(0)).alias("most_groups"),
         )
         missing = base.agg(F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"))
-        found = self._collect(totals.crossJoin(missing)).fillna(0).iloc[0]
+        found = self._collect(totals_.crossJoin(missing)).fillna(0).iloc[0]
         return BoundPreview(**{name: int(value) for name, value in found.items()})
 
     def _check_columns(self, columns: tuple[str, ...]) -> None:
@@ -247,312 +248,138 @@ class SparkEngine(Engine):
                 )
 
     def cells(self, query: SumsQuery) -> Cells:
-        from pyspark.sql import functions as F
-
-        cells = _cell_names(query)
-        base = self._base(query)
-        finite = _all_finite(query)
-        binary = []
-        if query.binary:
-            odd = [~F.col(_value_name(query.columns.index(c))).isin(0.0, 1.0) for c in query.binary]
-            not_binary = finite & functools.reduce(operator.or_, odd)
-            binary = [F.sum(not_binary.cast("long")).alias("not_binary")]
-        totals = base.groupBy(*cells).agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.sum(finite.cast("long")).alias("finite"),
-            F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"),
-            *binary,
-        )
-        names = [name for name, _ in query.sums]
-        sums = (
-            self._kept(query, base).groupBy(*cells)
-            .agg(F.count(F.lit(1)).alias("usable"),
-                 *(F.sum(_product(query, factors)).alias(name) for name, factors in query.sums))
-        )  # fmt: skip
-        table = self._collect(totals.join(sums, on=cells, how="left"))
-        table = table.fillna({"usable": 0, **dict.fromkeys(names, 0.0)})
-        missing_person = int(table.pop("missing_person").sum()) if query.unit.column else 0
-        table = table.rename(columns=dict(zip(cells, query.by, strict=True)))
-        for column in ("rows", "finite", "usable", *(["not_binary"] if query.binary else [])):
-            table[column] = table[column].astype(np.int64)
+        if query.unit.column is None:
+            found = self._collect(row_cells(self._frame, query, self._kinds))
+            keys, table = self._keyed_cells(query, found)
+            missing_person = 0
+        else:
+            found = self._collect(totals(self._frame, query, self._kinds))
+            keys, table = self._keyed_cells(query, found)
+            missing_person = int(table.pop("missing_person").sum())
+            summands = [(name, product(query, factors)) for name, factors in query.sums]
+            counted = self._collect(bound(
+                self._frame, query, self._kinds, self._table(keys), len(table), summands
+            )).set_index(RANK)  # fmt: skip
+            ranks = keys[RANK].to_numpy()
+            table["usable"] = counted["usable"].reindex(ranks, fill_value=0).to_numpy(np.int64)
+            for name, _ in summands:
+                table[name] = counted[name].reindex(ranks, fill_value=0.0).to_numpy(float)
         return Cells(table, missing_person)
+
+    def _keyed_cells(
+        self, query: SumsQuery, found: pd.DataFrame
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The cells of a pass (``found``: keys and counts): their keys with each cell's rank in
+        label order, kept for the passes that follow, and the table :meth:`cells` returns."""
+        labels = self._labels(found, query.by, query.edges_of)
+        names = cell_names(query.by)
+        ranks = cell_ranks(labels) if query.by else np.zeros(len(labels), dtype=np.int64)
+        keys = found[names].assign(**{RANK: ranks})
+        self._keys[(query.by, query.edges)] = (keys, labels)
+        stats = found.drop(columns=names).fillna(0)
+        counts = [c for c in stats.columns if c in ("rows", "finite", "usable", "not_binary",
+                                                    "missing_person")]  # fmt: skip
+        stats = stats.astype({**dict.fromkeys(counts, np.int64)})
+        return keys, pd.concat([labels, stats.reset_index(drop=True)], axis=1)
+
+    def _labels(
+        self, found: pd.DataFrame, by: tuple[str, ...], edges: dict[str, tuple[float, ...]]
+    ) -> pd.DataFrame:
+        if not by:
+            return pd.DataFrame(index=range(len(found)))
+        keys = {column: list(found[name]) for column, name in zip(by, cell_names(by), strict=True)}
+        return cell_labels_of_keys(keys, by, self._kinds, edges)
+
+    def _table(self, keys: pd.DataFrame):
+        """A Spark DataFrame of the cells' ``keys`` (and columns beside them), of the types the
+        pass's keys had."""
+        from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+        fields = []
+        for column in keys.columns:
+            if column in self._key_types:
+                fields.append(StructField(column, self._key_types[column], True))
+            else:
+                whole = keys[column].dtype.kind in "iu"
+                fields.append(StructField(column, LongType() if whole else DoubleType(), True))
+        # Plain Python rows: PySpark's pandas conversion does not support pandas 3 yet.
+        rows = [tuple(_plain(v) for v in row) for row in keys.itertuples(index=False)]
+        return self._spark.createDataFrame(rows, schema=StructType(fields))
+
+    def _cell_table(self, query: SumsQuery, cell_groups: pd.DataFrame) -> pd.DataFrame:
+        """Every cell's keys and rank with its group (−1 for a cell in no group) and the
+        columns of ``cell_groups`` (keyed by labels) beside."""
+        if (query.by, query.edges) not in self._keys:
+            self.cells(query)
+        keys, labels = self._keys[(query.by, query.edges)]
+        joined = labels.merge(cell_groups, on=list(query.by), how="left")
+        extra = joined.drop(columns=list(query.by)).fillna({GROUP: -1}).fillna(0)
+        for column in (GROUP, K_COLUMN):
+            if column in extra:
+                extra[column] = extra[column].astype(np.int64)
+        return pd.concat([keys.reset_index(drop=True), extra.astype(
+            {c: float for c in extra.columns if c not in (GROUP, K_COLUMN)})], axis=1)  # fmt: skip
 
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         from pyspark.sql import functions as F
 
-        cells = _cell_names(query)
         group = cell_groups[GROUP].to_numpy()
-        mapping = cell_groups.rename(columns=dict(zip(query.by, cells, strict=True))).assign(
+        bounds = cell_groups.assign(
             __low=low[group].astype(float), __high=high[group].astype(float)
         )
-        # Plain Python rows: PySpark's pandas conversion does not support pandas 3 yet.
-        rows = list(zip(*(mapping[c].tolist() for c in mapping.columns), strict=True))
-        bounds = F.broadcast(self._spark.createDataFrame(rows, schema=list(mapping.columns)))
-        clipped = F.least(F.greatest(_value_name(0), "__low"), "__high")
-        sums = self._collect(
-            self._kept(query, self._base(query)).join(bounds, on=cells)
-            .groupBy(GROUP).agg(F.sum(clipped).alias("s"))
-        )  # fmt: skip
+        table = self._cell_table(query, bounds)
+        clip = F.least(F.greatest(F.col(value_name(0)), F.col("__low")), F.col("__high"))
         out = np.zeros(low.shape[0])
-        out[sums[GROUP].to_numpy(np.int64)] = sums["s"].to_numpy(float)
+        if query.unit.column is None:
+            rows = base(self._frame, query, self._kinds).where(all_finite(query))
+            joined = join_cells(rows, self._table(table), cell_names(query.by))
+            sums = self._collect(joined.where(F.col(GROUP) >= 0).groupBy(GROUP).agg(
+                F.sum(clip).alias("s")))  # fmt: skip
+            out[sums[GROUP].to_numpy(np.int64)] = sums["s"].to_numpy(float)
+            return out
+        counted = self._collect(
+            bound(self._frame, query, self._kinds, self._table(table), len(table), [("s", clip)])
+        )
+        group_of_rank = dict(zip(table[RANK], table[GROUP], strict=True))
+        for rank, total in zip(counted[RANK], counted["s"], strict=True):
+            if group_of_rank[int(rank)] >= 0:
+                out[group_of_rank[int(rank)]] += float(total)
         return out
 
     def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
-        from pyspark.sql import functions as F
-
-        rows = query.rows
-        cells = _cell_names(rows)
-        renamed = mapping.rename(columns=dict(zip(rows.by, cells, strict=True)))
-        # Plain Python rows: PySpark's pandas conversion does not support pandas 3 yet.
-        records = [
-            (*(str(v) for v in row[:-3]), int(row[-3]), int(row[-2]), float(row[-1]))
-            for row in renamed[[*cells, GROUP, K_COLUMN, SCALE_COLUMN]].itertuples(index=False)
-        ]
-        groups = F.broadcast(self._spark.createDataFrame(
-            records, schema=[*cells, GROUP, K_COLUMN, SCALE_COLUMN]
-        ))  # fmt: skip
-        mapped = self._kept(rows, self._base(rows)).join(groups, on=cells)
-        keyed = self._keyed(query, mapped)
-        salt = F.lit(query.salt + ":")
-        blocks = -(-(query.resamples + 1) // CHUNKS_PER_HASH)
-        hashed = keyed.select(
-            GROUP, K_COLUMN, SCALE_COLUMN, *(_value_name(i) for i in range(len(rows.inputs))),
-            *(F.md5(F.concat(salt, "__key", F.lit(f":{b}"))).alias(f"__h{b}")
-              for b in range(blocks)),
-        )  # fmt: skip
-        chunked = hashed.select(
-            GROUP, K_COLUMN, SCALE_COLUMN, *(_value_name(i) for i in range(len(rows.inputs))),
-            *(_chunk(c).alias(f"__a{c}") for c in range(query.resamples + 1)),
-        )  # fmt: skip
-        weights = [
-            _poisson_weight(F.col(f"__a{j + 1}"), F.col(SCALE_COLUMN)).alias(f"__w{j}")
-            for j in range(query.resamples)
-        ]
-        # ⌊a₀·k / 2³²⌋ in integers (a₀·k < 2⁶³: no overflow, no rounding).
-        subset = F.shiftright(F.col("__a0") * F.col(K_COLUMN), CHUNK_BITS).alias(SUBSET)
-        drawn = chunked.select(
-            GROUP, subset, *(_value_name(i) for i in range(len(rows.inputs))), *weights
-        )
-        sums = []
-        for name, j, factors in query.sums:
-            product = F.col(f"__w{j}")
-            for i in factors:
-                product = product * F.col(_value_name(i))
-            sums.append(F.sum(product).alias(name))
-        table = self._collect(
-            drawn.groupBy(GROUP, SUBSET).agg(F.count(F.lit(1)).alias("rows"), *sums)
-        )
-        return table.astype({GROUP: np.int64, SUBSET: np.int64, "rows": np.int64})
-
-    def _keyed(self, query: BlbQuery, mapped):
-        """Every kept row with its key (:mod:`dpcore.engines.blb`), as the DuckDB engine
-        writes it."""
-        from pyspark.sql import functions as F
-
-        rows = query.rows
-        values = [_value_name(i) for i in range(len(rows.inputs))]
-        if rows.unit.column is not None:
-            owner = _owner_key(F.col("__owner"), self._kinds[rows.unit.column])
-            return mapped.withColumn("__key", F.concat(F.lit("p|"), owner))
-        cells = _cell_names(rows)
-        contents = mapped.groupBy(*cells, *values, GROUP, K_COLUMN, SCALE_COLUMN).agg(
-            F.count(F.lit(1)).alias("__copies")
-        )
-        copies = contents.withColumn("__copy", F.explode(F.sequence(F.lit(1), "__copies")))
-        parts = [F.col(c) for c in cells] + [_double_key(F.col(v)) for v in values]
-        content = F.concat_ws("|", *parts)
-        key = F.concat(F.lit("r|"), content, F.lit("#"), F.col("__copy").cast("string"))
-        return copies.withColumn("__key", key)
-
-    # ---- the rows -----------------------------------------------------------------------------
-
-    def _base(self, query: SumsQuery):
-        """Every row: its cell labels, its inputs as ``__v0``, ``__v1``, ... and its person as
-        ``__owner``."""
-        from pyspark.sql import functions as F
-
-        columns = [
-            self._label(column, query.edges_of.get(column)).alias(name)
-            for column, name in zip(query.by, _cell_names(query), strict=True)
-        ]
-        owner = self._owner(query.unit)
-        values = [
-            F.col(_quoted(column)).cast("double").alias(_value_name(i))
-            for i, column in enumerate(query.columns)
-        ]
-        return self._frame.select(
-            *columns, *values, owner.alias("__owner"),
-            *(F.col(_quoted(c)) for c in query.columns_read),
-        )  # fmt: skip
-
-    def _owner(self, unit: PrivacyUnit):
-        """A row's person id (null without a person column, or for a missing or NaN id)."""
-        from pyspark.sql import functions as F
-
-        if unit.column is None:
-            return F.lit(None)
-        owner = F.col(_quoted(unit.column))
-        if self._kinds[unit.column] == "decimal number":
-            return F.when(F.isnan(owner), F.lit(None)).otherwise(owner)  # NaN: no id
-        return owner
-
-    def _kept(self, query: SumsQuery, base):
-        """The rows with finite inputs that the contribution bound keeps
-        (:mod:`dpcore.foundations.privacy_unit`)."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        finite = base.where(_all_finite(query))
-        unit = query.unit
-        if unit.column is None:
-            return finite
-        cells = _cell_names(query)
-        scaled = F.col(_value_name(0)) * F.lit(GOLDEN_RATIO_FRACTION)
-        # Spark's floor is a long (which overflows); beyond 2**52 every double is whole, so its
-        # fractional part is 0, as numpy's x - floor(x) gives.
-        fraction = F.when(F.abs(scaled) < 2.0**52, scaled - F.floor(scaled)).otherwise(0.0)
-        # Then the other inputs: only rows equal in every input tie (either may be kept).
-        values = [_value_name(i) for i in range(len(query.inputs))]
-        in_cell = Window.partitionBy("__owner", *cells).orderBy(fraction, *values)
-        capped = (
-            finite.where(F.col("__owner").isNotNull())
-            .withColumn("__row", F.row_number().over(in_cell))
-            .where(F.col("__row") <= unit.max_rows)
-        )  # fmt: skip
-        by_person = Window.partitionBy("__owner").orderBy(F.desc("__n"), *cells)
-        chosen = (
-            capped.groupBy("__owner", *cells).agg(F.count(F.lit(1)).alias("__n"))
-            .withColumn("__rank", F.row_number().over(by_person))
-            .where(F.col("__rank") <= unit.max_groups).select("__owner", *cells)
-        )  # fmt: skip
-        return capped.join(chosen, on=["__owner", *cells])
-
-    def _label(self, column: str, edges: tuple[float, ...] | None):
-        """A row's label in one grouping column, as :func:`dpcore.foundations.grouping.cell_labels` gives it."""
-        from pyspark.sql import functions as F
-
-        col = F.col(_quoted(column))
-        missing = F.lit(MISSING_LABEL)
-        if edges is not None:
-            x = col.cast("double")
-            names = F.array(*(F.lit(label) for label in bucket_labels(edges)))
-            bucket = sum((x >= F.lit(e)).cast("int") for e in edges)
-            return F.when(x.isNull() | F.isnan(x), missing).otherwise(
-                F.element_at(names, bucket + 1)
-            )
-        if self._kinds[column] == "yes / no":  # Python's str(True), not Spark's 'true'
-            return F.when(col.isNull(), missing).when(col, "True").otherwise("False")
-        if self._kinds[column] == "decimal number":  # codes written as 0.0/1.0 label as 0/1
-            x = col.cast("double")
-            whole = (x == F.floor(x)) & (F.abs(x) < F.lit(LARGEST_CODE))
-            return (
-                F.when(x.isNull() | F.isnan(x), missing)
-                .when(whole, x.cast("long").cast("string"))
-                .otherwise(F.lit(NOT_WHOLE_LABEL))
-            )
-        return F.coalesce(col.cast("string"), missing)
+        table = self._cell_table(query.rows, mapping)
+        cells = self._table(table)
+        if query.rows.unit.column is None:
+            sums = blb_rows(self._frame, query, self._kinds, cells)
+        else:
+            sums = blb_people(self._frame, query, self._kinds, cells, len(table))
+        return weigh(self._collect(sums), query, mapping)
 
     def _collect(self, frame) -> pd.DataFrame:
         try:
             self._spark.sparkContext.setJobGroup(self._jobs, "a pass of Strata Lab")
+            for field in frame.schema.fields:  # the types of the cell keys, for _table
+                if field.name.startswith("__cell"):
+                    self._key_types[field.name] = field.dataType
             rows = frame.collect()
         except Exception as exc:
             raise EngineError(
                 f"Spark failed reading {self._location}: {_first_line(exc)}"
             ) from None
-        return pd.DataFrame([row.asDict() for row in rows], columns=frame.columns)
+        found = pd.DataFrame([tuple(row) for row in rows], columns=frame.columns, dtype=object)
+        # Cell keys stay Python values (None for null: a key, not a missing number); the
+        # counts and sums take their own types.
+        values = [c for c in found.columns if not c.startswith("__cell")]
+        return found.astype({c: found[c].infer_objects().dtype for c in values})
 
 
-def _finite(x):
-    from pyspark.sql import functions as F
-
-    return x.isNotNull() & ~F.isnan(x) & (F.abs(x) != F.lit(float("inf")))
-
-
-def _value_name(i: int) -> str:
-    return f"__v{i}"
-
-
-def _all_finite(query: SumsQuery):
-    """True where every input of ``query`` is finite; a counting query, without inputs, uses
-    every row."""
-    from pyspark.sql import functions as F
-
-    checks = [_finite(F.col(_value_name(i))) for i in range(len(query.inputs))]
-    return functools.reduce(operator.and_, checks, F.lit(True))
-
-
-def _product(query: SumsQuery, factors: tuple[str, ...]):
-    """The product of the named inputs, each clipped to its bounds, left to right as the other
-    engines multiply; no input: 1.0 (a count)."""
-    from pyspark.sql import functions as F
-
-    out = F.lit(1.0)
-    for column in factors:
-        i = query.columns.index(column)
-        clipped = query.inputs[i]
-        low, high = F.lit(float(clipped.low)), F.lit(float(clipped.high))
-        out = out * F.least(F.greatest(F.col(_value_name(i)), low), high)
-    return out
-
-
-def _cell_names(query: SumsQuery) -> list[str]:
-    return [f"__cell{i}" for i in range(len(query.by))]
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value Spark's rows take."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _chunk(c: int):
-    """Chunk c of a row's hash as an integer (:mod:`dpcore.engines.blb`): the little-endian
-    32-bit word of the md5 digest, from its hex digits, byte by byte in reverse."""
-    from pyspark.sql import functions as F
-
-    block, offset = divmod(c, CHUNKS_PER_HASH)
-    digest = F.col(f"__h{block}")
-    start = 1 + 8 * offset  # 8 hex digits per 4-byte word
-    reversed_bytes = F.concat(*(F.substring(digest, start + 2 * b, 2) for b in (3, 2, 1, 0)))
-    return F.conv(reversed_bytes, 16, 10).cast("long")
-
-
-def _poisson_weight(chunk, scale):
-    """1 + c·(P − 1), P ~ Poisson(1) by inversion of ``chunk``, as the DuckDB engine draws it."""
-    from pyspark.sql import functions as F
-
-    count = F.lit(float(len(POISSON_ONE_STEPS) - 1))
-    for t in reversed(range(len(POISSON_ONE_STEPS))):
-        count = F.when(chunk < F.lit(POISSON_ONE_STEPS[t]), F.lit(float(t - 1))).otherwise(count)
-    return F.lit(1.0) + scale * count
-
-
-def _double_key(x):
-    """The exact text of a double (:func:`dpcore.engines.blb.double_keys`): integers only, so
-    nothing depends on how Java prints a double."""
-    from pyspark.sql import functions as F
-
-    e0 = F.floor(F.log2(F.abs(x)))
-    ratio = F.abs(x) / F.pow(F.lit(2.0), e0)
-    e = F.when(x == 0, F.lit(0)).otherwise(
-        e0.cast("int") + F.when(ratio >= 2, 1).when(ratio < 1, -1).otherwise(0)
-    )
-    whole = (x / F.pow(F.lit(2.0), e) * F.lit(4503599627370496.0)).cast("long")
-    return F.concat(whole.cast("string"), F.lit("p"), e.cast("string"))
-
-
-def _owner_key(owner, kind: str):
-    """A person id as text, as the DuckDB engine writes it."""
-    from pyspark.sql import functions as F
-
-    if kind == "decimal number":
-        return _double_key(owner.cast("double"))
-    if kind == "yes / no":
-        return F.when(owner, "True").otherwise("False")
-    return owner.cast("string")

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import ClassVar, Literal
 
-from scipy.optimize import minimize_scalar
-
 from dpcore.foundations.errors import BudgetKindError
 from dpcore.foundations.validation import open_unit_interval, positive_number
 
@@ -133,6 +131,8 @@ class ZCDP:
             return alpha * self.rho + (
                 log_inv_delta + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)
             ) / (alpha - 1)
+
+        from scipy.optimize import minimize_scalar  # deferred: slow to import, rarely needed
 
         # The classic bound's optimum sits at alpha - 1 = sqrt(log(1/delta) / rho); search around it.
         centre = 0.5 * math.log(log_inv_delta / self.rho)

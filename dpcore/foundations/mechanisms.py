@@ -15,7 +15,6 @@ import math
 from typing import Literal, Protocol
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
 from dpcore.foundations.errors import ClassicGaussianRangeError
@@ -73,6 +72,7 @@ def gaussian_sigma(
 
 def _analytic_unit_sigma(epsilon: float, delta: float) -> float:
     """Balle & Wang's σ for sensitivity 1; δ(σ) decreases in σ, so a bracketed root is unique."""
+    from scipy.optimize import brentq  # deferred: slow to import, rarely needed
 
     def excess_delta(log_sigma: float) -> float:
         sigma = math.exp(log_sigma)

@@ -13,7 +13,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaincinv
+from scipy.special import bdtr, betaincinv
 
 from dpcore.foundations.grouping import LABEL_SEPARATOR
 from dpcore.foundations.validation import instance_of, positive_int, positive_number
@@ -137,13 +137,13 @@ def binomial_band(
     level near 1). An observed coverage outside it is unlikely under correct calibration. Every
     coverage chart and summary in Strata Lab uses this band.
     """
-    from scipy import stats  # here, not at the top: importing it takes 0.7 s of every process
-
     level = _probability("level", level)
     replications = positive_int("replications", replications)
     tail = (1 - _probability("confidence", confidence)) / 2
-    low = stats.binom.ppf(tail, replications, level) / replications
-    high = stats.binom.ppf(1 - tail, replications, level) / replications
+    # The q-quantile is the smallest count whose CDF reaches q, from scipy.special's binomial
+    # CDF (scipy.stats, whose binom.ppf computes the same, takes 0.7 s to import).
+    cdf = bdtr(np.arange(replications + 1), replications, level)
+    low, high = np.searchsorted(cdf, [tail, 1 - tail]) / replications
     return float(low), float(high)
 
 

@@ -2,11 +2,28 @@ r"""The privacy unit: who a neighbouring dataset adds or removes — one row, or
 
 Without a person column every row is a different person, as everywhere else in Strata Lab. With
 one, an engine bounds each person's contribution before it aggregates (PipelineDP's
-"contribution bounding"): at most ``max_rows`` rows of a person in each cell (combination of the
-grouping columns' values) and at most ``max_groups`` cells per person; the rest of the person's
-rows are left out. One person then stands for at most :math:`c = \text{max\_groups}\times
-\text{max\_rows}` rows, and every mechanism that protects one row at :math:`\varepsilon/c` (or
-:math:`\rho/c^2`) protects one person at the release's budget:
+"contribution bounding"), in one aggregate per (person, cell), a cell being a combination of
+the grouping columns' values:
+
+- **within a cell, scaled:** a person's n usable rows in the cell count as
+  :math:`m = \min(n, M)` rows (``max_rows`` M), and each sum over them is scaled by m/n: the
+  person adds m rows whose values are the average of their n rows' (clipped) values. We scale
+  rather than keep m of the rows because scaling needs no order among a person's rows (no
+  sort: one sum and one count per (person, cell)), uses every row, and is unbiased where a
+  choice of rows by their values is not (keeping a person's smallest value first biased a 0/1
+  mean down);
+- **across cells, truncated:** a person's cells are ranked by m (most first), then by their
+  labels, and only the first ``max_groups`` G count; the person's other cells add nothing.
+  Which cells count depends only on the person's own row counts.
+
+**Sensitivity.** Every per-row term an analysis sums (a value clipped to [L, U], a product of
+clipped columns) lies in a public interval [a, b]; a person's scaled sum in a cell is m times
+an average of such terms, so it lies in [m·a, m·b] with m ≤ M, and their count is m ≤ M. The
+person adds this to at most G cells. Adding or removing the person therefore moves every
+count by at most :math:`c = GM` in all, and every sum by at most :math:`c\max(|a|, |b|)` in
+all (replacing them, by :math:`c(b - a)`): what c rows can do. Every mechanism that protects
+one row at :math:`\varepsilon/c` (or :math:`\rho/c^2`) then protects one person at the
+release's budget:
 
 - pure ε-DP is closed under groups of c rows at c·ε (Dwork & Roth 2014, Thm 2.2);
 - ρ-zCDP at c²·ρ (Bun & Steinke 2016, Prop. 1.9).
@@ -16,18 +33,9 @@ Gaussian mechanisms alike. The L2 bound √max_groups·max_rows would be tighter
 on unmerged groups, but a person's cells can be merged into one small-groups group, and the
 whole-population estimate sees every row of the person; the L1 bound holds in every case.
 
-Which rows are kept depends only on the person's own rows (so neighbouring datasets still differ
-by one person's bounded rows) and gives the same rows on every engine: within a cell, rows in the
-order of the fractional part of :math:`x(\varphi - 1)` (φ the golden ratio), then x; cells in the
-order of the person's kept rows in them (descending), then their labels.
-
-Known limitation: that order depends on the values, so the kept rows are not a random sample of
-a person's rows. For a 0/1 value with ``max_rows=1`` a person's 0 is kept before their 1, which
-biases the mean down; a per-person average of the clipped values, weighted by
-min(rows, ``max_rows``), would bound the contribution the same way without the bias.
-
-The bound itself (:func:`bounded_rows`) is written once, in numpy, and used by the pandas
-engine and by the mean's statistics in memory; DuckDB and Spark write the same rule in SQL.
+The bound is written once in numpy (:func:`bounded_weights`: each row's weight m/n, or 0), used
+by the pandas engine and by the statistics in memory; DuckDB and Spark write the same rule as
+one aggregate per (person, cell) and one per person, so a release is the same on every engine.
 
 Pure numpy/pandas; never imports streamlit or plotly.
 """
@@ -45,21 +53,18 @@ from dpcore.foundations.labels import plural
 from dpcore.foundations.validation import positive_int
 
 __all__ = [
-    "GOLDEN_RATIO_FRACTION",
     "ROW",
     "BoundPreview",
     "BoundedRows",
     "PrivacyUnit",
     "bound_contributions",
-    "bounded_rows",
+    "bounded_weights",
+    "cell_ranks",
     "dropped_rows_notes",
-    "kept_rows",
     "missing_person_message",
     "preview_bound",
+    "row_weights",
 ]
-
-GOLDEN_RATIO_FRACTION = 0.6180339887498949
-"""φ − 1: rows of a person in a cell are kept in the order of frac(x·φ), then x (module doc)."""
 
 
 @dataclass(frozen=True)
@@ -134,36 +139,42 @@ ROW = PrivacyUnit()
 
 @dataclass(frozen=True, eq=False)
 class BoundedRows:
-    """Which rows of a table the contribution bound keeps (``kept``, one flag per row), and how
-    many rows have no person id (never kept: whom they belong to is unknown)."""
+    """Each row's weight under the contribution bound (``weights``: m/n for a row of a person's
+    counted cell, 0 for a row left out; :func:`bounded_weights`), and how many rows have no
+    person id (never counted: whom they belong to is unknown)."""
 
-    kept: np.ndarray
+    weights: np.ndarray
     missing_person: int
+
+    @property
+    def kept(self) -> np.ndarray:
+        """The rows that count at all (weight above 0)."""
+        return self.weights > 0
 
 
 def bound_contributions(
-    labels: pd.DataFrame, values: np.ndarray, owners: pd.Series, unit: PrivacyUnit
+    labels: pd.DataFrame, values: np.ndarray, owners: pd.Series | None, unit: PrivacyUnit
 ) -> BoundedRows:
-    """The rows ``unit`` keeps of a table whose rows have the cell ``labels`` (one column per
-    grouping column), the ``values`` (1-D, or one column per input) and the person ids
-    ``owners`` (missing: no id), as :func:`bounded_rows` chooses them; every row with finite
-    values for :data:`ROW`."""
+    """The weights ``unit`` gives the rows of a table whose rows have the cell ``labels`` (one
+    column per grouping column), the ``values`` (1-D, or one column per input) and the person
+    ids ``owners`` (missing: no id), as :func:`bounded_weights` gives them; 1 for every row
+    with finite values for :data:`ROW`."""
     finite = np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
     if unit.column is None:
-        return BoundedRows(finite, 0)
+        return BoundedRows(finite.astype(float), 0)
     person = pd.factorize(owners, use_na_sentinel=True)[0]
-    kept = bounded_rows(labels, values, person, unit.max_rows, unit.max_groups)
-    return BoundedRows(kept, int(np.sum(person < 0)))
+    weights = bounded_weights(cell_ranks(labels), finite, person, unit.max_rows, unit.max_groups)
+    return BoundedRows(weights, int(np.sum(person < 0)))
 
 
-def kept_rows(
+def row_weights(
     frame: pd.DataFrame, grouping: Grouping, values: np.ndarray, roles: dict[str, str],
     unit: PrivacyUnit,
 ) -> np.ndarray:  # fmt: skip
-    """The rows of ``frame`` that ``unit`` keeps (:func:`bound_contributions` in the cells of
+    """Each row's weight under ``unit``'s bound (:func:`bound_contributions` in the cells of
     ``grouping``'s columns, as every engine bounds them), given the analysis' ``values`` (one
     column per input, in the order of ``roles``: each input column and its role in words, "the
-    value to estimate", "the score"); every row with finite values for :data:`ROW`.
+    value to estimate", "the score"); 1 for every row with finite values for :data:`ROW`.
 
     Raises
     ------
@@ -172,7 +183,7 @@ def kept_rows(
         column, or that has rows without an id: what is wrong and how to fix it.
     """
     if unit.column is None:
-        return np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
+        return np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1).astype(float)
     if unit.column in roles:
         role = roles[unit.column]
         raise ValueError(
@@ -193,7 +204,7 @@ def kept_rows(
     bounded = bound_contributions(labels, values, frame[unit.column], unit)
     if bounded.missing_person:
         raise ValueError(missing_person_message(bounded.missing_person, unit.column))
-    return bounded.kept
+    return bounded.weights
 
 
 def dropped_rows_notes(unit: PrivacyUnit, dropped: int) -> tuple[str, ...]:
@@ -203,8 +214,10 @@ def dropped_rows_notes(unit: PrivacyUnit, dropped: int) -> tuple[str, ...]:
         return ()
     return (
         f"Bounding each person to {plural(unit.max_groups, 'group')} and "
-        f"{plural(unit.max_rows, 'row')} per group left out {plural(dropped, 'row')} (a "
-        "curator's view: exact, not for publication).",
+        f"{plural(unit.max_rows, 'row')} per group left out the weight of "
+        f"{plural(dropped, 'row')}: a person's rows in a group count as {unit.max_rows} at "
+        "most, and their other groups not at all (a curator's view: exact, not for "
+        "publication).",
     )
 
 
@@ -230,22 +243,26 @@ class BoundPreview:
 
 def preview_bound(labels: pd.DataFrame, owners: pd.Series, unit: PrivacyUnit) -> BoundPreview:
     """:class:`BoundPreview` of ``unit`` on rows with the cell ``labels`` (no columns: one cell)
-    and person ids ``owners``, counted by :func:`bounded_rows` over every row with an id, whatever
-    its value (a row without a usable value is left out anyway; which of a person's rows are
-    kept depends on the values, how many does not)."""
+    and person ids ``owners``, counted by :func:`bounded_weights` over every row with an id,
+    whatever its value (a row without a usable value is left out anyway; the weight a person's
+    rows keep depends on how many there are, not on their values)."""
     if unit.column is None:
         raise ValueError("A preview of the bound needs a person column.")
     if labels.shape[1] == 0:
         labels = pd.DataFrame({"cell": np.zeros(len(owners), dtype=np.int8)})
     person = pd.factorize(owners, use_na_sentinel=True)[0]
     has_id = person >= 0
-    kept = bounded_rows(labels, np.zeros(len(person)), person, unit.max_rows, unit.max_groups)
-    dropped = has_id & ~kept
-    pairs = pd.DataFrame({"person": person[has_id], "cell": _cell_rank(labels)[has_id]})
+    cells = cell_ranks(labels)
+    weights = bounded_weights(cells, has_id, person, unit.max_rows, unit.max_groups)
+    pairs = pd.DataFrame({"person": person[has_id], "cell": cells[has_id]})
     rows_in_cell = pairs.value_counts()
+    dropped_by_person = np.bincount(
+        person[has_id], weights=1.0 - weights[has_id], minlength=int(person.max()) + 1
+    )  # fmt: skip
     return BoundPreview(
         rows=int(has_id.sum()), people=int(pairs["person"].nunique()),
-        dropped=int(dropped.sum()), people_affected=int(np.unique(person[dropped]).size),
+        dropped=int(round(dropped_by_person.sum())),
+        people_affected=int(np.count_nonzero(dropped_by_person > 0.5)),
         most_rows_in_a_group=int(rows_in_cell.max()) if len(pairs) else 0,
         most_groups=int(rows_in_cell.groupby(level="person").size().max()) if len(pairs) else 0,
         missing_person=int((~has_id).sum()),
@@ -262,54 +279,44 @@ def missing_person_message(rows: int, column: str) -> str:
     )
 
 
-def bounded_rows(
-    labels: pd.DataFrame, values: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
+def bounded_weights(
+    cells: np.ndarray, usable: np.ndarray, person: np.ndarray, max_rows: int, max_groups: int
 ) -> np.ndarray:
-    """Which rows the contribution bound keeps (:mod:`dpcore.foundations.privacy_unit`): rows with finite
-    values and a person (code ≥ 0), at most ``max_rows`` of a person per cell in the order of
-    frac(x·φ) then x, x the first column of ``values`` (then the other columns, so that only
-    rows equal in every column tie), in at most ``max_groups`` cells per person, those with the
-    most kept rows first, then by label. ``values`` has one column per input, or is 1-D."""
-    values = values.reshape(values.shape[0], -1)
-    candidates = np.flatnonzero(np.isfinite(values).all(axis=1) & (person >= 0))
-    cell = _cell_rank(labels)[candidates]
-    x = values[candidates]
-    key = x[:, 0] * GOLDEN_RATIO_FRACTION
-    key -= np.floor(key)
-    # One integer per (person, cell), ordered as the pair: one sort key fewer than sorting by
-    # person then cell, and the pairs' counts come from runs of it without a pandas merge.
-    cells = int(cell.max()) + 1 if cell.size else 1
-    pair = person[candidates].astype(np.int64) * cells + cell
-    order = np.lexsort((*x[:, :0:-1].T, x[:, 0], key, pair))
-    pair = pair[order]
-    capped = _rank_in_runs(pair) < max_rows
-    kept_pair = pair[capped]
-    starts = np.flatnonzero(np.r_[True, kept_pair[1:] != kept_pair[:-1]]) if kept_pair.size else []
-    rows = np.diff(np.r_[starts, kept_pair.size]).astype(np.int64)
-    owner, owner_cell = np.divmod(kept_pair[starts], cells)
-    # Cells of each person, most kept rows first, then in label order (cell rank).
-    ranked = np.lexsort((owner_cell, -rows, owner))
-    chosen = np.zeros(rows.size, dtype=bool)
+    """Each row's weight under the contribution bound (module doc): for the n ``usable`` rows
+    of a person (code ≥ 0) in a cell, min(n, ``max_rows``)/n in the ``max_groups`` cells where
+    that min is largest (ties to the smaller cell code), 0 elsewhere and for the other rows.
+    ``cells`` are integer codes in the order of the cells' labels (:func:`cell_ranks`), so that
+    every engine breaks ties alike. One aggregate per (person, cell), then one sort of the
+    pairs."""
+    weights = np.zeros(cells.shape[0])
+    rows = np.flatnonzero(usable & (person >= 0))
+    if not rows.size:
+        return weights
+    width = int(cells.max()) + 1
+    pair_of_row, pair = pd.factorize(person[rows].astype(np.int64) * width + cells[rows])
+    n = np.bincount(pair_of_row)
+    owner, cell = np.divmod(np.asarray(pair), width)
+    counted = np.minimum(n, max_rows)
+    # A person's cells, most counted rows first, then by cell (label order).
+    ranked = np.lexsort((cell, -counted, owner))
+    chosen = np.zeros(pair.size, dtype=bool)
     chosen[ranked[_rank_in_runs(owner[ranked]) < max_groups]] = True
-    keep = np.zeros(values.shape[0], dtype=bool)
-    kept_sorted = np.flatnonzero(capped)[np.repeat(chosen, rows)]
-    keep[candidates[order[kept_sorted]]] = True
-    return keep
+    weights[rows] = np.where(chosen, counted / n, 0.0)[pair_of_row]
+    return weights
 
 
-def _cell_rank(labels: pd.DataFrame) -> np.ndarray:
+def cell_ranks(labels: pd.DataFrame) -> np.ndarray:
     """Each row's cell as an integer that orders cells by their labels, column by column (by
     code point, as SQL's ORDER BY compares text)."""
     return labels.groupby(list(labels.columns), sort=True).ngroup().to_numpy(np.int64)
 
 
-def _rank_in_runs(*sorted_keys: np.ndarray) -> np.ndarray:
-    """Position of each element within its run of equal keys (the arrays sorted together)."""
-    n = sorted_keys[0].shape[0]
+def _rank_in_runs(sorted_keys: np.ndarray) -> np.ndarray:
+    """Position of each element within its run of equal keys (the array sorted)."""
+    n = sorted_keys.shape[0]
     starts = np.zeros(n, dtype=bool)
     if n:
         starts[0] = True
-    for key in sorted_keys:
-        starts[1:] |= key[1:] != key[:-1]
+        starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
     run_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
     return np.arange(n) - run_start

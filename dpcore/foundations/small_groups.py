@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from dpcore.foundations.labels import OTHER_LABEL, plural
 from dpcore.foundations.validation import positive_int, positive_number
@@ -60,6 +59,8 @@ class CountNoise:
     def clear_probability(self, counts: np.ndarray, threshold: float) -> np.ndarray:
         r""":math:`P[c + Z \ge N]` for each exact count c: the chance that a group's noisy count
         reaches the threshold. Reads exact counts, so it is a curator's preview."""
+        from scipy import stats  # deferred: scipy.stats takes a third of a command's start-up
+
         gap = (np.asarray(counts, dtype=float) - threshold) / self.scale
         if self.kind == "gaussian":
             return stats.norm.cdf(gap)

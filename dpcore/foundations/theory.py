@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
 from scipy.special import digamma, gammaincinv
 
 from dpcore.foundations.validation import positive_int, positive_number
@@ -92,6 +91,8 @@ def dirichlet_alpha(
     α ≈ 0.13; ``"sorted"`` gives about 0.1 and ``"mle"`` about 0.33, depending on the unreported tail.
     """
     values = _validate_shares(shares)
+    from scipy.optimize import brentq, minimize_scalar  # deferred: slow to import
+
     k = values.size
     if method == "mle":
         total_log = np.log(values).sum()

@@ -142,6 +142,14 @@ class ClippedMean:
         noisy_count = add_noise(np.broadcast_to(sizes, shape), count_scale_factor)
         return NoisySums(noisy_sum, noisy_count)
 
+    def noise_scales(self, sizes: np.ndarray, budget: Budget) -> np.ndarray:
+        """With public sizes, the scale of each group's noise on its mean (Laplace's b or the
+        Gaussian's σ, per :attr:`noise_law`): the noise of the clipped sum, scaled to the
+        sensitivity :math:`U_g - L_g` of one replaced value, over :math:`n_g` (eq. 1 and 3)."""
+        sizes = np.asarray(sizes, dtype=float)
+        low, high = self.interval(sizes)
+        return self.unit_scale(budget) * (high - low) / sizes
+
     def group_estimates(
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
     ) -> np.ndarray:
@@ -174,13 +182,20 @@ class LaplaceMean(ClippedMean):
     """
 
     name = "Laplace mean"
+    noise_law = "laplace"
+
+    def unit_scale(self, budget: Budget) -> float:
+        """b per unit of sensitivity with public sizes: 1/ε."""
+        return 1 / require_budget(budget, (PureDP,), self.name).epsilon
 
     def draw(
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
     ) -> np.ndarray | NoisySums:
-        epsilon = require_budget(budget, (PureDP,), self.name).epsilon
         if self.n_public:
-            return self._noisy_means(stats, replicates, noise.add_laplace, 1 / epsilon, 0.0)
+            return self._noisy_means(
+                stats, replicates, noise.add_laplace, self.unit_scale(budget), 0.0
+            )
+        epsilon = require_budget(budget, (PureDP,), self.name).epsilon
         return self._noisy_means(stats, replicates, noise.add_laplace, 0.0, 2 / epsilon)
 
     def count_noise(self, budget: Budget) -> CountNoise:
@@ -198,17 +213,21 @@ class GaussianMean(ClippedMean):
     """
 
     name = "Gaussian mean"
+    noise_law = "gaussian"
+
+    def unit_scale(self, budget: Budget) -> float:
+        """σ per unit of sensitivity with public sizes: for the whole budget."""
+        budget = require_budget(budget, (ZCDP, ApproxDP), self.name)
+        if isinstance(budget, ZCDP):
+            return zcdp_gaussian_sigma(1.0, budget.rho)
+        return gaussian_sigma(1.0, budget.epsilon, budget.delta, "analytic")
 
     def draw(
         self, stats: GroupStats, budget: Budget, *, replicates: int | None, noise: NoiseSource
     ) -> np.ndarray | NoisySums:
         budget = require_budget(budget, (ZCDP, ApproxDP), self.name)
         if self.n_public:
-            whole = (
-                zcdp_gaussian_sigma(1.0, budget.rho)
-                if isinstance(budget, ZCDP)
-                else gaussian_sigma(1.0, budget.epsilon, budget.delta, "analytic")
-            )
+            whole = self.unit_scale(budget)
             return self._noisy_means(stats, replicates, noise.add_gaussian, whole, 0.0)
         half = self.count_noise(budget).scale
         return self._noisy_means(stats, replicates, noise.add_gaussian, 0.0, half)

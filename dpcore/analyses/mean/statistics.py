@@ -24,7 +24,7 @@ import pandas as pd
 
 from dpcore.foundations.grouping import Grouping, SmallGroups
 from dpcore.foundations.labels import labels_repr, list_labels, plural
-from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, row_weights
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import data_frame, instance_of, numeric_values, read_only
 
@@ -45,7 +45,8 @@ class GroupValues:
     labels
         One label per group.
     sizes
-        ``(k,)`` int64 group sizes :math:`n_g`: rows with a usable value.
+        ``(k,)`` int64 group sizes :math:`n_g`: rows with a usable value (their weights' sum
+        under a person's contribution bound).
     sorted_values
         ``(n,)`` float64: each group's values sorted ascending, groups concatenated in order.
     offsets
@@ -65,6 +66,10 @@ class GroupValues:
         (:class:`~dpcore.foundations.privacy_unit.PrivacyUnit`); one row by default.
     notes
         Sentences for the curator about rows the contribution bound left out.
+    weights
+        ``(n,)`` each sorted value's weight under a person's contribution bound
+        (:func:`~dpcore.foundations.privacy_unit.bounded_weights`: m/n for a person's n rows
+        in a cell counted as m), or None when every row counts once.
     """
 
     value: str
@@ -78,9 +83,11 @@ class GroupValues:
     by: tuple[str, ...] = ()
     unit: PrivacyUnit = ROW
     notes: tuple[str, ...] = ()
-    # Each group's prefix sums anchored at zero (group g occupies [offsets[g] + g,
-    # offsets[g+1] + g + 1)); see _zero_anchored_prefix.
+    weights: np.ndarray | None = None
+    # Each group's prefix sums of its weighted values anchored at zero, and of its weights
+    # (group g occupies [offsets[g] + g, offsets[g+1] + g + 1)); see _zero_anchored_prefix.
     _prefix: np.ndarray = field(init=False)
+    _weight_prefix: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -104,8 +111,15 @@ class GroupValues:
                 raise ValueError(
                     f"`{name}` must have shape {shape}, got {getattr(self, name).shape}"
                 )
-        if self.offsets[0] != 0 or not np.array_equal(np.diff(self.offsets), self.sizes):
-            raise ValueError("`offsets` must start at 0 and step by `sizes`")
+        counts = np.diff(self.offsets)
+        if self.weights is not None:
+            set_(self, "weights", read_only(np.asarray(self.weights, dtype=np.float64)))
+            if self.weights.shape != (n,) or np.any(self.weights < 0):
+                raise ValueError(f"`weights` must be {n} weights >= 0, one per value")
+            group_of_value = np.repeat(np.arange(k), counts)
+            counts = np.bincount(group_of_value, weights=self.weights, minlength=k).round()
+        if self.offsets[0] != 0 or not np.array_equal(counts, self.sizes):
+            raise ValueError("`offsets` must start at 0 and `sizes` count each group's values")
         if np.any(self.sizes < 0):
             raise ValueError(f"`sizes` must all be >= 0, got {self.sizes}")
         if self.shares is not None and self.shares.values.shape != (k,):
@@ -117,11 +131,17 @@ class GroupValues:
         ascending[boundaries[(boundaries > 0) & (boundaries < n)] - 1] = True
         if not np.all(ascending):
             raise ValueError("`sorted_values` must be sorted ascending within each group")
-        prefix = np.empty(n + k, dtype=np.float64)
+        weights = np.ones(n) if self.weights is None else self.weights
+        terms = self.sorted_values if self.weights is None else self.sorted_values * weights
+        prefix, weight_prefix = np.empty(n + k), np.empty(n + k)
         for g in range(k):
             a, b = self.offsets[g], self.offsets[g + 1]
-            prefix[a + g : b + g + 1] = _zero_anchored_prefix(self.sorted_values[a:b])
+            zero = int(np.searchsorted(self.sorted_values[a:b], 0.0, side="left"))
+            prefix[a + g : b + g + 1] = _zero_anchored_prefix(terms[a:b], zero)
+            weight_prefix[a + g] = 0.0
+            np.cumsum(weights[a:b], out=weight_prefix[a + g + 1 : b + g + 1])
         set_(self, "_prefix", read_only(prefix))
+        set_(self, "_weight_prefix", read_only(weight_prefix))
 
     def __repr__(self) -> str:
         return f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
@@ -135,16 +155,21 @@ class GroupValues:
 
     @property
     def n(self) -> int:
-        """Number of values over all groups."""
-        return int(self.sorted_values.shape[0])
+        """Number of values over all groups (their weights' sum under a person's bound)."""
+        return int(self.sizes.sum())
+
+    @property
+    def _row_weights(self) -> np.ndarray:
+        return np.ones(self.sorted_values.shape[0]) if self.weights is None else self.weights
 
     @functools.cached_property
     def means(self) -> np.ndarray:
         """``(k,)`` true (non-private) group means :math:`\\bar x_g = \\sum x / n_g`, summed
         as :math:`\\sum (x / n_g)` so that they stay finite wherever the values are (a plain sum
         overflows for values near the largest float); NaN for a kept group with no value."""
-        weights = np.repeat(1.0 / np.maximum(self.sizes, 1), self.sizes)
-        group = np.repeat(np.arange(self.k), self.sizes)
+        counts = np.diff(self.offsets)
+        weights = np.repeat(1.0 / np.maximum(self.sizes, 1), counts) * self._row_weights
+        group = np.repeat(np.arange(self.k), counts)
         sums = np.bincount(group, weights=self.sorted_values * weights, minlength=self.k)
         return read_only(np.where(self.sizes > 0, sums, np.nan))
 
@@ -152,7 +177,7 @@ class GroupValues:
     def global_mean(self) -> float:
         """True (non-private) mean over all values, :math:`\\sum x / n`, finite as
         :attr:`means` is."""
-        return float(np.sum(self.sorted_values / self.n))
+        return float(np.sum(self.sorted_values * (self._row_weights / self.n)))
 
     def group_values(self, g: int) -> np.ndarray:
         """Sorted values of group ``g`` (a read-only view)."""
@@ -176,6 +201,9 @@ class GroupValues:
         .. math::
             S_g(a, b) = \\sum_{x \\in G_g} \\min(\\max(x, a), b)
                       = a \\cdot \\#\\{x < a\\} + \\sum_{a \\le x \\le b} x + b \\cdot \\#\\{x > b\\}
+
+        (each value counted with its weight under a person's bound: the counts are sums of
+        weights, the middle sum one of weighted values)
 
         computed with two binary searches in the group's sorted values and prefix sums, i.e.
         :math:`O(\\log n_g)` per group and bound pair (used by StratCoinpress, paper appendix B),
@@ -227,11 +255,14 @@ class GroupValues:
         # i - first values lie below low; j - first values lie at or below high.
         i = _search_groups(self.sorted_values, self.offsets, lo_g, np.less)
         j = _search_groups(self.sorted_values, self.offsets, hi_g, np.less_equal)
-        with np.errstate(invalid="ignore"):  # inf * 0 in the discarded branch of np.where
-            below = np.where(i > first, lo_g * (i - first), 0.0)
-            above = np.where(j < end, hi_g * (end - j), 0.0)
         # Group g's prefix sums start at offsets[g] + g: each earlier group has one more entry.
         shift = np.arange(self.k)[:, None]
+        weight_at = self._weight_prefix
+        with np.errstate(invalid="ignore"):  # inf * 0 in the discarded branch of np.where
+            below = np.where(
+                i > first, lo_g * (weight_at[i + shift] - weight_at[first + shift]), 0.0
+            )
+            above = np.where(j < end, hi_g * (weight_at[end + shift] - weight_at[j + shift]), 0.0)
         sums = below + (self._prefix[j + shift] - self._prefix[i + shift]) + above
         return np.ascontiguousarray(np.moveaxis(sums.reshape(self.k, *shape[:-1]), 0, -1))
 
@@ -248,11 +279,13 @@ class GroupValues:
         ``low`` and ``high`` are ``(k,)`` finite bounds with ``low <= high``.
         """
         low, high = (np.broadcast_to(np.asarray(b, dtype=float), (self.k,)) for b in (low, high))
-        group_of_row = np.repeat(np.arange(self.k), self.sizes)
+        group_of_row = np.repeat(np.arange(self.k), np.diff(self.offsets))
         centre = (low + high) / 2
         clipped = np.clip(self.sorted_values, low[group_of_row], high[group_of_row])
         deviations = clipped - centre[group_of_row]
-        return np.bincount(group_of_row, weights=deviations**2, minlength=self.k)
+        return np.bincount(
+            group_of_row, weights=self._row_weights * deviations**2, minlength=self.k
+        )
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -283,32 +316,38 @@ class GroupValues:
             raise ValueError("`keep` must keep at least one group, got none")
         mask = np.zeros(self.k, dtype=bool)
         mask[idx] = True
-        pieces = [self.group_values(int(g)) for g in idx]
-        sorted_values = np.concatenate(pieces)
-        sizes = self.sizes[idx]
+        spans = [slice(self.offsets[g], self.offsets[g + 1]) for g in idx]
+        counts = np.diff(self.offsets)[idx]
         return GroupValues(
             value=self.value,
             labels=tuple(self.labels[int(g)] for g in idx),
-            sizes=sizes,
-            sorted_values=sorted_values,
-            offsets=np.concatenate([[0], np.cumsum(sizes)]),
+            sizes=self.sizes[idx],
+            sorted_values=np.concatenate([self.sorted_values[span] for span in spans]),
+            offsets=np.concatenate([[0], np.cumsum(counts)]),
             shares=None if self.shares is None else self.shares.restricted(mask),
             by=self.by,
             unit=self.unit,  # the groups kept are still the bounded persons' rows
-        )
+            weights=None if self.weights is None
+            else np.concatenate([self.weights[span] for span in spans]),
+        )  # fmt: skip
 
     @classmethod
     def from_values(
-        cls, values: object, *, label: str = "All", value: str = "value"
-    ) -> GroupValues:
-        """A single-group :class:`GroupValues` over a 1-D array of finite values (no grouping)."""
-        ordered = np.sort(finite_values(values))
+        cls, values: object, *, label: str = "All", value: str = "value",
+        weights: np.ndarray | None = None,
+    ) -> GroupValues:  # fmt: skip
+        """A single-group :class:`GroupValues` over a 1-D array of finite values (no grouping),
+        each with its weight if ``weights`` are given."""
+        values = finite_values(values)
+        order = np.argsort(values, kind="stable")
+        size = values.size if weights is None else int(np.round(np.sum(weights)))
         return cls(
             value=value,
             labels=(label,),
-            sizes=np.array([ordered.size]),
-            sorted_values=ordered,
-            offsets=np.array([0, ordered.size]),
+            sizes=np.array([size]),
+            sorted_values=values[order],
+            offsets=np.array([0, values.size]),
+            weights=None if weights is None else np.asarray(weights, dtype=float)[order],
         )
 
     @functools.cached_property
@@ -317,7 +356,9 @@ class GroupValues:
 
         Sorted once on first use and cached on this object.
         """
-        return GroupValues.from_values(self.sorted_values, label="All", value=self.value)
+        return GroupValues.from_values(
+            self.sorted_values, label="All", value=self.value, weights=self.weights
+        )
 
     @classmethod
     def from_grouping(
@@ -356,9 +397,9 @@ class GroupValues:
                 "column that is not used for grouping"
             )
         x = numeric_values(frame, "value", value)
-        kept = kept_rows(frame, grouping, x, {value: "the value to estimate"}, unit)
+        weights = row_weights(frame, grouping, x, {value: "the value to estimate"}, unit)
         in_group = codes >= 0
-        usable = in_group & kept
+        usable = in_group & (weights > 0)
         finite_in_group = int((in_group & np.isfinite(x)).sum())
         if not usable.any():
             raise ValueError(
@@ -366,7 +407,7 @@ class GroupValues:
                 f"{int(in_group.sum()):,} rows of the groups are missing or infinite; choose "
                 "another value column"
             )
-        counts = np.bincount(codes[usable], minlength=grouping.k)
+        counts = np.bincount(codes[usable], weights=weights[usable], minlength=grouping.k).round()
         # A group with no usable value is left out, unless every group is kept: whether a group
         # has values is private when its size is (the only setting that keeps them all).
         has_values = counts > 0 if grouping.spec.built_small_groups != "keep" else counts >= 0
@@ -378,10 +419,11 @@ class GroupValues:
         by_value = np.argsort(x)
         code_dtype = np.int16 if k <= np.iinfo(np.int16).max else np.int64
         by_group = np.argsort(row_code[by_value].astype(code_dtype), kind="stable")
-        sorted_values = x[by_value[by_group]]
+        order = by_value[by_group]
+        sorted_values = x[order]
         sizes = counts[has_values].astype(np.int64)
         offsets = np.zeros(k + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
+        np.cumsum(np.bincount(row_code, minlength=k), out=offsets[1:])
         return cls(
             value=value,
             labels=tuple(
@@ -397,7 +439,8 @@ class GroupValues:
             ),
             by=grouping.by,
             unit=unit,
-            notes=dropped_rows_notes(unit, finite_in_group - int(usable.sum())),
+            notes=dropped_rows_notes(unit, finite_in_group - int(sizes.sum())),
+            weights=None if unit.column is None else weights[usable][order],
         )
 
     @classmethod
@@ -525,17 +568,16 @@ def _search_groups(
     return base + hit
 
 
-def _zero_anchored_prefix(values: np.ndarray) -> np.ndarray:
-    r"""Prefix sums P of sorted ``values`` with :math:`P_{t+1} - P_t = x_t` for every t, anchored
-    at zero: :math:`P_z = 0` where z is the first value ≥ 0, so that :math:`P_t` sums only the
-    values between :math:`x_t` and 0.
+def _zero_anchored_prefix(values: np.ndarray, zero: int) -> np.ndarray:
+    r"""Prefix sums P of ``values`` (each a sorted value times its weight ≥ 0) with
+    :math:`P_{t+1} - P_t = x_t` for every t, anchored at zero: :math:`P_z = 0` where z, given,
+    is the first value ≥ 0, so that :math:`P_t` sums only the values between :math:`x_t` and 0.
 
     Then :math:`\sum_{i \le t < j} x_t = P_j - P_i` adds only values between the clipping
     bounds and 0: it never overflows, nor loses the small values to cancellation, because of
     values far outside the bounds (two values near −9e307 made the plain prefix sum −inf and the
-    clipped sum NaN). ``values`` must be sorted ascending.
+    clipped sum NaN). The values before ``zero`` must be negative, the others not.
     """
-    zero = int(np.searchsorted(values, 0.0, side="left"))
     prefix = np.empty(values.size + 1, dtype=np.float64)
     prefix[zero] = 0.0
     # Far from zero the sums may overflow to ±inf; bounds within the data never reach them.

@@ -18,7 +18,7 @@ from dpcore.analyses.ratio.sums import (
     RatioSums,
 )
 from dpcore.foundations.grouping import DROPPED_CODE, HOLDOUT_CODE, Grouping
-from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, kept_rows
+from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, row_weights
 from dpcore.foundations.validation import as_rng, instance_of, numeric_values, positive_int
 
 __all__ = [
@@ -175,11 +175,11 @@ def _row_matrix(
     roles = {column: f"the {ROLE_WORDS[name]}" for name, column in parameters.items()}
     private = codes != HOLDOUT_CODE
     finite = np.isfinite(raw).all(axis=1)
-    kept = kept_rows(frame, grouping, raw, roles, unit)
+    weights = row_weights(frame, grouping, raw, roles, unit)
     n_missing = int(np.count_nonzero(private & ~finite))
     n_ungrouped = int(np.count_nonzero(finite & (codes == DROPPED_CODE)))
-    n_bounded_out = int(np.count_nonzero(finite & (codes >= 0) & ~kept))
-    keep = kept & (codes >= 0)
+    keep = (weights > 0) & (codes >= 0)
+    n_bounded_out = int(np.count_nonzero(finite & (codes >= 0))) - int(round(weights[keep].sum()))
     s, y = raw[keep, 0], raw[keep, 1]
     if binary_y and not np.all((y == 0) | (y == 1)):
         raise ValueError(
@@ -198,9 +198,12 @@ def _row_matrix(
         np.flatnonzero(keep) if unit.column is None
         else pd.factorize(frame[unit.column].to_numpy()[keep])[0]
     )  # fmt: skip
+    # Under a person's bound each row's summands count with its weight (m/n of a person's n
+    # rows in a cell); without one every weight is 1.
+    matrix = np.column_stack(list(columns.values())) * weights[keep, None]
     return _Rows(
-        codes[keep], owners, np.column_stack(list(columns.values())), tuple(columns),
-        int(private.sum()), n_missing, n_ungrouped, n_bounded_out,
+        codes[keep], owners, matrix, weights[keep], tuple(columns), int(private.sum()),
+        n_missing, n_ungrouped, n_bounded_out,
     )  # fmt: skip
 
 
@@ -208,13 +211,15 @@ def _row_matrix(
 class _Rows:
     """The rows the ratio sums: each row's group ``codes``, its person (``owners``, one per row
     without a person column) and its summands ``matrix`` (one column per sum of ``names``, in
-    :class:`RatioSums` order: clipped w, ws, wy, ws², wys (, w², wy²)), and the confidential
-    counts of rows read, missing, in no group and left out by the contribution bound (the
-    public holdout is never read)."""
+    :class:`RatioSums` order: clipped w, ws, wy, ws², wys (, w², wy²)), times the row's
+    ``weight`` under the contribution bound, and the confidential counts of rows read,
+    missing, in no group and left out by the contribution bound (the public holdout is never
+    read)."""
 
     codes: np.ndarray
     owners: np.ndarray
     matrix: np.ndarray
+    weights: np.ndarray
     names: tuple[str, ...]
     n_input: int
     n_missing: int
@@ -245,10 +250,11 @@ def group_ratio_sums(
 
     With a person column in ``unit``, each person's rows are bounded first, in the cells of the
     grouping columns and exactly as every engine bounds them
-    (:func:`~dpcore.foundations.privacy_unit.kept_rows`; the order within a cell is that of s, then y and
-    w): at most ``unit.max_rows`` rows in each of at most ``unit.max_groups`` groups, so that
-    these sums equal :func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`'s. One person then adds at most
-    c = ``unit.rows_per_person`` rows, each with summands in [0, Δ] (Miao & Li §2.3.1), so each
+    (:func:`~dpcore.foundations.privacy_unit.row_weights`): a person's rows in a cell count as
+    at most ``unit.max_rows`` rows (their summands scaled), in at most ``unit.max_groups``
+    groups, so that these sums equal
+    :func:`~dpcore.analyses.ratio.aggregate.aggregate_ratio`'s. One person then adds at most
+    c = ``unit.rows_per_person`` rows' worth, each with summands in [0, Δ] (Miao & Li §2.3.1), so each
     sum over the groups moves by at most c·Δ when a person is added or removed: ``bounds``
     must carry that c (``RatioBounds(..., rows_per_person=c)``), and every sensitivity is then
     one person's (:meth:`RatioBounds.sensitivities`).
@@ -262,7 +268,7 @@ def group_ratio_sums(
     return GroupRatioSums(
         labels=tuple(grouping.labels),
         sums=RatioSums(**totals),
-        rows=np.bincount(rows.codes, minlength=k),
+        rows=np.bincount(rows.codes, weights=rows.weights, minlength=k).round().astype(np.int64),
         n_input=rows.n_input,
         n_missing=rows.n_missing,
         n_ungrouped=rows.n_ungrouped,

@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from dpcore.analyses.ratio.sums import (
     COMPOSITIONS,
@@ -62,6 +61,8 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     :math:`\rho = (\sqrt{\log(1/\delta) + \varepsilon} - \sqrt{\log(1/\delta)})^2`, which the tight
     conversion always improves on.
     """
+    from scipy.optimize import brentq  # deferred: slow to import, rarely needed
+
     epsilon = positive_number("epsilon", epsilon)
     delta = open_unit_interval("delta", delta)
     log_inv_delta = -math.log(delta)

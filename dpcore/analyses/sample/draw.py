@@ -20,7 +20,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from scipy.special import erfc
-from scipy.stats import hypergeom
 
 from dpcore.analyses.sample.samplers import (
     bernoulli_sampler_epsilon,
@@ -168,6 +167,8 @@ def output_distribution(
         private = project_simplex(noisy)
         floor = 0.5 * float((private.std(axis=0) / math.sqrt(runs)).sum())
         return private.mean(axis=0), floor
+    from scipy.stats import hypergeom  # deferred: scipy.stats is slow to import
+
     ones = codes.sum(axis=0).astype(int)
     hits = np.arange(part + 1)
     pmf = hypergeom.pmf(hits[:, None], n, ones[None, :], part)

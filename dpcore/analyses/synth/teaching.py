@@ -11,7 +11,6 @@ Canonne, Kamath & Steinke (2020, Prop. 12; :meth:`~dpcore.foundations.accounting
 from __future__ import annotations
 
 import pandas as pd
-from scipy.optimize import brentq
 
 from dpcore.analyses.synth.config import SynthConfig, prepare_rows
 from dpcore.analyses.synth.synthesizers import Progress
@@ -33,6 +32,7 @@ FIGURE9_DELTA = 1e-9
 def paper_rho(epsilon: float, delta: float = FIGURE9_DELTA) -> float:
     r"""The largest ρ whose ρ-zCDP implies (ε, δ)-DP (CKS 2020, Prop. 12), found by root
     search on :meth:`ZCDP.to_approx_dp`, which is increasing in ρ."""
+    from scipy.optimize import brentq  # deferred: slow to import, rarely needed
 
     def excess(log_rho: float) -> float:
         return ZCDP(10.0**log_rho).to_approx_dp(delta).epsilon - epsilon

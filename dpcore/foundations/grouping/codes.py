@@ -31,7 +31,11 @@ HOLDOUT_CODE = -2
 """Code of a row of the public holdout: not confidential, never estimated from."""
 
 MAX_GROUPS = 5000
-"""Default upper limit on the number of groups."""
+"""Default upper limit on the number of groups of rows in memory (what the pages chart)."""
+
+MAX_ENGINE_GROUPS = 50_000
+"""Upper limit on the number of groups built from an engine's cells: their work and memory
+grow with the groups, not the rows (the noise intervals are computed, not simulated)."""
 
 MAX_CODE_VALUES = 20
 """Most distinct whole numbers a numeric grouping column may hold and still group without bucket

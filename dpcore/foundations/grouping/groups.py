@@ -16,6 +16,7 @@ import pandas as pd
 from dpcore.foundations.grouping.codes import (
     DROPPED_CODE,
     HOLDOUT_CODE,
+    MAX_ENGINE_GROUPS,
     MAX_GROUPS,
     check_by,
     check_categories,
@@ -453,7 +454,7 @@ class GroupingSpec:
             grouping = Grouping.from_frame(
                 frame[used], by=self.by, min_group_size=self.min_group_size,
                 small_groups=self.built_small_groups, weights=with_values[used],
-                categories=dict(self.categories),
+                categories=dict(self.categories), max_groups=MAX_ENGINE_GROUPS,
             )  # fmt: skip
             grouping = self._recoded(grouping, used, int(weights.sum() - with_values.sum()))
             return self._with_spec_shares(grouping)

@@ -32,7 +32,13 @@ from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.foundations.grouping import GroupingSpec, cell_labels
 from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.mechanisms import SimulationNoise
-from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, bounded_rows, preview_bound
+from dpcore.foundations.privacy_unit import (
+    ROW,
+    PrivacyUnit,
+    bounded_weights,
+    cell_ranks,
+    preview_bound,
+)
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
 from tests.frames import write_shuffled_parts
 
@@ -263,15 +269,22 @@ def test_coinpress_replicates_at_other_bounds_need_the_rows_in_memory(frame):
 # ---- the contribution bound ------------------------------------------------------------------
 
 
-def test_the_bound_keeps_few_rows_per_cell_in_few_cells_per_person():
+def test_the_bound_scales_a_persons_rows_in_a_cell_and_keeps_their_fullest_cells():
+    """Person 0 has 5 rows in a, 2 in b, 1 in c: with M = 2 and G = 2 the rows of a count as
+    2 (2/5 each), those of b fully, c not at all (fewest counted rows); person 1's one finite
+    row counts, their NaN row does not."""
     labels = pd.DataFrame({"g": ["a"] * 5 + ["b"] * 2 + ["c"] + ["a"] * 2})
     values = np.array([1.0, 2, 3, 4, 5, 6, 7, 8, 9, np.nan])
     person = np.array([0, 0, 0, 0, 0, 0, 0, 0, 1, 1])
-    kept = bounded_rows(labels, values, person, max_rows=2, max_groups=2)
-    # Person 0: cells a (5 rows), b (2), c (1) -> a and b, 2 rows each; person 1: one finite row.
-    assert kept.sum() == 5
-    assert kept[8] and not kept[9]
-    assert kept[:5].sum() == 2 and kept[5:7].all() and not kept[7]
+    weights = bounded_weights(cell_ranks(labels), np.isfinite(values), person, 2, 2)
+    np.testing.assert_allclose(weights, [0.4] * 5 + [1.0, 1.0, 0.0, 1.0, 0.0])
+
+
+def test_ties_between_a_persons_cells_go_to_the_first_label():
+    """Cell c counts 2 rows, a and b one each: with G = 2, c and then a (before b) count."""
+    labels = pd.DataFrame({"g": ["b", "a", "c", "c"]})
+    weights = bounded_weights(cell_ranks(labels), np.ones(4, bool), np.zeros(4, int), 2, 2)
+    np.testing.assert_allclose(weights, [0.0, 1.0, 1.0, 1.0])
 
 
 @pytest.mark.parametrize("engine_name", ["pandas", "duckdb"])
@@ -656,7 +669,7 @@ def test_one_added_person_moves_each_ratio_sum_by_at_most_its_sensitivity(
     unit = PrivacyUnit("person", max_groups=2, max_rows=3)
     intruder = pd.DataFrame({
         "region": ["north", "south", "east", "wést"] * 10, "age": 50.0, "flag": True,
-        "v": 1.0, "person": -7, "s": np.linspace(0.5, 9, 40), "y": 1.0, "y3": 7.0, "w": 50.0,
+        "v": 1.0, "person": -7, "s": np.linspace(1.5, 9, 40), "y": 1.0, "y3": 7.0, "w": 50.0,
     })  # fmt: skip
     options = ratio_options(RATIO_CASES["weighted, label up to 3, laplace"][0])
     spec = GroupingSpec(by=("region",))

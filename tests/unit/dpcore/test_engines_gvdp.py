@@ -17,13 +17,8 @@ from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 from dpcore.analyses.gvdp.estimator import gvdp, nonprivate_ci
 from dpcore.analyses.gvdp.groups import RunSettings, nonprivate, run_population
 from dpcore.engines import DuckDBEngine, PandasEngine
-from dpcore.engines.blb import (
-    CHUNK,
-    POISSON_ONE_STEPS,
-    double_keys,
-    subsets_and_weights,
-)
-from dpcore.engines.duckdb_engine import _double_key_sql
+from dpcore.engines.blb import double_words, draws, mix, unit_hashes
+from dpcore.engines.duckdb_sql import double_words_sql, linear_words, mixed_sql
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.privacy_unit import PrivacyUnit
@@ -65,27 +60,44 @@ def frame() -> pd.DataFrame:
     return regression_rows(3000, seed=0)
 
 
-def test_doubles_are_written_alike_in_python_and_in_sql():
+def test_doubles_give_the_same_words_in_python_and_in_sql():
     values = np.array([0.0, -0.0, 1.0, -1.5, 0.1, 1e300, -3e-310, 5e-324, 2.0**52 + 1, 1 / 3])
     con = duckdb.connect()
     con.register("t", pd.DataFrame({"x": values}))
-    sql = con.sql(f"SELECT {_double_key_sql('x')} AS k FROM t").df()["k"].tolist()
-    assert sql == list(double_keys(values))
-    mantissa, exponent = (int(part) for part in double_keys(np.array([0.1]))[0].split("p"))
-    assert mantissa * 2.0 ** (exponent - 52) == 0.1
+    found = con.sql(double_words_sql("SELECT * FROM t", "x", "w")).df()
+    for i, word in enumerate(double_words(values)):
+        np.testing.assert_array_equal(found[f"w{i}"].to_numpy(np.int64), word)
+    low, high, exponent = (int(w[0]) for w in double_words(np.array([0.1])))
+    signed = exponent - 2**32 if exponent >= 2**31 else exponent  # two's complement
+    assert (low + (high << 32)) * 2.0 ** (signed - 52) == 0.1
+
+
+def test_the_sql_hash_is_the_numpy_hash_bit_for_bit():
+    """The words' linear combination and the mixer in DuckDB's BIGINT arithmetic give numpy's
+    unsigned 32-bit results for words across their range (Spark's: test_engines)."""
+    rng = np.random.default_rng(3)
+    words = [rng.integers(0, 2**32, 1000), rng.integers(0, 2**32, 1000)]
+    words[0][:3] = [0, 2**32 - 1, 1]
+    con = duckdb.connect()
+    con.register("t", pd.DataFrame({"a": words[0], "b": words[1]}))
+    hashed = f"SELECT xor({linear_words(['a', 'b'])}, 12345) AS s FROM t"
+    found = con.sql(mixed_sql(hashed, "s")).df()["s"].to_numpy(np.uint64)
+    np.testing.assert_array_equal(found, unit_hashes(words, 12345))
+    assert mix(np.array([0], dtype=np.uint64))[0] == 0  # a bijection: 0 is its own image
 
 
 def test_weights_have_the_mean_and_variance_of_a_multinomial_count_per_row():
     """k·w has mean k and variance k, as a row's Binomial(n, 1/b) count has (≈ Poisson(k)); the
-    subsets are uniform."""
-    rng = np.random.default_rng(1)
+    subsets are uniform; the resamples' weights are uncorrelated."""
     rows, k = 200_000, 25
-    chunks = rng.integers(0, CHUNK, size=(rows, 2))
-    subset, weights = subsets_and_weights(chunks, np.full(rows, k), np.full(rows, k**-0.5))
+    hashes = unit_hashes([np.arange(rows)], salt_word=77)
+    subset, bits = draws(hashes, np.full(rows, k), 40)
+    weights = 1.0 + k**-0.5 * (2.0 * bits - 1.0)
     w = weights[:, 0]
     assert abs(w.mean() - 1) < 4 * np.sqrt(1 / k / rows)
     assert abs(w.var() * k - 1) < 0.03
-    assert w.min() >= 0 and len(POISSON_ONE_STEPS) < 20
+    assert w.min() > 0
+    assert np.abs(np.corrcoef(weights.T)[np.triu_indices(40, 1)]).max() < 0.015
     counts = np.bincount(subset, minlength=k)
     assert scipy_stats.chisquare(counts).pvalue > 1e-3
 
@@ -182,7 +194,7 @@ def _simulation(seed: int):
 
 def test_intervals_on_files_cover_as_the_in_memory_ones_do():
     """Seeded, over fresh samples of known OLS coefficients: the engine path's bootstrap (hash
-    partition, shifted Poisson(1) weights) measures the estimator's sampling variance as the
+    partition, double-or-nothing weights) measures the estimator's sampling variance as the
     in-memory multinomial one does, and its intervals cover the truth at least at the nominal
     95% up to binomial noise, as the in-memory ones do."""
     truth = np.array([1.0, 2.0, -1.0])

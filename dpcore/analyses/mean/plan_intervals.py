@@ -1,0 +1,324 @@
+r"""The intervals of the mean's release plan (:class:`~dpcore.analyses.mean.plan.MeanPlan`):
+basic (pivot) intervals around each released mean, from the noise's exact quantiles where its
+law is public (:mod:`~dpcore.analyses.mean.noise_intervals`), CoinPress's step intervals plus
+its clipping bias, or a parametric bootstrap of the DP noise, with sampling error when the plan
+asks for it (:mod:`~dpcore.analyses.mean.sampling_error`). Post-processing of DP outputs and
+public parameters only.
+
+Pure numpy; never imports streamlit or plotly.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from dpcore.analyses.mean.coinpress import CoinPressErrors, CoinPressMean
+from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.noise_intervals import has_public_noise_law, noise_error_quantiles
+from dpcore.analyses.mean.sampling_error import (
+    SKEWED_SAMPLE_NOTE,
+    NoisySquares,
+    SamplingDraws,
+    plausible_variances,
+    sampling_draws,
+    sampling_error_draws,
+)
+from dpcore.analyses.mean.statistics import GroupValues
+from dpcore.analyses.mean.strategies import StrategyResult, run_strategy
+from dpcore.analyses.mean.sums import GroupSums
+from dpcore.foundations.accounting import Budget, scale
+from dpcore.foundations.intervals import Interval
+from dpcore.foundations.mechanisms import SimulationNoise
+from dpcore.foundations.shares import share_values
+from dpcore.release.plan import CoverageNote
+
+__all__ = ["INTERVAL_DRAWS", "MeanIntervals", "public_range"]
+
+MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
+
+INTERVAL_DRAWS = 20_000
+"""Draws of the public noise distribution behind each noise interval (post-processing only)."""
+QUANTILE_CHUNK = 16
+"""Simulated releases whose sampling-error draws are held in memory at once (16 × 20,000 × k)."""
+
+INTERVAL_METHOD = "noise quantiles (parametric bootstrap)"
+EXACT_INTERVAL_METHOD = "noise quantiles (exact)"
+COINPRESS_INTERVAL_METHOD = "last step's noise quantiles plus a bound on CoinPress's clipping bias"
+SAMPLING_INTERVAL_METHOD = "noise and sampling-error quantiles (parametric bootstrap)"
+
+
+class MeanIntervals:
+    """The intervals of :class:`~dpcore.analyses.mean.plan.MeanPlan`, which inherits them: they
+    read its estimator, strategy, shares, budgets, header and values."""
+
+    def intervals(
+        self,
+        result: StrategyResult,
+        squares: NoisySquares | None = None,
+        values: GroupValues | GroupSums | None = None,
+    ) -> tuple[Interval, Interval]:
+        r"""The group and population estimates with their intervals.
+
+        Basic (pivot) intervals: estimate − upper error quantile, estimate − lower one (Davison &
+        Hinkley 1997, §5.2). The error quantiles are computed from the noise's law where it is
+        public (Laplace and Gaussian with public sizes and no sampling error:
+        :mod:`~dpcore.analyses.mean.noise_intervals`), else taken from the error draws of
+        :meth:`_noise_draws`. With ``squares`` (the release's noisy sums of squares) the errors
+        include sampling error. NaN bounds where no interval is released (private group sizes).
+        CoinPress's come from :meth:`_coinpress_intervals`.
+
+        ``result`` and ``squares`` may carry a leading replicate axis (group estimates
+        ``(R, k)``, population ``(R,)``: simulated releases, for coverage studies); every
+        replicate gets the interval its own release would publish (the draws are seeded, so
+        shared; the exact quantiles do not depend on the estimates), computed together.
+        """
+        values = self.values if values is None else values
+        if isinstance(self.estimator, CoinPressMean):
+            return self._coinpress_intervals(result, values)
+        groups = np.asarray(result.group_estimates, dtype=float)
+        whole = np.asarray(result.global_estimate, dtype=float)
+        method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
+        tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
+        if not self.sizes_public:  # intervals built from the exact sizes would give them away
+            group_q = np.full((*groups.shape, 2), np.nan)
+            global_q = np.full((*whole.shape, 2), np.nan)
+        elif squares is None and has_public_noise_law(self.estimator):
+            # Shapes (k, 2) and (2,): the same for every replicate, broadcast below.
+            group_q, global_q = noise_error_quantiles(
+                self.estimator, self.strategy, self.values.sizes,
+                share_values(self.shares, self.values.k), self.mean_budget,
+                self.global_fraction, tails,
+            )  # fmt: skip
+            method = EXACT_INTERVAL_METHOD
+        else:
+            group_errors, global_errors = self._noise_draws(groups)
+            if squares is None:
+                group_q = np.quantile(group_errors, tails, axis=0).T
+                global_q = np.quantile(global_errors, tails)
+            else:
+                group_q, global_q = self._sampling_quantiles(
+                    result, squares, group_errors, global_errors, tails
+                )
+        level = self.header.level
+        scalar = (lambda v: float(v)) if whole.ndim == 0 else (lambda v: v)  # noqa: E731
+        return (
+            Interval(estimate=groups, low=groups - group_q[..., 1], high=groups - group_q[..., 0],
+                     level=level, method=method),
+            Interval(estimate=scalar(whole), low=scalar(whole - global_q[..., 1]),
+                     high=scalar(whole - global_q[..., 0]), level=level, method=method),
+        )  # fmt: skip
+
+    def _coinpress_intervals(
+        self, result: StrategyResult, values: GroupValues | GroupSums
+    ) -> tuple[Interval, Interval]:
+        r"""CoinPress's intervals, from the intervals of its steps (DP outputs): each estimate's
+        last-step Gaussian noise plus bounds on its clipping bias
+        (:meth:`~dpcore.analyses.mean.CoinPressMean.errors`, :class:`CoinPressErrors`).
+
+        The stratified population estimate :math:`\sum_g w_g\hat\mu_g` has noise sd
+        :math:`\sqrt{\sum_g w_g^2 s_g^2}` (independent groups) and bias bounds
+        :math:`\sum_g w_g B_g`; a whole-population estimate has its own run's. These replace
+        the parametric bootstrap on constant stand-in data, which CoinPress never clips: its
+        intervals saw none of the clipping bias (issue 42). A leading replicate axis is kept.
+        """
+        estimator, budget, level = self.estimator, self.mean_budget, self.header.level
+        groups = np.asarray(result.group_estimates, dtype=float)
+        whole = np.asarray(result.global_estimate, dtype=float)
+        if self.strategy == "global_and_groups":
+            group_budget = scale(budget, 1 - self.global_fraction)
+            whole_budget = scale(budget, self.global_fraction)
+        else:
+            group_budget = whole_budget = budget
+        if self.strategy == "global_only":
+            population = estimator.errors(np.array(float(values.n)), result.global_steps, budget)
+            group_errors = CoinPressErrors(  # every group row repeats the population's
+                *(np.repeat(np.asarray(part)[..., None], values.k, axis=-1)
+                  for part in (population.noise_sd, population.above, population.below,
+                               population.beta_spent))
+            )  # fmt: skip
+        else:
+            group_errors = estimator.errors(values.sizes, result.group_steps, group_budget)
+            if self.strategy == "stratified":
+                weights = np.asarray(self.shares.values, dtype=float)
+                population = CoinPressErrors(
+                    noise_sd=np.sqrt(group_errors.noise_sd**2 @ weights**2),
+                    above=group_errors.above @ weights,
+                    below=group_errors.below @ weights,
+                    beta_spent=np.max(group_errors.beta_spent, axis=-1),
+                )
+            else:
+                population = estimator.errors(
+                    np.array(float(values.n)), result.global_steps, whole_budget
+                )
+        group_low, group_high = group_errors.interval(groups, level)
+        whole_low, whole_high = population.interval(whole, level)
+        scalar = (lambda v: float(v)) if whole.ndim == 0 else (lambda v: v)  # noqa: E731
+        method = COINPRESS_INTERVAL_METHOD
+        return (
+            Interval(estimate=groups, low=group_low, high=group_high, level=level, method=method),
+            Interval(estimate=scalar(whole), low=scalar(whole_low), high=scalar(whole_high),
+                     level=level, method=method),
+        )  # fmt: skip
+
+    def _noise_draws(self, estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""Draws of the DP noise's error in the group and population estimates, shapes
+        ``(INTERVAL_DRAWS, k)`` and ``(INTERVAL_DRAWS,)``, by parametric bootstrap.
+
+        Reruns the same strategy on stand-in data in which every member of group g has the
+        value :math:`\tilde\mu_g` (the DP estimate clipped to the public range; the first
+        replicate's when ``estimates`` has a replicate axis), with the public group sizes, and
+        records the error of each draw. With public sizes, Laplace and Gaussian errors do not
+        depend on the values at all, so the draws are exact up to Monte Carlo error and serve
+        every replicate alike (their noise-only intervals take the exact quantiles instead,
+        :mod:`~dpcore.analyses.mean.noise_intervals`; the draws pair with sampling error). Only
+        DP outputs and public parameters enter, so this is post-processing, with a fixed seed:
+        the same estimates always give the same intervals.
+        """
+        low, high = public_range(self.estimator)
+        first = np.reshape(estimates, (-1, self.values.k))[0]
+        centres = np.clip(first, low, high)
+        stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
+        draws = run_strategy(
+            self.strategy, stand_in, self.estimator, self.mean_budget, self.shares,
+            global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
+            noise=SimulationNoise(rng=0),
+        )  # fmt: skip
+        global_truth = (
+            float(centres @ self.shares.values)
+            if self.strategy == "stratified"
+            else float(centres @ self.values.sizes / self.values.n)
+        )
+        return draws.group_estimates - centres, draws.global_estimate - global_truth
+
+    def _sampling_quantiles(
+        self,
+        result: StrategyResult,
+        squares: NoisySquares,
+        group_errors: np.ndarray,
+        global_errors: np.ndarray,
+        tails: list[float],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        r"""The ``tails`` quantiles of the noise plus sampling error of the group and
+        population estimates, shapes ``(..., k, 2)`` and ``(..., 2)``.
+
+        Each of the noise draws is paired with a Student-t draw scaled by its own plausible
+        variance given ``squares``, the DP means and that noise draw
+        (:func:`~dpcore.analyses.mean.sampling_error.plausible_variances`; Miao & Li 2022,
+        §2.4.2: the noise's variance adds to the sampling one, here the variance's own noise
+        included). The draws are seeded (:func:`~dpcore.analyses.mean.sampling_error.sampling_draws`)
+        and shared by replicates, which are processed in chunks to bound memory.
+        """
+        draws = self._sampling_draws
+        means = np.asarray(result.group_estimates, dtype=float)
+        whole = np.asarray(result.global_estimate, dtype=float)
+        group_squares = None if squares.groups is None else np.asarray(squares.groups, float)
+        pooled_squares = None if squares.pooled is None else np.asarray(squares.pooled, float)
+        flat_means = means.reshape(-1, self.values.k)
+        flat_whole = whole.reshape(-1)
+        group_q = np.empty((flat_means.shape[0], self.values.k, 2))
+        global_q = np.empty((flat_whole.shape[0], 2))
+        sizes, n = self.values.sizes, np.array([self.values.n])
+        for start in range(0, flat_means.shape[0], QUANTILE_CHUNK):
+            part = slice(start, start + QUANTILE_CHUNK)
+            group_variances = pooled_variances = None
+            if group_squares is not None:
+                group_variances = plausible_variances(
+                    self.estimator, group_squares.reshape(-1, self.values.k)[part],
+                    flat_means[part], group_errors, draws.group_noise, sizes,
+                )  # fmt: skip
+            if pooled_squares is not None:
+                pooled_variances = plausible_variances(
+                    self.estimator, pooled_squares.reshape(-1, 1)[part],
+                    flat_whole[part, None], global_errors[:, None], draws.pooled_noise, n,
+                )  # fmt: skip
+            group_sampling, global_sampling = sampling_error_draws(
+                group_variances, pooled_variances, self.shares.values, draws
+            )
+            group_q[part] = np.moveaxis(
+                np.quantile(group_errors + group_sampling, tails, axis=-2), 0, -1
+            )
+            global_q[part] = np.quantile(global_errors + global_sampling, tails, axis=-1).T
+        return group_q.reshape(*means.shape, 2), global_q.reshape(*whole.shape, 2)
+
+    @functools.cached_property
+    def _sampling_draws(self) -> SamplingDraws:
+        """The seeded draws behind the sampling-error intervals
+        (:func:`~dpcore.analyses.mean.sampling_error.sampling_draws`): public inputs only, the
+        same for every release of this plan, so drawn once per plan (a preview runs it 20
+        times)."""
+        groups_budget, pooled_budget = self._variance_budgets()
+        return sampling_draws(
+            self.estimator, self.values.sizes, groups_budget, pooled_budget, INTERVAL_DRAWS,
+            np.random.default_rng(1),
+        )  # fmt: skip
+
+    def _variance_budgets(self) -> tuple[Budget | None, Budget | None]:
+        """The budgets the groups' and the pooled sums of squares were released at
+        (:func:`~dpcore.analyses.mean.sampling_error.release_squares`); None where not
+        released."""
+        budget = self.variance_budget
+        if self.strategy == "stratified":
+            return budget, None
+        if self.strategy == "global_only":
+            return None, budget
+        return scale(budget, 1 - self.global_fraction), scale(budget, self.global_fraction)
+
+    @property
+    def interval_description(self) -> str:
+        """What the intervals cover, for the release's metadata."""
+        if not self.sizes_public:
+            return (
+                "no intervals: group sizes are private in this release, and an interval computed "
+                "from the exact sizes would reveal them"
+            )
+        if self.sampling_error:
+            return (
+                f"{self.header.level:.0%} intervals for the population mean of the clipped "
+                f"values: the DP noise ({INTERVAL_DRAWS:,} parametric-bootstrap draws) plus "
+                "sampling error, from DP estimates of the variances that took "
+                f"{self.variance_fraction:.0%} of the budget"
+            )
+        if isinstance(self.estimator, CoinPressMean):
+            low, high = self.estimator.prior
+            target = (
+                f"the mean of these rows' values clipped to [{low:g}, {high:g}]"
+                if self.estimator.clip_to_prior
+                else "the mean of these rows"
+            )
+            return (
+                f"{self.header.level:.0%} noise intervals for {target}: the last step's "
+                "Gaussian noise plus a worst-case bound on the bias of CoinPress's clipping, "
+                f"which holds when σ = {self.estimator.sigma:g} bounds the spread of every "
+                "group's values; not sampling error"
+            )
+        if has_public_noise_law(self.estimator):
+            return (
+                f"{self.header.level:.0%} noise intervals from the exact quantiles of the "
+                f"{self.estimator.noise_law.capitalize()} noise; they cover the clipped sample "
+                "mean, not sampling error"
+            )
+        return (
+            f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
+            f"({INTERVAL_DRAWS:,} draws); they cover the clipped sample mean, not sampling error"
+        )
+
+    @property
+    def coverage_note(self) -> CoverageNote | None:
+        """Where the intervals cover less than the level (:class:`CoverageNote`): intervals with
+        sampling error over few skewed values
+        (:data:`~dpcore.analyses.mean.sampling_error.SKEWED_SAMPLE_NOTE`); None otherwise. It
+        depends on public choices only, never on the group sizes."""
+        if not (self.sampling_error and self.sizes_public):
+            return None
+        return CoverageNote(level=self.header.level, **SKEWED_SAMPLE_NOTE)
+
+
+def public_range(estimator: MeanEstimator) -> tuple[float, float]:
+    """The public range every released mean is clipped into: the bounds, or CoinPress' prior."""
+    if isinstance(estimator, CoinPressMean):
+        return estimator.prior
+    if estimator.bounds is None:
+        return -np.inf, np.inf
+    return estimator.bounds
