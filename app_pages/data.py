@@ -14,7 +14,7 @@ from strata_ui.navigation import render_journeys
 from strata_ui.page_end import stop_page
 from strata_ui.person import render_person_choice
 from strata_ui.state import get_dataset, get_state
-from strata_ui.style import as_written
+from strata_ui.text import as_code, as_written
 from strata_ui.uploads import handle_upload, open_source, restore_demo
 
 st.title("Data")
@@ -38,6 +38,14 @@ def open_or_explain(source: EngineSource) -> None:
 
 def render_upload() -> None:
     """The uploader, and what became of the file (a curator's: uploads bring in new data)."""
+    state.decimal_comma = st.checkbox(
+        "Numbers in my file use decimal commas (3,25 for 3.25)",
+        value=state.decimal_comma,
+        key="data.decimal_comma",
+        help="As spreadsheets write them where the comma is the decimal mark: such files "
+        "separate their fields with semicolons (;) or tabs. A comma-separated file cannot also "
+        "use decimal commas. Changing this reads the uploaded file again.",
+    )
     upload = st.file_uploader(
         f"Upload a CSV or Parquet file (up to {MAX_UPLOAD_MB} MB) to use in place of the demo data",
         type=["csv", "txt", "gz", "parquet", "pq"],
@@ -101,7 +109,7 @@ else:
         "`/data/survey/*.parquet`. The data must sit **on the machine that runs the app** (the "
         "server), not on your own computer. The rows stay in the files: DuckDB reads them where "
         "they lie, and only each group's counts and sums come into memory."
-        + ("" if root is None else f" This installation opens files under `{root}` only.")
+        + ("" if root is None else f" This installation opens files under {as_code(root)} only.")
     )
     shown = state.source if isinstance(state.source, files.FilesSource) else None
     path = st.text_input(

@@ -10,6 +10,7 @@ from strata_ui import planner, planner_frontier, portfolio
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.state import get_settings, get_state, open_ledger
+from strata_ui.text import as_written
 from strata_ui.widgets import show_error
 
 st.title("Plan")
@@ -43,7 +44,9 @@ if not state.workshop_mode:  # workshop mode shows no ledger
     try:
         ledger = open_ledger()
     except LedgerUnavailableError as exc:
-        st.caption(f"The ledger cannot be read now, so the answer is not compared with it: {exc}")
+        st.caption(
+            f"The ledger cannot be read now, so the answer is not compared with it: {as_written(exc)}"
+        )
 planner.render_answer(answer, model, ledger, ui.analysis, settings)
 with st.expander("What the planner assumes"):
     st.markdown("\n".join(f"- {line}" for line in model.assumptions))

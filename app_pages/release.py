@@ -14,6 +14,7 @@ from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import progress_bar, show_error, stored_in
 
 st.title("Release")
@@ -89,7 +90,7 @@ with plan_col:
         if (warning := release_ui.large_budget_warning(plan.cost)) is not None:
             st.warning(warning, icon=":material/warning:")
     else:
-        where = "" if existing.ledger == ledger.name else f" of ledger “{existing.ledger}”"
+        where = "" if existing.ledger == ledger.name else f" of ledger “{as_text(existing.ledger)}”"
         st.markdown(f"Cost: **{plan.cost}**, already paid by record #{existing.id}{where}.")
 
 st.subheader("Commit")
@@ -105,15 +106,16 @@ if existing is None:
     can_afford = release_ui.affordable(plan.cost, ledger)
     not_yours = release_ui.allowance_problem(plan.cost, ledger)
     if not_yours is not None:
-        st.caption(f"Commit is off: {not_yours}")
+        st.caption(f"Commit is off: {as_written(not_yours)}")
     if not can_afford:
         st.caption(
-            f"Commit is off: “{ledger.name}” cannot afford this plan. Lower the budget, or "
+            f"Commit is off: “{as_text(ledger.name)}” cannot afford this plan. Lower the budget, or "
             "switch to or start another ledger, on the Budget page."
         )
     if other_data is False:
         st.caption(
-            f"Commit is off: this plan's data is not the data of “{ledger.name}” (see above)."
+            f"Commit is off: this plan's data is not the data of “{as_text(ledger.name)}” "
+            "(see above)."
         )
     if st.button(
         "Commit release", type="primary",
@@ -134,10 +136,11 @@ if existing is None:
                     ),
                 )  # fmt: skip
         except roles.NotAllowed as exc:  # the role or the allowance; nothing was spent
-            st.error(f"{exc} Nothing was spent.", icon=":material/block:")
+            st.error(f"{as_written(exc)} Nothing was spent.", icon=":material/block:")
         except BudgetExceededError as exc:
             st.error(
-                f"Release refused: this ledger cannot afford it. {exc}", icon=":material/block:"
+                f"Release refused: this ledger cannot afford it. {as_written(exc)}",
+                icon=":material/block:",
             )
         except OtherDatasetError as exc:  # another session released on other data meanwhile
             st.error(
@@ -159,12 +162,12 @@ if existing is None:
             st.error(str(exc), icon=":material/block:")
         except ValueError as exc:  # e.g. a singular bootstrap resample; raised before the spend
             st.error(
-                f"Release failed before anything was spent: {exc} Try committing again.",
+                f"Release failed before anything was spent: {as_written(exc)} Try committing again.",
                 icon=":material/error:",
             )
         except Exception as exc:  # OpenDP or storage failures: say what happened, keep the page
             st.error(
-                f"The release could not be completed ({type(exc).__name__}: {exc}). The ledger "
+                f"The release could not be completed ({type(exc).__name__}: {as_written(exc)}). The ledger "
                 "records a spend only together with its result, so check the history below "
                 "before trying again.",
                 icon=":material/error:",
@@ -189,7 +192,7 @@ if existing is None:
 else:
     st.info(
         f"This plan was released on {existing.created_at[:19].replace('T', ' ')} UTC (record "
-        f"#{existing.id} of ledger “{existing.ledger}”). The same plan on the same data is one "
+        f"#{existing.id} of ledger “{as_text(existing.ledger)}”). The same plan on the same data is one "
         "release, committed here, from the command line or by a script: committing it again "
         "would spend nothing. To release anew, change the plan or its name.",
         icon=":material/verified:",

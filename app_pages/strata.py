@@ -19,7 +19,8 @@ from strata_ui.constants import (
 )
 from strata_ui.page_end import stop_page
 from strata_ui.state import AppState, get_state
-from strata_ui.style import in_label, three_digits
+from strata_ui.style import three_digits
+from strata_ui.text import as_code, as_written, in_label
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import labelled_radio, show_error, stored_in, stored_on_change
 
@@ -48,7 +49,7 @@ rules = {c: pipeline.column_rule(state, c) for c in state.strata_columns}
 codes = [c for c, rule in rules.items() if rule == "codes"]
 if codes:
     st.caption(
-        f"{', '.join(f'`{c}`' for c in codes)}: whole numbers with at most {MAX_CODE_VALUES} "
+        f"{', '.join(map(as_code, codes))}: whole numbers with at most {MAX_CODE_VALUES} "
         "values, used as categories as they are (like yes/no or text), no bucket edges needed."
     )
 numeric = [c for c, rule in rules.items() if rule == "edges"]
@@ -106,7 +107,7 @@ for column in numeric:
     if not edges:
         columns_without_edges.append(column)
         st.warning(
-            f"`{column}` is numeric: enter bucket edges for it above (comma-separated, e.g. "
+            f"{as_code(column)} is numeric: enter bucket edges for it above (comma-separated, e.g. "
             "25, 35, 50, 65), or remove it from the grouping columns.",
             icon=":material/warning:",
         )
@@ -208,7 +209,7 @@ with groups_box:
     n_rows.metric("Rows used", f"{grouping.n:,}")
     smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
     if grouping.report.needs_values:  # the rows the estimate uses, said where they are counted
-        st.caption(rows_used_caption(grouping.report, state.share_source))
+        st.caption(as_written(rows_used_caption(grouping.report, state.share_source)))
     if (warning := data.many_groups_warning(grouping.sizes)) is not None:
         st.warning(warning, icon=":material/warning:")
     st.plotly_chart(charts_strata.group_size_chart(sizes))
@@ -252,7 +253,7 @@ try:
 except (ValueError, TypeError) as exc:
     show_error(exc)
 else:
-    st.success(f"Shares in use: {shares.description}.", icon=":material/check_circle:")
+    st.success(f"Shares in use: {as_written(shares.description)}.", icon=":material/check_circle:")
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")

@@ -51,7 +51,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     request = parse_request(args, SCORED)
     budget = requested_budget(args, request)
-    frame = read_data(request.source.location)
+    frame = read_data(request.source.location, request.source.decimal_comma)
     request.analysis.check(request.settings, frame)
     table = request.analysis.frontier(
         frame, list(request.groups.by), request.settings, budget, request.groups,

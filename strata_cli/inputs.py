@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.analyses.command_line import bounds, bucket_edges, column_list
+from dpcore.analyses.command_line import bounds, bucket_edges, column_list, whole_number
 from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.grouping import (
     MAX_GROUPS,
@@ -31,12 +31,14 @@ from strata_cli.words import in_cli_words
 
 __all__ = [
     "CliError",
+    "budget_amount",
     "budget_arguments",
     "data_arguments",
     "grouping_spec",
     "ledger_arguments",
     "open_ledger",
     "read_data",
+    "noise_seed",
     "simulation_arguments",
 ]
 
@@ -48,6 +50,31 @@ ESTIMATOR_BUDGETS = {"laplace": "ε-DP", "gaussian": "ρ-zCDP", "coinpress": "ρ
 
 class CliError(Exception):
     """A problem the user can fix, reported as one line with exit status 1."""
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types: a malformed value is a usage error (status 2)
+# --------------------------------------------------------------------------------------------
+
+
+def noise_seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def budget_amount(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,6 +94,12 @@ def data_arguments(
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("data", metavar="DATA", help=data_help)
     data = parent.add_argument_group("data and groups")
+    data.add_argument(
+        "--decimal-comma",
+        action="store_true",
+        help="the CSV file's numbers use decimal commas (3,25), its fields ; tab or | between "
+        "them (a comma-separated file is refused)",
+    )
     data.add_argument(
         "--by",
         type=column_list,
@@ -108,7 +141,7 @@ def data_arguments(
     )
     data.add_argument(
         "--min-group-size",
-        type=int,
+        type=whole_number("min_group_size"),
         default=2,
         metavar="N",
         help="smaller groups are merged or dropped (default 2)",
@@ -140,8 +173,8 @@ def data_arguments(
 def budget_arguments(parser: argparse.ArgumentParser) -> None:
     """``--epsilon E | --rho R``, exactly one."""
     budget = parser.add_argument_group("budget").add_mutually_exclusive_group(required=True)
-    budget.add_argument("--epsilon", type=float, metavar="E", help="a pure ε-DP budget")
-    budget.add_argument("--rho", type=float, metavar="R", help="a ρ-zCDP budget")
+    budget.add_argument("--epsilon", type=budget_amount, metavar="E", help="a pure ε-DP budget")
+    budget.add_argument("--rho", type=budget_amount, metavar="R", help="a ρ-zCDP budget")
 
 
 def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse._ArgumentGroup:
@@ -163,20 +196,20 @@ def ledger_arguments(parser: argparse.ArgumentParser, purpose: str) -> argparse.
 # --------------------------------------------------------------------------------------------
 
 
-def read_data(path: str) -> pd.DataFrame:
-    """The table in ``path``; what reading changed (columns left out or renamed) goes to stderr
-    as notes."""
-    return read_identified(path)[0]
+def read_data(path: str, decimal_comma: bool = False) -> pd.DataFrame:
+    """The table in ``path`` (its numbers written with decimal commas if ``decimal_comma``);
+    what reading changed (columns left out or renamed) goes to stderr as notes."""
+    return read_identified(path, decimal_comma)[0]
 
 
-def read_identified(path: str) -> tuple[pd.DataFrame, DatasetRef]:
-    """The table in ``path`` and its reference, identified by the file's bytes as the app
-    identifies an upload of the same file (one read of the file)."""
+def read_identified(path: str, decimal_comma: bool = False) -> tuple[pd.DataFrame, DatasetRef]:
+    """The table in ``path`` (as :func:`read_data`) and its reference, identified by the file's
+    bytes as the app identifies an upload of the same file (one read of the file)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    table = load_table(data, Path(path).name)
+    table = load_table(data, Path(path).name, decimal="," if decimal_comma else ".")
     for note in table.notes:
         print(f"strata-lab: note: {in_cli_words(note)}", file=sys.stderr)
     return table.frame, DatasetRef.of(table.frame, Path(path).name, data=data)
@@ -226,9 +259,15 @@ def open_ledger(path: str, name: str) -> Ledger:
     return Ledger(path, name, totals[name])
 
 
-def simulation_arguments(group, option: str, default: int, help: str) -> None:
-    """``option`` (how many simulated releases) and ``--seed`` (of their noise)."""
+def simulation_arguments(
+    group, option: str, default: int, help: str, *, zero: bool = False
+) -> None:
+    """``option`` (how many simulated releases; 0 for none where ``zero``) and ``--seed`` (of
+    their noise)."""
     group.add_argument(
-        option, type=int, default=default, metavar="N", help=f"{help} (default {default})"
+        option, type=whole_number("replicates", zero=zero), default=default, metavar="N",
+        help=f"{help} (default {default})",
+    )  # fmt: skip
+    group.add_argument(
+        "--seed", type=noise_seed, default=0, help="of the simulated releases (default 0)"
     )
-    group.add_argument("--seed", type=int, default=0, help="of the simulated releases (default 0)")

@@ -90,7 +90,7 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
     strategy_arguments(parser.add_argument_group("release"))
     simulation_arguments(
         parser.add_argument_group("check"), "--check-replicates", 1000,
-        "simulated releases that check the answer; 0 skips",
+        "simulated releases that check the answer; 0 skips", zero=True,
     )  # fmt: skip
     ledger_arguments(parser, "compare the answer with what it has left")
     parser.set_defaults(run=run)

@@ -44,7 +44,13 @@ from dpcore.foundations.ledger import (
 from dpcore.foundations.shares import share_file_rows
 from dpcore.release import PlanHeader, ReleasePlan, ReleaseRecord, release
 from dpcore.release.exports import public_metadata, to_csv, to_json
-from strata_cli.inputs import CliError, budget_arguments, data_arguments, ledger_arguments
+from strata_cli.inputs import (
+    CliError,
+    budget_arguments,
+    data_arguments,
+    ledger_arguments,
+    noise_seed,
+)
 from strata_cli.output import text_table
 from strata_cli.request import (
     CliRequest,
@@ -125,7 +131,9 @@ def add_parser(subcommands: argparse._SubParsersAction) -> None:
         "--dry-run", action="store_true",
         help="seeded simulation noise; nothing is charged to any ledger",
     )  # fmt: skip
-    options.add_argument("--seed", type=int, default=0, help="of --dry-run's noise (default 0)")
+    options.add_argument(
+        "--seed", type=noise_seed, default=0, help="of --dry-run's noise (default 0)"
+    )
     ledger = ledger_arguments(
         parser, f"the one charged (default: the app's, {default_ledger_path()})"
     )

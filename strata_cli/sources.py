@@ -15,6 +15,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpcore.analyses.command_line import whole_number
 from dpcore.engines import DuckDBEngine, Engine, PandasEngine, SparkEngine
 from dpcore.engines.duckdb_engine import DEFAULT_MEMORY_LIMIT
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
@@ -43,6 +44,8 @@ class DataSource:
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     declared_identity: str | None = None
     """What a Spark table is, for one whose catalog keeps no snapshot (--dataset-identity)."""
+    decimal_comma: bool = False
+    """Whether a CSV file's numbers are written with decimal commas (--decimal-comma)."""
 
     @property
     def is_one_file(self) -> bool:
@@ -79,11 +82,11 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--person", metavar="COL", help="the column that identifies a person (default: a row)"
     )
     person.add_argument(
-        "--max-groups", type=int, default=1, metavar="G",
+        "--max-groups", type=whole_number("max_groups_per_person"), default=1, metavar="G",
         help="with --person: a person's rows in at most G groups are kept (default 1)",
     )  # fmt: skip
     person.add_argument(
-        "--max-rows", type=int, default=1, metavar="M",
+        "--max-rows", type=whole_number("max_rows_per_person"), default=1, metavar="M",
         help="with --person: at most M rows of a person per group are kept (default 1)",
     )  # fmt: skip
 
@@ -95,6 +98,7 @@ def data_source(args: argparse.Namespace) -> DataSource:
     return DataSource(
         args.data, options.get("engine"), options.get("spark_master", "local[*]"),
         options.get("memory_limit", DEFAULT_MEMORY_LIMIT), options.get("dataset_identity"),
+        options.get("decimal_comma", False),
     )  # fmt: skip
 
 
@@ -128,7 +132,7 @@ def open_engine(source: DataSource) -> Engine:
                 f"the pandas engine reads one file, and {source.location} is not one; use "
                 "--engine duckdb for a folder or a glob"
             )
-        frame, dataset = read_identified(source.location)
+        frame, dataset = read_identified(source.location, source.decimal_comma)
         return PandasEngine(frame, path.name, identity=dataset.identity)
     if kind == "spark":
         return SparkEngine(source.location, master=source.spark_master, declared_identity=declared)

@@ -62,7 +62,7 @@ def rows_in_memory(request: CliRequest) -> tuple[object, DatasetRef]:
     """The statistics of the rows of the request's file, read into memory, and the file's
     reference (identified by its bytes, as the app identifies an upload of it)."""
     analysis, settings = request.analysis, request.settings
-    frame, dataset = read_identified(request.source.location)
+    frame, dataset = read_identified(request.source.location, request.source.decimal_comma)
     analysis.check(settings, frame)
     request.adapter.check_columns(settings, {str(c): column_kind(frame[c]) for c in frame})
     stats = analysis.statistics(

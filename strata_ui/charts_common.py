@@ -6,7 +6,6 @@ here, so the figures stay unit-testable.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from strata_ui.group_selection import GroupSelection
 from strata_ui.style import BLACK, FONT, LEGEND_BELOW, SeriesStyle, rgba, wrap_label_wide
+from strata_ui.text import chart_text
 
 LINE_PX, ROW_PAD_PX, MIN_ROW_PX = 12, 10, 30  # a group's row: its label's lines, two marks
 GAP_PX = 90  # between two sections: the upper one's axis numbers, then the lower one's title
@@ -130,15 +130,13 @@ def group_sections_figure(
     """
     sections = [s for s in selection.sections if s.groups]
     sizes = table.drop_duplicates("group").set_index("group")["size"]
-    ticks = {
-        g: f"{wrap_label_wide(html.escape(g))} (n = {int(sizes[g]):,})" for g in selection.shown
-    }
+    ticks = {g: f"{wrap_label_wide(g)} (n = {int(sizes[g]):,})" for g in selection.shown}
     lines = max(tick.count("<br>") + 1 for tick in ticks.values())
     plot_px = max(MIN_ROW_PX, LINE_PX * lines + ROW_PAD_PX) * sum(len(s.groups) for s in sections)
     plot_px += GAP_PX * (len(sections) - 1)
     fig = make_subplots(
         rows=len(sections), cols=1, shared_xaxes=True,
-        subplot_titles=[html.escape(s.title) for s in sections],
+        subplot_titles=[chart_text(s.title) for s in sections],
         row_heights=[len(s.groups) for s in sections], vertical_spacing=GAP_PX / plot_px,
     )  # fmt: skip
     series = list(dict.fromkeys(table["strategy"]))

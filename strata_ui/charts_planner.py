@@ -6,7 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from strata_ui.charts_common import log_axis
-from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, as_written
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+from strata_ui.text import as_written
 
 
 def _layout(

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
-from strata_ui.style import FONT, PALETTE, as_written, wrap_label, wrap_label_wide
+from strata_ui.style import FONT, PALETTE, wrap_label, wrap_label_wide
+from strata_ui.text import as_written
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
 

@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 from dpcore.foundations import theory
 from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
-from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, as_written, three_digits
+from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits
+from strata_ui.text import as_written, chart_text
 
 # Above this many groups the bar labels would overlap; the axis then just counts groups.
 MAX_LABELLED_BARS = 40
@@ -73,7 +74,7 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
             continue
         fig.add_trace(
             go.Bar(
-                x=part["group"],
+                x=[chart_text(group) for group in part["group"]],
                 y=part["size"],
                 customdata=part["share"],
                 name=names[small],
@@ -91,7 +92,7 @@ def group_size_chart(frame: pd.DataFrame, *, small_share: float = SMALL_GROUP_SH
         xaxis={
             "title": "group" if labelled else f"groups, largest first ({k:,} groups)",
             "categoryorder": "array",
-            "categoryarray": list(frame["group"]),
+            "categoryarray": [chart_text(group) for group in frame["group"]],
             "showticklabels": labelled,
             "tickangle": -30 if labelled else 0,
         },

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from dpcore.analyses.sample.plan import MAX_RECORDS as SAMPLE_RECORDS_MAX
 from dpcore.analyses.synth.config import MAX_ROWS as SYNTH_ROWS_MAX
 from dpcore.analyses.synth.config import MIN_ROWS as SYNTH_ROWS_MIN
-from dpcore.foundations import grouping
+from dpcore.foundations import grouping, validation
 from dpcore.foundations.accounting import ZCDP
 
 EPSILON_MIN = 0.01
@@ -52,6 +52,9 @@ EQUIVALENT_DELTAS = (1e-5, 1e-6, 1e-8)
 GLOBAL_FRACTION_MIN = 0.1
 GLOBAL_FRACTION_MAX = 0.9
 COINPRESS_STEPS_MAX = 10
+# Public bounds typed in widgets: the library's limit (dpcore.foundations.validation), so that a
+# widget never offers what the library refuses.
+BOUND_MAGNITUDE_MAX = validation.MAX_BOUND_MAGNITUDE
 # The privacy–utility curve on the Compare page: this many budgets, log-spaced over the range.
 SWEEP_POINTS = 8
 PREVIEW_ROWS = 100

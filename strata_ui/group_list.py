@@ -14,7 +14,7 @@ from dpcore.foundations.grouping import MISSING_LABEL, bucket_labels, codebook_c
 from strata_ui import pipeline
 from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
-from strata_ui.style import in_label
+from strata_ui.text import as_text, as_written, in_label
 from strata_ui.widgets import labelled_radio
 
 GROUP_LIST_LABELS = {
@@ -42,7 +42,7 @@ def render(state: AppState) -> None:
     prefilled = [c for c in state.strata_columns if c not in state.codebook_columns]
     st.caption(
         (
-            f"Prefilled from the data ({', '.join(prefilled)}): the categories listed are "
+            f"Prefilled from the data ({', '.join(map(as_text, prefilled))}): the categories listed are "
             "treated as public, and a release says so. Load a codebook to declare them from a "
             "public source. "
             if prefilled
@@ -109,7 +109,10 @@ def _load_codebook(state: AppState) -> None:
         )
         categories = codebook_categories(table)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        st.error(f"The codebook {upload.name} could not be used: {exc}", icon=":material/error:")
+        st.error(
+            f"The codebook {as_text(upload.name)} could not be used: {as_written(exc)}",
+            icon=":material/error:",
+        )
         return
     used = [column for column in state.strata_columns if column in categories]
     for column in used:
@@ -118,8 +121,13 @@ def _load_codebook(state: AppState) -> None:
     state.codebook_columns = sorted({*state.codebook_columns, *used})
     st.session_state["strata.codebook.applied"] = upload.file_id
     ignored = [column for column in categories if column not in state.strata_columns]
-    note = f"Loaded the categories of {', '.join(used) or 'no grouping column'}"
+    note = f"Loaded the categories of {', '.join(map(as_text, used)) or 'no grouping column'}"
     st.success(
-        note + (f"; ignored {', '.join(ignored)} (not grouping columns)." if ignored else "."),
+        note
+        + (
+            f"; ignored {', '.join(map(as_text, ignored))} (not grouping columns)."
+            if ignored
+            else "."
+        ),
         icon=":material/check_circle:",
     )

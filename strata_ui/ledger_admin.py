@@ -17,6 +17,7 @@ from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerUnavailableEr
 from strata_ui import constants
 from strata_ui.actor import current_actor, may
 from strata_ui.state import get_state
+from strata_ui.text import as_text, as_written, in_label
 
 __all__ = ["render_ledger_admin"]
 
@@ -64,11 +65,11 @@ def _new_ledger_form(released: LedgerDataset | None, token: str) -> None:
             format_func=lambda p: (
                 "other data (its first release binds it)"
                 if p == OTHER_DATA
-                else f"“{p}”, already released on: raise its people's total"
+                else f"“{as_text(p)}”, already released on: raise its people's total"
             ),  # fmt: skip
             key="ledger.new_purpose",
             help="A new ledger is no new budget for people whose data was released on: for "
-            f"“{released.name}” it raises their total by this ledger's, with a recorded reason.",
+            f"“{as_text(released.name)}” it raises their total by this ledger's, with a recorded reason.",
         )
         reason = st.text_area(
             "Reason for the raise (recorded with it)", key="ledger.new_reason",
@@ -99,11 +100,13 @@ def _start_ledger(
         refusal = "give the new ledger a name."
     elif name in existing:
         refusal = (
-            f"a ledger called “{name}” already exists. Choose another name, or switch to it above."
+            f"a ledger called “{as_text(name)}” already exists. Choose another name, or switch "
+            "to it above."
         )
     elif taken is not None and not reason:
         refusal = (
-            f"give the reason for raising the total of the people of “{taken.name}”: it is "
+            f"give the reason for raising the total of the people of “{as_text(taken.name)}”: "
+            "it is "
             "recorded with the raise."
         )
     if refusal is not None:
@@ -114,12 +117,12 @@ def _start_ledger(
         if taken is not None:
             ledger.take_on(taken, reason=reason, actor=current_actor(), key=f"take-on-{token}")
     except LedgerUnavailableError as exc:  # busy, read-only or full: nothing was recorded
-        st.error(str(exc), icon=":material/error:")
+        st.error(as_written(exc), icon=":material/error:")
         return
-    flash = f"Started “{name}”: the next releases are charged to it."
+    flash = f"Started “{as_text(name)}”: the next releases are charged to it."
     if taken is not None:
         flash = (
-            f"Started “{name}” for “{taken.name}”: its people's total rose by {total}, recorded "
+            f"Started “{as_text(name)}” for “{as_text(taken.name)}”: its people's total rose by {total}, recorded "
             "with your reason."
         )
     get_state().ledger_name = name
@@ -127,7 +130,7 @@ def _start_ledger(
 
 
 def _raise_form(ledger: Ledger, token: str) -> None:
-    st.markdown(f"**Raise the total of “{ledger.name}”**")
+    st.markdown(f"**Raise the total of “{as_text(ledger.name)}”**")
     st.caption(
         "Its releases so far keep counting: a raise adds to the total, for a recorded reason "
         "(the people's data owner agreed to more). There is no reset."
@@ -138,7 +141,7 @@ def _raise_form(ledger: Ledger, token: str) -> None:
         placeholder="e.g. new data-sharing agreement of 3 March",
     )  # fmt: skip
     typed = st.text_input(
-        f"Type the ledger's name ({ledger.name}) to confirm", key="ledger.raise_name"
+        f"Type the ledger's name ({in_label(ledger.name)}) to confirm", key="ledger.raise_name"
     )
     if not may("raise"):
         st.caption("Only a curator raises a total.")
@@ -175,7 +178,7 @@ def _raise(ledger: Ledger, amount: Budget, reason: str, typed: str, token: str) 
     if not may("raise"):  # the form may be hidden; the action refuses anyway
         refusal = "only a curator raises a total."
     elif typed != ledger.name:
-        refusal = f"type the ledger's name exactly ({ledger.name}) to confirm."
+        refusal = f"type the ledger's name exactly ({as_text(ledger.name)}) to confirm."
     elif not reason:
         refusal = "give the reason for the raise: it is recorded with it."
     else:
@@ -186,7 +189,7 @@ def _raise(ledger: Ledger, amount: Budget, reason: str, typed: str, token: str) 
     try:
         ledger.raise_total(amount, reason=reason, actor=current_actor(), key=f"raise-{token}")
     except LedgerUnavailableError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(as_written(exc), icon=":material/error:")
         return
     # Rerun so the balance, the sidebar and the audit trail show the raise.
-    _done(f"Raised the total of “{ledger.name}” by {amount}, recorded with your reason.")
+    _done(f"Raised the total of “{as_text(ledger.name)}” by {amount}, recorded with your reason.")

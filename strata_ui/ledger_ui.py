@@ -23,19 +23,21 @@ from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerSummary, Popu
 from strata_ui import allowances, constants, roles, serving
 from strata_ui.roles import Action, NotAllowed, Role
 from strata_ui.state import get_state
+from strata_ui.text import as_text, as_written
 
 SWITCH_KEY = "ledger.switch"
 
 
 def data_of(names: list[str]) -> str:
-    """The data a ledger covers, for a sentence: “A” or “A” and “B”."""
-    return " and ".join(f"“{name}”" for name in names)
+    """The data a ledger covers, for a sentence in markdown: “A” or “A” and “B”, each name
+    shown as text."""
+    return " and ".join(f"“{as_text(name)}”" for name in names)
 
 
 def render_sidebar_line(ledger: Ledger) -> None:
     """The project in use: the ledger's name and the data it is the budget of."""
     covered = [d.name for d in ledger.datasets()]
-    st.markdown(f"Project ledger: **{ledger.name}**")
+    st.markdown(f"Project ledger: **{as_text(ledger.name)}**")
     # Said as a fact, not an instruction: a user who has just started a ledger read "Choose or
     # start a ledger" as if none were in use.
     if roles.allows(Action.MANAGE_LEDGERS):
@@ -44,8 +46,10 @@ def render_sidebar_line(ledger: Ledger) -> None:
         where = " See your allowance on the Budget page."
     else:
         where = ""
-    released = f"The budget of {data_of(covered)}." if covered else "Nothing released from it yet."
-    st.caption(released + where)
+    st.caption(
+        (f"The budget of {data_of(covered)}." if covered else "Nothing released from it yet.")
+        + where
+    )
 
 
 def people_sentence(people: Population) -> str | None:
@@ -57,7 +61,7 @@ def people_sentence(people: Population) -> str | None:
         return None
     in_rho = f" (ρ = {figure['as_zcdp']:.4g} in zCDP)" if "as_zcdp" in figure else ""
     releases = f"{people.releases} release{'' if people.releases == 1 else 's'}"
-    ledgers = " and ".join(f"“{name}”" for name in people.ledgers)
+    ledgers = " and ".join(f"“{as_text(name)}”" for name in people.ledgers)
     word = "ledger" if len(people.ledgers) == 1 else "ledgers"
     return (
         f"Lost in all by the people of {data_of([d.name for d in people.datasets])}: "
@@ -76,9 +80,9 @@ def render_people_loss(ledger: Ledger, in_use: LedgerDataset | None) -> None:
         return
     others = ledger.population_of(in_use)
     if others.loss is not None and not set(others.ledgers) & set(people.ledgers):
-        names = " and ".join(f"“{name}”" for name in others.ledgers)
+        names = " and ".join(f"“{as_text(name)}”" for name in others.ledgers)
         st.caption(
-            f"The data in use, “{in_use.name}”, was released on under {names}: its people "
+            f"The data in use, “{as_text(in_use.name)}”, was released on under {names}: its people "
             f"have lost **{others.loss}** in all."
         )
 
@@ -94,7 +98,7 @@ def _refused(action: Action) -> bool:
     try:
         roles.require(action)
     except NotAllowed as exc:
-        st.error(str(exc), icon=":material/block:")
+        st.error(as_written(exc), icon=":material/block:")
         return True
     return False
 
@@ -168,7 +172,7 @@ def cost_sentence(cost: Budget, ledger: Ledger) -> str:
     total = {k: float(v) for k, v in ledger.granted().components().items()}
     now, fresh = (releases_affordable(charge, left) for left in (ledger.remaining(), total))
     return (
-        f"**One release costs** {own}. “{ledger.name}” has room for **{now} more "
+        f"**One release costs** {own}. “{as_text(ledger.name)}” has room for **{now} more "
         f"release{'' if now == 1 else 's'}** like this one ({fresh} on its whole budget of "
         f"{format_components(total)})."
     )
@@ -185,11 +189,11 @@ def render_allowances(ledger: Ledger) -> None:
     if user.role == Role.ANALYST:
         mine = granted.get(user.identity)
         st.markdown(
-            f"**Your allowance on “{ledger.name}”:** {symbol} = "
+            f"**Your allowance on “{as_text(ledger.name)}”:** {symbol} = "
             f"{allowances.used_by(ledger, user.identity):.4g} used of {mine.amount:.4g}, set by "
             f"{mine.set_by}."
             if mine is not None
-            else f"**You have no allowance on “{ledger.name}”**, so you cannot commit here. A "
+            else f"**You have no allowance on “{as_text(ledger.name)}”**, so you cannot commit here. A "
             "curator gives analysts allowances on this page."
         )
         return
@@ -198,7 +202,7 @@ def render_allowances(ledger: Ledger) -> None:
     analysts = sorted(identity for identity, role in config.people.items() if role == "analyst")
     st.subheader("Analysts' allowances")
     st.markdown(
-        f"What each analyst may commit on “{ledger.name}”, in {symbol}: their releases add up "
+        f"What each analyst may commit on “{as_text(ledger.name)}”, in {symbol}: their releases add up "
         "against it, and the ledger's total still bounds everyone. An analyst with no "
         "allowance here cannot commit on this ledger, nor choose it."
     )
@@ -235,7 +239,9 @@ def _set_allowance(ledger: Ledger, identity: str, amount: float) -> None:
     try:
         allowances.set_allowance(ledger, identity, amount, by=roles.current_user())
     except (NotAllowed, ValueError) as exc:
-        st.error(str(exc), icon=":material/block:")
+        st.error(as_written(exc), icon=":material/block:")
         return
-    get_state().ledger_flash = f"{identity} may now commit up to {amount:g} on “{ledger.name}”."
+    get_state().ledger_flash = (
+        f"{identity} may now commit up to {amount:g} on “{as_text(ledger.name)}”."
+    )
     st.rerun()

@@ -17,6 +17,7 @@ from dpcore.foundations.small_groups import CountNoise, NoisyCountRule
 from strata_ui import pipeline
 from strata_ui.analyses import current
 from strata_ui.state import AppState, get_settings
+from strata_ui.text import as_written
 
 POLICY_LABELS = {
     "merge": f"Merge them into “{OTHER_LABEL}”",
@@ -64,7 +65,10 @@ def render(state: AppState, grouping: Grouping) -> None:
     try:
         noise = count_noise(state)
     except (ValueError, TypeError) as exc:
-        st.warning(f"The noise on the counts is not known yet: {exc}", icon=":material/warning:")
+        st.warning(
+            f"The noise on the counts is not known yet: {as_written(exc)}",
+            icon=":material/warning:",
+        )
         return
     if noise is None:
         st.warning(

@@ -20,7 +20,7 @@ from dpcore.foundations.privacy_unit import (
 )
 from strata_ui import engine_sources, pipeline
 from strata_ui.state import AppState, get_dataset, get_state
-from strata_ui.style import as_written
+from strata_ui.text import as_written
 from strata_ui.widgets import stored_in
 
 __all__ = ["render_person_choice"]
@@ -113,7 +113,7 @@ def _render_preview(state: AppState) -> None:
         else:
             preview = _preview(get_dataset(), fingerprint, by, edges, unit)
     except ValueError as exc:  # a numeric grouping column without edges yet
-        st.info(f"The preview needs the groups: {exc}", icon=":material/info:")
+        st.info(f"The preview needs the groups: {as_written(exc)}", icon=":material/info:")
         return
     if preview.missing_person:
         st.error(as_written(missing_person_message(preview.missing_person, state.person_column)),
@@ -126,7 +126,7 @@ def _render_preview(state: AppState) -> None:
                  help="The smallest M that keeps every row")  # fmt: skip
     grouped = f"the groups of the Strata page ({' × '.join(by)})" if by else "one group"
     st.caption(
-        f"With {grouped}: {preview.dropped:,} of {preview.rows:,} rows left out, from "
+        f"With {as_written(grouped)}: {preview.dropped:,} of {preview.rows:,} rows left out, from "
         f"{preview.people_affected:,} of {preview.people:,} people. Keeping every row would take "
         f"M = {preview.most_rows_in_a_group:,} and G = {preview.most_groups:,}. These are exact "
         "counts of the confidential data, shown to you who hold it: they are not differentially "

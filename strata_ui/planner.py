@@ -35,7 +35,8 @@ from strata_ui.state import (
     update_settings,
     widget_key,
 )
-from strata_ui.style import in_label, rounded_up
+from strata_ui.style import rounded_up
+from strata_ui.text import as_text, as_written, in_label
 from strata_ui.widgets import bind, stored_on_change, table_height
 
 __all__ = [
@@ -136,9 +137,13 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
 
 
 def in_words(unit: str) -> str:
-    """``unit`` for a widget's label, which a screen reader reads as written: a column's name in
-    words (:func:`~strata_ui.style.in_label`), not in backticks."""
-    return re.sub(r"`([^`]*)`", lambda code: in_label(code[1]), unit)
+    """``unit`` for a widget's label, which a screen reader reads as written: a column's name
+    (:func:`value_unit`'s code span) in words (:func:`~strata_ui.text.in_label`), not in
+    backticks; a unit the code wrote as it is; anything else escaped."""
+    name = re.fullmatch(r"`([^`]*)`", unit)
+    if name:
+        return in_label(name[1])
+    return as_text(unit) if "`" in unit else unit
 
 
 def _store_half_width(unit: str, value: float) -> None:
@@ -324,20 +329,20 @@ def render_answer(
     if reasons:
         st.info(
             "Curator preview, not differentially private: this answer reads "
-            + ", ".join(reasons) + ".",
+            + ", ".join(map(as_written, reasons)) + ".",
             icon=":material/visibility:",
         )  # fmt: skip
     if answer.budget is None and answer.unreachable == (model.limit_reason,):
         st.warning(
-            f"No budget meets this target: {model.limit_reason}; or loosen the target.",
+            f"No budget meets this target: {as_written(model.limit_reason)}; or loosen the target.",
             icon=":material/warning:",
         )
         return
     if answer.budget is None:
         st.warning(
             "No budget meets this target: "
-            + "; ".join(answer.unreachable)
-            + f". {model.unreachable_advice}",
+            + "; ".join(map(as_written, answer.unreachable))
+            + f". {as_written(model.unreachable_advice)}",
             icon=":material/warning:",
         )
         return
@@ -352,7 +357,7 @@ def render_answer(
         "the target.",
     )
     st.markdown(
-        f"Set by **{answer.binding}**: it needs the most budget; every other estimate meets the "
+        f"Set by **{as_text(answer.binding)}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
     )
     warning = large_budget_warning(cost)
@@ -400,7 +405,7 @@ def _render_ledger_check(
 ) -> None:
     if isinstance(cost, ZCDP) and ledger.total.kind == "pure":
         st.warning(
-            f"The ledger “{ledger.name}” counts pure ε-DP, which Gaussian noise cannot meet: a "
+            f"The ledger “{as_text(ledger.name)}” counts pure ε-DP, which Gaussian noise cannot meet: a "
             "release at this budget needs a ρ-zCDP ledger (start one on the Release page), or "
             "Laplace noise.",
             icon=":material/warning:",
@@ -408,7 +413,7 @@ def _render_ledger_check(
         return
     if affordable(cost, ledger):
         st.success(
-            f"The ledger “{ledger.name}” can afford it: it has "
+            f"The ledger “{as_text(ledger.name)}” can afford it: it has "
             f"{format_components(ledger.remaining())} left.",
             icon=":material/check_circle:",
         )
@@ -416,17 +421,17 @@ def _render_ledger_check(
     available = _remaining(ledger)
     if available is None:
         st.warning(
-            f"The ledger “{ledger.name}” is used up: start a new ledger on the Budget page.",
+            f"The ledger “{as_text(ledger.name)}” is used up: start a new ledger on the Budget page.",
             icon=":material/warning:",
         )
         return
     short = shortfall(model, answer.target, available)
     missing = short.table[short.table["estimate"].isin(short.short)]
     st.warning(
-        f"The ledger “{ledger.name}” has only {format_components(ledger.remaining())} left. At "
+        f"The ledger “{as_text(ledger.name)}” has only {format_components(ledger.remaining())} left. At "
         f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target "
-        f"({_worst_miss(missing['error at available budget'])}). "
-        + _rows_advice(missing, short.rows_reason),
+        f"({as_written(_worst_miss(missing['error at available budget']))}). "
+        + as_written(_rows_advice(missing, short.rows_reason)),
         icon=":material/warning:",
     )
 
@@ -438,8 +443,8 @@ def check_sentence(row: pd.Series, replicates: int, binding: str, level: float) 
     band the budget is on the safe side, below it the model promised too much."""
     met, low, high = row["met"], row["band_low"], row["band_high"]
     said = (
-        f"In {replicates:,} simulated releases at this budget, **{binding}** met the target "
-        f"{met:.1%} of the time. The answer is the budget at which it meets the target "
+        f"In {replicates:,} simulated releases at this budget, **{as_text(binding)}** met the "
+        f"target {met:.1%} of the time. The answer is the budget at which it meets the target "
         f"{level:.0%} of the time; by chance alone, {replicates:,} releases of an exact answer "
         f"meet it between {low:.1%} and {high:.1%} of the time (95 times in 100)."
     )

@@ -15,6 +15,7 @@ from dpcore.foundations.privacy_unit import PrivacyUnit
 from strata_ui import charts_planner, pipeline
 from strata_ui.planner import PlannerView, value_unit
 from strata_ui.state import get_dataset, get_settings, get_state, reset_settings, update_settings
+from strata_ui.text import as_written
 
 __all__ = ["render_frontier"]
 
@@ -117,7 +118,9 @@ def _frontier_tables(table: pd.DataFrame) -> None:
     )
     skipped = table[table["skipped"] != ""].drop_duplicates("by")
     for _, row in skipped.iterrows():
-        st.caption(f"Not scored: {' × '.join(row['by'])} ({row['skipped']}).")
+        st.caption(
+            f"Not scored: {as_written(' × '.join(row['by']))} ({as_written(row['skipped'])})."
+        )
 
 
 def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
@@ -134,7 +137,7 @@ def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
     if hasattr(settings, "strategy"):
         reset_settings(type(settings), strategy=row["strategy"])
     st.session_state[ADOPTED_FLASH] = (
-        f"Now grouping by {' × '.join(row['by'])}, "
+        f"Now grouping by {as_written(' × '.join(row['by']))}, "
         f"{row['strategy_name'].lower()}. The Strata and Estimator "
         "pages show it, and the answer above is for it."
     )

@@ -38,6 +38,7 @@ from strata_ui.state import (
     reset_settings,
     update_settings,
 )
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import show_error, stored_on_change
 
 __all__ = [
@@ -287,7 +288,7 @@ def render_plan_of_releases(ui: AnalysisUI, settings: object, target: AccuracyTa
         st.error(problem, icon=":material/error:")
     if split is not None and (reasons := confidential_inputs()):
         st.info(
-            f"Curator preview, not differentially private: these budgets read {', '.join(reasons)}. "
+            f"Curator preview, not differentially private: these budgets read {as_written(', '.join(reasons))}. "
             "A release publishes its budget, so committing one at these budgets reveals a "
             "little about them; to avoid it, lock each release: it then takes the Budget "
             "page's budget, which you chose.",
@@ -316,7 +317,7 @@ def _entry_row(number: int, entry: PlanEntry, share, ledger: Ledger | None) -> N
     with st.container(border=True):
         about, amount, lock, remove = st.columns([4.6, 2, 1.3, 1.6], vertical_alignment="center")
         with about:
-            st.markdown(f"**{number}. {entry.label}**")
+            st.markdown(f"**{number}. {as_text(entry.label)}**")
             st.caption(_entry_status(entry, share, ledger))
         with amount:
             _target_input(entry)
@@ -438,7 +439,9 @@ def _render_total(split: PortfolioSplit) -> None:
     if split.short:
         st.warning(
             f"{len(split.short)} of {len(split.shares)} releases miss their target at these "
-            "budgets: " + "; ".join(split.shortfall_lines()) + ". Loosen a target, remove a "
+            "budgets: "
+            + "; ".join(map(as_written, split.shortfall_lines()))
+            + ". Loosen a target, remove a "
             "release, or lower a locked budget.",
             icon=":material/warning:",
         )
@@ -479,15 +482,15 @@ def planned_budget(ui: AnalysisUI, ledger: Ledger) -> tuple[PlanEntry, Budget] |
     total = len(get_settings(PlanOfReleases).entries)
     if entry.done:
         st.info(
-            f"Release {number} of {total} in your plan, “{entry.label}”: already released.",
+            f"Release {number} of {total} in your plan, “{as_text(entry.label)}”: already released.",
             icon=":material/playlist_add_check:",
         )
         return entry, entry.released_budget
     split, problem = current_split(available_budget(get_state())[0])
     if split is None:
         st.warning(
-            f"Release {number} of {total} in your plan, “{entry.label}”, has no budget: "
-            f"{problem} Fix the plan on the Plan page; until then this release uses the Budget "
+            f"Release {number} of {total} in your plan, “{as_text(entry.label)}”, has no budget: "
+            f"{as_written(problem)} Fix the plan on the Plan page; until then this release uses the Budget "
             "page's budget.",
             icon=":material/warning:",
         )
@@ -495,7 +498,7 @@ def planned_budget(ui: AnalysisUI, ledger: Ledger) -> tuple[PlanEntry, Budget] |
     share = next(s for s in split.shares if s.label == entry.label)
     if reasons := confidential_inputs():
         st.warning(
-            f"This planned budget was computed from {', '.join(reasons)}, which are "
+            f"This planned budget was computed from {as_written(', '.join(reasons))}, which are "
             "confidential: the release publishes its budget, so it reveals a little about "
             "them. To avoid it, lock every release of the plan on the Plan page: each then "
             "takes the Budget page's budget, which you chose.",
@@ -503,9 +506,9 @@ def planned_budget(ui: AnalysisUI, ledger: Ledger) -> tuple[PlanEntry, Budget] |
         )
     charge = format_components({split.unit: share.charge})
     st.info(
-        f"Release {number} of {total} in your plan, “{entry.label}”: planned at "
+        f"Release {number} of {total} in your plan, “{as_text(entry.label)}”: planned at "
         f"{_three_digits(share.budget)} (charged {charge}), its share of what "
-        f"“{ledger.name}” has left. {_expected_error(share.error, share.target)}",
+        f"“{as_text(ledger.name)}” has left. {_expected_error(share.error, share.target)}",
         icon=":material/playlist_play:",
     )
     return entry, share.budget

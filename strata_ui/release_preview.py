@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.release import ReleasePlan
-from strata_ui.style import as_written
+from strata_ui.text import as_written
 from strata_ui.widgets import table_height
 
 PREVIEW_LABELS = {

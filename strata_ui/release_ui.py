@@ -38,6 +38,7 @@ from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.roles import Action
 from strata_ui.static_image import static_image_available
+from strata_ui.text import as_text, as_written
 
 OTHER_DATA_KEY = "release.other_data"
 
@@ -100,7 +101,9 @@ def render_record(record: ReleaseRecord, key: str) -> None:
         column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
     )
     st.plotly_chart(figure_for(record), key=f"{key}.chart")
-    st.caption(f"{release_summary(record)} The intervals are {record.metadata['intervals']}.")
+    st.caption(
+        f"{as_written(release_summary(record))} The intervals are {record.metadata['intervals']}."
+    )
     render_small_groups(record)
     render_downloads(record, key)
 
@@ -113,9 +116,9 @@ def render_small_groups(record: ReleaseRecord) -> None:
     flags = record.frame.get("flag", pd.Series(dtype=object)).fillna("")
     named = record.frame.loc[flags != "", "group"].tolist()
     st.info(
-        f"Small groups: {statement}. "
+        f"Small groups: {as_written(statement)}. "
         + (
-            f"This release: {', '.join(named)}."
+            f"This release: {', '.join(map(as_text, named))}."
             if named
             else "This release merged or left out no group."
         ),
@@ -130,7 +133,7 @@ def render_exact_shares_notice(plan: ReleasePlan) -> None:
     if shares is None:
         return
     st.warning(
-        f"This release publishes {shares} (the source of the shares chosen on the Strata "
+        f"This release publishes {as_written(shares)} (the source of the shares chosen on the Strata "
         "page). Those shares are not differentially private: with the number of rows, they "
         "give each group's exact size. To publish outside your organisation, choose a table of "
         "public shares (e.g. census figures) or the release's own noisy group counts on the "
@@ -146,7 +149,7 @@ def render_public_categories(record: ReleaseRecord) -> None:
     if public:
         st.caption(
             "Categories treated as public (read from the data and published with the release): "
-            + ", ".join(public)
+            + ", ".join(map(as_text, public))
             + "."
         )
 
@@ -239,7 +242,7 @@ def render_history(ledger: Ledger) -> None:
     try:
         record = ReleaseRecord.from_ledger(ledger.get(keyed[chosen].key))
     except ValueError as exc:  # a spend recorded by other tools, with no release payload
-        st.caption(f"Nothing to download: {exc}.")
+        st.caption(f"Nothing to download: {as_written(exc)}.")
         return
     render_downloads(record, f"release.history.{chosen}")
 
@@ -329,10 +332,12 @@ def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
     except ReleasedElsewhereError as refusal:
         st.error(
             "**Released on under another ledger.** "
-            + refusal.advice(
-                f"switch to ledger “{refusal.owners[0]}” on the Budget page",
-                "a curator starts or raises a ledger for it on the Budget page, with a reason",
-                refused=False,
+            + as_written(
+                refusal.advice(
+                    f"switch to ledger “{refusal.owners[0]}” on the Budget page",
+                    "a curator starts or raises a ledger for it on the Budget page, with a reason",
+                    refused=False,
+                )
             ),
             icon=":material/block:",
         )
@@ -340,7 +345,7 @@ def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
     except OtherDatasetError as refusal:
         if not roles.allows(Action.CONFIRM_OTHER_DATA):
             st.warning(
-                f"**Other data than this ledger's.** “{ledger.name}” is the budget of other "
+                f"**Other data than this ledger's.** “{as_text(ledger.name)}” is the budget of other "
                 "data. Only a curator may confirm that both are about the same people; ask "
                 "one, or release on the data of this ledger.",
                 icon=":material/warning:",
@@ -348,11 +353,13 @@ def other_data_choice(plan: ReleasePlan, ledger: Ledger) -> bool | None:
             return False
         st.warning(
             "**Other data than this ledger's.** "
-            + refusal.advice(
-                "tick the box below",
-                start="start a new ledger for it on the Budget page",
-                refused=False,
-            ),  # fmt: skip
+            + as_written(
+                refusal.advice(
+                    "tick the box below",
+                    start="start a new ledger for it on the Budget page",
+                    refused=False,
+                )
+            ),
             icon=":material/warning:",
         )
     return st.checkbox(

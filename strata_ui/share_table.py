@@ -12,6 +12,7 @@ import streamlit as st
 from dpcore.foundations.shares import share_file_rows
 from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import stored_on_change
 
 
@@ -85,17 +86,22 @@ def _load_file(state: AppState, labels: tuple[str, ...], editor_key: str) -> Non
         )
         rows = share_file_rows(table, labels)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        st.error(f"The shares file {upload.name} could not be used: {exc}", icon=":material/error:")
+        st.error(
+            f"The shares file {as_text(upload.name)} could not be used: {as_written(exc)}",
+            icon=":material/error:",
+        )
         return
     state.share_table = dict(rows)
     st.session_state.pop(editor_key, None)  # the file's shares replace earlier typed ones
     st.session_state[applied] = upload.file_id
-    st.success(f"Filled {len(rows):,} shares from {upload.name}.", icon=":material/check_circle:")
+    st.success(
+        f"Filled {len(rows):,} shares from {as_text(upload.name)}.", icon=":material/check_circle:"
+    )
     missing = [g for g in labels if g not in state.share_table]
     if missing:
         shown = ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
         st.warning(
-            f"The file has no share for {len(missing):,} group(s): {shown}. Type them in the "
+            f"The file has no share for {len(missing):,} group(s): {as_written(shown)}. Type them in the "
             "table, or add them to the file and load it again.",
             icon=":material/warning:",
         )

@@ -13,7 +13,7 @@ from strata_ui.ledger_ui import render_people_loss, render_sidebar_line
 from strata_ui.roles import Action, User
 from strata_ui.sign_in import render_who
 from strata_ui.state import get_state, open_ledger
-from strata_ui.style import as_written
+from strata_ui.text import as_text, as_written
 from strata_ui.uploads import restore_demo
 
 
@@ -84,7 +84,7 @@ def render_remaining_budget(ledger: Ledger) -> None:
     st.metric(
         f"{SYMBOLS[key]} remaining",
         f"{left:.4g} of {whole:.4g}",
-        help=f"Privacy budget left in ledger “{ledger.name}”, total {ledger.granted()}.",
+        help=f"Privacy budget left in ledger “{as_text(ledger.name)}”, total {ledger.granted()}.",
     )
     st.progress(min(max(left / whole, 0.0), 1.0), text=f"{left / whole:.0%} of the budget left")
     if left <= 0:
@@ -107,12 +107,12 @@ def _render_dataset() -> None:
     try:
         shape = f"{pipeline.row_count(state):,} rows × {len(pipeline.column_kinds(state))} columns"
     except EngineError as exc:  # data opened earlier, since moved or changed
-        st.error(f"{state.dataset_name}: {exc}", icon=":material/error:")
+        st.error(f"{as_text(state.dataset_name)}: {as_written(exc)}", icon=":material/error:")
         return
     where = (
         "" if state.source is None else f"  \nread where it lies, {as_written(state.source.place)}"
     )
-    st.markdown(f"{state.dataset_name}  \n{shape}{where}")
+    st.markdown(f"{as_text(state.dataset_name)}  \n{shape}{where}")
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."

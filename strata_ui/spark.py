@@ -30,6 +30,7 @@ from dpcore.engines import EngineError, SparkEngine, spark_session
 from strata_ui import serving
 from strata_ui.engine_sources import EngineSource, in_background
 from strata_ui.files import DATA_ROOT_ENV, check_under_root, data_root
+from strata_ui.text import as_code, as_text
 
 __all__ = [
     "DEFAULT_MASTER",
@@ -85,7 +86,7 @@ def masters_sentence(listed: tuple[str, ...] | None) -> str:
         )
     return (
         "This installation connects to the masters its team file lists: "
-        + ", ".join(f"`{master}`" for master in listed)
+        + ", ".join(map(as_code, listed))
         + "."
     )
 
@@ -162,7 +163,9 @@ def session(master: str):
         Spark cannot start there (:func:`~dpcore.engines.spark_session` says why), or did not
         start within :data:`START_TIMEOUT_S`.
     """
-    with st.spinner(f"Starting Spark at {master}: the first start takes ten seconds or more…"):
+    with st.spinner(
+        f"Starting Spark at {as_text(master)}: the first start takes ten seconds or more…"
+    ):
         started = in_background(lambda: _session(master))
         try:
             return started.result(timeout=START_TIMEOUT_S)

@@ -64,6 +64,7 @@ class AppState:
     # whole nor exported; None for data identified otherwise (demo, preset, read where it lies).
     dataset_identity: str | None = None
     upload_notes: tuple[str, ...] = ()  # what reading the upload changed or could not read
+    decimal_comma: bool = False  # the upload's numbers use decimal commas (3,25), as chosen
     upload_generation: int = 0  # bumped to empty the file uploader (back to the demo data)
     # Who is one person (Data page): a person column and its contribution bounds, if any
     person_column: str | None = None

@@ -3,11 +3,12 @@ colours and group labels wrapped for an axis; and text from a user's file shown 
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
+
+from strata_ui.text import chart_text
 
 # Okabe & Ito (2008), "Color Universal Design".
 BLUE = "#0072B2"
@@ -33,12 +34,13 @@ def rgba(hex_colour: str, alpha: float) -> str:
 
 
 def wrap_label(group: str) -> str:
-    """A group label on short lines for an axis: ``White<br>× Male``."""
+    """A group label on short lines for an axis: ``White<br>× Male`` (each line shown as text,
+    never as HTML)."""
     lines = []
     for i, part in enumerate(str(group).split(" × ")):
         wrapped = textwrap.wrap(part, TICK_WIDTH, break_on_hyphens=True) or [part]
         lines += [("× " if i and j == 0 else "") + line for j, line in enumerate(wrapped)]
-    return "<br>".join(lines)
+    return "<br>".join(map(chart_text, lines))
 
 
 def wrap_label_wide(group: str, width: int = 36) -> str:
@@ -52,7 +54,7 @@ def wrap_label_wide(group: str, width: int = 36) -> str:
             lines[-1] += f" {piece}"
         else:
             lines.append(piece)
-    return "<br>".join(lines)
+    return "<br>".join(map(chart_text, lines))
 
 
 LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01,
@@ -73,28 +75,6 @@ class SeriesStyle:
 
     def colour(self, series: str) -> str:
         return self.colours.get(series, PALETTE[-1])
-
-
-_CODE_SPAN = re.compile(r"(`[^`]*`)")
-_PUNCTUATION = re.compile(r"([!-/:-@\[-^_{-~])")  # ASCII punctuation but the backtick
-
-
-_MARKDOWN_IN_A_NAME = re.compile(r"[*`\[\]<>\\~$|]|(?:^|\W)_|_(?:\W|$)|^[#>+-]")
-
-
-def in_label(name: str) -> str:
-    """A column's name inside a widget's label, which a screen reader reads as it is written
-    (its accessible name): a plain name in words (not in backticks, read out as "backtick"),
-    escaped as :func:`as_written` escapes it only when markdown would change it."""
-    return as_written(name) if _MARKDOWN_IN_A_NAME.search(name) else name
-
-
-def as_written(message: str) -> str:
-    """``message`` for Streamlit's markdown, showing the text of a user's file as written: ASCII
-    punctuation outside `code` spans is backslash-escaped, so that "$1,000.50 … $2" is not read
-    as a formula, nor ``*`` or ``_`` as emphasis, nor ``[a](b)`` as a link."""
-    parts = _CODE_SPAN.split(message)
-    return "".join(p if i % 2 else _PUNCTUATION.sub(r"\\\1", p) for i, p in enumerate(parts))
 
 
 def rounded_up(x: float, digits: int = 3) -> float:

@@ -14,7 +14,7 @@ import re
 from dpcore.engines import EngineError
 from dpcore.foundations.dataset import bytes_identity
 from dpcore.foundations.datasets import DEMO_DATASET_NAME
-from dpcore.foundations.io import explain_not_numeric, load_table
+from dpcore.foundations.io import explain_columns, load_table
 from strata_ui import engine_sources, roles
 from strata_ui.analyses import every
 from strata_ui.state import AppState
@@ -38,12 +38,14 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     What reading changed, and columns of numbers that were read as text, are kept as
     :attr:`AppState.upload_notes` for the Data page.
     """
-    key = fingerprint(data)
+    decimal = "," if state.decimal_comma else "."
+    # Read with decimal commas, the same bytes give another table: another key, read again.
+    key = fingerprint(data) + (".decimal-comma" if state.decimal_comma else "")
     if key == state.dataset_fingerprint and state.uploaded is not None:
         return None  # the same file again (every rerun): nothing to parse, nothing to reset
     try:
         roles.require(roles.Action.UPLOAD)  # new data sources are the curator's
-        loaded = load_table(data, filename)
+        loaded = load_table(data, filename, decimal=decimal)
     except (ValueError, TypeError, roles.NotAllowed) as exc:
         return str(exc)
     frame = loaded.frame
@@ -52,13 +54,10 @@ def handle_upload(state: AppState, data: bytes, filename: str) -> str | None:
     state.dataset_name = filename
     state.dataset_fingerprint = key
     # The bytes identify the data, as the command line and a release's script identify the
-    # same file (decompressed): one read, of bytes already in memory.
+    # same file (decompressed): one read, of bytes already in memory. Read with decimal commas
+    # they are the same people, so the same identity, though another cache key.
     state.dataset_identity = bytes_identity(data)
-    state.upload_notes = loaded.notes + tuple(
-        message
-        for column in frame.columns
-        if (message := explain_not_numeric(frame[column], str(column))) is not None
-    )
+    state.upload_notes = loaded.notes + explain_columns(frame)
     state.strata_columns = []
     _reset_groups(state)
     _reset_analyses(demo=False)

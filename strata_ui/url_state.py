@@ -59,7 +59,7 @@ from strata_ui.state import (
     set_settings,
     widget_key,
 )
-from strata_ui.style import as_written
+from strata_ui.text import as_text, as_written
 from strata_ui.uploads import open_source
 
 __all__ = [
@@ -489,7 +489,7 @@ def render_notices() -> None:
     ledger = st.session_state.pop(_LEDGER_TAKEN, None)
     if ledger is not None:
         st.info(
-            f"The ledger “{ledger}” from the address is in use, as before the refresh. Switch "
+            f"The ledger “{as_text(ledger)}” from the address is in use, as before the refresh. Switch "
             "ledgers on the Budget page.",
             icon=":material/account_balance:",
         )
@@ -497,7 +497,7 @@ def render_notices() -> None:
     if ignored:
         st.warning(
             "Some choices in the address could not be used and were left at their defaults: "
-            f"{', '.join(ignored)}. The address now shows what is in use.",
+            f"{', '.join(map(as_written, ignored))}. The address now shows what is in use.",
             icon=":material/link_off:",
         )
 
@@ -510,7 +510,7 @@ def _render_waiting(filename: str | None) -> None:
         )
     else:
         what = (
-            f"your file “{filename}”, which the server does not keep after a refresh. Upload it "
+            f"your file “{as_text(filename)}”, which the server does not keep after a refresh. Upload it "
             "again on the Data page: your grouping, analysis and budget from the address are "
             "then restored. Until then the pages show the demo data."
         )

@@ -35,7 +35,7 @@ from strata_ui.group_selection import (
     select_from_table,
 )
 from strata_ui.state import AppState, get_settings, get_state, update_settings, widget_key
-from strata_ui.style import as_written
+from strata_ui.text import as_written
 
 T = TypeVar("T")
 
@@ -50,6 +50,22 @@ def table_height(rows: int, limit: int = 600) -> int:
     """Pixels that show every row of a table, up to ``limit`` (Streamlit's default shows about
     ten, and hid the Release preview's last row, the population's, behind a scroll)."""
     return min(35 * (rows + 1) + 3, limit)
+
+
+def _within(label: str, value, low, high):
+    """A stored number inside its widget's range (Streamlit raises on one outside it, as a value
+    from an old link or session can be), with a warning that says it was moved there."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    moved = max(value, low) if low is not None else value
+    moved = min(moved, high) if high is not None else moved
+    if moved != value:
+        st.warning(
+            f"{label}: {value:g} is outside what this setting takes ({low:g} to {high:g}); it "
+            f"is set to {moved:g}. Change it if that is not what you meant.",
+            icon=":material/warning:",
+        )
+    return type(value)(moved)
 
 
 def bind(
@@ -91,7 +107,7 @@ def bind(
         else:  # select_slider
             kwargs["value"] = current if current in options else options[0]
     else:
-        kwargs["value"] = current
+        kwargs["value"] = _within(label, current, kwargs.get("min_value"), kwargs.get("max_value"))
     key = widget_key(cls, field_name, *key_parts)
     store_value = functools.partial(_store, cls=cls, field_name=field_name, name=name, store=store)
     value = widget(label, key=key, **stored_on_change(key, store_value), **kwargs)
@@ -142,9 +158,9 @@ def show_error(exc: Exception, *, icon: str = ":material/error:", prefix: str = 
     (:class:`~dpcore.foundations.errors.NotChosenYet`, a normal starting state) as a blue hint, anything
     else as a red error. ``prefix`` starts the message (e.g. "The release is not ready: ")."""
     if isinstance(exc, NotChosenYet):
-        st.info(f"{prefix}{exc}", icon=":material/info:")
+        st.info(f"{prefix}{as_written(exc)}", icon=":material/info:")
     else:
-        st.error(f"{prefix}{exc}", icon=icon)
+        st.error(f"{prefix}{as_written(exc)}", icon=icon)
 
 
 def show_problems(problems: Sequence[Any]) -> None:

@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, Literal, TypeVar, get_args
 
@@ -26,6 +27,7 @@ from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import Kind
 from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.validation import bounds_problem, check_bucket_edges, positive_int
 
 __all__ = [
     "NOISY_SHARES",
@@ -42,6 +44,7 @@ __all__ = [
     "positive_bound",
     "recombined_groups",
     "refuse_misplaced",
+    "whole_number",
 ]
 
 SettingsT = TypeVar("SettingsT")
@@ -72,7 +75,32 @@ def bounds(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(
             f"expected two numbers L,U (the value's public range, e.g. 0,100), got {text!r}"
         ) from None
+    problem = bounds_problem(low, high)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return low, high
+
+
+def whole_number(parameter: str, *, zero: bool = False) -> Callable[[str], int]:
+    """An argument type for the library's whole-number ``parameter``: checked against the same
+    limits as the Python API (:func:`dpcore.foundations.validation.positive_int`) while the
+    command line is read, before any data is; 0 is taken too where it means "none"
+    (``zero``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if zero and value == 0:
+            return 0
+        try:
+            return positive_int(parameter, value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).replace(f"`{parameter}` ", "")) from None
+
+    parse.__name__ = parameter  # argparse names the type in its messages
+    return parse
 
 
 def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
@@ -85,6 +113,10 @@ def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
         raise argparse.ArgumentTypeError(
             f"expected COL=E1;E2;... (public bucket edges of a numeric column), got {text!r}"
         )
+    try:
+        check_bucket_edges(column.strip(), values)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return column.strip(), values
 
 

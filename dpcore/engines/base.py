@@ -88,7 +88,7 @@ class Clipped:
     role: str = "value"
 
     def __post_init__(self) -> None:
-        low, high = validate_bounds((self.low, self.high))
+        low, high = validate_bounds((self.low, self.high), public=False)
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
 

@@ -146,12 +146,16 @@ class DatasetRef:
     data has none yet, such as a Spark view no curator has declared) and its row count.
     ``aliases`` are identities older versions gave the same data (``legacy:`` and the frame's
     digest, the fingerprint versions before content identities recorded), for the ledger of a
-    migrated file; they are no part of a plan."""
+    migrated file; they are no part of a plan. ``decimal`` is the decimal mark its file was read
+    with (``","`` when decimal commas were asked for, which
+    :func:`~dpcore.foundations.io.load_table` records in the frame's ``attrs``), so that an
+    exported script reads the file the same way."""
 
     name: str
     identity: str
     rows: int
     aliases: tuple[str, ...] = ()
+    decimal: str = "."
 
     @classmethod
     def of(cls, frame: pd.DataFrame, name: str, *, data: bytes | None = None) -> DatasetRef:
@@ -159,18 +163,21 @@ class DatasetRef:
         (:func:`bytes_identity`), or by its cells when it comes from no file."""
         cells = frame_identity(frame)
         identity = cells if data is None else bytes_identity(data)
-        return cls(name, identity, len(frame), aliases=(LEGACY + cells.removeprefix("frame:"),))
+        return cls(
+            name, identity, len(frame), aliases=(LEGACY + cells.removeprefix("frame:"),),
+            decimal=frame.attrs.get("decimal", "."),
+        )  # fmt: skip
 
 
-def read_dataset(path: str | os.PathLike) -> tuple[pd.DataFrame, DatasetRef]:
-    """The table in the file at ``path`` (:func:`dpcore.foundations.io.read_table`) and its
-    reference, identified by the file's bytes: what a release's script reads, as the app does
-    with an upload of the same file."""
+def read_dataset(path: str | os.PathLike, decimal: str = ".") -> tuple[pd.DataFrame, DatasetRef]:
+    """The table in the file at ``path`` (:func:`dpcore.foundations.io.read_table`, its numbers
+    written with the decimal mark ``decimal``) and its reference, identified by the file's
+    bytes: what a release's script reads, as the app does with an upload of the same file."""
     from dpcore.foundations.io import read_table  # io is heavy; identity alone needs none of it
 
     path = Path(path)
     data = path.read_bytes()
-    frame = read_table(data, path.name)
+    frame = read_table(data, path.name, decimal=decimal)
     return frame, DatasetRef.of(frame, path.name, data=data)
 
 

@@ -94,12 +94,23 @@ def zcdp_gaussian_sigma(sensitivity: float, rho: float) -> float:
     return sensitivity / math.sqrt(2 * positive_number("rho", rho))
 
 
+def _scales_seen(arr: np.ndarray) -> str:
+    """What a refused scale held, in words rather than an array's repr: the count of bad
+    entries and the first one."""
+    if arr.size == 0:
+        return "no values"
+    bad = arr[~((arr > 0) & np.isfinite(arr))]
+    if arr.size == 1:
+        return f"{float(arr.reshape(-1)[0])!r}"
+    return f"{bad.size:,} of {arr.size:,} entries that are not (the first is {float(bad[0])!r})"
+
+
 def _positive_scales(name: str, scale: float | np.ndarray) -> np.ndarray:
     arr = np.asarray(scale, dtype=float)
     # Smallest and largest only: no temporary arrays (8x faster on a Monte Carlo's (R, k)
     # scales); a NaN makes both NaN, which fails the comparisons and is refused too.
     if arr.size == 0 or not (0 < arr.min() and arr.max() < np.inf):
-        raise ValueError(f"`{name}` must be finite and > 0 everywhere, got {scale!r}")
+        raise ValueError(f"`{name}` must be finite and > 0 everywhere, got {_scales_seen(arr)}")
     return arr
 
 

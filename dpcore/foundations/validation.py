@@ -44,11 +44,37 @@ def open_unit_interval(name: str, value: object) -> float:
     return x
 
 
+MAX_BOUND_MAGNITUDE = 1e15
+"""The largest magnitude of a public bound (clipping bounds L and U, a prior's ends): the noise
+grows with U − L, and past 10¹⁵ its variances overflow a double or the noise drowns every value.
+Numbers that large are better rescaled (to thousands or millions) before a release."""
+
+_SIMULATIONS = "simulated releases: more take minutes and memory and change nothing visible"
+WHOLE_NUMBER_LIMITS: dict[str, tuple[int, str]] = {
+    "steps": (50, "each step splits the budget further; 2 to 10 steps suffice"),
+    "t": (50, "each step splits the budget further; 2 to 10 steps suffice"),
+    "replicates": (1_000_000, _SIMULATIONS),
+    "reps": (1_000_000, _SIMULATIONS),
+    "runs": (1_000_000, _SIMULATIONS),
+    "draws": (10_000_000, "noise draws: more take memory and change nothing visible"),
+    "resamples": (100_000, "bootstrap resamples: more take minutes and change nothing visible"),
+}
+"""Upper limits of whole-number settings that set how much work a call does, by parameter name,
+with the reason a message gives: :func:`positive_int` refuses more before any work starts (a
+million CoinPress steps used to run for seconds before failing)."""
+
+
 def positive_int(name: str, value: object) -> int:
+    """A whole number >= 1, and at most its limit in :data:`WHOLE_NUMBER_LIMITS`, if any."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}")
+    key = name.rsplit(".", 1)[-1]  # "bounds.steps" is limited as "steps"
+    limit, why = WHOLE_NUMBER_LIMITS.get(key) or WHOLE_NUMBER_LIMITS.get(
+        key.rsplit("_", 1)[-1], (None, "")
+    )  # "coinpress_steps" as "steps"
+    if value < 1 or (limit is not None and value > limit):
+        allowed = f"from 1 to {limit:,} ({why})" if limit is not None else ">= 1"
+        raise ValueError(f"`{name}` must be an integer {allowed}, got {int(value):,}")
     return int(value)
 
 
@@ -161,11 +187,51 @@ def read_only(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def validate_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
-    """User clipping bounds [L, U] with L < U, both finite."""
+def validate_bounds(
+    bounds: tuple[float, float], name: str = "bounds", *, public: bool = True
+) -> tuple[float, float]:
+    """Clipping bounds [L, U] with L < U, both finite; ``public`` bounds (a user's, the
+    default) within ±:data:`MAX_BOUND_MAGNITUDE` too. An engine's pass that reads values
+    unclipped asks for ±the largest double, not public (``public=False``)."""
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise TypeError(f"`bounds` must be a pair (L, U), got {bounds!r}")
-    low, high = finite_number("bounds[0]", bounds[0]), finite_number("bounds[1]", bounds[1])
-    if not low < high:
-        raise ValueError(f"`bounds` must satisfy L < U, got L = {low!r}, U = {high!r}")
+        raise TypeError(f"`{name}` must be a pair (L, U), got {bounds!r}")
+    low, high = finite_number(f"{name}[0]", bounds[0]), finite_number(f"{name}[1]", bounds[1])
+    problem = bounds_problem(low, high, limit=MAX_BOUND_MAGNITUDE if public else math.inf)
+    if problem:
+        raise ValueError(f"`{name}`: {problem}")
     return low, high
+
+
+def bounds_problem(low: float, high: float, limit: float = MAX_BOUND_MAGNITUDE) -> str | None:
+    """What is wrong with public bounds L and U (``limit``: their largest magnitude), in a
+    sentence that says how to fix them; None when they are usable."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"The bounds L and U must be finite numbers, got L = {low:g} and U = {high:g}."
+    if not low < high:
+        return (
+            f"The lower bound L must be below the upper bound U, got L = {low:g} and "
+            f"U = {high:g}. Fix the bounds to continue."
+        )
+    if max(abs(low), abs(high)) > limit:
+        return (
+            f"The bounds L and U must lie within ±{limit:.0e} (the noise grows with U − L and "
+            f"would overflow or drown every value), got L = {low:g} and U = {high:g}. Rescale "
+            "the column (e.g. to thousands) and its bounds with it."
+        )
+    return None
+
+
+def check_bucket_edges(column: str, edges: Sequence[float], *, increasing: bool = True) -> None:
+    """Public bucket edges of a numeric grouping column: finite, within the bounds limit, and
+    (``increasing``) each above the one before (each bucket runs from one edge to the next)."""
+    name = f"edges of {column!r}"
+    shown = ", ".join(f"{e:g}" for e in edges[:10]) + (", ..." if len(edges) > 10 else "")
+    if not all(math.isfinite(e) and abs(e) <= MAX_BOUND_MAGNITUDE for e in edges):
+        raise ValueError(
+            f"`{name}` must be finite numbers within ±{MAX_BOUND_MAGNITUDE:.0e}, got {shown}"
+        )
+    if increasing and any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(
+            f"`{name}` must increase from one to the next (each bucket runs from one edge to the "
+            f"next), got {shown}"
+        )

@@ -210,6 +210,12 @@ ENGINE_RECIPE = "from dpcore.engines import"
 the data itself: no frame is loaded then."""
 
 
+def _decimal_argument(dataset: dict) -> str:
+    """``read_dataset``'s decimal argument for a file read with decimal commas, else nothing."""
+    decimal = dataset.get("decimal", ".")
+    return "" if decimal == "." else f", decimal={decimal!r}"
+
+
 def to_script(record: ReleaseRecord) -> str:
     """A Python script that redoes the release with dpcore's public API.
 
@@ -230,7 +236,7 @@ def to_script(record: ReleaseRecord) -> str:
         loader = (
             "from dpcore import read_dataset\n\n"
             f"PATH = {dataset['name']!r}  # the file the release was made from\n"
-            "frame, dataset = read_dataset(PATH)\n"
+            f"frame, dataset = read_dataset(PATH{_decimal_argument(dataset)})\n"
         )
     # The docstring shows the title's repr. Escape its backslashes and quotes so that the
     # docstring reads exactly that and no title can end it early (\"\"\" was a syntax error).

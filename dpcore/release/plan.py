@@ -99,6 +99,8 @@ class PlanHeader:
                 "name": self.dataset.name,
                 "identity": self.dataset.identity,
                 "rows": self.dataset.rows,
+                # Only when not the default, so that every other plan keeps its key.
+                **({"decimal": self.dataset.decimal} if self.dataset.decimal != "." else {}),
             },
             "strata": self.spec.to_dict(),
             "budget": {"kind": self.budget.kind, **self.budget.components()},

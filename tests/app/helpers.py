@@ -22,8 +22,10 @@ from strata_ui.state import AppState, settings_key
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 60  # AppTest's default of 3 s is too short for a cold cache on two cores
 
-# A backslash before ASCII punctuation, as strata_ui.style.as_written writes it.
+# A backslash before ASCII punctuation, as strata_ui.text.as_written writes it.
 MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# The invisible word joiner strata_ui.text puts after "@", "://" and "www" to stop autolinks.
+WORD_JOINER = "\u2060"
 
 
 @functools.cache
@@ -143,8 +145,10 @@ def commit_once(at: AppTest) -> tuple[Ledger, LedgerRecord]:
 
 
 def text(elements) -> str:
-    """The elements' texts as the user reads them (markdown's backslash escapes undone)."""
-    return MARKDOWN_ESCAPE.sub(r"\1", " ".join(str(e.value) for e in elements))
+    """The elements' texts as the user reads them (markdown's backslash escapes undone, the
+    unseen word joiners left out)."""
+    shown = " ".join(str(e.value) for e in elements).replace(WORD_JOINER, "")
+    return MARKDOWN_ESCAPE.sub(r"\1", shown)
 
 
 def errors(at: AppTest) -> str:

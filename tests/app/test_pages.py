@@ -10,7 +10,7 @@ from dpcore.analyses import ANALYSES
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger
 from strata_ui import constants
-from tests.app.helpers import REPO, go, start, text
+from tests.app.helpers import MARKDOWN_ESCAPE, REPO, go, start, text
 
 
 def visit(at: AppTest, page: constants.PageSpec) -> AppTest:
@@ -21,12 +21,16 @@ def visit(at: AppTest, page: constants.PageSpec) -> AppTest:
 
 
 def sidebar_text(at: AppTest) -> str:
-    """Every piece of text the sidebar shows, joined for substring checks."""
-    return " ".join(
-        [m.value for m in at.sidebar.markdown]
-        + [f"{m.label} {m.value}" for m in at.sidebar.metric]
-        + [c.value for c in at.sidebar.caption]
-        + [e.value for e in at.sidebar.error]
+    """Every piece of text the sidebar shows, joined for substring checks (markdown's escapes
+    undone, as the user reads it)."""
+    return MARKDOWN_ESCAPE.sub(
+        r"\1",
+        " ".join(
+            [m.value for m in at.sidebar.markdown]
+            + [f"{m.label} {m.value}" for m in at.sidebar.metric]
+            + [c.value for c in at.sidebar.caption]
+            + [e.value for e in at.sidebar.error]
+        ),
     )
 
 

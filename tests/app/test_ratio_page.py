@@ -52,7 +52,7 @@ def test_estimator_previews_every_group_with_a_chart_a_table_and_a_comparison():
     [table] = frames(at, "Group")
     assert len(table) == 11 and table["Group"].iloc[-1] == ALL_GROUPS
     assert "Exact ratio (confidential)" in table.columns
-    assert any(m.value.startswith("All groups together: ratio") for m in at.main.markdown)
+    assert any(text([m]).startswith("All groups together: ratio") for m in at.main.markdown)
     # Every control explains itself in a caption.
     captions = text(at.main.caption)
     for phrase in ("model's prediction", "observed outcome", "Scores above it count as the bound",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -26,6 +25,13 @@ from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, Se
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.small_groups import CountNoise
+from dpcore.foundations.validation import (
+    bounds_problem,
+    open_unit_interval,
+    positive_int,
+    positive_number,
+    real_number,
+)
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 from dpcore.release.plan import PlanHeader
 
@@ -67,6 +73,16 @@ class MeanSettings:
     global_fraction: float = 0.5
     sampling_error: bool = False
     variance_fraction: float = DEFAULT_VARIANCE_FRACTION
+
+    def __post_init__(self) -> None:
+        # Checked here, before any work: a million CoinPress steps used to run for seconds.
+        positive_int("coinpress_steps", self.coinpress_steps)
+        positive_number("coinpress_sigma", self.coinpress_sigma)
+        for name in ("coinpress_beta", "global_fraction", "variance_fraction"):
+            open_unit_interval(name, getattr(self, name))
+        for name in ("clip_low", "clip_high"):
+            if getattr(self, name) is not None:
+                real_number(name, getattr(self, name))
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,15 +130,8 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
                     "clip_low" if low is None else "clip_high",
                 )
             )
-        elif not (math.isfinite(low) and math.isfinite(high)) or low >= high:
-            out.append(
-                Problem(
-                    "error",
-                    f"The lower bound L must be below the upper bound U, got L = {low:g} and "
-                    f"U = {high:g}. Fix the bounds to continue.",
-                    "clip_low",
-                )
-            )
+        elif problem := bounds_problem(low, high):
+            out.append(Problem("error", problem, "clip_low"))
         return out
 
     def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from dpcore.analyses.command_line import AnalysisCli, CommonChoices, Shares, recombined_groups
+from dpcore.analyses.command_line import (
+    AnalysisCli,
+    CommonChoices,
+    Shares,
+    positive_bound,
+    recombined_groups,
+    whole_number,
+)
 from dpcore.analyses.mean.analysis import ESTIMATOR_LABELS, MEAN, MeanSettings
 from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.validation import WHOLE_NUMBER_LIMITS
 
 __all__ = ["CLI", "MeanCli"]
 
@@ -19,10 +27,13 @@ class MeanCli(AnalysisCli[MeanSettings]):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         coinpress = parser.add_argument_group("CoinPress (with --estimator coinpress)")
         coinpress.add_argument(
-            "--sigma", type=float, default=15.0, metavar="S",
+            "--sigma", type=positive_bound, default=15.0, metavar="S",
             help="CoinPress: a public bound on each group's standard deviation (default 15)",
         )  # fmt: skip
-        coinpress.add_argument("--steps", type=int, default=3, help="CoinPress steps (default 3)")
+        coinpress.add_argument(
+            "--steps", type=whole_number("coinpress_steps"), default=3,
+            help=f"CoinPress steps, 1 to {WHOLE_NUMBER_LIMITS['steps'][0]} (default 3)",
+        )  # fmt: skip
 
     def settings(self, args: argparse.Namespace, common: CommonChoices) -> MeanSettings:
         """The mean's settings, checked by the library (bounds in order, CoinPress's steps);

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from dpcore.foundations.validation import positive_int, positive_number
+from dpcore.foundations.validation import MAX_BOUND_MAGNITUDE, positive_int, positive_number
 
 __all__ = [
     "COMPOSITIONS",
@@ -98,7 +98,14 @@ class RatioBounds:
 
     def __post_init__(self) -> None:
         for name in ("s", "y", "w"):
-            object.__setattr__(self, name, positive_number(f"bounds.{name}", getattr(self, name)))
+            bound = positive_number(f"bounds.{name}", getattr(self, name))
+            if bound > MAX_BOUND_MAGNITUDE:  # the noise of the sums grows with the bound
+                raise ValueError(
+                    f"`bounds.{name}` must be at most {MAX_BOUND_MAGNITUDE:.0e} (the noise grows "
+                    f"with it and would overflow or drown every sum), got {bound:g}. Rescale the "
+                    "column (e.g. to thousands) and its bound with it."
+                )
+            object.__setattr__(self, name, bound)
         object.__setattr__(
             self, "rows_per_person", positive_int("bounds.rows_per_person", self.rows_per_person)
         )

@@ -43,6 +43,7 @@ from dpcore.foundations.shares import (
 )
 from dpcore.foundations.small_groups import NoisyCountRule
 from dpcore.foundations.validation import (
+    check_bucket_edges,
     data_frame,
     is_numeric,
     open_unit_interval,
@@ -356,6 +357,12 @@ class GroupingSpec:
         set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
         set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
         set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
+        set_(self, "min_group_size", positive_int("min_group_size", self.min_group_size))
+        for column, edges in self.edges:
+            # Their order is checked with the data's columns (check_edges), where engines check it.
+            check_bucket_edges(column, edges, increasing=False)
+        if self.holdout_fraction is not None:
+            open_unit_interval("holdout_fraction", self.holdout_fraction)
         if self.share_source not in SHARE_SOURCES:
             raise ValueError(
                 f"`share_source` must be one of {SHARE_SOURCES}, got {self.share_source!r}"

@@ -21,6 +21,7 @@ from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
 from strata_ui.charts_release import release_traces
 from strata_ui.style import FONT, PALETTE, wrap_label
+from strata_ui.text import chart_text
 
 METHOD_COLOURS = {DP: PALETTE[0], NON_PRIVATE: PALETTE[1]}
 RECOMBINED_COLOUR = PALETTE[3]
@@ -291,7 +292,7 @@ def group_width_figure(frame: pd.DataFrame, coefficient: str, *, unit: str) -> g
         rows = part[part["method"] == method].set_index("group").loc[order["group"]]
         fig.add_trace(
             go.Bar(
-                x=list(rows.index),
+                x=[chart_text(g) for g in rows.index],
                 y=(rows["high"] - rows["low"]).to_numpy(),
                 name=method,
                 marker_color=colour,
@@ -301,8 +302,8 @@ def group_width_figure(frame: pd.DataFrame, coefficient: str, *, unit: str) -> g
     fig.update_layout(barmode="group", height=480)
     fig.update_xaxes(
         categoryorder="array",
-        categoryarray=list(order["group"]),
-        tickvals=list(order["group"]),
+        categoryarray=[chart_text(g) for g in order["group"]],
+        tickvals=[chart_text(g) for g in order["group"]],
         ticktext=[
             _tick(g, n, k)
             for g, n, k in zip(order["group"], order["rows"], order["subsets"], strict=True)

@@ -34,6 +34,7 @@ from strata_ui.analyses.gvdp.settings import (
 )
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, seed_input
 
 REPLICATIONS_RANGE = constants.GVDP_REPLICATIONS
@@ -97,11 +98,12 @@ def render_compare() -> None:
         inputs = current_inputs()
         inputs.data.check_k(inputs.run.k, inputs.run.resamples)
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc} Fix it on the Estimator page.", icon=ERROR_ICON)
+        st.error(f"{as_written(exc)} Fix it on the Estimator page.", icon=ERROR_ICON)
         return
     model, run = inputs.model, inputs.run
     st.caption(
-        f"{MODELS[model.kind]}: **{model.formula}**, k = {inputs.data.subsets(run.k, run.resamples):,}, "
+        f"{MODELS[model.kind]}: **{as_text(model.formula)}**, "
+        f"k = {inputs.data.subsets(run.k, run.resamples):,}, "
         f"{BOUNDS_MODES[inputs.bounds.mode].lower()}. {budget_sentence()} Change these on the "
         "Estimator and Budget pages."
     )
@@ -169,10 +171,12 @@ def _render_coverage(inputs: RunInputs, source: str, replications: int) -> None:
             truth = "the true synthetic coefficients"
         elapsed = time.perf_counter() - started
     except NeedsRowsInMemory as exc:  # the data stay where they lie: synthetic data still work
-        st.info(f"{exc} Synthetic data with a known truth need no rows.", icon=ROWS_ICON)
+        st.info(
+            f"{as_written(exc)} Synthetic data with a known truth need no rows.", icon=ROWS_ICON
+        )
         return
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
         return
     where = "current data" if source == "data" else "synthetic data"
     st.plotly_chart(
@@ -182,7 +186,7 @@ def _render_coverage(inputs: RunInputs, source: str, replications: int) -> None:
         ),
         key="gvdp.chart.coverage",
     )  # fmt: skip
-    st.markdown(charts.coverage_summary(frame, truth))
+    st.markdown(as_written(charts.coverage_summary(frame, truth)))
     st.dataframe(_coverage_table(frame), hide_index=True)
     st.caption(
         f"Computed in {elapsed:.2f} s for R = {replications:,} (cached: returning to these "

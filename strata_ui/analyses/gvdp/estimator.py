@@ -32,6 +32,7 @@ from strata_ui.analyses.gvdp import charts, settings
 from strata_ui.analyses.gvdp.settings import ERROR_ICON, ROWS_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, reset_settings
+from strata_ui.text import as_written
 from strata_ui.widgets import bind
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
@@ -55,10 +56,10 @@ def render_estimator() -> None:
     try:
         data = pipeline.current_statistics(GVDP, chosen)
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
         return
     for message in data.messages():
-        st.caption(f":material/info: {message}")
+        st.caption(f":material/info: {as_written(message)}")
     settings.render_strategy()
     k_check = settings.render_k(model, data)
     bounds = settings.render_bounds(model, data)
@@ -127,14 +128,14 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
     )  # fmt: skip
     st.caption(
         f"Simulated noise with seed {seed} (the Compare page's seed); a release draws "
-        f"OpenDP noise instead. The non-private estimate uses {error}."
+        f"OpenDP noise instead. The non-private estimate uses {as_written(error)}."
     )
     try:
         started = time.perf_counter()
         frame = _population_preview(data, inputs.key, inputs.bounds, run, seed)
         elapsed = time.perf_counter() - started
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
         return
     st.markdown(
         f"**Whole population** ({data.rows:,} rows, k = {data.subsets(run.k, run.resamples):,})"
@@ -143,7 +144,7 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
         charts.comparison_figure(frame, kind=model.kind, outcome=model.outcome, level=run.level),
         key="gvdp.chart.comparison",
     )
-    st.markdown(charts.comparison_summary(frame))
+    st.markdown(as_written(charts.comparison_summary(frame)))
     st.dataframe(_pivot(frame), hide_index=True, key="gvdp.table.comparison")
     st.caption(f"Computed in {elapsed:.2f} s (cached: the same settings redraw at once).")
     _render_groups(inputs, seed)
@@ -184,12 +185,17 @@ def _render_groups(inputs: RunInputs, seed: int) -> None:
     st.markdown(f"**Per group** (groups from the Strata page, each with the whole ρ = {run.rho:g})")
     problem = data.group_problem(run.k, run.resamples)
     if problem is not None:
-        st.warning(f"Per-group estimates are not available: {problem}", icon=":material/warning:")
+        st.warning(
+            f"Per-group estimates are not available: {as_written(problem)}",
+            icon=":material/warning:",
+        )
         return
     try:
         groups = _groups_preview(data, inputs.key, bounds, run, seed)
     except (ValueError, TypeError) as exc:
-        st.warning(f"Per-group estimates are not available: {exc}", icon=":material/warning:")
+        st.warning(
+            f"Per-group estimates are not available: {as_written(exc)}", icon=":material/warning:"
+        )
         return
     coefficients = list(model.coefficients)
     coefficient = _choose_coefficient("group_coefficient", coefficients)
@@ -260,10 +266,10 @@ def _render_k_ladder(inputs: RunInputs, seed: int) -> None:
         )
         elapsed = time.perf_counter() - started
     except NeedsRowsInMemory as exc:  # the data stay where they lie
-        st.info(f"{exc}", icon=ROWS_ICON)
+        st.info(f"{as_written(exc)}", icon=ROWS_ICON)
         return
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
         return
     if frame.empty:
         st.warning("The bootstrap could not run at any k tried.", icon=":material/warning:")

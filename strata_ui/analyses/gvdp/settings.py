@@ -38,6 +38,7 @@ from dpcore.foundations.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, show_problems, stored_on_change
 
 ERROR_ICON = ":material/error:"
@@ -199,7 +200,7 @@ def render_model() -> GvdpModel | None:
     except SettingsError as exc:
         show_problems(exc.problems)
     except (ValueError, TypeError) as exc:
-        st.error(f"{exc}", icon=ERROR_ICON)
+        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
     return None
 
 
@@ -265,12 +266,12 @@ def render_strategy() -> None:
     by = " × ".join(pipeline.grouping_spec(get_state()).by)
     if strategy == "stratified":
         st.caption(
-            f"GVDP runs in every {by} group with the whole ρ — the groups are disjoint, so this "
+            f"GVDP runs in every {as_text(by)} group with the whole ρ — the groups are disjoint, so this "
             "costs one group's ρ (parallel composition) — and the group estimates are "
             "recombined with the public shares at no extra cost."
         )
     else:
-        st.caption(f"One GVDP run on all rows, ignoring the {by} groups; it costs ρ.")
+        st.caption(f"One GVDP run on all rows, ignoring the {as_text(by)} groups; it costs ρ.")
 
 
 # ---- 3. Subsets k -------------------------------------------------------------------------------
@@ -321,7 +322,7 @@ def render_k_check(where: DeltaGenerator, data: GvdpData, run: RunSettings) -> b
         try:
             data.check_k(run.k, run.resamples)
         except ValueError as exc:
-            st.error(f"{exc}", icon=ERROR_ICON)
+            st.error(f"{as_written(exc)}", icon=ERROR_ICON)
             return False
         k = data.subsets(run.k, run.resamples)
         st.caption(f"With k = {k:,}: subsets of b = {data.rows // k:,} rows.")
@@ -353,7 +354,7 @@ def render_bounds(model: GvdpModel, data: GvdpData) -> GvdpBoundsSpec | None:
     try:
         return GVDP.bounds(get_settings(GvdpSettings), model)
     except (ValueError, TypeError) as exc:
-        st.error(f"Public bounds: {exc}", icon=ERROR_ICON)
+        st.error(f"Public bounds: {as_written(exc)}", icon=ERROR_ICON)
         return None
 
 
@@ -377,6 +378,8 @@ def _render_row(field_name: str, key: BoundsKey, row: tuple, parts: tuple, name:
                 column.number_input(
                     label.format(name=name),
                     value=float(value),
+                    min_value=-constants.BOUND_MAGNITUDE_MAX,
+                    max_value=constants.BOUND_MAGNITUDE_MAX,
                     format="%g",
                     help=help,
                     key=key_of_part,
@@ -397,7 +400,7 @@ def _store_bound_part(field_name: str, key: BoundsKey, index: int, value: float)
 
 def _heading(model: GvdpModel, coefficient: str) -> None:
     unit = charts.coefficient_unit(model.kind, model.outcome, coefficient)
-    st.markdown(f"**{coefficient}** — {unit}")
+    st.markdown(f"**{as_text(coefficient)}** — {as_written(unit)}")
 
 
 def _render_box(model: GvdpModel, data: GvdpData) -> None:

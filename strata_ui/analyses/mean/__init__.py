@@ -12,6 +12,7 @@ from strata_ui.analyses.mean import compare, settings
 from strata_ui.analyses.mean.explainers import EXPLAINERS
 from strata_ui.analyses.mean.presets import PRESETS
 from strata_ui.state import get_settings, get_state, reset_settings
+from strata_ui.text import as_written
 
 PREVIEW_BANNER = "Preview — uses the confidential data; not a release."
 
@@ -67,7 +68,7 @@ def _render_preview(chosen: MeanSettings) -> None:
             header = pipeline.plan_header(state, pipeline.page_budget(state))
             result = MEAN.preview(values, chosen, header, rng=state.seed)
         except (ValueError, TypeError) as exc:
-            st.caption(f"No preview yet: {exc}")
+            st.caption(f"No preview yet: {as_written(exc)}")
             return
         table = pd.DataFrame(
             {

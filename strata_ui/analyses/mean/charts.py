@@ -26,6 +26,7 @@ from strata_ui.charts_common import (
 )
 from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, SeriesStyle, wrap_label
+from strata_ui.text import chart_text
 
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
 STRATEGY_STYLE = SeriesStyle(STRATEGY_NAMES, STRATEGY_COLOURS)
@@ -203,7 +204,7 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
         traces.append(
             {
                 "type": "scatter",
-                "x": list(rows.index),
+                "x": [chart_text(g) for g in rows.index],
                 "y": mean,
                 "name": STRATEGY_STYLE.name(strategy),
                 "mode": "markers",
@@ -227,8 +228,8 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
         "Group, smallest to largest (n = people in the group)",
         "Average error, % of the group's mean",
         xaxis={
-            "categoryorder": "array", "categoryarray": list(order["group"]),
-            "tickvals": list(order["group"]), "ticktext": ticks, "tickangle": 0,
+            "categoryorder": "array", "categoryarray": [chart_text(g) for g in order["group"]],
+            "tickvals": [chart_text(g) for g in order["group"]], "ticktext": ticks, "tickangle": 0,
             "tickfont": {"size": 11},
         },
         # Labelled ticks over the markers and bars: Plotly's own log axis labelled its minor

@@ -18,6 +18,7 @@ from strata_ui.analyses.mean import charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (
     bind,
     budget_slider,
@@ -97,7 +98,7 @@ def render_compare() -> None:
         else "bounds not typed yet"
     )
     st.caption(
-        f"Estimating the mean of **{settings.value or 'no column yet'}** by **{strata_text}** "
+        f"Estimating the mean of **{as_text(settings.value or 'no column yet')}** by **{as_written(strata_text)}** "
         f"with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change these on the Data, "
         "Strata and Estimator pages."
     )
@@ -208,7 +209,7 @@ def _render_group_errors(groups, value: str) -> None:
         st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
     else:
         _render_many_groups(groups, log_y)
-    st.markdown(charts.group_error_summary(groups, f"`{value}`"))
+    st.markdown(as_written(charts.group_error_summary(groups, f"`{value}`")))
 
 
 def _render_many_groups(groups, log_x: bool) -> None:

@@ -35,6 +35,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_written
 from strata_ui.widgets import log_slider, nearest, stored_in
 
 T = TypeVar("T")
@@ -84,7 +85,7 @@ def current_or_explain(compute: Callable[[], T], unavailable: str) -> T | None:
     try:
         return compute()
     except (ValueError, TypeError) as exc:
-        st.info(f"{unavailable}: {exc}", icon=":material/info:")
+        st.info(f"{as_written(unavailable)}: {as_written(exc)}", icon=":material/info:")
         return None
 
 

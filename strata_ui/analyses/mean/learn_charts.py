@@ -19,6 +19,7 @@ from strata_ui.constants import (
 )
 from strata_ui.learn_charts import fmt_number, fmt_percent, learn_layout
 from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, SKY, VERMILLION
+from strata_ui.text import chart_text
 
 
 def group_error_figure(
@@ -93,7 +94,7 @@ def _end_labels(order: pd.DataFrame) -> tuple[list[str], list[str]]:
     smallest group ran over the axis' ticks); the others are named in the hover and in the
     chart's summary. Labels thinned by size overlapped when names were long or sizes close."""
     last = len(order) - 1
-    names = [str(group).replace(" × ", "×") for group in order["group"]]
+    names = [chart_text(str(group).replace(" × ", "×")) for group in order["group"]]
     text = [name if i in (0, last) else "" for i, name in enumerate(names)]
     position = ["bottom left" if i == last and i else "top right" for i in range(len(names))]
     return text, position

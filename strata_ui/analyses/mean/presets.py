@@ -30,6 +30,7 @@ from strata_ui.learn import (
     show_charts,
 )
 from strata_ui.state import AppState, get_settings, get_state, reset_settings
+from strata_ui.text import as_text
 from strata_ui.widgets import log_slider, stored_in
 
 FIGURE1_GROUPS = {
@@ -313,7 +314,7 @@ def render_figure3() -> None:
     ):
         load_figure3_data(state, rho=rho)
         st.success(
-            f"Loaded “{state.dataset_name}”: grouped by `group`, CoinPress with prior (−10, 10), "
+            f"Loaded “{as_text(state.dataset_name)}”: grouped by `group`, CoinPress with prior (−10, 10), "
             f"σ = 2, t = 2, ρ = {rho:g}. The Compare page now shows it.",
             icon=":material/check_circle:",
         )

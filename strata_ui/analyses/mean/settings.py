@@ -15,7 +15,7 @@ from dpcore.foundations.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
-from strata_ui.style import as_written
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, show_error, show_problems
 
 VARIANCE_FRACTIONS = constants.MEAN_VARIANCE_FRACTIONS
@@ -105,7 +105,7 @@ def _render_bounds() -> None:
     settings = get_settings(MeanSettings)
     st.subheader("Public bounds on the value")
     st.markdown(
-        f"Values of **{settings.value or 'the value column'}** are clipped to [L, U] before "
+        f"Values of **{as_text(settings.value or 'the value column')}** are clipped to [L, U] before "
         "averaging. The bounds **must come from outside knowledge** (what the value can be by "
         "its definition or its codebook, e.g. 0 to 168 for hours in a week), never from the "
         "data — bounds read off the data leak the smallest and largest values."
@@ -113,10 +113,12 @@ def _render_bounds() -> None:
     low_col, high_col = st.columns(2)
     with low_col:
         bind(low_col.number_input, "Lower bound L", MeanSettings, "clip_low",
+             min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="The smallest value anyone could have, known without looking at the data.",
              caption="Values below L count as L.")  # fmt: skip
     with high_col:
         bind(high_col.number_input, "Upper bound U", MeanSettings, "clip_high",
+             min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="The largest value anyone could have, known without looking at the data.",
              caption="Values above U count as U. A wider range means more noise.")  # fmt: skip
     show_problems(_bound_problems(get_settings(MeanSettings)))
@@ -189,7 +191,7 @@ def _render_group_sizes() -> None:
             st.warning(
                 "A release would give away the group sizes kept private here (through each "
                 "group's share, a new category, or which groups are small). Before releasing, "
-                f"on the Strata page: {'; '.join(needs)}.",
+                f"on the Strata page: {as_written('; '.join(needs))}.",
                 icon=":material/warning:",
             )
 
@@ -201,7 +203,7 @@ def render_configured(settings: MeanSettings) -> None:
         st.info("Enter valid public bounds to configure the estimator.", icon=":material/info:")
         return
     estimator = MEAN.estimator(settings)
-    st.markdown(f"**{ESTIMATOR_LABELS[settings.estimator]}**: {estimator.describe()}.")
+    st.markdown(f"**{ESTIMATOR_LABELS[settings.estimator]}**: {as_written(estimator.describe())}.")
     try:
         budget = MEAN.native_budget(settings, pipeline.page_budget(get_state()))
     except (ValueError, TypeError) as exc:
@@ -234,7 +236,7 @@ def render_budget_split() -> None:
     try:
         k = pipeline.current_grouping(state).k
     except (ValueError, TypeError) as exc:
-        st.warning(f"{exc} Assuming 2 groups for the table.", icon=":material/warning:")
+        st.warning(f"{as_written(exc)} Assuming 2 groups for the table.", icon=":material/warning:")
         k = 2
     st.dataframe(_composition_table(budget, fraction, k), hide_index=True, width="stretch")
     st.caption(

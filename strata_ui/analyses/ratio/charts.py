@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from dpcore.analyses.ratio.intervals import RatioComparison
 from strata_ui.charts_common import interval_bars
 from strata_ui.style import FONT, PALETTE
+from strata_ui.text import chart_text
 
 METHOD_NAMES = {
     "public": "Public (no noise)",
@@ -72,8 +73,8 @@ def ratio_layout(fig: go.Figure, title: str, x_title: str, y_title: str, rows: i
 def group_tick(group: str, rows: int | float | None) -> str:
     """A group's axis label with its size: ``Black × Female (n = 1,555)``."""
     if rows is None or (isinstance(rows, float) and math.isnan(rows)):
-        return str(group)
-    return f"{group} (n = {int(rows):,})"
+        return chart_text(group)
+    return f"{chart_text(group)} (n = {int(rows):,})"
 
 
 def ratio_axis_title(s_column: str, y_column: str, w_column: str | None = None) -> str:

@@ -30,6 +30,7 @@ from strata_ui.analyses.ratio.settings import MECHANISM_LABELS
 from strata_ui.analyses.ratio.table1 import render_table1
 from strata_ui.analyses.ratio.view import RatioView
 from strata_ui.state import get_dataset, get_settings, get_state, reset_settings
+from strata_ui.text import as_written
 from strata_ui.widgets import bind, budget_slider, seed_input, show_problems
 
 EPSILON_SWEEP = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
@@ -193,7 +194,7 @@ def _render_coverage(results: pd.DataFrame, view: RatioView) -> None:
         ),
         key="ratio.chart.coverage",
     )
-    st.markdown(compare_charts.coverage_summary(results, level=level))
+    st.markdown(as_written(compare_charts.coverage_summary(results, level=level)))
     st.caption(
         "A calibrated method sits inside the shaded band around the nominal level (where "
         f"{view.replicates:,} releases of a method with exactly nominal coverage land 95% of "
@@ -241,7 +242,7 @@ def _render_width(
     st.caption(
         "DP noise only; median over the simulated releases that form an interval (the paper's "
         "tables report means, which a few releases with a noisy denominator near 0 can "
-        "dominate)." + note
+        "dominate)." + as_written(note)
     )
 
 

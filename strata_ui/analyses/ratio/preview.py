@@ -20,6 +20,7 @@ from strata_ui.analyses.ratio import charts, session
 from strata_ui.analyses.ratio.settings import COMPOSITION_LABELS
 from strata_ui.analyses.ratio.view import RatioView
 from strata_ui.state import get_settings, get_state, reset_settings, update_settings, widget_key
+from strata_ui.text import as_written
 from strata_ui.widgets import bind, show_problems
 
 PREVIEW_BANNER = "Preview — uses the confidential data; not a release."
@@ -124,7 +125,7 @@ def render_preview(
         charts.preview_figure(frame, level=level, x_title=x_title, show_exact=view.show_exact),
         key="ratio.chart.preview",
     )
-    st.markdown(charts.preview_summary(frame, level=level))
+    st.markdown(as_written(charts.preview_summary(frame, level=level)))
     _render_preview_table(frame, show_exact=view.show_exact)
     st.caption(
         "A group has no interval when its noisy sums make the ratio undefined (e.g. the noisy "
@@ -200,7 +201,7 @@ def _render_pairwise(settings: RatioSettings, result: RatioResult) -> None:
         st.warning(sentence, icon=":material/warning:")
     scale_note = " of log ratios" if settings.scale == "log" else ""
     st.caption(
-        f"Preview from one simulated release. The difference{scale_note} uses each group's own "
+        f"Preview from one simulated release. The difference{as_written(scale_note)} uses each group's own "
         "interval method; p < 1 − level means the groups differ at that level."
     )
 

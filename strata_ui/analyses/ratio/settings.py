@@ -154,7 +154,8 @@ def _upper_bound(
                         key=widget_key(RatioSettings, field, suffix))  # fmt: skip
         st.caption(why)
         return
-    bind(st.number_input, label, RatioSettings, field, help=help_text)
+    bind(st.number_input, label, RatioSettings, field, help=help_text,
+         max_value=constants.BOUND_MAGNITUDE_MAX)  # fmt: skip
     st.caption(caption)
 
 

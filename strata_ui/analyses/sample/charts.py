@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from strata_ui.charts_common import dotted_line
 from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+from strata_ui.text import chart_text
 
 GROUP, SAMPLER, LEARNING = PALETTE[0], PALETTE[1], PALETTE[3]
 MAX_BARS = 15
@@ -38,11 +39,12 @@ def comparison_frame(result: dict) -> pd.DataFrame:
 def comparison_figure(result: dict, *, product: bool) -> go.Figure:
     """Bars: each outcome's share in the group against its chance in one sampled record."""
     frame = comparison_frame(result)
+    outcomes = [chart_text(outcome) for outcome in frame["outcome"]]  # labels from the data
     fig = go.Figure(
         [
-            go.Bar(x=frame["outcome"], y=frame["group"], name="The group's rows (confidential)",
+            go.Bar(x=outcomes, y=frame["group"], name="The group's rows (confidential)",
                    marker_color=GROUP),
-            go.Bar(x=frame["outcome"], y=frame["sampler"], marker_color=SAMPLER,
+            go.Bar(x=outcomes, y=frame["sampler"], marker_color=SAMPLER,
                    name="One private record (simulated)"),
         ]
     )  # fmt: skip

@@ -13,6 +13,7 @@ from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_rows
 from strata_ui.analyses.sample.settings import SampleView
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import show_error
 
 SWEEP = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -42,7 +43,7 @@ def render_compare() -> None:
     state = get_state()
     settings, view = get_settings(SampleSettings), get_settings(SampleView)
     st.markdown(
-        f"One private record of “{settings.group}” is drawn again and again at each budget; the "
+        f"One private record of “{as_text(settings.group)}” is drawn again and again at each budget; the "
         "chart shows how far the records' distribution is from the group's own (total "
         "variation, 0 = identical), beside what the paper guarantees. Nothing is spent."
     )
@@ -58,7 +59,8 @@ def render_compare() -> None:
     frame, refused = _sweep(rows, key, settings, state.budget_kind, budgets, view.runs, view.seed)
     if frame.empty:
         st.error(
-            "No budget of the sweep can run: " + " ".join(refused[:1]), icon=":material/error:"
+            "No budget of the sweep can run: " + " ".join(map(as_written, refused[:1])),
+            icon=":material/error:",
         )
         return
     st.plotly_chart(charts.sweep_figure(frame, symbol=symbol, current=current),
@@ -70,5 +72,5 @@ def render_compare() -> None:
     )
     if refused:
         st.caption(
-            f"Not drawn at {symbol} = {', '.join(f'{v:g}' for v, _ in refused)}: {refused[0][1]}"
+            f"Not drawn at {symbol} = {', '.join(f'{v:g}' for v, _ in refused)}: {as_written(refused[0][1])}"
         )

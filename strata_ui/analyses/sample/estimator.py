@@ -18,6 +18,7 @@ from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_plan, current_rows
 from strata_ui.analyses.sample.settings import render_categories, render_settings, render_view
 from strata_ui.state import get_dataset, get_state
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import show_error
 
 
@@ -71,7 +72,7 @@ def _render_preview(plan: SamplePlan, settings: SampleSettings, seed: int, runs:
     result = _preview(plan, key, seed, runs)
     st.info(
         f"{settings.records} private record{'' if settings.records == 1 else 's'} of "
-        f"“{settings.group}”, drawn with simulation "
+        f"“{as_text(settings.group)}”, drawn with simulation "
         "noise — a preview, not a release.",
         icon=":material/visibility:",
     )
@@ -100,7 +101,7 @@ def _render_preview(plan: SamplePlan, settings: SampleSettings, seed: int, runs:
     if result["outside_class"]:
         st.warning(
             "The guarantee assumes every attribute's share of “yes” lies in [1/3, 2/3]; in this "
-            f"group {', '.join(result['outside_class'])} do not, so the sampler pulls them toward "
+            f"group {', '.join(map(as_text, result['outside_class']))} do not, so the sampler pulls them toward "
             "that range (the chart shows by how much).",
             icon=":material/warning:",
         )
@@ -109,7 +110,7 @@ def _render_preview(plan: SamplePlan, settings: SampleSettings, seed: int, runs:
         key="sample.preview.chart",
     )
     st.caption(
-        charts.comparison_summary(result)
+        as_written(charts.comparison_summary(result))
         + " Curator's view: the group's shares are confidential and not released; the preview's "
         "records cannot be downloaded. To publish records, commit them on the Release page."
     )

@@ -8,6 +8,7 @@ import streamlit as st
 from dpcore.foundations.accounting import SYMBOLS
 from dpcore.release import ReleaseRecord
 from strata_ui import release_ui
+from strata_ui.text import as_text
 
 
 def render_record(record: ReleaseRecord, key: str) -> None:
@@ -15,7 +16,7 @@ def render_record(record: ReleaseRecord, key: str) -> None:
     estimator = plan["estimator"]
     budget = ", ".join(f"{SYMBOLS[k]} = {v:g}" for k, v in plan["budget"].items() if k != "kind")
     st.markdown(
-        f"**Differentially private records** — {len(record.outputs)} of “{estimator['group']}”, "
+        f"**Differentially private records** — {len(record.outputs)} of “{as_text(estimator['group'])}”, "
         f"{budget}; {record.metadata['noise']}. These records are a DP release: they may be "
         "published and downloaded."
     )

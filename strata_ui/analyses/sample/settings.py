@@ -23,6 +23,7 @@ from dpcore.analyses.sample import (
 )
 from strata_ui import constants
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
+from strata_ui.text import as_text, in_label
 from strata_ui.widgets import bind, stored_on_change
 
 SAMPLER_LABELS = {
@@ -95,7 +96,7 @@ def _render_columns(frame: pd.DataFrame) -> None:
     numeric = [c for c in frame.columns if c not in options]
     if numeric:
         st.caption(
-            f"Not offered: {', '.join(numeric)} hold numbers, not categories. A private sample "
+            f"Not offered: {', '.join(map(as_text, numeric))} hold numbers, not categories. A private sample "
             "draws records from a declared list of categories."
         )
 
@@ -120,7 +121,7 @@ def render_categories(rows: SampleRows) -> None:
         key = widget_key(SampleSettings, "categories", get_state().dataset_fingerprint, column)
         store = functools.partial(_store_categories, column, observed)
         text = st.text_input(
-            f"Categories of {column}",
+            f"Categories of {in_label(column)}",
             value=", ".join(get_settings(SampleSettings).declared(column) or observed),
             key=key,
             **stored_on_change(key, store),

@@ -22,6 +22,7 @@ from strata_ui.charts_common import (
 )
 from strata_ui.group_selection import GroupSelection
 from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
+from strata_ui.text import chart_text
 
 STRATEGY_NAMES = {"stratified": "One model per group", "vanilla": "One model for everyone"}
 STRATEGY_COLOURS = {"stratified": PALETTE[0], "vanilla": PALETTE[1]}
@@ -106,7 +107,7 @@ def group_error_figure(errors: pd.DataFrame, epsilon: float) -> go.Figure:
         mean = rows["mean"].to_numpy()
         fig.add_trace(
             go.Scatter(
-                x=list(rows.index), y=mean, name=STRATEGY_STYLE.name(strategy), mode="markers",
+                x=[chart_text(g) for g in rows.index], y=mean, name=STRATEGY_STYLE.name(strategy), mode="markers",
                 marker={"color": STRATEGY_STYLE.colour(strategy), "size": 10,
                         "symbol": "circle" if strategy == "stratified" else "diamond"},
                 error_y=interval_bars(mean, rows["low"], rows["high"],
@@ -122,8 +123,8 @@ def group_error_figure(errors: pd.DataFrame, epsilon: float) -> go.Figure:
     fig.update_layout(scattermode="group")
     fig.update_xaxes(
         categoryorder="array",
-        categoryarray=list(order["group"]),
-        tickvals=list(order["group"]),
+        categoryarray=[chart_text(g) for g in order["group"]],
+        tickvals=[chart_text(g) for g in order["group"]],
         ticktext=[
             f"{wrap_label(g)}<br>n = {int(n):,}"
             for g, n in zip(order["group"], order["size"], strict=True)

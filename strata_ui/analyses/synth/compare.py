@@ -27,6 +27,7 @@ from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, group_search, quiet_progress, show_error
 
 RUNS_MIN, RUNS_MAX = constants.SYNTH_RUNS
@@ -73,9 +74,9 @@ def render_compare() -> None:
     """Per-group error and ε sweeps of one model per group and one for everyone (Compare page)."""
     state, settings = get_state(), get_settings(SynthSettings)
     st.caption(
-        f"Synthesizing {', '.join(settings.columns or [])} with "
+        f"Synthesizing {', '.join(map(as_text, settings.columns or []))} with "
         f"{METHOD_NAMES.get(settings.method, settings.method)}, {settings.n_rows:,} rows, by "
-        f"**{' × '.join(state.strata_columns) or 'no strata yet'}**. Change these on the Strata "
+        f"**{as_written(' × '.join(state.strata_columns) or 'no strata yet')}**. Change these on the Strata "
         "and Estimator pages."
     )
     runs = bind(
@@ -170,7 +171,7 @@ def _render_group_errors(errors: pd.DataFrame, epsilon: float) -> None:
         selection = group_search(SynthView, "group_search", table)
         figure = charts.many_groups_figure(errors, epsilon, selection)
     st.plotly_chart(figure, key="synth.chart.groups")
-    st.markdown(charts.group_error_summary(errors, epsilon))
+    st.markdown(as_written(charts.group_error_summary(errors, epsilon)))
 
 
 def _render_charts(errors: pd.DataFrame, metrics: pd.DataFrame, epsilon: float) -> None:

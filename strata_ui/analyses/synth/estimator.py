@@ -22,6 +22,7 @@ from strata_ui.analyses.synth import slow_fits
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
 from strata_ui.state import get_settings, get_state
+from strata_ui.text import as_code, as_text, as_written
 from strata_ui.widgets import show_error
 
 PREVIEW_ROWS = 20
@@ -45,7 +46,7 @@ def render_estimator() -> None:
         show_error(exc)
         return
     st.caption(
-        f"Privacy budget: {note} Stratified or vanilla, a release costs the budget once (groups "
+        f"Privacy budget: {as_written(note)} Stratified or vanilla, a release costs the budget once (groups "
         "are disjoint, so their models compose in parallel)."
     )
     try:
@@ -56,7 +57,7 @@ def render_estimator() -> None:
     try:
         _render_preview(resolved, settings)
     except (ValueError, TypeError) as exc:
-        st.error(f"The preview could not be drawn: {exc}", icon=":material/error:")
+        st.error(f"The preview could not be drawn: {as_written(exc)}", icon=":material/error:")
         return
     st.caption(
         "Next: the Compare page shows each group's error, vanilla against stratified, across ε; "
@@ -164,7 +165,7 @@ def _render_preview(resolved: Resolved, settings: SynthSettings) -> None:
         st.dataframe(table, hide_index=True)
         for group, marginals in preview["selected"].items():
             tables = "; ".join(" × ".join(m) for m in marginals)
-            st.markdown(f"- **{group}**: {tables}")
+            st.markdown(f"- **{as_text(group)}**: {as_text(tables)}")
 
 
 def _render_unprotected(resolved: Resolved, settings: SynthSettings, from_data: list) -> None:
@@ -172,7 +173,7 @@ def _render_unprotected(resolved: Resolved, settings: SynthSettings, from_data: 
     if from_data:
         st.caption(
             ":material/warning: **Not protected:** the category lists of "
-            + ", ".join(f"`{c}`" for c in from_data)
+            + ", ".join(map(as_code, from_data))
             + " were read from the data and are treated as public, as a schema would be. The "
             "counts behind every row are protected; the list of categories is not (a category "
             "held by one person reveals that it exists)."

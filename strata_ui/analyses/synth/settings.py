@@ -25,6 +25,7 @@ from dpcore.analyses.synth import (
 from dpcore.analyses.synth.analysis import NUMBER_KINDS
 from strata_ui import constants, pipeline
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
+from strata_ui.text import as_text, as_written, in_label
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import bind, show_error, stored_on_change
 
@@ -110,11 +111,13 @@ def _render_strategy(by: list[str]) -> None:
     groups = " × ".join(by) or "the Strata page's columns"
     if strategy == "stratified":
         st.caption(
-            f"One model per group of {groups}; each group's rows are drawn in proportion to its "
+            f"One model per group of {as_text(groups)}; each group's rows are drawn in proportion to its "
             "public share (Strata page)."
         )
     else:
-        st.caption(f"One model for everyone; {groups} are modelled like the other columns.")
+        st.caption(
+            f"One model for everyone; {as_text(groups)} are modelled like the other columns."
+        )
 
 
 def _render_columns(kinds: dict[str, str], by: list[str]) -> None:
@@ -130,13 +133,13 @@ def _render_columns(kinds: dict[str, str], by: list[str]) -> None:
         options,
         default=[c for c in SYNTH.columns(settings, kinds, tuple(by)) if c in options],
         key=key,
-        help=f"At least {MIN_MODEL_COLUMNS}. The strata columns ({', '.join(by) or 'none'}) "
+        help=f"At least {MIN_MODEL_COLUMNS}. The strata columns ({as_written(', '.join(by) or 'none')}) "
         "are always included. Every extra column multiplies the number of combinations.",
         **stored_on_change(key, _store_columns),
     )
     _store_columns(columns)
     st.caption(
-        f"The strata columns {', '.join(by) or '(none chosen)'} are always included (Strata "
+        f"The strata columns {as_written(', '.join(by) or '(none chosen)')} are always included (Strata "
         "page). Numeric columns need public bucket edges, or can be treated as categories."
     )
     numeric = [c for c in columns if kinds[c] in NUMBER_KINDS]
@@ -165,7 +168,7 @@ def _render_numeric_column(column: str) -> None:
     _store_categorical(column, as_category)
     with edges_col:
         text = st.text_input(
-            f"Bucket edges for {column}",
+            f"Bucket edges for {in_label(column)}",
             value=format_edges(list(get_settings(SynthSettings).edges_of(column) or ())),
             key=(key := widget_key(SynthSettings, "edges", column)),
             disabled=as_category,

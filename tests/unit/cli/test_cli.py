@@ -284,7 +284,7 @@ ERRORS = {
     "missing file": (lambda t: plan_args(t.with_name("none.csv")), 1, "cannot read"),
     "unknown group column": (lambda t: replace(plan_args(t), "--by", "nope"), 1, "'nope'"),
     "unknown value column": (lambda t: replace(plan_args(t), "--value", "nope"), 1, "'nope'"),
-    "bounds out of order": (lambda t: replace(plan_args(t), "--bounds", "5,1"), 1, "below"),
+    "bounds out of order": (lambda t: replace(plan_args(t), "--bounds", "5,1"), 2, "below"),
     "bounds not numbers": (lambda t: replace(plan_args(t), "--bounds", "x"), 2, "two numbers"),
     "target of zero": (lambda t: plan_args(t, target="--target-abs=0"), 1, "above 0"),
     "level of one": (lambda t: plan_args(t, "--level", "1"), 1, "strictly between"),

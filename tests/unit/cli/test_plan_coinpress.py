@@ -58,7 +58,7 @@ def test_an_empty_ledger_gets_errors_but_no_row_count(capsys, table, tmp_path): 
     [
         (lambda argv: [a for a in argv if a != "--sizes-public"], 1, "needs --sizes-public"),
         (lambda argv: [*argv, "--include-bias"], 1, "already include its clipping"),
-        (lambda argv: [*argv, "--steps", "0"], 1, "`steps`"),
+        (lambda argv: [*argv, "--steps", "0"], 2, "--steps: must be an integer from 1 to 50"),
     ],
 )
 def test_what_coinpress_cannot_take_is_one_line(capsys, table, change, status, message):  # noqa: F811

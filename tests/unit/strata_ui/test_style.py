@@ -2,7 +2,8 @@
 
 import pytest
 
-from strata_ui.style import as_written, in_label, rounded_up, three_digits, wrap_label_wide
+from strata_ui.style import rounded_up, three_digits, wrap_label_wide
+from strata_ui.text import as_written
 
 
 @pytest.mark.parametrize(
@@ -49,12 +50,3 @@ def test_wide_labels_break_between_parts_and_never_inside_one():
     assert wrapped.replace("<br>", " ") == label  # nothing dropped or cut
     assert wrap_label_wide("x" * 50 + " × b", width=36) == "x" * 50 + "<br>× b"
     assert wrap_label_wide("White × Male") == "White × Male"
-
-
-def test_a_column_name_in_a_label_is_read_as_words_and_escaped_only_when_markdown_would_bite():
-    """A screen reader reads a label as written: "Bucket edges for `age`" read out backticks."""
-    for plain in ("age", "income_over_50k", "hours per week", "score (0-1)", "région"):
-        assert in_label(plain) == plain
-    assert in_label("*total*") == r"\*total\*"
-    assert in_label("$1") == r"\$1"
-    assert in_label("_private") == r"\_private"
