@@ -6,7 +6,7 @@ from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.base import NeedsRowsInMemory
 from dpcore.foundations.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
-from strata_ui import planner, planner_frontier, portfolio
+from strata_ui import frontier_ui, planner, portfolio
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.state import get_settings, get_state, open_ledger
@@ -67,7 +67,7 @@ st.info(
     icon=":material/visibility:",
 )
 try:
-    planner_frontier.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
+    frontier_ui.render_frontier(ui.analysis, settings, list(ui.columns_not_for_grouping()))
 except (PlannerUnavailable, NeedsRowsInMemory) as exc:  # e.g. on files read where they lie
     st.info(str(exc), icon=":material/info:")
 except ValueError as exc:  # e.g. a Gaussian mean at an ε budget: the message says what to switch

@@ -7,7 +7,15 @@ import streamlit as st
 
 from dpcore.foundations import theory
 from dpcore.foundations.grouping import MAX_CODE_VALUES, OTHER_LABEL
-from strata_ui import charts_strata, data, group_list, noisy_small_groups, pipeline, share_table
+from strata_ui import (
+    charts_strata,
+    data,
+    group_list,
+    noisy_small_groups,
+    pipeline,
+    private_edges,
+    share_table,
+)
 from strata_ui.analyses import current
 from strata_ui.constants import (
     HOLDOUT_FRACTION_MAX,
@@ -57,7 +65,8 @@ if numeric:
     st.markdown(
         "**Bucket edges for numeric columns.** Type the edges from outside knowledge (e.g. "
         "standard age bands), never from this data's quantiles or range: those would leak "
-        "information about the people in it."
+        "information about the people in it. Or find them privately: a small release of the "
+        "column's quantiles, paid from the ledger."
     )
 
 
@@ -91,6 +100,7 @@ columns_without_edges = []
 for column in numeric:
     edges_key = f"strata.edges.{column}.{state.dataset_fingerprint}"
     store_edges = functools.partial(store_bucket_edges, state, column)
+    private_edges.render(state, column, edges_key)
     text = st.text_input(
         f"Bucket edges for {in_label(column)}",
         value=format_edges(state.bucket_edges.get(column, [])),
@@ -100,6 +110,8 @@ for column in numeric:
         **stored_on_change(edges_key, store_edges),
     )
     edges = store_edges(text)
+    if (found := private_edges.found_label(column)) is not None and edges:
+        st.caption(found)
     if isinstance(edges, ValueError):
         show_error(edges)
         columns_without_edges.append(column)

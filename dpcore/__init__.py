@@ -22,6 +22,7 @@ from dpcore.analyses.gvdp import (
     GvdpBoundsSpec,
     GvdpModel,
     GvdpPlan,
+    PrivateBox,
     gvdp,
     gvdp_coverage,
     gvdp_stratified,
@@ -98,6 +99,7 @@ from dpcore.foundations.metrics import (
     workload_error,
     workload_error_by_group,
 )
+from dpcore.foundations.private_bounds import PrivateBounds
 from dpcore.foundations.shares import (
     PublicShares,
     shares_from_counts,
@@ -148,6 +150,8 @@ __all__ = [
     "MeanPlan",
     "OtherDatasetError",
     "PlanHeader",
+    "PrivateBounds",
+    "PrivateBox",
     "PublicShares",
     "PureDP",
     "RatioBounds",

@@ -116,7 +116,15 @@ def data_arguments(
         required=value_required,
         metavar="L,U",
         help="the value's public range, never read off the data "
-        "(write --bounds=-10,10 when L is negative)",
+        "(write --bounds=-10,10 when L is negative); or auto (auto:F) to find it privately, "
+        "paying the share F of the budget (default 0.2; the mean)",
+    )
+    data.add_argument(
+        "--search-range",
+        type=bounds,
+        metavar="L,U",
+        help="with --bounds auto: a public range you know holds every value, where the bounds "
+        "are searched (default -1e9,1e9, a coarser search)",
     )
     data.add_argument(
         "--estimator",

@@ -168,6 +168,7 @@ def answer_document(request: CliRequest, model: ErrorModel, answer: BudgetAnswer
         "target": dataclasses.asdict(target) | {"description": model.describe(target)},
         "groups": records(answer.table, columns),
         "unreachable": list(answer.unreachable),
+        **split_document(model, answer),
         "notes": list(answer.notes),
         "assumptions": list(model.assumptions),
         "curator_preview": (
@@ -177,13 +178,30 @@ def answer_document(request: CliRequest, model: ErrorModel, answer: BudgetAnswer
     }  # fmt: skip
 
 
+def split_document(model: ErrorModel, answer: BudgetAnswer) -> dict:
+    """How the answer's budget splits between the release's mechanisms, when the planner chose
+    the split (e.g. finding the bounds, then the means), and the settings that run it."""
+    if not answer.parts or answer.budget is None:
+        return {}
+    value = answer.budget.components()[model.unit]  # ε, or ρ: both add up under composition
+    return {
+        "split": [
+            {"part": what, "share": share, model.unit: value * share}
+            for what, share in answer.parts
+        ],
+        "settings": dict(answer.changes),
+    }
+
+
 def simulation_check(
     request: CliRequest, stats: object, answer: BudgetAnswer, options: PlanOptions
 ) -> list[dict]:
-    """How often simulated releases at the answer meet the target, with the binomial band a
-    calibrated level falls in (the binding estimate should sit in it, the others above)."""
+    """How often simulated releases at the answer (its split of the budget, if the planner
+    chose one) meet the target, with the binomial band a calibrated level falls in (the binding
+    estimate should sit in it, the others above)."""
+    settings = dataclasses.replace(request.settings, **answer.changes)
     table = request.analysis.check_accuracy(
-        stats, request.settings, answer.budget, answer.target,
+        stats, settings, answer.budget, answer.target,
         replicates=options.check_replicates, rng=options.seed,
     )  # fmt: skip
     columns = {"estimate": "label", "met": "met", "band_low": "band_low", "band_high": "band_high"}
@@ -256,6 +274,10 @@ def render_text(document: dict) -> str:
     else:
         lines = [f"{symbol} = {document[unit]:.4g} meets the target: {target}."]
         lines.append(f"Binding: {document['binding_group']}.")
+        if "split" in document:
+            parts = ", ".join(f"{p['share']:.0%} {p['part']} ({symbol} = {p[unit]:.4g})"
+                              for p in document["split"])  # fmt: skip
+            lines.append(f"Split: {parts}.")
     headers = {"needed": f"needed {symbol}", "expected_error": f"error at {symbol}"}
     lines += ["", text_table(document["groups"], headers)]
     if "check" in document:

@@ -108,6 +108,7 @@ def parse_request(args: argparse.Namespace, analysis: Analysis | None = None) ->
         value=args.value, bounds=args.bounds, estimator=args.estimator,
         strategy=options.get("strategy", "stratified"),
         global_fraction=options.get("global_fraction", 0.5), sizes_public=args.sizes_public,
+        search_range=options.get("search_range"),
     )  # fmt: skip
     unit = privacy_unit(args) if "person" in options else ROW
     if unit.column is not None and not analysis.honours_person_column:

@@ -106,10 +106,13 @@ def _public_pair(value: object) -> tuple[float, float] | None:
 
 
 def value_range(record: ReleaseRecord, estimates: pd.Series) -> tuple[float, float] | None:
-    """The value axis of a release chart: the plan's public range (a mean's bounds [L, U] or
-    CoinPress's prior), else the span of the released estimates (from 0 when none is negative,
-    as for a ratio), padded. Never an interval's ends, so one wide interval cannot squash the
-    others; its bar runs off the chart instead."""
+    """The value axis of a release chart: the bounds the release found privately
+    (:func:`_found_range`), else the plan's public range (a mean's bounds [L, U] or CoinPress's
+    prior), else the span of the released estimates (from 0 when none is negative, as for a
+    ratio), padded. Never an interval's ends, so one wide interval cannot squash the others;
+    its bar runs off the chart instead."""
+    if (found := _found_range(record.outputs)) is not None:
+        return found
     estimator = record.metadata["plan"].get("estimator", {})
     for name in ("bounds", "prior"):
         if (public := _public_pair(estimator.get(name))) is not None:
@@ -120,6 +123,15 @@ def value_range(record: ReleaseRecord, estimates: pd.Series) -> tuple[float, flo
     low, high = min(float(finite.min()), 0.0), float(finite.max())
     pad = 0.25 * (high - low) if high > low else max(abs(high), 1.0)
     return (low if low == 0 else low - pad, high + pad)
+
+
+def _found_range(outputs: list[dict]) -> tuple[float, float] | None:
+    """The range a release's means were clipped into when it found its bounds privately: from
+    the lowest ``clip_low`` to the highest ``clip_high`` on its rows (DP outputs), or None. The
+    search range it was found in may be a thousand times wider, and would squash every mean."""
+    lows = [row["clip_low"] for row in outputs if row.get("clip_low") is not None]
+    highs = [row["clip_high"] for row in outputs if row.get("clip_high") is not None]
+    return _public_pair([min(lows), max(highs)]) if lows and highs else None
 
 
 def _coverage_short(coverage: dict) -> str:

@@ -10,6 +10,7 @@ from dpcore.analyses.synth.config import MAX_ROWS as SYNTH_ROWS_MAX
 from dpcore.analyses.synth.config import MIN_ROWS as SYNTH_ROWS_MIN
 from dpcore.foundations import grouping, validation
 from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.private_bounds import GRID_DECADES, UNKNOWN_RANGE_DECADES
 
 EPSILON_MIN = 0.01
 EPSILON_MAX = 10.0
@@ -51,6 +52,13 @@ RHO_OPTIONS = _log_options(RHO_MIN, RHO_MAX)
 EQUIVALENT_DELTAS = (1e-5, 1e-6, 1e-8)
 GLOBAL_FRACTION_MIN = 0.1
 GLOBAL_FRACTION_MAX = 0.9
+# The share of a release's budget that finds its bounds privately (Estimator page).
+BOUNDS_FRACTION_OPTIONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+# The share of each group's values a found bound leaves beyond it; 0 is the automatic aim.
+BOUNDS_TAILS = (0.0, 0.005, 0.01, 0.02, 0.05)
+# The depth of the search grid in decades: the default, or a range typed by no one (the CLI's
+# `--bounds auto` without `--search-range`). No widget sets it; the address holds it to these.
+BOUNDS_DECADES = (GRID_DECADES, UNKNOWN_RANGE_DECADES)
 COINPRESS_STEPS_MAX = 10
 # Public bounds typed in widgets: the library's limit (dpcore.foundations.validation), so that a
 # widget never offers what the library refuses.
@@ -150,6 +158,7 @@ GVDP_RESAMPLES = (2, 50)
 GVDP_STEPS = (1, 10)
 GVDP_MEAN_FRACTION = (0.1, 0.9)
 GVDP_BETAS = (0.001, 0.005, 0.01, 0.03, 0.05, 0.1)
+GVDP_BOX_FRACTIONS = (0.1, 0.2, 0.3, 0.4)  # the share of ρ that finds GVDP's box privately
 GVDP_FACTORS = (1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
 GVDP_REPLICATIONS = (5, 500)  # R on GVDP's Compare page
 SYNTH_ROUNDS = (1, 20)  # MWEM
@@ -207,6 +216,9 @@ ADDRESS_LIMITS: dict[str, Limit] = {
     "mean.coinpress_beta": _between(MEAN_COINPRESS_BETA),
     "mean.global_fraction": Limit(GLOBAL_FRACTION_MIN, GLOBAL_FRACTION_MAX),
     "mean.variance_fraction": Limit(options=MEAN_VARIANCE_FRACTIONS),
+    "mean.bounds_fraction": Limit(options=BOUNDS_FRACTION_OPTIONS),
+    "mean.bounds_tail": Limit(options=BOUNDS_TAILS),
+    "mean.bounds_decades": Limit(options=BOUNDS_DECADES),
     "ratio.delta": Limit(options=RATIO_DELTAS),
     "ratio.B": _between(RATIO_DRAWS),
     "ratio_view.replicates": _between(RATIO_REPLICATES),
@@ -216,6 +228,7 @@ ADDRESS_LIMITS: dict[str, Limit] = {
     "gvdp.steps": _between(GVDP_STEPS),
     "gvdp.beta": Limit(options=GVDP_BETAS),
     "gvdp.mean_fraction": _between(GVDP_MEAN_FRACTION),
+    "gvdp.box_fraction": Limit(options=GVDP_BOX_FRACTIONS),
     "gvdp_view.replications": _between(GVDP_REPLICATIONS),
     "gvdp_view.synthetic_factor": Limit(options=GVDP_FACTORS),
     "synth.n_rows": Limit(SYNTH_ROWS_MIN, SYNTH_ROWS_MAX),

@@ -1,9 +1,10 @@
 """The Plan page's sections, over :mod:`dpcore.planner` and the analysis' planner hooks: the
 accuracy a user needs → the budget it costs, checked by simulation. The frontier of
-stratification choices is :mod:`strata_ui.planner_frontier`."""
+stratification choices is :mod:`strata_ui.frontier_ui`."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -14,7 +15,15 @@ import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis
-from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, PureDP, as_zcdp, format_components
+from dpcore.foundations.accounting import (
+    SYMBOLS,
+    ZCDP,
+    Budget,
+    PureDP,
+    as_zcdp,
+    format_components,
+    scale,
+)
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.planner import (
@@ -32,6 +41,7 @@ from strata_ui.state import (
     AppState,
     get_settings,
     get_state,
+    reset_settings,
     update_settings,
     widget_key,
 )
@@ -259,6 +269,8 @@ def run_check(
     inputs = _inputs(analysis, settings, pipeline.grouping_spec(state), state.budget_kind)
     cost = inputs.cost
     replicates = analysis.check_replicates(settings, state.replicates)
+    if answer.changes:  # the releases the answer plans: its split of the budget
+        settings = dataclasses.replace(settings, **answer.changes)
 
     def check(**progress) -> pd.DataFrame:
         return analysis.check_accuracy(
@@ -360,12 +372,14 @@ def render_answer(
         f"Set by **{as_text(answer.binding)}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
     )
+    if answer.parts:
+        st.markdown("**How the budget splits:** " + _parts_text(answer.parts, cost))
     warning = large_budget_warning(cost)
     if warning:
         st.warning(warning, icon=":material/warning:")
     if ledger is not None:
         _render_ledger_check(model, answer, analysis.cost(settings, cost), ledger)
-    _adopt_budget_button(cost, state)
+    _adopt_budget_button(cost, state, answer.changes, type(settings))
     symbol = _symbol(model)
     st.plotly_chart(
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
@@ -487,8 +501,20 @@ def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:
     )
 
 
-def _adopt_budget_button(cost: Budget, state: AppState) -> None:
-    """Set the Budget page's slider to its first step at or above the answer."""
+def _parts_text(parts: tuple[tuple[str, float], ...], cost: Budget) -> str:
+    """``5% finding the bounds (ε = 0.03), 95% the means (ε = 0.6)``: each part of the answer's
+    budget, and what it is in the budget's unit (sequential composition: the parts add up)."""
+    return ", ".join(
+        f"{share:.0%} {what} ({format_components(scale(cost, share).components())})"
+        for what, share in parts
+    )
+
+
+def _adopt_budget_button(
+    cost: Budget, state: AppState, changes: dict | None = None, settings_type: type | None = None
+) -> None:
+    """Set the Budget page's slider to its first step at or above the answer (and the
+    analysis' settings to the answer's split, when the planner chose one)."""
     pure = isinstance(cost, PureDP)
     options = constants.EPSILON_OPTIONS if pure else constants.RHO_OPTIONS
     value = cost.epsilon if pure else cost.rho
@@ -500,14 +526,20 @@ def _adopt_budget_button(cost: Budget, state: AppState) -> None:
             "answer: loosen the target or merge groups."
         )
         return
-    if st.button(f"Use {symbol} = {step:g} on the Budget page", key="plan.adopt_budget"):
+    label = f"Use {symbol} = {step:g} on the Budget page"
+    if changes:
+        label += " and this split"
+    if st.button(label, key="plan.adopt_budget"):
         switched = state.budget_kind != ("pure" if pure else "zcdp")
         state.budget_kind = "pure" if pure else "zcdp"
         setattr(state, "epsilon" if pure else "rho", step)
+        if changes and settings_type is not None:
+            reset_settings(settings_type, **changes)
         st.success(
             f"The next release's budget is now {symbol} = {step:g} (the Budget page's first "
             f"step at or above {rounded_up(value):g})"
-            + (f"; the Budget page now counts in {symbol}." if switched else "."),
+            + (f"; the Budget page now counts in {symbol}" if switched else "")
+            + ("; the release splits it as planned." if changes else "."),
             icon=":material/check:",
         )
 

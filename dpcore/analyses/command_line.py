@@ -27,9 +27,11 @@ from dpcore.analyses.base import Analysis
 from dpcore.analyses.mean.strategies import Strategy
 from dpcore.foundations.accounting import Kind
 from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.private_bounds import BOUNDS_FRACTION
 from dpcore.foundations.validation import bounds_problem, check_bucket_edges, positive_int
 
 __all__ = [
+    "AutoBounds",
     "NOISY_SHARES",
     "STRATEGIES",
     "AnalysisCli",
@@ -68,12 +70,32 @@ def column_list(text: str) -> tuple[str, ...]:
     return columns
 
 
-def bounds(text: str) -> tuple[float, float]:
+@dataclass(frozen=True)
+class AutoBounds:
+    """``--bounds auto`` or ``--bounds auto:F``: the release finds its bounds privately, paying
+    the share F of its budget (:mod:`dpcore.foundations.private_bounds`)."""
+
+    fraction: float = BOUNDS_FRACTION
+
+
+def bounds(text: str) -> tuple[float, float] | AutoBounds:
+    if text.strip().lower().startswith("auto"):
+        head, _, share = text.strip().partition(":")
+        if head.lower() != "auto":
+            share = "?"
+        try:
+            return AutoBounds(fraction(share)) if share else AutoBounds()
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                "expected auto, or auto:F with F the share of the budget that finds the bounds "
+                f"(strictly between 0 and 1, e.g. auto:0.2), got {text!r}"
+            ) from None
     try:
         low, high = (float(part) for part in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected two numbers L,U (the value's public range, e.g. 0,100), got {text!r}"
+            "expected two numbers L,U (the value's public range, e.g. 0,100) or auto (found "
+            f"privately), got {text!r}"
         ) from None
     problem = bounds_problem(low, high)
     if problem:
@@ -144,6 +166,19 @@ def fraction(text: str) -> float:
     return value
 
 
+def tail_share(text: str) -> float:
+    """``--bounds-tail``: the share of the values a found bound leaves beyond it."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 0.5:
+        raise argparse.ArgumentTypeError(
+            f"expected a share of the values strictly between 0 and 0.5 (e.g. 0.01), got {text!r}"
+        )
+    return value
+
+
 # --------------------------------------------------------------------------------------------
 # What the command line hands every analysis
 # --------------------------------------------------------------------------------------------
@@ -152,24 +187,42 @@ def fraction(text: str) -> float:
 @dataclass(frozen=True)
 class CommonChoices:
     """The options the command line declares once for every analysis: ``--value``,
-    ``--bounds``, ``--estimator``, ``--strategy``, ``--global-fraction``, ``--sizes-public``
-    (None where not given; a subcommand without ``--strategy`` leaves its default)."""
+    ``--bounds`` (a typed range, or :class:`AutoBounds`), ``--search-range``, ``--estimator``,
+    ``--strategy``, ``--global-fraction``, ``--sizes-public`` (None where not given; a
+    subcommand without ``--strategy`` leaves its default)."""
 
     value: str | None = None
-    bounds: tuple[float, float] | None = None
+    bounds: tuple[float, float] | AutoBounds | None = None
     estimator: str | None = None
     strategy: str = "stratified"
     global_fraction: float = 0.5
     sizes_public: bool = False
+    search_range: tuple[float, float] | None = None
 
-    def value_and_bounds(self, who: str) -> tuple[str, tuple[float, float]]:
-        """``--value`` and ``--bounds``, which ``who`` (e.g. "the mean") needs."""
+    def value_and_bounds(
+        self, who: str, *, auto: bool = False
+    ) -> tuple[str, tuple[float, float] | AutoBounds]:
+        """``--value`` and ``--bounds``, which ``who`` (e.g. "the mean") needs; ``--bounds
+        auto`` only where ``auto`` (the analysis finds bounds privately), and
+        ``--search-range`` only with it."""
         missing = [option for option, given in (("--value", self.value), ("--bounds", self.bounds))
                    if given is None]  # fmt: skip
         if missing:
             raise ValueError(
                 f"{who} needs {' and '.join(missing)}: the column to average and its public "
-                "range L,U (e.g. --value hours --bounds 0,100)"
+                "range L,U (e.g. --value hours --bounds 0,100), or --bounds auto to find the "
+                "range privately where the analysis can"
+            )
+        found = isinstance(self.bounds, AutoBounds)
+        if found and not auto:
+            raise ValueError(
+                f"{who} needs typed public bounds L,U: --bounds auto (bounds found privately) "
+                "is for the mean so far"
+            )
+        if self.search_range is not None and not found:
+            raise ValueError(
+                "--search-range is where --bounds auto searches; with typed --bounds L,U "
+                "leave it out"
             )
         return self.value, self.bounds
 

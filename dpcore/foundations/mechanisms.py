@@ -22,6 +22,10 @@ from dpcore.foundations.validation import as_rng, open_unit_interval, positive_n
 
 GaussianMethod = Literal["classic", "analytic"]
 NoiseKind = Literal["simulation", "secure"]
+SelectionMeasure = Literal["pure", "zcdp"]
+"""What a private selection (:meth:`NoiseSource.report_noisy_min`) is accounted in: pure ε-DP
+(exponential noise, i.e. permute-and-flip) or ρ-zCDP (Gumbel noise, i.e. the exponential
+mechanism)."""
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
@@ -94,6 +98,25 @@ def zcdp_gaussian_sigma(sensitivity: float, rho: float) -> float:
     return sensitivity / math.sqrt(2 * positive_number("rho", rho))
 
 
+def selection_scale(sensitivity: float, budget_value: float, measure: SelectionMeasure) -> float:
+    r"""The noise scale of a private selection by report-noisy-min over scores of sensitivity
+    Δ (each score moves by at most Δ between neighbours), as OpenDP's ``make_noisy_max``
+    accounts for it.
+
+    Pure ε-DP, exponential noise (report noisy max with exponential noise, which is
+    permute-and-flip: McKenna & Sheldon 2020, Thm. 3; Ding et al. 2021): :math:`s = 2\Delta/\varepsilon`.
+    ρ-zCDP, Gumbel noise (the exponential mechanism of McSherry & Talwar 2007, which is
+    :math:`\varepsilon^2/8`-zCDP: Cesar & Rogers 2021, Lemma 3.2): :math:`s = 2\Delta/\sqrt{8\rho}`.
+    """
+    sensitivity = positive_number("sensitivity", sensitivity)
+    value = positive_number("budget_value", budget_value)
+    if measure == "pure":
+        return 2 * sensitivity / value
+    if measure == "zcdp":
+        return 2 * sensitivity / math.sqrt(8 * value)
+    raise ValueError(f"`measure` must be 'pure' or 'zcdp', got {measure!r}")
+
+
 def _scales_seen(arr: np.ndarray) -> str:
     """What a refused scale held, in words rather than an array's repr: the count of bad
     entries and the first one."""
@@ -155,6 +178,16 @@ class NoiseSource(Protocol):
         mechanism, e.g. the bounded-bias samplers of Raskhodnikova et al., NeurIPS 2021 §6)."""
         ...
 
+    def report_noisy_min(
+        self, scores: np.ndarray, scale: float | np.ndarray, measure: SelectionMeasure,
+        size: int | None = None,
+    ) -> np.ndarray:  # fmt: skip
+        """Private selection: for each row of ``scores`` (shape (k, C)), the index of the
+        smallest score after noise of ``scale`` (one per row, or one for all): exponential
+        noise under pure ε-DP, Gumbel noise under ρ-zCDP (:func:`selection_scale`). Shape (k,),
+        or (size, k) for ``size`` independent draws."""
+        ...
+
 
 class SimulationNoise:
     """numpy noise for Monte Carlo previews: fast, seeded, not for releases."""
@@ -175,6 +208,27 @@ class SimulationNoise:
     def draw_bernoulli(self, probabilities: np.ndarray) -> np.ndarray:
         p = _probabilities(probabilities)
         return (self._rng.random(p.shape) < p).astype(np.int8)
+
+    def report_noisy_min(
+        self, scores: np.ndarray, scale: float | np.ndarray, measure: SelectionMeasure,
+        size: int | None = None,
+    ) -> np.ndarray:  # fmt: skip
+        """numpy report-noisy-min, vectorised: argmin of score − scale·E with E exponential
+        (pure) or argmax of −score + scale·G with G Gumbel (zCDP), what OpenDP's
+        ``make_noisy_max`` draws. Replicates run in chunks of at most ~4 million noise draws."""
+        scores, scales = _selection_inputs(scores, scale, measure)
+        k, c = scores.shape
+        draws = 1 if size is None else int(size)
+        out = np.empty((draws, k), dtype=np.int64)
+        chunk = max(1, 4_000_000 // max(k * c, 1))
+        for start in range(0, draws, chunk):
+            n = min(chunk, draws - start)
+            if measure == "pure":
+                noise = self._rng.standard_exponential((n, k, c))
+            else:
+                noise = self._rng.gumbel(size=(n, k, c))
+            out[start : start + n] = np.argmax(noise - scores / scales[:, None], axis=-1)
+        return out[0] if size is None else out
 
 
 class SecureNoise:
@@ -209,6 +263,28 @@ class SecureNoise:
             out[mask] = [truthful(bool(value >= 0.5)) for _ in range(int(mask.sum()))]
         return out
 
+    def report_noisy_min(
+        self, scores: np.ndarray, scale: float | np.ndarray, measure: SelectionMeasure,
+        size: int | None = None,
+    ) -> np.ndarray:  # fmt: skip
+        """OpenDP's ``make_noisy_max`` (``negate=True``) on each row of ``scores``: exponential
+        noise under ``max_divergence`` (pure ε), Gumbel noise under
+        ``zero_concentrated_divergence`` (ρ) — the selection inside OpenDP's
+        ``make_private_quantile``. One measurement per row and draw."""
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        scores, scales = _selection_inputs(scores, scale, measure)
+        output = dp.max_divergence() if measure == "pure" else dp.zero_concentrated_divergence()
+        space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
+        draws = 1 if size is None else int(size)
+        out = np.empty((draws, scores.shape[0]), dtype=np.int64)
+        for g, (row, row_scale) in enumerate(zip(scores, scales, strict=True)):
+            select = dp.m.make_noisy_max(*space, output, scale=float(row_scale), negate=True)
+            values = row.tolist()
+            out[:, g] = [select(values) for _ in range(draws)]
+        return out[0] if size is None else out
+
     @staticmethod
     def _apply(
         family: Literal["laplace", "gaussian"], values: np.ndarray, scales: np.ndarray
@@ -233,6 +309,19 @@ class SecureNoise:
             measurement = maker(domain, metric, scale=float(scale))
             out[mask] = measurement(values[mask].tolist())
         return out
+
+
+def _selection_inputs(
+    scores: np.ndarray, scale: float | np.ndarray, measure: SelectionMeasure
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores as a finite (k, C) float array and one positive scale per row."""
+    if measure not in ("pure", "zcdp"):
+        raise ValueError(f"`measure` must be 'pure' or 'zcdp', got {measure!r}")
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    if scores.ndim != 2 or scores.shape[1] == 0 or not np.isfinite(scores).all():
+        raise ValueError(f"`scores` must be a finite (k, C) array with C >= 1, got {scores!r}")
+    scales = np.broadcast_to(_positive_scales("scale", scale), (scores.shape[0],))
+    return scores, scales
 
 
 def noise_source(kind: NoiseKind, *, rng: np.random.Generator | int | None = None) -> NoiseSource:

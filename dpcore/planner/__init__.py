@@ -6,3 +6,4 @@ one, its frontier of stratification choices (the mean's: :mod:`dpcore.analyses.m
 from dpcore.planner.accuracy import *
 from dpcore.planner.portfolio import *
 from dpcore.planner.simulated import *
+from dpcore.planner.split import *

@@ -73,6 +73,8 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
             if "group_selection" in plan
             else []
         ),
+        # Bounds found privately: how, and what they cost (the bounds are on every row).
+        *([("bounds", json.dumps(plan["bounds"]))] if "bounds" in plan else []),
         ("budget_equivalents", equivalents),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         *(

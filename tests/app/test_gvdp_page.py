@@ -23,6 +23,7 @@ from tests.app.helpers import (
     state_of,
     text,
     titles,
+    upload,
 )
 from tests.app.helpers import start as start_app
 
@@ -371,3 +372,35 @@ def test_each_compare_widget_keeps_its_last_value():
     change_twice(at, keyed("select_slider", "gvdp_view.synthetic_factor"), [10.0, 1000.0],
                  view("synthetic_factor"))  # fmt: skip
     assert titles(at) == ["Coverage of the 95% GVDP intervals on the synthetic data, R = 20"]
+
+
+def test_the_box_found_privately_is_chosen_twice_paid_and_reviewed():
+    """Typed or found box, back and forth; its share of ρ twice; the Compare page and the
+    planner say what they do not cover yet, without a traceback; the release's review says how
+    the box is found and the ledger is charged the whole ρ."""
+    at = start()
+    for source in ("private", "typed", "private"):
+        at.radio(key="gvdp.box_source").set_value(source).run()
+        assert settings_of(at, GvdpSettings).box_source == source
+        assert not at.main.error, errors(at)
+    for share in (0.3, 0.1):
+        at.select_slider(key="gvdp.box_fraction").set_value(share).run()
+        assert f"The box costs {share:.0%} of the release's ρ" in text(at.main.caption)
+    go(at, "compare")
+    assert not at.main.error, errors(at)
+    assert "a release finds a tighter box privately first" in text(at.main.info)
+    go(at, "plan")
+    assert not at.exception and "typed box" in text(at.main.info)
+    review = release_review(at)
+    assert "**Box:** found privately: 10% of ρ" in review
+    _, record = commit_once(at)
+    assert record.payload["metadata"]["plan"]["estimator"]["private_box"]["fraction"] == 0.1
+
+
+def test_other_data_start_with_the_box_found_privately():
+    at = start()
+    assert settings_of(at, GvdpSettings).box_source == "typed"  # the demo's public boxes
+    frame = load_demo().sample(3000, random_state=0)
+    go(at, "data")
+    upload(at, frame.to_csv(index=False).encode(), "survey.csv")
+    assert settings_of(at, GvdpSettings).box_source == "private"

@@ -23,6 +23,7 @@ MOVES = {
     "small_groups": ("learn.small_groups.size", 100, [0]),
     "stratify": ("learn.stratify.alpha", 1.0, [0, 1]),
     "coinpress": ("learn.coinpress.steps", 5, [0]),
+    "clipping": ("learn.clipping.epsilon", 2.0, [0]),
     "figure1": ("learn.preset.figure1.alpha", 0.5, [0]),
     "figure3": ("learn.preset.figure3.rho", 0.1, [0, 1]),
     "ratio_ci": ("learn.ratio_ci.n", 20_000, [0, 1]),
@@ -75,7 +76,7 @@ def test_learn_page_lists_every_explainer_and_preset_closed_and_fast():
     labels = [e.label for e in at.expander]
     assert labels == [e.title for e in EXPLAINERS] + [p.title for p in PRESETS]
     assert not at.get("plotly_chart")  # nothing is computed until an expander opens
-    assert len(EXPLAINERS) == 7 and len(PRESETS) == 5
+    assert len(EXPLAINERS) == 8 and len(PRESETS) == 5
 
 
 @pytest.mark.parametrize("key", list(MOVES), ids=list(MOVES))
@@ -107,7 +108,7 @@ def test_every_item_open_at_once_draws_every_chart_and_reruns_cleanly():
         at.session_state[OPEN_KEYS[key]] = True
     at.run()  # first run fills the caches
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 19
+    assert len(at.get("plotly_chart")) == 20
     first = specs(at)
     at.run()
     assert not at.exception and specs(at) == first
@@ -120,7 +121,7 @@ def test_explainers_explain_every_control():
     at.run()
     controls = [*at.select_slider, *at.slider, *at.radio, *at.selectbox]
     learn_controls = [c for c in controls if (c.key or "").startswith("learn.")]
-    assert len(learn_controls) == 19
+    assert len(learn_controls) == 22
     assert all(c.help for c in learn_controls), [c.key for c in learn_controls if not c.help]
 
 
@@ -297,3 +298,29 @@ def test_workshop_mode_sizes_learn_charts_for_a_projector():
         layout = json.loads(spec)["layout"]
         assert layout["height"] <= constants.WORKSHOP_CHART_HEIGHT
         assert layout["font"]["size"] == constants.WORKSHOP_FONT_SIZE
+
+
+def test_the_clipping_explainer_puts_typed_and_found_bounds_on_one_curve():
+    """Group, ε and the bounds' share each changed twice; the chart keeps its three curves and
+    both markers, and the summary follows."""
+    at = open_item(start("learn", **{"mean.clip_high": "1000"}), "clipping")
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = [trace["name"] for trace in figure["data"]]
+    assert names[:3] == ["error (bias and noise together)", "clipping bias: too narrow",
+                         "noise: too wide"]  # fmt: skip
+    assert names[3] == "typed U = 1000" and names[4].startswith("found privately (20% of ε)")
+    summaries = set()
+    for key, values in (
+        ("learn.clipping.group", widget(at, "learn.clipping.group").options[:2]),
+        ("learn.clipping.epsilon", (2.0, 0.1)),
+        ("learn.clipping.fraction", (0.4, 0.1)),
+    ):
+        for value in values:
+            widget(at, key).set_value(value).run()
+            assert not at.exception and not at.main.error
+            summaries |= {m.value for m in at.main.markdown if "The error is smallest" in m.value}
+    assert len(summaries) >= 4  # the picture moved with the choices
+    assert (
+        "found privately (10% of ε)"
+        in [t["name"] for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]][4]
+    )

@@ -95,6 +95,7 @@ from dpcore.analyses.gvdp import (
     data,
     diagnostics,
     estimator,
+    found_box,
     groups,
     model,
     plan,
@@ -106,6 +107,7 @@ from dpcore.analyses.gvdp.bounds import *
 from dpcore.analyses.gvdp.data import *
 from dpcore.analyses.gvdp.diagnostics import *
 from dpcore.analyses.gvdp.estimator import *
+from dpcore.analyses.gvdp.found_box import *
 from dpcore.analyses.gvdp.groups import *
 from dpcore.analyses.gvdp.model import *
 from dpcore.analyses.gvdp.plan import *
@@ -116,6 +118,7 @@ __all__ = [
     *analysis.__all__,
     *bounds.__all__,
     *estimator.__all__,
+    *found_box.__all__,
     *model.__all__,
     *data.__all__,
     *groups.__all__,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, EngineStatistics
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
 from dpcore.analyses.gvdp.accuracy import (
     GvdpErrorModel,
     GvdpRunSettings,
@@ -26,6 +26,7 @@ from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
 from dpcore.analyses.gvdp.diagnostics import coverage_on_data
 from dpcore.analyses.gvdp.estimator import GVDPCoverage
+from dpcore.analyses.gvdp.found_box import BOX_FRACTION, PrivateBox
 from dpcore.analyses.gvdp.groups import RunSettings, Strategy
 from dpcore.analyses.gvdp.model import BoundsMode, GvdpBoundsSpec, GvdpModel, ModelKind
 from dpcore.analyses.gvdp.plan import GvdpPlan
@@ -95,7 +96,9 @@ class GvdpSettings:
 
     ``outcomes``, ``covariates`` and ``ks`` hold one entry per model kind; ``box`` and ``guess``
     one per (model kind, outcome, coefficient) that the user typed (the rest take the demo's
-    public figures, or generous generic ones).
+    public figures, or generous generic ones). ``box_source = "private"`` finds each
+    coefficient's box and spread privately within the typed (or generic) box, paying
+    ``box_fraction`` of ρ (:mod:`~dpcore.analyses.gvdp.found_box`).
     """
 
     model: ModelKind = "mean"
@@ -119,6 +122,8 @@ class GvdpSettings:
     beta: float = 0.03
     mean_fraction: float = 0.5
     uninformative: Uninformative = "withhold"
+    box_source: Literal["typed", "private"] = "typed"
+    box_fraction: float = BOX_FRACTION
 
     @property
     def outcome(self) -> str | None:
@@ -196,7 +201,17 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
         if not settings.outcome:
             return [Problem("info", "Choose the column to estimate on the Estimator page.",
                             "outcomes")]  # fmt: skip
+        if settings.box_source == "private" and settings.bounds_mode != "box":
+            return [Problem(
+                "error", "The box is found privately within explicit public ranges (its search "
+                "range): choose “Explicit public ranges”, or type a guess without finding the "
+                "box.", "bounds_mode",
+            )]  # fmt: skip
         return []
+
+    def private_box(self, settings: GvdpSettings) -> PrivateBox | None:
+        """How a release finds its box privately; None when the box is typed."""
+        return PrivateBox(settings.box_fraction) if settings.box_source == "private" else None
 
     def numeric_columns(self, frame: pd.DataFrame) -> tuple[str, ...]:
         """The columns of ``frame`` a model can use: numbers, 0/1 or true/false."""
@@ -276,7 +291,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
             model=model, bounds=self.bounds(settings, model), k=settings.k,
             strategy=settings.strategy, resamples=settings.resamples, steps=settings.steps,
             beta=settings.beta, mean_fraction=settings.mean_fraction,
-            uninformative=settings.uninformative,
+            uninformative=settings.uninformative, private_box=self.private_box(settings),
         )  # fmt: skip
 
     def study(
@@ -291,6 +306,12 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
     ) -> GVDPCoverage:
         """Coverage of the full-data estimate over ``replicates`` fresh GVDP runs on the current
         rows (:func:`~dpcore.analyses.gvdp.coverage_on_data`)."""
+        if settings.box_source == "private":
+            raise ValueError(
+                "The coverage simulation runs GVDP in a typed box; it does not find the box "
+                "privately yet. A release with the box found privately says in its review how "
+                "its box is found; to simulate coverage here, choose a typed box."
+            )
         model = self.model(settings)
         return coverage_on_data(
             stats, self.bounds(settings, model), self.run_settings(settings, budget, level),
@@ -310,6 +331,12 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
         """Each published interval's half-width as a function of ρ
         (:func:`~dpcore.analyses.gvdp.accuracy.gvdp_error_model`), whatever ``budget_kind``:
         an ε budget runs GVDP at ρ = ε²/2."""
+        if settings.box_source == "private":
+            raise PlannerUnavailable(
+                "The planner simulates GVDP in a typed box; it does not cover a box found "
+                "privately yet. Plan with a typed box, or try budgets on the Release page's "
+                "preview."
+            )
         model = self.model(settings)
         return gvdp_error_model(
             stats, self.bounds(settings, model), self.planner_settings(settings)

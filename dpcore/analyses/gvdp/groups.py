@@ -5,12 +5,14 @@ recombination).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from dpcore.analyses.gvdp.blb import Bag, prepare_rows, run_blb
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.estimator import (
     GVDPResult,
@@ -22,8 +24,9 @@ from dpcore.analyses.gvdp.estimator import (
     nonprivate_from_moments,
     recombine,
 )
+from dpcore.analyses.gvdp.found_box import PrivateBox
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
-from dpcore.foundations.mechanisms import NoiseSource
+from dpcore.foundations.mechanisms import NoiseSource, as_noise_source
 from dpcore.foundations.validation import (
     as_rng,
     instance_of,
@@ -104,20 +107,39 @@ def run_population(
     *,
     rng: np.random.Generator | int | None = None,
     noise: NoiseSource | None = None,
+    private_box: PrivateBox | None = None,
 ) -> GVDPResult:
     """One GVDP run (paper Alg. 1) on the population's complete rows with k subsets (the
-    rule's when ``settings.k`` is None)."""
+    rule's when ``settings.k`` is None); with ``private_box``, inside a box found first by a
+    private pass at its share of ρ (:mod:`~dpcore.analyses.gvdp.found_box`; ``bounds`` is then
+    the search box)."""
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)  # "use k ≤ …" before anything runs
     population, rng, k = data.population, as_rng(rng), data.subsets(settings.k, settings.resamples)
     if not data.in_memory:
         salt = draw_salt(rng)
         population = data.bags.population(salt, k, settings.resamples, data.rows)
+    if private_box is not None:
+        noise = as_noise_source(noise, rng=rng)
+        bag = _pass_bag(data, data.population, k, settings.resamples, data.rows, rng)
+        bounds = private_box.find(bag, bounds, settings.rho, noise=noise)
+        settings = dataclasses.replace(settings, rho=private_box.rest(settings.rho))
     return gvdp(
         population, data.model.estimator, k=k,
         bounds=bounds.for_rows(data.rows, k, settings.resamples),
         rng=rng, noise=noise, **settings.gvdp_kwargs(),
     )  # fmt: skip
+
+
+def _pass_bag(data: GvdpData, rows: object, k: int, resamples: int, n: int,
+              rng: np.random.Generator) -> Bag:  # fmt: skip
+    """A bag of little bootstraps for the private box's pass, apart from the run's: from the
+    rows in memory, or drawn by the engine with a salt of its own."""
+    if data.in_memory:
+        prepared, _ = prepare_rows(rows, data.model.estimator)
+        estimates, variances = run_blb(prepared, data.model.estimator, k, resamples, rng)
+        return Bag(estimates, variances, n)
+    return data.bags.population(draw_salt(rng), k, resamples, n)
 
 
 def draw_salt(rng: np.random.Generator) -> str:
@@ -133,6 +155,7 @@ def run_groups(
     *,
     rng: np.random.Generator | int | None = None,
     noise: NoiseSource | None = None,
+    private_box: PrivateBox | None = None,
 ) -> GVDPStratifiedResult:
     r"""GVDP in every group with the full ρ (parallel composition), recombined with the public
     shares: :func:`~dpcore.analyses.gvdp.gvdp_stratified` with the app's rule for k.
@@ -140,7 +163,9 @@ def run_groups(
     With a chosen k every group uses the population's subset size b, so group g gets
     :math:`k_g = \max(1, \lfloor n_g/b \rfloor)` subsets; with k None each group's
     :math:`k_g` follows the rule from its own rows (:meth:`GvdpData.group_subsets`). Each
-    variance bound is scaled to the group's own :math:`n_g` rows. The recombination uses the **DP** group estimates.
+    variance bound is scaled to the group's own :math:`n_g` rows. The recombination uses the
+    **DP** group estimates. With ``private_box`` each group finds its own box first (parallel
+    composition: the groups are disjoint).
     """
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
@@ -152,14 +177,27 @@ def run_groups(
     if not data.in_memory:
         salt = draw_salt(rng)
         groups = data.bags.groups(salt, tuple(subsets), settings.resamples, data.group_rows)
+    specs = [bounds] * len(subsets)
+    if private_box is not None:
+        noise = as_noise_source(noise, rng=rng)
+        if data.in_memory:
+            bags = [
+                _pass_bag(data, rows, int(k_g), settings.resamples, int(n_g), rng)
+                for rows, n_g, k_g in zip(data.groups, data.group_rows, subsets, strict=True)
+            ]
+        else:  # one more engine pass, with a salt of its own
+            bags = data.bags.groups(draw_salt(rng), tuple(subsets), settings.resamples,
+                                    data.group_rows)  # fmt: skip
+        specs = [private_box.find(bag, bounds, settings.rho, noise=noise) for bag in bags]
+        settings = dataclasses.replace(settings, rho=private_box.rest(settings.rho))
     return gvdp_stratified(
         dict(zip(data.labels, groups, strict=True)),
         data.model.estimator,
         data.shares,
         k=[int(k_g) for k_g in subsets],
         bounds=[
-            bounds.for_rows(int(n_g), int(k_g), settings.resamples)
-            for n_g, k_g in zip(data.group_rows, subsets, strict=True)
+            spec.for_rows(int(n_g), int(k_g), settings.resamples)
+            for spec, n_g, k_g in zip(specs, data.group_rows, subsets, strict=True)
         ],
         rng=rng,
         noise=noise,

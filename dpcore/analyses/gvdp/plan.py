@@ -12,6 +12,7 @@ import pandas as pd
 
 from dpcore.analyses.gvdp.bounds import NEARLY_UNBIASED_ROWS, small_subsets_warning
 from dpcore.analyses.gvdp.data import GvdpData, prepare_data
+from dpcore.analyses.gvdp.found_box import PrivateBox
 from dpcore.analyses.gvdp.groups import (
     ALL,
     STRATEGIES,
@@ -149,6 +150,7 @@ class GvdpPlan:
     beta: float = 0.03
     mean_fraction: float = 0.5
     uninformative: Uninformative = "withhold"
+    private_box: PrivateBox | None = None
 
     def __post_init__(self) -> None:
         instance_of("data", self.data, GvdpData)
@@ -166,6 +168,13 @@ class GvdpPlan:
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
             )
         check_model_bounds(self.bounds, self.model)
+        if self.private_box is not None:
+            instance_of("private_box", self.private_box, PrivateBox)
+            if self.bounds.mode != "box":
+                raise ValueError(
+                    "The box is found privately within a typed box (its search range): choose "
+                    "explicit public ranges, not a guess."
+                )
         settings = self.settings  # validates k, r, t, β, mean_fraction and level
         self.data.check_k(settings.k, settings.resamples)
         if self.strategy == "stratified":
@@ -204,8 +213,9 @@ class GvdpPlan:
         """The fewest subsets a run at this budget needs to say something
         (:func:`~dpcore.analyses.gvdp.withhold.subsets_needed`; public inputs only)."""
         settings = self.settings
+        rho = settings.rho if self.private_box is None else self.private_box.rest(settings.rho)
         return subsets_needed(
-            rho=settings.rho, mean_fraction=settings.mean_fraction, steps=settings.steps,
+            rho=rho, mean_fraction=settings.mean_fraction, steps=settings.steps,
             beta=settings.beta, d=self.model.d,
         )  # fmt: skip
 
@@ -274,6 +284,9 @@ class GvdpPlan:
                 "bounds": self.bounds.to_dict(), "k": self.k, "resamples": self.resamples,
                 "steps": self.steps, "beta": self.beta, "mean_fraction": self.mean_fraction,
                 "uninformative": self.uninformative,
+                # Only when chosen: plans with a typed box keep the keys they always had.
+                **({} if self.private_box is None
+                   else {"private_box": self.private_box.to_dict(self.header.budget.rho)}),
             },
             "strategy": self.strategy,
         }  # fmt: skip
@@ -281,9 +294,10 @@ class GvdpPlan:
     def estimate(self, noise: NoiseSource, rng: np.random.Generator) -> Interval:
         """The GVDP run of this plan: every group's and their recombination (stratified,
         :class:`~dpcore.analyses.gvdp.GVDPStratifiedResult`), or the population's."""
+        box = {"private_box": self.private_box}
         if self.strategy == "stratified":
-            return run_groups(self.data, self.bounds, self.settings, rng=rng, noise=noise)
-        return run_population(self.data, self.bounds, self.settings, rng=rng, noise=noise)
+            return run_groups(self.data, self.bounds, self.settings, rng=rng, noise=noise, **box)
+        return run_population(self.data, self.bounds, self.settings, rng=rng, noise=noise, **box)
 
     def run(
         self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
@@ -368,7 +382,13 @@ class GvdpPlan:
             f"**Estimator:** GVDP (Covington et al.): bag of little bootstraps with r = "
             f"{settings.resamples} resamples, CoinPress with t = {settings.steps} steps, "
             f"{settings.mean_fraction:.0%} of ρ for the estimate, β = {settings.beta:g}",
-            f"**Public bounds** ({mode}): " + "; ".join(self.bounds.describe()),
+            f"**Public bounds** ({mode}): "
+            + "; ".join(self.bounds.describe())
+            + (
+                ""
+                if self.private_box is None
+                else f". **Box:** {self.private_box.describe(self.cost.rho)}"
+            ),
             f"**Accounting:** ρ = {self.cost.rho:g} zCDP"
             + (
                 "; groups are disjoint, so all groups together cost one group's ρ, and the "
@@ -420,17 +440,18 @@ class GvdpPlan:
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame`` (or, for rows
         an engine reads, from the data where it lies)."""
+        box = "" if self.private_box is None else ", PrivateBox"
         if self.data.recipe:
             start = (
                 f"{self.header.script(dataset='aggregated.dataset', prelude=self.data.recipe)}"
-                "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan\n\n"
+                f"from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan{box}\n\n"
                 "plan = GvdpPlan(\n"
                 "    data=aggregated.stats,\n"
             )
         else:
             start = (
                 f"{self.header.script()}"
-                "from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan\n\n"
+                f"from dpcore import GvdpBoundsSpec, GvdpModel, GvdpPlan{box}\n\n"
                 "plan = GvdpPlan.build(\n"
                 "    frame,\n"
             )
@@ -446,5 +467,6 @@ class GvdpPlan:
             f"    beta={self.beta!r},\n"
             f"    mean_fraction={self.mean_fraction!r},\n"
             f"    uninformative={self.uninformative!r},\n"
-            ")\n"
+            + ("" if self.private_box is None else f"    private_box={self.private_box!r},\n")
+            + ")\n"
         )

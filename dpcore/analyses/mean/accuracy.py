@@ -72,6 +72,7 @@ import pandas as pd
 
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.found_bounds import PrivatelyBounded, released_found
 from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
@@ -395,12 +396,13 @@ def _scored(
     target: AccuracyTarget,
 ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:  # fmt: skip
     """The labels, what each estimate is scored against, and its target half-width: the true
-    means for CoinPress (its model's errors include its clipping) and for a bias-inclusive
-    target, else the clipped means (a noise-only target: what the model promises)."""
-    if isinstance(estimator, CoinPressMean):
+    means for CoinPress and bounds found privately (their models' errors include their
+    clipping) and for a bias-inclusive target, else the clipped means (a noise-only target:
+    what the model promises)."""
+    if isinstance(estimator, CoinPressMean | PrivatelyBounded):
         if target.include_bias:
             raise ValueError(
-                "CoinPress's planned errors are measured against each true mean, so they "
+                "This estimator's planned errors are measured against each true mean, so they "
                 "already include its clipping: set the target without the clipping bias."
             )
         labels, _, truth = _published(values, strategy)
@@ -432,7 +434,8 @@ def check_by_simulation(
     """
     replicates = positive_int("replicates", replicates)
     labels, reference, half = _scored(values, estimator, strategy, global_fraction, target)
-    estimates = _released(values, estimator, budget, strategy, global_fraction, replicates, rng)
+    draw = released_found if isinstance(estimator, PrivatelyBounded) else _released
+    estimates = draw(values, estimator, budget, strategy, global_fraction, replicates, rng)
     met = (np.abs(estimates - reference) <= half).mean(axis=0)
     band = binomial_band(target.level, replicates)
     return pd.DataFrame(

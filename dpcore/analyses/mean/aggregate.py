@@ -18,8 +18,16 @@ import pandas as pd
 
 from dpcore.analyses.base import EngineStatistics
 from dpcore.analyses.mean.sums import GroupSums, fixed_bounds_sums
-from dpcore.engines.base import GROUP, Clipped, Engine, EngineError, SumsQuery, aggregate_cells
-from dpcore.foundations.grouping import GroupingSpec
+from dpcore.engines.base import (
+    GROUP,
+    Clipped,
+    Engine,
+    EngineError,
+    SumsQuery,
+    aggregate_cells,
+    count_query,
+)
+from dpcore.foundations.grouping import GroupingSpec, bucket_labels
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes
 from dpcore.foundations.validation import validate_bounds
 
@@ -99,6 +107,9 @@ def _group_sums(engine: Engine, query: SumsQuery, table: pd.DataFrame, grouping)
     def pooled_requery(low: np.ndarray, high: np.ndarray) -> np.ndarray:
         return engine.clipped_sums(query, cell_groups.assign(**{GROUP: 0}), low, high)
 
+    def buckets_at(candidates: np.ndarray) -> np.ndarray:
+        return grid_buckets(engine, query, cell_groups, int(has_values.sum()), candidates)
+
     sums = totals["clipped_sum"][has_values]
     dropped_by_bound = int(round(totals["finite"].sum() - totals["usable"].sum()))
     notes = (*grouping.report.messages(), *dropped_rows_notes(query.unit, dropped_by_bound))
@@ -113,6 +124,7 @@ def _group_sums(engine: Engine, query: SumsQuery, table: pd.DataFrame, grouping)
         n_missing=_rows_missing(grouping, totals),
         empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
         unit=query.unit, recipe=_recipe(engine, query), engine=engine.name,
+        buckets_at=buckets_at,
     )  # fmt: skip
 
 
@@ -123,6 +135,46 @@ def _rows_missing(grouping, totals: dict[str, np.ndarray]) -> int:
     if grouping.spec.needs_values:
         return grouping.report.n_rows_without_values
     return int(round(totals["rows"].sum() - totals["finite"].sum()))
+
+
+LARGEST = float(np.finfo(np.float64).max)
+
+
+def grid_buckets(
+    engine: Engine, query: SumsQuery, cell_groups: pd.DataFrame, k: int, candidates: np.ndarray
+) -> np.ndarray:
+    """Each group's finite values counted per bucket of ``candidates`` (shape (k, C + 1):
+    below the first, between each two, at or above the last), from one more pass of ``engine``
+    counting rows per cell of the grouping columns and the value bucketed at the candidates
+    (:func:`~dpcore.engines.base.count_query`): what bounds found privately score
+    (:mod:`dpcore.foundations.private_bounds`). Two outer edges at ±the largest float set the
+    infinite values apart, as the mean leaves them out.
+
+    With a person column the count would not bound each person's rows (a count query counts
+    every row), so it is refused with the way out."""
+    (value,) = query.inputs
+    if query.unit.column is not None:
+        raise EngineError(
+            "Bounds found privately count the values per bucket of a grid, and on data read "
+            "where it lies that count cannot bound each person's rows yet. Type public bounds, "
+            "or load the data into memory, where the bound applies first."
+        )
+    edges = (-LARGEST, *(float(c) for c in candidates), LARGEST)
+    histogram = count_query((*query.by, value.column), (*query.edges, (value.column, edges)))
+    table = engine.cells(histogram).table
+    bucket = {label: i for i, label in enumerate(bucket_labels(edges))}
+    cells = table.merge(cell_groups, on=list(query.by), how="inner") if query.by else (
+        table.assign(**{GROUP: 0})
+    )  # fmt: skip
+    index = cells[value.column].map(bucket)
+    finite = index.between(1, len(edges) - 1)  # not missing (NaN), nor below or above ±largest
+    counts = np.zeros((k, len(edges) + 1), dtype=np.int64)
+    np.add.at(
+        counts,
+        (cells.loc[finite, GROUP].to_numpy(np.int64), index[finite].to_numpy(np.int64)),
+        cells.loc[finite, "rows"].to_numpy(np.int64),
+    )
+    return counts[:, 1:-1]
 
 
 def _recipe(engine: Engine, query: SumsQuery) -> str:

@@ -14,6 +14,8 @@ from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
+from dpcore.analyses.mean.found_accuracy import found_bounds_error_model
+from dpcore.analyses.mean.found_bounds import PrivatelyBounded
 from dpcore.analyses.mean.frontier import stratification_frontier
 from dpcore.analyses.mean.plan import DEFAULT_VARIANCE_FRACTION, MeanPlan
 from dpcore.analyses.mean.simulate import simulate_releases
@@ -24,6 +26,12 @@ from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pur
 from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.private_bounds import (
+    BOUNDS_FRACTION,
+    GRID_DECADES,
+    BoundsScope,
+    PrivateBounds,
+)
 from dpcore.foundations.small_groups import CountNoise
 from dpcore.foundations.validation import (
     bounds_problem,
@@ -41,6 +49,7 @@ if TYPE_CHECKING:  # the engines package imports DuckDB and Spark modules: only 
 __all__ = ["ESTIMATOR_LABELS", "MEAN", "MeanAnalysis", "MeanSettings", "MeanStudy"]
 
 EstimatorKind = Literal["laplace", "gaussian", "coinpress"]
+BoundsSource = Literal["typed", "private"]
 
 ESTIMATOR_LABELS: dict[str, str] = {
     "laplace": "Laplace mean (ε-DP)",
@@ -54,7 +63,12 @@ class MeanSettings:
     """The mean's choices. Defaults fit the demo data: hours worked per week, clipped to the
     public range [0, 100] hours, with the Laplace mean.
 
-    Bounds are public: typed by the user, never read off the data. ``strategy`` is what a
+    Bounds are public: typed by the user, never read off the data. With ``bounds_source =
+    "private"`` the typed bounds are the public *search range* instead, and the release finds
+    its bounds within it privately, paying ``bounds_fraction`` of its budget
+    (:mod:`dpcore.foundations.private_bounds`): on the whole population or in each group
+    (``bounds_scope``), aiming at the automatic rank (``bounds_tail = 0``) or at ``bounds_tail``
+    of the values beyond each bound, over a grid ``bounds_decades`` deep (None: the default). ``strategy`` is what a
     release publishes and ``global_fraction`` the share of the budget of the population
     estimate when a release publishes both (vanilla (ii)). ``sampling_error`` makes a release's
     intervals cover sampling error too, paying ``variance_fraction`` of the budget for the
@@ -73,13 +87,31 @@ class MeanSettings:
     global_fraction: float = 0.5
     sampling_error: bool = False
     variance_fraction: float = DEFAULT_VARIANCE_FRACTION
+    bounds_source: BoundsSource = "typed"
+    bounds_fraction: float = BOUNDS_FRACTION
+    bounds_scope: BoundsScope = "pooled"
+    bounds_tail: float = 0.0
+    bounds_decades: int | None = None
 
     def __post_init__(self) -> None:
         # Checked here, before any work: a million CoinPress steps used to run for seconds.
         positive_int("coinpress_steps", self.coinpress_steps)
         positive_number("coinpress_sigma", self.coinpress_sigma)
-        for name in ("coinpress_beta", "global_fraction", "variance_fraction"):
+        for name in ("coinpress_beta", "global_fraction", "variance_fraction", "bounds_fraction"):
             open_unit_interval(name, getattr(self, name))
+        if not 0 <= real_number("bounds_tail", self.bounds_tail) < 0.5:
+            raise ValueError(
+                "`bounds_tail` must be 0 (the automatic aim) or a share of the values below 0.5, "
+                f"got {self.bounds_tail!r}"
+            )
+        if (
+            self.bounds_decades is not None
+            and not 1 <= positive_int("bounds_decades", self.bounds_decades) <= 20
+        ):
+            raise ValueError(
+                "`bounds_decades` must be a whole number from 1 to 20 (the search grid's depth), "
+                f"got {self.bounds_decades!r}"
+            )
         for name in ("clip_low", "clip_high"):
             if getattr(self, name) is not None:
                 real_number(name, getattr(self, name))
@@ -132,12 +164,40 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             )
         elif problem := bounds_problem(low, high):
             out.append(Problem("error", problem, "clip_low"))
+        if settings.bounds_source == "private":
+            out.extend(_private_bounds_problems(settings))
         return out
+
+    def private_bounds(self, settings: MeanSettings) -> PrivateBounds | None:
+        """How a release finds its bounds privately, within the typed bounds as search range;
+        None when the typed bounds clip the values."""
+        if settings.bounds_source != "private":
+            return None
+        self.estimator(settings)  # refuses missing or disordered bounds first
+        problems = _private_bounds_problems(settings)
+        if problems:
+            raise SettingsError(problems)
+        return PrivateBounds(
+            (settings.clip_low, settings.clip_high), fraction=settings.bounds_fraction,
+            scope=settings.bounds_scope, tail=settings.bounds_tail or None,
+            sizes_public=settings.n_public, decades=settings.bounds_decades or GRID_DECADES,
+        )  # fmt: skip
+
+    def bounded_estimator(self, settings: MeanSettings):
+        """The estimator a release runs: :meth:`estimator`, or it finding its bounds privately
+        first (:class:`~dpcore.analyses.mean.found_bounds.PrivatelyBounded`)."""
+        bounds = self.private_bounds(settings)
+        estimator = self.estimator(settings)
+        return estimator if bounds is None else PrivatelyBounded(estimator, bounds)
 
     def estimator(self, settings: MeanSettings) -> LaplaceMean | GaussianMean | CoinPressMean:
         """The estimator the settings describe; :class:`~dpcore.foundations.errors.SettingsError` when its
         public bounds are missing or out of order."""
-        problems = [p for p in self.problems(settings, pd.DataFrame()) if p.field != "value"]
+        problems = [
+            p
+            for p in self.problems(settings, pd.DataFrame())
+            if p.field in ("clip_low", "clip_high")
+        ]
         if problems:
             raise SettingsError(problems)
         bounds = (settings.clip_low, settings.clip_high)
@@ -176,7 +236,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         groups = self.native_budget(settings, budget)
         if settings.strategy == "global_and_groups":
             groups = scale(groups, 1 - settings.global_fraction)
-        return self.estimator(settings).count_noise(groups)
+        return self.bounded_estimator(settings).count_noise(groups)
 
     def describe_budget(self, settings: MeanSettings, budget: Budget) -> str:
         native = self.native_budget(settings, budget)
@@ -227,7 +287,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             values=stats, header=dataclasses.replace(header, budget=native),
             estimator=self.estimator(settings), strategy=settings.strategy,
             global_fraction=settings.global_fraction, sampling_error=settings.sampling_error,
-            variance_fraction=settings.variance_fraction,
+            variance_fraction=settings.variance_fraction, bounds=self.private_bounds(settings),
         )  # fmt: skip
 
     def study(
@@ -250,7 +310,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         summary, which a privacy–utility curve does not show: its percentiles over thousands
         of groups cost as much as the simulation's noise."""
         simulation = simulate_releases(
-            stats, self.estimator(settings),
+            stats, self.bounded_estimator(settings),
             stats.unit.row_budget(self.native_budget(settings, budget)),
             strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
             rng=rng,
@@ -261,10 +321,21 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         self, stats: GroupValues, settings: MeanSettings, *, budget_kind: Kind = "pure"
     ) -> ErrorModel:
         """Laplace in ε, Gaussian and CoinPress in ρ, whatever ``budget_kind``: the planner's
-        answer converts to the user's kind where the mean can run in it."""
-        return mean_error_model(
-            stats, self.estimator(settings), settings.strategy, settings.global_fraction
-        )
+        answer converts to the user's kind where the mean can run in it. Bounds found privately:
+        by simulation, one model per share of the budget for the bounds, the planner choosing
+        the share (:func:`~dpcore.analyses.mean.found_accuracy.found_bounds_error_model`)."""
+        estimator = self.bounded_estimator(settings)
+        if isinstance(estimator, PrivatelyBounded):
+            if not isinstance(stats, GroupValues):
+                raise PlannerUnavailable(
+                    "The planner simulates releases that find their bounds, which needs the "
+                    "rows in memory: load the data (or a sample of it) to plan, or type public "
+                    "bounds."
+                )
+            return found_bounds_error_model(
+                stats, estimator, settings.strategy, settings.global_fraction
+            )
+        return mean_error_model(stats, estimator, settings.strategy, settings.global_fraction)
 
     def check_accuracy(
         self,
@@ -277,7 +348,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         rng: np.random.Generator | int | None = None,
     ) -> pd.DataFrame:
         return check_by_simulation(
-            stats, self.estimator(settings), budget, target,
+            stats, self.bounded_estimator(settings), budget, target,
             strategy=settings.strategy, global_fraction=settings.global_fraction,
             replicates=replicates, rng=rng,
         )  # fmt: skip
@@ -302,6 +373,31 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
             min_group_size=grouping.min_group_size, small_groups=grouping.small_groups,
             global_fraction=settings.global_fraction, replicates=replicates, rng=rng, unit=unit,
         )  # fmt: skip
+
+
+def _private_bounds_problems(settings: MeanSettings) -> list[Problem]:
+    """What stops bounds found privately with these settings (the typed bounds' own problems
+    are said above them)."""
+    out = []
+    if settings.estimator == "coinpress":
+        out.append(Problem(
+            "error", "Bounds found privately apply to the Laplace and Gaussian means: CoinPress "
+            "narrows its own range from the public prior. Choose another estimator, or type "
+            "public bounds.", "bounds_source",
+        ))  # fmt: skip
+    if settings.sampling_error:
+        out.append(Problem(
+            "error", "Intervals with sampling error need bounds fixed before the release. On "
+            "the Release page choose intervals of the noise only, or type public bounds.",
+            "bounds_source",
+        ))  # fmt: skip
+    if not settings.n_public and not settings.bounds_tail:
+        out.append(Problem(
+            "error", "With private group sizes the bounds cannot aim at a number of values "
+            "(it would read the sizes): choose the share of values to leave beyond each bound.",
+            "bounds_tail",
+        ))  # fmt: skip
+    return out
 
 
 MEAN = MeanAnalysis()

@@ -15,7 +15,8 @@ the budget is split in half between a noisy count (sensitivity 1) and a noisy cl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -75,6 +76,10 @@ class ClippedMean:
     radius: float | None = None
     gamma: float = 0.1
     n_public: bool = True
+    # Bounds a release found privately (at_bounds): arrays, not constructor arguments.
+    _found: tuple[np.ndarray, np.ndarray] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if (self.bounds is None) == (self.radius is None):
@@ -110,8 +115,27 @@ class ClippedMean:
         )  # fmt: skip
         return f"{clip}; {sizes}"
 
+    def at_bounds(self, low: np.ndarray, high: np.ndarray) -> ClippedMean:
+        """This estimator clipping at bounds found privately
+        (:class:`~dpcore.foundations.private_bounds.FoundBounds`): ``low`` and ``high`` of shape
+        (..., k) per group or (..., 1) for one range, with a leading replicate axis in
+        simulations. Estimating the population as one group with per-group bounds clips at
+        their envelope (the smallest low, the largest high: post-processing)."""
+        copy = dataclasses.replace(self)
+        found = tuple(np.asarray(b, dtype=float) for b in (low, high))
+        object.__setattr__(copy, "_found", found)
+        return copy
+
     def interval(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-group clipping interval, shape (k,) each."""
+        """Per-group clipping interval, shape (k,) each (or (replicates, k) with bounds found
+        per replicate, :meth:`at_bounds`)."""
+        if self._found is not None:
+            low, high = self._found
+            k = np.shape(sizes)[-1]
+            if low.shape[-1] not in (1, k):  # per-group bounds, the population as one group
+                low, high = low.min(axis=-1, keepdims=True), high.max(axis=-1, keepdims=True)
+            shape = (*low.shape[:-1], k)
+            return np.broadcast_to(low, shape), np.broadcast_to(high, shape)
         if self.bounds is not None:
             low, high = self.bounds
             return np.full(sizes.shape, low), np.full(sizes.shape, high)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpcore.analyses.mean import found_bounds as found
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.plan_intervals import MeanEstimator, MeanIntervals, public_range
@@ -28,6 +29,7 @@ from dpcore.foundations.intervals import Interval
 from dpcore.foundations.labels import OTHER_LABEL
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.private_bounds import PrivateBounds
 from dpcore.foundations.selection import KeySelection
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import instance_of, open_unit_interval
@@ -70,13 +72,21 @@ class MeanRow(ReleaseRow):
     public_share: float | None = None
     noisy_share: float | None = None
     flag: str | None = None
+    clip_low: float | None = None
+    clip_high: float | None = None
 
     def extra(self) -> dict:
+        # Bounds a release found privately: DP outputs, on every row they clipped.
+        clip = (
+            {}
+            if self.clip_low is None
+            else {"clip_low": self.clip_low, "clip_high": self.clip_high}
+        )
         if self.flag is not None:
-            return {"noisy_share": self.noisy_share, "flag": self.flag}
+            return {"noisy_share": self.noisy_share, "flag": self.flag, **clip}
         if self.noisy_share is not None:
-            return {"noisy_share": self.noisy_share}
-        return {} if self.public_share is None else {"public_share": self.public_share}
+            return {"noisy_share": self.noisy_share, **clip}
+        return clip if self.public_share is None else {"public_share": self.public_share, **clip}
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,9 @@ class MeanPlan(MeanIntervals):
         (:mod:`~dpcore.analyses.mean.sampling_error`) and the means get the rest (sequential
         composition). Needs public group sizes, the Laplace or Gaussian mean, and the rows in
         memory (:class:`GroupValues`).
+    bounds
+        None: the typed bounds clip. Else the release finds its bounds privately within them
+        first, paying ``bounds.fraction`` of the budget (:mod:`~.found_bounds`).
 
     The privacy unit is the one ``values`` were computed for (:attr:`unit`).
     """
@@ -120,6 +133,7 @@ class MeanPlan(MeanIntervals):
     global_fraction: float = 0.5
     sampling_error: bool = False
     variance_fraction: float = DEFAULT_VARIANCE_FRACTION
+    bounds: PrivateBounds | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.values, GroupValues | GroupSums) or self.values.shares is None:
@@ -143,6 +157,8 @@ class MeanPlan(MeanIntervals):
             self._check_selection_possible()
         if self.sampling_error:
             self._check_sampling_error_possible()
+        if self.bounds is not None:
+            found.check_bounded_mean(self)
         if self.strategy != "global_only":
             check_public_sizes_defined(self.values, self.estimator)
             drawn_with_release(self.shares, self.estimator)
@@ -258,6 +274,8 @@ class MeanPlan(MeanIntervals):
             if isinstance(self.estimator, LaplaceMean):
                 return PureDP(epsilon)
             return ApproxDP(epsilon, budget.delta - selection.delta)
+        if self.bounds is not None:
+            return self.bounds.rest(self.row_budget)
         if not self.sampling_error:
             return self.row_budget
         return scale(self.row_budget, 1 - self.variance_fraction)
@@ -309,6 +327,7 @@ class MeanPlan(MeanIntervals):
                 else {}
             ),
             **({} if self.selection is None else {"group_selection": self._selection_facts()}),
+            **({} if self.bounds is None else {"bounds": self.bounds.to_dict(self.row_budget)}),
         }
 
     def _selection_facts(self) -> dict:
@@ -332,8 +351,13 @@ class MeanPlan(MeanIntervals):
         return self._estimate(values, noise)
 
     def _estimate(self, values: GroupValues | GroupSums, noise: NoiseSource) -> StrategyResult:
+        """The strategy's estimates; bounds found privately are found first, with their share
+        of the row budget (:class:`~.found_bounds.PrivatelyBounded`)."""
+        estimator, budget = self.estimator, self.mean_budget
+        if self.bounds is not None:
+            estimator, budget = found.PrivatelyBounded(self.estimator, self.bounds), self.row_budget
         return run_strategy(
-            self.strategy, values, self.estimator, self.mean_budget, values.shares,
+            self.strategy, values, estimator, budget, values.shares,
             global_fraction=self.global_fraction, noise=noise,
         )  # fmt: skip
 
@@ -372,38 +396,42 @@ class MeanPlan(MeanIntervals):
             if self.sampling_error
             else None
         )
-        low, high = public_range(self.estimator)
-        groups, population = (
-            part.within(low, high) for part in self.intervals(result, squares, values)
-        )
+        _, (low, high), (whole_low, whole_high) = found.clipping(self.estimator, result, values.k)
+        groups, population = self.intervals(result, squares, values)
+        groups, population = groups.within(low, high), population.within(whole_low, whole_high)
         rows = []
         if self.strategy != "global_only":
             # Groups found privately are listed by label: their order in the data is by exact
             # size, which the release must not show.
             order = range(values.k) if self.selection is None else np.argsort(values.labels)
             for g in order:
-                rows.append(self._group_row(result, values, groups, g))
-            rows.extend(self._pooled_row(result, low, high))
+                rows.append(self._group_row(result, values, groups, g, (low, high)))
+            rows.extend(self._pooled_row(result, whole_low, whole_high))
         flag = None if result.released is None else ""
         rows.append(MeanRow("population", "All", population.estimate, population.low,
-                            population.high, flag=flag))  # fmt: skip
+                            population.high, flag=flag,
+                            **found.row_bounds(result, (whole_low, whole_high))))  # fmt: skip
         return rows
 
     def _group_row(
-        self, result: StrategyResult, values: GroupValues | GroupSums, groups: Interval, g: int
-    ) -> MeanRow:
-        """Group ``g``'s row: its estimate and share, or, when the noisy counts merged or
-        dropped it, no numbers and the reason."""
+        self, result: StrategyResult, values: GroupValues | GroupSums, groups: Interval, g: int,
+        ranges: tuple[np.ndarray, np.ndarray],
+    ) -> MeanRow:  # fmt: skip
+        """Group ``g``'s row: its estimate and share (and the bounds it was clipped at, when the
+        release found them), or, when the noisy counts merged or dropped it, no numbers and the
+        reason."""
         label = values.labels[g]
+        clip = found.row_bounds(result, ranges, g, values.k)
         if result.released is not None:
             decision = result.released.decision
             if not decision.kept[g]:
                 flag = values.shares.rule.flag(bool(decision.merged[g]))
-                return MeanRow("group", label, None, flag=flag)
+                return MeanRow("group", label, None, flag=flag, **clip)
         share = self._share_of(result, values.shares, g)
         if result.released is not None:
             share["flag"] = ""
-        return MeanRow("group", label, groups.estimate[g], groups.low[g], groups.high[g], **share)
+        return MeanRow("group", label, groups.estimate[g], groups.low[g], groups.high[g], **share,
+                       **clip)  # fmt: skip
 
     @staticmethod
     def _pooled_row(result: StrategyResult, low: float, high: float) -> list[MeanRow]:
@@ -414,7 +442,8 @@ class MeanPlan(MeanIntervals):
             return []
         estimate = float(np.clip(released.other_mean, low, high))
         share = float(released.other_share)
-        return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="")]
+        clip = found.row_bounds(result, (low, high))
+        return [MeanRow("group", OTHER_LABEL, estimate, noisy_share=share, flag="", **clip)]
 
     @staticmethod
     def _share_of(result: StrategyResult, shares: PublicShares, group: int) -> dict[str, float]:
@@ -452,6 +481,7 @@ class MeanPlan(MeanIntervals):
                 ]
             ),
             *self._small_groups_lines(),
+            *found.review_lines(self),
             f"**Intervals:** {self.interval_description}",
             *(
                 []
@@ -500,7 +530,8 @@ class MeanPlan(MeanIntervals):
             )
         return (
             f"{header}"
-            f"from dpcore import {estimator}, GroupValues, MeanPlan\n\n"
+            f"from dpcore import {estimator}, GroupValues, MeanPlan"
+            f"{'' if self.bounds is None else ', PrivateBounds'}\n\n"
             f"{values}"
             "plan = MeanPlan(\n"
             "    values=values,\n"
@@ -509,6 +540,7 @@ class MeanPlan(MeanIntervals):
             f"    strategy={self.strategy!r},\n"
             f"    global_fraction={self.global_fraction!r},\n"
             f"{self._sampling_error_arguments()}"
+            f"{found.script_argument(self.bounds)}"
             ")\n"
         )
 

@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from dpcore.analyses.mean import found_bounds as found
 from dpcore.analyses.mean.coinpress import CoinPressErrors, CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.noise_intervals import has_public_noise_law, noise_error_quantiles
@@ -67,7 +68,9 @@ class MeanIntervals:
         :mod:`~dpcore.analyses.mean.noise_intervals`), else taken from the error draws of
         :meth:`_noise_draws`. With ``squares`` (the release's noisy sums of squares) the errors
         include sampling error. NaN bounds where no interval is released (private group sizes).
-        CoinPress's come from :meth:`_coinpress_intervals`.
+        CoinPress's come from :meth:`_coinpress_intervals`. A release that found its bounds
+        privately (:mod:`~dpcore.analyses.mean.found_bounds`) takes the exact quantiles of its
+        noise at the bounds it found: its Laplace or Gaussian mean has no sampling error.
 
         ``result`` and ``squares`` may carry a leading replicate axis (group estimates
         ``(R, k)``, population ``(R,)``: simulated releases, for coverage studies); every
@@ -78,16 +81,23 @@ class MeanIntervals:
         if isinstance(self.estimator, CoinPressMean):
             return self._coinpress_intervals(result, values)
         groups = np.asarray(result.group_estimates, dtype=float)
+        if result.bounds is not None and groups.ndim > 1:
+            # Each simulated release found its own bounds, so its noise has its own scale.
+            raise ValueError(
+                "Intervals of releases that find their bounds are computed one release at a "
+                "time: run each release's plan, not a replicate axis."
+            )
+        estimator = found.clipping(self.estimator, result, self.values.k)[0]  # at bounds found
         whole = np.asarray(result.global_estimate, dtype=float)
         method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
         tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
         if not self.sizes_public:  # intervals built from the exact sizes would give them away
             group_q = np.full((*groups.shape, 2), np.nan)
             global_q = np.full((*whole.shape, 2), np.nan)
-        elif squares is None and has_public_noise_law(self.estimator):
+        elif squares is None and has_public_noise_law(estimator):
             # Shapes (k, 2) and (2,): the same for every replicate, broadcast below.
             group_q, global_q = noise_error_quantiles(
-                self.estimator, self.strategy, self.values.sizes,
+                estimator, self.strategy, self.values.sizes,
                 share_values(self.shares, self.values.k), self.mean_budget,
                 self.global_fraction, tails,
             )  # fmt: skip
@@ -294,10 +304,11 @@ class MeanIntervals:
                 "group's values; not sampling error"
             )
         if has_public_noise_law(self.estimator):
+            covered = "clipped sample mean" if self.bounds is None else found.FOUND_ESTIMAND
             return (
                 f"{self.header.level:.0%} noise intervals from the exact quantiles of the "
-                f"{self.estimator.noise_law.capitalize()} noise; they cover the clipped sample "
-                "mean, not sampling error"
+                f"{self.estimator.noise_law.capitalize()} noise; they cover the {covered}, not "
+                "sampling error"
             )
         return (
             f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "

@@ -25,6 +25,7 @@ import pandas as pd
 from dpcore.foundations.grouping import Grouping, SmallGroups
 from dpcore.foundations.labels import labels_repr, list_labels, plural
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, row_weights
+from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import data_frame, instance_of, numeric_values, read_only
 
@@ -265,6 +266,15 @@ class GroupValues:
             above = np.where(j < end, hi_g * (weight_at[end + shift] - weight_at[j + shift]), 0.0)
         sums = below + (self._prefix[j + shift] - self._prefix[i + shift]) + above
         return np.ascontiguousarray(np.moveaxis(sums.reshape(self.k, *shape[:-1]), 0, -1))
+
+    def grid_counts(self, candidates: np.ndarray) -> GridCounts:
+        """How many values of each group lie below each candidate bound (what bounds found
+        privately score, :mod:`dpcore.foundations.private_bounds`): one search per group and
+        candidate in the sorted values, all groups at once (:func:`_search_groups`)."""
+        candidates = np.asarray(candidates, dtype=float)
+        needles = np.ascontiguousarray(np.broadcast_to(candidates, (self.k, candidates.size)))
+        first = _search_groups(self.sorted_values, self.offsets, needles, np.less)
+        return GridCounts(candidates, first - self.offsets[:-1, None], self.sizes)
 
     def centred_squares(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         r"""Per-group sums of squared deviations of the clipped values from the middle of the

@@ -15,6 +15,7 @@ seeded by ``rng``) for previews, ``"secure"`` (OpenDP) for releases.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -24,6 +25,7 @@ from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations.accounting import Budget, parallel, scale, sequential
 from dpcore.foundations.labels import list_labels
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.private_bounds import FoundBounds
 from dpcore.foundations.shares import PublicShares, noisy_count_shares, share_values
 from dpcore.foundations.small_groups import NoisyRecombination
 from dpcore.foundations.validation import open_unit_interval, positive_int
@@ -77,7 +79,9 @@ class StrategyResult:
     (CoinPress, :meth:`~dpcore.analyses.mean.CoinPressMean.run`), the interval after each of
     its steps behind the group estimates, shape (steps, [replicates,] k, 2), and behind the
     population estimate when it is estimated on its own, shape (steps, [replicates,] 2); DP
-    outputs, from which the release's intervals follow. None otherwise.
+    outputs, from which the release's intervals follow. None otherwise. ``bounds``: the
+    clipping bounds the release found privately first
+    (:mod:`~dpcore.analyses.mean.found_bounds`), or None when they were typed.
     """
 
     strategy: Strategy
@@ -88,6 +92,7 @@ class StrategyResult:
     released: NoisyRecombination | None = None
     group_steps: np.ndarray | None = None
     global_steps: np.ndarray | None = None
+    bounds: FoundBounds | None = None
 
 
 def _replicates(replicates: int | None) -> int | None:
@@ -256,7 +261,24 @@ def run_strategy(
     replicates: int | None = None,
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
-    """Dispatch on the strategy name (the Compare page and the Monte Carlo engine use this)."""
+    """Dispatch on the strategy name (the Compare page and the Monte Carlo engine use this).
+
+    An estimator that finds its bounds privately (``resolve``,
+    :class:`~dpcore.analyses.mean.found_bounds.PrivatelyBounded`) finds them once, first, from
+    the same noise source; the strategy then runs at the rest of the budget, and the result
+    carries the bounds and the whole cost."""
+    if getattr(estimator, "resolve", None) is not None:
+        source = as_noise_source(noise, rng=rng)
+        fixed, rest, found = estimator.resolve(
+            strata, budget, replicates=_replicates(replicates), noise=source,
+            pooled=strategy == "global_only",
+        )  # fmt: skip
+        result = run_strategy(
+            strategy, strata, fixed, rest, shares, global_fraction=global_fraction,
+            replicates=replicates, noise=source,
+        )  # fmt: skip
+        cost = sequential(estimator.bounds.cost(budget), result.cost)
+        return dataclasses.replace(result, cost=cost, bounds=found)
     common = {"rng": rng, "replicates": replicates, "noise": noise}
     if strategy != "global_only":
         check_public_sizes_defined(strata, estimator)

@@ -24,6 +24,7 @@ import numpy as np
 
 from dpcore.analyses.mean.statistics import kept_without_rows, left_out_messages
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import read_only
 
@@ -58,6 +59,10 @@ class GroupSums:
     engine
         The engine whose passes computed the sums (``"duckdb"``…; a release's review names it);
         empty for sums made otherwise.
+    buckets_at
+        ``candidates -> counts`` of shape (k, C + 1): each group's values per bucket of a grid
+        of candidate bounds, one more engine pass (what bounds found privately read,
+        :meth:`grid_counts`); None where no engine can count them.
     """
 
     value: str
@@ -73,6 +78,7 @@ class GroupSums:
     unit: PrivacyUnit = ROW
     recipe: str = ""
     engine: str = ""
+    buckets_at: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", tuple(str(label) for label in self.labels))
@@ -124,10 +130,28 @@ class GroupSums:
     @functools.cached_property
     def pooled(self) -> GroupSums:
         """The whole population as one group (the "vanilla" estimates' statistics)."""
+        buckets_at = self.buckets_at
+        pooled_buckets = (
+            None if buckets_at is None
+            else lambda candidates: buckets_at(candidates).sum(axis=0, keepdims=True)
+        )  # fmt: skip
         return GroupSums(
             value=self.value, labels=("All",), sizes=np.array([self.n]),
             sums_at=self.pooled_sums_at, pooled_sums_at=self.pooled_sums_at,
+            buckets_at=pooled_buckets,
         )  # fmt: skip
+
+    def grid_counts(self, candidates: np.ndarray) -> GridCounts:
+        """How many values of each group lie below each candidate bound, from one more engine
+        pass counting the values per bucket of the grid (:attr:`buckets_at`)."""
+        if self.buckets_at is None:
+            raise ValueError(
+                "Bounds found privately count the values per bucket of a grid of candidates, "
+                "and these sums came with no engine to count them. Type public bounds instead, "
+                "or read the data through an engine (pandas, DuckDB or Spark)."
+            )
+        candidates = np.asarray(candidates, dtype=float)
+        return GridCounts.from_buckets(self.buckets_at(candidates), candidates)
 
     def messages(self) -> list[str]:
         """Plain sentences about the rows and groups left out (empty when none was)."""

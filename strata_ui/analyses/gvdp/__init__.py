@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dpcore.analyses.gvdp import GVDP
+from dpcore.analyses.gvdp import GVDP, GvdpSettings
 from dpcore.release import ReleaseRecord
 from strata_ui.analyses.base import AnalysisUI
 from strata_ui.analyses.gvdp import charts, compare, estimator
 from strata_ui.analyses.gvdp import settings as settings_widgets
 from strata_ui.analyses.gvdp.learn import EXPLAINERS, PRESETS
 from strata_ui.analyses.gvdp.view import GvdpView
+from strata_ui.state import reset_settings
 
 
 class GvdpUI(AnalysisUI):
@@ -28,6 +29,12 @@ class GvdpUI(AnalysisUI):
     def release_figure(self, record: ReleaseRecord) -> go.Figure:
         """One panel per coefficient: coefficients differ in scale."""
         return charts.release_figure(record)
+
+    def on_dataset_change(self, *, demo: bool) -> None:
+        # The demo's boxes are public figures from outside knowledge; on other data nobody has
+        # typed a box yet, and the generic one is far too wide: the box is found privately by
+        # default there (a share of ρ, said on the Estimator page before any commit).
+        reset_settings(GvdpSettings, box_source="typed" if demo else "private")
 
 
 UI = GvdpUI()

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.base import NeedsRowsInMemory
-from dpcore.analyses.gvdp import BOUNDS_MODES, MODELS
+from dpcore.analyses.gvdp import BOUNDS_MODES, MODELS, GvdpSettings
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.diagnostics import (
     coverage_frame,
@@ -101,6 +101,12 @@ def render_compare() -> None:
         st.error(f"{as_written(exc)} Fix it on the Estimator page.", icon=ERROR_ICON)
         return
     model, run = inputs.model, inputs.run
+    if get_settings(GvdpSettings).box_source == "private":
+        st.info(
+            "These replications run GVDP in the typed box: a release finds a tighter box "
+            "privately first (Estimator page), which is not simulated here yet.",
+            icon=":material/info:",
+        )
     st.caption(
         f"{MODELS[model.kind]}: **{as_text(model.formula)}**, "
         f"k = {inputs.data.subsets(run.k, run.resamples):,}, "

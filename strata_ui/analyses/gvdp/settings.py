@@ -349,6 +349,7 @@ def render_bounds(model: GvdpModel, data: GvdpData) -> GvdpBoundsSpec | None:
     )  # fmt: skip
     if mode == "box":
         _render_box(model, data)
+        _render_box_source()
     else:
         _render_guess(model)
     try:
@@ -356,6 +357,39 @@ def render_bounds(model: GvdpModel, data: GvdpData) -> GvdpBoundsSpec | None:
     except (ValueError, TypeError) as exc:
         st.error(f"Public bounds: {as_written(exc)}", icon=ERROR_ICON)
         return None
+
+
+BOX_SOURCES = {
+    "typed": "Use these ranges as the box",
+    "private": "Find a tighter box privately within them",
+}
+BOX_SOURCE_CAPTIONS = {
+    "typed": "GVDP starts its search from the ranges above, as typed.",
+    "private": "A small private pass (a share of ρ) looks at a bag of little bootstraps of "
+    "its own: the median of the subsets' estimates and of their standard errors give each "
+    "coefficient a box and a spread bound within the ranges above; GVDP runs in that box with "
+    "the rest of ρ. For data whose coefficients nobody can guess closely.",
+}
+
+
+def _render_box_source() -> None:
+    """Typed box, or a box found privately within it (and the share of ρ that pays for it)."""
+    source = bind(
+        st.radio, "The box GVDP starts from", GvdpSettings, "box_source", labels=BOX_SOURCES,
+        captions=BOX_SOURCE_CAPTIONS,
+        help="A box ten thousand times too wide makes CoinPress's noise as wide, and every "
+        "interval wider than the box is withheld.",
+    )  # fmt: skip
+    if source == "private":
+        fraction = bind(
+            st.select_slider, "Share of ρ that finds the box", GvdpSettings, "box_fraction",
+            options=constants.GVDP_BOX_FRACTIONS, format_func="{:.0%}".format,
+        )  # fmt: skip
+        st.caption(
+            f"The box costs {fraction:.0%} of the release's ρ and GVDP runs at the rest "
+            "(sequential composition); in every group at once, the groups being disjoint. "
+            "The Compare page's coverage and the planner use a typed box so far."
+        )
 
 
 def _name(kind: str, coefficient: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -80,10 +81,24 @@ def _render_preview(chosen: MeanSettings) -> None:
                 ],  # fmt: skip
             }
         )
+        found = result.bounds
+        if found is not None:  # DP outputs of this simulated release, as a release publishes
+            lows, highs = (np.broadcast_to(b, (values.k,)) for b in (found.low, found.high))
+            whole_low, whole_high = (float(b[0]) for b in found.envelope())
+            table["bounds found (simulated)"] = [
+                *(f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(lows, highs, strict=True)),
+                f"[{whole_low:.4g}, {whole_high:.4g}]",
+            ]
         st.dataframe(table, hide_index=True, key="mean.table.preview")
         st.caption(
             "The curator's view: the rows per group come from the data without noise. The "
             f"estimates follow the strategy chosen on the Release page ({chosen.strategy})."
+            + (
+                ""
+                if found is None
+                else " The bounds were found privately in this simulated release, as a release "
+                "finds them, and clip its estimates."
+            )
         )
 
 

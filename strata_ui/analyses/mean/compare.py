@@ -10,11 +10,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, MeanSettings, MeanStudy
+from dpcore.analyses.mean.found_accuracy import bounds_costs
 from dpcore.analyses.mean.simulate import summarize_sweep
 from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from dpcore.foundations.accounting import Budget
 from strata_ui import constants, pipeline, url_state
-from strata_ui.analyses.mean import charts
+from strata_ui.analyses.mean import bounds_charts, charts
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
@@ -97,6 +98,8 @@ def render_compare() -> None:
         if None not in (settings.clip_low, settings.clip_high)
         else "bounds not typed yet"
     )
+    if settings.bounds_source == "private" and None not in (settings.clip_low, settings.clip_high):
+        bounds = f"bounds found privately within {bounds.removeprefix('bounds ')}"
     st.caption(
         f"Estimating the mean of **{as_text(settings.value or 'no column yet')}** by **{as_written(strata_text)}** "
         f"with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change these on the Data, "
@@ -173,7 +176,33 @@ def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
     groups = charts.stack({s: r.groups for s, r in results.items()})
     st.caption(f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}.")
     _render_errors(metrics, groups, state.replicates, settings.value)
+    _render_bounds_cost(settings, pipeline.page_budget(state), state.replicates)
     return True
+
+
+def _render_bounds_cost(settings: MeanSettings, budget: Budget, replicates: int) -> None:
+    """Section 2b, with bounds found privately: what they cost each group, in clipping bias and
+    in noise, beside the typed (search) range at the same total budget."""
+    if settings.bounds_source != "private":
+        return
+    st.subheader("What the bounds cost: typed range or found privately")
+    st.caption(
+        "At the same total budget: the typed range spends it all on the means, clipping nothing "
+        f"it should not but adding noise for its whole width; the found bounds spend "
+        f"{settings.bounds_fraction:.0%} of it finding a narrower range, then clip at it. Each "
+        "group's error splits into the clipping bias and the noise (hover a bar); one estimate "
+        "per group."
+    )
+    try:
+        values = pipeline.current_statistics(MEAN, settings)
+        native = MEAN.native_budget(settings, budget)
+        costs = bounds_costs(values, MEAN.bounded_estimator(settings), native,
+                             replicates=replicates, rng=get_state().seed)  # fmt: skip
+    except (ValueError, TypeError) as exc:
+        show_error(exc)
+        return
+    st.plotly_chart(bounds_charts.bounds_cost_figure(costs), key="compare.chart.bounds_cost")
+    st.markdown(bounds_charts.bounds_cost_summary(costs))
 
 
 def _render_errors(metrics, groups, replicates: int, value: str) -> None:

@@ -20,6 +20,8 @@ from dpcore.foundations.grouping import Grouping
 from strata_ui import charts_strata, constants, pipeline
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (
+    clipping_figure,
+    clipping_summary,
     coinpress_figure,
     coinpress_summary,
     figure1_summary,
@@ -385,6 +387,88 @@ def render_coinpress() -> None:
     )
 
 
+def render_clipping() -> None:
+    """The clipping trade-off on one group of the current data, with the bounds found privately
+    on the same picture (item 6 of issue 39)."""
+    settings, state, mean = get_settings(MeanLearn), get_state(), get_settings(MeanSettings)
+    st.markdown(
+        "Every private mean clips the values to a range [L, U] before it adds noise. Too narrow a "
+        "range moves the mean (**clipping bias**); too wide a range makes the noise, which grows "
+        "with U − L, drown it. Move U, and see where a typed bound and bounds found privately "
+        "land on the same curve."
+    )
+    strata = current_or_explain(current_values, "Choose groups first")
+    if strata is None or not isinstance(strata, GroupValues):
+        if strata is not None:
+            st.info("This picture reads one group's values: upload the data (or a sample) on the "
+                    "Data page to see it on yours.", icon=":material/memory:")  # fmt: skip
+        return
+    if mean.clip_low is None or mean.clip_high is None:
+        st.info("Enter public bounds (or a search range) on the Estimator page first.",
+                icon=":material/info:")  # fmt: skip
+        return
+    occupied = OccupiedGroups.of(strata)
+    labels = list(occupied.labels)
+    if settings.clipping_group not in labels:  # a middle-sized group: both errors show
+        settings.clipping_group = labels[int(np.argsort(occupied.sizes)[len(labels) // 2])]
+    sizes = dict(zip(labels, occupied.sizes, strict=True))
+    group_col, epsilon_col, share_col = st.columns(3)
+    with group_col:
+        settings.clipping_group = st.selectbox(
+            "Group", labels, index=labels.index(settings.clipping_group),
+            format_func=lambda g: f"{g} (n = {sizes[g]:,})", key="learn.clipping.group",
+            **stored_in("learn.clipping.group", settings, "clipping_group"),
+            help="A small group pays more noise for the same range.",
+        )  # fmt: skip
+    with epsilon_col:
+        log_slider("ε, the budget (log scale)", settings, "clipping_epsilon",
+                   options=constants.EPSILON_OPTIONS, key="learn.clipping.epsilon",
+                   help="More budget: less noise, so a wider range costs less.")  # fmt: skip
+    with share_col:
+        settings.clipping_fraction = st.select_slider(
+            "Share of ε that finds the bounds", options=constants.BOUNDS_FRACTION_OPTIONS,
+            value=nearest(constants.BOUNDS_FRACTION_OPTIONS, settings.clipping_fraction),
+            format_func="{:.0%}".format, key="learn.clipping.fraction",
+            **stored_in("learn.clipping.fraction", settings, "clipping_fraction"),
+            help="The bounds and the mean share ε: more for the bounds finds them more "
+            "reliably and leaves more noise on the mean.",
+        )  # fmt: skip
+    g = labels.index(settings.clipping_group)
+    group = GroupValues.from_values(strata.group_values(g), label=settings.clipping_group)
+    low, high = float(mean.clip_low), float(mean.clip_high)
+    epsilon, fraction = float(settings.clipping_epsilon), float(settings.clipping_fraction)
+    found = mean_teaching.found_bounds_draws(group, (low, high), epsilon, fraction,
+                                             rng=state.seed)  # fmt: skip
+    top = max(high, float(group.sorted_values[-1]) * 1.5)  # the curve reaches past the typed U
+    # From the median or the lowest found bounds, whichever is lower: a found U that lands too
+    # low sits on the curve's too-narrow side instead of beyond it (a log axis has no 0).
+    lowest_found = float(np.percentile(found["high"], 5))
+    start = max(min(float(np.quantile(group.sorted_values, 0.5)), lowest_found),
+                low + (top - low) * 1e-5)  # fmt: skip
+    curve = mean_teaching.clipping_tradeoff(group, low, np.geomspace(start, top, 160), epsilon)
+    unit = unit_of(mean.value)
+    show_chart(
+        clipping_figure(curve, found, typed_high=high, group=settings.clipping_group,
+                        size=int(group.n), epsilon=epsilon, fraction=fraction, unit=unit),
+        key="learn.chart.clipping",
+        summary=clipping_summary(curve, found, typed_high=high, unit=unit),
+    )  # fmt: skip
+    st.caption(
+        f"L = {low:g} and the typed U = {high:g} (or the search range) come from the Estimator "
+        "page. The found bounds are 400 seeded simulated releases of this group alone: each spends "
+        "its share of ε finding [L, U] privately on the group's values, then the rest on the "
+        "mean (a release of every group finds one range on all of them, a steadier one). The bias is the curator's view of "
+        "the confidential data: nothing is released or spent."
+    )
+    formula(
+        r"\mathrm{error}(U)^2 = \big(\bar x_{[L,U]} - \bar x\big)^2"
+        r" + 2\Big(\tfrac{U-L}{n\,\varepsilon}\Big)^2",
+        "Clipping bias squared plus the noise's variance: the Laplace mean of n values clipped "
+        "to [L, U], public n (AAAI 2024, eq. 3); the bounds found privately are quantiles chosen "
+        "by the exponential mechanism (Smith 2011).",
+    )
+
+
 EXPLAINERS: tuple[LearnItem, ...] = (
     LearnItem(
         "small_groups",
@@ -403,5 +487,11 @@ EXPLAINERS: tuple[LearnItem, ...] = (
         "CoinPress step by step: an interval that shrinks",
         ":material/compress:",
         render_coinpress,
+    ),
+    LearnItem(
+        "clipping",
+        "Too narrow or too wide: where to clip, and bounds found privately",
+        ":material/straighten:",
+        render_clipping,
     ),
 )

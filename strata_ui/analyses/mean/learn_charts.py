@@ -381,3 +381,74 @@ def figure3_summary(study: pd.DataFrame) -> str:
         "roughly as 1/n, so with large samples stratification is almost free for the population "
         "mean."
     )
+
+
+# ---- the clipping trade-off ---------------------------------------------------------------------
+
+
+def clipping_figure(
+    curve: pd.DataFrame,
+    found: dict,
+    *,
+    typed_high: float,
+    group: str,
+    size: int,
+    epsilon: float,
+    fraction: float,
+    unit: str,
+) -> go.Figure:
+    """Error of one group's mean as the upper bound moves (log axes): the clipping bias, the
+    noise and their combined error; the typed bound marked; the bounds found privately drawn as
+    their median and 5–95% spread over simulated releases, at the error those releases had."""
+    fig = go.Figure()
+    for column, name, colour, dash in (
+        ("rmse", "error (bias and noise together)", BLACK, "solid"),
+        ("bias", "clipping bias: too narrow", VERMILLION, "dash"),
+        ("noise", "noise: too wide", BLUE, "dot"),
+    ):
+        values = np.abs(curve[column].to_numpy(float))
+        # No clipping, no bias: the line ends there (a log axis has no 0).
+        values = np.where(values > 1e-9 * curve["rmse"].max(), values, np.nan)
+        fig.add_trace(go.Scatter(
+            x=curve["high"], y=values, mode="lines", name=name,
+            line={"color": colour, "dash": dash, "width": 3 if column == "rmse" else 2},
+            hovertemplate="U = %{x:.4g}<br>" + column + " %{y:.3g}<extra></extra>",
+        ))  # fmt: skip
+    typed = curve.iloc[int(np.argmin(np.abs(curve["high"] - typed_high)))]
+    fig.add_trace(go.Scatter(
+        x=[typed_high], y=[typed["rmse"]], mode="markers", name=f"typed U = {typed_high:g}",
+        marker={"color": ORANGE, "size": 14, "symbol": "square", "line": {"color": BLACK, "width": 1}},
+        hovertemplate="typed U = %{x:.4g}<br>error %{y:.3g}<extra></extra>",
+    ))  # fmt: skip
+    low, middle, high = np.percentile(found["high"], [5, 50, 95])
+    fig.add_trace(go.Scatter(
+        x=[middle], y=[found["rmse"]], mode="markers",
+        name=f"found privately ({fraction:.0%} of ε): U from {low:.3g} to {high:.3g}",
+        marker={"color": GREEN, "size": 15, "symbol": "diamond", "line": {"color": BLACK, "width": 1}},
+        error_x={"type": "data", "symmetric": False, "array": [high - middle],
+                 "arrayminus": [middle - low], "color": GREEN, "thickness": 3},
+        hovertemplate="found U (median) %{x:.4g}<br>error of those releases %{y:.3g}<extra></extra>",
+    ))  # fmt: skip
+    fig = learn_layout(
+        fig,
+        "Too narrow or too wide: where to clip",
+        f"upper bound U ({unit}, log scale)",
+        f"error of the mean ({unit}, log)",
+        subtitle=f"{chart_text(group)}, n = {size:,}, ε = {epsilon:g}: bias, noise and both, "
+        "as U moves",
+    )
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log", exponentformat="none")  # 0.0001, not 100μ, for an error
+    return fig
+
+
+def clipping_summary(curve: pd.DataFrame, found: dict, *, typed_high: float, unit: str) -> str:
+    """One sentence: the best U and its error, the typed U's, and the found bounds'."""
+    best = curve.iloc[int(np.argmin(curve["rmse"]))]
+    typed = curve.iloc[int(np.argmin(np.abs(curve["high"] - typed_high)))]
+    return (
+        f"The error is smallest at U ≈ {best['high']:.3g} ({best['rmse']:.3g} {unit}); below it "
+        f"the clipping bias takes over, above it the noise. Your typed U = {typed_high:g} gives "
+        f"{typed['rmse']:.3g}; bounds found privately, paying their share of the same budget, "
+        f"land at U ≈ {np.median(found['high']):.3g} with an error of {found['rmse']:.3g}."
+    )

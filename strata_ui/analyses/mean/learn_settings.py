@@ -18,6 +18,10 @@ class MeanLearn:
     coinpress_group: str | None = None  # None: the smallest group
     coinpress_steps: int = 3
     coinpress_rho: float = 0.5
+    # Too narrow or too wide: the clipping trade-off
+    clipping_group: str | None = None  # None: a middle-sized group
+    clipping_epsilon: float = 0.5
+    clipping_fraction: float = 0.2
     # Presets
     figure1_groups: str = "race"
     figure1_alpha: float = 0.13

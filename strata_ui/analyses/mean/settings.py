@@ -13,6 +13,7 @@ from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
 from dpcore.foundations.accounting import format_components, parallel, scale, sequential
 from dpcore.foundations.errors import SettingsError
 from strata_ui import constants, pipeline
+from strata_ui.analyses.mean import found_bounds
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
 from strata_ui.text import as_text, as_written
@@ -103,7 +104,23 @@ def _render_value_messages() -> None:
 
 def _render_bounds() -> None:
     settings = get_settings(MeanSettings)
-    st.subheader("Public bounds on the value")
+    st.subheader("Bounds on the value")
+    source = bind(
+        st.radio, "How the bounds are set", MeanSettings, "bounds_source",
+        labels=found_bounds.SOURCE_LABELS, captions=found_bounds.SOURCE_CAPTIONS,
+        help="Every private mean clips the values to a range before it adds noise: too narrow "
+        "a range biases the means, too wide a range drowns them in noise.",
+    )  # fmt: skip
+    if source == "private":
+        found_bounds.render_search_range(settings)
+    else:
+        _render_typed_bounds(settings)
+    show_problems(_bound_problems(get_settings(MeanSettings)))
+    if source == "private":
+        found_bounds.render_private_bounds()
+
+
+def _render_typed_bounds(settings: MeanSettings) -> None:
     st.markdown(
         f"Values of **{as_text(settings.value or 'the value column')}** are clipped to [L, U] before "
         "averaging. The bounds **must come from outside knowledge** (what the value can be by "
@@ -121,11 +138,11 @@ def _render_bounds() -> None:
              min_value=-constants.BOUND_MAGNITUDE_MAX, max_value=constants.BOUND_MAGNITUDE_MAX,
              help="The largest value anyone could have, known without looking at the data.",
              caption="Values above U count as U. A wider range means more noise.")  # fmt: skip
-    show_problems(_bound_problems(get_settings(MeanSettings)))
 
 
 def _bound_problems(settings: MeanSettings) -> list:
-    """What is wrong with bounds that were typed (empty bounds are still to be chosen)."""
+    """What is wrong with bounds that were typed, or with finding them privately (empty bounds
+    are still to be chosen)."""
     if settings.clip_low is None or settings.clip_high is None:
         return []
     return [p for p in MEAN.problems(settings, None) if p.field != "value"]
@@ -200,16 +217,21 @@ def render_configured(settings: MeanSettings) -> None:
     """The estimator the settings make, in words, and the budget it runs at — or what to fix."""
     st.subheader("Your estimator")
     if settings.clip_low is None or settings.clip_high is None or _bound_problems(settings):
-        st.info("Enter valid public bounds to configure the estimator.", icon=":material/info:")
+        st.info("Fix the bounds above to configure the estimator.", icon=":material/info:")
         return
-    estimator = MEAN.estimator(settings)
+    estimator = MEAN.bounded_estimator(settings)
     st.markdown(f"**{ESTIMATOR_LABELS[settings.estimator]}**: {as_written(estimator.describe())}.")
     try:
         budget = MEAN.native_budget(settings, pipeline.page_budget(get_state()))
     except (ValueError, TypeError) as exc:
         st.warning(str(exc), icon=":material/warning:")
     else:
-        st.caption(f"Each release will use {budget}; set the budget on the Budget page.")
+        bounds = MEAN.private_bounds(settings)
+        split = (
+            "" if bounds is None
+            else f" ({bounds.cost(budget)} finds the bounds, the means run at {bounds.rest(budget)})"
+        )  # fmt: skip
+        st.caption(f"Each release will use {budget}{split}; set the budget on the Budget page.")
 
 
 def render_budget_split() -> None:

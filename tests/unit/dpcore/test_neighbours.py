@@ -11,6 +11,7 @@ the table's.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import numpy as np
@@ -20,17 +21,22 @@ import pytest
 from dpcore.analyses import ANALYSES
 from dpcore.analyses.gvdp import GvdpModel, GvdpSettings
 from dpcore.analyses.gvdp.aggregate import gvdp_rows_query
-from dpcore.analyses.mean import MEAN, MeanSettings
+from dpcore.analyses.mean import MEAN, GroupValues, LaplaceMean, MeanSettings
+from dpcore.analyses.mean.found_bounds import PrivatelyBounded
+from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.analyses.ratio import RatioSettings
 from dpcore.analyses.sample import SampleSettings
 from dpcore.analyses.synth import SynthSettings
 from dpcore.engines import PandasEngine
 from dpcore.engines.blb import GROUP, K_COLUMN, SCALE_COLUMN, SUBSET, BlbQuery
+from dpcore.foundations import mechanisms, private_bounds
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
+from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.privacy_unit import PrivacyUnit
+from dpcore.foundations.private_bounds import PrivateBounds, candidate_grid, private_quantile
 from dpcore.release import (
     DatasetRef,
     PlanHeader,
@@ -44,6 +50,7 @@ from dpcore.release import (
 from strata_ui import static_image
 from strata_ui.report import html_report
 from tests.unit.dpcore.test_engines_gvdp import regression_rows
+from tests.unit.dpcore.test_mechanisms import N_PRIVACY, privacy_violations
 
 GVDP_BY = GroupingSpec(by=("g",))
 GVDP_OLS = GvdpModel("ols", "y", ("x", "z"))
@@ -285,3 +292,157 @@ def test_one_added_person_changes_one_gvdp_subset_in_each_group_they_are_in(unit
             {"a": 0, "b": 1}[g] for g in groups
         }
         assert after.index.difference(before.index).empty  # no subset appears from nowhere
+
+
+# ---- bounds found privately -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec_name", SPECS)
+def test_bounds_found_privately_add_nothing_but_dp_outputs(
+    neighbours, spec_name, tmp_path, monkeypatch
+):
+    """The mean that finds its bounds first publishes them on every row (DP outputs, free to
+    move with the added person) and says how it found them in its metadata (the same on both:
+    the search range, the grid and the cost are declared, never read off the rows)."""
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
+    settings = dataclasses.replace(
+        SETTINGS["mean"], clip_high=1000, bounds_source="private", bounds_scope="per_group"
+    )
+    spec = SPECS[spec_name]
+    records = {n: released(f, MEAN, spec, tmp_path, n, settings) for n, f in neighbours.items()}
+    assert_nothing_but_dp_outputs_differ(records["D"], records["D′"], MEAN, spec, spec_name)
+    for record in records.values():
+        assert {"clip_low", "clip_high"} <= set(record.frame.columns)
+        assert public_metadata(record.metadata)["plan"]["bounds"]["source"] == "private"
+
+
+BOUND_DRAWS = 60_000
+"""Draws of each side: the bounds' outcomes are a few dozen candidate pairs, each drawn
+hundreds of times or more (600 candidates' noise per draw makes more draws slow)."""
+
+
+def _bound_draws(values, bounds: PrivateBounds, budget, seed: int) -> np.ndarray:
+    """BOUND_DRAWS seeded draws of the found (low, high), as one code per pair."""
+    found = bounds.draw(values.grid_counts(bounds.grid), budget,
+                        noise=SimulationNoise(rng=seed), replicates=BOUND_DRAWS)  # fmt: skip
+    grid = bounds.grid
+    low = np.searchsorted(grid, found.low[:, 0])
+    high = np.searchsorted(grid, found.high[:, 0])
+    return low * len(grid) + high
+
+
+def _outcome_sets(codes_d: np.ndarray, codes_dprime: np.ndarray, size: int):
+    """Sets of (low, high) outcomes, as masks over the pairs seen: each pair, each low and
+    each high bound, and the half-lines of each."""
+    seen = np.union1d(codes_d, codes_dprime)
+    lows, highs = seen // size, seen % size
+    sets = [np.eye(seen.size, dtype=bool)]
+    for part in (lows, highs):
+        values = np.unique(part)
+        sets += [part == values[:, None], part <= values[:, None]]
+    return seen, np.concatenate(sets)
+
+
+def bound_violations(codes_d, codes_dprime, size, epsilon):
+    """Every outcome set S with P̂[M(D)∈S] − e^ε P̂[M(D′)∈S] (or the reverse) above the slack
+    of test_mechanisms (four standard errors of each side), over the sets whose probability
+    on the larger side is at least 1e-3 (thousands of hits: the normal approximation of the
+    binomial holds)."""
+    seen, sets = _outcome_sets(codes_d, codes_dprime, size)
+    p, q = (
+        sets @ (np.bincount(np.searchsorted(seen, codes), minlength=seen.size) / codes.size)
+        for codes in (codes_d, codes_dprime)
+    )
+    p, q = np.clip(p, 0, 1), np.clip(q, 0, 1)  # sums of frequencies may pass 1 by an ulp
+    found = []
+    for pa, pb in ((p, q), (q, p)):
+        slack = 4 * (np.sqrt(pa * (1 - pa) / BOUND_DRAWS)
+                     + math.exp(epsilon) * np.sqrt(pb * (1 - pb) / BOUND_DRAWS))  # fmt: skip
+        excess = pa - math.exp(epsilon) * pb - slack
+        found += list(excess[(excess > 0) & (pa >= 1e-3)])
+    return found
+
+
+def _bound_neighbours(kind: str):
+    """60 values, and the same with one person replaced (public sizes: the smallest value
+    moved to the top, which shifts every count between them by one) or added (private sizes:
+    one more value at the top)."""
+    values = np.linspace(10.0, 70.0, 60)
+    if kind == "replace":
+        other = np.append(values[1:], 95.0)
+    else:
+        other = np.append(values, 95.0)
+    return GroupValues.from_values(values), GroupValues.from_values(other)
+
+
+@pytest.mark.parametrize(
+    ("kind", "budget", "tail"),
+    [("replace", PureDP(2.0), None), ("replace", ZCDP(0.5), None), ("add", PureDP(2.0), 0.1)],
+    ids=["epsilon, public sizes", "rho, public sizes", "epsilon, private sizes"],
+)
+def test_the_bounds_mechanism_is_dp_on_neighbouring_datasets(kind, budget, tail):
+    """Empirical P[M(D) ∈ S] ≤ e^ε P[M(D′) ∈ S] + slack over the (low, high) outcomes, for the
+    bounds' share of the budget (half of it here: ε = 1; under ρ, the ε of the exponential
+    mechanism's pure guarantee, √(8ρ') for each bound, added). A negative control: the same
+    test finds the mechanism run with a third of its noise."""
+    d, dprime = _bound_neighbours(kind)
+    bounds = PrivateBounds((0.0, 100.0), fraction=0.5, tail=tail, sizes_public=kind == "replace")
+    epsilon = 2 * bounds.epsilon_each(budget)
+    size = len(bounds.grid)
+    codes = [_bound_draws(v, bounds, budget, seed) for v, seed in ((d, 1), (dprime, 2))]
+    assert bound_violations(*codes, size, epsilon) == []
+    # Not vacuous: the pairs' probabilities differ, and a mechanism with too little noise fails.
+    assert not np.array_equal(np.bincount(codes[0] % size, minlength=size),
+                              np.bincount(codes[1] % size, minlength=size))  # fmt: skip
+    weak = dataclasses.replace(bounds, fraction=0.5)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(private_bounds, "selection_scale",
+                      lambda *args: mechanisms.selection_scale(*args) / 3)  # fmt: skip
+        weak_codes = [_bound_draws(v, weak, budget, seed) for v, seed in ((d, 3), (dprime, 4))]
+    assert bound_violations(*weak_codes, size, epsilon) != []
+
+
+def test_a_mean_that_finds_its_bounds_is_dp_on_neighbouring_datasets():
+    """The whole release (bounds at ε = 0.5, then the Laplace mean at ε = 1.5 clipped at them)
+    on one group of 60 values and the same with one value replaced: its estimate's
+    half-lines and intervals are within e^2 of each other, with the slack of test_mechanisms."""
+    d, dprime = _bound_neighbours("replace")
+    estimator = PrivatelyBounded(LaplaceMean(bounds=(0.0, 100.0)),
+                                 PrivateBounds((0.0, 100.0), fraction=0.25))  # fmt: skip
+    outputs = [
+        run_strategy("stratified", v, estimator, PureDP(2.0), np.array([1.0]),
+                     replicates=N_PRIVACY, noise=SimulationNoise(rng=seed)).global_estimate
+        for v, seed in ((d, 5), (dprime, 6))
+    ]  # fmt: skip
+    centre = float(np.median(outputs[0]))
+    sets = [(-math.inf, centre + t) for t in np.linspace(-8, 8, 33)]
+    sets += [(centre + a, centre + b) for a, b in ((-1, 1), (-3, 0), (0, 3), (2, 6), (-6, -2))]
+    assert privacy_violations(outputs[0], outputs[1], 2.0, 0.0, sets) == []
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.25])
+def test_a_private_quantile_is_dp_when_one_person_is_added(alpha):
+    """The bucket edges' mechanism (sizes not public): its draws on 60 values and on the same
+    with one more, within e^ε of each other on every outcome set."""
+    d, dprime = _bound_neighbours("add")
+    grid = candidate_grid(0.0, 100.0)
+    codes = [
+        np.searchsorted(grid, private_quantile(v.grid_counts(grid), alpha, PureDP(1.0),
+                                               noise=SimulationNoise(rng=seed),
+                                               replicates=BOUND_DRAWS)[:, 0]) * len(grid)
+        for v, seed in ((d, 7), (dprime, 8))
+    ]  # fmt: skip
+    assert bound_violations(*codes, len(grid), 1.0) == []
+
+
+def test_a_gvdp_box_found_privately_adds_nothing_but_dp_outputs(neighbours, tmp_path, monkeypatch):
+    """GVDP finding its box first: the box is intermediate (never published), the metadata
+    says how it was found and what it cost, the same on both neighbours."""
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
+    gvdp = next(a for a in ANALYSES if a.name == "gvdp")
+    settings = dataclasses.replace(SETTINGS["gvdp"], box_source="private")
+    spec = SPECS["share table"]
+    records = {n: released(f, gvdp, spec, tmp_path, n, settings) for n, f in neighbours.items()}
+    assert_nothing_but_dp_outputs_differ(records["D"], records["D′"], gvdp, spec, "share table")
+    facts = public_metadata(records["D"].metadata)["plan"]["estimator"]["private_box"]
+    assert facts["source"] == "private" and facts["cost"]["rho"] > 0

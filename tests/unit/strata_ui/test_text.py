@@ -130,12 +130,23 @@ TRUSTED = {
     "analyses/mean/__init__.py": ["PREVIEW_BANNER", "chosen.strategy"],
     "analyses/mean/compare.py": ["ESTIMATOR_LABELS[settings.estimator]", "bounds", "symbol"],
     "analyses/mean/explainers.py": ["state.seed"],
+    # Bounds found privately: the grid's density, budgets and their split, counts of groups.
+    "analyses/mean/found_bounds.py": [
+        "GRID_PER_DECADE",
+        "_target_words(bounds, budget)",
+        "bounds.cost(budget)",
+        "bounds.rest(budget)",
+        "budget",
+        "len(small)",
+        "values.k",
+    ],
     "analyses/mean/presets.py": ["FIGURE3_DATA_SEEDS", "FIGURE3_REPLICATES"],
     # row_numbers_note: the row-number columns' names, escaped where it is built.
     "analyses/mean/settings.py": [
         "ESTIMATOR_LABELS[settings.estimator]",
         "budget",
         "row_numbers_note(state)",
+        "split",
     ],
     "analyses/ratio/compare.py": ["symbol"],
     "analyses/ratio/learn.py": [
@@ -187,7 +198,14 @@ TRUSTED = {
     "navigation.py": ["label", "page.title", "title"],
     "noisy_small_groups.py": ["OUTCOME[rule.policy]", "noise.describe()"],
     "person.py": ["state.max_rows_per_person * state.max_groups_per_person"],
+    "frontier_ui.py": [
+        "2 ** MAX_FRONTIER_COLUMNS - 1",
+        "FRONTIER_REPLICATES",
+        "MAX_FRONTIER_COLUMNS",
+        "format_components(budget.components())",
+    ],
     "planner.py": [
+        "_parts_text(answer.parts, cost)",  # the mechanisms' names and their budgets
         "cost.simulation",
         "duration_text(cost.model_seconds)",
         "format_components(ledger.remaining())",
@@ -199,12 +217,6 @@ TRUSTED = {
         "replicates",
         "symbol",
     ],
-    "planner_frontier.py": [
-        "2 ** MAX_FRONTIER_COLUMNS - 1",
-        "FRONTIER_REPLICATES",
-        "MAX_FRONTIER_COLUMNS",
-        "format_components(budget.components())",
-    ],
     "portfolio.py": [
         "_expected_error(share.error, share.target)",
         "_three_digits(share.budget)",
@@ -215,6 +227,7 @@ TRUSTED = {
         "symbol",
         "total",
     ],
+    "private_edges.py": ["budget", "symbol"],
     "release.py": [
         "existing.created_at[:19].replace('T', ' ')",
         "existing.id",

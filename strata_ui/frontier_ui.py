@@ -1,6 +1,6 @@
-"""The Plan page's frontier of stratification choices: every grouping of a few candidate
-columns scored by simulated releases at the Budget page's budget, each adoptable in one click
-(over :meth:`~dpcore.analyses.base.Analysis.frontier`)."""
+"""The Plan page's frontier of stratification choices: every grouping of the candidate columns
+scored by simulated releases (the analysis' ``frontier``), charted, and each adoptable in one
+click."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from strata_ui.planner import PlannerView, value_unit
 from strata_ui.state import get_dataset, get_settings, get_state, reset_settings, update_settings
 from strata_ui.text import as_written
 
-__all__ = ["render_frontier"]
+__all__ = ["frontier_column_options", "render_frontier"]
 
 FRONTIER_REPLICATES = 200
 MAX_FRONTIER_COLUMNS = 4  # 15 stratifications × 3 strategies: about a second on the demo
