@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
@@ -49,3 +50,21 @@ def run_child(script: str, *args: str) -> str:
     if result.returncode:
         return f"failed: {result.stderr.strip().splitlines()[-1]}"
     return result.stdout.strip()
+
+
+def child_case() -> tuple[Path, str] | None:
+    """The folder and case this process was started with by :func:`run_cases` (``--child
+    FOLDER CASE``), or None in the parent."""
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        return Path(sys.argv[2]), sys.argv[3]
+    return None
+
+
+def run_cases(script: str, title: str, folder: Path, cases: Iterable[str]) -> None:
+    """Print ``title``, then each case's line from ``script`` run on ``folder`` in its own
+    process (:func:`run_child`), the case names aligned."""
+    print(title)
+    cases = list(cases)
+    width = max(map(len, cases))
+    for case in cases:
+        print(f"  {case:{width}s} {run_child(script, str(folder), case)}")
