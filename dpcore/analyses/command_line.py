@@ -338,12 +338,14 @@ class AnalysisCli(ABC, Generic[SettingsT]):
         """Refuse, before any pass, settings that name a column the data (whose columns and
         their kinds are ``kinds``) does not have and the analysis would otherwise pass over."""
 
-    @abstractmethod
     def release_groups(
         self, spec: GroupingSpec, shares: Shares, common: CommonChoices
     ) -> GroupingSpec:
         """The groups a release publishes, with the shares it recombines them with; refuses
-        the release options the analysis does not take, and group sizes it would give away."""
+        the release options the analysis does not take, and group sizes it would give away.
+        By default, an analysis that recombines its group estimates with the public shares of
+        ``--shares`` (:func:`recombined_groups`)."""
+        return recombined_groups(spec, shares, common)
 
 
 def adapter_of(analysis: Analysis) -> AnalysisCli:
