@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import duckdb
@@ -52,19 +52,23 @@ def run_child(script: str, *args: str) -> str:
     return result.stdout.strip()
 
 
-def child_case() -> tuple[Path, str] | None:
-    """The folder and case this process was started with by :func:`run_cases` (``--child
-    FOLDER CASE``), or None in the parent."""
+def run_benchmark(
+    script: str,
+    title: str,
+    cases: Iterable[str],
+    folder: Callable[[], Path],
+    measure: Callable[[Path, str], str],
+) -> None:
+    """The main of a benchmark that measures each case in a fresh process (so that its peak
+    memory is its own): started with ``--child FOLDER CASE``, print ``measure``'s line for
+    that case; else print ``title``, then each case's line from ``script`` run as a child on
+    ``folder()`` (:func:`run_child`), the case names aligned."""
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        return Path(sys.argv[2]), sys.argv[3]
-    return None
-
-
-def run_cases(script: str, title: str, folder: Path, cases: Iterable[str]) -> None:
-    """Print ``title``, then each case's line from ``script`` run on ``folder`` in its own
-    process (:func:`run_child`), the case names aligned."""
+        print(measure(Path(sys.argv[2]), sys.argv[3]))
+        return
     print(title)
     cases = list(cases)
     width = max(map(len, cases))
+    parts = str(folder())
     for case in cases:
-        print(f"  {case:{width}s} {run_child(script, str(folder), case)}")
+        print(f"  {case:{width}s} {run_child(script, parts, case)}")

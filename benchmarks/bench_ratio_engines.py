@@ -71,13 +71,14 @@ def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[floa
     return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
+def measured(folder: Path, case: str) -> str:
+    seconds, peak = release_in_process(folder, **CASES[case])
+    return f"{seconds:6.1f} s, peak RSS {peak:.2f} GB"
+
+
 def main() -> None:
-    if child := _parts.child_case():
-        seconds, peak = release_in_process(child[0], **CASES[child[1]])
-        print(f"{seconds:6.1f} s, peak RSS {peak:.2f} GB")
-        return
     title = f"Ratio release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} Parquet parts:"
-    _parts.run_cases(__file__, title, write_parts(ROWS, PARTS), CASES)
+    _parts.run_benchmark(__file__, title, CASES, lambda: write_parts(ROWS, PARTS), measured)
 
 
 if __name__ == "__main__":

@@ -63,13 +63,14 @@ def release_in_process(folder: Path, method: str) -> tuple[float, float, float]:
     return counted, released, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
+def measured(folder: Path, method: str) -> str:
+    counted, released, peak = release_in_process(folder, method)
+    return f"counts {counted:5.1f} s, release {released:5.1f} s, peak RSS {peak:.2f} GB"
+
+
 def main() -> None:
-    if child := _parts.child_case():
-        counted, released, peak = release_in_process(*child)
-        print(f"counts {counted:5.1f} s, release {released:5.1f} s, peak RSS {peak:.2f} GB")
-        return
     title = f"Synthetic release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} parts:"
-    _parts.run_cases(__file__, title, write_parts(ROWS, PARTS), CASES)
+    _parts.run_benchmark(__file__, title, CASES, lambda: write_parts(ROWS, PARTS), measured)
 
 
 if __name__ == "__main__":
