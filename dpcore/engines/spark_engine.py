@@ -15,7 +15,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
+from dpcore.engines.base import (
+    GROUP,
+    Cells,
+    Engine,
+    EngineError,
+    SumsQuery,
+    check_known,
+    check_person,
+)
 from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
 from dpcore.engines.cell_groups import add_by_rank, group_columns, with_group_bounds
 from dpcore.engines.cell_keys import cell_labels_of_keys
@@ -181,7 +189,7 @@ class SparkEngine(Engine):
         :meth:`DuckDBEngine.cell_counts <dpcore.engines.DuckDBEngine.cell_counts>` gives them."""
         from pyspark.sql import functions as F
 
-        self._check_columns(by)
+        check_known(by, self._kinds)
         names = cell_names(by)
         keys = [key_column(c, self._kinds[c], edges.get(c)).alias(n)
                 for c, n in zip(by, names, strict=True)]  # fmt: skip
@@ -195,7 +203,7 @@ class SparkEngine(Engine):
         :meth:`DuckDBEngine.distinct_labels <dpcore.engines.DuckDBEngine.distinct_labels>`."""
         from pyspark.sql import functions as F
 
-        self._check_columns((column,))
+        check_known((column,), self._kinds)
         (name,) = cell_names((column,))
         keys = self._frame.select(key_column(column, self._kinds[column], None).alias(name))
         found = keys.where(F.col(name).isNotNull()).distinct().limit(int(at_most) + 1)
@@ -209,7 +217,7 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         check_person(unit, self._kinds, by)
-        self._check_columns(by)
+        check_known(by, self._kinds)
         cells = cell_names(by)
         keys = [key_column(c, self._kinds[c], edges.get(c)).alias(n)
                 for c, n in zip(by, cells, strict=True)]  # fmt: skip
@@ -239,14 +247,6 @@ class SparkEngine(Engine):
         missing = base.agg(F.sum(F.col("__owner").isNull().cast("long")).alias("missing_person"))
         found = self._collect(totals_.crossJoin(missing)).fillna(0).iloc[0]
         return BoundPreview(**{name: int(value) for name, value in found.items()})
-
-    def _check_columns(self, columns: tuple[str, ...]) -> None:
-        for column in columns:
-            if column not in self._kinds:
-                raise EngineError(
-                    f"The column `{column}` is not in the data; its columns are: "
-                    f"{', '.join(self._kinds)}."
-                )
 
     def cells(self, query: SumsQuery) -> Cells:
         if query.unit.column is None:
