@@ -190,6 +190,10 @@ class Engine(abc.ABC):
     def column_kinds(self) -> dict[str, str]:
         """Every column's kind in :func:`dpcore.foundations.validation.column_kind`'s words."""
 
+    def _check_columns(self, columns: Iterable[str]) -> None:
+        """Refuse, before a pass, a column the data lacks (:func:`check_known`)."""
+        check_known(columns, self.column_kinds())
+
     @abc.abstractmethod
     def cells(self, query: SumsQuery) -> Cells:
         """One pass over the rows (module doc, :class:`SumsQuery`)."""

@@ -22,15 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from dpcore.engines.base import (
-    GROUP,
-    Cells,
-    Engine,
-    EngineError,
-    SumsQuery,
-    check_known,
-    check_person,
-)
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
 from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
 from dpcore.engines.cell_groups import add_by_rank, group_columns, with_group_bounds
 from dpcore.engines.cell_keys import cell_labels_of_keys
@@ -183,7 +175,7 @@ class DuckDBEngine(Engine):
         bucketed at ``edges``): one column per grouping column and ``rows``. Grouping them with
         their row counts as weights (:meth:`~dpcore.foundations.grouping.GroupingSpec.build`) gives the
         groups the rows would, without the value column that :meth:`cells` also reads."""
-        check_known(by, self._kinds)
+        self._check_columns(by)
         keys = ", ".join(
             f"{key_sql(column, self._kinds[column], edges.get(column))} AS {cell_name(i)}"
             for i, column in enumerate(by)
@@ -196,7 +188,7 @@ class DuckDBEngine(Engine):
         self, by: tuple[str, ...], edges: dict[str, tuple[float, ...]], unit: PrivacyUnit
     ) -> BoundPreview:
         check_person(unit, self._kinds, by)
-        check_known(by, self._kinds)
+        self._check_columns(by)
         found = self._fetch(preview_sql(by, edges, unit, self._kinds, self._from))
         return BoundPreview(**{name: int(value) for name, value in found.iloc[0].items()})
 
@@ -205,7 +197,7 @@ class DuckDBEngine(Engine):
         labels it, missing aside: enough to tell category codes (at most ``at_most`` whole
         numbers, :func:`~dpcore.engines.base.check_codes`) from measurements without listing
         an id column's values."""
-        check_known((column,), self._kinds)
+        self._check_columns((column,))
         key = key_sql(column, self._kinds[column], None)
         found = self._fetch_arrow(
             f"SELECT DISTINCT {key} AS {cell_name(0)} FROM {self._from} "

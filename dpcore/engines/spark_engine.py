@@ -15,15 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpcore.engines.base import (
-    GROUP,
-    Cells,
-    Engine,
-    EngineError,
-    SumsQuery,
-    check_known,
-    check_person,
-)
+from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
 from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
 from dpcore.engines.cell_groups import add_by_rank, group_columns, with_group_bounds
 from dpcore.engines.cell_keys import cell_labels_of_keys
@@ -189,7 +181,7 @@ class SparkEngine(Engine):
         :meth:`DuckDBEngine.cell_counts <dpcore.engines.DuckDBEngine.cell_counts>` gives them."""
         from pyspark.sql import functions as F
 
-        check_known(by, self._kinds)
+        self._check_columns(by)
         names = cell_names(by)
         keys = [key_column(c, self._kinds[c], edges.get(c)).alias(n)
                 for c, n in zip(by, names, strict=True)]  # fmt: skip
@@ -203,7 +195,7 @@ class SparkEngine(Engine):
         :meth:`DuckDBEngine.distinct_labels <dpcore.engines.DuckDBEngine.distinct_labels>`."""
         from pyspark.sql import functions as F
 
-        check_known((column,), self._kinds)
+        self._check_columns((column,))
         (name,) = cell_names((column,))
         keys = self._frame.select(key_column(column, self._kinds[column], None).alias(name))
         found = keys.where(F.col(name).isNotNull()).distinct().limit(int(at_most) + 1)
@@ -217,7 +209,7 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         check_person(unit, self._kinds, by)
-        check_known(by, self._kinds)
+        self._check_columns(by)
         cells = cell_names(by)
         keys = [key_column(c, self._kinds[c], edges.get(c)).alias(n)
                 for c, n in zip(by, cells, strict=True)]  # fmt: skip
