@@ -36,6 +36,16 @@ def open_or_explain(source: EngineSource) -> None:
     st.error(f"{as_written(error)}\n\nStill using {as_written(kept)}.", icon=":material/error:")
 
 
+def source_text_input(
+    column, label: str, opened: EngineSource | None, field: str, *, key: str, **kwargs
+) -> str:
+    """A text box for what opens a source (a path, a table, its declared identity): it shows
+    ``field`` of the ``opened`` source, and is keyed by the upload generation so that it starts
+    empty again once the demo data or an upload replaces the source."""
+    shown = "" if opened is None else getattr(opened, field)
+    return column.text_input(label, value=shown, key=f"{key}_{state.upload_generation}", **kwargs)
+
+
 def render_upload() -> None:
     """The uploader, and what became of the file (a curator's: uploads bring in new data)."""
     state.decimal_comma = st.checkbox(
@@ -112,11 +122,13 @@ else:
         + ("" if root is None else f" This installation opens files under {as_code(root)} only.")
     )
     shown = state.source if isinstance(state.source, files.FilesSource) else None
-    path = st.text_input(
+    path = source_text_input(
+        st,
         "Path on the machine running the app",
-        value="" if shown is None else shown.location,
+        shown,
+        "location",
         placeholder="/data/survey/ or /data/survey/*.parquet",
-        key=f"data.path_{state.upload_generation}",
+        key="data.path",
         help="A folder is searched with its subfolders for Parquet or CSV files; every part "
         "must have the same columns. The address bar keeps the path, so a refresh opens it again.",
     )
@@ -143,20 +155,24 @@ else:
         master = spark.render_master_input(
             master_column, connected, key=f"data.spark_master_{state.upload_generation}"
         )
-        table = table_column.text_input(
+        table = source_text_input(
+            table_column,
             "Table, or a folder Spark reads",
-            value="" if connected is None else connected.table,
+            connected,
+            "table",
             placeholder="survey, or /data/survey/",
-            key=f"data.spark_table_{state.upload_generation}",
+            key="data.spark_table",
             help="The name of a table in Spark's catalog, or the path of a Parquet folder (or a "
             "CSV file) that Spark can read. The address bar keeps both, so a refresh connects "
             "again.",
         )
-        declared = st.text_input(
+        declared = source_text_input(
+            st,
             "What the table is, if Spark keeps no snapshot of it",
-            value="" if connected is None else connected.declared,
+            connected,
+            "declared",
             placeholder="survey 2024, extract of 1 March",
-            key=f"data.spark_identity_{state.upload_generation}",
+            key="data.spark_identity",
             help="The ledger knows each dataset by its identity, so that the same people are "
             "charged to one budget however their data is read. Files are known by their bytes, "
             "Delta and Iceberg tables by their snapshot; for another table (a view, a plain "

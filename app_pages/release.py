@@ -15,7 +15,7 @@ from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
 from strata_ui.state import get_state, open_ledger_or_stop
 from strata_ui.text import as_text, as_written
-from strata_ui.widgets import progress_bar, show_error, stored_in
+from strata_ui.widgets import attribute_widget, progress_bar, show_error
 
 st.title("Release")
 if not roles.allows(roles.Action.PREVIEW):  # a viewer: the released results only
@@ -48,22 +48,24 @@ with plan_col:
     portfolio.render_release_picker()
     ui = current()
     ui.render_release_options()
-    state.release_label = st.text_input(
+    attribute_widget(
+        st.text_input,
         "Name of the release",
-        value=state.release_label,
+        state,
+        "release_label",
         placeholder="Leave empty for a name made from the statistic and the strata",
         key="release.label",
-        **stored_in("release.label", state, "release_label"),
         help="Shown in the ledger and the downloads. Renaming plans a new release.",
     )
     if ui.has_intervals:
-        state.release_level = st.select_slider(
+        attribute_widget(
+            st.select_slider,
             "Interval level",
+            state,
+            "release_level",
             options=constants.RELEASE_LEVELS,
-            value=state.release_level,
             format_func=lambda v: f"{v:.0%}",
             key="release.level",
-            **stored_in("release.level", state, "release_level"),
         )
 
 with plan_col:

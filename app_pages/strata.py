@@ -194,10 +194,8 @@ grouping_state = (
     else dataclasses.replace(state, share_source="data")
 )
 with groups_box:
-    try:
-        grouping = pipeline.current_grouping(grouping_state)
-    except (ValueError, TypeError) as exc:
-        show_error(exc)
+    grouping = pipeline.current_grouping_or_error(grouping_state)
+    if grouping is None:
         stop_page()
 
     if state.small_groups == "keep":
@@ -260,12 +258,11 @@ else:
         "The group counts of this data are used as if they were public. They are not protected "
         "by differential privacy; prefer published shares for a real release."
     )
-try:
-    shares = pipeline.current_grouping(state).shares
-except (ValueError, TypeError) as exc:
-    show_error(exc)
-else:
-    st.success(f"Shares in use: {as_written(shares.description)}.", icon=":material/check_circle:")
+in_use = pipeline.current_grouping_or_error(state)
+if in_use is not None:
+    st.success(
+        f"Shares in use: {as_written(in_use.shares.description)}.", icon=":material/check_circle:"
+    )
 
 # ---- theory: how uneven are the groups? -------------------------------------------------
 st.subheader("How much extra error does stratifying cost?")

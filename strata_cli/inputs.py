@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.analyses.command_line import bounds, bucket_edges, column_list, whole_number
+from dpcore.analyses.command_line import (
+    bounds,
+    bucket_edges,
+    column_list,
+    number_between,
+    whole_number,
+)
 from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.grouping import (
     MAX_GROUPS,
@@ -67,14 +73,7 @@ def noise_seed(text: str) -> int:
     return value
 
 
-def budget_amount(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
-    return value
+budget_amount = number_between(0, float("inf"), "a finite number above 0", "budget_amount")
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from dpcore.foundations.validation import is_row_numbers
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui import engine_sources
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
+from strata_ui.widgets import show_error
 
 SHARE_SOURCE_LABELS = {
     "data": "Group counts from the data, treated as public",
@@ -191,6 +192,16 @@ def current_grouping(state: AppState) -> Grouping:
     if state.source is not None:
         return engine_sources.grouping(state.source, state.dataset_fingerprint, spec)
     return _build_grouping(get_dataset(), state.dataset_fingerprint, spec)
+
+
+def current_grouping_or_error(state: AppState) -> Grouping | None:
+    """:func:`current_grouping`, or None once what to fix is shown on the page (the caller
+    then skips what needs the groups)."""
+    try:
+        return current_grouping(state)
+    except (ValueError, TypeError) as exc:
+        show_error(exc)
+        return None
 
 
 def grouping_key(state: AppState) -> tuple:

@@ -21,13 +21,6 @@ choices from the address wait for it (:func:`resume_after_upload`). Data read wh
 there: the address holds what the user typed to open it (files on the machine that runs the app,
 ``?data=files&path=...``; a table in Spark, ``?data=spark&master=local[*]&table=...``) and a
 refresh opens it again before applying the other choices.
-
-An address is typed by anyone, so what it asks for is held to what the pages allow: every number
-to its widget's bounds (:data:`~strata_ui.constants.ADDRESS_LIMITS`, the same constants the
-widgets use) and to being finite, the ledger to one the user's role may use
-(:mod:`strata_ui.allowances`), data in files or Spark to roles that open data, files to the data
-root and Spark to its allowed masters (:mod:`strata_ui.files`, :mod:`strata_ui.spark`). What is
-refused is named on the page with the reason, and left at its default.
 """
 
 from __future__ import annotations
@@ -358,7 +351,7 @@ def _decoded(params: dict[str, str], cls: type, names, ignored: list[str]) -> di
 def _outside_limits(param: str, value: object) -> str | None:
     """Why a number in ``value`` is not one its widget offers (None when every one is)."""
     limit = constants.ADDRESS_LIMITS.get(param)
-    for number in _numbers(value):
+    for number in numbers_in(value):
         if not math.isfinite(number):
             return f"{number} is not a finite number"
         if limit is not None and not limit.admits(number):
@@ -367,16 +360,16 @@ def _outside_limits(param: str, value: object) -> str | None:
     return None
 
 
-def _numbers(value: object) -> typing.Iterator[float]:
+def numbers_in(value: object) -> typing.Iterator[float]:
     """Every number in ``value`` (a number, or one inside lists and mappings)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         yield value
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _numbers(item)
+            yield from numbers_in(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _numbers(item)
+            yield from numbers_in(item)
 
 
 def _decode(text: str, hint: object) -> Any:

@@ -132,6 +132,27 @@ def stored_in(key: str, owner: object, field_name: str) -> dict[str, Any]:
     return stored_on_change(key, functools.partial(setattr, owner, field_name))
 
 
+def attribute_widget(
+    widget: Callable[..., T],
+    label: str,
+    owner: object,
+    field_name: str,
+    *,
+    key: str,
+    value: Any = None,
+    **kwargs: Any,
+) -> T:
+    """``widget`` (a slider, select slider, number or text input) for the attribute
+    ``field_name`` of a mutable ``owner`` (the session's AppState or a Learn page's settings):
+    it starts at ``value`` (the stored value when None, e.g. the nearest option to it when
+    given), stores the choice from its callback and once drawn, and returns it; ``key`` keeps it
+    stable across reruns. :func:`bind` is the same for frozen settings."""
+    shown = getattr(owner, field_name) if value is None else value
+    chosen = widget(label, value=shown, key=key, **stored_in(key, owner, field_name), **kwargs)
+    setattr(owner, field_name, chosen)
+    return chosen
+
+
 def _store_from_session(key: str, store: Callable[[Any], object]) -> None:
     store(st.session_state[key])
 
@@ -216,18 +237,12 @@ def log_slider(
     ``owner`` (the session's AppState or a Learn page's settings): it starts at the option
     nearest the stored value and stores the choice; ``key`` keeps it stable across reruns.
     ``caption``, like :func:`bind`'s, is drawn under the slider."""
-    value = st.select_slider(
-        label,
-        options=options,
-        value=nearest(options, getattr(owner, field_name)),
-        format_func=format_func,
-        key=key,
-        **stored_in(key, owner, field_name),
-        **kwargs,
-    )
+    value = attribute_widget(
+        st.select_slider, label, owner, field_name, key=key, options=options,
+        value=nearest(options, getattr(owner, field_name)), format_func=format_func, **kwargs,
+    )  # fmt: skip
     if caption is not None:
         st.caption(caption)
-    setattr(owner, field_name, value)
     return value
 
 

@@ -144,6 +144,22 @@ def test_coinpress_explainer_follows_the_chosen_group():
     assert specs(at)[0] != before
 
 
+@pytest.mark.parametrize(("item", "key"), [("coinpress", "learn.coinpress.group"),
+                                           ("clipping", "learn.clipping.group")])  # fmt: skip
+def test_a_learn_group_picker_draws_the_chosen_group_when_a_declared_group_is_empty(item, key):
+    at = start("learn", **{"mean.clip_high": "1000"})
+    state = state_of(at)
+    state.strata_columns, state.group_list, state.small_groups = ["race"], "declared", "keep"
+    state.declared_categories = {"race": ["Atlantis", "Black", "White"]}  # Atlantis has no rows
+    at = open_item(at, item)
+    picker = widget(at, key)
+    assert "Atlantis" not in picker.options
+    for group, size in (("White", 27_816), ("Black", 3_124)):  # not the group before it
+        picker.set_value(group).run()
+        subtitle = json.loads(specs(at)[0])["layout"]["title"]["subtitle"]["text"]
+        assert f"{group}, n = {size:,}" in subtitle
+
+
 def test_explainers_explain_what_is_missing_without_groups():
     at = start()
     state_of(at).strata_columns = []

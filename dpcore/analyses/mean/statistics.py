@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.grouping import Grouping, SmallGroups
-from dpcore.foundations.labels import labels_repr, list_labels, plural
+from dpcore.foundations.labels import CountedGroups, labels_repr, list_labels, plural
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, row_weights
 from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
@@ -33,7 +33,7 @@ __all__ = ["GroupValues"]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class GroupValues:
+class GroupValues(CountedGroups):
     """Disjoint groups of one value column with their per-group sufficient statistics.
 
     Build it with :meth:`from_grouping` (or :meth:`from_frame`, which groups first). Groups keep
@@ -148,16 +148,6 @@ class GroupValues:
         return f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
 
     # ---- derived quantities -----------------------------------------------------------------
-
-    @property
-    def k(self) -> int:
-        """Number of groups."""
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        """Number of values over all groups (their weights' sum under a person's bound)."""
-        return int(self.sizes.sum())
 
     @property
     def _row_weights(self) -> np.ndarray:

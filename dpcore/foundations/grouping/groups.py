@@ -28,6 +28,7 @@ from dpcore.foundations.grouping.policy import apply_small_group_policy
 from dpcore.foundations.grouping.report import GroupingReport, PrivateSizesGap, SmallGroups
 from dpcore.foundations.labels import (
     OTHER_LABEL,
+    CountedGroups,
     labels_repr,
 )
 from dpcore.foundations.shares import (
@@ -58,7 +59,7 @@ from dpcore.foundations.validation import (
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Grouping:
+class Grouping(CountedGroups):
     """Disjoint groups of a frame's rows: one code per row, labels, sizes and public shares.
 
     Build it with :meth:`GroupingSpec.build` (the app's way: shares from the chosen source) or
@@ -120,16 +121,6 @@ class Grouping:
         return (
             f"Grouping(by={self.by!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
         )
-
-    @property
-    def k(self) -> int:
-        """Number of groups."""
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        """Confidential rows in the groups."""
-        return int(self.sizes.sum())
 
     @property
     def private(self) -> np.ndarray:

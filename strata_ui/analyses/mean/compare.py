@@ -21,13 +21,13 @@ from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (
+    attribute_widget,
     bind,
     budget_slider,
     group_search,
     quiet_progress,
     seed_input,
     show_error,
-    stored_in,
 )
 
 VANILLA = ("global_only", "global_and_groups")
@@ -139,14 +139,16 @@ def _render_simulation_settings() -> Strategy:
 
 def _replicates_slider() -> None:
     state = get_state()
-    state.replicates = st.slider(
+    attribute_widget(
+        st.slider,
         "Simulated releases",
+        state,
+        "replicates",
         min_value=constants.MC_REPLICATES_MIN,
         max_value=constants.MC_REPLICATES_MAX,
         value=int(state.replicates),
         step=100,
         key="compare.replicates",
-        **stored_in("compare.replicates", state, "replicates"),
         help="How many noisy releases to simulate; more gives smoother charts but takes longer.",
     )
     st.caption("Each simulated release redraws the noise on the same confidential data.")

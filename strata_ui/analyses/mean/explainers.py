@@ -38,7 +38,7 @@ from strata_ui.learn import (
 )
 from strata_ui.state import get_settings, get_state
 from strata_ui.text import as_written
-from strata_ui.widgets import log_slider, nearest, stored_in
+from strata_ui.widgets import attribute_widget, labelled_radio, log_slider, nearest
 
 T = TypeVar("T")
 
@@ -72,6 +72,19 @@ class OccupiedGroups:
     @property
     def n(self) -> int:
         return int(self.sizes.sum())
+
+    def picker(
+        self, settings: MeanLearn, field_name: str, *, first: int, key: str, help: str
+    ) -> str:
+        """A select box of these groups, each with its size, for the Learn setting
+        ``field_name``; a stored group that has no rows now gives way to the group at index
+        ``first`` (of the groups with rows). Returns the chosen group's label."""
+        sized = zip(self.labels, self.sizes, strict=True)
+        shown = {group: f"{group} (n = {size:,})" for group, size in sized}
+        return labelled_radio(
+            "Group", settings, field_name, shown,
+            key=key, default=self.labels[first], widget=st.selectbox, help=help,
+        )  # fmt: skip
 
 
 def unit_of(column: str | None) -> str:
@@ -306,30 +319,24 @@ def render_coinpress() -> None:
         )
         return
     occupied = OccupiedGroups.of(strata)
-    labels = list(occupied.labels)
-    if settings.coinpress_group not in labels:
-        settings.coinpress_group = labels[int(np.argmin(occupied.sizes))]
-    sizes = dict(zip(labels, occupied.sizes, strict=True))
     group_col, steps_col, rho_col = st.columns(3)
     with group_col:
-        settings.coinpress_group = st.selectbox(
-            "Group",
-            labels,
-            index=labels.index(settings.coinpress_group),
-            format_func=lambda g: f"{g} (n = {sizes[g]:,})",
+        occupied.picker(
+            settings, "coinpress_group", first=int(np.argmin(occupied.sizes)),
             key="learn.coinpress.group",
-            **stored_in("learn.coinpress.group", settings, "coinpress_group"),
             help="Small groups need more steps, or more budget, to narrow the interval.",
-        )
+        )  # fmt: skip
         st.caption("Starts at the smallest group.")
     with steps_col:
-        settings.coinpress_steps = st.slider(
+        attribute_widget(
+            st.slider,
             "Steps t",
+            settings,
+            "coinpress_steps",
             min_value=1,
             max_value=constants.COINPRESS_STEPS_MAX,
             value=int(settings.coinpress_steps),
             key="learn.coinpress.steps",
-            **stored_in("learn.coinpress.steps", settings, "coinpress_steps"),
             help="Each step gets a share of ρ: the last step 3/4, the earlier steps 1/4 together.",
         )
         st.caption("More steps spread the same budget thinner.")
@@ -343,7 +350,7 @@ def render_coinpress() -> None:
             help="zero-concentrated DP; ρ = ε²/2 matches a pure ε budget.",
             caption="A bigger ρ: less noise per step, narrower intervals.",
         )
-    g = labels.index(settings.coinpress_group)
+    g = list(strata.labels).index(settings.coinpress_group)  # among all groups, empty ones too
     steps = mean_teaching.coinpress_steps(
         strata,
         g,
@@ -408,16 +415,11 @@ def render_clipping() -> None:
                 icon=":material/info:")  # fmt: skip
         return
     occupied = OccupiedGroups.of(strata)
-    labels = list(occupied.labels)
-    if settings.clipping_group not in labels:  # a middle-sized group: both errors show
-        settings.clipping_group = labels[int(np.argsort(occupied.sizes)[len(labels) // 2])]
-    sizes = dict(zip(labels, occupied.sizes, strict=True))
     group_col, epsilon_col, share_col = st.columns(3)
     with group_col:
-        settings.clipping_group = st.selectbox(
-            "Group", labels, index=labels.index(settings.clipping_group),
-            format_func=lambda g: f"{g} (n = {sizes[g]:,})", key="learn.clipping.group",
-            **stored_in("learn.clipping.group", settings, "clipping_group"),
+        occupied.picker(
+            settings, "clipping_group", first=int(np.argsort(occupied.sizes)[occupied.k // 2]),
+            key="learn.clipping.group",  # a middle-sized group first: both errors show
             help="A small group pays more noise for the same range.",
         )  # fmt: skip
     with epsilon_col:
@@ -425,15 +427,15 @@ def render_clipping() -> None:
                    options=constants.EPSILON_OPTIONS, key="learn.clipping.epsilon",
                    help="More budget: less noise, so a wider range costs less.")  # fmt: skip
     with share_col:
-        settings.clipping_fraction = st.select_slider(
-            "Share of ε that finds the bounds", options=constants.BOUNDS_FRACTION_OPTIONS,
+        attribute_widget(
+            st.select_slider, "Share of ε that finds the bounds", settings, "clipping_fraction",
+            options=constants.BOUNDS_FRACTION_OPTIONS,
             value=nearest(constants.BOUNDS_FRACTION_OPTIONS, settings.clipping_fraction),
             format_func="{:.0%}".format, key="learn.clipping.fraction",
-            **stored_in("learn.clipping.fraction", settings, "clipping_fraction"),
             help="The bounds and the mean share ε: more for the bounds finds them more "
             "reliably and leaves more noise on the mean.",
         )  # fmt: skip
-    g = labels.index(settings.clipping_group)
+    g = list(strata.labels).index(settings.clipping_group)
     group = GroupValues.from_values(strata.group_values(g), label=settings.clipping_group)
     low, high = float(mean.clip_low), float(mean.clip_high)
     epsilon, fraction = float(settings.clipping_epsilon), float(settings.clipping_fraction)

@@ -31,7 +31,7 @@ from strata_ui.learn import (
 )
 from strata_ui.state import AppState, get_settings, get_state, reset_settings
 from strata_ui.text import as_text
-from strata_ui.widgets import log_slider, stored_in
+from strata_ui.widgets import labelled_radio, log_slider
 
 FIGURE1_GROUPS = {
     "race": "RAC1P, 9 groups (the paper's example)",
@@ -74,13 +74,12 @@ def render_figure1() -> None:
     )
     left, right = st.columns(2)
     with left:
-        settings.figure1_groups = st.radio(
+        labelled_radio(
             "Groups",
-            list(FIGURE1_GROUPS),
-            index=list(FIGURE1_GROUPS).index(settings.figure1_groups),
-            format_func=FIGURE1_GROUPS.__getitem__,
+            settings,
+            "figure1_groups",
+            FIGURE1_GROUPS,
             key="learn.preset.figure1.groups",
-            **stored_in("learn.preset.figure1.groups", settings, "figure1_groups"),
             help="Group counts copied from the paper's appendix Table 3 (Folktables ACS, NY 2018).",
         )
         st.caption("The paper's example uses race alone; Table 3 also splits it by sex.")

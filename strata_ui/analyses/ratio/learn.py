@@ -30,7 +30,7 @@ from strata_ui.learn import (
     show_charts,
 )
 from strata_ui.state import get_settings, get_state
-from strata_ui.widgets import labelled_radio, log_slider, stored_in
+from strata_ui.widgets import labelled_radio, log_slider
 
 RATIO_CI_WEIGHTING = {
     False: "Unweighted (every row counts once)",
@@ -77,13 +77,12 @@ def render_ratio_ci() -> None:
             caption="The paper uses 5,000 and 10,000.",
         )
     with right:
-        settings.ratio_ci_weighted = st.radio(
+        labelled_radio(
             "Weights",
-            list(RATIO_CI_WEIGHTING),
-            index=int(settings.ratio_ci_weighted),
-            format_func=RATIO_CI_WEIGHTING.__getitem__,
+            settings,
+            "ratio_ci_weighted",
+            RATIO_CI_WEIGHTING,
             key="learn.ratio_ci.weighted",
-            **stored_in("learn.ratio_ci.weighted", settings, "ratio_ci_weighted"),
             help="Weights up to 3 triple the sensitivity of every sum, so the same ε needs three "
             "times the noise, and one more sum (Σw²) shares the budget.",
         )

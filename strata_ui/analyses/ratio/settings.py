@@ -17,7 +17,7 @@ from strata_ui.state import (
     update_settings,
     widget_key,
 )
-from strata_ui.widgets import bind, stored_in
+from strata_ui.widgets import attribute_widget, bind
 
 LEVELS = constants.RELEASE_LEVELS
 DELTAS = constants.RATIO_DELTAS
@@ -249,9 +249,9 @@ def _render_level() -> None:
     """The interval level, shared with the Release page (an :class:`AppState` field)."""
     state = get_state()
     level = state.release_level if state.release_level in LEVELS else 0.95
-    state.release_level = st.select_slider(
-        "Confidence level", options=LEVELS, value=level, format_func=lambda v: f"{v:.0%}",
-        key="ratio.level", help="How often the interval should contain the true ratio.",
-        **stored_in("ratio.level", state, "release_level"),
+    attribute_widget(
+        st.select_slider, "Confidence level", state, "release_level", options=LEVELS,
+        value=level, format_func=lambda v: f"{v:.0%}", key="ratio.level",
+        help="How often the interval should contain the true ratio.",
     )  # fmt: skip
     st.caption("Shared with the Release page.")

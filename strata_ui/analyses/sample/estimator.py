@@ -30,12 +30,10 @@ def render_estimator() -> None:
         "distribution is close to the group's, with far fewer rows than learning the whole "
         "distribution would need — see the Learn page."
     )
-    try:
-        labels = pipeline.current_grouping(state).labels
-    except (ValueError, TypeError) as exc:
-        show_error(exc)
+    grouping = pipeline.current_grouping_or_error(state)
+    if grouping is None:
         return
-    settings = render_settings(get_dataset(), tuple(labels))
+    settings = render_settings(get_dataset(), tuple(grouping.labels))
     try:
         rows = current_rows()
         render_categories(rows)

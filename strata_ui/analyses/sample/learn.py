@@ -16,7 +16,7 @@ from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.sample import charts
 from strata_ui.learn import formula, show_chart, text_table
 from strata_ui.state import get_settings
-from strata_ui.widgets import log_slider, stored_in
+from strata_ui.widgets import attribute_widget, log_slider
 
 SIZES = np.unique(np.geomspace(10, 100_000, 13).astype(int))
 ATTRIBUTES = (1, 3, 10, 30, 100, 300, 1000)
@@ -66,10 +66,9 @@ def render_sampling() -> None:
     )
     left, right = st.columns(2)
     with left:
-        settings.categories = st.select_slider(
-            "K, the number of categories", options=(2, 5, 10, 20, 50, 100),
-            value=settings.categories, key="learn.sample.categories",
-            **stored_in("learn.sample.categories", settings, "categories"),
+        attribute_widget(
+            st.select_slider, "K, the number of categories", settings, "categories",
+            options=(2, 5, 10, 20, 50, 100), key="learn.sample.categories",
             help="How many categories the distribution has (shares fall off like 1/i). More "
             "categories need more records, for sampling and learning alike.",
         )  # fmt: skip

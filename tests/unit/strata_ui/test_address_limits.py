@@ -12,7 +12,7 @@ from dpcore.analyses import ANALYSES
 from strata_ui.analyses import every
 from strata_ui.constants import ADDRESS_LIMITS, Limit, plain_number
 from strata_ui.state import AppState, widget_key
-from strata_ui.url_state import SHARED_FIELDS
+from strata_ui.url_state import SHARED_FIELDS, numbers_in
 
 FREE_NUMBERS = {
     "bucket_edges", "share_table", "mean.clip_low", "mean.clip_high", "ratio.s_bound",
@@ -42,17 +42,6 @@ def holds_numbers(hint) -> bool:
     return any(holds_numbers(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
 
 
-def numbers_in(value):
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        yield value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from numbers_in(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from numbers_in(item)
-
-
 @pytest.mark.parametrize(("param", "hint", "default"), list(address_fields()))
 def test_each_number_of_the_address_has_its_widgets_limit_and_its_default_is_within(
     param, hint, default
@@ -62,6 +51,11 @@ def test_each_number_of_the_address_has_its_widgets_limit_and_its_default_is_wit
     assert param in ADDRESS_LIMITS, f"`{param}` reaches the address with no limit"
     for number in numbers_in(default):
         assert ADDRESS_LIMITS[param].admits(number), (param, number)
+
+
+def test_the_numbers_held_to_a_limit_are_found_inside_lists_and_mappings_but_not_in_flags():
+    value = [1, (2.5, {"a": 3, "b": [4]}), True, "5", None]
+    assert list(numbers_in(value)) == [1, 2.5, 3, 4]
 
 
 def test_no_limit_is_left_over_from_a_field_that_went_away():
