@@ -14,6 +14,7 @@ import pytest
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
+from tests.unit.cli.helpers import run
 
 SIZES = {"a": 300, "b": 120, "c": 60}
 
@@ -37,13 +38,6 @@ def release_args(data: Path, *extra: str) -> list[str]:
         "release", str(data), "--by", "g", "--value", "v", "--bounds", "0,10",
         "--estimator", "laplace", "--epsilon", "1", "--sizes-public", *extra,
     ]  # fmt: skip
-
-
-def run(capsys, argv: list[str]) -> tuple[dict | str, str]:
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    fmt = argv[argv.index("--format") + 1] if "--format" in argv else "json"
-    return (json.loads(captured.out) if fmt == "json" else captured.out), captured.err
 
 
 def estimates(document: dict) -> np.ndarray:

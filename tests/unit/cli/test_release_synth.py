@@ -16,8 +16,7 @@ import pytest
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
-from tests.unit.cli.test_release_ratio import replace, without
+from tests.unit.cli.helpers import assert_refused_spending_nothing, replace, without
 
 
 @pytest.fixture
@@ -141,10 +140,8 @@ ERRORS = {
 def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
     change, message = case
     path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(path, "default", ZCDP(1.0))
     argv = change(synth_args(data, "--ledger", str(path)), data)
-    assert_one_error_line(capsys, argv, 1, message)
-    assert ledger.remaining() == {"rho": 1.0} and not ledger.history()
+    assert_refused_spending_nothing(capsys, path, ZCDP(1.0), argv, message)
 
 
 def test_plan_reads_a_folder_through_duckdb_as_it_reads_the_file(capsys, data):
