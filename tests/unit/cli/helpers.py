@@ -45,3 +45,13 @@ def assert_refused_spending_nothing(
     ledger = Ledger(ledger_path, "default", budget)
     assert_one_error_line(capsys, argv, 1, message)
     assert ledger.remaining() == budget.components() and not ledger.history()
+
+
+def release_twice(capsys, ledger: Ledger, argv: list[str], left: dict):
+    """Run the release ``argv`` twice on ``ledger``: the first charges it down to ``left``, the
+    second charges nothing more. Both outputs and the second's stderr, for the caller to compare."""
+    first, _ = run(capsys, argv)
+    assert ledger.remaining() == left
+    second, err = run(capsys, argv)
+    assert ledger.remaining() == left
+    return first, second, err

@@ -17,6 +17,7 @@ from dpcore.foundations.ledger import Ledger
 from tests.unit.cli.helpers import (
     assert_one_error_line,
     assert_refused_spending_nothing,
+    release_twice,
     replace,
     run,
     without,
@@ -92,10 +93,7 @@ def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path, "default", ZCDP(1.0))
     argv = ratio_args(data, "--ledger", str(path))
-    first, _ = run(capsys, argv)
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
-    second, err = run(capsys, argv)
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
+    first, second, err = release_twice(capsys, ledger, argv, {"rho": pytest.approx(0.5)})
     assert "released before" in err and second["outputs"] == first["outputs"]
     assert "OpenDP" in first["metadata"]["noise"]
     run(capsys, ratio_args(data, "--dry-run", "--ledger", str(path)))

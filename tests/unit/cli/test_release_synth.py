@@ -16,7 +16,12 @@ import pytest
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
-from tests.unit.cli.helpers import assert_refused_spending_nothing, replace, without
+from tests.unit.cli.helpers import (
+    assert_refused_spending_nothing,
+    release_twice,
+    replace,
+    without,
+)
 
 
 @pytest.fixture
@@ -95,11 +100,8 @@ def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path, "default", ZCDP(1.0))
     argv = synth_args(parts(data), "--ledger", str(path), "--format", "csv")
-    first, _ = run(capsys, argv)
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
-    second, err = run(capsys, argv)
+    first, second, err = release_twice(capsys, ledger, argv, {"rho": pytest.approx(0.5)})
     assert "released before" in err and rows(second).equals(rows(first))
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
     run(capsys, synth_args(data, "--dry-run", "--ledger", str(path)))
     assert ledger.remaining() == {"rho": pytest.approx(0.5)}
 
