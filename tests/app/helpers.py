@@ -76,6 +76,20 @@ def go(at: AppTest, page: str) -> AppTest:
     return at
 
 
+def choose_analysis(at: AppTest, analysis: str) -> AppTest:
+    """Choose ``analysis`` (``"ratio"``, ``"synth"``, ...) on the Estimator page ``at`` shows."""
+    at.radio(key="estimator.analysis").set_value(analysis).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def start_with(analysis: str, *, timeout_s: float = TIMEOUT_S) -> AppTest:
+    """The Estimator page with ``analysis`` chosen, each later run allowed ``timeout_s``."""
+    at = start("estimator")
+    at.default_timeout = timeout_s
+    return choose_analysis(at, analysis)
+
+
 def state_of(at: AppTest) -> AppState:
     return at.session_state[settings_key(AppState)]
 
