@@ -106,12 +106,6 @@ def parquet_folder(frame, tmp_path_factory):
     return write_shuffled_parts(frame, tmp_path_factory.mktemp("parts"), seed=1)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    """One local Spark session for the module (starting the JVM takes seconds)."""
-    return spark_session("local[2]")
-
-
 def engines(frame, folder, spark=None):
     found = {"pandas": PandasEngine(frame, "messy"), "duckdb": DuckDBEngine(folder)}
     return found if spark is None else {**found, "spark": SparkEngine(str(folder), session=spark)}
