@@ -16,7 +16,7 @@ from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, app_test
 
-from dpcore.foundations.ledger import Ledger, LedgerRecord
+from dpcore.foundations.ledger import Ledger, LedgerRecord, LedgerSummary, list_ledgers
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,6 +88,26 @@ def start_with(analysis: str, *, timeout_s: float = TIMEOUT_S) -> AppTest:
     at = start("estimator")
     at.default_timeout = timeout_s
     return choose_analysis(at, analysis)
+
+
+def metric(at: AppTest, label: str) -> str:
+    """The value the main area's metric ``label`` shows."""
+    return next(m.value for m in at.main.metric if m.label == label)
+
+
+def sidebar_left(at: AppTest) -> str:
+    """The budget left, as the sidebar's metric shows it."""
+    return at.sidebar.metric[0].value
+
+
+def address(at: AppTest) -> dict[str, str]:
+    """The query parameters of the session's address."""
+    return {name: value for name, value in at.query_params.items()}
+
+
+def ledgers() -> dict[str, LedgerSummary]:
+    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
+    return {summary.name: summary for summary in list_ledgers()}
 
 
 def state_of(at: AppTest) -> AppState:

@@ -13,6 +13,7 @@ from dpcore.foundations.ledger import Ledger, list_ledgers
 from strata_ui.analyses import every
 from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (
+    address,
     change_settings,
     go,
     settings_of,
@@ -26,10 +27,6 @@ MESSY = (
     "Region ,hours,Paid\n"
     + "".join(f"{'North' if i % 3 else 'South'},{20 + i % 30},{i % 2}\n" for i in range(300))
 ).encode()
-
-
-def address(at) -> dict[str, str]:
-    return {name: value for name, value in at.query_params.items()}
 
 
 def messy_upload_grouped_by_region():
