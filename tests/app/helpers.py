@@ -16,7 +16,11 @@ from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, app_test
 
+from dpcore.analyses import get
+from dpcore.foundations.datasets import load_demo
+from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger, LedgerRecord, LedgerSummary, list_ledgers
+from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,6 +112,31 @@ def address(at: AppTest) -> dict[str, str]:
 def ledgers() -> dict[str, LedgerSummary]:
     """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
     return {summary.name: summary for summary in list_ledgers()}
+
+
+@functools.cache
+def demo_error_model(analysis: str, settings, by: tuple[str, ...], budget_kind: str | None):
+    """The library's error model of ``analysis`` on the demo grouped ``by`` (built once a
+    process: the statistics of some analyses take seconds)."""
+    frame, chosen = load_demo(), get(analysis)
+    stats = chosen.statistics(frame, GroupingSpec(by=by).build(frame), settings)
+    kind = {} if budget_kind is None else {"budget_kind": budget_kind}
+    return chosen.error_model(stats, settings, **kind)
+
+
+def demo_budget(
+    analysis: str,
+    settings,
+    half_width: float,
+    *,
+    level: float = 0.95,
+    by: tuple[str, ...] = ("race", "sex"),
+    budget_kind: str | None = None,
+):
+    """The Plan page's answer on the demo, computed outside the app by the library: the
+    smallest budget whose intervals of ``analysis`` reach ±``half_width`` at ``level``."""
+    model = demo_error_model(analysis, settings, by, budget_kind)
+    return smallest_budget(model, AccuracyTarget(half_width, level=level)).budget
 
 
 def state_of(at: AppTest) -> AppState:

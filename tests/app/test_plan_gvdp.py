@@ -4,17 +4,12 @@ releases; curator preview labels; no frontier promised."""
 
 from __future__ import annotations
 
-import functools
-
-from dpcore.analyses import GVDP
 from dpcore.analyses.gvdp import GvdpSettings
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
 from tests.app.helpers import (
     answer_shown,
     change_settings,
+    demo_budget,
     errors,
     go,
     start,
@@ -25,16 +20,9 @@ from tests.app.helpers import (
 HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
 
 
-@functools.cache
-def demo_model():
-    frame, settings = load_demo(), GvdpSettings()
-    stats = GVDP.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-    return GVDP.error_model(stats, settings)
-
-
 def expected_rho(half_width: float, level: float = 0.95) -> float:
     """The demo's GVDP answer (race × sex), computed outside the app by the library."""
-    return smallest_budget(demo_model(), AccuracyTarget(half_width, level=level)).budget.rho
+    return demo_budget("gvdp", GvdpSettings(), half_width, level=level).rho
 
 
 def test_each_target_change_moves_the_answer_and_the_check_follows():

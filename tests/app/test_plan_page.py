@@ -10,13 +10,13 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.ledger import Ledger
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import constants
 from strata_ui.planner import PlannerView
 from strata_ui.style import rounded_up
 from tests.app.helpers import (
     answer_shown,
     change_settings,
+    demo_budget,
     errors,
     go,
     start,
@@ -30,17 +30,7 @@ HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
 
 def expected_epsilon(half_width: float, level: float = 0.95) -> float:
     """The demo's answer, computed outside the app from the same library call."""
-    from dpcore.analyses import MEAN
-    from dpcore.foundations.datasets import load_demo
-    from dpcore.foundations.grouping import GroupingSpec
-
-    frame = load_demo()
-    settings = MeanSettings()
-    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-    answer = smallest_budget(
-        MEAN.error_model(stats, settings), AccuracyTarget(half_width, level=level)
-    )
-    return answer.budget.epsilon
+    return demo_budget("mean", MeanSettings(), half_width, level=level).epsilon
 
 
 @pytest.fixture
@@ -146,14 +136,7 @@ def test_the_frontier_columns_change_twice_and_stick(plan):
 
 def expected_rho_coinpress(half_width: float) -> float:
     """The demo's CoinPress answer (race × sex), computed outside the app by the library."""
-    from dpcore.analyses import MEAN
-    from dpcore.foundations.datasets import load_demo
-    from dpcore.foundations.grouping import GroupingSpec
-
-    frame, settings = load_demo(), MeanSettings(estimator="coinpress")
-    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-    answer = smallest_budget(MEAN.error_model(stats, settings), AccuracyTarget(half_width))
-    return answer.budget.rho
+    return demo_budget("mean", MeanSettings(estimator="coinpress"), half_width).rho
 
 
 def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():

@@ -8,22 +8,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses import RATIO
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
-from tests.app.helpers import answer_shown, errors, go, start, state_of, text
+from tests.app.helpers import answer_shown, demo_budget, errors, go, start, state_of, text
 
 HALF_WIDTH = "planner_view.half_widths.units of the ratio"
 
 
 def expected(half_width: float, by: tuple[str, ...] = ("sex",), kind: str = "pure"):
     """The demo's answer, computed outside the app from the same library calls."""
-    frame = load_demo()
-    settings = RATIO.default_settings()
-    stats = RATIO.statistics(frame, GroupingSpec(by=by).build(frame), settings)
-    model = RATIO.error_model(stats, settings, budget_kind=kind)
-    return smallest_budget(model, AccuracyTarget(half_width)).budget
+    return demo_budget("ratio", RATIO.default_settings(), half_width, by=by, budget_kind=kind)
 
 
 def ratio_plan(columns: list[str], kind: str = "pure") -> AppTest:
