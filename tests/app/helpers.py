@@ -296,6 +296,8 @@ def answers_to_targets(at: AppTest, key: str, targets: tuple[float, ...]) -> lis
 
 RATIO_HALF_WIDTH = "planner_view.half_widths.units of the ratio"
 """The Plan page's target box of the ratio."""
+HOURS_HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
+"""The Plan page's target box of an estimate of the demo's hours per week."""
 
 
 def ratio_end_to_end(
