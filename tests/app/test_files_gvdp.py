@@ -73,6 +73,11 @@ def test_gvdp_runs_estimator_compare_plan_and_release_on_the_files(folder):
         assert not at.main.error, errors(at)
     assert charts(at)
 
+    go(at, "plan")  # uploaded data starts from a box found privately, which is not planned yet
+    assert settings_of(at, GvdpSettings).box_source == "private"
+    assert "does not cover a box found privately" in text(at.main.info)
+    go(at, "estimator")
+    at.radio(key="gvdp.box_source").set_value("typed").run()
     go(at, "plan")
     assert not at.main.error, errors(at)
     half_width = next(n for n in at.number_input if n.key.startswith("planner_view.half_widths"))
