@@ -12,25 +12,27 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from dpcore.foundations.ledger import Ledger
 from strata_ui.roles import single_user
-from tests.app.helpers import change_settings, commit, go, start, state_of, submit, text, upload
+from tests.app.helpers import (
+    change_settings,
+    commit,
+    go,
+    ledgers,
+    sidebar_left,
+    start,
+    state_of,
+    submit,
+    text,
+    upload,
+)
 
 SWITCH = "ledger.switch"
 OTHER_DATA = "release.other_data"
 
 
-def ledgers() -> dict[str, LedgerSummary]:
-    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
-    return {summary.name: summary for summary in list_ledgers()}
-
-
 def sidebar(at: AppTest) -> str:
     return text([*at.sidebar.markdown, *at.sidebar.caption])
-
-
-def sidebar_left(at: AppTest) -> str:
-    return at.sidebar.metric[0].value
 
 
 def start_ledger(at: AppTest, name: str, rho: float | None = None) -> AppTest:

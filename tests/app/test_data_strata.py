@@ -17,6 +17,7 @@ from tests.app.helpers import (
     edit_table,
     errors,
     go,
+    metric,
     settings_of,
     start,
     state_of,
@@ -473,10 +474,6 @@ def test_every_strata_widget_keeps_the_last_of_several_changes():
 
 def categories_of(at: AppTest, column: str):
     return next(m for m in at.main.multiselect if m.label == f"Categories of {column}")
-
-
-def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.main.metric if m.label == label)
 
 
 def test_a_declared_list_is_prefilled_from_the_data_and_each_edit_sticks():

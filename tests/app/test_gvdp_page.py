@@ -20,22 +20,17 @@ from tests.app.helpers import (
     go,
     release_review,
     settings_of,
+    start_with,
     state_of,
     text,
     titles,
     upload,
 )
-from tests.app.helpers import start as start_app
-
-ANALYSIS = "estimator.analysis"
 
 
 def start() -> AppTest:
     """The Estimator page with the general estimator chosen."""
-    at = start_app("estimator")
-    at.radio(key=ANALYSIS).set_value("gvdp").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return start_with("gvdp")
 
 
 def use_frame(at: AppTest, frame, fingerprint: str) -> AppTest:

@@ -10,13 +10,14 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.ledger import Ledger
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import constants
 from strata_ui.planner import PlannerView
 from strata_ui.style import rounded_up
 from tests.app.helpers import (
+    HOURS_HALF_WIDTH,
     answer_shown,
     change_settings,
+    demo_budget,
     errors,
     go,
     start,
@@ -25,22 +26,10 @@ from tests.app.helpers import (
     titles,
 )
 
-HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
-
 
 def expected_epsilon(half_width: float, level: float = 0.95) -> float:
     """The demo's answer, computed outside the app from the same library call."""
-    from dpcore.analyses import MEAN
-    from dpcore.foundations.datasets import load_demo
-    from dpcore.foundations.grouping import GroupingSpec
-
-    frame = load_demo()
-    settings = MeanSettings()
-    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-    answer = smallest_budget(
-        MEAN.error_model(stats, settings), AccuracyTarget(half_width, level=level)
-    )
-    return answer.budget.epsilon
+    return demo_budget("mean", MeanSettings(), half_width, level=level).epsilon
 
 
 @pytest.fixture
@@ -62,7 +51,7 @@ def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
 
 def test_every_change_of_the_target_sticks(plan):
     for half_width in (1.0, 0.5, 3.0):
-        plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        plan.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
         assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(half_width)):g}"
     for level in (0.9, 0.99):
         plan.select_slider(key="planner_view.level").set_value(level).run()
@@ -71,10 +60,10 @@ def test_every_change_of_the_target_sticks(plan):
 
 
 def test_a_zero_target_is_explained_and_a_good_one_brings_the_answer_back(plan):
-    plan.number_input(key=HALF_WIDTH).set_value(0.0).run()
+    plan.number_input(key=HOURS_HALF_WIDTH).set_value(0.0).run()
     assert "must be above 0" in errors(plan)
     assert not plan.exception
-    plan.number_input(key=HALF_WIDTH).set_value(2.0).run()
+    plan.number_input(key=HOURS_HALF_WIDTH).set_value(2.0).run()
     assert not plan.main.error
     assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(2.0)):g}"
 
@@ -92,7 +81,7 @@ def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(pl
 
 
 def test_a_target_the_ledger_cannot_afford_says_what_would_meet_it(plan):
-    plan.number_input(key=HALF_WIDTH).set_value(0.5).run()
+    plan.number_input(key=HOURS_HALF_WIDTH).set_value(0.5).run()
     warnings = text(plan.warning)
     assert "has only ρ = 2 left" in warnings
     assert "would need about 300 rows each" in warnings  # the noise-only closed form
@@ -146,14 +135,7 @@ def test_the_frontier_columns_change_twice_and_stick(plan):
 
 def expected_rho_coinpress(half_width: float) -> float:
     """The demo's CoinPress answer (race × sex), computed outside the app by the library."""
-    from dpcore.analyses import MEAN
-    from dpcore.foundations.datasets import load_demo
-    from dpcore.foundations.grouping import GroupingSpec
-
-    frame, settings = load_demo(), MeanSettings(estimator="coinpress")
-    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-    answer = smallest_budget(MEAN.error_model(stats, settings), AccuracyTarget(half_width))
-    return answer.budget.rho
+    return demo_budget("mean", MeanSettings(estimator="coinpress"), half_width).rho
 
 
 def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
@@ -166,7 +148,7 @@ def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
     # Its simulated error is measured against the true mean: no clipping bias to add.
     assert not [box for box in at.checkbox if "clipping bias" in box.label]
     for half_width in (1.0, 0.5, 3.0):
-        at.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        at.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
         assert answer_shown(at) == f"ρ = {rounded_up(expected_rho_coinpress(half_width)):g}"
         assert "Set by **Other × Female**" in text(at.main.markdown)
     assert "**Other × Female** met the target" in text(at.main.markdown)

@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from dpcore.foundations.ledger import Ledger
 from tests.app import helpers
-from tests.app.helpers import change_settings, commit, go, text
+from tests.app.helpers import change_settings, commit, go, ledgers, sidebar_left, text
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LABEL = "Mean of hours_per_week by race × sex"
@@ -26,15 +26,6 @@ RACES = ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")
 
 def start(page: str = "release") -> AppTest:
     return helpers.start(page)
-
-
-def ledgers() -> dict[str, LedgerSummary]:
-    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
-    return {summary.name: summary for summary in list_ledgers()}
-
-
-def sidebar_left(at: AppTest) -> str:
-    return at.sidebar.metric[0].value
 
 
 def has_commit_button(at: AppTest) -> bool:

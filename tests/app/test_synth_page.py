@@ -37,11 +37,7 @@ TIMEOUT_S = 90  # a cold Compare sweep of MWEM on two busy cores
 
 def start() -> AppTest:
     """The Estimator page with "Synthetic data" chosen."""
-    at = helpers.start("estimator")
-    at.default_timeout = TIMEOUT_S
-    at.radio(key="estimator.analysis").set_value("synth").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return helpers.start_with("synth", timeout_s=TIMEOUT_S)
 
 
 def settings(at: AppTest) -> SynthSettings:

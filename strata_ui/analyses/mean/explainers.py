@@ -17,6 +17,7 @@ from dpcore.analyses.mean import teaching as mean_teaching
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations import theory
 from dpcore.foundations.grouping import Grouping
+from dpcore.foundations.labels import CountedGroups
 from strata_ui import charts_strata, constants, pipeline
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (
@@ -53,7 +54,7 @@ VALUE_UNITS = {
 
 
 @dataclass(frozen=True)
-class OccupiedGroups:
+class OccupiedGroups(CountedGroups):
     """The groups that have rows, as the explainers draw them: a declared list may keep groups
     with none, which have no size to take the log of and no mean to show."""
 
@@ -64,14 +65,6 @@ class OccupiedGroups:
     def of(cls, groups: Grouping | GroupValues) -> OccupiedGroups:
         occupied = np.asarray(groups.sizes) > 0
         return cls(tuple(np.asarray(groups.labels, dtype=object)[occupied]), groups.sizes[occupied])
-
-    @property
-    def k(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        return int(self.sizes.sum())
 
     def picker(
         self, settings: MeanLearn, field_name: str, *, first: int, key: str, help: str

@@ -18,7 +18,7 @@ from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
+from tests.unit.cli.helpers import assert_one_error_line
 
 ROWS = {"a": 400, "b": 1500}
 
