@@ -2,18 +2,21 @@
 
 import streamlit as st
 
-from strata_ui import heap, roles, serving, sign_in, url_state
-from strata_ui.constants import (
-    PAGES,
-    WORKSHOP_HIDDEN_PAGES,
-    WORKSHOP_QUERY_KEY,
-    WORKSHOP_START_PAGE,
-)
-from strata_ui.ledger_ui import use_a_usable_ledger
-from strata_ui.navigation import render_next_steps
-from strata_ui.page_end import PageStopped, stop_page
-from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
-from strata_ui.workshop import render_badge
+from strata_ui.starting import loading_message
+
+with loading_message():  # a fresh server's first run: words on screen, not a blank page
+    from strata_ui import heap, roles, serving, sign_in, url_state
+    from strata_ui.constants import (
+        PAGES,
+        WORKSHOP_HIDDEN_PAGES,
+        WORKSHOP_QUERY_KEY,
+        WORKSHOP_START_PAGE,
+    )
+    from strata_ui.ledger_ui import use_a_usable_ledger
+    from strata_ui.navigation import keep_link_clicks, render_next_steps
+    from strata_ui.page_end import PageStopped, stop_page
+    from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
+    from strata_ui.workshop import render_badge
 
 # A link in workshop mode (?workshop=true) opens for a projector: the sidebar folded.
 workshop_link = st.query_params.get(WORKSHOP_QUERY_KEY) == "true"
@@ -30,6 +33,8 @@ if not expired:
     url_state.restore_once()  # a refresh or a shared link: the choices in the address
     use_a_usable_ledger()
 workshop = False if expired else render_sidebar(user)
+if not expired:
+    keep_link_clicks()  # a link clicked while a box holds typed text is followed, not lost
 # Pages outside the user's role, and the Release page in workshop mode, are left out of the menu.
 # They stay routable (hidden) so that a deep link gets a notice instead of "page not found", and
 # never runs the page's script.

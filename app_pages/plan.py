@@ -60,7 +60,7 @@ if answer.budget is not None:
     st.caption(model.check_note)
     checked = planner.run_check(ui.analysis, settings, answer)
     if checked is not None:
-        planner.render_check(*checked, answer.binding)
+        planner.render_check(*checked, answer.binding, answer.target)
 
 portfolio.render_plan_of_releases(ui, settings, target)
 

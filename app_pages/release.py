@@ -94,7 +94,11 @@ with plan_col:
         "This review is the curator's view: row and group counts above come from the data "
         "without noise. Only the committed estimates and the files below are DP outputs."
     )
-    uninformative = render_preview(plan, key)
+    try:
+        uninformative = render_preview(plan, key)
+    except (ValueError, TypeError) as exc:  # a simulated run refused the data: nothing to commit
+        show_error(exc, prefix="The release is not ready: ")
+        stop_page()
     existing = ledger.get(key)
     if existing is None:
         control = pipeline.release_budget(state, None if planned is None else planned[1])

@@ -28,7 +28,7 @@ from strata_ui.constants import (
 from strata_ui.page_end import stop_page
 from strata_ui.state import AppState, get_state
 from strata_ui.style import three_digits
-from strata_ui.text import as_code, as_written
+from strata_ui.text import as_code, as_written, in_label
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import labelled_radio, show_error, stored_in, stored_on_change
 
@@ -84,13 +84,25 @@ def store_bucket_edges(state: AppState, column: str, text: str) -> list | ValueE
     return edges
 
 
+def rows_used_caption(report, share_source: str) -> str:
+    """Which rows the groups count, and why the shares do not reweight to every row."""
+    caption = report.rows_used_sentence()
+    if report.n_rows_without_values and share_source in ("data", "holdout", "noisy_counts"):
+        caption += (
+            " The shares count the same rows: they describe the people with a value, as the "
+            "whole-population estimate does. To weight each group to its share of everyone instead (a "
+            "nonresponse adjustment), take the shares from a public table."
+        )
+    return caption
+
+
 columns_without_edges = []
 for column in numeric:
     edges_key = f"strata.edges.{column}.{state.dataset_fingerprint}"
     store_edges = functools.partial(store_bucket_edges, state, column)
     private_edges.render(state, column, edges_key)
     text = st.text_input(
-        f"Bucket edges for {as_code(column)}",
+        f"Bucket edges for {in_label(column)}",
         value=format_edges(state.bucket_edges.get(column, [])),
         placeholder="comma-separated, e.g. 25, 35, 50, 65",
         key=edges_key,
@@ -208,11 +220,14 @@ with groups_box:
     n_groups.metric("Groups", f"{grouping.k:,}")
     n_rows.metric("Rows used", f"{grouping.n:,}")
     smallest.metric("Smallest group", f"{int(sizes['size'].min()):,} rows")
+    if grouping.report.needs_values:  # the rows the estimate uses, said where they are counted
+        st.caption(as_written(rows_used_caption(grouping.report, state.share_source)))
     if (warning := data.many_groups_warning(grouping.sizes)) is not None:
         st.warning(warning, icon=":material/warning:")
     st.plotly_chart(charts_strata.group_size_chart(sizes))
     n_small = int(sizes["small"].sum())
     st.caption(
+        f"{charts_strata.group_size_summary(sizes)} "
         f"{n_small:,} of {grouping.k:,} groups hold less than {SMALL_GROUP_SHARE:.0%} of the "
         "rows (highlighted): their private estimates will be the noisiest. The sizes are the "
         "curator's view of the confidential data, not differentially private."
@@ -275,6 +290,7 @@ st.plotly_chart(
         curves, n=grouping.n, k=occupied.size, alpha_fit=alpha, observed=observed
     )
 )
+st.markdown(charts_strata.figure1_summary(grouping.n, occupied.size, alpha, observed))
 st.caption(
     "After Figure 1 of Rosenblatt, Stoyanovich & Musco (AAAI 2024). The noise that stratifying "
     "adds to the population estimate grows with the sum of the logs of the group sizes "

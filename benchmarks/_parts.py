@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import duckdb
@@ -49,3 +50,25 @@ def run_child(script: str, *args: str) -> str:
     if result.returncode:
         return f"failed: {result.stderr.strip().splitlines()[-1]}"
     return result.stdout.strip()
+
+
+def run_benchmark(
+    script: str,
+    title: str,
+    cases: Iterable[str],
+    folder: Callable[[], Path],
+    measure: Callable[[Path, str], str],
+) -> None:
+    """The main of a benchmark that measures each case in a fresh process (so that its peak
+    memory is its own): started with ``--child FOLDER CASE``, print ``measure``'s line for
+    that case; else print ``title``, then each case's line from ``script`` run as a child on
+    ``folder()`` (:func:`run_child`), the case names aligned."""
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        print(measure(Path(sys.argv[2]), sys.argv[3]))
+        return
+    print(title)
+    cases = list(cases)
+    width = max(map(len, cases))
+    parts = str(folder())
+    for case in cases:
+        print(f"  {case:{width}s} {run_child(script, parts, case)}")

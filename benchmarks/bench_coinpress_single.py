@@ -16,6 +16,7 @@ import timeit
 
 import numpy as np
 
+from benchmarks._coinpress_reference import reference_coinpress
 from dpcore.analyses.mean.array_api import coinpress_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.foundations.accounting import ZCDP
@@ -30,18 +31,7 @@ REPEATS, MIN_SECONDS = 7, 0.2
 def reference(values: np.ndarray, rng: np.random.Generator) -> float:
     """The authors' univariate CoinPress (UVMRec), step by step on the raw values: the
     ``baseline`` of bench_monte_carlo.py for one group and one release."""
-    rho_steps = np.array(ESTIMATOR.rho_split) * BUDGET.rho
-    betas = ESTIMATOR.step_betas()
-    n = values.size
-    low, high = ESTIMATOR.prior
-    for rho_i, beta_i in zip(rho_steps, betas, strict=True):
-        width = ESTIMATOR.sigma * np.sqrt(2 * np.log(2 * n / beta_i))
-        clipped = np.clip(values, low - width, high + width)
-        noise_sd = (high - low + 2 * width) / n / np.sqrt(2 * rho_i)
-        centre = clipped.mean() + rng.normal(0, noise_sd)
-        half = np.sqrt(2 * (ESTIMATOR.sigma**2 / n + noise_sd**2) * np.log(2 / beta_i))
-        low, high = centre - half, centre + half
-    return (low + high) / 2
+    return reference_coinpress(values, ESTIMATOR, BUDGET.rho, rng)
 
 
 def ours(values: np.ndarray, rng: np.random.Generator) -> float:

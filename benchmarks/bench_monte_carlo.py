@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from benchmarks._coinpress_reference import reference_coinpress
 from dpcore.analyses.mean import MEAN, MeanSettings
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.simulate import monte_carlo
@@ -33,21 +34,10 @@ ESTIMATOR = CoinPressMean(prior=(-10.0, 10.0), sigma=2.0, steps=STEPS)
 
 def baseline(groups: list[np.ndarray], replicates: int, rng: np.random.Generator) -> np.ndarray:
     """Per replicate, per group, per step: clip the raw values and average (Alg. 1–2 verbatim)."""
-    rho_steps = np.array(ESTIMATOR.rho_split) * BUDGET.rho
-    betas = ESTIMATOR.step_betas()
     out = np.empty((replicates, len(groups)))
     for r in range(replicates):
         for g, values in enumerate(groups):
-            n = values.size
-            low, high = ESTIMATOR.prior
-            for rho_i, beta_i in zip(rho_steps, betas, strict=True):
-                width = ESTIMATOR.sigma * np.sqrt(2 * np.log(2 * n / beta_i))
-                clipped = np.clip(values, low - width, high + width)
-                noise_sd = (high - low + 2 * width) / n / np.sqrt(2 * rho_i)
-                centre = clipped.mean() + rng.normal(0, noise_sd)
-                half = np.sqrt(2 * (ESTIMATOR.sigma**2 / n + noise_sd**2) * np.log(2 / beta_i))
-                low, high = centre - half, centre + half
-            out[r, g] = (low + high) / 2
+            out[r, g] = reference_coinpress(values, ESTIMATOR, BUDGET.rho, rng)
     return out
 
 

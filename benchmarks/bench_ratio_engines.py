@@ -18,7 +18,6 @@ and a person id owning 1 to 3 rows. Run from the repository root:
 from __future__ import annotations
 
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -72,15 +71,14 @@ def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[floa
     return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
+def measured(folder: Path, case: str) -> str:
+    seconds, peak = release_in_process(folder, **CASES[case])
+    return f"{seconds:6.1f} s, peak RSS {peak:.2f} GB"
+
+
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        seconds, peak = release_in_process(Path(sys.argv[2]), **CASES[sys.argv[3]])
-        print(f"{seconds:6.1f} s, peak RSS {peak:.2f} GB")
-        return
-    folder = write_parts(ROWS, PARTS)
-    print(f"Ratio release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} Parquet parts:")
-    for case in CASES:
-        print(f"  {case:32s} {_parts.run_child(__file__, str(folder), case)}")
+    title = f"Ratio release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} Parquet parts:"
+    _parts.run_benchmark(__file__, title, CASES, lambda: write_parts(ROWS, PARTS), measured)
 
 
 if __name__ == "__main__":

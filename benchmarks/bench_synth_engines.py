@@ -13,7 +13,6 @@ pass returns at most 7 × 2 × 6 × 5 × 16 × 2 = 13,440 cells. Run from the re
 from __future__ import annotations
 
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -64,15 +63,14 @@ def release_in_process(folder: Path, method: str) -> tuple[float, float, float]:
     return counted, released, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
+def measured(folder: Path, method: str) -> str:
+    counted, released, peak = release_in_process(folder, method)
+    return f"counts {counted:5.1f} s, release {released:5.1f} s, peak RSS {peak:.2f} GB"
+
+
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        counted, released, peak = release_in_process(Path(sys.argv[2]), sys.argv[3])
-        print(f"counts {counted:5.1f} s, release {released:5.1f} s, peak RSS {peak:.2f} GB")
-        return
-    folder = write_parts(ROWS, PARTS)
-    print(f"Synthetic release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} parts:")
-    for method in CASES:
-        print(f"  {method:12s} {_parts.run_child(__file__, str(folder), method)}")
+    title = f"Synthetic release per race × sex with DuckDB on {ROWS:.0e} rows in {PARTS} parts:"
+    _parts.run_benchmark(__file__, title, CASES, lambda: write_parts(ROWS, PARTS), measured)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.analyses.command_line import bounds, bucket_edges, column_list, whole_number
+from dpcore.analyses.command_line import (
+    bounds,
+    bucket_edges,
+    column_list,
+    number_between,
+    whole_number,
+)
 from dpcore.foundations.dataset import DatasetRef
 from dpcore.foundations.grouping import (
     MAX_GROUPS,
@@ -27,6 +33,7 @@ from dpcore.foundations.grouping import (
 )
 from dpcore.foundations.io import load_table
 from dpcore.foundations.ledger import Ledger, list_ledgers
+from strata_cli.words import in_cli_words
 
 __all__ = [
     "CliError",
@@ -66,14 +73,7 @@ def noise_seed(text: str) -> int:
     return value
 
 
-def budget_amount(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
-    return value
+budget_amount = number_between(0, float("inf"), "a finite number above 0", "budget_amount")
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ def read_identified(path: str, decimal_comma: bool = False) -> tuple[pd.DataFram
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
     table = load_table(data, Path(path).name, decimal="," if decimal_comma else ".")
     for note in table.notes:
-        print(f"strata-lab: note: {note}", file=sys.stderr)
+        print(f"strata-lab: note: {in_cli_words(note)}", file=sys.stderr)
     return table.frame, DatasetRef.of(table.frame, Path(path).name, data=data)
 
 

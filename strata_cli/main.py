@@ -15,6 +15,8 @@ import importlib
 import sys
 from typing import NoReturn
 
+from strata_cli.words import in_cli_words
+
 __all__ = ["main"]
 
 PROG = "strata-lab"
@@ -68,5 +70,5 @@ def main(argv: list[str] | None = None) -> int:
 
         if not isinstance(exc, CliError | ValueError | OSError):
             raise
-        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROG}: error: {in_cli_words(' '.join(str(exc).split()))}", file=sys.stderr)
         return 1

@@ -14,13 +14,25 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from strata_cli.words import in_cli_words
+
 __all__ = ["emit", "records", "text_table"]
 
 
+LABEL_KEYS = frozenset({"label", "binding_group", "group", "labels", "by"})
+"""Keys whose text comes from the data (group labels, column names): printed as they are."""
+
+
 def json_ready(value: object) -> object:
-    """``value`` with numpy scalars as Python numbers, tuples as lists and NaN or ±inf as None."""
+    """``value`` with numpy scalars as Python numbers, tuples as lists, NaN or ±inf as None,
+    and the app's words said as the command line says them (:func:`in_cli_words`; not in a
+    group's label or a column's name, which come from the data)."""
     if isinstance(value, dict):
-        return {str(key): json_ready(item) for key, item in value.items()}
+        return {
+            str(key): item if key in LABEL_KEYS else json_ready(item) for key, item in value.items()
+        }
+    if isinstance(value, str):
+        return in_cli_words(value)
     if isinstance(value, list | tuple):
         return [json_ready(item) for item in value]
     if isinstance(value, np.generic):

@@ -255,7 +255,8 @@ def shortfall_document(
     missed = f": {', '.join(result.short)}" if result.short else ""
     rows = (
         f"rows_needed is unknown: {result.rows_reason}" if result.rows_reason
-        else "rows_needed is the size each would need to meet it there"
+        else "rows_needed is the size each group that misses would need to meet it there "
+        "(null for those that meet it)"
     )  # fmt: skip
     message = (
         f"The ledger {ledger.name!r} has {available} left, less than the {answer.budget} this "

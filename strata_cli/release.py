@@ -64,6 +64,7 @@ from strata_cli.request import (
 )
 from strata_cli.sources import engine_arguments
 from strata_cli.statistics import statistics
+from strata_cli.words import in_cli_words
 
 __all__ = ["add_parser", "run"]
 
@@ -174,7 +175,7 @@ def release_request(request: CliRequest, options: ReleaseOptions) -> int:
         check_ledger_kind(request, options.budget, ledger)
     aggregated = statistics(request)
     for message in aggregated.stats.messages():
-        print(f"strata-lab: note: {message}", file=sys.stderr)
+        print(f"strata-lab: note: {in_cli_words(message)}", file=sys.stderr)
     header = PlanHeader(
         dataset=aggregated.dataset, spec=request.groups, budget=options.budget,
         label=options.title, level=options.level,
@@ -238,12 +239,15 @@ def dry_run(
             ledger.check_affordable(plan.cost)
         except OtherDatasetError as exc:
             note = exc.advice(f"pass {COVERS_FLAG}", start=START_ADVICE)
-            print(f"strata-lab: note: the real release would fail: {note}", file=sys.stderr)
+            print(f"strata-lab: note: the real release would fail: {in_cli_words(note)}",
+                  file=sys.stderr)  # fmt: skip
         except ReleasedElsewhereError as exc:
             note = exc.advice(elsewhere_use(exc), RAISE_ADVICE)
-            print(f"strata-lab: note: the real release would fail: {note}", file=sys.stderr)
+            print(f"strata-lab: note: the real release would fail: {in_cli_words(note)}",
+                  file=sys.stderr)  # fmt: skip
         except BudgetExceededError as exc:
-            print(f"strata-lab: note: the real release would fail: {exc}", file=sys.stderr)
+            print(f"strata-lab: note: the real release would fail: {in_cli_words(str(exc))}",
+                  file=sys.stderr)  # fmt: skip
     if not data.identity:  # a throw-away ledger needs no identity: name the data for it alone
         unnamed = dataclasses.replace(data, identity="declared:dry run")
         plan = dataclasses.replace(plan, header=dataclasses.replace(plan.header, dataset=unnamed))

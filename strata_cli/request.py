@@ -117,7 +117,8 @@ def parse_request(args: argparse.Namespace, analysis: Analysis | None = None) ->
     adapter = adapter_of(analysis)
     settings = adapter.settings(args, common)
     return CliRequest(
-        source=data_source(args), unit=unit, groups=grouping_spec(args), common=common,
+        source=data_source(args), unit=unit, groups=analysis.grouping_for(grouping_spec(args), settings),
+        common=common,
         analysis=analysis, adapter=adapter, settings=settings, output_format=args.format,
     )  # fmt: skip
 

@@ -6,7 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from strata_ui.charts_common import log_axis
-from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, plain_number, rounded_up
+from strata_ui.text import as_written
 
 
 def _layout(
@@ -84,3 +85,41 @@ def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
     figure.update_xaxes(log_axis(scored["global_error"]))
     figure.update_yaxes(log_axis(scored["worst_group_error"]))
     return figure
+
+
+def needed_budget_summary(table: pd.DataFrame, symbol: str, binding: str | None) -> str:
+    """The needed-budget chart in words: the estimate that sets the answer and the one that
+    needs the least (labels are data, escaped for markdown)."""
+    column = f"needed {symbol}"
+    rows = table.sort_values(column, kind="stable")
+    most, least = rows.iloc[-1], rows.iloc[0]
+    setter = binding if binding is not None else most["estimate"]
+    return (
+        f"The chart: {as_written(str(setter))} needs {symbol} = {needed_text(most[column])}, the most, "
+        f"so it sets the answer; {as_written(str(least['estimate']))} needs the least, "
+        f"{symbol} = {needed_text(least[column])}."
+    )
+
+
+def needed_text(budget: float) -> str:
+    """A needed budget as the Plan page's answer writes it: rounded up once, in plain notation
+    (311, not 3.11e+02)."""
+    return plain_number(rounded_up(budget)) if 0 < budget < float("inf") else plain_number(budget)
+
+
+def frontier_summary(table: pd.DataFrame) -> str:
+    """The frontier chart in words: how many candidates were scored, and the frontier's two
+    ends, the lowest population error and the lowest worst-group error (the table below lists
+    every choice on it)."""
+    scored = table[table["skipped"] == ""]
+    front = scored[scored["pareto"]]
+    if front.empty:
+        return f"The chart: {len(scored):,} choices scored, none on a frontier."
+    population = front.loc[front["global_error"].idxmin()]
+    worst = front.loc[front["worst_group_error"].idxmin()]
+    return (
+        f"The chart: {len(scored):,} choices scored, {len(front):,} on the frontier. Lowest "
+        f"population error: {as_written(str(population['label']))} "
+        f"({plain_number(population['global_error'], 3)}); lowest worst-group error: "
+        f"{as_written(str(worst['label']))} ({plain_number(worst['worst_group_error'], 3)})."
+    )

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
 from strata_ui.style import FONT, PALETTE, at_precision, plain_number, wrap_label, wrap_label_wide
+from strata_ui.text import as_written
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
 
@@ -243,3 +244,12 @@ def release_summary(record: ReleaseRecord) -> str:
             f"{written_number(widths.max(), 3)} wide: small groups pay most for privacy."
         )
     return text
+
+
+def gauge_summary(left: float, total: float, symbol: str, ledger_name: str) -> str:
+    """The ledger gauge in words (the name is the user's, escaped for markdown)."""
+    share = left / total if total > 0 else 0.0
+    return (
+        f"The gauge: {symbol} = {left:.4g} of {total:.4g} left in “{as_written(ledger_name)}” "
+        f"({share:.0%})."
+    )

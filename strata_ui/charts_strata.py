@@ -18,7 +18,7 @@ from dpcore.foundations import theory
 from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
 from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits
-from strata_ui.text import chart_text
+from strata_ui.text import as_written, chart_text
 
 # Above this many groups the bar labels would overlap; the axis then just counts groups.
 MAX_LABELLED_BARS = 40
@@ -229,3 +229,32 @@ def figure1_chart(
         height=540,
     )
     return fig
+
+
+def group_size_summary(sizes: pd.DataFrame) -> str:
+    """The size chart in words (:func:`group_size_frame`), for a reader who cannot see it: the
+    largest and the smallest group, and how many times larger the one is (labels are data,
+    escaped for markdown)."""
+    largest, smallest = sizes.iloc[0], sizes.iloc[-1]
+    ratio = largest["size"] / smallest["size"] if smallest["size"] else math.inf
+    times = (
+        f"; the largest is {ratio:,.0f} times the smallest"
+        if math.isfinite(ratio) and ratio >= 2
+        else ""
+    )
+    return (
+        f"Largest group: {as_written(str(largest['group']))}, {int(largest['size']):,} rows; "
+        f"smallest: {as_written(str(smallest['group']))}, {int(smallest['size']):,} rows{times}."
+    )
+
+
+def figure1_summary(n: int, k: int, alpha: float, observed: float) -> str:
+    """Figure 1 in words: where this dataset's Σ log|G_i| sits between the best and the worst
+    case for its n and k (Rosenblatt, Stoyanovich & Musco, AAAI 2024, Prop. 8)."""
+    worst, best = theory.worst_case_log_sizes(n, k), theory.best_case_log_sizes(n, k)
+    where = (observed - best) / (worst - best) if worst > best else 0.0
+    return (
+        f"This dataset (n = {n:,} rows, k = {k:,} groups, α ≈ {three_digits(alpha)}): "
+        f"Σ log|G_i| = {observed:,.1f}, between {best:,.1f} when one group holds almost everyone "
+        f"and {worst:,.1f} when all groups are the same size ({where:.0%} of the way up)."
+    )

@@ -21,14 +21,13 @@ from concurrent import futures
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeVar
 
-import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from dpcore.analyses.base import Analysis, EngineStatistics, unit_keyword
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.engines import DuckDBEngine, SparkEngine
-from dpcore.engines.base import NOT_WHOLE_LABEL
+from dpcore.engines.base import NOT_WHOLE_LABEL, group_cells
 from dpcore.foundations.grouping import MAX_CODE_VALUES, Grouping, GroupingSpec, codebook_order
 from dpcore.foundations.privacy_unit import ROW, BoundPreview, PrivacyUnit
 
@@ -161,8 +160,7 @@ def with_progress(engine: ReadingEngine, what: str, compute: Callable[[], T]) ->
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _grouping(source: EngineSource, fingerprint: str, spec: GroupingSpec) -> Grouping:
-    cells = opened(source, fingerprint).engine.cell_counts(spec.by, dict(spec.edges))
-    return spec.build(cells[list(spec.by)], weights=cells["rows"].to_numpy(np.int64))
+    return group_cells(opened(source, fingerprint).engine, spec)
 
 
 def grouping(source: EngineSource, fingerprint: str, spec: GroupingSpec) -> Grouping:

@@ -81,6 +81,7 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
         by=tuple(columns),
         edges=tuple((c, tuple(state.bucket_edges[c])) for c in columns if c in state.bucket_edges),
         min_group_size=state.min_group_size, small_groups=state.small_groups,
+        needs_values=analysis.value_columns(settings),
     )  # fmt: skip
     table = _frontier(
         analysis.name, frame, state.dataset_fingerprint, tuple(columns), settings, budget, spec,
@@ -96,6 +97,7 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
         charts_planner.frontier_chart(table, value_unit(settings, markdown=False)),
         key="plan.frontier_chart",
     )
+    st.caption(charts_planner.frontier_summary(table))
     _frontier_tables(table)
     _adopt_candidate(table, settings)
 
@@ -140,7 +142,7 @@ def _adopt_candidate(table: pd.DataFrame, settings: object) -> None:
     if hasattr(settings, "strategy"):
         reset_settings(type(settings), strategy=row["strategy"])
     st.session_state[ADOPTED_FLASH] = (
-        f"Now grouping by {' × '.join(row['by'])}, "
+        f"Now grouping by {as_written(' × '.join(row['by']))}, "
         f"{row['strategy_name'].lower()}. The Strata and Estimator "
         "pages show it, and the answer above is for it."
     )

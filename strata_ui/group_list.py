@@ -14,7 +14,7 @@ from dpcore.foundations.grouping import MISSING_LABEL, bucket_labels, codebook_c
 from strata_ui import pipeline
 from strata_ui.constants import SMALL_FILE_MAX_BYTES, SMALL_FILE_MAX_MB
 from strata_ui.state import AppState
-from strata_ui.text import as_code, as_text, as_written
+from strata_ui.text import as_text, as_written, in_label
 from strata_ui.widgets import labelled_radio
 
 GROUP_LIST_LABELS = {
@@ -82,7 +82,7 @@ def _category_list(state: AppState, column: str) -> list[str]:
     # would only draw Streamlit's warning about a value set twice.
     default = {} if key in st.session_state else {"default": declared}
     return st.multiselect(
-        f"Categories of {as_code(column)}",
+        f"Categories of {in_label(column)}",
         options=list(dict.fromkeys([*offered, *declared])),
         key=key,
         **default,

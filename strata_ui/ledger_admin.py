@@ -17,7 +17,7 @@ from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerUnavailableEr
 from strata_ui import constants
 from strata_ui.actor import current_actor, may
 from strata_ui.state import get_state
-from strata_ui.text import as_text, as_written
+from strata_ui.text import as_text, as_written, in_label
 
 __all__ = ["render_ledger_admin"]
 
@@ -141,7 +141,7 @@ def _raise_form(ledger: Ledger, token: str) -> None:
         placeholder="e.g. new data-sharing agreement of 3 March",
     )  # fmt: skip
     typed = st.text_input(
-        f"Type the ledger's name ({as_text(ledger.name)}) to confirm", key="ledger.raise_name"
+        f"Type the ledger's name ({in_label(ledger.name)}) to confirm", key="ledger.raise_name"
     )
     if not may("raise"):
         st.caption("Only a curator raises a total.")

@@ -39,13 +39,18 @@ def render_sidebar_line(ledger: Ledger) -> None:
     """The project in use: the ledger's name and the data it is the budget of."""
     covered = [d.name for d in ledger.datasets()]
     st.markdown(f"Project ledger: **{as_text(ledger.name)}**")
+    # Said as a fact, not an instruction: a user who has just started a ledger read "Choose or
+    # start a ledger" as if none were in use.
     if roles.allows(Action.MANAGE_LEDGERS):
-        where = " Choose or start a ledger on the Budget page."
+        where = " The Budget page switches to another ledger or starts one."
     elif roles.allows(Action.PREVIEW):
         where = " See your allowance on the Budget page."
     else:
         where = ""
-    st.caption((f"The budget of {data_of(covered)}." if covered else "No release yet.") + where)
+    st.caption(
+        (f"The budget of {data_of(covered)}." if covered else "Nothing released from it yet.")
+        + where
+    )
 
 
 def people_sentence(people: Population) -> str | None:

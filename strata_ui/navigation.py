@@ -9,7 +9,7 @@ from strata_ui.constants import JOURNEYS, NEXT_STEPS, PAGES, WORKSHOP_HIDDEN_PAG
 from strata_ui.roles import may_open_page
 from strata_ui.state import get_state
 
-__all__ = ["render_journeys", "render_next_steps"]
+__all__ = ["keep_link_clicks", "render_journeys", "render_next_steps"]
 
 _BY_URL = {page.url_path: page for page in PAGES}
 
@@ -39,3 +39,51 @@ def render_next_steps(url_path: str) -> None:
     for column, (target, label) in zip(st.columns(len(steps)), steps, strict=True):
         page = _BY_URL[target]
         column.page_link(page.path, label=f"{label} ({page.title} page)", icon=page.icon)
+
+
+# A link clicked while a number or text box still holds typed text was lost: pressing the link
+# moves the focus, the box commits its text, and that commit's rerun (sent after the link's, with
+# the old page) won, so the old page ran again. The script lets the box's run end first, then
+# follows the link: both the typed value and the click count. Streamlit's own links only; the
+# script runs once per browser tab.
+_KEEP_LINK_CLICKS = """
+<script>
+(() => {
+  if (window.strataLabKeepsLinkClicks) return;
+  window.strataLabKeepsLinkClicks = true;
+  const LINKS = '[data-testid="stSidebarNav"] a, [data-testid^="stPageLink"] a, a[data-testid^="stPageLink"]';
+  const typing = (element) => element && element.matches(
+    'input[type="number"], input[type="text"]:not([role="combobox"]), textarea');
+  let pending = null;
+  document.addEventListener("pointerdown", (event) => {
+    const link = event.target.closest(LINKS);
+    pending = link && typing(document.activeElement) ? link : null;
+  }, true);
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest(LINKS);
+    if (!link || link !== pending) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    pending = null;
+    const app = document.querySelector('[data-testid="stApp"]');
+    const started = Date.now();
+    let ran = false;
+    const follow = () => {
+      const running = app.getAttribute("data-test-script-state") === "running";
+      ran = ran || running;
+      const waited = Date.now() - started;
+      if ((ran && !running) || (!ran && waited > 400) || waited > 10000) link.click();
+      else setTimeout(follow, 50);
+    };
+    follow();
+  }, true);
+})();
+</script>
+"""
+
+
+def keep_link_clicks() -> None:
+    """Make a link clicked while a box holds typed text follow through (``_KEEP_LINK_CLICKS``):
+    drawn once per run, at the foot of the sidebar, where it takes no room."""
+    with st.sidebar:
+        st.html(_KEEP_LINK_CLICKS, unsafe_allow_javascript=True)

@@ -28,6 +28,7 @@ from dpcore import column_kind
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis, PersonColumnUnsupported, unit_keyword
 from dpcore.engines import EngineError
+from dpcore.engines.base import NUMBER_KINDS
 from dpcore.foundations import theory
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 from dpcore.foundations.datasets import demo_identity
@@ -44,6 +45,7 @@ from dpcore.foundations.grouping import (
 )
 from dpcore.foundations.ledger import LedgerDataset
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
+from dpcore.foundations.validation import is_row_numbers
 from dpcore.release import DatasetRef, PlanHeader
 from strata_ui import engine_sources
 from strata_ui.state import AppState, get_dataset, get_settings, get_state
@@ -59,9 +61,15 @@ SHARE_SOURCE_LABELS = {
 
 
 def grouping_spec(state: AppState) -> GroupingSpec:
-    """The session's grouping choices as a :class:`~dpcore.foundations.grouping.GroupingSpec`."""
+    """The session's grouping choices as a :class:`~dpcore.foundations.grouping.GroupingSpec`,
+    grouping the rows the session's analysis uses (:meth:`~dpcore.analyses.base.Analysis.value_columns`)."""
     if not state.strata_columns:
         raise NotChosenYet("Choose at least one column to group by on the Strata page.")
+    analysis = get(state.analysis)
+    return analysis.grouping_for(_chosen_spec(state), get_settings(analysis.settings_type))
+
+
+def _chosen_spec(state: AppState) -> GroupingSpec:
     return GroupingSpec(
         by=tuple(state.strata_columns),
         edges=tuple(
@@ -116,6 +124,30 @@ def column_kinds(state: AppState) -> dict[str, str]:
         return _opened(state).kinds
     frame = get_dataset()
     return {str(column): column_kind(frame[column]) for column in frame.columns}
+
+
+def value_columns(state: AppState) -> list[str]:
+    """The columns an analysis may offer as a value (to average, sum, model or synthesize):
+    the numeric columns, but not one that only numbers the rows
+    (:func:`~dpcore.foundations.validation.is_row_numbers`)."""
+    numbers = row_number_columns(state)
+    return [
+        column for column, kind in column_kinds(state).items()
+        if kind in NUMBER_KINDS and column not in numbers
+    ]  # fmt: skip
+
+
+def row_number_columns(state: AppState) -> tuple[str, ...]:
+    """The columns of the data in use that only number its rows: by their header for data
+    read where it lies, by their header or their values for rows in memory."""
+    if state.source is not None:
+        return tuple(column for column in column_kinds(state) if is_row_numbers(column))
+    return _row_number_columns(get_dataset(), state.dataset_fingerprint)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _row_number_columns(_frame: pd.DataFrame, fingerprint: str) -> tuple[str, ...]:
+    return tuple(str(c) for c in _frame.columns if is_row_numbers(c, _frame[c]))
 
 
 def row_count(state: AppState) -> int:

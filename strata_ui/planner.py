@@ -6,22 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
+import re
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis
 from dpcore.foundations.accounting import (
-    SYMBOLS,
     ZCDP,
     Budget,
     PureDP,
     as_zcdp,
-    charge_of,
     format_components,
     scale,
 )
@@ -33,12 +30,12 @@ from dpcore.planner import (
     ErrorModel,
     PlannerCost,
     duration_text,
-    shortfall,
 )
 from strata_ui import budget_language, charts_planner, constants, pipeline
-from strata_ui.budget_control import largest, set_page_budget
+from strata_ui.budget_control import set_page_budget
 from strata_ui.budget_language import budget_text
-from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui.planner_fits import render_what_fits
+from strata_ui.release_ui import large_budget_warning
 from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
@@ -49,8 +46,8 @@ from strata_ui.state import (
     widget_key,
 )
 from strata_ui.style import plain_number, rounded_up
-from strata_ui.text import as_text, as_written
-from strata_ui.widgets import bind, stored_on_change
+from strata_ui.text import as_text, as_written, in_label
+from strata_ui.widgets import bind, stored_on_change, table_height
 
 __all__ = [
     "PlannerView",
@@ -104,7 +101,7 @@ def target_inputs(unit: str, model: ErrorModel) -> AccuracyTarget:
     with kind:
         relative = bind(
             st.radio, "Accuracy as", PlannerView, "relative",
-            labels={False: f"± in {unit}", True: "± % of each group's true value"},
+            labels={False: f"± in {in_words(unit)}", True: "± % of each group's true value"},
             help="A percentage needs each group's true value, which is confidential: the "
             "answer is then a curator preview.",
         )  # fmt: skip
@@ -141,13 +138,23 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     key = widget_key(PlannerView, "half_widths", unit)
     store = functools.partial(_store_half_width, unit)
     value = st.number_input(
-        f"Within ± (in {as_text(unit)})", min_value=0.0,
+        f"Within ± (in {in_words(unit)})", min_value=0.0,
         value=typed.get(unit, model.typical_half_width),
         step=model.typical_half_width / 4, format="%.6g", key=key,
         **stored_on_change(key, store),
     )  # fmt: skip
     store(value)
     return value
+
+
+def in_words(unit: str) -> str:
+    """``unit`` for a widget's label, which a screen reader reads as written: a column's name
+    (:func:`value_unit`'s code span) in words (:func:`~strata_ui.text.in_label`), not in
+    backticks; a unit the code wrote as it is; anything else escaped."""
+    name = re.fullmatch(r"`([^`]*)`", unit)
+    if name:
+        return in_label(name[1])
+    return as_text(unit) if "`" in unit else unit
 
 
 def _store_half_width(unit: str, value: float) -> None:
@@ -376,13 +383,14 @@ def render_answer(
     warning = large_budget_warning(budget)
     if warning:
         st.warning(warning, icon=":material/warning:")
-    if _render_what_fits(model, answer, budget, analysis, settings, ledger):
+    if render_what_fits(model, answer, budget, analysis, settings, ledger):
         _adopt_budget_button(budget, state, answer.changes, type(settings))
     symbol = _symbol(model)
     st.plotly_chart(
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
         key="plan.needed_chart",
     )
+    st.caption(charts_planner.needed_budget_summary(answer.table, symbol, answer.binding))
     _answer_table(answer, symbol)
 
 
@@ -395,143 +403,38 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
             {
                 "size": "{:,.0f}",
                 "target (±)": plain_number,
-                f"needed {symbol}": _needed_text,
+                f"needed {symbol}": charts_planner.needed_text,
                 "error at this budget (±)": plain_number,
             }
         ),
         hide_index=True,
-        height=_table_height(len(table)),
+        height=table_height(len(table)),
     )
 
 
-def _needed_text(needed: float) -> str:
-    """A needed budget rounded up like the answer, so the row that sets it reads the same
-    number as the answer above it."""
-    return plain_number(rounded_up(needed)) if 0 < needed < math.inf else plain_number(needed)
-
-
-def _table_height(rows: int) -> int:
-    """Pixels that show every row of a short table (Streamlit's default shows about ten)."""
-    return min(35 * (rows + 1) + 3, 600)
-
-
-def _spendable(budget: Budget, ledger: Ledger | None) -> float:
-    """The most one release may spend, as an ε or a ρ like ``budget``: what the largest ledger
-    holds, or less when the ledger in use has less left (0 when it is used up)."""
-    pure = isinstance(budget, PureDP)
-    most = largest(pure)
-    if ledger is not None:
-        left = ledger.remaining()
-        if "rho" in left:
-            rho_left = max(left["rho"], 0.0)
-            most = min(most, math.sqrt(2 * rho_left) if pure else rho_left)
-        else:  # a ledger of pure ε-DP (only pure budgets reach here)
-            most = min(most, max(left["epsilon"], 0.0))
-    return most
-
-
-def _render_what_fits(
-    model: ErrorModel,
-    answer: BudgetAnswer,
-    budget: Budget,
-    analysis: Analysis,
-    settings: object,
-    ledger: Ledger | None,
-) -> bool:
-    """Whether the answer can be spent: said plainly when it cannot (more than one release may
-    use, or than the ledger has left), with the most that fits and what the estimates miss at
-    it. True when it fits (the answer's button is then offered)."""
-    cost = analysis.cost(settings, budget)
-    if ledger is not None and isinstance(cost, ZCDP) and ledger.total.kind == "pure":
-        st.warning(
-            f"The ledger “{as_text(ledger.name)}” counts pure ε-DP, which Gaussian noise cannot "
-            "meet: a release at this budget needs a ρ-zCDP ledger (start one on the Budget page), or "
-            "Laplace noise.",
-            icon=":material/warning:",
+def check_sentence(row: pd.Series, replicates: int, binding: str, level: float) -> str:
+    """What the binding estimate's simulated check means: the answer is the budget at which it
+    meets the target with probability ``level``, so an exact model lands in the binomial band
+    of ``level`` over ``replicates`` releases (chance alone moves it that much); above the
+    band the budget is on the safe side, below it the model promised too much."""
+    met, low, high = row["met"], row["band_low"], row["band_high"]
+    said = (
+        f"In {replicates:,} simulated releases at this budget, **{as_text(binding)}** met the "
+        f"target {met:.1%} of the time. The answer is the budget at which it meets the target "
+        f"{level:.0%} of the time; by chance alone, {replicates:,} releases of an exact answer "
+        f"meet it between {low:.1%} and {high:.1%} of the time (95 times in 100)."
+    )
+    if met > high:
+        verdict = (
+            " Above that range: the planner's model overstates this error (see what it "
+            "assumes above), so the budget is on the safe side and a smaller one may do; "
+            "compare budgets on the Compare page before you spend less."
         )
-        return False
-    pure = isinstance(budget, PureDP)
-    release_most = _spendable(budget, None)
-    fits_release = charge_of(cost) <= charge_of(
-        PureDP(release_most) if pure else ZCDP(release_most)
-    ) * (1 + 1e-12)
-    if ledger is not None and fits_release and affordable(cost, ledger):
-        left = ", ".join(f"{SYMBOLS[k]} = {plain_number(v)}" for k, v in ledger.remaining().items())
-        st.success(
-            f"The ledger “{as_text(ledger.name)}” can afford it: it has {left} left.",
-            icon=":material/check_circle:",
-        )
-        return True
-    if ledger is None and fits_release:
-        return True
-    most_value = _spendable(budget, ledger)
-    where = (
-        "than one release may use (the largest ledger a curator can start holds ρ = "
-        f"{plain_number(constants.RHO_MAX)})"
-        if not fits_release
-        else f"than the ledger “{as_text(ledger.name)}” has left"
-    )
-    if most_value <= 0:
-        st.warning(
-            f"{budget_text(budget)} is more than the ledger “{as_text(ledger.name)}” has left: it "
-            "is used up. Start a new ledger on the Budget page.",
-            icon=":material/warning:",
-        )
-        return False
-    most = PureDP(most_value) if pure else ZCDP(most_value)
-    short = shortfall(model, answer.target, _in_model_unit(most, model))
-    missing = short.table[short.table["estimate"].isin(short.short)]
-    held_back = f" in what “{as_text(ledger.name)}” has left" if most_value < release_most else ""
-    st.warning(
-        f"{budget_text(budget)} is more {where}. The most that fits{held_back} is "
-        f"**{budget_text(most)}**: at it {len(short.short)} of {len(model.labels)} estimates "
-        "miss the target "
-        f"({as_written(_worst_miss(missing['error at available budget'], model.widest_error))}). "
-        + as_written(_rows_advice(missing, short.rows_reason)),
-        icon=":material/warning:",
-    )
-    return False
-
-
-def _in_model_unit(budget: Budget, model: ErrorModel) -> Budget:
-    """``budget`` in the error model's unit: ε = √(2ρ) for a model in ε."""
-    if model.unit == "epsilon" and isinstance(budget, ZCDP):
-        return PureDP(math.sqrt(2 * budget.rho))
-    if model.unit == "rho" and isinstance(budget, PureDP):
-        return budget.to_zcdp()
-    return budget
-
-
-def _worst_miss(errors: pd.Series, widest: float) -> str:
-    """How far the estimates that miss are off: the widest finite error, at most ``widest``
-    (a release clamps its estimates into the public range, so none is off by more than the
-    range), and how many would not be published at all (an unbounded error: a group withheld
-    at that budget)."""
-    unpublished = int(np.isinf(errors).sum())
-    finite = errors[np.isfinite(errors)]
-    parts = []
-    if len(finite) and finite.max() >= widest:
-        parts.append(f"up to ±{plain_number(widest, 3)}, the whole public range")
-    elif len(finite):
-        parts.append(f"up to ±{plain_number(finite.max(), 3)}")
-    if unpublished:
-        parts.append(f"{unpublished} not published at all at that budget")
-    return "; ".join(parts)
-
-
-def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:
-    """What would meet the target with what is left: larger groups (merging them), unless a
-    clipping bias no size removes stands in the way, or the model cannot count rows."""
-    if rows_reason:
-        return f"{rows_reason[0].upper()}{rows_reason[1:]}."
-    rows = missing["rows needed"].dropna().max()  # NaN for the whole population: not a group
-    if not np.isfinite(rows):
-        return "Loosen the target or widen the public bounds: more rows cannot remove a bias."
-    return (
-        f"To meet it with what is left, the groups that miss would need about {int(rows):,} "
-        "rows each: merge the smaller groups (minimum group size on the Strata page) or choose "
-        "a coarser grouping (the frontier below)."
-    )
+    elif met < low:
+        verdict = " Below that range: the answer promised more than it delivers (see below)."
+    else:
+        verdict = " Within that range: the answer is as calibrated as the check can tell."
+    return said + verdict + " Every other estimate should meet the target at least as often."
 
 
 def _parts_text(parts: tuple[tuple[str, float], ...], cost: Budget) -> str:
@@ -563,14 +466,12 @@ def _adopt_budget_button(
         )
 
 
-def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
+def render_check(
+    table: pd.DataFrame, replicates: int, binding: str, target: AccuracyTarget
+) -> None:
     """How often simulated releases at the answer met the target, per estimate."""
     row = table.set_index("estimate").loc[binding]
-    st.markdown(
-        f"In {replicates:,} simulated releases at this budget, **{as_text(binding)}** met the target "
-        f"{row['met']:.1%} of the time; a calibrated answer shows {row['band_low']:.1%} to "
-        f"{row['band_high']:.1%}. Every other estimate should meet it at least as often."
-    )
+    st.markdown(check_sentence(row, replicates, binding, target.level))
     short = table[table["met"] < table["band_low"]]
     if len(short):
         st.warning(
@@ -586,5 +487,5 @@ def render_check(table: pd.DataFrame, replicates: int, binding: str) -> None:
     st.dataframe(
         shown.style.format({"target (±)": plain_number, "met in simulated releases": "{:.1%}"}),
         hide_index=True,
-        height=_table_height(len(shown)),
+        height=table_height(len(shown)),
     )

@@ -7,6 +7,8 @@ import streamlit as st
 
 from dpcore.release import ReleasePlan, nothing_informative
 from strata_ui.style import plain_number
+from strata_ui.text import as_written
+from strata_ui.widgets import table_height
 
 PREVIEW_LABELS = {
     "group": "group",
@@ -35,9 +37,12 @@ def render_preview(plan: ReleasePlan, key: str) -> str | None:
         shown = shown.drop(columns=PREVIEW_LABELS["quantity"])
     if table["half_width"].isna().all():
         shown = shown.drop(columns=PREVIEW_LABELS["half_width"])
-    withheld = int((table["withheld"] != "").sum())
+    reasons = table.loc[table["withheld"] != "", ["group", "withheld"]]
+    withheld = len(reasons)
     if not withheld:  # the caption says so; the column would only be empty
         shown = shown.drop(columns=PREVIEW_LABELS["withheld"])
+    else:  # a yes in the table, the reason in full below it: a sentence in a cell was cut off
+        shown[PREVIEW_LABELS["withheld"]] = table["withheld"].map(lambda r: "yes" if r else "")
     numbers = [
         PREVIEW_LABELS[c] for c in ("expected_error", "half_width") if PREVIEW_LABELS[c] in shown
     ]
@@ -45,15 +50,21 @@ def render_preview(plan: ReleasePlan, key: str) -> str | None:
     # number column would print "None").
     shown[numbers] = shown[numbers].map(lambda x: "—" if pd.isna(x) else f"{plain_number(x, 3)}")
     st.dataframe(
-        shown, hide_index=True, width="stretch",
+        shown, hide_index=True, width="stretch", height=table_height(len(shown), limit=1_100),  # 30 rows
         column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
     )  # fmt: skip
+    if withheld:
+        st.markdown(
+            "**Why withheld**\n"
+            + "\n".join(f"- {as_written(group)}: {as_written(reason.removeprefix('withheld: '))}"
+                         for group, reason in reasons.itertuples(index=False))
+        )  # fmt: skip
     st.caption(
         "Curator's view, computed from the confidential data with simulated noise; it is never "
         "exported and spends nothing. Errors are in the value's units: the typical error is how far "
         "a published value usually lies from the value without noise, and the interval ± the "
         "expected half-width of its interval"
-        + (f"; {withheld} row(s) would or might be withheld, with the reason shown." if withheld
+        + (f"; {withheld} row(s) would or might be withheld, for the reasons above." if withheld
            else "; no row would be withheld.")
     )  # fmt: skip
     return nothing_informative(table)

@@ -3,7 +3,6 @@ the checks before a commit."""
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import unicodedata
@@ -37,7 +36,12 @@ from dpcore.release import (
 )
 from strata_ui import allowances, roles
 from strata_ui.analyses import AnalysisUI, for_kind
-from strata_ui.charts_release import budget_gauge, release_figure, release_summary
+from strata_ui.charts_release import (
+    budget_gauge,
+    gauge_summary,
+    release_figure,
+    release_summary,
+)
 from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.roles import Action
@@ -71,6 +75,7 @@ def render_gauge(ledger: Ledger) -> None:
         budget_gauge(remaining[key], total[key], SYMBOLS[key], ledger.name),
         key=f"release.gauge.{ledger.name}",
     )
+    st.caption(gauge_summary(remaining[key], total[key], SYMBOLS[key], ledger.name))
 
 
 def _ui_of(record: ReleaseRecord) -> AnalysisUI | None:
@@ -225,16 +230,43 @@ def render_downloads(record: ReleaseRecord, key: str) -> None:
         help="Redoes the release with dpcore's public API on the same data.",
     )  # fmt: skip
     figure = figure_for(record)
-    html_col.download_button(
-        "HTML report", functools.partial(html_report, record, figure), f"{stem}.html",
-        "text/html", key=f"{key}.html", icon=":material/description:", on_click="ignore",
-        help="The release's facts, outputs and chart in one file that opens offline.",
-    )  # fmt: skip
+    _render_report_download(html_col.empty(), record, figure, key, stem)
     if figure is not None and not static_image_available():
         st.caption(
             "The HTML report has no static image: Chromium, which kaleido needs to draw one, "
             "is not installed (`apt-get install chromium`)."
         )
+
+
+_REPORT = "release.report"
+"""The session's last HTML report: (release run id, its HTML)."""
+REPORT_WAIT = "Preparing the HTML report: its chart is drawn as an image, which takes 5 to 15 s…"
+
+
+def _render_report_download(
+    slot, record: ReleaseRecord, figure: object, key: str, stem: str
+) -> None:
+    """The HTML report's download, prepared on request with a spinner: drawing its chart as a
+    static image took 10.9 s, and a download built on the click showed nothing meanwhile."""
+    run_id = record.metadata["run_id"]
+    prepared = st.session_state.get(_REPORT)
+    if prepared is None or prepared[0] != run_id:
+        asked = slot.button(
+            "HTML report", key=f"{key}.html.prepare", icon=":material/description:",
+            help="The release's facts, outputs and chart in one file that opens offline. "
+            "Prepared when you ask (5 to 15 s, the page says so), then one more click "
+            "downloads it.",
+        )  # fmt: skip
+        if not asked:
+            return
+        with slot, st.spinner(REPORT_WAIT, show_time=True):
+            prepared = (run_id, html_report(record, figure))
+        st.session_state[_REPORT] = prepared
+    slot.download_button(
+        "Download the HTML report", prepared[1], f"{stem}.html", "text/html",
+        key=f"{key}.html", icon=":material/download:", on_click="ignore", type="primary",
+        help="The release's facts, outputs and chart in one file that opens offline.",
+    )  # fmt: skip
 
 
 def render_history(ledger: Ledger) -> None:

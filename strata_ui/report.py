@@ -51,6 +51,16 @@ _FACT_NAMES = {
     "level": "Interval level",
 }
 _SKIPPED = {"kind", "label"}  # the title says both
+# Recorded setting names a reader would not guess, in words; others are humanised as they are.
+_SETTING_NAMES = {
+    "n_public": "Group sizes public",
+    "s_column": "Score column",
+    "y_column": "Label column",
+    "w_column": "Weight column",
+    "binary_y": "Label is 0/1",
+    "B": "Monte Carlo draws (B)",
+    "k": "Subsets (k)",
+}
 
 
 def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
@@ -65,7 +75,7 @@ def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
         "<h2>Release</h2>",
         _table(_release_facts(metadata, record)),
         "<h2>Plan</h2>",
-        _table(_plan_facts(metadata["plan"])),
+        _table(_plan_facts(metadata["plan"], metadata.get("method"))),
         "<h2>Outputs</h2>",
         _outputs_table(record),
     ]
@@ -123,13 +133,18 @@ def _symbol(name: str) -> str:
     return {"epsilon": "ε", "delta": "δ", "rho": "ρ"}[name]
 
 
-def _plan_facts(plan: dict) -> list[tuple[str, object]]:
+def _plan_facts(plan: dict, method: str | None) -> list[tuple[str, object]]:
+    """The plan's facts; its estimator's recorded settings as a table, or, when the plan says
+    its method in words (``method``), that sentence with the settings folded away beneath."""
     first = [key for key in _FIRST_FACTS if key in plan]
     rest = [key for key in plan if key not in _FIRST_FACTS and key not in _SKIPPED]
     facts = []
     for key in first + rest:
         value = plan[key]
         if value is None:  # a setting that does not apply to this plan
+            continue
+        if key == "estimator":
+            facts += _estimator_facts(value, method)
             continue
         if key == "dataset":
             value = value["name"]
@@ -141,6 +156,21 @@ def _plan_facts(plan: dict) -> list[tuple[str, object]]:
             value = f"{value:.0%}"
         facts.append((_FACT_NAMES.get(key, _humane(key)), value))
     return facts
+
+
+def _estimator_facts(estimator: dict, method: str | None) -> list[tuple[str, object]]:
+    # The class name is the code's word, and a None is a setting the method does not use.
+    settings = {
+        _SETTING_NAMES.get(key, _humane(key)): value
+        for key, value in estimator.items() if key != "class" and value is not None
+    }  # fmt: skip
+    if method is None:
+        return [(_FACT_NAMES["estimator"], settings)]
+    return [("Method", method), ("Settings as recorded", _Folded(settings))]
+
+
+class _Folded(dict):
+    """Settings a reader may open: the words above them say what applies."""
 
 
 def _humane(key: str) -> str:
@@ -157,10 +187,14 @@ def _table(facts: list[tuple[str, object]]) -> str:
 
 def _cell(value: object) -> str:
     """A value as a reader reads it: a nested table for a mapping, a list joined by commas."""
-    if isinstance(value, dict):
-        if not value:
-            return "none"
-        return _table([(_humane(str(k)), v) for k, v in value.items()])
+    if isinstance(value, _Folded):
+        return (
+            "<details><summary>The settings the release recorded, for its script</summary>"
+            f"{_table(list(value.items()))}</details>"
+        )
+    if isinstance(value, dict):  # a None is a setting that does not apply: left out
+        shown = [(_humane(str(k)), v) for k, v in value.items() if v is not None]
+        return _table(shown) if shown else "none"
     if isinstance(value, list | tuple):
         return ", ".join(_cell(v) for v in value) if value else "none"
     if value is None:

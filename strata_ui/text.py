@@ -10,7 +10,8 @@ through one of these before it is shown:
 
 - :func:`as_text`: one data string inside markdown (escaped, on one line);
 - :func:`as_written`: a whole message that quotes data, with its own `code` spans kept;
-- :func:`chart_text`: one data string inside a Plotly figure (HTML-escaped).
+- :func:`chart_text`: one data string inside a Plotly figure (HTML-escaped);
+- :func:`in_label`: a column's name inside a widget's label, which is also its accessible name.
 
 ``tests/unit/strata_ui/test_text.py`` scans every page and UI module's syntax tree for data
 joined into a markdown call without them.
@@ -55,6 +56,23 @@ def as_written(message: str) -> str:
         p if i % 2 else _PUNCTUATION_BUT_BACKTICK.sub(r"\\\1", _unlinked(p))
         for i, p in enumerate(parts)
     )
+
+
+# A name markdown shows as it is written: letters and digits, then also spaces, "_" between two
+# of them, and , . ( ) % ' -; but not a list's "1. " nor a "www." that becomes a link.
+_PLAIN_NAME = re.compile(r"[^\W_](?:[^\W_]|[ ,.()%'-]|(?<=[^\W_])_(?=[^\W_]))*")
+_LIST_OR_LINK = re.compile(r"^\d+[.)](?:\s|$)|(?i:www\.)")
+
+
+def in_label(name: object) -> str:
+    """A column's name inside a widget's label. Streamlit gives the label's source text to screen
+    readers as the control's name, so a plain name stays as it is, in words: not in backticks
+    (read out as "backtick") nor escaped (read out as "backslash"). A name that markdown would
+    change is escaped as :func:`as_text` escapes it."""
+    text = str(name)
+    if _PLAIN_NAME.fullmatch(text) and not _LIST_OR_LINK.search(text):
+        return text
+    return as_text(text)
 
 
 def chart_text(value: object) -> str:

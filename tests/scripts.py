@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger, LedgerRecord
-from dpcore.release import to_csv
+from dpcore.release import release, to_csv, to_script
 from tests import REPO
 
 
@@ -30,6 +30,16 @@ def run_script(
         [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
         timeout=120,
     )  # fmt: skip
+
+
+def released_script_reruns(plan, ledger_budget, tmp_path: Path, rng: int = 7) -> str:
+    """Release ``plan`` on a new ledger of ``ledger_budget`` (simulated noise, seed ``rng``),
+    check its exported script reruns to the same record, and return the script."""
+    ledger = Ledger(tmp_path / "ledger.sqlite", "default", ledger_budget)
+    record = release(plan, ledger, noise="simulation", rng=rng)
+    script = to_script(record)
+    assert_reruns_as_recorded(script, record, tmp_path, ledger)
+    return script
 
 
 def assert_reruns_as_recorded(

@@ -26,6 +26,7 @@ The registry in :mod:`dpcore.analyses` lists one instance of each.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -126,6 +127,21 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
 
     def default_settings(self) -> SettingsT:
         return self.settings_type()
+
+    def value_columns(self, settings: SettingsT) -> tuple[str, ...]:
+        """The numeric columns whose value every row the analysis uses must have (the value
+        to average, a ratio's sums, a model's columns): a grouping's
+        :attr:`~dpcore.foundations.grouping.GroupingSpec.needs_values`, so that the groups,
+        their sizes and the small-group rule count the rows the estimate uses. Empty (the
+        default) for an analysis that reads categories, where a missing value is a category of
+        its own, or before a column is chosen."""
+        return ()
+
+    def grouping_for(self, spec: GroupingSpec, settings: SettingsT) -> GroupingSpec:
+        """``spec`` grouping the rows this analysis uses under ``settings``
+        (:meth:`value_columns`): how the app, the command line and a release's script all
+        build its groups."""
+        return dataclasses.replace(spec, needs_values=self.value_columns(settings))
 
     def problems(self, settings: SettingsT, frame: pd.DataFrame) -> list[Problem]:
         """Everything that stops ``settings`` on ``frame`` (errors) or is still to be chosen

@@ -43,6 +43,7 @@ __all__ = [
     "column_list",
     "fraction",
     "in_sentence",
+    "number_between",
     "positive_bound",
     "recombined_groups",
     "refuse_misplaced",
@@ -142,41 +143,32 @@ def bucket_edges(text: str) -> tuple[str, tuple[float, ...]]:
     return column.strip(), values
 
 
-def positive_bound(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(
-            f"expected a public upper bound: a finite number above 0, got {text!r}"
-        )
-    return value
+def number_between(low: float, high: float, expected: str, name: str) -> Callable[[str], float]:
+    """An argument type for a number strictly between ``low`` and ``high``; anything else
+    (text, nan, a bound itself) is a usage error saying it ``expected`` that. ``name`` is the
+    parser's name, which argparse shows in its own messages."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not low < value < high:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = name
+    return parse
 
 
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a number strictly between 0 and 1, got {text!r}"
-        )
-    return value
-
-
-def tail_share(text: str) -> float:
-    """``--bounds-tail``: the share of the values a found bound leaves beyond it."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 0.5:
-        raise argparse.ArgumentTypeError(
-            f"expected a share of the values strictly between 0 and 0.5 (e.g. 0.01), got {text!r}"
-        )
-    return value
+positive_bound = number_between(
+    0, float("inf"), "a public upper bound: a finite number above 0", "positive_bound"
+)
+fraction = number_between(0, 1, "a number strictly between 0 and 1", "fraction")
+tail_share = number_between(
+    0, 0.5, "a share of the values strictly between 0 and 0.5 (e.g. 0.01)", "tail_share"
+)
+"""``--bounds-tail``: the share of the values a found bound leaves beyond it."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,12 +342,14 @@ class AnalysisCli(ABC, Generic[SettingsT]):
         """Refuse, before any pass, settings that name a column the data (whose columns and
         their kinds are ``kinds``) does not have and the analysis would otherwise pass over."""
 
-    @abstractmethod
     def release_groups(
         self, spec: GroupingSpec, shares: Shares, common: CommonChoices
     ) -> GroupingSpec:
         """The groups a release publishes, with the shares it recombines them with; refuses
-        the release options the analysis does not take, and group sizes it would give away."""
+        the release options the analysis does not take, and group sizes it would give away.
+        By default, an analysis that recombines its group estimates with the public shares of
+        ``--shares`` (:func:`recombined_groups`)."""
+        return recombined_groups(spec, shares, common)
 
 
 def adapter_of(analysis: Analysis) -> AnalysisCli:

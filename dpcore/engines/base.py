@@ -31,6 +31,7 @@ Pure numpy/pandas; never imports streamlit or plotly, nor any analysis.
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -189,6 +190,10 @@ class Engine(abc.ABC):
     def column_kinds(self) -> dict[str, str]:
         """Every column's kind in :func:`dpcore.foundations.validation.column_kind`'s words."""
 
+    def _check_columns(self, columns: Iterable[str]) -> None:
+        """Refuse, before a pass, a column the data lacks (:func:`check_known`)."""
+        check_known(columns, self.column_kinds())
+
     @abc.abstractmethod
     def cells(self, query: SumsQuery) -> Cells:
         """One pass over the rows (module doc, :class:`SumsQuery`)."""
@@ -233,9 +238,49 @@ def aggregate_cells(
     if cells.missing_person:
         raise EngineError(missing_person_message(cells.missing_person, query.unit.column))
     table = cells.table
-    grouping = spec.build(table[list(spec.by)], weights=table["rows"].to_numpy(np.int64))
+    if spec.needs_values and set(spec.needs_values) != set(query.columns):
+        raise ValueError(
+            f"the spec's `needs_values` {spec.needs_values!r} must be the query's input columns "
+            f"{query.columns!r}: the engine counts the rows with all of them finite"
+        )
+    grouping = spec.build(
+        table[list(spec.by)], weights=table["rows"].to_numpy(np.int64),
+        with_values=table["finite"].to_numpy(np.int64),
+    )  # fmt: skip
     dataset = DatasetRef(engine.source, engine.identity(), rows=int(table["rows"].sum()))
     return cells, grouping, dataset
+
+
+def group_cells(engine: Engine, spec: GroupingSpec) -> Grouping:
+    """The groups of ``spec`` from one pass that counts the rows of each cell, and among them
+    the rows with a number in every column of
+    :attr:`~dpcore.foundations.grouping.GroupingSpec.needs_values`: the groups an analysis'
+    own pass makes (:func:`aggregate_cells`), for a page that shows the groups before any
+    analysis runs. A column that is not numeric leaves no row out, as in memory."""
+    kinds = engine.column_kinds()
+    numeric = [c for c in spec.needs_values if kinds.get(c) in NUMBER_KINDS]
+    if not numeric:
+        cells = engine.cell_counts(spec.by, dict(spec.edges))
+        rows = cells["rows"].to_numpy(np.int64)
+        return spec.build(cells[list(spec.by)], weights=rows, with_values=rows)
+    largest = float(np.finfo(float).max)  # counted, not clipped: only finiteness matters
+    inputs = tuple(Clipped(column, -largest, largest) for column in numeric)
+    table = engine.cells(SumsQuery(spec.by, spec.edges, inputs, ())).table
+    return spec.build(
+        table[list(spec.by)], weights=table["rows"].to_numpy(np.int64),
+        with_values=table["finite"].to_numpy(np.int64),
+    )  # fmt: skip
+
+
+def check_known(columns: Iterable[str], kinds: dict[str, str], role: str = "") -> None:
+    """Refuse the first of ``columns`` the data (whose columns are ``kinds``' keys) lacks,
+    listing the columns it has; ``role`` ("grouping", "person", ...) names its part."""
+    for column in columns:
+        if column not in kinds:
+            raise EngineError(
+                f"The {role + ' ' if role else ''}column `{column}` is not in the data; its "
+                f"columns are: {', '.join(kinds)}."
+            )
 
 
 def check_person(unit: PrivacyUnit, kinds: dict[str, str], by: tuple[str, ...]) -> None:
@@ -243,11 +288,7 @@ def check_person(unit: PrivacyUnit, kinds: dict[str, str], by: tuple[str, ...]) 
     with one the data lacks, or with one that also groups the rows, naming the fix."""
     if unit.column is None:
         raise EngineError("A preview of the bound needs a person column.")
-    if unit.column not in kinds:
-        raise EngineError(
-            f"The person column `{unit.column}` is not in the data; its columns are: "
-            f"{', '.join(kinds)}."
-        )
+    check_known((unit.column,), kinds, "person")
     if unit.column in by:
         raise EngineError(
             f"The person column `{unit.column}` is also a grouping column. It names who owns "
@@ -258,17 +299,13 @@ def check_person(unit: PrivacyUnit, kinds: dict[str, str], by: tuple[str, ...]) 
 
 def check_query(query: SumsQuery, kinds: dict[str, str]) -> None:
     """Refuse unknown columns and columns of the wrong kind before any pass, naming the fix."""
-    available = ", ".join(kinds)
     inputs = [(clipped.role, clipped.column) for clipped in query.inputs]
     for role, column in (
         *(("grouping", c) for c in query.by),
         *inputs,
         *((("person", query.unit.column),) if query.unit.column else ()),
     ):
-        if column not in kinds:
-            raise EngineError(
-                f"The {role} column `{column}` is not in the data; its columns are: {available}."
-            )
+        check_known((column,), kinds, role)
     edges = query.edges_of
     for column in query.by:
         if column in (*query.cell_columns, "missing_person"):

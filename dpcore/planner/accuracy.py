@@ -385,9 +385,9 @@ class Shortfall:
     """What the ``available`` budget gives when it cannot meet a target, and what would.
 
     ``table`` has one row per estimate: label, size, target half-width, its error at
-    ``available``, and, for groups, the rows it would need to meet the target at ``available``
-    (:meth:`ErrorModel.rows_needed`; all NaN when the model cannot tell, and ``rows_reason``
-    says why).
+    ``available``, and, for groups that miss the target there, the rows each would need to meet
+    it (:meth:`ErrorModel.rows_needed`; NaN for a group that already meets it, and all NaN when
+    the model cannot tell, which ``rows_reason`` says).
     """
 
     available: Budget
@@ -402,7 +402,9 @@ def shortfall(model: ErrorModel, target: AccuracyTarget, available: Budget) -> S
     scale = model.scale_within(available)
     half = model.target_half_widths(target)
     error = model.half_widths_at(scale, target)
-    rows_needed = model.rows_needed(target, scale)
+    # A group that meets the target needs no rows: a size smaller than its own (46 rows for a
+    # group of 300) read as if it fell short.
+    rows_needed = np.where(error > half, model.rows_needed(target, scale), np.nan)
     table = pd.DataFrame(
         {
             "estimate": model.labels,

@@ -250,6 +250,7 @@ def release(
         "script": plan.script_body(),
         "intervals": plan.interval_description,
         "declared_public": plan.declared_public(),
+        **({"method": plan.method_sentence()} if hasattr(plan, "method_sentence") else {}),
     }
     note = getattr(plan, "coverage_note", None)
     if note is not None:  # where the intervals cover less than their level (issue 42)

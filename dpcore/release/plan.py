@@ -314,6 +314,11 @@ class ReleasePlan(Protocol):
         first in every export."""
         ...
 
+    # Plans may also have ``method_sentence()``: their method and its public settings in one sentence
+    # for a reader (the HTML report's "Method"), where the recorded settings hold values that
+    # do not apply (the mean's γ and R beside public bounds); without it, a report lists the
+    # recorded settings.
+
     # Plans whose group rows publish shares also have ``shares_read_from_data``: what those
     # shares are when read exactly from the data (:meth:`PlanHeader.exact_shares`), else None.
     # Plans whose intervals cover less than their level somewhere also have ``coverage_note``:

@@ -16,9 +16,11 @@ from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, app_test
 
+from dpcore.analyses import get
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec, codebook_order
-from dpcore.foundations.ledger import Ledger, LedgerRecord
+from dpcore.foundations.ledger import Ledger, LedgerRecord, LedgerSummary, list_ledgers
+from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +78,68 @@ def go(at: AppTest, page: str) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def choose_analysis(at: AppTest, analysis: str) -> AppTest:
+    """Choose ``analysis`` (``"ratio"``, ``"synth"``, ...) on the Estimator page ``at`` shows."""
+    at.radio(key="estimator.analysis").set_value(analysis).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def start_with(analysis: str, *, timeout_s: float = TIMEOUT_S) -> AppTest:
+    """The Estimator page with ``analysis`` chosen, each later run allowed ``timeout_s``."""
+    at = start("estimator")
+    at.default_timeout = timeout_s
+    return choose_analysis(at, analysis)
+
+
+def metric(at: AppTest, label: str) -> str:
+    """The value the main area's metric ``label`` shows."""
+    return next(m.value for m in at.main.metric if m.label == label)
+
+
+def sidebar_left(at: AppTest) -> str:
+    """The budget left, as the sidebar's metric shows it."""
+    return at.sidebar.metric[0].value
+
+
+def address(at: AppTest) -> dict[str, str]:
+    """The query parameters of the session's address."""
+    return {name: value for name, value in at.query_params.items()}
+
+
+def ledgers() -> dict[str, LedgerSummary]:
+    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
+    return {summary.name: summary for summary in list_ledgers()}
+
+
+@functools.cache
+def demo_error_model(analysis: str, settings, spec: GroupingSpec, budget_kind: str | None):
+    """The library's error model of ``analysis`` on the demo grouped by ``spec`` (built once a
+    process: the statistics of some analyses take seconds)."""
+    frame, chosen = load_demo(), get(analysis)
+    stats = chosen.statistics(frame, spec.build(frame), settings)
+    kind = {} if budget_kind is None else {"budget_kind": budget_kind}
+    return chosen.error_model(stats, settings, **kind)
+
+
+def demo_budget(
+    analysis: str,
+    settings,
+    half_width: float,
+    *,
+    level: float = 0.95,
+    by: tuple[str, ...] = ("race", "sex"),
+    budget_kind: str | None = None,
+    spec: GroupingSpec | None = None,
+):
+    """The Plan page's answer on the demo, computed outside the app by the library: the
+    smallest budget whose intervals of ``analysis`` reach ±``half_width`` at ``level``, with
+    the groups ``by`` makes in the data or those of ``spec`` (:func:`demo_spec`: the app's
+    default declared list, whose order simulated models follow)."""
+    model = demo_error_model(analysis, settings, spec or GroupingSpec(by=by), budget_kind)
+    return smallest_budget(model, AccuracyTarget(half_width, level=level)).budget
 
 
 def state_of(at: AppTest) -> AppState:
@@ -266,6 +330,8 @@ def answers_to_targets(at: AppTest, key: str, targets: tuple[float, ...]) -> lis
 
 RATIO_HALF_WIDTH = "planner_view.half_widths.units of the ratio"
 """The Plan page's target box of the ratio."""
+HOURS_HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
+"""The Plan page's target box of an estimate of the demo's hours per week."""
 
 
 def ratio_end_to_end(

@@ -12,13 +12,15 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import DEMO_DATASET_NAME, load_demo
-from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from dpcore.foundations.ledger import Ledger
 from strata_ui.roles import single_user
 from tests.app.helpers import (
     change_settings,
     commit,
     declare_exact_counts,
     go,
+    ledgers,
+    sidebar_left,
     start,
     state_of,
     submit,
@@ -30,17 +32,8 @@ SWITCH = "ledger.switch"
 OTHER_DATA = "release.other_data"
 
 
-def ledgers() -> dict[str, LedgerSummary]:
-    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
-    return {summary.name: summary for summary in list_ledgers()}
-
-
 def sidebar(at: AppTest) -> str:
     return text([*at.sidebar.markdown, *at.sidebar.caption])
-
-
-def sidebar_left(at: AppTest) -> str:
-    return at.sidebar.metric[0].value
 
 
 def start_ledger(at: AppTest, name: str, rho: float | None = None) -> AppTest:
@@ -68,9 +61,13 @@ def upload_survey(at: AppTest) -> AppTest:
 def test_the_sidebar_names_the_ledger_and_switching_it_sticks_back_and_forth():
     at = start("budget")
     assert "Project ledger: **default**" in sidebar(at)
-    assert "No release yet." in sidebar(at)
+    assert "Nothing released from it yet." in sidebar(at)
     start_ledger(at, "survey 2026")
     assert "Started “survey 2026”" in text(at.success)
+    # the sidebar says the new ledger is in use, and does not ask to choose or start one
+    assert "Project ledger: **survey 2026**" in sidebar(at)
+    assert "Nothing released from it yet." in sidebar(at)
+    assert "Choose or start a ledger" not in sidebar(at)
     for name in ("default", "survey 2026", "default", "survey 2026"):
         at.selectbox(key=SWITCH).select(name).run()
         assert not at.exception, [e.value for e in at.exception]

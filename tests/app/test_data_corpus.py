@@ -13,7 +13,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from dpcore.foundations.io import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
-from tests.app.helpers import errors, start, text
+from tests.app.helpers import errors, metric, start, text
 from tests.io_corpus import CASES, Case, Loads
 
 PAGE_CASES = [
@@ -21,10 +21,6 @@ PAGE_CASES = [
     for case in CASES
     if not case.bomb and case.max_rows == DEFAULT_MAX_ROWS and case.max_bytes == DEFAULT_MAX_BYTES
 ]
-
-
-def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.main.metric if m.label == label)
 
 
 def problems_after_upload(at: AppTest, case: Case) -> list[str]:

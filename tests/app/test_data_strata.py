@@ -17,6 +17,7 @@ from tests.app.helpers import (
     edit_table,
     errors,
     go,
+    metric,
     settings_of,
     start,
     state_of,
@@ -324,8 +325,9 @@ def test_non_numeric_value_column_shows_the_dpcore_message_where_the_mean_is_est
 def test_entirely_missing_value_column():
     at = upload(start(), b"group,hours,empty\na,1,\nb,2,\na,3,\nb,4,\n")
     at = strata_page(at, value="empty", strata_columns=["group"])
-    assert errors(at) == ""
-    assert "no usable values" in errors(estimator_page(at))
+    # The groups count the rows with a value to estimate, and no row has one: both pages say so.
+    assert "no row has a usable number in `empty`" in errors(at)
+    assert "no row has a usable number in `empty`" in errors(estimator_page(at))
 
 
 def test_no_value_column_chosen():
@@ -479,11 +481,7 @@ def test_every_strata_widget_keeps_the_last_of_several_changes():
 
 
 def categories_of(at: AppTest, column: str):
-    return next(m for m in at.main.multiselect if m.label == f"Categories of `{column}`")
-
-
-def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.main.metric if m.label == label)
+    return next(m for m in at.main.multiselect if m.label == f"Categories of {column}")
 
 
 def test_a_declared_list_is_prefilled_from_the_data_and_each_edit_sticks():

@@ -27,7 +27,7 @@ from tests.app.helpers import (
     text,
     upload,
 )
-from tests.frames import survey_frame
+from tests.frames import tiny_groups_survey_frame
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -176,7 +176,7 @@ def test_a_group_whose_true_mean_is_0_switches_compare_to_absolute_errors_withou
     """Issue 37: the under-18 band of the survey earns exactly 0, where a relative error is
     undefined; Compare shows absolute errors with a note instead of crashing with every exact
     group mean on screen, and keeps the user's choice for data without a zero mean."""
-    at = upload(start(), survey_frame().to_csv(index=False).encode(), "survey.csv")
+    at = upload(start(), tiny_groups_survey_frame().to_csv(index=False).encode(), "survey.csv")
     change_settings(at, MeanSettings, value="income", clip_low=0.0, clip_high=250_000.0)
     state = state_of(at)
     state.strata_columns, state.bucket_edges = ["region", "age"], {"age": [18.0, 40.0, 65.0]}

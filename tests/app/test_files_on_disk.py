@@ -17,8 +17,10 @@ from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import DATA_ROOT_ENV, FilesSource
 from strata_ui.learn import all_explainers as every_explainer
 from tests.app.helpers import (
+    TIMEOUT_S,
     change_settings,
     charts,
+    choose_analysis,
     commit_once,
     errors,
     go,
@@ -62,10 +64,37 @@ def open_files(at, location) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+def opened_by_region(folder: Path, analysis: str, *, timeout_s: float = TIMEOUT_S):
+    """The Estimator page with ``analysis`` chosen on the files in ``folder``, grouped by their
+    ``region``."""
+    at = start("data")
+    at.default_timeout = timeout_s
+    open_files(at, folder)
+    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
+    return choose_analysis(go(at, "estimator"), analysis)
+
+
+def released_from_the_files(at, aggregate: str):
+    """Open the Release page, check its review says DuckDB reads the data where it lies, commit
+    once, and check the recorded script calls ``aggregate`` on a DuckDB engine; the record."""
+    review = text(go(at, "release").main.markdown)
+    assert not at.main.error, errors(at)
+    assert "**Read by:** the duckdb engine, where the data lies" in review
+    _, record = commit_once(at)
+    assert f"{aggregate}(DuckDBEngine(" in record.payload["metadata"]["script"]
+    return record
+
+
 def opened(folder: Path):
     """The Data page with ``folder`` opened, grouped by region, hours in [0, 80]."""
     at = start("data")
     open_files(at, folder)
+    return mean_hours_by_region(at)
+
+
+def mean_hours_by_region(at):
+    """On the Data page of a source just opened: the mean of ``hours`` in [0, 80], grouped by
+    ``region`` (the columns every on-disk and Spark fixture holds)."""
     at.selectbox(key="mean.value").set_value("hours").run()
     go(at, "strata")
     at.main.multiselect[0].set_value(["region"]).run()

@@ -20,15 +20,13 @@ from tests.app.helpers import (
     RATIO_HALF_WIDTH,
     answers_to_targets,
     charts,
-    commit_once,
     errors,
     go,
     settings_of,
-    start,
     state_of,
     text,
 )
-from tests.app.test_files_on_disk import open_files
+from tests.app.test_files_on_disk import opened_by_region, released_from_the_files
 from tests.frames import write_seeded_parts
 
 ROWS_PER_PART = 300
@@ -51,10 +49,7 @@ def folder(tmp_path) -> Path:
 
 def ratio_on(folder: Path):
     """The files opened, grouped by region, the ratio of score to outcome chosen."""
-    at = start("data")
-    open_files(at, folder)
-    go(at, "strata").main.multiselect[0].set_value(["region"]).run()
-    go(at, "estimator").radio(key="estimator.analysis").set_value("ratio").run()
+    at = opened_by_region(folder, "ratio")
     at.selectbox(key="ratio.s_column").set_value("score").run()
     at.selectbox(key="ratio.y_column").set_value("outcome").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -85,12 +80,8 @@ def test_the_ratio_runs_estimator_compare_plan_and_release_on_the_files(folder):
     answers = answers_to_targets(at, RATIO_HALF_WIDTH, (0.5, 0.3))
     assert answers[0] != answers[1]
 
-    review = text(go(at, "release").main.markdown)
-    assert not at.main.error, errors(at)
-    assert "**Read by:** the duckdb engine, where the data lies" in review
-    _, record = commit_once(at)
+    record = released_from_the_files(at, "aggregate_ratio")
     metadata = record.payload["metadata"]
-    assert "aggregate_ratio(DuckDBEngine(" in metadata["script"]
     expected = aggregate_ratio(
         DuckDBEngine(folder), GroupingSpec(by=("region",)), s_column="score",
         y_column="outcome", bounds=RatioBounds(1.0, 1.0), binary_y=True,

@@ -21,22 +21,19 @@ from tests.app.helpers import (
     go,
     release_review,
     settings_of,
+    start_with,
     state_of,
     text,
     titles,
     upload,
 )
-from tests.app.helpers import start as start_app
-
-ANALYSIS = "estimator.analysis"
 
 
 def start() -> AppTest:
     """The Estimator page with the general estimator chosen, the data's own group counts
     declared public (GVDP treats every group's size as public, paper §2.2)."""
-    at = declare_exact_counts(start_app("estimator"))
-    at.radio(key=ANALYSIS).set_value("gvdp").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = declare_exact_counts(start_with("gvdp"))
+    at.run()
     return at
 
 
@@ -383,8 +380,7 @@ def test_each_compare_widget_keeps_its_last_value():
 def test_with_private_shares_by_default_gvdp_offers_the_explicit_choice_of_exact_counts():
     """Issue 37: sizes are private by default; GVDP treats them as public, so it says so and
     declares the data's own counts public only when the user clicks, which then runs."""
-    at = start_app("estimator")
-    at.radio(key=ANALYSIS).set_value("gvdp").run()
+    at = start_with("gvdp")
     assert state_of(at).share_source == "noisy_counts"
     assert "treats every group's size as public" in text(at.main.warning)
     at.button(key="shares.declare_exact_counts").click().run()

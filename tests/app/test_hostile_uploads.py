@@ -17,6 +17,7 @@ from tests.app.helpers import (
     commit,
     errors,
     go,
+    metric,
     settings_of,
     start,
     state_of,
@@ -27,10 +28,6 @@ from tests.app.helpers import (
 BEACON = "![x](http://host/beacon.png) [Verify your account](http://evil/)"
 LINK = '<a href="http://evil/">click</a>'
 UNESCAPED_MARKUP = re.compile(r"(?<!\\)!(?<!\\)\[|(?<!\\)\]\(|(?<!\\)<a href|(?<!\\)<img")
-
-
-def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.main.metric if m.label == label)
 
 
 def notes(at: AppTest) -> str:

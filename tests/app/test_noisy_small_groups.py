@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dpcore.analyses.mean import MeanSettings
 from tests.app.helpers import (
+    address,
     commit_once,
     go,
     release_review,
@@ -15,10 +16,6 @@ from tests.app.helpers import (
 )
 
 NOISY = {"group_list": "declared", "share_source": "noisy_counts", "mean.n_public": "false"}
-
-
-def address(at) -> dict[str, str]:
-    return {name: value for name, value in at.query_params.items()}
 
 
 def chances(at) -> list[str]:

@@ -4,18 +4,15 @@ releases; curator preview labels; no frontier promised."""
 
 from __future__ import annotations
 
-import functools
-
-from dpcore.analyses import GVDP
 from dpcore.analyses.gvdp import GvdpSettings
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec, codebook_order
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import plain_number, rounded_up
 from tests.app.helpers import (
+    HOURS_HALF_WIDTH,
     answer_shown,
     change_settings,
     declare_exact_counts,
+    demo_budget,
+    demo_spec,
     errors,
     go,
     start,
@@ -23,26 +20,12 @@ from tests.app.helpers import (
     text,
 )
 
-HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
-
-
-@functools.cache
-def demo_model():
-    """The app's default groups: race × sex as a declared list prefilled from the data (the
-    model's simulated streams follow the groups' order, so the list's order matters)."""
-    frame, settings = load_demo(), GvdpSettings()
-    categories = tuple(
-        (c, tuple(sorted(frame[c].astype(str).unique(), key=codebook_order)))
-        for c in ("race", "sex")
-    )  # fmt: skip
-    spec = GroupingSpec(by=("race", "sex"), categories=categories, categories_source="data")
-    stats = GVDP.statistics(frame, spec.build(frame), settings)
-    return GVDP.error_model(stats, settings)
-
 
 def expected_rho(half_width: float, level: float = 0.95) -> float:
     """The demo's GVDP answer (race × sex), computed outside the app by the library."""
-    return smallest_budget(demo_model(), AccuracyTarget(half_width, level=level)).budget.rho
+    # The app's default groups: a declared list prefilled from the data (the model's simulated
+    # streams follow the groups' order).
+    return demo_budget("gvdp", GvdpSettings(), half_width, level=level, spec=demo_spec()).rho
 
 
 def test_each_target_change_moves_the_answer_and_the_check_follows():
@@ -55,7 +38,7 @@ def test_each_target_change_moves_the_answer_and_the_check_follows():
     )  # the first target: ±5% of [0, 100]
     assert "bag of little bootstraps" in text(at.info)  # a curator preview, and why
     for half_width in (10.0, 20.0):
-        at.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        at.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
         assert answer_shown(at) == f"ρ = {plain_number(rounded_up(expected_rho(half_width)))}"
         assert "Set by **Other × Female**" in text(at.main.markdown)
         assert "**Other × Female** met the target" in text(at.main.markdown)
@@ -70,10 +53,13 @@ def test_a_target_below_the_sampling_error_says_no_budget_removes_it():
     at = declare_exact_counts(start())
     state_of(at).analysis = "gvdp"
     go(at, "plan")
-    at.number_input(key=HALF_WIDTH).set_value(1.0).run()
+    at.number_input(key=HOURS_HALF_WIDTH).set_value(1.0).run()
     warnings = text(at.warning)
     assert "No budget meets this target" in warnings
     assert "sampling error, which no budget removes" in warnings
+    # the advice fits the reason: not the closed forms' "widen the public bounds"
+    assert "Widen the public bounds" not in warnings
+    assert "Merge the smaller groups or choose a coarser grouping" in warnings
     assert not at.exception
 
 
@@ -84,7 +70,7 @@ def test_a_planned_release_whose_share_withholds_groups_says_so_in_words():
     # per group from its rows, gives them enough; issue 42).
     change_settings(at, GvdpSettings, ks=(("mean", 1000),))
     go(at, "plan")
-    at.number_input(key=HALF_WIDTH).set_value(20.0).run()
+    at.number_input(key=HOURS_HALF_WIDTH).set_value(20.0).run()
     at.button(key="plan.portfolio.add").click().run()
     assert not at.exception and not at.main.error, errors(at)
     go(at, "release")

@@ -10,13 +10,14 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.ledger import Ledger
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.planner import PlannerView
 from strata_ui.style import plain_number, rounded_up
 from tests.app.helpers import (
+    HOURS_HALF_WIDTH,
     answer_shown,
     change_settings,
     declare_exact_counts,
+    demo_budget,
     demo_spec,
     errors,
     exact_sizes_public,
@@ -27,24 +28,12 @@ from tests.app.helpers import (
     titles,
     upload,
 )
-from tests.frames import survey_frame
-
-HALF_WIDTH = "planner_view.half_widths.`hours_per_week`"
+from tests.frames import tiny_groups_survey_frame
 
 
 def expected_epsilon(half_width: float, level: float = 0.95) -> float:
     """The demo's answer, computed outside the app from the same library call."""
-    from dpcore.analyses import MEAN
-    from dpcore.foundations.datasets import load_demo
-    from dpcore.foundations.grouping import GroupingSpec
-
-    frame = load_demo()
-    settings = MeanSettings(n_public=True)
-    stats = MEAN.statistics(frame, GroupingSpec(by=("race", "sex")).build(frame), settings)
-    answer = smallest_budget(
-        MEAN.error_model(stats, settings), AccuracyTarget(half_width, level=level)
-    )
-    return answer.budget.epsilon
+    return demo_budget("mean", MeanSettings(n_public=True), half_width, level=level).epsilon
 
 
 @pytest.fixture
@@ -66,7 +55,7 @@ def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
 
 def test_every_change_of_the_target_sticks(plan):
     for half_width in (1.0, 0.5, 3.0):
-        plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        plan.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
         assert answer_shown(plan) == f"ε = {plain_number(rounded_up(expected_epsilon(half_width)))}"
     for level in (0.9, 0.99):
         plan.select_slider(key="planner_view.level").set_value(level).run()
@@ -76,10 +65,10 @@ def test_every_change_of_the_target_sticks(plan):
 
 
 def test_a_zero_target_is_explained_and_a_good_one_brings_the_answer_back(plan):
-    plan.number_input(key=HALF_WIDTH).set_value(0.0).run()
+    plan.number_input(key=HOURS_HALF_WIDTH).set_value(0.0).run()
     assert "must be above 0" in errors(plan)
     assert not plan.exception
-    plan.number_input(key=HALF_WIDTH).set_value(2.0).run()
+    plan.number_input(key=HOURS_HALF_WIDTH).set_value(2.0).run()
     assert not plan.main.error
     assert answer_shown(plan) == f"ε = {plain_number(rounded_up(expected_epsilon(2.0)))}"
 
@@ -97,7 +86,7 @@ def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(pl
 
 
 def test_a_target_the_ledger_cannot_afford_says_what_would_meet_it(plan):
-    plan.number_input(key=HALF_WIDTH).set_value(0.5).run()
+    plan.number_input(key=HOURS_HALF_WIDTH).set_value(0.5).run()
     warnings = text(plan.warning)
     assert "is more than one release may use" in warnings
     assert "The most that fits in what “default” has left is **ε = 2**" in warnings
@@ -123,7 +112,7 @@ def test_an_answer_more_than_one_release_may_use_says_what_fits_and_offers_no_bu
     """The issue's answer of ε = 5 (ρ = 12.5) beyond the largest ledger (ρ = 10): said, with
     the most that fits and what it misses, and no button that could not be carried out."""
     at = go(exact_sizes_public(start()), "plan")
-    at.number_input(key=HALF_WIDTH).set_value(0.2).run()
+    at.number_input(key=HOURS_HALF_WIDTH).set_value(0.2).run()
     warning = text(at.warning)
     assert "is more than one release may use" in warning
     assert "The most that fits in what “default” has left is **ε = 2**" in warning
@@ -169,13 +158,8 @@ def test_the_frontier_columns_change_twice_and_stick(plan):
 
 def expected_rho_coinpress(half_width: float) -> float:
     """The demo's CoinPress answer (race × sex), computed outside the app by the library."""
-    from dpcore.analyses import MEAN
-    from dpcore.foundations.datasets import load_demo
-
-    frame, settings = load_demo(), MeanSettings(estimator="coinpress")
-    stats = MEAN.statistics(frame, demo_spec().build(frame), settings)
-    answer = smallest_budget(MEAN.error_model(stats, settings), AccuracyTarget(half_width))
-    return answer.budget.rho
+    settings = MeanSettings(estimator="coinpress")
+    return demo_budget("mean", settings, half_width, spec=demo_spec()).rho
 
 
 def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
@@ -188,7 +172,7 @@ def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
     # Its simulated error is measured against the true mean: no clipping bias to add.
     assert not [box for box in at.checkbox if "clipping bias" in box.label]
     for half_width in (1.0, 0.5, 3.0):
-        at.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        at.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
         expected = rounded_up(expected_rho_coinpress(half_width))
         assert answer_shown(at) == f"ρ = {plain_number(expected)}"
         assert "Set by **Other × Female**" in text(at.main.markdown)
@@ -272,7 +256,7 @@ def test_the_survey_s_answer_reads_as_one_number_and_no_miss_beyond_the_public_r
     in the table and its charge read as one number; at the most that fits, an estimate that
     misses is off by at most the whole public range (a release clamps into it), never by the
     raw noise's ±1,028,251."""
-    at = upload(start(), survey_frame().to_csv(index=False).encode(), "survey.csv")
+    at = upload(start(), tiny_groups_survey_frame().to_csv(index=False).encode(), "survey.csv")
     change_settings(at, MeanSettings, value="income", clip_low=0.0, clip_high=250_000.0)
     state = state_of(at)
     state.strata_columns, state.bucket_edges = ["region", "age"], {"age": [18.0, 40.0, 65.0]}

@@ -8,22 +8,23 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses import RATIO
-from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.style import rounded_up
-from tests.app.helpers import answer_shown, errors, go, start, state_of, text
-
-HALF_WIDTH = "planner_view.half_widths.units of the ratio"
+from tests.app.helpers import (
+    HOURS_HALF_WIDTH,
+    RATIO_HALF_WIDTH,
+    answer_shown,
+    demo_budget,
+    errors,
+    go,
+    start,
+    state_of,
+    text,
+)
 
 
 def expected(half_width: float, by: tuple[str, ...] = ("sex",), kind: str = "pure"):
     """The demo's answer, computed outside the app from the same library calls."""
-    frame = load_demo()
-    settings = RATIO.default_settings()
-    stats = RATIO.statistics(frame, GroupingSpec(by=by).build(frame), settings)
-    model = RATIO.error_model(stats, settings, budget_kind=kind)
-    return smallest_budget(model, AccuracyTarget(half_width)).budget
+    return demo_budget("ratio", RATIO.default_settings(), half_width, by=by, budget_kind=kind)
 
 
 def ratio_plan(columns: list[str], kind: str = "pure") -> AppTest:
@@ -44,23 +45,23 @@ def test_the_ratio_starts_from_its_own_target_and_the_mean_keeps_its_own():
     """±2 hours is no target for a ratio: each analysis starts from a target in its own units,
     and a target typed for one is still there after a visit to the other."""
     at = start("plan")
-    at.number_input(key="planner_view.half_widths.`hours_per_week`").set_value(3.0).run()
+    at.number_input(key=HOURS_HALF_WIDTH).set_value(3.0).run()
     state_of(at).analysis = "ratio"
     at.run()
-    box = at.number_input(key=HALF_WIDTH)
+    box = at.number_input(key=RATIO_HALF_WIDTH)
     assert box.label == "Within ± (in units of the ratio)" and box.value == 0.05
     box.set_value(0.1).run()
     state_of(at).analysis = "mean"
     at.run()
-    assert at.number_input(key="planner_view.half_widths.`hours_per_week`").value == 3.0
+    assert at.number_input(key=HOURS_HALF_WIDTH).value == 3.0
     state_of(at).analysis = "ratio"
     at.run()
-    assert at.number_input(key=HALF_WIDTH).value == 0.1
+    assert at.number_input(key=RATIO_HALF_WIDTH).value == 0.1
 
 
 def test_the_ratio_s_answer_follows_the_target_twice_in_a_row(plan):
     for half_width in (0.1, 0.05):
-        plan.number_input(key=HALF_WIDTH).set_value(half_width).run()
+        plan.number_input(key=RATIO_HALF_WIDTH).set_value(half_width).run()
         assert answer_shown(plan) == f"ε = {rounded_up(expected(half_width).epsilon):g}"
         assert "Set by **Female**" in text(plan.main.markdown)
     assert not plan.exception
@@ -90,6 +91,6 @@ def test_a_target_beyond_the_classic_gaussian_says_what_to_switch():
 
 def test_in_rho_the_ratio_plans_with_zcdp_accounting():
     at = ratio_plan(["race", "sex"], kind="zcdp")
-    at.number_input(key=HALF_WIDTH).set_value(0.5).run()
+    at.number_input(key=RATIO_HALF_WIDTH).set_value(0.5).run()
     assert answer_shown(at) == f"ρ = {rounded_up(expected(0.5, ('race', 'sex'), 'zcdp').rho):g}"
     assert not at.main.error, errors(at)

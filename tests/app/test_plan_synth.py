@@ -6,12 +6,9 @@ button. A simulation too long to offer (stratified MST) says its cost and what t
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 
 import strata_ui.shared_results
-from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import SynthSettings
 from dpcore.analyses.synth.accuracy import (
     CHECK_REPLICATES,
@@ -19,13 +16,12 @@ from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
     TYPICAL_TARGET,
 )
-from dpcore.foundations.datasets import load_demo
-from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui import planner
 from strata_ui.style import plain_number, rounded_up
 from tests.app.helpers import (
     answer_shown,
     change_settings,
+    demo_budget,
     demo_spec,
     errors,
     go,
@@ -42,17 +38,10 @@ SMALL_MWEM = SynthSettings(
 """MWEM on three text columns in 3 rounds: its 54 syntheses take seconds, not minutes."""
 
 
-@functools.cache
-def demo_model(settings: SynthSettings):
-    frame = load_demo()
-    spec = demo_spec(share_source="noisy_counts")  # the app's default: rows from noisy counts
-    stats = SYNTH.statistics(frame, spec.build(frame), settings)
-    return SYNTH.error_model(stats, settings)
-
-
 def expected_epsilon(half_width: float, settings: SynthSettings = INDEPENDENT) -> float:
     """The demo's answer (race × sex), computed outside the app by the library."""
-    return smallest_budget(demo_model(settings), AccuracyTarget(half_width)).budget.epsilon
+    spec = demo_spec(share_source="noisy_counts")  # the app's default: rows from noisy counts
+    return demo_budget("synth", settings, half_width, spec=spec).epsilon
 
 
 def test_each_target_change_moves_the_answer_and_the_check_runs_when_asked(monkeypatch):

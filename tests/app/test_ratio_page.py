@@ -17,6 +17,7 @@ from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (
     change_settings,
     charts,
+    choose_analysis,
     commit_once,
     errors,
     go,
@@ -32,10 +33,7 @@ from tests.app.helpers import (
 def choose_ratio(at: AppTest) -> AppTest:
     # The groups found in the data, largest first: the pairs these tests compare by default.
     state_of(at).group_list = "data"
-    go(at, "estimator")
-    at.radio(key="estimator.analysis").set_value("ratio").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return choose_analysis(go(at, "estimator"), "ratio")
 
 
 def frames(at: AppTest, column: str):

@@ -14,27 +14,18 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import PureDP
-from dpcore.foundations.ledger import Ledger, LedgerSummary, list_ledgers
+from dpcore.foundations.ledger import Ledger
 from tests.app import helpers
-from tests.app.helpers import change_settings, commit, go, text
+from tests.app.helpers import change_settings, commit, go, ledgers, sidebar_left, text
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LABEL = "Mean of hours_per_week by race × sex"
-DOWNLOADS = ["CSV", "JSON", "Python script", "HTML report"]
+DOWNLOADS = ["CSV", "JSON", "Python script"]  # the HTML report is prepared on request
 RACES = ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")
 
 
 def start(page: str = "release") -> AppTest:
     return helpers.start(page)
-
-
-def ledgers() -> dict[str, LedgerSummary]:
-    """Every ledger in the file STRATA_LAB_LEDGER points at (set by the autouse fixture)."""
-    return {summary.name: summary for summary in list_ledgers()}
-
-
-def sidebar_left(at: AppTest) -> str:
-    return at.sidebar.metric[0].value
 
 
 def has_commit_button(at: AppTest) -> bool:
@@ -44,6 +35,26 @@ def has_commit_button(at: AppTest) -> bool:
 def downloads(at: AppTest, key: str) -> list[str]:
     """Labels of the download buttons whose widget key starts with ``key``."""
     return [d.proto.label for d in at.get("download_button") if f"-{key}." in d.proto.id]
+
+
+def test_the_html_report_is_prepared_on_request_then_downloads(monkeypatch):
+    """Drawing the report's image took 10.9 s with nothing on screen: the report is now a
+    button that prepares it under a spinner, then a download that stays ready."""
+    from strata_ui import static_image  # the image itself is tested in test_report
+
+    monkeypatch.setattr(static_image, "render_png", lambda *args, **kwargs: None)
+    at = start()
+    at.checkbox(key="release.confirm").check().run()
+    at.button(key="release.commit").click().run()
+    prepare = at.button(key="release.current.html.prepare")
+    assert prepare.label == "HTML report" and "5 to 15 s" in prepare.help
+    assert "Download the HTML report" not in downloads(at, "release.current")
+    prepare.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    for _ in range(2):  # ready at once, and still after a rerun
+        assert downloads(at, "release.current")[-1] == "Download the HTML report"
+        at.run()
+    assert not [b for b in at.button if b.key == "release.current.html.prepare"]
 
 
 def test_commit_is_confirmed_spends_the_cost_once_and_shows_the_release():

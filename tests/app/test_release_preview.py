@@ -36,6 +36,10 @@ def test_the_preview_follows_the_budget_and_names_withheld_groups():
     assert "Curator's view" in text(at.caption) and "never exported" in text(at.caption)
     at_half = withheld(at)  # ρ = 0.5: 3–10 subsets are too few, 17 are needed
     assert "Other × Female" in at_half and "White × Male" not in at_half
+    # The table says yes; the reasons, sentences a table cell cut off, follow it in full.
+    assert set(preview(at)["withheld?"]) == {"yes", ""}
+    reasons = text(at.main.markdown)
+    assert "Why withheld" in reasons and "- Other × Female: " in reasons
     assert not at.main.error, text(at.main.error)
     state = state_of(at)
     seen = []

@@ -17,11 +17,7 @@ TIMEOUT_S = 90
 
 def start() -> AppTest:
     """The Estimator page with "Private sample" chosen."""
-    at = helpers.start("estimator")
-    at.default_timeout = TIMEOUT_S
-    at.radio(key="estimator.analysis").set_value("sample").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return helpers.start_with("sample", timeout_s=TIMEOUT_S)
 
 
 def settings(at: AppTest) -> SampleSettings:

@@ -22,7 +22,6 @@ from strata_ui import spark
 from strata_ui.spark import SparkSource
 from tests.app import helpers
 from tests.app.helpers import (
-    change_settings,
     charts,
     errors,
     go,
@@ -33,6 +32,7 @@ from tests.app.helpers import (
     state_of,
     text,
 )
+from tests.app.test_files_on_disk import mean_hours_by_region
 from tests.app.test_files_ratio import scored
 
 MASTER = "local[2]"  # the master of the engines' tests: one Spark per test process
@@ -91,11 +91,7 @@ def connected(session, table: str = "people", declared: str = ""):
     ``declared``), grouped by region, hours in [0, 80]."""
     at = start("data")
     connect(at, MASTER, table, declared)
-    at.selectbox(key="mean.value").set_value("hours").run()
-    go(at, "strata")
-    at.main.multiselect[0].set_value(["region"]).run()
-    change_settings(at, MeanSettings, clip_low=0.0, clip_high=80.0)
-    return at
+    return mean_hours_by_region(at)
 
 
 def test_connecting_shows_the_columns_kinds_and_the_curators_row_count(session):

@@ -38,11 +38,7 @@ TIMEOUT_S = 90  # a cold Compare sweep of MWEM on two busy cores
 
 def start() -> AppTest:
     """The Estimator page with "Synthetic data" chosen."""
-    at = helpers.start("estimator")
-    at.default_timeout = TIMEOUT_S
-    at.radio(key="estimator.analysis").set_value("synth").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return helpers.start_with("synth", timeout_s=TIMEOUT_S)
 
 
 def settings(at: AppTest) -> SynthSettings:
@@ -433,7 +429,7 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     [shown] = [d.value for d in at.main.dataframe if "pet" in d.value.columns]
     assert len(shown) == 500
     assert "Differentially private synthetic rows" in text(at.main.markdown)
-    assert downloads(at, "release.current") == ["CSV", "JSON", "Python script", "HTML report"]
+    assert downloads(at, "release.current") == ["CSV", "JSON", "Python script"]
     csv = to_csv(record)
     assert set(rows["pet"]) == {'=HYPERLINK("http://x")', "+1", "dog"}
     assert "=HYPERLINK" not in csv.replace("'=HYPERLINK", "")
@@ -443,7 +439,7 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     at.run()  # a rerun spends nothing
     assert not at.exception
     assert len(ledger.history()) == 1 and ledger.remaining() == {"rho": 1.5}
-    assert downloads(at, "release.history.2") == ["CSV", "JSON", "Python script", "HTML report"]
+    assert downloads(at, "release.history.2") == ["CSV", "JSON", "Python script"]
 
     # The charted column is a view choice: it keeps the last of two changes, and spends nothing.
     column = "synth_view.release_column.release.current"

@@ -13,6 +13,7 @@ from dpcore.foundations.ledger import Ledger, list_ledgers
 from strata_ui.analyses import every
 from strata_ui.analyses.ratio.view import RatioView
 from tests.app.helpers import (
+    address,
     change_settings,
     go,
     settings_of,
@@ -28,8 +29,13 @@ MESSY = (
 ).encode()
 
 
-def address(at) -> dict[str, str]:
-    return {name: value for name, value in at.query_params.items()}
+def messy_upload_grouped_by_region():
+    """The Strata page after uploading ``MESSY`` as "messy.csv" and grouping by its Region."""
+    at = start("data")
+    upload(at, MESSY, "messy.csv")
+    go(at, "strata")
+    at.main.multiselect[0].set_value(["Region"]).run()
+    return at
 
 
 def test_the_default_address_is_empty_and_each_change_shows_in_it_at_once():
@@ -116,10 +122,7 @@ def test_a_hand_edited_address_is_named_and_left_at_the_defaults(param, text_val
 
 
 def test_strata_columns_the_data_lacks_are_dropped_after_the_upload():
-    at = start("data")
-    upload(at, MESSY, "messy.csv")
-    go(at, "strata")
-    at.main.multiselect[0].set_value(["Region"]).run()
+    at = messy_upload_grouped_by_region()
     link = address(at)
     assert link["data"] == "upload" and link["file"] == "messy.csv"
     link["strata_columns"] = '["Region", "Planet"]'
@@ -129,10 +132,7 @@ def test_strata_columns_the_data_lacks_are_dropped_after_the_upload():
 
 
 def test_a_refresh_after_an_upload_asks_for_the_file_and_restores_its_choices():
-    at = start("data")
-    upload(at, MESSY, "messy.csv")
-    go(at, "strata")
-    at.main.multiselect[0].set_value(["Region"]).run()
+    at = messy_upload_grouped_by_region()
     at.main.multiselect[0].set_value(["Region", "Paid"]).run()
     link = address(at)
     assert state_of(at).dataset_fingerprint not in str(link)  # no hash of the data
@@ -153,10 +153,7 @@ def test_a_refresh_after_an_upload_asks_for_the_file_and_restores_its_choices():
 
 
 def test_a_different_file_starts_fresh_and_the_demo_button_ends_the_wait():
-    at = start("data")
-    upload(at, MESSY, "messy.csv")
-    go(at, "strata")
-    at.main.multiselect[0].set_value(["Region"]).run()
+    at = messy_upload_grouped_by_region()
     link = address(at)
 
     other = upload(start("data", **link), MESSY, "other.csv")

@@ -57,6 +57,15 @@ def open_page(page: Page, title: str) -> None:
     settle(page)
 
 
+def enter_and_press(page: Page, box: str, value: str, button: str) -> None:
+    """Type ``value`` in the text box named ``box``, send it, and press the button ``button``."""
+    text_box = page.get_by_role("textbox", name=box)
+    text_box.fill(value)
+    text_box.press("Enter")  # a text box sends its value on Enter (or when it loses focus)
+    settle(page)
+    page.get_by_test_id("stButton").get_by_role("button", name=button, exact=True).click()
+
+
 def no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
@@ -111,6 +120,19 @@ def downloaded_text(page: Page, button_text: str) -> str:
     return Path(download.value.path()).read_text()
 
 
+def downloaded_report(page: Page) -> str:
+    """Prepare the HTML report (a button: it draws its chart first), download it, and return
+    its text."""
+    page.get_by_role("button", name="HTML report", exact=True).first.click()
+    download = (
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download the HTML report").first
+    )
+    expect(download).to_be_visible(timeout=90_000)
+    with page.expect_download() as report:
+        download.click()
+    return Path(report.value.path()).read_text()
+
+
 def commit_release(page: Page) -> None:
     """Tick the acknowledgement, press Commit, and wait for the recorded release."""
     commit = page.get_by_role("button", name="Commit release")
@@ -129,6 +151,19 @@ def metric_value(page: Page, label: str):
     label_element = page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
     metric = page.get_by_test_id("stMain").get_by_test_id("stMetric").filter(has=label_element)
     return metric.get_by_test_id("stMetricValue")
+
+
+def commit_and_download_csv(page: Page, review: str, left: str, name: str) -> str:
+    """Commit the release the Release page reviews (waiting for ``review`` on it), check the
+    sidebar then shows ``left`` of the budget, save ``SCREENSHOTS/<name>.png``, and return the
+    released CSV's text as its download button gives it."""
+    open_page(page, "Release")
+    expect(page.get_by_text(review)).to_be_visible()
+    commit_release(page)
+    expect(sidebar_remaining(page)).to_have_text(left)
+    screenshot(page, name)
+    no_exception(page)
+    return downloaded_text(page, "CSV")
 
 
 def sidebar_remaining(page: Page):

@@ -37,6 +37,26 @@ def fill(page: Page, label: str, value: str) -> None:
     box.press("Tab")  # outside a form, a text box's value reaches the app on blur
 
 
+def start_new_ledger(page: Page, name: str, raise_reason: str | None = None) -> None:
+    """On the Budget page, start the ledger ``name``: for other data, or with ``raise_reason``
+    for the data already released on, raising its people's total."""
+    open_expander(page, "Start a new ledger, or raise this one's total")
+    new_form = page.get_by_test_id("stForm").filter(has_text="Start a new ledger")
+    new_form.get_by_label("Name", exact=True).fill(name)
+    if raise_reason is not None:
+        new_form.get_by_text("already released on: raise its people's total").click()
+        new_form.get_by_label("Reason for the raise (recorded with it)").fill(raise_reason)
+    new_form.get_by_text("I confirm: start a new ledger").click()
+    new_form.get_by_role("button", name="Start new ledger").click()
+
+
+def name_the_release(page: Page, label: str) -> None:
+    """Open the Release page and give the release the name ``label``."""
+    open_page(page, "Release")
+    fill(page, "Name of the release", label)
+    settle(page)
+
+
 @pytest.mark.e2e
 def test_a_governed_budget_in_the_browser(page: Page, fresh_app_url: str, tmp_path: Path):
     open_app(page, fresh_app_url, VIEWPORT)
@@ -61,15 +81,9 @@ def test_a_governed_budget_in_the_browser(page: Page, fresh_app_url: str, tmp_pa
     save_screen(page, "budget-raised", VIEWPORT)
 
     # A new ledger "for other data" while the released demo is in use: its releases are refused.
-    open_expander(page, "Start a new ledger, or raise this one's total")
-    new_form = page.get_by_test_id("stForm").filter(has_text="Start a new ledger")
-    new_form.get_by_label("Name", exact=True).fill("fresh start")
-    new_form.get_by_text("I confirm: start a new ledger").click()
-    new_form.get_by_role("button", name="Start new ledger").click()
+    start_new_ledger(page, "fresh start")
     expect(page.get_by_text("Started “fresh start”")).to_be_visible()
-    open_page(page, "Release")
-    fill(page, "Name of the release", "Hours again")
-    settle(page)
+    name_the_release(page, "Hours again")
     expect(page.get_by_text("Released on under another ledger.")).to_be_visible()
     expect(page.get_by_role("button", name="Commit release")).to_be_disabled()
     save_screen(page, "release-refused-elsewhere", VIEWPORT)
@@ -77,17 +91,9 @@ def test_a_governed_budget_in_the_browser(page: Page, fresh_app_url: str, tmp_pa
     page.reload()  # a refresh mid-flow: a new session, the same ledger file
     settle(page)
     open_page(page, "Budget")
-    open_expander(page, "Start a new ledger, or raise this one's total")
-    new_form = page.get_by_test_id("stForm").filter(has_text="Start a new ledger")
-    new_form.get_by_label("Name", exact=True).fill("second study")
-    new_form.get_by_text("already released on: raise its people's total").click()
-    new_form.get_by_label("Reason for the raise (recorded with it)").fill("owner agreed")
-    new_form.get_by_text("I confirm: start a new ledger").click()
-    new_form.get_by_role("button", name="Start new ledger").click()
+    start_new_ledger(page, "second study", raise_reason="owner agreed")
     expect(page.get_by_text("its people's total rose by ρ = 2 (zCDP)")).to_be_visible()
-    open_page(page, "Release")
-    fill(page, "Name of the release", "Hours again")
-    settle(page)
+    name_the_release(page, "Hours again")
     commit_release(page)
     expect(sidebar(page).get_by_text("Lost in all by the people of")).to_contain_text(
         "ε = 2 (pure DP) (ρ = 1 in zCDP), over 2 releases under ledgers “default” and "

@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 from dpcore.foundations.datasets import load_demo
 from tests.e2e.helpers import (
     choose_hours_by_race,
+    enter_and_press,
     expect_title,
     open_app,
     open_page,
@@ -22,11 +23,7 @@ VIEWPORT = {"width": 1280, "height": 900}
 
 
 def type_path_and_open(page: Page, path: str) -> None:
-    box = page.get_by_role("textbox", name="Path on the machine running the app")
-    box.fill(path)
-    box.press("Enter")  # a text box sends its value on Enter (or when it loses focus)
-    settle(page)
-    page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True).click()
+    enter_and_press(page, "Path on the machine running the app", path, "Open")
 
 
 @pytest.mark.e2e

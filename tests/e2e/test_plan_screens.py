@@ -23,7 +23,7 @@ ANSWER = "Smallest budget that meets the target"
 
 
 def type_target(page: Page, hours: str) -> None:
-    box = page.get_by_label("Within ± (in `hours_per_week`)")
+    box = page.get_by_label("Within ± (in hours_per_week)")
     box.fill(hours)
     box.press("Enter")
     settle(page, VIEWPORT)

@@ -12,14 +12,12 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import (
     choose_analysis,
-    commit_release,
-    downloaded_text,
+    commit_and_download_csv,
     no_exception,
     open_app,
     open_page,
     screenshot,
     settle,
-    sidebar_remaining,
 )
 
 VIEWPORT = {"width": 1400, "height": 900}
@@ -51,14 +49,7 @@ def test_sample_estimator_and_compare_screens(page: Page, app_url: str):
 @pytest.mark.e2e
 def test_sample_release_commits_and_downloads_the_records(page: Page, fresh_app_url: str):
     choose_private_sample(page, fresh_app_url)
-    open_page(page, "Release")
-    expect(page.get_by_text("Treated as public:")).to_be_visible()
-    commit_release(page)
-    expect(sidebar_remaining(page)).to_have_text("1.5 of 2")
-    screenshot(page, "sample-release")
-    no_exception(page)
-
-    text = downloaded_text(page, "CSV")
+    text = commit_and_download_csv(page, "Treated as public:", "1.5 of 2", "sample-release")
     assert text.startswith("# release: Private sample of marital_status (Whole population)\n")
     assert "# mechanism: OpenDP vetted samplers" in text
     table = pd.read_csv(io.StringIO(text), comment="#", dtype=str)

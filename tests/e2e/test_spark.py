@@ -9,18 +9,21 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dpcore.foundations.datasets import load_demo
-from tests.e2e.helpers import choose_hours_by_race, open_app, open_page, save_screen, settle
+from tests.e2e.helpers import (
+    choose_hours_by_race,
+    enter_and_press,
+    open_app,
+    open_page,
+    save_screen,
+    settle,
+)
 
 VIEWPORT = {"width": 1280, "height": 900}
 SPARK_START_MS = 180_000  # a first start of Spark on two busy cores
 
 
 def connect(page: Page, table: str) -> None:
-    box = page.get_by_role("textbox", name="Table, or a folder Spark reads")
-    box.fill(table)
-    box.press("Enter")  # a text box sends its value on Enter (or when it loses focus)
-    settle(page)
-    page.get_by_test_id("stButton").get_by_role("button", name="Connect", exact=True).click()
+    enter_and_press(page, "Table, or a folder Spark reads", table, "Connect")
 
 
 @pytest.mark.e2e

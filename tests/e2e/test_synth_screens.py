@@ -12,13 +12,11 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import (
     choose_analysis,
-    commit_release,
-    downloaded_text,
+    commit_and_download_csv,
     no_exception,
     open_page,
     screenshot,
     settle,
-    sidebar_remaining,
 )
 
 VIEWPORT = {"width": 1400, "height": 900}
@@ -52,14 +50,8 @@ def test_synth_estimator_and_compare_screens(page: Page, app_url: str):
 @pytest.mark.e2e
 def test_synth_release_commits_and_downloads_the_rows(page: Page, fresh_app_url: str):
     choose_synthetic_data(page, fresh_app_url)
-    open_page(page, "Release")
-    expect(page.get_by_text("synthetic data, 10,000 rows of")).to_be_visible()
-    commit_release(page)
-    expect(sidebar_remaining(page)).to_have_text("1.5 of 2")
-    screenshot(page, "synth-release")
-    no_exception(page)
-
-    text = downloaded_text(page, "CSV")
+    review = "synthetic data, 10,000 rows of"
+    text = commit_and_download_csv(page, review, "1.5 of 2", "synth-release")
     assert text.startswith("# release: Synthetic data (MWEM), stratified by race × sex\n")
     assert "# mechanism: OpenDP vetted samplers" in text
     table = pd.read_csv(io.StringIO(text), comment="#")

@@ -279,6 +279,13 @@ class GvdpErrorModel(SimulatedErrorModel):
         "smaller groups or choose a coarser grouping, then plan again"
     )
 
+    # Not the closed forms' "widen the public bounds": what stands in the way here is each
+    # group's sampling error (or too few subsets), which neither budget nor bounds remove.
+    unreachable_advice = (
+        "Merge the smaller groups or choose a coarser grouping (more rows per group), or loosen "
+        "the target."
+    )
+
     def quantiles_at(self, scale: float, levels: tuple[float, ...]) -> np.ndarray:
         levels_array = np.asarray(levels, dtype=float)
         errors = self._simulate(scale)

@@ -192,6 +192,11 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
     read_only_statistics = True  # GvdpData: frozen, its arrays locked (ModelRows.data)
     runs_on_engines = True  # the mean and OLS: their bags from an engine's passes
 
+    def value_columns(self, settings: GvdpSettings) -> tuple[str, ...]:
+        if not settings.outcome:
+            return ()
+        return tuple(dict.fromkeys((settings.outcome, *settings.covariate_columns)))
+
     def problems(self, settings: GvdpSettings, frame: pd.DataFrame) -> list[Problem]:
         if not settings.outcome:
             return [Problem("info", "Choose the column to estimate on the Estimator page.",

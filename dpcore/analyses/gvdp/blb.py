@@ -281,13 +281,19 @@ def _outer_rows(X: np.ndarray) -> np.ndarray:
 
 
 def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    r""":math:`(X^\top W X)^{-1} X^\top W y` per resample; where a resample's
+    :math:`X^\top W X` is singular (a binary covariate constant within a subset, which on
+    a rare category happens to a few of thousands of subsets), its minimum-norm least-squares
+    fit (Moore–Penrose pseudo-inverse) instead.
+
+    Our choice, not the paper's: GVDP's privacy holds for any estimate computed from one
+    subset alone (sample and aggregate, Covington et al. §2, Alg. 4), so the fallback keeps it,
+    and it moves one subset's estimate of k where a refusal would stop the whole release on an
+    event a single added person can cause."""
     try:
         return np.linalg.solve(gram, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError as err:
-        raise ValueError(
-            "a bootstrap resample has a singular X^T W X (e.g. a binary column constant within a "
-            "subset); lower `k` so each subset has more rows"
-        ) from err
+    except np.linalg.LinAlgError:
+        return (np.linalg.pinv(gram, hermitian=True) @ rhs[..., None])[..., 0]
 
 
 def fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:

@@ -327,7 +327,11 @@ class RunParameters:
     beta_part: float
 
     @classmethod
-    def build(cls, *, k, rho, t, resamples, level, mean_fraction, beta, n, d) -> RunParameters:
+    def build(
+        cls, *, k, rho, resamples, n, d, t=5, level=0.95, mean_fraction=0.5, beta=0.03
+    ) -> RunParameters:
+        """The checked parameters of one run on n rows of d coordinates; the defaults are
+        :func:`~dpcore.analyses.gvdp.gvdp`'s (:class:`~dpcore.analyses.gvdp.estimator.GvdpRun`)."""
         rho_total = rho.rho if isinstance(rho, ZCDP) else positive_number("rho", rho)
         k, t = positive_int("k", k), positive_int("t", t)
         resamples = positive_int("resamples", resamples)

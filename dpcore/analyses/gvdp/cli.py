@@ -11,7 +11,6 @@ from dpcore.analyses.command_line import (
     CommonChoices,
     Shares,
     positive_bound,
-    recombined_groups,
 )
 from dpcore.analyses.gvdp.analysis import GVDP, GvdpSettings
 from dpcore.foundations.grouping import GroupingSpec
@@ -75,7 +74,7 @@ class GvdpCli(AnalysisCli[GvdpSettings]):
                 "group's subsets, Covington et al. §2.2): pass --sizes-public, or --strategy "
                 "global_only"
             )
-        return recombined_groups(spec, shares, common)
+        return super().release_groups(spec, shares, common)
 
 
 CLI = GvdpCli()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict, Unpack
 
 import numpy as np
 from scipy.special import expit, ndtri
@@ -33,6 +34,7 @@ from dpcore.foundations.validation import (
 
 __all__ = [
     "GVDPCoverage",
+    "GvdpRun",
     "GVDPResult",
     "GVDPStratifiedResult",
     "NonPrivateCI",
@@ -156,20 +158,29 @@ class GVDPStratifiedResult(Interval):
         return np.array([group.k for group in self.groups], dtype=int)
 
 
+class GvdpRun(TypedDict):
+    """The settings of one GVDP run that :func:`gvdp` and :func:`gvdp_coverage` share (each
+    documented at :func:`gvdp`); the unset ones take the defaults of
+    :meth:`~dpcore.analyses.gvdp.bounds.RunParameters.build`, which checks them all: t = 5,
+    level = 0.95, mean_fraction = ½, beta = 0.03."""
+
+    k: int
+    rho: float | ZCDP
+    resamples: int
+    t: NotRequired[int]
+    level: NotRequired[float]
+    mean_fraction: NotRequired[float]
+    beta: NotRequired[float]
+
+
 def gvdp(
     data: Data,
     estimator: Estimator,
     *,
-    k: int,
-    rho: float | ZCDP,
-    t: int = 5,
-    resamples: int,
     bounds: GVDPBounds,
-    level: float = 0.95,
-    mean_fraction: float = 0.5,
-    beta: float = 0.03,
     rng: np.random.Generator | int | None = None,
     noise: NoiseKind | NoiseSource | None = None,
+    **run: Unpack[GvdpRun],
 ) -> GVDPResult:
     r"""Private estimate and per-coordinate confidence intervals by GVDP (paper Alg. 1).
 
@@ -241,13 +252,11 @@ def gvdp(
     """
     gen = as_rng(rng)
     if isinstance(data, Bag):
-        plan = _bag_parameters(data, bounds, k=k, rho=rho, t=t, resamples=resamples,
-                               level=level, mean_fraction=mean_fraction, beta=beta)  # fmt: skip
+        plan = _bag_parameters(data, bounds, **run)
         theta_blb, var_blb = data.estimates, data.variances
     else:
         rows, d = prepare_rows(data, estimator)
-        plan = _run_parameters(rows, d, bounds, k=k, rho=rho, t=t, resamples=resamples,
-                               level=level, mean_fraction=mean_fraction, beta=beta)  # fmt: skip
+        plan = _run_parameters(rows, d, bounds, **run)
         theta_blb, var_blb = run_blb(rows, estimator, plan.k, plan.resamples, gen)
     release = release_estimates(theta_blb, var_blb, bounds, plan, as_noise_source(noise, rng=gen))
     return GVDPResult(
@@ -420,15 +429,9 @@ def gvdp_coverage(
     estimator: Estimator,
     *,
     replications: int,
-    k: int,
-    rho: float | ZCDP,
-    t: int = 5,
-    resamples: int,
     bounds: GVDPBounds,
-    level: float = 0.95,
-    mean_fraction: float = 0.5,
-    beta: float = 0.03,
     rng: np.random.Generator | int | None = None,
+    **run: Unpack[GvdpRun],
 ) -> GVDPCoverage:
     """Coverage of GVDP intervals over ``replications`` fresh data sets (simulation only).
 
@@ -443,8 +446,7 @@ def gvdp_coverage(
         raise TypeError(f"`generate` must be a function rng -> data, got {generate!r}")
     gen = as_rng(rng)
     rows, d = prepare_rows(generate(gen), estimator)
-    plan = _run_parameters(rows, d, bounds, k=k, rho=rho, t=t, resamples=resamples, level=level,
-                           mean_fraction=mean_fraction, beta=beta)  # fmt: skip
+    plan = _run_parameters(rows, d, bounds, **run)
     truth = frozen_array("truth", truth)
     if truth.size != d:
         raise ValueError(f"`truth` must have d = {d} entries, got {truth.size}")

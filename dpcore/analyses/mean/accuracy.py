@@ -96,6 +96,7 @@ from dpcore.planner.simulated import SimulatedErrorModel, log_grid
 __all__ = [
     "POPULATION_LABEL",
     "CoinPressErrors",
+    "SimulatedMeanErrors",
     "check_by_simulation",
     "coinpress_error_model",
     "mean_error_model",
@@ -272,21 +273,38 @@ def _released(
 
 
 @dataclass(frozen=True, eq=False)
-class CoinPressErrors:
-    """The absolute errors of simulated CoinPress releases of ``strategy`` at budget scale
-    s = √ρ against the true means: the simulator of :func:`coinpress_error_model`."""
+class SimulatedMeanErrors:
+    """The absolute errors of simulated releases of ``strategy`` at budget scale s against the
+    true means (the estimates :func:`_published` lists): the simulator of a
+    :class:`~dpcore.planner.simulated.SimulatedErrorModel`. A subclass says how a release at
+    scale s is simulated (:meth:`released`)."""
 
     values: GroupValues
-    estimator: CoinPressMean
+    estimator: MeanEstimator
     strategy: Strategy
     global_fraction: float
 
+    def released(self, scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
+        """(replicates, estimates) simulated releases at budget scale ``scale``."""
+        raise NotImplementedError
+
     def __call__(self, scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
-        estimates = _released(
+        estimates = self.released(scale, replicates, rng)
+        return np.abs(estimates - _published(self.values, self.strategy)[2])
+
+
+@dataclass(frozen=True, eq=False)
+class CoinPressErrors(SimulatedMeanErrors):
+    """CoinPress's errors at budget scale s = √ρ: the simulator of
+    :func:`coinpress_error_model`."""
+
+    estimator: CoinPressMean
+
+    def released(self, scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
+        return _released(
             self.values, self.estimator, ZCDP(scale**2), self.strategy, self.global_fraction,
             replicates, rng,
         )  # fmt: skip
-        return np.abs(estimates - _published(self.values, self.strategy)[2])
 
 
 def coinpress_error_model(

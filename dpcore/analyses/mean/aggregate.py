@@ -121,11 +121,20 @@ def _group_sums(engine: Engine, query: SumsQuery, table: pd.DataFrame, grouping)
         pooled_sums_at=fixed_bounds_sums((value.low, value.high), np.array([sums.sum()]),
                                          pooled_requery),
         shares=grouping.shares.restricted(has_values),
-        n_missing=int(round(totals["rows"].sum() - totals["finite"].sum())),
+        n_missing=_rows_missing(grouping, totals),
         empty_groups=tuple(labels[~has_values]), by=query.by, notes=notes,
         unit=query.unit, recipe=_recipe(engine, query), engine=engine.name,
         buckets_at=buckets_at,
     )  # fmt: skip
+
+
+def _rows_missing(grouping, totals: dict[str, np.ndarray]) -> int:
+    """Rows left out for a missing or infinite value: before grouping when the groups count
+    the rows with a value (:attr:`~dpcore.foundations.grouping.GroupingSpec.needs_values`),
+    else within the groups."""
+    if grouping.spec.needs_values:
+        return grouping.report.n_rows_without_values
+    return int(round(totals["rows"].sum() - totals["finite"].sum()))
 
 
 LARGEST = float(np.finfo(np.float64).max)

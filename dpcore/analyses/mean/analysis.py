@@ -144,6 +144,9 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         True  # every pass bounds each person's rows (dpcore.foundations.privacy_unit)
     )
 
+    def value_columns(self, settings: MeanSettings) -> tuple[str, ...]:
+        return () if settings.value is None else (settings.value,)
+
     def problems(self, settings: MeanSettings, frame: pd.DataFrame) -> list[Problem]:
         out = []
         if settings.value is None:

@@ -15,14 +15,11 @@ from dpcore.analyses.command_line import (
     AnalysisCli,
     AutoBounds,
     CommonChoices,
-    Shares,
     positive_bound,
-    recombined_groups,
     tail_share,
     whole_number,
 )
 from dpcore.analyses.mean.analysis import ESTIMATOR_LABELS, MEAN, MeanSettings
-from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.private_bounds import UNKNOWN_RANGE, UNKNOWN_RANGE_DECADES
 from dpcore.foundations.validation import WHOLE_NUMBER_LIMITS
 
@@ -120,11 +117,6 @@ class MeanCli(AnalysisCli[MeanSettings]):
         except ValueError as exc:
             message = str(exc).replace("`tail`", "--bounds-tail")
             raise ValueError(f"--bounds auto: {message}") from None
-
-    def release_groups(
-        self, spec: GroupingSpec, shares: Shares, common: CommonChoices
-    ) -> GroupingSpec:
-        return recombined_groups(spec, shares, common)
 
 
 CLI = MeanCli()

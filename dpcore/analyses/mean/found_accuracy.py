@@ -24,6 +24,7 @@ import pandas as pd
 from dpcore.analyses.mean.accuracy import (
     DRAW_SEED,
     POPULATION_LABEL,
+    SimulatedMeanErrors,
     _person_assumptions,
     _published,
     _require_rows,
@@ -51,23 +52,19 @@ GRID = log_grid(1e-2, 1e2, 3)
 
 
 @dataclass(frozen=True, eq=False)
-class FoundBoundsErrors:
-    """The absolute errors of simulated releases that find their bounds, at budget scale s
-    (ε, or √ρ), against the true means: the simulator of one split's model."""
+class FoundBoundsErrors(SimulatedMeanErrors):
+    """The errors of simulated releases that find their bounds, at budget scale s (ε, or
+    √ρ): the simulator of one split's model."""
 
-    values: GroupValues
     estimator: PrivatelyBounded
-    strategy: Strategy
-    global_fraction: float
 
-    def __call__(self, scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    def released(self, scale: float, replicates: int, rng: np.random.Generator) -> np.ndarray:
         laplace = isinstance(self.estimator.base, LaplaceMean)
         budget = PureDP(scale) if laplace else ZCDP(scale**2)
-        estimates = released_found(
+        return released_found(
             self.values, self.estimator, budget, self.strategy, self.global_fraction,
             replicates, rng,
         )  # fmt: skip
-        return np.abs(estimates - _published(self.values, self.strategy)[2])
 
 
 def found_bounds_error_model(

@@ -140,7 +140,7 @@ def stratification_frontier(
     for i, by in enumerate(subsets):
         spec = GroupingSpec(
             by=by, edges=tuple((c, tuple(edges[c])) for c in by if c in edges),
-            min_group_size=min_group_size, small_groups=small_groups,
+            min_group_size=min_group_size, small_groups=small_groups, needs_values=(value,),
         )  # fmt: skip
         try:
             grouping = spec.build(frame)

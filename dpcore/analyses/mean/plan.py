@@ -412,6 +412,10 @@ class MeanPlan(MeanIntervals):
         sizes = ["each group's exact number of rows"] if self.sizes_public else []
         return [*self.header.declared_groups(), *self.header.declared_shares(), *sizes, bounds]
 
+    def method_sentence(self) -> str:
+        """The estimator and its public settings in one sentence (the report's "Method")."""
+        return f"{self.estimator.name}: {self.estimator.describe()}"
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         return [
@@ -419,7 +423,7 @@ class MeanPlan(MeanIntervals):
             self.header.data_line(),
             *self._engine_line(),
             self.header.strata_line(self.values.k, self.shares),
-            f"**Estimator:** {self.estimator.name}: {self.estimator.describe()}",
+            f"**Estimator:** {self.method_sentence()}",
             *([] if self.unit == ROW else [f"**Privacy unit:** {self.unit.describe()}"]),
             *(
                 []

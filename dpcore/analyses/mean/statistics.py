@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.grouping import Grouping, SmallGroups
-from dpcore.foundations.labels import labels_repr, list_labels, plural
+from dpcore.foundations.labels import CountedGroups, labels_repr, list_labels, plural
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, row_weights
 from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
@@ -33,7 +33,7 @@ __all__ = ["GroupValues"]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class GroupValues:
+class GroupValues(CountedGroups):
     """Disjoint groups of one value column with their per-group sufficient statistics.
 
     Build it with :meth:`from_grouping` (or :meth:`from_frame`, which groups first). Groups keep
@@ -56,7 +56,8 @@ class GroupValues:
         The public recombination shares of these groups (the grouping's, rescaled when a group
         with no usable value was left out); None for a bare array (:meth:`from_values`).
     n_missing
-        Rows of the groups whose value was missing or infinite (left out).
+        Rows whose value was missing or infinite (left out, before grouping when the grouping
+        groups the rows with a value, :attr:`~dpcore.foundations.grouping.GroupingSpec.needs_values`).
     empty_groups
         Labels of the groups left out because none of their rows has a usable value.
     by
@@ -147,16 +148,6 @@ class GroupValues:
         return f"GroupValues(value={self.value!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
 
     # ---- derived quantities -----------------------------------------------------------------
-
-    @property
-    def k(self) -> int:
-        """Number of groups."""
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        """Number of values over all groups (their weights' sum under a person's bound)."""
-        return int(self.sizes.sum())
 
     @property
     def _row_weights(self) -> np.ndarray:
@@ -442,7 +433,7 @@ class GroupValues:
             sorted_values=sorted_values,
             offsets=offsets,
             shares=grouping.shares.restricted(has_values),
-            n_missing=int(in_group.sum()) - finite_in_group,
+            n_missing=grouping.report.n_rows_without_values + int(in_group.sum()) - finite_in_group,
             empty_groups=tuple(
                 lab for lab, keep in zip(grouping.labels, has_values, strict=True) if not keep
             ),

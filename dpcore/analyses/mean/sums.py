@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcore.analyses.mean.statistics import kept_without_rows, left_out_messages
-from dpcore.foundations.labels import plain_number
+from dpcore.foundations.labels import CountedGroups, plain_number
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
@@ -36,7 +36,7 @@ SumsAt = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class GroupSums:
+class GroupSums(CountedGroups):
     """Groups of one value column, known by their sizes and by clipped sums on demand.
 
     Attributes
@@ -94,16 +94,6 @@ class GroupSums:
 
     def __repr__(self) -> str:
         return f"GroupSums(value={self.value!r}, k={self.k}, n={self.n})"
-
-    @property
-    def k(self) -> int:
-        """Number of groups."""
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        """Number of values over all groups."""
-        return int(self.sizes.sum())
 
     def clipped_sums(self, low: object, high: object) -> np.ndarray:
         """Per-group sums of the values clipped to ``[low, high]`` (bounds broadcastable to

@@ -149,6 +149,10 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums, RatioResult, pd.Data
     runs_on_engines = True  # GroupRatioSums: every group's clipped sums from an engine's pass
     honours_person_column = True  # every pass bounds each person's rows; sensitivities × c
 
+    def value_columns(self, settings: RatioSettings) -> tuple[str, ...]:
+        columns = (settings.s_column, settings.y_column, settings.w_column)
+        return tuple(dict.fromkeys(c for c in columns if c is not None))
+
     def problems(self, settings: RatioSettings, frame: pd.DataFrame) -> list[Problem]:
         """Wrong or missing columns and bounds (:meth:`column_problems`); a label declared
         binary that is not 0/1 (the only check that reads the data; its message never shows a

@@ -4,9 +4,14 @@ A :class:`Grouping` splits the rows of a frame into disjoint groups
 :math:`G_1 \cup \dots \cup G_k` — one group per combination of the ``by`` columns, as in
 Rosenblatt, Stoyanovich & Musco (AAAI 2024, "Problem statement") — applies the small-group policy
 (merge into :data:`OTHER_LABEL` or drop), and carries the public shares that recombine group
-estimates (paper eq. 3). It reads the grouping columns only: which column an analysis then
-estimates, and which of that column's values are missing, never changes the groups, their sizes
-or the merges. Each analysis computes its own statistics from :attr:`Grouping.codes`.
+estimates (paper eq. 3). Each analysis computes its own statistics from :attr:`Grouping.codes`.
+
+The rows grouped are the rows the estimate uses: a spec's ``needs_values`` names the columns an
+analysis reads (:meth:`~dpcore.analyses.base.Analysis.value_columns`), and a row with no usable
+number in one of them is left out *before* grouping. The groups, their sizes, the small-group
+rule and shares read from the data then all count the rows each group's estimate is made of, so
+that a size declared public is the size the estimate divides by, and the stratified and
+whole-population estimates describe the same rows.
 
 :class:`GroupingSpec` is the recipe: plain values that key a cache, go into a release's metadata
 and are printed into a script that rebuilds the same groups from the same file.

@@ -28,6 +28,7 @@ from dpcore.foundations.grouping.policy import apply_small_group_policy
 from dpcore.foundations.grouping.report import GroupingReport, PrivateSizesGap, SmallGroups
 from dpcore.foundations.labels import (
     OTHER_LABEL,
+    CountedGroups,
     labels_repr,
 )
 from dpcore.foundations.shares import (
@@ -45,6 +46,7 @@ from dpcore.foundations.small_groups import NoisyCountRule
 from dpcore.foundations.validation import (
     check_bucket_edges,
     data_frame,
+    is_numeric,
     open_unit_interval,
     positive_int,
     read_only,
@@ -57,7 +59,7 @@ from dpcore.foundations.validation import (
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Grouping:
+class Grouping(CountedGroups):
     """Disjoint groups of a frame's rows: one code per row, labels, sizes and public shares.
 
     Build it with :meth:`GroupingSpec.build` (the app's way: shares from the chosen source) or
@@ -119,16 +121,6 @@ class Grouping:
         return (
             f"Grouping(by={self.by!r}, k={self.k}, n={self.n}, labels={labels_repr(self.labels)})"
         )
-
-    @property
-    def k(self) -> int:
-        """Number of groups."""
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        """Confidential rows in the groups."""
-        return int(self.sizes.sum())
 
     @property
     def private(self) -> np.ndarray:
@@ -327,6 +319,14 @@ class GroupingSpec:
         Instead of declared categories: the fraction of a release's ε that finds its groups
         privately (:class:`~dpcore.foundations.selection.KeySelection`, which needs an (ε, δ) budget); only
         the groups whose noisy count clears the threshold are released. None: no selection.
+    needs_values
+        The columns whose value every grouped row needs: the columns the analysis reads
+        (:meth:`~dpcore.analyses.base.Analysis.value_columns`). A row whose value in one of them
+        is missing or not a finite number is left out before grouping, so that the groups,
+        their sizes, the small-group rule and shares read from the data count the rows the
+        estimate uses (:attr:`GroupingReport.n_rows_without_values` says how many were left
+        out). A column that is not numeric, or not in the frame, leaves no row out: the
+        analysis refuses it with its own message. Empty: every row is grouped.
     """
 
     by: tuple[str, ...]
@@ -339,10 +339,12 @@ class GroupingSpec:
     categories: tuple[tuple[str, tuple[str, ...]], ...] = ()
     categories_source: Literal["declared", "data"] = "declared"
     selection_fraction: float | None = None
+    needs_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "by", (self.by,) if isinstance(self.by, str) else tuple(self.by))
+        set_(self, "needs_values", tuple(str(c) for c in self.needs_values))
         set_(self, "edges", tuple((c, tuple(float(v) for v in e)) for c, e in self.edges))
         set_(self, "share_table", tuple((str(g), float(s)) for g, s in self.share_table))
         set_(self, "categories", tuple((str(c), tuple(map(str, v))) for c, v in self.categories))
@@ -412,13 +414,23 @@ class GroupingSpec:
             gaps.append("keep")
         return tuple(gaps)
 
-    def build(self, frame: pd.DataFrame, *, weights: np.ndarray | None = None) -> Grouping:
-        """Group ``frame``'s confidential rows and compute the recombination shares.
+    def build(
+        self,
+        frame: pd.DataFrame,
+        *,
+        weights: np.ndarray | None = None,
+        with_values: np.ndarray | None = None,
+    ) -> Grouping:
+        """Group ``frame``'s confidential rows that have every value of :attr:`needs_values`
+        and compute the recombination shares.
 
-        With ``share_source="holdout"`` a public holdout is set aside first (its rows get
-        :data:`HOLDOUT_CODE`); the groups and their sizes come from the other rows. ``weights``
-        (see :meth:`Grouping.from_frame`) groups a table of cells; a holdout, drawn row by row,
-        then cannot be set aside and is refused.
+        With ``share_source="holdout"`` a public holdout is set aside first, drawn from every
+        row (its rows get :data:`HOLDOUT_CODE`; its rows without a value do not count in its
+        shares); the groups and their sizes come from the other rows. A confidential row left
+        out for a missing value gets :data:`DROPPED_CODE`. ``weights`` (see
+        :meth:`Grouping.from_frame`) groups a table of cells, and ``with_values`` then gives each
+        cell's rows that have every value (an engine's ``finite`` count; required with
+        :attr:`needs_values`); a holdout, drawn row by row, cannot be set aside and is refused.
         """
         frame = data_frame("frame", frame)
         if weights is not None:
@@ -428,29 +440,42 @@ class GroupingSpec:
                     "by an engine, take the shares from the data's group counts or from a "
                     "public table."
                 )
+            weights = _row_weights(weights, len(frame))
+            if self.needs_values:
+                if with_values is None:
+                    raise ValueError("`with_values` must count each cell's rows with values")
+                with_values = _row_weights(with_values, len(frame))
+            else:
+                with_values = weights
+            used = with_values > 0
+            self._check_some_values(used)
             grouping = Grouping.from_frame(
-                frame, by=self.by, min_group_size=self.min_group_size,
-                small_groups=self.built_small_groups, weights=weights,
+                frame[used], by=self.by, min_group_size=self.min_group_size,
+                small_groups=self.built_small_groups, weights=with_values[used],
                 categories=dict(self.categories), max_groups=MAX_ENGINE_GROUPS,
             )  # fmt: skip
+            grouping = self._recoded(grouping, used, int(weights.sum() - with_values.sum()))
             return self._with_spec_shares(grouping)
         public = np.zeros(len(frame), dtype=bool)
         if self.share_source == "holdout":
             public = holdout_mask(len(frame), self.holdout_fraction, rng=HOLDOUT_SEED)
-        private = frame[~public] if public.any() else frame
+        has_values = rows_with_values(frame, self.needs_values)
+        used = has_values & ~public
+        self._check_some_values(used)
         grouping = Grouping.from_frame(
-            private,
+            frame[used] if not used.all() else frame,
             by=self.by,
             edges={c: list(e) for c, e in self.edges} or None,
             min_group_size=self.min_group_size,
             small_groups=self.built_small_groups,
             categories=dict(self.categories),
         )
+        grouping = self._recoded(grouping, used, int(np.count_nonzero(~has_values & ~public)))
         if public.any():
-            codes = np.full(len(frame), HOLDOUT_CODE, dtype=np.int64)
-            codes[~public] = grouping.codes
+            codes = np.where(public, HOLDOUT_CODE, grouping.codes)
             grouping = dataclasses.replace(grouping, codes=codes)
-            return grouping.with_shares(shares_from_holdout(grouping, frame[public]), self)
+            holdout = frame[public & has_values]
+            return grouping.with_shares(shares_from_holdout(grouping, holdout), self)
         return self._with_spec_shares(grouping)
 
     def _with_spec_shares(self, grouping: Grouping) -> Grouping:
@@ -490,4 +515,39 @@ class GroupingSpec:
                 if self.selection_fraction is not None
                 else {}
             ),
+            # Only when set, so that plans from before it keep their keys.
+            **({"needs_values": list(self.needs_values)} if self.needs_values else {}),
         }
+
+    def _check_some_values(self, used: np.ndarray) -> None:
+        if self.needs_values and used.size and not used.any():
+            columns = " and ".join(f"`{c}`" for c in self.needs_values)
+            raise ValueError(
+                f"no row has a usable number in {columns}: every value is missing or not a "
+                "finite number. Choose another column to estimate."
+            )
+
+    def _recoded(self, grouping: Grouping, used: np.ndarray, without_values: int) -> Grouping:
+        """``grouping`` of the ``used`` rows of a frame, with codes for every row of that frame
+        (:data:`DROPPED_CODE` for the others) and the rows left out for a missing value
+        counted in its report."""
+        report = dataclasses.replace(
+            grouping.report, n_rows_without_values=without_values,
+            needs_values=self.needs_values,
+        )  # fmt: skip
+        if used.all():
+            return dataclasses.replace(grouping, report=report)
+        codes = np.full(used.size, DROPPED_CODE, dtype=np.int64)
+        codes[used] = grouping.codes
+        return dataclasses.replace(grouping, codes=codes, report=report)
+
+
+def rows_with_values(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """``(rows,)`` bool: the rows of ``frame`` with a finite number in every one of ``columns``
+    (:attr:`GroupingSpec.needs_values`). A column that is not numeric or not in ``frame`` leaves
+    no row out: the analysis that reads it refuses it with its own message."""
+    usable = np.ones(len(frame), dtype=bool)
+    for column in columns:
+        if column in frame.columns and is_numeric(frame[column]):
+            usable &= np.isfinite(frame[column].to_numpy(dtype=np.float64, na_value=np.nan))
+    return usable

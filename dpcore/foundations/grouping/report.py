@@ -29,7 +29,8 @@ class GroupingReport:
     Attributes
     ----------
     n_input_rows
-        Confidential rows that were grouped (the public holdout is not counted).
+        Confidential rows that were grouped (the public holdout and the rows left out for a
+        missing value are not counted).
     merged_groups
         Labels of the groups smaller than ``min_group_size`` that were merged into
         :data:`OTHER_LABEL`.
@@ -54,6 +55,11 @@ class GroupingReport:
     empty_groups
         Declared groups with no rows, left out by the merge or drop policy (``"keep"`` keeps
         them and estimates them from noise alone).
+    n_rows_without_values
+        Confidential rows left out before grouping because a column of ``needs_values`` has no
+        usable number in them (:attr:`GroupingSpec.needs_values`).
+    needs_values
+        The columns every grouped row has a value in.
     """
 
     n_input_rows: int
@@ -66,11 +72,29 @@ class GroupingReport:
     undeclared: tuple[tuple[str, tuple[str, ...]], ...] = ()
     n_rows_undeclared: int = 0
     empty_groups: tuple[str, ...] = ()
+    n_rows_without_values: int = 0
+    needs_values: tuple[str, ...] = ()
 
     @property
     def n_rows_used(self) -> int:
         """Rows that made it into the groups."""
         return self.n_input_rows - self.n_rows_dropped_small - self.n_rows_undeclared
+
+    def rows_used_sentence(self) -> str:
+        """Which rows the groups count, for the screen: the rows with every value the analysis
+        reads, or every row."""
+        if not self.needs_values:
+            return "The groups count every row."
+        columns = " and ".join(f"`{c}`" for c in self.needs_values)
+        if not self.n_rows_without_values:
+            return f"The groups count the rows the estimate uses: every row has {columns}."
+        one = self.n_rows_without_values == 1
+        return (
+            f"The groups count the rows the estimate uses: "
+            f"{plural(self.n_rows_without_values, 'row')} {'has' if one else 'have'} no number "
+            f"in {columns} and {'is' if one else 'are'} left out, so each group's size and the small-group rule describe the rows its "
+            "estimate is made of."
+        )
 
     def messages(self) -> list[str]:
         """Plain-language sentences describing every group that was merged or dropped.

@@ -34,11 +34,10 @@ from dpcore.analyses.gvdp.bounds import (
 from dpcore.analyses.gvdp.data import GvdpData
 from dpcore.analyses.gvdp.groups import RunSettings
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
-from dpcore.engines.base import NUMBER_KINDS
 from dpcore.foundations.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.analyses.gvdp import charts
-from strata_ui.state import get_dataset, get_settings, get_state, set_settings, widget_key
+from strata_ui.state import get_settings, get_state, set_settings, widget_key
 from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, show_error, show_problems, stored_on_change
@@ -207,14 +206,12 @@ def render_model() -> GvdpModel | None:
 
 
 def _columns() -> tuple[list[str], set[str]]:
-    """The data's columns and those a model can use; for data read where it lies, from the
-    columns' kinds (no row is read)."""
+    """The data's columns and those a model can use (numbers; for data read where it lies,
+    from the columns' kinds, no row read). A column that only numbers the rows is left out."""
     state = get_state()
-    if state.source is None:
-        frame = get_dataset()
-        return [str(c) for c in frame.columns], set(GVDP.numeric_columns(frame))
-    kinds = pipeline.column_kinds(state)
-    return list(kinds), {column for column, kind in kinds.items() if kind in NUMBER_KINDS}
+    numbers = pipeline.row_number_columns(state)
+    columns = [c for c in pipeline.column_kinds(state) if c not in numbers]
+    return columns, set(pipeline.value_columns(state))
 
 
 def _column_key(field_name: str, kind: str) -> str:

@@ -32,7 +32,7 @@ class MeanUI(AnalysisUI):
     render_compare = staticmethod(compare.render_compare)
 
     def render_data_choices(self, kinds: dict[str, str]) -> None:
-        settings.render_value_column(kinds)
+        settings.render_value_column()
 
     def columns_not_for_grouping(self) -> tuple[str, ...]:
         value = get_settings(MeanSettings).value

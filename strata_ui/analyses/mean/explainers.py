@@ -17,6 +17,7 @@ from dpcore.analyses.mean import teaching as mean_teaching
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations import theory
 from dpcore.foundations.grouping import Grouping
+from dpcore.foundations.labels import CountedGroups
 from strata_ui import charts_strata, constants, pipeline
 from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.mean.learn_charts import (
@@ -54,7 +55,7 @@ VALUE_UNITS = {
 
 
 @dataclass(frozen=True)
-class OccupiedGroups:
+class OccupiedGroups(CountedGroups):
     """The groups that have rows, as the explainers draw them: a declared list may keep groups
     with none, which have no size to take the log of and no mean to show."""
 
@@ -65,14 +66,6 @@ class OccupiedGroups:
     def of(cls, groups: Grouping | GroupValues) -> OccupiedGroups:
         occupied = np.asarray(groups.sizes) > 0
         return cls(tuple(np.asarray(groups.labels, dtype=object)[occupied]), groups.sizes[occupied])
-
-    @property
-    def k(self) -> int:
-        return len(self.labels)
-
-    @property
-    def n(self) -> int:
-        return int(self.sizes.sum())
 
     def picker(
         self, settings: MeanLearn, field_name: str, *, first: int, key: str, help: str
@@ -119,10 +112,11 @@ def render_small_groups() -> None:
     settings = get_settings(MeanLearn)
     mean = get_settings(MeanSettings)
     st.markdown(
-        "The noise added to a group's average does not depend on how many people the group has, "
-        "but the average does: one person moves the average of **n_g** people by only 1/n_g of "
-        "the value range. So the noise needed shrinks as **1/(n_g·ε)**, and small groups get "
-        "the least accurate numbers."
+        "The noise is added to each group's **sum**, and its size is the same for every "
+        "group: one person moves a sum by at most the width of the value range, however many "
+        "people the group has. The average divides that sum by the group's **n_g** people, so "
+        "the noise left in the average shrinks as **1/(n_g·ε)**, and small groups get the least "
+        "accurate numbers."
     )
     left, right = st.columns(2)
     with left:

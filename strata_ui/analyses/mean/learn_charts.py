@@ -17,7 +17,7 @@ from strata_ui.charts_common import dotted_line
 from strata_ui.constants import (
     LEARN_CHART_HEIGHT,
 )
-from strata_ui.learn_charts import MAX_LABELLED_GROUPS, fmt_number, fmt_percent, learn_layout
+from strata_ui.learn_charts import fmt_number, fmt_percent, learn_layout
 from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, SKY, VERMILLION
 from strata_ui.text import chart_text
 
@@ -47,16 +47,17 @@ def group_error_figure(
     )  # fmt: skip
     if groups is not None and not groups.empty:
         order = groups.sort_values("size", ignore_index=True)
-        text = _thinned_labels(order) if len(order) <= MAX_LABELLED_GROUPS else None
+        text, position = _end_labels(order)
         fig.add_trace(
             go.Scatter(
                 x=order["size"], y=order["error"],
-                mode="markers+text" if text else "markers",
+                mode="markers+text",
                 name="groups of the current strata",
                 marker={"color": ORANGE, "size": 11, "line": {"color": BLACK, "width": 1}},
                 text=text,
-                textposition=["bottom left" if i % 2 else "top right" for i in range(len(order))],
+                textposition=position,
                 textfont={"size": 11},
+                cliponaxis=False,  # a label near the plot's edge is drawn whole
                 customdata=order["group"],
                 hovertemplate="%{customdata}<br>n_g = %{x:,}<br>expected error ±%{y:.3g}"
                 "<extra></extra>",
@@ -86,18 +87,17 @@ def group_error_figure(
     return fig
 
 
-def _thinned_labels(order: pd.DataFrame, min_gap: float = 0.12) -> list[str]:
-    """Group names for markers sorted by size, blank where a marker sits within ``min_gap``
-    decades of the last labelled one (its name is still in the hover)."""
-    labels, last = [], -math.inf
-    for group, size in zip(order["group"], order["size"], strict=True):
-        position = math.log10(size)
-        if position - last >= min_gap:
-            labels.append(str(group).replace(" × ", "×"))
-            last = position
-        else:
-            labels.append("")
-    return labels
+def _end_labels(order: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Names for markers sorted by size: the smallest group's above and right of it, the
+    largest's below and left of it, on the sides of the line where no other marker lies (the
+    markers fall along a line down to the right) and inside the plot (a label left of the
+    smallest group ran over the axis' ticks); the others are named in the hover and in the
+    chart's summary. Labels thinned by size overlapped when names were long or sizes close."""
+    last = len(order) - 1
+    names = [chart_text(str(group).replace(" × ", "×")) for group in order["group"]]
+    text = [name if i in (0, last) else "" for i, name in enumerate(names)]
+    position = ["bottom left" if i == last and i else "top right" for i in range(len(names))]
+    return text, position
 
 
 def group_error_summary(

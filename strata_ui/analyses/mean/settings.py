@@ -10,7 +10,6 @@ import streamlit as st
 
 from dpcore.analyses.mean import ESTIMATOR_LABELS, MEAN, STRATEGY_LABELS, MeanSettings
 from dpcore.analyses.mean.strategies import STRATEGIES, STRATEGY_NAMES
-from dpcore.engines.base import NUMBER_KINDS
 from dpcore.foundations.accounting import format_components, parallel, scale, sequential
 from dpcore.foundations.errors import SettingsError
 from strata_ui import constants, pipeline
@@ -31,11 +30,11 @@ ESTIMATOR_HELP = {
 }
 
 
-def render_value_column(kinds: dict[str, str]) -> None:
+def render_value_column() -> None:
     """The Data page's "Value to estimate": the mean's value column, numeric columns only."""
     state = get_state()
     st.subheader("Value to estimate")
-    numeric = [column for column, kind in kinds.items() if kind in NUMBER_KINDS]
+    numeric = pipeline.value_columns(state)
     if not numeric:
         reset_settings(MeanSettings, value=None)
         st.error(
@@ -52,12 +51,21 @@ def render_value_column(kinds: dict[str, str]) -> None:
     st.caption(
         "Only numeric columns are offered: a differentially private mean clips each value to "
         "public bounds and adds noise, which needs numbers. Text columns can still split people "
-        "into groups on the Strata page."
+        "into groups on the Strata page." + row_numbers_note(state)
     )
     if value is None:
         st.warning("Choose the value column to estimate.", icon=":material/warning:")
     elif value in state.strata_columns:
         state.strata_columns = [c for c in state.strata_columns if c != value]
+
+
+def row_numbers_note(state) -> str:
+    """A sentence naming the columns left out of the values because they number the rows."""
+    numbers = pipeline.row_number_columns(state)
+    if not numbers:
+        return ""
+    names = ", ".join(as_written(c) for c in numbers)
+    return f" {names} only numbers the rows, so it is not offered as a value."
 
 
 def render_estimator_settings() -> MeanSettings:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.analyses.ratio import RATIO, RatioSettings
-from dpcore.engines.base import NUMBER_KINDS
 from strata_ui import constants, pipeline
 from strata_ui.state import (
     get_settings,
@@ -66,17 +65,11 @@ def render_settings() -> RatioSettings:
         "under-predicts. Each group's sums get DP noise, and the confidence interval accounts "
         "for it (Miao & Li 2022)."
     )
-    _render_columns(numeric_columns(pipeline.column_kinds(get_state())))
+    _render_columns(pipeline.value_columns(get_state()))
     _render_bounds()
     _render_noise()
     _render_interval()
     return get_settings(RatioSettings)
-
-
-def numeric_columns(kinds: dict[str, str]) -> list[str]:
-    """Columns of numbers (0/1 and true/false included) that can be a score, label or weight,
-    from every column's kind (in memory or in files read where they lie)."""
-    return [column for column, kind in kinds.items() if kind in NUMBER_KINDS]
 
 
 def _render_columns(options: list[str]) -> None:

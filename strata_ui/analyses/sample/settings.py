@@ -23,7 +23,7 @@ from dpcore.analyses.sample import (
 )
 from strata_ui import constants
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
-from strata_ui.text import as_text
+from strata_ui.text import as_text, in_label
 from strata_ui.widgets import bind, stored_on_change
 
 SAMPLER_LABELS = {
@@ -121,7 +121,7 @@ def render_categories(rows: SampleRows) -> None:
         key = widget_key(SampleSettings, "categories", get_state().dataset_fingerprint, column)
         store = functools.partial(_store_categories, column, observed)
         text = st.text_input(
-            f"Categories of {as_text(column)}",
+            f"Categories of {in_label(column)}",
             value=", ".join(get_settings(SampleSettings).declared(column) or observed),
             key=key,
             **stored_on_change(key, store),

@@ -23,9 +23,9 @@ from dpcore.analyses.synth import (
     SynthSettings,
 )
 from dpcore.analyses.synth.analysis import NUMBER_KINDS
-from strata_ui import constants
+from strata_ui import constants, pipeline
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
-from strata_ui.text import as_text, as_written
+from strata_ui.text import as_text, as_written, in_label
 from strata_ui.uploads import format_edges, parse_edges
 from strata_ui.widgets import bind, show_error, stored_on_change
 
@@ -123,14 +123,15 @@ def _render_strategy(by: list[str]) -> None:
 def _render_columns(kinds: dict[str, str], by: list[str]) -> None:
     """The columns to synthesize, then public bucket edges (or "categories") for numeric ones."""
     settings = get_settings(SynthSettings)
-    options = [c for c in kinds if c not in by]
+    numbers = pipeline.row_number_columns(get_state())
+    options = [c for c in kinds if c not in by and c not in numbers]
     # Keyed by the data and the strata too: new data or groups start from the default columns.
     fingerprint = get_state().dataset_fingerprint
     key = widget_key(SynthSettings, "columns", fingerprint, "-".join(by))
     columns = st.multiselect(
         "Columns to synthesize",
         options,
-        default=list(SYNTH.columns(settings, kinds, tuple(by))),
+        default=[c for c in SYNTH.columns(settings, kinds, tuple(by)) if c in options],
         key=key,
         help=f"At least {MIN_MODEL_COLUMNS}. The strata columns ({as_written(', '.join(by) or 'none')}) "
         "are always included. Every extra column multiplies the number of combinations.",
@@ -167,7 +168,7 @@ def _render_numeric_column(column: str) -> None:
     _store_categorical(column, as_category)
     with edges_col:
         text = st.text_input(
-            f"Bucket edges for {as_text(column)}",
+            f"Bucket edges for {in_label(column)}",
             value=format_edges(list(get_settings(SynthSettings).edges_of(column) or ())),
             key=(key := widget_key(SynthSettings, "edges", column)),
             disabled=as_category,

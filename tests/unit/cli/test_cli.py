@@ -24,6 +24,7 @@ from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.planner import AccuracyTarget, shortfall, smallest_budget
 from strata_cli.main import main
+from tests.unit.cli.helpers import assert_one_error_line
 
 BOUNDS = (0.0, 10.0)
 SIZES = {"a": 40, "b": 10}
@@ -320,13 +321,6 @@ ERRORS = {
                        "no ledger file"),
     "not a ledger": (lambda t: plan_args(t, "--ledger", str(t)), 1, "not a Strata Lab ledger"),
 }  # fmt: skip
-
-
-def assert_one_error_line(capsys, argv: list[str], status: int, text: str) -> None:
-    assert main(argv) == status
-    err = capsys.readouterr().err
-    assert err.startswith("strata-lab: error: ") and err.count("\n") == 1, err
-    assert text in err
 
 
 @pytest.mark.parametrize("case", ERRORS)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line, table  # noqa: F401 (fixture)
+from tests.unit.cli.helpers import assert_one_error_line
+from tests.unit.cli.test_cli import table  # noqa: F401 (fixture)
 
 
 def coinpress_args(data: Path, *extra: str) -> list[str]:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from strata_cli.main import main
-from tests.frames import survey_frame, write_shuffled_parts
+from tests.frames import tiny_groups_survey_frame, write_shuffled_parts
 
 PLAN = ["--by", "region", "--value", "hours", "--bounds", "0,80", "--estimator", "laplace",
         "--target-abs", "2", "--small-groups", "keep", "--check-replicates", "0"]  # fmt: skip
@@ -21,7 +21,7 @@ def answer(capsys, data: str, *extra: str) -> dict:
 
 
 def test_the_mean_is_planned_on_a_folder_as_on_one_file(tmp_path, capsys):
-    frame = survey_frame()
+    frame = tiny_groups_survey_frame()
     folder = write_shuffled_parts(frame, tmp_path / "survey", seed=3)
     one_file = tmp_path / "survey.parquet"
     frame.to_parquet(one_file)
@@ -32,7 +32,7 @@ def test_the_mean_is_planned_on_a_folder_as_on_one_file(tmp_path, capsys):
 
 
 def test_a_wrong_column_on_a_folder_is_named_with_the_folder_s_columns(tmp_path, capsys):
-    folder = write_shuffled_parts(survey_frame(), tmp_path / "survey", seed=3)
+    folder = write_shuffled_parts(tiny_groups_survey_frame(), tmp_path / "survey", seed=3)
     assert main(["plan", str(folder), *PLAN[:2], "--value", "wage", *PLAN[4:]]) != 0
     error = capsys.readouterr().err
     assert "wage" in error and "income" in error and "Is a directory" not in error

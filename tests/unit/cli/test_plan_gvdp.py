@@ -15,7 +15,8 @@ from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line, table  # noqa: F401 (fixture)
+from tests.unit.cli.helpers import assert_one_error_line
+from tests.unit.cli.test_cli import table  # noqa: F401 (fixture)
 
 
 def gvdp_args(data: Path, *extra: str, estimator: str = "gaussian") -> list[str]:

@@ -18,7 +18,7 @@ from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
+from tests.unit.cli.helpers import assert_one_error_line
 
 ROWS = {"a": 400, "b": 1500}
 
@@ -97,6 +97,9 @@ def test_a_target_beyond_the_classic_gaussian_prints_the_answer_then_says_what_t
     captured = capsys.readouterr()
     assert json.loads(captured.out)["epsilon"] is None
     assert "runs only below ε = 5" in captured.err and captured.err.count("\n") == 1
+    # the way out in the command line's words, not the app's pages
+    assert "page" not in captured.err and "page" not in captured.out
+    assert "with the budget options (--epsilon or --rho)" in captured.err
 
 
 @pytest.mark.parametrize(

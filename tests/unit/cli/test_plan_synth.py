@@ -14,7 +14,7 @@ from dpcore.analyses.synth import SynthSettings
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
+from tests.unit.cli.helpers import assert_one_error_line
 from tests.unit.dpcore.analyses.synth.test_accuracy import survey
 
 SETTINGS = SynthSettings(method="independent", columns=("job", "car", "pet"), n_rows=400)

@@ -14,6 +14,7 @@ import pytest
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
+from tests.unit.cli.helpers import release_twice, run
 
 SIZES = {"a": 300, "b": 120, "c": 60}
 
@@ -37,13 +38,6 @@ def release_args(data: Path, *extra: str) -> list[str]:
         "release", str(data), "--by", "g", "--value", "v", "--bounds", "0,10",
         "--estimator", "laplace", "--epsilon", "1", "--sizes-public", *extra,
     ]  # fmt: skip
-
-
-def run(capsys, argv: list[str]) -> tuple[dict | str, str]:
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    fmt = argv[argv.index("--format") + 1] if "--format" in argv else "json"
-    return (json.loads(captured.out) if fmt == "json" else captured.out), captured.err
 
 
 def estimates(document: dict) -> np.ndarray:
@@ -84,10 +78,7 @@ def test_a_folder_of_parts_is_read_by_duckdb(capsys, data, tmp_path):
 def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(3.0))
     argv = release_args(data, "--ledger", str(tmp_path / "ledger.sqlite"))
-    first, _ = run(capsys, argv)
-    assert ledger.remaining() == {"epsilon": pytest.approx(2.0)}
-    second, err = run(capsys, argv)
-    assert ledger.remaining() == {"epsilon": pytest.approx(2.0)}
+    first, second, err = release_twice(capsys, ledger, argv, {"epsilon": pytest.approx(2.0)})
     assert "released before" in err and second["outputs"] == first["outputs"]
     assert "OpenDP" in first["metadata"]["noise"]
 

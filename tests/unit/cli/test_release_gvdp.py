@@ -15,7 +15,7 @@ from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
 from tests.frames import write_shuffled_parts
-from tests.unit.cli.test_cli import assert_one_error_line
+from tests.unit.cli.helpers import assert_one_error_line
 
 
 @pytest.fixture

@@ -14,8 +14,13 @@ import pytest
 
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
-from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
+from tests.unit.cli.helpers import (
+    assert_refused_spending_nothing,
+    release_twice,
+    replace,
+    run,
+    without,
+)
 
 SIZES = {"a": 600, "b": 300, "c": 150}
 
@@ -44,13 +49,6 @@ def ratio_args(data: Path, *extra: str) -> list[str]:
         "--score-bound", "1", "--estimator", "gaussian", "--rho", "0.5", "--sizes-public",
         *extra,
     ]  # fmt: skip
-
-
-def run(capsys, argv: list[str]) -> tuple[dict | str, str]:
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    fmt = argv[argv.index("--format") + 1] if "--format" in argv else "json"
-    return (json.loads(captured.out) if fmt == "json" else captured.out), captured.err
 
 
 def released(document: dict) -> np.ndarray:
@@ -94,10 +92,7 @@ def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path, "default", ZCDP(1.0))
     argv = ratio_args(data, "--ledger", str(path))
-    first, _ = run(capsys, argv)
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
-    second, err = run(capsys, argv)
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
+    first, second, err = release_twice(capsys, ledger, argv, {"rho": pytest.approx(0.5)})
     assert "released before" in err and second["outputs"] == first["outputs"]
     assert "OpenDP" in first["metadata"]["noise"]
     run(capsys, ratio_args(data, "--dry-run", "--ledger", str(path)))
@@ -118,16 +113,6 @@ def test_the_output_holds_dp_outputs_and_states_the_privacy_unit(capsys, data):
     # The groups' rows stay with the curator: no exact count or sum in the output.
     assert all(k.startswith(("noisy_", "level", "group", "estimate", "low", "high", "variance",
                              "flag")) for k in document["outputs"][0])  # fmt: skip
-
-
-def replace(argv: list[str], option: str, value: str) -> list[str]:
-    argv = list(argv)
-    argv[argv.index(option) + 1] = value
-    return argv
-
-
-def without(argv: list[str], option: str) -> list[str]:
-    return [a for a in argv if a != option]
 
 
 def mixed_parts(data: Path) -> Path:
@@ -169,10 +154,8 @@ ERRORS = {
 def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
     change, message = case
     path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(path, "default", ZCDP(1.0))
-    assert_one_error_line(capsys, change(ratio_args(data, "--ledger", str(path)), data), 1,
-                          message)  # fmt: skip
-    assert ledger.remaining() == {"rho": 1.0} and not ledger.history()
+    argv = change(ratio_args(data, "--ledger", str(path)), data)
+    assert_refused_spending_nothing(capsys, path, ZCDP(1.0), argv, message)
 
 
 def test_plan_reads_a_folder_through_duckdb_and_bounds_each_person(capsys, data, tmp_path):

@@ -17,8 +17,12 @@ from dpcore.analyses import get
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
-from tests.unit.cli.test_release_ratio import replace, without
+from tests.unit.cli.helpers import (
+    assert_one_error_line,
+    assert_refused_spending_nothing,
+    replace,
+    without,
+)
 
 
 @pytest.fixture
@@ -117,10 +121,8 @@ ERRORS = {
 def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
     change, message = case
     path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(path, "default", PureDP(1.0))
-    assert_one_error_line(capsys, change(sample_args(data, "--ledger", str(path)), data), 1,
-                          message)  # fmt: skip
-    assert ledger.remaining() == {"epsilon": 1.0} and not ledger.history()
+    argv = change(sample_args(data, "--ledger", str(path)), data)
+    assert_refused_spending_nothing(capsys, path, PureDP(1.0), argv, message)
 
 
 def test_plan_says_the_planner_does_not_cover_the_sample(capsys, data):

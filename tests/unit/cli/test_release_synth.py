@@ -16,8 +16,12 @@ import pytest
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
-from tests.unit.cli.test_cli import assert_one_error_line
-from tests.unit.cli.test_release_ratio import replace, without
+from tests.unit.cli.helpers import (
+    assert_refused_spending_nothing,
+    release_twice,
+    replace,
+    without,
+)
 
 
 @pytest.fixture
@@ -96,11 +100,8 @@ def test_a_release_spends_once_and_a_repeat_prints_the_record(capsys, data, tmp_
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path, "default", ZCDP(1.0))
     argv = synth_args(parts(data), "--ledger", str(path), "--format", "csv")
-    first, _ = run(capsys, argv)
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
-    second, err = run(capsys, argv)
+    first, second, err = release_twice(capsys, ledger, argv, {"rho": pytest.approx(0.5)})
     assert "released before" in err and rows(second).equals(rows(first))
-    assert ledger.remaining() == {"rho": pytest.approx(0.5)}
     run(capsys, synth_args(data, "--dry-run", "--ledger", str(path)))
     assert ledger.remaining() == {"rho": pytest.approx(0.5)}
 
@@ -141,10 +142,8 @@ ERRORS = {
 def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
     change, message = case
     path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(path, "default", ZCDP(1.0))
     argv = change(synth_args(data, "--ledger", str(path)), data)
-    assert_one_error_line(capsys, argv, 1, message)
-    assert ledger.remaining() == {"rho": 1.0} and not ledger.history()
+    assert_refused_spending_nothing(capsys, path, ZCDP(1.0), argv, message)
 
 
 def test_plan_reads_a_folder_through_duckdb_as_it_reads_the_file(capsys, data):

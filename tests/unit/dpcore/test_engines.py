@@ -41,6 +41,7 @@ from dpcore.foundations.privacy_unit import (
 )
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release
 from tests.frames import write_shuffled_parts
+from tests.neighbours import assert_each_sum_moves_within_its_sensitivity
 
 BOUNDS = (0.0, 10.0)
 
@@ -103,12 +104,6 @@ def frame() -> pd.DataFrame:
 def parquet_folder(frame, tmp_path_factory):
     """The frame in three Parquet parts, rows shuffled, in a folder."""
     return write_shuffled_parts(frame, tmp_path_factory.mktemp("parts"), seed=1)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """One local Spark session for the module (starting the JVM takes seconds)."""
-    return spark_session("local[2]")
 
 
 def engines(frame, folder, spark=None):
@@ -681,10 +676,7 @@ def test_one_added_person_moves_each_ratio_sum_by_at_most_its_sensitivity(
     assert before.labels == after.labels
     sensitivity = after.bounds.sensitivities(after.sums.released)
     assert sensitivity["w"] == unit.rows_per_person * 3.0
-    for name in after.sums.released:
-        change = np.abs(after.sums.value(name) - before.sums.value(name)).sum()
-        assert 0.99 * sensitivity[name] <= change <= sensitivity[name] + 1e-9, name
-    assert np.abs(after.rows - before.rows).sum() == unit.rows_per_person
+    assert_each_sum_moves_within_its_sensitivity(before, after, sensitivity, unit)
 
 
 def test_a_person_level_ratio_release_scales_its_noise_not_its_cost(frame):

@@ -14,7 +14,7 @@ import pytest
 from dpcore.analyses import SYNTH
 from dpcore.analyses.synth import MBI_NEEDS_ROWS, SynthConfig, SynthSettings, synthesize
 from dpcore.analyses.synth.aggregate import aggregate_synth
-from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, SparkEngine, spark_session
+from dpcore.engines import DuckDBEngine, EngineError, PandasEngine, SparkEngine
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import SimulationNoise
@@ -56,12 +56,6 @@ def frame() -> pd.DataFrame:
 def folder(frame, tmp_path_factory):
     """The frame in three Parquet parts, rows shuffled."""
     return write_shuffled_parts(frame, tmp_path_factory.mktemp("synth-parts"), seed=2)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """The local Spark session (started once per process; later calls get it again)."""
-    return spark_session("local[2]")
 
 
 def header() -> PlanHeader:

@@ -192,6 +192,10 @@ def test_the_shortfall_names_the_groups_that_miss_and_the_rows_they_need(values)
     row = short.table.set_index("estimate").loc["c"]
     assert row["error at available budget"] == pytest.approx(4.0)
     assert row["rows needed"] == 120  # noise halves when the group doubles
+    # Groups that meet the target at what is available need no rows, not a smaller size.
+    met = short.table.set_index("estimate").loc[["a", "b"]]
+    assert (met["error at available budget"] <= met["target"]).all()
+    assert met["rows needed"].isna().all()
     # A ρ budget is converted at ε = √(2ρ) for the Laplace mean.
     as_rho = shortfall(model, target, ZCDP((needed / 2) ** 2 / 2))
     pd.testing.assert_frame_equal(as_rho.table, short.table)

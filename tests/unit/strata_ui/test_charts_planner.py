@@ -6,7 +6,12 @@ import plotly.graph_objects as go
 import pytest
 
 from strata_ui.charts_common import log_axis
-from strata_ui.charts_planner import frontier_chart, needed_budget_chart
+from strata_ui.charts_planner import (
+    frontier_chart,
+    frontier_summary,
+    needed_budget_chart,
+    needed_budget_summary,
+)
 
 
 @pytest.mark.parametrize(
@@ -55,3 +60,24 @@ def test_planner_charts_label_their_log_axes():
     assert list(front.layout.xaxis.ticktext) == ["0.002", "0.005", "0.01", "0.02"]
     assert list(front.layout.yaxis.ticktext) == ["0.01", "0.02", "0.05", "0.1", "0.2", "0.5",
                                                  "1", "2", "5"]  # fmt: skip
+
+
+def test_the_needed_budget_chart_is_said_in_words():
+    table = pd.DataFrame({"estimate": ["a", "b", "Whole population"], "needed ε": [0.2, 1.5, 0.1]})
+    assert needed_budget_summary(table, "ε", "b") == (
+        "The chart: b needs ε = 1.5, the most, so it sets the answer; Whole population needs the "
+        "least, ε = 0.1."
+    )
+
+
+def test_the_frontier_chart_is_said_in_words():
+    table = pd.DataFrame({
+        "label": ["race: one estimate per group", "sex: one estimate per group", "everyone"],
+        "global_error": [0.2, 0.1, 0.05], "worst_group_error": [1.0, 3.0, 5.0],
+        "pareto": [True, True, False], "skipped": ["", "", ""],
+    })  # fmt: skip
+    said = frontier_summary(table).replace("\\", "")  # labels are escaped for markdown
+    assert said == (
+        "The chart: 3 choices scored, 2 on the frontier. Lowest population error: sex: one "
+        "estimate per group (0.1); lowest worst-group error: race: one estimate per group (1)."
+    )

@@ -134,3 +134,17 @@ def test_equal_groups_get_readable_size_ticks_and_a_label_in_view():
     fig = as_json(cs.figure1_chart(curves, n=300, k=3, alpha_fit=1000.0, observed=13.8))
     (marker,) = [t for t in fig["data"] if t["name"].startswith("This dataset")]
     assert marker["textposition"] == "top left" and marker["text"][0].endswith("α ≈ 1,000")
+
+
+def test_the_size_chart_and_figure_1_are_said_in_words():
+    """A reader who cannot see a chart reads its summary: largest, smallest, where the data sit."""
+    sizes = cs.group_size_frame(["a*b", "c", "d"], [2000, 300, 100])
+    assert cs.group_size_summary(sizes) == (
+        r"Largest group: a\*b, 2,000 rows; smallest: d, 100 rows; the largest is 20 times the "
+        "smallest."
+    )
+    said = cs.figure1_summary(2400, 3, 0.5, 18.0)
+    assert said.startswith(
+        "This dataset (n = 2,400 rows, k = 3 groups, α ≈ 0.5): Σ log|G_i| = 18.0"
+    )
+    assert "when all groups are the same size" in said and "% of the way up" in said

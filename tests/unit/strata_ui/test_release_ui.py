@@ -7,7 +7,7 @@ import pytest
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.foundations.ledger import Ledger
-from strata_ui.charts_release import written_number
+from strata_ui.charts_release import gauge_summary, written_number
 from strata_ui.release_ui import (
     affordable,
     download_stem,
@@ -90,3 +90,9 @@ def test_the_released_table_writes_numbers_as_precisely_as_their_interval_allows
         ["—", "—", "—", "—"],
         ["31,491", "30,470", "32,531", "1"],
     ]
+
+
+def test_the_ledger_gauge_is_said_in_words():
+    assert gauge_summary(1.5, 2.0, "ρ", "my_project") == (
+        r"The gauge: ρ = 1.5 of 2 left in “my\_project” (75%)."
+    )

@@ -45,7 +45,8 @@ def test_every_analysis_has_a_report_of_readable_tables(analysis, demo, tmp_path
     html = report.html_report(record)
     text = tables_of(html)
     assert f"<h1>{record.metadata['title']}</h1>" in html
-    assert "Method and its settings" in text
+    assert "<th>Method" in text
+    assert "<th>Class</th>" not in text and "—</td>" not in text.split("<h2>Outputs")[0]
     assert not PYTHON_REPR.search(text), PYTHON_REPR.search(text)
     assert "race × sex: " in text  # the groups, stated as the CSV's # groups line states them
     assert re.search(r"Privacy cost</th><td>(ε|ρ) = ", text)
@@ -54,6 +55,23 @@ def test_every_analysis_has_a_report_of_readable_tables(analysis, demo, tmp_path
             if isinstance(value, str):  # e.g. a bucket "< 25", escaped as text
                 assert f"<td>{html_module.escape(value, quote=False)}</td>" in text
     assert_no_data_hash(text, record)
+
+
+def test_the_mean_s_method_is_said_in_words_with_no_setting_it_does_not_use(
+    demo, tmp_path, no_image
+):
+    """Not "Gamma 0.1 · Radius — · N public yes · Class LaplaceMean": the method in the words
+    of the Release page, the settings it recorded folded beneath (γ belongs to the paper's
+    clipping rule, unused beside public bounds)."""
+    record = released(demo, ANALYSES[0], SPECS["share table"], tmp_path, "r")
+    text = tables_of(report.html_report(record))
+    assert (
+        "<th>Method</th><td>Laplace mean: each value clipped to the public range "
+        "[0, 100]; group sizes treated as public</td>"
+    ) in text
+    shown, folded = text.split("<details>")
+    assert "Gamma" not in shown and "LaplaceMean" not in text and "Radius" not in text
+    assert "<th>Group sizes public</th><td>yes</td>" in folded
 
 
 def test_a_report_without_a_chart_has_the_tables_only(demo, tmp_path, no_image):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from strata_ui.style import wrap_label, wrap_label_wide
-from strata_ui.text import as_text, as_written, chart_text
+from strata_ui.text import as_text, as_written, chart_text, in_label
 
 ROOT = Path(__file__).resolve().parents[3]
 HOSTILE = "![x](http://host/beacon.png) [Verify your account](http://evil/) <b>x</b> :red[y] $z$"
@@ -39,6 +39,18 @@ def test_bare_addresses_do_not_become_links():
 def test_as_written_escapes_outside_code_spans_and_keeps_them():
     assert as_written("`x` is [a](b)") == "`x` is \\[a\\]\\(b\\)"
     assert as_written("an odd ` backtick *here*") == "an odd ` backtick \\*here\\*"
+
+
+def test_a_column_name_in_a_label_is_read_as_words_and_escaped_only_when_markdown_would_bite():
+    """Streamlit gives a label's source to screen readers: "Bucket edges for `age`" read out
+    backticks, and "hours\\_per\\_week" a backslash."""
+    for plain in ("age", "income_over_50k", "hours per week", "score (0-1)", "région", "Q3 2024"):
+        assert in_label(plain) == plain
+    assert in_label("*total*") == r"\*total\*"
+    assert in_label("$1") == r"\$1"
+    assert in_label("_private") == r"\_private"
+    for hostile in (HOSTILE, "1. item", "www.evil.example", "a__b", "x_", "`age`", "a\nb"):
+        assert in_label(hostile) == as_text(hostile)
 
 
 def test_chart_text_and_axis_labels_show_html_as_text():
@@ -91,7 +103,7 @@ MARKDOWN_CALLS = {
 }
 """Streamlit calls whose text (first argument, or label, body, help, caption) is markdown."""
 TEXT_KEYWORDS = {"label", "body", "help", "caption", "captions"}
-ESCAPING = {"as_text", "as_written", "as_code", "chart_text"}
+ESCAPING = {"as_text", "as_written", "as_code", "chart_text", "in_label"}
 NUMBER_WRITERS = {"plain_number", "budget_text"}
 """Calls that write numbers (a budget's too, ``ε = 1``) as people read them, as a format spec
 does (issue 37): they hold no text from data."""
@@ -132,7 +144,13 @@ TRUSTED = {
         "values.k",
     ],
     "analyses/mean/presets.py": ["FIGURE3_DATA_SEEDS", "FIGURE3_REPLICATES"],
-    "analyses/mean/settings.py": ["ESTIMATOR_LABELS[settings.estimator]", "budget", "split"],
+    # row_numbers_note: the row-number columns' names, escaped where it is built.
+    "analyses/mean/settings.py": [
+        "ESTIMATOR_LABELS[settings.estimator]",
+        "budget",
+        "row_numbers_note(state)",
+        "split",
+    ],
     "analyses/ratio/compare.py": ["symbol"],
     "analyses/ratio/learn.py": [
         "charts.METHOD_NAMES[worst['method']].lower()",
@@ -195,14 +213,20 @@ TRUSTED = {
         "cost.simulation",
         "duration_text(cost.model_seconds)",
         "format_components(ledger.remaining())",
-        "held_back",  # its ledger name escaped where it is built, as in where
-        "left",  # the ledger's remaining budget, numbers
+        "in_words(unit)",  # the value column's name, escaped by in_label
         "len(model.labels)",
         "len(short)",
         "len(short.short)",
         "len(table)",
         "replicates",
         "symbol",
+        "where",
+    ],
+    "planner_fits.py": [
+        "held_back",  # its ledger name escaped where it is built, as in where
+        "left",  # the ledger's remaining budget, numbers
+        "len(model.labels)",
+        "len(short.short)",
         "where",
     ],
     "portfolio.py": [
@@ -231,7 +255,8 @@ TRUSTED = {
     # Identities come from the team file and the identity provider, not from data; escaping
     # them would put word joiners into e-mail addresses people copy (strata_ui.text).
     "sign_in.py": ["user.identity", "user.name", "user.role", "when", "who"],
-    "strata.py": ["MAX_CODE_VALUES", "policy_text"],
+    # group_size_summary: the largest and smallest groups' labels, escaped where it is built.
+    "strata.py": ["MAX_CODE_VALUES", "charts_strata.group_size_summary(sizes)", "policy_text"],
     "url_state.py": ["what"],
     # label: a widget's own; suffix: a sentence of the page that calls show_error
     "widgets.py": ["FOUND", "SMALLEST", "WORST", "label", "prefix", "suffix"],

@@ -21,15 +21,23 @@ from dpcore.engines import PandasEngine
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import GroupingSpec, cell_labels
-from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, preview_bound
 from dpcore.planner import AccuracyTarget
-from dpcore.release import DatasetRef, PlanHeader, release, to_script
-from tests.scripts import assert_reruns_as_recorded
+from dpcore.release import DatasetRef, PlanHeader
+from tests.scripts import released_script_reruns
 from tests.unit.dpcore.test_engines import BOUNDS, SPECS, messy_frame
 
 UNIT = PrivacyUnit("person", max_groups=2, max_rows=2)
 SETTINGS = MeanSettings(value="v", clip_low=BOUNDS[0], clip_high=BOUNDS[1], n_public=True)
+# The demo's rows have no person id: its education stands in for one, 40 rows in one group.
+DEMO_PERSON = PrivacyUnit("education", max_groups=1, max_rows=40)
+
+
+def demo_by_sex(budget) -> tuple[pd.DataFrame, PlanHeader]:
+    """The demo data and the header of a plan on it by sex under ``budget``."""
+    return load_demo(), PlanHeader(
+        dataset=load_demo_dataset()[1], spec=GroupingSpec(by=("sex",)), budget=budget
+    )
 
 
 @pytest.fixture(scope="module")
@@ -165,15 +173,8 @@ def test_the_preview_counts_what_the_statistics_leave_out(frame):
 
 
 def test_the_script_of_a_person_bounded_release_rebuilds_the_same_plan(tmp_path):
-    demo = load_demo()
-    unit = PrivacyUnit("education", max_groups=1, max_rows=40)  # demo rows have no person id
-    spec = GroupingSpec(by=("sex",))
-    header = PlanHeader(dataset=load_demo_dataset()[1], spec=spec,
-                        budget=PureDP(1.0))  # fmt: skip
-    values = GroupValues.from_grouping(spec.build(demo), demo, "hours_per_week", unit)
+    demo, header = demo_by_sex(PureDP(1.0))
+    values = GroupValues.from_grouping(header.spec.build(demo), demo, "hours_per_week", DEMO_PERSON)
     plan = MeanPlan(values=values, header=header, estimator=LaplaceMean(bounds=(0, 100)))
-    ledger = Ledger(tmp_path / "ledger.sqlite", "default", PureDP(2.0))
-    record = release(plan, ledger, noise="simulation", rng=7)
-    script = to_script(record)
+    script = released_script_reruns(plan, PureDP(2.0), tmp_path)
     assert "PrivacyUnit('education', max_groups=1, max_rows=40)" in script
-    assert_reruns_as_recorded(script, record, tmp_path, ledger)

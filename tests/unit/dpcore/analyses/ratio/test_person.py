@@ -23,12 +23,12 @@ from dpcore.analyses.ratio import (
 from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.engines import DuckDBEngine, PandasEngine
 from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.datasets import load_demo, load_demo_dataset
 from dpcore.foundations.grouping import GroupingSpec
-from dpcore.foundations.ledger import Ledger
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from dpcore.release import DatasetRef, PlanHeader, release, to_script
-from tests.scripts import assert_reruns_as_recorded
+from dpcore.release import DatasetRef, PlanHeader
+from tests.neighbours import assert_each_sum_moves_within_its_sensitivity
+from tests.scripts import released_script_reruns
+from tests.unit.dpcore.analyses.test_person_in_memory import DEMO_PERSON, demo_by_sex
 from tests.unit.dpcore.test_engines import (
     RATIO_CASES,
     SPECS,
@@ -95,10 +95,7 @@ def test_one_added_person_moves_each_released_sum_by_at_most_its_sensitivity(fra
     header = PlanHeader(dataset=DatasetRef("messy", "-", 1), spec=spec, budget=PureDP(1.0))
     sensitivity = RATIO.plan(after, settings, header).sensitivity
     assert sensitivity["w"] == UNIT.rows_per_person * 3.0
-    for name in after.sums.released:
-        change = np.abs(after.sums.value(name) - before.sums.value(name)).sum()
-        assert 0.99 * sensitivity[name] <= change <= sensitivity[name] + 1e-9, name
-    assert np.abs(after.rows - before.rows).sum() == UNIT.rows_per_person
+    assert_each_sum_moves_within_its_sensitivity(before, after, sensitivity, UNIT)
 
 
 def test_a_study_with_a_person_bound_at_epsilon_is_one_rows_at_epsilon_over_c(frame):
@@ -165,20 +162,13 @@ def test_a_person_column_that_cannot_name_people_is_refused(frame, unit, message
 
 
 def test_the_script_of_a_person_bounded_release_rebuilds_the_same_plan(tmp_path):
-    demo = load_demo()
-    unit = PrivacyUnit("education", max_groups=1, max_rows=40)  # demo rows have no person id
-    spec = GroupingSpec(by=("sex",))
-    header = PlanHeader(dataset=load_demo_dataset()[1], spec=spec,
-                        budget=ZCDP(0.5))  # fmt: skip
+    demo, header = demo_by_sex(ZCDP(0.5))
     settings = RatioSettings()
-    plan = RATIO.plan(RATIO.statistics(demo, spec.build(demo), settings, unit=unit), settings,
-                      header)  # fmt: skip
+    statistics = RATIO.statistics(demo, header.spec.build(demo), settings, unit=DEMO_PERSON)
+    plan = RATIO.plan(statistics, settings, header)
     assert plan.sums.bounds.rows_per_person == 40
     assert plan == RatioPlan.build(demo, header=header, s_column="score",
                                    y_column="income_over_50k", bounds=RatioBounds(), binary_y=True,
-                                   unit=unit, method="analytical")  # fmt: skip
-    ledger = Ledger(tmp_path / "ledger.sqlite", "default", ZCDP(2.0))
-    record = release(plan, ledger, noise="simulation", rng=7)
-    script = to_script(record)
+                                   unit=DEMO_PERSON, method="analytical")  # fmt: skip
+    script = released_script_reruns(plan, ZCDP(2.0), tmp_path)
     assert "unit=PrivacyUnit('education', max_groups=1, max_rows=40)" in script
-    assert_reruns_as_recorded(script, record, tmp_path, ledger)
