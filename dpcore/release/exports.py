@@ -301,7 +301,7 @@ def to_script(record: ReleaseRecord) -> str:
 
 
 _IMPORT_LINE = re.compile(r"^from (\S+) import (.+)$")
-_RELOCATED_MODULES = {"dpcore.foundations.privacy_unit": "dpcore.foundations.privacy_unit"}
+_RELOCATED_MODULES = {"dpcore.privacy_unit": "dpcore.foundations.privacy_unit"}
 """Modules that scripts recorded before the foundations moved (issue 35) import from their old
 homes; a script exported again from such a record imports them from the new ones."""
 _RELOCATED_NAMES = {
