@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.foundations import theory
+from dpcore.foundations.labels import plural
 from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
 from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits
@@ -242,9 +243,13 @@ def group_size_summary(sizes: pd.DataFrame) -> str:
         if math.isfinite(ratio) and ratio >= 2
         else ""
     )
+    largest_rows, smallest_rows = (
+        plural(int(largest["size"]), "row"),
+        plural(int(smallest["size"]), "row"),
+    )
     return (
-        f"Largest group: {as_written(str(largest['group']))}, {int(largest['size']):,} rows; "
-        f"smallest: {as_written(str(smallest['group']))}, {int(smallest['size']):,} rows{times}."
+        f"Largest group: {as_written(str(largest['group']))}, {largest_rows}; "
+        f"smallest: {as_written(str(smallest['group']))}, {smallest_rows}{times}."
     )
 
 

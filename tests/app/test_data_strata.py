@@ -352,6 +352,7 @@ def test_more_than_5000_groups():
     at = upload(start(), ("id,hours\n" + rows).encode())
     at = strata_page(at, value="hours", strata_columns=["id"])
     assert "make 6,000 groups, more than the limit of 5,000" in errors(at)
+    assert "take the categories found in the data as public" in errors(at)
     at.radio(key="strata.group_list").set_value("data").run()
     assert "6,000 groups is more than the limit of 5,000" in errors(at)
 

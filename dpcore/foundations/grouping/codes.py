@@ -326,7 +326,8 @@ def check_categories(
     if combinations > max_groups:
         raise ValueError(
             f"the declared categories make {combinations:,} groups, more than the limit of "
-            f"{max_groups:,}; declare fewer categories or group by fewer columns"
+            f"{max_groups:,}; declare fewer categories, group by fewer columns, or take the "
+            "categories found in the data as public (only those with rows become groups)"
         )
     return out
 
