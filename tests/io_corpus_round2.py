@@ -1,6 +1,6 @@
 """Hostile files, round 2 (issue 38, item 5): each with the outcome the reader must give.
 
-The same :class:`~tests.io_corpus.Case` shapes as round 1 (``tests/io_corpus.py``): a file loads
+The same :class:`~tests.io_corpus.Case` shapes as round 1 (``tests/io_corpus/``): a file loads
 with the declared columns, types, cells and notes, or is refused with a message naming the
 problem and its fix. :data:`ISSUE_EXAMPLES` are the misreads the issue reported; :data:`CASES`
 are at least 40 more, different from them and from round 1. ``decimal`` is the reader's

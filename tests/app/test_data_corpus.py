@@ -1,4 +1,4 @@
-"""The corpus of bad, odd and hostile uploads (``tests/io_corpus.py``) through the Data page.
+"""The corpus of bad, odd and hostile uploads (``tests/io_corpus/``) through the Data page.
 
 One session uploads file after file, as a user trying one export after another would: each
 refused file must show its message and "Still using …" in ``st.error``, each file that loads

@@ -2,7 +2,8 @@
 keys and draws are the same on pandas and DuckDB whatever the order of the rows or their
 files; the weights have the law the bootstrap needs; a release on files is the release in
 memory drawn from the same salt; one added person changes one subset per group; and the
-intervals still cover. (Spark's equality: ``tests/unit/dpcore/test_engines.py``.)"""
+intervals still cover. (Spark's equality:
+``tests/unit/dpcore/engines/test_seeded_releases.py``.)"""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from dpcore.foundations.grouping import MAX_CODE_VALUES, GroupingSpec, cell_labe
 from dpcore.foundations.ledger import Ledger
 from dpcore.release import PlanHeader, release, to_script
 from tests.scripts import assert_reruns_as_recorded
-from tests.unit.dpcore.test_engines import SPECS, messy_frame
+from tests.unit.dpcore.engines.helpers import SPECS, messy_frame
 
 BOUNDS = (0.0, 10.0)
 

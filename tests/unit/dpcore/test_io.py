@@ -303,7 +303,7 @@ def test_argument_types():
 
 # --- decompression bombs ----------------------------------------------------------------------
 
-# Bombs (gzip, Parquet dictionaries and run-length numbers) are in tests/io_corpus.py, read
+# Bombs (gzip, Parquet dictionaries and run-length numbers) are in tests/io_corpus/bombs.py, read
 # under an address-space cap by tests/unit/dpcore/test_io_corpus.py.
 
 

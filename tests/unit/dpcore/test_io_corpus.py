@@ -1,4 +1,4 @@
-"""The corpus of bad, odd and hostile uploads (``tests/io_corpus.py``) through the reader.
+"""The corpus of bad, odd and hostile uploads (``tests/io_corpus/``) through the reader.
 
 Every file but the bombs goes through ``read_table`` and ``load_table``, and every column of
 every file that loads through ``explain_not_numeric``; each must give the outcome its case

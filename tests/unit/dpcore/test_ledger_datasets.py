@@ -46,11 +46,6 @@ COST = ZCDP(0.25)
 
 
 @pytest.fixture
-def db(tmp_path):
-    return tmp_path / "ledger.sqlite"
-
-
-@pytest.fixture
 def ledger(db) -> Ledger:
     return Ledger(db, "project", ZCDP(1.0))
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -31,11 +31,7 @@ from dpcore.foundations.mechanisms import (
     noise_source,
     zcdp_gaussian_sigma,
 )
-
-HYPOTHESIS = settings(
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+from tests.hypothesis_settings import HYPOTHESIS
 
 # Two-sided tail probability for the exact distributional checks below.
 TAIL = 1e-7

@@ -25,7 +25,7 @@ from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, preview_bound
 from dpcore.planner import AccuracyTarget
 from dpcore.release import DatasetRef, PlanHeader
 from tests.scripts import released_script_reruns
-from tests.unit.dpcore.test_engines import BOUNDS, SPECS, messy_frame
+from tests.unit.dpcore.engines.helpers import BOUNDS, SPECS, messy_frame
 
 UNIT = PrivacyUnit("person", max_groups=2, max_rows=2)
 SETTINGS = MeanSettings(value="v", clip_low=BOUNDS[0], clip_high=BOUNDS[1], n_public=True)

@@ -29,7 +29,7 @@ from dpcore.release import DatasetRef, PlanHeader
 from tests.neighbours import assert_each_sum_moves_within_its_sensitivity
 from tests.scripts import released_script_reruns
 from tests.unit.dpcore.analyses.test_person_in_memory import DEMO_PERSON, demo_by_sex
-from tests.unit.dpcore.test_engines import (
+from tests.unit.dpcore.engines.helpers import (
     RATIO_CASES,
     SPECS,
     assert_same_ratio_sums,
