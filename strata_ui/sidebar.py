@@ -117,14 +117,22 @@ def _render_dataset() -> None:
     except EngineError as exc:  # data opened earlier, since moved or changed
         st.error(f"{as_text(state.dataset_name)}: {as_written(exc)}", icon=":material/error:")
         return
-    where = (
-        "" if state.source is None else f"  \nread where it lies, {as_written(state.source.place)}"
-    )
-    st.markdown(f"{as_text(state.dataset_name)}  \n{shape}{where}")
+    st.markdown("  \n".join(_dataset_lines(state.dataset_name, state.source, shape)))
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."
     )
+
+
+def _dataset_lines(name: str, source, shape: str) -> list[str]:
+    """The dataset's name, shape and, for data read where it lies, the place — said once: a
+    folder's name is its path, which the place already gives."""
+    if source is None:
+        return [as_text(name), shape]
+    place = f"read where it lies, {as_written(source.place)}"
+    if name in source.place:
+        return [shape, place[0].upper() + place[1:]]
+    return [as_text(name), shape, place]
 
 
 def _render_budget() -> None:

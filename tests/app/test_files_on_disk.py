@@ -115,7 +115,11 @@ def test_opening_a_folder_shows_its_columns_kinds_and_the_curators_row_count(fol
     }  # fmt: skip
     assert "machine that runs the app" in text(at.main.markdown)
     assert "What next" in text(at.main.markdown)  # the page goes on to the next steps
-    assert f"{3 * ROWS_PER_PART:,} rows" in text(at.sidebar.markdown)
+    sidebar = text(at.sidebar.markdown)
+    assert f"{3 * ROWS_PER_PART:,} rows" in sidebar
+    # The folder's path is said once, in where the rows stay.
+    assert f"Read where it lies, in the files at {folder}" in sidebar
+    assert sidebar.count(str(folder)) == 1, sidebar
     # Only numbers can be averaged.
     assert at.selectbox(key="mean.value").options == ["paid", "age", "hours"]
     # Bounds are still to be typed: the Estimator page asks for them, without an error.
