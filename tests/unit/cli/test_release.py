@@ -210,6 +210,9 @@ ERRORS = {
                          "memory limit"),
     "pandas on a folder": (lambda d: release_args(d.parent, "--engine", "pandas"),
                            "reads one file"),
+    # DuckDB and Spark would read "3,25" as text or as two fields: the flag is not ignored.
+    "decimal comma on duckdb": (lambda d: release_args(d, "--engine", "duckdb", "--decimal-comma"),
+                                "--decimal-comma is read by the pandas engine only"),
 }  # fmt: skip
 
 
