@@ -16,8 +16,8 @@ from dpcore.foundations.datasets import load_demo
 from dpcore.release import release
 from strata_ui import report, static_image
 from strata_ui.charts_release import release_figure
+from tests.unit.dpcore.release_helpers import assert_no_data_hash, make_plan
 from tests.unit.dpcore.test_neighbours import SPECS, released
-from tests.unit.dpcore.test_release import assert_no_data_hash, make_plan
 
 # A Python repr of a dict, list or dataclass in the report's text: "{'", "['", "Mean(".
 PYTHON_REPR = re.compile(r"\{'|\['|\w+\(\w+=")
