@@ -280,7 +280,7 @@ def _outer_rows(X: np.ndarray) -> np.ndarray:
     return (X[..., :, None] * X[..., None, :]).reshape(k, b, p * p)
 
 
-def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+def least_norm_solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     r""":math:`(X^\top W X)^{-1} X^\top W y` per resample; where a resample's
     :math:`X^\top W X` is singular (a binary covariate constant within a subset, which on
     a rare category happens to a few of thousands of subsets), its minimum-norm least-squares
@@ -303,7 +303,7 @@ def fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     k, r, _ = counts.shape
     p = X.shape[-1]
     gram = (counts @ _outer_rows(X)).reshape(k, r, p, p)
-    return _solve(gram, counts @ (X * y[..., None]))
+    return least_norm_solve(gram, counts @ (X * y[..., None]))
 
 
 def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
@@ -326,7 +326,7 @@ def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndar
     for _ in range(NEWTON_STEPS):
         mu = expit(beta @ np.swapaxes(X, -1, -2))  # (k, r, b)
         gram = ((counts * mu * (1 - mu)) @ outer).reshape(k, r, p, p) + ridge * np.eye(p)
-        step = _solve(gram, (counts * (y[:, None, :] - mu)) @ X - ridge * beta)
+        step = least_norm_solve(gram, (counts * (y[:, None, :] - mu)) @ X - ridge * beta)
         beta = beta + step
         # Newton converges quadratically: once every step is this small, the next would move β
         # by less than rounding, so the remaining iterations are skipped.
