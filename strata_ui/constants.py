@@ -207,6 +207,8 @@ def _between(bounds: tuple[float, float]) -> Limit:
 ADDRESS_LIMITS: dict[str, Limit] = {
     "epsilon": Limit(EPSILON_MIN, BUDGET_EPSILON_MAX),
     "rho": Limit(RHO_MIN, RHO_MAX),
+    "compare_epsilon": Limit(options=EPSILON_OPTIONS),  # the Compare page's own slider stops
+    "compare_rho": Limit(options=RHO_OPTIONS),
     "replicates": Limit(MC_REPLICATES_MIN, MC_REPLICATES_MAX),
     "seed": Limit(0, SEED_MAX),
     "min_group_size": Limit(MIN_GROUP_SIZE_MIN, MIN_GROUP_SIZE_MAX),

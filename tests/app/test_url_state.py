@@ -251,3 +251,22 @@ def test_view_choices_read_from_the_data_stay_out_of_the_address():
     for ui in every():
         _, names = ui.address_view
         assert {"compare_a", "compare_b", "sweep_group", "group_search"}.isdisjoint(names)
+
+
+def test_a_refresh_keeps_the_compare_page_s_own_budget_apart_from_the_budget_page_s():
+    """Compare's ε is its own (issue 37): twice moved, it comes back after a refresh, and the
+    Budget page's ε stays where it was; an ε the slider does not offer is named, not used."""
+    at = start("compare")
+    for chosen in (3.0, 0.2):
+        at.select_slider(key="compare.budget.pure").set_value(chosen).run()
+        assert address(at)["compare_epsilon"] == str(chosen)
+    assert "epsilon" not in address(at)
+
+    again = start("compare", **address(at))
+    assert (state_of(again).compare_epsilon, state_of(again).epsilon) == (0.2, 1.0)
+    assert again.select_slider(key="compare.budget.pure").value == 0.2
+    assert not again.warning, text(again.warning)
+
+    odd = start(compare_epsilon="0.37")
+    assert "`compare_epsilon`" in text(odd.warning)
+    assert state_of(go(odd, "compare")).compare_epsilon == 1.0  # the Budget page's, not 0.37

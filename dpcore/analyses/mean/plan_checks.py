@@ -87,7 +87,8 @@ def check_sampling_error_possible(plan: MeanPlan) -> None:
     if not plan.sizes_public:
         raise ValueError(
             "Intervals with sampling error need group sizes treated as public (Estimator "
-            "page): with private sizes this release publishes no intervals at all."
+            "page), as their sampling error is read from each group's size. With sizes kept "
+            "private, release noise-only intervals, which stand on the release's noisy counts."
         )
     if not isinstance(plan.values, GroupValues):
         raise ValueError(
