@@ -49,7 +49,7 @@ DEFAULT_VARIANCE_FRACTION = 0.2
 variances need less precision than the means (a 20% error in a variance is 10% in a width)."""
 
 STRATEGY_LABELS = {
-    "stratified": "stratified: one estimate per group, recombined with public shares",
+    "stratified": "stratified: one estimate per group, recombined with the groups' shares",
     "global_only": "whole population only",
     "global_and_groups": "whole population and every group, budget split between them",
 }

@@ -149,3 +149,10 @@ def test_synthetic_data_takes_its_rows_per_group_from_noisy_counts(demo):
     spec = GroupingSpec(by=("race", "sex"), share_source="noisy_counts")
     stats = SYNTH.statistics(demo, spec.build(demo), SynthSettings(method="independent", n_rows=50))
     assert stats.grouping.shares.drawn_with_release
+
+
+def test_the_review_does_not_call_noisy_count_shares_public(demo):
+    """The Release page's "Statistic" line once said "recombined with public shares" whatever
+    the shares were; with the release's own noisy counts nothing public is recombined with."""
+    [statistic] = [line for line in plan_of(demo).review_lines() if "**Statistic:**" in line]
+    assert "recombined with" in statistic and "public" not in statistic
