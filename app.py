@@ -16,6 +16,7 @@ with loading_message():  # a fresh server's first run: words on screen, not a bl
     from strata_ui.navigation import keep_link_clicks, render_next_steps
     from strata_ui.page_end import PageStopped, stop_page
     from strata_ui.sidebar import lands_on_workshop_page, render_sidebar
+    from strata_ui.workshop import render_badge
 
 # A link in workshop mode (?workshop=true) opens for a projector: the sidebar folded.
 workshop_link = st.query_params.get(WORKSHOP_QUERY_KEY) == "true"
@@ -64,6 +65,8 @@ if workshop and lands_on_workshop_page(opened_at_root=not navigation.url_path):
         query_params=st.query_params.to_dict(),  # the choices stay in the address
     )
 url_state.render_notices()
+if workshop:
+    render_badge()
 try:
     if url_path not in {page.url_path for page in reached}:
         roles.render_page_refused(navigation.title, user)

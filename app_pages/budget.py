@@ -6,14 +6,16 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, format_components
-from strata_ui import constants, ledger_ui, pipeline, roles
+from strata_ui import budget_language, constants, ledger_ui, pipeline, roles
 from strata_ui.analyses import current
 from strata_ui.audit_ui import render_audit
+from strata_ui.budget_control import budget_input
 from strata_ui.ledger_admin import render_ledger_admin
 from strata_ui.page_end import stop_page
 from strata_ui.sidebar import format_delta, render_remaining_budget
 from strata_ui.state import get_settings, get_state, open_ledger_or_stop
-from strata_ui.widgets import labelled_radio, log_slider, show_error
+from strata_ui.style import plain_number
+from strata_ui.widgets import labelled_radio, show_error
 
 st.title("Budget")
 st.markdown(
@@ -66,6 +68,7 @@ st.markdown(
     "can change the odds of any output; **ρ** (zero-concentrated DP) is the natural unit for "
     "Gaussian noise, and converts to an (ε, δ) guarantee."
 )
+st.markdown(budget_language.RULE)
 KIND_LABELS = {"pure": "ε — pure differential privacy", "zcdp": "ρ — zero-concentrated DP (zCDP)"}
 labelled_radio(
     "Budget unit",
@@ -74,56 +77,31 @@ labelled_radio(
     KIND_LABELS,
     horizontal=True,
     key="budget.kind",
-    help="ε suits the Laplace mean; Gaussian and CoinPress need ρ.",
+    help="Either unit works for every analysis: the ledger charges ε as ρ = ε²/2.",
 )
-st.caption("Laplace works with either; with ρ it runs at ε = √(2ρ), which meets ρ-zCDP.")
-
-
-if state.budget_kind == "pure":
-    log_slider(
-        "ε per release (log scale)",
-        state,
-        "epsilon",
-        options=constants.EPSILON_OPTIONS,
-        key="budget.epsilon",
-        help="Smaller ε = stronger privacy and more noise. Each step multiplies ε by about 1.5.",
-    )
-    st.caption(
-        f"ε = {state.epsilon:g}: any one person changes the chance of any result by at most a "
-        f"factor e^ε = {math.exp(state.epsilon):.3g}."
-    )
-else:
-    log_slider(
-        "ρ per release (log scale)",
-        state,
-        "rho",
-        options=constants.RHO_OPTIONS,
-        key="budget.rho",
-        help="Smaller ρ = stronger privacy and more noise. Each step multiplies ρ by about 1.5.",
-    )
-    st.caption(f"ρ = {state.rho:g}-zCDP; its (ε, δ) equivalents are below.")
-
-native: Budget = PureDP(state.epsilon) if state.budget_kind == "pure" else ZCDP(state.rho)
+value = budget_input(state)
+native: Budget = PureDP(value) if state.budget_kind == "pure" else ZCDP(value)
 rho = native.to_zcdp().rho if state.budget_kind == "pure" else native.rho
-rows = [
-    {
-        "δ": format_delta(delta) + (" (main)" if delta == constants.DISPLAY_DELTA else ""),
-        "ε": ZCDP(rho).to_approx_dp(delta).epsilon,
-    }
-    for delta in constants.EQUIVALENT_DELTAS
-]
 if state.budget_kind == "pure":
-    st.markdown(
-        f"**Equivalents:** ε = {state.epsilon:g} is (ε = {state.epsilon:g}, δ = 0)-DP for every δ, "
-        f"and ρ = ε²/2 = {rho:.4g}-zCDP."
+    st.caption(
+        f"ε = {plain_number(value)}: any one person changes the chance of any result by at most "
+        f"a factor e^ε = {plain_number(math.exp(value), 3)}. Charged as ρ = ε²/2 = "
+        f"{plain_number(rho)}."
     )
 else:
     main_eps = ZCDP(rho).to_approx_dp(constants.DISPLAY_DELTA).epsilon
-    st.markdown(
-        f"**Equivalents:** ρ = {rho:g}-zCDP implies (ε = {main_eps:.3g}, "
+    st.caption(
+        f"ρ = {plain_number(rho)}-zCDP implies (ε = {plain_number(main_eps, 3)}, "
         f"δ = {format_delta(constants.DISPLAY_DELTA)})-DP. Other δ:"
     )
-    st.dataframe(pd.DataFrame(rows).style.format({"ε": "{:.3g}"}), hide_index=True, width="content")
+    rows = [
+        {
+            "δ": format_delta(delta) + (" (main)" if delta == constants.DISPLAY_DELTA else ""),
+            "ε": plain_number(ZCDP(rho).to_approx_dp(delta).epsilon, 3),
+        }
+        for delta in constants.EQUIVALENT_DELTAS
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
 
 ui = current()
 try:
@@ -139,7 +117,10 @@ except (ValueError, TypeError) as exc:  # e.g. a Gaussian mean at a pure ε budg
     stop_page()
 try:
     # The exact cost can depend on the plan (the ratio's follows from its noise), so price it.
-    st.markdown(ledger_ui.cost_sentence(ui.current_plan().cost, ledger))
+    cost = ui.current_plan().cost
+    if (note := budget_language.charge_note(native, cost)) is not None:
+        st.markdown(note)
+    st.markdown(ledger_ui.cost_sentence(cost, ledger))
 except (ValueError, TypeError):  # the plan is not ready yet: the Release page says what to fix
     st.caption("The cost of one release shows here once the release is ready to plan.")
 ui.render_budget_choices()

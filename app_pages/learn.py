@@ -3,7 +3,13 @@
 import streamlit as st
 
 from strata_ui.learn import all_explainers, all_presets, render_items
+from strata_ui.page_end import stop_page
+from strata_ui.state import get_state
+from strata_ui.workshop import render_one_item
 
+if get_state().workshop_mode:  # a projector: one item at a time, its chart in the first screen
+    render_one_item("Learn", all_explainers() + all_presets(), "learn.workshop.item")
+    stop_page()
 st.title("Learn")
 st.markdown(
     "Differential privacy (DP) adds random noise to published statistics so that no one can tell "

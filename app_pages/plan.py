@@ -4,6 +4,7 @@ import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable
 from dpcore.analyses.base import NeedsRowsInMemory
+from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.ledger import LedgerUnavailableError
 from dpcore.planner import smallest_budget
 from strata_ui import frontier_ui, planner, portfolio
@@ -26,6 +27,9 @@ ui, state = current(), get_state()
 settings = get_settings(ui.analysis.settings_type)
 try:
     model = planner.cached_error_model(ui.analysis, settings)
+except NeedsFixedShares as exc:  # sizes treated as public: the explicit choice is offered
+    show_error(exc)
+    stop_page()
 except (ValueError, TypeError) as exc:  # PlannerUnavailable, missing bounds, no grouping yet
     st.info(str(exc), icon=":material/info:")
     stop_page()

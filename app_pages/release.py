@@ -9,7 +9,16 @@ from dpcore.foundations.ledger import (
     ReleasedElsewhereError,
 )
 from dpcore.release import ReleaseRecord, UnidentifiedDataError, plan_key, release
-from strata_ui import allowances, constants, ledger_ui, portfolio, release_ui, roles
+from strata_ui import (
+    allowances,
+    budget_language,
+    constants,
+    ledger_ui,
+    pipeline,
+    portfolio,
+    release_ui,
+    roles,
+)
 from strata_ui.analyses import current, stops_for_rows
 from strata_ui.page_end import stop_page
 from strata_ui.release_preview import render_preview
@@ -80,17 +89,21 @@ key = plan_key(plan)
 with plan_col:
     st.markdown("\n".join(f"- {line}" for line in plan.review_lines()))
     st.markdown("- **Noise:** OpenDP vetted samplers")
+    release_ui.render_declared_public(plan)
     st.caption(
         "This review is the curator's view: row and group counts above come from the data "
         "without noise. Only the committed estimates and the files below are DP outputs."
     )
     try:
-        render_preview(plan, key)
+        uninformative = render_preview(plan, key)
     except (ValueError, TypeError) as exc:  # a simulated run refused the data: nothing to commit
         show_error(exc, prefix="The release is not ready: ")
         stop_page()
     existing = ledger.get(key)
     if existing is None:
+        control = pipeline.release_budget(state, None if planned is None else planned[1])
+        if (note := budget_language.charge_note(control, plan.cost)) is not None:
+            st.markdown(note)
         for line in release_ui.cost_lines(plan.cost, ledger):
             st.markdown(line)
         if (warning := release_ui.large_budget_warning(plan.cost)) is not None:
@@ -110,6 +123,13 @@ if existing is None:
         "I understand that committing spends this budget for good.", key="release.confirm"
     )
     can_afford = release_ui.affordable(plan.cost, ledger)
+    if uninformative is not None:
+        st.error(
+            f"{as_written(uninformative)} Committing would spend {release_ui.charge_text(plan.cost)} for "
+            "nothing, so Commit is off. Raise the budget on the Budget page, merge small groups "
+            "on the Strata page, or loosen what the release needs on the Estimator page.",
+            icon=":material/block:",
+        )
     not_yours = release_ui.allowance_problem(plan.cost, ledger)
     if not_yours is not None:
         st.caption(f"Commit is off: {as_written(not_yours)}")
@@ -125,7 +145,8 @@ if existing is None:
         )
     if st.button(
         "Commit release", type="primary",
-        disabled=not (confirmed and can_afford) or other_data is False or bool(not_yours),
+        disabled=not (confirmed and can_afford) or other_data is False
+        or bool(uninformative) or bool(not_yours),
         key="release.commit", icon=":material/lock:",
     ):  # fmt: skip
         progress, clear_progress = progress_bar("Fitting the models")  # slow plans only

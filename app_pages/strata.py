@@ -87,7 +87,7 @@ def store_bucket_edges(state: AppState, column: str, text: str) -> list | ValueE
 def rows_used_caption(report, share_source: str) -> str:
     """Which rows the groups count, and why the shares do not reweight to every row."""
     caption = report.rows_used_sentence()
-    if report.n_rows_without_values and share_source in ("data", "holdout"):
+    if report.n_rows_without_values and share_source in ("data", "holdout", "noisy_counts"):
         caption += (
             " The shares count the same rows: they describe the people with a value, as the "
             "whole-population estimate does. To weight each group to its share of everyone instead (a "
@@ -133,7 +133,9 @@ small_groups_box, groups_box = st.container(), st.container()
 st.subheader("Public group shares")
 st.markdown(
     "The population estimate recombines the group estimates weighted by each group's share of "
-    "the population. Those shares must be public; say where they come from."
+    "the population. By default each release draws its own noisy group counts and takes the "
+    "shares from them, so no exact size leaves; a table of public shares or a holdout split "
+    "publish no size either."
 )
 labelled_radio(
     "Source of the shares", state, "share_source", pipeline.SHARE_SOURCE_LABELS,
@@ -254,9 +256,12 @@ elif noisy:
     )
     noisy_small_groups.render(state, grouping)
 else:
-    st.caption(
-        "The group counts of this data are used as if they were public. They are not protected "
-        "by differential privacy; prefer published shares for a real release."
+    st.warning(
+        "**The data's own counts, declared public.** Every release with group rows then "
+        "publishes each group's exact share of the rows, and with the number of rows each "
+        "group's exact size: numbers no noise protects. Choose this only when those sizes are "
+        "public already (e.g. from a census); otherwise keep the release's own noisy counts.",
+        icon=":material/warning:",
     )
 in_use = pipeline.current_grouping_or_error(state)
 if in_use is not None:

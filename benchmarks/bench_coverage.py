@@ -60,7 +60,6 @@ from dpcore.analyses.gvdp import GvdpBoundsSpec, gvdp_coverage, recommended_subs
 from dpcore.analyses.gvdp.plan import HEAVY_TAIL_NOTE
 from dpcore.analyses.gvdp.withhold import subsets_needed
 from dpcore.analyses.mean import CoinPressMean, GaussianMean, LaplaceMean, MeanPlan
-from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.sampling_error import release_squares
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import run_strategy
@@ -308,7 +307,7 @@ def mean_noise_cells(
         "stratified", values, estimator, plan.mean_budget, values.shares,
         replicates=replicates, noise=SimulationNoise(rng=rng),
     )  # fmt: skip
-    low, high = public_range(estimator)
+    low, high = estimator.public_range
     groups, whole = (part.within(low, high) for part in plan.intervals(result))
     clipped = [np.clip(values.group_values(g), low, high) for g in range(values.k)]
     truth = np.array([c.mean() for c in clipped])
@@ -347,7 +346,7 @@ def mean_sampling_cells(
         replicates=replicates, noise=noise,
     )  # fmt: skip
     squares = release_squares(samples, estimator, plan.variance_budget, "stratified", 0.5, noise)
-    low, high = public_range(estimator)
+    low, high = estimator.public_range
     groups, whole = (part.within(low, high) for part in plan.intervals(result, squares))
     truth = np.full(len(sizes), population.clipped_mean)
     weights = np.asarray(values.shares.values)

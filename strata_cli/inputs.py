@@ -97,7 +97,7 @@ def data_arguments(
         "--decimal-comma",
         action="store_true",
         help="the CSV file's numbers use decimal commas (3,25), its fields ; tab or | between "
-        "them (a comma-separated file is refused)",
+        "them (a comma-separated file is refused); read by the pandas engine only",
     )
     data.add_argument(
         "--by",

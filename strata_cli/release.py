@@ -57,6 +57,7 @@ from strata_cli.request import (
     LedgerChoice,
     analysis_arguments,
     check_budget_kind,
+    check_ledger_kind,
     parse_request,
     requested_budget,
     strategy_arguments,
@@ -171,6 +172,7 @@ def release_request(request: CliRequest, options: ReleaseOptions) -> int:
     if not options.dry_run or options.ledger.path:
         ledger = options.ledger.open(str(default_ledger_path()))
         check_budget_kind(request, ledger.total, f"ledger {ledger.name!r}")
+        check_ledger_kind(request, options.budget, ledger)
     aggregated = statistics(request)
     for message in aggregated.stats.messages():
         print(f"strata-lab: note: {in_cli_words(message)}", file=sys.stderr)

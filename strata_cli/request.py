@@ -22,7 +22,7 @@ from dpcore.analyses.command_line import (
     fraction,
     in_sentence,
 )
-from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components
 from dpcore.foundations.errors import BudgetKindError
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
@@ -35,6 +35,7 @@ __all__ = [
     "LedgerChoice",
     "analysis_arguments",
     "check_budget_kind",
+    "check_ledger_kind",
     "parse_request",
     "requested_budget",
     "strategy_arguments",
@@ -150,4 +151,19 @@ def check_budget_kind(request: CliRequest, budget: Budget, source: str) -> None:
         raise CliError(
             f"the {exc.mechanism.removeprefix('The ')} cannot run under the "
             f"{BUDGET_KINDS[exc.kind]} budget of {source}; it needs {needs}"
+        ) from None
+
+
+def check_ledger_kind(request: CliRequest, budget: Budget, ledger: Ledger) -> None:
+    """Raise a :class:`CliError` when a release at ``budget`` is charged in a kind ``ledger``
+    cannot count: Gaussian noise at an ε, run and charged at ρ = ε²/2 (one budget language,
+    issue 37), against a ledger of pure ε-DP."""
+    cost = request.analysis.cost(request.settings, budget)
+    try:
+        exact_components(cost, ledger.total.kind)
+    except ValueError:
+        raise CliError(
+            f"the {request.common.estimator} {request.analysis.name} is charged {cost}, and "
+            f"ledger {ledger.name!r} counts {BUDGET_KINDS[ledger.total.kind]} only: it needs a "
+            f"{BUDGET_KINDS[cost.kind]} ledger"
         ) from None

@@ -120,6 +120,12 @@ def open_engine(source: DataSource) -> Engine:
     elif kind is None:
         small_file = path.is_file() and path.stat().st_size < 200 * 2**20
         kind = "pandas" if small_file else "duckdb"
+    if source.decimal_comma and kind != "pandas":
+        raise CliError(
+            f"--decimal-comma is read by the pandas engine only, and this is the {kind} engine, "
+            "which reads numbers written with a decimal point: add --engine pandas (one file "
+            "read into memory), or write the file's numbers with decimal points"
+        )
     declared = source.declared_identity
     if declared is not None and kind != "spark":
         raise CliError(

@@ -40,7 +40,9 @@ def statistics(request: CliRequest) -> EngineStatistics:
 
 def planned_statistics(request: CliRequest) -> object:
     """The statistics the planner takes: an engine's, for an analysis whose planner takes them
-    (:attr:`AnalysisCli.plans_on_engines`), else those of the rows of one file in memory."""
+    (:attr:`AnalysisCli.plans_on_engines`) or, for one that also reads one file's rows, where
+    there is no one file or the engine's options are given
+    (:attr:`AnalysisCli.plans_beyond_one_file`); else those of the rows of one file in memory."""
     if request.adapter.plans_on_engines:
         return statistics(request).stats
     given = [
@@ -49,8 +51,13 @@ def planned_statistics(request: CliRequest) -> object:
             ("--person", request.unit.column is not None),
         ) if used
     ]  # fmt: skip
+    if request.adapter.plans_beyond_one_file and (given or not request.source.is_one_file):
+        return statistics(request).stats
     if given:
-        on_engines = [a.name for a in ANALYSES if adapter_of(a).plans_on_engines]
+        on_engines = [
+            a.name for a in ANALYSES
+            if adapter_of(a).plans_on_engines or adapter_of(a).plans_beyond_one_file
+        ]  # fmt: skip
         raise CliError(
             f"{' and '.join(given)} apply to --analysis {' and '.join(on_engines)} here; the "
             "plans of the other analyses read one file into memory"

@@ -16,7 +16,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from strata_ui.group_selection import GroupSelection
-from strata_ui.style import BLACK, FONT, LEGEND_BELOW, SeriesStyle, rgba, wrap_label_wide
+from strata_ui.style import (
+    BLACK,
+    FONT,
+    LEGEND_BELOW,
+    SeriesStyle,
+    plain_number,
+    rgba,
+    wrap_label_wide,
+)
 from strata_ui.text import chart_text
 
 LINE_PX, ROW_PAD_PX, MIN_ROW_PX = 12, 10, 30  # a group's row: its label's lines, two marks
@@ -63,7 +71,7 @@ def log_axis(values, *, most: int = 9, fewest: int = 3) -> dict[str, Any]:
         ticks = [t for t in candidates if below[-1] <= t <= above[0]]
         if fewest <= len(ticks) <= most:
             break
-    return {"type": "log", "tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+    return {"type": "log", "tickvals": ticks, "ticktext": [plain_number(t) for t in ticks]}
 
 
 def dotted_line(

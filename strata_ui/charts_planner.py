@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from strata_ui.charts_common import log_axis
-from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, plain_number, rounded_up
 from strata_ui.text import as_written
 
 
@@ -31,7 +31,7 @@ def needed_budget_chart(table: pd.DataFrame, symbol: str, binding: str | None) -
             y=rows["estimate"],
             orientation="h",
             marker_color=colours,
-            hovertemplate=f"%{{y}}<br>needs {symbol} = %{{x:.3g}}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>needs {symbol} = %{{x:,.3r}}<extra></extra>",
         )
     )
     _layout(
@@ -62,8 +62,8 @@ def frontier_chart(table: pd.DataFrame, unit: str) -> go.Figure:
                     "size": [14 if p else 8 for p in rows["pareto"]],
                     "line": {"width": [2 if p else 0 for p in rows["pareto"]], "color": "black"},
                 },
-                hovertemplate="%{text}<br>population error %{x:.3g}<br>worst group error "
-                "%{y:.3g}<extra></extra>",
+                hovertemplate="%{text}<br>population error %{x:,.3r}<br>worst group error "
+                "%{y:,.3r}<extra></extra>",
             )
         )
     front = scored[scored["pareto"]].sort_values("global_error")
@@ -95,10 +95,16 @@ def needed_budget_summary(table: pd.DataFrame, symbol: str, binding: str | None)
     most, least = rows.iloc[-1], rows.iloc[0]
     setter = binding if binding is not None else most["estimate"]
     return (
-        f"The chart: {as_written(str(setter))} needs {symbol} = {most[column]:.3g}, the most, "
+        f"The chart: {as_written(str(setter))} needs {symbol} = {needed_text(most[column])}, the most, "
         f"so it sets the answer; {as_written(str(least['estimate']))} needs the least, "
-        f"{symbol} = {least[column]:.3g}."
+        f"{symbol} = {needed_text(least[column])}."
     )
+
+
+def needed_text(budget: float) -> str:
+    """A needed budget as the Plan page's answer writes it: rounded up once, in plain notation
+    (311, not 3.11e+02)."""
+    return plain_number(rounded_up(budget)) if 0 < budget < float("inf") else plain_number(budget)
 
 
 def frontier_summary(table: pd.DataFrame) -> str:
@@ -114,6 +120,6 @@ def frontier_summary(table: pd.DataFrame) -> str:
     return (
         f"The chart: {len(scored):,} choices scored, {len(front):,} on the frontier. Lowest "
         f"population error: {as_written(str(population['label']))} "
-        f"({population['global_error']:.3g}); lowest worst-group error: "
-        f"{as_written(str(worst['label']))} ({worst['worst_group_error']:.3g})."
+        f"({plain_number(population['global_error'], 3)}); lowest worst-group error: "
+        f"{as_written(str(worst['label']))} ({plain_number(worst['worst_group_error'], 3)})."
     )

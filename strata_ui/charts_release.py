@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
-from strata_ui.style import FONT, PALETTE, wrap_label, wrap_label_wide
+from strata_ui.style import FONT, PALETTE, at_precision, plain_number, wrap_label, wrap_label_wide
 from strata_ui.text import as_written
 
 GAUGE_STEPS = ((0.0, 0.1, "#F0E0D0"), (0.1, 1.0, "#E4EEF6"))  # the last 10% is shaded warm
@@ -26,7 +26,7 @@ def budget_gauge(left: float, total: float, symbol: str, ledger_name: str) -> go
         go.Indicator(
             mode="gauge+number",
             value=left,
-            number={"valueformat": ".4~g", "suffix": f" of {total:.4g}"},
+            number={"valueformat": ".4~g", "suffix": f" of {plain_number(total, 4)}"},
             gauge={
                 "axis": {"range": [0, total], "tickformat": ".3~g"},
                 "bar": {"color": PALETTE[0]},
@@ -105,24 +105,32 @@ def _public_pair(value: object) -> tuple[float, float] | None:
     return (low, high) if pd.notna(low) and pd.notna(high) and low < high else None
 
 
-def value_range(record: ReleaseRecord, estimates: pd.Series) -> tuple[float, float] | None:
-    """The value axis of a release chart: the bounds the release found privately
+def value_range(record: ReleaseRecord, frame: pd.DataFrame) -> tuple[float, float] | None:
+    """The value axis of a release chart, fitted to what it shows: from the smallest to the
+    largest released estimate, widened by the typical (median) interval half-width on each side
+    and padded, then cut to the range the release clipped into: the bounds it found privately
     (:func:`_found_range`), else the plan's public range (a mean's bounds [L, U] or CoinPress's
-    prior), else the span of the released estimates (from 0 when none is negative, as for a
-    ratio), padded. Never an interval's ends, so one wide interval cannot squash the others;
-    its bar runs off the chart instead."""
-    if (found := _found_range(record.outputs)) is not None:
-        return found
-    estimator = record.metadata["plan"].get("estimator", {})
-    for name in ("bounds", "prior"):
-        if (public := _public_pair(estimator.get(name))) is not None:
-            return public
-    finite = pd.to_numeric(estimates, errors="coerce").dropna()
+    prior) where it has one. Never the bounds themselves (an income bounded by 250,000 flattened
+    every estimate against it), nor the widest interval: a small group's wide bar runs off the
+    chart, its far end written at the edge (:func:`_mark_cut_intervals`), instead of squashing
+    the others. None when nothing was released."""
+    estimates = pd.to_numeric(frame["estimate"], errors="coerce")
+    finite = estimates.dropna()
     if finite.empty:
         return None
-    low, high = min(float(finite.min()), 0.0), float(finite.max())
-    pad = 0.25 * (high - low) if high > low else max(abs(high), 1.0)
-    return (low if low == 0 else low - pad, high + pad)
+    halves = ((pd.to_numeric(frame["high"]) - pd.to_numeric(frame["low"])) / 2).dropna()
+    spread = float(halves.median()) if not halves.empty else 0.0
+    low, high = float(finite.min()) - spread, float(finite.max()) + spread
+    pad = 0.08 * (high - low) if high > low else max(abs(high) * 0.1, 1.0)
+    low, high = low - pad, high + pad
+    clipped_into = _found_range(record.outputs)
+    estimator = record.metadata["plan"].get("estimator", {})
+    for name in ("bounds", "prior"):
+        if clipped_into is None:
+            clipped_into = _public_pair(estimator.get(name))
+    if clipped_into is None:
+        return low, high
+    return max(low, clipped_into[0]), min(high, clipped_into[1])
 
 
 def _found_range(outputs: list[dict]) -> tuple[float, float] | None:
@@ -149,7 +157,7 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
     fig = go.Figure(release_traces(frame, horizontal=horizontal))
     statistic = record.metadata["plan"]["statistic"]
     value_title = {"text": statistic[:1].upper() + statistic[1:]}
-    axis = value_range(record, frame["estimate"])
+    axis = value_range(record, frame)
     coverage = record.metadata.get("coverage")
     caveat = "" if coverage is None else f" ({_coverage_short(coverage)})"
     fig.update_layout(
@@ -158,6 +166,8 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         },
         font=FONT,
     )
+    if axis is not None:
+        _mark_cut_intervals(fig, frame, axis, horizontal=horizontal)
     if horizontal:
         fig.update_xaxes(title=value_title, range=None if axis is None else list(axis))
         fig.update_yaxes(title={"text": "Group"}, autorange="reversed", automargin=True)
@@ -169,6 +179,32 @@ def release_figure(record: ReleaseRecord) -> go.Figure:
         fig.update_yaxes(title=value_title, range=None if axis is None else list(axis))
         fig.update_layout(legend={"orientation": "h", "y": -0.35}, margin={"b": 140})
     return fig
+
+
+def _mark_cut_intervals(
+    fig: go.Figure, frame: pd.DataFrame, axis: tuple[float, float], *, horizontal: bool
+) -> None:
+    """Name the far end of every interval that runs past the value axis (:func:`value_range`),
+    at the edge it crosses, so a cut bar reads "→ 89,288" rather than as endless."""
+    wrap = wrap_label_wide if horizontal else wrap_label
+    grey = {"color": "#6B6B6B", "size": 11}
+    for _, row in frame.iterrows():
+        label = wrap(row["group"])
+        for end, edge, outside, arrows in (
+            ("high", axis[1], row["high"] > axis[1], ("→", "↑")),
+            ("low", axis[0], row["low"] < axis[0], ("←", "↓")),
+        ):
+            if not outside:
+                continue
+            value = plain_number(float(row[end]), 3)
+            if horizontal:
+                text = f"→ {value}" if end == "high" else f"{value} ←"
+                anchor = {"x": edge, "y": label, "xanchor": "right" if end == "high" else "left",
+                          "yshift": 11}  # fmt: skip
+            else:
+                text = f"{arrows[1]} {value}"
+                anchor = {"x": label, "y": edge, "yanchor": "top" if end == "high" else "bottom"}
+            fig.add_annotation(text=text, showarrow=False, font=grey, **anchor)
 
 
 def written_number(value: float, digits: int) -> str:
@@ -185,13 +221,21 @@ def written_number(value: float, digits: int) -> str:
 
 
 def release_summary(record: ReleaseRecord) -> str:
-    """One sentence: the population estimate and the widest group interval."""
+    """One sentence: the population estimate, as precise as its interval's width allows (or why
+    it was withheld), and the widest group interval."""
     frame = _numeric_frame(record)
     whole = frame[frame["level"] == "population"].iloc[0]
-    text = (
-        f"Whole-population estimate {written_number(whole['estimate'], 4)} "
-        f"(interval {written_number(whole['low'], 4)} to {written_number(whole['high'], 4)})."
-    )
+    width = whole["high"] - whole["low"]
+    if pd.isna(whole["estimate"]):
+        reason = str(record.frame.loc[whole.name].get("flag") or "").strip()
+        text = "The whole-population estimate was withheld" + (f" ({reason})." if reason else ".")
+    elif pd.isna(width):
+        text = f"Whole-population estimate {written_number(whole['estimate'], 4)}."
+    else:
+        text = (
+            f"Whole-population estimate {at_precision(whole['estimate'], width)} (interval "
+            f"{at_precision(whole['low'], width)} to {at_precision(whole['high'], width)})."
+        )
     widths = (frame["high"] - frame["low"])[frame["level"] == "group"].dropna()
     if not widths.empty:
         widest = frame.loc[widths.idxmax()]

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.foundations import theory
+from dpcore.foundations.labels import plural
 from strata_ui.charts_common import log_axis
 from strata_ui.constants import ALPHA_AXIS, SMALL_GROUP_SHARE
 from strata_ui.style import BLACK, BLUE, GREEN, VERMILLION, three_digits
@@ -188,7 +189,7 @@ def figure1_chart(
                 name=name,
                 line={"color": style["color"], "dash": style["dash"], "width": 2.5},
                 hovertemplate=f"{name}<br>{FORMULAS[name]}<br>"
-                "α = %{x:.3g}, Σ log|G_i| = %{y:.1f}<extra></extra>",
+                "α = %{x:,.3r}, Σ log|G_i| = %{y:.1f}<extra></extra>",
             )
         )
     fig.add_trace(
@@ -200,7 +201,7 @@ def figure1_chart(
             marker={"color": BLACK, "size": 12, "symbol": "diamond"},
             text=[f"this dataset: α ≈ {three_digits(alpha_fit)}"],
             textposition=_label_side(alpha_fit, curves["alpha"]),
-            hovertemplate="This dataset<br>fitted α = %{x:.3g}<br>Σ log|G_i| = %{y:.1f}"
+            hovertemplate="This dataset<br>fitted α = %{x:,.3r}<br>Σ log|G_i| = %{y:.1f}"
             "<extra></extra>",
         )
     )
@@ -242,9 +243,13 @@ def group_size_summary(sizes: pd.DataFrame) -> str:
         if math.isfinite(ratio) and ratio >= 2
         else ""
     )
+    largest_rows, smallest_rows = (
+        plural(int(largest["size"]), "row"),
+        plural(int(smallest["size"]), "row"),
+    )
     return (
-        f"Largest group: {as_written(str(largest['group']))}, {int(largest['size']):,} rows; "
-        f"smallest: {as_written(str(smallest['group']))}, {int(smallest['size']):,} rows{times}."
+        f"Largest group: {as_written(str(largest['group']))}, {largest_rows}; "
+        f"smallest: {as_written(str(smallest['group']))}, {smallest_rows}{times}."
     )
 
 

@@ -17,6 +17,9 @@ EPSILON_MAX = 10.0
 EPSILON_DEFAULT = 1.0
 RHO_MIN = 0.0001
 RHO_MAX = 10.0
+# The largest ε the Budget page takes for one release: ρ = ε²/2 then fills the largest ledger a
+# curator can start (ρ = RHO_MAX). The Compare page's sweeps still reach EPSILON_MAX.
+BUDGET_EPSILON_MAX = math.sqrt(2 * RHO_MAX)
 # δ used only to *display* an (ε, δ)-DP equivalent of a zCDP budget; never spent.
 DISPLAY_DELTA = 1e-6
 
@@ -124,9 +127,9 @@ SMALL_GROUP_SHARE = 0.01  # groups under this share of the rows are flagged on t
 ALPHA_AXIS = (0.01, 10.0)  # x range of the Figure-1 style plot (extended to show the fitted α)
 
 # Learn page and workshop mode
-# Charts in workshop mode fit a projector (about 1024 × 768, some 650 px under the browser bar)
-# with bigger text.
-WORKSHOP_CHART_HEIGHT = 500
+# Charts in workshop mode fit a projector's first screen (1024 × 768 or 1280 × 720) below an
+# explainer's sentences and sliders, with bigger text.
+WORKSHOP_CHART_HEIGHT = 330
 WORKSHOP_FONT_SIZE = 18
 LEARN_CHART_HEIGHT = 480
 LEARN_FONT_SIZE = 14
@@ -202,8 +205,10 @@ def _between(bounds: tuple[float, float]) -> Limit:
 
 
 ADDRESS_LIMITS: dict[str, Limit] = {
-    "epsilon": Limit(EPSILON_MIN, EPSILON_MAX),
+    "epsilon": Limit(EPSILON_MIN, BUDGET_EPSILON_MAX),
     "rho": Limit(RHO_MIN, RHO_MAX),
+    "compare_epsilon": Limit(options=EPSILON_OPTIONS),  # the Compare page's own slider stops
+    "compare_rho": Limit(options=RHO_OPTIONS),
     "replicates": Limit(MC_REPLICATES_MIN, MC_REPLICATES_MAX),
     "seed": Limit(0, SEED_MAX),
     "min_group_size": Limit(MIN_GROUP_SIZE_MIN, MIN_GROUP_SIZE_MAX),

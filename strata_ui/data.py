@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpcore import column_kind as kind_of
 from dpcore.foundations import datasets
+from dpcore.foundations.labels import plural
 from dpcore.foundations.ledger import LedgerRecord
 
 
@@ -64,7 +65,8 @@ def many_groups_warning(sizes: np.ndarray) -> str | None:
     tiny = int((sizes < FEW_ROWS).sum())
     median = float(np.median(sizes))
     return (
-        f"{k:,} groups is a lot. Half of them have {median:,.0f} rows or fewer and {tiny:,} have "
+        f"{k:,} groups is a lot. Half of them have {plural(round(median), 'row')} or fewer and "
+        f"{tiny:,} have "
         f"fewer than {FEW_ROWS}: each group's private estimate gets noise scaled to one person "
         "over its own size, so these estimates will be mostly noise, and every chart and "
         "simulation has to draw them all. Fewer grouping columns, or coarser bucket edges, give "

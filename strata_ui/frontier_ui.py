@@ -9,12 +9,14 @@ import streamlit as st
 
 from dpcore.analyses import get
 from dpcore.analyses.base import Analysis, unit_keyword
-from dpcore.foundations.accounting import Budget, format_components
+from dpcore.foundations.accounting import Budget
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.privacy_unit import PrivacyUnit
 from strata_ui import charts_planner, pipeline
+from strata_ui.budget_language import budget_text
 from strata_ui.planner import PlannerView, value_unit
 from strata_ui.state import get_dataset, get_settings, get_state, reset_settings, update_settings
+from strata_ui.style import plain_number
 from strata_ui.text import as_written
 
 __all__ = ["frontier_column_options", "render_frontier"]
@@ -86,7 +88,7 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
         state.seed, pipeline.checked_unit(analysis, state),
     )  # fmt: skip
     st.caption(
-        f"At the Budget page's {format_components(budget.components())}, {FRONTIER_REPLICATES} "
+        f"At the Budget page's {budget_text(budget)}, {FRONTIER_REPLICATES} "
         "simulated releases per candidate, with the Strata page's small-group rule and the "
         "counts of each candidate's groups as shares. Large markers are on the frontier: no "
         "other choice is better on both axes."
@@ -98,6 +100,9 @@ def render_frontier(analysis: Analysis, settings: object, kept_apart: list[str])
     st.caption(charts_planner.frontier_summary(table))
     _frontier_tables(table)
     _adopt_candidate(table, settings)
+
+
+ERROR_COLUMNS = ["population error", "worst group's error", "parity error (relative)"]
 
 
 def _frontier_tables(table: pd.DataFrame) -> None:
@@ -113,7 +118,7 @@ def _frontier_tables(table: pd.DataFrame) -> None:
                 "parity_error": "parity error (relative)",
             }
         )  # fmt: skip
-        .style.format(precision=3),
+        .style.format(plain_number, subset=ERROR_COLUMNS, na_rep="—"),
         hide_index=True,
     )
     skipped = table[table["skipped"] != ""].drop_duplicates("by")

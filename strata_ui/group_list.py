@@ -52,7 +52,13 @@ def render(state: AppState) -> None:
         "when sizes are private), and rows with a category not listed are left out."
     )
     for column in state.strata_columns:
-        state.declared_categories[column] = _category_list(state, column)
+        chosen = _category_list(state, column)
+        # The list as prefilled is not stored: the address would carry it, and with it every
+        # category found in the data (one new person of a new category would change a link).
+        if chosen == pipeline.prefilled_categories(state, column):
+            state.declared_categories.pop(column, None)
+        else:
+            state.declared_categories[column] = chosen
 
 
 def _widget_key(state: AppState, column: str) -> str:
@@ -71,7 +77,7 @@ def _category_list(state: AppState, column: str) -> list[str]:
     if edges and declared:  # buckets of edges since changed are no category any more
         declared = [label for label in declared if label in offered] or None
     if declared is None:
-        declared = [label for label in offered if label != MISSING_LABEL or label in found]
+        declared = pipeline.prefilled_categories(state, column)
     # The widget keeps its own state once made (or once a codebook set it): a default then
     # would only draw Streamlit's warning about a value set twice.
     default = {} if key in st.session_state else {"default": declared}

@@ -23,6 +23,7 @@ from dpcore.foundations.ledger import Ledger, LedgerDataset, LedgerSummary, Popu
 from strata_ui import allowances, constants, roles, serving
 from strata_ui.roles import Action, NotAllowed, Role
 from strata_ui.state import get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 
 SWITCH_KEY = "ledger.switch"
@@ -166,7 +167,7 @@ def cost_sentence(cost: Budget, ledger: Ledger) -> str:
     elif isinstance(cost, ZCDP):
         delta = constants.DISPLAY_DELTA
         epsilon = cost.to_approx_dp(delta).epsilon
-        own = f"{cost}, that is (ε = {epsilon:.3g}, δ = {delta:g})-DP; {charged}"
+        own = f"{cost}, that is (ε = {plain_number(epsilon, 3)}, δ = {delta:g})-DP; {charged}"
     else:
         own = f"{cost}; {charged}"
     total = {k: float(v) for k, v in ledger.granted().components().items()}

@@ -34,8 +34,10 @@ from dpcore.foundations.accounting import ZCDP, Budget, PureDP
 from dpcore.foundations.datasets import demo_identity
 from dpcore.foundations.errors import NotChosenYet
 from dpcore.foundations.grouping import (
+    MISSING_LABEL,
     Grouping,
     GroupingSpec,
+    bucket_labels,
     cell_labels,
     codebook_order,
     is_category_codes,
@@ -50,11 +52,12 @@ from strata_ui.state import AppState, get_dataset, get_settings, get_state
 from strata_ui.widgets import show_error
 
 SHARE_SOURCE_LABELS = {
-    "data": "Group counts from the data, treated as public",
+    "noisy_counts": "The release's own noisy group counts (private, paid with the release)",
     "table": "A table of public shares (e.g. census figures)",
     "holdout": "A public holdout split of the data",
-    "noisy_counts": "The release's own noisy group counts (private group sizes only)",
+    "data": "The data's own group counts, declared public (publishes every group's exact size)",
 }
+"""Where the groups' shares come from, in the order offered: the private default first."""
 
 
 def grouping_spec(state: AppState) -> GroupingSpec:
@@ -80,8 +83,7 @@ def _chosen_spec(state: AppState) -> GroupingSpec:
         share_table=tuple(state.share_table.items()) if state.share_source == "table" else (),
         holdout_fraction=state.holdout_fraction if state.share_source == "holdout" else None,
         categories=tuple(
-            (column, tuple(state.declared_categories.get(column, ())))
-            for column in state.strata_columns
+            (column, tuple(declared_categories(state, column))) for column in state.strata_columns
         )
         if state.group_list == "declared"
         else (),
@@ -160,6 +162,23 @@ def column_rule(state: AppState, column: str) -> engine_sources.ColumnRule:
         return engine_sources.column_rule(state.source, state.dataset_fingerprint, column)
     series = get_dataset()[column]
     return "codes" if is_category_codes(series) else "edges" if needs_edges(series) else "values"
+
+
+def declared_categories(state: AppState, column: str) -> list[str]:
+    """The categories declared for ``column``: the list the Strata page holds, or until one is
+    edited, the list it prefills (:func:`prefilled_categories`)."""
+    declared = state.declared_categories.get(column)
+    return list(declared) if declared is not None else prefilled_categories(state, column)
+
+
+def prefilled_categories(state: AppState, column: str) -> list[str]:
+    """What a declared list of ``column`` starts from: its buckets (public, from the typed
+    edges) or the categories found in the data, the missing-value label only when the data has
+    it. The Strata page labels such a list as treated as public."""
+    edges = state.bucket_edges.get(column)
+    found = categories_found(state, column, tuple(edges) if edges else None)
+    offered = [*bucket_labels(tuple(edges)), MISSING_LABEL] if edges else found
+    return [label for label in offered if label != MISSING_LABEL or label in found]
 
 
 def categories_found(state: AppState, column: str, edges: tuple[float, ...] | None) -> list[str]:
@@ -365,17 +384,22 @@ def plan_header(state: AppState, budget: Budget) -> PlanHeader:
     and the release's script compute the same one, so that the same plan on the same data is
     one release whichever way it is committed."""
     spec = grouping_spec(state)
+    return PlanHeader(
+        dataset=dataset_ref(state, spec), spec=spec, budget=budget, label=state.release_label,
+        level=state.release_level,
+    )  # fmt: skip
+
+
+def dataset_ref(state: AppState, spec: GroupingSpec) -> DatasetRef:
+    """The data in use as a release records it, known by its identity (:func:`plan_header`);
+    ``spec`` the groups an engine's pass reads it by. A release of a column's own edges passes
+    that column alone: the Strata page's groups may still wait for those edges."""
     if state.source is not None:
         analysis = get(state.analysis)
         settings = get_settings(analysis.settings_type)
         unit = checked_unit(analysis, state)
-        dataset = _engine_aggregated(state, analysis, settings, spec, unit).dataset
-    else:
-        dataset = _frame_ref(state)
-    return PlanHeader(
-        dataset=dataset, spec=spec, budget=budget, label=state.release_label,
-        level=state.release_level,
-    )  # fmt: skip
+        return _engine_aggregated(state, analysis, settings, spec, unit).dataset
+    return _frame_ref(state)
 
 
 @st.cache_data(max_entries=64, show_spinner="Fitting a Dirichlet prior to the group shares…")

@@ -9,14 +9,12 @@ import functools
 import re
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpcore.analyses import PlannerUnavailable, get
 from dpcore.analyses.base import Analysis
 from dpcore.foundations.accounting import (
-    SYMBOLS,
     ZCDP,
     Budget,
     PureDP,
@@ -32,10 +30,12 @@ from dpcore.planner import (
     ErrorModel,
     PlannerCost,
     duration_text,
-    shortfall,
 )
-from strata_ui import charts_planner, constants, pipeline
-from strata_ui.release_ui import affordable, large_budget_warning
+from strata_ui import budget_language, charts_planner, constants, pipeline
+from strata_ui.budget_control import set_page_budget
+from strata_ui.budget_language import budget_text
+from strata_ui.planner_fits import render_what_fits
+from strata_ui.release_ui import large_budget_warning
 from strata_ui.shared_results import kept, kept_or_run
 from strata_ui.state import (
     AppState,
@@ -45,7 +45,7 @@ from strata_ui.state import (
     update_settings,
     widget_key,
 )
-from strata_ui.style import rounded_up
+from strata_ui.style import plain_number, rounded_up
 from strata_ui.text import as_text, as_written, in_label
 from strata_ui.widgets import bind, stored_on_change, table_height
 
@@ -138,8 +138,9 @@ def _half_width_input(unit: str, model: ErrorModel) -> float:
     key = widget_key(PlannerView, "half_widths", unit)
     store = functools.partial(_store_half_width, unit)
     value = st.number_input(
-        f"Within ± (in {in_words(unit)})", min_value=0.0, value=typed.get(unit, model.typical_half_width),
-        step=model.typical_half_width / 4, format="%.3g", key=key,
+        f"Within ± (in {in_words(unit)})", min_value=0.0,
+        value=typed.get(unit, model.typical_half_width),
+        step=model.typical_half_width / 4, format="%.6g", key=key,
         **stored_on_change(key, store),
     )  # fmt: skip
     store(value)
@@ -307,11 +308,15 @@ def _check_prompt(replicates: int, seconds: float) -> bool:
     return st.button(label, key="plan.check", icon=":material/play_arrow:")
 
 
-def _in_user_unit(budget: Budget, state: AppState) -> Budget:
-    """The answer in the Budget page's unit: ρ = ε²/2 for an ε answer when the user works in ρ."""
+def answer_budget(budget: Budget, state: AppState) -> Budget:
+    """The planner's answer as the one number every line of the answer shows: in the Budget
+    page's unit (ρ = ε²/2 for an ε answer when the user works in ρ) and rounded up once to
+    three significant digits, so that it still meets the target."""
     if state.budget_kind == "zcdp" and isinstance(budget, PureDP):
-        return as_zcdp(budget, "The planner")
-    return budget
+        budget = as_zcdp(budget, "The planner")
+    if isinstance(budget, PureDP):
+        return PureDP(rounded_up(budget.epsilon))
+    return ZCDP(rounded_up(budget.rho))
 
 
 def curator_reasons(model: ErrorModel, target: AccuracyTarget) -> list[str]:
@@ -361,25 +366,25 @@ def render_answer(
     for note in answer.notes:
         st.caption(note)
     state = get_state()
-    cost = _in_user_unit(answer.budget, state)
+    budget = answer_budget(answer.budget, state)
     st.metric(
         "Smallest budget that meets the target",
-        ", ".join(f"{SYMBOLS[k]} = {rounded_up(v):g}" for k, v in cost.components().items()),
-        help="Rounded up to three significant digits, so that the budget you read still meets "
-        "the target.",
+        budget_text(budget),
+        help="Rounded up once, to three significant digits, so that the budget you read still "
+        "meets the target; every line below and the button use this same number.",
     )
     st.markdown(
         f"Set by **{as_text(answer.binding)}**: it needs the most budget; every other estimate meets the "
         "target with room to spare."
     )
+    st.markdown(budget_language.charge_line(budget, analysis.cost(settings, budget)))
     if answer.parts:
-        st.markdown("**How the budget splits:** " + _parts_text(answer.parts, cost))
-    warning = large_budget_warning(cost)
+        st.markdown("**How the budget splits:** " + _parts_text(answer.parts, budget))
+    warning = large_budget_warning(budget)
     if warning:
         st.warning(warning, icon=":material/warning:")
-    if ledger is not None:
-        _render_ledger_check(model, answer, analysis.cost(settings, cost), ledger)
-    _adopt_budget_button(cost, state, answer.changes, type(settings))
+    if render_what_fits(model, answer, budget, analysis, settings, ledger):
+        _adopt_budget_button(budget, state, answer.changes, type(settings))
     symbol = _symbol(model)
     st.plotly_chart(
         charts_planner.needed_budget_chart(answer.table, symbol, answer.binding),
@@ -397,56 +402,13 @@ def _answer_table(answer: BudgetAnswer, symbol: str) -> None:
         table.style.format(
             {
                 "size": "{:,.0f}",
-                "target (±)": "{:.3g}",
-                f"needed {symbol}": "{:.3g}",
-                "error at this budget (±)": "{:.3g}",
+                "target (±)": plain_number,
+                f"needed {symbol}": charts_planner.needed_text,
+                "error at this budget (±)": plain_number,
             }
         ),
         hide_index=True,
         height=table_height(len(table)),
-    )
-
-
-def _remaining(ledger: Ledger) -> Budget | None:
-    left = ledger.remaining()
-    if not all(value > 0 for value in left.values()):
-        return None
-    return ZCDP(left["rho"]) if "rho" in left else PureDP(left["epsilon"])
-
-
-def _render_ledger_check(
-    model: ErrorModel, answer: BudgetAnswer, cost: Budget, ledger: Ledger
-) -> None:
-    if isinstance(cost, ZCDP) and ledger.total.kind == "pure":
-        st.warning(
-            f"The ledger “{as_text(ledger.name)}” counts pure ε-DP, which Gaussian noise cannot meet: a "
-            "release at this budget needs a ρ-zCDP ledger (start one on the Release page), or "
-            "Laplace noise.",
-            icon=":material/warning:",
-        )
-        return
-    if affordable(cost, ledger):
-        st.success(
-            f"The ledger “{as_text(ledger.name)}” can afford it: it has "
-            f"{format_components(ledger.remaining())} left.",
-            icon=":material/check_circle:",
-        )
-        return
-    available = _remaining(ledger)
-    if available is None:
-        st.warning(
-            f"The ledger “{as_text(ledger.name)}” is used up: start a new ledger on the Budget page.",
-            icon=":material/warning:",
-        )
-        return
-    short = shortfall(model, answer.target, available)
-    missing = short.table[short.table["estimate"].isin(short.short)]
-    st.warning(
-        f"The ledger “{as_text(ledger.name)}” has only {format_components(ledger.remaining())} left. At "
-        f"that budget {len(short.short)} of {len(model.labels)} estimates miss the target "
-        f"({as_written(_worst_miss(missing['error at available budget']))}). "
-        + as_written(_rows_advice(missing, short.rows_reason)),
-        icon=":material/warning:",
     )
 
 
@@ -475,32 +437,6 @@ def check_sentence(row: pd.Series, replicates: int, binding: str, level: float) 
     return said + verdict + " Every other estimate should meet the target at least as often."
 
 
-def _worst_miss(errors: pd.Series) -> str:
-    """How far the estimates that miss are off: the widest finite error, and how many would
-    not be published at all (an unbounded error: a group withheld at that budget)."""
-    unpublished = int(np.isinf(errors).sum())
-    finite = errors[np.isfinite(errors)]
-    parts = [f"up to ±{finite.max():.3g}"] if len(finite) else []
-    if unpublished:
-        parts.append(f"{unpublished} not published at all at that budget")
-    return "; ".join(parts)
-
-
-def _rows_advice(missing: pd.DataFrame, rows_reason: str) -> str:
-    """What would meet the target with what is left: larger groups (merging them), unless a
-    clipping bias no size removes stands in the way, or the model cannot count rows."""
-    if rows_reason:
-        return f"{rows_reason[0].upper()}{rows_reason[1:]}."
-    rows = missing["rows needed"].dropna().max()  # NaN for the whole population: not a group
-    if not np.isfinite(rows):
-        return "Loosen the target or widen the public bounds: more rows cannot remove a bias."
-    return (
-        f"To meet it with what is left, the groups that miss would need about {int(rows):,} "
-        "rows each: merge the smaller groups (minimum group size on the Strata page) or choose "
-        "a coarser grouping (the frontier below)."
-    )
-
-
 def _parts_text(parts: tuple[tuple[str, float], ...], cost: Budget) -> str:
     """``5% finding the bounds (ε = 0.03), 95% the means (ε = 0.6)``: each part of the answer's
     budget, and what it is in the budget's unit (sequential composition: the parts add up)."""
@@ -511,33 +447,19 @@ def _parts_text(parts: tuple[tuple[str, float], ...], cost: Budget) -> str:
 
 
 def _adopt_budget_button(
-    cost: Budget, state: AppState, changes: dict | None = None, settings_type: type | None = None
+    budget: Budget, state: AppState, changes: dict | None = None, settings_type: type | None = None
 ) -> None:
-    """Set the Budget page's slider to its first step at or above the answer (and the
-    analysis' settings to the answer's split, when the planner chose one)."""
-    pure = isinstance(cost, PureDP)
-    options = constants.EPSILON_OPTIONS if pure else constants.RHO_OPTIONS
-    value = cost.epsilon if pure else cost.rho
-    symbol = "ε" if pure else "ρ"
-    step = next((option for option in options if option >= value * (1 - 1e-12)), None)
-    if step is None:
-        st.caption(
-            f"The Budget page offers at most {symbol} = {options[-1]:g} per release, below this "
-            "answer: loosen the target or merge groups."
-        )
-        return
-    label = f"Use {symbol} = {step:g} on the Budget page"
-    if changes:
-        label += " and this split"
+    """Make the answer the Budget page's budget, exactly as shown (and the analysis' settings
+    the answer's split, when the planner chose one)."""
+    label = f"Use {budget_text(budget)} on the Budget page" + (" and this split" if changes else "")
     if st.button(label, key="plan.adopt_budget"):
-        switched = state.budget_kind != ("pure" if pure else "zcdp")
-        state.budget_kind = "pure" if pure else "zcdp"
-        setattr(state, "epsilon" if pure else "rho", step)
+        switched = state.budget_kind != ("pure" if isinstance(budget, PureDP) else "zcdp")
+        set_page_budget(state, budget)
         if changes and settings_type is not None:
             reset_settings(settings_type, **changes)
+        symbol = "ε" if isinstance(budget, PureDP) else "ρ"
         st.success(
-            f"The next release's budget is now {symbol} = {step:g} (the Budget page's first "
-            f"step at or above {rounded_up(value):g})"
+            f"The next release's budget is now {budget_text(budget)}"
             + (f"; the Budget page now counts in {symbol}" if switched else "")
             + ("; the release splits it as planned." if changes else "."),
             icon=":material/check:",
@@ -563,7 +485,7 @@ def render_check(
         columns={"target": "target (±)", "met": "met in simulated releases"}
     )
     st.dataframe(
-        shown.style.format({"target (±)": "{:.3g}", "met in simulated releases": "{:.1%}"}),
+        shown.style.format({"target (±)": plain_number, "met in simulated releases": "{:.1%}"}),
         hide_index=True,
         height=table_height(len(shown)),
     )

@@ -38,6 +38,7 @@ from strata_ui.state import (
     reset_settings,
     update_settings,
 )
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import show_error, stored_on_change
 
@@ -348,7 +349,7 @@ def _entry_status(entry: PlanEntry, share, ledger: Ledger | None) -> str:
     verdict = "meets its target" if share.meets else "**misses its target**"
     return (
         f"Budget {_three_digits(share.budget)} · expected error "
-        f"±{share.error:.3g} ({share.worst}) against ±{share.target:.3g} · {verdict}"
+        f"±{plain_number(share.error, 3)} ({share.worst}) against ±{plain_number(share.target, 3)} · {verdict}"
         + (" · locked" if share.locked else "")
     )
 
@@ -357,7 +358,8 @@ def _three_digits(budget) -> str:
     """``ε = 0.0202``: a planned budget to three significant digits (the plan's exact value is
     what a release runs at; this is for reading)."""
     return ", ".join(
-        f"{SYMBOLS[name]} = {float(value):.3g}" for name, value in budget.components().items()
+        f"{SYMBOLS[name]} = {plain_number(float(value), 3)}"
+        for name, value in budget.components().items()
     )
 
 
@@ -368,7 +370,7 @@ def _target_input(entry: PlanEntry) -> None:
     key = f"plan.portfolio.target.{entry.id}"
     value = st.number_input(
         "Target ± (%)" if target.relative else "Target ±", min_value=0.0, value=float(shown),
-        step=1.0 if target.relative else 0.5, format="%.3g", disabled=entry.done, key=key,
+        step=1.0 if target.relative else 0.5, format="%.6g", disabled=entry.done, key=key,
         help=f"At probability {target.level:.0%}. Changing it rebalances the plan.",
         **stored_on_change(key, functools.partial(_store_target, entry)),
     )  # fmt: skip
@@ -427,14 +429,18 @@ def _render_total(split: PortfolioSplit) -> None:
     table = table.rename(columns={"worst estimate": "furthest from its target"})
     numbers = table.select_dtypes("number").columns
     st.dataframe(
-        table.style.format("{:.3g}", subset=list(numbers)), hide_index=True, width="stretch",
+        table.style.format(plain_number, subset=list(numbers)), hide_index=True, width="stretch",
         key="plan.portfolio.table",
     )  # fmt: skip
     available = next(iter(split.available.components().values()))
     st.markdown(
-        f"Together the releases still to commit take **{symbol} = {split.total:.4g}** of the "
-        f"{symbol} = {available:.4g} available."
-        + (f" The common factor is {split.factor:.3g}." if split.factor is not None else "")
+        f"Together the releases still to commit take **{symbol} = {plain_number(split.total, 4)}** of the "
+        f"{symbol} = {plain_number(available, 4)} available."
+        + (
+            f" The common factor is {plain_number(split.factor, 3)}."
+            if split.factor is not None
+            else ""
+        )
     )
     if split.short:
         st.warning(
@@ -446,7 +452,9 @@ def _render_total(split: PortfolioSplit) -> None:
             icon=":material/warning:",
         )
     elif split.left > 1e-9 * available:
-        st.caption(f"{symbol} = {split.left:.4g} stays unspent: every release is locked.")
+        st.caption(
+            f"{symbol} = {plain_number(split.left, 4)} stays unspent: every release is locked."
+        )
 
 
 # The Release page
@@ -521,6 +529,8 @@ def _expected_error(error: float, target: float) -> str:
     if math.isinf(error):
         return (
             f"At this budget some estimates would be withheld (not published at all), so the "
-            f"target of ±{target:.3g} is not met."
+            f"target of ±{plain_number(target, 3)} is not met."
         )
-    return f"Expected error ±{error:.3g} against a target of ±{target:.3g}."
+    return (
+        f"Expected error ±{plain_number(error, 3)} against a target of ±{plain_number(target, 3)}."
+    )

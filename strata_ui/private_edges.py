@@ -4,8 +4,6 @@ commit, whose edges then fill the column's edges as public ones, labelled as fou
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from dpcore.analyses.base import NeedsRowsInMemory
@@ -17,7 +15,7 @@ from dpcore.foundations.ledger import (
     OtherDatasetError,
     ReleasedElsewhereError,
 )
-from dpcore.release import UnidentifiedDataError, release
+from dpcore.release import PlanHeader, UnidentifiedDataError, release
 from dpcore.release.edges import MAX_BUCKETS, EdgesPlan, column_values
 from strata_ui import allowances, constants, pipeline, release_ui, roles
 from strata_ui.state import AppState, get_dataset, open_ledger
@@ -62,12 +60,11 @@ def render(state: AppState, column: str, edges_key: str) -> None:
         try:
             frame = get_dataset()
             budget = PureDP(value) if state.budget_kind == "pure" else ZCDP(value)
-            header = dataclasses.replace(
-                pipeline.plan_header(state, budget),
-                spec=GroupingSpec(by=(column,)),
-                label="",
+            spec = GroupingSpec(by=(column,))
+            header = PlanHeader(  # the data's identity as every release records it
+                dataset=pipeline.dataset_ref(state, spec), spec=spec, budget=budget, label="",
                 level=0.95,
-            )  # the data's identity as every release records it
+            )  # fmt: skip
             plan = EdgesPlan(column_values(frame, column), header, column, buckets, (low, high))
             ledger = open_ledger()
         except (NeedsRowsInMemory, ValueError, TypeError) as exc:  # the ledger's error too

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.release import ReleasePlan
+from dpcore.release import ReleasePlan, nothing_informative
+from strata_ui.style import plain_number
 from strata_ui.text import as_written
 from strata_ui.widgets import table_height
 
@@ -24,8 +25,10 @@ def _preview(key: str, _plan: ReleasePlan) -> pd.DataFrame:
     return _plan.preview()
 
 
-def render_preview(plan: ReleasePlan, key: str) -> None:
-    """The plan's :meth:`preview` as a table, labelled as the curator's view; never exported."""
+def render_preview(plan: ReleasePlan, key: str) -> str | None:
+    """The plan's :meth:`preview` as a table, labelled as the curator's view; never exported.
+    Returns the sentence of :func:`~dpcore.release.nothing_informative` when the commit would
+    publish nothing informative (the page then refuses it), else None."""
     st.markdown("**What this commit would publish, per group**")
     with st.spinner("Simulating a few releases (no budget spent)…"):
         table = _preview(key, plan)
@@ -45,7 +48,7 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
     ]
     # Three significant digits, and a dash where a withheld row has no error or interval (a
     # number column would print "None").
-    shown[numbers] = shown[numbers].map(lambda x: "—" if pd.isna(x) else f"{x:.3g}")
+    shown[numbers] = shown[numbers].map(lambda x: "—" if pd.isna(x) else f"{plain_number(x, 3)}")
     st.dataframe(
         shown, hide_index=True, width="stretch", height=table_height(len(shown), limit=1_100),  # 30 rows
         column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
@@ -64,3 +67,4 @@ def render_preview(plan: ReleasePlan, key: str) -> None:
         + (f"; {withheld} row(s) would or might be withheld, for the reasons above." if withheld
            else "; no row would be withheld.")
     )  # fmt: skip
+    return nothing_informative(table)

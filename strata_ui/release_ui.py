@@ -11,7 +11,14 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses import REGISTRY
-from dpcore.foundations.accounting import SYMBOLS, ZCDP, Budget, exact_components, format_components
+from dpcore.foundations.accounting import (
+    SYMBOLS,
+    ZCDP,
+    Budget,
+    charge_of,
+    exact_components,
+    format_components,
+)
 from dpcore.foundations.ledger import (
     Ledger,
     LedgerDataset,
@@ -21,6 +28,7 @@ from dpcore.foundations.ledger import (
 from dpcore.release import (
     ReleasePlan,
     ReleaseRecord,
+    nothing_published,
     small_groups_statement,
     to_csv,
     to_json,
@@ -38,6 +46,7 @@ from strata_ui.data import history_table
 from strata_ui.report import html_report
 from strata_ui.roles import Action
 from strata_ui.static_image import static_image_available
+from strata_ui.style import by_interval_width, plain_number, written_or_dash
 from strata_ui.text import as_text, as_written
 
 OTHER_DATA_KEY = "release.other_data"
@@ -89,23 +98,46 @@ def figure_for(record: ReleaseRecord):
     return figure
 
 
+def charge_text(cost: Budget) -> str:
+    """What ``cost`` takes from a zCDP ledger, in plain numbers: ``ρ = 0.5``."""
+    return f"ρ = {plain_number(charge_of(cost))}"
+
+
 def render_record(record: ReleaseRecord, key: str) -> None:
-    """A release's DP outputs as a table and a chart, then its four downloads."""
+    """A release's DP outputs as a table and a chart, then its four downloads; a release that
+    withheld every output says so in one sentence, with no empty chart."""
+    if (sentence := nothing_published(record.outputs)) is not None:
+        st.warning(sentence, icon=":material/visibility_off:")
+        render_downloads(record, key)
+        return
     ui = _ui_of(record)
     if ui is not None and ui.render_record(record, key):
         return
-    st.dataframe(
-        record.frame.rename(columns=OUTPUT_COLUMNS),
-        hide_index=True,
-        height="auto",
-        column_config={"public share": st.column_config.NumberColumn(format="%.4f")},
-    )
+    st.dataframe(released_table(record.frame), hide_index=True, height="auto")
     st.plotly_chart(figure_for(record), key=f"{key}.chart")
     st.caption(
         f"{as_written(release_summary(record))} The intervals are {record.metadata['intervals']}."
     )
     render_small_groups(record)
     render_downloads(record, key)
+
+
+VALUE_COLUMNS = ("estimate", "low", "high")
+SHARE_COLUMNS = ("public_share", "noisy_share")
+
+
+def released_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """A release's rows as people read them: each estimate and its interval ends with the
+    decimals its interval's width supports and thousands separators (31,491 rather than
+    31490.6899), shares to three significant digits, "—" for what was not released."""
+    if {"low", "high"} <= set(frame):
+        widths = pd.to_numeric(frame["high"]) - pd.to_numeric(frame["low"])
+    else:
+        widths = pd.Series(math.nan, index=frame.index)
+    written = by_interval_width(frame, VALUE_COLUMNS, widths)
+    for column in (c for c in SHARE_COLUMNS if c in frame):
+        written[column] = written_or_dash(frame[column])
+    return written.rename(columns=OUTPUT_COLUMNS)
 
 
 def render_small_groups(record: ReleaseRecord) -> None:
@@ -139,6 +171,20 @@ def render_exact_shares_notice(plan: ReleasePlan) -> None:
         "public shares (e.g. census figures) or the release's own noisy group counts on the "
         "Strata page.",
         icon=":material/warning:",
+    )
+
+
+def render_declared_public(plan: ReleasePlan) -> None:
+    """Before a commit, exactly what the release takes as public rather than protects: the
+    sentence that opens every export of it."""
+    facts = plan.declared_public()
+    if not facts:
+        st.markdown("- **Declared public:** nothing; every number released is a DP output.")
+        return
+    st.markdown(
+        "- **Declared public (not protected by differential privacy):** "
+        + "; ".join(map(as_written, facts))
+        + "."
     )
 
 
@@ -266,7 +312,7 @@ def large_budget_warning(cost: Budget) -> str | None:
     """
     if isinstance(cost, ZCDP):
         epsilon = math.sqrt(2 * cost.rho)
-        amount = f"ρ = {cost.rho:g} (as much as ε = {epsilon:.3g} of pure DP)"
+        amount = f"ρ = {cost.rho:g} (as much as ε = {plain_number(epsilon, 3)} of pure DP)"
     else:
         epsilon, amount = cost.epsilon, f"ε = {cost.epsilon:g}"
     if epsilon <= LARGE_EPSILON:
@@ -274,7 +320,7 @@ def large_budget_warning(cost: Budget) -> str | None:
     return (
         f"**A large budget for one release:** {amount}. Above ε = {LARGE_EPSILON:g} the privacy "
         f"promise is weak: what anyone can learn about one person may change their odds by a "
-        f"factor of up to e^{epsilon:.3g} ≈ {_factor_text(epsilon)}. Lower it on the "
+        f"factor of up to e^{plain_number(epsilon, 3)} ≈ {_factor_text(epsilon)}. Lower it on the "
         "Budget page unless your data's owners have agreed to this."
     )
 

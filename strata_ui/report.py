@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from dpcore.release import (
     ReleaseRecord,
+    declared_public_statement,
     groups_statement,
     public_metadata,
     publishes_shares,
@@ -24,6 +25,7 @@ from dpcore.release import (
     small_groups_statement,
 )
 from strata_ui import static_image
+from strata_ui.style import plain_number
 
 MAX_REPORT_ROWS = 200
 """Rows of outputs a report shows (a synthetic dataset may have many more; the CSV has all)."""
@@ -63,13 +65,13 @@ _SETTING_NAMES = {
 
 def html_report(record: ReleaseRecord, figure: go.Figure | None = None) -> str:
     """The report of ``record``: facts, outputs, and ``figure`` (none for an analysis without
-    a chart). Every number in it is a DP output or something the user declared on screen."""
+    a chart). Its first sentence says exactly what the release declared public
+    (:func:`~dpcore.release.declared_public_statement`); every other number is a DP output."""
     title = html.escape(record.metadata["title"])
     metadata = public_metadata(record.metadata)
     parts = [
         f"<h1>{title}</h1>",
-        "<p>Differentially private release. Every number below is a DP output, computed from "
-        "DP outputs, or a setting declared when the release was planned.</p>",
+        f"<p>{html.escape(declared_public_statement(record.metadata))}</p>",
         "<h2>Release</h2>",
         _table(_release_facts(metadata, record)),
         "<h2>Plan</h2>",
@@ -115,10 +117,12 @@ def _release_facts(metadata: dict, record: ReleaseRecord) -> list[tuple[str, obj
 def _cost(budget: dict) -> str:
     """A release's cost in words: its own accounting, then its (ε, δ) equivalents."""
     own = ", ".join(
-        f"{_symbol(k)} = {v:.4g}" for k, v in budget.items() if k in ("epsilon", "delta", "rho")
+        f"{_symbol(k)} = {plain_number(v, 4)}"
+        for k, v in budget.items()
+        if k in ("epsilon", "delta", "rho")
     )
     equivalents = "; ".join(
-        f"ε = {pair['epsilon']:.4g} with δ = {pair['delta']:.0e}"
+        f"ε = {plain_number(pair['epsilon'], 4)} with δ = {pair['delta']:.0e}"
         for pair in budget.get("approx_dp", [])
         if pair["delta"] > 0
     )
@@ -198,14 +202,14 @@ def _cell(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return html.escape(f"{value:.6g}")
+        return html.escape(f"{plain_number(value, 6)}")
     return html.escape(str(value))
 
 
 def _outputs_table(record: ReleaseRecord) -> str:
     frame = pd.DataFrame(record.outputs)
     shown = frame.head(MAX_REPORT_ROWS).to_html(
-        index=False, float_format="%.6g", escape=True, na_rep="—"
+        index=False, float_format=plain_number, escape=True, na_rep="—"
     )
     if len(frame) <= MAX_REPORT_ROWS:
         return shown

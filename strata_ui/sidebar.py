@@ -3,6 +3,8 @@ use, the project's ledger and the budget left in it, and workshop mode."""
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from dpcore.engines import EngineError
@@ -13,6 +15,7 @@ from strata_ui.ledger_ui import render_people_loss, render_sidebar_line
 from strata_ui.roles import Action, User
 from strata_ui.sign_in import render_who
 from strata_ui.state import get_state, open_ledger
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.uploads import restore_demo
 
@@ -83,16 +86,21 @@ def render_remaining_budget(ledger: Ledger) -> None:
     left, whole = remaining[key], total[key]
     st.metric(
         f"{SYMBOLS[key]} remaining",
-        f"{left:.4g} of {whole:.4g}",
+        f"{plain_number(left)} of {plain_number(whole)}",
         help=f"Privacy budget left in ledger “{as_text(ledger.name)}”, total {ledger.granted()}.",
     )
     st.progress(min(max(left / whole, 0.0), 1.0), text=f"{left / whole:.0%} of the budget left")
     if left <= 0:
         st.caption("Budget used up: this ledger allows no more releases.")
+    elif key == "rho" and get_state().budget_kind == "pure":
+        # In the Budget page's own language: an ε release is charged ρ = ε²/2.
+        st.caption(
+            f"Room for one more release of up to ε = {plain_number(math.sqrt(2 * left), 3)}."
+        )
     elif key == "rho":
         delta = constants.DISPLAY_DELTA
         epsilon = ZCDP(left).to_approx_dp(delta).epsilon
-        st.caption(f"Equivalent to (ε = {epsilon:.3g}, δ = {format_delta(delta)})-DP.")
+        st.caption(f"Equivalent to (ε = {plain_number(epsilon, 3)}, δ = {format_delta(delta)})-DP.")
 
 
 def format_delta(delta: float) -> str:
@@ -109,14 +117,22 @@ def _render_dataset() -> None:
     except EngineError as exc:  # data opened earlier, since moved or changed
         st.error(f"{as_text(state.dataset_name)}: {as_written(exc)}", icon=":material/error:")
         return
-    where = (
-        "" if state.source is None else f"  \nread where it lies, {as_written(state.source.place)}"
-    )
-    st.markdown(f"{as_text(state.dataset_name)}  \n{shape}{where}")
+    st.markdown("  \n".join(_dataset_lines(state.dataset_name, state.source, shape)))
     st.caption(
         "The address bar keeps your choices, so a refresh or a copied link brings them back. "
         "It holds what you chose and a file's name, never the data."
     )
+
+
+def _dataset_lines(name: str, source, shape: str) -> list[str]:
+    """The dataset's name, shape and, for data read where it lies, the place — said once: a
+    folder's name is its path, which the place already gives."""
+    if source is None:
+        return [as_text(name), shape]
+    place = f"read where it lies, {as_written(source.place)}"
+    if name in source.place:
+        return [shape, place[0].upper() + place[1:]]
+    return [as_text(name), shape, place]
 
 
 def _render_budget() -> None:

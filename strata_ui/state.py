@@ -50,7 +50,9 @@ class AppState:
     """Choices a user has made in this browser session that every page shares.
 
     Defaults give sensible results on the demo data: groups by race × sex at ε = 1 (each
-    analysis' own defaults are in its settings dataclass).
+    analysis' own defaults are in its settings dataclass), and nothing about the groups'
+    sizes published without noise: the groups are a declared list, and their shares the
+    release's own noisy counts.
     """
 
     # What to estimate: the name of an analysis in dpcore.analyses.REGISTRY
@@ -73,19 +75,26 @@ class AppState:
     # Strata
     strata_columns: list[str] = field(default_factory=lambda: ["race", "sex"])
     bucket_edges: dict[str, list[float]] = field(default_factory=dict)
-    group_list: Literal["data", "declared"] = "data"  # where the list of groups comes from
+    # Where the list of groups comes from: declared (prefilled from the data, said to be treated
+    # as public) by default, so that a release that keeps sizes private has a fixed list.
+    group_list: Literal["data", "declared"] = "declared"
     declared_categories: dict[str, list[str]] = field(default_factory=dict)  # per column
     codebook_columns: list[str] = field(default_factory=list)  # lists loaded from a codebook
     min_group_size: int = 2
     small_groups: Literal["merge", "drop", "keep"] = "merge"
-    share_source: Literal["data", "table", "holdout", "noisy_counts"] = "data"
+    # Private by default: the release's own noisy counts (paid with it, DP); the data's exact
+    # counts are published only when the Strata page declares them public.
+    share_source: Literal["data", "table", "holdout", "noisy_counts"] = "noisy_counts"
     share_table: dict[str, float] = field(default_factory=dict)
     holdout_fraction: float = 0.1
     # Budget
     budget_kind: Literal["pure", "zcdp"] = "pure"
     epsilon: float = constants.EPSILON_DEFAULT
     rho: float = 0.5
-    # Compare (simulation only; never spends budget)
+    # Compare (simulation only; never spends budget): its own ε and ρ once moved there (None:
+    # the Budget page's), carried over to the Budget page only when the user asks
+    compare_epsilon: float | None = None
+    compare_rho: float | None = None
     replicates: int = constants.MC_REPLICATES_DEFAULT
     seed: int = 0
     # Release

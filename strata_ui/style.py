@@ -3,11 +3,16 @@ colours and group labels wrapped for an axis; and text from a user's file shown 
 
 from __future__ import annotations
 
+import math
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
+import pandas as pd
+
+from dpcore.foundations.labels import MAX_DECIMALS
+from dpcore.foundations.labels import plain_number as plain_number  # one home, shared here
 from strata_ui.text import chart_text
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -93,3 +98,38 @@ def three_digits(x: float) -> str:
     if not 1e-3 <= abs(rounded) < 1e6:
         return f"{x:.3g}"
     return f"{rounded:,.0f}" if rounded.is_integer() else f"{rounded:,}"
+
+
+def decimals_for(width: float) -> int:
+    """Decimals that show an estimate as precisely as an interval of ``width`` can tell it:
+    two significant digits of the width (±1,030 → none; ±2.3 → one; ±0.04 → three)."""
+    if not (math.isfinite(width) and width > 0):
+        return 2
+    return min(max(1 - math.floor(math.log10(width)), 0), MAX_DECIMALS)
+
+
+def at_precision(x: float, width: float) -> str:
+    """``x`` with the decimals an interval of ``width`` supports (:func:`decimals_for`), with
+    thousands separators: 31,490.6899 with a width of 2,060 → ``31,491``."""
+    return f"{x:,.{decimals_for(width)}f}"
+
+
+def by_interval_width(
+    table: pd.DataFrame, values: Sequence[str], widths: pd.Series
+) -> pd.DataFrame:
+    """``table`` written for reading: in each row the ``values`` columns (an estimate and its
+    interval ends) as text with the decimals that row's interval width supports
+    (:func:`at_precision`), "—" where a value is missing (a table shows a missing cell as
+    "None" whatever its format). ``widths`` is indexed like ``table`` (NaN: two decimals)."""
+    written = table.copy()
+    for column in (c for c in values if c in table):
+        written[column] = [
+            "—" if pd.isna(value) else at_precision(float(value), float(width))
+            for value, width in zip(table[column], widths, strict=True)
+        ]
+    return written
+
+
+def written_or_dash(values: pd.Series, digits: int = 3) -> list[str]:
+    """Each of ``values`` in plain notation to ``digits`` significant digits, "—" if missing."""
+    return ["—" if pd.isna(v) else plain_number(float(v), digits) for v in values]

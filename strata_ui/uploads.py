@@ -18,6 +18,7 @@ from dpcore.foundations.io import explain_columns, load_table
 from strata_ui import engine_sources, roles
 from strata_ui.analyses import every
 from strata_ui.state import AppState
+from strata_ui.style import plain_number
 
 DEMO_FINGERPRINT = "demo"
 DEMO_STRATA_COLUMNS = ("race", "sex")
@@ -113,7 +114,7 @@ def _reset_groups(state: AppState) -> None:
     column: another dataset's categories are no list of this one's groups."""
     state.forget_person_column()
     state.bucket_edges, state.share_table = {}, {}
-    state.group_list, state.declared_categories, state.codebook_columns = "data", {}, []
+    state.group_list, state.declared_categories, state.codebook_columns = "declared", {}, []
 
 
 def _reset_analyses(*, demo: bool) -> None:
@@ -149,12 +150,12 @@ def parse_edges(text: str, column: str) -> list[float]:
     for low, high in zip(edges, edges[1:], strict=False):
         if high <= low:
             raise ValueError(
-                f"Bucket edges for `{column}` must increase from left to right, but {high:g} "
-                f"follows {low:g}. Example: 25, 35, 50, 65."
+                f"Bucket edges for `{column}` must increase from left to right, but {plain_number(high, 6)} "
+                f"follows {plain_number(low, 6)}. Example: 25, 35, 50, 65."
             )
     return edges
 
 
 def format_edges(edges: list[float]) -> str:
     """The inverse of :func:`parse_edges`, for pre-filling a text box."""
-    return ", ".join(f"{e:g}" for e in edges)
+    return ", ".join(f"{e:g}" for e in edges)  # no separators: a comma splits edges

@@ -73,10 +73,11 @@ __all__ = [
 
 SHARED_FIELDS = (
     "analysis", *GROUPING_FIELDS, *PERSON_FIELDS, "budget_kind", "epsilon", "rho",
-    "replicates", "seed", "release_level", "release_label",
+    "compare_epsilon", "compare_rho", "replicates", "seed", "release_level", "release_label",
 )  # fmt: skip
-"""What the address carries of :class:`AppState`: what the user chose on the pages. Not the
-data, its fingerprint or notes. The ledger (:data:`LEDGER_PARAM`) and workshop mode
+"""What the address carries of :class:`AppState`: what the user chose on the pages (the
+Compare page's own ε and ρ too, apart from the Budget page's). Not the data, its fingerprint
+or notes. The ledger (:data:`LEDGER_PARAM`) and workshop mode
 (:data:`~strata_ui.constants.WORKSHOP_QUERY_KEY`) have parameters of their own."""
 LEDGER_PARAM = "ledger"
 """The ledger in use, by its name, when it is not the default: a refresh goes on charging the

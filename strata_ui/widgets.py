@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitDuplicateElementKey
 
-from dpcore.foundations.errors import NotChosenYet
+from dpcore.foundations.errors import NeedsFixedShares, NotChosenYet
 from dpcore.release import Progress
 from strata_ui import constants
 from strata_ui.group_selection import (
@@ -174,14 +175,34 @@ def _no_index(name: str) -> int | None:
     return None if name == "selectbox" else 0
 
 
-def show_error(exc: Exception, *, icon: str = ":material/error:", prefix: str = "") -> None:
+def show_error(
+    exc: Exception, *, icon: str = ":material/error:", prefix: str = "", suffix: str = ""
+) -> None:
     """A failure as the user should read it: something not entered yet
     (:class:`~dpcore.foundations.errors.NotChosenYet`, a normal starting state) as a blue hint, anything
     else as a red error. ``prefix`` starts the message (e.g. "The release is not ready: ")."""
     if isinstance(exc, NotChosenYet):
         st.info(f"{prefix}{as_written(exc)}", icon=":material/info:")
+    elif isinstance(exc, NeedsFixedShares):
+        _offer_exact_counts(f"{prefix}{as_written(exc)}")
     else:
-        st.error(f"{prefix}{as_written(exc)}", icon=icon)
+        st.error(f"{prefix}{as_written(exc)}{suffix}", icon=icon)
+
+
+def _offer_exact_counts(message: str) -> None:
+    """An estimator that treats group sizes as public, with the private default shares: say so,
+    and offer the one-click choice the user may make, with what it publishes."""
+    st.warning(message, icon=":material/lock_open:")
+    try:
+        clicked = st.button(
+            "Declare the data's own group counts public (publishes each group's exact size)",
+            key="shares.declare_exact_counts", icon=":material/public:",
+        )  # fmt: skip
+    except StreamlitDuplicateElementKey:  # the same refusal twice on a page: one button will do
+        return
+    if clicked:
+        get_state().share_source = "data"
+        st.rerun()
 
 
 def show_problems(problems: Sequence[Any]) -> None:
@@ -191,24 +212,6 @@ def show_problems(problems: Sequence[Any]) -> None:
             st.error(problem.message, icon=":material/error:")
         else:
             st.info(problem.message, icon=":material/info:")
-
-
-def budget_slider(key: str) -> tuple[str, float]:
-    """The Budget page's ε or ρ on a log slider, for a Compare page; returns (symbol, value).
-
-    Moving it moves the session's budget (the Budget page shows the same value).
-    """
-    state = get_state()
-    pure = state.budget_kind == "pure"
-    options, symbol, field_name = (
-        (constants.EPSILON_OPTIONS, "ε", "epsilon") if pure else (constants.RHO_OPTIONS, "ρ", "rho")
-    )
-    chosen = log_slider(
-        f"{symbol} per release (log scale)", state, field_name, options=options,
-        key=f"{key}.{state.budget_kind}",
-        help="The same budget as on the Budget page: smaller means more privacy and more noise.",
-    )  # fmt: skip
-    return symbol, chosen
 
 
 def nearest(options: Sequence[float], value: float) -> float:

@@ -91,3 +91,34 @@ def survey_frame(n: int = 2000, seed: int = 41) -> pd.DataFrame:
 def survey_csv(n: int = 2000, seed: int = 41) -> bytes:
     """:func:`survey_frame` as the bytes of a CSV file (blanks as empty fields)."""
     return survey_frame(n, seed).to_csv(index=False).encode()
+
+
+def tiny_groups_survey_frame(n: int = 2000, seed: int = 7) -> pd.DataFrame:
+    """A survey unlike the demo data, as new users bring it: ``income`` in money with blank
+    cells, an ``age`` whose youngest bucket (under 18) earns exactly 0, a categorical
+    ``education`` with blanks, 0/1 ``employed`` and ``hours``, and a ``region`` with groups of
+    1 and 2 people beside large ones (seeded)."""
+    rng = np.random.default_rng(seed)
+    big = n - 3
+    region = np.concatenate(
+        [rng.choice(["North", "South", "East"], size=big, p=[0.45, 0.35, 0.2]),
+         ["Islands", "Islands", "Outpost"]]
+    )  # fmt: skip
+    age = rng.integers(14, 80, size=n)
+    employed = (rng.random(n) < 0.7) & (age >= 18)
+    hours = np.where(employed, rng.integers(10, 61, size=n), 0)
+    income = np.where(age >= 18, np.round(rng.lognormal(10.4, 0.6, size=n), 2), 0.0)
+    income[rng.random(n) < 0.06] = np.nan  # blanks: answers left out
+    education = rng.choice(["school", "college", "degree"], size=n).astype(object)
+    education[rng.random(n) < 0.05] = None
+    return pd.DataFrame(
+        {
+            "region": pd.Series(region, dtype="str"),
+            "sex": pd.Series(rng.choice(["Female", "Male"], size=n), dtype="str"),
+            "age": age,
+            "education": pd.Series(education, dtype="str").where(pd.notna(education), None),
+            "employed": employed.astype(int),
+            "hours": hours,
+            "income": income,
+        }
+    )

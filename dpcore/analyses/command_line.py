@@ -306,6 +306,10 @@ class AnalysisCli(ABC, Generic[SettingsT]):
     plans_on_engines: ClassVar[bool] = False
     """Whether its planner takes the statistics an engine computes (files of any size, a Spark
     table); False when it plans from the rows of one file read into memory."""
+    plans_beyond_one_file: ClassVar[bool] = False
+    """Whether a planner that reads one file's rows into memory also takes an engine's
+    statistics where there is no one file to read (a folder of Parquet parts, a Spark table) or
+    ``--engine`` or ``--person`` is given."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add the analysis' own options (none by default)."""

@@ -19,7 +19,7 @@ from decimal import Decimal, localcontext
 from typing import ClassVar, Literal
 
 from dpcore.foundations.errors import BudgetKindError
-from dpcore.foundations.validation import open_unit_interval, positive_number
+from dpcore.foundations.validation import open_unit_interval, positive_number, shown
 
 Kind = Literal["pure", "approx", "zcdp"]
 
@@ -158,7 +158,7 @@ def check_budget(name: str, value: object) -> Budget:
     if not isinstance(value, PureDP | ApproxDP | ZCDP):
         raise TypeError(
             f"`{name}` must be a PureDP, ApproxDP or ZCDP budget, got {type(value).__name__} "
-            f"{value!r}"
+            f"{shown(value)}"
         )
     return value
 
@@ -223,6 +223,22 @@ def pure_epsilon_within(rho: float) -> float:
     while exact_components(PureDP(epsilon), "zcdp")["rho"] > limit:
         epsilon = math.nextafter(epsilon, 0.0)
     return epsilon
+
+
+def charge_of(cost: Budget) -> float:
+    r"""The ρ a release of exact cost ``cost`` is charged in a zCDP ledger: ρ itself, or
+    :math:`\rho = \varepsilon^2/2` for a pure ε-DP cost (Bun & Steinke 2016, Prop. 1.4).
+
+    This is the budget language's one rule: a user's control (ε or ρ) is the most any release
+    may be charged — ρ, or ε²/2 — and every analysis is calibrated to spend exactly that, but
+    for a Gaussian calibrated to (ε, δ) (the ratio's, Miao & Li 2022 eq. 5), which adds more
+    noise and is charged its exact, smaller ρ. An (ε, δ) cost has no ρ: refused."""
+    if isinstance(cost, ApproxDP):
+        raise ValueError(
+            f"an (ε, δ) cost has no exact ρ to charge a zCDP ledger, got {cost}; price the "
+            "mechanism's noise in ρ instead"
+        )
+    return float(exact_components(check_budget("cost", cost), "zcdp")["rho"])
 
 
 def as_zcdp(budget: Budget, mechanism: str) -> ZCDP:

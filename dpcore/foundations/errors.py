@@ -13,6 +13,7 @@ from typing import Literal
 __all__ = [
     "BudgetKindError",
     "ClassicGaussianRangeError",
+    "NeedsFixedShares",
     "NotChosenYet",
     "Problem",
     "SettingsError",
@@ -47,6 +48,13 @@ class ClassicGaussianRangeError(ValueError):
     def __init__(self, message: str, *, epsilon: float) -> None:
         super().__init__(message)
         self.epsilon = epsilon
+
+
+class NeedsFixedShares(ValueError):
+    """An analysis that treats every group's size as public (its paper's privacy model: CoinPress,
+    GVDP) was asked to recombine with the release's own noisy counts, the private default. It
+    needs fixed shares: a public table, a holdout split, or the data's own counts declared
+    public — a choice the user makes, with its consequence, never one made for them."""
 
 
 class NotChosenYet(ValueError):

@@ -67,3 +67,18 @@ def list_labels(labels: Sequence[str]) -> str:
 def labels_repr(labels: Sequence[str], shown: int = 5) -> str:
     """The first ``shown`` labels for a ``repr``, with ``...`` when there are more."""
     return f"{list(labels[:shown])!r}{' ...' if len(labels) > shown else ''}"
+
+
+MAX_DECIMALS = 12
+"""Decimals a plain number never exceeds (a budget of 1e-12 still reads as digits)."""
+
+
+def plain_number(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits in plain notation with thousands separators, as
+    people write numbers: 31,490.69 → ``31,491``, 5e+03 → ``5,000``, 0.0026 → ``0.0026``;
+    never ``e+`` or ``e-`` notation, no trailing zeros."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    decimals = min(max(digits - 1 - math.floor(math.log10(abs(x))), 0), MAX_DECIMALS)
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from dpcore.foundations.errors import ClassicGaussianRangeError
-from dpcore.foundations.validation import as_rng, open_unit_interval, positive_number
+from dpcore.foundations.validation import as_rng, open_unit_interval, positive_number, shown
 
 GaussianMethod = Literal["classic", "analytic"]
 NoiseKind = Literal["simulation", "secure"]
@@ -294,7 +294,7 @@ class SecureNoise:
         dp.enable_features("contrib")
         values = np.asarray(values, dtype=float)
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"`values` must be finite before noise is added, got {values!r}")
+            raise ValueError(f"`values` must be finite before noise is added, got {shown(values)}")
         scales = np.broadcast_to(scales, values.shape)
         out = np.empty_like(values)
         domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))

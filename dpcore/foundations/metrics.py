@@ -16,7 +16,7 @@ import pandas as pd
 from scipy.special import bdtr, betaincinv
 
 from dpcore.foundations.grouping import LABEL_SEPARATOR
-from dpcore.foundations.validation import instance_of, positive_int, positive_number
+from dpcore.foundations.validation import instance_of, positive_int, positive_number, shown
 
 ALL_ROWS_LABEL = "All rows"
 """The one group of a :class:`GroupWorkload` without strata columns."""
@@ -28,10 +28,13 @@ def normalized_error(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
     Raises ``ValueError`` when a true value is 0, where the normalized error is undefined.
     """
     truth = np.asarray(truth, dtype=float)
-    if np.any(truth == 0) or not np.all(np.isfinite(truth)):
+    undefined = (truth == 0) | ~np.isfinite(truth)
+    if np.any(undefined):
+        # The count only: the true values are confidential and never go into a message.
         raise ValueError(
-            "normalized error is undefined where the true value is 0 or not finite; got "
-            f"`truth` = {truth!r}. Shift the value column or compare absolute errors instead"
+            "the error relative to the true value is undefined where that value is 0 or not "
+            f"finite, as {int(undefined.sum()):,} of {undefined.size:,} true values are; "
+            "compare absolute errors instead"
         )
     # In place on the one fresh array the subtraction makes: at 1,000 replicates × 5,000 groups
     # each temporary of ``abs(estimate - truth) / abs(truth)`` cost as much as the arithmetic.
@@ -166,7 +169,7 @@ def clopper_pearson(
 def _probability(name: str, value: float) -> float:
     value = float(value)
     if not 0 < value < 1:
-        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {value!r}")
+        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {shown(value)}")
     return value
 
 

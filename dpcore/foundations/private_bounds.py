@@ -72,7 +72,7 @@ import numpy as np
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP, scale
 from dpcore.foundations.mechanisms import NoiseSource, selection_scale
-from dpcore.foundations.validation import finite_number, open_unit_interval, read_only
+from dpcore.foundations.validation import finite_number, open_unit_interval, read_only, shown
 
 __all__ = [
     "BOUNDS_FRACTION",
@@ -125,7 +125,9 @@ def candidate_grid(low: float, high: float, decades: int = GRID_DECADES) -> np.n
     """
     low, high = finite_number("low", low), finite_number("high", high)
     if not low < high:
-        raise ValueError(f"the search range must satisfy low < high, got [{low!r}, {high!r}]")
+        raise ValueError(
+            f"the search range must satisfy low < high, got [{shown(low)}, {shown(high)}]"
+        )
     top = max(abs(low), abs(high))
     magnitudes = top * 10.0 ** (-np.arange(decades * GRID_PER_DECADE + 1) / GRID_PER_DECADE)
     grid = np.unique(np.concatenate([magnitudes, -magnitudes, [0.0, low, high]]))

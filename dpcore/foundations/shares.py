@@ -25,10 +25,16 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.foundations.errors import NotChosenYet
+from dpcore.foundations.errors import NeedsFixedShares, NotChosenYet
 from dpcore.foundations.labels import OTHER_LABEL, list_labels, plural
 from dpcore.foundations.small_groups import NoisyCountRule
-from dpcore.foundations.validation import as_rng, data_frame, open_unit_interval, require_columns
+from dpcore.foundations.validation import (
+    as_rng,
+    data_frame,
+    open_unit_interval,
+    require_columns,
+    shown,
+)
 
 if TYPE_CHECKING:
     from dpcore.foundations.grouping import Grouping
@@ -98,7 +104,7 @@ class PublicShares:
         if values.ndim != 1 or values.size == 0:
             raise ValueError(f"`values` must be a non-empty 1-D array, got shape {values.shape}")
         if not np.all(np.isfinite(values)) or np.any(values < 0):
-            raise ValueError(f"`values` must be finite and >= 0, got {values}")
+            raise ValueError(f"`values` must be finite and >= 0, got {shown(values)}")
         if not math.isclose(float(values.sum()), 1.0, rel_tol=0, abs_tol=1e-9):
             raise ValueError(f"`values` must sum to 1, got a sum of {values.sum()!r}")
         if self.source not in SHARE_SOURCES:
@@ -152,7 +158,7 @@ def share_values(shares: PublicShares | np.ndarray | list[float], k: int) -> np.
     if values.shape != (k,):
         raise ValueError(f"`shares` must have one entry per group ({k}), got shape {values.shape}")
     if not np.all(np.isfinite(values) & (values >= 0)) or not np.isclose(values.sum(), 1.0):
-        raise ValueError(f"`shares` must be nonnegative and sum to 1, got {values!r}")
+        raise ValueError(f"`shares` must be nonnegative and sum to 1, got {shown(values)}")
     return values
 
 
@@ -206,11 +212,12 @@ def shares_from_noisy_counts(
 def require_fixed_shares(shares: PublicShares, analysis: str) -> PublicShares:
     """Refuse shares drawn with a release for an analysis that recombines with fixed ones."""
     if shares.drawn_with_release:
-        raise ValueError(
-            f"{analysis} recombines the groups with fixed public shares, but the Strata page "
-            "takes them from the release's noisy counts, which only the mean with private "
-            "group sizes draws. On the Strata page, take the shares from a public table, a "
-            "holdout split or the data's counts."
+        raise NeedsFixedShares(
+            f"{analysis} treats every group's size as public and recombines the groups with "
+            "fixed shares, but the Strata page takes them from the release's noisy counts, "
+            "which only the mean with private group sizes and synthetic data draw. On the "
+            "Strata page, take the shares from a table of public shares, a holdout split, or "
+            "the data's own counts declared public (each group's exact size is then published)."
         )
     return shares
 
@@ -234,7 +241,7 @@ def shares_from_counts(grouping: Grouping) -> PublicShares:
     return PublicShares(
         values=sizes / sizes.sum(),
         source="data",
-        description="Group counts from the data, treated as public",
+        description="The data's own group counts, declared public",
         labels=tuple(grouping.labels),
     )
 

@@ -133,9 +133,15 @@ class NoisyCountRule:
         pooled = np.where(small, counts, 0.0).sum(axis=-1, keepdims=True)
         return NoisyDecision(kept=~small, merged=small & (pooled >= self.min_size))
 
-    def recombine(self, sums: np.ndarray, counts: np.ndarray) -> NoisyRecombination:
-        """Apply the rule to noisy sums and counts and recombine the released groups."""
+    def recombine(
+        self, sums: np.ndarray, counts: np.ndarray, public_range: tuple[float, float]
+    ) -> NoisyRecombination:
+        """Apply the rule to noisy sums and counts and recombine the released groups, each
+        group's and the pooled group's mean first clamped into ``public_range`` (where every
+        true mean lies: post-processing), so that the whole is the share-weighted sum of the
+        means a release publishes (AAAI 2024, eq. 4)."""
         sums, counts = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+        low, high = public_range
         decision = self.decide(counts)
         kept_weight = np.where(decision.kept, np.maximum(counts, 0.0), 0.0)
         other_count = decision.pooled(counts)  # ≥ N ≥ 1 wherever the pooled group exists
@@ -143,9 +149,11 @@ class NoisyCountRule:
         with np.errstate(invalid="ignore", divide="ignore"):
             scale = np.where(total > 0, 1.0 / np.where(total > 0, total, 1.0), np.nan)
             other_mean = np.where(
-                decision.has_other, decision.pooled(sums) / np.maximum(other_count, 1.0), np.nan
+                decision.has_other,
+                np.clip(decision.pooled(sums) / np.maximum(other_count, 1.0), low, high),
+                np.nan,
             )
-        means = sums / np.maximum(counts, 1.0)
+        means = np.clip(sums / np.maximum(counts, 1.0), low, high)
         shares = kept_weight * scale[..., None]
         other_share = other_count * scale
         whole = (shares * means).sum(axis=-1) + np.where(

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 from scipy.special import digamma, gammaincinv
 
-from dpcore.foundations.validation import positive_int, positive_number
+from dpcore.foundations.validation import positive_int, positive_number, shown
 
 # Shares this even are indistinguishable from equal groups; both fits report at most this α.
 ALPHA_MAX = 1e3
@@ -53,16 +53,20 @@ def observed_log_sizes(sizes: np.ndarray) -> float:
     r""":math:`\sum_i\log|G_i|` for actual group sizes, to mark a dataset on the Figure 1 plot."""
     sizes = np.asarray(sizes, dtype=float)
     if sizes.ndim != 1 or np.any(sizes < 1):
-        raise ValueError(f"`sizes` must be a 1-D array of group sizes >= 1, got {sizes!r}")
+        raise ValueError(f"`sizes` must be a 1-D array of group sizes >= 1, got {shown(sizes)}")
     return float(np.log(sizes).sum())
 
 
 def _validate_shares(shares: np.ndarray) -> np.ndarray:
     values = np.asarray(shares, dtype=float)
     if values.ndim != 1 or values.size < 2:
-        raise ValueError(f"`shares` must be a 1-D array of at least 2 group shares, got {shares!r}")
+        raise ValueError(
+            f"`shares` must be a 1-D array of at least 2 group shares, got {shown(shares)}"
+        )
     if not np.all(np.isfinite(values) & (values > 0)):
-        raise ValueError(f"`shares` must be finite and > 0 (drop empty groups), got {shares!r}")
+        raise ValueError(
+            f"`shares` must be finite and > 0 (drop empty groups), got {shown(shares)}"
+        )
     return values / values.sum()
 
 

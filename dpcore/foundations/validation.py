@@ -13,18 +13,35 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+from dpcore.foundations.labels import plain_number
+
+
+def shown(value: object) -> str:
+    """``value`` as a message may show it: the repr of a scalar or a short setting, but only
+    the shape of an array, Series or DataFrame, never its values (they may be confidential
+    data, and numpy's ``array([...])`` is no sentence): "an array of 40 numbers"."""
+    if isinstance(value, np.ndarray | pd.Series | pd.Index):
+        return f"an array of {np.size(value):,} value{'' if np.size(value) == 1 else 's'}"
+    if isinstance(value, pd.DataFrame):
+        return f"a table of {value.shape[0]:,} rows and {value.shape[1]:,} columns"
+    if isinstance(value, list | tuple) and len(value) > 8:
+        return f"a list of {len(value):,} values"
+    return repr(value)
+
 
 def real_number(name: str, value: object) -> float:
     """Return ``value`` as a float, raising ``TypeError`` for non-numbers (bools included)."""
     if isinstance(value, bool) or not isinstance(value, Real | np.integer | np.floating):
-        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"`{name}` must be a real number, got {type(value).__name__} {shown(value)}"
+        )
     return float(value)
 
 
 def finite_number(name: str, value: object) -> float:
     x = real_number(name, value)
     if not math.isfinite(x):
-        raise ValueError(f"`{name}` must be a finite number, got {x!r}")
+        raise ValueError(f"`{name}` must be a finite number, got {shown(x)}")
     return x
 
 
@@ -32,7 +49,7 @@ def positive_number(name: str, value: object) -> float:
     """A finite number strictly greater than zero."""
     x = real_number(name, value)
     if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"`{name}` must be a finite number > 0, got {x!r}")
+        raise ValueError(f"`{name}` must be a finite number > 0, got {shown(x)}")
     return x
 
 
@@ -40,7 +57,7 @@ def open_unit_interval(name: str, value: object) -> float:
     """A probability strictly between 0 and 1."""
     x = real_number(name, value)
     if not (0 < x < 1):
-        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {x!r}")
+        raise ValueError(f"`{name}` must be a number with 0 < {name} < 1, got {shown(x)}")
     return x
 
 
@@ -67,7 +84,7 @@ million CoinPress steps used to run for seconds before failing)."""
 def positive_int(name: str, value: object) -> int:
     """A whole number >= 1, and at most its limit in :data:`WHOLE_NUMBER_LIMITS`, if any."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}")
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {shown(value)}")
     key = name.rsplit(".", 1)[-1]  # "bounds.steps" is limited as "steps"
     limit, why = WHOLE_NUMBER_LIMITS.get(key) or WHOLE_NUMBER_LIMITS.get(
         key.rsplit("_", 1)[-1], (None, "")
@@ -90,7 +107,7 @@ def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
         return rng
     if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
-    raise TypeError(f"`rng` must be a numpy Generator, an int seed or None, got {rng!r}")
+    raise TypeError(f"`rng` must be a numpy Generator, an int seed or None, got {shown(rng)}")
 
 
 def data_frame(name: str, value: object) -> pd.DataFrame:
@@ -162,7 +179,7 @@ def numeric_values(frame: pd.DataFrame, parameter: str, column: object) -> np.nd
     with a message naming the ``parameter`` and listing the available columns.
     """
     if not isinstance(column, str):
-        raise TypeError(f"`{parameter}` must be a column name (str), got {column!r}")
+        raise TypeError(f"`{parameter}` must be a column name (str), got {shown(column)}")
     if column not in frame.columns:
         available = ", ".join(str(c) for c in frame.columns)
         raise ValueError(
@@ -194,7 +211,7 @@ def validate_bounds(
     default) within ±:data:`MAX_BOUND_MAGNITUDE` too. An engine's pass that reads values
     unclipped asks for ±the largest double, not public (``public=False``)."""
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise TypeError(f"`{name}` must be a pair (L, U), got {bounds!r}")
+        raise TypeError(f"`{name}` must be a pair (L, U), got {shown(bounds)}")
     low, high = finite_number(f"{name}[0]", bounds[0]), finite_number(f"{name}[1]", bounds[1])
     problem = bounds_problem(low, high, limit=MAX_BOUND_MAGNITUDE if public else math.inf)
     if problem:
@@ -209,8 +226,8 @@ def bounds_problem(low: float, high: float, limit: float = MAX_BOUND_MAGNITUDE) 
         return f"The bounds L and U must be finite numbers, got L = {low:g} and U = {high:g}."
     if not low < high:
         return (
-            f"The lower bound L must be below the upper bound U, got L = {low:g} and "
-            f"U = {high:g}. Fix the bounds to continue."
+            f"The lower bound L must be below the upper bound U, got L = {_bound_text(low)} and "
+            f"U = {_bound_text(high)}. Fix the bounds to continue."
         )
     if max(abs(low), abs(high)) > limit:
         return (
@@ -221,17 +238,23 @@ def bounds_problem(low: float, high: float, limit: float = MAX_BOUND_MAGNITUDE) 
     return None
 
 
+def _bound_text(x: float) -> str:
+    """A bound as people write it (250,000, not 2.5e+05) where that is short; a number beyond
+    the bounds' limit in ``g`` notation (1e+300 rather than 301 digits)."""
+    return plain_number(x, 6) if abs(x) <= MAX_BOUND_MAGNITUDE else f"{x:g}"
+
+
 def check_bucket_edges(column: str, edges: Sequence[float], *, increasing: bool = True) -> None:
     """Public bucket edges of a numeric grouping column: finite, within the bounds limit, and
     (``increasing``) each above the one before (each bucket runs from one edge to the next)."""
     name = f"edges of {column!r}"
-    shown = ", ".join(f"{e:g}" for e in edges[:10]) + (", ..." if len(edges) > 10 else "")
+    listed = ", ".join(f"{e:g}" for e in edges[:10]) + (", ..." if len(edges) > 10 else "")
     if not all(math.isfinite(e) and abs(e) <= MAX_BOUND_MAGNITUDE for e in edges):
         raise ValueError(
-            f"`{name}` must be finite numbers within ±{MAX_BOUND_MAGNITUDE:.0e}, got {shown}"
+            f"`{name}` must be finite numbers within ±{MAX_BOUND_MAGNITUDE:.0e}, got {listed}"
         )
     if increasing and any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
         raise ValueError(
             f"`{name}` must increase from one to the next (each bucket runs from one edge to the "
-            f"next), got {shown}"
+            f"next), got {listed}"
         )

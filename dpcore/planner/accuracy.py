@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp, as_zcdp
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.validation import finite_number, open_unit_interval
 from dpcore.planner.error_shapes import (
     BISECTION_STEPS,
@@ -117,7 +118,11 @@ class AccuracyTarget:
     def describe(self, what: str | None = None) -> str:
         """The target in a sentence; ``what`` names what is within it (default: the noise, or
         the error with the clipping bias)."""
-        within = f"{self.amount:.3g} × its true value" if self.relative else f"{self.amount:g}"
+        within = (
+            f"{plain_number(self.amount, 3)} × its true value"
+            if self.relative
+            else f"{plain_number(self.amount, 6)}"
+        )
         if what is None:
             what = "error (clipping bias included)" if self.include_bias else "noise"
         return f"every estimate's {what} within ±{within} with probability {self.level:.3g}"
@@ -159,6 +164,9 @@ class ErrorModel:
         What the estimates are measured in, for a target's label ("units of the ratio"; empty:
         the value column's units), and an absolute target (±) in those units for a user to start
         from, from public information only (e.g. 2% of the public range of a mean).
+    widest_error
+        The largest error a published estimate can have: the width of the public range for an
+        estimate released inside it (a mean's, clamped into [L, U]); ``inf`` when unbounded.
     check_note
         What the check by simulation (:meth:`~dpcore.analyses.base.Analysis.check_accuracy`)
         scores, in a sentence shown above it.
@@ -178,6 +186,7 @@ class ErrorModel:
     limit_reason: str = ""
     measured_in: str = ""
     typical_half_width: float = 1.0
+    widest_error: float = math.inf
     check_note: str = (
         "Curator preview, not differentially private: simulated releases of the real estimator "
         "on the confidential data, scored against the exact values of the clipped rows (of the "
@@ -272,7 +281,7 @@ class ErrorModel:
         in closed form only a clipping bias at least the target stands in the way."""
         half, bias = self.target_half_widths(target), self._bias(target)
         return tuple(
-            f"{label}: its clipping bias alone is {abs(b):.3g}, at least the target {h:.3g}"
+            f"{label}: its clipping bias alone is {plain_number(abs(b), 3)}, at least the target {plain_number(h, 3)}"
             for label, b, h, need in zip(self.labels, bias, half, needed, strict=True)
             if not np.isfinite(need)
         )

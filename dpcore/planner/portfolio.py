@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, exact_components, format_components
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.validation import instance_of
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel, smallest_budget
 
@@ -130,7 +131,7 @@ class PortfolioSplit:
     def shortfall_lines(self) -> list[str]:
         """One sentence per release that misses its target: by how much, and where."""
         return [
-            f"{share.label}: ±{share.error:.3g} against a target of ±{share.target:.3g} "
+            f"{share.label}: ±{plain_number(share.error, 3)} against a target of ±{plain_number(share.target, 3)} "
             f"({share.worst})"
             for share in self.short
         ]

@@ -45,6 +45,7 @@ from typing import Protocol
 import numpy as np
 
 from dpcore.foundations.accounting import SYMBOLS
+from dpcore.foundations.labels import plain_number
 from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
 
 __all__ = ["ErrorSimulator", "PlannerCost", "SimulatedErrorModel", "duration_text", "log_grid"]
@@ -227,8 +228,8 @@ class SimulatedErrorModel(ErrorModel):
         _, envelope = self._raw_and_envelope(target.level)
         largest = self.budget_at(float(self.grid[-1]))
         return tuple(
-            f"{label}: even at {largest} its simulated error is ±{error:.3g}, above the "
-            f"target ±{h:.3g}"
+            f"{label}: even at {largest} its simulated error is ±{plain_number(error, 3)}, above the "
+            f"target ±{plain_number(h, 3)}"
             for label, error, h, need in zip(self.labels, envelope[-1], half, needed, strict=True)
             if not np.isfinite(need)
         )

@@ -249,6 +249,7 @@ def release(
         "software": _versions(),
         "script": plan.script_body(),
         "intervals": plan.interval_description,
+        "declared_public": plan.declared_public(),
         **({"method": plan.method_sentence()} if hasattr(plan, "method_sentence") else {}),
     }
     note = getattr(plan, "coverage_note", None)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.foundations.accounting import Budget, scale
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.private_bounds import GridCounts, candidate_grid, private_quantile
 from dpcore.foundations.validation import MAX_BOUND_MAGNITUDE, finite_number, instance_of
@@ -84,6 +85,12 @@ class EdgesPlan:
     @property
     def cost(self) -> Budget:
         return self.header.budget
+
+    def declared_public(self) -> list[str]:
+        """The range the edges are searched in (:meth:`~dpcore.release.ReleasePlan.
+        declared_public`); the edges found in it are DP outputs."""
+        low, high = self.search
+        return [f"the search range [{plain_number(low)}, {plain_number(high)}] of `{self.column}`"]
 
     @property
     def alphas(self) -> tuple[float, ...]:

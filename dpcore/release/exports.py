@@ -24,6 +24,7 @@ from dpcore.release.commit import ReleaseRecord
 
 __all__ = [
     "SHARE_COLUMNS",
+    "declared_public_statement",
     "escape_cell",
     "groups_statement",
     "public_metadata",
@@ -49,6 +50,28 @@ def public_metadata(metadata: dict) -> dict:
     return public | {"plan": plan | {"dataset": {"name": plan["dataset"]["name"]}}}
 
 
+def declared_public_statement(metadata: dict) -> str:
+    """The sentence that opens every export: exactly what the release declared public (the
+    plan's :meth:`~dpcore.release.ReleasePlan.declared_public`, recorded at the commit), and
+    that every other number is a DP output or computed from DP outputs."""
+    facts = metadata.get("declared_public")
+    if facts is None:  # a release committed before this was recorded
+        return (
+            "What this release declared public was not recorded; its plan below lists its "
+            "settings, and its numbers are DP outputs or computed from DP outputs."
+        )
+    if not facts:
+        return (
+            "Nothing was declared public for this release: every number below is a DP output "
+            "or computed from DP outputs."
+        )
+    return (
+        f"Declared public for this release, not protected by differential privacy: "
+        f"{'; '.join(facts)}. Every other number below is a DP output or computed from DP "
+        "outputs."
+    )
+
+
 def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
     plan = metadata["plan"]
     budget = metadata["budget"]
@@ -58,6 +81,7 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
                             for e in budget["approx_dp"])  # fmt: skip
     return [
         ("release", metadata["title"]),
+        ("declared_public", declared_public_statement(metadata)),
         ("released_at", metadata["released_at"]),
         ("dataset", plan["dataset"]["name"]),
         ("estimator", json.dumps(_cells_escaped(plan["estimator"]))),
@@ -76,6 +100,7 @@ def _metadata_lines(metadata: dict) -> list[tuple[str, str]]:
         # Bounds found privately: how, and what they cost (the bounds are on every row).
         *([("bounds", json.dumps(plan["bounds"]))] if "bounds" in plan else []),
         ("budget_equivalents", equivalents),
+        *([("rows_per_group", plan["rows_per_group"])] if "rows_per_group" in plan else []),
         ("ledger", f"{metadata['ledger']['name']} (total {metadata['ledger']['total']})"),
         *(
             [("cumulative_loss", metadata["cumulative_loss"]["statement"])]
@@ -200,6 +225,7 @@ def to_csv(record: ReleaseRecord) -> str:
 def to_json(record: ReleaseRecord) -> str:
     """The release as JSON: ``{"metadata": ..., "outputs": [...]}`` (:func:`public_metadata`)."""
     metadata = public_metadata(record.metadata)
+    metadata["declared_public_statement"] = declared_public_statement(record.metadata)
     if publishes_shares(record):
         metadata["shares"] = shares_statement(metadata["plan"]["strata"])
     if (small_groups := small_groups_statement(metadata["plan"]["strata"])) is not None:

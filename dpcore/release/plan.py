@@ -131,9 +131,32 @@ class PlanHeader:
         line = f"**Strata:** {self.by} — {k} groups ({source})"
         return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 
+    def declared_groups(self) -> list[str]:
+        """The list of groups as the release declares it public (none when it is found
+        privately), for :meth:`ReleasePlan.declared_public`."""
+        if self.spec.selects:
+            return []
+        if not self.spec.declared:
+            origin = "every combination present in the data"
+        elif self.spec.categories_source == "data":
+            origin = "prefilled from the data and accepted as public on screen"
+        else:
+            origin = "a declared list (a codebook)"
+        return [f"the list of groups of {self.by} ({origin})"]
+
+    def declared_shares(self) -> list[str]:
+        """The groups' shares as declared public; none when they are the release's own noisy
+        counts (DP outputs)."""
+        return {
+            "data": ["each group's exact share of the rows (the data's own counts)"],
+            "table": ["each group's share, from the table of public shares supplied"],
+            "holdout": ["each group's share of a public holdout split of the rows"],
+            "noisy_counts": [],
+        }[self.spec.share_source]
+
     def exact_shares(self) -> str | None:
         """What group rows publish as their public share when it is read exactly from the data
-        (the Strata page's default, "group counts from the data, treated as public", or a
+        (the Strata page's "the data's own group counts, declared public", or a
         holdout split): not differentially private, so said before a commit. None when the
         shares come from a public table or the release's own noisy counts."""
         if self.spec.share_source == "data":
@@ -284,6 +307,12 @@ class ReleasePlan(Protocol):
     def parameters(self) -> dict: ...
 
     def review_lines(self) -> list[str]: ...
+
+    def declared_public(self) -> list[str]:
+        """Everything the release takes as public rather than protects, each as a phrase (the
+        list of groups, bounds, shares or sizes declared public): said before the commit and
+        first in every export."""
+        ...
 
     # Plans may also have ``method_sentence()``: their method and its public settings in one sentence
     # for a reader (the HTML report's "Method"), where the recorded settings hold values that

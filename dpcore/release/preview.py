@@ -21,7 +21,14 @@ import pandas as pd
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.validation import as_rng, positive_int
 
-__all__ = ["PREVIEW_COLUMNS", "PREVIEW_REPLICATES", "preview_frame", "simulated_preview"]
+__all__ = [
+    "PREVIEW_COLUMNS",
+    "PREVIEW_REPLICATES",
+    "nothing_informative",
+    "nothing_published",
+    "preview_frame",
+    "simulated_preview",
+]
 
 PREVIEW_COLUMNS = ("group", "quantity", "expected_error", "half_width", "withheld")
 """The columns of every preview: the group (or "All"), what is released for it, the typical
@@ -44,6 +51,34 @@ def preview_frame(rows: Sequence[dict]) -> pd.DataFrame:
     for column in ("expected_error", "half_width"):
         frame[column] = pd.to_numeric(frame[column])
     return frame
+
+
+def nothing_informative(preview: pd.DataFrame) -> str | None:
+    """One sentence when a commit would publish nothing informative: every row of its preview
+    (:data:`PREVIEW_COLUMNS`) withheld in every simulated release, with the most common reason;
+    None when something would be published. A commit is then refused: spending budget on a
+    release that shows nothing breaks the budget's promise."""
+    reasons = preview["withheld"]
+    if preview.empty or (reasons == "").any() or reasons.str.startswith("in ").any():
+        return None
+    return (
+        f"Nothing informative would be published: every output of this plan is withheld in "
+        f"every simulated release ({reasons.mode().iloc[0]})."
+    )
+
+
+def nothing_published(outputs: Sequence[dict]) -> str | None:
+    """One sentence when a release, after its noise, withheld every output (each row without an
+    estimate), with the most common reason; None when it published something."""
+    if not outputs or "estimate" not in outputs[0]:  # none, or records (synthetic, sampled)
+        return None
+    if any(row.get("estimate") is not None for row in outputs):
+        return None
+    flags = pd.Series([row.get("flag") or "no estimate" for row in outputs])
+    return (
+        f"After its noise, this release withheld every output ({flags.mode().iloc[0]}): "
+        "nothing informative was published, and the budget it spent stays spent."
+    )
 
 
 def _withheld(flags: pd.Series) -> str:

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest, app_test
 
 from dpcore.analyses import get
 from dpcore.foundations.datasets import load_demo
-from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.grouping import GroupingSpec, codebook_order
 from dpcore.foundations.ledger import Ledger, LedgerRecord, LedgerSummary, list_ledgers
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
@@ -115,11 +115,11 @@ def ledgers() -> dict[str, LedgerSummary]:
 
 
 @functools.cache
-def demo_error_model(analysis: str, settings, by: tuple[str, ...], budget_kind: str | None):
-    """The library's error model of ``analysis`` on the demo grouped ``by`` (built once a
+def demo_error_model(analysis: str, settings, spec: GroupingSpec, budget_kind: str | None):
+    """The library's error model of ``analysis`` on the demo grouped by ``spec`` (built once a
     process: the statistics of some analyses take seconds)."""
     frame, chosen = load_demo(), get(analysis)
-    stats = chosen.statistics(frame, GroupingSpec(by=by).build(frame), settings)
+    stats = chosen.statistics(frame, spec.build(frame), settings)
     kind = {} if budget_kind is None else {"budget_kind": budget_kind}
     return chosen.error_model(stats, settings, **kind)
 
@@ -132,15 +132,49 @@ def demo_budget(
     level: float = 0.95,
     by: tuple[str, ...] = ("race", "sex"),
     budget_kind: str | None = None,
+    spec: GroupingSpec | None = None,
 ):
     """The Plan page's answer on the demo, computed outside the app by the library: the
-    smallest budget whose intervals of ``analysis`` reach ±``half_width`` at ``level``."""
-    model = demo_error_model(analysis, settings, by, budget_kind)
+    smallest budget whose intervals of ``analysis`` reach ±``half_width`` at ``level``, with
+    the groups ``by`` makes in the data or those of ``spec`` (:func:`demo_spec`: the app's
+    default declared list, whose order simulated models follow)."""
+    model = demo_error_model(analysis, settings, spec or GroupingSpec(by=by), budget_kind)
     return smallest_budget(model, AccuracyTarget(half_width, level=level)).budget
 
 
 def state_of(at: AppTest) -> AppState:
     return at.session_state[settings_key(AppState)]
+
+
+def demo_spec(**changes) -> GroupingSpec:
+    """The app's default groups of the demo: race × sex as a declared list prefilled from the
+    data (in the Strata page's order, which seeded simulations per group follow)."""
+    frame = load_demo()
+    categories = tuple(
+        (c, tuple(sorted(frame[c].astype(str).unique(), key=codebook_order)))
+        for c in ("race", "sex")
+    )  # fmt: skip
+    return GroupingSpec(by=("race", "sex"), categories=categories, categories_source="data",
+                        **changes)  # fmt: skip
+
+
+def exact_sizes_public(at: AppTest) -> AppTest:
+    """Group sizes treated as public by the mean and the data's own counts declared public:
+    the setting of tests written before sizes became private by default, kept where they
+    check something else (the planner's mechanics, intervals with sampling error, the notice
+    of exact shares)."""
+    from dpcore.analyses.mean import MeanSettings
+
+    change_settings(at, MeanSettings, n_public=True)
+    return declare_exact_counts(at)
+
+
+def declare_exact_counts(at: AppTest) -> AppTest:
+    """Declare the data's own group counts public, the Strata page's explicit choice (before
+    the page has drawn its radio): what estimators that treat group sizes as public (GVDP,
+    CoinPress) need, and what tests written before sizes became private by default assumed."""
+    state_of(at).share_source = "data"
+    return at
 
 
 def settings_of(at: AppTest, cls: type):

@@ -28,7 +28,7 @@ def refused(at) -> str:
         ("min_group_size", "-5", "-5 is not offered by its control, which takes from 2 to "
          "1,000,000"),
         ("epsilon", "1e9", "1,000,000,000 is not offered by its control, which takes from 0.01 "
-         "to 10"),
+         "to 4.47214"),  # ρ = ε²/2 fills the largest ledger, ρ = 10
         ("epsilon", "NaN", "nan is not a finite number"),
         ("ratio.B", "100000", "which takes from 50 to 1,000"),
         ("gvdp.resamples", "1000", "which takes from 2 to 50"),

@@ -10,7 +10,7 @@ import pytest
 
 from strata_ui.group_selection import FOUND, SMALLEST, WORST
 from strata_ui.state import AppState, settings_key
-from tests.app.helpers import charts, go, start, state_of, text
+from tests.app.helpers import charts, exact_sizes_public, go, start, state_of, text
 
 TEXT_COLUMNS = ["race", "sex", "workclass", "education", "marital_status", "occupation"]
 GROUPS = 2380
@@ -20,9 +20,10 @@ SEARCH_KEY = "mean_view.group_search"
 @pytest.fixture(scope="module")
 def at():
     """The app on Compare with the many-group grouping and the fewest simulated releases."""
-    app = start()
+    app = exact_sizes_public(start())
+    # The groups found in the data (a declared list of every combination would be 151,200).
     app.session_state[settings_key(AppState)] = dataclasses.replace(
-        state_of(app), strata_columns=list(TEXT_COLUMNS), replicates=100
+        state_of(app), strata_columns=list(TEXT_COLUMNS), replicates=100, group_list="data"
     )
     return go(app, "compare")
 

@@ -172,11 +172,13 @@ def test_strata_page_shows_group_sizes_and_figure_1_for_the_demo():
     assert float(alpha) == pytest.approx(values(marker["x"])[0], rel=1e-2)
     assert any("small α" in m.value for m in at.main.markdown)
     assert any("Figure 1" in c.value for c in at.main.caption)
-    assert any("Group counts from the data" in s.value for s in at.main.success)
+    # Private by default: the shares are the release's own noisy counts.
+    assert "The release's own noisy group counts" in text(at.main.success)
 
 
 def test_small_group_policy_is_stated_and_applied():
-    at = strata_page(start())
+    """The exact-size rule, which applies once the data's own counts are declared public."""
+    at = strata_page(start(), share_source="data")
     at.main.number_input[0].set_value(150).run()
     assert any("merged into “Other (merged)”" in i.value for i in at.main.info)
     assert any("Policy: groups with fewer than 150 rows are merged" in c.value for c in at.caption)
@@ -241,7 +243,10 @@ def shares_page() -> AppTest:
 
 
 def load_shares(at: AppTest, data: bytes, name: str = "shares.csv") -> AppTest:
-    at.main.file_uploader[0].set_value((name, data, "text/csv")).run()
+    [shares_file] = [
+        u for u in at.main.file_uploader if u.proto.label.startswith("Fill the table from a CSV")
+    ]
+    shares_file.set_value((name, data, "text/csv")).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -341,9 +346,14 @@ def test_single_group():
 
 
 def test_more_than_5000_groups():
+    """Groups read off the data, or a list prefilled from them (the default): either way the
+    limit is named."""
     rows = "".join(f"p{i},{h}\n" for i in range(6000) for h in (1, 2))
     at = upload(start(), ("id,hours\n" + rows).encode())
     at = strata_page(at, value="hours", strata_columns=["id"])
+    assert "make 6,000 groups, more than the limit of 5,000" in errors(at)
+    assert "take the categories found in the data as public" in errors(at)
+    at.radio(key="strata.group_list").set_value("data").run()
     assert "6,000 groups is more than the limit of 5,000" in errors(at)
 
 
@@ -365,10 +375,9 @@ def test_numeric_grouping_column_needs_public_edges():
 
 
 def test_a_0_1_column_groups_as_it_is_chosen_twice_in_a_row_and_its_list_is_labelled():
-    at = strata_page(start())
-    columns = at.multiselect(key="strata.columns.demo")
+    at = strata_page(start(), group_list="data")
     for choice in (["income_over_50k"], ["sex", "income_over_50k"]):
-        columns.set_value(choice).run()
+        at.multiselect(key="strata.columns.demo").set_value(choice).run()
         assert not at.exception and not at.main.error, errors(at)
         assert state_of(at).strata_columns == choice
         assert not any("bucket edges" in w.value for w in at.main.warning)
@@ -444,9 +453,9 @@ def test_the_small_group_policy_keeps_the_last_of_several_changes():
 
 def test_every_strata_widget_keeps_the_last_of_several_changes():
     at = strata_page(start())
-    columns = at.multiselect(key="strata.columns.demo")
     for choice in (["race"], ["sex"], ["race", "age"]):
-        columns.set_value(choice).run()
+        # Found anew each time: a column's list of categories comes and goes with it.
+        at.multiselect(key="strata.columns.demo").set_value(choice).run()
         assert state_of(at).strata_columns == choice
     edges = at.text_input(key="strata.edges.age.demo")
     for typed, expected in (("30, 50", [30.0, 50.0]), ("25, 65", [25.0, 65.0])):
@@ -500,7 +509,8 @@ def test_a_declared_list_is_prefilled_from_the_data_and_each_edit_sticks():
 
 
 def test_a_declared_category_with_no_rows_is_a_group_kept_or_left_out_by_the_policy():
-    at = strata_page(start())
+    """With exact sizes deciding small groups (the data's counts declared public)."""
+    at = strata_page(start(), share_source="data")
     at.radio(key="strata.group_list").set_value("declared").run()
     sex = categories_of(at, "sex")
     sex.set_value(["Female", "Male", "Another"]).run()
@@ -551,11 +561,16 @@ def test_an_upload_starts_its_groups_from_its_own_data():
     go(at, "app_pages/data.py")
     upload(at, GOOD_CSV)
     state = state_of(at)
-    assert (state.group_list, state.declared_categories, state.codebook_columns) == ("data", {}, [])
+    # A declared list again, prefilled from the new file's own categories.
+    assert (state.group_list, state.declared_categories, state.codebook_columns) == (
+        "declared", {}, [],
+    )  # fmt: skip
 
 
 def test_many_groups_are_warned_about_with_what_they_cost_and_the_warning_goes_with_them():
     at = start("strata")
+    # The warning is about the groups found in the data.
+    at.radio(key="strata.group_list").set_value("data").run()
     columns = at.multiselect[0]
     many = ["workclass", "education", "marital_status", "occupation", "race", "sex"]
     for chosen, warned in ((many, True), (["race", "sex"], False), (many, True)):

@@ -7,17 +7,29 @@ import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
+from dpcore.analyses.mean import MeanSettings
 from dpcore.analyses.mean.estimators import LaplaceMean
 from dpcore.analyses.mean.simulate import monte_carlo, parity_by_replicate
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.shares import shares_from_counts
 from strata_ui import constants
+from strata_ui.analyses.mean.compare import MeanView
 from strata_ui.data import load_demo
-from tests.app.helpers import charts, errors, go, start
+from tests.app.helpers import (
+    change_settings,
+    charts,
+    errors,
+    go,
+    settings_of,
+    start,
+    state_of,
+    text,
+    upload,
+)
+from tests.frames import tiny_groups_survey_frame
 
 REPO = Path(__file__).resolve().parents[2]
-PURE_ERROR = "cannot meet pure ε-DP"
 
 
 def summaries(at: AppTest) -> list[str]:
@@ -62,12 +74,22 @@ def test_moving_the_budget_changes_the_numbers():
     assert charts(at)[2] == sweep_before
 
 
-def test_budget_slider_on_budget_page_reaches_compare():
+def test_the_budget_page_s_epsilon_starts_compare_which_then_keeps_its_own():
+    """Issue 37: the Budget page takes any ε; Compare starts there, and moving Compare's ε
+    leaves the Budget page's alone until the user carries it over."""
     at = start("budget")
-    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    at.number_input(key="budget.epsilon").set_value(2.37).run()
+    assert state_of(at).epsilon == 2.37  # not a slider's stop
     go(at, "compare")
-    assert at.select_slider(key="compare.budget.pure").value == 2.0
-    assert "ε = 2" in " ".join(c.value for c in at.main.caption)
+    assert at.select_slider(key="compare.budget.pure").value == 2.0  # the nearest stop
+    for chosen in (0.5, 3.0):
+        at.select_slider(key="compare.budget.pure").set_value(chosen).run()
+        assert state_of(at).epsilon == 2.37
+        assert f"ε = {chosen:g}" in " ".join(c.value for c in at.main.caption)
+    at.button(key="compare.budget.carry").click().run()
+    assert state_of(at).epsilon == 3.0
+    go(at, "budget")
+    assert at.number_input(key="budget.epsilon").value == 3.0
 
 
 def test_log_axis_toggle_and_vanilla_choice():
@@ -96,19 +118,20 @@ def test_bounds_out_of_order_show_an_error_not_an_exception(low, high):
     assert not at.get("plotly_chart")
 
 
-def test_coinpress_with_pure_epsilon_is_refused_with_the_reason():
+def test_coinpress_at_an_epsilon_budget_runs_at_rho_and_asks_for_public_counts():
+    """One budget language: CoinPress at ε = 1 is charged ρ = ε²/2 = 0.5, as the Laplace mean
+    is. It treats group sizes as public, so with the private default shares it says so and
+    offers the explicit choice; once made, Compare draws."""
     at = start("estimator")
     at.radio(key="mean.estimator").set_value("coinpress").run()
     assert not at.exception
     assert at.slider(key="mean.coinpress_steps").value == 3
-    for page in ("budget", "compare"):
-        go(at, page)
-        assert PURE_ERROR in errors(at)
-    # Switching the budget to ρ fixes it.
     go(at, "budget")
-    at.radio(key="budget.kind").set_value("zcdp").run()
     assert not at.main.error, errors(at)
+    assert "will run at ρ = 0.5 (zCDP)" in text(at.main.caption)
     go(at, "compare")
+    assert "treats group sizes as public" in text(at.main.warning)
+    at.button(key="shares.declare_exact_counts").click().run()
     assert not at.main.error, errors(at)
     assert len(at.get("plotly_chart")) == 3
 
@@ -116,7 +139,10 @@ def test_coinpress_with_pure_epsilon_is_refused_with_the_reason():
 def test_budget_page_shows_equivalents_and_composition_costs():
     at = start("budget")
     text = " ".join(m.value for m in at.main.markdown)
-    assert "ρ = ε²/2 = 0.5-zCDP" in text
+    # One charge, said once: the cost line prices a Laplace mean's ε = 1 as ρ = ε²/2 = 0.5, so
+    # no charge note repeats it (it shows only where the charge reads differently).
+    assert "ε-DP as ρ = ε²/2, so the ledger is charged **ρ = 0.5**" in text
+    assert "is charged **ρ = 0.5** (ρ = ε²/2)" not in text
     table = at.main.dataframe[-1].value
     totals = table[table["part"].str.startswith("Total")]
     assert list(totals["cost"]) == ["ε = 1"] * 3
@@ -124,7 +150,7 @@ def test_budget_page_shows_equivalents_and_composition_costs():
     table = at.main.dataframe[-1].value
     assert "ε = 0.2" in list(table["cost"])
     at.radio(key="budget.kind").set_value("zcdp").run()
-    assert "δ = 1e-6" in " ".join(m.value for m in at.main.markdown)
+    assert "δ = 1e-6" in " ".join(c.value for c in at.main.caption)
     deltas = at.main.dataframe[-2].value
     assert len(deltas) == len(constants.EQUIVALENT_DELTAS)
 
@@ -144,3 +170,27 @@ def test_stratified_beats_vanilla_i_on_parity_error_on_the_demo_data():
     test = stats.mannwhitneyu(parity["stratified"], parity["global_only"], alternative="less")
     assert test.pvalue < 1e-6
     assert np.median(parity["stratified"]) < np.median(parity["global_only"])
+
+
+def test_a_group_whose_true_mean_is_0_switches_compare_to_absolute_errors_without_its_values():
+    """Issue 37: the under-18 band of the survey earns exactly 0, where a relative error is
+    undefined; Compare shows absolute errors with a note instead of crashing with every exact
+    group mean on screen, and keeps the user's choice for data without a zero mean."""
+    at = upload(start(), tiny_groups_survey_frame().to_csv(index=False).encode(), "survey.csv")
+    change_settings(at, MeanSettings, value="income", clip_low=0.0, clip_high=250_000.0)
+    state = state_of(at)
+    state.strata_columns, state.bucket_edges = ["region", "age"], {"age": [18.0, 40.0, 65.0]}
+    state.replicates = 100
+    go(at, "compare")
+    assert not at.exception and not at.main.error, errors(at)
+    assert "A true mean here is 0" in text(at.main.info)
+    forced = at.radio(key="mean_view.measure_forced")
+    assert forced.disabled and forced.value == "absolute"
+    assert settings_of(at, MeanView).measure == "relative"  # the stored choice is kept
+    shown = text(at.main.markdown) + text(at.main.info) + text(at.main.caption)
+    assert "array(" not in shown and "normalized error is undefined" not in shown
+
+    state.strata_columns = ["sex"]  # every group's mean income is above 0
+    go(at, "compare")
+    assert "A true mean here is 0" not in text(at.main.info)
+    assert at.radio(key="mean_view.measure").value == "relative"

@@ -15,9 +15,11 @@ from dpcore.analyses.gvdp import GvdpSettings
 from tests.app.helpers import (
     answers_to_targets,
     charts,
+    declare_exact_counts,
     errors,
     go,
     settings_of,
+    state_of,
     text,
 )
 from tests.app.test_files_on_disk import opened_by_region, released_from_the_files
@@ -43,7 +45,8 @@ def folder(tmp_path) -> Path:
 def gvdp_on(folder: Path):
     """The files opened, grouped by region, GVDP chosen with k = 30 (the demo's k needs more
     rows)."""
-    at = opened_by_region(folder, "gvdp")
+    at = declare_exact_counts(opened_by_region(folder, "gvdp"))  # GVDP's sizes are public
+    at.run()
     assert "needs the rows in memory" not in text(at.main.info)
     for model in ("ols", "mean"):  # each model's k, the last one chosen
         at.radio(key="gvdp.model").set_value(model).run()
@@ -85,6 +88,13 @@ def test_gvdp_runs_estimator_compare_plan_and_release_on_the_files(folder):
     answers = answers_to_targets(at, half_width.key, (12.0, 8.0))
     assert answers[0] != answers[1]
 
+    go(at, "release")
+    # At ρ = 0.5 every group has too few subsets: nothing informative, so no commit (issue 37).
+    assert "Nothing informative would be published" in errors(at)
+    assert at.button(key="release.commit").disabled
+    # The whole ledger's ρ = 2 and twice the subsets (k = 60: 30 per region) inform it.
+    state_of(at).budget_kind, state_of(at).rho = "zcdp", 2.0
+    go(at, "estimator").number_input(key="gvdp.ks.ols").set_value(60).run()
     record = released_from_the_files(at, "aggregate_gvdp")
     metadata = record.payload["metadata"]
     assert metadata["plan"]["estimator"]["class"] == "GvdpPlan"

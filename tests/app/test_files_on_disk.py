@@ -115,7 +115,11 @@ def test_opening_a_folder_shows_its_columns_kinds_and_the_curators_row_count(fol
     }  # fmt: skip
     assert "machine that runs the app" in text(at.main.markdown)
     assert "What next" in text(at.main.markdown)  # the page goes on to the next steps
-    assert f"{3 * ROWS_PER_PART:,} rows" in text(at.sidebar.markdown)
+    sidebar = text(at.sidebar.markdown)
+    assert f"{3 * ROWS_PER_PART:,} rows" in sidebar
+    # The folder's path is said once, in where the rows stay.
+    assert f"Read where it lies, in the files at {folder}" in sidebar
+    assert sidebar.count(str(folder)) == 1, sidebar
     # Only numbers can be averaged.
     assert at.selectbox(key="mean.value").options == ["paid", "age", "hours"]
     # Bounds are still to be typed: the Estimator page asks for them, without an error.
@@ -161,6 +165,7 @@ def test_coinpress_releases_and_simulates_on_the_files(folder):
     [0, 80] every window is the range itself, whose clipped sums the engine already has, so
     its simulations need no rows in memory (a narrower window would need them, and say so)."""
     at = opened(folder)
+    at.radio(key="strata.share_source").set_value("data").run()  # CoinPress's sizes are public
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "budget")
     at.radio(key="budget.kind").set_value("zcdp").run()

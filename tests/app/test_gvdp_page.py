@@ -16,6 +16,7 @@ from strata_ui.data import load_demo
 from tests.app.helpers import (
     charts,
     commit_once,
+    declare_exact_counts,
     errors,
     go,
     release_review,
@@ -29,8 +30,11 @@ from tests.app.helpers import (
 
 
 def start() -> AppTest:
-    """The Estimator page with the general estimator chosen."""
-    return start_with("gvdp")
+    """The Estimator page with the general estimator chosen, the data's own group counts
+    declared public (GVDP treats every group's size as public, paper §2.2)."""
+    at = declare_exact_counts(start_with("gvdp"))
+    at.run()
+    return at
 
 
 def use_frame(at: AppTest, frame, fingerprint: str) -> AppTest:
@@ -66,8 +70,12 @@ def test_the_mean_preview_shows_dp_beside_non_private_with_labelled_charts():
     assert "ρ = ε²/2 = 0.5 from your ε = 1 on the Budget page" in page
     [table] = [d.value for d in at.main.dataframe if "DP estimate" in d.value.columns]
     assert list(table["coefficient"]) == ["hours_per_week"]
-    assert (table["DP low"] < table["DP estimate"]).all()
-    assert (table["Non-private low"] < table["Non-private high"]).all()
+    ends = ["DP estimate", "DP low", "Non-private low", "Non-private high"]
+    number = table[ends].apply(lambda column: column.str.replace(",", "").astype(float))
+    assert (number["DP low"] < number["DP estimate"]).all()
+    assert (number["Non-private low"] < number["Non-private high"]).all()
+    # Written as people read them: no more decimals than the interval's width supports.
+    assert all(len(cell.partition(".")[2]) <= 2 for cell in table["DP estimate"])
 
 
 @pytest.mark.slow
@@ -367,6 +375,17 @@ def test_each_compare_widget_keeps_its_last_value():
     change_twice(at, keyed("select_slider", "gvdp_view.synthetic_factor"), [10.0, 1000.0],
                  view("synthetic_factor"))  # fmt: skip
     assert titles(at) == ["Coverage of the 95% GVDP intervals on the synthetic data, R = 20"]
+
+
+def test_with_private_shares_by_default_gvdp_offers_the_explicit_choice_of_exact_counts():
+    """Issue 37: sizes are private by default; GVDP treats them as public, so it says so and
+    declares the data's own counts public only when the user clicks, which then runs."""
+    at = start_with("gvdp")
+    assert state_of(at).share_source == "noisy_counts"
+    assert "treats every group's size as public" in text(at.main.warning)
+    at.button(key="shares.declare_exact_counts").click().run()
+    assert state_of(at).share_source == "data"
+    assert not at.main.error and "treats every group's size" not in text(at.main.warning)
 
 
 def test_the_box_found_privately_is_chosen_twice_paid_and_reviewed():

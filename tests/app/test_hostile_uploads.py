@@ -84,8 +84,10 @@ def test_a_label_written_as_markdown_or_html_is_shown_as_text():
     assert "click" in specs and "<a href" not in specs and "&lt;a href" in specs
     go(at, "compare")  # the per-group error's sentence names the smallest group
     assert_shown_as_text(at)
-    # A release whose own noisy counts merge every group names them in its small-groups notice.
-    change_settings(at, MeanSettings, n_public=False)
+    # A release whose own noisy counts merge every group names them in its small-groups
+    # notice. It estimates the whole population on its own too: a release that would publish
+    # nothing at all is refused (issue 37).
+    change_settings(at, MeanSettings, n_public=False, strategy="global_and_groups")
     state = state_of(at)
     state.share_source, state.small_groups, state.min_group_size = "noisy_counts", "merge", 1000
     state.group_list, state.declared_categories = "declared", {"g": [BEACON, LINK]}

@@ -19,7 +19,7 @@ from dpcore.analyses.synth import SynthSettings
 from strata_ui.planner import PlannerView
 from strata_ui.portfolio import PlanEntry, PlanOfReleases
 from strata_ui.state import widget_key
-from tests.app.helpers import edit_table, go, settings_of, start, state_of
+from tests.app.helpers import declare_exact_counts, edit_table, go, settings_of, start, state_of
 
 UPPER_BOUND = widget_key(MeanSettings, "clip_high")
 
@@ -44,7 +44,8 @@ def test_a_grouping_chosen_just_before_a_page_change_is_kept():
 def test_a_share_typed_just_before_a_page_change_is_kept_each_time():
     at = start()  # another page, whose run does not send the Strata page's widgets
     state = state_of(at)
-    state.strata_columns, state.share_source = ["sex"], "table"
+    # The groups found in the data, listed by size.
+    state.strata_columns, state.share_source, state.group_list = ["sex"], "table", "data"
     go(at, "strata")
     [table] = at.main.dataframe
     editor = table.proto.id.split("-", 2)[2]  # its key, after Streamlit's "$$ID-<hash>-"
@@ -59,7 +60,8 @@ def test_a_share_typed_just_before_a_page_change_is_kept_each_time():
 
 def analysis(name: str) -> Callable[[], AppTest]:
     def start_with_it() -> AppTest:
-        at = start("estimator")
+        # The data's counts declared public: the general estimator treats sizes as public.
+        at = declare_exact_counts(start("estimator"))
         at.radio(key="estimator.analysis").set_value(name).run()
         return at
 

@@ -306,14 +306,20 @@ def test_workshop_mode_hides_release_and_a_deep_link_spends_nothing():
     assert not ledger.history()
 
 
-def test_workshop_mode_sizes_learn_charts_for_a_projector():
+def test_workshop_mode_shows_one_item_at_a_time_sized_for_a_projector():
+    """On a projector the Learn page draws the item chosen at its top (not in an expander
+    further down), each chart at most a projector's first screen high."""
     at = start("learn", **{WORKSHOP: "true"})
+    assert not at.expander  # no list of expanders to scroll through
+    titles = {item.key: item.title for item in (*all_explainers(), *all_presets())}
     for key in ("epsilon", "stratify", "ratio_ci", "gvdp_bounds", "ratio_table1", "gvdp_ols"):
-        open_item(at, key)
-    for spec in specs(at):
-        layout = json.loads(spec)["layout"]
-        assert layout["height"] <= constants.WORKSHOP_CHART_HEIGHT
-        assert layout["font"]["size"] == constants.WORKSHOP_FONT_SIZE
+        at.selectbox(key="learn.workshop.item").set_value(titles[key]).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert specs(at), key
+        for spec in specs(at):
+            layout = json.loads(spec)["layout"]
+            assert layout["height"] <= constants.WORKSHOP_CHART_HEIGHT
+            assert layout["font"]["size"] == constants.WORKSHOP_FONT_SIZE
 
 
 def test_the_clipping_explainer_puts_typed_and_found_bounds_on_one_curve():

@@ -54,7 +54,7 @@ def test_the_noisy_count_rule_keeps_each_choice_and_survives_a_refresh():
 
 
 def test_without_noisy_count_shares_the_exact_rule_is_said_as_before():
-    at = start("strata", group_list="declared")
+    at = start("strata", group_list="declared", share_source="data")
     assert "Drop them" in at.radio(key="strata.small_groups").options
     assert "rows are merged" in text(at.caption)
     assert not at.dataframe  # no chance table: the exact sizes decide

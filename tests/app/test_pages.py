@@ -88,8 +88,8 @@ def test_sidebar_shows_dataset_and_remaining_budget_from_the_ledger():
     assert "UCI Adult (demo)" in text
     assert "32,561 rows × 10 columns" in text
     assert "0.75" in text
-    epsilon = ZCDP(0.75).to_approx_dp(constants.DISPLAY_DELTA).epsilon
-    assert f"Equivalent to (ε = {epsilon:.3g}, δ = 1e-6)-DP." in text
+    # In the Budget page's own unit, ε (charged as ρ = ε²/2): √(2 × 0.75) ≈ 1.22.
+    assert "Room for one more release of up to ε = 1.22." in text
     assert at.sidebar.progress[0].value == 75
     assert not at.sidebar.error
 

@@ -10,37 +10,41 @@ from streamlit.testing.v1 import AppTest
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.ledger import Ledger
-from strata_ui import constants
 from strata_ui.planner import PlannerView
-from strata_ui.style import rounded_up
+from strata_ui.style import plain_number, rounded_up
 from tests.app.helpers import (
     HOURS_HALF_WIDTH,
     answer_shown,
     change_settings,
+    declare_exact_counts,
     demo_budget,
+    demo_spec,
     errors,
+    exact_sizes_public,
     go,
     start,
     state_of,
     text,
     titles,
+    upload,
 )
+from tests.frames import tiny_groups_survey_frame
 
 
 def expected_epsilon(half_width: float, level: float = 0.95) -> float:
     """The demo's answer, computed outside the app from the same library call."""
-    return demo_budget("mean", MeanSettings(), half_width, level=level).epsilon
+    return demo_budget("mean", MeanSettings(n_public=True), half_width, level=level).epsilon
 
 
 @pytest.fixture
 def plan() -> AppTest:
-    at = start("plan")
+    at = go(exact_sizes_public(start()), "plan")
     assert not at.main.error, errors(at)
     return at
 
 
 def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
-    assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(2.0)):g}"
+    assert answer_shown(plan) == f"ε = {plain_number(rounded_up(expected_epsilon(2.0)))}"
     page = text(plan.main.markdown)
     assert "Set by **Other × Female**" in page
     assert "simulated releases at this budget, **Other × Female** met the target" in page
@@ -52,10 +56,11 @@ def test_the_page_answers_names_the_binding_group_and_checks_itself(plan):
 def test_every_change_of_the_target_sticks(plan):
     for half_width in (1.0, 0.5, 3.0):
         plan.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(half_width)):g}"
+        assert answer_shown(plan) == f"ε = {plain_number(rounded_up(expected_epsilon(half_width)))}"
     for level in (0.9, 0.99):
         plan.select_slider(key="planner_view.level").set_value(level).run()
-        assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(3.0, level)):g}"
+        expected = rounded_up(expected_epsilon(3.0, level))
+        assert answer_shown(plan) == f"ε = {plain_number(expected)}"
     assert not plan.exception
 
 
@@ -65,7 +70,7 @@ def test_a_zero_target_is_explained_and_a_good_one_brings_the_answer_back(plan):
     assert not plan.exception
     plan.number_input(key=HOURS_HALF_WIDTH).set_value(2.0).run()
     assert not plan.main.error
-    assert answer_shown(plan) == f"ε = {rounded_up(expected_epsilon(2.0)):g}"
+    assert answer_shown(plan) == f"ε = {plain_number(rounded_up(expected_epsilon(2.0)))}"
 
 
 def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(plan):
@@ -83,25 +88,43 @@ def test_relative_targets_and_the_clipping_bias_are_labelled_curator_previews(pl
 def test_a_target_the_ledger_cannot_afford_says_what_would_meet_it(plan):
     plan.number_input(key=HOURS_HALF_WIDTH).set_value(0.5).run()
     warnings = text(plan.warning)
-    assert "has only ρ = 2 left" in warnings
+    assert "is more than one release may use" in warnings
+    assert "The most that fits in what “default” has left is **ε = 2**" in warnings
     assert "would need about 300 rows each" in warnings  # the noise-only closed form
     assert "A large budget for one release" in warnings
 
 
-def test_using_the_answer_sets_the_budget_page_to_the_next_step(plan):
+def test_using_the_answer_sets_the_budget_page_to_exactly_the_number_shown(plan):
+    """Issue 37: one number, rounded up once, on the metric, the button and the Budget page."""
+    answer = rounded_up(expected_epsilon(2.0))
+    assert answer_shown(plan) == f"ε = {plain_number(answer)}"
+    assert (
+        plan.button(key="plan.adopt_budget").label
+        == f"Use ε = {plain_number(answer)} on the Budget page"
+    )
     plan.button(key="plan.adopt_budget").click().run()
-    answer = expected_epsilon(2.0)
-    step = min(o for o in constants.EPSILON_OPTIONS if o >= answer)
-    assert state_of(plan).epsilon == step
+    assert state_of(plan).epsilon == answer
     go(plan, "budget")
-    assert plan.select_slider(key="budget.epsilon").value == step
+    assert plan.number_input(key="budget.epsilon").value == answer
+
+
+def test_an_answer_more_than_one_release_may_use_says_what_fits_and_offers_no_button():
+    """The issue's answer of ε = 5 (ρ = 12.5) beyond the largest ledger (ρ = 10): said, with
+    the most that fits and what it misses, and no button that could not be carried out."""
+    at = go(exact_sizes_public(start()), "plan")
+    at.number_input(key=HOURS_HALF_WIDTH).set_value(0.2).run()
+    warning = text(at.warning)
+    assert "is more than one release may use" in warning
+    assert "The most that fits in what “default” has left is **ε = 2**" in warning
+    assert not [b for b in at.button if b.key == "plan.adopt_budget"]
 
 
 def test_in_rho_the_answer_is_given_in_rho():
-    at = start()
+    at = exact_sizes_public(start())
     state_of(at).budget_kind = "zcdp"
     go(at, "plan")
-    assert answer_shown(at) == f"ρ = {rounded_up(ZCDP(expected_epsilon(2.0) ** 2 / 2).rho):g}"
+    expected = rounded_up(ZCDP(expected_epsilon(2.0) ** 2 / 2).rho)
+    assert answer_shown(at) == f"ρ = {plain_number(expected)}"
 
 
 def test_adopting_a_frontier_candidate_changes_the_strata_and_the_strategy(plan):
@@ -135,11 +158,12 @@ def test_the_frontier_columns_change_twice_and_stick(plan):
 
 def expected_rho_coinpress(half_width: float) -> float:
     """The demo's CoinPress answer (race × sex), computed outside the app by the library."""
-    return demo_budget("mean", MeanSettings(estimator="coinpress"), half_width).rho
+    settings = MeanSettings(estimator="coinpress")
+    return demo_budget("mean", settings, half_width, spec=demo_spec()).rho
 
 
 def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
-    at = start()
+    at = declare_exact_counts(start())  # CoinPress treats group sizes as public
     state_of(at).budget_kind = "zcdp"
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "plan")
@@ -149,7 +173,8 @@ def test_coinpress_is_planned_by_simulation_and_every_target_change_sticks():
     assert not [box for box in at.checkbox if "clipping bias" in box.label]
     for half_width in (1.0, 0.5, 3.0):
         at.number_input(key=HOURS_HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(at) == f"ρ = {rounded_up(expected_rho_coinpress(half_width)):g}"
+        expected = rounded_up(expected_rho_coinpress(half_width))
+        assert answer_shown(at) == f"ρ = {plain_number(expected)}"
         assert "Set by **Other × Female**" in text(at.main.markdown)
     assert "**Other × Female** met the target" in text(at.main.markdown)
     assert not at.exception and not at.main.error, errors(at)
@@ -182,7 +207,7 @@ def test_a_spent_ledger_is_named(plan):
 
 
 def test_a_gaussian_answer_against_an_epsilon_ledger_is_explained():
-    at = start()
+    at = exact_sizes_public(start())
     Ledger(None, "pure", PureDP(1.0))
     state_of(at).ledger_name = "pure"
     change_settings(at, MeanSettings, estimator="gaussian")
@@ -192,7 +217,7 @@ def test_a_gaussian_answer_against_an_epsilon_ledger_is_explained():
 
 
 def test_using_a_rho_answer_switches_the_budget_page_to_rho():
-    at = start()
+    at = exact_sizes_public(start())
     change_settings(at, MeanSettings, estimator="gaussian")
     go(at, "plan")
     assert state_of(at).budget_kind == "pure"
@@ -214,7 +239,7 @@ def test_a_numeric_candidate_with_edges_is_scored():
 
 
 def test_the_frontier_scores_coinpress_and_its_columns_change_twice():
-    at = start()
+    at = declare_exact_counts(start())  # CoinPress treats group sizes as public
     state_of(at).budget_kind = "zcdp"
     change_settings(at, MeanSettings, estimator="coinpress")
     go(at, "plan")
@@ -224,3 +249,25 @@ def test_the_frontier_scores_coinpress_and_its_columns_change_twice():
         assert len(at.selectbox(key="plan.adopt_choice").options) == groupings * 3
     assert any(t.startswith("Population error against the worst group's error") for t in titles(at))
     assert not at.exception and not at.main.error, errors(at)
+
+
+def test_the_survey_s_answer_reads_as_one_number_and_no_miss_beyond_the_public_range():
+    """Issue 37's survey (income in [0, 250,000], groups of one and two): the answer, its row
+    in the table and its charge read as one number; at the most that fits, an estimate that
+    misses is off by at most the whole public range (a release clamps into it), never by the
+    raw noise's ±1,028,251."""
+    at = upload(start(), tiny_groups_survey_frame().to_csv(index=False).encode(), "survey.csv")
+    change_settings(at, MeanSettings, value="income", clip_low=0.0, clip_high=250_000.0)
+    state = state_of(at)
+    state.strata_columns, state.bucket_edges = ["region", "age"], {"age": [18.0, 40.0, 65.0]}
+    go(at, "plan")
+    at.number_input(key="planner_view.half_widths.`income`").set_value(30_000.0).run()
+    assert not at.exception and not at.main.error, errors(at)
+    answer = answer_shown(at)
+    [table] = [d.value for d in at.main.dataframe if "needed ε" in d.value.columns]
+    needed = table.set_index("estimate")["needed ε"]
+    assert answer == f"ε = {plain_number(rounded_up(needed.max()))}"
+    warning = text(at.warning)
+    assert "the most that fits in" in warning.lower()
+    assert "up to ±250,000, the whole public range" in warning
+    assert "e+" not in warning and "1,028,251" not in warning

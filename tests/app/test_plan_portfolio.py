@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
 from strata_ui.portfolio import PlanOfReleases
-from tests.app.helpers import commit, errors, go, start, state_of, text
+from tests.app.helpers import commit, errors, exact_sizes_public, go, start, state_of, text
 
 BY_RACE_SEX = "Mean of hours_per_week by race × sex"
 BY_SEX = "Mean of hours_per_week by sex"
@@ -46,7 +46,8 @@ def entry_id(at: AppTest, label: str) -> int:
 @pytest.fixture
 def two() -> AppTest:
     """The Plan page with two planned releases: by race × sex, then by sex."""
-    at = add(add(start("plan"), "race", "sex"), "sex")
+    # Sizes and the data's counts declared public, as these budgets were worked out with.
+    at = add(add(exact_sizes_public(start("plan")), "race", "sex"), "sex")
     assert not at.main.error, errors(at)
     return at
 
@@ -170,7 +171,7 @@ def test_a_ratio_out_of_reach_is_locked_at_the_budget_page_s_budget_and_charged_
     takes the Budget page's ε = 1, is released at ε = 1 and charged its exact ρ. (By race × sex
     no target is within its reach: below ε = 5 the smallest groups' ratios are withheld more than
     5% of the time.)"""
-    at = start("plan")
+    at = exact_sizes_public(start("plan"))
     at.button(key="plan.portfolio.add").click().run()
     state = state_of(at)
     state.analysis, state.strata_columns = "ratio", ["sex"]

@@ -17,11 +17,12 @@ from dpcore.analyses.synth.accuracy import (
     TYPICAL_TARGET,
 )
 from strata_ui import planner
-from strata_ui.style import rounded_up
+from strata_ui.style import plain_number, rounded_up
 from tests.app.helpers import (
     answer_shown,
     change_settings,
     demo_budget,
+    demo_spec,
     errors,
     go,
     start,
@@ -39,7 +40,8 @@ SMALL_MWEM = SynthSettings(
 
 def expected_epsilon(half_width: float, settings: SynthSettings = INDEPENDENT) -> float:
     """The demo's answer (race × sex), computed outside the app by the library."""
-    return demo_budget("synth", settings, half_width).epsilon
+    spec = demo_spec(share_source="noisy_counts")  # the app's default: rows from noisy counts
+    return demo_budget("synth", settings, half_width, spec=spec).epsilon
 
 
 def test_each_target_change_moves_the_answer_and_the_check_runs_when_asked(monkeypatch):
@@ -49,12 +51,12 @@ def test_each_target_change_moves_the_answer_and_the_check_runs_when_asked(monke
     change_settings(at, SynthSettings, method="independent")
     go(at, "plan")
     assert not at.main.error, errors(at)
-    assert answer_shown(at) == f"ε = {rounded_up(expected_epsilon(TYPICAL_TARGET)):g}"
+    assert answer_shown(at) == f"ε = {plain_number(rounded_up(expected_epsilon(TYPICAL_TARGET)))}"
     assert "every simulated synthesis is fitted and scored" in text(at.info)  # curator preview
     shown = {answer_shown(at)}
     for half_width in (1.3, 1.2):
         at.number_input(key=HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(at) == f"ε = {rounded_up(expected_epsilon(half_width)):g}"
+        assert answer_shown(at) == f"ε = {plain_number(rounded_up(expected_epsilon(half_width)))}"
         shown.add(answer_shown(at))
         assert "Set by **" in text(at.main.markdown)
         assert "simulated releases at this budget" not in text(at.main.markdown)  # not yet run
@@ -95,12 +97,18 @@ def test_mwem_simulates_after_its_button_then_two_target_changes_are_instant(mon
     assert drawn[-1][0] == drawn[-1][1] == syntheses * 10  # every group model of every synthesis
     assert not [b for b in at.button if b.key == "plan.simulate"]
     answers = {answer_shown(at)}
-    assert answer_shown(at) == f"ε = {rounded_up(expected_epsilon(TYPICAL_TARGET, SMALL_MWEM)):g}"
+    assert (
+        answer_shown(at)
+        == f"ε = {plain_number(rounded_up(expected_epsilon(TYPICAL_TARGET, SMALL_MWEM)))}"
+    )
 
     fits = len(drawn)
     for half_width in (1.3, 1.4):
         at.number_input(key=HALF_WIDTH).set_value(half_width).run()
-        assert answer_shown(at) == f"ε = {rounded_up(expected_epsilon(half_width, SMALL_MWEM)):g}"
+        assert (
+            answer_shown(at)
+            == f"ε = {plain_number(rounded_up(expected_epsilon(half_width, SMALL_MWEM)))}"
+        )
         answers.add(answer_shown(at))
         assert at.button(key="plan.check").label.startswith("Check it (about ")
     assert len(answers) == 3 and len(drawn) == fits  # the target changes synthesized nothing

@@ -34,10 +34,14 @@ def survey(tmp_path):
 
 
 def planned_in_app():
-    """The mean of hours by sex on the uploaded survey, as the command line below plans it."""
+    """The mean of hours by sex on the uploaded survey, as the command line below plans it:
+    sizes declared public (``--sizes-public``), shares and the list of groups from the data."""
     at = upload(start("data"), survey_csv(), "survey.csv")
-    change_settings(at, MeanSettings, value="hours_per_week", clip_low=0.0, clip_high=100.0)
-    state_of(at).strata_columns = ["sex"]
+    change_settings(
+        at, MeanSettings, value="hours_per_week", clip_low=0.0, clip_high=100.0, n_public=True
+    )
+    state = state_of(at)
+    state.strata_columns, state.share_source, state.group_list = ["sex"], "data", "data"
     return go(at, "release")
 
 

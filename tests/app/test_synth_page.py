@@ -19,6 +19,7 @@ from tests.app.helpers import (
     change_settings,
     charts,
     commit,
+    declare_exact_counts,
     errors,
     go,
     settings_of,
@@ -84,7 +85,7 @@ def test_each_synthesizer_previews_labelled_dp_rows_that_cannot_be_downloaded(me
     page = text(at.caption)
     assert "20 of 10,000 rows, picked at random" in page and "cannot be downloaded" in page
     assert "**Not protected:** the category lists of `workclass`, `education`" in page
-    assert "group counts of the data, treated as public" in page
+    assert "Rows per group come from the release's own noisy group counts" in page
     assert "Privacy budget: ε = 1 from the Budget page." in page
     assert not at.get("download_button")  # a preview spends nothing, so it never leaves
 
@@ -146,6 +147,9 @@ def test_compare_on_many_groups_draws_the_smallest_and_worst_and_what_a_search_f
     change_settings(at, SynthView, runs=1)
     change_settings(at, SynthSettings, n_rows=20_000)  # a row for the smallest group's share
     state_of(at).strata_columns = ["race", "sex", "marital_status"]  # 62 groups
+    # The groups found in the data, the one of a single row merged by its exact size.
+    state_of(at).group_list = "data"
+    declare_exact_counts(at)
     go(at, "compare")
     assert not at.main.error, errors(at)
     figure = charts(at)[0]
@@ -198,6 +202,8 @@ def too_big_rho(at: AppTest) -> None:
 
 
 def merged_groups(at: AppTest) -> None:
+    """Small groups merged by their exact sizes (the data's counts declared public)."""
+    declare_exact_counts(at)
     state_of(at).min_group_size, state_of(at).small_groups = 200, "merge"
     at.run()
 
@@ -212,8 +218,8 @@ BAD_INPUTS = {
         lambda at: set_columns(at, ["workclass", "education"]),
         "Choose at least 3 columns to synthesize besides the strata columns (race, sex)",
     ),
-    "a group with no rows": (
-        lambda at: at.number_input(key="synth.n_rows").set_value(100).run(),
+    "a group with no rows": (  # with shares fixed in advance (the data's, declared public)
+        lambda at: declare_exact_counts(at).number_input(key="synth.n_rows").set_value(100).run(),
         "With 100 synthetic rows, 3 group(s) would get no rows",
     ),
     "epsilon out of range": (too_big_rho, "ε = 50 is outside the range this app allows"),
@@ -397,7 +403,8 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     go(at, "release")
     page = text(at.main.markdown)
     assert "**Statistic:** synthetic data, 500 rows of `job`, `pet`, `car`, `region`" in page
-    assert "region — 2 groups, one model each with the full budget" in page
+    assert "region — 2 groups, one model each with the rest of the budget" in page
+    assert "in proportion to the release's own noisy group counts" in page
     assert "Cost: **ε = 1 (pure DP)**, charged to the ledger as **ρ = 0.5**." in page
     ledger = Ledger.open(None, "default")
     assert ledger.remaining() == {"rho": 2.0}
@@ -413,7 +420,10 @@ def test_release_commits_a_synthetic_release_once_and_offers_escaped_downloads()
     assert record.metadata["intervals"].startswith("none: synthetic rows carry no intervals")
     rows = record.frame
     assert len(rows) == 500 and list(rows.columns) == ["job", "pet", "car", "region"]
-    assert rows["region"].value_counts().to_dict() == {"north": 375, "south": 125}
+    # Rows per group from the release's noisy counts: about 375 and 125, never exactly read.
+    per_region = rows["region"].value_counts().to_dict()
+    assert set(per_region) == {"north", "south"} and sum(per_region.values()) == 500
+    assert record.metadata["plan"]["rows_per_group"].startswith("rows per group in proportion to")
 
     # The page shows the rows (DP output) and offers them for download, formulas escaped.
     [shown] = [d.value for d in at.main.dataframe if "pet" in d.value.columns]

@@ -41,11 +41,11 @@ def messy_upload_grouped_by_region():
 def test_the_default_address_is_empty_and_each_change_shows_in_it_at_once():
     at = start("budget")
     assert not (set(address(at)) - {"workshop"})
-    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    at.number_input(key="budget.epsilon").set_value(2.0).run()
     assert address(at)["epsilon"] == "2.0"
-    at.select_slider(key="budget.epsilon").set_value(0.5).run()  # the second change too
+    at.number_input(key="budget.epsilon").set_value(0.5).run()  # the second change too
     assert address(at)["epsilon"] == "0.5"
-    at.select_slider(key="budget.epsilon").set_value(1.0).run()  # back to the default
+    at.number_input(key="budget.epsilon").set_value(1.0).run()  # back to the default
     assert "epsilon" not in address(at)
 
 
@@ -77,7 +77,7 @@ def test_the_address_is_written_again_on_a_page_that_ends_early():
     ends early (Strata with no grouping column: a hint and nothing more) must still write it,
     or a refresh there loses every choice."""
     at = start("budget")
-    at.select_slider(key="budget.epsilon").set_value(2.0).run()
+    at.number_input(key="budget.epsilon").set_value(2.0).run()
     go(at, "strata")
     at.main.multiselect[0].set_value([]).run()
     assert "Choose one or more grouping columns" in text(at.info)
@@ -184,7 +184,7 @@ def test_the_address_is_the_same_on_neighbouring_datasets():
         at.main.multiselect[0].set_value(["Region"]).run()
         at.main.multiselect[0].set_value(["Region", "Paid"]).run()
         go(at, "budget")
-        at.select_slider(key="budget.epsilon").set_value(2.0).run()
+        at.number_input(key="budget.epsilon").set_value(2.0).run()
         return address(at)
 
     neighbour = MESSY + b"West,41,1\n"
@@ -251,3 +251,22 @@ def test_view_choices_read_from_the_data_stay_out_of_the_address():
     for ui in every():
         _, names = ui.address_view
         assert {"compare_a", "compare_b", "sweep_group", "group_search"}.isdisjoint(names)
+
+
+def test_a_refresh_keeps_the_compare_page_s_own_budget_apart_from_the_budget_page_s():
+    """Compare's ε is its own (issue 37): twice moved, it comes back after a refresh, and the
+    Budget page's ε stays where it was; an ε the slider does not offer is named, not used."""
+    at = start("compare")
+    for chosen in (3.0, 0.2):
+        at.select_slider(key="compare.budget.pure").set_value(chosen).run()
+        assert address(at)["compare_epsilon"] == str(chosen)
+    assert "epsilon" not in address(at)
+
+    again = start("compare", **address(at))
+    assert (state_of(again).compare_epsilon, state_of(again).epsilon) == (0.2, 1.0)
+    assert again.select_slider(key="compare.budget.pure").value == 0.2
+    assert not again.warning, text(again.warning)
+
+    odd = start(compare_epsilon="0.37")
+    assert "`compare_epsilon`" in text(odd.warning)
+    assert state_of(go(odd, "compare")).compare_epsilon == 1.0  # the Budget page's, not 0.37

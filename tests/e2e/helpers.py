@@ -120,6 +120,19 @@ def downloaded_text(page: Page, button_text: str) -> str:
     return Path(download.value.path()).read_text()
 
 
+def downloaded_report(page: Page) -> str:
+    """Prepare the HTML report (a button: it draws its chart first), download it, and return
+    its text."""
+    page.get_by_role("button", name="HTML report", exact=True).first.click()
+    download = (
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download the HTML report").first
+    )
+    expect(download).to_be_visible(timeout=90_000)
+    with page.expect_download() as report:
+        download.click()
+    return Path(report.value.path()).read_text()
+
+
 def commit_release(page: Page) -> None:
     """Tick the acknowledgement, press Commit, and wait for the recorded release."""
     commit = page.get_by_role("button", name="Commit release")

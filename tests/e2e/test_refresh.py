@@ -86,7 +86,8 @@ def simulated_at(page: Page) -> str:
 @pytest.mark.e2e
 def test_a_refresh_keeps_the_budget_chosen_on_compare(page: Page, app_url: str):
     """The Compare page's simulations are a fragment: an ε move reruns them without ``app.py``,
-    which otherwise writes the address. The move must still reach the address."""
+    which otherwise writes the address. The move must still reach the address, as the Compare
+    page's own ε: it leaves the Budget page's alone (issue 37)."""
     open_app(page, app_url, VIEWPORT)
     open_page(page, "Compare")
     before = simulated_at(page)
@@ -96,12 +97,17 @@ def test_a_refresh_keeps_the_budget_chosen_on_compare(page: Page, app_url: str):
         expect(caption).not_to_contain_text(f"{before}.")  # the run the click starts has ended
         settle(page)
         chosen = simulated_at(page)
-        expect(page).to_have_url(re.compile(r"[?&]epsilon="))
-        in_address = parse_qs(urlparse(page.url).query)["epsilon"]
-        assert [float(e) for e in in_address] == [float(chosen.removeprefix("ε = "))]
+        expect(page).to_have_url(re.compile(r"[?&]compare_epsilon="))
+        address = parse_qs(urlparse(page.url).query)
+        assert [float(e) for e in address["compare_epsilon"]] == [
+            float(chosen.removeprefix("ε = "))
+        ]
+        assert "epsilon" not in address  # the Budget page's ε stays at its default
         before = chosen
     refresh(page, "Compare")
     assert simulated_at(page) == chosen
+    open_page(page, "Budget")  # and the Budget page's ε is still its own
+    expect(page.get_by_text("ε = 1: any one person")).to_be_visible()
 
 
 def in_address(page: Page, name: str) -> str | None:

@@ -28,7 +28,8 @@ def test_release_spends_once_and_downloads(page: Page, fresh_app_url: str, tmp_p
     open_app(page, fresh_app_url, VIEWPORT)
     for title in ("Strata", "Estimator", "Budget"):
         open_page(page, title)
-    expect(page.get_by_text("ε per release (log scale)")).to_be_visible()
+    # The Budget page's ε is a number box (issue 37), at its default of 1.
+    expect(page.get_by_role("spinbutton", name="ε per release")).to_have_value("1")
     open_page(page, "Release")
     expect(sidebar_remaining(page)).to_have_text("2 of 2")
 
@@ -40,8 +41,14 @@ def test_release_spends_once_and_downloads(page: Page, fresh_app_url: str, tmp_p
     assert text.startswith("# release: Mean of hours_per_week by race × sex\n")
     assert "# mechanism: OpenDP vetted samplers" in text
     table = pd.read_csv(io.StringIO(text), comment="#")
-    assert list(table.columns) == ["level", "group", "estimate", "low", "high", "public_share"]
+    # Group sizes are private by default (issue 37): the groups are recombined with shares of
+    # the release's own noisy counts, which also decide the small groups (``flag``).
+    columns = ["level", "group", "estimate", "low", "high", "noisy_share", "flag"]
+    assert list(table.columns) == columns
     assert len(table) == 11  # ten race × sex groups and the whole population
+    assert table["flag"].isna().all()  # every group released as itself (none merged)
+    groups = table[table["level"] == "group"]
+    assert groups["noisy_share"].sum() == pytest.approx(1.0)
     assert table["estimate"].between(table["low"], table["high"]).all()
     assert table["estimate"].between(0, 100).all()
     screenshot(page, "release-committed")

@@ -19,12 +19,26 @@ from tests.e2e.helpers import (
 VIEWPORT = {"width": 1280, "height": 900}
 SAMPLING = "The noise and sampling error (pays for the variances)"
 NOISE_ONLY = "The noise only (nothing extra to pay)"
+DATA_COUNTS = "The data's own group counts, declared public (publishes every group's exact size)"
 
 
 @pytest.mark.e2e
 def test_intervals_with_sampling_error_are_committed_and_stated(page: Page, fresh_app_url: str):
     open_app(page, fresh_app_url, VIEWPORT)
+    # Sizes are private by default (issue 37), and sampling error is read from each group's size:
+    # the Release page says what to do, and the user declares the sizes public.
     open_page(page, "Release")
+    page.get_by_text(SAMPLING, exact=True).click()
+    settle(page)
+    expect(page.get_by_text("need group sizes treated as public", exact=False)).to_be_visible()
+    open_page(page, "Estimator")
+    page.get_by_text("Treat group sizes as public", exact=True).click()
+    settle(page)
+    open_page(page, "Strata")
+    page.get_by_text(DATA_COUNTS, exact=True).click()
+    settle(page)
+    open_page(page, "Release")
+    expect(page.get_by_text("need group sizes treated as public", exact=False)).to_have_count(0)
     for choice, stated in ((SAMPLING, True), (NOISE_ONLY, False), (SAMPLING, True)):
         page.get_by_text(choice, exact=True).click()
         settle(page)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.base import EngineStatistics
-from dpcore.analyses.gvdp.blb import Bag, degrees_of_freedom_factor
+from dpcore.analyses.gvdp.blb import Bag, degrees_of_freedom_factor, least_norm_solve
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT
 from dpcore.analyses.gvdp.data import GvdpData, Moments
 from dpcore.analyses.gvdp.model import GvdpModel
@@ -220,8 +220,9 @@ def bag_estimates(
     group its BLB summaries (the r fits' mean and variance, ddof = 1) as a :class:`Bag` of
     ``rows[g]`` rows, the variances corrected for the p coefficients fitted on each subset
     (:func:`~dpcore.analyses.gvdp.blb.degrees_of_freedom_factor`, at its nominal size
-    ``rows[g] // subsets[g]``); ``subsets[g]`` is group g's k. A subset that drew no row, or
-    whose sums are singular, is refused with the fix."""
+    ``rows[g] // subsets[g]``); ``subsets[g]`` is group g's k. A resample whose sums are
+    singular (no row drawn, or a covariate constant in it) is fitted by least norm
+    (:func:`~dpcore.analyses.gvdp.blb.least_norm_solve`), as in memory."""
     group = table[GROUP].to_numpy(np.int64)
     subset = table[SUBSET].to_numpy(np.int64)
     offsets = np.concatenate([[0], np.cumsum(subsets)])
@@ -234,18 +235,13 @@ def bag_estimates(
             for b in range(a, p):
                 gram[slot, j, a, b] = gram[slot, j, b, a] = table[f"xx{j}_{a}_{b}"].to_numpy()
             rhs[slot, j, a] = table[f"xy{j}_{a}"].to_numpy()
-    try:
-        fits = np.linalg.solve(gram, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        fits = np.full_like(rhs, np.nan)
+    # As in memory: a resample whose sums are singular (a covariate constant in it, or no row
+    # drawn) is fitted by least norm rather than refusing the release on an event one added
+    # person can cause (least_norm_solve says why this keeps GVDP's privacy).
+    fits = least_norm_solve(gram, rhs)
     bags = []
     for g, k_g in enumerate(subsets):
         part = fits[offsets[g] : offsets[g + 1]]
-        if not np.all(np.isfinite(part)):
-            raise ValueError(
-                f"a bootstrap subset of {k_g:,} drew too few rows (or rows whose covariates do "
-                "not vary) to fit the model; lower k so each subset has more rows"
-            )
         variances = part.var(axis=1, ddof=1)
         if not np.all(np.isfinite(variances)):
             raise ValueError(

@@ -20,6 +20,7 @@ from dpcore.analyses.gvdp.bounds import (
     Data,
     Estimator,
 )
+from dpcore.foundations.validation import shown
 
 NEWTON_STEPS = 25
 """At most this many Newton (IRLS) iterations of the logistic fit, started from 0 (our choice;
@@ -40,11 +41,13 @@ _GUIDE_BINS = 1 << 12  # bins of the Poisson inverse-CDF guide table (exact; see
 
 def _array(name: str, value: object) -> np.ndarray:
     if isinstance(value, str | bytes) or value is None:
-        raise TypeError(f"`{name}` must be a numeric array, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"`{name}` must be a numeric array, got {type(value).__name__} {shown(value)}"
+        )
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"`{name}` must be a numeric array, got {value!r:.80}") from err
+        raise TypeError(f"`{name}` must be a numeric array, got {shown(value)}") from err
     if not np.all(np.isfinite(arr)):
         raise ValueError(
             f"`{name}` must be finite (no NaN or inf), got {np.sum(~np.isfinite(arr))} bad entries"
@@ -277,7 +280,7 @@ def _outer_rows(X: np.ndarray) -> np.ndarray:
     return (X[..., :, None] * X[..., None, :]).reshape(k, b, p * p)
 
 
-def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+def least_norm_solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     r""":math:`(X^\top W X)^{-1} X^\top W y` per resample; where a resample's
     :math:`X^\top W X` is singular (a binary covariate constant within a subset, which on
     a rare category happens to a few of thousands of subsets), its minimum-norm least-squares
@@ -300,7 +303,7 @@ def fit_ols(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
     k, r, _ = counts.shape
     p = X.shape[-1]
     gram = (counts @ _outer_rows(X)).reshape(k, r, p, p)
-    return _solve(gram, counts @ (X * y[..., None]))
+    return least_norm_solve(gram, counts @ (X * y[..., None]))
 
 
 def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndarray:
@@ -323,7 +326,7 @@ def fit_logistic(parts: list[np.ndarray], counts: np.ndarray, n: int) -> np.ndar
     for _ in range(NEWTON_STEPS):
         mu = expit(beta @ np.swapaxes(X, -1, -2))  # (k, r, b)
         gram = ((counts * mu * (1 - mu)) @ outer).reshape(k, r, p, p) + ridge * np.eye(p)
-        step = _solve(gram, (counts * (y[:, None, :] - mu)) @ X - ridge * beta)
+        step = least_norm_solve(gram, (counts * (y[:, None, :] - mu)) @ X - ridge * beta)
         beta = beta + step
         # Newton converges quadratically: once every step is this small, the next would move β
         # by less than rounding, so the remaining iterations are skipped.

@@ -21,6 +21,7 @@ from dpcore.foundations.validation import (
     open_unit_interval,
     positive_int,
     positive_number,
+    shown,
 )
 
 __all__ = [
@@ -114,12 +115,12 @@ def frozen_array(name: str, value: object, *, positive: bool = False) -> np.ndar
     try:
         arr = np.atleast_1d(np.array(value, dtype=float))
     except (TypeError, ValueError) as err:
-        raise TypeError(f"`{name}` must be an array of numbers, got {value!r}") from err
+        raise TypeError(f"`{name}` must be an array of numbers, got {shown(value)}") from err
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"`{name}` must be a non-empty 1-D array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or (positive and not np.all(arr > 0)):
         must = "finite and > 0" if positive else "finite"
-        raise ValueError(f"`{name}` must be {must} everywhere, got {arr!r}")
+        raise ValueError(f"`{name}` must be {must} everywhere, got {shown(arr)}")
     arr.setflags(write=False)
     return arr
 
@@ -217,7 +218,9 @@ class GVDPBounds:
         and the box itself (``half_widths``)."""
         low, high = frozen_array("low", low), frozen_array("high", high)
         if low.shape != high.shape or not np.all(high > low):
-            raise ValueError(f"`low` must be below `high` everywhere, got {low!r} and {high!r}")
+            raise ValueError(
+                f"`low` must be below `high` everywhere, got {shown(low)} and {shown(high)}"
+            )
         return cls(
             (low + high) / 2, float(np.linalg.norm(high - low)) / 2, variance_high, variance_sd,
             half_widths=(high - low) / 2,

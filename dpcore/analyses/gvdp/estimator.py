@@ -29,6 +29,7 @@ from dpcore.foundations.validation import (
     as_rng,
     open_unit_interval,
     positive_int,
+    shown,
 )
 
 __all__ = [
@@ -340,6 +341,7 @@ def gvdp_stratified(
     beta: float = 0.03,
     rng: np.random.Generator | int | None = None,
     noise: NoiseKind | NoiseSource | None = None,
+    public_range: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> GVDPStratifiedResult:
     r"""GVDP per group with the full budget, recombined with public shares.
 
@@ -352,6 +354,9 @@ def gvdp_stratified(
 
     with the interval :math:`\tilde\theta \pm z_{1-\alpha/2}\sqrt{\operatorname{Var}}`. Each group
     variance is the conservative GVDP variance, so the combined interval is conservative too.
+    With ``public_range`` (where every coefficient lies, :meth:`GvdpBoundsSpec.public_range`)
+    each group is brought into it before the recombination (:func:`clamp_group`), so that a
+    group with few subsets cannot swing the population to a bound.
 
     ``k`` and ``bounds`` are either one value for every group or one per group (groups differ in
     size, and the variance bound refers to each group's own n). Every group draws from its own
@@ -375,14 +380,30 @@ def gvdp_stratified(
             results.append(gvdp(group, estimator, k=k_g, bounds=b_g, rng=stream, **common))
         except ValueError as exc:
             raise ValueError(f"group {label!r} (k = {k_g}): {exc}") from exc
+    parts = [clamp_group(r.estimate, r.variance, public_range) for r in results]
     estimate, variance, low, high = recombine(
-        weights, [r.estimate for r in results], [r.variance for r in results], results[0].level
+        weights, [e for e, _ in parts], [v for _, v in parts], results[0].level
     )
     return GVDPStratifiedResult(
         labels=labels, groups=tuple(results), shares=weights, estimate=estimate, low=low,
         high=high, variance=variance, level=results[0].level,
         cost=parallel(*[r.cost for r in results]),
     )  # fmt: skip
+
+
+def clamp_group(
+    estimate: np.ndarray, variance: np.ndarray, public_range: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""A group's estimate and variance as they enter the recombination: the estimate clipped
+    into the public range :math:`[\ell_j, h_j]` of each coefficient (post-processing of a DP
+    output), and the variance capped at :math:`((h_j - \ell_j)/2)^2`, the largest variance of
+    any quantity confined to that range (Popoviciu's inequality), which the clipped estimate
+    is. Unchanged without a range. Our choice: neither the GVDP paper nor AAAI 2024 (eq. 4,
+    which recombines raw estimates) clamps before recombining."""
+    if public_range is None:
+        return estimate, variance
+    low, high = (np.asarray(end, dtype=float) for end in public_range)
+    return np.clip(estimate, low, high), np.minimum(variance, ((high - low) / 2) ** 2)
 
 
 def recombine(
@@ -491,7 +512,9 @@ def _per_group(name: str, value: object, count: int, kinds: tuple[type, ...]) ->
     if isinstance(value, kinds):
         return [value] * count
     if not isinstance(value, Sequence) or len(value) != count:
-        raise ValueError(f"`{name}` must be one value or one per group ({count}), got {value!r}")
+        raise ValueError(
+            f"`{name}` must be one value or one per group ({count}), got {shown(value)}"
+        )
     return list(value)
 
 

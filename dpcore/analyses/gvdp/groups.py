@@ -164,8 +164,9 @@ def run_groups(
     :math:`k_g = \max(1, \lfloor n_g/b \rfloor)` subsets; with k None each group's
     :math:`k_g` follows the rule from its own rows (:meth:`GvdpData.group_subsets`). Each
     variance bound is scaled to the group's own :math:`n_g` rows. The recombination uses the
-    **DP** group estimates. With ``private_box`` each group finds its own box first (parallel
-    composition: the groups are disjoint).
+    **DP** group estimates, each first clamped into the bounds' public range
+    (:func:`~dpcore.analyses.gvdp.estimator.clamp_group`). With ``private_box`` each group
+    finds its own box first (parallel composition: the groups are disjoint).
     """
     check_model_bounds(bounds, data.model)
     data.check_k(settings.k, settings.resamples)
@@ -201,6 +202,7 @@ def run_groups(
         ],
         rng=rng,
         noise=noise,
+        public_range=bounds.public_range(),
         **settings.gvdp_kwargs(),
     )
 

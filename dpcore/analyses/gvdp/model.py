@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.validation import (
     finite_number,
     numeric_values,
     positive_int,
+    shown,
 )
 
 __all__ = [
@@ -248,7 +250,7 @@ def _check_design(X: np.ndarray, names: Sequence[str], where: str) -> None:
 
 def _floats(name: str, values: object, d: int, coefficients: Sequence[str]) -> tuple[float, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence | np.ndarray):
-        raise TypeError(f"`{name}` must be a sequence of numbers, got {values!r}")
+        raise TypeError(f"`{name}` must be a sequence of numbers, got {shown(values)}")
     out = []
     for coefficient, value in zip(coefficients, values, strict=False):
         try:
@@ -310,7 +312,7 @@ class GvdpBoundsSpec:
             if value <= 0:
                 raise ValueError(
                     f"`spread` for `{name}` must be > 0 (a bound on a standard deviation), got "
-                    f"{value!r}"
+                    f"{shown(value)}"
                 )
         set_(self, "spread", spread)
         factor = finite_number("factor", self.factor)
@@ -321,8 +323,8 @@ class GvdpBoundsSpec:
             for name, lo, hi in zip(names, low, high, strict=True):
                 if not lo < hi:
                     raise ValueError(
-                        f"the public range of `{name}` must have low < high, got low = {lo:g} "
-                        f"and high = {hi:g}"
+                        f"the public range of `{name}` must have low < high, got low = {plain_number(lo, 6)} "
+                        f"and high = {plain_number(hi, 6)}"
                     )
             if self.guess or factor != 1.0:
                 raise ValueError("`guess` and `factor` apply to mode='guess' only")
@@ -379,12 +381,12 @@ class GvdpBoundsSpec:
         """One phrase per coefficient, e.g. ``"age in [-5, 5], SE ≤ 5/√n"``."""
         if self.mode == "box":
             return [
-                f"`{c}` in [{lo:g}, {hi:g}], SE ≤ {s:g}/√n"
+                f"`{c}` in [{plain_number(lo, 6)}, {plain_number(hi, 6)}], SE ≤ {plain_number(s, 6)}/√n"
                 for c, lo, hi, s in zip(
                     self.coefficients, self.low, self.high, self.spread, strict=True
                 )  # fmt: skip
             ]
         return [
-            f"`{c}` guessed {g:g}, SE guessed {s:g}/√n"
+            f"`{c}` guessed {plain_number(g, 6)}, SE guessed {plain_number(s, 6)}/√n"
             for c, g, s in zip(self.coefficients, self.guess, self.spread, strict=True)
         ]

@@ -336,6 +336,18 @@ class GvdpPlan:
         (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
         return self.header.exact_shares() if self.strategy == "stratified" else None
 
+    def declared_public(self) -> list[str]:
+        """The groups, their shares and sizes (GVDP treats the number of rows as public, paper
+        §2.2), and the coefficients' public bounds
+        (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        bounds = f"the bounds {'; '.join(self.bounds.describe())}"
+        if self.strategy != "stratified":
+            return ["the number of complete rows", bounds]
+        return [
+            *self.header.declared_groups(), *self.header.declared_shares(),
+            "each group's exact number of complete rows", bounds,
+        ]  # fmt: skip
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         data, settings = self.data, self.settings

@@ -73,11 +73,10 @@ import pandas as pd
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.found_bounds import PrivatelyBounded, released_found
-from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
 from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
 from dpcore.foundations.accounting import ZCDP, Budget
-from dpcore.foundations.labels import list_labels
+from dpcore.foundations.labels import list_labels, plain_number
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.metrics import binomial_band
 from dpcore.foundations.privacy_unit import PrivacyUnit
@@ -175,7 +174,7 @@ def _assumptions(
     mechanism = "Laplace" if isinstance(estimator, LaplaceMean) else "Gaussian"
     out = [
         f"{mechanism} noise on each mean, scaled to the public range "
-        f"[{estimator.bounds[0]:g}, {estimator.bounds[1]:g}] (AAAI 2024, eq. "
+        f"[{plain_number(estimator.bounds[0], 6)}, {plain_number(estimator.bounds[1], 6)}] (AAAI 2024, eq. "
         f"{3 if mechanism == 'Laplace' else 1})."
     ]
     if estimator.n_public:
@@ -215,6 +214,26 @@ TYPICAL_TARGET_OF_RANGE = 0.02
 """The Plan page's first target for a mean: ±2% of the public range, rounded (±2 on [0, 100])."""
 
 
+def _without_empty_groups_a_rule_removes(
+    values: GroupValues, strategy: Strategy
+) -> tuple[GroupValues, tuple[str, ...]]:
+    """The values without the declared groups that have no rows, when the release's noisy
+    counts merge or drop small groups (they remove such a group but in the rare release whose
+    noise lifts its count to the minimum), with a sentence saying so; as they are otherwise.
+    A group with no rows has no accuracy to plan: its estimate is noise alone at any budget."""
+    empty = kept_without_rows(values.labels, values.sizes)
+    rule = values.shares.rule if values.shares is not None else None
+    if not empty or strategy == "global_only" or rule is None:
+        return values, ()
+    note = (
+        f"{list_labels(empty)} {'has' if len(empty) == 1 else 'have'} no rows: the release "
+        f"merges or drops {'it' if len(empty) == 1 else 'them'} by the noisy count (below "
+        f"{rule.min_size:,}), and no budget would make a mean of noise accurate, so the planner "
+        "leaves them out."
+    )
+    return values.subset(np.asarray(values.sizes) > 0), (note,)
+
+
 def _require_rows(values: GroupValues, strategy: Strategy) -> None:
     empty = kept_without_rows(values.labels, values.sizes)
     if empty and strategy != "global_only":
@@ -250,7 +269,7 @@ def _released(
         estimates = result.global_estimate[:, None]
     else:
         estimates = np.column_stack([result.group_estimates, result.global_estimate])
-    return np.clip(estimates, *public_range(estimator))
+    return np.clip(estimates, *estimator.public_range)
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,6 +331,7 @@ def coinpress_error_model(
         simulator=CoinPressErrors(values, estimator, strategy, global_fraction),
         grid=PLAN_GRID, replicates=replicates, seed=DRAW_SEED,
         typical_half_width=_typical_half_width(*estimator.prior),
+        widest_error=estimator.prior[1] - estimator.prior[0],
     )  # fmt: skip
 
 
@@ -322,8 +342,8 @@ def _coinpress_assumptions(
     grid = PLAN_GRID
     out = [
         f"CoinPress (AAAI 2024, appendix B, Alg. 1–2) with {estimator.steps} narrowing steps "
-        f"from the public range [{low:g}, {high:g}], for values whose spread is at most "
-        f"σ = {estimator.sigma:g}; group sizes treated as public.",
+        f"from the public range [{plain_number(low, 6)}, {plain_number(high, 6)}], for values whose spread is at most "
+        f"σ = {plain_number(estimator.sigma, 6)}; group sizes treated as public.",
         "Its clipping interval moves with the data and the budget at every step, so its error "
         f"has no formula: it is simulated ({replicates:,} seeded releases at each of "
         f"{len(grid)} budgets from ρ = {grid[0] ** 2:g} to {grid[-1] ** 2:g}, the same random "
@@ -355,6 +375,7 @@ def mean_error_model(
             "The planner covers the Laplace, Gaussian and CoinPress means with public bounds: "
             "enter the value's public range on the Estimator page."
         )
+    values, left_out = _without_empty_groups_a_rule_removes(values, strategy)
     _require_rows(values, strategy)
     low, high = estimator.bounds
     sizes = values.sizes.astype(float)
@@ -399,8 +420,10 @@ def mean_error_model(
         assumptions=(
             *_assumptions(estimator, strategy, _noisy_shares(values)),
             *_person_assumptions(values.unit),
+            *left_out,
         ),
         typical_half_width=_typical_half_width(low, high),
+        widest_error=high - low,  # a release clamps every estimate into [low, high]
     )
 
 
@@ -454,6 +477,9 @@ def check_by_simulation(
     labels, reference, half = _scored(values, estimator, strategy, global_fraction, target)
     draw = released_found if isinstance(estimator, PrivatelyBounded) else _released
     estimates = draw(values, estimator, budget, strategy, global_fraction, replicates, rng)
+    if strategy != "global_only":  # the groups the model plans (not those a rule removes)
+        planned = [*(str(label) for label in values.labels), POPULATION_LABEL]
+        estimates = estimates[:, [planned.index(label) for label in labels]]
     met = (np.abs(estimates - reference) <= half).mean(axis=0)
     band = binomial_band(target.level, replicates)
     return pd.DataFrame(

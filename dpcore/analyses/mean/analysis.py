@@ -22,8 +22,8 @@ from dpcore.analyses.mean.simulate import simulate_releases
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import Strategy, StrategyResult
 from dpcore.analyses.mean.sums import GroupSums
-from dpcore.foundations.accounting import ApproxDP, Budget, Kind, PureDP, as_pure_dp, as_zcdp, scale
-from dpcore.foundations.errors import BudgetKindError, NotChosenYet, Problem, SettingsError
+from dpcore.foundations.accounting import ApproxDP, Budget, Kind, as_pure_dp, as_zcdp, scale
+from dpcore.foundations.errors import NotChosenYet, Problem, SettingsError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.private_bounds import (
@@ -61,7 +61,8 @@ ESTIMATOR_LABELS: dict[str, str] = {
 @dataclass(frozen=True)
 class MeanSettings:
     """The mean's choices. Defaults fit the demo data: hours worked per week, clipped to the
-    public range [0, 100] hours, with the Laplace mean.
+    public range [0, 100] hours, with the Laplace mean and group sizes kept private (a noisy
+    count per group; treating them as public is an explicit choice).
 
     Bounds are public: typed by the user, never read off the data. With ``bounds_source =
     "private"`` the typed bounds are the public *search range* instead, and the release finds
@@ -79,7 +80,7 @@ class MeanSettings:
     estimator: EstimatorKind = "laplace"
     clip_low: float | None = 0.0
     clip_high: float | None = 100.0
-    n_public: bool = True
+    n_public: bool = False
     coinpress_sigma: float = 15.0
     coinpress_steps: int = 3
     coinpress_beta: float = 0.01
@@ -211,19 +212,12 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         )  # fmt: skip
 
     def native_budget(self, settings: MeanSettings, budget: Budget) -> Budget:
-        """Laplace is ε-DP; a ρ-zCDP budget runs it at ε = √(2ρ), which is ρ-zCDP (Bun &
-        Steinke 2016, Prop. 1.4). Gaussian and CoinPress satisfy zCDP but never pure ε-DP, so an
-        ε budget is refused."""
+        """The budget language's one rule (:func:`~dpcore.foundations.accounting.charge_of`):
+        Laplace is ε-DP, and a ρ budget runs it at ε = √(2ρ); Gaussian and CoinPress are
+        ρ-zCDP, and an ε budget runs them at ρ = ε²/2. Either way the release costs the ledger
+        ρ = ε²/2 (Bun & Steinke 2016, Prop. 1.4), whatever the estimator."""
         if settings.estimator == "laplace":
             return as_pure_dp(budget, "The Laplace mean")
-        if isinstance(budget, PureDP):
-            raise BudgetKindError(
-                f"The {ESTIMATOR_LABELS[settings.estimator]} adds Gaussian noise, which "
-                "cannot meet pure ε-DP. Switch the Budget page to ρ-zCDP, or choose the "
-                "Laplace mean.",
-                mechanism=ESTIMATOR_LABELS[settings.estimator], kind=budget.kind,
-                needs=("zcdp",),
-            )  # fmt: skip
         return as_zcdp(budget, f"The {ESTIMATOR_LABELS[settings.estimator]}")
 
     def count_noise(self, settings: MeanSettings, budget: Budget) -> CountNoise | None:
@@ -301,6 +295,7 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         rng: np.random.Generator | int | None = None,
         strategy: Strategy = "stratified",
         per_group: bool = True,
+        absolute: bool = False,
     ) -> MeanStudy:
         """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
         :meth:`native_budget`, divided among the rows one person may own, as the release
@@ -308,14 +303,29 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         scored against the true clipped means (``level`` unused: the study scores estimates,
         not intervals). ``per_group=False`` leaves out the per-group
         summary, which a privacy–utility curve does not show: its percentiles over thousands
-        of groups cost as much as the simulation's noise."""
+        of groups cost as much as the simulation's noise. ``absolute=True`` scores absolute
+        errors as fractions of the public range (:meth:`error_width`), defined where a true
+        mean is 0."""
         simulation = simulate_releases(
             stats, self.bounded_estimator(settings),
             stats.unit.row_budget(self.native_budget(settings, budget)),
             strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
-            rng=rng,
+            rng=rng, absolute_over=self.error_width(settings) if absolute else None,
         )  # fmt: skip
         return MeanStudy(simulation.metrics(), simulation.summary() if per_group else None)
+
+    def error_width(self, settings: MeanSettings) -> float:
+        """The public width absolute errors are measured against: U − L of the bounds, or of
+        CoinPress' prior (both public)."""
+        low, high = self.estimator(settings).public_range
+        return float(high - low)
+
+    @staticmethod
+    def relative_error_undefined(stats: GroupValues) -> bool:
+        """Whether a true mean the Compare page scores against is 0, where an error relative
+        to it is undefined (a curator's check of the confidential means)."""
+        scored = stats.means[np.asarray(stats.sizes) > 0]
+        return bool(np.any(scored == 0) or stats.global_mean == 0)
 
     def error_model(
         self, stats: GroupValues, settings: MeanSettings, *, budget_kind: Kind = "pure"

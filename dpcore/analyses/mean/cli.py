@@ -29,6 +29,7 @@ __all__ = ["CLI", "MeanCli"]
 class MeanCli(AnalysisCli[MeanSettings]):
     analysis = MEAN
     described = "the mean of --value (default)"
+    plans_beyond_one_file = True  # a folder was read as one file: "Is a directory" (issue 37)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         coinpress = parser.add_argument_group("CoinPress (with --estimator coinpress)")

@@ -25,6 +25,7 @@ from scipy.special import ndtri
 
 from dpcore.analyses.mean.estimators import GroupStats, require_budget
 from dpcore.foundations.accounting import ZCDP, Budget
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.validation import positive_int, positive_number, validate_bounds
 
@@ -161,7 +162,7 @@ class CoinPressMean:
         start = "the public range of the values" if self.clip_to_prior else "the public range"
         return (
             f"{self.steps} narrowing steps from {start} [{low:g}, {high:g}], for values "
-            f"whose spread is at most σ = {self.sigma:g}; group sizes treated as public"
+            f"whose spread is at most σ = {plain_number(self.sigma, 6)}; group sizes treated as public"
         )
 
     def __post_init__(self) -> None:
@@ -180,6 +181,16 @@ class CoinPressMean:
         if not all(math.isfinite(f) and f > 0 for f in split) or abs(sum(split) - 1) > 1e-9:
             raise ValueError(f"`rho_split` must be positive fractions summing to 1, got {split!r}")
         object.__setattr__(self, "rho_split", split)
+
+    @property
+    def public_range(self) -> tuple[float, float]:
+        """The public range the mean is known to lie in: the prior interval [ℓ, r]."""
+        return self.prior
+
+    @property
+    def clamp_range(self) -> tuple[float, float]:
+        """Where each group's mean lies, to clamp its estimate into: the prior."""
+        return self.prior
 
     def step_betas(self) -> np.ndarray:
         """β_i of each step: β/(4(t − 1)) for the first t − 1 steps, β/4 for the last."""

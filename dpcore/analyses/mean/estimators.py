@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource, gaussian_sigma, zcdp_gaussian_sigma
 from dpcore.foundations.small_groups import CountNoise
 from dpcore.foundations.validation import positive_number, validate_bounds
@@ -101,12 +102,10 @@ class ClippedMean:
     def describe(self) -> str:
         """The clipping rule and the status of the group sizes, in words."""
         if self.bounds is not None:
-            clip = (
-                f"each value clipped to the public range [{self.bounds[0]:g}, {self.bounds[1]:g}]"
-            )
+            clip = f"each value clipped to the public range [{plain_number(self.bounds[0], 6)}, {plain_number(self.bounds[1], 6)}]"
         else:
             clip = (
-                f"each value clipped to ±(R + √(log n / γ)) with R = {self.radius:g} and "
+                f"each value clipped to ±(R + √(log n / γ)) with R = {plain_number(self.radius, 6)} and "
                 f"γ = {self.gamma:g} (the paper's rule, eq. 3)"
             )
         sizes = (
@@ -114,6 +113,21 @@ class ClippedMean:
             else "group sizes kept private (noisy counts share the budget)"
         )  # fmt: skip
         return f"{clip}; {sizes}"
+
+    @property
+    def public_range(self) -> tuple[float, float]:
+        """The public range every mean lies in: the bounds [L, U] (a clipped mean cannot leave
+        them), or the whole line for the paper's radius rule, whose clip grows with n_g."""
+        if self.bounds is None:
+            return -np.inf, np.inf
+        return self.bounds
+
+    @property
+    def clamp_range(self) -> tuple:
+        """Where each group's mean lies, to clamp its estimate into before a recombination
+        (issue 37): the bounds found privately, per group (:meth:`at_bounds`, shapes
+        ``(..., k)`` or ``(..., 1)``), else the public range."""
+        return self.public_range if self._found is None else self._found
 
     def at_bounds(self, low: np.ndarray, high: np.ndarray) -> ClippedMean:
         """This estimator clipping at bounds found privately

@@ -60,6 +60,11 @@ class PrivatelyBounded:
     def n_public(self) -> bool:
         return self.base.n_public
 
+    @property
+    def public_range(self) -> tuple[float, float]:
+        """The search range: every bound found, and so every clipped mean, lies in it."""
+        return self.base.public_range
+
     def describe(self) -> str:
         low, high = self.bounds.search
         sizes = self.base.describe().split("; ", 1)[1]

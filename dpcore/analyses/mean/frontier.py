@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.mean.plan import public_range
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
     STRATEGY_NAMES,
@@ -90,7 +89,7 @@ def _scores(
         global_fraction=global_fraction, replicates=replicates, noise=SimulationNoise(rng=rng),
     )  # fmt: skip
     # Score what a release publishes: every estimate clipped into the public range.
-    low, high = public_range(estimator)
+    low, high = estimator.public_range
     groups = np.clip(result.group_estimates, low, high)
     population = np.clip(result.global_estimate, low, high)
     group_errors = np.abs(groups - values.means)

@@ -4,12 +4,15 @@ noise's law rather than simulated.
 With public group sizes, the Laplace and Gaussian means add to each group's clipped mean one
 draw of public law whose scale does not depend on the values (AAAI 2024, eq. 1 and 3):
 :meth:`~dpcore.analyses.mean.estimators.ClippedMean.noise_scales` at the budget the strategy
-gives the group. The stratified population estimate :math:`\sum_g w_g\hat\mu_g` (eq. 4) then
-carries the weighted sum of the groups' draws; the whole-population estimate of the other
-strategies its own draw, at the pooled size. The quantiles of those laws
-(:mod:`dpcore.foundations.noise_sums`) give the intervals exactly, in work and memory that do
-not grow with Monte Carlo draws (a simulation of 20,000 draws per group took most of a
-release's time at 1,000 groups and 1.5 GB at 4,000).
+gives the group. The stratified population estimate (eq. 4) takes the quantiles of the weighted
+sum of the groups' draws, :math:`\sum_g w_g e_g`: the release publishes the sum of the clamped
+groups (:func:`~dpcore.analyses.mean.strategies.recombine_clamped`), whose error depends on the
+unknown means, and clamping a group into the range that holds its mean only shortens its error
+(the parametric bootstrap takes the same unclamped sum, ``MeanIntervals._noise_draws``). The
+whole-population estimate of the other strategies carries its own draw, at the pooled size.
+The quantiles of those laws (:mod:`dpcore.foundations.noise_sums`) give the intervals exactly,
+in work and memory that do not grow with Monte Carlo draws (a simulation of 20,000 draws per
+group took most of a release's time at 1,000 groups and 1.5 GB at 4,000).
 
 Pure numpy/scipy; never imports streamlit or plotly.
 """

@@ -12,7 +12,13 @@ import pandas as pd
 from dpcore.analyses.mean import found_bounds as found
 from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
-from dpcore.analyses.mean.plan_intervals import MeanEstimator, MeanIntervals, public_range
+from dpcore.analyses.mean.plan_checks import (
+    check_sampling_error_possible,
+    check_selection_possible,
+    check_sizes_stay_private,
+)
+from dpcore.analyses.mean.plan_intervals import MeanEstimator, MeanIntervals
+from dpcore.analyses.mean.plan_script import mean_script
 from dpcore.analyses.mean.sampling_error import release_squares
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.analyses.mean.strategies import (
@@ -26,7 +32,7 @@ from dpcore.analyses.mean.strategies import (
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ApproxDP, Budget, PureDP, scale, sequential
 from dpcore.foundations.intervals import Interval
-from dpcore.foundations.labels import OTHER_LABEL
+from dpcore.foundations.labels import OTHER_LABEL, plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.private_bounds import PrivateBounds
@@ -36,29 +42,16 @@ from dpcore.foundations.validation import instance_of, open_unit_interval
 from dpcore.release.plan import PlanHeader, Progress, ReleaseRow, init_arguments
 from dpcore.release.preview import simulated_preview
 
-__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow", "public_range"]
+__all__ = ["STRATEGY_LABELS", "MeanPlan", "MeanRow"]
 
 DEFAULT_VARIANCE_FRACTION = 0.2
 """Share of the budget spent on the group variances when intervals include sampling error: the
 variances need less precision than the means (a 20% error in a variance is 10% in a width)."""
 
 STRATEGY_LABELS = {
-    "stratified": "stratified: one estimate per group, recombined with public shares",
+    "stratified": "stratified: one estimate per group, recombined with the groups' shares",
     "global_only": "whole population only",
     "global_and_groups": "whole population and every group, budget split between them",
-}
-
-
-_PRIVATE_SIZES_GAPS = {
-    "shares": "the recombination shares come from the data's own group counts, so each group's "
-    "published share would give its size away. On the Strata page, take the shares from a "
-    "public table, a holdout split or the release's own noisy group counts",
-    "list": "the list of groups comes from the data, so a new category would appear in the "
-    "release as soon as one person of it is added. On the Strata page, declare the categories "
-    "of each grouping column",
-    "keep": "small groups are merged or dropped by their exact sizes, which would show which "
-    "groups are small. On the Strata page, keep every group whatever its size, or take the "
-    "shares from the release's own noisy group counts, which then decide which are small",
 }
 
 
@@ -152,11 +145,11 @@ class MeanPlan(MeanIntervals):
                 f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
             )
         open_unit_interval("global_fraction", self.global_fraction)
-        self._check_sizes_stay_private()
+        check_sizes_stay_private(self)
         if self.header.spec.selects:
-            self._check_selection_possible()
+            check_selection_possible(self)
         if self.sampling_error:
-            self._check_sampling_error_possible()
+            check_sampling_error_possible(self)
         if self.bounds is not None:
             found.check_bounded_mean(self)
         if self.strategy != "global_only":
@@ -164,70 +157,6 @@ class MeanPlan(MeanIntervals):
             drawn_with_release(self.shares, self.estimator)
         header = self.header.named(f"Mean of {self.value} by {self.header.by}")
         object.__setattr__(self, "header", header)
-
-    def _check_sizes_stay_private(self) -> None:
-        """With private group sizes, refuse every way a group row would give a size away: shares
-        from the data's own counts (each row carries n_g/n), groups taken from the data (a new
-        category appears when one person of it is added), and small groups merged or dropped by
-        their exact sizes (AAAI 2024's setting treats sizes as public; we keep them private
-        only when nothing but noise depends on them)."""
-        if self.sizes_public or self.strategy == "global_only":
-            return
-        gaps = self.header.spec.private_sizes_gaps()
-        if gaps:
-            raise ValueError(
-                "Group sizes are private in this release (“Treat group sizes as public” is off "
-                f"on the Estimator page), but {_PRIVATE_SIZES_GAPS[gaps[0]]}; or treat group "
-                "sizes as public."
-            )
-
-    def _check_selection_possible(self) -> None:
-        """Finding the groups privately (:mod:`dpcore.foundations.selection`) publishes a group of one
-        person with probability δ: refuse, before any draw, every setting that cannot pay for
-        it or has no groups to find."""
-        if not isinstance(self.header.budget, ApproxDP):
-            raise ValueError(
-                "Finding the groups privately needs an (ε, δ) budget: a group of one person "
-                "must be published with a small probability δ, which an ε or a ρ budget cannot "
-                f"account for (this plan runs at {self.header.budget}). Switch to an (ε, δ) budget, "
-                "or declare the categories of each grouping column on the Strata page."
-            )
-        refusals = [
-            (self.strategy == "global_only",
-             "a release of the whole population only has no groups to find; choose groups "
-             "from the data instead"),
-            (self.sizes_public,
-             "with group sizes treated as public the groups found in the data are public too; "
-             "keep group sizes private (Estimator page) or take the groups from the data"),
-            (not isinstance(self.values, GroupValues),
-             "the groups are found from the rows in memory; load the data into memory"),
-            (self.unit != ROW,
-             "the selection counts one row per person; leave the person column out"),
-        ]  # fmt: skip
-        for refused, why in refusals:
-            if refused:
-                raise ValueError(f"Finding the groups privately is not possible here: {why}.")
-
-    def _check_sampling_error_possible(self) -> None:
-        open_unit_interval("variance_fraction", self.variance_fraction)
-        if not isinstance(self.estimator, LaplaceMean | GaussianMean):
-            raise ValueError(
-                "Intervals with sampling error need the Laplace or Gaussian mean: CoinPress moves "
-                "its clipping range at every step, so the spread of its clipped values has no "
-                "fixed bound to add noise for. Choose another estimator on the Estimator page, "
-                "or release noise-only intervals."
-            )
-        if not self.sizes_public:
-            raise ValueError(
-                "Intervals with sampling error need group sizes treated as public (Estimator "
-                "page): with private sizes this release publishes no intervals at all."
-            )
-        if not isinstance(self.values, GroupValues):
-            raise ValueError(
-                "Intervals with sampling error need the rows in memory; the engines compute "
-                "clipped sums but not yet the sums of squares they need. Release noise-only "
-                "intervals, or load the data into memory."
-            )
 
     @property
     def cost(self) -> Budget:
@@ -436,7 +365,9 @@ class MeanPlan(MeanIntervals):
     @staticmethod
     def _pooled_row(result: StrategyResult, low: float, high: float) -> list[MeanRow]:
         """The pooled small groups' row when the noisy counts merged some (post-processing:
-        their pooled noisy sum over their pooled noisy count, clipped into the public range)."""
+        their pooled noisy sum over their pooled noisy count, clamped into the public range by
+        :meth:`~dpcore.foundations.small_groups.NoisyCountRule.recombine`, and into the range
+        [``low``, ``high``] the release found, when it found its bounds)."""
         released = result.released
         if released is None or not released.decision.has_other:
             return []
@@ -458,6 +389,28 @@ class MeanPlan(MeanIntervals):
         """What the group rows publish as shares when they are read exactly from the data
         (:meth:`~dpcore.release.PlanHeader.exact_shares`); None without group rows."""
         return None if self.strategy == "global_only" else self.header.exact_shares()
+
+    def declared_public(self) -> list[str]:
+        """The groups, their shares and sizes when the release treats them as public, and the
+        public range of the value (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        low, high = self.estimator.public_range
+        if isinstance(self.estimator, CoinPressMean):
+            bounds = f"the range [{plain_number(low)}, {plain_number(high)}] and spread σ ≤ {plain_number(self.estimator.sigma)} of `{self.value}`"
+        elif self.estimator.bounds is None:
+            bounds = (
+                f"the clipping radius R = {plain_number(self.estimator.radius)} of `{self.value}`"
+            )
+        elif self.bounds is not None:  # the bounds found in it are DP outputs
+            bounds = (
+                f"the search range [{plain_number(low)}, {plain_number(high)}] of `{self.value}`"
+            )
+        else:
+            bounds = f"the range [{plain_number(low)}, {plain_number(high)}] of `{self.value}`"
+        if self.strategy == "global_only":
+            sizes = ["the number of rows"] if self.sizes_public else []
+            return [bounds, *sizes]
+        sizes = ["each group's exact number of rows"] if self.sizes_public else []
+        return [*self.header.declared_groups(), *self.header.declared_shares(), *sizes, bounds]
 
     def method_sentence(self) -> str:
         """The estimator and its public settings in one sentence (the report's "Method")."""
@@ -515,48 +468,5 @@ class MeanPlan(MeanIntervals):
 
     def script_body(self) -> str:
         """The Python lines that rebuild this plan from a frame named ``frame`` (or, for sums an
-        engine computed, from the data the engine reads)."""
-        estimator = type(self.estimator).__name__
-        arguments = ", ".join(f"{k}={v!r}" for k, v in init_arguments(self.estimator).items())
-        recipe = getattr(self.values, "recipe", "")
-        if recipe:
-            header = self.header.script(dataset="aggregated.dataset", prelude=recipe)
-            values = "values = aggregated.stats\n"
-        else:
-            header = self.header.script()
-            values = (
-                f"{_unit_import(self.unit)}values = GroupValues.from_grouping("
-                f"header.spec.build(frame), frame, {self.value!r}{_unit_argument(self.unit)})\n"
-            )
-        return (
-            f"{header}"
-            f"from dpcore import {estimator}, GroupValues, MeanPlan"
-            f"{'' if self.bounds is None else ', PrivateBounds'}\n\n"
-            f"{values}"
-            "plan = MeanPlan(\n"
-            "    values=values,\n"
-            "    header=header,\n"
-            f"    estimator={estimator}({arguments}),\n"
-            f"    strategy={self.strategy!r},\n"
-            f"    global_fraction={self.global_fraction!r},\n"
-            f"{self._sampling_error_arguments()}"
-            f"{found.script_argument(self.bounds)}"
-            ")\n"
-        )
-
-    def _sampling_error_arguments(self) -> str:
-        if not self.sampling_error:
-            return ""
-        return f"    sampling_error=True,\n    variance_fraction={self.variance_fraction!r},\n"
-
-
-def _unit_import(unit: PrivacyUnit) -> str:
-    return "" if unit == ROW else "from dpcore.foundations.privacy_unit import PrivacyUnit\n"
-
-
-def _unit_argument(unit: PrivacyUnit) -> str:
-    """The privacy unit as the script's last argument (none for one row per person, so that
-    scripts of such releases read as they always did)."""
-    if unit == ROW:
-        return ""
-    return f", PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, max_rows={unit.max_rows})"
+        engine computed, from the data the engine reads): :func:`plan_script.mean_script`."""
+        return mean_script(self)

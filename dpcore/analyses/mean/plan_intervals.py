@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from scipy.special import ndtri
 
 from dpcore.analyses.mean import found_bounds as found
 from dpcore.analyses.mean.coinpress import CoinPressErrors, CoinPressMean
@@ -35,7 +36,7 @@ from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.shares import share_values
 from dpcore.release.plan import CoverageNote
 
-__all__ = ["INTERVAL_DRAWS", "MeanIntervals", "public_range"]
+__all__ = ["INTERVAL_DRAWS", "MeanIntervals"]
 
 MeanEstimator = LaplaceMean | GaussianMean | CoinPressMean
 
@@ -66,11 +67,12 @@ class MeanIntervals:
         Hinkley 1997, §5.2). The error quantiles are computed from the noise's law where it is
         public (Laplace and Gaussian with public sizes and no sampling error:
         :mod:`~dpcore.analyses.mean.noise_intervals`), else taken from the error draws of
-        :meth:`_noise_draws`. With ``squares`` (the release's noisy sums of squares) the errors
-        include sampling error. NaN bounds where no interval is released (private group sizes).
-        CoinPress's come from :meth:`_coinpress_intervals`. A release that found its bounds
-        privately (:mod:`~dpcore.analyses.mean.found_bounds`) takes the exact quantiles of its
-        noise at the bounds it found: its Laplace or Gaussian mean has no sampling error.
+        :meth:`_noise_draws`, which with private sizes take the release's own noisy counts as
+        the group sizes. With ``squares`` (the release's noisy sums of squares) the errors
+        include sampling error. CoinPress's come from :meth:`_coinpress_intervals`. A release
+        that found its bounds privately (:mod:`~dpcore.analyses.mean.found_bounds`) takes the
+        quantiles of its noise at the bounds it found (exact ones with public sizes): its
+        Laplace or Gaussian mean has no sampling error.
 
         ``result`` and ``squares`` may carry a leading replicate axis (group estimates
         ``(R, k)``, population ``(R,)``: simulated releases, for coverage studies); every
@@ -91,10 +93,7 @@ class MeanIntervals:
         whole = np.asarray(result.global_estimate, dtype=float)
         method = INTERVAL_METHOD if squares is None else SAMPLING_INTERVAL_METHOD
         tails = [(1 - self.header.level) / 2, (1 + self.header.level) / 2]
-        if not self.sizes_public:  # intervals built from the exact sizes would give them away
-            group_q = np.full((*groups.shape, 2), np.nan)
-            global_q = np.full((*whole.shape, 2), np.nan)
-        elif squares is None and has_public_noise_law(estimator):
+        if squares is None and self.sizes_public and has_public_noise_law(estimator):
             # Shapes (k, 2) and (2,): the same for every replicate, broadcast below.
             group_q, global_q = noise_error_quantiles(
                 estimator, self.strategy, self.values.sizes,
@@ -103,7 +102,7 @@ class MeanIntervals:
             )  # fmt: skip
             method = EXACT_INTERVAL_METHOD
         else:
-            group_errors, global_errors = self._noise_draws(groups)
+            group_errors, global_errors = self._noise_draws(result, values, estimator)
             if squares is None:
                 group_q = np.quantile(group_errors, tails, axis=0).T
                 global_q = np.quantile(global_errors, tails)
@@ -127,9 +126,9 @@ class MeanIntervals:
         last-step Gaussian noise plus bounds on its clipping bias
         (:meth:`~dpcore.analyses.mean.CoinPressMean.errors`, :class:`CoinPressErrors`).
 
-        The stratified population estimate :math:`\sum_g w_g\hat\mu_g` has noise sd
-        :math:`\sqrt{\sum_g w_g^2 s_g^2}` (independent groups) and bias bounds
-        :math:`\sum_g w_g B_g`; a whole-population estimate has its own run's. These replace
+        The stratified population estimate :math:`\sum_g w_g\,\mathrm{clip}(\hat\mu_g)` has
+        the error terms of :func:`recombined_errors`; a whole-population estimate has its own
+        run's. These replace
         the parametric bootstrap on constant stand-in data, which CoinPress never clips: its
         intervals saw none of the clipping bias (issue 42). A leading replicate axis is kept.
         """
@@ -151,13 +150,10 @@ class MeanIntervals:
         else:
             group_errors = estimator.errors(values.sizes, result.group_steps, group_budget)
             if self.strategy == "stratified":
-                weights = np.asarray(self.shares.values, dtype=float)
-                population = CoinPressErrors(
-                    noise_sd=np.sqrt(group_errors.noise_sd**2 @ weights**2),
-                    above=group_errors.above @ weights,
-                    below=group_errors.below @ weights,
-                    beta_spent=np.max(group_errors.beta_spent, axis=-1),
-                )
+                population = recombined_errors(
+                    group_errors, np.asarray(self.shares.values, dtype=float), level,
+                    estimator.public_range,
+                )  # fmt: skip
             else:
                 population = estimator.errors(
                     np.array(float(values.n)), result.global_steps, whole_budget
@@ -172,35 +168,61 @@ class MeanIntervals:
                      level=level, method=method),
         )  # fmt: skip
 
-    def _noise_draws(self, estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _noise_draws(
+        self, result: StrategyResult, values: GroupValues | GroupSums, estimator: MeanEstimator
+    ) -> tuple[np.ndarray, np.ndarray]:
         r"""Draws of the DP noise's error in the group and population estimates, shapes
         ``(INTERVAL_DRAWS, k)`` and ``(INTERVAL_DRAWS,)``, by parametric bootstrap.
 
         Reruns the same strategy on stand-in data in which every member of group g has the
         value :math:`\tilde\mu_g` (the DP estimate clipped to the public range; the first
-        replicate's when ``estimates`` has a replicate axis), with the public group sizes, and
-        records the error of each draw. With public sizes, Laplace and Gaussian errors do not
-        depend on the values at all, so the draws are exact up to Monte Carlo error and serve
-        every replicate alike (their noise-only intervals take the exact quantiles instead,
-        :mod:`~dpcore.analyses.mean.noise_intervals`; the draws pair with sampling error). Only
-        DP outputs and public parameters enter, so this is post-processing, with a fixed seed:
-        the same estimates always give the same intervals.
+        replicate's when ``result`` has a replicate axis), with the group sizes of
+        :meth:`_stand_in_sizes`, and records the error of each draw. With public sizes, Laplace
+        and Gaussian errors do not depend on the values at all, so the draws are exact up to
+        Monte Carlo error and serve every replicate alike (their noise-only intervals take the
+        exact quantiles instead, :mod:`~dpcore.analyses.mean.noise_intervals`; the draws pair
+        with sampling error); with private sizes (the release's noisy counts stand in for the
+        sizes) they are a plug-in approximation. ``estimator`` is the one the release ran (at
+        the bounds it found, if it found them). Only DP outputs and public parameters enter,
+        so this is post-processing, with a fixed seed: the same estimates always give the same
+        intervals.
+
+        A stratified population recombined with fixed shares takes the error of the groups'
+        unclamped recombination, :math:`\sum_g w_g e_g`, as the exact quantiles do: clamping
+        each group into the range that holds its mean moves it no closer to a bound than its
+        mean (issue 37), and draws free of the estimates serve every replicate (with the
+        clamped draws, seeded by the first replicate, coverage of small groups at ε = 0.1 fell
+        to 91%, benchmarks/bench_coverage.py).
         """
-        low, high = public_range(self.estimator)
-        first = np.reshape(estimates, (-1, self.values.k))[0]
+        low, high = estimator.clamp_range
+        first = np.reshape(np.asarray(result.group_estimates, dtype=float), (-1, values.k))[0]
         centres = np.clip(first, low, high)
-        stand_in = GroupSums.constant(self.values.labels, self.values.sizes, centres)
+        sizes = self._stand_in_sizes(result, values)
+        stand_in = GroupSums.constant(values.labels, sizes, centres)
         draws = run_strategy(
-            self.strategy, stand_in, self.estimator, self.mean_budget, self.shares,
+            self.strategy, stand_in, estimator, self.mean_budget, values.shares,
             global_fraction=self.global_fraction, replicates=INTERVAL_DRAWS,
             noise=SimulationNoise(rng=0),
         )  # fmt: skip
-        global_truth = (
-            float(centres @ self.shares.values)
-            if self.strategy == "stratified"
-            else float(centres @ self.values.sizes / self.values.n)
-        )
-        return draws.group_estimates - centres, draws.global_estimate - global_truth
+        group_errors = draws.group_estimates - centres
+        if self.strategy == "stratified" and not values.shares.drawn_with_release:
+            return group_errors, group_errors @ np.asarray(values.shares.values, dtype=float)
+        return group_errors, draws.global_estimate - float(centres @ (sizes / sizes.sum()))
+
+    def _stand_in_sizes(
+        self, result: StrategyResult, values: GroupValues | GroupSums
+    ) -> np.ndarray:
+        """The group sizes of the bootstrap's stand-in data: the public sizes; with private
+        sizes the release's own noisy counts (DP outputs, at least 1 each, so that an interval
+        never reads an exact size; the first replicate's), and for a population estimated alone
+        its noisy count spread evenly over the groups (only its total enters that estimate)."""
+        if self.sizes_public:
+            return np.asarray(values.sizes)
+        if result.counts is not None:
+            counts = np.reshape(np.asarray(result.counts, dtype=float), (-1, values.k))[0]
+            return np.maximum(np.rint(counts), 1).astype(np.int64)
+        total = float(np.reshape(np.asarray(result.global_count, dtype=float), -1)[0])
+        return np.full(values.k, max(round(total / values.k), 1), dtype=np.int64)
 
     def _sampling_quantiles(
         self,
@@ -278,10 +300,12 @@ class MeanIntervals:
     @property
     def interval_description(self) -> str:
         """What the intervals cover, for the release's metadata."""
+        covered = "clipped sample mean" if self.bounds is None else found.FOUND_ESTIMAND
         if not self.sizes_public:
             return (
-                "no intervals: group sizes are private in this release, and an interval computed "
-                "from the exact sizes would reveal them"
+                f"{self.header.level:.0%} noise intervals by parametric bootstrap of the DP noise "
+                f"({INTERVAL_DRAWS:,} draws), with the release's own noisy counts as the group "
+                f"sizes (no exact size enters them); they cover the {covered}, not sampling error"
             )
         if self.sampling_error:
             return (
@@ -304,7 +328,6 @@ class MeanIntervals:
                 "group's values; not sampling error"
             )
         if has_public_noise_law(self.estimator):
-            covered = "clipped sample mean" if self.bounds is None else found.FOUND_ESTIMAND
             return (
                 f"{self.header.level:.0%} noise intervals from the exact quantiles of the "
                 f"{self.estimator.noise_law.capitalize()} noise; they cover the {covered}, not "
@@ -326,10 +349,29 @@ class MeanIntervals:
         return CoverageNote(level=self.header.level, **SKEWED_SAMPLE_NOTE)
 
 
-def public_range(estimator: MeanEstimator) -> tuple[float, float]:
-    """The public range every released mean is clipped into: the bounds, or CoinPress' prior."""
-    if isinstance(estimator, CoinPressMean):
-        return estimator.prior
-    if estimator.bounds is None:
-        return -np.inf, np.inf
-    return estimator.bounds
+def recombined_errors(
+    groups: CoinPressErrors, weights: np.ndarray, level: float, public_range: tuple[float, float]
+) -> CoinPressErrors:
+    r"""The error terms of a stratified population estimate :math:`\sum_g w_g\,
+    \mathrm{clip}_{[L,U]}(\hat\mu_g)` from its groups' (clamp, then recombine: issue 37).
+
+    A group whose own interval would be wider than the public range, :math:`z s_g +
+    \max(B^+_g, B^-_g) \ge U - L`, contributes only the bound every clamped estimate keeps,
+    :math:`|\mathrm{clip}(\hat\mu_g) - \mu_g| \le U - L` (both lie in [L, U]), to both bias
+    bounds, :math:`w_g(U - L)` each, and nothing to the noise: it holds always, so it spends no
+    failure probability. The others add as independent Gaussians, noise sd
+    :math:`\sqrt{\sum_g w_g^2 s_g^2}`, with bias bounds :math:`\sum_g w_g B_g`. A group of one
+    person then widens the population's interval by at most twice its share of the range (issue
+    37's survey, groups of 400, 300 and 1: about 6 wide rather than 35). Shapes ``([R,] k)``.
+    """
+    low, high = public_range
+    width = high - low
+    z = ndtri((1 + level) / 2)
+    wide = z * groups.noise_sd + np.maximum(groups.above, groups.below) >= width
+    bound = np.where(wide, width, 0.0)
+    return CoinPressErrors(
+        noise_sd=np.sqrt(np.where(wide, 0.0, groups.noise_sd) ** 2 @ weights**2),
+        above=np.where(wide, bound, groups.above) @ weights,
+        below=np.where(wide, bound, groups.below) @ weights,
+        beta_spent=np.max(np.where(wide, 0.0, groups.beta_spent), axis=-1),
+    )

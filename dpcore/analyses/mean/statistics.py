@@ -27,7 +27,7 @@ from dpcore.foundations.labels import CountedGroups, labels_repr, list_labels, p
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit, dropped_rows_notes, row_weights
 from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
-from dpcore.foundations.validation import data_frame, instance_of, numeric_values, read_only
+from dpcore.foundations.validation import data_frame, instance_of, numeric_values, read_only, shown
 
 __all__ = ["GroupValues"]
 
@@ -237,7 +237,7 @@ class GroupValues(CountedGroups):
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
             raise ValueError(
-                f"`low` must be <= `high` elementwise, got low={lo[where]!r} > high={hi[where]!r} "
+                f"`low` must be <= `high` elementwise, got a low bound above its high bound "
                 f"at index {where}"
             )
         # Group-major (k, m): row g holds every bound of group g (m = 1 for (k,) bounds).
@@ -393,7 +393,7 @@ class GroupValues(CountedGroups):
         codes = grouping.codes_for(data_frame("frame", frame))
         if value in grouping.by:
             raise ValueError(
-                f"`value` column {value!r} is also a grouping column in `by`; choose a value "
+                f"`value` column {shown(value)} is also a grouping column in `by`; choose a value "
                 "column that is not used for grouping"
             )
         x = numeric_values(frame, "value", value)
@@ -403,7 +403,7 @@ class GroupValues(CountedGroups):
         finite_in_group = int((in_group & np.isfinite(x)).sum())
         if not usable.any():
             raise ValueError(
-                f"`value` column {value!r} has no usable values: all "
+                f"`value` column {shown(value)} has no usable values: all "
                 f"{int(in_group.sum()):,} rows of the groups are missing or infinite; choose "
                 "another value column"
             )
@@ -462,7 +462,7 @@ class GroupValues(CountedGroups):
         df = data_frame("df", df)
         if isinstance(value, str) and (value == by or (not isinstance(by, str) and value in by)):
             raise ValueError(
-                f"`value` column {value!r} is also a grouping column in `by`; choose a value "
+                f"`value` column {shown(value)} is also a grouping column in `by`; choose a value "
                 "column that is not used for grouping"
             )
         grouping = Grouping.from_frame(
@@ -526,7 +526,7 @@ def _bound_array(name: str, bound: object) -> np.ndarray:
             f"`{name}` must be a number or an array of numbers, got {type(bound).__name__}"
         ) from None
     if np.isnan(arr).any():
-        raise ValueError(f"`{name}` must not contain NaN, got {bound!r}")
+        raise ValueError(f"`{name}` must not contain NaN, got {shown(bound)}")
     return arr
 
 

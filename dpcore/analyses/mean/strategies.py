@@ -23,6 +23,7 @@ import numpy as np
 
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations.accounting import Budget, parallel, scale, sequential
+from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.labels import list_labels
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.foundations.private_bounds import FoundBounds
@@ -37,6 +38,7 @@ __all__ = [
     "StrategyResult",
     "global_and_group_means",
     "global_only_mean",
+    "recombine_clamped",
     "run_strategy",
     "stratified_mean",
 ]
@@ -58,6 +60,8 @@ STRATEGIES: dict[str, str] = {
 
 class MeanEstimator(Protocol):
     name: str
+    public_range: tuple[float, float]
+    clamp_range: tuple
 
     def group_estimates(
         self, stats: GroupValues, budget: Budget, *, replicates: int | None, noise: NoiseSource
@@ -74,7 +78,10 @@ class StrategyResult:
     says so; None when the groups are recombined with fixed public shares. ``released``: when
     those shares carry a small-group rule (:class:`~dpcore.foundations.small_groups.NoisyCountRule`),
     which groups the noisy counts kept, merged or dropped, and the pooled group's estimate;
-    ``shares`` are then 0 for the groups not released as themselves.
+    ``shares`` are then 0 for the groups not released as themselves. With private group sizes,
+    ``counts`` are the groups' noisy counts the release drew (shaped like ``group_estimates``)
+    and ``global_count`` the population's, when it is estimated on its own: DP outputs a
+    release's intervals take as the group sizes (:class:`~dpcore.analyses.mean.plan.MeanPlan`).
     ``group_steps`` and ``global_steps``: for an estimator that releases intermediate intervals
     (CoinPress, :meth:`~dpcore.analyses.mean.CoinPressMean.run`), the interval after each of
     its steps behind the group estimates, shape (steps, [replicates,] k, 2), and behind the
@@ -90,6 +97,8 @@ class StrategyResult:
     cost: Budget
     shares: np.ndarray | None = None
     released: NoisyRecombination | None = None
+    counts: np.ndarray | None = None
+    global_count: np.ndarray | None = None
     group_steps: np.ndarray | None = None
     global_steps: np.ndarray | None = None
     bounds: FoundBounds | None = None
@@ -99,19 +108,57 @@ def _replicates(replicates: int | None) -> int | None:
     return None if replicates is None else positive_int("replicates", replicates)
 
 
+@dataclass(frozen=True)
+class _Drawn:
+    """One estimator's estimates of some groups, with what else the draw released: the noisy
+    counts with private sizes, the intervals of its steps for CoinPress; None where not."""
+
+    estimates: np.ndarray
+    counts: np.ndarray | None = None
+    steps: np.ndarray | None = None
+
+    def first_group(self) -> _Drawn:
+        """The draw of the first (only) group: a population estimated on its own."""
+        return _Drawn(
+            self.estimates[..., 0],
+            None if self.counts is None else self.counts[..., 0],
+            None if self.steps is None else self.steps[..., 0, :],
+        )
+
+
 def _draw(
-    estimator: MeanEstimator,
-    strata: GroupValues,
-    budget: Budget,
-    replicates: int | None,
-    noise: NoiseSource,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The estimator's estimates of ``strata``'s groups, with the intervals of its steps when
-    it has steps (CoinPress's ``run``), else None."""
+    estimator: MeanEstimator, strata: GroupValues, budget: Budget, reps: int | None, source
+) -> _Drawn:
+    """Each group's estimate; with private sizes the noisy count it drew; for an estimator with
+    steps (CoinPress's ``run``) the intervals of its steps."""
     run = getattr(estimator, "run", None)
-    if run is None:
-        return estimator.group_estimates(strata, budget, replicates=replicates, noise=noise), None
-    return run(strata, budget, replicates=replicates, noise=noise)
+    if run is not None:
+        estimates, steps = run(strata, budget, replicates=reps, noise=source)
+        return _Drawn(estimates, steps=steps)
+    if getattr(estimator, "n_public", True):
+        return _Drawn(estimator.group_estimates(strata, budget, replicates=reps, noise=source))
+    drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
+    return _Drawn(drawn.means(), counts=drawn.counts)
+
+
+def recombine_clamped(
+    estimator: MeanEstimator, groups: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    r"""The population estimate from group estimates ``groups`` (shape ``(k,)`` or
+    ``(replicates, k)``) and shares ``weights`` of the same shape or ``(k,)``:
+
+    .. math:: \hat\mu = \sum_g w_g\,\mathrm{clip}_{[L,U]}(\hat\mu_g)
+
+    AAAI 2024, eq. 4, with every group estimate first clamped into the estimator's public range
+    [L, U] (its bounds, or CoinPress' prior), where every true mean lies. The paper recombines
+    the raw estimates; clamping first is our choice, post-processing of DP outputs (free): a
+    release publishes the clamped group estimates, so its population row is their share-weighted
+    sum, and a group of one person, whose noisy mean can land far outside the range, moves the
+    population by at most its share of the range instead of swinging it to a bound. With bounds
+    found privately each group is clamped into its own found range (``clamp_range``), where
+    its release row is clipped too."""
+    low, high = estimator.clamp_range
+    return (np.clip(groups, low, high) * weights).sum(axis=-1)
 
 
 def stratified_mean(
@@ -124,12 +171,14 @@ def stratified_mean(
     replicates: int | None = None,
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
-    r"""Stratified estimate (AAAI 2024, eq. 4; Alg. 3).
+    r"""Stratified estimate (AAAI 2024, eq. 4; Alg. 3), recombined from the clamped groups.
 
-    .. math:: \hat\mu_{strat} = \sum_{g=1}^{k} w_g\,\hat\mu_g
+    .. math:: \hat\mu_{strat} = \sum_{g=1}^{k} w_g\,\mathrm{clip}_{[L,U]}(\hat\mu_g)
 
-    where :math:`\hat\mu_g` are the DP group estimates, each with the full ``budget``, and
-    :math:`w_g` the public shares (|G_g|/n in the paper). Each person is in exactly one group, so the
+    where :math:`\hat\mu_g` are the DP group estimates, each with the full ``budget``,
+    :math:`[L, U]` the public range and :math:`w_g` the public shares (|G_g|/n in the paper):
+    :func:`recombine_clamped`. The result keeps the group estimates as drawn (their intervals
+    are formed before they are clamped, :class:`~dpcore.analyses.mean.plan.MeanPlan`). Each person is in exactly one group, so the
     release costs ``budget`` (parallel composition); the recombination is post-processing.
 
     With shares drawn with the release (``shares.drawn_with_release``, private group sizes
@@ -143,21 +192,23 @@ def stratified_mean(
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, budget, replicates=reps, noise=source)
         if shares.rule is not None:  # small groups decided by the same noisy counts
-            released = shares.rule.recombine(drawn.sums, drawn.counts)
+            released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
                 "stratified", drawn.means(), released.whole, parallel(budget),
-                shares=released.shares, released=released,
+                shares=released.shares, released=released, counts=drawn.counts,
             )  # fmt: skip
         groups, weights = drawn.means(), noisy_count_shares(drawn.counts)
-        whole = (groups * weights).sum(axis=-1)
-        return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights)
+        whole = recombine_clamped(estimator, groups, weights)
+        return StrategyResult("stratified", groups, whole, parallel(budget), shares=weights,
+                              counts=drawn.counts)  # fmt: skip
     weights = share_values(shares, strata.k)
-    groups, steps = _draw(estimator, strata, budget, reps, source)
+    groups = _draw(estimator, strata, budget, reps, source)
     # k copies of one budget compose in parallel to that budget: composing one copy per group
     # converted k budgets to exact decimals, a tenth of a second at 5,000 groups.
     return StrategyResult(
-        "stratified", groups, groups @ weights, parallel(budget), group_steps=steps
-    )
+        "stratified", groups.estimates, recombine_clamped(estimator, groups.estimates, weights),
+        parallel(budget), counts=groups.counts, group_steps=groups.steps,
+    )  # fmt: skip
 
 
 def global_only_mean(
@@ -170,13 +221,14 @@ def global_only_mean(
     noise: NoiseKind | NoiseSource = "simulation",
 ) -> StrategyResult:
     """Vanilla (i): one estimate of the population mean with the full budget, reused per group."""
-    whole, steps = _draw(
+    whole = _draw(
         estimator, strata.pooled, budget, _replicates(replicates), as_noise_source(noise, rng=rng)
-    )
-    whole = whole[..., 0]
-    groups = np.repeat(whole[..., None], strata.k, axis=-1)
-    steps = None if steps is None else steps[..., 0, :]
-    return StrategyResult("global_only", groups, whole, budget, global_steps=steps)
+    ).first_group()
+    groups = np.repeat(whole.estimates[..., None], strata.k, axis=-1)
+    return StrategyResult(
+        "global_only", groups, whole.estimates, budget, global_count=whole.counts,
+        global_steps=whole.steps,
+    )  # fmt: skip
 
 
 def global_and_group_means(
@@ -200,24 +252,25 @@ def global_and_group_means(
     fraction = open_unit_interval("global_fraction", global_fraction)
     global_budget, group_budget = scale(budget, fraction), scale(budget, 1 - fraction)
     source, reps = as_noise_source(noise, rng=rng), _replicates(replicates)
-    whole, whole_steps = _draw(estimator, strata.pooled, global_budget, reps, source)
-    whole = whole[..., 0]
-    whole_steps = None if whole_steps is None else whole_steps[..., 0, :]
+    whole = _draw(estimator, strata.pooled, global_budget, reps, source).first_group()
     cost = sequential(global_budget, group_budget)
     if drawn_with_release(shares, estimator):
         drawn = estimator.noisy_sums(strata, group_budget, replicates=reps, noise=source)
+        both = {"counts": drawn.counts, "global_count": whole.counts}
         if shares.rule is not None:  # small groups decided by the same noisy counts
-            released = shares.rule.recombine(drawn.sums, drawn.counts)
+            released = shares.rule.recombine(drawn.sums, drawn.counts, estimator.public_range)
             return StrategyResult(
-                "global_and_groups", drawn.means(), whole, cost, shares=released.shares,
-                released=released,
+                "global_and_groups", drawn.means(), whole.estimates, cost,
+                shares=released.shares, released=released, **both,
             )  # fmt: skip
         shares = noisy_count_shares(drawn.counts)
-        return StrategyResult("global_and_groups", drawn.means(), whole, cost, shares=shares)
-    groups, steps = _draw(estimator, strata, group_budget, reps, source)
+        return StrategyResult("global_and_groups", drawn.means(), whole.estimates, cost,
+                              shares=shares, **both)  # fmt: skip
+    groups = _draw(estimator, strata, group_budget, reps, source)
     return StrategyResult(
-        "global_and_groups", groups, whole, cost, group_steps=steps, global_steps=whole_steps
-    )
+        "global_and_groups", groups.estimates, whole.estimates, cost, counts=groups.counts,
+        global_count=whole.counts, group_steps=groups.steps, global_steps=whole.steps,
+    )  # fmt: skip
 
 
 def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:
@@ -226,11 +279,12 @@ def drawn_with_release(shares: object, estimator: MeanEstimator) -> bool:
     if not (isinstance(shares, PublicShares) and shares.drawn_with_release):
         return False
     if getattr(estimator, "n_public", True):
-        raise ValueError(
+        raise NeedsFixedShares(
             "The shares are to come from the release's noisy group counts, but this estimator "
             "treats group sizes as public and draws no counts. Keep group sizes private (turn "
             "off “Treat group sizes as public” on the Estimator page; the Laplace or Gaussian "
-            "mean), or take the shares from another source on the Strata page."
+            "mean), or on the Strata page take the shares from a table of public shares, a "
+            "holdout split, or the data's own counts declared public."
         )
     return True
 

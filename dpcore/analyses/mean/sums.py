@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcore.analyses.mean.statistics import kept_without_rows, left_out_messages
-from dpcore.foundations.labels import CountedGroups
+from dpcore.foundations.labels import CountedGroups, plain_number
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
 from dpcore.foundations.private_bounds import GridCounts
 from dpcore.foundations.shares import PublicShares
@@ -186,7 +186,7 @@ def fixed_bounds_sums(
         if requery is None or low.ndim != 1:
             raise ValueError(
                 "These sums were computed by an engine at the bounds "
-                f"[{bounds[0]:g}, {bounds[1]:g}] only. Simulating many releases at other bounds "
+                f"[{plain_number(bounds[0], 6)}, {plain_number(bounds[1], 6)}] only. Simulating many releases at other bounds "
                 "(CoinPress) needs the rows in memory: upload the data (or a sample of it) in "
                 "the app, or choose the Laplace or Gaussian mean, or run one release at a time."
             )

@@ -21,6 +21,7 @@ from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.datasets import synthetic_gaussian_mixture
 from dpcore.foundations.mechanisms import SimulationNoise, laplace_scale
 from dpcore.foundations.private_bounds import PrivateBounds
+from dpcore.foundations.validation import shown
 
 
 def laplace_mean_error(sizes: np.ndarray | float, epsilon: float, width: float) -> np.ndarray:
@@ -34,7 +35,7 @@ def laplace_mean_error(sizes: np.ndarray | float, epsilon: float, width: float) 
     """
     sizes = np.asarray(sizes, dtype=float)
     if np.any(~np.isfinite(sizes) | (sizes <= 0)):
-        raise ValueError(f"`sizes` must be finite and > 0, got {sizes!r}")
+        raise ValueError(f"`sizes` must be finite and > 0, got {shown(sizes)}")
     return laplace_scale(width, epsilon) / sizes
 
 

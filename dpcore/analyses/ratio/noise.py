@@ -42,6 +42,7 @@ from dpcore.foundations.validation import (
     positive_int,
     positive_number,
     real_number,
+    shown,
 )
 
 __all__ = [
@@ -113,7 +114,9 @@ class RatioRelease:
 
 def check_option(name: str, value: object, options: dict[str, str]) -> str:
     if value not in options:
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {value!r}")
+        raise ValueError(
+            f"`{name}` must be one of {', '.join(map(repr, options))}, got {shown(value)}"
+        )
     return value
 
 

@@ -26,9 +26,10 @@ from dpcore.analyses.ratio.sums import (
 from dpcore.foundations.accounting import (
     Budget,
 )
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from dpcore.foundations.validation import instance_of, positive_int
+from dpcore.foundations.validation import instance_of, positive_int, shown
 from dpcore.release.plan import CoverageNote, PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
@@ -69,7 +70,7 @@ def _delta(delta: float) -> str:
 
 def _describe_scale(name: str, value: float, mechanism: str) -> str:
     symbol = "b" if mechanism == "laplace" else "σ"
-    return f"{SUM_LABELS[name]}: {symbol} = {value:.4g}"
+    return f"{SUM_LABELS[name]}: {symbol} = {plain_number(value)}"
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ class RatioPlan:
             value = getattr(self, name)
             if value not in options:
                 raise ValueError(
-                    f"`{name}` must be one of {', '.join(map(repr, options))}, got {value!r}"
+                    f"`{name}` must be one of {', '.join(map(repr, options))}, got {shown(value)}"
                 )
         object.__setattr__(self, "B", positive_int("B", self.B))
         self.cost  # noqa: B018 - validates mechanism, composition and (ε, δ) before anything runs
@@ -228,6 +229,20 @@ class RatioPlan:
             **({} if self.sums.unit == ROW else {"privacy_unit": self.sums.unit.to_dict()}),
         }  # fmt: skip
 
+    def declared_public(self) -> list[str]:
+        """The groups and the columns' public upper bounds (the lower bounds are 0); the ratio
+        publishes no share or size (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        b, sums = self.sums.bounds, self.sums
+        bounds = [f"`{sums.s_column}` ≤ {plain_number(b.s)}"]
+        bounds.append(
+            f"`{sums.y_column}` in {{0, 1}}"
+            if sums.binary_y
+            else f"`{sums.y_column}` ≤ {plain_number(b.y)}"
+        )
+        if sums.w_column is not None:
+            bounds.append(f"`{sums.w_column}` ≤ {plain_number(b.w)}")
+        return [*self.header.declared_groups(), f"the bounds {', '.join(bounds)}"]
+
     def estimate(self, noise: NoiseSource, rng: np.random.Generator | None = None) -> RatioResult:
         """Every group's noisy sums drawn with ``noise``, and the intervals formed from them
         (``rng`` unused: the Monte Carlo correction re-noises with :data:`MC_SEED`)."""
@@ -259,8 +274,10 @@ class RatioPlan:
             arguments["composition"],
         )
         m = len(self.sensitivity)
-        y_range = "0 or 1 (binary)" if sums.binary_y else f"[0, {b.y:g}]"
-        weight = f"`{sums.w_column}` in [0, {b.w:g}]" if sums.w_column else "none (w = 1)"
+        y_range = "0 or 1 (binary)" if sums.binary_y else f"[0, {plain_number(b.y, 6)}]"
+        weight = (
+            f"`{sums.w_column}` in [0, {plain_number(b.w, 6)}]" if sums.w_column else "none (w = 1)"
+        )
         rows = int(np.sum(sums.rows))
         dropped = f"; {sums.n_missing:,} dropped for missing values" if sums.n_missing else ""
         if mechanism == "laplace":
@@ -278,7 +295,7 @@ class RatioPlan:
         symbol = "b" if mechanism == "laplace" else "σ"
         distinct = set(self.noise_scale.values())
         if len(distinct) == 1:
-            scales = f"{symbol} = {distinct.pop():.4g} on each"
+            scales = f"{symbol} = {plain_number(distinct.pop())} on each"
         else:
             scales = "; ".join(
                 _describe_scale(n, s, mechanism) for n, s in self.noise_scale.items()
@@ -295,7 +312,7 @@ class RatioPlan:
             "(recombined from the noisy group sums: no extra budget)",
             self.header.data_line(),
             self.header.strata_line(self.sums.k),
-            f"**Columns:** score `{sums.s_column}` in [0, {b.s:g}], label `{sums.y_column}` "
+            f"**Columns:** score `{sums.s_column}` in [0, {plain_number(b.s, 6)}], label `{sums.y_column}` "
             f"{y_range}, weight {weight} — public bounds; {rows:,} rows used{dropped}",
             *self._engine_lines(),
             f"**Mechanism:** {noise}: {scales}",

@@ -33,7 +33,7 @@ from dpcore.analyses.ratio.sums import (
 )
 from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
 from dpcore.foundations.metrics import interval_score
-from dpcore.foundations.validation import as_rng, instance_of, positive_int
+from dpcore.foundations.validation import as_rng, instance_of, positive_int, shown
 from dpcore.release.plan import ReleaseRow
 
 __all__ = [
@@ -169,10 +169,10 @@ class RatioResult:
         """Two groups' difference with its interval and z-test (§2.4, :func:`compare_ratios`)."""
         for name, value in (("a", a), ("b", b)):
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
-                raise TypeError(f"`{name}` must be a group index, got {value!r}")
+                raise TypeError(f"`{name}` must be a group index, got {shown(value)}")
             if not 0 <= value < len(self.labels):
                 raise ValueError(
-                    f"`{name}` must be a group index in [0, {len(self.labels) - 1}], got {value!r}"
+                    f"`{name}` must be a group index in [0, {len(self.labels) - 1}], got {shown(value)}"
                 )
         if a == b:
             raise ValueError(f"`a` and `b` must be different groups, got {a!r} for both")

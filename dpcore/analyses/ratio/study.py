@@ -41,7 +41,13 @@ from dpcore.analyses.ratio.sums import (
 )
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.metrics import coverage, interval_score
-from dpcore.foundations.validation import as_rng, open_unit_interval, positive_int, positive_number
+from dpcore.foundations.validation import (
+    as_rng,
+    open_unit_interval,
+    positive_int,
+    positive_number,
+    shown,
+)
 
 __all__ = [
     "load_table1",
@@ -134,7 +140,7 @@ def _simulated_block(
 def _as_grid(name: str, values: object) -> tuple:
     items = tuple(values) if isinstance(values, list | tuple) else (values,)
     if not items:
-        raise ValueError(f"`{name}` must list at least one value, got {values!r}")
+        raise ValueError(f"`{name}` must list at least one value, got {shown(values)}")
     return items
 
 
@@ -183,7 +189,7 @@ def _validate_study(
     weightings = _as_grid("weighted", weighted)
     for value in weightings:
         if not isinstance(value, bool | np.bool_):
-            raise TypeError(f"`weighted` must be True or False, got {value!r}")
+            raise TypeError(f"`weighted` must be True or False, got {shown(value)}")
     epsilons = tuple(positive_number("epsilon", v) for v in _as_grid("epsilon", epsilon))
     pairs = product(
         (check_option("mechanism", v, MECHANISMS) for v in _as_grid("mechanism", mechanism)),

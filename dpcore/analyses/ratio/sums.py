@@ -14,7 +14,12 @@ from typing import Literal
 
 import numpy as np
 
-from dpcore.foundations.validation import MAX_BOUND_MAGNITUDE, positive_int, positive_number
+from dpcore.foundations.validation import (
+    MAX_BOUND_MAGNITUDE,
+    positive_int,
+    positive_number,
+    shown,
+)
 
 __all__ = [
     "COMPOSITIONS",
@@ -230,9 +235,9 @@ def _finite_array(name: str, value: object) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be a number or numeric array, got {value!r}") from None
+        raise TypeError(f"`{name}` must be a number or numeric array, got {shown(value)}") from None
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must be finite, got {value!r}")
+        raise ValueError(f"`{name}` must be finite, got {shown(value)}")
     return arr
 
 

@@ -321,6 +321,18 @@ class SamplePlan:
         grid = pd.MultiIndex.from_product(list(categories.values()))
         return [" × ".join(combination) for combination in grid]
 
+    def declared_public(self) -> list[str]:
+        """The group sampled and the columns' categories
+        (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        facts = [*self.header.declared_groups(), f"the group sampled, “{self.settings.group}”"]
+        if self.from_data:
+            facts.append(
+                "the categories of "
+                + ", ".join(f"`{c}`" for c in self.from_data)
+                + " (read from the data)"
+            )
+        return facts
+
     def review_lines(self) -> list[str]:
         settings = self.settings
         cats = "; ".join(f"{c}: {', '.join(v)}" for c, v in self.categories().items())

@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
-from dpcore.foundations.validation import as_rng, positive_int, positive_number
+from dpcore.foundations.validation import as_rng, positive_int, positive_number, shown
 
 __all__ = [
     "bernoulli_sample",
@@ -67,7 +67,9 @@ def project_simplex(values: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(values, dtype=float)
     if x.ndim == 0 or x.shape[-1] == 0 or not np.all(np.isfinite(x)):
-        raise ValueError(f"`values` must be a non-empty array of finite numbers, got {values!r}")
+        raise ValueError(
+            f"`values` must be a non-empty array of finite numbers, got {shown(values)}"
+        )
     u = -np.sort(-x, axis=-1)
     excess = np.cumsum(u, axis=-1) - 1.0
     positive = u - excess / np.arange(1, x.shape[-1] + 1) > 0  # a prefix of True values

@@ -92,6 +92,7 @@ from dpcore.analyses.synth.config import (
 )
 from dpcore.analyses.synth.mbi_models import MBI_METHODS, estimate_seconds
 from dpcore.analyses.synth.workload import EncodedRows, build_workload
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.metrics import GroupWorkload, binomial_band
 from dpcore.foundations.validation import as_rng, positive_int
 from dpcore.planner.accuracy import AccuracyTarget
@@ -346,7 +347,7 @@ class SynthErrorModel(SimulatedErrorModel):
         _, envelope = self._raw_and_envelope(target.level)
         largest = self.budget_text(self.grid[-1])
         return tuple(
-            f"{label}: even at {largest} its workload error is {error:.3g}, above {target.amount:g} "
+            f"{label}: even at {largest} its workload error is {plain_number(error, 3)}, above {plain_number(target.amount, 6)} "
             "(what is left is the synthesizer's own model and the sampling of rows, which no "
             "budget removes: a richer synthesizer, more synthetic rows or a looser target)"
             for label, error, need in zip(self.labels, envelope[-1], needed, strict=True)

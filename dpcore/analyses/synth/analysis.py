@@ -39,12 +39,11 @@ from dpcore.foundations.accounting import (
     Kind,
     PureDP,
     as_pure_dp,
+    as_zcdp,
     pure_epsilon_within,
 )
-from dpcore.foundations.errors import BudgetKindError
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.metrics import GroupWorkload
-from dpcore.foundations.shares import require_fixed_shares
 from dpcore.foundations.validation import as_rng, column_kind
 from dpcore.planner.accuracy import AccuracyTarget
 from dpcore.planner.simulated import PlannerCost
@@ -161,17 +160,11 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.Data
         """Pure ε-DP for the Laplace synthesizers: a ρ-zCDP budget runs them at ε = √(2ρ), since
         ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so the release costs exactly ρ.
         MST and AIM add Gaussian noise and are accounted by OpenDP in ρ-zCDP: they run at the
-        Budget page's ρ and cannot meet a pure ε budget (:class:`BudgetKindError`)."""
+        Budget page's ρ, or at ρ = ε²/2 for an ε budget, which costs what an ε-DP release
+        would (the budget language's one rule, :func:`~dpcore.foundations.accounting.charge_of`)."""
         if settings.method not in MBI_METHODS:
             return as_pure_dp(budget, "Synthesis")
-        if not isinstance(budget, ZCDP):
-            raise BudgetKindError(
-                f"{settings.method.upper()} adds Gaussian noise and is accounted in ρ-zCDP by "
-                f"OpenDP, which a pure ε budget cannot record. Switch the Budget page to "
-                "ρ-zCDP, or choose MWEM, independent marginals or the full histogram.",
-                mechanism=settings.method.upper(), kind=budget.kind, needs=("zcdp",),
-            )  # fmt: skip
-        return budget
+        return as_zcdp(budget, settings.method.upper())
 
     def run_epsilon(self, settings: SynthSettings, budget: Budget) -> float:
         """The ε the synthesizers are called with for ``budget``: the Laplace ones run at it;
@@ -202,7 +195,6 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.Data
     ) -> PreparedRows:
         """The rows to synthesize (output columns only) in ``grouping``'s groups, with each
         column's categories counted once (the checks and plans read them)."""
-        require_fixed_shares(grouping.shares, "Stratified synthetic data")
         config = self.config(settings, column_kinds(frame), grouping.by)
         prepared = prepare_rows(frame, grouping.spec, grouping, config)
         prepared.domain_sizes(config, grouping.spec)
@@ -223,9 +215,7 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.Data
         AIM, which OpenDP fits on rows, are refused before any pass."""
 
         config = self.config(settings, engine.column_kinds(), spec.by)
-        aggregated = aggregate_synth(engine, spec, config)
-        require_fixed_shares(aggregated.stats.grouping.shares, "Stratified synthetic data")
-        return aggregated
+        return aggregate_synth(engine, spec, config)
 
     def engine_statistics_key(self, settings: SynthSettings) -> SynthSettings:
         return self.statistics_key(settings)

@@ -34,6 +34,7 @@ from dpcore.analyses.synth.synthesizers import (
 from dpcore.foundations.grouping import (
     DROPPED_CODE,
     HOLDOUT_CODE,
+    MISSING_LABEL,
     OTHER_LABEL,
     Grouping,
     GroupingSpec,
@@ -305,11 +306,14 @@ def prepare_rows(
     edges = dict(spec.edges)
     # Grouping columns of category codes (0/1) are grouped without edges: model them as text.
     codes_as_text = [c for c in spec.by if c not in edges and is_numeric_group_dtype(rows[c])]
-    for column in (*config.categorical, *codes_as_text):
-        if column in rows.columns:
-            values = rows[column]
-            text = values.astype(str)
-            rows[column] = text.where(values.notna(), None)
+    bucketed = all_edges(config, spec)
+    as_categories = {*config.categorical, *codes_as_text} & set(rows.columns)
+    text_columns = {c for c in output if c not in bucketed and not is_numeric_group_dtype(rows[c])}
+    for column in as_categories | text_columns:
+        # A blank is a category of its own, as for the Strata page's groups and the private
+        # sample: it is modelled and synthesized like any other value.
+        values = rows[column]
+        rows[column] = values.astype(str).where(values.notna(), MISSING_LABEL)
     return PreparedRows(
         rows=rows,
         grouping=grouping,
@@ -436,7 +440,7 @@ def check_config(
                     f"({_cells_text(shown)}), above its limit of {limits[config.method]:,}. "
                     + advice
                 )
-    if "stratified" in strategies:
+    if "stratified" in strategies and not shares.drawn_with_release:  # noisy: decided at release
         counts = allocate_rows(config.n_rows, np.asarray(shares.values))
         empty = [lab for lab, c, s in zip(shares.labels, counts, shares.values, strict=True)
                  if c == 0 and s > 0]  # fmt: skip
@@ -512,7 +516,7 @@ def run_synthesis(
     prepared: PreparedRows,
     config: SynthConfig,
     spec: GroupingSpec,
-    shares: PublicShares,
+    shares: PublicShares | Mapping[str, float],
     *,
     epsilon: float,
     strategy: Strategy,
@@ -523,7 +527,9 @@ def run_synthesis(
     r"""One DP synthetic table of :func:`output_columns`, vanilla or stratified.
 
     Stratified: :func:`~dpcore.analyses.synth.synthesize` with ``strata=spec.by`` and the public
-    ``shares`` (AAAI 2024, "Stratified Data Synthesis"); vanilla: one model of every column.
+    ``shares`` (AAAI 2024, "Stratified Data Synthesis"), public ones or the release's noisy
+    ones by label (:class:`~dpcore.analyses.synth.group_rows.CountSplit`); vanilla: one model of
+    every column.
     Both cost ε (pure DP), or ρ = ε²/2 (zCDP) for MST and AIM. ``noise="simulation"`` makes a
     preview that spends nothing and must not be published; ``"secure"`` draws OpenDP noise for a
     release. ``progress(done, total)`` follows the groups' fits.

@@ -15,6 +15,7 @@ import pandas as pd
 
 from dpcore.foundations.grouping import LABEL_SEPARATOR, bucket_labels, is_numeric_group_dtype
 from dpcore.foundations.shares import PublicShares
+from dpcore.foundations.validation import shown
 
 Method = Literal["independent", "mwem", "histogram", "mst", "aim"]
 METHODS: dict[str, str] = {
@@ -144,7 +145,9 @@ def check_names(name: str, value: object) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else value
     names = tuple(names) if isinstance(names, Iterable) else (None,)
     if not all(isinstance(c, str) for c in names):
-        raise TypeError(f"`{name}` must be a column name or a list of column names, got {value!r}")
+        raise TypeError(
+            f"`{name}` must be a column name or a list of column names, got {shown(value)}"
+        )
     if len(set(names)) != len(names):
         raise ValueError(f"`{name}` must not repeat a column, got {list(names)}")
     return names
@@ -241,7 +244,7 @@ def check_shares(
         values.append(share)
     weights = np.asarray(values, dtype=float)
     if weights.size == 0 or not np.all(np.isfinite(weights) & (weights >= 0)):
-        raise ValueError(f"`shares` must be finite and >= 0, got {values!r}")
+        raise ValueError(f"`shares` must be finite and >= 0, got {shown(values)}")
     if not math.isclose(weights.sum(), 1.0, abs_tol=1e-9):
         raise ValueError(f"`shares` must sum to 1, got a sum of {weights.sum()!r}")
     groups = np.asarray(keys, dtype=np.int64)

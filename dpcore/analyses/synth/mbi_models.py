@@ -28,6 +28,7 @@ the fitted model (numpy ``rng``).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -123,6 +124,55 @@ def _measurement(method: str, sizes: tuple[int, ...], rho: float):
     return measurement, tuple(columns)
 
 
+MST_NUDGES = 64
+"""Floats below ρ :func:`mst_rho` tries: a split that fits is found within a few."""
+
+
+def _prior(x: float) -> float:
+    return math.nextafter(x, -math.inf)
+
+
+def _sum_rounded_up(values: list[float]) -> float:
+    """A sum of budgets as OpenDP composes them: every addition rounded up, never down."""
+    total = 0.0
+    for value in values:
+        rounded = total + value
+        if Fraction(rounded) < Fraction(total) + Fraction(value):
+            rounded = math.nextafter(rounded, math.inf)
+        total = rounded
+    return total
+
+
+def _mst_split_fits(rho: float, columns: int) -> bool:
+    """Whether OpenDP's MST, handed ``rho`` for ``columns`` columns, can pay for every query.
+
+    OpenDP 0.16 splits ρ as: half (less two ulps) for the multiway stage after the one-way
+    marginals; 90% of that to measure; the rest, less two ulps, to select d − 1 edges at
+    ``prior(select / (d − 1))`` each (``opendp.extras.mbi``). Its odometer adds the d − 1
+    shares rounding up, and for some ρ and d that sum exceeds the selection's budget by an ulp:
+    the query is refused ("insufficient budget for query: 0.0007486528836794505 >
+    0.0007486528836794504" at ρ = 0.015, d = 8), after minutes of fitting."""
+    multiway = _prior(_prior(rho - rho * 0.5))
+    select = _prior(_prior(multiway - multiway * 0.9))
+    edges = columns - 1
+    return edges < 1 or _sum_rounded_up([_prior(select / edges)] * edges) <= select
+
+
+def mst_rho(rho: float, columns: int) -> float:
+    """The ρ to hand OpenDP's MST for a model of ``columns`` columns: the largest float at most
+    ``rho`` whose split leaves OpenDP no rounding excess (:func:`_mst_split_fits`), a few ulps
+    below ``rho`` at most. The ledger is charged ``rho``, never less than what runs."""
+    candidate = rho
+    for _ in range(MST_NUDGES):
+        if _mst_split_fits(candidate, columns):
+            return candidate
+        candidate = _prior(candidate)
+    raise ValueError(
+        f"OpenDP's MST cannot split ρ = {rho!r} over {columns} columns without rounding past it; "
+        "choose a slightly different budget"
+    )
+
+
 def check_rows_for_mbi(method: str, weights: np.ndarray | None) -> None:
     """Refuse MST and AIM on weighted cells (:data:`MBI_NEEDS_ROWS`)."""
     if method in MBI_METHODS and weights is not None:
@@ -141,6 +191,8 @@ def fit_joint(codes: np.ndarray, sizes: tuple[int, ...], method: str, epsilon: f
     import polars as pl
 
     rho = epsilon**2 / 2
+    if method == "mst":
+        rho = mst_rho(rho, len(sizes))
     measurement, columns = _measurement(method, tuple(int(k) for k in sizes), rho)
     frame = pl.LazyFrame({c: codes[:, j].astype(np.int64) for j, c in enumerate(columns)})
     table = measurement(frame)

@@ -22,10 +22,12 @@ from dpcore.analyses.synth.config import (
     run_synthesis,
 )
 from dpcore.analyses.synth.encoding import METHODS
+from dpcore.analyses.synth.group_rows import CountSplit
 from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
 from dpcore.foundations.grouping import GroupingSpec
+from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import instance_of
@@ -128,11 +130,33 @@ class SynthPlan:
         return self.header.spec
 
     @property
+    def count_split(self) -> CountSplit | None:
+        """How the budget is split when a stratified release takes its rows per group from its
+        own noisy counts (:mod:`~dpcore.analyses.synth.group_rows`); None with fixed shares or
+        one model for everyone."""
+        if self.strategy != "stratified" or not self.shares.drawn_with_release:
+            return None
+        return CountSplit.of(self.header.budget)
+
+    @property
     def epsilon(self) -> float:
-        """ε the synthesizers run at: the budget's ε, or for MST and AIM the ε with
-        ε²/2 ≤ ρ (they run at ρ = ε²/2, :func:`~dpcore.foundations.accounting.pure_epsilon_within`)."""
+        """ε the synthesizers run at: the budget's ε (less the noisy counts' part, when they
+        decide the rows per group), or for MST and AIM the ε with ε²/2 ≤ ρ (they run at
+        ρ = ε²/2, :func:`~dpcore.foundations.accounting.pure_epsilon_within`)."""
+        if self.count_split is not None:
+            return self.count_split.models_epsilon
         budget = self.header.budget
         return budget.epsilon if isinstance(budget, PureDP) else pure_epsilon_within(budget.rho)
+
+    @property
+    def rows_per_group(self) -> str:
+        """Where a stratified release's rows per group come from, in words (every export says
+        it); empty for one model for everyone."""
+        if self.strategy != "stratified":
+            return ""
+        if self.count_split is not None:
+            return self.count_split.describe()
+        return f"rows per group in proportion to {self.shares.description.lower()}"
 
     @property
     def shares(self) -> PublicShares:
@@ -175,15 +199,21 @@ class SynthPlan:
             },
             "strategy": self.strategy,
             "columns": list(self.columns),
+            **({"rows_per_group": self.rows_per_group} if self.rows_per_group else {}),
         }
 
     def estimate(
         self, noise: NoiseSource, rng: np.random.Generator, progress: Progress | None = None
     ) -> SyntheticData:
         """Fit the models with ``noise`` and draw the synthetic table with ``rng`` (drawing rows
-        from fitted models is post-processing); ``progress(done, total)`` follows the fits."""
+        from fitted models is post-processing); ``progress(done, total)`` follows the fits.
+        With rows per group from noisy counts, those counts are drawn first, from ``noise``."""
+        shares: PublicShares | dict[str, float] = self.shares
+        if self.count_split is not None:
+            noisy = self.count_split.noisy_shares(self.prepared.grouping.sizes, noise)
+            shares = dict(zip(self.shares.labels, noisy.tolist(), strict=True))
         return run_synthesis(
-            self.prepared, self.config, self.spec, self.shares, epsilon=self.epsilon,
+            self.prepared, self.config, self.spec, shares, epsilon=self.epsilon,
             strategy=self.strategy, noise=noise, rng=rng, progress=progress,
         )  # fmt: skip
 
@@ -198,14 +228,32 @@ class SynthPlan:
         records = data.frame.iloc[order].astype(str).to_dict("records")
         return [SyntheticRow.of(record) for record in records]
 
+    def declared_public(self) -> list[str]:
+        """The groups, the shares that set the rows per group unless they are noisy counts,
+        the category lists read from the data and the bucket edges
+        (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
+        facts = list(self.header.declared_groups())
+        if self.strategy == "stratified":
+            facts += self.header.declared_shares()
+        if self.from_data:
+            facts.append(
+                "the categories of "
+                + ", ".join(f"`{c}`" for c in self.from_data)
+                + " (read from the data)"
+            )
+        edges = all_edges(self.config, self.spec)
+        if edges:
+            facts.append("the bucket edges of " + ", ".join(f"`{c}`" for c in edges))
+        return facts
+
     def review_lines(self) -> list[str]:
         """Markdown lines that describe the plan for a person about to commit it."""
         by = self.header.by
         if self.strategy == "stratified":
+            budget = "the full budget" if self.count_split is None else "the rest of the budget"
             groups = (
-                f"**Strata:** {by} — {len(self.shares.labels)} groups, one model each with the "
-                f"full budget (parallel composition); rows drawn by public share "
-                f"({self.shares.description.lower()})"
+                f"**Strata:** {by} — {len(self.shares.labels)} groups, one model each with "
+                f"{budget} (parallel composition); {self.rows_per_group}"
             )
         else:
             groups = f"**Strata:** none — one model for all rows; {by} modelled as columns"
@@ -230,7 +278,7 @@ class SynthPlan:
             )
         if edges:
             described = "; ".join(
-                f"{c}: {', '.join(f'{v:g}' for v in e)}" for c, e in edges.items()
+                f"{c}: {', '.join(f'{plain_number(v, 6)}' for v in e)}" for c, e in edges.items()
             )
             lines.append(f"**Public bucket edges:** {described}")
         return lines + self._category_lines(edges)

@@ -37,7 +37,7 @@ from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.grouping import LABEL_SEPARATOR
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
 from dpcore.foundations.shares import PublicShares
-from dpcore.foundations.validation import as_rng, positive_int, positive_number
+from dpcore.foundations.validation import as_rng, positive_int, positive_number, shown
 from dpcore.release.plan import Progress
 
 __all__ = [
@@ -533,7 +533,8 @@ def synthesize(
     if (shares is None) != (strata is None):
         raise ValueError(
             "`shares` must be given exactly when `strata` is: a stratified synthesis draws each "
-            f"group in proportion to its public share; got strata={strata!r}, shares={shares!r}"
+            f"group in proportion to its public share; got strata={shown(strata)}, "
+            f"shares={shown(shares)}"
         )
     edges_arr = check_edges(edges)
     columns = check_columns(frame, columns, strata_cols, edges_arr)

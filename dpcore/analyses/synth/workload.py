@@ -25,9 +25,11 @@ from dpcore.analyses.synth.encoding import (
     encode_rows,
     strata_groups,
 )
+from dpcore.analyses.synth.group_rows import CountSplit
+from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.synthesizers import Progress, assemble_rows, fit_groups
 from dpcore.foundations.grouping import GroupingSpec, bucket_labels
-from dpcore.foundations.mechanisms import as_noise_source
+from dpcore.foundations.mechanisms import SimulationNoise, as_noise_source
 from dpcore.foundations.metrics import GroupErrors, GroupWorkload, synthetic_parity_error
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import as_rng, positive_int, positive_number
@@ -102,6 +104,9 @@ class EncodedRows:
     index: np.ndarray
     row_weights: np.ndarray | None = None
     """Rows each coded row stands for (:attr:`PreparedRows.weights`); None: one each."""
+    noisy_sizes: np.ndarray | None = None
+    """With rows per group from the release's noisy counts: each group's exact size, which
+    every simulated release noises anew (:class:`CountSplit`); None with fixed shares."""
 
     @classmethod
     def of(
@@ -119,7 +124,10 @@ class EncodedRows:
         edges = check_edges({c: list(e) for c, e in to_apply.items()})
         codes, labels = encode_rows(prepared.rows, model + strata, edges, bucketed)
         groups, weights, index = strata_groups(codes, labels, strata, model, shares)
-        return cls(codes, labels, model, strata, output, groups, weights, index, prepared.weights)
+        noisy = strata and shares.drawn_with_release
+        sizes = np.asarray(prepared.grouping.sizes) if noisy else None
+        return cls(codes, labels, model, strata, output, groups, weights, index, prepared.weights,
+                   sizes)  # fmt: skip
 
     def draw(
         self,
@@ -129,10 +137,15 @@ class EncodedRows:
         progress: Progress | None = None,
     ) -> pd.DataFrame:
         generator = as_rng(rng)
+        weights = self.weights
+        if self.noisy_sizes is not None:  # as a release: its noisy counts first, then the models
+            split = CountSplit.at_epsilon(epsilon, zcdp=config.method in MBI_METHODS)
+            weights = split.noisy_shares(self.noisy_sizes, SimulationNoise(rng=generator))
+            epsilon = split.models_epsilon
         fitted = fit_groups(
             self.codes[:, : len(self.model)], self.index,
             tuple(len(self.labels[c]) for c in self.model),
-            allocate_rows(config.n_rows, self.weights), method=config.method, epsilon=epsilon,
+            allocate_rows(config.n_rows, weights), method=config.method, epsilon=epsilon,
             noise=as_noise_source("simulation", rng=generator), rng=generator, rounds=config.rounds,
             way=config.way, progress=progress, weights=self.row_weights,
         )  # fmt: skip

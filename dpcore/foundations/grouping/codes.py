@@ -22,6 +22,7 @@ from dpcore.foundations.labels import (
 from dpcore.foundations.validation import (
     data_frame,
     require_columns,
+    shown,
 )
 
 DROPPED_CODE = -1
@@ -303,7 +304,9 @@ def check_categories(
     for column in by:
         values = declared[column]
         if isinstance(values, str) or not isinstance(values, Iterable):
-            raise TypeError(f"the categories of {column!r} must be a list of texts, got {values!r}")
+            raise TypeError(
+                f"the categories of {column!r} must be a list of texts, got {shown(values)}"
+            )
         values = tuple(str(v) for v in values)
         if not values:
             raise ValueError(f"declare at least one category of {column!r}")
@@ -323,7 +326,8 @@ def check_categories(
     if combinations > max_groups:
         raise ValueError(
             f"the declared categories make {combinations:,} groups, more than the limit of "
-            f"{max_groups:,}; declare fewer categories or group by fewer columns"
+            f"{max_groups:,}; declare fewer categories, group by fewer columns, or take the "
+            "categories found in the data as public (only those with rows become groups)"
         )
     return out
 

@@ -254,7 +254,7 @@ class Grouping(CountedGroups):
         shares = PublicShares(
             values=final_sizes / final_sizes.sum(),
             source="data",
-            description="Group counts from the data, treated as public",
+            description="The data's own group counts, declared public",
             labels=final_labels,
         )
         spec = GroupingSpec(

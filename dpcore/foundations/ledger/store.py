@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from dpcore.foundations.accounting import Budget, budget_from_components
+from dpcore.foundations.validation import shown
 
 __all__ = [
     "LEDGER_PATH_ENV",
@@ -226,7 +227,7 @@ def utc_now() -> str:
 
 def non_empty_str(name: str, value: object) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"`{name}` must be a str, got {type(value).__name__} {value!r}")
+        raise TypeError(f"`{name}` must be a str, got {type(value).__name__} {shown(value)}")
     if not value.strip():
-        raise ValueError(f"`{name}` must be a non-empty str, got {value!r}")
+        raise ValueError(f"`{name}` must be a non-empty str, got {shown(value)}")
     return value

@@ -20,7 +20,7 @@ from dpcore.analyses.gvdp.model import INTERCEPT, GvdpBoundsSpec
 from dpcore.release import ReleaseRecord
 from strata_ui.charts_common import interval_bars
 from strata_ui.charts_release import release_traces
-from strata_ui.style import FONT, PALETTE, wrap_label
+from strata_ui.style import FONT, PALETTE, plain_number, wrap_label
 from strata_ui.text import chart_text
 
 METHOD_COLOURS = {DP: PALETTE[0], NON_PRIVATE: PALETTE[1]}
@@ -37,7 +37,7 @@ def _fmt(value: float) -> str:
         return str(value)
     if abs(value) >= 1e4:
         return f"{value:,.0f}"
-    return f"{value:.4g}"
+    return f"{plain_number(value, 4)}"
 
 
 def _wrap(text: str, width: int = AXIS_WIDTH) -> str:
@@ -133,8 +133,8 @@ def comparison_figure(frame: pd.DataFrame, *, kind: str, outcome: str, level: fl
                     error_y=_error_bars(part, colour),
                     customdata=part[["low", "high"]].to_numpy(),
                     hovertemplate=(
-                        f"{coefficient}<br>{method}: %{{y:.4g}}<br>"
-                        f"{level:.0%} interval %{{customdata[0]:.4g}} to %{{customdata[1]:.4g}}"
+                        f"{coefficient}<br>{method}: %{{y:,.4r}}<br>"
+                        f"{level:.0%} interval %{{customdata[0]:,.4r}} to %{{customdata[1]:,.4r}}"
                         "<extra></extra>"
                     ),
                 ),
@@ -162,7 +162,7 @@ def comparison_summary(frame: pd.DataFrame) -> str:
         rows = frame[frame["coefficient"] == coefficient].set_index("method")
         dp, ref = rows.loc[DP], rows.loc[NON_PRIVATE]
         ratio = (dp["high"] - dp["low"]) / max(ref["high"] - ref["low"], np.finfo(float).tiny)
-        parts.append(f"{ratio:.3g}× for {coefficient}")
+        parts.append(f"{plain_number(ratio, 3)}× for {coefficient}")
         if dp["high"] < ref["low"] or dp["low"] > ref["high"]:
             apart.append(coefficient)
     overlap = (
@@ -228,8 +228,8 @@ def group_figure(
                 error_y=_error_bars(rows.reset_index(), colour),
                 customdata=rows[["low", "high"]].to_numpy(),
                 hovertemplate=(
-                    f"%{{x}}<br>{method}: %{{y:.4g}}<br>{level:.0%} interval "
-                    "%{customdata[0]:.4g} to %{customdata[1]:.4g}<extra></extra>"
+                    f"%{{x}}<br>{method}: %{{y:,.4r}}<br>{level:.0%} interval "
+                    "%{customdata[0]:,.4r} to %{customdata[1]:,.4r}<extra></extra>"
                 ),
             )
         )
@@ -277,7 +277,7 @@ def _mark_beyond(
                 offsetgroup=method,
                 cliponaxis=False,
                 customdata=estimate[outside],
-                hovertemplate=f"%{{x}}<br>{method}: %{{customdata:.4g}} (beyond the axis)"
+                hovertemplate=f"%{{x}}<br>{method}: %{{customdata:,.4r}} (beyond the axis)"
                 "<extra></extra>",
             )
         )
@@ -296,7 +296,7 @@ def group_width_figure(frame: pd.DataFrame, coefficient: str, *, unit: str) -> g
                 y=(rows["high"] - rows["low"]).to_numpy(),
                 name=method,
                 marker_color=colour,
-                hovertemplate=f"%{{x}}<br>{method}: width %{{y:.3g}}<extra></extra>",
+                hovertemplate=f"%{{x}}<br>{method}: width %{{y:,.3r}}<extra></extra>",
             )
         )
     fig.update_layout(barmode="group", height=480)
@@ -396,7 +396,7 @@ def coverage_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
             name="Observed coverage (95% Clopper–Pearson)",
             marker={"color": PALETTE[0], "size": 12},
             error_y=interval_bars(coverage, 100 * frame["low"], 100 * frame["high"], PALETTE[0]),
-            hovertemplate="%{x}: %{y:.3g}% covered<extra></extra>",
+            hovertemplate="%{x}: %{y:,.3r}% covered<extra></extra>",
         )
     )
     floor = min(float(100 * frame["low"].min()), low) - 5
@@ -410,8 +410,10 @@ def coverage_summary(frame: pd.DataFrame, truth: str) -> str:
     """Observed coverage of ``truth`` per coefficient against the nominal band."""
     first = frame.iloc[0]
     R, nominal = int(first["replications"]), float(first["nominal"])
-    band = f"{100 * first['band_low']:.3g}–{100 * first['band_high']:.3g}%"
-    parts = [f"{100 * c:.3g}% for {name}" for name, c in zip(frame["coefficient"], frame["coverage"], strict=True)]  # fmt: skip
+    band = (
+        f"{plain_number(100 * first['band_low'], 3)}–{plain_number(100 * first['band_high'], 3)}%"
+    )
+    parts = [f"{plain_number(100 * c, 3)}% for {name}" for name, c in zip(frame["coefficient"], frame["coverage"], strict=True)]  # fmt: skip
     below = frame.loc[frame["coverage"] < frame["band_low"], "coefficient"].tolist()
     verdict = (
         "all inside or above the band"

@@ -35,7 +35,7 @@ from strata_ui.analyses.gvdp.settings import (
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
 from strata_ui.text import as_text, as_written
-from strata_ui.widgets import bind, seed_input
+from strata_ui.widgets import bind, seed_input, show_error
 
 REPLICATIONS_RANGE = constants.GVDP_REPLICATIONS
 SOURCES = {
@@ -98,7 +98,7 @@ def render_compare() -> None:
         inputs = current_inputs()
         inputs.data.check_k(inputs.run.k, inputs.run.resamples)
     except (ValueError, TypeError) as exc:
-        st.error(f"{as_written(exc)} Fix it on the Estimator page.", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON, suffix=" Fix it on the Estimator page.")
         return
     model, run = inputs.model, inputs.run
     if get_settings(GvdpSettings).box_source == "private":
@@ -182,7 +182,7 @@ def _render_coverage(inputs: RunInputs, source: str, replications: int) -> None:
         )
         return
     except (ValueError, TypeError) as exc:
-        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     where = "current data" if source == "data" else "synthetic data"
     st.plotly_chart(

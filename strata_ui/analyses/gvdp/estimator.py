@@ -32,8 +32,9 @@ from strata_ui.analyses.gvdp import charts, settings
 from strata_ui.analyses.gvdp.settings import ERROR_ICON, ROWS_ICON, RunInputs
 from strata_ui.analyses.gvdp.view import GvdpView
 from strata_ui.state import get_settings, get_state, reset_settings
+from strata_ui.style import by_interval_width, written_or_dash
 from strata_ui.text import as_written
-from strata_ui.widgets import bind
+from strata_ui.widgets import bind, show_error
 
 PREVIEW_LABEL = "Preview — uses the confidential data; not a release"
 PREVIEW_ICON = ":material/visibility:"
@@ -56,7 +57,7 @@ def render_estimator() -> None:
     try:
         data = pipeline.current_statistics(GVDP, chosen)
     except (ValueError, TypeError) as exc:
-        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     for message in data.messages():
         st.caption(f":material/info: {as_written(message)}")
@@ -118,6 +119,18 @@ def _pivot(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reindex(list(dict.fromkeys(frame["coefficient"]))).reset_index()
 
 
+def _readable(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`_pivot`'s table as people read it: each estimate and interval to the precision
+    its own interval's width supports, with separators; the width ratio to 3 digits."""
+    written = table
+    for method in ("DP", "Non-private"):
+        ends = [f"{method} {part}" for part in ("estimate", "low", "high")]
+        widths = table[f"{method} high"] - table[f"{method} low"]
+        written = by_interval_width(written, ends, widths)
+    ratio = "Width ratio (DP ÷ non-private)"
+    return written.assign(**{ratio: written_or_dash(table[ratio])})
+
+
 def _render_preview(inputs: RunInputs, seed: int) -> None:
     model, data, run = inputs.model, inputs.data, inputs.run
     st.subheader("6. Preview")
@@ -135,7 +148,7 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
         frame = _population_preview(data, inputs.key, inputs.bounds, run, seed)
         elapsed = time.perf_counter() - started
     except (ValueError, TypeError) as exc:
-        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     st.markdown(
         f"**Whole population** ({data.rows:,} rows, k = {data.subsets(run.k, run.resamples):,})"
@@ -145,7 +158,7 @@ def _render_preview(inputs: RunInputs, seed: int) -> None:
         key="gvdp.chart.comparison",
     )
     st.markdown(as_written(charts.comparison_summary(frame)))
-    st.dataframe(_pivot(frame), hide_index=True, key="gvdp.table.comparison")
+    st.dataframe(_readable(_pivot(frame)), hide_index=True, key="gvdp.table.comparison")
     st.caption(f"Computed in {elapsed:.2f} s (cached: the same settings redraw at once).")
     _render_groups(inputs, seed)
 
@@ -225,7 +238,9 @@ def _render_groups(inputs: RunInputs, seed: int) -> None:
         )
         st.markdown(charts.group_summary(groups, coefficient))
     with st.expander("Table of the group estimates", icon=":material/table:"):
-        st.dataframe(groups[groups["coefficient"] == coefficient], hide_index=True)
+        rows = groups[groups["coefficient"] == coefficient]
+        readable = by_interval_width(rows, ("estimate", "low", "high"), rows["high"] - rows["low"])
+        st.dataframe(readable, hide_index=True)
     if model.kind != "mean":
         st.caption(
             "“All” is the share-weighted average of the group coefficients. For a regression this "
@@ -269,7 +284,7 @@ def _render_k_ladder(inputs: RunInputs, seed: int) -> None:
         st.info(f"{as_written(exc)}", icon=ROWS_ICON)
         return
     except (ValueError, TypeError) as exc:
-        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
         return
     if frame.empty:
         st.warning("The bootstrap could not run at any k tried.", icon=":material/warning:")

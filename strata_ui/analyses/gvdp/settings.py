@@ -38,8 +38,9 @@ from dpcore.foundations.errors import SettingsError
 from strata_ui import constants, pipeline
 from strata_ui.analyses.gvdp import charts
 from strata_ui.state import get_settings, get_state, set_settings, widget_key
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
-from strata_ui.widgets import bind, show_problems, stored_on_change
+from strata_ui.widgets import bind, show_error, show_problems, stored_on_change
 
 ERROR_ICON = ":material/error:"
 ROWS_ICON = ":material/memory:"
@@ -200,7 +201,7 @@ def render_model() -> GvdpModel | None:
     except SettingsError as exc:
         show_problems(exc.problems)
     except (ValueError, TypeError) as exc:
-        st.error(f"{as_written(exc)}", icon=ERROR_ICON)
+        show_error(exc, icon=ERROR_ICON)
     return None
 
 
@@ -322,7 +323,7 @@ def render_k_check(where: DeltaGenerator, data: GvdpData, run: RunSettings) -> b
         try:
             data.check_k(run.k, run.resamples)
         except ValueError as exc:
-            st.error(f"{as_written(exc)}", icon=ERROR_ICON)
+            show_error(exc, icon=ERROR_ICON)
             return False
         k = data.subsets(run.k, run.resamples)
         st.caption(f"With k = {k:,}: subsets of b = {data.rows // k:,} rows.")
@@ -457,7 +458,7 @@ def _render_box(model: GvdpModel, data: GvdpData) -> None:
         if spread > 0:
             st.caption(
                 f"With all N = {data.rows:,} rows this allows a standard error up to "
-                f"{spread / data.rows**0.5:.3g}."
+                f"{plain_number(spread / data.rows**0.5, 3)}."
             )
     if all((kind, outcome, c) not in DEMO_BOX for c in model.coefficients):
         st.caption(

@@ -22,7 +22,7 @@ class MeanUI(AnalysisUI):
     analysis = MEAN
     explainers = EXPLAINERS
     presets = PRESETS
-    address_view = (compare.MeanView, ("vanilla_strategy", "log_axis", "sweep_metric"))
+    address_view = (compare.MeanView, ("vanilla_strategy", "log_axis", "sweep_metric", "measure"))
 
     def render_estimator(self) -> None:
         chosen = settings.render_estimator_settings()

@@ -25,7 +25,7 @@ from strata_ui.charts_common import (
     spread_band,
 )
 from strata_ui.group_selection import GroupSelection
-from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, SeriesStyle, wrap_label
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, SeriesStyle, plain_number, wrap_label
 from strata_ui.text import chart_text
 
 STRATEGY_COLOURS = dict(zip(STRATEGY_NAMES, PALETTE, strict=False))
@@ -36,6 +36,24 @@ AXIS_TITLES = {
     "parity": "Parity error (% of the true values)",  # defined in the page's caption
 }
 """What each error axis shows, in words: every error is relative to the true value."""
+ABSOLUTE_AXIS_TITLES = {
+    "global": "Error of the population mean (% of the public range)",
+    "worst group": "Worst group's error (% of the public range)",
+    "parity": "Parity error (% of the public range)",
+}
+"""The same, for absolute errors measured against the public range's width."""
+PER_GROUP = {
+    "relative": "Average error, % of the group's true mean",
+    "absolute": "Average error, % of the public range",
+}
+"""The axis of each group's mean error, by measure."""
+
+
+def axis_title(metric: str, measure: str = "relative") -> str:
+    """The axis title of ``metric``'s errors in ``measure`` ("relative" or "absolute")."""
+    return (AXIS_TITLES if measure == "relative" else ABSOLUTE_AXIS_TITLES)[metric]
+
+
 METRIC_NAMES = {
     "global": "global error",
     "worst group": "worst-group error",
@@ -46,7 +64,7 @@ METRIC_NAMES = {
 def percent_text(value: float) -> str:
     """A fraction as a percentage with three significant digits: 0.000204 → ``0.0204%``."""
     percent = 100 * value
-    return f"{percent:,.0f}%" if abs(percent) >= 1000 else f"{percent:.3g}%"
+    return f"{percent:,.0f}%" if abs(percent) >= 1000 else f"{plain_number(percent, 3)}%"
 
 
 LABEL_PX_PER_CHAR, LINE_PX = 8, 14  # a tick label's width per character; a line's height
@@ -114,7 +132,7 @@ PANEL_GAP = 0.1
 
 
 def distributions_figure(
-    metrics: pd.DataFrame, panels: Sequence[str], *, title: str
+    metrics: pd.DataFrame, panels: Sequence[str], *, title: str, measure: str = "relative"
 ) -> dict[str, Any]:
     """Box plots (mean marked) over replicates, in %: one panel per error of ``panels``, side by
     side, one box per strategy (named on the left panel only); a figure spec.
@@ -138,7 +156,7 @@ def distributions_figure(
         # barely varies stood as half a box on the panel's right edge.
         top = 100 * float(metrics[metric].max()) if len(metrics) else 0.0
         axes[f"xaxis{suffix}"] = {
-            "title": {"text": AXIS_TITLES[metric].replace(" (", "<br>(", 1)},
+            "title": {"text": axis_title(metric, measure).replace(" (", "<br>(", 1)},
             "domain": [left, left + width], "anchor": f"y{suffix}", **FIXED_LABELS,
             **({"range": [-0.03 * top, 1.08 * top]} if np.isfinite(top) and top > 0 else {}),
         }  # fmt: skip
@@ -161,7 +179,7 @@ def _box(percent: np.ndarray, strategy: str, *, axes: tuple[str, str]) -> dict[s
         "xaxis": axes[0], "yaxis": axes[1],
         "marker": {"color": STRATEGY_STYLE.colour(strategy)},
         "boxmean": True, "boxpoints": "outliers",
-        "hovertemplate": "%{x:.3g}%<extra>" + name + "</extra>",
+        "hovertemplate": "%{x:,.3r}%<extra>" + name + "</extra>",
     }  # fmt: skip
 
 
@@ -172,7 +190,7 @@ def distribution_summary(metrics: pd.DataFrame, metric: str, unit: str = "") -> 
     def median_text(rows: pd.DataFrame) -> str:
         text = percent_text(float(np.median(rows[metric])))
         if metric == "global" and "global_abs" in rows:
-            text += f" (±{float(np.median(rows['global_abs'])):.3g}{' ' + unit if unit else ''})"
+            text += f" (±{plain_number(float(np.median(rows['global_abs'])), 3)}{' ' + unit if unit else ''})"
         return text
 
     parts = [
@@ -190,7 +208,9 @@ def group_tick(group: str, size: int) -> str:
     return f"{wrap_label(group)}<br>n = {int(size):,}"
 
 
-def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str, Any]:
+def group_error_figure(
+    groups: pd.DataFrame, *, log_y: bool = False, measure: str = "relative"
+) -> dict[str, Any]:
     """Mean error per group (%) with 5–95% bars, one marker series per strategy; a figure spec.
 
     ``groups`` is a stacked :func:`strata_ui.pipeline.group_summary` frame: ``strategy``,
@@ -214,9 +234,9 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
                     [rows["size"], 100 * rows["q05"], 100 * rows["q95"], rows["abs_mean"]]
                 ),
                 "hovertemplate": (
-                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}% "
-                    "(±%{customdata[3]:.3g} in the value's units)"
-                    "<br>5–95%: %{customdata[1]:.3g}% – %{customdata[2]:.3g}%"
+                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:,.3r}% "
+                    "(±%{customdata[3]:,.3r} in the value's units)"
+                    "<br>5–95%: %{customdata[1]:,.3r}% – %{customdata[2]:,.3r}%"
                     f"<extra>{STRATEGY_STYLE.name(strategy)}</extra>"
                 ),
             }
@@ -226,7 +246,7 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
         traces,
         "Error in each group, smallest group first (bars: 5–95% of releases)",
         "Group, smallest to largest (n = people in the group)",
-        "Average error, % of the group's mean",
+        PER_GROUP[measure],
         xaxis={
             "categoryorder": "array", "categoryarray": [chart_text(g) for g in order["group"]],
             "tickvals": [chart_text(g) for g in order["group"]], "ticktext": ticks, "tickangle": 0,
@@ -244,8 +264,9 @@ def group_error_figure(groups: pd.DataFrame, *, log_y: bool = False) -> dict[str
 
 
 def many_groups_figure(
-    groups: pd.DataFrame, selection: GroupSelection, *, log_x: bool = False
-) -> go.Figure:
+    groups: pd.DataFrame, selection: GroupSelection, *, log_x: bool = False,
+    measure: str = "relative",
+) -> go.Figure:  # fmt: skip
     """Mean error per group (%) with 5–95% bars for the groups of ``selection``, in its sections
     (all groups; or the smallest, the largest errors and a search's matches), one row each."""
     table = groups.assign(
@@ -257,11 +278,11 @@ def many_groups_figure(
             f"Error in each of the {selection.total:,} groups" if selection.complete
             else f"Error in {len(selection.shown):,} of the {selection.total:,} groups"
         ),
-        x_title="Average error, % of the group's true mean (5–95% bars)",
+        x_title=f"{PER_GROUP[measure]} (5–95% bars)",
         hover=(
-            "n = %{customdata[0]:,}<br>mean error %{x:.3g}% "
-            "(±%{customdata[3]:.3g} in the value's units)"
-            "<br>5–95%: %{customdata[1]:.3g}% – %{customdata[2]:.3g}%"
+            "n = %{customdata[0]:,}<br>mean error %{x:,.3r}% "
+            "(±%{customdata[3]:,.3r} in the value's units)"
+            "<br>5–95%: %{customdata[1]:,.3r}% – %{customdata[2]:,.3r}%"
         ),
     )  # fmt: skip
 
@@ -294,7 +315,7 @@ def group_error_summary(groups: pd.DataFrame, unit: str = "") -> str:
     def error_text(rows: pd.DataFrame) -> str:
         text = percent_text(float(rows["mean"].iloc[0]))
         if "abs_mean" in rows:
-            text += f" (±{float(rows['abs_mean'].iloc[0]):.3g}{' ' + unit if unit else ''})"
+            text += f" (±{plain_number(float(rows['abs_mean'].iloc[0]), 3)}{' ' + unit if unit else ''})"
         return text
 
     order = groups.drop_duplicates("group").sort_values("size", kind="stable")
@@ -312,7 +333,9 @@ def group_error_summary(groups: pd.DataFrame, unit: str = "") -> str:
 # 4: the privacy–utility curve.
 
 
-def sweep_figure(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> dict[str, Any]:
+def sweep_figure(
+    sweep: pd.DataFrame, metric: str, *, symbol: str = "ε", measure: str = "relative"
+) -> dict[str, Any]:
     """Mean ``metric`` (%) against the budget on log–log axes, with a 5–95% band per strategy;
     a figure spec."""
     traces = []
@@ -330,7 +353,7 @@ def sweep_figure(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> dic
                 "type": "scatter", "x": x, "y": 100 * part["mean"].to_numpy(),
                 "mode": "lines+markers", "name": name, "legendgroup": strategy,
                 "line": {"color": colour, "width": 2.5},
-                "hovertemplate": f"{symbol} = %{{x:.3g}}<br>mean %{{y:.3g}}%<extra>{name}</extra>",
+                "hovertemplate": f"{symbol} = %{{x:,.3r}}<br>mean %{{y:,.3r}}%<extra>{name}</extra>",
             }
         )  # fmt: skip
     unit = "ε, pure DP" if symbol == "ε" else "ρ, zCDP"
@@ -341,7 +364,8 @@ def sweep_figure(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> dic
         f"Privacy–utility curve: mean {METRIC_NAMES.get(metric, metric)} as the budget grows"
         "<br><sup>band: 5–95% of releases</sup>",
         f"Privacy budget per release ({unit}, log scale)",
-        "Average error, % of the true value (log scale)",
+        f"Average error, % of the {'true value' if measure == 'relative' else 'public range'} "
+        "(log scale)",
         xaxis={"type": "log", "dtick": 1},
         yaxis={"type": "log", "dtick": 1},
         bottom=LINE_PX + LEGEND_PX,

@@ -16,14 +16,15 @@ from dpcore.analyses.mean.strategies import STRATEGIES, Strategy
 from dpcore.foundations.accounting import Budget
 from strata_ui import constants, pipeline, url_state
 from strata_ui.analyses.mean import bounds_charts, charts
+from strata_ui.budget_control import compare_budget, compare_slider
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.shared_results import SharedResults
 from strata_ui.state import get_settings, get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import (
     attribute_widget,
     bind,
-    budget_slider,
     group_search,
     quiet_progress,
     seed_input,
@@ -46,6 +47,13 @@ class MeanView:
     log_axis: bool = False
     sweep_metric: Literal["global", "worst group", "parity"] = "parity"
     group_search: str = ""  # words of group names to add to a chart of many groups
+    measure: Literal["relative", "absolute"] = "relative"
+
+
+MEASURES = {
+    "relative": "% of the true value",
+    "absolute": "% of the public range (absolute error)",
+}
 
 
 MAX_STUDIES = 128
@@ -62,22 +70,67 @@ def study(
     settings: MeanSettings, strategy: Strategy, budget: Budget, *, per_group: bool = True
 ) -> MeanStudy:
     """The kept simulation of ``strategy`` at ``budget`` on the session's values, run once per
-    key; the privacy–utility curve asks for ``per_group=False`` (it shows no group's error).
-    The values are read only when it runs: a kept one costs a dictionary look-up."""
+    key, scored in the page's measure (:func:`measure`); the privacy–utility curve asks for
+    ``per_group=False`` (it shows no group's error). The values are read only when it runs: a
+    kept one costs a dictionary look-up."""
     state = get_state()
+    absolute = measure(settings) == "absolute"
     key = (
         pipeline.grouping_key(state), settings, budget, strategy, state.replicates, state.seed,
-        per_group,
+        per_group, absolute,
     )  # fmt: skip
 
     def simulate() -> MeanStudy:
         values = pipeline.current_statistics(MEAN, settings)
         return MEAN.study(
             values, settings, budget, strategy=strategy, replicates=state.replicates,
-            rng=state.seed, per_group=per_group,
+            rng=state.seed, per_group=per_group, absolute=absolute,
         )  # fmt: skip
 
     return _studies().get_or_compute(key, simulate)
+
+
+def measure(settings: MeanSettings) -> str:
+    """The errors' measure: the one chosen, or absolute when a true mean is 0 (an error
+    relative to 0 is undefined)."""
+    chosen = get_settings(MeanView).measure
+    if chosen == "relative" and _relative_undefined(settings):
+        return "absolute"
+    return chosen
+
+
+def _relative_undefined(settings: MeanSettings) -> bool:
+    try:
+        return MEAN.relative_error_undefined(pipeline.current_statistics(MEAN, settings))
+    except (ValueError, TypeError):  # not ready yet: the simulations say what to fix
+        return False
+
+
+def _render_measure(settings: MeanSettings) -> None:
+    """The errors' measure, and a note when the page switched to absolute errors: the radio
+    then shows absolute errors chosen and cannot be moved, while the stored choice is kept for
+    data where every true mean differs from 0."""
+    help_text = (
+        "Relative: each error over the true value it misses (the paper's Def. 10). "
+        "Absolute: each error over the width of the public range, the same yardstick for "
+        "every group."
+    )
+    if get_settings(MeanView).measure == "relative" and measure(settings) == "absolute":
+        st.radio(
+            "Errors as", options=tuple(MEASURES), index=1, format_func=MEASURES.__getitem__,
+            horizontal=True, disabled=True, help=help_text, key="mean_view.measure_forced",
+        )  # fmt: skip
+        st.info(
+            "A true mean here is 0, where an error relative to it is undefined: the errors are "
+            "shown as absolute errors, in % of the public range "
+            f"[{plain_number(settings.clip_low)}, {plain_number(settings.clip_high)}].",
+            icon=":material/info:",
+        )
+        return
+    bind(
+        st.radio, "Errors as", MeanView, "measure", options=tuple(MEASURES),
+        format_func=MEASURES.__getitem__, horizontal=True, help=help_text,
+    )  # fmt: skip
 
 
 def sweep_values(points: int) -> tuple[float, ...]:
@@ -94,18 +147,26 @@ def render_compare() -> None:
     state, settings = get_state(), get_settings(MeanSettings)
     strata_text = " × ".join(state.strata_columns) or "none yet"
     bounds = (
-        f"bounds [{settings.clip_low:g}, {settings.clip_high:g}]"
+        f"bounds [{plain_number(settings.clip_low, 6)}, {plain_number(settings.clip_high, 6)}]"
         if None not in (settings.clip_low, settings.clip_high)
         else "bounds not typed yet"
     )
     if settings.bounds_source == "private" and None not in (settings.clip_low, settings.clip_high):
         bounds = f"bounds found privately within {bounds.removeprefix('bounds ')}"
-    st.caption(
-        f"Estimating the mean of **{as_text(settings.value or 'no column yet')}** by **{as_written(strata_text)}** "
-        f"with the {ESTIMATOR_LABELS[settings.estimator]}, {bounds}. Change these on the Data, "
-        "Strata and Estimator pages."
+    # On a projector the settings fold away, so that the first chart is in the first screen.
+    settings_box = (
+        st.expander("Simulation settings", icon=":material/tune:")
+        if state.workshop_mode
+        else st.container()
     )
-    strategies = ("stratified", _render_simulation_settings())
+    with settings_box:
+        st.caption(
+            f"Estimating the mean of **{as_text(settings.value or 'no column yet')}** by "
+            f"**{as_written(strata_text)}** with the {ESTIMATOR_LABELS[settings.estimator]}, "
+            f"{bounds}. Change these on the Data, Strata and Estimator pages."
+        )
+        strategies = ("stratified", _render_simulation_settings())
+        _render_measure(settings)
     if _render_simulations(strategies):
         symbol = "ε" if state.budget_kind == "pure" else "ρ"
         _render_sweep(settings, strategies, symbol)
@@ -162,23 +223,27 @@ def _render_simulations(strategies: tuple[Strategy, Strategy]) -> bool:
     puts the budget in the address itself. Returns whether the simulations ran (on a full run;
     a fragment's own runs discard it)."""
     state, settings = get_state(), get_settings(MeanSettings)
-    symbol, chosen = budget_slider("compare.budget")
-    st.caption(
-        "Move it and sections 1–2 are redrawn at that budget; section 3 shows every budget. "
-        "Switch ε/ρ on the Budget page."
-    )
+    symbol, chosen = compare_slider("compare.budget")
+    if not state.workshop_mode:  # on a projector the first chart comes first
+        st.caption(
+            "Move it and sections 1–2 are redrawn at that budget; section 3 shows every budget. "
+            "Switch ε/ρ on the Budget page."
+        )
     url_state.write()
     try:
         with st.spinner(f"Simulating {state.replicates:,} releases per approach…"):
-            results = {s: study(settings, s, pipeline.page_budget(state)) for s in strategies}
+            results = {s: study(settings, s, compare_budget(state)) for s in strategies}
     except (ValueError, TypeError) as exc:
         show_error(exc)
         return False
     metrics = charts.stack({s: r.metrics for s, r in results.items()})
     groups = charts.stack({s: r.groups for s, r in results.items()})
-    st.caption(f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}.")
+    if not state.workshop_mode:  # the chart's title says how many; the slider, at what budget
+        st.caption(
+            f"Simulated {state.replicates:,} releases per strategy at {symbol} = {chosen:g}."
+        )
     _render_errors(metrics, groups, state.replicates, settings.value)
-    _render_bounds_cost(settings, pipeline.page_budget(state), state.replicates)
+    _render_bounds_cost(settings, compare_budget(state), state.replicates)
     return True
 
 
@@ -209,15 +274,19 @@ def _render_bounds_cost(settings: MeanSettings, budget: Budget, replicates: int)
 
 def _render_errors(metrics, groups, replicates: int, value: str) -> None:
     st.subheader("1. Error of the population mean, and parity error")
-    st.caption(
-        "Left, how far the population mean lands from its true value. Right, how unequally "
-        "the error falls on the groups: the parity error (Def. 10 of the paper) is the "
-        "population error weighted 1/k plus the average group error, per release. Lower means "
-        "the noise is shared more fairly."
-    )
+    if not get_state().workshop_mode:  # on a projector the chart comes first; its words follow
+        st.caption(
+            "Left, how far the population mean lands from its true value. Right, how unequally "
+            "the error falls on the groups: the parity error (Def. 10 of the paper) is the "
+            "population error weighted 1/k plus the average group error, per release. Lower "
+            "means the noise is shared more fairly."
+        )
     st.plotly_chart(
         charts.distributions_figure(
-            metrics, ("global", "parity"), title=f"Over {replicates:,} simulated releases"
+            metrics,
+            ("global", "parity"),
+            title=f"Over {replicates:,} simulated releases",
+            measure=measure(get_settings(MeanSettings)),
         ),
         key="compare.chart.distributions",
     )
@@ -236,8 +305,12 @@ def _render_group_errors(groups, value: str) -> None:
         help="A log scale shows small and large errors side by side.",
     )  # fmt: skip
     url_state.write()  # a fragment's run skips app.py, which writes the address
+    shown = measure(get_settings(MeanSettings))
     if groups["group"].nunique() <= MAX_SIDE_BY_SIDE:
-        st.plotly_chart(charts.group_error_figure(groups, log_y=log_y), key="compare.chart.groups")
+        st.plotly_chart(
+            charts.group_error_figure(groups, log_y=log_y, measure=shown),
+            key="compare.chart.groups",
+        )
     else:
         _render_many_groups(groups, log_y)
     st.markdown(as_written(charts.group_error_summary(groups, f"`{value}`")))
@@ -248,7 +321,10 @@ def _render_many_groups(groups, log_x: bool) -> None:
     smallest, the worst and those a search finds."""
     selection = group_search(MeanView, "group_search", groups)
     st.plotly_chart(
-        charts.many_groups_figure(groups, selection, log_x=log_x), key="compare.chart.groups"
+        charts.many_groups_figure(
+            groups, selection, log_x=log_x, measure=measure(get_settings(MeanSettings))
+        ),
+        key="compare.chart.groups",
     )
     st.markdown(charts.many_groups_summary(groups, selection))
 
@@ -264,7 +340,7 @@ def _sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str
     state = get_state()
     key = (
         pipeline.grouping_key(state), settings, strategies, state.budget_kind, state.replicates,
-        state.seed,
+        state.seed, measure(settings),
     )  # fmt: skip
     memo = st.session_state.get(SWEEP_MEMO)
     if memo is not None and memo[0] == key:
@@ -273,7 +349,7 @@ def _sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symbol: str
     runs, total = [], len(values) * len(strategies)
     with quiet_progress("Simulating the privacy–utility curve") as progress:
         for i, value in enumerate(values):
-            budget = pipeline.page_budget(state, value)
+            budget = compare_budget(state, value)
             for j, strategy in enumerate(strategies):
                 runs.append(
                     (value, strategy, study(settings, strategy, budget, per_group=False).metrics)
@@ -302,7 +378,7 @@ def _render_sweep(settings: MeanSettings, strategies: tuple[Strategy, ...], symb
         show_error(exc)
         return
     st.plotly_chart(
-        charts.sweep_figure(sweep, metric, symbol=symbol),
+        charts.sweep_figure(sweep, metric, symbol=symbol, measure=measure(settings)),
         key="compare.chart.sweep",
     )
     st.markdown(charts.sweep_summary(sweep, metric, symbol=symbol))

@@ -38,6 +38,7 @@ from strata_ui.learn import (
     show_chart,
 )
 from strata_ui.state import get_settings, get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_written
 from strata_ui.widgets import attribute_widget, labelled_radio, log_slider, nearest
 
@@ -243,21 +244,22 @@ def render_stratify() -> None:
         "(bottom).",
     )
     sizes = charts_strata.group_size_frame(strata.labels, strata.sizes)
-    fit, total, position = st.columns(3)
     reading = _reading(strata.sizes, float(settings.alpha), alpha_fit, shares)
-    fit.metric("Fitted Dirichlet α", f"{alpha_fit:.2g}")
-    total.metric("Σ log n_g of these groups", f"{reading.observed:.1f}")
-    position.metric(
-        "From worst case towards best",
-        f"{100 * reading.better_observed:.0f}%",
-        help="0%: all groups equal (most extra noise); 100%: one group holds almost everyone.",
-    )
+    # The chart first, the readings under it: on a projector the chart is in the first screen.
     show_chart(
         share_profile_figure(
             sizes, _expected_shares(strata.k, float(settings.alpha)), alpha=settings.alpha
         ),
         key="learn.chart.stratify.sizes",
         summary=share_profile_summary(sizes, alpha_fit=alpha_fit),
+    )
+    fit, total, position = st.columns(3)
+    fit.metric("Fitted Dirichlet α", f"{alpha_fit:.2g}")
+    total.metric("Σ log n_g of these groups", f"{reading.observed:.1f}")
+    position.metric(
+        "From worst case towards best",
+        f"{100 * reading.better_observed:.0f}%",
+        help="0%: all groups equal (most extra noise); 100%: one group holds almost everyone.",
     )
     curves = charts_strata.log_size_curves(strata.n, strata.k, charts_strata.alpha_grid(alpha_fit))
     show_chart(
@@ -371,7 +373,7 @@ def render_coinpress() -> None:
         ),
     )
     st.caption(
-        f"Prior [ℓ, r] = [{mean.clip_low:g}, {mean.clip_high:g}], σ = {mean.coinpress_sigma:g} "
+        f"Prior [ℓ, r] = [{plain_number(mean.clip_low, 6)}, {plain_number(mean.clip_high, 6)}], σ = {plain_number(mean.coinpress_sigma, 6)} "
         f"and β = {mean.coinpress_beta:g} come from the Estimator page; the noise is a seeded "
         f"simulation (seed {state.seed} from the Compare page): nothing is released or spent. The "
         "true mean is the curator's view of the confidential data, not private."

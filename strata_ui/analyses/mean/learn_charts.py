@@ -19,7 +19,7 @@ from strata_ui.constants import (
 )
 from strata_ui.learn_charts import fmt_number, fmt_percent, learn_layout
 from strata_ui.style import BLACK, BLUE, FONT, GREEN, LEGEND_BELOW, ORANGE, SKY, VERMILLION
-from strata_ui.text import chart_text
+from strata_ui.text import as_text, chart_text
 
 
 def group_error_figure(
@@ -113,9 +113,9 @@ def group_error_summary(
         order = groups.sort_values("size", ignore_index=True)
         small, large = order.iloc[0], order.iloc[-1]
         text += (
-            f" The smallest current group ({small['group']}, {int(small['size']):,} people) gets "
+            f" The smallest current group ({as_text(str(small['group']))}, {int(small['size']):,} people) gets "
             f"±{fmt_number(small['error'])}, {small['error'] / large['error']:.3g} times the error of the "
-            f"largest ({large['group']}, {int(large['size']):,} people)."
+            f"largest ({as_text(str(large['group']))}, {int(large['size']):,} people)."
         )
     return text
 

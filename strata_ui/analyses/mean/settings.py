@@ -16,6 +16,7 @@ from strata_ui import constants, pipeline
 from strata_ui.analyses.mean import found_bounds
 from strata_ui.sidebar import format_delta
 from strata_ui.state import get_settings, get_state, reset_settings
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, show_error, show_problems
 
@@ -194,9 +195,13 @@ def _render_group_sizes() -> None:
         help="Whether the number of people in each group may be published without noise.",
     )  # fmt: skip
     if n_public:
-        st.caption(
-            "Sizes are public (the paper's setting): neighbouring datasets differ by *replacing* "
-            "one person, so only the clipped sum is noised and the whole budget goes to it."
+        st.warning(
+            "Sizes declared public (the paper's setting): neighbouring datasets differ by "
+            "*replacing* one person, so only the clipped sum is noised and the whole budget goes "
+            "to it. A release then publishes numbers that depend on each group's exact size "
+            "(its noise and interval), which no noise protects: choose this only when the sizes "
+            "are public already.",
+            icon=":material/warning:",
         )
     else:
         st.caption(
@@ -271,9 +276,9 @@ def render_budget_split() -> None:
 def _composition_table(budget, fraction: float, k: int) -> pd.DataFrame:
     def approx(b) -> str:
         if b.kind == "pure":
-            return f"ε = {b.epsilon:.4g}, δ = 0"
+            return f"ε = {plain_number(b.epsilon, 4)}, δ = 0"
         eps = b.to_approx_dp(constants.DISPLAY_DELTA).epsilon
-        return f"ε = {eps:.4g}, δ = {format_delta(constants.DISPLAY_DELTA)}"
+        return f"ε = {plain_number(eps, 4)}, δ = {format_delta(constants.DISPLAY_DELTA)}"
 
     groups = parallel(*[budget] * k)
     global_part, group_part = scale(budget, fraction), scale(budget, 1 - fraction)

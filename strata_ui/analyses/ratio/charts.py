@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from dpcore.analyses.ratio.intervals import RatioComparison
 from strata_ui.charts_common import interval_bars
-from strata_ui.style import FONT, PALETTE
+from strata_ui.style import FONT, PALETTE, plain_number
 from strata_ui.text import chart_text
 
 METHOD_NAMES = {
@@ -41,7 +41,6 @@ COMPOSITION_NAMES = {"basic": "basic composition (paper)", "zcdp": "zCDP account
 COMPOSITION_DASHES = {"basic": "solid", "zcdp": "dash"}
 GROUP_COLOUR, GLOBAL_COLOUR, EXACT_COLOUR = PALETTE[0], PALETTE[3], PALETTE[1]
 REFERENCE_COLOUR = "#555555"
-AXIS_CAP = 3.0  # the preview's ratio axis stops here; wider intervals run off it (hover shows them)
 ROW_HEIGHT = 34  # pixels per group on the horizontal charts
 
 
@@ -86,7 +85,7 @@ def ratio_axis_title(s_column: str, y_column: str, w_column: str | None = None) 
 def short_number(value: float | None) -> str:
     if value is None or not np.isfinite(value):
         return "—"
-    return f"{value:.3g}"
+    return f"{plain_number(value, 3)}"
 
 
 # ---- the preview on the Estimator page ----------------------------------------------------------
@@ -97,7 +96,7 @@ def preview_figure(
     *,
     level: float,
     x_title: str,
-    show_exact: bool = True,
+    show_exact: bool = False,
 ) -> go.Figure:
     """Each group's DP ratio with its interval (a forest plot), the global ratio, and a line at 1.
 
@@ -108,12 +107,7 @@ def preview_figure(
     frame = frame.reset_index(drop=True)
     ticks = [group_tick(g, r) for g, r in zip(frame["group"], frame["rows"], strict=True)]
     frame = frame.assign(tick=ticks)
-    finite = pd.concat([frame["high"], frame["estimate"]], ignore_index=True).astype(float)
-    if show_exact and "exact" in frame:
-        finite = pd.concat([finite, frame["exact"].astype(float)], ignore_index=True)
-    finite = finite[np.isfinite(finite)]
-    top = max(1.2, float(finite.max()) if not finite.empty else 1.2) * 1.05
-    upper = min(top, AXIS_CAP)
+    lower, upper = ratio_axis(frame, show_exact=show_exact)
     fig = go.Figure()
     usable = frame[frame["flag"] == ""]
     for part, colour, symbol, name in (
@@ -133,8 +127,8 @@ def preview_figure(
                 error_x=interval_bars(estimate, part["low"], part["high"], colour, thickness=2),
                 customdata=np.column_stack([part["low"], part["high"]]),
                 hovertemplate=(
-                    "%{y}<br>ratio %{x:.3g}<br>"
-                    f"{level:.0%} CI " + "%{customdata[0]:.3g} to %{customdata[1]:.3g}"
+                    "%{y}<br>ratio %{x:,.3r}<br>"
+                    f"{level:.0%} CI " + "%{customdata[0]:,.3r} to %{customdata[1]:,.3r}"
                     "<extra></extra>"
                 ),
             )
@@ -153,13 +147,13 @@ def preview_figure(
                     "symbol": "line-ns-open",
                     "line": {"width": 3, "color": EXACT_COLOUR},
                 },
-                hovertemplate="%{y}<br>exact ratio %{x:.3g} (confidential)<extra></extra>",
+                hovertemplate="%{y}<br>exact ratio %{x:,.3r} (confidential)<extra></extra>",
             )
         )
     flagged = frame[frame["flag"] != ""]
     for _, row in flagged.iterrows():
         fig.add_annotation(
-            x=0.02 * upper,
+            x=lower + 0.02 * (upper - lower),
             y=row["tick"],
             text=f"no interval: {short_reason(row['flag'])}",
             showarrow=False,
@@ -175,17 +169,44 @@ def preview_figure(
         )  # fmt: skip
     for _, row in usable[usable["high"].astype(float) > upper].iterrows():
         fig.add_annotation(
-            x=upper, y=row["tick"], text=f"→ {float(row['high']):.3g}", showarrow=False,
+            x=upper, y=row["tick"], text=f"→ {plain_number(float(row['high']), 3)}", showarrow=False,
             xanchor="right", yshift=11, font={"color": REFERENCE_COLOUR, "size": 11},
+        )  # fmt: skip
+    for _, row in usable[usable["low"].astype(float) < lower].iterrows():
+        fig.add_annotation(
+            x=lower, y=row["tick"], text=f"{plain_number(float(row['low']), 3)} ←", showarrow=False,
+            xanchor="left", yshift=11, font={"color": REFERENCE_COLOUR, "size": 11},
         )  # fmt: skip
     reference_line(fig, 1.0, "1 = calibrated")
     fig.update_yaxes(
         categoryorder="array", categoryarray=list(frame["tick"]), autorange="reversed",
         automargin=True,
     )  # fmt: skip
-    fig.update_xaxes(range=[0, upper], zeroline=False)
+    fig.update_xaxes(range=[lower, upper], zeroline=False)
     title = f"Calibration ratio per group with {level:.0%} confidence intervals (preview)"
     return ratio_layout(fig, title, x_title, "Group (n = rows)", len(frame))
+
+
+def ratio_axis(frame: pd.DataFrame, *, show_exact: bool) -> tuple[float, float]:
+    """The preview's ratio axis, fitted to what it shows: the estimates (and exact ratios when
+    shown), widened by the typical (median) interval half-width and padded, from 0 at the
+    lowest (ratios of sums of non-negative values are never negative), with 1 (calibrated) in
+    view when the estimates are near it. An income-per-hour ratio of 1,460 sits in the chart,
+    not past a fixed edge at 3; one group's much wider interval runs off it, with an arrow."""
+    usable = frame[frame["flag"] == ""]
+    values = usable["estimate"].astype(float)
+    if show_exact and "exact" in frame:
+        values = pd.concat([values, frame["exact"].astype(float)], ignore_index=True)
+    values = values[np.isfinite(values)]
+    if values.empty:
+        return 0.0, 1.2
+    halves = ((usable["high"].astype(float) - usable["low"].astype(float)) / 2).dropna()
+    spread = float(halves.median()) if not halves.empty else 0.0
+    low, high = float(values.min()) - spread, float(values.max()) + spread
+    if high < 3:  # a calibration ratio: keep 1 in view
+        low, high = min(low, 1.0), max(high, 1.0)
+    pad = 0.08 * (high - low) if high > low else max(0.1 * abs(high), 0.1)
+    return max(low - pad, 0.0), high + pad
 
 
 def reference_line(fig: go.Figure, x: float, name: str) -> None:
@@ -266,13 +287,13 @@ def comparison_sentence(
     text = (
         f"{group_a} − {group_b}: {what} {comparison.difference:+.3g} ({comparison.level:.0%} CI "
         f"{comparison.low:+.3g} to {comparison.high:+.3g}), z = {comparison.z:.2f}, "
-        f"p = {comparison.p_value:.2g}"
+        f"p = {plain_number(comparison.p_value, 2)}"
     )
     if scale == "log":
-        text += f" (ratio of ratios {math.exp(comparison.difference):.3g})"
+        text += f" (ratio of ratios {plain_number(math.exp(comparison.difference), 3)})"
     alpha = 1 - comparison.level
     if comparison.p_value < alpha:
-        verdict = f"the two groups are calibrated differently (p < {alpha:.2g})"
+        verdict = f"the two groups are calibrated differently (p < {plain_number(alpha, 2)})"
     else:
         verdict = "no evidence at this level that their calibration differs"
     return f"{text} — {verdict}."

@@ -29,9 +29,10 @@ from strata_ui.analyses.ratio import compare_charts, session
 from strata_ui.analyses.ratio.settings import MECHANISM_LABELS
 from strata_ui.analyses.ratio.table1 import render_table1
 from strata_ui.analyses.ratio.view import RatioView
+from strata_ui.budget_control import compare_budget, compare_slider
 from strata_ui.state import get_dataset, get_settings, get_state, reset_settings
 from strata_ui.text import as_written
-from strata_ui.widgets import bind, budget_slider, seed_input, show_problems
+from strata_ui.widgets import bind, seed_input, show_problems
 
 EPSILON_SWEEP = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
 RHO_SWEEP = (0.001, 0.005, 0.02, 0.1, 0.5, 2.0)
@@ -99,7 +100,7 @@ def render_compare() -> None:
     )
     symbol, chosen = _render_controls()
     view = get_settings(RatioView)
-    budget = pipeline.page_budget(state)
+    budget = compare_budget(state)
     problems = session.problems(settings, budget)
     if problems:
         show_problems(problems)
@@ -138,7 +139,7 @@ def _render_controls() -> tuple[str, float]:
     """The budget, the number of simulated releases, the seed and the bootstrap switch."""
     budget_col, reps_col, seed_col = st.columns(3)
     with budget_col:
-        symbol, chosen = budget_slider("compare.ratio.budget")
+        symbol, chosen = compare_slider("compare.ratio.budget")
         st.caption("Move it and the charts are redrawn. Switch ε/ρ on the Budget page.")
     with reps_col:
         bind(

@@ -31,7 +31,7 @@ from strata_ui.analyses.ratio.charts import (
     short_number,
 )
 from strata_ui.charts_common import budget_marker, log_ticks
-from strata_ui.style import FONT, PALETTE
+from strata_ui.style import FONT, PALETTE, plain_number
 
 
 def _ticks(frame: pd.DataFrame) -> pd.Series:
@@ -161,7 +161,7 @@ def width_figure(
                 marker={"symbol": METHOD_SYMBOLS.get(method, "circle"), "size": 8},
                 customdata=part[["flagged"]].to_numpy(),
                 hovertemplate=(
-                    f"{symbol} = " + "%{x:.3g}<br>median width %{y:.3g}"
+                    f"{symbol} = " + "%{x:,.3r}<br>median width %{y:,.3r}"
                     "<br>degenerate releases %{customdata[0]:.1%}" + f"<extra>{name}</extra>"
                 ),
             )
@@ -177,7 +177,7 @@ def width_figure(
     values = values[np.isfinite(values) & (values > 0)]
     if not values.empty:
         ticks = log_ticks(float(values.min()), float(values.max()))
-        fig.update_yaxes(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
+        fig.update_yaxes(tickvals=ticks, ticktext=[plain_number(v) for v in ticks])
     fig.update_yaxes(type="log")
     unit = "ε" if symbol == "ε" else "ρ, zCDP"
     fig = ratio_layout(
@@ -232,7 +232,7 @@ def score_figure(frame: pd.DataFrame, *, title: str) -> go.Figure:
                 },
                 hovertemplate="%{y}<br>"
                 + which.lower()
-                + " score %{x:.3g}"
+                + " score %{x:,.3r}"
                 + f"<extra>{method_label(method)}</extra>",
                 **common,
             )
@@ -260,7 +260,7 @@ def score_summary(frame: pd.DataFrame) -> str:
     counts = best["method"].value_counts()
     wins = "; ".join(f"{method_label(m)} {counts[m]}" for m in counts.index)
     whole = valid[valid["group"] == ALL_GROUPS]
-    scores = ", ".join(f"{method_in_text(m)} {s:.3g}" for m, s in zip(
+    scores = ", ".join(f"{method_in_text(m)} {plain_number(s, 3)}" for m, s in zip(
         whole["method"], whole[column], strict=True))  # fmt: skip
     return (
         f"Lowest {which} score (the best trade-off of width and misses) in {best.shape[0]} groups: "

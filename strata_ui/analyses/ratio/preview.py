@@ -20,6 +20,7 @@ from strata_ui.analyses.ratio import charts, session
 from strata_ui.analyses.ratio.settings import COMPOSITION_LABELS
 from strata_ui.analyses.ratio.view import RatioView
 from strata_ui.state import get_settings, get_state, reset_settings, update_settings, widget_key
+from strata_ui.style import by_interval_width, written_or_dash
 from strata_ui.text import as_written
 from strata_ui.widgets import bind, show_problems
 
@@ -158,15 +159,14 @@ def _render_preview_table(frame: pd.DataFrame, *, show_exact: bool) -> None:
     table = charts.preview_table(frame)
     if not show_exact:
         table = table.drop(columns=["Exact ratio (confidential)"])
-    numbers = ("Exact ratio (confidential)", "DP estimate", "CI low", "CI high", "Width")
+    numbers = ("Exact ratio (confidential)", "DP estimate", "CI low", "CI high")
+    written = by_interval_width(table, numbers, table["Width"])
+    written["Width"] = written_or_dash(table["Width"], 2)
     st.dataframe(
-        table,
+        written,
+        column_config={"Rows": st.column_config.NumberColumn(format="localized")},
         hide_index=True,
         height=TABLE_ROW_PX * (len(table) + 1) + 3,  # every group and the total, no scrolling
-        column_config={
-            "Rows": st.column_config.NumberColumn(format="localized"),
-            **{name: st.column_config.NumberColumn(format="%.4g") for name in numbers},
-        },
         key="ratio.table.preview",
     )
 
@@ -192,7 +192,7 @@ def _render_pairwise(settings: RatioSettings, result: RatioResult) -> None:
             charts.comparison_table(comparison, group_a, group_b),
             hide_index=True,
             column_config={
-                name: st.column_config.NumberColumn(format="%.4g")
+                name: st.column_config.NumberColumn(format="localized")
                 for name in ("Difference A − B", "CI low", "CI high", "z", "p-value")
             },
             key="ratio.table.compare",

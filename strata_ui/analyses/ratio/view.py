@@ -17,7 +17,7 @@ class RatioView:
 
     preview_seed: int = 0
     """Noise draw of the preview; "Draw new noise" adds 1."""
-    show_exact: bool = True
+    show_exact: bool = False  # confidential: hidden until asked for
     """Whether the preview shows the confidential exact ratios."""
     compare_a: str | None = None
     """Group A of the preview's two-group comparison (None: the first group)."""

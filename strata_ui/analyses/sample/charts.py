@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from strata_ui.charts_common import dotted_line
-from strata_ui.style import FONT, LEGEND_BELOW, PALETTE
+from strata_ui.style import FONT, LEGEND_BELOW, PALETTE, plain_number
 from strata_ui.text import chart_text
 
 GROUP, SAMPLER, LEARNING = PALETTE[0], PALETTE[1], PALETTE[3]
@@ -63,9 +63,9 @@ def comparison_summary(result: dict) -> str:
     """One sentence reading :func:`comparison_figure`."""
     return (
         f"A record drawn privately from {result['part_rows']:,} rows is within "
-        f"{result['distance']:.3g} of the group's distribution (total variation, simulated; "
-        f"Monte Carlo error about {result['floor']:.1g}); the paper guarantees at most "
-        f"{min(result['guarantee'], 1):.3g} for the population it was drawn from."
+        f"{plain_number(result['distance'], 3)} of the group's distribution (total variation, simulated; "
+        f"Monte Carlo error about {plain_number(result['floor'], 1)}); the paper guarantees at most "
+        f"{plain_number(min(result['guarantee'], 1), 3)} for the population it was drawn from."
     )
 
 

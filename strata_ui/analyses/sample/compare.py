@@ -13,6 +13,7 @@ from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_rows
 from strata_ui.analyses.sample.settings import SampleView
 from strata_ui.state import get_settings, get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import show_error
 
@@ -68,7 +69,7 @@ def render_compare() -> None:
     st.caption(
         f"{view.runs:,} simulated runs per budget (seed {view.seed}; Estimator page). The "
         "simulated distance carries its own Monte Carlo error, so values below about "
-        f"{frame['floor'].max():.1g} are simulation noise."
+        f"{plain_number(frame['floor'].max(), 1)} are simulation noise."
     )
     if refused:
         st.caption(

@@ -18,6 +18,7 @@ from strata_ui.analyses.sample import charts
 from strata_ui.analyses.sample.session import current_plan, current_rows
 from strata_ui.analyses.sample.settings import render_categories, render_settings, render_view
 from strata_ui.state import get_dataset, get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import show_error
 
@@ -78,7 +79,7 @@ def _render_preview(plan: SamplePlan, settings: SampleSettings, seed: int, runs:
     left, right = st.columns(2)
     left.metric(
         "Guarantee for each record (paper)",
-        "none (≥ 1)" if result["guarantee"] >= 1 else f"≤ {result['guarantee']:.3g}",
+        "none (≥ 1)" if result["guarantee"] >= 1 else f"≤ {plain_number(result['guarantee'], 3)}",
         help="Total variation distance between a record's distribution and the population's "
         "(Thm. 1.4: 2K/(εn) for K combinations; Thm. 6.4 for yes/no attributes with shares in "
         "[1/3, 2/3]). 0 means identical, 1 completely different.",

@@ -40,29 +40,9 @@ def render_sampling() -> None:
     settings = get_settings(SampleLearn)
     st.markdown(
         "A **private sampler** outputs one record whose distribution is close to the "
-        "population's; **private learning** outputs the whole distribution. Raskhodnikova, "
-        "Sivakumar, Smith & Swanberg (NeurIPS 2021) show that sampling can need far fewer "
-        "records — and that, where it cannot, sampling one record already costs everything that "
-        "privacy adds to learning. Their bounds (Table 1; orders of growth, α = accuracy in "
-        "total variation, ε = budget):"
-    )
-    text_table(
-        pd.DataFrame(
-            BOUNDS,
-            columns=[
-                "distributions",
-                "learning, not private",
-                "private sampling",
-                "private learning",
-            ],
-        )  # fmt: skip
-    )
-    st.markdown(
-        "Below, the paper's k-ary sampler (Alg. 3: Laplace noise on the shares, projected back to "
-        "shares) runs on data from a long-tailed distribution over K categories. Used to *learn*, "
-        "its noisy shares are off by the data's own sampling error, about √(K/n). Used to "
-        "*sample* one record, only the average of the noisy shares matters, and noise that "
-        "averages out costs nothing: the error falls like K/(εn)."
+        "population's; **private learning** outputs the whole distribution. Below, the paper's "
+        "k-ary sampler (Alg. 3: Laplace noise on the shares, projected back to shares) runs on "
+        "data from a long-tailed distribution over K categories."
     )
     left, right = st.columns(2)
     with left:
@@ -83,6 +63,26 @@ def render_sampling() -> None:
         charts.learning_figure(frame, settings.categories, settings.epsilon),
         key="learn.chart.sample.kary",
         summary=charts.learning_summary(frame),
+    )
+    st.markdown(
+        "Used to *learn*, its noisy shares are off by the data's own sampling error, about "
+        "√(K/n). Used to *sample* one record, only the average of the noisy shares matters, and "
+        "noise that averages out costs nothing: the error falls like K/(εn). Raskhodnikova, "
+        "Sivakumar, Smith & Swanberg (NeurIPS 2021) show that sampling can need far fewer "
+        "records — and that, where it cannot, sampling one record already costs everything "
+        "that privacy adds to learning. Their bounds (Table 1; orders of growth, α = accuracy in "
+        "total variation, ε = budget):"
+    )
+    text_table(
+        pd.DataFrame(
+            BOUNDS,
+            columns=[
+                "distributions",
+                "learning, not private",
+                "private sampling",
+                "private learning",
+            ],
+        )  # fmt: skip
     )
     formula(
         r"d_{TV}\big(E[\hat p],\, P\big) \le \tfrac12 E\lVert \hat p - p_D\rVert_1"

@@ -21,7 +21,7 @@ from strata_ui.charts_common import (
     spread_band,
 )
 from strata_ui.group_selection import GroupSelection
-from strata_ui.style import FONT, PALETTE, SeriesStyle, wrap_label
+from strata_ui.style import FONT, PALETTE, SeriesStyle, plain_number, wrap_label
 from strata_ui.text import chart_text
 
 STRATEGY_NAMES = {"stratified": "One model per group", "vanilla": "One model for everyone"}
@@ -44,7 +44,7 @@ METRIC_AXES = {
 
 
 def _num(value: float) -> str:
-    return f"{value:.3g}"
+    return f"{plain_number(value, 3)}"
 
 
 def _eps_list(values: list[float]) -> str:
@@ -114,8 +114,8 @@ def group_error_figure(errors: pd.DataFrame, epsilon: float) -> go.Figure:
                                       STRATEGY_STYLE.colour(strategy)),
                 customdata=np.column_stack([rows["size"], rows["low"], rows["high"]]),
                 hovertemplate=(
-                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:.3g}"
-                    "<br>runs: %{customdata[1]:.3g} – %{customdata[2]:.3g}"
+                    "%{x}<br>n = %{customdata[0]:,}<br>mean error %{y:,.3r}"
+                    "<br>runs: %{customdata[1]:,.3r} – %{customdata[2]:,.3r}"
                     f"<extra>{STRATEGY_STYLE.name(strategy)}</extra>"
                 ),
             )
@@ -158,8 +158,8 @@ def many_groups_figure(
             if selection.complete
             else f"3-way error in {len(selection.shown):,} of the {selection.total:,} groups"
         ) + f" at ε = {epsilon:g}: mean of {runs} run{'s' * (runs != 1)}",
-        hover="n = %{customdata[0]:,}<br>mean error %{x:.3g}"
-        "<br>runs: %{customdata[1]:.3g} – %{customdata[2]:.3g}",
+        hover="n = %{customdata[0]:,}<br>mean error %{x:,.3r}"
+        "<br>runs: %{customdata[1]:,.3r} – %{customdata[2]:,.3r}",
     )  # fmt: skip
 
 
@@ -222,7 +222,7 @@ def sweep_figure(metrics: pd.DataFrame, metric: str, *, current: float | None = 
                 line={"color": colour, "width": 2.5,
                       "dash": "solid" if strategy == "stratified" else "dash"},
                 marker={"symbol": "circle" if strategy == "stratified" else "diamond"},
-                hovertemplate=f"ε = %{{x:.3g}}<br>mean %{{y:.3g}}<extra>{name}</extra>",
+                hovertemplate=f"ε = %{{x:,.3r}}<br>mean %{{y:,.3r}}<extra>{name}</extra>",
             )
         )  # fmt: skip
     fig.update_xaxes(type="log", dtick=1)
@@ -283,7 +283,7 @@ def category_figure(frame: pd.DataFrame, column: str, *, title_prefix: str = "")
             x=[wrap_label(str(c)) for c in shares.index],
             y=100 * shares.to_numpy(),
             marker_color=PALETTE[0],
-            hovertemplate="%{x}<br>%{y:.3g}% of rows<extra></extra>",
+            hovertemplate="%{x}<br>%{y:,.3r}% of rows<extra></extra>",
             name=column,
         )
     )
@@ -304,6 +304,6 @@ def category_summary(frame: pd.DataFrame, column: str) -> str:
     top, bottom = shares.index[0], shares.index[-1]
     return (
         f"In these {len(frame):,} synthetic rows the most common {column} is “{top}” "
-        f"({100 * shares.iloc[0]:.3g}%) and the least common “{bottom}” "
-        f"({100 * shares.iloc[-1]:.3g}%)."
+        f"({plain_number(100 * shares.iloc[0], 3)}%) and the least common “{bottom}” "
+        f"({plain_number(100 * shares.iloc[-1], 3)}%)."
     )

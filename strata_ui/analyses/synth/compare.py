@@ -27,6 +27,7 @@ from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
 from strata_ui.group_selection import MAX_SIDE_BY_SIDE
 from strata_ui.state import get_settings, get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, group_search, quiet_progress, show_error
 
@@ -146,7 +147,7 @@ def _render_slow_compare(settings: SynthSettings, view: SynthView) -> None:
         return
     elapsed = time.perf_counter() - started
     st.caption(
-        f"{view.runs} run(s) per strategy at {budget} (labelled ε = {resolved.epsilon:.4g}, the "
+        f"{view.runs} run(s) per strategy at {budget} (labelled ε = {plain_number(resolved.epsilon, 4)}, the "
         f"ε of the other synthesizers at the same cost); OpenDP's noise, nothing spent. Took "
         f"{elapsed:.1f} s (kept for these settings)."
     )

@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.analyses.synth import MBI_METHODS, METHOD_NAMES, SYNTH, PreparedRows, SynthSettings
+from dpcore.analyses.synth.group_rows import COUNT_FRACTION
 from dpcore.analyses.synth.synthesizers import Progress
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import PlanHeader
@@ -22,6 +23,7 @@ from strata_ui.analyses.synth import slow_fits
 from strata_ui.analyses.synth.settings import SynthView, render_settings
 from strata_ui.analyses.synth.synthesis import Resolved, resolve, synth_epsilon
 from strata_ui.state import get_settings, get_state
+from strata_ui.style import plain_number
 from strata_ui.text import as_code, as_text, as_written
 from strata_ui.widgets import show_error
 
@@ -126,8 +128,8 @@ def _noise_label(resolved: Resolved) -> str:
 def _budget_label(resolved: Resolved) -> str:
     """ε, or for MST and AIM the ρ = ε²/2 they run at."""
     if resolved.config.method in MBI_METHODS:
-        return f"ρ = {resolved.epsilon**2 / 2:.4g} (zCDP)"
-    return f"ε = {resolved.epsilon:.4g}"
+        return f"ρ = {plain_number(resolved.epsilon**2 / 2, 4)} (zCDP)"
+    return f"ε = {plain_number(resolved.epsilon, 4)}"
 
 
 def _render_preview(resolved: Resolved, settings: SynthSettings) -> None:
@@ -178,9 +180,16 @@ def _render_unprotected(resolved: Resolved, settings: SynthSettings, from_data: 
             "counts behind every row are protected; the list of categories is not (a category "
             "held by one person reveals that it exists)."
         )
-    if resolved.shares.source == "data" and settings.strategy == "stratified":
+    if settings.strategy == "stratified" and resolved.shares.drawn_with_release:
         st.caption(
-            "The group shares are the group counts of the data, treated as public (Strata page)."
+            f"Rows per group come from the release's own noisy group counts "
+            f"({COUNT_FRACTION:.0%} of the budget): no exact group size is used or published "
+            "(Strata page)."
+        )
+    elif resolved.shares.source == "data" and settings.strategy == "stratified":
+        st.caption(
+            "Rows per group follow the data's own group counts, declared public on the Strata "
+            "page: the release shows every group's exact share."
         )
     for message in resolved.stats.messages():
         st.caption(message)

@@ -16,6 +16,7 @@ from strata_ui.analyses.base import LearnItem
 from strata_ui.analyses.synth import charts, slow_fits
 from strata_ui.data import load_demo
 from strata_ui.learn import claims_table, formula, settings_table
+from strata_ui.style import plain_number
 
 MST_SECONDS = estimate_seconds("mst", 10, 6) + estimate_seconds("mst", 1, 8)
 """Expected seconds of one run: stratified (10 groups of 6 columns) and vanilla (8 columns)."""
@@ -48,7 +49,7 @@ def render_figure9() -> None:
             ("groups", "SEX × RAC1P, 18 groups (Table 3)", "race × sex, 10 groups", False),
             ("synthesizers", "MST, GEM, AIM", "MST (OpenDP's Private-PGM)", False),
             ("budget", "ε ∈ {0.01 … 5}; δ not stated",
-             f"ε = {epsilon:g}, δ = {FIGURE9_DELTA:g} → ρ = {rho:.3g} (zCDP)", False),
+             f"ε = {epsilon:g}, δ = {FIGURE9_DELTA:g} → ρ = {plain_number(rho, 3)} (zCDP)", False),
             ("error", "3-way marginal workload error (Def. 14)", "the same, per group", True),
             ("runs", "5 seeds per setting", "1 run per click (each takes minutes)", False),
             ("rows drawn", "as many as real rows", "10,000, in proportion to group shares", False),
@@ -77,8 +78,8 @@ def render_figure9() -> None:
             ("stratified variants reduce parity error (all synthesizers)", "yes (Fig. 5, 9)",
              f"stratified lower in {better} of {len(table)} groups"),
             ("small groups fare worst under vanilla synthesis", "yes (Fig. 9)",
-             f"{smallest}: stratified {table.loc[smallest, 'stratified']:.3g}, vanilla "
-             f"{table.loc[smallest, 'vanilla']:.3g}"),
+             f"{smallest}: stratified {plain_number(table.loc[smallest, 'stratified'], 3)}, vanilla "
+             f"{plain_number(table.loc[smallest, 'vanilla'], 3)}"),
         ]
     )  # fmt: skip
     st.markdown(

@@ -14,11 +14,12 @@ import pytest
 from scipy import stats as scipy_stats
 
 from dpcore.analyses.gvdp import GVDP, GvdpBoundsSpec, GvdpModel, GvdpPlan, GvdpSettings
-from dpcore.analyses.gvdp.aggregate import aggregate_gvdp
+from dpcore.analyses.gvdp.aggregate import aggregate_gvdp, bag_estimates
 from dpcore.analyses.gvdp.estimator import gvdp, nonprivate_ci
 from dpcore.analyses.gvdp.groups import RunSettings, nonprivate, run_population
 from dpcore.engines import DuckDBEngine, PandasEngine
-from dpcore.engines.blb import double_words, draws, mix, unit_hashes
+from dpcore.engines.base import GROUP
+from dpcore.engines.blb import SUBSET, double_words, draws, mix, unit_hashes
 from dpcore.engines.duckdb_sql import double_words_sql, linear_words, mixed_sql
 from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.grouping import GroupingSpec
@@ -224,3 +225,19 @@ def test_intervals_on_files_cover_as_the_in_memory_ones_do():
     )  # 2.8 standard errors of a variance from 100 samples
     for rate in np.mean(covered["engine"], axis=0):
         assert scipy_stats.binomtest(round(rate * trials), trials, 0.95, "less").pvalue > 1e-3
+
+
+def test_an_engine_subset_whose_sums_are_singular_is_fitted_by_least_norm_as_in_memory():
+    """OLS of y on (1, x) over two subsets of one group and two resamples: in subset 1 the
+    covariate x never varies (x = 0 on every row), so its X'WX is singular; it is fitted by
+    least norm (y's mean on the intercept, 0 on x) instead of refusing the release."""
+    # Subset 0: rows (x, y) = (1, 3), (2, 5) → y = 1 + 2x exactly. Subset 1: (0, 4), (0, 6).
+    sums = {"xx_0_0": [2, 2], "xx_0_1": [3, 0], "xx_1_1": [5, 0], "xy_0": [8, 10], "xy_1": [13, 0]}
+    table = pd.DataFrame({GROUP: [0, 0], SUBSET: [0, 1]})
+    for j in range(2):  # both resamples draw every row once
+        for name, values in sums.items():
+            table[name.replace("_", f"{j}_", 1)] = values
+    [bag] = bag_estimates(table, np.array([2]), np.array([4]), p=2, resamples=2)
+    np.testing.assert_allclose(bag.estimates, [[1.0, 2.0], [5.0, 0.0]], atol=1e-12)
+    np.testing.assert_allclose(bag.variances, 0.0, atol=1e-12)
+    assert bag.n == 4

@@ -52,13 +52,15 @@ def _settings(name: str, **changes):
 
 # name: (analysis name, settings changes, budget[, grouping])
 CASES = {
-    "mean-laplace": ("mean", {}, PureDP(1.0)),
+    # Group sizes declared public where a case was pinned with them (they were the default).
+    "mean-laplace": ("mean", {"n_public": True}, PureDP(1.0)),
+    "mean-laplace-private-default": ("mean", {}, PureDP(1.0), NOISY_SHARES),
     "mean-gaussian-private-sizes": (
         "mean", {"estimator": "gaussian", "n_public": False, "strategy": "global_and_groups"},
         ZCDP(0.5), NOISY_SHARES,
     ),
     "mean-coinpress": ("mean", {"estimator": "coinpress"}, ZCDP(0.5)),
-    "mean-sampling-error": ("mean", {"sampling_error": True}, PureDP(1.0)),
+    "mean-sampling-error": ("mean", {"sampling_error": True, "n_public": True}, PureDP(1.0)),
     "ratio-gaussian": ("ratio", {}, PureDP(1.0)),
     "ratio-laplace-montecarlo": ("ratio", {"mechanism": "laplace", "method": "monte_carlo"},
                                  PureDP(1.0)),
@@ -66,6 +68,8 @@ CASES = {
     "gvdp-ols": ("gvdp", {"model": "ols", "ks": (("ols", 100),)}, ZCDP(1.0)),
     "synth-independent": ("synth", {"method": "independent", "n_rows": 500}, PureDP(1.0)),
     "synth-mwem": ("synth", {"method": "mwem", "n_rows": 500, "rounds": 3}, PureDP(1.0)),
+    "synth-noisy-rows": ("synth", {"method": "independent", "n_rows": 500}, PureDP(1.0),
+                         NOISY_SHARES),
     "sample-kary": ("sample", {}, PureDP(1.0)),
 }  # fmt: skip
 ENGINES = ("pandas", "duckdb", "spark")

@@ -23,7 +23,7 @@ LEVEL = 0.95
 @pytest.fixture(scope="module")
 def demo():
     frame = load_demo()
-    settings = MeanSettings(clip_high=1000, bounds_source="private")
+    settings = MeanSettings(clip_high=1000, bounds_source="private", n_public=True)
     stats = MEAN.statistics(frame, GroupingSpec(by=("race",)).build(frame), settings)
     return stats, settings, MEAN.error_model(stats, settings)
 
@@ -88,7 +88,7 @@ def test_a_bias_target_is_refused_since_the_errors_already_include_the_clipping(
 
 def test_the_planner_needs_far_less_budget_than_the_wide_typed_range(demo):
     stats, _, model = demo
-    wide = MEAN.error_model(stats, MeanSettings(clip_high=1000))
+    wide = MEAN.error_model(stats, MeanSettings(clip_high=1000, n_public=True))
     target = AccuracyTarget(1.0)
     assert (
         smallest_budget(model, target).budget.epsilon

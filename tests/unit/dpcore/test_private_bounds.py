@@ -269,9 +269,11 @@ def test_bounds_found_privately_shrink_the_noise_of_a_wide_search_range():
     demo = load_demo()
     spec = GroupingSpec(by=("race", "sex"))
     values = MEAN.statistics(demo, spec.build(demo), MeanSettings())
-    typed = MEAN.study(values, MeanSettings(clip_high=1000), PureDP(1.0), replicates=400, rng=0)
-    found = MEAN.study(values, MeanSettings(clip_high=1000, bounds_source="private"), PureDP(1.0),
-                       replicates=400, rng=0)  # fmt: skip
+    typed, found = (
+        MEAN.study(values, MeanSettings(clip_high=1000, n_public=True, bounds_source=source),
+                   PureDP(1.0), replicates=400, rng=0)
+        for source in ("typed", "private")
+    )  # fmt: skip
     small = typed.groups["size"] < 500
     assert (found.groups["abs_mean"][small] < typed.groups["abs_mean"][small] / 4).all()
 
@@ -281,7 +283,8 @@ def test_the_plan_publishes_the_bounds_and_says_what_they_cost():
     spec = GroupingSpec(by=("sex",))
     header = PlanHeader(DatasetRef.of(demo, "demo.csv"), spec, ZCDP(0.5))
     settings = MeanSettings(estimator="gaussian", clip_high=500, bounds_source="private",
-                            bounds_fraction=0.3, bounds_scope="per_group")  # fmt: skip
+                            bounds_fraction=0.3, bounds_scope="per_group",
+                            n_public=True)  # fmt: skip
     plan = MEAN.plan(MEAN.statistics(demo, spec.build(demo), settings), settings, header)
     assert isinstance(plan, MeanPlan) and plan.bounds is not None
     facts = plan.parameters()["bounds"]
@@ -306,7 +309,7 @@ def test_the_plan_publishes_the_bounds_and_says_what_they_cost():
     ],
 )
 def test_settings_bounds_cannot_be_found_with_are_refused_naming_the_field(changes, field):
-    settings = MeanSettings(bounds_source="private", **changes)
+    settings = MeanSettings(**{"bounds_source": "private", "n_public": True, **changes})
     assert field in [p.field for p in MEAN.problems(settings, load_demo()) if p.severity == "error"]
 
 
@@ -316,7 +319,7 @@ def test_the_cost_of_bounds_splits_into_clipping_bias_and_noise():
     from dpcore.analyses.mean.found_accuracy import bounds_costs
 
     demo = load_demo()
-    settings = MeanSettings(clip_high=1000, bounds_source="private")
+    settings = MeanSettings(clip_high=1000, bounds_source="private", n_public=True)
     values = MEAN.statistics(demo, GroupingSpec(by=("race",)).build(demo), settings)
     costs = bounds_costs(values, MEAN.bounded_estimator(settings), PureDP(1.0), replicates=500,
                          rng=0).set_index(["method", "group"])  # fmt: skip
@@ -385,7 +388,8 @@ def test_the_scripts_of_found_bounds_and_edges_find_their_releases(tmp_path):
     frame, dataset = load_demo_dataset()
     ledger = Ledger(tmp_path / "l.sqlite", "default", ZCDP(5.0))
     spec = GroupingSpec(by=("sex",))
-    settings = MeanSettings(estimator="gaussian", clip_high=500, bounds_source="private")
+    settings = MeanSettings(estimator="gaussian", clip_high=500, bounds_source="private",
+                            n_public=True)  # fmt: skip
     mean = MEAN.plan(MEAN.statistics(frame, spec.build(frame), settings), settings,
                      PlanHeader(dataset, spec, ZCDP(0.5)))  # fmt: skip
     header = PlanHeader(dataset, GroupingSpec(by=("age",)), ZCDP(0.1))

@@ -89,7 +89,10 @@ def test_an_epsilon_or_rho_budget_is_refused_with_where_to_fix_it(demo, budget):
 @pytest.mark.parametrize(
     ("settings", "said"),
     [
-        (MeanSettings(value="hours_per_week", clip_low=0, clip_high=100), "treated as public"),
+        (
+            MeanSettings(value="hours_per_week", clip_low=0, clip_high=100, n_public=True),
+            "treated as public",
+        ),
         (PRIVATE.__class__(**{**PRIVATE.__dict__, "strategy": "global_only"}), "no groups"),
     ],
 )
@@ -150,8 +153,9 @@ def test_a_new_category_stays_out_and_nothing_noise_free_follows_an_added_person
         before, after = records["D"], records[name]
         assert public(before) == public(after), name
         assert list(before.frame["group"]) == list(after.frame["group"]), name
-        assert before.frame[["level", "low", "high"]].equals(after.frame[["level", "low",
-                                                                         "high"]])  # fmt: skip
+        assert list(before.frame["level"]) == list(after.frame["level"]), name
+        # The intervals follow from the release's noisy counts: DP outputs, not noise-free.
+        assert before.frame[["low", "high"]].notna().all().all(), name
     assert not any("Martian" in group for group in records["new category"].frame["group"])
 
 

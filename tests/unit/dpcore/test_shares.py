@@ -32,7 +32,7 @@ def test_shares_from_counts():
     grouping = Grouping.from_frame(random_frame(), ["race", "sex"])
     shares = shares_from_counts(grouping)
     assert shares.source == "data"
-    assert "treated as public" in shares.description
+    assert "declared public" in shares.description
     assert shares.labels == grouping.labels
     assert math.isclose(shares.values.sum(), 1.0)
     np.testing.assert_allclose(shares.values, grouping.sizes / grouping.n)

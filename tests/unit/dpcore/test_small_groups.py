@@ -67,15 +67,25 @@ def test_the_recombination_is_the_released_groups_noisy_sums_over_their_noisy_co
     rule = NoisyCountRule(30, "merge")
     sums = np.array([16_000.0, 1_200.0, 2_000.0, 400.0, 900.0])
     counts = np.array([400.0, 29.0, 50.0, 12.0, 25.0])
-    released = rule.recombine(sums, counts)
+    released = rule.recombine(sums, counts, (0.0, 100.0))
     kept, merged = np.array([1, 0, 1, 0, 0], bool), np.array([0, 1, 0, 1, 1], bool)
     np.testing.assert_array_equal(released.decision.merged, merged)
     assert released.other_mean == pytest.approx(sums[merged].sum() / counts[merged].sum())
     assert released.shares.sum() + released.other_share == pytest.approx(1.0)
     np.testing.assert_allclose(released.shares[kept], counts[kept] / counts.sum())
     assert released.whole == pytest.approx(sums.sum() / counts.sum())
-    nothing = NoisyCountRule(1_000, "drop").recombine(sums, counts)
+    nothing = NoisyCountRule(1_000, "drop").recombine(sums, counts, (0.0, 100.0))
     assert math.isnan(nothing.whole) and not nothing.decision.kept.any()
+
+
+def test_the_recombination_clamps_every_mean_into_the_public_range_first():
+    """A noisy count of 1 over a sum far outside the range clamps to the range's end before it
+    is weighted: the whole moves by at most that group's share of the range."""
+    rule = NoisyCountRule(2, "merge")
+    sums, counts = np.array([20_000.0, -900.0]), np.array([400.0, 2.0])
+    released = rule.recombine(sums, counts, (0.0, 100.0))
+    weights = counts / counts.sum()
+    assert released.whole == pytest.approx(weights @ np.array([50.0, 0.0]))
 
 
 def test_a_spec_deciding_by_noisy_counts_builds_every_declared_group_and_needs_nothing_more():

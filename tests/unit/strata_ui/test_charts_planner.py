@@ -32,6 +32,11 @@ def test_log_axis_ticks_run_over_the_values_with_readable_labels(values, ticks):
     assert axis["tickvals"][0] <= min(positive) and axis["tickvals"][-1] >= max(positive)
 
 
+def test_log_axis_labels_money_in_plain_notation_with_separators():
+    axis = log_axis([3_000, 150_000, 2_400_000])
+    assert axis["ticktext"] == ["1,000", "10,000", "100,000", "1,000,000", "10,000,000"]
+
+
 def test_log_axis_without_a_positive_value_leaves_the_ticks_to_plotly():
     assert log_axis([0.0, np.nan]) == {"type": "log"}
 

@@ -148,3 +148,8 @@ def test_the_size_chart_and_figure_1_are_said_in_words():
         "This dataset (n = 2,400 rows, k = 3 groups, α ≈ 0.5): Σ log|G_i| = 18.0"
     )
     assert "when all groups are the same size" in said and "% of the way up" in said
+
+
+def test_a_group_of_one_row_is_said_in_the_singular():
+    sizes = cs.group_size_frame(["a", "b"], [40, 1])
+    assert "smallest: b, 1 row; " in cs.group_size_summary(sizes)

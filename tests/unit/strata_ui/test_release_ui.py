@@ -2,12 +2,18 @@
 
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, PureDP
 from dpcore.foundations.ledger import Ledger
 from strata_ui.charts_release import gauge_summary, written_number
-from strata_ui.release_ui import affordable, download_stem, large_budget_warning
+from strata_ui.release_ui import (
+    affordable,
+    download_stem,
+    large_budget_warning,
+    released_table,
+)
 
 
 @pytest.mark.parametrize(
@@ -62,6 +68,28 @@ def test_download_names_keep_accented_letters_without_their_accents():
     assert download_stem(record) == "income-by-region-test-1-2"
     record.metadata["title"] = "東京"  # nothing left of it in ASCII
     assert download_stem(record) == "release-2"
+
+
+def test_the_released_table_writes_numbers_as_precisely_as_their_interval_allows():
+    """Issue 37: "31490.6899" beside an interval 2,000 wide; each row now shows the decimals its
+    interval supports, with separators, and a dash where nothing was released."""
+    frame = pd.DataFrame({
+        "level": ["group", "group", "group", "population"],
+        "group": ["wide", "narrow", "withheld", "All"],
+        "estimate": [38038.4427, 0.51234, None, 31490.6899],
+        "low": [26782.5438, 0.4811, None, 30470.1],
+        "high": [48858.5126, 0.5392, None, 32530.7],
+        "noisy_share": [0.07341, 0.5, None, 1.0],
+        "flag": ["", "", "not released: its noisy count was below 2", ""],
+    })  # fmt: skip
+    shown = released_table(frame)
+    cells = shown[["DP estimate", "interval low", "interval high", "noisy share"]].values.tolist()
+    assert cells == [
+        ["38,038", "26,783", "48,859", "0.0734"],
+        ["0.512", "0.481", "0.539", "0.5"],
+        ["—", "—", "—", "—"],
+        ["31,491", "30,470", "32,531", "1"],
+    ]
 
 
 def test_the_ledger_gauge_is_said_in_words():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html as html_module
 import re
 import struct
@@ -15,8 +16,8 @@ from dpcore.foundations.datasets import load_demo
 from dpcore.release import release
 from strata_ui import report, static_image
 from strata_ui.charts_release import release_figure
+from tests.unit.dpcore.release_helpers import assert_no_data_hash, make_plan
 from tests.unit.dpcore.test_neighbours import SPECS, released
-from tests.unit.dpcore.test_release import assert_no_data_hash, make_plan
 
 # A Python repr of a dict, list or dataclass in the report's text: "{'", "['", "Mean(".
 PYTHON_REPR = re.compile(r"\{'|\['|\w+\(\w+=")
@@ -134,3 +135,29 @@ def test_a_report_says_why_it_has_no_static_image(demo, ledger, monkeypatch, chr
     html = report.html_report(record, release_figure(record))
     assert message in html
     assert "<img" not in html
+
+
+def first_paragraph(html: str) -> str:
+    return html_module.unescape(html.split("<p>", 1)[1].split("</p>", 1)[0])
+
+
+def test_the_first_sentence_states_exactly_what_was_declared_public(demo, tmp_path, no_image):
+    """Exact shares and sizes declared public are named first; with private sizes and noisy
+    shares only the list of groups and the value's range are."""
+    from dpcore.analyses.mean import MEAN, MeanSettings
+    from tests.unit.dpcore.test_neighbours import DECLARED
+
+    public = released(demo, MEAN, SPECS["data sizes public"], tmp_path, "public",
+                      MeanSettings(value="hours_per_week", n_public=True))  # fmt: skip
+    sentence = first_paragraph(report.html_report(public))
+    assert sentence.startswith("Declared public for this release, not protected by")
+    for fact in ("the list of groups of race × sex (every combination present in the data)",
+                 "each group's exact share of the rows (the data's own counts)",
+                 "each group's exact number of rows", "the range [0, 100] of `hours_per_week`"):  # fmt: skip
+        assert fact in sentence
+    noisy = dataclasses.replace(DECLARED, share_source="noisy_counts", share_table=())
+    private = released(demo, MEAN, noisy, tmp_path, "private",
+                       MeanSettings(value="hours_per_week"))  # fmt: skip
+    sentence = first_paragraph(report.html_report(private))
+    assert "share" not in sentence and "number of rows" not in sentence
+    assert "the range [0, 100] of `hours_per_week`" in sentence

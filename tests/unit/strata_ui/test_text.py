@@ -104,6 +104,9 @@ MARKDOWN_CALLS = {
 """Streamlit calls whose text (first argument, or label, body, help, caption) is markdown."""
 TEXT_KEYWORDS = {"label", "body", "help", "caption", "captions"}
 ESCAPING = {"as_text", "as_written", "as_code", "chart_text", "in_label"}
+NUMBER_WRITERS = {"plain_number", "budget_text"}
+"""Calls that write numbers (a budget's too, ``ε = 1``) as people read them, as a format spec
+does (issue 37): they hold no text from data."""
 SOURCES = sorted([*ROOT.glob("app_pages/*.py"), ROOT / "app.py", *ROOT.glob("strata_ui/**/*.py")])
 
 # Placeholders that hold no data, reviewed one by one (issue 38): numbers without a format spec
@@ -182,6 +185,8 @@ TRUSTED = {
     "app.py": ["navigation.title"],
     "audit_ui.py": ["trail.head[:16]"],  # hex digits of a digest
     "budget.py": ["format_delta(constants.DISPLAY_DELTA)", "ledger.total", "releases"],
+    "budget_control.py": ["_symbol(pure)", "symbol"],  # ε or ρ
+    "compare.py": ["CURATOR_VIEW"],
     # The team file's Spark masters, each already a code span (as_code).
     "data.py": [
         "MAX_UPLOAD_MB",
@@ -202,10 +207,9 @@ TRUSTED = {
         "2 ** MAX_FRONTIER_COLUMNS - 1",
         "FRONTIER_REPLICATES",
         "MAX_FRONTIER_COLUMNS",
-        "format_components(budget.components())",
     ],
     "planner.py": [
-        "_parts_text(answer.parts, cost)",  # the mechanisms' names and their budgets
+        "_parts_text(answer.parts, budget)",  # the mechanisms' names and their budgets
         "cost.simulation",
         "duration_text(cost.model_seconds)",
         "format_components(ledger.remaining())",
@@ -216,6 +220,14 @@ TRUSTED = {
         "len(table)",
         "replicates",
         "symbol",
+        "where",
+    ],
+    "planner_fits.py": [
+        "held_back",  # its ledger name escaped where it is built, as in where
+        "left",  # the ledger's remaining budget, numbers
+        "len(model.labels)",
+        "len(short.short)",
+        "where",
     ],
     "portfolio.py": [
         "_expected_error(share.error, share.target)",
@@ -232,6 +244,7 @@ TRUSTED = {
         "existing.created_at[:19].replace('T', ' ')",
         "existing.id",
         "plan.cost",
+        "release_ui.charge_text(plan.cost)",
         "type(exc).__name__",
         "where",
     ],
@@ -245,7 +258,8 @@ TRUSTED = {
     # group_size_summary: the largest and smallest groups' labels, escaped where it is built.
     "strata.py": ["MAX_CODE_VALUES", "charts_strata.group_size_summary(sizes)", "policy_text"],
     "url_state.py": ["what"],
-    "widgets.py": ["FOUND", "SMALLEST", "WORST", "label", "prefix"],  # label: a widget's own
+    # label: a widget's own; suffix: a sentence of the page that calls show_error
+    "widgets.py": ["FOUND", "SMALLEST", "WORST", "label", "prefix", "suffix"],
 }
 
 
@@ -268,7 +282,7 @@ def _placeholders(node: ast.AST):
 
 
 def _placeholders_of_value(value: ast.expr):
-    if isinstance(value, ast.Call) and _name(value.func) in ESCAPING:
+    if isinstance(value, ast.Call) and _name(value.func) in ESCAPING | NUMBER_WRITERS:
         return
     if isinstance(value, ast.Constant | ast.JoinedStr):
         yield from _placeholders(value)

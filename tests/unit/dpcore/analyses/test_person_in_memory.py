@@ -28,7 +28,7 @@ from tests.scripts import released_script_reruns
 from tests.unit.dpcore.engines.helpers import BOUNDS, SPECS, messy_frame
 
 UNIT = PrivacyUnit("person", max_groups=2, max_rows=2)
-SETTINGS = MeanSettings(value="v", clip_low=BOUNDS[0], clip_high=BOUNDS[1])
+SETTINGS = MeanSettings(value="v", clip_low=BOUNDS[0], clip_high=BOUNDS[1], n_public=True)
 # The demo's rows have no person id: its education stands in for one, 40 rows in one group.
 DEMO_PERSON = PrivacyUnit("education", max_groups=1, max_rows=40)
 

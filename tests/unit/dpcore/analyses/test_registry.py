@@ -26,7 +26,7 @@ from dpcore.foundations.mechanisms import SecureNoise
 
 SPEC = GroupingSpec(by=("race", "sex"))
 FAST = {  # the demo defaults, made quick for a test
-    "mean": MeanSettings(),
+    "mean": MeanSettings(n_public=True),  # the data's counts are the specs' shares
     "ratio": RatioSettings(),
     "gvdp": GvdpSettings(),
     "synth": SynthSettings(method="independent", n_rows=500),
@@ -115,7 +115,7 @@ def test_every_analysis_runs_end_to_end_through_the_interface(analysis, demo, gr
 
 
 def test_a_mean_study_without_the_per_group_summary_keeps_the_same_releases(demo, grouping):
-    mean, settings = get("mean"), MeanSettings()
+    mean, settings = get("mean"), MeanSettings(n_public=True)
     stats = mean.statistics(demo, grouping, settings)
     full = mean.study(stats, settings, PureDP(0.5), replicates=50, rng=9)
     lean = mean.study(stats, settings, PureDP(0.5), replicates=50, rng=9, per_group=False)
@@ -123,11 +123,12 @@ def test_a_mean_study_without_the_per_group_summary_keeps_the_same_releases(demo
     pd.testing.assert_frame_equal(lean.metrics, full.metrics)
 
 
-def test_the_mean_refuses_pure_epsilon_for_gaussian_noise_with_a_typed_error():
-    gaussian = MeanSettings(estimator="gaussian")
-    with pytest.raises(BudgetKindError, match="cannot meet pure ε-DP") as caught:
-        get("mean").native_budget(gaussian, PureDP(1.0))
-    assert caught.value.kind == "pure" and caught.value.needs == ("zcdp",)
+def test_one_budget_language_every_mean_estimator_is_charged_rho_eps2_over_2_at_epsilon():
+    """Gaussian noise at an ε budget runs at ρ = ε²/2, the ρ the Laplace mean at ε costs; a ρ
+    budget runs the Laplace mean at ε = √(2ρ)."""
+    for estimator in ("gaussian", "coinpress"):
+        settings = MeanSettings(estimator=estimator)
+        assert get("mean").native_budget(settings, PureDP(1.0)) == ZCDP(0.5)
     assert get("mean").native_budget(MeanSettings(), ZCDP(0.125)) == PureDP(0.5)
 
 
@@ -188,9 +189,10 @@ def test_synthesis_picks_default_columns_and_buckets_numbers_by_public_edges(dem
 
 def test_preview_is_the_plan_drawn_once_with_seeded_noise(demo, grouping):
     mean = get("mean")
-    stats = mean.statistics(demo, grouping, MeanSettings())
-    first = mean.preview(stats, MeanSettings(), header(demo, PureDP(1.0)), rng=5)
-    again = mean.preview(stats, MeanSettings(), header(demo, PureDP(1.0)), rng=5)
+    settings = MeanSettings(n_public=True)
+    stats = mean.statistics(demo, grouping, settings)
+    first = mean.preview(stats, settings, header(demo, PureDP(1.0)), rng=5)
+    again = mean.preview(stats, settings, header(demo, PureDP(1.0)), rng=5)
     np.testing.assert_array_equal(first.group_estimates, again.group_estimates)
     assert first.group_estimates.shape == (stats.k,)
 

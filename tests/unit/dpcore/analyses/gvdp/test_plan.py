@@ -23,6 +23,7 @@ from dpcore.analyses.gvdp.diagnostics import (
     synthetic_coefficients,
     synthetic_truth,
 )
+from dpcore.analyses.gvdp.estimator import clamp_group
 from dpcore.analyses.gvdp.groups import ALL, RunSettings, nonprivate, run_groups, run_population
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
 from dpcore.analyses.gvdp.plan import GvdpPlan
@@ -305,16 +306,30 @@ def test_rare_binary_values_refuse_a_large_k_with_a_smaller_one(frame):
 # --- runs -----------------------------------------------------------------------------------------
 
 
-def test_groups_are_recombined_from_their_dp_estimates(ols_data):
+def test_groups_are_recombined_from_their_dp_estimates_clamped_into_the_public_range(ols_data):
+    """Each group's DP estimate enters clipped into the bounds' range, its variance capped at
+    the largest any value in that range can have ((high − low)/2)²; the interval is the normal
+    one around the recombination (a release then clips it, or withholds it when it is wider
+    than the range)."""
     grouped = run_groups(ols_data, OLS_BOUNDS, SETTINGS, rng=1)
-    estimates = np.stack([r.estimate for r in grouped.groups])
-    variances = np.stack([r.variance for r in grouped.groups])
+    low, high = OLS_BOUNDS.public_range()
+    estimates = np.clip(np.stack([r.estimate for r in grouped.groups]), low, high)
+    variances = np.minimum(np.stack([r.variance for r in grouped.groups]), ((high - low) / 2) ** 2)
     np.testing.assert_allclose(grouped.estimate, ols_data.shares @ estimates)
     np.testing.assert_allclose(grouped.variance, ols_data.shares**2 @ variances)
     half = stats.norm.ppf(0.975) * np.sqrt(grouped.variance)
     np.testing.assert_allclose(grouped.high - grouped.low, 2 * half)
     assert [r.k for r in grouped.groups] == [36, 18, 6] == list(grouped.subsets)
     assert all(r.cost == ZCDP(0.5) for r in grouped.groups)
+
+
+def test_a_group_of_a_few_rows_cannot_swing_the_population_to_a_bound():
+    """A group whose noisy estimate lands far outside the range enters at the range's end with
+    a variance no larger than a value confined to the range can have; one inside is kept."""
+    low, high = np.array([0.0, -1.0]), np.array([100.0, 1.0])
+    estimate, variance = clamp_group(np.array([-4_000.0, 0.5]), np.array([1e6, 0.01]), (low, high))
+    np.testing.assert_array_equal(estimate, [0.0, 0.5])
+    np.testing.assert_array_equal(variance, [2_500.0, 0.01])
 
 
 def test_a_group_failure_names_the_group(frame):

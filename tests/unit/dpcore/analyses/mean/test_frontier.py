@@ -94,7 +94,9 @@ def test_candidates_over_the_group_limit_are_listed_with_the_reason(frame):
 
 def test_the_analysis_runs_the_frontier_at_its_native_budget(frame):
     """A ρ budget runs the Laplace mean at ε = √(2ρ)."""
-    settings = MeanSettings(value="v", estimator="laplace", clip_low=0.0, clip_high=100.0)
+    settings = MeanSettings(
+        value="v", estimator="laplace", clip_low=0.0, clip_high=100.0, n_public=True
+    )
     table = MEAN.frontier(
         frame, ["sex"], settings, ZCDP(0.5), GroupingSpec(by=("sex",)), replicates=100, rng=4
     )

@@ -54,11 +54,13 @@ def model_and_simulated(values, estimator, budget, scale) -> tuple[float, float]
 def test_at_the_worst_case_mean_the_model_matches_simulated_releases(estimator, budget, scale):
     """Every value at U = M: the population mean is the worst case the model takes, so its
     half-width is the simulated releases' quantile (within the quantile errors of the model's
-    10,000 Laplace draws and of the simulation)."""
+    10,000 Laplace draws and of the simulation), less the error that clamping every group into
+    the public range removes: a release never publishes a mean above U, so the model, which
+    ignores the clamp, is slightly conservative there."""
     model, simulated = model_and_simulated(
         values_with(dict.fromkeys(SIZES, 100.0)), estimator, budget, scale
     )
-    assert simulated == pytest.approx(model, rel=0.04)
+    assert 0.9 * model <= simulated <= 1.04 * model
 
 
 @pytest.mark.parametrize(("estimator", "budget", "scale"), CASES)

@@ -21,7 +21,6 @@ from dpcore.analyses.synth import (
     synthesizers,
 )
 from dpcore.foundations.accounting import ZCDP, PureDP
-from dpcore.foundations.errors import BudgetKindError
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.ledger import Ledger
 from dpcore.release import DatasetRef, PlanHeader, public_metadata, release, to_script
@@ -130,9 +129,10 @@ def test_a_release_charges_the_zcdp_ledger_rho_once(tmp_path):
     assert ledger.spent() == pytest.approx({"rho": BUDGET.rho})
 
 
-def test_an_epsilon_budget_is_refused_before_anything_runs():
-    with pytest.raises(BudgetKindError, match="Switch the Budget page to ρ-zCDP"):
-        plan_for(tiny(), PureDP(1.0))
+def test_an_epsilon_budget_runs_at_rho_of_epsilon_squared_over_two():
+    """One budget language (issue 37): MST at ε = 1 costs ρ = ε²/2 = 0.5, as any release at
+    ε = 1 does (it was refused)."""
+    assert plan_for(tiny(), PureDP(1.0)).cost == ZCDP(0.5)
 
 
 def test_a_column_with_too_many_categories_is_named_with_how_to_coarsen_it(tmp_path):

@@ -80,6 +80,16 @@ def test_group_error_figure_marks_groups_on_the_curve(demo_strata):
     assert "Other × Female" in text and "White × Male" in text
 
 
+def test_the_small_groups_summary_shows_a_label_as_written_not_as_markdown():
+    """A label from the data is text: a markdown image or link in it is not rendered."""
+    groups = pd.DataFrame(
+        {"group": ["![x](http://host/b.png)", "*big*"], "size": [10, 1000], "error": [1.0, 0.01]}
+    )
+    text = mean_charts.group_error_summary(groups, epsilon=1.0, chosen=(100, 0.1), unit="hours")
+    assert r"\!\[x\]\(http" in text and r"\*big\*" in text
+    assert "![x](" not in text
+
+
 # ---- Stratify or not ----------------------------------------------------------------------------
 
 

@@ -70,7 +70,9 @@ def assert_labelled(figure) -> None:
 
 def test_preview_error_bars_are_the_intervals_with_a_line_at_one():
     frame = preview_frame()
-    fig = charts.preview_figure(frame, level=LEVEL, x_title=charts.ratio_axis_title("s", "y"))
+    fig = charts.preview_figure(
+        frame, level=LEVEL, x_title=charts.ratio_axis_title("s", "y"), show_exact=True
+    )
     assert_labelled(fig)
     assert "95% confidence intervals" in fig.layout.title.text
     assert fig.layout.xaxis.title.text == "Calibration ratio Σ s / Σ y (unitless; 1 = calibrated)"
@@ -85,13 +87,23 @@ def test_preview_error_bars_are_the_intervals_with_a_line_at_one():
     assert any(t.name == "1 = calibrated" for t in fig.data)
     notes = [a.text for a in fig.layout.annotations]
     assert "no interval: noisy Σwy ≤ 0" in notes  # the flagged group is named, not dropped
-    assert "→ 5.5" in notes  # the interval running off the capped axis says where it ends
-    assert fig.layout.xaxis.range == (0, charts.AXIS_CAP)
+    assert "→ 5.5" in notes  # the interval running off the fitted axis says where it ends
+    low, high = fig.layout.xaxis.range
+    assert low <= 0.98 and 1.1 <= high < 5.5  # fitted to the estimates, 1 in view
     assert colours(fig) <= OKABE_ITO
     exact = next(t for t in fig.data if t.name == "Exact ratio (confidential)")
     assert len(exact.x) == 4
-    hidden = charts.preview_figure(frame, level=LEVEL, x_title="x", show_exact=False)
+    hidden = charts.preview_figure(frame, level=LEVEL, x_title="x")  # confidential: off by default
     assert not any(t.name == "Exact ratio (confidential)" for t in hidden.data)
+
+
+def test_a_large_ratio_stands_inside_a_fitted_axis():
+    """An income-per-hour ratio near 1,460 was an off-chart arrow on a fixed 0–3 axis."""
+    frame = preview_frame()
+    frame[["estimate", "low", "high"]] = frame[["estimate", "low", "high"]].astype(float) * 1400
+    low, high = charts.preview_figure(frame, level=LEVEL, x_title="x").layout.xaxis.range
+    estimates = frame.loc[frame["flag"] == "", "estimate"].astype(float)
+    assert low < estimates.min() and estimates.max() < high < 2 * estimates.max()
 
 
 def test_preview_summary_names_the_global_ratio_and_the_groups_without_interval():
