@@ -285,12 +285,13 @@ st.markdown(
     "most people and the rest are small; a large α means groups of similar size."
 )
 curves = charts_strata.log_size_curves(grouping.n, occupied.size, charts_strata.alpha_grid(alpha))
+empty = grouping.k - occupied.size
 st.plotly_chart(
     charts_strata.figure1_chart(
-        curves, n=grouping.n, k=occupied.size, alpha_fit=alpha, observed=observed
+        curves, n=grouping.n, k=occupied.size, alpha_fit=alpha, observed=observed, empty=empty
     )
 )
-st.markdown(charts_strata.figure1_summary(grouping.n, occupied.size, alpha, observed))
+st.markdown(charts_strata.figure1_summary(grouping.n, occupied.size, alpha, observed, empty))
 st.caption(
     "After Figure 1 of Rosenblatt, Stoyanovich & Musco (AAAI 2024). The noise that stratifying "
     "adds to the population estimate grows with the sum of the logs of the group sizes "

@@ -169,13 +169,14 @@ def alpha_grid(alpha_fit: float | None = None, points: int = 200) -> np.ndarray:
 
 
 def figure1_chart(
-    curves: pd.DataFrame, *, n: int, k: int, alpha_fit: float, observed: float
+    curves: pd.DataFrame, *, n: int, k: int, alpha_fit: float, observed: float, empty: int = 0
 ) -> go.Figure:
     """The paper's Figure 1 for this dataset, with the dataset marked at (α̂, Σ log n_g).
 
     ``curves`` is the output of :func:`log_size_curves`. The y axis spans the best- to the
     worst-case line (plus a margin): below it Thm. 9's bound falls under the best case and says
-    nothing more.
+    nothing more. ``k`` counts the groups with rows; ``empty`` declared groups without rows
+    (no size to take the log of) are named as left out.
     """
     fig = go.Figure()
     for name in CURVES:
@@ -212,8 +213,8 @@ def figure1_chart(
     alphas = curves["alpha"]
     ticks = _one_three_ticks(alphas.min(), alphas.max())
     fig.update_layout(
-        title=f"Extra error from stratifying, for this dataset's n = {n:,} rows and k = {k:,} "
-        "groups",
+        title=f"Extra error from stratifying, for this dataset's n = {n:,} rows and "
+        f"{_groups_counted(k, empty)}",
         xaxis={
             "title": "How uneven the group sizes are, α (log scale; small = a few big groups)",
             "type": "log",
@@ -253,13 +254,23 @@ def group_size_summary(sizes: pd.DataFrame) -> str:
     )
 
 
-def figure1_summary(n: int, k: int, alpha: float, observed: float) -> str:
+def _groups_counted(k: int, empty: int) -> str:
+    """ "k = 4 groups", or with declared groups without rows "k = 4 groups with rows (2 groups
+    without rows left out)", so that k reads next to the page's count of every group."""
+    if not empty:
+        return f"k = {k:,} groups"
+    return f"k = {k:,} groups with rows ({plural(empty, 'group')} without rows left out)"
+
+
+def figure1_summary(n: int, k: int, alpha: float, observed: float, empty: int = 0) -> str:
     """Figure 1 in words: where this dataset's Σ log|G_i| sits between the best and the worst
-    case for its n and k (Rosenblatt, Stoyanovich & Musco, AAAI 2024, Prop. 8)."""
+    case for its n and k (Rosenblatt, Stoyanovich & Musco, AAAI 2024, Prop. 8); ``empty`` as in
+    :func:`figure1_chart`."""
     worst, best = theory.worst_case_log_sizes(n, k), theory.best_case_log_sizes(n, k)
     where = (observed - best) / (worst - best) if worst > best else 0.0
     return (
-        f"This dataset (n = {n:,} rows, k = {k:,} groups, α ≈ {three_digits(alpha)}): "
+        f"This dataset (n = {n:,} rows, {_groups_counted(k, empty)}, "
+        f"α ≈ {three_digits(alpha)}): "
         f"Σ log|G_i| = {observed:,.1f}, between {best:,.1f} when one group holds almost everyone "
         f"and {worst:,.1f} when all groups are the same size ({where:.0%} of the way up)."
     )

@@ -522,6 +522,8 @@ def test_a_declared_category_with_no_rows_is_a_group_kept_or_left_out_by_the_pol
         assert not at.exception and not errors(at)
         assert metric(at, "Groups") == groups
     assert metric(at, "Smallest group") == "0 rows"
+    # Figure 1's k is the 10 groups with rows, said beside the 15 of the Groups box.
+    assert "k = 10 groups with rows (5 groups without rows left out)" in text(at.main.markdown)
     assert at.number_input(key="strata.min_group_size").disabled
     # Every page still draws with groups of no rows, and the private-sizes preview estimates them.
     change_settings(at, MeanSettings, n_public=False)

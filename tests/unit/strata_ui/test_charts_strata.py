@@ -153,3 +153,17 @@ def test_the_size_chart_and_figure_1_are_said_in_words():
 def test_a_group_of_one_row_is_said_in_the_singular():
     sizes = cs.group_size_frame(["a", "b"], [40, 1])
     assert "smallest: b, 1 row; " in cs.group_size_summary(sizes)
+
+
+def test_figure_1_names_the_declared_groups_without_rows_it_leaves_out():
+    """Its k counts groups with rows: beside a page that counts every group, it says so."""
+    said = cs.figure1_summary(2400, 4, 0.5, 18.0, empty=2)
+    assert said.startswith(
+        "This dataset (n = 2,400 rows, k = 4 groups with rows (2 groups "
+        "without rows left out), α ≈ 0.5)"
+    )
+    curves = cs.log_size_curves(2400, 4, cs.alpha_grid(0.5))
+    fig = as_json(cs.figure1_chart(curves, n=2400, k=4, alpha_fit=0.5, observed=18.0, empty=1))
+    assert fig["layout"]["title"]["text"].endswith(
+        "k = 4 groups with rows (1 group without rows left out)"
+    )
