@@ -58,7 +58,7 @@ def group_error_figure(
                 textposition=position,
                 textfont={"size": 11},
                 cliponaxis=False,  # a label near the plot's edge is drawn whole
-                customdata=order["group"],
+                customdata=[chart_text(group) for group in order["group"]],
                 hovertemplate="%{customdata}<br>n_g = %{x:,}<br>expected error ±%{y:.3g}"
                 "<extra></extra>",
             )

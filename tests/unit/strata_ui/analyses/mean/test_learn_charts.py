@@ -90,6 +90,23 @@ def test_the_small_groups_summary_shows_a_label_as_written_not_as_markdown():
     assert "![x](" not in text
 
 
+def test_the_small_groups_chart_shows_a_label_as_written_not_as_html():
+    """Plotly renders a subset of HTML in hover text: a label ``<a href>`` must not be a link."""
+    groups = pd.DataFrame(
+        {"group": ['<a href="http://host">x</a>', "b"], "size": [10, 1000], "error": [1.0, 0.01]}
+    )
+    fig = as_json(
+        mean_charts.group_error_figure(
+            mean_teaching.error_curve(1.0, 100.0), groups, epsilon=1.0, bounds=(0, 100),
+            chosen=(100, 0.1), unit="hours",
+        )
+    )  # fmt: skip
+    (marks,) = [t for t in fig["data"] if t["name"] == "groups of the current strata"]
+    shown = [*marks["customdata"], *marks["text"]]
+    assert '&lt;a href="http://host"&gt;x&lt;/a&gt;' in shown
+    assert not any("<a " in str(label) for label in shown)
+
+
 # ---- Stratify or not ----------------------------------------------------------------------------
 
 
