@@ -213,8 +213,9 @@ def figure1_chart(
     alphas = curves["alpha"]
     ticks = _one_three_ticks(alphas.min(), alphas.max())
     fig.update_layout(
-        title=f"Extra error from stratifying, for this dataset's n = {n:,} rows and "
-        f"{_groups_counted(k, empty)}",
+        # With groups left out the title takes two lines: on one it ran past a 1280 px page.
+        title=f"Extra error from stratifying, for this dataset's n = {n:,} rows"
+        f"{'<br>' if empty else ' '}and {_groups_counted(k, empty)}",
         xaxis={
             "title": "How uneven the group sizes are, α (log scale; small = a few big groups)",
             "type": "log",

@@ -165,5 +165,5 @@ def test_figure_1_names_the_declared_groups_without_rows_it_leaves_out():
     curves = cs.log_size_curves(2400, 4, cs.alpha_grid(0.5))
     fig = as_json(cs.figure1_chart(curves, n=2400, k=4, alpha_fit=0.5, observed=18.0, empty=1))
     assert fig["layout"]["title"]["text"].endswith(
-        "k = 4 groups with rows (1 group without rows left out)"
+        "rows<br>and k = 4 groups with rows (1 group without rows left out)"
     )
