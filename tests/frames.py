@@ -122,3 +122,20 @@ def tiny_groups_survey_frame(n: int = 2000, seed: int = 7) -> pd.DataFrame:
             "income": income,
         }
     )
+
+
+def pets_frame(
+    rows_by_region: dict[str, int], pets: list[str], rng: np.random.Generator
+) -> pd.DataFrame:
+    """A small all-categorical upload for the synthesizers: ``region`` with the given rows per
+    region, then ``job``, ``pet`` (drawn from ``pets``) and ``car`` drawn from ``rng`` in that
+    order (a caller may draw more columns from the same ``rng`` after)."""
+    n = sum(rows_by_region.values())
+    return pd.DataFrame(
+        {
+            "region": np.repeat(list(rows_by_region), list(rows_by_region.values())),
+            "job": rng.choice(["office", "field"], n),
+            "pet": rng.choice(pets, n),
+            "car": rng.choice(["yes", "no"], n),
+        }
+    )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, app_test
@@ -177,6 +178,16 @@ def declare_exact_counts(at: AppTest) -> AppTest:
     return at
 
 
+def use_frame(at: AppTest, frame: pd.DataFrame, name: str, strata: list[str]) -> AppState:
+    """Put ``frame`` in the session as the upload ``name`` (its fingerprint the name's stem),
+    grouped by ``strata`` with no buckets, as the Data and Strata pages would; returns the
+    session's state for further changes."""
+    app = state_of(at)
+    app.uploaded, app.dataset_name, app.dataset_fingerprint = frame, name, Path(name).stem
+    app.strata_columns, app.bucket_edges = strata, {}
+    return app
+
+
 def settings_of(at: AppTest, cls: type):
     """The session's ``cls`` settings (its defaults when no page has read them yet)."""
     key = settings_key(cls)
@@ -229,6 +240,12 @@ def commit(at: AppTest) -> AppTest:
     at.button(key="release.commit").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def commit_allowed(at: AppTest) -> bool:
+    """Tick the Release page's confirmation; whether its Commit button is then on."""
+    at.checkbox(key="release.confirm").check().run()
+    return not at.button(key="release.commit").disabled
 
 
 def commit_once(at: AppTest) -> tuple[Ledger, LedgerRecord]:

@@ -17,6 +17,7 @@ from strata_ui.roles import single_user
 from tests.app.helpers import (
     change_settings,
     commit,
+    commit_allowed,
     declare_exact_counts,
     go,
     ledgers,
@@ -88,8 +89,7 @@ def test_overspend_in_a_new_tiny_ledger_is_refused_with_the_numbers():
     assert "**Not affordable:** “tiny” has only **ρ = 0.01** left." in text(at.main.markdown)
 
     # Ticking the box does not enable Commit, and the page says why.
-    at.checkbox(key="release.confirm").check().run()
-    assert at.button(key="release.commit").disabled
+    assert not commit_allowed(at)
     assert "Commit is off: “tiny” cannot afford this plan." in text(at.main.caption)
     assert {name: s.releases for name, s in ledgers().items()} == {"default": 0, "tiny": 0}
 
@@ -161,8 +161,7 @@ def test_a_new_ledger_for_released_data_is_refused_until_a_curator_raises_with_a
     assert "Released on under another ledger." in refusal
     assert "“UCI Adult (demo)” was released on under ledger “default”" in refusal
     assert "switch to ledger “default” on the Budget page" in refusal
-    at.checkbox(key="release.confirm").check().run()
-    assert at.button(key="release.commit").disabled
+    assert not commit_allowed(at)
     assert Ledger.open(None, "fresh start").history() == []
 
     go(at, "budget")
@@ -210,8 +209,7 @@ def test_a_release_on_a_second_file_waits_for_the_tick_that_the_ledger_covers_bo
     assert "start a new ledger for it on the Budget page" in warning
 
     # Commit stays off, with the reason, until the box is ticked; unticking turns it off again.
-    at.checkbox(key="release.confirm").check().run()
-    assert at.button(key="release.commit").disabled
+    assert not commit_allowed(at)
     assert "Commit is off: this plan's data is not the data of “default” (see above)." in text(
         at.main.caption
     )
@@ -235,8 +233,7 @@ def test_a_new_ledger_for_the_second_file_takes_it_without_asking():
     start_ledger(go(at, "budget"), "survey")
     go(at, "release")
     assert "Other data than this ledger's." not in text(at.main.warning)
-    at.checkbox(key="release.confirm").check().run()
-    assert not at.button(key="release.commit").disabled
+    assert commit_allowed(at)
     at.button(key="release.commit").click().run()
     assert [d.name for d in Ledger.open(None, "survey").datasets()] == ["survey.csv"]
     assert len(Ledger.open(None, "default").datasets()) == 1

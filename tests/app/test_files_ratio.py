@@ -16,16 +16,7 @@ from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.engines import DuckDBEngine
 from dpcore.foundations.grouping import GroupingSpec
 from strata_ui.files import FilesSource
-from tests.app.helpers import (
-    RATIO_HALF_WIDTH,
-    answers_to_targets,
-    charts,
-    errors,
-    go,
-    settings_of,
-    state_of,
-    text,
-)
+from tests.app import helpers
 from tests.app.test_files_on_disk import opened_by_region, released_from_the_files
 from tests.frames import write_seeded_parts
 
@@ -58,26 +49,28 @@ def ratio_on(folder: Path):
 
 def test_the_ratio_runs_estimator_compare_plan_and_release_on_the_files(folder):
     at = ratio_on(folder)
-    assert not at.main.error, errors(at)
-    assert "needs the rows in memory" not in text(at.main.info)
+    assert not at.main.error, helpers.errors(at)
+    assert "needs the rows in memory" not in helpers.text(at.main.info)
     # Only numbers may be a score or a label.
     assert at.selectbox(key="ratio.s_column").options == ["score", "outcome", "spend"]
-    [preview] = charts(at)
+    [preview] = helpers.charts(at)
     assert preview["layout"]["title"]["text"].startswith("Calibration ratio per group")
 
-    go(at, "compare")
-    assert not at.main.error, errors(at)
-    assert "resampling the rows (a bootstrap) needs the rows in memory" in text(at.main.caption)
-    first = charts(at)[0]
+    helpers.go(at, "compare")
+    assert not at.main.error, helpers.errors(at)
+    assert "resampling the rows (a bootstrap) needs the rows in memory" in helpers.text(
+        at.main.caption
+    )
+    first = helpers.charts(at)[0]
     for budget in (0.2, 2.0):  # moved twice in a row
         at.select_slider(key="compare.ratio.budget.pure").set_value(budget).run()
-        assert not at.main.error, errors(at)
-    assert charts(at)[0] != first
+        assert not at.main.error, helpers.errors(at)
+    assert helpers.charts(at)[0] != first
 
-    go(at, "plan")
-    assert not at.main.error, errors(at)
+    helpers.go(at, "plan")
+    assert not at.main.error, helpers.errors(at)
     # A target the small files can meet, changed twice in a row.
-    answers = answers_to_targets(at, RATIO_HALF_WIDTH, (0.5, 0.3))
+    answers = helpers.answers_to_targets(at, helpers.RATIO_HALF_WIDTH, (0.5, 0.3))
     assert answers[0] != answers[1]
 
     record = released_from_the_files(at, "aggregate_ratio")
@@ -96,10 +89,10 @@ def test_a_label_that_is_not_0_1_on_the_files_says_what_to_fix(folder):
     at = ratio_on(folder)
     for label in ("spend", "outcome", "spend"):  # changed again and again
         at.selectbox(key="ratio.y_column").set_value(label).run()
-    assert "label column `spend` has values other than 0 and 1" in errors(at)
-    assert "untick “Label is binary (0/1)”" in errors(at)
+    assert "label column `spend` has values other than 0 and 1" in helpers.errors(at)
+    assert "untick “Label is binary (0/1)”" in helpers.errors(at)
     at.checkbox(key="ratio.binary_y").uncheck().run()
     at.number_input(key="ratio.y_bound").set_value(5.0).run()
-    assert not at.main.error, errors(at)
-    assert settings_of(at, RatioSettings).y_bound == 5.0
-    assert state_of(at).source == FilesSource(str(folder))
+    assert not at.main.error, helpers.errors(at)
+    assert helpers.settings_of(at, RatioSettings).y_bound == 5.0
+    assert helpers.state_of(at).source == FilesSource(str(folder))

@@ -4,16 +4,7 @@ words, its cost, each group's chance, several changes in a row, a refresh, and t
 from __future__ import annotations
 
 from dpcore.analyses.mean import MeanSettings
-from tests.app.helpers import (
-    address,
-    commit_once,
-    go,
-    release_review,
-    settings_of,
-    start,
-    state_of,
-    text,
-)
+from tests.app import helpers
 
 NOISY = {"group_list": "declared", "share_source": "noisy_counts", "mean.n_public": "false"}
 
@@ -23,30 +14,30 @@ def chances(at) -> list[str]:
 
 
 def test_the_noisy_count_rule_keeps_each_choice_and_survives_a_refresh():
-    at = start("strata", **NOISY)
-    assert settings_of(at, MeanSettings).n_public is False
+    at = helpers.start("strata", **NOISY)
+    assert helpers.settings_of(at, MeanSettings).n_public is False
     policy = at.radio(key="strata.small_groups")
     assert "Release only the groups that reach it" in policy.options
     for size in (150, 300):
         at.number_input(key="strata.min_group_size").set_value(size).run()
-        assert state_of(at).min_group_size == size
+        assert helpers.state_of(at).min_group_size == size
     at300 = chances(at)
-    assert "noisy count** is below 300" in text(at.caption)
+    assert "noisy count** is below 300" in helpers.text(at.caption)
     for choice in ("drop", "merge", "drop"):
         at.radio(key="strata.small_groups").set_value(choice).run()
-        assert state_of(at).small_groups == choice
-    said = text(at.markdown)
+        assert helpers.state_of(at).small_groups == choice
+    said = helpers.text(at.markdown)
     assert "not released" in said and "nothing more" in said
-    assert "no extra allowance δ" in text(at.caption)
+    assert "no extra allowance δ" in helpers.text(at.caption)
     # At ε = 1 the counts get Laplace noise of scale 2: Other × Female (109 rows) cannot reach
     # 300, White × Male (19,174) always does.
     frame = at.dataframe[0].value.set_index("group")
     assert frame.loc["Other × Female", "chance of reaching the threshold"] == "0%"
     assert frame.loc["White × Male", "chance of reaching the threshold"] == "100%"
-    assert not at.error, text(at.error)
+    assert not at.error, helpers.text(at.error)
 
-    again = start("strata", **address(at))
-    state = state_of(again)
+    again = helpers.start("strata", **helpers.address(at))
+    state = helpers.state_of(again)
     assert (state.small_groups, state.min_group_size) == ("drop", 300)
     assert again.radio(key="strata.small_groups").value == "drop"
     assert again.number_input(key="strata.min_group_size").value == 300
@@ -54,22 +45,22 @@ def test_the_noisy_count_rule_keeps_each_choice_and_survives_a_refresh():
 
 
 def test_without_noisy_count_shares_the_exact_rule_is_said_as_before():
-    at = start("strata", group_list="declared", share_source="data")
+    at = helpers.start("strata", group_list="declared", share_source="data")
     assert "Drop them" in at.radio(key="strata.small_groups").options
-    assert "rows are merged" in text(at.caption)
+    assert "rows are merged" in helpers.text(at.caption)
     assert not at.dataframe  # no chance table: the exact sizes decide
 
 
 def test_a_release_lists_the_groups_its_noisy_counts_merged():
-    at = start("strata", **NOISY, min_group_size="300")
-    go(at, "release")
+    at = helpers.start("strata", **NOISY, min_group_size="300")
+    helpers.go(at, "release")
     assert "**Small groups:** groups whose noisy count is below 300 rows are merged" in (
-        release_review(at)
+        helpers.release_review(at)
     )
-    _, record = commit_once(at)
+    _, record = helpers.commit_once(at)
     rows = {row["group"]: row for row in record.payload["outputs"]}
     assert rows["Other × Female"]["flag"].startswith("merged into “Other (merged)”")
     assert rows["White × Male"]["flag"] == ""
     assert "Other (merged)" in rows
-    said = text(at.info)
+    said = helpers.text(at.info)
     assert "Small groups: groups whose noisy count" in said and "Other × Female" in said

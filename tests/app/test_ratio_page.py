@@ -14,26 +14,13 @@ from dpcore.foundations.datasets import load_demo
 from strata_ui.analyses.ratio.preview import PREVIEW_BANNER
 from strata_ui.analyses.ratio.settings import NO_WEIGHTS
 from strata_ui.analyses.ratio.view import RatioView
-from tests.app.helpers import (
-    change_settings,
-    charts,
-    choose_analysis,
-    commit_once,
-    errors,
-    go,
-    release_review,
-    settings_of,
-    start,
-    state_of,
-    text,
-    titles,
-)
+from tests.app import helpers
 
 
 def choose_ratio(at: AppTest) -> AppTest:
     # The groups found in the data, largest first: the pairs these tests compare by default.
-    state_of(at).group_list = "data"
-    return choose_analysis(go(at, "estimator"), "ratio")
+    helpers.state_of(at).group_list = "data"
+    return helpers.choose_analysis(helpers.go(at, "estimator"), "ratio")
 
 
 def frames(at: AppTest, column: str):
@@ -41,11 +28,11 @@ def frames(at: AppTest, column: str):
 
 
 def test_estimator_previews_every_group_with_a_chart_a_table_and_a_comparison():
-    at = choose_ratio(start())
-    assert not at.main.error, errors(at)
+    at = choose_ratio(helpers.start())
+    assert not at.main.error, helpers.errors(at)
     [banner] = [i for i in at.main.info if PREVIEW_BANNER in i.value]
     assert "visibility" in banner.proto.icon
-    [spec] = charts(at)
+    [spec] = helpers.charts(at)
     assert spec["layout"]["title"]["text"].startswith("Calibration ratio per group with 95%")
     assert "income_over_50k" in spec["layout"]["xaxis"]["title"]["text"]
     assert any(s["x0"] == s["x1"] == 1 for s in spec["layout"]["shapes"])  # the line at 1
@@ -56,9 +43,9 @@ def test_estimator_previews_every_group_with_a_chart_a_table_and_a_comparison():
     at.toggle(key="ratio_view.show_exact").set_value(True).run()
     [table] = frames(at, "Group")
     assert "Exact ratio (confidential)" in table.columns
-    assert any(text([m]).startswith("All groups together: ratio") for m in at.main.markdown)
+    assert any(helpers.text([m]).startswith("All groups together: ratio") for m in at.main.markdown)
     # Every control explains itself in a caption.
-    captions = text(at.main.caption)
+    captions = helpers.text(at.main.caption)
     for phrase in ("model's prediction", "observed outcome", "Scores above it count as the bound",
                    "no simulation", "paper uses 1e-6", "Shared with the Release page"):  # fmt: skip
         assert phrase in captions, phrase
@@ -78,7 +65,7 @@ def test_estimator_previews_every_group_with_a_chart_a_table_and_a_comparison():
 
 
 def test_the_noise_table_shows_both_accountings_side_by_side():
-    at = choose_ratio(start())
+    at = choose_ratio(helpers.start())
     [table] = frames(at, "Accounting")
     assert list(table["Accounting"]) == ["Basic (in use)", "zCDP"]
     basic, zcdp = table.iloc[:, 1]
@@ -90,13 +77,13 @@ def test_the_noise_table_shows_both_accountings_side_by_side():
 def nan_scores(at: AppTest) -> None:
     frame = load_demo().copy()
     frame.loc[:24, "score"] = np.nan
-    state_of(at).uploaded = frame
-    state_of(at).dataset_fingerprint = "ratio-test-missing"
+    helpers.state_of(at).uploaded = frame
+    helpers.state_of(at).dataset_fingerprint = "ratio-test-missing"
 
 
 BAD_INPUTS = {
     "non-numeric score": (
-        lambda at: change_settings(at, RatioSettings, s_column="race"),
+        lambda at: helpers.change_settings(at, RatioSettings, s_column="race"),
         None,
         "The score column `race` is not numeric (its values are text).",
     ),
@@ -132,7 +119,7 @@ BAD_INPUTS = {
         "The score, label and weight must be different columns.",
     ),
     "budget too large for eq. 5": (
-        lambda at: setattr(state_of(at), "epsilon", 8.0),
+        lambda at: setattr(helpers.state_of(at), "epsilon", 8.0),
         None,
         "is too large for the classic Gaussian formula",
     ),
@@ -142,95 +129,98 @@ BAD_INPUTS = {
 @pytest.mark.parametrize("case", BAD_INPUTS)
 def test_bad_input_shows_what_to_fix_and_no_traceback(case):
     before, after, message = BAD_INPUTS[case]
-    at = start()
+    at = helpers.start()
     if before:
         before(at)
     choose_ratio(at)
     if after:
         after(at)
     assert not at.exception, [e.value for e in at.exception]
-    assert message in errors(at), errors(at)
+    assert message in helpers.errors(at), helpers.errors(at)
     assert not at.get("plotly_chart")  # no preview from unusable settings
 
 
 def test_the_cached_binary_label_check_follows_the_data_set_and_the_column():
-    at = choose_ratio(start())
-    assert not at.main.error, errors(at)
+    at = choose_ratio(helpers.start())
+    assert not at.main.error, helpers.errors(at)
     frame = load_demo().copy()
     frame.loc[0, "income_over_50k"] = 2
-    state_of(at).uploaded, state_of(at).dataset_fingerprint = frame, "ratio-test-label-2"
+    helpers.state_of(at).uploaded, helpers.state_of(at).dataset_fingerprint = (
+        frame,
+        "ratio-test-label-2",
+    )
     at.run()
-    assert "The label column `income_over_50k` has values other than 0 and 1" in errors(at)
-    state_of(at).uploaded, state_of(at).dataset_fingerprint = None, "demo"
+    assert "The label column `income_over_50k` has values other than 0 and 1" in helpers.errors(at)
+    helpers.state_of(at).uploaded, helpers.state_of(at).dataset_fingerprint = None, "demo"
     at.run()
-    assert not at.main.error, errors(at)
+    assert not at.main.error, helpers.errors(at)
     at.selectbox(key="ratio.y_column").set_value("hours_per_week").run()
-    assert "The label column `hours_per_week` has values other than 0 and 1" in errors(at)
+    assert "The label column `hours_per_week` has values other than 0 and 1" in helpers.errors(at)
 
 
 def test_rows_with_missing_values_are_dropped_and_counted():
-    at = start()
+    at = helpers.start()
     nan_scores(at)
     choose_ratio(at)
-    assert not at.main.error, errors(at)
+    assert not at.main.error, helpers.errors(at)
     assert "25 of 32,561 rows have a missing or infinite value in `score`, `income_over_50k`" in (
-        text(at.main.warning)
+        helpers.text(at.main.warning)
     )
-    assert titles(at)[0].startswith("Calibration ratio per group")
+    assert helpers.titles(at)[0].startswith("Calibration ratio per group")
 
 
 def test_a_rho_budget_uses_zcdp_accounting_and_no_delta():
-    at = start()
-    state_of(at).budget_kind = "zcdp"
+    at = helpers.start()
+    helpers.state_of(at).budget_kind = "zcdp"
     choose_ratio(at)
-    assert not at.main.error, errors(at)
+    assert not at.main.error, helpers.errors(at)
     assert at.radio(key="ratio.mechanism.zcdp").options == [
         "Gaussian, classic (paper eq. 5)",
         "Laplace (pure ε-DP)",
     ]
-    page = text(at.main.markdown)
+    page = helpers.text(at.main.markdown)
     assert "**Accounting:** zCDP" in page and "**δ:** not needed" in page
-    assert "ρ = 0.5" in text(at.main.caption)
+    assert "ρ = 0.5" in helpers.text(at.main.caption)
     [table] = frames(at, "Accounting")
     assert table["Charged to the ledger"].iloc[0].startswith("ρ = 0.5")
 
 
 def test_compare_shows_coverage_width_score_and_reproduces_table1():
-    at = choose_ratio(start())
-    go(at, "compare")  # its load and rerun times: benchmarks/bench_page_reruns.py
-    assert not at.main.error, errors(at)
-    assert titles(at) == [
+    at = choose_ratio(helpers.start())
+    helpers.go(at, "compare")  # its load and rerun times: benchmarks/bench_page_reruns.py
+    assert not at.main.error, helpers.errors(at)
+    assert helpers.titles(at) == [
         "Coverage per group over 1,000 simulated releases (DP noise only)",
         f"Interval width as the budget grows — {ALL_GROUPS}",
         "Median interval score per group at ε = 1",
     ]
-    for spec in charts(at):
+    for spec in helpers.charts(at):
         assert spec["layout"]["xaxis"]["title"]["text"] and spec["layout"]["yaxis"]["title"]["text"]
-    page = text(at.main.markdown)
+    page = helpers.text(at.main.markdown)
     for start_of_summary in ("Within the band", "Median width for", "Lowest median score"):
         assert start_of_summary in page
-    drawn = charts(at)
+    drawn = helpers.charts(at)
     at.run()  # a rerun with nothing changed draws the same charts
-    assert not at.exception and charts(at) == drawn
+    assert not at.exception and helpers.charts(at) == drawn
 
     at.slider(key="ratio_view.replicates").set_value(300).run()
     at.checkbox(key="ratio_view.bootstrap").check().run()
     assert not at.exception
-    assert titles(at)[0] == "Coverage per group over 300 simulated releases (noise and rows " + (
-        "resampled)"
-    )
+    assert helpers.titles(at)[
+        0
+    ] == "Coverage per group over 300 simulated releases (noise and rows " + ("resampled)")
     at.selectbox(key="ratio_view.sweep_group").set_value("Other × Female").run()
-    assert titles(at)[1] == "Interval width as the budget grows — Other × Female"
+    assert helpers.titles(at)[1] == "Interval width as the budget grows — Other × Female"
 
     at.button(key="ratio_view.show_table1").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert settings_of(at, RatioView).show_table1
-    assert any("Table 1 reproduced" in title for title in titles(at))
+    assert helpers.settings_of(at, RatioView).show_table1
+    assert any("Table 1 reproduced" in title for title in helpers.titles(at))
     [table] = frames(at, "Coverage (paper)")
     assert len(table) == 16 * 4
     paper = table[(table["n"] == 5000) & (table["ε"] == 1.0) & (table["Weighted"] == "no")]
     assert list(paper["Coverage (paper)"]) == [0.951, 0.782, 0.948, 0.950]
-    assert "common random numbers" in text(at.main.caption)
+    assert "common random numbers" in helpers.text(at.main.caption)
     assert any(m.value.startswith("Coverage agrees within") for m in at.main.markdown)
 
     at.checkbox(key="ratio_view.table1_zcdp").check().run()  # the documented improvement beside it
@@ -246,12 +236,12 @@ def test_compare_shows_coverage_width_score_and_reproduces_table1():
 
 
 def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
-    at = choose_ratio(start())
-    review = release_review(at)
+    at = choose_ratio(helpers.start())
+    review = helpers.release_review(at)
     assert "**Statistic:** calibration ratio Σscore/Σincome_over_50k per group" in review
     assert "exact zCDP cost ρ = Σ Δ²/(2σ²)" in review
     assert "race × sex — 10 groups" in review
-    ledger, record = commit_once(at)
+    ledger, record = helpers.commit_once(at)
     assert isinstance(record.cost, ZCDP)
     expected = Decimal("2.0") - Decimal(repr(record.cost.rho))  # the default ρ = 2 ledger
     assert ledger.remaining() == {"rho": float(expected)}
@@ -267,14 +257,14 @@ def test_release_reviews_the_ratio_plan_and_charges_exactly_its_cost():
     [("gaussian_analytic", "Cost: **ρ = "), ("laplace", "Cost: **ε = 1 (pure DP)**")],
 )
 def test_other_mechanisms_preview_and_plan_with_their_own_cost(mechanism, cost):
-    at = choose_ratio(start())
+    at = choose_ratio(helpers.start())
     at.radio(key="ratio.mechanism.pure").set_value(mechanism).run()
     at.radio(key="ratio.method").set_value("monte_carlo").run()
     at.radio(key="ratio.scale").set_value("log").run()
-    assert not at.exception and not at.main.error, errors(at)
-    assert titles(at)[0].startswith("Calibration ratio per group")
-    assert "difference of log ratios" in text(at.main.markdown)
-    assert cost in release_review(at)
+    assert not at.exception and not at.main.error, helpers.errors(at)
+    assert helpers.titles(at)[0].startswith("Calibration ratio per group")
+    assert "difference of log ratios" in helpers.text(at.main.markdown)
+    assert cost in helpers.release_review(at)
 
 
 def change(at: AppTest, kind: str, key: str, *values) -> None:
@@ -286,16 +276,16 @@ def change(at: AppTest, kind: str, key: str, *values) -> None:
 
 
 def test_every_estimator_widget_keeps_the_last_of_several_changes():
-    at = choose_ratio(start())
+    at = choose_ratio(helpers.start())
     for _ in range(2):
         at.button(key="ratio_view.preview_seed").click().run()
     change(at, "toggle", "ratio_view.show_exact", False, True, False)
     change(at, "selectbox", "ratio_view.compare_a", "Black × Female", "Other × Female")
     change(at, "selectbox", "ratio_view.compare_b", "White × Female", "Black × Male")
-    assert settings_of(at, RatioView) == RatioView(
+    assert helpers.settings_of(at, RatioView) == RatioView(
         preview_seed=2, show_exact=False, compare_a="Other × Female", compare_b="Black × Male"
     )
-    assert "Noise draw #2." in text(at.main.caption)
+    assert "Noise draw #2." in helpers.text(at.main.caption)
     assert "Exact ratio (confidential)" not in frames(at, "Group")[0].columns
 
     change(at, "radio", "ratio.composition", "zcdp", "basic", "zcdp")
@@ -317,22 +307,22 @@ def test_every_estimator_widget_keeps_the_last_of_several_changes():
         y_bound=5.0, w_bound=6.0, binary_y=False, mechanism="gaussian_analytic",
         composition="zcdp", delta=1e-8, method="monte_carlo", B=300, scale="log",
     )  # fmt: skip
-    assert settings_of(at, RatioSettings) == expected
-    assert state_of(at).release_level == 0.99
+    assert helpers.settings_of(at, RatioSettings) == expected
+    assert helpers.state_of(at).release_level == 0.99
     at.run()  # nothing is undone by the next run, nor by leaving the page and coming back
-    go(go(at, "data"), "estimator")
-    assert settings_of(at, RatioSettings) == expected
+    helpers.go(helpers.go(at, "data"), "estimator")
+    assert helpers.settings_of(at, RatioSettings) == expected
     assert at.selectbox(key="ratio.w_column").value == "age"
     assert at.number_input(key="ratio.y_bound").value == 5.0
     assert at.slider(key="ratio.B").value == 300
     assert at.radio(key="ratio.mechanism.pure").value == "gaussian_analytic"
     assert at.select_slider(key="ratio.level").value == 0.99
-    assert not errors(at), errors(at)
-    assert titles(at)[0].startswith("Calibration ratio per group with 99%")
+    assert not helpers.errors(at), helpers.errors(at)
+    assert helpers.titles(at)[0].startswith("Calibration ratio per group with 99%")
 
 
 def test_every_compare_widget_keeps_the_last_of_several_changes():
-    at = go(choose_ratio(start()), "compare")
+    at = helpers.go(choose_ratio(helpers.start()), "compare")
     change(at, "select_slider", "compare.ratio.budget.pure", 0.5, 2.0)
     change(at, "slider", "ratio_view.replicates", 300, 200)
     change(at, "number_input", "compare.ratio.seed", 1, 2)
@@ -344,14 +334,14 @@ def test_every_compare_widget_keeps_the_last_of_several_changes():
         compare_a="White × Male", compare_b="White × Female", replicates=200, bootstrap=True,
         sweep_group="Black × Male", table1_zcdp=True,
     )  # fmt: skip
-    assert settings_of(at, RatioView) == expected
+    assert helpers.settings_of(at, RatioView) == expected
     # Compare's ε is its own: the Budget page's stays until carried over (issue 37).
-    assert (state_of(at).compare_epsilon, state_of(at).epsilon) == (2.0, 1.0)
-    assert state_of(at).seed == 2
+    assert (helpers.state_of(at).compare_epsilon, helpers.state_of(at).epsilon) == (2.0, 1.0)
+    assert helpers.state_of(at).seed == 2
     at.run()
-    go(go(at, "estimator"), "compare")
-    assert settings_of(at, RatioView) == expected
-    assert titles(at) == [
+    helpers.go(helpers.go(at, "estimator"), "compare")
+    assert helpers.settings_of(at, RatioView) == expected
+    assert helpers.titles(at) == [
         "Coverage per group over 200 simulated releases (noise and rows resampled)",
         "Interval width as the budget grows — Black × Male",
         "Median interval score per group at ε = 2",
@@ -359,12 +349,12 @@ def test_every_compare_widget_keeps_the_last_of_several_changes():
 
 
 def test_a_rho_budget_keeps_the_mechanism_chosen_under_it():
-    at = start()
-    state_of(at).budget_kind = "zcdp"
+    at = helpers.start()
+    helpers.state_of(at).budget_kind = "zcdp"
     choose_ratio(at)
     change(at, "radio", "ratio.mechanism.zcdp", "laplace", "gaussian", "laplace")
-    assert settings_of(at, RatioSettings).mechanism == "laplace"
-    assert "**δ:** 0" in text(at.main.markdown)
+    assert helpers.settings_of(at, RatioSettings).mechanism == "laplace"
+    assert "**δ:** 0" in helpers.text(at.main.markdown)
 
 
 @pytest.mark.parametrize(
@@ -381,10 +371,10 @@ def test_a_rho_budget_keeps_the_mechanism_chosen_under_it():
 def test_a_budget_the_mechanism_cannot_meet_is_explained_on_the_release_page(
     budget, mechanism, message
 ):
-    at = choose_ratio(start())
+    at = choose_ratio(helpers.start())
     for name, value in budget.items():
-        setattr(state_of(at), name, value)
-    change_settings(at, RatioSettings, mechanism=mechanism)
-    go(at, "release")
-    assert f"The release is not ready: {message}" in errors(at), errors(at)
-    assert errors(at).endswith("Fix it on the Estimator page.")
+        setattr(helpers.state_of(at), name, value)
+    helpers.change_settings(at, RatioSettings, mechanism=mechanism)
+    helpers.go(at, "release")
+    assert f"The release is not ready: {message}" in helpers.errors(at), helpers.errors(at)
+    assert helpers.errors(at).endswith("Fix it on the Estimator page.")

@@ -14,7 +14,6 @@ import importlib
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from dpcore.analyses.synth import SynthSettings, synthesizers
@@ -27,8 +26,10 @@ from tests.app.helpers import (
     settings_of,
     state_of,
     text,
+    use_frame,
 )
 from tests.app.test_synth_page import start
+from tests.frames import pets_frame
 
 RHO = 0.5  # the tiny upload's ρ-zCDP budget
 MODEL_SIZES = (2, 3, 2)  # job, pet and car: the columns of one model per group
@@ -54,19 +55,10 @@ def fitted(monkeypatch) -> list[tuple[str, tuple[int, ...], float, int]]:
 
 def tiny_upload(at) -> None:
     """300 rows, 3 small columns and 2 groups of region (:data:`GROUP_ROWS`), at ρ = 0.5."""
-    rng = np.random.default_rng(0)
-    n = 300
-    frame = pd.DataFrame(
-        {
-            "region": np.repeat(["north", "south"], [200, 100]),
-            "job": rng.choice(["office", "field"], n),
-            "pet": rng.choice(["cat", "dog", "none"], n),
-            "car": rng.choice(["yes", "no"], n),
-        }
+    frame = pets_frame(
+        {"north": 200, "south": 100}, ["cat", "dog", "none"], np.random.default_rng(0)
     )
-    app = state_of(at)
-    app.uploaded, app.dataset_name, app.dataset_fingerprint = frame, "tiny.csv", "tiny"
-    app.strata_columns, app.bucket_edges = ["region"], {}
+    app = use_frame(at, frame, "tiny.csv", ["region"])
     # Rows per group from the data's own counts, declared public: every model gets the whole ρ
     # (by default a tenth of it buys noisy counts for the rows per group, issue 37).
     app.share_source = "data"

@@ -26,8 +26,10 @@ from tests.app.helpers import (
     state_of,
     text,
     titles,
+    use_frame,
     values,
 )
+from tests.frames import pets_frame
 
 DEMO_COLUMNS = [
     "age", "workclass", "education", "marital_status", "hours_per_week", "income_over_50k",
@@ -376,19 +378,9 @@ def test_cached_category_counts_follow_the_bucket_edges_and_columns():
 def upload(at: AppTest) -> pd.DataFrame:
     """Replace the demo with an upload whose categories look like spreadsheet formulas."""
     rng = np.random.default_rng(0)
-    n = 400
-    frame = pd.DataFrame(
-        {
-            "region": np.repeat(["north", "south"], [300, 100]),
-            "job": rng.choice(["office", "field"], n),
-            "pet": rng.choice(['=HYPERLINK("http://x")', "+1", "dog"], n),
-            "car": rng.choice(["yes", "no"], n),
-            "hours": rng.uniform(0, 60, n),
-        }
-    )
-    app = state_of(at)
-    app.uploaded, app.dataset_name, app.dataset_fingerprint = frame, "evil.csv", "evil"
-    app.strata_columns, app.bucket_edges = ["region"], {}
+    frame = pets_frame({"north": 300, "south": 100}, ['=HYPERLINK("http://x")', "+1", "dog"], rng)
+    frame["hours"] = rng.uniform(0, 60, len(frame))
+    use_frame(at, frame, "evil.csv", ["region"])
     change_settings(at, SynthSettings, columns=None)
     at.number_input(key="synth.n_rows").set_value(500).run()
     assert not at.exception, [e.value for e in at.exception]

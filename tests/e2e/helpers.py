@@ -181,6 +181,15 @@ def choose_analysis(page: Page, url: str, name: str, preview: str, viewport: dic
     settle(page, viewport)
 
 
+def preview_offers_no_download(page: Page, shows: str, name: str) -> None:
+    """The Estimator page's preview shows ``shows`` and offers nothing to download (a preview
+    is no release); save ``SCREENSHOTS/<name>.png``."""
+    expect(page.get_by_text(shows)).to_be_visible()
+    expect(page.get_by_test_id("stDownloadButton")).to_have_count(0)
+    screenshot(page, name)
+    no_exception(page)
+
+
 def budget_slider_point(page: Page, fraction: float) -> tuple[float, float]:
     """Where on the page a click sets a Compare page's ε (or ρ) slider at ``fraction`` of its
     track: one new value, one run (arrow keys would commit every stop they pass and queue a run

@@ -16,6 +16,7 @@ from tests.e2e.helpers import (
     no_exception,
     open_app,
     open_page,
+    preview_offers_no_download,
     screenshot,
     settle,
 )
@@ -34,10 +35,7 @@ def choose_private_sample(page: Page, url: str) -> None:
 @pytest.mark.e2e
 def test_sample_estimator_and_compare_screens(page: Page, app_url: str):
     choose_private_sample(page, app_url)
-    expect(page.get_by_text("read from the data, treated as public")).to_be_visible()
-    expect(page.get_by_test_id("stDownloadButton")).to_have_count(0)
-    screenshot(page, "sample-estimator")
-    no_exception(page)
+    preview_offers_no_download(page, "read from the data, treated as public", "sample-estimator")
 
     open_page(page, "Compare")
     settle(page, VIEWPORT)

@@ -10,14 +10,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import (
-    choose_analysis,
-    commit_and_download_csv,
-    no_exception,
-    open_page,
-    screenshot,
-    settle,
-)
+from tests.e2e import helpers
 
 VIEWPORT = {"width": 1400, "height": 900}
 PREVIEW_LABEL = (
@@ -27,31 +20,30 @@ PREVIEW_LABEL = (
 
 
 def choose_synthetic_data(page: Page, url: str) -> None:
-    choose_analysis(page, url, "Synthetic data", PREVIEW_LABEL, VIEWPORT)
+    helpers.choose_analysis(page, url, "Synthetic data", PREVIEW_LABEL, VIEWPORT)
 
 
 @pytest.mark.e2e
 def test_synth_estimator_and_compare_screens(page: Page, app_url: str):
     choose_synthetic_data(page, app_url)
-    expect(page.get_by_text("20 of 10,000 rows, picked at random.")).to_be_visible()
-    expect(page.get_by_test_id("stDownloadButton")).to_have_count(0)
-    screenshot(page, "synth-estimator")
-    no_exception(page)
+    helpers.preview_offers_no_download(
+        page, "20 of 10,000 rows, picked at random.", "synth-estimator"
+    )
 
-    open_page(page, "Compare")
+    helpers.open_page(page, "Compare")
     expect(page.get_by_text("4. Parity error")).to_be_visible()
-    settle(page, VIEWPORT)
+    helpers.settle(page, VIEWPORT)
     expect(page.locator(".js-plotly-plot")).to_have_count(4)
     expect(page.get_by_text("At ε = 1, one model per group has the lower error in")).to_be_visible()
-    screenshot(page, "synth-compare")
-    no_exception(page)
+    helpers.screenshot(page, "synth-compare")
+    helpers.no_exception(page)
 
 
 @pytest.mark.e2e
 def test_synth_release_commits_and_downloads_the_rows(page: Page, fresh_app_url: str):
     choose_synthetic_data(page, fresh_app_url)
     review = "synthetic data, 10,000 rows of"
-    text = commit_and_download_csv(page, review, "1.5 of 2", "synth-release")
+    text = helpers.commit_and_download_csv(page, review, "1.5 of 2", "synth-release")
     assert text.startswith("# release: Synthetic data (MWEM), stratified by race × sex\n")
     assert "# mechanism: OpenDP vetted samplers" in text
     table = pd.read_csv(io.StringIO(text), comment="#")

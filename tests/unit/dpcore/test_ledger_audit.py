@@ -80,13 +80,32 @@ def test_every_edited_field_is_named(db, column, value, named) -> None:
     assert problem.startswith(f"record #{record}: {named}")
 
 
-def test_data_unbound_by_an_edit_is_named_without_printing_an_identity(db) -> None:
-    """Clearing a release's data would let a new ledger take the people on without a raise."""
-    sql(db, "UPDATE records SET dataset = NULL WHERE id = 2")
-    assert problems(db) == [
+EDITS_AND_WHAT_THE_AUDIT_SAYS = {
+    # Clearing a release's data would let a new ledger take the people on without a raise; the
+    # data is named without printing its identity.
+    "data unbound": (
+        "UPDATE records SET dataset = NULL WHERE id = 2",
         "record #2: its data (“survey.csv”) is not the data it was sealed with: the history was "
-        "edited"
-    ]
+        "edited",
+    ),
+    "a deleted record": (
+        "DELETE FROM records WHERE id = 3",
+        "record #4: record #3 was deleted: it was sealed after a record that is no longer there",
+    ),
+    "records deleted at the end, named by the chain's head": (
+        "DELETE FROM records WHERE id >= 6",
+        "records #6 to #7 were deleted from the end of the history (the chain's head names "
+        "record #7)",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"), EDITS_AND_WHAT_THE_AUDIT_SAYS.values(), ids=EDITS_AND_WHAT_THE_AUDIT_SAYS
+)
+def test_an_edit_is_named(db, edit: str, problem: str) -> None:
+    sql(db, edit)
+    assert problems(db) == [problem]
 
 
 def test_an_edit_of_the_sealed_copy_too_breaks_its_digest(db) -> None:
@@ -97,21 +116,6 @@ def test_an_edit_of_the_sealed_copy_too_breaks_its_digest(db) -> None:
         json.dumps(sealed, sort_keys=True, separators=(",", ":"), ensure_ascii=False))  # fmt: skip
     assert problems(db) == [
         "record #3: its sealed copy was edited as well: it no longer matches its digest"
-    ]
-
-
-def test_a_deleted_record_is_named(db) -> None:
-    sql(db, "DELETE FROM records WHERE id = 3")
-    assert problems(db) == [
-        "record #4: record #3 was deleted: it was sealed after a record that is no longer there"
-    ]
-
-
-def test_records_deleted_at_the_end_are_named_by_the_chains_head(db) -> None:
-    sql(db, "DELETE FROM records WHERE id >= 6")
-    assert problems(db) == [
-        "records #6 to #7 were deleted from the end of the history (the chain's head names "
-        "record #7)"
     ]
 
 
