@@ -153,6 +153,11 @@ class SamplePlan:
         """Columns whose categories are read from the data (treated as public)."""
         return tuple(c for c in self.settings.columns if self.settings.declared(c) is None)
 
+    def _from_data_categories(self) -> str:
+        """ "the categories of `a`, `b`": the columns of :attr:`from_data`, for the review and
+        the facts declared public."""
+        return "the categories of " + ", ".join(f"`{c}`" for c in self.from_data)
+
     def categories(self) -> dict[str, tuple[str, ...]]:
         """Every column's public categories: declared, or read from all the rows of the Strata
         page's groups (not the chosen group's)."""
@@ -326,11 +331,7 @@ class SamplePlan:
         (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
         facts = [*self.header.declared_groups(), f"the group sampled, “{self.settings.group}”"]
         if self.from_data:
-            facts.append(
-                "the categories of "
-                + ", ".join(f"`{c}`" for c in self.from_data)
-                + " (read from the data)"
-            )
+            facts.append(f"{self._from_data_categories()} (read from the data)")
         return facts
 
     def review_lines(self) -> list[str]:
@@ -347,9 +348,8 @@ class SamplePlan:
         ]
         if self.from_data:
             lines.append(
-                "**Treated as public:** the categories of "
-                + ", ".join(f"`{c}`" for c in self.from_data)
-                + " are read from the data and published as they are"
+                f"**Treated as public:** {self._from_data_categories()} are read from the data "
+                "and published as they are"
             )
         return lines
 
