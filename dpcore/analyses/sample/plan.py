@@ -31,6 +31,7 @@ from dpcore.analyses.sample.rows import (
     prepare_sample_rows,
 )
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.column_choices import choice_of, with_choice
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import PlanHeader, Progress, SyntheticRow
@@ -85,14 +86,11 @@ class SampleSettings:
         object.__setattr__(self, "categories", declared)
 
     def declared(self, column: str) -> tuple[str, ...] | None:
-        return dict(self.categories).get(column)
+        return choice_of(self.categories, column)
 
     def with_categories(self, column: str, values: tuple[str, ...] | None) -> SampleSettings:
         """These settings with ``column``'s declared categories set (None: read from the data)."""
-        pairs = {**dict(self.categories), column: values}
-        return dataclasses.replace(
-            self, categories=tuple((c, v) for c, v in pairs.items() if v is not None)
-        )
+        return dataclasses.replace(self, categories=with_choice(self.categories, column, values))
 
 
 def records_problem(records: object) -> str | None:
