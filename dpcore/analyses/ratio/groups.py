@@ -36,8 +36,8 @@ class RatioColumns:
     (lower bounds 0), whether the label is declared 0/1 (``binary_y``), and the privacy ``unit``
     whose contributions are bounded. One object for the inputs that the pass in memory
     (:func:`group_ratio_sums`), the engine's pass (:func:`~dpcore.analyses.ratio.aggregate.
-    ratio_query`) and their sums (:attr:`GroupRatioSums.columns`) share; the public functions
-    keep their keywords, which released scripts call."""
+    ratio_query`) and their sums (:class:`GroupRatioSums`, which are a ``RatioColumns``) share;
+    the public functions keep their keywords, which released scripts call."""
 
     s_column: str
     y_column: str
@@ -54,9 +54,10 @@ class RatioColumns:
                 "bounds": self.bounds, "binary_y": self.binary_y}  # fmt: skip
 
 
-@dataclass(frozen=True, eq=False)
-class GroupRatioSums:
-    """The exact clipped sums of every group (§2.3.1), aligned with ``labels``.
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GroupRatioSums(RatioColumns):
+    """The exact clipped sums of every group (§2.3.1), aligned with ``labels``, and the
+    :class:`RatioColumns` they were taken with.
 
     ``sums`` is a :class:`~dpcore.analyses.ratio.RatioSums` of arrays of shape ``(k,)``. The
     counts say what happened to the rows: ``n_missing`` rows were dropped for a missing or
@@ -76,15 +77,13 @@ class GroupRatioSums:
     n_input: int
     n_missing: int
     n_ungrouped: int
-    s_column: str
-    y_column: str
-    w_column: str | None
-    bounds: RatioBounds
-    binary_y: bool
-    unit: PrivacyUnit = ROW
     engine: str = ""
     recipe: str = ""
     notes: tuple[str, ...] = ()
+
+    # Sums of arrays compare and hash by identity, not by the columns they were taken with.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     def __post_init__(self) -> None:
         if self.bounds.rows_per_person != self.unit.rows_per_person:
@@ -92,12 +91,6 @@ class GroupRatioSums:
                 f"`bounds.rows_per_person` must be the privacy unit's {self.unit.rows_per_person} "
                 f"rows per person, got {self.bounds.rows_per_person}"
             )
-
-    @property
-    def columns(self) -> RatioColumns:
-        """The columns, bounds, label choice and privacy unit these sums were taken with."""
-        return RatioColumns(self.s_column, self.y_column, self.w_column, self.bounds,
-                            self.binary_y, self.unit)  # fmt: skip
 
     @property
     def k(self) -> int:
@@ -333,7 +326,7 @@ def bootstrap_group_sums(
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
-    rows = _row_matrix(frame, grouping, sums.columns)
+    rows = _row_matrix(frame, grouping, sums)
     codes, matrix, names = rows.codes, rows.matrix, rows.names
     if sums.unit.column is not None:  # one unit per person and group: their rows' summands
         pairs = pd.MultiIndex.from_arrays([codes, rows.owners])
