@@ -47,6 +47,7 @@ __all__ = [
     "positive_bound",
     "recombined_groups",
     "refuse_misplaced",
+    "refuse_recombining",
     "whole_number",
 ]
 
@@ -218,6 +219,15 @@ class CommonChoices:
             )
         return self.value, self.bounds
 
+    def refuse_value(self, owner: str, instead: str, *, estimator: bool = False) -> None:
+        """Refuse ``--value`` and ``--bounds`` (and ``--estimator`` where ``estimator``): an
+        analysis that does not average a column says they are for ``owner`` and what it takes
+        ``instead`` (:func:`refuse_misplaced`)."""
+        used = {"--value": self.value is not None, "--bounds": self.bounds is not None}
+        if estimator:
+            used["--estimator"] = self.estimator is not None
+        refuse_misplaced(used, owner, instead)
+
 
 @dataclass(frozen=True)
 class Shares:
@@ -241,6 +251,16 @@ def refuse_misplaced(used: dict[str, bool], owner: str, instead: str) -> None:
     if given:
         verb = "is" if len(given) == 1 else "are"
         raise ValueError(f"{' and '.join(given)} {verb} for {owner}; {instead}")
+
+
+def refuse_recombining(shares: Shares, common: CommonChoices, owner: str, instead: str) -> None:
+    """Refuse ``--shares`` and ``--strategy`` for an analysis that publishes its groups without
+    recombining them into a population estimate: they are for ``owner``; ``instead`` says what
+    it publishes (:func:`refuse_misplaced`)."""
+    refuse_misplaced(
+        {"--shares": shares.source != "data", "--strategy": common.strategy != "stratified"},
+        owner, instead,
+    )  # fmt: skip
 
 
 def recombined_groups(spec: GroupingSpec, shares: Shares, common: CommonChoices) -> GroupingSpec:

@@ -118,31 +118,38 @@ class PlanHeader:
         )  # fmt: skip
         return f"**Data:** {self.dataset.name}, {self.dataset.rows:,} rows ({named})"
 
+    def _groups_origin(self) -> Literal["found", "data", "prefilled", "declared"]:
+        """Where the list of groups comes from: found privately (noisy counts above a
+        threshold), read off the data, a list prefilled from the data, or a declared list."""
+        if self.spec.selects:
+            return "found"
+        if not self.spec.declared:
+            return "data"
+        return "prefilled" if self.spec.categories_source == "data" else "declared"
+
     def strata_line(self, k: int, shares: PublicShares | None = None) -> str:
         """The review line about the groups (and where their shares come from)."""
-        if self.spec.selects:
-            source = "found privately: noisy counts above a threshold, paid from the budget"
-        elif not self.spec.declared:
-            source = "from the data, treated as public"
-        elif self.spec.categories_source == "data":
-            source = "a list prefilled from the data, treated as public"
-        else:
-            source = "a declared list"
+        source = {
+            "found": "found privately: noisy counts above a threshold, paid from the budget",
+            "data": "from the data, treated as public",
+            "prefilled": "a list prefilled from the data, treated as public",
+            "declared": "a declared list",
+        }[self._groups_origin()]
         line = f"**Strata:** {self.by} — {k} groups ({source})"
         return line if shares is None else f"{line}; shares: {shares.description.lower()}"
 
     def declared_groups(self) -> list[str]:
         """The list of groups as the release declares it public (none when it is found
         privately), for :meth:`ReleasePlan.declared_public`."""
-        if self.spec.selects:
+        origin = self._groups_origin()
+        if origin == "found":
             return []
-        if not self.spec.declared:
-            origin = "every combination present in the data"
-        elif self.spec.categories_source == "data":
-            origin = "prefilled from the data and accepted as public on screen"
-        else:
-            origin = "a declared list (a codebook)"
-        return [f"the list of groups of {self.by} ({origin})"]
+        words = {
+            "data": "every combination present in the data",
+            "prefilled": "prefilled from the data and accepted as public on screen",
+            "declared": "a declared list (a codebook)",
+        }[origin]
+        return [f"the list of groups of {self.by} ({words})"]
 
     def declared_shares(self) -> list[str]:
         """The groups' shares as declared public; none when they are the release's own noisy

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from dpcore.analyses.base import EngineStatistics
-from dpcore.analyses.ratio.groups import GroupRatioSums, check_ratio_bounds
+from dpcore.analyses.ratio.groups import GroupRatioSums, RatioColumns, check_ratio_bounds
 from dpcore.analyses.ratio.sums import RatioBounds, RatioSums
 from dpcore.engines.base import (
     Clipped,
@@ -37,21 +37,14 @@ PREFIX = "sum_"
 """The cells' column of the sum ``w`` is ``sum_w`` (a grouping column may be called ``w``)."""
 
 
-def ratio_query(
-    spec: GroupingSpec,
-    *,
-    s_column: str,
-    y_column: str,
-    w_column: str | None,
-    bounds: RatioBounds,
-    binary_y: bool,
-    unit: PrivacyUnit = ROW,
-) -> SumsQuery:
+def ratio_query(spec: GroupingSpec, columns: RatioColumns) -> SumsQuery:
     """The pass the ratio needs: s, y (and w) clipped to [0, u] per row, and per cell the sums
     of their products in :class:`~dpcore.analyses.ratio.RatioSums`' names (prefixed
     :data:`PREFIX`), multiplied left to right as :func:`group_ratio_sums` multiplies them.
     Without weights every weight is 1, so Σw counts the rows. A label declared 0/1 is checked
     (``binary``), never inferred."""
+    s_column, y_column, w_column = columns.s_column, columns.y_column, columns.w_column
+    bounds, binary_y = columns.bounds, columns.binary_y
     inputs = [Clipped(s_column, 0.0, bounds.s, "score"), Clipped(y_column, 0.0, bounds.y, "label")]
     w = () if w_column is None else (w_column,)
     if w_column is not None:
@@ -65,7 +58,7 @@ def ratio_query(
     return SumsQuery(
         spec.by, spec.edges, tuple(inputs),
         tuple((PREFIX + name, factors) for name, factors in products.items()),
-        binary=(y_column,) if binary_y else (), unit=unit,
+        binary=(y_column,) if binary_y else (), unit=columns.unit,
     )  # fmt: skip
 
 
@@ -101,9 +94,8 @@ def aggregate_ratio(
     """
     weighted = w_column is not None
     bounds = check_ratio_bounds(bounds, weighted, binary_y)
-    options = {"s_column": s_column, "y_column": y_column, "w_column": w_column,
-               "bounds": bounds, "binary_y": binary_y}  # fmt: skip
-    query = ratio_query(spec, **options, unit=unit)
+    columns = RatioColumns(s_column, y_column, w_column, bounds, binary_y, unit)
+    query = ratio_query(spec, columns)
     cells, grouping, dataset = aggregate_cells(engine, spec, query)
     table = cells.table
     codes = grouping.codes
@@ -129,8 +121,9 @@ def aggregate_ratio(
         n_input=int(table["rows"].sum()),
         n_missing=int(round(table["rows"].sum() - finite.sum())),
         n_ungrouped=int(round(finite[codes == DROPPED_CODE].sum())),
-        **{**options, "bounds": dataclasses.replace(bounds, rows_per_person=unit.rows_per_person)},
-        unit=unit, engine=engine.name, recipe=_recipe(engine, options, unit),
+        **{**columns.keywords,
+           "bounds": dataclasses.replace(bounds, rows_per_person=unit.rows_per_person)},
+        unit=unit, engine=engine.name, recipe=_recipe(engine, columns),
         notes=(
             *grouping.report.messages(),
             *dropped_rows_notes(
@@ -141,9 +134,10 @@ def aggregate_ratio(
     return EngineStatistics(stats, dataset)
 
 
-def _recipe(engine: Engine, options: dict, unit: PrivacyUnit) -> str:
+def _recipe(engine: Engine, columns: RatioColumns) -> str:
     """Python that runs the same pass again, for a release's script (``spec`` defined)."""
-    arguments = ", ".join(f"{name}={value!r}" for name, value in options.items())
+    arguments = ", ".join(f"{name}={value!r}" for name, value in columns.keywords.items())
+    unit = columns.unit
     person = "" if unit == ROW else (
         f", unit=PrivacyUnit({unit.column!r}, max_groups={unit.max_groups}, "
         f"max_rows={unit.max_rows})"

@@ -15,7 +15,7 @@ from dpcore.analyses.command_line import (
     CommonChoices,
     Shares,
     positive_bound,
-    refuse_misplaced,
+    refuse_recombining,
 )
 from dpcore.analyses.ratio.analysis import RATIO, RatioSettings
 from dpcore.analyses.ratio.sums import COMPOSITIONS, MECHANISMS
@@ -62,8 +62,7 @@ class RatioCli(AnalysisCli[RatioSettings]):
         """The ratio's settings; a missing column or bound names its option, a mechanism it does
         not have names those it has. The columns are checked against the data before the
         engine's pass (:meth:`RatioAnalysis.engine_statistics`)."""
-        refuse_misplaced(
-            {"--value": common.value is not None, "--bounds": common.bounds is not None},
+        common.refuse_value(
             "the mean", "the ratio takes --score, --label and --score-bound (and --label-bound, "
             "--weight, --weight-bound)",
         )  # fmt: skip
@@ -100,10 +99,9 @@ class RatioCli(AnalysisCli[RatioSettings]):
     ) -> GroupingSpec:
         """Every group the spec lists: the ratio publishes noisy sums only, so either the sizes
         are declared public or the groups are a declared list kept whatever their sizes."""
-        refuse_misplaced(
-            {"--shares": shares.source != "data", "--strategy": common.strategy != "stratified"},
-            "the mean", "the ratio publishes every group and the all-groups ratio, added up "
-            "from the noisy group sums",
+        refuse_recombining(
+            shares, common, "the mean", "the ratio publishes every group and the all-groups "
+            "ratio, added up from the noisy group sums",
         )  # fmt: skip
         gaps = set() if common.sizes_public else set(spec.private_sizes_gaps()) - {"shares"}
         if "list" in gaps:

@@ -23,14 +23,41 @@ from dpcore.foundations.validation import as_rng, instance_of, numeric_values, p
 
 __all__ = [
     "GroupRatioSums",
+    "RatioColumns",
     "bootstrap_group_sums",
     "group_ratio_sums",
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class GroupRatioSums:
-    """The exact clipped sums of every group (§2.3.1), aligned with ``labels``.
+@dataclass(frozen=True)
+class RatioColumns:
+    """What the ratio sums in a frame (Miao & Li 2022, §2.3.1): the score ``s_column``, the
+    label ``y_column`` and the optional weight ``w_column``, their public upper ``bounds``
+    (lower bounds 0), whether the label is declared 0/1 (``binary_y``), and the privacy ``unit``
+    whose contributions are bounded. One object for the inputs that the pass in memory
+    (:func:`group_ratio_sums`), the engine's pass (:func:`~dpcore.analyses.ratio.aggregate.
+    ratio_query`) and their sums (:class:`GroupRatioSums`, which are a ``RatioColumns``) share;
+    the public functions keep their keywords, which released scripts call."""
+
+    s_column: str
+    y_column: str
+    w_column: str | None
+    bounds: RatioBounds
+    binary_y: bool
+    unit: PrivacyUnit = ROW
+
+    @property
+    def keywords(self) -> dict:
+        """The columns, bounds and label choice as the public functions' keywords (in their
+        order; ``unit`` apart, since a script names it only for a person column)."""
+        return {"s_column": self.s_column, "y_column": self.y_column, "w_column": self.w_column,
+                "bounds": self.bounds, "binary_y": self.binary_y}  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GroupRatioSums(RatioColumns):
+    """The exact clipped sums of every group (§2.3.1), aligned with ``labels``, and the
+    :class:`RatioColumns` they were taken with.
 
     ``sums`` is a :class:`~dpcore.analyses.ratio.RatioSums` of arrays of shape ``(k,)``. The
     counts say what happened to the rows: ``n_missing`` rows were dropped for a missing or
@@ -50,15 +77,13 @@ class GroupRatioSums:
     n_input: int
     n_missing: int
     n_ungrouped: int
-    s_column: str
-    y_column: str
-    w_column: str | None
-    bounds: RatioBounds
-    binary_y: bool
-    unit: PrivacyUnit = ROW
     engine: str = ""
     recipe: str = ""
     notes: tuple[str, ...] = ()
+
+    # Sums of arrays compare and hash by identity, not by the columns they were taken with.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     def __post_init__(self) -> None:
         if self.bounds.rows_per_person != self.unit.rows_per_person:
@@ -140,18 +165,12 @@ def check_ratio_bounds(bounds: object, weighted: bool, binary_y: bool) -> RatioB
     return bounds
 
 
-def _row_matrix(
-    frame: pd.DataFrame,
-    grouping: Grouping,
-    s_column: str,
-    y_column: str,
-    w_column: str | None,
-    bounds: RatioBounds,
-    binary_y: bool,
-    unit: PrivacyUnit = ROW,
-) -> _Rows:
+def _row_matrix(frame: pd.DataFrame, grouping: Grouping, columns: RatioColumns) -> _Rows:
     """Group index, owner and per-row summands of every row the ratio sums (:class:`_Rows`):
-    rows in a group with finite s, y (and w) that the contribution bound of ``unit`` keeps."""
+    rows in a group with finite s, y (and w) that the contribution bound of ``columns.unit``
+    keeps."""
+    s_column, y_column, w_column = columns.s_column, columns.y_column, columns.w_column
+    bounds, binary_y, unit = columns.bounds, columns.binary_y, columns.unit
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
     instance_of("grouping", grouping, Grouping)
@@ -259,7 +278,9 @@ def group_ratio_sums(
     must carry that c (``RatioBounds(..., rows_per_person=c)``), and every sensitivity is then
     one person's (:meth:`RatioBounds.sensitivities`).
     """
-    rows = _row_matrix(frame, grouping, s_column, y_column, w_column, bounds, binary_y, unit)
+    rows = _row_matrix(
+        frame, grouping, RatioColumns(s_column, y_column, w_column, bounds, binary_y, unit)
+    )
     k = grouping.k
     totals = {
         name: np.bincount(rows.codes, weights=rows.matrix[:, i], minlength=k)
@@ -305,10 +326,7 @@ def bootstrap_group_sums(
     """
     replicates = positive_int("replicates", replicates)
     generator = as_rng(rng)
-    rows = _row_matrix(
-        frame, grouping, sums.s_column, sums.y_column, sums.w_column, sums.bounds,
-        sums.binary_y, sums.unit,
-    )  # fmt: skip
+    rows = _row_matrix(frame, grouping, sums)
     codes, matrix, names = rows.codes, rows.matrix, rows.names
     if sums.unit.column is not None:  # one unit per person and group: their rows' summands
         pairs = pd.MultiIndex.from_arrays([codes, rows.owners])

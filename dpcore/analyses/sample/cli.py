@@ -17,7 +17,7 @@ from dpcore.analyses.command_line import (
     CommonChoices,
     Shares,
     column_list,
-    refuse_misplaced,
+    refuse_recombining,
 )
 from dpcore.analyses.sample.analysis import SAMPLE
 from dpcore.analyses.sample.plan import MAX_RECORDS, SAMPLERS, SampleSettings
@@ -75,11 +75,10 @@ class SampleCli(AnalysisCli[SampleSettings]):
         """The sample's settings; the mean's options are refused, since the sampler chooses
         the noise. The columns and categories are checked against the data when it is read
         (:meth:`SampleAnalysis.problems`)."""
-        refuse_misplaced(
-            {"--value": common.value is not None, "--bounds": common.bounds is not None,
-             "--estimator": common.estimator is not None},
-            "the other analyses", "the private sample's noise follows --sampler (kary: Laplace on the "
-            "group's distribution; product: none), on the columns of --sample-columns",
+        common.refuse_value(
+            "the other analyses", "the private sample's noise follows --sampler (kary: Laplace on "
+            "the group's distribution; product: none), on the columns of --sample-columns",
+            estimator=True,
         )  # fmt: skip
         return SampleSettings(
             sampler=args.sampler, columns=args.sample_columns, group=args.sample_group,
@@ -91,10 +90,9 @@ class SampleCli(AnalysisCli[SampleSettings]):
     ) -> GroupingSpec:
         """The groups the records may come from; the group's number of rows is public in the
         sampler's model (replace-one neighbours), which ``--sizes-public`` declares."""
-        refuse_misplaced(
-            {"--shares": shares.source != "data", "--strategy": common.strategy != "stratified"},
-            "the other analyses", "the private sample draws records of one group "
-            "(--sample-group)",
+        refuse_recombining(
+            shares, common, "the other analyses",
+            "the private sample draws records of one group (--sample-group)",
         )  # fmt: skip
         if not common.sizes_public:
             raise ValueError(

@@ -31,6 +31,7 @@ from dpcore.analyses.sample.rows import (
     prepare_sample_rows,
 )
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.column_choices import choice_of, with_choice
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import PlanHeader, Progress, SyntheticRow
@@ -85,14 +86,11 @@ class SampleSettings:
         object.__setattr__(self, "categories", declared)
 
     def declared(self, column: str) -> tuple[str, ...] | None:
-        return dict(self.categories).get(column)
+        return choice_of(self.categories, column)
 
     def with_categories(self, column: str, values: tuple[str, ...] | None) -> SampleSettings:
         """These settings with ``column``'s declared categories set (None: read from the data)."""
-        pairs = {**dict(self.categories), column: values}
-        return dataclasses.replace(
-            self, categories=tuple((c, v) for c, v in pairs.items() if v is not None)
-        )
+        return dataclasses.replace(self, categories=with_choice(self.categories, column, values))
 
 
 def records_problem(records: object) -> str | None:
@@ -152,6 +150,11 @@ class SamplePlan:
     def from_data(self) -> tuple[str, ...]:
         """Columns whose categories are read from the data (treated as public)."""
         return tuple(c for c in self.settings.columns if self.settings.declared(c) is None)
+
+    def _from_data_categories(self) -> str:
+        """ "the categories of `a`, `b`": the columns of :attr:`from_data`, for the review and
+        the facts declared public."""
+        return "the categories of " + ", ".join(f"`{c}`" for c in self.from_data)
 
     def categories(self) -> dict[str, tuple[str, ...]]:
         """Every column's public categories: declared, or read from all the rows of the Strata
@@ -326,11 +329,7 @@ class SamplePlan:
         (:meth:`~dpcore.release.ReleasePlan.declared_public`)."""
         facts = [*self.header.declared_groups(), f"the group sampled, “{self.settings.group}”"]
         if self.from_data:
-            facts.append(
-                "the categories of "
-                + ", ".join(f"`{c}`" for c in self.from_data)
-                + " (read from the data)"
-            )
+            facts.append(f"{self._from_data_categories()} (read from the data)")
         return facts
 
     def review_lines(self) -> list[str]:
@@ -347,9 +346,8 @@ class SamplePlan:
         ]
         if self.from_data:
             lines.append(
-                "**Treated as public:** the categories of "
-                + ", ".join(f"`{c}`" for c in self.from_data)
-                + " are read from the data and published as they are"
+                f"**Treated as public:** {self._from_data_categories()} are read from the data "
+                "and published as they are"
             )
         return lines
 

@@ -42,6 +42,7 @@ from dpcore.foundations.accounting import (
     as_zcdp,
     pure_epsilon_within,
 )
+from dpcore.foundations.column_choices import choice_of, with_choice
 from dpcore.foundations.grouping import Grouping, GroupingSpec
 from dpcore.foundations.metrics import GroupWorkload
 from dpcore.foundations.validation import as_rng, column_kind
@@ -98,14 +99,11 @@ class SynthSettings:
 
     def edges_of(self, column: str) -> tuple[float, ...] | None:
         """The public bucket edges typed for ``column`` (None if none were)."""
-        return dict(self.edges).get(column)
+        return choice_of(self.edges, column)
 
     def with_edges(self, column: str, edges: tuple[float, ...] | None) -> SynthSettings:
         """These settings with ``column``'s edges set (or removed with None)."""
-        pairs = {**dict(self.edges), column: edges}
-        return dataclasses.replace(
-            self, edges=tuple((c, e) for c, e in pairs.items() if e is not None)
-        )
+        return dataclasses.replace(self, edges=with_choice(self.edges, column, edges))
 
 
 class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.DataFrame]):

@@ -63,10 +63,9 @@ class SynthCli(AnalysisCli[SynthSettings]):
     def settings(self, args: argparse.Namespace, common: CommonChoices) -> SynthSettings:
         """The synthesizer's settings; an option that does not apply, or a noise that does not
         match the synthesizer, names what to change."""
-        refuse_misplaced(
-            {"--value": common.value is not None, "--bounds": common.bounds is not None},
-            "the mean", "synthetic data takes --synthesizer, --columns and --synth-rows",
-        )  # fmt: skip
+        common.refuse_value(
+            "the mean", "synthetic data takes --synthesizer, --columns and --synth-rows"
+        )
         noise = "gaussian" if args.synthesizer in MBI_METHODS else "laplace"
         if common.estimator != noise:
             raise ValueError(

@@ -125,16 +125,27 @@ class SyntheticData:
             )
 
 
-def _marginal_counts(
-    codes: np.ndarray, weights: np.ndarray | None, sizes: tuple[int, ...], axes: tuple[int, ...]
-) -> np.ndarray:
-    """The rows in each cell of the marginal on ``axes``; row i counts ``weights[i]`` times (an
-    engine's cell of that many identical rows), once without weights. Whole numbers either way,
-    exact in floating point, so cells and their rows give the same marginals."""
-    shape = tuple(sizes[a] for a in axes)
-    flat = np.ravel_multi_index(codes[:, list(axes)].T, shape) if len(codes) else np.zeros(0, int)
-    counts = np.bincount(flat, weights=weights, minlength=math.prod(shape))
-    return counts.astype(float).reshape(shape)
+@dataclass(frozen=True, eq=False)
+class _GroupRows:
+    """The rows a synthesizer fits, encoded: one row of category ``codes`` per row (or per
+    engine cell, counted ``weights[i]`` times; None counts each once) over columns of
+    ``sizes`` categories each."""
+
+    codes: np.ndarray
+    weights: np.ndarray | None
+    sizes: tuple[int, ...]
+
+    def marginal(self, axes: tuple[int, ...]) -> np.ndarray:
+        """The rows in each cell of the marginal on ``axes``; row i counts ``weights[i]`` times
+        (an engine's cell of that many identical rows), once without weights. Whole numbers
+        either way, exact in floating point, so cells and their rows give the same marginals."""
+        shape = tuple(self.sizes[a] for a in axes)
+        codes = self.codes
+        flat = (
+            np.ravel_multi_index(codes[:, list(axes)].T, shape) if len(codes) else np.zeros(0, int)
+        )
+        counts = np.bincount(flat, weights=self.weights, minlength=math.prod(shape))
+        return counts.astype(float).reshape(shape)
 
 
 def _model_marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -177,32 +188,17 @@ def _noisy_total(noisy: list[np.ndarray]) -> float:
     return max(float(np.dot(weights, [m.sum() for m in noisy]) / weights.sum()), 1.0)
 
 
-def _fit_independent(
-    codes: np.ndarray,
-    weights: np.ndarray | None,
-    sizes: tuple[int, ...],
-    epsilon: float,
-    noise: NoiseSource,
-) -> list[np.ndarray]:
+def _fit_independent(rows: _GroupRows, epsilon: float, noise: NoiseSource) -> list[np.ndarray]:
     r"""Noisy 1-way marginals: d histograms have L1 sensitivity d, so Laplace scale d/ε."""
-    d = len(sizes)
-    noisy = [
-        noise.add_laplace(_marginal_counts(codes, weights, sizes, (j,)), d / epsilon)
-        for j in range(d)
-    ]
+    d = len(rows.sizes)
+    noisy = [noise.add_laplace(rows.marginal((j,)), d / epsilon) for j in range(d)]
     total = _noisy_total(noisy)
     return [_to_distribution(m, total) for m in noisy]
 
 
-def _fit_histogram(
-    codes: np.ndarray,
-    weights: np.ndarray | None,
-    sizes: tuple[int, ...],
-    epsilon: float,
-    noise: NoiseSource,
-) -> np.ndarray:
+def _fit_histogram(rows: _GroupRows, epsilon: float, noise: NoiseSource) -> np.ndarray:
     """Noisy full-joint histogram (sensitivity 1, Laplace scale 1/ε), projected to the simplex."""
-    joint = _marginal_counts(codes, weights, sizes, tuple(range(len(sizes))))
+    joint = rows.marginal(tuple(range(len(rows.sizes))))
     noisy = noise.add_laplace(joint, 1 / epsilon)
     return _to_distribution(noisy, _noisy_total([noisy]))
 
@@ -258,30 +254,20 @@ class _Measurements:
 
 
 def _fit_mwem(
-    codes: np.ndarray,
-    weights: np.ndarray | None,
-    sizes: tuple[int, ...],
-    epsilon: float,
-    noise: NoiseSource,
-    *,
-    rounds: int,
-    way: int,
+    rows: _GroupRows, epsilon: float, noise: NoiseSource, *, rounds: int, way: int
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Budget-aware MWEM over the 1- to ``way``-way marginals (see :func:`synthesize`).
 
     Returns the dense joint distribution and the selected marginals in order.
     """
-    d = len(sizes)
+    d = len(rows.sizes)
     workload = [axes for r in range(1, min(way, d) + 1) for axes in combinations(range(d), r)]
     eps_init = _MWEM_INIT_FRACTION * epsilon
     scale = 2 * rounds / (epsilon - eps_init)  # each round: ε_r/2 to select, ε_r/2 to measure
-    noisy = [
-        noise.add_laplace(_marginal_counts(codes, weights, sizes, (j,)), d / eps_init)
-        for j in range(d)
-    ]
+    noisy = [noise.add_laplace(rows.marginal((j,)), d / eps_init) for j in range(d)]
     measured = _Measurements(_noisy_total(noisy))
     joint = _outer([measured.add((j,), m, d / eps_init) for j, m in enumerate(noisy)])
-    truth = {axes: _marginal_counts(codes, weights, sizes, axes) for axes in workload}
+    truth = {axes: rows.marginal(axes) for axes in workload}
     penalty = np.array([scale * truth[axes].size for axes in workload])
     chosen: list[tuple[int, ...]] = []
     for _ in range(rounds):
@@ -331,9 +317,7 @@ def check_weights(weights: object, rows: int) -> np.ndarray | None:
 
 
 def _fit_and_sample(
-    codes: np.ndarray,
-    weights: np.ndarray | None,
-    sizes: tuple[int, ...],
+    rows: _GroupRows,
     size: int,
     *,
     method: Method,
@@ -344,14 +328,13 @@ def _fit_and_sample(
     way: int,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     if method == "independent":
-        fitted = _fit_independent(codes, weights, sizes, epsilon, noise)
-        return _sample_product(fitted, size, rng), []
+        return _sample_product(_fit_independent(rows, epsilon, noise), size, rng), []
     if method == "histogram":
-        return _sample_joint(_fit_histogram(codes, weights, sizes, epsilon, noise), size, rng), []
+        return _sample_joint(_fit_histogram(rows, epsilon, noise), size, rng), []
     if method in MBI_METHODS:
-        check_rows_for_mbi(method, weights)
-        return _sample_joint(fit_joint(codes, sizes, method, epsilon), size, rng), []
-    joint, chosen = _fit_mwem(codes, weights, sizes, epsilon, noise, rounds=rounds, way=way)
+        check_rows_for_mbi(method, rows.weights)
+        return _sample_joint(fit_joint(rows.codes, rows.sizes, method, epsilon), size, rng), []
+    joint, chosen = _fit_mwem(rows, epsilon, noise, rounds=rounds, way=way)
     return _sample_joint(joint, size, rng), chosen
 
 
@@ -379,7 +362,7 @@ def fit_groups(
             continue
         chosen = order[bounds[g] : bounds[g + 1]]
         group_weights = None if weights is None else weights[chosen]
-        out.append(_fit_and_sample(codes[chosen], group_weights, sizes, count, **fit))
+        out.append(_fit_and_sample(_GroupRows(codes[chosen], group_weights, sizes), count, **fit))
     if progress is not None:
         progress(len(counts), len(counts))
     return out
