@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -170,6 +171,10 @@ class Engine(abc.ABC):
     name: str
     """``"pandas"``, ``"duckdb"``, ``"spark"``."""
 
+    identity_beside_pass: bool = False
+    """Whether :meth:`identity` may run in a thread while a pass runs (it reads the data by
+    other means than the pass, and is safe from two threads): the two then share the wait."""
+
     @property
     @abc.abstractmethod
     def source(self) -> str:
@@ -233,7 +238,15 @@ def aggregate_cells(
     the data reference a release records: what every analysis on an engine starts from."""
     kinds = engine.column_kinds()
     check_query(query, kinds)
-    cells = engine.cells(query)
+    if engine.identity_beside_pass:
+        # The identity is a full read of the data (the files' bytes), about as long as the
+        # pass: the two run together. The engine keeps it, so reading it below is free; if it
+        # failed in the thread, it is computed again there and its error raised.
+        with ThreadPoolExecutor(max_workers=1) as beside:
+            beside.submit(engine.identity)
+            cells = engine.cells(query)
+    else:
+        cells = engine.cells(query)
     check_codes(query, kinds, cells.table, spec.by)
     if cells.missing_person:
         raise EngineError(missing_person_message(cells.missing_person, query.unit.column))
