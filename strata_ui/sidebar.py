@@ -11,6 +11,7 @@ from dpcore.engines import EngineError
 from dpcore.foundations.accounting import SYMBOLS, ZCDP
 from dpcore.foundations.ledger import Ledger, LedgerUnavailableError
 from strata_ui import constants, pipeline, roles
+from strata_ui.engine_sources import EngineSource
 from strata_ui.ledger_ui import render_people_loss, render_sidebar_line
 from strata_ui.roles import Action, User
 from strata_ui.sign_in import render_who
@@ -124,15 +125,15 @@ def _render_dataset() -> None:
     )
 
 
-def _dataset_lines(name: str, source, shape: str) -> list[str]:
+def _dataset_lines(name: str, source: EngineSource | None, shape: str) -> list[str]:
     """The dataset's name, shape and, for data read where it lies, the place — said once: a
     folder's name is its path, which the place already gives."""
     if source is None:
         return [as_text(name), shape]
-    place = f"read where it lies, {as_written(source.place)}"
+    place = as_written(source.place)
     if name in source.place:
-        return [shape, place[0].upper() + place[1:]]
-    return [as_text(name), shape, place]
+        return [shape, f"Read where it lies, {place}"]
+    return [as_text(name), shape, f"read where it lies, {place}"]
 
 
 def _render_budget() -> None:
