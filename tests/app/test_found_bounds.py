@@ -54,6 +54,11 @@ def test_choosing_private_bounds_shows_the_search_range_the_cost_and_the_aim():
     assert "Cost:** ε = 0.2 (pure DP) of the release's ε = 1 (pure DP)" in info
     assert "the means run at ε = 0.8 (pure DP)" in info
     assert "values beyond each bound" in info
+    # The estimator's own line says the split once, without nested brackets.
+    assert (
+        "Each release will use ε = 1 (pure DP): ε = 0.2 of it finds the bounds, the means run at "
+        "ε = 0.8. Set the budget on the Budget page."
+    ) in text(at.main.caption)
     assert "bounds found privately within the public search range [0, 1000]" in text(
         at.main.markdown
     )

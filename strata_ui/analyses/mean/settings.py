@@ -234,9 +234,10 @@ def render_configured(settings: MeanSettings) -> None:
         bounds = MEAN.private_bounds(settings)
         split = (
             "" if bounds is None
-            else f" ({bounds.cost(budget)} finds the bounds, the means run at {bounds.rest(budget)})"
+            else f": {format_components(bounds.cost(budget).components())} of it finds the "
+            f"bounds, the means run at {format_components(bounds.rest(budget).components())}"
         )  # fmt: skip
-        st.caption(f"Each release will use {budget}{split}; set the budget on the Budget page.")
+        st.caption(f"Each release will use {budget}{split}. Set the budget on the Budget page.")
 
 
 def render_budget_split() -> None:
