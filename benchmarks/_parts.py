@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import duckdb
+from streamlit import config
+from streamlit.testing.v1 import AppTest
 
 FOLDER = Path(os.environ.get("STRATA_BENCH_DIR", Path(tempfile.gettempdir()) / "strata-bench"))
 
@@ -21,6 +23,17 @@ RACE_AND_SEX = (
     "CASE WHEN hash(i + 1) % 2 = 0 THEN 'Male' ELSE 'Female' END AS sex"
 )
 """SQL columns race (7 categories) and sex (2), the groups of every benchmark's rows."""
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def app_test(default_timeout: float) -> AppTest:
+    """The app as ``make run`` serves it, for Streamlit's AppTest: on 127.0.0.1, single-user
+    mode. In this process ``server.address`` keeps its default (every address), where the app
+    refuses to serve without a team file and sign-in."""
+    config.set_option("server.address", "127.0.0.1")
+    return AppTest.from_file(str(REPO / "app.py"), default_timeout=default_timeout)
 
 
 def write_parts(name: str, rows: int, parts: int, columns: str, derived: str = "") -> Path:

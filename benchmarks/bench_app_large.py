@@ -30,7 +30,6 @@ from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import settings_key
 
-REPO = Path(__file__).resolve().parents[1]
 ROWS, PARTS = 10_000_000, 8
 EPSILONS = (0.5, 2.0, 0.1, 5.0, 0.03, 1.5)
 FLOOR_S = 0.5
@@ -56,7 +55,7 @@ def timed(at: AppTest) -> float:
 def main() -> None:
     os.environ.setdefault(LEDGER_PATH_ENV, str(Path(tempfile.mkdtemp()) / "ledger.sqlite"))
     folder = write_parts(ROWS, PARTS)
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = _parts.app_test(default_timeout=600)
     at.run()
     at.switch_page("app_pages/data.py")
     at.run()

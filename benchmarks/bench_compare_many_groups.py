@@ -30,10 +30,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from benchmarks import _parts
 from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import AppState, settings_key
 
-REPO = Path(__file__).resolve().parents[1]
 TEXT_COLUMNS = ["workclass", "education", "marital_status", "occupation", "race", "sex"]
 EPSILONS = (0.5, 2.0, 0.1)
 FLOOR_S = 10.0
@@ -55,7 +55,7 @@ def verdict(seconds: float) -> str:
 
 
 def time_compare(small_groups: str) -> None:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = _parts.app_test(default_timeout=600)
     at.session_state[settings_key(AppState)] = AppState(
         strata_columns=list(TEXT_COLUMNS), small_groups=small_groups
     )

@@ -19,13 +19,12 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
+from benchmarks import _parts
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.state import AppState, settings_key
 
-REPO = Path(__file__).resolve().parents[1]
 EPSILONS = (0.5, 2.0, 0.1, 5.0, 0.03, 1.5, 0.2, 7.0)
 DEMO_FLOOR_S, LARGE_FLOOR_S, LARGE_ROWS = 1.0, 0.5, 10_000_000
 
@@ -38,7 +37,7 @@ def large_frame(rows: int) -> pd.DataFrame:
 
 
 def time_slider_moves(what: str, state: AppState | None, epsilons, floor: float) -> None:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = _parts.app_test(default_timeout=600)
     if state is not None:
         at.session_state[settings_key(AppState)] = state
     at.run()

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from benchmarks import _parts
 from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from strata_ui.learn import all_explainers, all_presets
 
-REPO = Path(__file__).resolve().parents[1]
 RERUNS = 5
 LEARN_FLOOR_S = 1.0
 RATIO_FIRST_FLOOR_S = 15.0
@@ -42,7 +42,7 @@ def verdict(seconds: float, floor: float) -> str:
 
 
 def app_on(page: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at = _parts.app_test(default_timeout=300)
     at.run()
     at.switch_page(f"app_pages/{page}.py")
     at.run()

@@ -31,8 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
+from benchmarks import _parts
 from dpcore.analyses import GVDP, SYNTH
 from dpcore.analyses.gvdp import GvdpSettings
 from dpcore.analyses.mean import CoinPressMean, GroupValues, LaplaceMean
@@ -46,7 +45,6 @@ from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
 
-REPO = Path(__file__).resolve().parents[1]
 FRONTIER_FLOOR_S = 2.0
 TARGET_CHANGE_FLOOR_S = 0.3
 COLUMNS = ("race", "sex", "workclass", "marital_status")
@@ -117,7 +115,7 @@ def synth_model() -> None:
 def target_changes(
     analysis: str = "mean", targets=(1.0, 3.0, 0.5, 4.0, 2.0), synthesizer: str = "independent"
 ) -> None:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at = _parts.app_test(default_timeout=300)
     at.run()
     if analysis == "synth":  # in ε
         at.session_state[settings_key(AppState)].analysis = analysis
@@ -125,6 +123,8 @@ def target_changes(
     elif analysis != "mean":
         state = at.session_state[settings_key(AppState)]
         state.analysis, state.budget_kind = analysis, "zcdp"
+        if analysis == "gvdp":  # it treats group sizes as public: declared so, as a user must
+            state.share_source = "data"
     at.switch_page("app_pages/plan.py")
     at.run()
     simulate = [b for b in at.button if b.key == "plan.simulate"]

@@ -16,8 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
+from benchmarks import _parts
 from dpcore.analyses import MEAN
 from dpcore.analyses.mean import MeanSettings
 from dpcore.foundations.datasets import load_demo
@@ -26,7 +25,6 @@ from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from dpcore.planner import AccuracyTarget, smallest_budget
 from strata_ui.state import AppState, settings_key
 
-REPO = Path(__file__).resolve().parents[1]
 FLOOR_S = 2.0
 
 
@@ -50,19 +48,22 @@ def library() -> None:
 
 def page() -> None:
     os.environ[LEDGER_PATH_ENV] = str(Path(tempfile.mkdtemp()) / "ledger.sqlite")
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at = _parts.app_test(default_timeout=60)
     at.run()
     state = at.session_state[settings_key(AppState)]
     state.budget_kind = "zcdp"
+    # CoinPress treats group sizes as public (its paper's setting): declared so, as a user must.
+    state.share_source = "data"
     key = settings_key(MeanSettings)
-    at.session_state[key] = MeanSettings(estimator="coinpress")
+    at.session_state[key] = MeanSettings(estimator="coinpress", n_public=True)
     at.switch_page("app_pages/plan.py")
     seconds, _ = timed(at.run)
     ok = "OK" if seconds <= FLOOR_S else "TOO SLOW"
     print(f"Plan page opened on CoinPress: {seconds:.2f} s (floor {FLOOR_S:g} s) — {ok}")
     worst = 0.0
     for half_width in (1.0, 3.0, 0.5):
-        at.number_input(key="planner_view.half_width").set_value(half_width)
+        [target] = [n for n in at.number_input if n.key.startswith("planner_view.half_width")]
+        target.set_value(half_width)
         seconds, _ = timed(at.run)
         worst = max(worst, seconds)
     ok = "OK" if worst <= FLOOR_S else "TOO SLOW"
