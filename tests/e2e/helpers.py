@@ -37,6 +37,22 @@ def settle(page: Page, viewport: dict | None = None) -> None:
     charts_drawn(page)
 
 
+def rerun_started(page: Page) -> None:
+    """Wait (briefly) for the rerun an input starts: read at once, the script state may still be
+    the previous run's "notRunning", and on a loaded machine a test then measured the previous
+    explainer's chart, or found a box twice (the stale one and its replacement). A run too quick
+    to be seen has ended by the timeout."""
+    try:
+        expect(page.get_by_test_id("stApp")).to_have_attribute(
+            "data-test-script-state", "running", timeout=RERUN_START_MS
+        )
+    except AssertionError:
+        pass
+
+
+RERUN_START_MS = 2000
+
+
 def charts_drawn(page: Page) -> None:
     """Wait until the charts in the window have drawn, then for the browser to paint them."""
     page.wait_for_function(CHARTS_IN_VIEW_DRAWN, timeout=LOAD_TIMEOUT_MS)

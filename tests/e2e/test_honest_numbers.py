@@ -29,6 +29,7 @@ from tests.e2e.helpers import (
     no_exception,
     open_app,
     open_page,
+    rerun_started,
     screenshot,
     settle,
 )
@@ -240,21 +241,6 @@ def test_a_survey_unlike_the_demo_through_every_page_and_analysis(
 
     open_page(page, "Learn")
     check_page(page, "learn")
-
-
-def rerun_started(page: Page) -> None:
-    """Wait (briefly) for the rerun a choice starts: read at once, the script state may still be
-    the previous run's "notRunning", and a loaded machine measured the previous explainer's
-    chart while the new one replaced it. A run too quick to be seen has ended by the timeout."""
-    try:
-        expect(page.get_by_test_id("stApp")).to_have_attribute(
-            "data-test-script-state", "running", timeout=RERUN_START_MS
-        )
-    except AssertionError:
-        pass
-
-
-RERUN_START_MS = 2000
 
 
 def first_chart_in_view(page: Page, name: str, viewport: dict) -> None:

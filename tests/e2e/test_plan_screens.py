@@ -14,6 +14,7 @@ from tests.e2e.helpers import (
     no_exception,
     open_app,
     open_page,
+    rerun_started,
     save_screen,
     settle,
 )
@@ -86,6 +87,7 @@ def type_synth_target(page: Page, amount: str) -> None:
     box = page.get_by_label(SYNTH_TARGET)
     box.fill(amount)
     box.press("Enter")
+    rerun_started(page)  # else the next call may find this box and its replacement
     settle(page, VIEWPORT)
 
 
