@@ -26,7 +26,9 @@ The files are written once under ``$STRATA_BENCH_DIR`` (default a folder under t
 temporary directory; about 1 GB per 1e8 rows); delete the folder when done. The engine API's
 figures leave Python's imports out (as the floors' own do); the command line's include its
 start-up, as a user waits for it. Each case is paired with a floor measured just before it (the
-machine's load drifts). Run from the repository root:
+machine's load drifts). The files' identity (SHA-256 of every byte, issue 36) is timed on its
+own, read and then remembered (:mod:`dpcore.foundations.identity_cache`); the cases run as a
+user's later runs do, with it remembered, and the mean also as a first run does, reading it. Run from the repository root:
 ``PYTHONPATH=. python benchmarks/bench_scale.py [ROWS]``.
 """
 
@@ -40,6 +42,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from dpcore.foundations.identity_cache import CACHE_PATH_ENV
 
 ROWS = int(float(sys.argv[1])) if len(sys.argv) > 1 and sys.argv[1] != "--child" else 10**8
 PARTS = 16
@@ -121,6 +125,12 @@ CLI = {
     "gvdp": ["--analysis", "gvdp", "--value", "hours", "--bounds", "0,100", "--estimator",
              "gaussian", "--rho", "1"],
 }  # fmt: skip
+
+
+def files_identity(folder: str) -> None:
+    from dpcore.engines import location_identity
+
+    assert location_identity(folder).startswith("content:")
 
 
 def command_line(folder: str, analysis: str) -> None:
@@ -209,6 +219,7 @@ def opendp_mean(groups: str) -> tuple[float, float]:
 
 CASES = {
     "floor_mean": floor_mean, "floor_pairs": floor_pairs, "mean": mean_release,
+    "identity": files_identity,
     "mean_person": lambda folder: mean_release(folder, person="1"),
     "ratio": lambda folder: command_line(folder, "ratio"),
     "synth": lambda folder: command_line(folder, "synth"),
@@ -217,7 +228,7 @@ CASES = {
 }  # fmt: skip
 
 
-IMPORTED_FIRST = ("mean", "mean_person", "memory_floor", "memory_mean", "opendp")
+IMPORTED_FIRST = ("mean", "mean_person", "memory_floor", "memory_mean", "opendp", "identity")
 """The cases timed without Python's imports (the command line's cases include its start-up)."""
 
 
@@ -233,21 +244,27 @@ def child(case: str, argument: str) -> None:
     print(json.dumps({"wall": timed[0], "cpu": timed[1], "peak": peak}))
 
 
-def measure(case: str, argument: str) -> dict:
-    """One case in a fresh process: its wall seconds (or the seconds it timed itself), its CPU
-    seconds and its peak RSS in GiB, or the reason it failed."""
+IDENTITIES = {CACHE_PATH_ENV: str(FOLDER.parent / "strata-bench-identities.sqlite")}
+"""Where the cases remember the files' identity (the benchmark's own cache, not the user's)."""
+READ_IDENTITY = {CACHE_PATH_ENV: "off"}
+
+
+def measure(case: str, argument: str, env: dict[str, str] = IDENTITIES) -> dict:
+    """One case in a fresh process (``env`` added to its environment): its wall seconds (or the
+    seconds it timed itself), its CPU seconds and its peak RSS in GiB, or the reason it failed."""
     result = subprocess.run([sys.executable, __file__, "--child", case, argument],
-                            capture_output=True, text=True, check=False)  # fmt: skip
+                            capture_output=True, text=True, check=False,
+                            env={**os.environ, **env})  # fmt: skip
     if result.returncode:
         return {"failed": (result.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def line(name: str, case: str, floor_case: str, argument: str, limit: float | None,
-         memory: float | None = None) -> None:  # fmt: skip
+         memory: float | None = None, env: dict[str, str] = IDENTITIES) -> None:  # fmt: skip
     """One figure: the floor measured first, then the case, and their ratio against ``limit``
     (None: the memory alone is held to ``memory``)."""
-    floor, ours = measure(floor_case, argument), measure(case, argument)
+    floor, ours = measure(floor_case, argument), measure(case, argument, env)
     if "failed" in ours or "failed" in floor:
         print(f"{name:48s} FAILED: {ours.get('failed') or floor.get('failed')}")
         return
@@ -264,6 +281,12 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()}, {os.cpu_count()} cores")
     folder = str(write_files(ROWS))
     print(f"On files: {ROWS:,} rows in {PARTS} Parquet parts at {folder}")
+    read = measure("identity", folder, READ_IDENTITY)
+    measure("identity", folder)  # remembered from here on
+    remembered = measure("identity", folder)
+    print(f"{'identity of the files':48s} read {read['wall']:.2f} s, {read['cpu']:.2f} CPU-s; "
+          f"remembered {remembered['wall']:.2f} s")  # fmt: skip
+    line("mean (engine API), identity read", "mean", "floor_mean", folder, 2, env=READ_IDENTITY)
     line("mean (engine API)", "mean", "floor_mean", folder, 2)
     line("mean, ≤ 3 rows per person (2 GB)", "mean_person", "floor_pairs", folder, 2)
     line("ratio (command line)", "ratio", "floor_mean", folder, 3)

@@ -7,6 +7,7 @@ import streamlit as st
 from streamlit import config
 
 from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.identity_cache import CACHE_PATH_ENV
 from dpcore.foundations.ledger import LEDGER_PATH_ENV, Ledger
 from strata_ui.team_config import CONFIG_ENV
 
@@ -22,9 +23,11 @@ os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSeri
 
 @pytest.fixture(autouse=True)
 def isolated_ledger(tmp_path, monkeypatch):
-    """Point the ledger at a fresh file: keeps tests away from a user's real ledger and from
-    each other's spends. No team file either, unless a test writes one."""
+    """Point the ledger (and the identities remembered for files) at fresh files: keeps tests
+    away from a user's real ledger and from each other's spends. No team file either, unless a
+    test writes one."""
     monkeypatch.setenv(LEDGER_PATH_ENV, str(tmp_path / "ledger.sqlite"))
+    monkeypatch.setenv(CACHE_PATH_ENV, str(tmp_path / "identities.sqlite"))
     monkeypatch.delenv(CONFIG_ENV, raising=False)
 
 

@@ -11,7 +11,8 @@ release however it is committed:
   of each chunk, then of the chunks' digests: the chunks hash in parallel threads, since hashlib
   releases the GIL), and the dataset is the SHA-256 of its parts' digests in sorted order: a
   stable order that moving, renaming or re-listing the parts does not change. One read of the
-  bytes (``benchmarks/bench_identity.py`` measures it).
+  bytes (``benchmarks/bench_identity.py`` measures it), remembered across runs while a file's
+  status is unchanged (:mod:`~dpcore.foundations.identity_cache`).
 - **snapshot** (``snapshot:…``): a Spark table's version where its catalog keeps one (Delta,
   Iceberg).
 - **declared** (``declared:…``): what the curator declares for data whose bytes cannot be read
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 import pandas as pd
+
+from dpcore.foundations import identity_cache
 
 __all__ = [
     "CHUNK_BYTES",
@@ -190,6 +193,17 @@ def _dataset(part_digests: Iterable[str]) -> str:
 
 
 def _file_part(path: Path) -> str:
+    """The part digest of one file: remembered from an earlier read while the file's status is
+    unchanged (:mod:`~dpcore.foundations.identity_cache`), else read and hashed."""
+    before = identity_cache.status(path)
+    digest = identity_cache.remembered(path, before)
+    if digest is None:
+        digest = _read_part(path)
+        identity_cache.remember(path, before, digest)
+    return digest
+
+
+def _read_part(path: Path) -> str:
     try:
         with path.open("rb") as handle:
             if handle.read(2) == GZIP_MAGIC:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from dpcore.foundations.identity_cache import CACHE_PATH_ENV
 from dpcore.foundations.ledger import LEDGER_PATH_ENV
 from tests.e2e.helpers import LOAD_TIMEOUT_MS
 
@@ -69,7 +70,12 @@ def running_app(
     URL."""
     port = free_port() if port is None else port
     url = f"http://{address}:{port}"
-    env = {**os.environ, LEDGER_PATH_ENV: str(workdir / "ledger.sqlite"), **(env or {})}
+    env = {
+        **os.environ,
+        LEDGER_PATH_ENV: str(workdir / "ledger.sqlite"),
+        CACHE_PATH_ENV: str(workdir / "identities.sqlite"),
+        **(env or {}),
+    }
     stderr_path = workdir / "stderr.log"
     with open(workdir / "stdout.log", "w") as stdout, open(stderr_path, "w") as stderr:
         server = subprocess.Popen(
