@@ -30,7 +30,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -56,6 +56,7 @@ __all__ = [
     "NeedsRowsInMemory",
     "PersonColumnUnsupported",
     "PlannerUnavailable",
+    "StudyRuns",
     "unit_keyword",
 ]
 
@@ -65,6 +66,17 @@ PreviewT = TypeVar("PreviewT")
 """What the plan's estimate is (:meth:`Analysis.preview`): group estimates, an interval, rows."""
 StudyT = TypeVar("StudyT")
 """What a simulation study returns (:meth:`Analysis.study`): the Compare page's numbers."""
+
+
+@dataclass(frozen=True)
+class StudyRuns:
+    """How a simulation study (:meth:`Analysis.study`) runs: ``replicates`` simulated releases
+    drawn from ``rng``, their intervals at ``level`` (unused by a study that scores estimates,
+    not intervals)."""
+
+    replicates: int
+    rng: np.random.Generator | int | None = None
+    level: float = 0.95
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,19 +249,29 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         plan = self.plan(stats, settings, header)
         return plan.estimate(SimulationNoise(rng=generator), generator)
 
-    @abstractmethod
     def study(
         self,
         stats: StatsT,
         settings: SettingsT,
         budget: Budget,
         *,
-        level: float,
+        level: float = 0.95,
         replicates: int,
         rng: np.random.Generator | int | None = None,
+        **options: Any,
     ) -> StudyT:
         """Many simulated releases at ``budget``, scored against the confidential truth (the
-        Compare page's numbers; numpy noise, no budget spent)."""
+        Compare page's numbers; numpy noise, no budget spent): ``replicates`` of them drawn
+        from ``rng``, their intervals at ``level``. ``options`` are the analysis' own choices
+        of what to study, the keywords of its :meth:`run_study`."""
+        return self.run_study(stats, settings, budget, StudyRuns(replicates, rng, level), **options)
+
+    @abstractmethod
+    def run_study(
+        self, stats: StatsT, settings: SettingsT, budget: Budget, runs: StudyRuns
+    ) -> StudyT:
+        """:meth:`study`, with its runs in one object; an analysis adds its own keyword-only
+        options after ``runs``."""
 
     def error_model(
         self,
