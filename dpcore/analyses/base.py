@@ -171,6 +171,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         """The budget the analysis runs at for a user's ``budget`` (ε or ρ), in the accounting
         of its mechanism; :class:`~dpcore.foundations.errors.BudgetKindError` when it cannot meet it."""
 
+    def native_header(self, settings: SettingsT, header: PlanHeader) -> PlanHeader:
+        """``header`` with its user's budget turned into the one the plan runs at
+        (:meth:`native_budget`)."""
+        return dataclasses.replace(header, budget=self.native_budget(settings, header.budget))
+
     def cost(self, settings: SettingsT, budget: Budget) -> Budget:
         """What a release at a user's ``budget`` takes from the ledger: its
         :meth:`native_budget`, unless the analysis charges its exact cost in another accounting
@@ -223,7 +228,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
     def needs_row_unit(self) -> str:
         """Why the analysis cannot honour a person column yet, and what to do instead."""
         return (
-            f"The {self._title_in_sentence()} counts each row as one person, but the Data page "
+            f"The {self.title_in_sentence()} counts each row as one person, but the Data page "
             "says one person may own several rows (a person column). Its release would protect "
             "one row, not one person, so it cannot be released this way. Choose “Each row is "
             "one person” under “Who is one person?” on the Data page if that is true of your "
@@ -344,17 +349,17 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         only when :attr:`honours_person_column`."""
         raise PlannerUnavailable(
             f"The frontier of groupings covers the mean per group so far, not the "
-            f"{self._title_in_sentence()}. Compare groupings for it by changing them on the Strata page."
+            f"{self.title_in_sentence()}. Compare groupings for it by changing them on the Strata page."
         )
 
     def _no_planner(self) -> str:
         # Said by the app and the command line alike: it names neither's controls.
         return (
             f"The planner covers the mean per group, the ratio of sums, the general estimator "
-            f"and synthetic data so far, not the {self._title_in_sentence()}. Plan one of those "
-            f"instead, or try budgets on simulated releases of the {self._title_in_sentence()}."
+            f"and synthetic data so far, not the {self.title_in_sentence()}. Plan one of those "
+            f"instead, or try budgets on simulated releases of the {self.title_in_sentence()}."
         )
 
-    def _title_in_sentence(self) -> str:
+    def title_in_sentence(self) -> str:
         """The title inside a sentence: its first letter lowered, acronyms kept ("CIs")."""
         return self.title[:1].lower() + self.title[1:]

@@ -378,5 +378,5 @@ def adapter_of(analysis: Analysis) -> AnalysisCli:
 
 
 def in_sentence(analysis: Analysis) -> str:
-    """The analysis' title inside a sentence: its first letter lowered, acronyms kept."""
-    return analysis.title[:1].lower() + analysis.title[1:]
+    """The analysis' title inside a sentence (:meth:`Analysis.title_in_sentence`)."""
+    return analysis.title_in_sentence()

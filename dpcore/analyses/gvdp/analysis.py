@@ -286,8 +286,7 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
     def plan(self, stats: GvdpData, settings: GvdpSettings, header: PlanHeader) -> GvdpPlan:
         model = self.model(settings)
         return GvdpPlan(
-            data=stats, header=dataclasses.replace(header, budget=self.native_budget(
-                settings, header.budget)),
+            data=stats, header=self.native_header(settings, header),
             model=model, bounds=self.bounds(settings, model), k=settings.k,
             strategy=settings.strategy, resamples=settings.resamples, steps=settings.steps,
             beta=settings.beta, mean_fraction=settings.mean_fraction,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -276,9 +275,8 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         """The plan at :meth:`native_budget`; an (ε, δ) budget passes as it is when the groups
         are found privately, whose selection costs a δ (:attr:`MeanPlan.selection`)."""
         selects = header.spec.selects and isinstance(header.budget, ApproxDP)
-        native = header.budget if selects else self.native_budget(settings, header.budget)
         return MeanPlan(
-            values=stats, header=dataclasses.replace(header, budget=native),
+            values=stats, header=header if selects else self.native_header(settings, header),
             estimator=self.estimator(settings), strategy=settings.strategy,
             global_fraction=settings.global_fraction, sampling_error=settings.sampling_error,
             variance_fraction=settings.variance_fraction, bounds=self.private_bounds(settings),

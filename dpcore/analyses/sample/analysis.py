@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 
 from dpcore.analyses.base import Analysis, StudyRuns
@@ -77,9 +75,8 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows, SampleDraw, pd.DataFra
         return settings.columns
 
     def plan(self, stats: SampleRows, settings: SampleSettings, header: PlanHeader) -> SamplePlan:
-        native = self.native_budget(settings, header.budget)
         return SamplePlan(
-            rows=stats, header=dataclasses.replace(header, budget=native), settings=settings
+            rows=stats, header=self.native_header(settings, header), settings=settings
         )
 
     def run_study(

@@ -230,9 +230,8 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.Data
         return check_config(stats, stats.config, grouping.spec, grouping.shares, strategies)
 
     def plan(self, stats: PreparedRows, settings: SynthSettings, header: PlanHeader) -> SynthPlan:
-        native = self.native_budget(settings, header.budget)
         return SynthPlan(
-            prepared=stats, header=dataclasses.replace(header, budget=native),
+            prepared=stats, header=self.native_header(settings, header),
             config=stats.config, strategy=settings.strategy,
         )  # fmt: skip
 
