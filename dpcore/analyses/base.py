@@ -30,7 +30,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -56,6 +56,7 @@ __all__ = [
     "NeedsRowsInMemory",
     "PersonColumnUnsupported",
     "PlannerUnavailable",
+    "StudyRuns",
     "unit_keyword",
 ]
 
@@ -65,6 +66,17 @@ PreviewT = TypeVar("PreviewT")
 """What the plan's estimate is (:meth:`Analysis.preview`): group estimates, an interval, rows."""
 StudyT = TypeVar("StudyT")
 """What a simulation study returns (:meth:`Analysis.study`): the Compare page's numbers."""
+
+
+@dataclass(frozen=True)
+class StudyRuns:
+    """How a simulation study (:meth:`Analysis.study`) runs: ``replicates`` simulated releases
+    drawn from ``rng``, their intervals at ``level`` (unused by a study that scores estimates,
+    not intervals)."""
+
+    replicates: int
+    rng: np.random.Generator | int | None = None
+    level: float = 0.95
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,6 +171,11 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         """The budget the analysis runs at for a user's ``budget`` (ε or ρ), in the accounting
         of its mechanism; :class:`~dpcore.foundations.errors.BudgetKindError` when it cannot meet it."""
 
+    def native_header(self, settings: SettingsT, header: PlanHeader) -> PlanHeader:
+        """``header`` with its user's budget turned into the one the plan runs at
+        (:meth:`native_budget`)."""
+        return dataclasses.replace(header, budget=self.native_budget(settings, header.budget))
+
     def cost(self, settings: SettingsT, budget: Budget) -> Budget:
         """What a release at a user's ``budget`` takes from the ledger: its
         :meth:`native_budget`, unless the analysis charges its exact cost in another accounting
@@ -211,7 +228,7 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
     def needs_row_unit(self) -> str:
         """Why the analysis cannot honour a person column yet, and what to do instead."""
         return (
-            f"The {self._title_in_sentence()} counts each row as one person, but the Data page "
+            f"The {self.title_in_sentence()} counts each row as one person, but the Data page "
             "says one person may own several rows (a person column). Its release would protect "
             "one row, not one person, so it cannot be released this way. Choose “Each row is "
             "one person” under “Who is one person?” on the Data page if that is true of your "
@@ -237,19 +254,29 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         plan = self.plan(stats, settings, header)
         return plan.estimate(SimulationNoise(rng=generator), generator)
 
-    @abstractmethod
     def study(
         self,
         stats: StatsT,
         settings: SettingsT,
         budget: Budget,
         *,
-        level: float,
+        level: float = 0.95,
         replicates: int,
         rng: np.random.Generator | int | None = None,
+        **options: Any,
     ) -> StudyT:
         """Many simulated releases at ``budget``, scored against the confidential truth (the
-        Compare page's numbers; numpy noise, no budget spent)."""
+        Compare page's numbers; numpy noise, no budget spent): ``replicates`` of them drawn
+        from ``rng``, their intervals at ``level``. ``options`` are the analysis' own choices
+        of what to study, the keywords of its :meth:`run_study`."""
+        return self.run_study(stats, settings, budget, StudyRuns(replicates, rng, level), **options)
+
+    @abstractmethod
+    def run_study(
+        self, stats: StatsT, settings: SettingsT, budget: Budget, runs: StudyRuns
+    ) -> StudyT:
+        """:meth:`study`, with its runs in one object; an analysis adds its own keyword-only
+        options after ``runs``."""
 
     def error_model(
         self,
@@ -322,17 +349,17 @@ class Analysis(ABC, Generic[SettingsT, StatsT, PreviewT, StudyT]):
         only when :attr:`honours_person_column`."""
         raise PlannerUnavailable(
             f"The frontier of groupings covers the mean per group so far, not the "
-            f"{self._title_in_sentence()}. Compare groupings for it by changing them on the Strata page."
+            f"{self.title_in_sentence()}. Compare groupings for it by changing them on the Strata page."
         )
 
     def _no_planner(self) -> str:
         # Said by the app and the command line alike: it names neither's controls.
         return (
             f"The planner covers the mean per group, the ratio of sums, the general estimator "
-            f"and synthetic data so far, not the {self._title_in_sentence()}. Plan one of those "
-            f"instead, or try budgets on simulated releases of the {self._title_in_sentence()}."
+            f"and synthetic data so far, not the {self.title_in_sentence()}. Plan one of those "
+            f"instead, or try budgets on simulated releases of the {self.title_in_sentence()}."
         )
 
-    def _title_in_sentence(self) -> str:
+    def title_in_sentence(self) -> str:
         """The title inside a sentence: its first letter lowered, acronyms kept ("CIs")."""
         return self.title[:1].lower() + self.title[1:]

@@ -219,6 +219,25 @@ class CommonChoices:
             )
         return self.value, self.bounds
 
+    def require_noise(self, noise: str, adder: str, chosen_by: str, *, because: str = "") -> None:
+        """Refuse an ``--estimator`` other than ``noise`` ("laplace" or "gaussian"), the noise
+        ``adder`` (e.g. "the general estimator") adds, as ``chosen_by`` (the option that chose
+        it) says; ``because`` adds what follows from that noise."""
+        if self.estimator != noise:
+            raise ValueError(
+                f"{adder} adds {noise.capitalize()} noise{because}: pass --estimator {noise} "
+                f"with {chosen_by}"
+            )
+
+    def refuse_split_strategy(self, works: str) -> None:
+        """Refuse ``--strategy global_and_groups`` for an analysis that ``works`` (e.g. "the
+        general estimator publishes") per group or for everyone, with the whole budget."""
+        if self.strategy == "global_and_groups":
+            raise ValueError(
+                f"{works} per group (stratified) or for everyone (global_only), not both with a "
+                "split budget: choose one --strategy"
+            )
+
     def refuse_value(self, owner: str, instead: str, *, estimator: bool = False) -> None:
         """Refuse ``--value`` and ``--bounds`` (and ``--estimator`` where ``estimator``): an
         analysis that does not average a column says they are for ``owner`` and what it takes
@@ -378,5 +397,5 @@ def adapter_of(analysis: Analysis) -> AnalysisCli:
 
 
 def in_sentence(analysis: Analysis) -> str:
-    """The analysis' title inside a sentence: its first letter lowered, acronyms kept."""
-    return analysis.title[:1].lower() + analysis.title[1:]
+    """The analysis' title inside a sentence (:meth:`Analysis.title_in_sentence`)."""
+    return analysis.title_in_sentence()

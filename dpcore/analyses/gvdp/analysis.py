@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable, StudyRuns
 from dpcore.analyses.gvdp.accuracy import (
     GvdpErrorModel,
     GvdpRunSettings,
@@ -286,26 +286,18 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
     def plan(self, stats: GvdpData, settings: GvdpSettings, header: PlanHeader) -> GvdpPlan:
         model = self.model(settings)
         return GvdpPlan(
-            data=stats, header=dataclasses.replace(header, budget=self.native_budget(
-                settings, header.budget)),
+            data=stats, header=self.native_header(settings, header),
             model=model, bounds=self.bounds(settings, model), k=settings.k,
             strategy=settings.strategy, resamples=settings.resamples, steps=settings.steps,
             beta=settings.beta, mean_fraction=settings.mean_fraction,
             uninformative=settings.uninformative, private_box=self.private_box(settings),
         )  # fmt: skip
 
-    def study(
-        self,
-        stats: GvdpData,
-        settings: GvdpSettings,
-        budget: Budget,
-        *,
-        level: float = 0.95,
-        replicates: int,
-        rng: np.random.Generator | int | None = None,
+    def run_study(
+        self, stats: GvdpData, settings: GvdpSettings, budget: Budget, runs: StudyRuns
     ) -> GVDPCoverage:
-        """Coverage of the full-data estimate over ``replicates`` fresh GVDP runs on the current
-        rows (:func:`~dpcore.analyses.gvdp.coverage_on_data`)."""
+        """Coverage of the full-data estimate over ``runs.replicates`` fresh GVDP runs on the
+        current rows (:func:`~dpcore.analyses.gvdp.coverage_on_data`)."""
         if settings.box_source == "private":
             raise ValueError(
                 "The coverage simulation runs GVDP in a typed box; it does not find the box "
@@ -314,8 +306,8 @@ class GvdpAnalysis(Analysis[GvdpSettings, GvdpData, Interval, GVDPCoverage]):
             )
         model = self.model(settings)
         return coverage_on_data(
-            stats, self.bounds(settings, model), self.run_settings(settings, budget, level),
-            replications=replicates, rng=rng,
+            stats, self.bounds(settings, model), self.run_settings(settings, budget, runs.level),
+            replications=runs.replicates, rng=runs.rng,
         )  # fmt: skip
 
     def planner_settings(self, settings: GvdpSettings) -> GvdpRunSettings:

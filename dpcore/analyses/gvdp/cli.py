@@ -42,16 +42,11 @@ class GvdpCli(AnalysisCli[GvdpSettings]):
         """The general estimator's settings for the mean of ``--value``: the public range and
         row spread of ``--bounds`` and ``--spread``, ``--subsets`` subsets, ``--strategy``."""
         value, (low, high) = common.value_and_bounds("the general estimator")
-        if common.estimator != "gaussian":
-            raise ValueError(
-                "the general estimator adds Gaussian noise, so its budget is in ρ-zCDP: pass "
-                "--estimator gaussian with --analysis gvdp"
-            )
-        if common.strategy == "global_and_groups":
-            raise ValueError(
-                "the general estimator publishes per group (stratified) or for everyone "
-                "(global_only), not both with a split budget: choose one --strategy"
-            )
+        common.require_noise(
+            "gaussian", "the general estimator", "--analysis gvdp",
+            because=", so its budget is in ρ-zCDP",
+        )  # fmt: skip
+        common.refuse_split_strategy("the general estimator publishes")
         if not low < high:
             raise ValueError(f"--bounds: L must be below U, got {low:g},{high:g}")
         spread = args.spread if args.spread is not None else (high - low) / 2

@@ -36,6 +36,7 @@ from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import CoverageNote, PlanHeader, Progress, ReleaseRow
 from dpcore.release.preview import simulated_preview
+from dpcore.release.whole_budget import ChargesWholeBudget
 
 __all__ = ["HEAVY_TAIL_NOTE", "GvdpPlan", "GvdpRow"]
 
@@ -108,7 +109,7 @@ def _rows(
 
 
 @dataclass(frozen=True)
-class GvdpPlan:
+class GvdpPlan(ChargesWholeBudget):
     r"""A planned GVDP release: estimates and valid intervals per group and for the population.
 
     Follows :class:`dpcore.release.ReleasePlan`. ``strategy="stratified"`` runs GVDP (paper
@@ -243,11 +244,6 @@ class GvdpPlan:
             "such a release. Raise ρ on the Budget page, raise k on the Estimator page, merge "
             "small groups on the Strata page, or choose to withhold those groups."
         )
-
-    @property
-    def cost(self) -> ZCDP:
-        """ρ: one GVDP run, or disjoint groups' runs in parallel (McSherry 2009, Thm. 4)."""
-        return self.header.budget
 
     @property
     def statistic(self) -> str:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable, StudyRuns
 from dpcore.analyses.mean.accuracy import check_by_simulation, mean_error_model
 from dpcore.analyses.mean.aggregate import aggregate_mean
 from dpcore.analyses.mean.coinpress import CoinPressMean
@@ -276,31 +275,28 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         """The plan at :meth:`native_budget`; an (ε, δ) budget passes as it is when the groups
         are found privately, whose selection costs a δ (:attr:`MeanPlan.selection`)."""
         selects = header.spec.selects and isinstance(header.budget, ApproxDP)
-        native = header.budget if selects else self.native_budget(settings, header.budget)
         return MeanPlan(
-            values=stats, header=dataclasses.replace(header, budget=native),
+            values=stats, header=header if selects else self.native_header(settings, header),
             estimator=self.estimator(settings), strategy=settings.strategy,
             global_fraction=settings.global_fraction, sampling_error=settings.sampling_error,
             variance_fraction=settings.variance_fraction, bounds=self.private_bounds(settings),
         )  # fmt: skip
 
-    def study(
+    def run_study(
         self,
         stats: GroupValues,
         settings: MeanSettings,
         budget: Budget,
+        runs: StudyRuns,
         *,
-        level: float = 0.95,
-        replicates: int,
-        rng: np.random.Generator | int | None = None,
         strategy: Strategy = "stratified",
         per_group: bool = True,
         absolute: bool = False,
     ) -> MeanStudy:
-        """``replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
+        """``runs.replicates`` simulated releases of ``strategy`` at ``budget`` (the user's; run at
         :meth:`native_budget`, divided among the rows one person may own, as the release
         divides it: :meth:`PrivacyUnit.row_budget <dpcore.foundations.privacy_unit.PrivacyUnit.row_budget>`),
-        scored against the true clipped means (``level`` unused: the study scores estimates,
+        scored against the true clipped means (``runs.level`` unused: the study scores estimates,
         not intervals). ``per_group=False`` leaves out the per-group
         summary, which a privacy–utility curve does not show: its percentiles over thousands
         of groups cost as much as the simulation's noise. ``absolute=True`` scores absolute
@@ -309,8 +305,8 @@ class MeanAnalysis(Analysis[MeanSettings, GroupValues, StrategyResult, MeanStudy
         simulation = simulate_releases(
             stats, self.bounded_estimator(settings),
             stats.unit.row_budget(self.native_budget(settings, budget)),
-            strategy=strategy, global_fraction=settings.global_fraction, replicates=replicates,
-            rng=rng, absolute_over=self.error_width(settings) if absolute else None,
+            strategy=strategy, global_fraction=settings.global_fraction,
+            replicates=runs.replicates, rng=runs.rng, absolute_over=self.error_width(settings) if absolute else None,
         )  # fmt: skip
         return MeanStudy(simulation.metrics(), simulation.summary() if per_group else None)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable
+from dpcore.analyses.base import Analysis, EngineStatistics, PlannerUnavailable, StudyRuns
 from dpcore.analyses.ratio.accuracy import UNPLANNED_MECHANISM, ratio_check, ratio_error_model
 from dpcore.analyses.ratio.aggregate import aggregate_ratio
 from dpcore.analyses.ratio.budget import release_arguments, release_cost
@@ -304,24 +304,23 @@ class RatioAnalysis(Analysis[RatioSettings, GroupRatioSums, RatioResult, pd.Data
             scale=settings.scale, B=settings.B,
         )  # fmt: skip
 
-    def study(
+    def run_study(
         self,
         stats: GroupRatioSums,
         settings: RatioSettings,
         budget: Budget,
+        runs: StudyRuns,
         *,
-        level: float = 0.95,
-        replicates: int,
-        rng: np.random.Generator | int | None = None,
         methods: Sequence[Method] = ("none", "monte_carlo", "analytical"),
         resampled: RatioSums | None = None,
     ) -> pd.DataFrame:
-        """Coverage, width and interval score of ``methods`` over ``replicates`` simulated
+        """Coverage, width and interval score of ``methods`` over ``runs.replicates`` simulated
         releases at ``budget`` (:func:`simulate_ratio_intervals`; with ``resampled`` bootstrap
         sums the rows are redrawn too)."""
         return simulate_ratio_intervals(
             stats, **self.arguments(settings, budget), methods=methods, scale=settings.scale,
-            level=level, B=settings.B, replicates=replicates, resampled=resampled, rng=rng,
+            level=runs.level, B=settings.B, replicates=runs.replicates, resampled=resampled,
+            rng=runs.rng,
         )  # fmt: skip
 
     def planned_composition(self, settings: RatioSettings, budget_kind: Kind) -> Composition:

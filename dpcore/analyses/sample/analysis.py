@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis
+from dpcore.analyses.base import Analysis, StudyRuns
 from dpcore.analyses.sample.plan import SampleDraw, SamplePlan, SampleSettings, records_problem
 from dpcore.analyses.sample.rows import SampleRows, column_problem, prepare_sample_rows
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp
@@ -78,29 +75,21 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows, SampleDraw, pd.DataFra
         return settings.columns
 
     def plan(self, stats: SampleRows, settings: SampleSettings, header: PlanHeader) -> SamplePlan:
-        native = self.native_budget(settings, header.budget)
         return SamplePlan(
-            rows=stats, header=dataclasses.replace(header, budget=native), settings=settings
+            rows=stats, header=self.native_header(settings, header), settings=settings
         )
 
-    def study(
-        self,
-        stats: SampleRows,
-        settings: SampleSettings,
-        budget: Budget,
-        *,
-        level: float = 0.95,
-        replicates: int,
-        rng: np.random.Generator | int | None = None,
+    def run_study(
+        self, stats: SampleRows, settings: SampleSettings, budget: Budget, runs: StudyRuns
     ) -> pd.DataFrame:
-        """One record's output distribution at ``budget``, simulated over ``replicates`` runs
-        (numpy noise) and compared with the group's own (``level`` unused): the distance, the
+        """One record's output distribution at ``budget``, simulated over ``runs.replicates``
+        runs (numpy noise) and compared with the group's own (``runs.level`` unused): the distance, the
         paper's guarantee, the rows per part. A curator's view of the confidential rows."""
         plan = SamplePlan(
             rows=stats, header=_study_header(stats, self.native_budget(settings, budget)),
             settings=settings,
         )  # fmt: skip
-        result = plan.simulate(runs=replicates, rng=rng)
+        result = plan.simulate(runs=runs.replicates, rng=runs.rng)
         return pd.DataFrame(
             [
                 {
@@ -108,7 +97,7 @@ class SampleAnalysis(Analysis[SampleSettings, SampleRows, SampleDraw, pd.DataFra
                     "floor": result["floor"],
                     "guarantee": result["guarantee"],
                     "part_rows": result["part_rows"],
-                    "reps": replicates,
+                    "reps": runs.replicates,
                 }
             ]
         )

@@ -30,12 +30,13 @@ from dpcore.analyses.sample.rows import (
     domain_size,
     prepare_sample_rows,
 )
-from dpcore.foundations.accounting import ZCDP, Budget, PureDP
+from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.column_choices import choice_of, with_choice
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import PlanHeader, Progress, SyntheticRow
 from dpcore.release.preview import preview_frame
+from dpcore.release.whole_budget import ChargesWholeBudget
 
 __all__ = [
     "MAX_RECORDS",
@@ -111,7 +112,7 @@ class SampleDraw:
 
 
 @dataclass(frozen=True)
-class SamplePlan:
+class SamplePlan(ChargesWholeBudget):
     r"""A planned release of ``records`` private records of one group.
 
     Each record comes from its own disjoint part of the group's rows (:mod:`.draw`), so the
@@ -225,10 +226,6 @@ class SamplePlan:
             )
 
     # ---- the release -----------------------------------------------------------------------
-
-    @property
-    def cost(self) -> Budget:
-        return self.header.budget
 
     @property
     def interval_description(self) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpcore.analyses.base import Analysis, EngineStatistics
+from dpcore.analyses.base import Analysis, EngineStatistics, StudyRuns
 from dpcore.analyses.synth.accuracy import (
     SIMULATION_SIZES,
     SynthErrorModel,
@@ -230,37 +230,35 @@ class SynthAnalysis(Analysis[SynthSettings, PreparedRows, SyntheticData, pd.Data
         return check_config(stats, stats.config, grouping.spec, grouping.shares, strategies)
 
     def plan(self, stats: PreparedRows, settings: SynthSettings, header: PlanHeader) -> SynthPlan:
-        native = self.native_budget(settings, header.budget)
         return SynthPlan(
-            prepared=stats, header=dataclasses.replace(header, budget=native),
+            prepared=stats, header=self.native_header(settings, header),
             config=stats.config, strategy=settings.strategy,
         )  # fmt: skip
 
-    def study(
+    def run_study(
         self,
         stats: PreparedRows,
         settings: SynthSettings,
         budget: Budget,
+        runs: StudyRuns,
         *,
-        level: float = 0.95,
-        replicates: int,
-        rng: np.random.Generator | int | None = None,
         strategies: tuple[Strategy, ...] = ("stratified", "vanilla"),
         workload: GroupWorkload | None = None,
         progress: Progress | None = None,
     ) -> pd.DataFrame:
-        """Per-group 3-way workload error of ``replicates`` simulated syntheses per strategy at
-        ``budget`` (:func:`~dpcore.analyses.synth.sweep_errors`; ``level`` unused: synthetic
+        """Per-group 3-way workload error of ``runs.replicates`` simulated syntheses per strategy
+        at ``budget`` (:func:`~dpcore.analyses.synth.sweep_errors`; ``runs.level`` unused: synthetic
         rows have no intervals). ``workload`` is
         :func:`~dpcore.analyses.synth.build_workload` of ``stats``, for a caller that scores
         several budgets on the same rows (the real tables counted once)."""
         grouping = stats.grouping
         epsilon = self.run_epsilon(settings, budget)
         # sweep_errors seeds run r with (seed, r): common random numbers across ε.
+        rng = runs.rng
         seed = rng if isinstance(rng, int | np.integer) else int(as_rng(rng).integers(2**32))
         return sweep_errors(
             stats, stats.config, grouping.spec, grouping.shares, epsilons=(epsilon,),
-            strategies=strategies, runs=replicates, rng=int(seed), workload=workload,
+            strategies=strategies, runs=runs.replicates, rng=int(seed), workload=workload,
             progress=progress,
         )  # fmt: skip
 

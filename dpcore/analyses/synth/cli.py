@@ -66,17 +66,11 @@ class SynthCli(AnalysisCli[SynthSettings]):
         common.refuse_value(
             "the mean", "synthetic data takes --synthesizer, --columns and --synth-rows"
         )
-        noise = "gaussian" if args.synthesizer in MBI_METHODS else "laplace"
-        if common.estimator != noise:
-            raise ValueError(
-                f"{METHOD_NAMES[args.synthesizer]} adds {noise.capitalize()} noise: pass "
-                f"--estimator {noise} with --synthesizer {args.synthesizer}"
-            )
-        if common.strategy == "global_and_groups":
-            raise ValueError(
-                "synthetic data is made with one model per group (stratified) or one model for "
-                "everyone (global_only), not both: choose one --strategy"
-            )
+        common.require_noise(
+            "gaussian" if args.synthesizer in MBI_METHODS else "laplace",
+            METHOD_NAMES[args.synthesizer], f"--synthesizer {args.synthesizer}",
+        )  # fmt: skip
+        common.refuse_split_strategy("synthetic data is made with one model")
         defaults = SynthSettings()
         return SynthSettings(
             method=args.synthesizer, columns=args.columns, n_rows=args.synth_rows,
