@@ -88,6 +88,7 @@ __all__ = [
     "WORD_MULTIPLIERS",
     "BlbQuery",
     "double_words",
+    "product_column",
     "raw_sums",
     "row_bag_sums",
     "sum_names",
@@ -142,6 +143,17 @@ class BlbQuery:
             for j in range(self.resamples)
             for name, factors in sum_names(j, self.design)
         )
+
+    @property
+    def products(self) -> list[tuple[int, ...]]:
+        """The distinct products of inputs the sums multiply, in order (the count, (), aside):
+        each engine computes each once per unit, in its column :func:`product_column`."""
+        return sorted({factors for _, _, factors in self.sums if factors})
+
+
+def product_column(factors: tuple[int, ...]) -> str:
+    """The per-unit column of the bound-weighted product of the inputs ``factors``."""
+    return "__p_" + "_".join(str(i) for i in factors) if factors else "__w"
 
 
 def sum_names(j: int, p: int) -> list[tuple[str, tuple[int, ...]]]:
@@ -205,7 +217,7 @@ def raw_sums(query: BlbQuery) -> list[tuple[str, int | None, tuple[int, ...]]]:
     (``bit{j}_*``). Since :math:`w_j = 1 - c + 2cb_j`, :math:`\sum w_j x = (1 - c)\sum x +
     2c\sum_{b_j = 1} x` (:func:`weigh`): sums of integers stay exact whatever the order in
     which an engine adds them, so every engine gives the same weighted sums."""
-    products = sorted({factors for _, _, factors in query.sums})
+    products = [(), *query.products]  # every resample sums the weight itself (xx_0_0)
     out = [(raw_name("all", f), None, f) for f in products]
     out += [(raw_name(f"bit{j}", f), j, f) for j in range(query.resamples) for f in products]
     return out

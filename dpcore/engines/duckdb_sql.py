@@ -29,6 +29,7 @@ from dpcore.engines.blb import (
     SUBSET,
     WORD_MULTIPLIERS,
     BlbQuery,
+    product_column,
     raw_sums,
 )
 from dpcore.engines.cell_keys import key_kind
@@ -324,16 +325,6 @@ def draws_sql(inner: str, query: BlbQuery) -> str:
         {", ".join(sums)} FROM ({sql}) GROUP BY ALL"""
 
 
-def product_column(factors: tuple[int, ...]) -> str:
-    """The per-unit column of the bound-weighted product of the inputs ``factors``."""
-    return "__p_" + "_".join(str(i) for i in factors) if factors else "__w"
-
-
-def products_of(query: BlbQuery) -> list[tuple[int, ...]]:
-    """The distinct factor tuples the sums multiply (the count, (), aside)."""
-    return sorted({factors for _, _, factors in query.sums if factors})
-
-
 def blb_rows_sql(query: BlbQuery, kinds: dict[str, str], source: str, table: str) -> str:
     """A bag of little bootstraps over rows without a person column: per group the rows of
     each content (values) counted, its copies numbered 1..m, each copy hashed (module doc of
@@ -351,9 +342,7 @@ def blb_rows_sql(query: BlbQuery, kinds: dict[str, str], source: str, table: str
         worded = double_words_sql(worded, v, f"__d{i}_")
     words = [str(CONTENT_TAG), "__group"]
     words += [f"__d{i}_{part}" for i in range(len(values)) for part in range(3)]
-    products = "".join(
-        f", {product_sql(f, values)} AS {product_column(f)}" for f in products_of(query)
-    )
+    products = "".join(f", {product_sql(f, values)} AS {product_column(f)}" for f in query.products)
     copy_word = f"((__copy * {WORD_MULTIPLIERS[len(words)]}) & {MASK})"
     copies = f"SELECT *, unnest(range(1, __m + 1)) AS __copy FROM ({worded})"
     hashed = f"""SELECT __group, __k, {number(1.0)} AS __w{products},
@@ -369,7 +358,7 @@ def blb_people_sql(query: BlbQuery, kinds: dict[str, str], source: str, table: s
     sums of products, hashed by the person's id (module doc of :mod:`dpcore.engines.blb`)."""
     rows = query.rows
     values = [value_name(i) for i in range(len(rows.inputs))]
-    factors = products_of(query)
+    factors = query.products
     summands = [(product_column(f), product_sql(f, values)) for f in factors]
     chosen = chosen_sql(rows, kinds, source, table, cells, summands)
     columns = "".join(f", __t{i} AS {product_column(f)}" for i, f in enumerate(factors))

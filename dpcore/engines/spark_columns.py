@@ -25,6 +25,7 @@ from dpcore.engines.blb import (
     SUBSET,
     WORD_MULTIPLIERS,
     BlbQuery,
+    product_column,
     raw_sums,
 )
 from dpcore.engines.cell_keys import key_kind
@@ -300,15 +301,6 @@ def draws(units, query: BlbQuery):
     )
 
 
-def product_column(factors: tuple[int, ...]) -> str:
-    """The per-unit column of the bound-weighted product of the inputs ``factors``."""
-    return "__p_" + "_".join(str(i) for i in factors) if factors else "__w"
-
-
-def products_of(query: BlbQuery) -> list[tuple[int, ...]]:
-    return sorted({factors for _, _, factors in query.sums if factors})
-
-
 def product_of_values(factors: tuple[int, ...]):
     from pyspark.sql import functions as F
 
@@ -340,7 +332,7 @@ def blb_rows(frame, query: BlbQuery, kinds: dict[str, str], table):
     key = (F.col("__lin") + copy_word).bitwiseAND(F.lit(MASK)).bitwiseXOR(F.lit(query.salt_word))
     units = copies.select(
         "__group", "__k", F.lit(1.0).alias("__w"),
-        *(product_of_values(f).alias(product_column(f)) for f in products_of(query)),
+        *(product_of_values(f).alias(product_column(f)) for f in query.products),
         mixed(key).alias("__s"),
     )  # fmt: skip
     return draws(units, query)
@@ -352,7 +344,7 @@ def blb_people(frame, query: BlbQuery, kinds: dict[str, str], table, cells: int)
     from pyspark.sql import functions as F
 
     rows = query.rows
-    factors = products_of(query)
+    factors = query.products
     summands = [(product_column(f), product_of_values(f)) for f in factors]
     picked = chosen(frame, rows, kinds, table, cells, summands)
     rank = F.lit(cells - 1) - F.col("__key") % F.lit(cells)

@@ -14,6 +14,7 @@ total of 1.0 exactly — no spurious overspend from binary rounding, and no real
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import ClassVar, Literal
@@ -56,58 +57,59 @@ def format_components(components: dict[str, float | Decimal]) -> str:
     return ", ".join(f"{SYMBOLS[k]} = {float(v):.6g}" for k, v in components.items())
 
 
+class _Components:
+    """What every kind of budget does alike: check each component on construction (``checks``
+    maps a component to its validator, in order), list the components, and read them out
+    followed by the kind's ``title``."""
+
+    kind: ClassVar[Kind]
+    title: ClassVar[str]
+    checks: ClassVar[dict[str, Callable[[str, object], float]]]
+
+    def __post_init__(self) -> None:
+        for name, check in self.checks.items():
+            object.__setattr__(self, name, check(name, getattr(self, name)))
+
+    def components(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.checks}
+
+    def __str__(self) -> str:
+        return f"{format_components(self.components())} ({self.title})"
+
+
 @dataclass(frozen=True)
-class PureDP:
+class PureDP(_Components):
     """ε-differential privacy (Dwork et al. 2006)."""
 
     epsilon: float
     kind: ClassVar[Kind] = "pure"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", positive_number("epsilon", self.epsilon))
-
-    def components(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon}
+    title: ClassVar[str] = "pure DP"
+    checks: ClassVar[dict] = {"epsilon": positive_number}
 
     def to_zcdp(self) -> ZCDP:
         r"""ε-DP implies ρ-zCDP with :math:`\rho = \varepsilon^2 / 2` (Bun & Steinke 2016, Prop. 1.4)."""
         return ZCDP(self.epsilon**2 / 2)
 
-    def __str__(self) -> str:
-        return f"{format_components(self.components())} (pure DP)"
-
 
 @dataclass(frozen=True)
-class ApproxDP:
+class ApproxDP(_Components):
     """(ε, δ)-differential privacy with 0 < δ < 1. Use :class:`PureDP` when δ = 0."""
 
     epsilon: float
     delta: float
     kind: ClassVar[Kind] = "approx"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", positive_number("epsilon", self.epsilon))
-        object.__setattr__(self, "delta", open_unit_interval("delta", self.delta))
-
-    def components(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon, "delta": self.delta}
-
-    def __str__(self) -> str:
-        return f"{format_components(self.components())} (approximate DP)"
+    title: ClassVar[str] = "approximate DP"
+    checks: ClassVar[dict] = {"epsilon": positive_number, "delta": open_unit_interval}
 
 
 @dataclass(frozen=True)
-class ZCDP:
+class ZCDP(_Components):
     """ρ-zero-concentrated differential privacy (Bun & Steinke 2016)."""
 
     rho: float
     kind: ClassVar[Kind] = "zcdp"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", positive_number("rho", self.rho))
-
-    def components(self) -> dict[str, float]:
-        return {"rho": self.rho}
+    title: ClassVar[str] = "zCDP"
+    checks: ClassVar[dict] = {"rho": positive_number}
 
     def to_approx_dp(self, delta: float) -> ApproxDP:
         r"""The smallest ε such that ρ-zCDP implies (ε, δ)-DP, by Canonne, Kamath & Steinke (2020).
@@ -146,9 +148,6 @@ class ZCDP:
         # For tiny ρ and large δ the optimum is ≤ 0: then every ε > 0 is valid, so take the
         # a negligible positive ε rather than an invalid one.
         return ApproxDP(max(min(tight, classic), _SMALLEST_EPSILON), delta)
-
-    def __str__(self) -> str:
-        return f"{format_components(self.components())} (zCDP)"
 
 
 Budget = PureDP | ApproxDP | ZCDP

@@ -88,8 +88,7 @@ def prepare_rows(data: Data, estimator: object) -> tuple[tuple[np.ndarray, ...],
         raise TypeError(
             f"`estimator` must be a string, got {type(estimator).__name__} {estimator!r}"
         )
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"`estimator` must be one of {sorted(ESTIMATORS)}, got {estimator!r}")
+    ESTIMATORS.check("estimator", estimator)
     if estimator == "mean":
         rows = _mean_rows(data)
     elif estimator == "weighted_mean":

@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 
 from dpcore.foundations.accounting import ZCDP
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.validation import (
     finite_number,
     open_unit_interval,
@@ -39,12 +40,15 @@ __all__ = [
 Estimator = Literal["mean", "weighted_mean", "ols", "logistic"]
 
 
-ESTIMATORS: dict[str, str] = {
-    "mean": "Mean of each column",
-    "weighted_mean": "Weighted mean of each column (positive row weights)",
-    "ols": "Linear regression (OLS) coefficients",
-    "logistic": "Logistic regression coefficients",
-}
+ESTIMATORS = Choices(
+    Estimator,
+    {
+        "mean": "Mean of each column",
+        "weighted_mean": "Weighted mean of each column (positive row weights)",
+        "ols": "Linear regression (OLS) coefficients",
+        "logistic": "Logistic regression coefficients",
+    },
+)
 
 
 ROWS_PER_COEFFICIENT = 5
@@ -80,10 +84,7 @@ def recommended_subset_rows(n: int, estimator: str, d: int) -> int:
     the sampling law); n is public (§2.2), so a k chosen from it costs nothing.
     """
     n, d = positive_int("n", n), positive_int("d", d)
-    if estimator not in NEARLY_UNBIASED_ROWS:
-        raise ValueError(
-            f"`estimator` must be one of {sorted(NEARLY_UNBIASED_ROWS)}, got {estimator!r}"
-        )
+    ESTIMATORS.check("estimator", estimator)
     return max(NEARLY_UNBIASED_ROWS[estimator] * d, math.ceil(ROOT_SHARE * math.sqrt(n)))
 
 

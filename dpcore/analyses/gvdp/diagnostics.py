@@ -91,16 +91,15 @@ def synthetic_truth(kind: ModelKind, d: int) -> tuple[np.ndarray, np.ndarray]:
       E[p(1-p)xx^\top]`, computed once from 400,000 draws with a fixed seed (public: no data).
     """
     positive_int("d", d)
+    MODELS.check("kind", kind)
     if kind == "mean":
         if d != 1:
             raise ValueError(f"`d` must be 1 for the mean, got {d}")
         return np.ones(1), np.ones(1)
     if kind == "ols":
         return np.r_[1.0, np.full(d - 1, SYNTHETIC_SLOPE)], np.ones(d)
-    if kind == "logistic":
-        beta = np.r_[-1.0, np.full(d - 1, SYNTHETIC_SLOPE)]
-        return beta, np.array(_logistic_variances(d))
-    raise ValueError(f"`kind` must be one of {sorted(MODELS)}, got {kind!r}")
+    beta = np.r_[-1.0, np.full(d - 1, SYNTHETIC_SLOPE)]  # logistic
+    return beta, np.array(_logistic_variances(d))
 
 
 def synthetic_coefficients(kind: ModelKind, d: int) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from dpcore.analyses.gvdp.estimator import (
 )
 from dpcore.analyses.gvdp.found_box import PrivateBox
 from dpcore.analyses.gvdp.model import GvdpBoundsSpec, GvdpModel
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.mechanisms import NoiseSource, as_noise_source
 from dpcore.foundations.validation import (
     as_rng,
@@ -55,10 +56,13 @@ __all__ = [
 Strategy = Literal["stratified", "global_only"]
 
 
-STRATEGIES: dict[str, str] = {
-    "stratified": "per group (stratified), recombined with public shares",
-    "global_only": "whole population only",
-}
+STRATEGIES = Choices(
+    Strategy,
+    {
+        "stratified": "per group (stratified), recombined with public shares",
+        "global_only": "whole population only",
+    },
+)
 
 
 ALL = "All"

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.analyses.gvdp.bounds import ROWS_PER_COEFFICIENT, GVDPBounds
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.labels import plain_number
 from dpcore.foundations.validation import (
     finite_number,
@@ -36,20 +37,26 @@ __all__ = [
 ModelKind = Literal["mean", "ols", "logistic"]
 
 
-MODELS: dict[str, str] = {
-    "mean": "Mean of a column",
-    "ols": "Linear regression (OLS)",
-    "logistic": "Logistic regression",
-}
+MODELS = Choices(
+    ModelKind,
+    {
+        "mean": "Mean of a column",
+        "ols": "Linear regression (OLS)",
+        "logistic": "Logistic regression",
+    },
+)
 
 
 BoundsMode = Literal["box", "guess"]
 
 
-BOUNDS_MODES: dict[str, str] = {
-    "box": "Explicit public ranges",
-    "guess": "A public guess × a safety factor",
-}
+BOUNDS_MODES = Choices(
+    BoundsMode,
+    {
+        "box": "Explicit public ranges",
+        "guess": "A public guess × a safety factor",
+    },
+)
 
 
 INTERCEPT = "intercept"
@@ -78,8 +85,7 @@ class GvdpModel:
     covariates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in MODELS:
-            raise ValueError(f"`kind` must be one of {sorted(MODELS)}, got {self.kind!r}")
+        MODELS.check("kind", self.kind)
         if not isinstance(self.outcome, str) or not self.outcome:
             raise TypeError(f"`outcome` must be a column name (str), got {self.outcome!r}")
         if isinstance(self.covariates, str):
@@ -300,8 +306,7 @@ class GvdpBoundsSpec:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if self.mode not in BOUNDS_MODES:
-            raise ValueError(f"`mode` must be one of {sorted(BOUNDS_MODES)}, got {self.mode!r}")
+        BOUNDS_MODES.check("mode", self.mode)
         if isinstance(self.coefficients, str) or not self.coefficients:
             raise ValueError(f"`coefficients` must name the coordinates, got {self.coefficients!r}")
         names = tuple(str(c) for c in self.coefficients)

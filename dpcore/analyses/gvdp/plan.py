@@ -164,10 +164,7 @@ class GvdpPlan(ChargesWholeBudget):
                 f"`budget` must be a ZCDP budget (GVDP adds Gaussian noise, so it meets ρ-zCDP "
                 f"but never pure ε-DP), got {type(budget).__name__} {budget!r}"
             )
-        if self.strategy not in STRATEGIES:
-            raise ValueError(
-                f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
-            )
+        STRATEGIES.check("strategy", self.strategy)
         check_model_bounds(self.bounds, self.model)
         if self.private_box is not None:
             instance_of("private_box", self.private_box, PrivateBox)
@@ -182,11 +179,7 @@ class GvdpPlan(ChargesWholeBudget):
             problem = self.data.group_problem(settings.k, settings.resamples)
             if problem is not None:
                 raise ValueError(problem)
-        if self.uninformative not in UNINFORMATIVE:
-            raise ValueError(
-                f"`uninformative` must be one of {sorted(UNINFORMATIVE)}, got "
-                f"{self.uninformative!r}"
-            )
+        UNINFORMATIVE.check("uninformative", self.uninformative)
         if self.uninformative == "refuse" and any(self.withheld_groups().values()):
             raise ValueError(self._refusal())
         by = f" by {self.header.by}" if self.strategy == "stratified" else ""

@@ -25,6 +25,7 @@ import numpy as np
 
 from dpcore.analyses.gvdp.bounds import RhoSpent
 from dpcore.analyses.gvdp.private import tail_radius
+from dpcore.foundations.choices import Choices
 
 __all__ = [
     "UNINFORMATIVE",
@@ -36,10 +37,13 @@ __all__ = [
 
 Uninformative = Literal["withhold", "refuse"]
 
-UNINFORMATIVE: dict[str, str] = {
-    "withhold": "Withhold those groups and release the others",
-    "refuse": "Refuse the whole release until every group has enough subsets",
-}
+UNINFORMATIVE = Choices(
+    Uninformative,
+    {
+        "withhold": "Withhold those groups and release the others",
+        "refuse": "Refuse the whole release until every group has enough subsets",
+    },
+)
 """What to do with a group too small for an informative GVDP release (the user's choice)."""
 
 _MAX_SUBSETS = 10**9

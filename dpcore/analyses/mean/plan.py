@@ -140,10 +140,7 @@ class MeanPlan(MeanIntervals):
                 "`estimator` must be a LaplaceMean, GaussianMean or CoinPressMean, got "
                 f"{type(self.estimator).__name__}"
             )
-        if self.strategy not in STRATEGIES:
-            raise ValueError(
-                f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
-            )
+        STRATEGIES.check("strategy", self.strategy)
         open_unit_interval("global_fraction", self.global_fraction)
         check_sizes_stay_private(self)
         if self.header.spec.selects:

@@ -23,6 +23,7 @@ import numpy as np
 
 from dpcore.analyses.mean.statistics import GroupValues
 from dpcore.foundations.accounting import Budget, parallel, scale, sequential
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.labels import list_labels
 from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
@@ -44,17 +45,23 @@ __all__ = [
 ]
 
 Strategy = Literal["stratified", "global_only", "global_and_groups"]
-STRATEGY_NAMES: dict[str, str] = {
-    "stratified": "One estimate per group",
-    "global_only": "One estimate for everyone",
-    "global_and_groups": "Both, budget split",
-}
+STRATEGY_NAMES = Choices(
+    Strategy,
+    {
+        "stratified": "One estimate per group",
+        "global_only": "One estimate for everyone",
+        "global_and_groups": "Both, budget split",
+    },
+)
 """What a user reads for each strategy (the paper's stratified, vanilla (i) and vanilla (ii))."""
-STRATEGIES: dict[str, str] = {
-    "stratified": "One estimate per group, each with the full budget, recombined for everyone",
-    "global_only": "One estimate for everyone, used for every group",
-    "global_and_groups": "Both: one for everyone and one per group, the budget split between them",
-}
+STRATEGIES = Choices(
+    Strategy,
+    {
+        "stratified": "One estimate per group, each with the full budget, recombined for everyone",
+        "global_only": "One estimate for everyone, used for every group",
+        "global_and_groups": "Both: one for everyone and one per group, the budget split between them",
+    },
+)
 """Each strategy in one sentence."""
 
 
@@ -321,6 +328,7 @@ def run_strategy(
     :class:`~dpcore.analyses.mean.found_bounds.PrivatelyBounded`) finds them once, first, from
     the same noise source; the strategy then runs at the rest of the budget, and the result
     carries the bounds and the whole cost."""
+    STRATEGIES.check("strategy", strategy)
     if getattr(estimator, "resolve", None) is not None:
         source = as_noise_source(noise, rng=rng)
         fixed, rest, found = estimator.resolve(
@@ -341,8 +349,6 @@ def run_strategy(
         return stratified_mean(strata, estimator, budget, shares, **common)
     if strategy == "global_only":
         return global_only_mean(strata, estimator, budget, **common)
-    if strategy == "global_and_groups":
-        return global_and_group_means(
-            strata, estimator, budget, global_fraction=global_fraction, shares=shares, **common
-        )
-    raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")
+    return global_and_group_means(
+        strata, estimator, budget, global_fraction=global_fraction, shares=shares, **common
+    )

@@ -16,7 +16,6 @@ from scipy.special import log_ndtr, ndtr, ndtri
 from dpcore.analyses.ratio.noise import (
     RatioRelease,
     check_budget_args,
-    check_option,
     release_ratio_sums,
 )
 from dpcore.analyses.ratio.sums import (
@@ -372,8 +371,8 @@ def _interval(
 
 
 def _check_interval_args(method: object, scale: object, level: object, B: object) -> float:
-    check_option("method", method, METHODS)
-    check_option("scale", scale, SCALES)
+    METHODS.check("method", method)
+    SCALES.check("scale", scale)
     positive_int("B", B)
     return open_unit_interval("level", level)
 

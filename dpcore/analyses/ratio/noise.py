@@ -42,7 +42,6 @@ from dpcore.foundations.validation import (
     positive_int,
     positive_number,
     real_number,
-    shown,
 )
 
 __all__ = [
@@ -112,18 +111,10 @@ class RatioRelease:
         return 2 * scale**2 if self.mechanism == "laplace" else scale**2
 
 
-def check_option(name: str, value: object, options: dict[str, str]) -> str:
-    if value not in options:
-        raise ValueError(
-            f"`{name}` must be one of {', '.join(map(repr, options))}, got {shown(value)}"
-        )
-    return value
-
-
 def check_noise_choice(mechanism: object, composition: object) -> None:
     """``ValueError`` naming the choices unless ``mechanism`` and ``composition`` are known."""
-    check_option("mechanism", mechanism, MECHANISMS)
-    check_option("composition", composition, COMPOSITIONS)
+    MECHANISMS.check("mechanism", mechanism)
+    COMPOSITIONS.check("composition", composition)
 
 
 def check_budget_args(

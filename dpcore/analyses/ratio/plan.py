@@ -29,7 +29,7 @@ from dpcore.foundations.accounting import (
 from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-from dpcore.foundations.validation import instance_of, positive_int, shown
+from dpcore.foundations.validation import instance_of, positive_int
 from dpcore.release.plan import CoverageNote, PlanHeader, Progress
 from dpcore.release.preview import simulated_preview
 
@@ -117,12 +117,8 @@ class RatioPlan:
     def __post_init__(self) -> None:
         instance_of("sums", self.sums, GroupRatioSums)
         instance_of("header", self.header, PlanHeader)
-        for name, options in (("method", METHODS), ("scale", SCALES)):
-            value = getattr(self, name)
-            if value not in options:
-                raise ValueError(
-                    f"`{name}` must be one of {', '.join(map(repr, options))}, got {shown(value)}"
-                )
+        METHODS.check("method", self.method)
+        SCALES.check("scale", self.scale)
         object.__setattr__(self, "B", positive_int("B", self.B))
         self.cost  # noqa: B018 - validates mechanism, composition and (ε, δ) before anything runs
         default = (

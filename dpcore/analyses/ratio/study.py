@@ -23,7 +23,6 @@ from dpcore.analyses.ratio.intervals import (
 )
 from dpcore.analyses.ratio.noise import (
     check_budget_args,
-    check_option,
     noise_scales,
     release_ratio_sums,
 )
@@ -39,6 +38,7 @@ from dpcore.analyses.ratio.sums import (
     RatioSums,
     Scale,
 )
+from dpcore.foundations.choices import one_of
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.metrics import coverage, interval_score
 from dpcore.foundations.validation import (
@@ -192,11 +192,8 @@ def _validate_study(
             raise TypeError(f"`weighted` must be True or False, got {shown(value)}")
     epsilons = tuple(positive_number("epsilon", v) for v in _as_grid("epsilon", epsilon))
     pairs = product(
-        (check_option("mechanism", v, MECHANISMS) for v in _as_grid("mechanism", mechanism)),
-        (
-            check_option("composition", v, COMPOSITIONS)
-            for v in _as_grid("composition", composition)
-        ),
+        (MECHANISMS.check("mechanism", v) for v in _as_grid("mechanism", mechanism)),
+        (COMPOSITIONS.check("composition", v) for v in _as_grid("composition", composition)),
     )
     # zCDP calibrates only the Gaussian mechanism; other pairs with it are skipped.
     usable = [(mech, comp) for mech, comp in pairs if comp == "basic" or mech == "gaussian"]
@@ -216,9 +213,9 @@ def _validate_study(
         weightings=tuple(bool(v) for v in weightings),
         budgets=budgets,
         methods=tuple(
-            check_option("method", v, {"public": "", **METHODS}) for v in _as_grid("method", method)
+            one_of("method", v, {"public": "", **METHODS}) for v in _as_grid("method", method)
         ),
-        scales=tuple(check_option("scale", v, SCALES) for v in _as_grid("scale", scale)),
+        scales=tuple(SCALES.check("scale", v) for v in _as_grid("scale", scale)),
         reps=positive_int("reps", reps),
         B=positive_int("B", B),
         delta=delta,

@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.validation import (
     MAX_BOUND_MAGNITUDE,
     positive_int,
@@ -46,27 +47,36 @@ Scale = Literal["ratio", "log"]
 Composition = Literal["basic", "zcdp"]
 
 
-MECHANISMS: dict[str, str] = {
-    "gaussian": "Gaussian, classic calibration (paper eq. 5)",
-    "gaussian_analytic": "Gaussian, analytic calibration (Balle & Wang 2018)",
-    "laplace": "Laplace (pure ε-DP; paper appendix A)",
-}
+MECHANISMS = Choices(
+    Mechanism,
+    {
+        "gaussian": "Gaussian, classic calibration (paper eq. 5)",
+        "gaussian_analytic": "Gaussian, analytic calibration (Balle & Wang 2018)",
+        "laplace": "Laplace (pure ε-DP; paper appendix A)",
+    },
+)
 
 
-METHODS: dict[str, str] = {
-    "none": "No correction (§2.4.1)",
-    "monte_carlo": "Monte Carlo correction (§2.4.2)",
-    "analytical": "Analytical correction (§2.4.3)",
-}
+METHODS = Choices(
+    Method,
+    {
+        "none": "No correction (§2.4.1)",
+        "monte_carlo": "Monte Carlo correction (§2.4.2)",
+        "analytical": "Analytical correction (§2.4.3)",
+    },
+)
 
 
-SCALES: dict[str, str] = {"ratio": "Ratio scale (eq. 1)", "log": "Log scale (§2.3)"}
+SCALES = Choices(Scale, {"ratio": "Ratio scale (eq. 1)", "log": "Log scale (§2.3)"})
 
 
-COMPOSITIONS: dict[str, str] = {
-    "basic": "Basic composition: ε/m and δ/m per sum (the paper's choice)",
-    "zcdp": "zCDP: ρ from (ε, δ), ρ/m per sum (Bun & Steinke 2016)",
-}
+COMPOSITIONS = Choices(
+    Composition,
+    {
+        "basic": "Basic composition: ε/m and δ/m per sum (the paper's choice)",
+        "zcdp": "zCDP: ρ from (ε, δ), ρ/m per sum (Bun & Steinke 2016)",
+    },
+)
 
 
 SUM_NAMES: tuple[str, ...] = ("w", "ws", "wy", "ww", "wss", "wyy", "wys")

@@ -31,6 +31,7 @@ from dpcore.analyses.synth.synthesizers import (
     SyntheticData,
     synthesize,
 )
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.grouping import (
     DROPPED_CODE,
     HOLDOUT_CODE,
@@ -65,19 +66,25 @@ __all__ = [
 Strategy = Literal["stratified", "vanilla"]
 
 
-STRATEGIES: dict[str, str] = {
-    "stratified": "Stratified: one model per group, rows drawn in proportion to public shares",
-    "vanilla": "Vanilla: one model for all rows, the strata columns modelled like the others",
-}
+STRATEGIES = Choices(
+    Strategy,
+    {
+        "stratified": "Stratified: one model per group, rows drawn in proportion to public shares",
+        "vanilla": "Vanilla: one model for all rows, the strata columns modelled like the others",
+    },
+)
 
 
-METHOD_NAMES: dict[str, str] = {
-    "independent": "independent marginals",
-    "mwem": "MWEM",
-    "histogram": "full histogram",
-    "mst": "MST",
-    "aim": "AIM",
-}
+METHOD_NAMES = Choices(
+    Method,
+    {
+        "independent": "independent marginals",
+        "mwem": "MWEM",
+        "histogram": "full histogram",
+        "mst": "MST",
+        "aim": "AIM",
+    },
+)
 
 
 MIN_MODEL_COLUMNS = 3
@@ -138,8 +145,7 @@ class SynthConfig:
         if len(set(columns)) != len(columns):
             raise ValueError(f"`columns` must not repeat a column, got {list(columns)}")
         set_(self, "columns", columns)
-        if self.method not in METHODS:
-            raise ValueError(f"`method` must be one of {sorted(METHODS)}, got {self.method!r}")
+        METHODS.check("method", self.method)
         n_rows = positive_int("n_rows", self.n_rows)
         if not MIN_ROWS <= n_rows <= MAX_ROWS:
             raise ValueError(
@@ -534,8 +540,7 @@ def run_synthesis(
     preview that spends nothing and must not be published; ``"secure"`` draws OpenDP noise for a
     release. ``progress(done, total)`` follows the groups' fits.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"`strategy` must be one of {sorted(STRATEGIES)}, got {strategy!r}")
+    STRATEGIES.check("strategy", strategy)
     stratified = strategy == "stratified"
     edges, bucketed = prepared.encoding(config, spec)
     return synthesize(

@@ -13,18 +13,22 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.grouping import LABEL_SEPARATOR, bucket_labels, is_numeric_group_dtype
 from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import shown
 
 Method = Literal["independent", "mwem", "histogram", "mst", "aim"]
-METHODS: dict[str, str] = {
-    "independent": "Independent noisy 1-way marginals",
-    "mwem": "MWEM: select marginals, measure them, project with multiplicative weights",
-    "histogram": "Noisy histogram of the full joint domain",
-    "mst": "MST (OpenDP, Private-PGM): 1-way marginals and a spanning tree of 2-way marginals",
-    "aim": "AIM (OpenDP, Private-PGM): adaptively selected marginals of up to 3 columns",
-}
+METHODS = Choices(
+    Method,
+    {
+        "independent": "Independent noisy 1-way marginals",
+        "mwem": "MWEM: select marginals, measure them, project with multiplicative weights",
+        "histogram": "Noisy histogram of the full joint domain",
+        "mst": "MST (OpenDP, Private-PGM): 1-way marginals and a spanning tree of 2-way marginals",
+        "aim": "AIM (OpenDP, Private-PGM): adaptively selected marginals of up to 3 columns",
+    },
+)
 
 
 __all__ = [
@@ -136,9 +140,7 @@ def _available(frame: pd.DataFrame) -> str:
 
 
 def check_method(method: object) -> Method:
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {sorted(METHODS)}, got {method!r}")
-    return method
+    return METHODS.check("method", method)
 
 
 def check_names(name: str, value: object) -> tuple[str, ...]:

@@ -94,10 +94,7 @@ class SynthPlan:
                 "`budget` must be PureDP(ε): the Laplace synthesizers are pure ε-DP (a ρ budget "
                 f"runs them at ε = √(2ρ)), got {self.header.budget!r}"
             )
-        if self.strategy not in STRATEGIES:
-            raise ValueError(
-                f"`strategy` must be one of {sorted(STRATEGIES)}, got {self.strategy!r}"
-            )
+        STRATEGIES.check("strategy", self.strategy)
         if tuple(self.prepared.rows.columns) != self.columns:
             raise ValueError(
                 f"`prepared` holds the columns {list(self.prepared.rows.columns)}, but the plan "
