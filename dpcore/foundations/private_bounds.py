@@ -71,6 +71,7 @@ from typing import Literal
 import numpy as np
 
 from dpcore.foundations.accounting import ZCDP, ApproxDP, Budget, PureDP, scale
+from dpcore.foundations.choices import Choices
 from dpcore.foundations.mechanisms import NoiseSource, selection_scale
 from dpcore.foundations.validation import finite_number, open_unit_interval, read_only, shown
 
@@ -88,10 +89,13 @@ __all__ = [
 ]
 
 BoundsScope = Literal["pooled", "per_group"]
-BOUNDS_SCOPES: dict[str, str] = {
-    "pooled": "one range for everyone, found on the whole population",
-    "per_group": "each group's own range, found on its own values",
-}
+BOUNDS_SCOPES = Choices(
+    BoundsScope,
+    {
+        "pooled": "one range for everyone, found on the whole population",
+        "per_group": "each group's own range, found on its own values",
+    },
+)
 BOUNDS_FRACTION = 0.2
 """The share of a release's budget that finds its bounds, unless the user or the planner chooses
 another."""
@@ -252,8 +256,7 @@ class PrivateBounds:
         open_unit_interval("fraction", self.fraction)
         if not (isinstance(self.decades, int) and 1 <= self.decades <= 20):
             raise ValueError(f"`decades` must be a whole number from 1 to 20, got {self.decades!r}")
-        if self.scope not in BOUNDS_SCOPES:
-            raise ValueError(f"`scope` must be one of {sorted(BOUNDS_SCOPES)}, got {self.scope!r}")
+        BOUNDS_SCOPES.check("scope", self.scope)
         if self.tail is not None:
             tail = finite_number("tail", self.tail)
             if not 0 < tail < 0.5:
