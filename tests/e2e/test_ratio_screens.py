@@ -6,17 +6,15 @@ Saves ``tests/artifacts/screenshots/ratio-*.png`` for a person to look at.
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import charts_then_save, open_app, open_page, save_screen
+from tests.e2e.helpers import charts_then_save, choose_analysis, open_page, save_screen
 
 VIEWPORT = {"width": 1400, "height": 900}
+PREVIEW_LABEL = "Preview — uses the confidential data; not a release."
 
 
 @pytest.mark.e2e
 def test_ratio_estimator_compare_and_table1_screens(page: Page, app_url: str):
-    open_app(page, app_url, VIEWPORT)
-    open_page(page, "Estimator")
-    page.get_by_text("Ratio of sums (calibration ratio)").click()
-    expect(page.get_by_text("Preview — uses the confidential data; not a release.")).to_be_visible()
+    choose_analysis(page, app_url, "Ratio of sums (calibration ratio)", PREVIEW_LABEL, VIEWPORT)
     page.get_by_text("Noise per released sum and what the ledger is charged").click()
     expect(page.get_by_text("The ledger adds up ρ-zCDP.")).to_be_visible()
     charts_then_save(page, 1, "ratio-estimator", VIEWPORT)
