@@ -278,6 +278,16 @@ def _set_seed(state: AppState, seed: float) -> None:
     state.seed = int(seed)
 
 
+def view_seed_input(cls: type) -> int:
+    """The ``seed`` of an analysis' own view settings ``cls`` (the synthesizer's and the
+    sample's): it seeds their previews' and Compare page's simulation noise, never a release's."""
+    return bind(
+        st.number_input, "Random seed", cls, "seed", step=1, store=int,
+        help="Seeds the simulation noise of the previews and the Compare page.",
+        caption="Previews only: a release draws fresh OpenDP noise.",
+    )  # fmt: skip
+
+
 def labelled_radio(
     label: str,
     owner: object,

@@ -22,7 +22,7 @@ from dpcore.analyses.sample import (
 )
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.text import as_text, in_label
-from strata_ui.widgets import bind, stored_on_change
+from strata_ui.widgets import bind, stored_on_change, view_seed_input
 
 SAMPLER_LABELS = {
     "kary": "Categories (k-ary sampler)",
@@ -143,11 +143,7 @@ def render_view() -> SampleView:
     """The preview's seed and simulated runs."""
     seed_col, runs_col = st.columns(2)
     with seed_col:
-        bind(
-            st.number_input, "Random seed", SampleView, "seed", step=1, store=int,
-            help="Seeds the simulation noise of the preview and the Compare page.",
-            caption="Previews only: a release draws fresh OpenDP noise.",
-        )  # fmt: skip
+        view_seed_input(SampleView)
     with runs_col:
         bind(
             st.number_input, "Simulated runs", SampleView, "runs",

@@ -25,7 +25,7 @@ from strata_ui import pipeline
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.text import as_text, as_written, in_label
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import bind, show_error, stored_on_change
+from strata_ui.widgets import bind, show_error, stored_on_change, view_seed_input
 
 METHOD_HELP = {
     "independent": "Noisy counts of each column on its own; rows combine the columns at random, "
@@ -218,8 +218,4 @@ def _render_rows() -> None:
             caption="More rows mean less sampling noise in small groups and a bigger file.",
         )  # fmt: skip
     with seed_col:
-        bind(
-            seed_col.number_input, "Random seed", SynthView, "seed", step=1,
-            store=int, help="Seeds the simulation noise of the previews and the Compare page.",
-            caption="Previews only: a release draws fresh OpenDP noise.",
-        )  # fmt: skip
+        view_seed_input(SynthView)
