@@ -172,9 +172,9 @@ SAMPLE_RUNS = (200, 20_000)
 @dataclass(frozen=True)
 class Limit:
     """The numbers a widget offers: a range (``low`` to ``high``, either end open when None)
-    or a list of ``options``. The address bar holds a value to its widget's :class:`Limit`
-    (:data:`ADDRESS_LIMITS`), so a link cannot ask for what the page would not let anyone
-    choose."""
+    or a list of ``options``. A widget drawn with :func:`strata_ui.widgets.bind` offers its
+    field's :class:`Limit` (:data:`ADDRESS_LIMITS`), and the address bar holds a value to it, so
+    a link cannot ask for what the page would not let anyone choose."""
 
     low: float | None = None
     high: float | None = None
@@ -184,6 +184,11 @@ class Limit:
         if self.options:
             return any(math.isclose(x, option, rel_tol=1e-9) for option in self.options)
         return (self.low is None or x >= self.low) and (self.high is None or x <= self.high)
+
+    def widget_range(self) -> dict[str, float]:
+        """``min_value`` and ``max_value`` for a slider or number box (an open end left out)."""
+        ends = {"min_value": self.low, "max_value": self.high}
+        return {name: end for name, end in ends.items() if end is not None}
 
     def __str__(self) -> str:
         if self.options:
@@ -244,6 +249,6 @@ ADDRESS_LIMITS: dict[str, Limit] = {
     "sample_view.runs": _between(SAMPLE_RUNS),
     "sample_view.seed": Limit(0, SEED_MAX),
 }
-"""The limits of the address bar's numbers, by parameter (every number inside a parameter's
-value: each k of ``gvdp.ks``). A number with no entry here (a clipping bound, a bucket edge, a
+"""The limits of the address bar's numbers and of their widgets, by parameter (every number
+inside a parameter's value: each k of ``gvdp.ks``). A number with no entry here (a clipping bound, a bucket edge, a
 share) has no widget bounds; the address holds it to being finite."""

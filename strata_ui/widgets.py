@@ -41,6 +41,8 @@ from strata_ui.text import as_written
 T = TypeVar("T")
 
 _INDEXED = {"radio", "selectbox", "pills", "segmented_control"}
+_CHOICES = {*_INDEXED, "select_slider"}
+_RANGED = {"slider", "number_input"}
 PROGRESS_AFTER_S = 0.3
 """Work that ends sooner shows no progress bar (work over a second always shows one)."""
 PROGRESS_EVERY_S = 0.1
@@ -92,10 +94,18 @@ def bind(
     caption drawn under the widget, and ``caption`` is one drawn whatever the choice. ``store``
     turns the widget's value into the stored one (e.g. a list into a tuple); a select box with no
     choice (``None``) keeps the stored value, so an unusable stored choice stays visible with its
-    error. Returns the widget's value.
+    error. A field with a :class:`~strata_ui.constants.Limit` in
+    :data:`~strata_ui.constants.ADDRESS_LIMITS` offers its options or range unless the caller
+    gives its own: the widget offers what a link may ask for. Returns the widget's value.
     """
     current = getattr(get_settings(cls), field_name)
     name = getattr(widget, "__name__", "")
+    limit = constants.ADDRESS_LIMITS.get(widget_key(cls, field_name))
+    if limit is not None and options is None and labels is None:
+        if limit.options and name in _CHOICES:
+            options = limit.options
+        elif name in _RANGED:
+            kwargs = limit.widget_range() | kwargs
     if labels is not None:
         options, kwargs["format_func"] = list(labels), labels.__getitem__
     if options is not None:
@@ -266,6 +276,16 @@ def seed_input(key: str, *, help: str = SEED_HELP) -> int:
 
 def _set_seed(state: AppState, seed: float) -> None:
     state.seed = int(seed)
+
+
+def view_seed_input(cls: type) -> int:
+    """The ``seed`` of an analysis' own view settings ``cls`` (the synthesizer's and the
+    sample's): it seeds their previews' and Compare page's simulation noise, never a release's."""
+    return bind(
+        st.number_input, "Random seed", cls, "seed", step=1, store=int,
+        help="Seeds the simulation noise of the previews and the Compare page.",
+        caption="Previews only: a release draws fresh OpenDP noise.",
+    )  # fmt: skip
 
 
 def labelled_radio(

@@ -3,7 +3,8 @@ end, save full-page screenshots and read a downloaded file."""
 
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+import pandas as pd
+from playwright.sync_api import Locator, Page, expect
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 LOAD_TIMEOUT_MS = 30_000  # how long any expectation waits (conftest makes it the default)
@@ -82,6 +83,54 @@ def enter_and_press(page: Page, box: str, value: str, button: str) -> None:
     page.get_by_test_id("stButton").get_by_role("button", name=button, exact=True).click()
 
 
+def type_into(page: Page, box: Locator, *values: str) -> None:
+    """Type each of ``values`` into ``box`` in turn, each sent with Enter and its run waited for
+    (a user changes a widget more than once in a row)."""
+    box.scroll_into_view_if_needed()
+    for value in values:
+        box.fill(value)
+        box.press("Enter")
+        settle(page)
+
+
+def type_number(page: Page, label: str, *values: str) -> None:
+    """:func:`type_into` the number box labelled ``label``."""
+    type_into(page, page.get_by_role("spinbutton", name=label), *values)
+
+
+def open_select(page: Page, label: str) -> None:
+    """Open the list of the select box labelled ``label``."""
+    box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text(label, exact=True))
+    # Scrolled first: on a long page, a list opened while the click scrolls it closed at once.
+    box.scroll_into_view_if_needed()
+    settle(page)
+    box.click()
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the select box labelled ``label``."""
+    open_select(page, label)
+    page.get_by_role("option", name=option, exact=True).click()
+    settle(page)
+
+
+def add_to_multiselect(page: Page, label: str, option: str) -> None:
+    """Type ``option`` into the multiselect labelled ``label`` and pick it."""
+    box = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_text(label, exact=True))
+    box.scroll_into_view_if_needed()
+    box.locator("input").fill(option)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")  # close the list, as a user clicking elsewhere would
+    settle(page)
+
+
+def written_csv(frame: pd.DataFrame, folder: Path, name: str = "survey.csv") -> Path:
+    """``frame`` saved as the CSV file ``folder/name``, for a test to upload."""
+    path = folder / name
+    frame.to_csv(path, index=False)
+    return path
+
+
 def no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
@@ -126,6 +175,14 @@ def save_screen(page: Page, name: str, viewport: dict) -> None:
     settle(page, viewport)
     no_exception(page)
     screenshot(page, name)
+
+
+def charts_then_save(page: Page, charts: int, name: str, viewport: dict) -> None:
+    """Once the run ends, the page shows ``charts`` charts and no exception; save it as
+    ``SCREENSHOTS/<name>.png``."""
+    settle(page, viewport)
+    expect(page.locator(".js-plotly-plot")).to_have_count(charts)
+    save_screen(page, name, viewport)
 
 
 def downloaded_text(page: Page, button_text: str) -> str:
@@ -224,27 +281,11 @@ def choose_hours_by_race(page: Page, screen_name: str, viewport: dict) -> None:
     """On data just opened, which starts without a value column or bounds, choose them as a
     user would: the value hours_per_week on the Data page (screenshot ``screen_name``), the
     bounds 0 and 100 on the Estimator page, and race on the Strata page."""
-    value_box = page.get_by_test_id("stSelectbox").filter(
-        has=page.get_by_text("Value column", exact=True)
-    )
-    # Scrolled first: the Data page is long, and a list opened while the click scrolls it
-    # closed at once.
-    value_box.scroll_into_view_if_needed()
-    settle(page)
-    value_box.click()
-    page.get_by_role("option", name="hours_per_week", exact=True).click()
-    settle(page)
+    choose(page, "Value column", "hours_per_week")
     save_screen(page, screen_name, viewport)
     open_page(page, "Estimator")
     for label, bound in (("Lower bound L", "0"), ("Upper bound U", "100")):
-        box = page.get_by_role("spinbutton", name=label)
-        box.fill(bound)
-        box.press("Enter")
-        settle(page)
-        expect(box).to_have_value(f"{bound}.00")
+        type_number(page, label, bound)
+        expect(page.get_by_role("spinbutton", name=label)).to_have_value(f"{bound}.00")
     open_page(page, "Strata")
-    grouping = page.get_by_test_id("stMultiSelect").first
-    grouping.locator("input").fill("race")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Escape")  # close the list, as a user clicking elsewhere would
-    settle(page)
+    add_to_multiselect(page, "Grouping columns", "race")

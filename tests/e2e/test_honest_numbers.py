@@ -20,7 +20,9 @@ from playwright.sync_api import Page, expect
 from strata_ui import learn
 from strata_ui.workshop import BADGE_TEXT
 from tests.e2e.helpers import (
+    add_to_multiselect,
     charts_drawn,
+    choose,
     click_budget_slider,
     commit_release,
     downloaded_report,
@@ -32,6 +34,9 @@ from tests.e2e.helpers import (
     rerun_started,
     screenshot,
     settle,
+    type_into,
+    type_number,
+    written_csv,
 )
 from tests.frames import tiny_groups_survey_frame
 
@@ -53,33 +58,6 @@ def check_page(page: Page, name: str) -> str:
     return text
 
 
-def choose(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` in the select box labelled ``label``."""
-    box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text(label, exact=True))
-    box.scroll_into_view_if_needed()
-    box.click()
-    page.get_by_role("option", name=option, exact=True).click()
-    settle(page)
-
-
-def type_number(page: Page, label: str, value: str) -> None:
-    box = page.get_by_role("spinbutton", name=label)
-    box.scroll_into_view_if_needed()
-    box.fill(value)
-    box.press("Enter")
-    settle(page)
-
-
-def add_to_multiselect(page: Page, label: str, option: str) -> None:
-    """Type ``option`` into the multiselect labelled ``label`` and pick it."""
-    box = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_text(label, exact=True))
-    box.scroll_into_view_if_needed()
-    box.locator("input").fill(option)
-    page.keyboard.press("Enter")
-    page.keyboard.press("Escape")
-    settle(page)
-
-
 def choose_analysis(page: Page, title: str) -> None:
     open_page(page, "Estimator")
     page.get_by_text(title, exact=True).click()
@@ -88,9 +66,7 @@ def choose_analysis(page: Page, title: str) -> None:
 
 @pytest.fixture
 def survey_csv(tmp_path: Path) -> Path:
-    path = tmp_path / "survey.csv"
-    tiny_groups_survey_frame().to_csv(path, index=False)
-    return path
+    return written_csv(tiny_groups_survey_frame(), tmp_path)
 
 
 @pytest.mark.e2e
@@ -108,10 +84,7 @@ def test_a_survey_unlike_the_demo_through_every_page_and_analysis(
     for column in ("region", "age"):
         add_to_multiselect(page, "Grouping columns", column)
     edges = page.get_by_test_id("stTextInput").filter(has_text="Bucket edges for").locator("input")
-    for typed in ("30, 60", "18, 40, 65"):  # the band under 18 earns exactly 0
-        edges.fill(typed)
-        edges.press("Enter")
-        settle(page)
+    type_into(page, edges, "30, 60", "18, 40, 65")  # the band under 18 earns exactly 0
     for source in ("A table of public shares", "The release's own noisy group counts"):
         page.get_by_text(source, exact=False).first.click()
         settle(page)
@@ -120,22 +93,16 @@ def test_a_survey_unlike_the_demo_through_every_page_and_analysis(
 
     open_page(page, "Estimator")
     type_number(page, "Lower bound L", "0")
-    for upper in ("200000", "250000"):
-        type_number(page, "Upper bound U", upper)
+    type_number(page, "Upper bound U", "200000", "250000")
     check_page(page, "estimator-mean")
 
     open_page(page, "Budget")
-    for epsilon in ("0.8", "1"):
-        type_number(page, "ε per release", epsilon)
+    type_number(page, "ε per release", "0.8", "1")
     budget = check_page(page, "budget")
     assert "the ledger is charged ρ = 0.5" in budget  # one line prices it: ρ = ε²/2
 
     open_page(page, "Plan")
-    target = page.get_by_role("spinbutton", name=re.compile(r"Within ±"))
-    for amount in ("20000", "30000"):
-        target.fill(amount)
-        target.press("Enter")
-        settle(page)
+    type_into(page, page.get_by_role("spinbutton", name=re.compile(r"Within ±")), "20000", "30000")
     plan = check_page(page, "plan")
     answer = re.search(r"Smallest budget that meets the target\s+(ε = [\d.,]+)", plan)
     assert answer, plan[:500]
@@ -181,8 +148,7 @@ def test_a_survey_unlike_the_demo_through_every_page_and_analysis(
     page.get_by_text("Label is binary (0/1)", exact=True).click()
     settle(page)
     type_number(page, "Upper bound of the score u_s", "250000")
-    for bound in ("60", "80"):
-        type_number(page, "Upper bound of the label u_y", bound)
+    type_number(page, "Upper bound of the label u_y", "60", "80")
     ratio = check_page(page, "estimator-ratio")
     assert "Exact ratio (confidential)" not in ratio  # hidden until asked for
     for page_title in ("Budget", "Compare", "Release"):
@@ -195,8 +161,8 @@ def test_a_survey_unlike_the_demo_through_every_page_and_analysis(
         "button", name=re.compile("Declare the data's own group counts public")
     ).click()
     settle(page)
-    for subsets in ("300", "200"):  # the default k = 1,000 leaves 2 rows a subset here
-        type_number(page, "k: number of subsets", subsets)
+    # The default k = 1,000 leaves 2 rows a subset here.
+    type_number(page, "k: number of subsets", "300", "200")
     # The pooled small groups hold 3 rows, fewer than GVDP's 5 a subset: the page says so; fit
     # the whole population instead.
     expect(page.get_by_text("group 'Other (merged)' has 3 complete rows")).to_be_visible()
@@ -218,8 +184,7 @@ def test_a_survey_unlike_the_demo_through_every_page_and_analysis(
     for method in ("MWEM", "Independent marginals"):
         page.get_by_text(method, exact=True).click()
         settle(page)
-    for rows in ("3000", "2000"):
-        type_number(page, "Synthetic rows", rows)
+    type_number(page, "Synthetic rows", "3000", "2000")
     add_to_multiselect(page, "Columns to synthesize", "employed")  # sex, education: too few
     page.get_by_text("Values are categories", exact=True).click()
     settle(page)

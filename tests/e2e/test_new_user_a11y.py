@@ -20,8 +20,11 @@ from tests.e2e.helpers import (
     metric_value,
     open_app,
     open_page,
+    open_select,
     save_screen,
     settle,
+    type_number,
+    written_csv,
 )
 from tests.frames import survey_frame
 
@@ -183,34 +186,23 @@ def test_a_link_clicked_while_a_box_holds_typed_text_is_followed_and_the_text_ke
         expect(page.get_by_role("spinbutton", name="Upper bound U")).to_have_value(f"{typed}.00")
 
 
-def write_survey(folder: Path) -> Path:
-    path = folder / "survey.csv"
-    survey_frame().to_csv(path, index=False)
-    return path
-
-
 @pytest.mark.e2e
 def test_a_new_users_survey_counts_the_rows_it_uses_and_lays_out_its_charts(
     page: Page, app_url: str, tmp_path
 ):
     open_app(page, app_url, VIEWPORT)
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(write_survey(tmp_path))
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        written_csv(survey_frame(), tmp_path)
+    )
     expect(page.get_by_text("Using “survey.csv”.")).to_be_visible()
     settle(page)
-    value_box = page.get_by_test_id("stSelectbox").filter(
-        has=page.get_by_text("Value column", exact=True)
-    )
-    value_box.scroll_into_view_if_needed()
-    value_box.click()
+    open_select(page, "Value column")
     expect(page.get_by_role("option")).to_have_count(2)  # age and income: not rownames
     page.get_by_role("option", name="income", exact=True).click()
     settle(page)
     open_page(page, "Estimator")
-    for label, bound in (("Lower bound L", "0"), ("Upper bound U", "200000")):
-        box = page.get_by_role("spinbutton", name=label)
-        box.fill(bound)
-        box.press("Enter")
-        settle(page)
+    type_number(page, "Lower bound L", "0")
+    type_number(page, "Upper bound U", "200000")
     open_page(page, "Strata")
     group_by(page, "region", "sex", "education")
     answered = survey_frame().dropna(subset=["income"])

@@ -6,37 +6,28 @@ Saves ``tests/artifacts/screenshots/ratio-*.png`` for a person to look at.
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import open_app, open_page, save_screen, settle
+from tests.e2e.helpers import charts_then_save, choose_analysis, open_page, save_screen
 
 VIEWPORT = {"width": 1400, "height": 900}
-
-
-def charts_then_save(page: Page, charts: int, name: str) -> None:
-    """Once the run ends, the page shows ``charts`` charts and no exception; save it."""
-    settle(page, VIEWPORT)
-    expect(page.locator(".js-plotly-plot")).to_have_count(charts)
-    save_screen(page, name, VIEWPORT)
+PREVIEW_LABEL = "Preview — uses the confidential data; not a release."
 
 
 @pytest.mark.e2e
 def test_ratio_estimator_compare_and_table1_screens(page: Page, app_url: str):
-    open_app(page, app_url, VIEWPORT)
-    open_page(page, "Estimator")
-    page.get_by_text("Ratio of sums (calibration ratio)").click()
-    expect(page.get_by_text("Preview — uses the confidential data; not a release.")).to_be_visible()
+    choose_analysis(page, app_url, "Ratio of sums (calibration ratio)", PREVIEW_LABEL, VIEWPORT)
     page.get_by_text("Noise per released sum and what the ledger is charged").click()
     expect(page.get_by_text("The ledger adds up ρ-zCDP.")).to_be_visible()
-    charts_then_save(page, 1, "ratio-estimator")
+    charts_then_save(page, 1, "ratio-estimator", VIEWPORT)
 
     open_page(page, "Compare")
     expect(
         page.get_by_text("1. Coverage: how often the interval contains the exact ratio")
     ).to_be_visible()
-    charts_then_save(page, 3, "ratio-compare")
+    charts_then_save(page, 3, "ratio-compare", VIEWPORT)
 
     page.get_by_role("button", name="Reproduce the paper's Table 1").click()
     expect(page.get_by_text("Coverage agrees within")).to_be_visible()
-    charts_then_save(page, 4, "ratio-table1")
+    charts_then_save(page, 4, "ratio-table1", VIEWPORT)
 
     open_page(page, "Release")
     expect(page.get_by_text("calibration ratio Σscore/Σincome_over_50k per group")).to_be_visible()

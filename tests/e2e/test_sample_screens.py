@@ -11,14 +11,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import (
+    charts_then_save,
     choose_analysis,
     commit_and_download_csv,
-    no_exception,
     open_app,
     open_page,
     preview_offers_no_download,
-    screenshot,
-    settle,
 )
 
 VIEWPORT = {"width": 1400, "height": 900}
@@ -38,10 +36,7 @@ def test_sample_estimator_and_compare_screens(page: Page, app_url: str):
     preview_offers_no_download(page, "read from the data, treated as public", "sample-estimator")
 
     open_page(page, "Compare")
-    settle(page, VIEWPORT)
-    expect(page.locator(".js-plotly-plot")).to_have_count(1)
-    screenshot(page, "sample-compare")
-    no_exception(page)
+    charts_then_save(page, 1, "sample-compare", VIEWPORT)
 
 
 @pytest.mark.e2e
@@ -61,7 +56,4 @@ def test_sample_learn_explainer(page: Page, app_url: str):
     open_page(page, "Learn")
     page.get_by_text("Private sampling: fewer records than learning").click()
     expect(page.get_by_text("Algorithm 4")).to_be_visible()
-    settle(page, VIEWPORT)
-    expect(page.locator(".js-plotly-plot")).to_have_count(2)
-    screenshot(page, "sample-learn")
-    no_exception(page)
+    charts_then_save(page, 2, "sample-learn", VIEWPORT)

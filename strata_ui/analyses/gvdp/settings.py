@@ -57,8 +57,6 @@ OUTCOME_CAPTIONS = {
     "ols": "The numeric column the regression explains.",
     "logistic": "A column holding only 0 and 1, e.g. income_over_50k.",
 }
-FACTOR_OPTIONS = constants.GVDP_FACTORS
-BETA_OPTIONS = constants.GVDP_BETAS
 BOUNDS_REASONS = {
     "mean": "Demo defaults: weekly hours lie in [0, 100] by definition, so their mean does too, "
     "and no column in [L, U] has a standard deviation above (U − L)/2 = 50.",
@@ -384,7 +382,7 @@ def _render_box_source() -> None:
     if source == "private":
         fraction = bind(
             st.select_slider, "Share of ρ that finds the box", GvdpSettings, "box_fraction",
-            options=constants.GVDP_BOX_FRACTIONS, format_func="{:.0%}".format,
+            format_func="{:.0%}".format,
         )  # fmt: skip
         st.caption(
             f"The box costs {fraction:.0%} of the release's ρ and GVDP runs at the rest "
@@ -491,11 +489,11 @@ def _render_guess(model: GvdpModel) -> None:
 
 
 def factor_slider(label: str, cls: type, field_name: str, *, help: str, caption: str) -> None:
-    """How many times too loose bounds are, from :data:`FACTOR_OPTIONS` shown as "100×": the
+    """How many times too loose bounds are, from :data:`~strata_ui.constants.GVDP_FACTORS` shown as "100×": the
     guesses' safety factor here, the synthetic run's looseness on the Compare page."""
     bind(
-        st.select_slider, label, cls, field_name, options=FACTOR_OPTIONS,
-        format_func=lambda v: f"{v:g}×", help=help, caption=caption,
+        st.select_slider, label, cls, field_name, format_func=lambda v: f"{v:g}×", help=help,
+        caption=caption,
     )  # fmt: skip
 
 
@@ -509,26 +507,23 @@ def render_budget() -> RunSettings:
     with st.expander("Advanced settings", icon=":material/tune:"):
         bind(
             st.slider, "Bootstrap resamples r per subset", GvdpSettings, "resamples",
-            min_value=constants.GVDP_RESAMPLES[0], max_value=constants.GVDP_RESAMPLES[1],
             help="How many times each subset is resampled to estimate the variance.",
             caption="More resamples steady the variance estimate but take longer (paper: 10).",
         )  # fmt: skip
         bind(
             st.slider, "CoinPress steps t", GvdpSettings, "steps",
-            min_value=constants.GVDP_STEPS[0], max_value=constants.GVDP_STEPS[1],
             help="How many times the public bounds are tightened.",
             caption="Each step spends a share of ρ; the paper uses t = 5.",
         )  # fmt: skip
         bind(
             st.select_slider, "Failure probability β", GvdpSettings, "beta",
-            options=BETA_OPTIONS, format_func=lambda v: f"{v:g}",
+            format_func=lambda v: f"{v:g}",
             help="The chance that CoinPress clips a point and the guarantees fail.",
             caption="Smaller β makes CoinPress's balls wider, so the noise grows slightly.",
         )  # fmt: skip
         bind(
             st.slider, "Share of ρ for the estimate", GvdpSettings, "mean_fraction",
-            min_value=constants.GVDP_MEAN_FRACTION[0],
-            max_value=constants.GVDP_MEAN_FRACTION[1], step=0.05,
+            step=0.05,
             help="The rest of ρ estimates the variance that sets the interval's width.",
             caption="Half and half, as in the paper, suits most uses.",
         )  # fmt: skip

@@ -76,7 +76,7 @@ def render_private_bounds() -> None:
     settings = get_settings(MeanSettings)
     bind(
         st.select_slider, "Share of the release's budget that finds the bounds", MeanSettings,
-        "bounds_fraction", options=constants.BOUNDS_FRACTION_OPTIONS, format_func="{:.0%}".format,
+        "bounds_fraction", format_func="{:.0%}".format,
         help="The bounds and the means share one budget (sequential composition): more for the "
         "bounds finds a tighter range, and leaves less for the means. The Plan page can choose "
         "the split for you.",

@@ -20,8 +20,6 @@ from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, show_error, show_problems
 
-VARIANCE_FRACTIONS = constants.MEAN_VARIANCE_FRACTIONS
-
 ESTIMATOR_HELP = {
     "laplace": "Adds Laplace noise; meets pure ε-DP. Simple and the paper's main example.",
     "gaussian": "Adds Gaussian noise; meets ρ-zCDP, whose costs add up gently over many releases.",
@@ -163,23 +161,21 @@ def _render_coinpress() -> None:
     with sigma_col:
         bind(
             sigma_col.number_input, "σ: upper bound on each group's standard deviation",
-            MeanSettings, "coinpress_sigma", min_value=constants.MEAN_COINPRESS_SIGMA_MIN,
+            MeanSettings, "coinpress_sigma",
             help="A public upper bound on how spread out values are inside any group.",
             caption="Public knowledge, like L and U. Too small biases the estimate and voids "
             "its intervals.",
         )  # fmt: skip
     with steps_col:
         bind(
-            steps_col.slider, "Steps t", MeanSettings, "coinpress_steps", min_value=1,
-            max_value=constants.COINPRESS_STEPS_MAX,
+            steps_col.slider, "Steps t", MeanSettings, "coinpress_steps",
             help="How many times the interval is narrowed; the budget is split across steps.",
             caption="More steps narrow further but leave less budget for each.",
         )  # fmt: skip
     with beta_col:
         bind(
             beta_col.number_input, "β: failure probability", MeanSettings, "coinpress_beta",
-            min_value=constants.MEAN_COINPRESS_BETA[0],
-            max_value=constants.MEAN_COINPRESS_BETA[1], step=0.005, format="%.4f",
+            step=0.005, format="%.4f",
             help="The chance that an interval misses the mean; smaller is safer but wider.",
             caption="Smaller β keeps the mean inside each interval more often.",
         )  # fmt: skip
@@ -252,8 +248,7 @@ def render_budget_split() -> None:
     st.subheader("What each strategy costs under composition")
     fraction = bind(
         st.slider, "Both, budget split: the share for the estimate for everyone", MeanSettings,
-        "global_fraction", min_value=constants.GLOBAL_FRACTION_MIN,
-        max_value=constants.GLOBAL_FRACTION_MAX, step=0.05,
+        "global_fraction", step=0.05,
         help="“Both, budget split” releases one estimate for everyone and one per group; they "
         "share one budget.",
     )  # fmt: skip
@@ -343,7 +338,7 @@ def render_interval_choice() -> None:
     if chosen:
         bind(
             st.select_slider, "Share of the budget for the variances", MeanSettings,
-            "variance_fraction", options=VARIANCE_FRACTIONS, format_func="{:.0%}".format,
+            "variance_fraction", format_func="{:.0%}".format,
             help="The variances need less precision than the means: an error of 20% in a "
             "variance is about 10% in an interval's width.",
         )  # fmt: skip

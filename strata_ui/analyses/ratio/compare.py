@@ -24,7 +24,7 @@ from dpcore.analyses.ratio import (
     bootstrap_group_sums,
 )
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP
-from strata_ui import constants, pipeline
+from strata_ui import pipeline
 from strata_ui.analyses.ratio import compare_charts, session
 from strata_ui.analyses.ratio.settings import MECHANISM_LABELS
 from strata_ui.analyses.ratio.table1 import render_table1
@@ -36,7 +36,6 @@ from strata_ui.widgets import bind, seed_input, show_problems
 
 EPSILON_SWEEP = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
 RHO_SWEEP = (0.001, 0.005, 0.02, 0.1, 0.5, 2.0)
-REPLICATES_MIN, REPLICATES_MAX = constants.RATIO_REPLICATES
 REPLICATES_STEP = 100
 SWEEP_MC_DRAWS_MAX = 10_000_000  # Monte Carlo draws per sweep point before its line is left out
 METHODS = ("none", "monte_carlo", "analytical")
@@ -143,8 +142,7 @@ def _render_controls() -> tuple[str, float]:
         st.caption("Move it and the charts are redrawn. Switch ε/ρ on the Budget page.")
     with reps_col:
         bind(
-            st.slider, "Simulated releases", RatioView, "replicates", min_value=REPLICATES_MIN,
-            max_value=REPLICATES_MAX, step=REPLICATES_STEP,
+            st.slider, "Simulated releases", RatioView, "replicates", step=REPLICATES_STEP,
             help="More releases give steadier coverage estimates but take longer.",
             caption="The band on the coverage chart narrows as this grows.",
         )  # fmt: skip

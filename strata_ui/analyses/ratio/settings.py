@@ -20,9 +20,7 @@ from strata_ui.state import (
 from strata_ui.widgets import attribute_widget, bind
 
 LEVELS = constants.RELEASE_LEVELS
-DELTAS = constants.RATIO_DELTAS
 NO_WEIGHTS = "(no weights)"
-B_MIN, B_MAX = constants.RATIO_DRAWS
 
 MECHANISM_LABELS = {
     "gaussian": "Gaussian, classic (paper eq. 5)",
@@ -182,7 +180,7 @@ def _render_noise() -> None:
         if pure and gaussian:
             bind(
                 st.select_slider, "δ (chance the guarantee fails)", RatioSettings, "delta",
-                options=DELTAS, format_func=lambda d: f"{d:.0e}",
+                format_func=lambda d: f"{d:.0e}",
                 help="Gaussian noise allows a tiny probability δ of a larger privacy loss.",
                 caption="Keep it far below 1/rows; the paper uses 1e-6.",
             )  # fmt: skip
@@ -230,8 +228,7 @@ def _render_interval() -> None:
         )  # fmt: skip
         if method == "monte_carlo":
             bind(
-                st.slider, "Monte Carlo draws B", RatioSettings, "B", min_value=B_MIN,
-                max_value=B_MAX, step=50,
+                st.slider, "Monte Carlo draws B", RatioSettings, "B", step=50,
                 help="More draws make the correction steadier but slower.",
                 caption="The paper uses B = 200.",
             )  # fmt: skip

@@ -15,16 +15,14 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.analyses.sample import (
-    MAX_RECORDS,
     WHOLE_POPULATION,
     SampleRows,
     SampleSettings,
     column_problem,
 )
-from strata_ui import constants
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.text import as_text, in_label
-from strata_ui.widgets import bind, stored_on_change
+from strata_ui.widgets import bind, stored_on_change, view_seed_input
 
 SAMPLER_LABELS = {
     "kary": "Categories (k-ary sampler)",
@@ -69,8 +67,7 @@ def render_settings(frame: pd.DataFrame, labels: tuple[str, ...]) -> SampleSetti
             help="The groups of the Strata page, or every row.",
         )  # fmt: skip
         bind(
-            st.number_input, "Records to draw", SampleSettings, "records", min_value=1,
-            max_value=MAX_RECORDS, step=1, store=int,
+            st.number_input, "Records to draw", SampleSettings, "records", step=1, store=int,
             help="Each record is drawn from its own part of the group's rows, so together they "
             "cost the budget once; more records leave fewer rows behind each.",
         )  # fmt: skip
@@ -146,16 +143,11 @@ def render_view() -> SampleView:
     """The preview's seed and simulated runs."""
     seed_col, runs_col = st.columns(2)
     with seed_col:
-        bind(
-            st.number_input, "Random seed", SampleView, "seed", min_value=0,
-            max_value=constants.SEED_MAX, step=1, store=int,
-            help="Seeds the simulation noise of the preview and the Compare page.",
-            caption="Previews only: a release draws fresh OpenDP noise.",
-        )  # fmt: skip
+        view_seed_input(SampleView)
     with runs_col:
         bind(
             st.number_input, "Simulated runs", SampleView, "runs",
-            min_value=constants.SAMPLE_RUNS[0], max_value=constants.SAMPLE_RUNS[1], step=200, store=int,
+            step=200, store=int,
             help="How many private runs the comparison averages: more runs, less simulation "
             "error.",
         )  # fmt: skip

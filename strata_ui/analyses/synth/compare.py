@@ -21,7 +21,7 @@ from dpcore.analyses.synth import (
 )
 from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.metrics import GroupWorkload
-from strata_ui import constants, pipeline
+from strata_ui import pipeline
 from strata_ui.analyses.synth import charts, slow_fits
 from strata_ui.analyses.synth.settings import SynthView
 from strata_ui.analyses.synth.synthesis import Resolved, resolve
@@ -30,8 +30,6 @@ from strata_ui.state import get_settings, get_state
 from strata_ui.style import plain_number
 from strata_ui.text import as_text, as_written
 from strata_ui.widgets import bind, group_search, quiet_progress, show_error
-
-RUNS_MIN, RUNS_MAX = constants.SYNTH_RUNS
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting the real rows' 3-way tables…")
@@ -82,7 +80,6 @@ def render_compare() -> None:
     )
     runs = bind(
         st.slider, "Simulated synthetic releases per ε and strategy", SynthView, "runs",
-        min_value=RUNS_MIN, max_value=RUNS_MAX,
         help="Each run fits new noisy models; more runs give steadier averages but take longer.",
     )  # fmt: skip
     st.caption(

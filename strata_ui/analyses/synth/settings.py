@@ -14,20 +14,18 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dpcore.analyses.synth import (
-    MAX_ROWS,
     METHODS,
     MIN_MODEL_COLUMNS,
-    MIN_ROWS,
     STRATEGIES,
     SYNTH,
     SynthSettings,
 )
 from dpcore.analyses.synth.analysis import NUMBER_KINDS
-from strata_ui import constants, pipeline
+from strata_ui import pipeline
 from strata_ui.state import get_settings, get_state, set_settings, update_settings, widget_key
 from strata_ui.text import as_text, as_written, in_label
 from strata_ui.uploads import format_edges, parse_edges
-from strata_ui.widgets import bind, show_error, stored_on_change
+from strata_ui.widgets import bind, show_error, stored_on_change, view_seed_input
 
 METHOD_HELP = {
     "independent": "Noisy counts of each column on its own; rows combine the columns at random, "
@@ -94,7 +92,6 @@ def _render_method() -> None:
     if method == "mwem":
         bind(
             st.slider, "MWEM rounds", SynthSettings, "rounds",
-            min_value=constants.SYNTH_ROUNDS[0], max_value=constants.SYNTH_ROUNDS[1],
             help="How many tables MWEM selects and measures; ε is split across the rounds.",
             caption="More rounds measure more tables, each with less budget (noisier).",
         )  # fmt: skip
@@ -215,15 +212,10 @@ def _render_rows() -> None:
     with rows_col:
         bind(
             rows_col.number_input, "Synthetic rows", SynthSettings, "n_rows",
-            min_value=MIN_ROWS, max_value=MAX_ROWS, step=1000, store=int,
+            step=1000, store=int,
             help="How many rows to generate (public). Groups get rows in proportion to their "
             "public shares.",
             caption="More rows mean less sampling noise in small groups and a bigger file.",
         )  # fmt: skip
     with seed_col:
-        bind(
-            seed_col.number_input, "Random seed", SynthView, "seed", min_value=0,
-            max_value=constants.SEED_MAX, step=1,
-            store=int, help="Seeds the simulation noise of the previews and the Compare page.",
-            caption="Previews only: a release draws fresh OpenDP noise.",
-        )  # fmt: skip
+        view_seed_input(SynthView)

@@ -4,6 +4,7 @@ printed, edit its arguments, and check that a mistake is one line on stderr and 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from dpcore.foundations.accounting import Budget
@@ -45,6 +46,22 @@ def assert_refused_spending_nothing(
     ledger = Ledger(ledger_path, "default", budget)
     assert_one_error_line(capsys, argv, 1, message)
     assert ledger.remaining() == budget.components() and not ledger.history()
+
+
+Mistake = tuple[Callable[[list[str], Path], list[str]], str]
+"""A mistake in a release's arguments: ``change(argv, data)`` makes it, ``message`` refuses it."""
+
+
+def assert_mistake_spends_nothing(
+    capsys, tmp_path: Path, budget: Budget, release_args, data: Path, mistake: Mistake
+) -> None:
+    """The release ``release_args(data, "--ledger", <a new ledger of budget>)``, changed by
+    ``mistake``, is refused in one line naming its message and spends nothing (the check every
+    analysis' table of CLI mistakes runs)."""
+    change, message = mistake
+    path = tmp_path / "ledger.sqlite"
+    argv = change(release_args(data, "--ledger", str(path)), data)
+    assert_refused_spending_nothing(capsys, path, budget, argv, message)
 
 
 def release_twice(capsys, ledger: Ledger, argv: list[str], left: dict):

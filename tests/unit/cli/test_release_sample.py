@@ -18,8 +18,8 @@ from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
 from tests.unit.cli.helpers import (
+    assert_mistake_spends_nothing,
     assert_one_error_line,
-    assert_refused_spending_nothing,
     replace,
     without,
 )
@@ -119,10 +119,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", ERRORS.values(), ids=ERRORS.keys())
 def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
-    change, message = case
-    path = tmp_path / "ledger.sqlite"
-    argv = change(sample_args(data, "--ledger", str(path)), data)
-    assert_refused_spending_nothing(capsys, path, PureDP(1.0), argv, message)
+    assert_mistake_spends_nothing(capsys, tmp_path, PureDP(1.0), sample_args, data, case)
 
 
 def test_plan_says_the_planner_does_not_cover_the_sample(capsys, data):

@@ -17,7 +17,7 @@ from dpcore.foundations.accounting import ZCDP
 from dpcore.foundations.ledger import Ledger
 from strata_cli.main import main
 from tests.unit.cli.helpers import (
-    assert_refused_spending_nothing,
+    assert_mistake_spends_nothing,
     release_twice,
     replace,
     without,
@@ -140,10 +140,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", ERRORS.values(), ids=ERRORS.keys())
 def test_mistakes_are_one_line_and_spend_nothing(capsys, data, tmp_path, case):
-    change, message = case
-    path = tmp_path / "ledger.sqlite"
-    argv = change(synth_args(data, "--ledger", str(path)), data)
-    assert_refused_spending_nothing(capsys, path, ZCDP(1.0), argv, message)
+    assert_mistake_spends_nothing(capsys, tmp_path, ZCDP(1.0), synth_args, data, case)
 
 
 def test_plan_reads_a_folder_through_duckdb_as_it_reads_the_file(capsys, data):
