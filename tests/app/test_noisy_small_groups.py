@@ -3,6 +3,8 @@ words, its cost, each group's chance, several changes in a row, a refresh, and t
 
 from __future__ import annotations
 
+import pandas as pd
+
 from dpcore.analyses.mean import MeanSettings
 from tests.app import helpers
 
@@ -64,3 +66,22 @@ def test_a_release_lists_the_groups_its_noisy_counts_merged():
     assert "Other (merged)" in rows
     said = helpers.text(at.info)
     assert "Small groups: groups whose noisy count" in said and "Other × Female" in said
+
+
+def test_a_tiny_upload_compares_without_nan_and_says_which_releases_publish_nothing():
+    """Nine rows in groups of 2, 3 and 4 with the default noisy-count shares and a minimum size
+    of 2: some simulated releases publish nothing (every noisy count below 2). The Compare page
+    summarised them as "nan%"; it now summarises the releases that published one, twice in a
+    row at two budgets, and says how many did not."""
+    frame = pd.DataFrame({"race": ["A"] * 2 + ["B"] * 3 + ["C"] * 4,
+                          "hours_per_week": [40, 35, 50, 45, 30, 20, 25, 38, 41]})  # fmt: skip
+    at = helpers.start()
+    helpers.use_frame(at, frame, "tiny.csv", ["race"])
+    helpers.go(at, "compare")
+    for epsilon in (0.5, 0.2):
+        said = helpers.text(at.markdown)
+        assert "nan" not in said.lower(), said
+        assert "of releases that published one" in said
+        assert "every group's noisy count fell below the minimum group size" in said
+        assert not at.error and not at.exception
+        at.select_slider(key="compare.budget.pure").set_value(epsilon).run()

@@ -315,11 +315,21 @@ def budget_sweep(
 def summarize_sweep(runs: Iterable[tuple[float, str, pd.DataFrame]]) -> pd.DataFrame:
     """The privacy–utility curve of ``(budget value, strategy, replicate_metrics frame)`` runs:
     one row per budget, strategy and metric (``global``, ``worst group``, ``parity``) with the
-    mean and the 5th/95th percentiles over replicates (the bands)."""
+    mean and the 5th/95th percentiles over the replicates that published an estimate (the
+    bands), and ``published``, their share: a release whose every noisy count falls below the
+    minimum group size publishes nothing (its errors are NaN), which is not an error of 0 or of
+    ∞ but a release without the number; NaN summaries where none published one."""
     rows = []
     for value, strategy, metrics in runs:
         for metric in SWEEP_METRICS:
             errors = metrics[metric].to_numpy()
-            low, high = np.quantile(errors, [0.05, 0.95])
-            rows.append((value, strategy, metric, errors.mean(), low, high))
-    return pd.DataFrame(rows, columns=["budget", "strategy", "metric", "mean", "q05", "q95"])
+            published = errors[~np.isnan(errors)]
+            low, high, mean = (
+                (*np.quantile(published, [0.05, 0.95]), published.mean())
+                if published.size
+                else (np.nan,) * 3
+            )
+            rows.append((value, strategy, metric, mean, low, high, published.size / errors.size))
+    return pd.DataFrame(
+        rows, columns=["budget", "strategy", "metric", "mean", "q05", "q95", "published"]
+    )

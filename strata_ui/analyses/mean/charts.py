@@ -183,14 +183,31 @@ def _box(percent: np.ndarray, strategy: str, *, axes: tuple[str, str]) -> dict[s
     }  # fmt: skip
 
 
+def unpublished_text(share: float, *, why: bool = True) -> str:
+    """Words for the releases that published an estimate, given the share that did not."""
+    text = f"{percent_text(1 - share)} of releases that published one"
+    if why:
+        text += (
+            f" (the other {percent_text(share)} publish nothing: every group's noisy count fell "
+            "below the minimum group size)"
+        )
+    return text
+
+
 def distribution_summary(metrics: pd.DataFrame, metric: str, unit: str = "") -> str:
     """``"Median global error — One estimate per group: 0.0204% (±0.00837 hours_per_week); …"``;
     the error in the value's units only for the global error (``global_abs`` in ``metrics``)."""
 
     def median_text(rows: pd.DataFrame) -> str:
-        text = percent_text(float(np.median(rows[metric])))
+        published = rows[rows[metric].notna()]
+        if published.empty:
+            return "no estimate in any release"
+        text = percent_text(float(np.median(published[metric])))
         if metric == "global" and "global_abs" in rows:
-            text += f" (±{plain_number(float(np.median(rows['global_abs'])), 3)}{' ' + unit if unit else ''})"
+            text += f" (±{plain_number(float(np.median(published['global_abs'])), 3)}{' ' + unit if unit else ''})"
+        if len(published) < len(rows):
+            share = 1 - len(published) / len(rows)
+            text += f", in the {unpublished_text(share, why=metric == 'global')}"
         return text
 
     parts = [
@@ -379,10 +396,20 @@ def sweep_summary(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> st
     low, high = rows["budget"].min(), rows["budget"].max()
     parts = []
     for strategy in _strategies(rows):
-        part = rows[rows["strategy"] == strategy].set_index("budget")["mean"]
-        parts.append(
-            f"{STRATEGY_STYLE.name(strategy)} {percent_text(part[low])} → {percent_text(part[high])}"
-        )
+        part = rows[rows["strategy"] == strategy].set_index("budget")
+        ends = [
+            "no estimate"
+            if np.isnan(part.at[budget, "mean"])
+            else percent_text(part.at[budget, "mean"])
+            for budget in (low, high)
+        ]
+        parts.append(f"{STRATEGY_STYLE.name(strategy)} {ends[0]} → {ends[1]}")
+        if "published" in part and (part["published"] < 1).any():
+            parts[-1] += (
+                " (over the releases that published one; at the smallest budgets "
+                f"{percent_text(1 - part['published'].min())} publish nothing: every group's "
+                "noisy count fell below the minimum group size)"
+            )
     return (
         f"Mean {METRIC_NAMES.get(metric, metric)} from {symbol} = {low:g} to {symbol} = {high:g} — "
         + "; ".join(parts)

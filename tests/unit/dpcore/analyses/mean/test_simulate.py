@@ -168,8 +168,17 @@ def test_budget_sweep_rows_and_monotone_trend(strata):
         strata, ESTIMATOR, budgets, strategies, replicates=400, rng=9,
         progress=lambda d, t: calls.append((d, t)),
     )  # fmt: skip
-    assert list(sweep.columns) == ["budget", "strategy", "metric", "mean", "q05", "q95"]
+    assert list(sweep.columns) == [
+        "budget",
+        "strategy",
+        "metric",
+        "mean",
+        "q05",
+        "q95",
+        "published",
+    ]
     assert len(sweep) == len(budgets) * len(strategies) * 3
+    assert (sweep["published"] == 1).all()  # public sizes: every release publishes its estimate
     assert set(sweep["metric"]) == {"global", "worst group", "parity"}
     assert sorted(sweep["budget"].unique()) == [0.1, 1.0, 10.0]
     assert calls[-1] == (9, 9)

@@ -125,6 +125,32 @@ def test_sweep_has_a_band_and_a_line_per_strategy(metrics):
     assert text.startswith("Mean parity error from ε = 0.1 to ε = 10 — One estimate per group")
 
 
+def test_releases_that_publish_nothing_are_counted_not_averaged(metrics):
+    """A release whose every noisy count fell below the minimum group size publishes no estimate
+    (NaN errors): the summaries are over the releases that published one, and say how many did
+    not, instead of printing nan%."""
+    per_group = metrics[metrics["strategy"] == STRATEGIES[0]].copy()
+    per_group.loc[per_group.index[:5], ["global", "global_abs", "parity"]] = np.nan
+    rows = pd.concat([per_group, metrics[metrics["strategy"] == STRATEGIES[1]]])
+    text = charts.distribution_summary(rows, "global", "hours")
+    assert "nan" not in text
+    published = per_group["global"].dropna()
+    share = len(published) / len(per_group)
+    assert f"{charts.percent_text(float(np.median(published)))} (±" in text
+    assert f"in the {charts.percent_text(share)} of releases that published one" in text
+    assert "every group's noisy count fell below the minimum group size" in text
+
+    nothing = per_group.assign(parity=np.nan)
+    sweep = summarize_sweep([(0.01, STRATEGIES[0], nothing), (1.0, STRATEGIES[0], per_group)])
+    parity = sweep[sweep["metric"] == "parity"].set_index("budget")
+    assert np.isnan(parity.at[0.01, "mean"]) and parity.at[0.01, "published"] == 0
+    assert parity.at[1.0, "published"] == pytest.approx(share)
+    assert parity.at[1.0, "mean"] == pytest.approx(per_group["parity"].mean())
+    said = charts.sweep_summary(sweep, "parity")
+    assert "nan" not in said and "no estimate →" in said
+    assert "at the smallest budgets 100% publish nothing" in said
+
+
 def test_long_group_labels_are_wrapped():
     assert charts.group_tick("Amer-Indian-Eskimo × Female", 119) == (
         "Amer-Indian-<br>Eskimo<br>× Female<br>n = 119"
