@@ -246,15 +246,21 @@ def shares_from_counts(grouping: Grouping) -> PublicShares:
     )
 
 
+def _check_share_columns(table: pd.DataFrame, what: str) -> None:
+    """Raise unless ``table`` (``what``, for the message) has the columns ``group`` and
+    ``share``: the one shape of a table of public shares, whether passed or uploaded."""
+    missing = [name for name in ("group", "share") if name not in table.columns]
+    if missing:
+        raise ValueError(
+            f"{what} needs the columns “group” and “share” (one row per group); it has "
+            f"no {' or '.join(map(repr, missing))} (its columns: "
+            f"{', '.join(map(str, table.columns))})"
+        )
+
+
 def _table_items(table: object) -> list[tuple[str, object]]:
     if isinstance(table, pd.DataFrame):
-        missing = [c for c in ("group", "share") if c not in table.columns]
-        if missing:
-            raise ValueError(
-                "`table` as a DataFrame must have columns 'group' and 'share', missing "
-                f"{', '.join(repr(c) for c in missing)}; got columns "
-                f"{', '.join(str(c) for c in table.columns)}"
-            )
+        _check_share_columns(table, "`table` as a DataFrame")
         items = list(zip(table["group"].tolist(), table["share"].tolist(), strict=True))
     elif isinstance(table, pd.Series):
         items = list(zip(table.index.tolist(), table.tolist(), strict=True))
@@ -288,13 +294,7 @@ def share_file_rows(
     share, :func:`shares_from_table`). Other columns are ignored.
     """
     table = data_frame("table", table)
-    missing = [name for name in ("group", "share") if name not in table.columns]
-    if missing:
-        raise ValueError(
-            "a shares file needs the columns “group” and “share” (one row per group); it has "
-            f"no {' or '.join(map(repr, missing))} (its columns: "
-            f"{', '.join(map(str, table.columns))})"
-        )
+    _check_share_columns(table, "a shares file")
     if table.empty:
         raise ValueError("the shares file has no rows; list one group and its share per row")
     known = None if groups is None else set(groups)

@@ -70,7 +70,10 @@ def test_shares_from_table_normalises_and_says_so():
         ({"A": 0, "B": 0, "C": 0}, "all zero"),
         ({"A": 0.4, "B": 0.3, "C": 0.2, "Z": 0.1, "Y": 0.0}, r"not among the groups: “Z”, “Y”"),
         (pd.DataFrame({"group": ["A", "A"], "share": [0.5, 0.5]}), "more than once: “A”"),
-        (pd.DataFrame({"grp": ["A"], "share": [1.0]}), "columns 'group' and 'share'"),
+        (
+            pd.DataFrame({"grp": ["A"], "share": [1.0]}),
+            "`table` as a DataFrame needs the columns “group” and “share”.*no 'group'",
+        ),
     ],
 )
 def test_shares_from_table_bad_tables(table, match):
