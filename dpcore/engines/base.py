@@ -235,7 +235,16 @@ def aggregate_cells(
 ) -> tuple[Cells, Grouping, DatasetRef]:
     """One pass of ``engine`` for ``query`` (checked first), the groups of ``spec`` built
     from its cells weighted by their rows (grouping weighted cells is grouping their rows), and
-    the data reference a release records: what every analysis on an engine starts from."""
+    the data reference a release records: what every analysis on an engine starts from.
+
+    Raises
+    ------
+    EngineError
+        An unknown column, a column of the wrong kind, rows without a person id, or data the
+        engine cannot read.
+    ValueError
+        Groups the spec cannot build (too few, too many) or shares it cannot find.
+    """
     kinds = engine.column_kinds()
     check_query(query, kinds)
     if engine.identity_beside_pass:

@@ -141,8 +141,7 @@ def aggregate_gvdp(
     Raises
     ------
     EngineError
-        An unknown column, a column of the wrong kind, rows without a person id, or data the
-        engine cannot read.
+        Data the pass cannot read as asked (:func:`~dpcore.engines.base.aggregate_cells`).
     ValueError
         A logistic model (a Newton step per pass), a person bounded to several groups, too few
         rows, or groups the spec cannot build.

@@ -66,10 +66,9 @@ def aggregate_mean(
     Raises
     ------
     EngineError
-        An unknown column, a column of the wrong kind, rows without a person id, or data the
-        engine cannot read.
+        Data the pass cannot read as asked (:func:`~dpcore.engines.base.aggregate_cells`).
     ValueError
-        Groups the spec cannot build (too few, too many) or shares it cannot find.
+        Groups the spec cannot build or shares it cannot find (the pass again).
     """
     query = mean_query(spec.by, spec.edges, value, bounds, unit)
     cells, grouping, dataset = aggregate_cells(engine, spec, query)
