@@ -4,6 +4,7 @@ left (:mod:`dpcore.planner.portfolio`). Each analysis provides its error model a
 one, its frontier of stratification choices (the mean's: :mod:`dpcore.analyses.mean.frontier`)."""
 
 from dpcore.planner.accuracy import *
+from dpcore.planner.error_shapes import *
 from dpcore.planner.portfolio import *
 from dpcore.planner.simulated import *
 from dpcore.planner.split import *

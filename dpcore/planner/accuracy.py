@@ -21,7 +21,7 @@ estimate that needs it *binds*.
 
 Pure numpy/SciPy; the analyses build their :class:`ErrorModel` (e.g.
 :func:`dpcore.analyses.mean.accuracy.mean_error_model`) from the noise laws of
-:mod:`dpcore.planner.error_shapes`, re-exported here.
+:mod:`dpcore.planner.error_shapes` (both exported by :mod:`dpcore.planner`).
 """
 
 from __future__ import annotations
@@ -36,27 +36,13 @@ import pandas as pd
 from dpcore.foundations.accounting import ZCDP, Budget, PureDP, as_pure_dp, as_zcdp
 from dpcore.foundations.labels import plain_number
 from dpcore.foundations.validation import finite_number, open_unit_interval
-from dpcore.planner.error_shapes import (
-    BISECTION_STEPS,
-    ErrorShape,
-    GaussianError,
-    LaplaceError,
-    LaplacePairError,
-    LaplaceSumError,
-    WeightedLaplaceSumError,
-)
+from dpcore.planner.error_shapes import BISECTION_STEPS, ErrorShape
 
 __all__ = [
     "AccuracyTarget",
     "round_to_one_two_five",
     "BudgetAnswer",
     "ErrorModel",
-    "ErrorShape",
-    "GaussianError",
-    "LaplaceError",
-    "LaplacePairError",
-    "LaplaceSumError",
-    "WeightedLaplaceSumError",
     "Shortfall",
     "shortfall",
     "smallest_budget",

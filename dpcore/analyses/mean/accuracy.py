@@ -82,14 +82,12 @@ from dpcore.foundations.metrics import binomial_band
 from dpcore.foundations.privacy_unit import PrivacyUnit
 from dpcore.foundations.shares import share_values
 from dpcore.foundations.validation import positive_int
-from dpcore.planner.accuracy import (
-    AccuracyTarget,
-    ErrorModel,
+from dpcore.planner.accuracy import AccuracyTarget, ErrorModel, round_to_one_two_five
+from dpcore.planner.error_shapes import (
     GaussianError,
     LaplaceError,
     LaplacePairError,
     WeightedLaplaceSumError,
-    round_to_one_two_five,
 )
 from dpcore.planner.simulated import SimulatedErrorModel, log_grid
 
@@ -137,7 +135,7 @@ def _weighted_sum(
     estimator: LaplaceMean | GaussianMean, scales: np.ndarray, weights: np.ndarray
 ) -> GaussianError | WeightedLaplaceSumError:
     """The noise of Σ w_g X_g: Gaussian in closed form, Laplace from its characteristic
-    function (:class:`~dpcore.planner.accuracy.WeightedLaplaceSumError`)."""
+    function (:class:`~dpcore.planner.error_shapes.WeightedLaplaceSumError`)."""
     if isinstance(estimator, GaussianMean):
         return GaussianError(np.array([math.sqrt(np.sum((weights * scales) ** 2))]))
     terms = 1 if estimator.n_public else 2  # a Laplace pair per group when sizes are private

@@ -25,7 +25,7 @@ Gaussian with zCDP, σ_i = Δ_i/√(2ρ/m)     √ρ                 the same, w
 
 The ratio over all groups adds the k noisy group sums (:func:`recombine`): its noises are sums
 of k independent group noises, Gaussian in closed form and Laplace by inverting its
-characteristic function (:class:`~dpcore.planner.accuracy.WeightedLaplaceSumError`).
+characteristic function (:class:`~dpcore.planner.error_shapes.WeightedLaplaceSumError`).
 
 Choices where the paper leaves room:
 
@@ -79,13 +79,8 @@ from dpcore.foundations.labels import list_labels
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.metrics import binomial_band
 from dpcore.foundations.validation import as_rng, positive_int
-from dpcore.planner.accuracy import (
-    AccuracyTarget,
-    ErrorModel,
-    GaussianError,
-    LaplaceSumError,
-    WeightedLaplaceSumError,
-)
+from dpcore.planner.accuracy import AccuracyTarget, ErrorModel
+from dpcore.planner.error_shapes import GaussianError, LaplaceSumError, WeightedLaplaceSumError
 
 __all__ = ["UNPLANNED_MECHANISM", "RatioErrorModel", "ratio_check", "ratio_error_model"]
 

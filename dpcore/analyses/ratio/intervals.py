@@ -225,7 +225,7 @@ def normal_two_laplace_quantile(
 
     The two Laplace laws' characteristic function :math:`1/((1+a^2t^2)(1+c^2t^2))` is the
     signed mixture :math:`[a^2/(1+a^2t^2) - c^2/(1+c^2t^2)]/(a^2 - c^2)` (as in
-    :class:`~dpcore.planner.accuracy.LaplaceSumError`), so X's tail and density are that
+    :class:`~dpcore.planner.error_shapes.LaplaceSumError`), so X's tail and density are that
     mixture of two normal–Laplace ones (:func:`_normal_laplace_tail`). Scales within 0.1% of
     each other, where the mixture cancels, are parted by raising the larger to 1/0.999 of the
     smaller (a wider law: the quantile can only grow, by under 0.1%). A zero scale drops its

@@ -15,7 +15,8 @@ from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.datasets import load_demo
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.planner import AccuracyTarget, BestSplitModel, SplitChoice, smallest_budget
-from dpcore.planner.accuracy import ErrorModel, LaplaceError
+from dpcore.planner.accuracy import ErrorModel
+from dpcore.planner.error_shapes import LaplaceError
 
 LEVEL = 0.95
 

@@ -26,7 +26,7 @@ from tests.unit.dpcore.analyses.ratio.helpers import ALPHA_TEST, GAUSSIAN
 )
 def test_the_noise_quantile_matches_closed_forms(sd, first, second, expected):
     from dpcore.analyses.ratio.intervals import normal_two_laplace_quantile
-    from dpcore.planner.accuracy import LaplaceSumError
+    from dpcore.planner.error_shapes import LaplaceSumError
 
     q = float(normal_two_laplace_quantile(0.95, sd, first, second))
     if expected is None:
