@@ -19,7 +19,6 @@ from dpcore.foundations.accounting import PureDP
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.release import DatasetRef, PlanHeader
-from tests.frames import write_shuffled_parts
 
 SPEC = GroupingSpec(by=("region",), small_groups="drop", min_group_size=20)
 EDGES = (("age", (30.0, 50.0)), ("hours", (20.0, 40.0)))
@@ -49,13 +48,9 @@ def people(n: int = 600, seed: int = 0) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
+    """This module's own rows (the synthesizers' column kinds), in place of the messy frame;
+    the conftest's ``parquet_folder`` writes them in shuffled parts."""
     return people()
-
-
-@pytest.fixture(scope="module")
-def folder(frame, tmp_path_factory):
-    """The frame in three Parquet parts, rows shuffled."""
-    return write_shuffled_parts(frame, tmp_path_factory.mktemp("synth-parts"), seed=2)
 
 
 def header() -> PlanHeader:
@@ -71,12 +66,13 @@ def released(stats, chosen: SynthSettings, seed: int = 7) -> list[dict]:
 @pytest.mark.parametrize("strategy", ["stratified", "vanilla"])
 @pytest.mark.parametrize("method", ["independent", "histogram", "mwem"])
 def test_a_seeded_release_is_the_same_in_memory_and_on_every_engine(
-    frame, folder, spark, method, strategy
+    frame, parquet_folder, spark, method, strategy
 ):
     chosen = settings(method, strategy)
     in_memory = SYNTH.statistics(frame, SPEC.build(frame), chosen)
     engines = [
-        PandasEngine(frame), DuckDBEngine(folder), SparkEngine(str(folder), session=spark),
+        PandasEngine(frame), DuckDBEngine(parquet_folder),
+        SparkEngine(str(parquet_folder), session=spark),
     ]  # fmt: skip
     expected = released(in_memory, chosen)
     for engine in engines:
@@ -86,10 +82,10 @@ def test_a_seeded_release_is_the_same_in_memory_and_on_every_engine(
         assert released(counted, chosen) == expected, engine.name
 
 
-def test_the_counts_give_the_same_simulation_study_and_categories(frame, folder):
+def test_the_counts_give_the_same_simulation_study_and_categories(frame, parquet_folder):
     chosen = settings("mwem")
     in_memory = SYNTH.statistics(frame, SPEC.build(frame), chosen)
-    counted = SYNTH.engine_statistics(DuckDBEngine(folder), SPEC, chosen).stats
+    counted = SYNTH.engine_statistics(DuckDBEngine(parquet_folder), SPEC, chosen).stats
     studies = [SYNTH.study(s, chosen, PureDP(2.0), replicates=2, rng=5)
                for s in (in_memory, counted)]  # fmt: skip
     pd.testing.assert_frame_equal(*studies)
@@ -127,8 +123,8 @@ def test_one_added_person_moves_the_counts_by_at_most_one(frame, tmp_path, engin
     assert change.loc[("[30, 50)", "nurse", "≥ 40", "True", "1", "east")] == 1
 
 
-def test_mst_and_aim_are_refused_on_counts_before_any_pass(frame, folder):
-    engine = DuckDBEngine(folder)
+def test_mst_and_aim_are_refused_on_counts_before_any_pass(frame, parquet_folder):
+    engine = DuckDBEngine(parquet_folder)
     for method in ("mst", "aim"):
         with pytest.raises(EngineError, match="MST and AIM are fitted by OpenDP"):
             SYNTH.engine_statistics(engine, SPEC, settings(method))
@@ -167,19 +163,19 @@ def test_a_column_missing_from_a_part_is_named(frame, tmp_path):
         SYNTH.engine_statistics(DuckDBEngine(tmp_path), SPEC, settings("independent"))
 
 
-def test_too_many_cells_name_the_columns_and_what_to_do(frame, folder):
+def test_too_many_cells_name_the_columns_and_what_to_do(frame, parquet_folder):
     fine = {"age": np.arange(16.5, 90, 0.5), "hours": np.arange(1, 601) / 10}
     chosen = dataclasses.replace(
         settings("histogram"), edges=tuple((c, tuple(e.round(1))) for c, e in fine.items())
     )
-    stats = SYNTH.engine_statistics(DuckDBEngine(folder), SPEC, chosen).stats
+    stats = SYNTH.engine_statistics(DuckDBEngine(parquet_folder), SPEC, chosen).stats
     with pytest.raises(ValueError, match=r"age \(148\) × job \(3\) × hours \(601\).*Use MWEM"):
         SYNTH.check_rows(stats, chosen, ("stratified",))
 
 
-def test_the_script_runs_the_pass_again_and_rebuilds_the_plan(frame, folder):
+def test_the_script_runs_the_pass_again_and_rebuilds_the_plan(frame, parquet_folder):
     chosen = settings("independent")
-    aggregated = SYNTH.engine_statistics(DuckDBEngine(folder), SPEC, chosen)
+    aggregated = SYNTH.engine_statistics(DuckDBEngine(parquet_folder), SPEC, chosen)
     plan = SYNTH.plan(aggregated.stats, chosen, dataclasses.replace(
         header(), dataset=aggregated.dataset))  # fmt: skip
     namespace: dict = {}
