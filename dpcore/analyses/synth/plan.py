@@ -25,7 +25,7 @@ from dpcore.analyses.synth.encoding import METHODS
 from dpcore.analyses.synth.group_rows import CountSplit
 from dpcore.analyses.synth.mbi_models import MBI_METHODS
 from dpcore.analyses.synth.synthesizers import Progress, SyntheticData
-from dpcore.foundations.accounting import ZCDP, Budget, PureDP, pure_epsilon_within
+from dpcore.foundations.accounting import ZCDP, PureDP, pure_epsilon_within
 from dpcore.foundations.grouping import GroupingSpec
 from dpcore.foundations.labels import plain_number
 from dpcore.foundations.mechanisms import NoiseSource
@@ -33,6 +33,7 @@ from dpcore.foundations.shares import PublicShares
 from dpcore.foundations.validation import instance_of
 from dpcore.release.plan import PlanHeader, SyntheticRow
 from dpcore.release.preview import preview_frame
+from dpcore.release.whole_budget import ChargesWholeBudget
 
 __all__ = [
     "INTERVALS_NOTE",
@@ -47,7 +48,7 @@ INTERVALS_NOTE = (
 
 
 @dataclass(frozen=True)
-class SynthPlan:
+class SynthPlan(ChargesWholeBudget):
     r"""A planned release of ε-DP synthetic rows, vanilla or stratified (AAAI 2024, app. C).
 
     Follows :class:`dpcore.release.ReleasePlan`. :meth:`run` returns the synthetic rows
@@ -159,10 +160,6 @@ class SynthPlan:
     def shares(self) -> PublicShares:
         """The public shares rows are drawn in (stratified)."""
         return self.prepared.grouping.shares
-
-    @property
-    def cost(self) -> Budget:
-        return self.header.budget
 
     @property
     def columns(self) -> tuple[str, ...]:
