@@ -38,16 +38,10 @@ PARQUET_EXTENSIONS = (".parquet", ".pq")
 DECIMAL_MARKS = (".", ",")
 
 
-def read_table(
-    data: bytes,
-    filename: str,
-    *,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    decimal: str = ".",
-) -> pd.DataFrame:
-    """The DataFrame of :func:`load_table` (its notes dropped)."""
-    return load_table(data, filename, max_rows=max_rows, max_bytes=max_bytes, decimal=decimal).frame
+def read_table(data: bytes, filename: str, **limits) -> pd.DataFrame:
+    """The DataFrame of :func:`load_table` (its notes dropped); ``limits`` are its keywords
+    (``max_rows``, ``max_bytes``, ``decimal``), with its defaults."""
+    return load_table(data, filename, **limits).frame
 
 
 def load_table(
