@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,22 @@ def write_parts(name: str, rows: int, parts: int, columns: str, derived: str = "
         select = f"SELECT * EXCLUDE (i){', ' + derived if derived else ''} FROM ({rows_sql})"
         duckdb.sql(f"COPY ({select}) TO '{folder / f'part-{part}.parquet'}' (FORMAT parquet)")
     return folder
+
+
+def release_in_scratch_ledger(plan):
+    """The seeded release of ``plan`` (simulated noise, seed 0) that every engine benchmark
+    times, charged to a ledger of the plan's cost in a scratch folder deleted afterwards."""
+    from dpcore.foundations.ledger import Ledger
+    from dpcore.release import release
+
+    with tempfile.TemporaryDirectory() as scratch:
+        ledger = Ledger(Path(scratch) / "ledger.sqlite", "bench", plan.cost)
+        return release(plan, ledger, noise="simulation", rng=0)
+
+
+def peak_rss_gb() -> float:
+    """This process's peak resident memory so far, in GB (Linux reports it in KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def run_child(script: str, *args: str) -> str:

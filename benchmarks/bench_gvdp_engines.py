@@ -19,10 +19,8 @@ hash in numpy). Run from the repository root:
 
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -59,8 +57,7 @@ def release_in_process(folder: Path, kind: str) -> tuple[float, float, float]:
     from dpcore.engines import DuckDBEngine
     from dpcore.foundations.accounting import ZCDP
     from dpcore.foundations.grouping import GroupingSpec
-    from dpcore.foundations.ledger import Ledger
-    from dpcore.release import PlanHeader, release
+    from dpcore.release import PlanHeader
 
     started = time.perf_counter()
     spec, settings = GroupingSpec(by=("race", "sex")), settings_for(kind)
@@ -68,11 +65,9 @@ def release_in_process(folder: Path, kind: str) -> tuple[float, float, float]:
     first = time.perf_counter() - started
     header = PlanHeader(aggregated.dataset, spec, ZCDP(1.0), label=f"bench gvdp {kind}")
     plan = GVDP.plan(aggregated.stats, settings, header)
-    with tempfile.TemporaryDirectory() as scratch:
-        ledger = Ledger(Path(scratch) / "ledger.sqlite", "bench", ZCDP(1.0))
-        release(plan, ledger, noise="simulation", rng=0)
+    _parts.release_in_scratch_ledger(plan)
     total = time.perf_counter() - started
-    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+    peak_gb = _parts.peak_rss_gb()
     return first, total - first, peak_gb
 
 

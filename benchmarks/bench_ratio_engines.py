@@ -17,8 +17,6 @@ and a person id owning 1 to 3 rows. Run from the repository root:
 
 from __future__ import annotations
 
-import resource
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,9 +47,8 @@ def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[floa
     from dpcore.engines import DuckDBEngine
     from dpcore.foundations.accounting import ZCDP
     from dpcore.foundations.grouping import GroupingSpec
-    from dpcore.foundations.ledger import Ledger
     from dpcore.foundations.privacy_unit import ROW, PrivacyUnit
-    from dpcore.release import PlanHeader, release
+    from dpcore.release import PlanHeader
 
     started = time.perf_counter()
     spec = GroupingSpec(by=("race", "sex"))
@@ -63,12 +60,10 @@ def release_in_process(folder: Path, weighted: bool, person: bool) -> tuple[floa
     )  # fmt: skip
     header = PlanHeader(dataset=aggregated.dataset, spec=spec, budget=ZCDP(0.5))
     plan = RatioPlan(sums=aggregated.stats, header=header)
-    with tempfile.TemporaryDirectory() as scratch:
-        ledger = Ledger(Path(scratch) / "ledger.sqlite", "bench", plan.cost)
-        record = release(plan, ledger, noise="simulation", rng=0)
+    record = _parts.release_in_scratch_ledger(plan)
     assert len(record.outputs) == aggregated.stats.k + 1
     seconds = time.perf_counter() - started
-    return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return seconds, _parts.peak_rss_gb()
 
 
 def measured(folder: Path, case: str) -> str:

@@ -12,8 +12,6 @@ pass returns at most 7 × 2 × 6 × 5 × 16 × 2 = 13,440 cells. Run from the re
 
 from __future__ import annotations
 
-import resource
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,8 +38,7 @@ def release_in_process(folder: Path, method: str) -> tuple[float, float, float]:
     from dpcore.engines import DuckDBEngine
     from dpcore.foundations.accounting import PureDP
     from dpcore.foundations.grouping import GroupingSpec
-    from dpcore.foundations.ledger import Ledger
-    from dpcore.release import PlanHeader, release
+    from dpcore.release import PlanHeader
 
     settings = SynthSettings(
         method=method,
@@ -54,13 +51,11 @@ def release_in_process(folder: Path, method: str) -> tuple[float, float, float]:
     counted = time.perf_counter() - started
     header = PlanHeader(dataset=aggregated.dataset, spec=spec, budget=PureDP(1.0))
     plan = SYNTH.plan(aggregated.stats, settings, header)
-    with tempfile.TemporaryDirectory() as scratch:
-        ledger = Ledger(Path(scratch) / "ledger.sqlite", "bench", plan.cost)
-        record = release(plan, ledger, noise="simulation", rng=0)
+    record = _parts.release_in_scratch_ledger(plan)
     assert len(record.outputs) == settings.n_rows
     assert aggregated.stats.n_rows == ROWS
     released = time.perf_counter() - started - counted
-    return counted, released, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return counted, released, _parts.peak_rss_gb()
 
 
 def measured(folder: Path, method: str) -> str:
