@@ -33,6 +33,7 @@ from dpcore.foundations.validation import (
     data_frame,
     open_unit_interval,
     require_columns,
+    require_table_columns,
     shown,
 )
 
@@ -246,21 +247,13 @@ def shares_from_counts(grouping: Grouping) -> PublicShares:
     )
 
 
-def _check_share_columns(table: pd.DataFrame, what: str) -> None:
-    """Raise unless ``table`` (``what``, for the message) has the columns ``group`` and
-    ``share``: the one shape of a table of public shares, whether passed or uploaded."""
-    missing = [name for name in ("group", "share") if name not in table.columns]
-    if missing:
-        raise ValueError(
-            f"{what} needs the columns “group” and “share” (one row per group); it has "
-            f"no {' or '.join(map(repr, missing))} (its columns: "
-            f"{', '.join(map(str, table.columns))})"
-        )
+SHARE_COLUMNS = ("group", "share")
+"""The columns of a table of public shares, whether passed as a DataFrame or uploaded."""
 
 
 def _table_items(table: object) -> list[tuple[str, object]]:
     if isinstance(table, pd.DataFrame):
-        _check_share_columns(table, "`table` as a DataFrame")
+        require_table_columns(table, SHARE_COLUMNS, "`table` as a DataFrame", "group")
         items = list(zip(table["group"].tolist(), table["share"].tolist(), strict=True))
     elif isinstance(table, pd.Series):
         items = list(zip(table.index.tolist(), table.tolist(), strict=True))
@@ -294,7 +287,7 @@ def share_file_rows(
     share, :func:`shares_from_table`). Other columns are ignored.
     """
     table = data_frame("table", table)
-    _check_share_columns(table, "a shares file")
+    require_table_columns(table, SHARE_COLUMNS, "a shares file", "group")
     if table.empty:
         raise ValueError("the shares file has no rows; list one group and its share per row")
     known = None if groups is None else set(groups)

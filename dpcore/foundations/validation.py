@@ -117,6 +117,19 @@ def data_frame(name: str, value: object) -> pd.DataFrame:
     return value
 
 
+def require_table_columns(table: pd.DataFrame, columns: Sequence[str], what: str, row: str) -> None:
+    """Refuse a table of declared facts (a shares file, a codebook; uploaded or passed in)
+    that lacks one of ``columns``: "``what`` needs the columns “a” and “b” (one row per
+    ``row``); it has no 'b' (its columns: …)"."""
+    missing = [name for name in columns if name not in table.columns]
+    if missing:
+        raise ValueError(
+            f"{what} needs the columns {' and '.join(f'“{c}”' for c in columns)} (one row per "
+            f"{row}); it has no {' or '.join(map(repr, missing))} (its columns: "
+            f"{', '.join(map(str, table.columns))})"
+        )
+
+
 def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, owner: str = "") -> None:
     """Refuse columns ``frame`` does not have, listing the ones it has.
 

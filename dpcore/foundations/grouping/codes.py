@@ -22,6 +22,7 @@ from dpcore.foundations.labels import (
 from dpcore.foundations.validation import (
     data_frame,
     require_columns,
+    require_table_columns,
     shown,
 )
 
@@ -336,13 +337,7 @@ def codebook_categories(codebook: pd.DataFrame) -> dict[str, tuple[str, ...]]:
     """Declared categories from a codebook table with the columns ``column`` and ``category``
     (one row per category, in the order to release them), e.g. read from a CSV file."""
     codebook = data_frame("codebook", codebook)
-    missing = [name for name in ("column", "category") if name not in codebook.columns]
-    if missing:
-        raise ValueError(
-            f"a codebook needs the columns “column” and “category” (one row per category); "
-            f"it has no {' or '.join(map(repr, missing))} (its columns: "
-            f"{', '.join(map(str, codebook.columns))})"
-        )
+    require_table_columns(codebook, ("column", "category"), "a codebook", "category")
     if codebook.empty:
         raise ValueError("the codebook has no rows; list one category per row")
     blank = codebook[["column", "category"]].isna().any(axis=1).to_numpy()
