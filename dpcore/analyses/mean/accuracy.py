@@ -74,10 +74,13 @@ from dpcore.analyses.mean.coinpress import CoinPressMean
 from dpcore.analyses.mean.estimators import GaussianMean, LaplaceMean
 from dpcore.analyses.mean.found_bounds import PrivatelyBounded, released_found
 from dpcore.analyses.mean.statistics import GroupValues, kept_without_rows
-from dpcore.analyses.mean.strategies import MeanEstimator, Strategy, run_strategy
+from dpcore.analyses.mean.strategies import (
+    MeanEstimator,
+    Strategy,
+    simulated_releases,
+)
 from dpcore.foundations.accounting import ZCDP, Budget
 from dpcore.foundations.labels import list_labels, plain_number
-from dpcore.foundations.mechanisms import SimulationNoise
 from dpcore.foundations.metrics import binomial_band
 from dpcore.foundations.privacy_unit import PrivacyUnit
 from dpcore.foundations.shares import share_values
@@ -258,11 +261,9 @@ def _released(
     """(replicates, estimates) simulated releases of ``strategy`` at a person's ``budget``,
     each mean at the budget of one of the person's rows and clipped into the public range, as a
     release runs and clips it (MeanPlan.run)."""
-    shares = values.shares if values.shares is not None else values.sizes / values.n
-    result = run_strategy(
-        strategy, values, estimator, values.unit.row_budget(budget), shares, global_fraction=global_fraction,
-        replicates=replicates, noise=SimulationNoise(rng=rng),
-    )  # fmt: skip
+    result = simulated_releases(
+        strategy, values, estimator, budget, global_fraction, replicates, rng
+    )
     if strategy == "global_only":
         estimates = result.global_estimate[:, None]
     else:

@@ -28,9 +28,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from dpcore.analyses.mean.estimators import ClippedMean, GaussianMean, LaplaceMean
-from dpcore.analyses.mean.strategies import Strategy, run_strategy
+from dpcore.analyses.mean.strategies import Strategy, simulated_releases
 from dpcore.foundations.accounting import Budget
-from dpcore.foundations.mechanisms import NoiseSource, SimulationNoise
+from dpcore.foundations.mechanisms import NoiseSource
 from dpcore.foundations.private_bounds import FoundBounds, PrivateBounds
 from dpcore.foundations.small_groups import CountNoise
 
@@ -194,11 +194,9 @@ def released_found(
 ) -> np.ndarray:  # fmt: skip
     """(replicates, estimates) simulated releases that find their bounds at a person's
     ``budget``, each estimate clipped into the range its release found (MeanPlan.run)."""
-    shares = values.shares if values.shares is not None else values.sizes / values.n
-    result = run_strategy(
-        strategy, values, estimator, values.unit.row_budget(budget), shares,
-        global_fraction=global_fraction, replicates=replicates, noise=SimulationNoise(rng=rng),
-    )  # fmt: skip
+    result = simulated_releases(
+        strategy, values, estimator, budget, global_fraction, replicates, rng
+    )
     low, high = (np.broadcast_to(b, (replicates, values.k)) for b in
                  (result.bounds.low, result.bounds.high))  # fmt: skip
     whole_low, whole_high = result.bounds.envelope()

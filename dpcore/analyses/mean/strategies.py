@@ -26,7 +26,12 @@ from dpcore.foundations.accounting import Budget, parallel, scale, sequential
 from dpcore.foundations.choices import Choices
 from dpcore.foundations.errors import NeedsFixedShares
 from dpcore.foundations.labels import list_labels
-from dpcore.foundations.mechanisms import NoiseKind, NoiseSource, as_noise_source
+from dpcore.foundations.mechanisms import (
+    NoiseKind,
+    NoiseSource,
+    SimulationNoise,
+    as_noise_source,
+)
 from dpcore.foundations.private_bounds import FoundBounds
 from dpcore.foundations.shares import PublicShares, noisy_count_shares, share_values
 from dpcore.foundations.small_groups import NoisyRecombination
@@ -41,6 +46,7 @@ __all__ = [
     "global_only_mean",
     "recombine_clamped",
     "run_strategy",
+    "simulated_releases",
     "stratified_mean",
 ]
 
@@ -352,3 +358,19 @@ def run_strategy(
     return global_and_group_means(
         strata, estimator, budget, global_fraction=global_fraction, shares=shares, **common
     )
+
+
+def simulated_releases(
+    strategy: Strategy, values: GroupValues, estimator: MeanEstimator, budget: Budget,
+    global_fraction: float, replicates: int, rng: np.random.Generator | int | None,
+) -> StrategyResult:  # fmt: skip
+    """``replicates`` simulated releases of ``strategy`` at a person's ``budget``, each mean at
+    the budget of one of the person's rows (:meth:`~dpcore.foundations.privacy_unit.PrivacyUnit.
+    row_budget`) and recombined with the values' public shares, or their own sizes' without
+    them: the planner's simulations, of bounds typed or found (:mod:`dpcore.analyses.mean.
+    accuracy`)."""
+    shares = values.shares if values.shares is not None else values.sizes / values.n
+    return run_strategy(
+        strategy, values, estimator, values.unit.row_budget(budget), shares,
+        global_fraction=global_fraction, replicates=replicates, noise=SimulationNoise(rng=rng),
+    )  # fmt: skip
