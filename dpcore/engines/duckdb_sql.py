@@ -111,7 +111,8 @@ def base_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """Every row of ``source`` as the passes read it (module doc): its keys, its inputs as
     doubles, each input clipped to its bounds (once, not once per product that reads it) and
     ``__one`` (1.0), both NULL where any input is not finite, so that every sum skips such a
-    row without a FILTER per sum."""
+    row without a FILTER per sum. Whether the inputs are finite is computed once per row
+    (``__ok``), not once per clipped input."""
     keys = [
         f"{key_sql(column, kinds[column], query.edges_of.get(column))} AS {cell_name(i)}"
         for i, column in enumerate(query.by)
@@ -120,15 +121,15 @@ def base_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
         f"CAST({ident(column)} AS DOUBLE) AS {value_name(i)}"
         for i, column in enumerate(query.columns)
     ]
-    ok = " AND ".join(f"isfinite(CAST({ident(c)} AS DOUBLE))" for c in query.columns) or "TRUE"
+    read = [*keys, *values, f"{owner_sql(query.unit, kinds)} AS __owner"]
+    checked = f"SELECT *, {all_finite(query)} AS __ok FROM (SELECT {', '.join(read)} FROM {source})"
     clipped = [
-        f"CASE WHEN {ok} THEN least(greatest(CAST({ident(c.column)} AS DOUBLE), "
-        f"{number(c.low)}), {number(c.high)}) END AS {clipped_name(i)}"
+        f"CASE WHEN __ok THEN least(greatest({value_name(i)}, {number(c.low)}), "
+        f"{number(c.high)}) END AS {clipped_name(i)}"
         for i, c in enumerate(query.inputs)
     ]
-    one = f"CASE WHEN {ok} THEN {number(1.0)} END AS __one"
-    columns = [*keys, *values, *clipped, one, f"{owner_sql(query.unit, kinds)} AS __owner"]
-    return f"SELECT {', '.join(columns)} FROM {source}"
+    one = f"CASE WHEN __ok THEN {number(1.0)} END AS __one"
+    return f"SELECT * EXCLUDE (__ok), {', '.join([*clipped, one])} FROM ({checked})"
 
 
 def clipped_name(i: int) -> str:
@@ -151,6 +152,13 @@ def product(query: SumsQuery, factors: tuple[str, ...]) -> str:
     return " * ".join(terms) or "__one"
 
 
+def cell_sum(query: SumsQuery, factors: tuple[str, ...]) -> str:
+    """A cell's sum of the product of ``factors`` over its finite rows: ``fsum``, or, for no
+    factor (a sum of 1.0 per row), the count of those rows as a double — the same number
+    exactly (a whole number below 2⁵³), without a compensated sum over every row."""
+    return f"fsum({product(query, factors)})" if factors else "CAST(count(__one) AS DOUBLE)"
+
+
 def not_binary_sql(query: SumsQuery) -> str:
     """The count of finite rows whose declared 0/1 inputs are not 0 or 1 (none declared: no
     column)."""
@@ -163,9 +171,7 @@ def not_binary_sql(query: SumsQuery) -> str:
 def row_cells_sql(query: SumsQuery, kinds: dict[str, str], source: str) -> str:
     """One row per person: per cell the rows, the finite ones (all used) and the sums over
     them and the not-0/1 count, in one scan."""
-    sums = "".join(
-        f", fsum({product(query, factors)}) AS {ident(name)}" for name, factors in query.sums
-    )
+    sums = "".join(f", {cell_sum(query, factors)} AS {ident(name)}" for name, factors in query.sums)
     return f"""
         SELECT {", ".join(cell_names(query))}, count(*) AS rows, count(__one) AS finite,
                count(__one) AS usable{sums}{not_binary_sql(query)}
