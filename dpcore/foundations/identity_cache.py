@@ -100,10 +100,8 @@ def _query(sql: str, values: tuple) -> tuple | None:
         return None
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not file.exists()
+        os.close(os.open(file, os.O_CREAT | os.O_RDWR, 0o600))  # owner-only from the start
         with contextlib.closing(sqlite3.connect(file, timeout=5)) as conn, conn:
-            if fresh:
-                os.chmod(file, 0o600)
             conn.execute(_SCHEMA)
             return conn.execute(sql, values).fetchone()
     except (OSError, sqlite3.Error):
