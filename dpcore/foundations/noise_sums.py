@@ -25,6 +25,7 @@ Pure numpy/scipy; never imports streamlit or plotly.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -56,14 +57,26 @@ def sum_quantiles(law: NoiseLaw, scales: np.ndarray, probabilities) -> np.ndarra
     if law == "gaussian" or scales.size <= 1:
         whole = math.sqrt(float(np.sum(scales**2))) if law == "gaussian" else scales.sum()
         return whole * _unit_law(law).ppf(probabilities)
-    laplace_sum = _LaplaceSum(*np.unique(scales, return_counts=True))
+    distinct, counts = np.unique(scales, return_counts=True)
     # Symmetric: the lower quantiles are the upper ones negated, each found once.
-    upper = {
-        q: laplace_sum.upper_quantile(q) for q in set(np.maximum(probabilities, 1 - probabilities))
-    }
+    wanted = tuple(sorted({float(q) for q in np.maximum(probabilities, 1 - probabilities)}))
+    found = _laplace_sum_upper_quantiles(tuple(distinct.tolist()), tuple(counts.tolist()), wanted)
+    upper = dict(zip(wanted, found, strict=True))
     return np.array(
         [np.copysign(upper[max(p, 1 - p)], p - 0.5) if p != 0.5 else 0.0 for p in probabilities]
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _laplace_sum_upper_quantiles(
+    scales: tuple[float, ...], counts: tuple[int, ...], probabilities: tuple[float, ...]
+) -> tuple[float, ...]:
+    """The upper quantiles of a sum of Laplace draws, remembered by the law and the levels:
+    each takes QUADPACK integrals inside Brent's search (0.1 s at 100 distinct scales, 0.75 s
+    at 1,000), and a release's preview, its commit and every rerun of its page ask for the
+    same ones; the noise scales are public parameters, so remembering them reveals nothing."""
+    laplace_sum = _LaplaceSum(np.array(scales), np.array(counts))
+    return tuple(laplace_sum.upper_quantile(q) for q in probabilities)
 
 
 def _unit_law(law: NoiseLaw):

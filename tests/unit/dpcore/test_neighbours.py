@@ -333,16 +333,17 @@ def _bound_draws(values, bounds: PrivateBounds, budget, seed: int) -> np.ndarray
     return low * len(grid) + high
 
 
-def _outcome_sets(codes_d: np.ndarray, codes_dprime: np.ndarray, size: int):
-    """Sets of (low, high) outcomes, as masks over the pairs seen: each pair, each low and
-    each high bound, and the half-lines of each."""
-    seen = np.union1d(codes_d, codes_dprime)
-    lows, highs = seen // size, seen % size
-    sets = [np.eye(seen.size, dtype=bool)]
-    for part in (lows, highs):
-        values = np.unique(part)
-        sets += [part == values[:, None], part <= values[:, None]]
-    return seen, np.concatenate(sets)
+def _outcome_probabilities(codes: np.ndarray, seen: np.ndarray, size: int) -> np.ndarray:
+    """P̂[M ∈ S] from ``codes`` for the sets S of (low, high) outcomes over the pairs ``seen``:
+    each pair, then each low bound and the half-line below it, then the same for the high
+    bound. Summed by group (bincount, cumsum) rather than as a dense sets × pairs matrix
+    product, which took seconds on thousands of pairs."""
+    parts = [np.bincount(np.searchsorted(seen, codes), minlength=seen.size) / codes.size]
+    for bound in (seen // size, seen % size):
+        values, which = np.unique(bound, return_inverse=True)
+        each = np.bincount(which, weights=parts[0], minlength=values.size)
+        parts += [each, np.cumsum(each)]
+    return np.concatenate(parts)
 
 
 def bound_violations(codes_d, codes_dprime, size, epsilon):
@@ -350,11 +351,8 @@ def bound_violations(codes_d, codes_dprime, size, epsilon):
     of test_mechanisms (four standard errors of each side), over the sets whose probability
     on the larger side is at least 1e-3 (thousands of hits: the normal approximation of the
     binomial holds)."""
-    seen, sets = _outcome_sets(codes_d, codes_dprime, size)
-    p, q = (
-        sets @ (np.bincount(np.searchsorted(seen, codes), minlength=seen.size) / codes.size)
-        for codes in (codes_d, codes_dprime)
-    )
+    seen = np.union1d(codes_d, codes_dprime)
+    p, q = (_outcome_probabilities(codes, seen, size) for codes in (codes_d, codes_dprime))
     p, q = np.clip(p, 0, 1), np.clip(q, 0, 1)  # sums of frequencies may pass 1 by an ulp
     found = []
     for pa, pb in ((p, q), (q, p)):

@@ -16,7 +16,12 @@ from dpcore.analyses.mean.strategies import run_strategy
 from dpcore.analyses.mean.sums import GroupSums
 from dpcore.foundations.accounting import ZCDP, PureDP
 from dpcore.foundations.mechanisms import SimulationNoise
-from dpcore.foundations.noise_sums import _LaplaceSum, noise_quantiles, sum_quantiles
+from dpcore.foundations.noise_sums import (
+    _laplace_sum_upper_quantiles,
+    _LaplaceSum,
+    noise_quantiles,
+    sum_quantiles,
+)
 from dpcore.foundations.shares import PublicShares
 
 TAILS = [0.025, 0.975]
@@ -60,6 +65,19 @@ def test_a_weighted_sum_of_laplace_draws_matches_a_seeded_simulation(scales):
     for level, quantile in zip(levels, quantiles, strict=True):
         below = int((draws <= quantile).sum())
         assert stats.binomtest(below, draws.size, level).pvalue > 0.001, (level, below)
+
+
+def test_a_law_asked_again_is_not_integrated_again():
+    """A release's preview and commit ask for the same quantiles: the second answer is the
+    remembered one, the same numbers; another law or level is integrated anew."""
+    scales, levels = [0.7, 0.2, 0.2, 1.3], [0.025, 0.975]
+    first = sum_quantiles("laplace", scales, levels)
+    before = _laplace_sum_upper_quantiles.cache_info()
+    np.testing.assert_array_equal(sum_quantiles("laplace", scales[::-1], levels), first)
+    after = _laplace_sum_upper_quantiles.cache_info()
+    assert (after.hits, after.misses) == (before.hits + 1, before.misses)
+    sum_quantiles("laplace", scales, [0.05, 0.95])
+    assert _laplace_sum_upper_quantiles.cache_info().misses == before.misses + 1
 
 
 def test_the_power_series_of_the_characteristic_function_is_the_product_it_replaces():

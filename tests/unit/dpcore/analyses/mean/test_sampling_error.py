@@ -55,20 +55,20 @@ def plan_for(
     )
 
 
-def covered(rows, truth: dict[str, float]) -> dict[str, bool]:
-    return {row.group: row.low <= truth[row.group] <= row.high for row in rows}
-
-
 def coverage(repeats: int, *, seed: int, **options) -> pd.Series:
     """The share of ``repeats`` fresh samples whose released intervals cover the population's
-    group means and population mean."""
+    group means and population mean: the releases are drawn together, one per sample, each
+    with the intervals its own release publishes (as
+    ``test_replicated_releases_get_the_intervals_each_release_would_publish`` checks), clipped
+    to the public range as a release clips them."""
     rng = np.random.default_rng(seed)
-    truth = {**CENTRES, "All": TRUE_POPULATION_MEAN}
-    hits = [
-        covered(plan_for(sample(rng), **options).run(SimulationNoise(rng=rng), rng), truth)
-        for _ in range(repeats)
-    ]
-    return pd.DataFrame(hits).mean()
+    plan = plan_for(sample(rng), **options)
+    _, _, (groups, whole) = replicated_intervals(plan, FreshSamples(repeats, rng), seed)
+    hits = groups.within(*BOUNDS).covers(np.array([CENTRES[g] for g in plan.values.labels]))
+    return pd.Series(
+        [*hits.mean(axis=0), whole.within(*BOUNDS).covers(TRUE_POPULATION_MEAN).mean()],
+        index=[*plan.values.labels, "All"],
+    )
 
 
 def test_centred_squares_match_a_direct_sum():
@@ -106,13 +106,9 @@ def test_gaussian_under_zcdp_and_a_whole_population_release_also_cover():
     # A whole-population release: one pooled variance, for a simple random sample of the
     # population (a region's size in the sample is then random too).
     rng = np.random.default_rng(14)
-    hits = []
-    for _ in range(200):
-        sizes = dict(zip(SHARES, rng.multinomial(210, list(SHARES.values())), strict=True))
-        plan = plan_for(sample(rng, sizes), strategy="global_only", sampling_error=True)
-        population = plan.run(SimulationNoise(rng=rng), rng)[-1]
-        hits.append(population.low <= TRUE_POPULATION_MEAN <= population.high)
-    assert 0.90 <= np.mean(hits) <= 0.99
+    plan = plan_for(sample(rng), strategy="global_only", sampling_error=True)
+    _, _, (_, whole) = replicated_intervals(plan, RandomSamples(200, 210, rng), 14)
+    assert 0.90 <= whole.within(*BOUNDS).covers(TRUE_POPULATION_MEAN).mean() <= 0.99
 
 
 def test_the_variances_are_paid_from_the_same_budget():
@@ -202,12 +198,24 @@ class FreshSamples:
     its own sample (vectorised; no loop per replicate)."""
 
     def __init__(self, replicates: int, rng: np.random.Generator, sizes=SAMPLE_SIZES):
-        self.labels = tuple(sizes)
-        self.values = [
-            CENTRES[g] + rng.uniform(-1, 1, (replicates, n)) * HALF_WIDTH for g, n in sizes.items()
-        ]
-        self.sizes = np.array(list(sizes.values()))
-        self.k = len(self.labels)
+        self._hold(
+            tuple(sizes),
+            [CENTRES[g] + rng.uniform(-1, 1, (replicates, n)) * HALF_WIDTH
+             for g, n in sizes.items()],
+        )  # fmt: skip
+
+    @classmethod
+    def of_values(cls, labels: tuple[str, ...], values: list[np.ndarray]) -> FreshSamples:
+        """Units ``labels`` holding ``values`` (one (replicates, n) array each)."""
+        samples = cls.__new__(cls)
+        samples._hold(labels, values)
+        return samples
+
+    def _hold(self, labels: tuple[str, ...], values: list[np.ndarray]) -> None:
+        self.labels, self.values = labels, values
+        self.sizes = np.array([v.shape[1] for v in values])
+        self.k = len(labels)
+        self.replicates = values[0].shape[0]
 
     def clipped_sums(self, low, high):
         low, high = np.broadcast_to(low, (self.k,)), np.broadcast_to(high, (self.k,))
@@ -222,6 +230,20 @@ class FreshSamples:
         )  # fmt: skip
 
 
+class RandomSamples:
+    """``replicates`` simple random samples of ``n`` people of the population at once (each
+    person's region drawn by its share, so a region's size varies between samples), as the
+    statistics a whole-population release reads: its pooled unit holds each sample's n values."""
+
+    def __init__(self, replicates: int, n: int, rng: np.random.Generator):
+        centres = np.array([CENTRES[g] for g in SHARES])
+        region = rng.choice(len(SHARES), size=(replicates, n), p=list(SHARES.values()))
+        values = centres[region] + rng.uniform(-1, 1, (replicates, n)) * HALF_WIDTH
+        self.pooled = FreshSamples.of_values(("All",), [values])
+        self.k = len(SHARES)
+        self.replicates = replicates
+
+
 def replicated_intervals(plan: MeanPlan, samples: FreshSamples, seed: int):
     from dpcore.analyses.mean.sampling_error import release_squares
     from dpcore.analyses.mean.strategies import run_strategy
@@ -229,28 +251,42 @@ def replicated_intervals(plan: MeanPlan, samples: FreshSamples, seed: int):
     noise = SimulationNoise(rng=seed)
     result = run_strategy(
         plan.strategy, samples, plan.estimator, plan.mean_budget, plan.shares,
-        replicates=samples.values[0].shape[0], noise=noise,
+        replicates=samples.replicates, noise=noise,
     )  # fmt: skip
-    squares = release_squares(
-        samples, plan.estimator, plan.variance_budget, plan.strategy, plan.global_fraction, noise
+    squares = (
+        release_squares(
+            samples,
+            plan.estimator,
+            plan.variance_budget,
+            plan.strategy,
+            plan.global_fraction,
+            noise,
+        )  # fmt: skip
+        if plan.sampling_error
+        else None
     )
     return result, squares, plan.intervals(result, squares)
 
 
-def test_replicated_releases_get_the_intervals_each_release_would_publish():
+@pytest.mark.parametrize("strategy", ["stratified", "global_only"])
+def test_replicated_releases_get_the_intervals_each_release_would_publish(strategy):
     frame = sample(np.random.default_rng(21))
-    plan = plan_for(frame, budget=PureDP(1.0), sampling_error=True)
-    result, squares, (groups, whole) = replicated_intervals(
-        plan, FreshSamples(3, np.random.default_rng(22)), 23
-    )
+    plan = plan_for(frame, budget=PureDP(1.0), sampling_error=True, strategy=strategy)
+    rng = np.random.default_rng(22)
+    samples = FreshSamples(3, rng) if strategy == "stratified" else RandomSamples(3, 210, rng)
+    result, squares, (groups, whole) = replicated_intervals(plan, samples, 23)
     from dpcore.analyses.mean.sampling_error import NoisySquares
     from dpcore.analyses.mean.strategies import StrategyResult
 
     for r in range(3):
         one = StrategyResult(
-            "stratified", result.group_estimates[r], result.global_estimate[r], result.cost
+            strategy, result.group_estimates[r], result.global_estimate[r], result.cost
         )
-        g, w = plan.intervals(one, NoisySquares(squares.groups[r], None))
+        if strategy == "stratified":
+            one_squares = NoisySquares(squares.groups[r], None)
+        else:
+            one_squares = NoisySquares(None, squares.pooled[r])
+        g, w = plan.intervals(one, one_squares)
         np.testing.assert_allclose(g.low, groups.low[r], rtol=1e-12)
         np.testing.assert_allclose(g.high, groups.high[r], rtol=1e-12)
         assert (w.low, w.high) == pytest.approx((whole.low[r], whole.high[r]), rel=1e-12)
