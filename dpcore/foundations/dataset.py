@@ -33,6 +33,7 @@ import io
 import json
 import os
 import threading
+import time
 import zlib
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -104,7 +105,8 @@ def files_identity(paths: Sequence[str | os.PathLike]) -> str:
     """
     if not paths:
         raise ValueError("`paths` must name at least one file, got none")
-    return _dataset([_file_part(Path(path)) for path in paths])
+    with identity_cache.open_cache(_scheme()) as cache:
+        return _dataset([_file_part(Path(path), cache) for path in paths])
 
 
 def frame_identity(frame: pd.DataFrame) -> str:
@@ -192,27 +194,35 @@ def _dataset(part_digests: Iterable[str]) -> str:
     return "content:" + hashlib.sha256(_DATASET + listing).hexdigest()
 
 
-def _file_part(path: Path) -> str:
-    """The part digest of one file: remembered from an earlier read while the file's status is
-    unchanged (:mod:`~dpcore.foundations.identity_cache`), else read and hashed."""
-    before = identity_cache.status(path)
-    digest = identity_cache.remembered(path, before)
-    if digest is None:
-        digest = _read_part(path)
-        identity_cache.remember(path, before, digest)
-    return digest
-
-
-def _read_part(path: Path) -> str:
+def _file_part(path: Path, cache: identity_cache.PartCache) -> str:
+    """The part digest of one file: remembered from an earlier read while the open file's
+    status is unchanged (:mod:`~dpcore.foundations.identity_cache`), else read and hashed."""
     try:
         with path.open("rb") as handle:
-            if handle.read(2) == GZIP_MAGIC:
-                handle.seek(0)
-                return _gunzipped_part(handle, str(path))
-            handle.seek(0)
-            return _part_digest(iter(lambda: handle.read(CHUNK_BYTES), b""))
+            descriptor = handle.fileno()
+            digest = cache.remembered(path, descriptor)
+            if digest is None:
+                started, before = time.time(), identity_cache.status(descriptor)
+                digest = _read_part(handle, str(path))
+                cache.remember(path, descriptor, before, started, digest)
+            return digest
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_part(handle: BinaryIO, name: str) -> str:
+    """The part digest of an open file's bytes (decompressed, if they are gzip)."""
+    if handle.read(2) == GZIP_MAGIC:
+        handle.seek(0)
+        return _gunzipped_part(handle, name)
+    handle.seek(0)
+    return _part_digest(iter(lambda: handle.read(CHUNK_BYTES), b""))
+
+
+def _scheme() -> str:
+    """What a part digest depends on besides the bytes (its header and chunk size): the
+    remembered digests of another scheme are never used."""
+    return hashlib.sha256(_PART + CHUNK_BYTES.to_bytes(8, "big")).hexdigest()
 
 
 def _gunzipped_part(handle: BinaryIO, name: str) -> str:
