@@ -406,9 +406,10 @@ def sweep_summary(sweep: pd.DataFrame, metric: str, *, symbol: str = "ε") -> st
         parts.append(f"{STRATEGY_STYLE.name(strategy)} {ends[0]} → {ends[1]}")
         if "published" in part and (part["published"] < 1).any():
             parts[-1] += (
-                " (over the releases that published one; at the smallest budgets "
-                f"{percent_text(1 - part['published'].min())} publish nothing: every group's "
-                "noisy count fell below the minimum group size)"
+                " (over the releases that published one; up to "
+                f"{percent_text(1 - part['published'].min())} of them publish nothing, at "
+                f"{symbol} = {part['published'].idxmin():g}: every group's noisy count fell "
+                "below the minimum group size)"
             )
     return (
         f"Mean {METRIC_NAMES.get(metric, metric)} from {symbol} = {low:g} to {symbol} = {high:g} — "

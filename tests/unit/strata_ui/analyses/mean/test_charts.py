@@ -148,7 +148,7 @@ def test_releases_that_publish_nothing_are_counted_not_averaged(metrics):
     assert parity.at[1.0, "mean"] == pytest.approx(per_group["parity"].mean())
     said = charts.sweep_summary(sweep, "parity")
     assert "nan" not in said and "no estimate →" in said
-    assert "at the smallest budgets 100% publish nothing" in said
+    assert "up to 100% of them publish nothing, at ε = 0.01" in said
 
 
 def test_long_group_labels_are_wrapped():
