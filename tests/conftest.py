@@ -54,17 +54,3 @@ def fresh_data_cache():
 def ledger():
     """The default ledger (ρ = 1) in the fresh file :func:`isolated_ledger` points at."""
     return Ledger(None, "default", ZCDP(1.0))
-
-
-def pytest_collection_modifyitems(config, items):
-    """Longest first: browser tests, then tests marked slow, then the rest, each in its own
-    order. Handed out in this order (``make test``'s ``--dist load``), the long tests start while
-    every worker is busy, and the suite no longer ends with one long browser journey running on
-    its own while the other workers sit idle."""
-
-    def length(item) -> int:
-        if item.nodeid.startswith("tests/e2e/"):
-            return 0
-        return 1 if item.get_closest_marker("slow") else 2
-
-    items.sort(key=length)
