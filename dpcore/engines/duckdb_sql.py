@@ -315,20 +315,27 @@ def linear_words(words: list[str], first: int = 0) -> str:
     return f"({' + '.join(terms)}) & {MASK}"
 
 
-def draws_sql(inner: str, query: BlbQuery) -> str:
+def draws_sql(inner: str, query: BlbQuery, *, one_row_units: bool = False) -> str:
     """The (group, subset) :func:`~dpcore.engines.blb.raw_sums` from ``inner``: per unit its
     group ``__group``, its k ``__k``, its hash ``__s``, its weight ``__w`` (its counted rows)
-    and its products of inputs ``__p_*`` (:func:`product_column`)."""
+    and its products of inputs ``__p_*`` (:func:`product_column`). With ``one_row_units``
+    every weight is 1, and the weights' sums are counts: integer sums of the resample bits,
+    the same doubles exactly, without a double product and sum per bit and row."""
     sql = inner
     for t in range(-(-query.resamples // 32)):
         sql = mixed_sql(f"SELECT *, xor(__s, {BIT_WORDS[t]}) AS __b{t} FROM ({sql})", f"__b{t}")
     sums = []
     for name, j, factors in raw_sums(query):
-        bit = "" if j is None else f" * ((__b{j // 32} >> {j % 32}) & 1)"
-        # A unit's weight counts rows (a whole number as a double): a plain sum is exact.
-        total = f"sum(__w{bit})" if not factors else f"fsum({product_column(factors)}{bit})"
+        bit = None if j is None else f"((__b{j // 32} >> {j % 32}) & 1)"
+        if factors:
+            total = f"fsum({product_column(factors)}{'' if bit is None else ' * ' + bit})"
+        elif one_row_units:
+            total = f"CAST({'count(*)' if bit is None else f'sum({bit})'} AS DOUBLE)"
+        else:  # a unit's weight counts rows (a whole number as a double): a plain sum is exact
+            total = f"sum(__w{'' if bit is None else ' * ' + bit})"
         sums.append(f"{total} AS {name}")
-    return f"""SELECT __group AS {GROUP}, (__s * __k) >> 32 AS {SUBSET}, sum(__w) AS rows,
+    rows = "CAST(count(*) AS DOUBLE)" if one_row_units else "sum(__w)"
+    return f"""SELECT __group AS {GROUP}, (__s * __k) >> 32 AS {SUBSET}, {rows} AS rows,
         {", ".join(sums)} FROM ({sql}) GROUP BY ALL"""
 
 
@@ -355,7 +362,7 @@ def blb_rows_sql(query: BlbQuery, kinds: dict[str, str], source: str, table: str
     hashed = f"""SELECT __group, __k, {number(1.0)} AS __w{products},
         xor((({linear_words(words)}) + {copy_word}) & {MASK}, {query.salt_word}) AS __s
         FROM ({copies})"""
-    return draws_sql(mixed_sql(hashed, "__s"), query)
+    return draws_sql(mixed_sql(hashed, "__s"), query, one_row_units=True)
 
 
 def blb_people_sql(query: BlbQuery, kinds: dict[str, str], source: str, table: str,
