@@ -63,7 +63,10 @@ LOCAL_FILESYSTEMS = frozenset(
 """Filesystems whose change times the kernel keeps for every write (module doc)."""
 BUSY_SECONDS = 0.2
 """How long to wait for another process holding the cache: a miss only means reading the file."""
-_SCHEMA = """CREATE TABLE IF NOT EXISTS parts (
+_TABLE = "part_digests_v2"
+"""The cache's table, named by its layout's version: a cache file written by another version
+keeps its own table beside it, instead of failing every insert into a table of other columns."""
+_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {_TABLE} (
     scheme TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, digest TEXT NOT NULL,
     PRIMARY KEY (scheme, path))"""
 
@@ -103,7 +106,7 @@ class PartCache:
         if self._connection is None or not _on_local_filesystem(descriptor):
             return None
         row = self._run(
-            "SELECT digest FROM parts WHERE scheme = ? AND path = ? AND status = ?",
+            f"SELECT digest FROM {_TABLE} WHERE scheme = ? AND path = ? AND status = ?",
             (self._scheme, str(path.resolve()), _key(status(descriptor))),
         )
         return row[0] if row else None
@@ -118,7 +121,7 @@ class PartCache:
         if status(descriptor) != before or started - newest < SETTLED_SECONDS:
             return
         self._run(
-            "INSERT OR REPLACE INTO parts VALUES (?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?)",
             (self._scheme, str(path.resolve()), _key(before), digest),
         )
 

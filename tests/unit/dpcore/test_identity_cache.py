@@ -161,6 +161,18 @@ def test_a_cache_that_cannot_be_used_is_passed_over(tmp_path, part, reads, no_se
     assert reads == ["part.csv"] * 5  # every run read: nothing to remember in
 
 
+def test_a_cache_file_of_an_earlier_layout_still_remembers(tmp_path, part, reads, no_settling):
+    """A cache written by an earlier version holds a table of other columns: every insert into
+    it failed, silently, and nothing was remembered again (the scale benchmark caught it)."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "identities.sqlite") as old:
+        old.execute("CREATE TABLE parts (path TEXT, device INTEGER, inode INTEGER, size INTEGER,"
+                    " modified_ns INTEGER, changed_ns INTEGER, digest TEXT)")  # fmt: skip
+    assert files_identity([part]) == files_identity([part])
+    assert reads == ["part.csv"]
+
+
 def test_the_default_place_follows_xdg_cache_home(monkeypatch, tmp_path):
     monkeypatch.delenv(CACHE_PATH_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
