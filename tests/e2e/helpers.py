@@ -8,12 +8,8 @@ from playwright.sync_api import Locator, Page, expect
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 LOAD_TIMEOUT_MS = 30_000  # how long any expectation waits (conftest makes it the default)
-# Two frames for the browser to paint what has just been drawn (the second animation frame
-# comes after the first has been painted), or PAINT_MS if frames are not being produced: a fixed
-# 100 ms after every settled run was a quarter of some browser tests' time.
+# A frame or two for the browser to paint what has just been drawn.
 PAINT_MS = 100
-PAINTED = f"""() => new Promise(done => {{
-  requestAnimationFrame(() => requestAnimationFrame(done)); setTimeout(done, {PAINT_MS}); }})"""
 # True once every Plotly chart in the window has drawn its SVG (charts below the fold draw
 # only when scrolled or grown into view, so only those in the window are waited for).
 CHARTS_IN_VIEW_DRAWN = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
@@ -61,7 +57,7 @@ RERUN_START_MS = 2000
 def charts_drawn(page: Page) -> None:
     """Wait until the charts in the window have drawn, then for the browser to paint them."""
     page.wait_for_function(CHARTS_IN_VIEW_DRAWN, timeout=LOAD_TIMEOUT_MS)
-    page.evaluate(PAINTED)
+    page.wait_for_timeout(PAINT_MS)
 
 
 def open_app(page: Page, url: str, viewport: dict) -> None:
