@@ -155,11 +155,15 @@ def _connect() -> sqlite3.Connection | None:
         file.parent.mkdir(parents=True, exist_ok=True)
         os.close(os.open(file, os.O_CREAT | os.O_RDWR, 0o600))  # owner-only from the start
         connection = sqlite3.connect(file, timeout=BUSY_SECONDS)
-        connection.execute("PRAGMA synchronous = OFF")  # a lost cache is only a re-read
-        connection.execute(_SCHEMA)
-        return connection
     except (OSError, sqlite3.Error, ValueError):
         return None
+    try:
+        connection.execute("PRAGMA synchronous = OFF")  # a lost cache is only a re-read
+        connection.execute(_SCHEMA)
+    except sqlite3.Error:  # not a database, or locked past the wait
+        connection.close()
+        return None
+    return connection
 
 
 def _key(seen: Status) -> str:
