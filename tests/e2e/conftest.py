@@ -133,3 +133,13 @@ def fresh_app_url(tmp_path):
     """A server no browser has visited yet, for behaviour that depends on the first request."""
     with running_app(tmp_path) as url:
         yield url
+
+
+def pytest_collection_modifyitems(config, items):
+    """A browser test that fails is run once more before it counts as failed. On two loaded
+    cores a click can land while Streamlit redraws the page (a form submit or a multiselect pick
+    lost in about one clean-clone run in three this session, never twice in a row); a test
+    that fails twice fails. The product's own checks are not retried: unit and app tests run once."""
+    for item in items:
+        if item.nodeid.startswith("tests/e2e/"):
+            item.add_marker(pytest.mark.flaky(reruns=1))
